@@ -1,0 +1,1 @@
+"""The KIR grammar (kir.lark), shipped inside the wheel as `intentc.grammar`."""

@@ -1,0 +1,47 @@
+"""Named math functions (spec §5, §5.1): pure, elementwise, keep dtype and shape."""
+from ..optable import APPROXIMATE, FLUSH_TO_ZERO, OpDef, register
+
+_UNARY = {
+    "neg": ("§4, §5", "negation; integers wrap"),
+    "abs": ("§4, §5", "absolute value; integers wrap at signed_min"),
+    "not": ("§4", "bitwise not (logical not on bool)"),
+    "exp": ("§5", "e^x"),
+    "log": ("§5", "natural logarithm"),
+    "log2": ("§5", "base-2 logarithm"),
+    "log1p": ("§5", "log(1+x) without rounding 1+x; ULP bound 1/1 (f32/f64)"),
+    "expm1": ("§5", "e^x - 1 without rounding e^x"),
+    "sqrt": ("§5", "square root, correctly rounded"),
+    "rsqrt": ("§5", "1/sqrt(x)"),
+    "sin": ("§5", "sine"),
+    "cos": ("§5", "cosine"),
+    "tan": ("§5", "tangent"),
+    "asin": ("§5", "arcsine principal value in [-pi/2, pi/2]; libdevice special values"),
+    "acos": ("§5", "arccosine"),
+    "atan": ("§5", "arctangent"),
+    "sinh": ("§5", "hyperbolic sine"),
+    "cosh": ("§5", "hyperbolic cosine"),
+    "erf": ("§5", "error function"),
+    "erfc": ("§5", "complementary error function without rounding erf; ULP bound 4/5"),
+    "i0": ("§5", "modified Bessel function of the first kind, order 0; ULP bound 6/6"),
+    "lgamma": ("§5", "log|Gamma(x)|; +0 at 1 and 2, +inf at poles and infinities"),
+    "floor": ("§5", "round toward -inf"),
+    "ceil": ("§5", "round toward +inf"),
+    "trunc": ("§5", "round toward zero"),
+    "rint": ("§5", "round to nearest even"),
+    "isnan": ("§5", "true where x is NaN; yields bool"),
+    "isinf": ("§5", "true where x is an infinity; yields bool"),
+}
+
+register(*(
+    OpDef(name, section, summary, operands=("source",),
+          example=f"%r = {name} %x : tensor<f32, [%N]>")
+    for name, (section, summary) in _UNARY.items()
+))
+register(
+    OpDef("exp2", "§5, §5.1", "2^x; approximate mode within 2 ULP",
+          operands=("source",), attrs={"approximate": APPROXIMATE, "flush_to_zero": FLUSH_TO_ZERO},
+          example="%r = exp2 %x {approximate = true} : f32"),
+    OpDef("tanh", "§5, §5.1", "hyperbolic tangent; approximate mode within 2^-11 relative",
+          operands=("source",), attrs={"approximate": APPROXIMATE},
+          example="%r = tanh %x {approximate = true} : f32"),
+)

@@ -1,0 +1,44 @@
+"""Pointwise arithmetic, bitwise, comparison and selection ops (spec §3, §4, §5)."""
+from ..optable import APPROXIMATE, FLUSH_TO_ZERO, OpDef, register
+
+
+def _binary(name: str, section: str, summary: str) -> OpDef:
+    return OpDef(name, section, summary, operands=("lhs", "rhs"),
+                 example=f"%r = {name} %a, %b : tensor<f32, [%N]>")
+
+
+def _compare(name: str, summary: str) -> OpDef:
+    return OpDef(name, "§3", f"{summary}; yields bool", operands=("lhs", "rhs"),
+                 example=f"%r = {name} %a, %b : tensor<bool, [%N]>")
+
+
+register(
+    _binary("add", "§4, §5", "sum; integers wrap modulo 2^width, floats round to nearest even"),
+    _binary("sub", "§4, §5", "difference; integers wrap, floats IEEE"),
+    _binary("mul", "§4, §5", "product; integers keep the low width bits, floats IEEE"),
+    _binary("div", "§4, §5", "IEEE float division; not defined on integers"),
+    _binary("floordiv", "§4", "integer `//`: floor for signed, Euclidean for unsigned"),
+    _binary("mod", "§4", "integer `%`: sign of the divisor for signed, Euclidean for unsigned"),
+    _binary("fmod", "§4", "named float remainder: lhs - trunc(lhs/rhs)*rhs, exact, sign of lhs"),
+    _binary("and", "§4", "bitwise and (logical and on bool)"),
+    _binary("or", "§4", "bitwise or (logical or on bool)"),
+    _binary("xor", "§4", "bitwise xor (logical xor on bool)"),
+    _binary("shl", "§4", "left shift keeping the low width bits; amount in [0, width)"),
+    _binary("shr", "§4", "right shift: arithmetic for signed, logical for unsigned"),
+    _binary("maximum", "§5.2", "maximum propagating NaN"),
+    _binary("minimum", "§5.2", "minimum propagating NaN"),
+    _binary("maximum_num", "§5.2", "maximum ignoring a one-sided NaN"),
+    _binary("minimum_num", "§5.2", "minimum ignoring a one-sided NaN"),
+    _compare("eq", "equal"),
+    _compare("ne", "not equal"),
+    _compare("lt", "less than"),
+    _compare("le", "less or equal"),
+    _compare("gt", "greater than"),
+    _compare("ge", "greater or equal"),
+    OpDef("fdiv", "§5.1", "float division with explicit approximate / flush_to_zero modes",
+          operands=("lhs", "rhs"), attrs={"approximate": APPROXIMATE, "flush_to_zero": FLUSH_TO_ZERO},
+          example="%r = fdiv %a, %b {approximate = true, flush_to_zero = false} : f32"),
+    OpDef("select", "§3", "elementwise choice: on_true where cond, else on_false",
+          operands=("cond", "on_true", "on_false"),
+          example="%r = select %m, %a, %b : tensor<f32, [%N]>"),
+)

@@ -1,0 +1,266 @@
+"""Builds frozen KIR nodes inside the LALR parse (a Lark Transformer run as parser callbacks).
+
+Semantic problems a parser can see without types (an unknown op, an unknown or excluded
+dtype, a repeated attribute) are collected as diagnostics and parsing goes on, so one run
+reports all of them.
+"""
+from __future__ import annotations
+
+import difflib
+import json
+
+from lark import Token, Transformer
+
+from ..diagnostics import Diagnostic
+from ..ir.nodes import (
+    EnumDecl, EnumMember, Helper, Kernel, Keyword, Loc, Module, Op, OperandGroup, Param,
+    Region, SymbolRef,
+)
+from ..ir.optable import all_ops
+from ..ir.types import (
+    DTYPES, EXCLUDED_DTYPES, BufferType, ConstexprType, EnumType, RecordField, RecordType,
+    TensorType, TupleType, ViewType,
+)
+from .comments import CommentBinder
+
+_SCALARS = {name: TensorType(dtype=name) for name in DTYPES}
+_DIRECTIONS = ("in", "out", "inout")
+_ATTR_WORDS = {"true": True, "false": False, "inf": float("inf"), "nan": float("nan")}
+
+
+class _Bare:
+    """A lone NAME where a type or an attribute keyword may stand; its consumer decides."""
+    __slots__ = ("token",)
+
+    def __init__(self, token: Token):
+        self.token = token
+
+
+class _Part(tuple):
+    """A tagged piece of an op (`operands`, `group`, `attrs`, `types`, `region`)."""
+
+
+def _part(tag: str, payload) -> _Part:
+    return _Part((tag, payload))
+
+
+class Builder(Transformer):
+    def __init__(self) -> None:
+        super().__init__(visit_tokens=False)
+        self.reset("", "<input>")
+
+    def reset(self, source: str, file: str) -> None:
+        self.file = file
+        self.diagnostics: list[Diagnostic] = []
+        self.comments = CommentBinder(source)
+
+    # ---- diagnostics -----------------------------------------------------------------
+    def _error(self, token: Token, code: str, message: str, hint: str = "") -> None:
+        self.diagnostics.append(Diagnostic(code, message, token.line, token.column, self.file, hint))
+
+    # ---- items -----------------------------------------------------------------------
+    def start(self, items):
+        return Module(items=tuple(items), end_comments=self.comments.take_rest())
+
+    def kernel(self, children):
+        name, params, *ops, rbrace = children
+        return Kernel(name=name[1:], params=params, body=tuple(ops), loc=_loc(name),
+                      comments=self.comments.take(name.line),
+                      end_comments=self.comments.take(rbrace.line))
+
+    def helper(self, children):
+        name, params, *rest = children
+        result_types = rest.pop(0) if isinstance(rest[0], tuple) else ()
+        rbrace = rest.pop()
+        return Helper(name=name[1:], params=params, result_types=result_types, body=tuple(rest),
+                      loc=_loc(name), comments=self.comments.take(name.line),
+                      end_comments=self.comments.take(rbrace.line))
+
+    def enum_decl(self, children):
+        name, *members = children
+        return EnumDecl(name=name[1:], members=tuple(members), loc=_loc(name),
+                        comments=self.comments.take(name.line))
+
+    def enum_member(self, children):
+        name, value = children
+        return EnumMember(name=str(name), value=int(value, 0), loc=_loc(name))
+
+    def params(self, children):
+        return tuple(children)
+
+    def param(self, children):
+        value, type_ = children
+        return Param(name=value[1:], type=self._require_type(type_), loc=_loc(value))
+
+    # ---- ops -------------------------------------------------------------------------
+    def op(self, children):
+        first = children[0]
+        if first.type == "RESULTS":
+            results = tuple(r.strip()[1:] for r in first[:-1].split(","))
+            name_token = children[1]
+            parts = children[2:]
+        else:
+            results = ()
+            name_token = first
+            parts = children[1:]
+        fields = {"operands": (), "groups": [], "attributes": {}, "result_types": (), "regions": []}
+        for tag, payload in parts:
+            if tag == "group":
+                fields["groups"].append(payload)
+            elif tag == "region":
+                fields["regions"].append(payload)
+            else:
+                fields[tag] = payload
+        name, registered = self._op_name(name_token)
+        return Op(name=name, registered=registered, results=results, operands=fields["operands"],
+                  groups=tuple(fields["groups"]), attributes=fields["attributes"],
+                  result_types=fields["result_types"], regions=tuple(fields["regions"]),
+                  loc=_loc(first), comments=self.comments.take(first.line))
+
+    def _op_name(self, token: Token) -> tuple[str, bool]:
+        if token.type == "STRING":
+            return self._string(token), False
+        name = str(token)
+        if name not in all_ops():
+            close = difflib.get_close_matches(name, all_ops(), n=1)
+            hint = f"did you mean `{close[0]}`?" if close else \
+                'write an op the table does not know in the generic form `"name" ...`'
+            self._error(token, "E0010", f"unknown op `{name}`", hint)
+        return name, True
+
+    def op_name(self, children):
+        return children[0]
+
+    def operands(self, children):
+        return _part("operands", tuple(v[1:] for v in children))
+
+    def group(self, children):
+        key = children[0][:-1]
+        return _part("group", OperandGroup(key=key, values=tuple(v[1:] for v in children[1:])))
+
+    def attr_dict(self, children):
+        attributes: dict = {}
+        for token, value in children:
+            if token in attributes:
+                self._error(token, "E0014", f"attribute `{token}` given twice",
+                            "give each attribute once")
+            attributes[str(token)] = value
+        return _part("attributes", attributes)
+
+    def attr(self, children):
+        token, value = children
+        return token, self._attr_value(value)
+
+    def attr_list(self, children):
+        return [self._attr_value(c) for c in children]
+
+    def types(self, children):
+        return _part("result_types", children[0])
+
+    def type_list(self, children):
+        return tuple(self._require_type(c) for c in children)
+
+    def region(self, children):
+        label, *rest = children
+        args = rest.pop(0) if rest and isinstance(rest[0], tuple) else ()
+        rbrace = rest.pop()
+        return _part("region", Region(label=label[1:], args=args, ops=tuple(rest), loc=_loc(label),
+                                      comments=self.comments.take(label.line),
+                                      end_comments=self.comments.take(rbrace.line)))
+
+    def region_args(self, children):
+        return children[0]
+
+    # ---- attribute values ------------------------------------------------------------
+    def _attr_value(self, value):
+        if isinstance(value, _Bare):
+            word = str(value.token)
+            return _ATTR_WORDS[word] if word in _ATTR_WORDS else Keyword(name=word)
+        if isinstance(value, Token):
+            kind = value.type
+            if kind == "INT":
+                return int(value, 0)
+            if kind == "FLOAT":
+                return float(value)
+            if kind == "NEG_INF":
+                return float("-inf")
+            if kind == "STRING":
+                return self._string(value)
+            if kind == "SYMBOL":
+                return SymbolRef(name=value[1:])
+        return value
+
+    def _string(self, token: Token) -> str:
+        try:
+            return json.loads(token)
+        except json.JSONDecodeError:
+            self._error(token, "E0013", "malformed string literal",
+                        'use JSON escapes: \\", \\\\, \\n, \\t, \\uXXXX')
+            return str(token[1:-1])
+
+    # ---- types -----------------------------------------------------------------------
+    def _require_type(self, value):
+        if isinstance(value, _Bare):
+            return _SCALARS[self._dtype(value.token)]
+        return value
+
+    def _dtype(self, token: Token) -> str:
+        name = str(token)
+        if name in _SCALARS:
+            return name
+        if name in EXCLUDED_DTYPES:
+            self._error(token, "E0012", f"`{name}` is not an element type (spec §1)",
+                        "keep packed data in a u8/u16/u32 carrier and unpack it with shifts and masks; "
+                        "FP4 belongs to scaled_contract")
+        else:
+            close = difflib.get_close_matches(name, DTYPES, n=1)
+            self._error(token, "E0011", f"unknown type `{name}`",
+                        f"did you mean `{close[0]}`?" if close else "see docs/kir.md, Types")
+        return "f32"
+
+    def named_type(self, children):
+        token = children[0]
+        return _SCALARS.get(str(token)) or _Bare(token)
+
+    def tensor_type(self, children):
+        dtype, shape = children
+        return TensorType(dtype=self._dtype(dtype), shape=shape)
+
+    def view_type(self, children):
+        dtype, shape, direction, *flags = children
+        if direction not in _DIRECTIONS:
+            self._error(direction, "E0015", f"unknown view direction `{direction}`",
+                        "a view is `in`, `out` or `inout` (spec §8)")
+        for flag in flags:
+            if flag != "noalias":
+                self._error(flag, "E0015", f"unknown view flag `{flag}`", "the only flag is `noalias`")
+        return ViewType(dtype=self._dtype(dtype), shape=shape,
+                        direction=direction if direction in _DIRECTIONS else "in",
+                        noalias=bool(flags))
+
+    def buffer_type(self, children):
+        dtype, shape = children
+        return BufferType(dtype=self._dtype(dtype), shape=shape)
+
+    def tuple_type(self, children):
+        return TupleType(elements=children[0] if children else ())
+
+    def record_type(self, children):
+        return RecordType(fields=tuple(children))
+
+    def record_field(self, children):
+        name, type_ = children
+        return RecordField(name=str(name), type=self._require_type(type_))
+
+    def enum_type(self, children):
+        return EnumType(name=children[0][1:])
+
+    def constexpr_type(self, children):
+        return ConstexprType(inner=self._require_type(children[0]))
+
+    def shape(self, children):
+        return tuple(int(c, 0) if c.type == "INT" else c[1:] for c in children)
+
+
+def _loc(token: Token) -> Loc:
+    return Loc(line=token.line, col=token.column)
