@@ -34,13 +34,24 @@ class Node(BaseModel):
         if type(self) is not type(other):
             return NotImplemented
         return all(
-            getattr(self, name) == getattr(other, name)
+            _same(getattr(self, name), getattr(other, name))
             for name in type(self).model_fields
             if name not in TRIVIA
         )
 
     def __hash__(self) -> int:
         return hash((type(self).__name__, getattr(self, "name", None)))
+
+
+def _same(a, b) -> bool:
+    """Equality where a float attribute is its exact value: NaN equals NaN, -0.0 is not 0.0."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, float) or isinstance(b, float):
+        return type(a) is type(b) and repr(a) == repr(b)
+    return a == b
 
 
 class Keyword(BaseModel):
