@@ -49,7 +49,7 @@ def _same(a, b) -> bool:
         return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    if isinstance(a, float) or isinstance(b, float):
+    if isinstance(a, (bool, int, float)) or isinstance(b, (bool, int, float)):
         return type(a) is type(b) and repr(a) == repr(b)
     return a == b
 

@@ -122,8 +122,8 @@ class Builder(Transformer):
             return self._string(token), False
         name = str(token)
         if name not in all_ops():
-            close = difflib.get_close_matches(name, all_ops(), n=1)
-            hint = f"did you mean `{close[0]}`?" if close else \
+            close = difflib.get_close_matches(name, all_ops(), n=3)
+            hint = "did you mean " + " or ".join(f"`{c}`" for c in close) + "?" if close else \
                 'write an op the table does not know in the generic form `"name" ...`'
             self._error(token, "E0010", f"unknown op `{name}`", hint)
         return name, True

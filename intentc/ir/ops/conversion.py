@@ -4,7 +4,7 @@ from ..optable import AttrSpec, OpDef, register
 register(
     OpDef("constant", "§3", "a typed literal, instantiated in the result dtype",
           attrs={"value": AttrSpec("number", required=True, doc="bool, int, float, inf, nan or an enum member")},
-          example="%c = constant 1.5 : f32"),
+          example="%c = constant {value = 1.5} : f32"),
     OpDef("cast", "§5.2", "numeric conversion: int wrap, RNE to float, truncation to int",
           operands=("source",), example="%r = cast %x : tensor<f32, [%N]>"),
     OpDef("saturating_cast", "§5.2", "numeric conversion that clamps to the result range",

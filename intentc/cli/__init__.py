@@ -1,0 +1,4 @@
+"""The `intentc` command line."""
+from .main import main
+
+__all__ = ["main"]
