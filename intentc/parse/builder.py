@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 
 from lark import Token, Transformer
 
@@ -25,6 +26,14 @@ from .comments import CommentBinder
 
 _SCALARS = {name: TensorType(dtype=name) for name in DTYPES}
 _DIRECTIONS = ("in", "out", "inout")
+_SHAPED = re.compile(
+    r"(tensor|view|buffer)<\s*([A-Za-z_][A-Za-z0-9_]*)\s*,\s*\["
+    r"\s*((?:(?:-?[0-9]+|0x[0-9a-fA-F]+|%[A-Za-z0-9_.$]+)\s*(?:,\s*(?=[-0-9%]))?)*)\]\s*"
+    r"(?:,\s*([A-Za-z_ ,\t\n]*?))?\s*>"
+)
+_EXTENT = re.compile(r"0x[0-9a-fA-F]+|-?[0-9]+|%[A-Za-z0-9_.$]+")
+# Types are immutable, and the same type text recurs on most lines of a kernel.
+_SHAPED_CACHE: dict[str, object] = {}
 _ATTR_WORDS = {"true": True, "false": False, "inf": float("inf"), "nan": float("nan")}
 
 
@@ -64,7 +73,7 @@ class Builder(Transformer):
 
     def kernel(self, children):
         name, params, *ops, rbrace = children
-        return Kernel(name=name[1:], params=params, body=tuple(ops), loc=_loc(name),
+        return Kernel(name=name.value[1:], params=params, body=tuple(ops), loc=_loc(name),
                       comments=self.comments.take(name.line),
                       end_comments=self.comments.take(rbrace.line))
 
@@ -72,31 +81,31 @@ class Builder(Transformer):
         name, params, *rest = children
         result_types = rest.pop(0) if isinstance(rest[0], tuple) else ()
         rbrace = rest.pop()
-        return Helper(name=name[1:], params=params, result_types=result_types, body=tuple(rest),
+        return Helper(name=name.value[1:], params=params, result_types=result_types, body=tuple(rest),
                       loc=_loc(name), comments=self.comments.take(name.line),
                       end_comments=self.comments.take(rbrace.line))
 
     def enum_decl(self, children):
         name, *members = children
-        return EnumDecl(name=name[1:], members=tuple(members), loc=_loc(name),
+        return EnumDecl(name=name.value[1:], members=tuple(members), loc=_loc(name),
                         comments=self.comments.take(name.line))
 
     def enum_member(self, children):
         name, value = children
-        return EnumMember(name=str(name), value=int(value, 0), loc=_loc(name))
+        return EnumMember(name=name.value, value=int(value.value, 0), loc=_loc(name))
 
     def params(self, children):
         return tuple(children)
 
     def param(self, children):
         value, type_ = children
-        return Param(name=value[1:], type=self._require_type(type_), loc=_loc(value))
+        return Param(name=value.value[1:], type=self._require_type(type_), loc=_loc(value))
 
     # ---- ops -------------------------------------------------------------------------
     def op(self, children):
         first = children[0]
         if first.type == "RESULTS":
-            results = tuple(r.strip()[1:] for r in first[:-1].split(","))
+            results = tuple(r.strip()[1:] for r in first.value[:-1].split(","))
             name_token = children[1]
             parts = children[2:]
         else:
@@ -120,7 +129,7 @@ class Builder(Transformer):
     def _op_name(self, token: Token) -> tuple[str, bool]:
         if token.type == "STRING":
             return self._string(token), False
-        name = str(token)
+        name = token.value
         if name not in all_ops():
             close = difflib.get_close_matches(name, all_ops(), n=3)
             hint = "did you mean " + " or ".join(f"`{c}`" for c in close) + "?" if close else \
@@ -132,19 +141,24 @@ class Builder(Transformer):
         return children[0]
 
     def operands(self, children):
-        return _part("operands", tuple(v[1:] for v in children))
+        return _part("operands", tuple(v.value[1:] for v in children))
 
     def group(self, children):
-        key = children[0][:-1]
-        return _part("group", OperandGroup(key=key, values=tuple(v[1:] for v in children[1:])))
+        head = children[0]
+        if head.type == "GROUP":
+            key, _, inner = head.value[:-1].partition("(")
+            values = tuple(v.strip()[1:] for v in inner.split(",")) if inner.strip() else ()
+        else:
+            key, values = head.value[:-1], tuple(v.value[1:] for v in children[1:])
+        return _part("group", OperandGroup(key=key.strip(), values=values))
 
     def attr_dict(self, children):
         attributes: dict = {}
         for token, value in children:
-            if token in attributes:
-                self._error(token, "E0014", f"attribute `{token}` given twice",
+            if token.value in attributes:
+                self._error(token, "E0014", f"attribute `{token.value}` given twice",
                             "give each attribute once")
-            attributes[str(token)] = value
+            attributes[token.value] = value
         return _part("attributes", attributes)
 
     def attr(self, children):
@@ -164,7 +178,7 @@ class Builder(Transformer):
         label, *rest = children
         args = rest.pop(0) if rest and isinstance(rest[0], tuple) else ()
         rbrace = rest.pop()
-        return _part("region", Region(label=label[1:], args=args, ops=tuple(rest), loc=_loc(label),
+        return _part("region", Region(label=label.value[1:], args=args, ops=tuple(rest), loc=_loc(label),
                                       comments=self.comments.take(label.line),
                                       end_comments=self.comments.take(rbrace.line)))
 
@@ -174,29 +188,29 @@ class Builder(Transformer):
     # ---- attribute values ------------------------------------------------------------
     def _attr_value(self, value):
         if isinstance(value, _Bare):
-            word = str(value.token)
+            word = value.token.value
             return _ATTR_WORDS[word] if word in _ATTR_WORDS else Keyword(name=word)
-        if isinstance(value, Token):
-            kind = value.type
+        kind = getattr(value, "type", None)
+        if kind is not None:
             if kind == "INT":
-                return int(value, 0)
+                return int(value.value, 0)
             if kind == "FLOAT":
-                return float(value)
+                return float(value.value)
             if kind == "NEG_INF":
                 return float("-inf")
             if kind == "STRING":
                 return self._string(value)
             if kind == "SYMBOL":
-                return SymbolRef(name=value[1:])
+                return SymbolRef(name=value.value[1:])
         return value
 
     def _string(self, token: Token) -> str:
         try:
-            return json.loads(token)
+            return json.loads(token.value)
         except json.JSONDecodeError:
             self._error(token, "E0013", "malformed string literal",
                         'use JSON escapes: \\", \\\\, \\n, \\t, \\uXXXX')
-            return str(token[1:-1])
+            return token.value[1:-1]
 
     # ---- types -----------------------------------------------------------------------
     def _require_type(self, value):
@@ -204,8 +218,8 @@ class Builder(Transformer):
             return _SCALARS[self._dtype(value.token)]
         return value
 
-    def _dtype(self, token: Token) -> str:
-        name = str(token)
+    def _dtype(self, token) -> str:
+        name = token.value
         if name in _SCALARS:
             return name
         if name in EXCLUDED_DTYPES:
@@ -220,27 +234,53 @@ class Builder(Transformer):
 
     def named_type(self, children):
         token = children[0]
-        return _SCALARS.get(str(token)) or _Bare(token)
+        return _SCALARS.get(token.value) or _Bare(token)
 
-    def tensor_type(self, children):
-        dtype, shape = children
-        return TensorType(dtype=self._dtype(dtype), shape=shape)
+    def shaped_type(self, children):
+        token = children[0]
+        cached = _SHAPED_CACHE.get(token.value)
+        if cached is not None:
+            return cached
+        built = self._shaped(token)
+        if built is not None:
+            _SHAPED_CACHE[token.value] = built
+            return built
+        return TensorType(dtype="f32")
 
-    def view_type(self, children):
-        dtype, shape, direction, *flags = children
+    def _shaped(self, token: Token):
+        """Parse `tensor<D, [e, ...]>`, `buffer<D, [...]>` or `view<D, [...], dir[, noalias]>`."""
+        match = _SHAPED.fullmatch(token.value)
+        if match is None:
+            self._error(token, "E0016", f"malformed type `{' '.join(token.value.split())}`",
+                        "write tensor<D, [e, ...]>, buffer<D, [e, ...]> or view<D, [e, ...], in|out|inout[, noalias]> "
+                        "with extents that are integers or %names")
+            return None
+        kind, dtype_text, shape_text, flags_text = match.groups()
+        dtype_token = Token("NAME", dtype_text, line=token.line, column=token.column + match.start(2))
+        errors = len(self.diagnostics)
+        dtype = self._dtype(dtype_token)
+        shape = tuple(int(e, 0) if e[0] != "%" else e[1:] for e in _EXTENT.findall(shape_text))
+        flags = [f.strip() for f in flags_text.split(",")] if flags_text else []
+        if kind == "view":
+            built = self._view(token, dtype, shape, flags)
+        elif flags:
+            self._error(token, "E0016", f"`{kind}` types take no `{flags_text.strip()}`",
+                        f"write {kind}<D, [e, ...]>")
+            built = None
+        else:
+            built = (TensorType if kind == "tensor" else BufferType)(dtype=dtype, shape=shape)
+        return built if len(self.diagnostics) == errors else None
+
+    def _view(self, token: Token, dtype: str, shape, flags: list[str]):
+        direction, *rest = flags or [""]
         if direction not in _DIRECTIONS:
-            self._error(direction, "E0015", f"unknown view direction `{direction}`",
-                        "a view is `in`, `out` or `inout` (spec §8)")
-        for flag in flags:
+            self._error(token, "E0015", f"unknown view direction `{direction}`" if direction else
+                        "a view needs a direction", "a view is `in`, `out` or `inout` (spec §8)")
+        for flag in rest:
             if flag != "noalias":
-                self._error(flag, "E0015", f"unknown view flag `{flag}`", "the only flag is `noalias`")
-        return ViewType(dtype=self._dtype(dtype), shape=shape,
-                        direction=direction if direction in _DIRECTIONS else "in",
-                        noalias=bool(flags))
-
-    def buffer_type(self, children):
-        dtype, shape = children
-        return BufferType(dtype=self._dtype(dtype), shape=shape)
+                self._error(token, "E0015", f"unknown view flag `{flag}`", "the only flag is `noalias`")
+        return ViewType(dtype=dtype, shape=shape, direction=direction if direction in _DIRECTIONS else "in",
+                        noalias=bool(rest))
 
     def tuple_type(self, children):
         return TupleType(elements=children[0] if children else ())
@@ -250,16 +290,14 @@ class Builder(Transformer):
 
     def record_field(self, children):
         name, type_ = children
-        return RecordField(name=str(name), type=self._require_type(type_))
+        return RecordField(name=name.value, type=self._require_type(type_))
 
     def enum_type(self, children):
-        return EnumType(name=children[0][1:])
+        return EnumType(name=children[0].value[1:])
 
     def constexpr_type(self, children):
         return ConstexprType(inner=self._require_type(children[0]))
 
-    def shape(self, children):
-        return tuple(int(c, 0) if c.type == "INT" else c[1:] for c in children)
 
 
 def _loc(token: Token) -> Loc:

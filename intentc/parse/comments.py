@@ -20,7 +20,7 @@ class CommentBinder:
         line = token.line
         before = self._lines[line - 1][: token.column - 1] if line <= len(self._lines) else ""
         anchor = line if before.strip() else self._next_code_line(line)
-        self._pending[anchor].append(token[2:].strip())
+        self._pending[anchor].append(token.value[2:].strip())
 
     def _next_code_line(self, line: int) -> int:
         anchor = self._next_code.get(line)
