@@ -44,7 +44,7 @@ class Diagnostic:
 def _source_line(source: str | None, line: int) -> str | None:
     if source is None or line < 1:
         return None
-    lines = source.splitlines()
+    lines = source.split("\n")
     if line > len(lines):
         return None
     return lines[line - 1].expandtabs(1)

@@ -12,7 +12,7 @@ from collections import defaultdict
 
 class CommentBinder:
     def __init__(self, source: str):
-        self._lines = source.splitlines()
+        self._lines = source.split("\n")
         self._pending: dict[int, list[str]] = defaultdict(list)
         self._next_code: dict[int, int] = {}
 

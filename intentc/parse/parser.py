@@ -117,7 +117,7 @@ def _syntax_diagnostic(error: UnexpectedInput, file: str, lark: Lark, source: st
 
 
 def _end_position(source: str) -> tuple[int, int]:
-    lines = source.splitlines() or [""]
+    lines = source.rstrip("\n").split("\n")
     return len(lines), len(lines[-1]) + 1
 
 
