@@ -121,10 +121,13 @@ class Builder(Transformer):
             else:
                 fields[tag] = payload
         name, registered = self._op_name(name_token)
-        return Op(name=name, registered=registered, results=results, operands=fields["operands"],
-                  groups=tuple(fields["groups"]), attributes=fields["attributes"],
-                  result_types=fields["result_types"], regions=tuple(fields["regions"]),
-                  loc=_loc(first), comments=self.comments.take(first.line))
+        # The grammar already guarantees every field's type, and ops are most of a module, so
+        # they skip re-validation (JSON input is validated in full; tests check both agree).
+        return Op.model_construct(
+            name=name, registered=registered, results=results, operands=fields["operands"],
+            groups=tuple(fields["groups"]), attributes=fields["attributes"],
+            result_types=fields["result_types"], regions=tuple(fields["regions"]),
+            loc=_loc(first), comments=self.comments.take(first.line))
 
     def _op_name(self, token: Token) -> tuple[str, bool]:
         if token.type == "STRING":
@@ -301,4 +304,4 @@ class Builder(Transformer):
 
 
 def _loc(token: Token) -> Loc:
-    return Loc(line=token.line, col=token.column)
+    return Loc.model_construct(line=token.line, col=token.column)
