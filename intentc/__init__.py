@@ -1,15 +1,18 @@
 """intentc: a compiler for KIR, the typed IR of the Intent kernel language.
 
 The small public API: `parse` text into nodes, `print_module` them back as canonical text,
-and convert to and from JSON.
+convert to and from JSON, `verify` a module, and `run` a kernel on the reference
+interpreter.
 """
+from .api import View, run
 from .diagnostics import Diagnostic, DiagnosticError
 from .parse import parse
 from .printer import print_module
 from .serialize import from_json, json_schema, to_json
+from .verify import verify, verify_or_raise
 from .version import __version__
 
 __all__ = [
-    "Diagnostic", "DiagnosticError", "__version__", "from_json", "json_schema", "parse",
-    "print_module", "to_json",
+    "Diagnostic", "DiagnosticError", "View", "__version__", "from_json", "json_schema", "parse",
+    "print_module", "run", "to_json", "verify", "verify_or_raise",
 ]

@@ -1,9 +1,11 @@
+import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-SAMPLES = sorted((ROOT / "ir_samples").glob("*.kir"))
+sys.path.insert(0, str(Path(__file__).parent))
+
+from sample_files import ROOT  # noqa: E402
 
 
 @pytest.fixture(scope="session")

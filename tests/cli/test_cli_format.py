@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from conftest import SAMPLES
+from sample_files import SAMPLES
 from intentc.cli.main import main as intentc_main
 from intentc.cli import fmt as fmt_command
 

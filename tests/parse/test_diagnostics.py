@@ -5,7 +5,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import SAMPLES
+from sample_files import SAMPLES
 from intentc import DiagnosticError, parse, print_module
 
 CASES = [

@@ -1,7 +1,7 @@
 """Every sample is canonical, and survives text → nodes → text and text → JSON → text."""
 import pytest
 
-from conftest import SAMPLES
+from sample_files import SAMPLES
 from intentc import from_json, parse, print_module, to_json
 
 

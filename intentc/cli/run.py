@@ -1,0 +1,74 @@
+"""`intentc run`: run a kernel on a target (today: the reference interpreter)."""
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from ..diagnostics import DiagnosticError
+from ..interp.launch import run_kernel
+from .common import EXIT_INPUT_ERROR, EXIT_OK, UsageError, Chunk, load, read_text, report
+
+TARGETS = ("interp",)
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser("run", help="run a kernel (reference interpreter)")
+    p.add_argument("file", metavar="FILE", help="a .kir file (- for stdin)")
+    p.add_argument("--kernel", required=True, metavar="NAME", help="the kernel to run (without @)")
+    p.add_argument("--target", default="interp", choices=TARGETS, help="where to run it (default interp)")
+    p.add_argument("--inputs", metavar="IN.npz", help="arrays named by kernel parameter")
+    p.add_argument("--outputs", metavar="OUT.npz", help="write the out/inout views here (else print them)")
+    p.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME=VALUE",
+                   help="a constexpr parameter value (int, float, true/false or an enum member)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the parallel iteration order (default 0)")
+    p.set_defaults(run=run)
+
+
+def parse_define(text: str) -> tuple[str, object]:
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise UsageError(f"-D needs NAME=VALUE, got {text!r}")
+    return name.lstrip("%"), _literal(value)
+
+
+def _literal(value: str):
+    if value in ("true", "false"):
+        return value == "true"
+    for convert in (lambda v: int(v, 0), float):
+        try:
+            return convert(value)
+        except ValueError:
+            pass
+    return value
+
+
+def _load_inputs(path: str | None) -> dict[str, np.ndarray]:
+    if path is None:
+        return {}
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            return {name: archive[name] for name in archive.files}
+    except FileNotFoundError:
+        raise UsageError(f"no such file: {path}") from None
+    except (OSError, ValueError) as error:
+        raise UsageError(f"cannot read {path} as .npz: {error}") from None
+
+
+def run(args) -> int:
+    text = read_text(args.file)
+    constexprs = dict(parse_define(d) for d in args.defines)
+    inputs = _load_inputs(args.inputs)
+    try:
+        module = load(Chunk(args.file, text))
+        outputs = run_kernel(module, args.kernel, inputs, constexprs, args.seed, args.file, text)
+    except DiagnosticError as error:
+        report(error)
+        return EXIT_INPUT_ERROR
+    if args.outputs:
+        np.savez(args.outputs, **outputs)
+    else:
+        with np.printoptions(threshold=64, edgeitems=4):
+            for name, array in outputs.items():
+                sys.stdout.write(f"%{name}: {array.dtype}{list(array.shape)}\n{array}\n")
+    return EXIT_OK

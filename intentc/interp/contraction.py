@@ -1,0 +1,164 @@
+"""Contractions, scaled and sparse contract, histogram (spec §3, §5.3, §7).
+
+Operands are converted to the accumulator dtype by the cast rules, then multiplied and
+summed exactly enough: integer accumulators in 64-bit wrapping arithmetic reduced modulo
+their width, float accumulators in float64 (products of f32 are exact) and rounded once
+into the accumulator — a fused sum, which §5.3 allows; `init` joins the sum before that
+one rounding.
+"""
+from __future__ import annotations
+
+import string
+
+import numpy as np
+
+from . import errors
+from .conversion import convert, decode_e2m1, decode_e8m0
+from .errors import InterpError, check
+from .pointwise import binary, dtype_of
+from .values import float_result, is_float, is_signed, np_dtype
+
+
+def _wide(x: np.ndarray, acc: str) -> np.ndarray:
+    if is_float(acc):
+        return x.astype(np.float64)
+    return x.astype(np.int64 if is_signed(acc) else np.uint64)
+
+
+def _finish(total: np.ndarray, acc: str) -> np.ndarray:
+    return float_result(total, acc) if is_float(acc) else np.asarray(total).astype(np_dtype(acc))
+
+
+def contract(lhs, rhs, acc: str, lhs_contract, rhs_contract, lhs_batch=(), rhs_batch=(), init=None):
+    lhs = _wide(convert(lhs, dtype_of(lhs), acc), acc)
+    rhs = _wide(convert(rhs, dtype_of(rhs), acc), acc)
+    letters = iter(string.ascii_letters)
+    lhs_sub = [next(letters) for _ in range(lhs.ndim)]
+    rhs_sub = [next(letters) for _ in range(rhs.ndim)]
+    for l, r in zip(list(lhs_contract) + list(lhs_batch), list(rhs_contract) + list(rhs_batch)):
+        if lhs.shape[l] != rhs.shape[r]:
+            raise InterpError(errors.SHAPE_MISMATCH,
+                              f"paired axes differ: lhs axis {l} is {lhs.shape[l]}, rhs axis {r} is {rhs.shape[r]}")
+        rhs_sub[r] = lhs_sub[l]
+    batch = [lhs_sub[a] for a in lhs_batch]
+    lhs_free = [s for a, s in enumerate(lhs_sub) if a not in lhs_contract and a not in lhs_batch]
+    rhs_free = [s for a, s in enumerate(rhs_sub) if a not in rhs_contract and a not in rhs_batch]
+    spec = f"{''.join(lhs_sub)},{''.join(rhs_sub)}->{''.join(batch + lhs_free + rhs_free)}"
+    with np.errstate(all="ignore"):
+        total = np.einsum(spec, lhs, rhs, optimize=True)
+        if init is not None:
+            total = total + _wide(convert(init, dtype_of(init), acc), acc)
+    return _finish(total, acc)
+
+
+NAMED = {"dot": ([0], [0]), "matvec": ([1], [0]), "vecmat": ([0], [0]), "matmul": ([1], [0])}
+
+
+def _contract_op(machine, op):
+    lhs, rhs = (np.asarray(v) for v in machine.operands(op))
+    init = machine.group(op, "init")
+    attrs = op.attributes
+    acc = attrs["acc"].dtype
+    if op.name in NAMED:
+        lhs_contract, rhs_contract = NAMED[op.name]
+        batch_l, batch_r = (), ()
+    else:
+        lhs_contract, rhs_contract = attrs["lhs_contract"], attrs["rhs_contract"]
+        batch_l, batch_r = attrs.get("lhs_batch", ()), attrs.get("rhs_batch", ())
+    return contract(lhs, rhs, acc, lhs_contract, rhs_contract, batch_l, batch_r,
+                    np.asarray(init[0]) if init else None)
+
+
+def _outer_op(machine, op):
+    lhs, rhs = (np.asarray(v) for v in machine.operands(op))
+    return binary("mul", lhs[:, None], rhs[None, :])
+
+
+# ---- scaled contract (§7) ----------------------------------------------------------------------
+def _decode_elements(carrier: np.ndarray, fmt: str, axis: int) -> np.ndarray:
+    """Decode a u8 carrier along `axis`: e2m1 yields two elements per byte (low nibble first)."""
+    if fmt == "e4m3":
+        return carrier.view(np_dtype("f8e4m3fn")).astype(np.float64)
+    low = decode_e2m1(carrier & 0xF).astype(np.float64)
+    high = decode_e2m1(carrier >> 4).astype(np.float64)
+    pair = np.stack([low, high], axis=axis + 1)
+    shape = list(carrier.shape)
+    shape[axis] *= 2
+    return pair.reshape(shape)
+
+
+def scaled_contract(lhs, lhs_scale, rhs, rhs_scale, fmt: str, group_size: int, acc: str):
+    per_carrier = 2 if fmt == "e2m1" else 1
+    m, groups, carriers = lhs.shape
+    if carriers * per_carrier != group_size or rhs.shape[0] != groups or rhs.shape[1] != carriers:
+        raise InterpError(errors.SHAPE_MISMATCH,
+                          f"scaled_contract shapes lhs {list(lhs.shape)}, rhs {list(rhs.shape)} do not fit "
+                          f"group_size {group_size} of {fmt}")
+    a = _decode_elements(lhs, fmt, axis=2) * decode_e8m0(lhs_scale).astype(np.float64)[:, :, None]
+    b = _decode_elements(rhs, fmt, axis=1) * decode_e8m0(rhs_scale).astype(np.float64).T[:, None, :]
+    with np.errstate(all="ignore"):
+        total = np.einsum("mgk,gkn->mn", a, b, optimize=True)
+    return _finish(total, acc)
+
+
+def _scaled_contract_op(machine, op):
+    lhs, lhs_scale, rhs, rhs_scale = (np.asarray(v) for v in machine.operands(op))
+    attrs = op.attributes
+    return scaled_contract(lhs, lhs_scale, rhs, rhs_scale, attrs["format"].name, attrs["group_size"],
+                           attrs["acc"].dtype)
+
+
+# ---- sparse contract (§7) ----------------------------------------------------------------------
+def densify(values: np.ndarray, metadata, pattern: str, k: int) -> np.ndarray:
+    """The dense [M, K] lhs of a structured-sparse operand; invalid metadata is illegal."""
+    group, kept = (2, 1) if pattern == "one_of_two" else (4, 2)
+    m = values.shape[0]
+    if k % group or values.shape[1] * group != k * kept:
+        raise InterpError(errors.SPARSE_METADATA,
+                          f"{pattern}: K = {k} and compressed extent {values.shape[1]} do not match groups of {group}")
+    groups = k // group
+    if pattern == "one_of_two":
+        positions = [np.asarray(metadata).astype(np.int64)]
+        check((positions[0] < 0) | (positions[0] > 1), errors.SPARSE_METADATA,
+              "one_of_two metadata outside {0, 1}")
+    else:
+        first, second = (np.asarray(metadata.get(f)).astype(np.int64) for f in ("first", "second"))
+        check(~((0 <= first) & (first < second) & (second < 4)), errors.SPARSE_METADATA,
+              "two_of_four metadata must satisfy 0 <= first < second < 4")
+        positions = [first, second]
+    dense = np.zeros((m, groups, group), dtype=values.dtype)
+    rows = np.arange(m)[:, None]
+    cols = np.arange(groups)[None, :]
+    compressed = values.reshape(m, groups, kept)
+    for slot, position in enumerate(positions):
+        dense[rows, cols, position] = compressed[:, :, slot]
+    return dense.reshape(m, k)
+
+
+def _sparse_contract_op(machine, op):
+    lhs, metadata, rhs = machine.operands(op)
+    lhs, rhs = np.asarray(lhs), np.asarray(rhs)
+    dense = densify(lhs, metadata, op.attributes["pattern"].name, rhs.shape[0])
+    return contract(dense, rhs, op.attributes["acc"].dtype, [1], [0])
+
+
+# ---- histogram (§7) -------------------------------------------------------------------------------
+def histogram(values: np.ndarray, valid, bins: int, count_dtype: str) -> np.ndarray:
+    values = np.asarray(values)
+    active = np.ones(values.shape, dtype=bool) if valid is None else np.broadcast_to(valid, values.shape)
+    check(active & ((values < 0) | (values >= bins)), errors.HISTOGRAM_RANGE,
+          f"active value outside [0, {bins})")
+    counts = np.bincount(values[active].astype(np.int64), minlength=bins)
+    return counts.astype(np.uint64).astype(np_dtype(count_dtype))
+
+
+def _histogram_op(machine, op):
+    (values,) = machine.operands(op)
+    valid = machine.group(op, "valid")
+    (bins,) = machine.result_shape(op)
+    return histogram(values, np.asarray(valid[0]) if valid else None, bins, machine.result_dtype(op))
+
+
+OPS = {name: _contract_op for name in ("contract", *NAMED)}
+OPS.update({"outer": _outer_op, "scaled_contract": _scaled_contract_op,
+            "sparse_contract": _sparse_contract_op, "histogram": _histogram_op})

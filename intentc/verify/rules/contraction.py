@@ -1,0 +1,117 @@
+"""Contractions (§3, §5.3): explicit accumulator dtype, paired axes with equal extents,
+result axes batch + lhs free + rhs free, `init` of the result type; named forms and outer."""
+from __future__ import annotations
+
+from ...ir.types import TensorType
+from ..typesys import fmt
+from . import rule
+from .common import check_axes, expect_result, tensor_of
+
+# Named forms: (lhs rank, rhs rank, lhs contracted axis, rhs contracted axis).
+_NAMED = {"dot": (1, 1, 0, 0), "matvec": (2, 1, 1, 0), "vecmat": (1, 2, 0, 0), "matmul": (2, 2, 1, 0)}
+
+
+def _operands(ctx, op, args):
+    lhs, rhs = tensor_of(ctx, op, args[0], "lhs"), tensor_of(ctx, op, args[1], "rhs")
+    if lhs is None or rhs is None:
+        return None, None
+    for side, type_ in (("lhs", lhs), ("rhs", rhs)):
+        if type_.dtype == "bool":
+            ctx.error("E213", op, f"`{op.name}` {side} must be numeric, got `{type_.dtype}`",
+                      "cast bool operands to a numeric dtype first")
+            return None, None
+    return lhs, rhs
+
+
+def accumulator(ctx, op) -> str | None:
+    acc = op.attributes["acc"]
+    if isinstance(acc, TensorType) and not acc.shape and acc.dtype not in ("bool",):
+        return acc.dtype
+    ctx.error("E206", op, f"`acc = {fmt(acc)}` is not a scalar numeric dtype",
+              "contractions carry an explicit accumulator/result dtype such as `acc = f32`")
+    return None
+
+
+def _axes(ctx, op, lhs, rhs):
+    attrs = op.attributes
+    lc, rc = attrs["lhs_contract"], attrs["rhs_contract"]
+    lb, rb = attrs.get("lhs_batch", []), attrs.get("rhs_batch", [])
+    if len(lc) != len(rc) or len(lb) != len(rb):
+        ctx.error("E210", op, "contracted and batch axes must pair up one to one",
+                  "give lhs_contract/rhs_contract (and lhs_batch/rhs_batch) lists of equal length")
+        return None
+    if not (check_axes(ctx, op, lc + lb, lhs.rank, "lhs axes") and check_axes(ctx, op, rc + rb, rhs.rank, "rhs axes")):
+        return None
+    return lc, rc, lb, rb
+
+
+def _paired(ctx, op, lhs, rhs, pairs) -> bool:
+    for a, b in pairs:
+        if not ctx.same_extent(lhs.shape[a], rhs.shape[b]):
+            ctx.error("E211", op, f"lhs axis {a} and rhs axis {b} are paired but their extents differ",
+                      "paired axes need equal extents: the same static value or the same extent identity")
+            return False
+    return True
+
+
+def _finish(ctx, op, args, dtype: str, shape: tuple) -> None:
+    expect_result(ctx, op, dtype, shape, "E207", "the result has the `acc` dtype and the batch, lhs free, "
+                  "rhs free axes")
+    init = args.group("init")
+    if init and not (isinstance(init[0].type, TensorType) and init[0].type.dtype == dtype
+                     and ctx.same_shape(init[0].type.shape, shape)):
+        ctx.error("E212", op, f"`init` is `{fmt(init[0].type)}` but the result is `{fmt(op.result_types[0])}`",
+                  "the fused initial value has the accumulator/result type (§5.3)")
+
+
+@rule("contract")
+def contract(ctx, op, args):
+    lhs, rhs = _operands(ctx, op, args)
+    axes = None if lhs is None else _axes(ctx, op, lhs, rhs)
+    acc = accumulator(ctx, op)
+    if axes is None or acc is None:
+        return None
+    lc, rc, lb, rb = axes
+    if not _paired(ctx, op, lhs, rhs, list(zip(lc, rc)) + list(zip(lb, rb))):
+        return None
+    shape = tuple(lhs.shape[a] for a in lb) + \
+        tuple(e for k, e in enumerate(lhs.shape) if k not in lc and k not in lb) + \
+        tuple(e for k, e in enumerate(rhs.shape) if k not in rc and k not in rb)
+    _finish(ctx, op, args, acc, shape)
+    return None
+
+
+@rule(*_NAMED)
+def named_contraction(ctx, op, args):
+    lhs, rhs = _operands(ctx, op, args)
+    acc = accumulator(ctx, op)
+    if lhs is None or acc is None:
+        return None
+    lhs_rank, rhs_rank, a, b = _NAMED[op.name]
+    if (lhs.rank, rhs.rank) != (lhs_rank, rhs_rank):
+        ctx.error("E213", op, f"`{op.name}` takes ranks ({lhs_rank}, {rhs_rank}), got ({lhs.rank}, {rhs.rank})",
+                  "use `contract` with explicit axes for other ranks")
+        return None
+    if not _paired(ctx, op, lhs, rhs, [(a, b)]):
+        return None
+    shape = tuple(e for k, e in enumerate(lhs.shape) if k != a) + tuple(e for k, e in enumerate(rhs.shape) if k != b)
+    _finish(ctx, op, args, acc, shape)
+    return None
+
+
+@rule("outer")
+def outer(ctx, op, args):
+    lhs, rhs = _operands(ctx, op, args)
+    if lhs is None:
+        return None
+    if (lhs.rank, rhs.rank) != (1, 1):
+        ctx.error("E213", op, f"`outer` takes two rank-1 tensors, got ranks ({lhs.rank}, {rhs.rank})",
+                  "reshape the operands to rank 1")
+        return None
+    if lhs.dtype != rhs.dtype:
+        ctx.error("E201", op, f"`outer` operands have dtypes `{lhs.dtype}` and `{rhs.dtype}`",
+                  "outer is ordinary same-dtype multiplication: cast one side explicitly")
+        return None
+    expect_result(ctx, op, lhs.dtype, lhs.shape + rhs.shape, "E207", "outer is [M] x [N] -> [M, N] in the operand dtype")
+    return None
+

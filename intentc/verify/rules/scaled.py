@@ -1,0 +1,205 @@
+"""§7 and the quantization schema of docs/kir.md: scaled_contract's positional schema,
+sparse_contract's metadata and compressed axis, histogram, e2m1/e8m0 decoders, Q4_K/Q8_K."""
+from __future__ import annotations
+
+from ...ir.dtypes import is_float, is_int
+from ...ir.types import RecordType, TensorType
+from ..typesys import broadcastable, fmt, tensor_text
+from . import rule
+from .common import expect_result, tensor_of
+from .contraction import accumulator
+
+_ELEMENTS_PER_CARRIER = {"e2m1": 2, "e4m3": 1}
+_BLOCK_BYTES = {"q8_k": 292, "q4_k": 144}
+_QK = 256
+
+
+def _u8_ranks(ctx, op, types, ranks, names) -> bool:
+    for type_, rank, name in zip(types, ranks, names):
+        if type_.dtype != "u8" or type_.rank != rank:
+            ctx.error("E601", op, f"`{op.name}` {name} must be a rank-{rank} u8 carrier tensor, got `{fmt(type_)}`",
+                      "lhs [M,G,C] / lhs_scale [M,G], rhs [G,C,N] / rhs_scale [N,G], all u8")
+            return False
+    return True
+
+
+@rule("scaled_contract")
+def scaled_contract(ctx, op, args):
+    names = ("lhs", "lhs_scale", "rhs", "rhs_scale")
+    types = [tensor_of(ctx, op, v, n) for v, n in zip(args.operands, names)]
+    acc = accumulator(ctx, op)
+    if None in types or acc is None or not _u8_ranks(ctx, op, types, (3, 2, 3, 2), names):
+        return None
+    carrier = _carrier_extent(ctx, op)
+    if carrier is None:
+        return None
+    a, a_scale, b, b_scale = (t.shape for t in types)
+    relations = (
+        ("M", [a[0], a_scale[0]]), ("G", [a[1], a_scale[1], b[0], b_scale[1]]),
+        ("N", [b[2], b_scale[0]]), ("C", [a[2], b[1], carrier]),
+    )
+    for letter, extents in relations:
+        if not all(ctx.same_extent(e, extents[0]) for e in extents):
+            shown = ", ".join(str(e) if isinstance(e, int) else f"%{e}" for e in extents)
+            ctx.error("E603", op, f"`{letter}` differs across the scaled_contract operands ({shown})",
+                      "one G on both sides; C_lhs = C_rhs = group_size / elements per carrier "
+                      f"(= {carrier} here); M and N as in the schema")
+            return None
+    if not is_float(acc):
+        ctx.error("E206", op, f"`acc = {acc}` must be a float dtype for decoded microscaling values",
+                  "use `acc = f32`")
+        return None
+    expect_result(ctx, op, acc, (a[0], b[2]), "E207", "scaled_contract yields tensor<acc, [M, N]>")
+    return None
+
+
+def _carrier_extent(ctx, op) -> int | None:
+    group = op.attributes["group_size"]
+    per_carrier = _ELEMENTS_PER_CARRIER[op.attributes["format"].name]
+    if group <= 0 or group % per_carrier:
+        ctx.error("E602", op, f"`group_size = {group}` must be a positive multiple of {per_carrier} for "
+                  f"`{op.attributes['format'].name}`", "group_size is a positive logical index; e2m1 packs two "
+                  "elements per u8")
+        return None
+    return group // per_carrier
+
+
+@rule("sparse_contract")
+def sparse_contract(ctx, op, args):
+    lhs, rhs = tensor_of(ctx, op, args[0], "lhs"), tensor_of(ctx, op, args[2], "rhs")
+    acc = accumulator(ctx, op)
+    if lhs is None or rhs is None or acc is None:
+        return None
+    if lhs.rank != 2 or rhs.rank != 2 or "bool" in (lhs.dtype, rhs.dtype):
+        ctx.error("E610", op, f"`sparse_contract` takes numeric lhs [M, K/2] and rhs [K, N], got "
+                  f"`{fmt(lhs)}` and `{fmt(rhs)}`", "normalize the operands to rank 2 first")
+        return None
+    pattern = op.attributes["pattern"].name
+    group = 2 if pattern == "one_of_two" else 4
+    extents = _compressed_extents(ctx, op, rhs.shape[0], group)
+    if extents is None:
+        return None
+    values_extent, meta_extent = extents
+    if values_extent is not None and not ctx.same_extent(lhs.shape[1], values_extent):
+        ctx.error("E610", op, f"compressed lhs axis is {lhs.shape[1]}, expected K/2 = {values_extent}",
+                  f"{pattern} stores {group // 2} value(s) per group of {group}")
+        return None
+    if not _metadata(ctx, op, args[1].type, pattern, lhs.shape[0], meta_extent):
+        return None
+    expect_result(ctx, op, acc, (lhs.shape[0], rhs.shape[1]), "E207", "sparse_contract yields tensor<acc, [M, N]>")
+    return None
+
+
+def _compressed_extents(ctx, op, k, group: int):
+    """(K/2, K/group) for a static K divisible by the group; (None, None) for a dynamic K."""
+    if not isinstance(ctx.canon(k), int):
+        return None, None
+    k = ctx.canon(k)
+    if k % group:
+        ctx.error("E611", op, f"the compression axis K = {k} is not divisible by {group}",
+                  f"pad K to a multiple of {group}")
+        return None
+    return k // 2, k // group
+
+
+def _metadata(ctx, op, meta, pattern: str, m, meta_extent) -> bool:
+    """one_of_two: tensor<I, [M, K/2]>; two_of_four: record<first, second> of tensor<I, [M, K/4]>."""
+    if pattern == "one_of_two":
+        components = [meta]
+        wanted = "tensor<I, [M, K/2]> with I index or an integer dtype"
+    else:
+        named = isinstance(meta, RecordType) and [f.name for f in meta.fields] == ["first", "second"]
+        components = [f.type for f in meta.fields] if named else []
+        wanted = "record<first: tensor<I, [M, K/4]>, second: tensor<I, [M, K/4]>>"
+    if components and all(_meta_component(ctx, c, m, meta_extent) for c in components):
+        return True
+    ctx.error("E612", op, f"{pattern} metadata must be {wanted}, got `{fmt(meta)}`",
+              "metadata holds logical positions inside each group, not a packed instruction layout")
+    return False
+
+
+def _meta_component(ctx, type_, m, extent) -> bool:
+    if not isinstance(type_, TensorType) or type_.rank != 2 or not (is_int(type_.dtype)):
+        return False
+    return ctx.same_extent(type_.shape[0], m) and (extent is None or ctx.same_extent(type_.shape[1], extent))
+
+
+@rule("histogram")
+def histogram(ctx, op, args):
+    values = tensor_of(ctx, op, args[0], "values")
+    if values is None:
+        return None
+    if not is_int(values.dtype):
+        ctx.error("E620", op, f"histogram values must be an integer tensor, got `{values.dtype}`",
+                  "cast or bin the values into integer bin numbers first")
+        return None
+    valid = args.group("valid")
+    if valid and not _validity(ctx, op, valid[0].type, values):
+        return None
+    written = op.result_types[0]
+    if not isinstance(written, TensorType) or written.rank != 1 or \
+            (isinstance(written.shape[0], int) and written.shape[0] <= 0):
+        ctx.error("E622", op, f"histogram result `{fmt(written)}` must be tensor<C, [bins]> with bins > 0",
+                  "give a positive number of bins as the single result extent")
+        return None
+    if not is_int(written.dtype):
+        ctx.error("E623", op, f"histogram count dtype must be an integer, got `{written.dtype}`",
+                  "counts wrap in an explicit integer dtype such as i32")
+    return None
+
+
+def _validity(ctx, op, valid, values) -> bool:
+    if isinstance(valid, TensorType) and valid.dtype == "bool" and broadcastable(ctx, valid.shape, values.shape):
+        return True
+    ctx.error("E621", op, f"histogram validity `{fmt(valid)}` must be a bool scalar or a bool tensor "
+              f"broadcastable to {fmt(values)}", "compare to make a bool mask of the values' shape")
+    return False
+
+
+@rule("decode_e2m1", "decode_e8m0")
+def decode(ctx, op, args):
+    source = tensor_of(ctx, op, args[0], "source")
+    if source is None:
+        return None
+    if source.dtype != "u8":
+        ctx.error("E630", op, f"`{op.name}` decodes u8 codes, got `{source.dtype}`",
+                  "bitcast or cast the carrier to u8 first")
+        return None
+    expect_result(ctx, op, "f32", source.shape, "E630", "decoders yield f32 of the source shape")
+    return None
+
+
+@rule("quantize", "dequantize")
+def quantization(ctx, op, args):
+    source = tensor_of(ctx, op, args[0], "source")
+    if source is None:
+        return None
+    block = _BLOCK_BYTES[op.attributes["format"].name]
+    encode = op.name == "quantize"
+    source_dtype, source_inner, result_dtype, result_inner = \
+        ("f32", _QK, "u8", block) if encode else ("u8", block, "f32", _QK)
+    if source.rank != 2 or source.dtype != source_dtype or not ctx.same_extent(source.shape[1], source_inner):
+        ctx.error("E630", op, f"`{op.name}` takes `{tensor_text(source_dtype, ('B', source_inner))}`, got "
+                  f"`{fmt(source)}`", f"reshape to rows of {source_inner}")
+        return None
+    expect_result(ctx, op, result_dtype, (source.shape[0], result_inner), "E630",
+                  f"{op.attributes['format'].name} blocks are {block} bytes per {_QK} values")
+    return None
+
+
+@rule("quantized_dot")
+def quantized_dot(ctx, op, args):
+    lhs, rhs = tensor_of(ctx, op, args[0], "lhs"), tensor_of(ctx, op, args[1], "rhs")
+    if lhs is None or rhs is None:
+        return None
+    for type_, inner, name in ((lhs, 144, "q4_k lhs"), (rhs, 292, "q8_k rhs")):
+        if type_.rank != 2 or type_.dtype != "u8" or not ctx.same_extent(type_.shape[1], inner):
+            ctx.error("E630", op, f"`quantized_dot` {name} must be tensor<u8, [B, {inner}]>, got `{fmt(type_)}`",
+                      "pass whole block records on u8 carriers")
+            return None
+    if not ctx.same_extent(lhs.shape[0], rhs.shape[0]):
+        ctx.error("E630", op, "`quantized_dot` operands have different block counts",
+                  "both sides hold the same number B of blocks")
+        return None
+    expect_result(ctx, op, "f32", (), "E630", "quantized_dot yields an f32 scalar")
+    return None
