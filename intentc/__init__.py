@@ -4,15 +4,25 @@ The small public API: `parse` text into nodes, `print_module` them back as canon
 convert to and from JSON, `verify` a module, and `run` a kernel on the reference
 interpreter.
 """
-from .api import View, run
 from .diagnostics import Diagnostic, DiagnosticError
 from .parse import parse
 from .printer import print_module
 from .serialize import from_json, json_schema, to_json
-from .verify import verify, verify_or_raise
 from .version import __version__
 
 __all__ = [
     "Diagnostic", "DiagnosticError", "View", "__version__", "from_json", "json_schema", "parse",
-    "print_module", "run", "to_json", "verify", "verify_or_raise",
+    "print_module", "run", "to_json", "verify", "verify_or_raise", "compile_kernel",
 ]
+
+
+_LAZY = {"run": "api", "View": "api", "verify": "verify", "verify_or_raise": "verify",
+         "compile_kernel": "driver"}
+
+
+def __getattr__(name: str):
+    """Import the interpreter, verifier and driver only when used: `intentc fmt` stays fast."""
+    if name in _LAZY:
+        import importlib
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module 'intentc' has no attribute {name!r}")

@@ -40,7 +40,7 @@ def _parser() -> tuple[Lark, Builder]:
         lark = Lark(
             _grammar_text(), parser="lalr", lexer="contextual", strict=True,
             transformer=builder, lexer_callbacks={"COMMENT": lambda tok: builder.comments.add(tok)},
-            **_accelerator(),
+            cache=True, **_accelerator(),
         )
         cached = _local.parser = (lark, builder)
     return cached

@@ -1,0 +1,38 @@
+"""Compile options (spec §5.6) and specialization values: what a compile call may choose.
+
+Both are frozen pydantic models so that they validate user input (CLI flags, HTTP bodies)
+and serialize canonically into the cache key.
+"""
+from __future__ import annotations
+
+from typing import Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Numerics = Literal["source", "relaxed_normalization"]
+
+
+class CompileOptions(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    # §5.6: `source` keeps every ordinary contract; `relaxed_normalization` additionally allows
+    # the segmented online form of normalized summaries.
+    numerics: Numerics = "source"
+    # §5.6: enables (never forces) the online-reduction rewrite; disabling it changes no meaning.
+    online_reduction: bool = True
+    # A pass pipeline string (`canonicalize,cse,...`); None means the target's default.
+    pipeline: str | None = None
+    opt_level: int = Field(default=2, ge=0, le=3)
+
+
+ConstexprValue = Union[bool, int, float, str]
+
+
+class Specialization(BaseModel):
+    """Values the output depends on beyond the text: constexprs, static extents, proven facts."""
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    constexprs: dict[str, ConstexprValue] = Field(default_factory=dict)
+    # Dynamic extents fixed at compile time (`{"N": 1024}`); others stay dynamic.
+    extents: dict[str, int] = Field(default_factory=dict)
+    # Facts the runtime proved per view parameter: unit innermost stride, 16-byte alignment.
+    unit_stride: tuple[str, ...] = ()
+    aligned16: tuple[str, ...] = ()
