@@ -1,0 +1,127 @@
+"""A thin, checked layer over the CUDA driver API (`cuda-bindings`): context, modules,
+device memory, copies and launches. Every CUDA error becomes a `CudaError` that names the
+call, the error and what to do; nothing here knows about KIR.
+"""
+from __future__ import annotations
+
+import ctypes
+import functools
+
+import numpy as np
+
+
+class CudaError(Exception):
+    """A CUDA driver call failed, or CUDA is not available on this machine."""
+
+
+def _driver():
+    try:
+        from cuda.bindings import driver  # type: ignore[import-not-found]
+    except ImportError:
+        raise CudaError("the CUDA driver bindings are not installed: pip install cuda-bindings "
+                        "(and run on a machine with an NVIDIA GPU and driver)") from None
+    return driver
+
+
+def _check(result, call: str):
+    """cuda-bindings returns (CUresult, values...); raise on failure, return the values."""
+    driver = _driver()
+    status, *values = result if isinstance(result, tuple) else (result,)
+    if status != driver.CUresult.CUDA_SUCCESS:
+        _, name = driver.cuGetErrorName(status)
+        _, text = driver.cuGetErrorString(status)
+        name = name.decode() if isinstance(name, bytes) else str(name)
+        text = text.decode() if isinstance(text, bytes) else str(text)
+        raise CudaError(f"{call} failed: {name}: {text}")
+    return values[0] if len(values) == 1 else tuple(values)
+
+
+class Device:
+    """The primary context of one GPU, made current on the calling thread."""
+
+    def __init__(self, ordinal: int = 0):
+        driver = _driver()
+        _check(driver.cuInit(0), "cuInit")
+        count = _check(driver.cuDeviceGetCount(), "cuDeviceGetCount")
+        if ordinal >= count:
+            raise CudaError(f"no CUDA device {ordinal}: this machine has {count}")
+        self.handle = _check(driver.cuDeviceGet(ordinal), "cuDeviceGet")
+        self.context = _check(driver.cuDevicePrimaryCtxRetain(self.handle), "cuDevicePrimaryCtxRetain")
+        _check(driver.cuCtxSetCurrent(self.context), "cuCtxSetCurrent")
+        major = _check(driver.cuDeviceGetAttribute(
+            driver.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, self.handle), "cuDeviceGetAttribute")
+        minor = _check(driver.cuDeviceGetAttribute(
+            driver.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, self.handle), "cuDeviceGetAttribute")
+        self.arch = f"sm_{major}{minor}"
+
+    def load(self, image: bytes | str) -> "Module":
+        """Load a cubin (bytes) or PTX (text, JIT-compiled by the driver)."""
+        data = image.encode() + b"\0" if isinstance(image, str) else image
+        handle = _check(_driver().cuModuleLoadData(data), "cuModuleLoadData")
+        return Module(handle)
+
+    def synchronize(self) -> None:
+        _check(_driver().cuCtxSynchronize(), "cuCtxSynchronize")
+
+
+class Module:
+    def __init__(self, handle):
+        self.handle = handle
+
+    def function(self, name: str):
+        return _check(_driver().cuModuleGetFunction(self.handle, name.encode()), f"cuModuleGetFunction({name})")
+
+    def unload(self) -> None:
+        _check(_driver().cuModuleUnload(self.handle), "cuModuleUnload")
+
+
+class DeviceBuffer:
+    """Device memory of a fixed byte size; copied to and from numpy arrays."""
+
+    def __init__(self, nbytes: int):
+        self.nbytes = max(int(nbytes), 1)
+        self.pointer = _check(_driver().cuMemAlloc(self.nbytes), "cuMemAlloc")
+
+    @classmethod
+    def from_array(cls, array: np.ndarray) -> "DeviceBuffer":
+        buffer = cls(array.nbytes)
+        buffer.upload(array)
+        return buffer
+
+    def upload(self, array: np.ndarray) -> None:
+        contiguous = np.ascontiguousarray(array)
+        if contiguous.nbytes:
+            _check(_driver().cuMemcpyHtoD(self.pointer, contiguous.ctypes.data, contiguous.nbytes), "cuMemcpyHtoD")
+
+    def download(self, array: np.ndarray) -> np.ndarray:
+        if not array.flags.c_contiguous:
+            raise ValueError("download needs a C-contiguous destination")
+        if array.nbytes:
+            _check(_driver().cuMemcpyDtoH(array.ctypes.data, self.pointer, array.nbytes), "cuMemcpyDtoH")
+        return array
+
+    @property
+    def address(self) -> int:
+        return int(self.pointer)
+
+    def free(self) -> None:
+        if self.pointer is not None:
+            _check(_driver().cuMemFree(self.pointer), "cuMemFree")
+            self.pointer = None
+
+
+def launch(function, grid: tuple[int, int, int], block: tuple[int, int, int], arguments: list,
+           shared_bytes: int = 0) -> None:
+    """Launch with kernel arguments given as numpy scalars or ctypes values (device pointers
+    as np.uint64). The driver reads each argument through a pointer, so they are kept alive
+    in one array of addresses for the call."""
+    holders = [np.array(a) if not isinstance(a, ctypes._SimpleCData) else a for a in arguments]
+    addresses = np.array([h.ctypes.data if isinstance(h, np.ndarray) else ctypes.addressof(h) for h in holders],
+                         dtype=np.uint64)
+    _check(_driver().cuLaunchKernel(function, *grid, *block, shared_bytes, 0, addresses.ctypes.data, 0),
+           "cuLaunchKernel")
+
+
+@functools.lru_cache(maxsize=None)
+def default_device() -> Device:
+    return Device(0)

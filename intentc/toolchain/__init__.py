@@ -1,0 +1,1 @@
+"""External tools intentc drives: located once, identified by hash for the cache key."""
