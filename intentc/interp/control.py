@@ -20,15 +20,18 @@ def _parallel_op(machine, op):
     region = op.regions[0]
     order = machine.rng.permutation(total)
     coordinates = np.unravel_index(order, extents) if extents else ()
-    frame = (region.label, ())
-    machine.iterations.append(frame)
+    invocation = machine.races.new_invocation()
+    machine.iterations.append((region.label, ()))
+    machine.races.path.append((invocation, region.label, ()))
     try:
         for n in range(total):
             point = tuple(int(c[n]) for c in coordinates)
             machine.iterations[-1] = (region.label, point)
+            machine.races.path[-1] = (invocation, region.label, point)
             machine.run_region(region, [np.asarray(c, dtype=np.int64) for c in point])
     finally:
         machine.iterations.pop()
+        machine.races.path.pop()
 
 
 def _loop_op(machine, op):

@@ -16,6 +16,7 @@ from ..ir.nodes import Helper, Module, Op, Region
 from ..ir.types import TensorType
 from . import errors
 from .errors import InterpError
+from .races import RaceTracker
 from .values import np_dtype
 
 Impl = Callable[["Machine", Op], object]
@@ -58,6 +59,7 @@ class Machine:
         self.env: dict[str, object] = {}
         self.batched = 0          # >0 while a region runs on batched values
         self.iterations: list[tuple[str, tuple[int, ...]]] = []
+        self.races = RaceTracker()
         self._batchable_cache: dict[int, bool] = {}
 
     # ---- values --------------------------------------------------------------------

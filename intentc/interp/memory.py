@@ -128,6 +128,7 @@ def _read_op(machine, op):
     shape = machine.result_shape(op)
     location = locate(resource, indices, shape, mask)
     _check_written(location, resource.shape)
+    machine.races.record(location.storage, location.positions, writes=False)
     gathered = location.storage[location.positions]
     if mask is None:
         return gathered.reshape(shape)
@@ -150,6 +151,7 @@ def _store(machine, op, require_distinct: str | None):
         if (ordered[1:] == ordered[:-1]).any():
             raise InterpError(require_distinct, "two active lanes store to the same element",
                               "use scatter_reduce or atomics for colliding stores")
+    machine.races.record(location.storage, positions, writes=True)
     location.storage[positions] = value[location.active] if value.ndim else value
     if location.written is not None:
         location.written[positions] = True
