@@ -36,3 +36,6 @@ class Specialization(BaseModel):
     # Facts the runtime proved per view parameter: unit innermost stride, 16-byte alignment.
     unit_stride: tuple[str, ...] = ()
     aligned16: tuple[str, ...] = ()
+    # Views the runtime proved dense row-major (each stride is the product of the extents
+    # after it); with known extents this bounds every address (the address-width pass, §2).
+    contiguous: tuple[str, ...] = ()

@@ -9,10 +9,10 @@ import traceback
 from pathlib import Path
 
 from ..version import __version__
-from . import convert, fmt, run, schema, verify
+from . import convert, fmt, opt, run, schema, verify
 from .common import EXIT_INTERNAL, EXIT_USAGE, UsageError
 
-SUBCOMMANDS = (fmt, convert, schema, verify, run)
+SUBCOMMANDS = (fmt, convert, schema, verify, run, opt)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -31,9 +31,20 @@ def compile_kernel(source: str | Module, kernel: str, target: str, arch: str | N
     if diagnostics:
         raise DiagnosticError(diagnostics, text)
     _check_request(module, kernel, target, arch, file, text)
+    module = _optimize(module, options, specialization, timings)
     backend = TARGETS[target]
     artifacts = _timed(timings, "lower", lambda: backend.lower(module, kernel, arch, options, specialization, timings))
     return CompileResult(artifacts, timings)
+
+
+def _optimize(module: Module, options: CompileOptions, specialization: Specialization,
+              timings: dict[str, float]) -> Module:
+    """The pass pipeline of `options` (docs/passes.md); each pass's time lands in `pass:<name>`."""
+    from ..passes import Instrumentation, optimize
+    run = _timed(timings, "passes", lambda: optimize(module, options, specialization, Instrumentation(verify_each=False)))
+    for name, seconds in run.timings:
+        timings[f"pass:{name}"] = timings.get(f"pass:{name}", 0.0) + seconds
+    return run.module
 
 
 def _check_request(module: Module, kernel: str, target: str, arch: str | None, file: str, text: str | None) -> None:

@@ -86,3 +86,6 @@ ACC = AttrSpec("type", doc="accumulator/result dtype (§3)")
 MEMORY_ORDERS = ("relaxed", "acquire", "release", "acq_rel")
 ORDER = AttrSpec("keyword", required=True, choices=MEMORY_ORDERS, doc="memory order (§11)")
 ACCESS_GROUPS: dict[str, Arity] = {"index": "*", "mask": "?"}
+# Set by the address-width pass (§2): offset arithmetic of this access in 32 or 64 bits.
+ADDRESS_WIDTH = AttrSpec("int", doc="32 or 64: bit width of this access's offset arithmetic, chosen by "
+                                    "the address-width pass (§2); logical indices stay 64-bit")

@@ -1,20 +1,24 @@
 """Indexed access, logical buffers and collision semantics (spec §8, §9, §10, §13)."""
-from ..optable import ACCESS_GROUPS, AttrSpec, OpDef, register
+from ..optable import ACCESS_GROUPS, ADDRESS_WIDTH, AttrSpec, OpDef, register
 
 register(
     OpDef("read", "§10", "gather through a typed index relation; invalid lanes yield fill",
-          operands=("source",), groups={**ACCESS_GROUPS, "fill": "?"}, effects=("read",),
+          operands=("source",), groups={**ACCESS_GROUPS, "fill": "?"}, attrs={"address_width": ADDRESS_WIDTH},
+          effects=("read",),
           example="%row = read %x index(%i, %cols) mask(%m) fill(%z) : tensor<f32, [%N]>"),
     OpDef("write", "§10", "store through a typed index relation; invalid lanes have no effect",
-          operands=("dest", "value"), groups=ACCESS_GROUPS, results=0, effects=("write",),
+          operands=("dest", "value"), groups=ACCESS_GROUPS, attrs={"address_width": ADDRESS_WIDTH}, results=0,
+          effects=("write",),
           example="write %y, %p index(%i, %cols)"),
     OpDef("unique_store", "§10", "arbitrary-index store whose active mapping must be injective",
-          operands=("dest", "value"), groups=ACCESS_GROUPS, results=0, effects=("unique_store",),
+          operands=("dest", "value"), groups=ACCESS_GROUPS, attrs={"address_width": ADDRESS_WIDTH}, results=0,
+          effects=("unique_store",),
           example="unique_store %y, %v index(%perm)"),
     OpDef("scatter_reduce", "§10", "store combining colliding values with a pure combine",
           operands=("dest", "value"), groups=ACCESS_GROUPS,
           attrs={"kind": AttrSpec("keyword", choices=("add", "max", "min", "and", "or", "xor"),
-                                  doc="builtin combine; omit it and give a combine region instead")},
+                                  doc="builtin combine; omit it and give a combine region instead"),
+                 "address_width": ADDRESS_WIDTH},
           regions=("combine",), min_regions=0, results=0, effects=("scatter_reduce",),
           example="scatter_reduce %out, %v index(%bin) {kind = add}"),
     OpDef("buffer", "§9", "a kernel-local logical buffer, uninitialized or from a full initial value",

@@ -1,10 +1,21 @@
 """Pointwise arithmetic, bitwise, comparison and selection ops (spec §3, §4, §5)."""
-from ..optable import APPROXIMATE, FLUSH_TO_ZERO, OpDef, register
+from ..optable import APPROXIMATE, FLUSH_TO_ZERO, AttrSpec, OpDef, register
 
 
 def _binary(name: str, section: str, summary: str) -> OpDef:
     return OpDef(name, section, summary, operands=("lhs", "rhs"),
                  example=f"%r = {name} %a, %b : tensor<f32, [%N]>")
+
+
+# Set by fusion-legality (§5.5): which operand of this add/sub is a float `mul` product that
+# may be fused with it into one FMA. The product's other uses keep the rounded product.
+FMA = AttrSpec("keyword", choices=("lhs", "rhs"),
+               doc="operand that is a same-dtype float product this add/sub may fuse with into one FMA (§5.5)")
+
+
+def _fusable(name: str, summary: str) -> OpDef:
+    return OpDef(name, "§4, §5, §5.5", summary, operands=("lhs", "rhs"), attrs={"fma": FMA},
+                 example=f"%r = {name} %p, %c {{fma = lhs}} : tensor<f32, [%N]>")
 
 
 def _compare(name: str, summary: str) -> OpDef:
@@ -13,8 +24,8 @@ def _compare(name: str, summary: str) -> OpDef:
 
 
 register(
-    _binary("add", "§4, §5", "sum; integers wrap modulo 2^width, floats round to nearest even"),
-    _binary("sub", "§4, §5", "difference; integers wrap, floats IEEE"),
+    _fusable("add", "sum; integers wrap modulo 2^width, floats round to nearest even"),
+    _fusable("sub", "difference; integers wrap, floats IEEE"),
     _binary("mul", "§4, §5", "product; integers keep the low width bits, floats IEEE"),
     _binary("div", "§4, §5", "IEEE float division; not defined on integers"),
     _binary("floordiv", "§4", "integer `//`: floor for signed, Euclidean for unsigned"),

@@ -30,7 +30,9 @@ register(
           attrs={"kind": AttrSpec("keyword", required=True, choices=("max", "min")), "axis": AXIS},
           results=2, example="%v, %i = arg_reduce %x {axis = 0, kind = max} : f32, index"),
     OpDef("region_fold", "§6", "order-preserving segmented fold: summarize slices, combine summaries",
-          operands=("sources*",), groups={"init": "+"}, attrs={"axis": AXIS},
+          operands=("sources*",), groups={"init": "+"},
+          attrs={"axis": AXIS, "segment": AttrSpec("int", doc="preferred slice length for lowering, set by "
+                                                          "online-reduction; never part of the meaning (§6)")},
           regions=("summarize", "combine"), results=None),
     OpDef("region_scan", "§6", "order-preserving segmented scan: summarize, combine, emit per element",
           operands=("sources*",), groups={"init": "+"}, attrs={"axis": AXIS},

@@ -1,0 +1,1 @@
+"""Pieces of the address-width pass: integer ranges of index values, address bounds."""

@@ -1,0 +1,1 @@
+"""Pieces of the online-reduction pass: matching a normalized summary, building its fold."""
