@@ -1,0 +1,75 @@
+"""The HTTP request and response bodies (they are the OpenAPI schema at /docs)."""
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from intentc.options import CompileOptions, Specialization
+
+CacheStatus = Literal["hit", "miss", "coalesced"]
+MAX_NAME = 256
+MAX_SPECIALIZATION_ENTRIES = 256
+
+
+class CompileRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    source: str = Field(description="the KIR module as text")
+    kernel: str = Field(min_length=1, max_length=MAX_NAME, description="the kernel to compile, without @")
+    target: str = Field(min_length=1, max_length=MAX_NAME, description="a registered target (GET /v1/targets)")
+    arch: str | None = Field(default=None, max_length=MAX_NAME)
+    options: CompileOptions = Field(default_factory=CompileOptions)
+    specialization: Specialization = Field(default_factory=Specialization)
+
+    @model_validator(mode="after")
+    def _bounded(self):
+        spec = self.specialization
+        collections = [value for value in (getattr(spec, name) for name in type(spec).model_fields)
+                       if isinstance(value, (dict, tuple, list))]
+        if max((len(c) for c in collections), default=0) > MAX_SPECIALIZATION_ENTRIES:
+            raise ValueError(f"at most {MAX_SPECIALIZATION_ENTRIES} entries per specialization field")
+        names = [name for c in collections for name in c]
+        values = [v for v in spec.constexprs.values() if isinstance(v, str)]
+        if self.options.pipeline is not None:
+            values.append(self.options.pipeline)
+        if any(len(text) > MAX_NAME for text in names) or any(len(text) > 4096 for text in values):
+            raise ValueError("specialization names are at most 256 characters, string values 4096")
+        if any(isinstance(v, float) and not math.isfinite(v) for v in spec.constexprs.values()):
+            raise ValueError("constexpr values must be finite")
+        return self
+
+
+class Artifact(BaseModel):
+    encoding: Literal["utf-8", "base64"]
+    data: str
+
+
+class Diagnostic(BaseModel):
+    code: str
+    message: str
+    file: str
+    line: int
+    col: int
+    hint: str = ""
+    severity: str = "error"
+
+
+class CompileResponse(BaseModel):
+    key: str = Field(description="the cache key (sha256 hex); GET /v1/artifacts/{key} serves this entry")
+    status: CacheStatus
+    artifacts: dict[str, Artifact] = Field(description="artifact name → content; empty when diagnostics")
+    diagnostics: list[Diagnostic] = Field(description="the CLI's diagnostics; non-empty with HTTP 422")
+    timings: dict[str, float] = Field(description="this request's stages, seconds")
+    compile_timings: dict[str, float] = Field(description="the stages of the compile that made the entry")
+
+
+class ErrorBody(BaseModel):
+    error: str = Field(description="too_large, limit, overloaded, timeout, internal, unauthorized, not_found")
+    detail: str
+
+
+class TargetInfo(BaseModel):
+    name: str
+    summary: str
+    archs: list[str]
