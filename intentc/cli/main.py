@@ -9,10 +9,10 @@ import traceback
 from pathlib import Path
 
 from ..version import __version__
-from . import convert, fmt, opt, remote, run, schema, serve, verify
+from . import compile, convert, fmt, opt, remote, run, schema, serve, verify
 from .common import EXIT_INTERNAL, EXIT_USAGE, UsageError
 
-SUBCOMMANDS = (fmt, convert, schema, verify, run, opt, serve, remote)
+SUBCOMMANDS = (fmt, convert, schema, verify, run, opt, serve, remote, compile)
 
 
 def build_parser() -> argparse.ArgumentParser:

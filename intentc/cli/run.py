@@ -1,4 +1,4 @@
-"""`intentc run`: run a kernel on a target (today: the reference interpreter)."""
+"""`intentc run`: run a kernel on a target: the reference interpreter or the host CPU."""
 from __future__ import annotations
 
 import sys
@@ -9,7 +9,7 @@ from ..diagnostics import DiagnosticError
 from ..interp.launch import run_kernel
 from .common import EXIT_INPUT_ERROR, EXIT_OK, UsageError, Chunk, load, read_text, report
 
-TARGETS = ("interp",)
+TARGETS = ("interp", "cpu")
 
 
 def add_parser(subparsers) -> None:
@@ -61,7 +61,12 @@ def run(args) -> int:
     inputs = _load_inputs(args.inputs)
     try:
         module = load(Chunk(args.file, text))
-        outputs = run_kernel(module, args.kernel, inputs, constexprs, args.seed, args.file, text)
+        if args.target == "cpu":
+            from ..runtime.cpu import compile_cpu
+            outputs = compile_cpu(module, args.kernel, {"constexprs": constexprs}, file=args.file,
+                                  source=text)(inputs, constexprs)
+        else:
+            outputs = run_kernel(module, args.kernel, inputs, constexprs, args.seed, args.file, text)
     except DiagnosticError as error:
         report(error)
         return EXIT_INPUT_ERROR

@@ -1,0 +1,52 @@
+"""The kernel ABI: `void kernel(i64 *args, i64 *status)`.
+
+`args` is a flat array of 64-bit slots, parameter by parameter:
+
+- a view: storage pointer of its allocation, element offset, allocation size in elements,
+  then one stride per axis and one extent per axis (elements, any sign for strides);
+- a scalar: its bit pattern, zero-extended (f32 as its 32 bits, f16 as its 16 bits);
+- a constexpr: like a scalar (an enum member as its value); ignored when specialized.
+
+`status` is one word: 0, or the 1-based id of the first run-time check that failed.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...ir.nodes import Kernel
+from ...ir.types import ConstexprType, EnumType, TensorType, ViewType
+
+
+@dataclass(frozen=True)
+class ParamSlots:
+    name: str
+    kind: str            # "view" | "scalar" | "constexpr"
+    dtype: str           # element dtype ("enum" for enum constexprs)
+    rank: int
+    start: int
+
+    @property
+    def count(self) -> int:
+        return 3 + 2 * self.rank if self.kind == "view" else 1
+
+
+def layout(kernel: Kernel) -> list[ParamSlots]:
+    slots, start = [], 0
+    for param in kernel.params:
+        type_ = param.type
+        if isinstance(type_, ViewType):
+            entry = ParamSlots(param.name, "view", type_.dtype, len(type_.shape), start)
+        elif isinstance(type_, ConstexprType):
+            dtype = "enum" if isinstance(type_.inner, EnumType) else type_.inner.dtype
+            entry = ParamSlots(param.name, "constexpr", dtype, 0, start)
+        elif isinstance(type_, TensorType) and not type_.shape:
+            entry = ParamSlots(param.name, "scalar", type_.dtype, 0, start)
+        else:
+            raise ValueError(f"parameter %{param.name} has a type the CPU ABI cannot pass")
+        slots.append(entry)
+        start += entry.count
+    return slots
+
+
+def slot_count(slots: list[ParamSlots]) -> int:
+    return sum(s.count for s in slots)

@@ -1,0 +1,135 @@
+"""contract and its named forms, outer, histogram (spec §3, §5.3, §7).
+
+Operands convert to the accumulator dtype by the cast rules. Float accumulators sum in f64
+(products of f32 and narrower are exact there) and round once into the accumulator, the
+fused form §5.3 allows and the interpreter computes; `init` joins before that rounding.
+Integer accumulators wrap in their own width.
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ...interp import errors
+from .conversion import convert
+from .emitter import CheckSite
+from .lowfloat import round_f64
+from .pointwise import binary
+from .types import F32, F64, I64, is_float, is_low, is_signed, register_type
+from .values import Lazy, Scalar
+
+NAMED = {"dot": ([0], [0]), "matvec": ([1], [0]), "vecmat": ([0], [0]), "matmul": ([1], [0])}
+
+
+def _settled(em, value):
+    return em.materialize(value) if isinstance(value, Lazy) and value.costly else value
+
+
+def _widen(em, op, value, dtype, acc):
+    converted = convert(em, op, value, dtype, acc)
+    if not is_float(acc):
+        return converted
+    return em.b.fpext(converted, F64) if acc == "f32" else converted
+
+
+def _finish(em, total, acc):
+    if acc == "f32":
+        return em.b.fptrunc(total, F32)
+    if is_low(acc):
+        return round_f64(em, total, acc)[0]
+    return total
+
+
+def contract(em, op, lhs, rhs, acc, lhs_contract, rhs_contract, lhs_batch=(), rhs_batch=(), init=None):
+    lhs, rhs = _settled(em, lhs), _settled(em, rhs)
+    lhs_free = [a for a in range(lhs.rank) if a not in lhs_contract and a not in lhs_batch]
+    rhs_free = [a for a in range(rhs.rank) if a not in rhs_contract and a not in rhs_batch]
+    k_shape = [lhs.shape[a] for a in lhs_contract]
+    floating = is_float(acc)
+    wide_type = F64 if floating else register_type(acc)
+    slot = em.entry_alloca(wide_type)
+    b = em.b
+    nb, nl = len(lhs_batch), len(lhs_free)
+
+    def compute(res):
+        b.store(ir.Constant(wide_type, 0.0 if floating else 0), slot)
+
+        def step(k):
+            li, ri = [None] * lhs.rank, [None] * rhs.rank
+            for axes, coords in ((lhs_batch, res[:nb]), (lhs_free, res[nb:nb + nl]), (lhs_contract, k)):
+                for a, c in zip(axes, coords):
+                    li[a] = c
+            for axes, coords in ((rhs_batch, res[:nb]), (rhs_free, res[nb + nl:]), (rhs_contract, k)):
+                for a, c in zip(axes, coords):
+                    ri[a] = c
+            x = _widen(em, op, lhs.at(em, li), lhs.dtype, acc)
+            y = _widen(em, op, rhs.at(em, ri), rhs.dtype, acc)
+            total = b.load(slot)
+            if floating:
+                b.store(b.fadd(total, b.fmul(x, y), flags=("reassoc",)), slot)
+            else:
+                b.store(b.add(total, b.mul(x, y)), slot)
+        em.for_each(k_shape, step)
+        total = b.load(slot)
+        if init is not None:
+            extra = _widen(em, op, init.at(em, res), init.dtype, acc)
+            total = b.fadd(total, extra) if floating else b.add(total, extra)
+        return _finish(em, total, acc)
+    shape = em.shape_of(op.result_types[0])
+    if not shape:
+        return Scalar(acc, (), compute([]))
+    memory = em.alloc(acc, shape)
+    em.for_each(shape, lambda idx: b.store(compute(idx), memory.address(em, idx)))
+    return memory
+
+
+def _contract_op(em, op):
+    lhs, rhs = (em.env[n] for n in op.operands)
+    init = op.group("init")
+    attrs = op.attributes
+    if op.name in NAMED:
+        lhs_contract, rhs_contract = NAMED[op.name]
+        batch_l, batch_r = (), ()
+    else:
+        lhs_contract, rhs_contract = attrs["lhs_contract"], attrs["rhs_contract"]
+        batch_l, batch_r = attrs.get("lhs_batch", ()), attrs.get("rhs_batch", ())
+    return contract(em, op, lhs, rhs, attrs["acc"].dtype, list(lhs_contract), list(rhs_contract),
+                    list(batch_l), list(batch_r), em.env[init[0]] if init else None)
+
+
+def _outer_op(em, op):
+    lhs, rhs = (_settled(em, em.env[n]) for n in op.operands)
+    shape = em.shape_of(op.result_types[0])
+    return Lazy(lhs.dtype, shape,
+                lambda e, idx: binary(e, op, "mul", lhs.at(e, [idx[0]]), rhs.at(e, [idx[1]]), lhs.dtype))
+
+
+def _histogram_op(em, op):
+    (values,) = (em.env[n] for n in op.operands)
+    valid_names = op.group("valid")
+    valid = em.env[valid_names[0]] if valid_names else None
+    type_ = op.result_types[0]
+    (bins,) = em.shape_of(type_)
+    counts = em.alloc(type_.dtype, (bins,))
+    count_type = register_type(type_.dtype)
+    em.store_into(counts, Lazy(type_.dtype, (bins,), lambda e, idx: ir.Constant(count_type, 0)))
+    site = CheckSite(op, errors.HISTOGRAM_RANGE, "active value outside [0, bins)")
+    b = em.b
+    from .memory import as_index, element_at
+
+    def count(idx):
+        active = element_at(em, valid, idx) if valid is not None else ir.Constant(ir.IntType(1), 1)
+        value = values.at(em, idx)
+        position = as_index(em, value, values.dtype)
+        inside = b.icmp_unsigned("<", position, bins)
+        if is_signed(values.dtype):
+            inside = b.and_(inside, b.icmp_signed(">=", position, ir.Constant(I64, 0)))
+        em.check(site, b.and_(active, b.not_(inside)))
+        with b.if_then(b.and_(active, inside)):
+            pointer = counts.address(em, [position])
+            b.store(b.add(b.load(pointer), ir.Constant(count_type, 1)), pointer)
+    em.for_each(values.shape, count)
+    return counts
+
+
+LOWER = {name: _contract_op for name in ("contract", *NAMED)}
+LOWER.update({"outer": _outer_op, "histogram": _histogram_op})

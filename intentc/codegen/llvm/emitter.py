@@ -1,0 +1,228 @@
+"""The lowering state of one kernel function: builders, the SSA environment, loops,
+temporaries, scopes and run-time checks.
+
+Illegal inputs never trap. A check ORs its condition into a per-site flag (a branch-free
+reduction that keeps loops vectorizable); after each op the raised flags record the site's
+id in the status word (first error wins), and execution goes on with a safe substitute
+value. The runtime turns the id back into the diagnostic the interpreter would give.
+"""
+from __future__ import annotations
+
+import math
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from llvmlite import ir
+
+from ...ir.nodes import Op
+from .types import I8, I64, register_type
+from .values import Memory, Tensor
+
+# A static temporary up to this size lives on the stack, in the entry block.
+STACK_LIMIT_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True)
+class CheckSite:
+    """One run-time check: the op, its diagnostic code and message."""
+    op: Op
+    code: str
+    message: str
+    hint: str = ""
+
+
+class Emitter:
+    def __init__(self, module: ir.Module, function: ir.Function, status: ir.Value, hooks):
+        self.module, self.function, self.status, self.hooks = module, function, status, hooks
+        self.entry = ir.IRBuilder(function.append_basic_block("entry"))
+        self.prologue = ir.IRBuilder(function.append_basic_block("prologue"))
+        self.body_block = function.append_basic_block("body")
+        self.b = ir.IRBuilder(self.body_block)
+        self.env: dict[str, object] = {}
+        self.sites: list[CheckSite] = []
+        self._site_ids: dict[CheckSite, int] = {}
+        self._flags: dict[int, ir.Value] = {}
+        self._raised: set[int] = set()
+        self.scopes: list[list[ir.Value]] = [[]]
+        self.exit_frees: list[ir.Value] = []
+        self.invariant: set[int] = set()   # ids of values computed in the prologue
+        self.loop_depth = 0
+
+    # ---- declarations --------------------------------------------------------------------
+    def declare(self, name: str, ret: ir.Type, args: list[ir.Type]) -> ir.Function:
+        existing = self.module.globals.get(name)
+        if existing is not None:
+            return existing
+        return ir.Function(self.module, ir.FunctionType(ret, args), name)
+
+    def intrinsic(self, name: str, type_: ir.Type, count: int = 1) -> ir.Function:
+        suffix = {"float": "f32", "double": "f64"}.get(str(type_), str(type_))
+        return self.declare(f"llvm.{name}.{suffix}", type_, [type_] * count)
+
+    def call_intrinsic(self, name: str, *args: ir.Value) -> ir.Value:
+        return self.b.call(self.intrinsic(name, args[0].type, len(args)), list(args))
+
+    # ---- control flow ----------------------------------------------------------------------
+    def new_block(self, name: str) -> ir.Block:
+        return self.function.append_basic_block(name)
+
+    def loop(self, start: ir.Value, stop: ir.Value, body, step: ir.Value | None = None, name: str = "i") -> None:
+        """for (i = start; i < stop; i += step) body(i)   (signed i64)."""
+        b = self.b
+        step = step if step is not None else ir.Constant(I64, 1)
+        before = b.block
+        header, inside, after = self.new_block(f"{name}.head"), self.new_block(f"{name}.body"), self.new_block(f"{name}.end")
+        b.branch(header)
+        b.position_at_end(header)
+        index = b.phi(I64, name=name)
+        index.add_incoming(start, before)
+        b.cbranch(b.icmp_signed("<", index, stop), inside, after)
+        b.position_at_end(inside)
+        self.loop_depth += 1
+        try:
+            body(index)
+        finally:
+            self.loop_depth -= 1
+        index.add_incoming(b.add(index, step, flags=["nsw"]), b.block)
+        b.branch(header)
+        b.position_at_end(after)
+
+    def for_each(self, shape, body) -> None:
+        """body(idx) for every coordinate of `shape`, row-major (the last axis innermost)."""
+        zero = ir.Constant(I64, 0)
+
+        def nest(axis: int, idx: list):
+            if axis == len(shape):
+                body(idx)
+                return
+            self.loop(zero, shape[axis], lambda i: nest(axis + 1, idx + [i]), name=f"d{axis}")
+        nest(0, [])
+
+    def if_then(self, cond: ir.Value, then, otherwise=None) -> None:
+        b = self.b
+        then_block, after = self.new_block("then"), self.new_block("endif")
+        else_block = self.new_block("else") if otherwise else after
+        b.cbranch(cond, then_block, else_block)
+        b.position_at_end(then_block)
+        then()
+        b.branch(after)
+        if otherwise:
+            b.position_at_end(else_block)
+            otherwise()
+            b.branch(after)
+        b.position_at_end(after)
+
+    # ---- temporaries and scopes --------------------------------------------------------------
+    def entry_alloca(self, type_: ir.Type, init: ir.Value | None = None) -> ir.Value:
+        slot = self.entry.alloca(type_)
+        if init is not None:
+            self.entry.store(init, slot)
+        return slot
+
+    def element_count(self, shape) -> ir.Value:
+        b = self.b
+        count = ir.Constant(I64, 1)
+        for extent in shape:
+            count = b.mul(count, extent) if not _is_const(count, 1) else extent
+        return count
+
+    def alloc(self, dtype: str, shape) -> Memory:
+        """A row-major register-typed temporary of `shape`."""
+        element = register_type(dtype)
+        size_bytes = max(1, (element.width + 7) // 8) if isinstance(element, ir.IntType) else \
+            (4 if str(element) == "float" else 8)
+        strides = self.row_major_strides(shape)
+        if all(isinstance(e, ir.Constant) for e in shape):
+            count = math.prod(int(e.constant) for e in shape)
+            if count * size_bytes <= STACK_LIMIT_BYTES:
+                storage = self.entry.alloca(ir.ArrayType(element, max(count, 1)))
+                return Memory(dtype, tuple(shape), self.entry.bitcast(storage, element.as_pointer()), strides)
+        hoist = self.loop_depth > 0 and all(isinstance(e, ir.Constant) or id(e) in self.invariant for e in shape)
+        builder = self.prologue if hoist else self.b
+        count = ir.Constant(I64, 1)
+        for extent in shape:
+            count = builder.mul(count, extent)
+        nbytes = builder.mul(count, ir.Constant(I64, size_bytes))
+        raw = self.hooks.heap_alloc(self, builder, nbytes)
+        pointer = builder.bitcast(raw, element.as_pointer())
+        (self.exit_frees if hoist or self.loop_depth == 0 else self.scopes[-1]).append(raw)
+        return Memory(dtype, tuple(shape), pointer, strides)
+
+    def row_major_strides(self, shape) -> tuple[ir.Value, ...]:
+        strides, step = [], ir.Constant(I64, 1)
+        for extent in reversed(shape):
+            strides.append(step)
+            step = extent if _is_const(step, 1) else (
+                ir.Constant(I64, int(step.constant) * int(extent.constant))
+                if isinstance(step, ir.Constant) and isinstance(extent, ir.Constant) else self.b.mul(step, extent))
+        return tuple(reversed(strides))
+
+    def materialize(self, value: Tensor) -> Memory:
+        if isinstance(value, Memory):
+            return value
+        memory = self.alloc(value.dtype, value.shape)
+        self.for_each(value.shape, lambda idx: self.b.store(value.at(self, idx), memory.address(self, idx)))
+        return memory
+
+    def store_into(self, memory: Memory, value: Tensor) -> None:
+        self.for_each(memory.shape, lambda idx: self.b.store(value.at(self, idx), memory.address(self, idx)))
+
+    @contextmanager
+    def scope(self):
+        self.scopes.append([])
+        try:
+            yield
+        finally:
+            for raw in self.scopes.pop():
+                self.hooks.heap_free(self, self.b, raw)
+
+    # ---- checks --------------------------------------------------------------------------------
+    def check(self, site: CheckSite, bad: ir.Value) -> None:
+        """Note that `bad` (i1) marks an illegal input at `site`."""
+        ident = self._site_ids.get(site)
+        if ident is None:
+            self.sites.append(site)
+            ident = self._site_ids[site] = len(self.sites)
+            self._flags[ident] = self.entry_alloca(I8, ir.Constant(I8, 0))
+        flag = self._flags[ident]
+        b = self.b
+        b.store(b.or_(b.load(flag), b.zext(bad, I8)), flag)
+        self._raised.add(ident)
+
+    def flush_checks(self) -> None:
+        """Record the first raised check since the last flush in the status word."""
+        b = self.b
+        for ident in sorted(self._raised):
+            raised = b.icmp_unsigned("!=", b.load(self._flags[ident]), ir.Constant(I8, 0))
+            with b.if_then(raised, likely=False):
+                b.cmpxchg(self.status, ir.Constant(I64, 0), ir.Constant(I64, ident), "monotonic", "monotonic")
+        self._raised.clear()
+
+    # ---- finishing -----------------------------------------------------------------------------
+    def finish(self) -> None:
+        self.flush_checks()
+        for raw in self.scopes[0] + self.exit_frees:
+            self.hooks.heap_free(self, self.b, raw)
+        self.b.ret_void()
+        self.entry.branch(self.prologue.block)
+        self.prologue.branch(self.body_block)
+
+
+def _is_const(value, number: int) -> bool:
+    return isinstance(value, ir.Constant) and int(value.constant) == number
+
+
+
+
+def _extent(self, extent) -> ir.Value:
+    if isinstance(extent, int):
+        return ir.Constant(I64, extent)
+    return self.env[extent].value
+
+
+def _shape_of(self, type_) -> tuple[ir.Value, ...]:
+    return tuple(self.extent(e) for e in type_.shape)
+
+
+Emitter.extent = _extent
+Emitter.shape_of = _shape_of

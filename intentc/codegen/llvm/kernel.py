@@ -1,0 +1,144 @@
+"""Lower one verified kernel to an LLVM function (see `abi.py` for its signature)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from llvmlite import ir
+
+from ...diagnostics import Diagnostic, DiagnosticError
+from ...ir.nodes import Kernel, Module
+from ...ir.types import ViewType
+from ...options import Specialization
+from .abi import ParamSlots, layout
+from .conversion import constant_value
+from .emitter import CheckSite, Emitter
+from .lowering import NotLowered, count_uses, lower_ops
+from .lowfloat import to_register
+from .types import F32, F64, I32, I64, is_low, register_type, storage_type
+from .values import Scalar, ViewRef
+
+NOT_LOWERED = "E0080"
+ABI_UNSUPPORTED = "E0081"
+
+
+@dataclass
+class LoweredKernel:
+    module: ir.Module
+    function: str
+    slots: list[ParamSlots]
+    sites: list[CheckSite]
+
+
+def function_name(kernel: str) -> str:
+    return f"intentc_kernel_{kernel}"
+
+
+def lower_kernel(module: Module, kernel_name: str, hooks, specialization: Specialization | None = None,
+                 file: str = "<input>", source: str | None = None) -> LoweredKernel:
+    """LLVM IR for `kernel_name`; raises DiagnosticError for what cannot be lowered yet."""
+    specialization = specialization or Specialization()
+    kernel = module.find(kernel_name)
+    assert isinstance(kernel, Kernel), kernel_name
+    try:
+        slots = layout(kernel)
+    except ValueError as problem:
+        raise _diagnostic(ABI_UNSUPPORTED, f"kernel @{kernel.name}: {problem}", kernel, file, source) from None
+    llmod = ir.Module(name=kernel_name)
+    if hooks.triple:
+        llmod.triple = hooks.triple
+    if hooks.data_layout:
+        llmod.data_layout = hooks.data_layout
+    pointer = I64.as_pointer()
+    function = ir.Function(llmod, ir.FunctionType(ir.VoidType(), [pointer, pointer]), function_name(kernel.name))
+    function.args[0].name, function.args[1].name = "args", "status"
+    em = Emitter(llmod, function, function.args[1], hooks)
+    em.kir_module = module
+    em.defs = {}
+    em.uses = count_uses(kernel.body, {})
+    _bind_params(em, kernel, slots, function.args[0], specialization)
+    try:
+        lower_ops(em, kernel.body)
+    except NotLowered as missing:
+        op = missing.op
+        reason = f" ({missing.reason})" if missing.reason else ""
+        raise _diagnostic(NOT_LOWERED, f"op `{op.name}` is not yet lowered to LLVM{reason}", op, file, source,
+                          "run it with --target interp") from None
+    em.finish()
+    return LoweredKernel(llmod, function.name, slots, em.sites)
+
+
+def _diagnostic(code, message, node, file, source, hint="") -> DiagnosticError:
+    line, col = (node.loc.line, node.loc.col) if node.loc else (1, 1)
+    return DiagnosticError([Diagnostic(code, message, line, col, file, hint)], source)
+
+
+def _bind_params(em, kernel: Kernel, slots: list[ParamSlots], args, specialization: Specialization) -> None:
+    b = em.prologue
+
+    def slot(index: int) -> ir.Value:
+        value = b.load(b.gep(args, [ir.Constant(I64, index)], inbounds=True))
+        em.invariant.add(id(value))
+        return value
+
+    def remember(value):
+        em.invariant.add(id(value))
+        return value
+
+    types = {p.name: p.type for p in kernel.params}
+    for entry in slots:
+        type_ = types[entry.name]
+        if entry.kind == "view":
+            _bind_view(em, entry, type_, slot, remember, specialization)
+        elif entry.kind == "constexpr" and entry.name in specialization.constexprs:
+            value = specialization.constexprs[entry.name]
+            if entry.dtype == "enum":
+                from ...ir.nodes import SymbolRef
+                member = str(value).rsplit(".", 1)[-1]
+                value = SymbolRef(name=f"{type_.inner.name}.{member}")
+            em.env[entry.name] = Scalar(entry.dtype, (), constant_value(em, value, entry.dtype))
+        else:
+            em.env[entry.name] = Scalar(entry.dtype, (), remember(_scalar_from_slot(em, b, slot(entry.start),
+                                                                                    entry.dtype)))
+    for name, extent in specialization.extents.items():
+        if name in em.env or any(name in getattr(t, "shape", ()) for t in types.values()):
+            em.env[name] = Scalar("index", (), ir.Constant(I64, int(extent)))
+
+
+def _scalar_from_slot(em, b, word, dtype):
+    saved, em.b = em.b, b
+    try:
+        if dtype in ("enum", "index", "i64", "u64"):
+            return word
+        if dtype == "f64":
+            return b.bitcast(word, F64)
+        if dtype == "f32":
+            return b.bitcast(b.trunc(word, I32), F32)
+        if is_low(dtype):
+            return to_register(em, b.trunc(word, storage_type(dtype)), dtype)
+        if dtype == "bool":
+            return b.icmp_unsigned("!=", word, ir.Constant(I64, 0))
+        return b.trunc(word, register_type(dtype))
+    finally:
+        em.b = saved
+
+
+def _bind_view(em, entry: ParamSlots, type_: ViewType, slot, remember, specialization) -> None:
+    b = em.prologue
+    rank = entry.rank
+    pointer = remember(b.inttoptr(slot(entry.start), storage_type(type_.dtype).as_pointer()))
+    offset, size = slot(entry.start + 1), slot(entry.start + 2)
+    strides = [slot(entry.start + 3 + a) for a in range(rank)]
+    if entry.name in specialization.unit_stride and rank:
+        strides[-1] = ir.Constant(I64, 1)
+    extents = []
+    for axis, declared in enumerate(type_.shape):
+        if isinstance(declared, int):
+            extents.append(ir.Constant(I64, declared))
+        elif declared in specialization.extents:
+            extents.append(ir.Constant(I64, int(specialization.extents[declared])))
+        else:
+            extents.append(slot(entry.start + 3 + rank + axis))
+        if isinstance(declared, str) and declared not in em.env:
+            em.env[declared] = Scalar("index", (), extents[-1])
+    em.env[entry.name] = ViewRef(entry.name, type_.dtype, type_.direction, pointer, offset, size,
+                                 tuple(strides), tuple(extents))

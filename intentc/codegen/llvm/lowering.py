@@ -1,0 +1,73 @@
+"""The op dispatcher: one table from op name to lowering, gathered from the family modules.
+
+A lowering returns the op's value (or a list for multi-result ops). A costly lazy result
+with more than one use is materialized once, so no expensive element is computed twice.
+An op without a lowering raises `NotLowered`, which the kernel driver turns into a
+diagnostic naming the op and its location.
+"""
+from __future__ import annotations
+
+from ...ir.nodes import Op
+from .values import Lazy
+
+MULTI = frozenset({"loop", "if", "call", "generic_reduce", "generic_scan", "arg_reduce", "region_fold",
+                   "region_scan"})
+
+
+class NotLowered(Exception):
+    def __init__(self, op: Op, reason: str = ""):
+        super().__init__(op.name)
+        self.op, self.reason = op, reason
+
+
+def _table() -> dict:
+    from . import atomics, contraction, control, conversion, mathfns, memory, pointwise, reduction, rng, shape
+    table = {}
+    for family in (pointwise, conversion, mathfns, shape, memory, reduction, contraction, control, atomics, rng):
+        table.update(family.LOWER)
+    return table
+
+
+_LOWER: dict | None = None
+
+
+def lowering_table() -> dict:
+    global _LOWER
+    if _LOWER is None:
+        _LOWER = _table()
+    return _LOWER
+
+
+def lower_op(em, op: Op) -> None:
+    impl = lowering_table().get(op.name) if op.registered else None
+    if impl is None:
+        raise NotLowered(op)
+    out = impl(em, op)
+    em.defs.update(dict.fromkeys(op.results, op))
+    if op.results:
+        values = list(out) if op.name in MULTI else [out]
+        for name, value in zip(op.results, values):
+            if isinstance(value, Lazy) and value.costly and em.uses.get(name, 0) > 1:
+                value = em.materialize(value)
+            em.env[name] = value
+    em.flush_checks()
+
+
+def lower_ops(em, ops) -> list | None:
+    """Lower a block; return the yielded values, or None when it ends without `yield`."""
+    for op in ops:
+        if op.name == "yield":
+            return [em.env[name] for name in op.operands]
+        lower_op(em, op)
+    return None
+
+
+def count_uses(ops, uses: dict, depth: int = 0) -> dict:
+    """How often each SSA name is used; a use inside a region counts twice (it may repeat)."""
+    for op in ops:
+        names = list(op.operands) + [v for g in op.groups for v in g.values]
+        for name in names:
+            uses[name] = uses.get(name, 0) + (2 if depth else 1)
+        for region in op.regions:
+            count_uses(region.ops, uses, depth + 1)
+    return uses

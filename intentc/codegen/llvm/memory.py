@@ -1,0 +1,168 @@
+"""Views, logical buffers and indexed access (spec §8, §9, §10, §13).
+
+Every access lane computes its coordinates (index tensors broadcast right-aligned to the
+access shape), checks them against the logical extents — and, for views, the address
+against the allocation — and touches memory only when it is active and in bounds. An
+out-of-bounds active lane is reported (R0301) and makes no access.
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ...interp import errors
+from .emitter import CheckSite
+from .lowfloat import to_register, to_storage
+from .pointwise import binary
+from .shape import broadcast_index, broadcast_to
+from .types import I1, I64, is_signed, register_type
+from .values import BufferRef, Scalar, ViewRef
+
+
+def as_index(em, value, dtype):
+    if value.type == I64:
+        return value
+    return em.b.sext(value, I64) if is_signed(dtype) else em.b.zext(value, I64)
+
+
+def element_at(em, tensor, idx):
+    """Element of `tensor` at access coordinate `idx` (tensor broadcast right-aligned)."""
+    return tensor.at(em, broadcast_index(tensor, idx))
+
+
+class Access:
+    """The lanes of one read/write/atomic on a view or buffer."""
+
+    def __init__(self, em, op, resource, indices, mask):
+        self.em, self.op, self.resource, self.indices, self.mask = em, op, resource, indices, mask
+        self.site = CheckSite(op, errors.OUT_OF_BOUNDS, "active access is outside the resource's extents "
+                              "or allocation", "mask the lane off or clamp the index")
+
+    def lane(self, idx):
+        """(pointer, in-bounds-and-active i1) of the lane at `idx`."""
+        em, b = self.em, self.em.b
+        active = element_at(em, self.mask, idx) if self.mask is not None else ir.Constant(I1, 1)
+        coords = [as_index(em, element_at(em, t, idx), t.dtype) for t in self.indices]
+        inside = ir.Constant(I1, 1)
+        for c, extent in zip(coords, self.resource.shape):
+            inside = b.and_(inside, b.icmp_unsigned("<", c, extent))
+        resource = self.resource
+        if isinstance(resource, ViewRef):
+            address = resource.offset
+            for c, stride in zip(coords, resource.strides):
+                address = b.add(address, b.mul(c, stride))
+            inside = b.and_(inside, b.icmp_unsigned("<", address, resource.size))
+            pointer = b.gep(resource.ptr, [address])
+        else:
+            pointer = resource.memory.address(em, coords)
+        em.check(self.site, b.and_(active, b.not_(inside)))
+        return pointer, b.and_(active, inside)
+
+    def load(self, pointer):
+        value = self.em.b.load(pointer)
+        return to_register(self.em, value, self.resource.dtype) if isinstance(self.resource, ViewRef) else value
+
+    def store(self, pointer, value):
+        if isinstance(self.resource, ViewRef):
+            value = to_storage(self.em, value, self.resource.dtype)
+        self.em.b.store(value, pointer)
+
+
+def access(em, op):
+    resource = em.env[op.operands[0]]
+    indices = [em.env[n] for n in (op.group("index") or ())]
+    mask = op.group("mask")
+    return Access(em, op, resource, indices, em.env[mask[0]] if mask else None)
+
+
+def guarded(em, condition, then):
+    """then() under `condition`; returns nothing."""
+    with em.b.if_then(condition):
+        then()
+
+
+def _read_op(em, op):
+    acc = access(em, op)
+    type_ = op.result_types[0]
+    shape = em.shape_of(type_)
+    fill_names = op.group("fill")
+    fill = em.env[fill_names[0]] if fill_names else None
+    zero = ir.Constant(register_type(type_.dtype), 0 if isinstance(register_type(type_.dtype), ir.IntType) else 0.0)
+
+    def element(idx):
+        b = em.b
+        pointer, live = acc.lane(idx)
+        default = element_at(em, fill, idx) if fill is not None else zero
+        before = b.block
+        with b.if_then(live):
+            loaded = acc.load(pointer)
+            loaded_block = b.block
+        merged = b.phi(loaded.type)
+        merged.add_incoming(loaded, loaded_block)
+        merged.add_incoming(default, before)
+        return merged
+    if not shape:
+        return Scalar(type_.dtype, (), element([]))
+    memory = em.alloc(type_.dtype, shape)
+    em.for_each(shape, lambda idx: em.b.store(element(idx), memory.address(em, idx)))
+    return memory
+
+
+def _store_each(em, op, combine=None):
+    acc = access(em, op)
+    value = em.env[op.operands[1]]
+    shape = value.shape
+
+    def element(idx):
+        pointer, live = acc.lane(idx)
+        new = value.at(em, idx)
+        with em.b.if_then(live):
+            acc.store(pointer, new if combine is None else combine(acc.load(pointer), new))
+    em.for_each(shape, element)
+
+
+def _write_op(em, op):
+    _store_each(em, op)
+
+
+def _scatter_reduce_op(em, op):
+    if op.regions:
+        region = op.regions[0]
+
+        def combine(old, new):
+            from .control import run_region
+            dtype = em.env[op.operands[1]].dtype
+            (result,) = run_region(em, region, [Scalar(dtype, (), old), Scalar(dtype, (), new)])
+            return result.value
+    else:
+        kind = op.attributes["kind"].name
+        name = {"add": "add", "max": "maximum", "min": "minimum", "and": "and", "or": "or", "xor": "xor"}[kind]
+        dtype = em.env[op.operands[1]].dtype
+
+        def combine(old, new):
+            return binary(em, op, name, old, new, dtype)
+    _store_each(em, op, combine)
+
+
+def _buffer_op(em, op):
+    type_ = op.result_types[0]
+    memory = em.alloc(type_.dtype, em.shape_of(type_))
+    init = op.group("init")
+    if init:
+        em.store_into(memory, broadcast_to(em, em.env[init[0]], memory.shape))
+    return BufferRef(type_.dtype, memory)
+
+
+def _assume_in_bounds_op(em, op):
+    index, resource = (em.env[n] for n in op.operands)
+    extent = resource.shape[op.attributes["axis"]]
+    site = CheckSite(op, errors.ASSUME_VIOLATED, f"index is outside axis {op.attributes['axis']} of the resource, "
+                     "which the program assumes it is not")
+
+    def check(idx):
+        coordinate = as_index(em, index.at(em, idx), index.dtype)
+        em.check(site, em.b.icmp_unsigned(">=", coordinate, extent))
+    em.for_each(index.shape, check)
+
+
+LOWER = {"read": _read_op, "write": _write_op, "unique_store": _write_op, "scatter_reduce": _scatter_reduce_op,
+         "buffer": _buffer_op, "assume_in_bounds": _assume_in_bounds_op}

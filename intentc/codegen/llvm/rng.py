@@ -1,0 +1,69 @@
+"""Philox4x32-10 random bits and uniform floats, exactly as spec §12 writes them."""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ...interp import errors
+from .emitter import CheckSite
+from .pointwise import elementwise
+from .types import F32, I32, I64, is_signed
+
+M0, M1 = 0xD2511F53, 0xCD9E8D57
+W0, W1 = 0x9E3779B9, 0xBB67AE85
+
+
+def philox_word(em, seed: ir.Value, counter: ir.Value) -> ir.Value:
+    """The u32 word `counter % 4` of Philox4x32-10 block `counter // 4` under `seed` (both i64)."""
+    b = em.b
+
+    def low(x):
+        return b.trunc(x, I32)
+
+    def high(x):
+        return b.trunc(b.lshr(x, ir.Constant(I64, 32)), I32)
+
+    block = b.lshr(counter, ir.Constant(I64, 2))
+    c0, c1, c2, c3 = low(block), high(block), ir.Constant(I32, 0), ir.Constant(I32, 0)
+    k0, k1 = low(seed), high(seed)
+    for _ in range(10):
+        p0 = b.mul(ir.Constant(I64, M0), b.zext(c0, I64))
+        p1 = b.mul(ir.Constant(I64, M1), b.zext(c2, I64))
+        hi0, lo0, hi1, lo1 = high(p0), low(p0), high(p1), low(p1)
+        c0, c1, c2, c3 = b.xor(b.xor(hi1, c1), k0), lo1, b.xor(b.xor(hi0, c3), k1), lo0
+        k0 = b.add(k0, ir.Constant(I32, W0))
+        k1 = b.add(k1, ir.Constant(I32, W1))
+    word = b.and_(counter, ir.Constant(I64, 3))
+    pick = c3
+    for number, value in ((2, c2), (1, c1), (0, c0)):
+        pick = b.select(b.icmp_unsigned("==", word, ir.Constant(I64, number)), value, pick)
+    return pick
+
+
+def _bits(em, op, seed, counter):
+    def element(e, v):
+        value = v[1]
+        if is_signed(counter.dtype):
+            e.check(CheckSite(op, errors.NEGATIVE_COUNTER, "random counter is negative"),
+                    e.b.icmp_signed("<", value, ir.Constant(value.type, 0)))
+        wide = value if value.type == I64 else (e.b.sext(value, I64) if is_signed(counter.dtype) else
+                                                 e.b.zext(value, I64))
+        return philox_word(e, v[0], wide)
+    return element
+
+
+def _random_bits_op(em, op):
+    seed, counter = (em.env[n] for n in op.operands)
+    return elementwise(em, op, [seed, counter], _bits(em, op, seed, counter), "u32", costly=True)
+
+
+def _uniform_op(em, op):
+    seed, counter = (em.env[n] for n in op.operands)
+    bits = _bits(em, op, seed, counter)
+
+    def element(e, v):
+        word = bits(e, v)
+        return e.b.fmul(e.b.uitofp(e.b.lshr(word, ir.Constant(I32, 8)), F32), ir.Constant(F32, 2.0 ** -24))
+    return elementwise(em, op, [seed, counter], element, "f32", costly=True)
+
+
+LOWER = {"random_bits": _random_bits_op, "uniform": _uniform_op}

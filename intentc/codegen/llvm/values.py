@@ -1,0 +1,106 @@
+"""How KIR values exist while a kernel is being lowered.
+
+A tensor (a scalar is a rank-0 tensor) is known by its dtype, its extents (i64 LLVM values)
+and a way to produce the register value of one element at a coordinate:
+
+- `Scalar`: one SSA value;
+- `Lazy`: an element expression re-emitted wherever an element is needed (pointwise ops,
+  iota, broadcast, ...), so chains of element-wise ops fuse into one loop;
+- `Memory`: elements in a temporary (register-typed, any strides in elements).
+
+Views and buffers are resources, not values: `ViewRef` and `BufferRef`. Tuples are Python
+tuples of values, records `RecordVal`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from llvmlite import ir
+
+from .types import I64
+
+
+@dataclass
+class Tensor:
+    dtype: str
+    shape: tuple[ir.Value, ...]
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    def at(self, em, idx: list[ir.Value]) -> ir.Value:
+        raise NotImplementedError
+
+
+@dataclass
+class Scalar(Tensor):
+    value: ir.Value = None
+    shape: tuple[ir.Value, ...] = ()
+
+    def at(self, em, idx):
+        return self.value
+
+
+@dataclass
+class Lazy(Tensor):
+    fn: Callable = None
+    # Whether producing an element costs more than a few instructions (math calls, reads):
+    # such a value is materialized when it has more than one use.
+    costly: bool = False
+
+    def at(self, em, idx):
+        return self.fn(em, idx)
+
+
+@dataclass
+class Memory(Tensor):
+    ptr: ir.Value = None              # register-typed element pointer
+    strides: tuple[ir.Value, ...] = ()
+    row_major: bool = True            # strides are the row-major strides of shape
+
+    def address(self, em, idx):
+        b = em.b
+        offset = None
+        for c, s in zip(idx, self.strides):
+            term = b.mul(c, s)
+            offset = term if offset is None else b.add(offset, term)
+        return b.gep(self.ptr, [offset if offset is not None else ir.Constant(I64, 0)], inbounds=True)
+
+    def at(self, em, idx):
+        return em.b.load(self.address(em, idx))
+
+
+@dataclass
+class ViewRef:
+    """An external view: storage pointer to element 0 of the allocation, element offset,
+    allocation size in elements, strides and extents (all i64)."""
+    name: str
+    dtype: str
+    direction: str
+    ptr: ir.Value
+    offset: ir.Value
+    size: ir.Value
+    strides: tuple[ir.Value, ...]
+    shape: tuple[ir.Value, ...]
+
+
+@dataclass
+class BufferRef:
+    """A kernel-local logical buffer: register-typed, row-major."""
+    dtype: str
+    memory: Memory
+
+    @property
+    def shape(self):
+        return self.memory.shape
+
+
+@dataclass
+class RecordVal:
+    fields: dict = field(default_factory=dict)
+
+
+def scalar(dtype: str, value: ir.Value) -> Scalar:
+    return Scalar(dtype, (), value)

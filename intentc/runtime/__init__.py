@@ -1,0 +1,1 @@
+"""Runtimes that launch compiled kernels: `cpu` runs host code JIT-compiled by LLVM."""

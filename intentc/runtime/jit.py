@@ -1,0 +1,90 @@
+"""LLVM on the host, set up once per process: the target machine, the optimization
+pipeline and MCJIT engines (one per compiled kernel, kept alive by the kernel object)."""
+from __future__ import annotations
+
+import functools
+import threading
+
+import llvmlite
+import llvmlite.binding as llvm
+
+_LOCK = threading.Lock()
+
+
+@functools.lru_cache(maxsize=1)
+def host_target_machine():
+    """The process's target machine for optimizing and emitting objects (never handed to
+    an engine: an MCJIT engine takes ownership of its target machine)."""
+    return new_target_machine()
+
+
+def new_target_machine(opt: int = 3):
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    _load_libm()
+    target = llvm.Target.from_triple(llvm.get_process_triple())
+    return target.create_target_machine(cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(),
+                                        opt=opt, reloc="pic", codemodel="jitdefault", jit=True)
+
+
+@functools.lru_cache(maxsize=1)
+def _load_libm() -> None:
+    """Make libm's symbols resolvable by JIT-compiled code (most Pythons load it already)."""
+    import ctypes.util
+    name = ctypes.util.find_library("m")
+    if name:
+        try:
+            llvm.load_library_permanently(name)
+        except RuntimeError:
+            pass
+
+
+def host_triple() -> str:
+    return llvm.get_process_triple()
+
+
+def host_data_layout() -> str:
+    return str(host_target_machine().target_data)
+
+
+def toolchain() -> dict[str, str]:
+    return {"llvm": ".".join(map(str, llvm.llvm_version_info)), "llvmlite": llvmlite.__version__,
+            "cpu": llvm.get_host_cpu_name(), "features": llvm.get_host_cpu_features().flatten()}
+
+
+def parse_and_optimize(ir_text: str, opt_level: int = 3):
+    """Parse LLVM IR text, verify it and run the standard O`opt_level` pipeline."""
+    with _LOCK:
+        module = llvm.parse_assembly(ir_text)
+        module.verify()
+        if opt_level:
+            builder = _pass_builder(min(opt_level, 3))
+            builder.getModulePassManager().run(module, builder)
+        return module
+
+
+_PIPELINES: dict[int, tuple] = {}
+
+
+def _pass_builder(level: int):
+    """The pass builder of one optimization level, built once per process (its tuning
+    options must outlive it; a pass manager is used once)."""
+    if level not in _PIPELINES:
+        tuning = llvm.PipelineTuningOptions(speed_level=level)
+        tuning.loop_vectorization = True
+        tuning.slp_vectorization = True
+        _PIPELINES[level] = (llvm.create_pass_builder(host_target_machine(), tuning), tuning)
+    return _PIPELINES[level][0]
+
+
+def jit(module):
+    """An MCJIT engine holding `module` compiled to host code."""
+    with _LOCK:
+        engine = llvm.create_mcjit_compiler(module, new_target_machine())
+        engine.finalize_object()
+        return engine
+
+
+def emit_object(module) -> bytes:
+    with _LOCK:
+        return host_target_machine().emit_object(module)

@@ -1,0 +1,39 @@
+"""`intentc compile --target llvm|cpu` and `intentc run --target cpu`: outputs and exit codes."""
+from __future__ import annotations
+
+import numpy as np
+
+from intentc.cli.main import main
+from sample_paths import SAMPLES
+
+
+def test_compile_llvm_prints_ir(capsys):
+    assert main(["compile", str(SAMPLES / "saxpy.kir"), "--kernel", "saxpy", "--target", "llvm"]) == 0
+    text = capsys.readouterr().out
+    assert "define void @intentc_kernel_saxpy" in text and "fma" in text
+
+
+def test_compile_cpu_writes_an_object(tmp_path):
+    out = tmp_path / "saxpy.o"
+    assert main(["compile", str(SAMPLES / "saxpy.kir"), "--kernel", "saxpy", "--target", "cpu", "-o", str(out)]) == 0
+    assert out.read_bytes()[:4] == b"\x7fELF"
+
+
+def test_compile_reports_unlowered_ops_and_bad_requests(capsys):
+    assert main(["compile", str(SAMPLES / "quantize_q8_k.kir"), "--kernel", "quantize_q8_k"]) == 1
+    assert "E0080" in capsys.readouterr().err
+    assert main(["compile", str(SAMPLES / "saxpy.kir"), "--kernel", "nope"]) == 1
+    assert main(["compile", str(SAMPLES / "saxpy.kir"), "--kernel", "saxpy", "--target", "nope"]) == 1
+    assert main(["compile", str(SAMPLES / "missing.kir"), "--kernel", "saxpy"]) == 2
+
+
+def test_run_on_cpu_matches_interp(tmp_path):
+    x = np.random.default_rng(0).standard_normal((3, 20)).astype(np.float32)
+    np.savez(tmp_path / "in.npz", x=x, t=np.float32(0.9))
+    results = {}
+    for target in ("interp", "cpu"):
+        out = tmp_path / f"{target}.npz"
+        assert main(["run", str(SAMPLES / "row_softmax.kir"), "--kernel", "row_softmax", "--target", target,
+                     "--inputs", str(tmp_path / "in.npz"), "--outputs", str(out)]) == 0
+        results[target] = np.load(out)["y"]
+    assert np.allclose(results["cpu"], results["interp"], rtol=1e-6)
