@@ -23,7 +23,8 @@ def run(module_or_text: Module | str, kernel: str, inputs: dict | None = None, c
     members by name). Returns the out/inout views as arrays of their logical shape.
     Illegal inputs and bad launches raise `DiagnosticError`. `target="cpu"` compiles the
     kernel for the host (specialized on `constexprs`) and runs it there instead; to compile
-    once and launch many times use `intentc.runtime.cpu.compile_cpu`.
+    once and launch many times use `intentc.runtime.cpu.compile_cpu`. `target="cuda"` does
+    the same on the first CUDA GPU (`intentc.runtime.cuda.compile_cuda`).
     """
     if isinstance(module_or_text, str):
         source = module_or_text
@@ -34,6 +35,10 @@ def run(module_or_text: Module | str, kernel: str, inputs: dict | None = None, c
         from .runtime.cpu import compile_cpu
         compiled = compile_cpu(module, kernel, {"constexprs": dict(constexprs or {})}, file=file, source=source)
         return compiled(inputs or {}, constexprs)
+    if target == "cuda":
+        from .runtime.cuda import compile_cuda
+        compiled = compile_cuda(module, kernel, {"constexprs": dict(constexprs or {})}, file=file, source=source)
+        return compiled(inputs or {}, constexprs)
     if target != "interp":
-        raise ValueError(f"unknown run target {target!r} (interp, cpu)")
+        raise ValueError(f"unknown run target {target!r} (interp, cpu, cuda)")
     return run_kernel(module, kernel, inputs or {}, constexprs, seed, file, source)

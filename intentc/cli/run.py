@@ -1,4 +1,4 @@
-"""`intentc run`: run a kernel on a target: the reference interpreter or the host CPU."""
+"""`intentc run`: run a kernel on a target: the reference interpreter, the host CPU or a CUDA GPU."""
 from __future__ import annotations
 
 import sys
@@ -9,7 +9,7 @@ from ..diagnostics import DiagnosticError
 from ..interp.launch import run_kernel
 from .common import EXIT_INPUT_ERROR, EXIT_OK, UsageError, Chunk, load, read_text, report
 
-TARGETS = ("interp", "cpu")
+TARGETS = ("interp", "cpu", "cuda")
 
 
 def add_parser(subparsers) -> None:
@@ -65,6 +65,10 @@ def run(args) -> int:
             from ..runtime.cpu import compile_cpu
             outputs = compile_cpu(module, args.kernel, {"constexprs": constexprs}, file=args.file,
                                   source=text)(inputs, constexprs)
+        elif args.target == "cuda":
+            from ..runtime.cuda import compile_cuda
+            outputs = compile_cuda(module, args.kernel, {"constexprs": constexprs}, file=args.file,
+                                   source=text)(inputs, constexprs)
         else:
             outputs = run_kernel(module, args.kernel, inputs, constexprs, args.seed, args.file, text)
     except DiagnosticError as error:

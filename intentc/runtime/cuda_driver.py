@@ -53,6 +53,16 @@ class Device:
         minor = _check(driver.cuDeviceGetAttribute(
             driver.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, self.handle), "cuDeviceGetAttribute")
         self.arch = f"sm_{major}{minor}"
+        self.sm_count = _check(driver.cuDeviceGetAttribute(
+            driver.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, self.handle), "cuDeviceGetAttribute")
+        self._heap_bytes = 0
+
+    def ensure_heap(self, nbytes: int) -> None:
+        """Make the device malloc heap at least `nbytes` (set before the kernels that use it)."""
+        if nbytes > self._heap_bytes:
+            driver = _driver()
+            _check(driver.cuCtxSetLimit(driver.CUlimit.CU_LIMIT_MALLOC_HEAP_SIZE, nbytes), "cuCtxSetLimit(heap)")
+            self._heap_bytes = nbytes
 
     def load(self, image: bytes | str) -> "Module":
         """Load a cubin (bytes) or PTX (text, JIT-compiled by the driver)."""
@@ -70,6 +80,13 @@ class Module:
 
     def function(self, name: str):
         return _check(_driver().cuModuleGetFunction(self.handle, name.encode()), f"cuModuleGetFunction({name})")
+
+    @staticmethod
+    def max_threads(function) -> int:
+        """The most threads a CTA of `function` can have (registers and local memory allowing)."""
+        driver = _driver()
+        return _check(driver.cuFuncGetAttribute(
+            driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, function), "cuFuncGetAttribute")
 
     def unload(self) -> None:
         _check(_driver().cuModuleUnload(self.handle), "cuModuleUnload")

@@ -1,0 +1,242 @@
+"""GPU benchmark, run on the H200: intentc's cubins side by side with Triton and PyTorch in
+one process, on device-resident data (no host copies timed). GB/s counts bytes read plus
+bytes written once each. Writes bench/results/gpu-<date>-<host>.json (or --out).
+
+    python3 bench/gpu.py [--quick] [--out FILE]
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import platform
+import socket
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+import triton
+import triton.language as tl
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from intentc.runtime.cuda import compile_cuda  # noqa: E402
+
+SAMPLES = ROOT / "ir_samples"
+
+
+def sample(name):
+    return (SAMPLES / f"{name}.kir").read_text()
+
+
+def row_sum_f32_text():
+    text = sample("row_sum")
+    start = text.index("kernel @row_sum_f16")
+    end = text.index("kernel @row_sum_i8")
+    return text[start:end].replace("f16", "f32")
+
+
+def histogram1024_text():
+    return sample("histogram_masked").replace("[256]", "[1024]").replace("value = 256", "value = 1024")
+
+
+# ---- Triton kernels -----------------------------------------------------------------------------
+@triton.jit
+def t_add(x, y, z, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(z + offs, tl.load(x + offs, mask=m) + tl.load(y + offs, mask=m), mask=m)
+
+
+@triton.jit
+def t_softmax(x, y, n, inv_t, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK)
+    m = cols < n
+    v = tl.load(x + row * n + cols, mask=m, other=-float("inf")) * inv_t
+    v = v - tl.max(v, 0)
+    e = tl.exp(v)
+    tl.store(y + row * n + cols, e / tl.sum(e, 0), mask=m)
+
+
+@triton.jit
+def t_rowsum(x, y, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK)
+    tl.store(y + row, tl.sum(tl.load(x + row * n + cols, mask=cols < n, other=0.0), 0))
+
+
+@triton.jit
+def t_cumsum(x, y, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK)
+    m = cols < n
+    tl.store(y + row * n + cols, tl.cumsum(tl.load(x + row * n + cols, mask=m, other=0.0), 0), mask=m)
+
+
+@triton.jit
+def t_hist(v, h, n, BLOCK: tl.constexpr, BINS: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(v + offs, mask=offs < n, other=-1)
+    ok = (offs < n) & (x >= 0) & (x < BINS)
+    tl.atomic_add(h + tl.where(ok, x, 0), tl.where(ok, 1, 0), mask=ok)
+
+
+@triton.jit
+def t_uniform(y, n, seed, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y + offs, tl.rand(seed, offs), mask=offs < n)
+
+
+# ---- timing --------------------------------------------------------------------------------------
+def timed(fn, reps):
+    fn()
+    torch.cuda.synchronize()
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(reps):
+        fn()
+    stop.record()
+    torch.cuda.synchronize()
+    return start.elapsed_time(stop) / reps * 1e-3
+
+
+def words(kernel, values: dict):
+    """Argument slots for device tensors (views) and Python scalars, in the kernel's ABI order."""
+    from intentc.runtime.binding import _scalar_word
+    out = []
+    for entry in kernel.compiled.lowered.slots:
+        value = values[entry.name]
+        if entry.kind == "view":
+            out += [value.data_ptr(), 0, value.numel(), *value.stride(), *value.shape]
+        else:
+            out.append(_scalar_word(value, entry.dtype))
+    return out
+
+
+class Intentc:
+    def __init__(self, text, name):
+        self.kernel = compile_cuda(text, name)
+        self.status = torch.zeros(1, dtype=torch.int64, device="cuda")
+
+    def __call__(self, **values):
+        w = words(self.kernel, values)
+        return lambda: self.kernel.launch_device(w, self.status.data_ptr())
+
+    def ok(self):
+        torch.cuda.synchronize()
+        status = int(self.status.item())
+        if status:
+            raise RuntimeError(f"status word {status} (-1: device heap exhausted, >0: illegal input site)")
+        return True
+
+
+def bench_all(quick: bool):
+    reps = 5 if quick else 20
+    results = []
+
+    def record(name, nbytes, impls, check):
+        row = {"bench": name, "bytes": nbytes}
+        for label, fn in impls.items():
+            try:
+                seconds = timed(fn, reps)
+                row[label] = {"ms": seconds * 1e3, "GB/s": nbytes / seconds / 1e9}
+            except Exception as error:  # a failing implementation is reported, not fatal
+                row[label] = {"error": f"{type(error).__name__}: {str(error)[:300]}"}
+        try:
+            row["intentc_correct"] = bool(check())
+        except Exception as error:
+            row["intentc_correct"] = f"{type(error).__name__}: {str(error)[:300]}"
+        if "GB/s" in row.get("intentc", {}) and "GB/s" in row.get("triton", {}):
+            row["intentc/triton"] = row["intentc"]["GB/s"] / row["triton"]["GB/s"]
+        print(json.dumps(row), flush=True)
+        results.append(row)
+
+    # vector add
+    n = (1 << 24) if quick else (1 << 28)
+    x, y = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
+    z1, z2 = torch.empty_like(x), torch.empty_like(x)
+    k = Intentc(sample("vector_add"), "vector_add")
+    record(f"vector_add f32 n={n}", 12 * n, {
+        "intentc": k(x=x, y=y, z=z1), "triton": lambda: t_add[(triton.cdiv(n, 1024),)](x, y, z2, n, BLOCK=1024),
+        "torch": lambda: torch.add(x, y, out=z2)}, lambda: k.ok() and torch.equal(z1, x + y))
+    del x, y, z1, z2
+
+    soft = Intentc(sample("row_softmax"), "row_softmax")
+    for rows, cols in ([(4096, 1024)] if quick else [(32768, 1024), (8192, 4096), (4096, 16384)]):
+        x = torch.randn(rows, cols, device="cuda")
+        y1, y2 = torch.empty_like(x), torch.empty_like(x)
+        block = triton.next_power_of_2(cols)
+        warps = 4 if block <= 2048 else (8 if block <= 8192 else 16)
+        record(f"row_softmax f32 {rows}x{cols}", 8 * rows * cols, {
+            "intentc": soft(x=x, t=1.0, y=y1),
+            "triton": lambda: t_softmax[(rows,)](x, y2, cols, 1.0, BLOCK=block, num_warps=warps),
+            "torch": lambda: torch.softmax(x, 1)},
+            lambda: soft.ok() and torch.allclose(y1, torch.softmax(x, 1), atol=1e-6))
+        del x, y1, y2
+
+    rows, cols = (4096, 1024) if quick else (32768, 4096)
+    x = torch.randn(rows, cols, device="cuda")
+    s1, s2 = torch.empty(rows, device="cuda"), torch.empty(rows, device="cuda")
+    rs = Intentc(row_sum_f32_text(), "row_sum_f32")
+    record(f"row_sum f32 {rows}x{cols}", 4 * rows * cols + 4 * rows, {
+        "intentc": rs(x=x, y=s1), "triton": lambda: t_rowsum[(rows,)](x, s2, cols, BLOCK=cols, num_warps=8),
+        "torch": lambda: torch.sum(x, 1, out=s2)}, lambda: rs.ok() and torch.allclose(s1, x.sum(1), atol=1e-3))
+    c1, c2 = torch.empty_like(x), torch.empty_like(x)
+    cs = Intentc(sample("cumsum"), "row_cumsum")
+    record(f"cumsum f32 {rows}x{cols}", 8 * rows * cols, {
+        "intentc": cs(x=x, y=c1), "triton": lambda: t_cumsum[(rows,)](x, c2, cols, BLOCK=cols, num_warps=8),
+        "torch": lambda: torch.cumsum(x, 1, out=c2)},
+        lambda: cs.ok() and torch.allclose(c1, torch.cumsum(x.double(), 1).float(), atol=1e-2))
+    del x, c1, c2
+
+    n = (1 << 22) if quick else (1 << 26)
+    v = torch.randint(-8, 1100, (n,), device="cuda", dtype=torch.int32)
+    h1, h2 = torch.zeros(1024, dtype=torch.int32, device="cuda"), torch.zeros(1024, dtype=torch.int32, device="cuda")
+    hk = Intentc(histogram1024_text(), "histogram256")
+
+    def expected_hist():
+        keep = v[(v >= 0) & (v < 1024)].long()
+        return torch.bincount(keep, minlength=1024).int()
+    h1.zero_()
+    run_once = hk(values=v, hist=h1)
+    run_once()
+    torch.cuda.synchronize()
+    first = h1.clone()
+    record(f"histogram 1024 bins i32 n={n}", 4 * n, {
+        "intentc": run_once, "triton": lambda: t_hist[(triton.cdiv(n, 2048),)](v, h2, n, BLOCK=2048, BINS=1024),
+        "torch": lambda: torch.histc(v.float(), 1024, 0, 1024)}, lambda: hk.ok() and torch.equal(first, expected_hist()))
+    del v
+
+    rows, cols = (1024, 1024) if quick else (8192, 8192)
+    x = torch.randn(rows, cols, device="cuda")
+    y1, keep = torch.empty_like(x), torch.empty(rows, cols, dtype=torch.uint8, device="cuda")
+    u = torch.empty(rows * cols, device="cuda")
+    dk = Intentc(sample("philox_dropout"), "dropout")
+    record(f"philox dropout/uniform f32 {rows}x{cols}", 9 * rows * cols, {
+        "intentc": dk(x=x, seed=1234, offset=0, p=0.5, y=y1, keep_out=keep),
+        "triton": lambda: t_uniform[(triton.cdiv(rows * cols, 1024),)](u, rows * cols, 1234, BLOCK=1024),
+        "torch": lambda: torch.rand(rows * cols, device="cuda", out=u)}, lambda: dk.ok())
+    return results
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--out")
+    args = parser.parse_args(argv)
+    started = datetime.datetime.now(datetime.timezone.utc)
+    rows = bench_all(args.quick)
+    report = {"date": started.isoformat(timespec="seconds"), "host": socket.gethostname(),
+              "device": torch.cuda.get_device_name(0), "torch": torch.__version__, "triton": triton.__version__,
+              "python": platform.python_version(), "quick": args.quick, "results": rows}
+    out = Path(args.out) if args.out else ROOT / "bench" / "results" / \
+        f"gpu-{started:%Y%m%d}-{socket.gethostname()}.json"
+    out.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()

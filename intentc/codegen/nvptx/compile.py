@@ -1,0 +1,82 @@
+"""KIR kernel → PTX text (+ launch configuration) → cubin. One lowering (`codegen.llvm`),
+NVPTX hooks; this module only adds the entry's calling convention, libdevice and LLVM's
+NVPTX code generator."""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+
+import llvmlite.binding as llvm
+from llvmlite import ir
+
+from ...diagnostics import Diagnostic, DiagnosticError
+from ...ir.nodes import Kernel, Module
+from ...options import Specialization
+from ..llvm.kernel import LoweredKernel, lower_kernel
+from . import libdevice, machine
+from .hooks import NvptxHooks
+from .mapping import LaunchConfig, grid_parallel, launch_config
+
+BAD_ARCH = "E0062"
+
+
+@dataclass
+class PtxKernel:
+    ptx: str
+    launch: LaunchConfig
+    lowered: LoweredKernel
+
+    def launch_json(self) -> str:
+        return json.dumps(self.launch.to_json(), indent=2) + "\n"
+
+
+def _mark_entry(lowered: LoweredKernel) -> None:
+    module = lowered.module
+    module.get_global(lowered.function).calling_convention = "ptx_kernel"
+    # libdevice's __nvvm_reflect("__CUDA_FTZ") → 0: subnormals kept, IEEE everywhere.
+    flag = module.add_metadata([ir.Constant(ir.IntType(32), 4), ir.MetaDataString(module, "nvvm-reflect-ftz"),
+                                ir.Constant(ir.IntType(32), 0)])
+    module.add_named_metadata("llvm.module.flags", flag)
+
+
+def compile_ptx(module: Module, kernel_name: str, arch: str, specialization: Specialization | None = None,
+                timings: dict | None = None, file: str = "<input>", source: str | None = None) -> PtxKernel:
+    """PTX for one verified (and pass-optimized) kernel; DiagnosticError for what cannot be lowered."""
+    if arch not in machine.ARCHS:
+        raise DiagnosticError([Diagnostic(BAD_ARCH, f"no NVPTX arch `{arch}`", 1, 1, file,
+                                          "archs: " + ", ".join(machine.ARCHS))], source)
+    timings = timings if timings is not None else {}
+    kernel = module.find(kernel_name)
+    assert isinstance(kernel, Kernel), kernel_name
+    mark = time.perf_counter()
+    lowered = lower_kernel(module, kernel_name, NvptxHooks(grid_parallel(kernel)), specialization, file, source)
+    _mark_entry(lowered)
+    text = str(lowered.module)
+    timings["lower-llvm"] = timings.get("lower-llvm", 0.0) + time.perf_counter() - mark
+    mark = time.perf_counter()
+    with machine.LOCK:
+        parsed = llvm.parse_assembly(text)
+        parsed.verify()
+        libdevice.link(parsed)
+        for function in parsed.functions:
+            if not function.is_declaration and function.name != lowered.function:
+                function.linkage = "internal"
+        machine.optimize(parsed, arch)
+        timings["llvm-opt"] = timings.get("llvm-opt", 0.0) + time.perf_counter() - mark
+        mark = time.perf_counter()
+        ptx = machine.emit_ptx(parsed, arch)
+    timings["ptx-emit"] = timings.get("ptx-emit", 0.0) + time.perf_counter() - mark
+    return PtxKernel(ptx, launch_config(kernel, lowered.function, arch), lowered)
+
+
+def assemble_cubin(ptx: str, arch: str, timings: dict | None = None) -> bytes:
+    from ...toolchain.nvidia import ToolchainError, assemble
+    mark = time.perf_counter()
+    try:
+        return assemble(ptx, arch)
+    except ToolchainError as error:
+        raise DiagnosticError([Diagnostic("E0082", str(error), 1, 1, "<ptxas>")]) from None
+    finally:
+        if timings is not None:
+            timings["ptxas"] = timings.get("ptxas", 0.0) + time.perf_counter() - mark
