@@ -39,7 +39,9 @@ def _finish(em, total, acc):
     return total
 
 
-def contract(em, op, lhs, rhs, acc, lhs_contract, rhs_contract, lhs_batch=(), rhs_batch=(), init=None):
+def contract(em, op, lhs, rhs, acc, lhs_contract, rhs_contract, lhs_batch=(), rhs_batch=(), init=None,
+             widened=False):
+    """The contraction; `widened` operands already yield the wide (f64 or acc) summands."""
     lhs, rhs = _settled(em, lhs), _settled(em, rhs)
     lhs_free = [a for a in range(lhs.rank) if a not in lhs_contract and a not in lhs_batch]
     rhs_free = [a for a in range(rhs.rank) if a not in rhs_contract and a not in rhs_batch]
@@ -61,8 +63,9 @@ def contract(em, op, lhs, rhs, acc, lhs_contract, rhs_contract, lhs_batch=(), rh
             for axes, coords in ((rhs_batch, res[:nb]), (rhs_free, res[nb + nl:]), (rhs_contract, k)):
                 for a, c in zip(axes, coords):
                     ri[a] = c
-            x = _widen(em, op, lhs.at(em, li), lhs.dtype, acc)
-            y = _widen(em, op, rhs.at(em, ri), rhs.dtype, acc)
+            x, y = lhs.at(em, li), rhs.at(em, ri)
+            if not widened:
+                x, y = _widen(em, op, x, lhs.dtype, acc), _widen(em, op, y, rhs.dtype, acc)
             total = b.load(slot)
             if floating:
                 b.store(b.fadd(total, b.fmul(x, y), flags=("reassoc",)), slot)

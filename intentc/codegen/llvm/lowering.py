@@ -21,9 +21,11 @@ class NotLowered(Exception):
 
 
 def _table() -> dict:
-    from . import atomics, contraction, control, conversion, mathfns, memory, pointwise, reduction, rng, shape
+    from . import (atomics, contraction, control, conversion, mathfns, memory, pointwise, quant, reduction, rng,
+                   shape, structured)
     table = {}
-    for family in (pointwise, conversion, mathfns, shape, memory, reduction, contraction, control, atomics, rng):
+    for family in (pointwise, conversion, mathfns, shape, memory, reduction, contraction, structured, quant, control,
+                   atomics, rng):
         table.update(family.LOWER)
     return table
 
@@ -62,12 +64,16 @@ def lower_ops(em, ops) -> list | None:
     return None
 
 
-def count_uses(ops, uses: dict, depth: int = 0) -> dict:
-    """How often each SSA name is used; a use inside a region counts twice (it may repeat)."""
+def count_uses(ops, uses: dict, depth: int = 0, defined: dict | None = None) -> dict:
+    """How often each SSA name is used; a use inside a region deeper than the name's
+    definition counts twice (it may repeat)."""
+    defined = {} if defined is None else defined
     for op in ops:
         names = list(op.operands) + [v for g in op.groups for v in g.values]
         for name in names:
-            uses[name] = uses.get(name, 0) + (2 if depth else 1)
+            uses[name] = uses.get(name, 0) + (2 if depth > defined.get(name, 0) else 1)
         for region in op.regions:
-            count_uses(region.ops, uses, depth + 1)
+            defined.update(dict.fromkeys((arg.name for arg in region.args), depth + 1))
+            count_uses(region.ops, uses, depth + 1, defined)
+        defined.update(dict.fromkeys(op.results, depth))
     return uses

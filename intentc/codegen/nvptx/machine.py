@@ -19,11 +19,15 @@ def _initialize() -> None:
     llvm.initialize_all_asmprinters()
 
 
-@functools.lru_cache(maxsize=None)
-def target_machine(arch: str):
+def new_target_machine(arch: str):
     _initialize()
     target = llvm.Target.from_triple("nvptx64-nvidia-cuda")
     return target.create_target_machine(cpu=arch, features=PTX_VERSION[arch], opt=3)
+
+
+@functools.lru_cache(maxsize=None)
+def target_machine(arch: str):
+    return new_target_machine(arch)
 
 
 @functools.lru_cache(maxsize=None)
@@ -40,4 +44,7 @@ def optimize(module, arch: str) -> None:
 
 
 def emit_ptx(module, arch: str) -> str:
-    return target_machine(arch).emit_assembly(module)
+    # The NVPTX printer numbers call sequences across everything one target machine emitted;
+    # a fresh machine per module (about 1 ms) keeps the PTX a function of the module alone,
+    # which the artifact cache relies on.
+    return new_target_machine(arch).emit_assembly(module)

@@ -1,0 +1,136 @@
+"""scaled_contract and sparse_contract (spec §7), as the interpreter computes them.
+
+Both become an ordinary `contract` over a logical dense operand:
+
+- scaled: every decoded element times its e8m0 scale, an exact f64 (e2m1 / e4m3 values
+  times a power of two), decoded once into a temporary, then summed in f64 and rounded
+  once into the accumulator;
+- sparse: the dense lhs [M, K] holds the compressed value at its metadata position and
+  zero elsewhere (the interpreter densifies, so a zero times an infinite rhs is NaN here
+  too). Invalid metadata or group relations are illegal inputs (R0401); the dense operand
+  then has no K extent so nothing out of range is read.
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ...interp import errors
+from .contraction import _settled, contract
+from .conversion import decode_e2m1, decode_e8m0
+from .emitter import CheckSite
+from .lowfloat import decode
+from .memory import as_index
+from .types import F64, I1, I64, const
+from .values import Lazy, RecordVal
+
+
+def _i64(value: int) -> ir.Constant:
+    return ir.Constant(I64, value)
+
+
+def _any(em, conditions) -> ir.Value:
+    bad = ir.Constant(I1, 0)
+    for condition in conditions:
+        bad = em.b.or_(bad, condition)
+    return bad
+
+
+# ---- scaled contract -----------------------------------------------------------------------------
+def _element(em, byte, k, fmt):
+    """Logical element `k` of a group's carrier byte `byte` as an exact f64."""
+    b = em.b
+    if fmt == "e4m3":
+        return decode(em, byte, "f8e4m3fn")
+    shift = b.trunc(b.shl(b.and_(k, _i64(1)), _i64(2)), byte.type)
+    return b.fpext(decode_e2m1(em, b.lshr(byte, shift)), F64)
+
+
+def _scaled_contract_op(em, op):
+    lhs, lhs_scale, rhs, rhs_scale = (_settled(em, em.env[n]) for n in op.operands)
+    attrs = op.attributes
+    fmt, group, acc = attrs["format"].name, int(attrs["group_size"]), attrs["acc"].dtype
+    per = 2 if fmt == "e2m1" else 1
+    b = em.b
+    m, groups, carriers = lhs.shape
+    n = rhs.shape[2]
+    site = CheckSite(op, errors.SHAPE_MISMATCH, f"scaled_contract operand shapes do not fit group_size {group} "
+                     f"of {fmt}")
+    em.check(site, _any(em, [b.icmp_unsigned("!=", b.mul(carriers, _i64(per)), _i64(group)),
+                             b.icmp_unsigned("!=", rhs.shape[0], groups),
+                             b.icmp_unsigned("!=", rhs.shape[1], carriers)]))
+    width = _i64(group)
+
+    def carrier_at(k):
+        return b.udiv(k, _i64(per)) if per > 1 else k
+
+    def scale(code):
+        return em.b.fpext(decode_e8m0(em, code), F64)
+
+    def a_at(e, idx):
+        row, g, k = idx
+        element = _element(e, lhs.at(e, [row, g, carrier_at(k)]), k, fmt)
+        return e.b.fmul(element, scale(lhs_scale.at(e, [row, g])))
+
+    def b_at(e, idx):
+        g, k, col = idx
+        element = _element(e, rhs.at(e, [g, carrier_at(k), col]), k, fmt)
+        return e.b.fmul(element, scale(rhs_scale.at(e, [col, g])))
+    # decode each operand once (an element is used by every row / column of the other)
+    a = em.materialize(Lazy("f64", (m, groups, width), a_at))
+    bb = em.materialize(Lazy("f64", (groups, width, n), b_at))
+    return contract(em, op, a, bb, acc, [1, 2], [0, 1], widened=True)
+
+
+# ---- sparse contract -----------------------------------------------------------------------------
+def _sparse_contract_op(em, op):
+    lhs, metadata, rhs = (em.env[n] for n in op.operands)
+    lhs, rhs = _settled(em, lhs), _settled(em, rhs)
+    pattern, acc = op.attributes["pattern"].name, op.attributes["acc"].dtype
+    group, kept = (2, 1) if pattern == "one_of_two" else (4, 2)
+    fields = [metadata] if pattern == "one_of_two" else [metadata.fields[f] for f in ("first", "second")] \
+        if isinstance(metadata, RecordVal) else list(metadata)
+    fields = [_settled(em, f) for f in fields]
+    b = em.b
+    m, compressed = lhs.shape
+    k = rhs.shape[0]
+    shape_site = CheckSite(op, errors.SPARSE_METADATA, f"{pattern}: K and the compressed extent do not match "
+                           f"groups of {group}")
+    bad_shape = _any(em, [b.icmp_unsigned("!=", b.urem(k, _i64(group)), _i64(0)),
+                          b.icmp_unsigned("!=", b.mul(compressed, _i64(group)), b.mul(k, _i64(kept)))] +
+                     [b.icmp_unsigned("!=", b.mul(f.shape[1], _i64(group)), k) for f in fields])
+    em.check(shape_site, bad_shape)
+    depth = b.select(bad_shape, _i64(0), k)
+    _check_metadata(em, op, pattern, fields)
+    zero = const(lhs.dtype, 0)
+    positions = [lambda e, idx, f=f: as_index(e, f.at(e, idx), f.dtype) for f in fields]
+
+    def dense(e, idx):
+        row, col = idx
+        g = e.b.udiv(col, _i64(group))
+        p = e.b.urem(col, _i64(group))
+        value = zero
+        for slot in reversed(range(kept)):
+            position = positions[slot](e, [row, g])
+            stored = lhs.at(e, [row, e.b.add(e.b.mul(g, _i64(kept)), _i64(slot))])
+            value = e.b.select(e.b.icmp_unsigned("==", position, p), stored, value)
+        return value
+    return contract(em, op, Lazy(lhs.dtype, (m, depth), dense, costly=True), rhs, acc, [1], [0])
+
+
+def _check_metadata(em, op, pattern, fields):
+    site = CheckSite(op, errors.SPARSE_METADATA, "one_of_two metadata outside {0, 1}" if pattern == "one_of_two"
+                     else "two_of_four metadata must satisfy 0 <= first < second < 4")
+
+    def check(idx):
+        b = em.b
+        values = [as_index(em, f.at(em, idx), f.dtype) for f in fields]
+        if pattern == "one_of_two":
+            em.check(site, b.icmp_unsigned(">", values[0], _i64(1)))
+            return
+        first, second = values
+        em.check(site, _any(em, [b.icmp_signed("<", first, _i64(0)), b.icmp_signed(">=", first, second),
+                                 b.icmp_signed(">=", second, _i64(4))]))
+    em.for_each(fields[0].shape, check)
+
+
+LOWER = {"scaled_contract": _scaled_contract_op, "sparse_contract": _sparse_contract_op}
