@@ -15,14 +15,16 @@ import time
 import numpy as np
 
 from ..codegen.cpu.hooks import HostHooks
+from ..codegen.cpu.outline import RUNNER
 from ..codegen.llvm.kernel import LoweredKernel, lower_kernel
 from ..diagnostics import Diagnostic, DiagnosticError
 from ..interp.launch import Launch
 from ..interp.errors import LAUNCH_NO_KERNEL, launch_error
 from ..ir.nodes import Kernel, Module
 from ..options import CompileOptions, Specialization
-from . import jit
+from . import cpu_threads, jit
 from .binding import bind_copied, bind_in_place
+from .cpu_extents import check_extents, extent_params
 
 _SIGNATURE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)
 
@@ -46,6 +48,9 @@ class CpuKernel:
         self.module, self.kernel, self.lowered, self.file, self.source = module, kernel, lowered, file, source
         self.specialization, self.timings = specialization, timings
         self._engine = engine
+        self._extent_params = extent_params(kernel)
+        if RUNNER in lowered.module.globals:
+            cpu_threads.install(engine, RUNNER)
         self._entry = _SIGNATURE(engine.get_function_address(lowered.function))
 
     @property
@@ -55,9 +60,12 @@ class CpuKernel:
     def _constexprs(self, given: dict | None) -> dict:
         return {**self.specialization.constexprs, **(given or {})}
 
-    def _run(self, slots: np.ndarray) -> None:
+    def _run(self, env: dict, slots: np.ndarray) -> None:
+        check_extents(self._extent_params, env, self.file, self.source)
         status = np.zeros(1, dtype=np.int64)
         self._entry(slots.ctypes.data, status.ctypes.data)
+        if status[0] == cpu_threads.STATUS_RUNNER_FAILED:
+            raise RuntimeError("the CPU thread pool failed while running a parallel region")
         if status[0]:
             raise self._illegal_input(int(status[0]))
 
@@ -71,7 +79,7 @@ class CpuKernel:
     def __call__(self, inputs: dict | None = None, constexprs: dict | None = None) -> dict[str, np.ndarray]:
         launch = Launch(self.module, self.kernel, self.file, self.source)
         env, slots, keep = bind_copied(launch, self.lowered.slots, inputs or {}, self._constexprs(constexprs))
-        self._run(slots)
+        self._run(env, slots)
         del keep
         return {p.name: env[p.name].logical() for p in self.kernel.params
                 if getattr(p.type, "direction", None) in ("out", "inout")}
@@ -79,8 +87,8 @@ class CpuKernel:
     def launch(self, constexprs: dict | None = None, **arrays) -> None:
         """Run on the caller's arrays: out/inout views are written in place."""
         launch = Launch(self.module, self.kernel, self.file, self.source)
-        _, slots, keep = bind_in_place(launch, self.lowered.slots, arrays, self._constexprs(constexprs))
-        self._run(slots)
+        env, slots, keep = bind_in_place(launch, self.lowered.slots, arrays, self._constexprs(constexprs))
+        self._run(env, slots)
         del keep
 
 

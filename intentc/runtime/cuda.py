@@ -70,7 +70,7 @@ class CudaKernel:
 
     def grid(self) -> tuple[int, int, int]:
         config = self.compiled.launch
-        if config.mapping == "grid-stride":
+        if config.mapping in ("grid-stride", "cta"):
             return (config.ctas_per_sm * self.device.sm_count, 1, 1)
         return (1, 1, 1)
 

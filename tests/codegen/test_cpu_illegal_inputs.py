@@ -28,6 +28,22 @@ BAD_LOOP = """kernel @k(%x: view<i32, [1], inout>, %step: index) {
   write %x, %r index(%c0)
 }"""
 
+NEGATIVE_DOMAIN = """kernel @k(%n: index, %y: view<i64, [4], out>) {
+  parallel %n {
+  ^b(%i: index):
+    %t = cast %i : i64
+    write %y, %t index(%i)
+  }
+}"""
+
+NEGATIVE_SHAPE = """kernel @k(%n: index, %y: view<i64, [1], out>) {
+  %c = constant {value = 0} : index
+  %i = iota : tensor<index, [%n]>
+  %s = reduce %i {axes = [0], kind = sum} : index
+  %t = cast %s : i64
+  write %y, %t index(%c)
+}"""
+
 CASES = [
     ("division by zero", binary_kernel("floordiv", "i32"),
      {"a": np.array([1, 2, 3], np.int32), "b": np.array([1, 0, 1], np.int32)}, "R0201", "floordiv"),
@@ -41,6 +57,8 @@ CASES = [
     ("index out of bounds", OUT_OF_BOUNDS, {"x": np.zeros(4, np.float32), "idx": np.array([0, 4], np.int32)},
      "R0301", "read"),
     ("non-positive loop step", BAD_LOOP, {"x": np.zeros(1, np.int32), "step": 0}, "R0403", "loop"),
+    ("negative parallel domain", NEGATIVE_DOMAIN, {"n": -3}, "R0206", "parallel"),
+    ("negative extent of a computed tensor", NEGATIVE_SHAPE, {"n": -2}, "R0206", "iota"),
 ]
 
 

@@ -34,6 +34,12 @@ def _bit_exact(sample: str, kernel: str) -> bool:
     return sample in BIT_EXACT or f"{sample}:{kernel}" in BIT_EXACT
 
 
+@pytest.fixture(autouse=True)
+def threads_on(monkeypatch):
+    """Top-level parallels run in chunks on the pool, more threads than this machine has cores."""
+    monkeypatch.setenv("INTENTC_CPU_THREADS", "4")
+
+
 @pytest.mark.parametrize("sample,kernel,make,reference,tolerance", CASES, ids=[f"{c[0]}:{c[1]}" for c in CASES])
 @pytest.mark.parametrize("seed", [11, 12])
 def test_sample_on_cpu_matches_interpreter(sample, kernel, make, reference, tolerance, seed):

@@ -49,7 +49,7 @@ def test_sample_compiles_to_ptx_that_ptxas_accepts(sample, kernel, arch):
     compiled = compile_ptx(module, kernel, arch)
     assert f".target {arch}" in compiled.ptx and f".entry {compiled.launch.kernel}" in compiled.ptx
     assert "__nvvm_reflect" not in compiled.ptx
-    assert json.loads(compiled.launch_json())["mapping"] in ("grid-stride", "single-thread")
+    assert json.loads(compiled.launch_json())["mapping"] in ("cta", "grid-stride", "single-thread")
     try:
         ptxas_path()
     except ToolchainError as missing:
@@ -63,7 +63,7 @@ def test_ptx_and_cubin_targets_through_the_driver():
     ptx = compile_kernel(text, "row_softmax", "ptx", "sm_80").artifacts
     assert set(ptx) == {"kernel.ptx", "launch.json"} and "div.rn.f32" in ptx["kernel.ptx"]
     assert "__nv_exp" not in ptx["kernel.ptx"]           # libdevice linked, internalized and inlined
-    assert json.loads(ptx["launch.json"])["mapping"] == "grid-stride"
+    assert json.loads(ptx["launch.json"])["mapping"] == "cta"
     with pytest.raises(DiagnosticError) as error:
         compile_kernel(text, "row_softmax", "ptx", "sm_70")
     assert error.value.diagnostics[0].code == "E0062"

@@ -40,7 +40,7 @@ def _int_pointer(em, pointer, dtype):
 def _atomic_load_op(em, op):
     acc = access(em, op)
     type_ = op.result_types[0]
-    order = ORDERS[_order(op)]
+    order = em.hooks.scoped(ORDERS[_order(op)])
     b = em.b
 
     def lane(idx):
@@ -60,7 +60,7 @@ def _atomic_load_op(em, op):
 def _atomic_store_op(em, op):
     acc = access(em, op)
     value = em.env[op.operands[1]]
-    order = ORDERS[_order(op)]
+    order = em.hooks.scoped(ORDERS[_order(op)])
     b = em.b
     dtype = acc.resource.dtype
 
@@ -111,7 +111,7 @@ def _atomic_cas_op(em, op):
         want, new = bits_of(em, expected.at(em, idx), dtype), bits_of(em, desired.at(em, idx), dtype)
         before = b.block
         with b.if_then(live):
-            pair = b.cmpxchg(int_pointer, want, new, ORDERS[order], FAILURE[order])
+            pair = b.cmpxchg(int_pointer, want, new, em.hooks.scoped(ORDERS[order]), FAILURE[order])
             old, hit = b.extract_value(pair, 0), b.extract_value(pair, 1)
             done = b.block
         old_merged, hit_merged = b.phi(int_type), b.phi(I1)

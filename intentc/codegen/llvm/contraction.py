@@ -72,7 +72,9 @@ def contract(em, op, lhs, rhs, acc, lhs_contract, rhs_contract, lhs_batch=(), rh
             else:
                 b.store(b.add(total, b.mul(x, y)), slot)
         em.for_each(k_shape, step)
-        total = b.load(slot)
+        wide = "f64" if floating else acc
+        total = em.hooks.combine_partials(em, op, "sum", b.load(slot), wide,
+                                          lambda p, q: b.fadd(p, q, flags=("reassoc",)) if floating else b.add(p, q))
         if init is not None:
             extra = _widen(em, op, init.at(em, res), init.dtype, acc)
             total = b.fadd(total, extra) if floating else b.add(total, extra)

@@ -88,6 +88,10 @@ class Emitter:
         b.position_at_end(after)
 
     def for_each(self, shape, body) -> None:
+        """body(idx) for every coordinate of a tensor-level `shape` (the target decides how)."""
+        self.hooks.for_each(self, shape, body)
+
+    def serial_for_each(self, shape, body) -> None:
         """body(idx) for every coordinate of `shape`, row-major (the last axis innermost)."""
         zero = ir.Constant(I64, 0)
 
@@ -158,7 +162,7 @@ class Emitter:
         return tuple(reversed(strides))
 
     def materialize(self, value: Tensor) -> Memory:
-        if isinstance(value, Memory):
+        if isinstance(value, Memory) or self.hooks.keep_lazy(self):
             return value
         memory = self.alloc(value.dtype, value.shape)
         self.for_each(value.shape, lambda idx: self.b.store(value.at(self, idx), memory.address(self, idx)))
@@ -195,7 +199,7 @@ class Emitter:
         for ident in sorted(self._raised):
             raised = b.icmp_unsigned("!=", b.load(self._flags[ident]), ir.Constant(I8, 0))
             with b.if_then(raised, likely=False):
-                b.cmpxchg(self.status, ir.Constant(I64, 0), ir.Constant(I64, ident), "monotonic", "monotonic")
+                b.cmpxchg(self.status, ir.Constant(I64, 0), ir.Constant(I64, ident), self.hooks.scoped("monotonic"), "monotonic")
         self._raised.clear()
 
     # ---- finishing -----------------------------------------------------------------------------

@@ -40,8 +40,19 @@ def evaluate(em, op, name: str, x, dtype: str):
     return to_float(em, op, in_f32, "f32", dtype, saturate=False)
 
 
+def _target_approximation(em, op, name, args, dtype):
+    """The target's approximate instruction for an approximate f32 op, or None."""
+    approximate, flush = _flags(op)
+    if not approximate or dtype != "f32":
+        return None
+    return em.hooks.approximate(em, name, args, flush)
+
+
 def _function_op(em, op):
     (x,) = (em.env[n] for n in op.operands)
+    if op.name == "tanh" and op.attributes.get("approximate", False) and x.dtype == "f32":
+        return elementwise(em, op, [x], lambda e, v: _target_approximation(e, op, "tanh", v, "f32") or
+                           evaluate(e, op, "tanh", v[0], "f32"), "f32", costly=True)
     cheap = op.name in EXACT_INTRINSICS
     return elementwise(em, op, [x], lambda e, v: evaluate(e, op, op.name, v[0], x.dtype), x.dtype, costly=not cheap)
 
@@ -94,7 +105,8 @@ def _fdiv_op(em, op):
         from .pointwise import binary
         return elementwise(em, op, [lhs, rhs], lambda e, v: binary(e, op, "div", v[0], v[1], lhs.dtype), lhs.dtype,
                            costly=True)
-    return elementwise(em, op, [lhs, rhs], lambda e, v: approximate_fdiv(e, v[0], v[1], flush), "f32", costly=True)
+    return elementwise(em, op, [lhs, rhs], lambda e, v: _target_approximation(e, op, "fdiv", v, "f32") or
+                       approximate_fdiv(e, v[0], v[1], flush), "f32", costly=True)
 
 
 def _exp2_op(em, op):
@@ -102,6 +114,9 @@ def _exp2_op(em, op):
     approximate, flush = _flags(op)
 
     def element(e, v):
+        native = _target_approximation(e, op, "exp2", v, x.dtype)
+        if native is not None:
+            return native
         value = flush_subnormal(e, v[0]) if approximate and flush else v[0]
         result = evaluate(e, op, "exp2", value, x.dtype)
         return flush_subnormal(e, result) if approximate and flush else result

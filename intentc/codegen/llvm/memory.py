@@ -15,7 +15,7 @@ from .lowfloat import to_register, to_storage
 from .pointwise import binary
 from .shape import broadcast_index, broadcast_to
 from .types import I1, I64, is_signed, register_type
-from .values import BufferRef, Scalar, ViewRef
+from .values import BufferRef, Lazy, Scalar, ViewRef
 
 
 def as_index(em, value, dtype):
@@ -102,12 +102,14 @@ def _read_op(em, op):
         return merged
     if not shape:
         return Scalar(type_.dtype, (), element([]))
+    if em.hooks.lazy_read(em, acc.resource):
+        return Lazy(type_.dtype, shape, lambda e, idx: element(idx), costly=True)
     memory = em.alloc(type_.dtype, shape)
     em.for_each(shape, lambda idx: em.b.store(element(idx), memory.address(em, idx)))
     return memory
 
 
-def _store_each(em, op, combine=None):
+def _store_each(em, op, combine=None, kind=None):
     acc = access(em, op)
     value = em.env[op.operands[1]]
     shape = value.shape
@@ -116,7 +118,10 @@ def _store_each(em, op, combine=None):
         pointer, live = acc.lane(idx)
         new = value.at(em, idx)
         with em.b.if_then(live):
-            acc.store(pointer, new if combine is None else combine(acc.load(pointer), new))
+            if combine is None:
+                acc.store(pointer, new)
+            else:
+                em.hooks.scatter_update(em, op, acc, pointer, new, kind, combine)
     em.for_each(shape, element)
 
 
@@ -125,6 +130,7 @@ def _write_op(em, op):
 
 
 def _scatter_reduce_op(em, op):
+    kind = None
     if op.regions:
         region = op.regions[0]
 
@@ -140,7 +146,7 @@ def _scatter_reduce_op(em, op):
 
         def combine(old, new):
             return binary(em, op, name, old, new, dtype)
-    _store_each(em, op, combine)
+    _store_each(em, op, combine, kind)
 
 
 def _buffer_op(em, op):

@@ -136,7 +136,7 @@ def quantize_q8_k(em, x, blocks):
         iscale = b.fdiv(f32c(-127.0), peak.get())
         empty = b.not_(b.fcmp_ordered(">", amax.get(), f32c(0.0)))
         d = b.select(empty, f32c(0.0), b.fdiv(f32c(1.0), iscale))
-        put_le(em, out, blk, 0, b.bitcast(d, I32))
+        put_le(em, out, blk, 0, em.hooks.float_bits(em, d))
 
         def group(g):
             total = Slot(em, I32, 0)

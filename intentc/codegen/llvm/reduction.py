@@ -70,7 +70,8 @@ def _reduce_op(em, op):
             element = convert(em, op, x.at(em, merge_index(axes, reduced, rest)), x.dtype, acc)
             em.b.store(combine_builtin(em, op, kind, em.b.load(slot), element, acc), slot)
         em.for_each(reduced_shape, step)
-        return em.b.load(slot)
+        return em.hooks.combine_partials(em, op, kind, em.b.load(slot), acc,
+                                         lambda a, b: combine_builtin(em, op, kind, a, b, acc))
     return _into(em, rest_shape, acc, compute)
 
 

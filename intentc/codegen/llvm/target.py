@@ -22,7 +22,37 @@ class TargetHooks:
         """Run iteration(idx) for every coordinate of the domain `extents` (any order)."""
         raise NotImplementedError
 
+    def for_each(self, em, shape, body) -> None:
+        """body(idx) for every coordinate of a tensor-level `shape` (row-major loops here; a
+        target may spread the coordinates over threads, always giving a coordinate to the
+        same thread for every op of an iteration)."""
+        em.serial_for_each(shape, body)
+
+    def combine_partials(self, em, op, kind: str, value: ir.Value, dtype: str, combine) -> ir.Value:
+        """The full reduction from this thread's partial `value` (a target that spread the
+        reduced coordinates over threads combines the partials with `combine`)."""
+        return value
+
+    def keep_lazy(self, em, before_parallel: bool = False) -> bool:
+        """Recompute costly element expressions at each use instead of materializing them
+        (`before_parallel`: asked for an op's result, which a later iteration may use)."""
+        return False
+
+    def lazy_read(self, em, resource) -> bool:
+        """Read `resource` at each use of the result (no temporary) instead of once."""
+        return False
+
     # ---- math ---------------------------------------------------------------------------------
+    def approximate(self, em, name: str, args: list, flush: bool) -> ir.Value | None:
+        """An approximate-mode f32 `name` (exp2, tanh, fdiv) in the target's own instruction
+        (within the spec's bounds, §5.1), or None for the shared correctly rounded code."""
+        return None
+
+    def float_bits(self, em, value: ir.Value) -> ir.Value:
+        """The bits of an f32 as an i32 (a target may keep the value opaque to work around
+        its code generator)."""
+        return em.b.bitcast(value, ir.IntType(32))
+
     def math_f64(self, em, name: str, x: ir.Value) -> ir.Value:
         """`name` (exp, log, erfc, i0, ...) of an f64 value within the spec's bounds."""
         raise NotImplementedError
@@ -35,6 +65,16 @@ class TargetHooks:
         raise NotImplementedError
 
     # ---- atomics ---------------------------------------------------------------------------------
+    def scoped(self, order: str) -> str:
+        """An LLVM ordering with the target's scope for atomics of a kernel (system here)."""
+        return order
+
+    def scatter_update(self, em, op, acc, pointer, new, kind: str | None, combine) -> None:
+        """*pointer = combine(*pointer, new) for one active lane of a scatter_reduce (`kind`
+        the builtin kind, None for a combine region); a plain read-modify-write here, as
+        iterations on one thread never overlap."""
+        acc.store(pointer, combine(acc.load(pointer), new))
+
     def atomic_rmw(self, em, op, kind: str, pointer, value, dtype: str, order: str) -> ir.Value:
         """One indivisible read-modify-write; returns the old register value."""
         b = em.b
@@ -44,20 +84,21 @@ class TargetHooks:
             else:
                 operation = ("max" if kind == "max" else "min") if is_signed(dtype) else (
                     "umax" if kind == "max" else "umin")
-            return b.atomic_rmw(operation, pointer, value, order)
+            return b.atomic_rmw(operation, pointer, value, self.scoped(order))
         if kind == "add":
-            return b.atomic_rmw("fadd", pointer, value, order)
+            return b.atomic_rmw("fadd", pointer, value, self.scoped(order))
         if kind == "exchange":
-            return b.atomic_rmw("xchg", pointer, value, order)
+            return b.atomic_rmw("xchg", pointer, value, self.scoped(order))
         return self.cas_loop(em, pointer, value, order, lambda old: float_extreme(em, "maximum" if kind == "max"
                                                                                    else "minimum", old, value))
 
     def cas_loop(self, em, pointer, value, order, update) -> ir.Value:
         """old = *p; do new = update(old) while !cas(p, old, new); return old (bitwise compare)."""
         b = em.b
-        int_type = ir.IntType(32 if str(value.type) == "float" else 64)
+        int_type = value.type if isinstance(value.type, ir.IntType) else ir.IntType(32 if str(value.type) == "float"
+                                                                                    else 64)
         int_pointer = b.bitcast(pointer, int_type.as_pointer())
-        start = b.load_atomic(int_pointer, "monotonic", int_type.width // 8)
+        start = b.load_atomic(int_pointer, self.scoped("monotonic"), int_type.width // 8)
         entry = b.block
         retry, done = em.new_block("cas.retry"), em.new_block("cas.done")
         b.branch(retry)
@@ -66,7 +107,7 @@ class TargetHooks:
         seen.add_incoming(start, entry)
         new = b.bitcast(update(b.bitcast(seen, value.type)), int_type)
         failure = {"acq_rel": "acquire", "release": "monotonic"}.get(order, order)
-        pair = b.cmpxchg(int_pointer, seen, new, order, failure)
+        pair = b.cmpxchg(int_pointer, seen, new, self.scoped(order), failure)
         seen.add_incoming(b.extract_value(pair, 0), b.block)
         b.cbranch(b.extract_value(pair, 1), done, retry)
         b.position_at_end(done)

@@ -16,6 +16,7 @@ from ...options import Specialization
 from ..llvm.kernel import LoweredKernel, lower_kernel
 from . import libdevice, machine
 from .hooks import NvptxHooks
+from .cta import cta_parallel
 from .mapping import LaunchConfig, grid_parallel, launch_config
 
 BAD_ARCH = "E0062"
@@ -50,7 +51,9 @@ def compile_ptx(module: Module, kernel_name: str, arch: str, specialization: Spe
     kernel = module.find(kernel_name)
     assert isinstance(kernel, Kernel), kernel_name
     mark = time.perf_counter()
-    lowered = lower_kernel(module, kernel_name, NvptxHooks(grid_parallel(kernel)), specialization, file, source)
+    cta = cta_parallel(kernel)
+    hooks = NvptxHooks(*cta) if cta is not None else NvptxHooks(grid_parallel(kernel))
+    lowered = lower_kernel(module, kernel_name, hooks, specialization, file, source)
     _mark_entry(lowered)
     text = str(lowered.module)
     timings["lower-llvm"] = timings.get("lower-llvm", 0.0) + time.perf_counter() - mark

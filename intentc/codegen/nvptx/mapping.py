@@ -6,7 +6,8 @@ flattened parallel domain is walked by a grid-stride loop, so any extent (0, 1, 
 larger than the grid) is covered exactly once. Any other kernel (effects outside
 `parallel`, or several top-level `parallel` ops that would need a grid-wide barrier
 between them) runs on one thread, in order: slow but correct. Nested `parallel` ops are
-plain loops inside their iteration.
+plain loops inside their iteration. Kernels whose iteration body the CTA mapping handles
+(`cta.py`) run one iteration per CTA instead.
 """
 from __future__ import annotations
 
@@ -14,16 +15,19 @@ from dataclasses import asdict, dataclass
 
 from ...ir.nodes import Kernel, Op
 from ...passes.ir_walk import is_pure_tree
+from .cta import cta_parallel
 
 BLOCK_THREADS = 256
 CTAS_PER_SM = 8          # 2048 resident threads per SM on sm_80/sm_90 at 256 a CTA
+CTA_THREADS = 512        # the CTA mapping: threads sharing one iteration's tensor coordinates
+CTA_CTAS_PER_SM = 4
 
 
 @dataclass(frozen=True)
 class LaunchConfig:
     """How the runtime launches the kernel; stored beside the PTX/cubin as JSON."""
     kernel: str                  # the PTX entry name
-    mapping: str                 # "grid-stride" | "single-thread"
+    mapping: str                 # "cta" | "grid-stride" | "single-thread"
     block: tuple[int, int, int]
     grid: str                    # "ctas_per_sm:N" (sized to the device) | "fixed:1"
     ctas_per_sm: int
@@ -44,6 +48,9 @@ def grid_parallel(kernel: Kernel) -> Op | None:
 
 
 def launch_config(kernel: Kernel, entry: str, arch: str) -> LaunchConfig:
+    if cta_parallel(kernel) is not None:
+        return LaunchConfig(entry, "cta", (CTA_THREADS, 1, 1), f"ctas_per_sm:{CTA_CTAS_PER_SM}", CTA_CTAS_PER_SM,
+                            arch)
     if grid_parallel(kernel) is not None:
         return LaunchConfig(entry, "grid-stride", (BLOCK_THREADS, 1, 1), f"ctas_per_sm:{CTAS_PER_SM}", CTAS_PER_SM,
                             arch)
