@@ -24,7 +24,7 @@ from ..ir.nodes import Kernel, Module
 from ..options import CompileOptions, Specialization
 from . import cpu_threads, jit
 from .binding import bind_copied, bind_in_place
-from .cpu_extents import check_extents, extent_params
+from .extents import check_extents, extent_params
 
 _SIGNATURE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)
 

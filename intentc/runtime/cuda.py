@@ -24,6 +24,7 @@ from ..interp.launch import Launch
 from ..ir.nodes import Kernel, Module
 from ..options import CompileOptions, Specialization
 from .binding import bind_copied
+from .extents import check_extents, extent_params
 from .cuda_driver import CudaError, DeviceBuffer, default_device, launch
 
 CUDA_FAILED = "E0090"
@@ -51,6 +52,7 @@ class CudaKernel:
                  source: str | None, specialization: Specialization, timings: dict[str, float]):
         self.module, self.kernel, self.compiled, self.cubin = module, kernel, compiled, cubin
         self.file, self.source, self.specialization, self.timings = file, source, specialization, timings
+        self._extent_params = extent_params(kernel)
         try:
             self.device = default_device()
             if "malloc" in compiled.ptx:
@@ -79,6 +81,7 @@ class CudaKernel:
         constexprs = {**self.specialization.constexprs, **(constexprs or {})}
         env, slots, keep = bind_copied(launch_, self.compiled.lowered.slots, inputs or {}, constexprs)
         outputs = [p.name for p in self.kernel.params if getattr(p.type, "direction", None) in ("out", "inout")]
+        check_extents(self._extent_params, env, self.file, self.source)
         try:
             status = self._run(env, slots, outputs)
         except CudaError as error:

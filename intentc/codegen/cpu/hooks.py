@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ...interp import errors
-from ..llvm.emitter import CheckSite
 from ..llvm.special import i0
 from ..llvm.target import TargetHooks
 from ..llvm.types import F64, I64, I8, is_float
@@ -26,17 +24,9 @@ class HostHooks(TargetHooks):
         self._outlining = False
 
     def parallel(self, em, op, extents, iteration) -> None:
-        """A negative extent is an illegal input (R0206) and runs no iteration; a top-level
-        parallel without plain-memory combines runs in chunks on the thread pool."""
+        """A top-level parallel without plain-memory combines runs in chunks on the thread pool
+        (the shared lowering has already checked the domain)."""
         b = em.b
-        zero = ir.Constant(I64, 0)
-        negative = [b.icmp_signed("<", e, zero) for e in extents]
-        if negative:
-            bad = negative[0]
-            for n in negative[1:]:
-                bad = b.or_(bad, n)
-            em.check(CheckSite(op, errors.NEGATIVE_EXTENT, "parallel domain has a negative extent"), bad)
-        extents = [b.select(n, zero, e) for n, e in zip(negative, extents)]
         if not self.threads or self._outlining or not concurrent_safe(em, op):
             em.for_each(extents, iteration)
             return

@@ -93,13 +93,29 @@ def run_region(em, region, args) -> list:
 
 
 def _parallel_op(em, op):
-    extents = [em.env[n].value for n in op.operands]
+    extents = _checked_domain(em, op, [em.env[n].value for n in op.operands])
     region = op.regions[0]
 
     def iteration(idx):
         with em.scope():
             run_region(em, region, [Scalar("index", (), i) for i in idx])
     em.hooks.parallel(em, op, extents, iteration)
+
+
+def _checked_domain(em, op, extents):
+    """A negative extent is an illegal input (R0206): report it and run no iteration, on
+    every target, before the target maps the domain."""
+    b = em.b
+    zero = ir.Constant(I64, 0)
+    negative = [b.icmp_signed("<", e, zero) for e in extents]
+    if negative:
+        bad = negative[0]
+        for n in negative[1:]:
+            bad = b.or_(bad, n)
+        em.check(CheckSite(op, errors.NEGATIVE_EXTENT, "parallel domain has a negative extent"), bad)
+        # Now, not after the op: the iterations' own flushes would consume this check.
+        em.flush_checks()
+    return [b.select(n, zero, e) for n, e in zip(negative, extents)]
 
 
 def _loop_op(em, op):

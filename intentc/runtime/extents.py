@@ -1,7 +1,7 @@
-"""Launch-time R0206 for the CPU: a runtime `index` parameter used as an extent of a
+"""Launch-time R0206 for compiled kernels (CPU and CUDA): a runtime `index` parameter used as an extent of a
 computed tensor or buffer must not be negative. The interpreter reports it at the op whose
 shape it evaluates; so does this check, at the first such op in program order. (Negative
-parallel domains are checked in the compiled code, `intentc.codegen.cpu.hooks`.)"""
+parallel domains are checked in the compiled code, `intentc.codegen.llvm.control`.)"""
 from __future__ import annotations
 
 import numpy as np
@@ -9,7 +9,7 @@ import numpy as np
 from ..diagnostics import Diagnostic, DiagnosticError
 from ..interp import errors
 from ..ir.nodes import Kernel
-from ..ir.types import ConstexprType, RecordType, TensorType, TupleType, ViewType
+from ..ir.types import RecordType, TensorType, TupleType, ViewType
 
 
 def _type_extents(type_, out: set) -> set:
