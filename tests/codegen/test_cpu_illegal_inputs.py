@@ -28,6 +28,21 @@ BAD_LOOP = """kernel @k(%x: view<i32, [1], inout>, %step: index) {
   write %x, %r index(%c0)
 }"""
 
+# A check the loop raises before its body must survive the body's own checks (the body's
+# ops flush theirs) when the loop then runs zero times.
+BAD_LOOP_WITH_BODY = """kernel @k(%x: view<i32, [1], inout>, %step: index) {
+  %c0 = constant {value = 0} : index
+  %c9 = constant {value = 9} : index
+  %z = constant {value = 0} : i32
+  %one = constant {value = 1} : i32
+  %r = loop %c0, %c9, %step iter(%z) : i32 {
+  ^body(%k: index, %a: i32):
+    %b = add %a, %one : i32
+    yield %b
+  }
+  write %x, %r index(%c0)
+}"""
+
 NEGATIVE_DOMAIN = """kernel @k(%n: index, %y: view<i64, [4], out>) {
   parallel %n {
   ^b(%i: index):
@@ -57,6 +72,8 @@ CASES = [
     ("index out of bounds", OUT_OF_BOUNDS, {"x": np.zeros(4, np.float32), "idx": np.array([0, 4], np.int32)},
      "R0301", "read"),
     ("non-positive loop step", BAD_LOOP, {"x": np.zeros(1, np.int32), "step": 0}, "R0403", "loop"),
+    ("non-positive step of a loop with a body", BAD_LOOP_WITH_BODY, {"x": np.zeros(1, np.int32), "step": -1},
+     "R0403", "loop"),
     ("negative parallel domain", NEGATIVE_DOMAIN, {"n": -3}, "R0206", "parallel"),
     ("negative extent of a computed tensor", NEGATIVE_SHAPE, {"n": -2}, "R0206", "iota"),
 ]

@@ -113,8 +113,6 @@ def _checked_domain(em, op, extents):
         for n in negative[1:]:
             bad = b.or_(bad, n)
         em.check(CheckSite(op, errors.NEGATIVE_EXTENT, "parallel domain has a negative extent"), bad)
-        # Now, not after the op: the iterations' own flushes would consume this check.
-        em.flush_checks()
     return [b.select(n, zero, e) for n, e in zip(negative, extents)]
 
 

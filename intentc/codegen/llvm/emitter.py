@@ -42,7 +42,9 @@ class Emitter:
         self.sites: list[CheckSite] = []
         self._site_ids: dict[CheckSite, int] = {}
         self._flags: dict[int, ir.Value] = {}
-        self._raised: set[int] = set()
+        # Checks raised per region nesting level: a flush inside a region must not consume a
+        # check its enclosing op raised before the region (the region may run zero times).
+        self._raised: list[set[int]] = [set()]
         self.scopes: list[list[ir.Value]] = [[]]
         self.exit_frees: list[ir.Value] = []
         self.invariant: set[int] = set()   # ids of values computed in the prologue
@@ -174,9 +176,12 @@ class Emitter:
     @contextmanager
     def scope(self):
         self.scopes.append([])
+        self._raised.append(set())
         try:
             yield
         finally:
+            inner = self._raised.pop()
+            self._raised[-1] |= inner
             for raw in self.scopes.pop():
                 self.hooks.heap_free(self, self.b, raw)
 
@@ -191,16 +196,16 @@ class Emitter:
         flag = self._flags[ident]
         b = self.b
         b.store(b.or_(b.load(flag), b.zext(bad, I8)), flag)
-        self._raised.add(ident)
+        self._raised[-1].add(ident)
 
     def flush_checks(self) -> None:
         """Record the first raised check since the last flush in the status word."""
         b = self.b
-        for ident in sorted(self._raised):
+        for ident in sorted(self._raised[-1]):
             raised = b.icmp_unsigned("!=", b.load(self._flags[ident]), ir.Constant(I8, 0))
             with b.if_then(raised, likely=False):
                 b.cmpxchg(self.status, ir.Constant(I64, 0), ir.Constant(I64, ident), self.hooks.scoped("monotonic"), "monotonic")
-        self._raised.clear()
+        self._raised[-1].clear()
 
     # ---- finishing -----------------------------------------------------------------------------
     def finish(self) -> None:
