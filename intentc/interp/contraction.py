@@ -12,6 +12,7 @@ import string
 
 import numpy as np
 
+from ..ir.ops.contraction import NAMED_AXES, contraction_axes
 from . import errors
 from .conversion import convert, decode_e2m1, decode_e8m0
 from .errors import InterpError, check
@@ -51,20 +52,11 @@ def contract(lhs, rhs, acc: str, lhs_contract, rhs_contract, lhs_batch=(), rhs_b
     return _finish(total, acc)
 
 
-NAMED = {"dot": ([0], [0]), "matvec": ([1], [0]), "vecmat": ([0], [0]), "matmul": ([1], [0])}
-
-
 def _contract_op(machine, op):
     lhs, rhs = (np.asarray(v) for v in machine.operands(op))
     init = machine.group(op, "init")
-    attrs = op.attributes
-    acc = attrs["acc"].dtype
-    if op.name in NAMED:
-        lhs_contract, rhs_contract = NAMED[op.name]
-        batch_l, batch_r = (), ()
-    else:
-        lhs_contract, rhs_contract = attrs["lhs_contract"], attrs["rhs_contract"]
-        batch_l, batch_r = attrs.get("lhs_batch", ()), attrs.get("rhs_batch", ())
+    acc = op.attributes["acc"].dtype
+    lhs_contract, rhs_contract, batch_l, batch_r = contraction_axes(op)
     return contract(lhs, rhs, acc, lhs_contract, rhs_contract, batch_l, batch_r,
                     np.asarray(init[0]) if init else None)
 
@@ -159,6 +151,6 @@ def _histogram_op(machine, op):
     return histogram(values, np.asarray(valid[0]) if valid else None, bins, machine.result_dtype(op))
 
 
-OPS = {name: _contract_op for name in ("contract", *NAMED)}
+OPS = {name: _contract_op for name in ("contract", *NAMED_AXES)}
 OPS.update({"outer": _outer_op, "scaled_contract": _scaled_contract_op,
             "sparse_contract": _sparse_contract_op, "histogram": _histogram_op})

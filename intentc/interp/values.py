@@ -16,8 +16,7 @@ from dataclasses import dataclass
 import ml_dtypes
 import numpy as np
 
-from ..ir.dtypes import FLOAT_MAX
-from ..ir.types import FLOATS, INTEGERS, SIGNED_INTS
+from ..ir.dtypes import FLOAT_MAX, is_float, is_int, is_signed  # noqa: F401  (re-exported)
 
 NUMPY_DTYPE: dict[str, np.dtype] = {
     "bool": np.dtype(np.bool_), "index": np.dtype(np.int64),
@@ -68,18 +67,6 @@ class EnumValue:
 
 def np_dtype(dtype: str) -> np.dtype:
     return NUMPY_DTYPE[dtype]
-
-
-def is_float(dtype: str) -> bool:
-    return dtype in FLOATS
-
-
-def is_int(dtype: str) -> bool:
-    return dtype in INTEGERS
-
-
-def is_signed(dtype: str) -> bool:
-    return dtype in SIGNED_INTS
 
 
 def as_array(value, dtype: str) -> np.ndarray:

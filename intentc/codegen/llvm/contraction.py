@@ -10,15 +10,13 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ...interp import errors
+from ...ir.ops.contraction import NAMED_AXES, contraction_axes
 from .conversion import convert
 from .emitter import CheckSite
 from .lowfloat import round_f64
 from .pointwise import binary
 from .types import F32, F64, I64, is_float, is_low, is_signed, register_type
 from .values import Lazy, Scalar
-
-NAMED = {"dot": ([0], [0]), "matvec": ([1], [0]), "vecmat": ([0], [0]), "matmul": ([1], [0])}
-
 
 def _settled(em, value):
     return em.materialize(value) if isinstance(value, Lazy) and value.costly else value
@@ -90,15 +88,9 @@ def contract(em, op, lhs, rhs, acc, lhs_contract, rhs_contract, lhs_batch=(), rh
 def _contract_op(em, op):
     lhs, rhs = (em.env[n] for n in op.operands)
     init = op.group("init")
-    attrs = op.attributes
-    if op.name in NAMED:
-        lhs_contract, rhs_contract = NAMED[op.name]
-        batch_l, batch_r = (), ()
-    else:
-        lhs_contract, rhs_contract = attrs["lhs_contract"], attrs["rhs_contract"]
-        batch_l, batch_r = attrs.get("lhs_batch", ()), attrs.get("rhs_batch", ())
-    return contract(em, op, lhs, rhs, attrs["acc"].dtype, list(lhs_contract), list(rhs_contract),
-                    list(batch_l), list(batch_r), em.env[init[0]] if init else None)
+    lhs_contract, rhs_contract, batch_l, batch_r = contraction_axes(op)
+    return contract(em, op, lhs, rhs, op.attributes["acc"].dtype, lhs_contract, rhs_contract,
+                    batch_l, batch_r, em.env[init[0]] if init else None)
 
 
 def _outer_op(em, op):
@@ -136,5 +128,5 @@ def _histogram_op(em, op):
     return counts
 
 
-LOWER = {name: _contract_op for name in ("contract", *NAMED)}
+LOWER = {name: _contract_op for name in ("contract", *NAMED_AXES)}
 LOWER.update({"outer": _outer_op, "histogram": _histogram_op})

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 from llvmlite import ir
 
-from ...ir.types import BIT_WIDTH, FLOATS, SIGNED_INTS
+from ...ir.dtypes import is_float, is_signed  # noqa: F401  (re-exported for the lowering)
+from ...ir.types import BIT_WIDTH
 
 I1, I8, I16, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(16), ir.IntType(32), ir.IntType(64)
 F32, F64 = ir.FloatType(), ir.DoubleType()
@@ -48,14 +49,6 @@ LOW_FORMATS = {
     "f8e4m3fn": LowFormat(4, 3, 7, 448.0, has_inf=False),
     "f8e5m2": LowFormat(5, 2, 15, 57344.0),
 }
-
-
-def is_float(dtype: str) -> bool:
-    return dtype in FLOATS
-
-
-def is_signed(dtype: str) -> bool:
-    return dtype in SIGNED_INTS
 
 
 def is_low(dtype: str) -> bool:

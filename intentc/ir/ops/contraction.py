@@ -1,5 +1,5 @@
 """Contractions: contract and its named forms, scaled and sparse contract (spec §3, §5.3, §7)."""
-from ..optable import ACC, AttrSpec, OpDef, register
+from ..optable import AttrSpec, OpDef, register
 
 ACC_REQUIRED = AttrSpec("type", required=True, doc="explicit accumulator/result dtype (§3)")
 
@@ -46,3 +46,16 @@ register(
                  "rhs_format": AttrSpec("keyword", required=True, choices=("q8_k",))},
           example="%d = quantized_dot %a, %b {lhs_format = q4_k, rhs_format = q8_k} : f32"),
 )
+
+# The paired axes each named form stands for (lhs axes, rhs axes), with no batch axes.
+NAMED_AXES = {"dot": ([0], [0]), "matvec": ([1], [0]), "vecmat": ([0], [0]), "matmul": ([1], [0])}
+
+
+def contraction_axes(op) -> tuple[list[int], list[int], list[int], list[int]]:
+    """(lhs_contract, rhs_contract, lhs_batch, rhs_batch) of `contract` or a named form."""
+    if op.name in NAMED_AXES:
+        lhs, rhs = NAMED_AXES[op.name]
+        return list(lhs), list(rhs), [], []
+    attrs = op.attributes
+    return (list(attrs["lhs_contract"]), list(attrs["rhs_contract"]),
+            list(attrs.get("lhs_batch", ())), list(attrs.get("rhs_batch", ())))
