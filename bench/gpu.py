@@ -117,8 +117,13 @@ def words(kernel, values: dict):
 
 
 class Intentc:
-    def __init__(self, text, name):
-        self.kernel = compile_cuda(text, name)
+    """One compiled kernel, specialized as Triton specializes its kernels here: `extents`
+    fixes dynamic extents (Triton's BLOCK), and every view has unit innermost stride (the
+    benchmark's tensors are contiguous; Triton's pointer arithmetic assumes it)."""
+    def __init__(self, text, name, extents=None):
+        from intentc.parse import parse
+        views = tuple(p.name for p in parse(text).find(name).params if getattr(p.type, "direction", None))
+        self.kernel = compile_cuda(text, name, {"extents": dict(extents or {}), "unit_stride": views})
         self.status = torch.zeros(1, dtype=torch.int64, device="cuda")
 
     def __call__(self, **values):
@@ -164,28 +169,30 @@ def bench_all(quick: bool):
         "torch": lambda: torch.add(x, y, out=z2)}, lambda: k.ok() and torch.equal(z1, x + y))
     del x, y, z1, z2
 
-    soft = Intentc(sample("row_softmax"), "row_softmax")
+    dynamic = Intentc(sample("row_softmax"), "row_softmax")
     for rows, cols in ([(4096, 1024)] if quick else [(32768, 1024), (8192, 4096), (4096, 16384)]):
+        soft = Intentc(sample("row_softmax"), "row_softmax", {"N": cols})
         x = torch.randn(rows, cols, device="cuda")
-        y1, y2 = torch.empty_like(x), torch.empty_like(x)
+        y1, y2, y3 = torch.empty_like(x), torch.empty_like(x), torch.empty_like(x)
         block = triton.next_power_of_2(cols)
         warps = 4 if block <= 2048 else (8 if block <= 8192 else 16)
         record(f"row_softmax f32 {rows}x{cols}", 8 * rows * cols, {
-            "intentc": soft(x=x, t=1.0, y=y1),
+            "intentc": soft(x=x, t=1.0, y=y1), "intentc_dynamic_N": dynamic(x=x, t=1.0, y=y3),
             "triton": lambda: t_softmax[(rows,)](x, y2, cols, 1.0, BLOCK=block, num_warps=warps),
             "torch": lambda: torch.softmax(x, 1)},
-            lambda: soft.ok() and torch.allclose(y1, torch.softmax(x, 1), atol=1e-6))
-        del x, y1, y2
+            lambda: soft.ok() and dynamic.ok() and torch.allclose(y1, torch.softmax(x, 1), atol=1e-6)
+            and torch.allclose(y3, torch.softmax(x, 1), atol=1e-6))
+        del x, y1, y2, y3
 
     rows, cols = (4096, 1024) if quick else (32768, 4096)
     x = torch.randn(rows, cols, device="cuda")
     s1, s2 = torch.empty(rows, device="cuda"), torch.empty(rows, device="cuda")
-    rs = Intentc(row_sum_f32_text(), "row_sum_f32")
+    rs = Intentc(row_sum_f32_text(), "row_sum_f32", {"N": cols})
     record(f"row_sum f32 {rows}x{cols}", 4 * rows * cols + 4 * rows, {
         "intentc": rs(x=x, y=s1), "triton": lambda: t_rowsum[(rows,)](x, s2, cols, BLOCK=cols, num_warps=8),
         "torch": lambda: torch.sum(x, 1, out=s2)}, lambda: rs.ok() and torch.allclose(s1, x.sum(1), atol=1e-3))
     c1, c2 = torch.empty_like(x), torch.empty_like(x)
-    cs = Intentc(sample("cumsum"), "row_cumsum")
+    cs = Intentc(sample("cumsum"), "row_cumsum", {"N": cols})
     record(f"cumsum f32 {rows}x{cols}", 8 * rows * cols, {
         "intentc": cs(x=x, y=c1), "triton": lambda: t_cumsum[(rows,)](x, c2, cols, BLOCK=cols, num_warps=8),
         "torch": lambda: torch.cumsum(x, 1, out=c2)},
@@ -214,12 +221,22 @@ def bench_all(quick: bool):
     x = torch.randn(rows, cols, device="cuda")
     y1, keep = torch.empty_like(x), torch.empty(rows, cols, dtype=torch.uint8, device="cuda")
     u = torch.empty(rows * cols, device="cuda")
-    dk = Intentc(sample("philox_dropout"), "dropout")
+    dk = Intentc(sample("philox_dropout"), "dropout", {"N": cols})
     record(f"philox dropout/uniform f32 {rows}x{cols}", 9 * rows * cols, {
         "intentc": dk(x=x, seed=1234, offset=0, p=0.5, y=y1, keep_out=keep),
         "triton": lambda: t_uniform[(triton.cdiv(rows * cols, 1024),)](u, rows * cols, 1234, BLOCK=1024),
         "torch": lambda: torch.rand(rows * cols, device="cuda", out=u)}, lambda: dk.ok())
     return results
+
+
+def print_table(rows) -> None:
+    labels = ["intentc", "intentc_dynamic_N", "triton", "torch"]
+    print(f"{'benchmark':40s}" + "".join(f"{label + ' GB/s':>24s}" for label in labels) + f"{'intentc/triton':>16s}")
+    for row in rows:
+        cells = [row.get(label, {}).get("GB/s") for label in labels]
+        ratio = row.get("intentc/triton")
+        print(f"{row['bench']:40s}" + "".join(f"{c:24.0f}" if c else f"{'-':>24s}" for c in cells)
+              + (f"{ratio:16.2f}" if ratio else f"{'-':>16s}"))
 
 
 def main(argv=None):
@@ -229,6 +246,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     started = datetime.datetime.now(datetime.timezone.utc)
     rows = bench_all(args.quick)
+    print_table(rows)
     report = {"date": started.isoformat(timespec="seconds"), "host": socket.gethostname(),
               "device": torch.cuda.get_device_name(0), "torch": torch.__version__, "triton": triton.__version__,
               "python": platform.python_version(), "quick": args.quick, "results": rows}

@@ -14,7 +14,8 @@ def add_parser(subparsers) -> None:
     p = subparsers.add_parser("compile", help="compile a kernel for a target (llvm, cpu, ...)")
     p.add_argument("file", metavar="FILE", help="a .kir file (- for stdin)")
     p.add_argument("--kernel", required=True, metavar="NAME", help="the kernel to compile (without @)")
-    p.add_argument("--target", default="llvm", metavar="TARGET", help="llvm (IR text, default) or cpu (object)")
+    p.add_argument("--target", default="llvm", metavar="TARGET",
+                   help="kir, llvm (IR text, default), cpu (object), ptx (with launch.json) or cubin")
     p.add_argument("--arch", default=None, help="target architecture, for targets that have several")
     p.add_argument("-o", dest="output", metavar="OUT", help="write the artifact here (default: stdout for text)")
     p.add_argument("-O", dest="opt_level", type=int, default=2, choices=range(4), help="LLVM optimization level")

@@ -62,9 +62,7 @@ class CudaKernel:
             limit = self._module.max_threads(self._function)
         except CudaError as error:
             raise cuda_error(error, file) from None
-        # A CTA as large as the launch configuration asks, or as the kernel's registers allow.
-        threads = max(32, min(compiled.launch.block[0], limit // 32 * 32)) if compiled.launch.block[0] > 1 else 1
-        self.block = (threads, 1, 1)
+        self.block = (_block_threads(compiled.launch, limit, file), 1, 1)
 
     @property
     def ptx(self) -> str:
@@ -140,6 +138,19 @@ class CudaKernel:
         line, col = (op.loc.line, op.loc.col) if op.loc else (1, 1)
         return DiagnosticError([Diagnostic(site.code, f"`{op.name}`: {site.message}", line, col, self.file,
                                            site.hint)], self.source)
+
+
+def _block_threads(launch, limit: int, file: str) -> int:
+    """The CTA size: exactly the compiled one for the CTA mapping (its code is specialized
+    to it, and `.maxntid` makes ptxas fit it); otherwise as large as the configuration asks
+    or the kernel's registers allow."""
+    threads = launch.block[0]
+    if launch.mapping == "cta":
+        if limit < threads:
+            raise DiagnosticError([Diagnostic(CUDA_FAILED, f"CUDA: the kernel fits {limit} threads a CTA, "
+                                              f"but was compiled for {threads}", 1, 1, file)])
+        return threads
+    return max(32, min(threads, limit // 32 * 32)) if threads > 1 else 1
 
 
 def _download_into(buffer: DeviceBuffer, base: np.ndarray) -> None:

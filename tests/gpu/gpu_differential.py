@@ -12,9 +12,12 @@ from intentc.runtime.cuda import compile_cuda
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def on_gpu_and_interp(source: str, kernel: str, inputs: dict, constexprs: dict | None = None, options=None):
-    """(gpu outputs, interpreter outputs) of one launch on the same inputs."""
-    compiled = compile_cuda(source, kernel, {"constexprs": dict(constexprs or {})}, options)
+def on_gpu_and_interp(source: str, kernel: str, inputs: dict, constexprs: dict | None = None, options=None,
+                      extents: dict | None = None):
+    """(gpu outputs, interpreter outputs) of one launch on the same inputs; `extents`
+    specializes dynamic extents at compile time (the CTA mapping's register form)."""
+    compiled = compile_cuda(source, kernel, {"constexprs": dict(constexprs or {}), "extents": dict(extents or {})},
+                            options)
     return compiled(inputs, constexprs), run(source, kernel, inputs, constexprs)
 
 

@@ -4,6 +4,7 @@ CTA sizes; plus the approximate instructions, device-scope atomics and atomic sc
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -55,7 +56,9 @@ def test_approximate_instructions_only_for_approximate_ops():
         text = sample_text(sample)
         name = kernel or text.split("kernel @", 1)[1].split("(", 1)[0]
         exact, _ = _ptx(sample, name, text)
-        assert "ex2.approx" not in exact and "tanh.approx" not in exact and "div.approx" not in exact
+        # libdevice's accurate f32 functions use `ex2.approx.ftz` on a reduced argument
+        # (never subnormal) internally; the approximate modes' own forms must not appear.
+        assert "ex2.approx.f32" not in exact and "tanh.approx" not in exact and "div.approx" not in exact
 
 
 def test_atomics_and_scatters_are_device_scoped_read_modify_writes():
@@ -102,3 +105,102 @@ def test_saxpy_every_extent(n):
     x, y = _rows(rng, 1, n)[0], _rows(rng, 1, n)[0]
     got, expected = on_gpu_and_interp(sample_text("saxpy"), "saxpy", {"a": np.float32(1.5), "x": x, "y": y})
     assert_close(got["y"], expected["y"], 1e-6)       # a*x+y is one fma where fusion-legality allows it
+
+
+# ---- the register form (static extents: specialized, or literal) -------------------------------------
+def _specialized(sample: str, kernel: str, extents: dict) -> tuple[str, dict]:
+    from intentc.driver import compile_kernel
+    from intentc.options import Specialization
+    artifacts = compile_kernel(sample_text(sample), kernel, "ptx", "sm_90",
+                               specialization=Specialization(extents=extents)).artifacts
+    return artifacts["kernel.ptx"], json.loads(artifacts["launch.json"])
+
+
+@pytest.mark.parametrize("sample,kernel,extents,threads,slots", [
+    ("row_softmax", "row_softmax", {"N": 1024}, 64, 16),     # 3 kept tensors: 32 a thread, T at least 64
+    ("row_softmax", "row_softmax", {"N": 16384}, 512, 32),
+    ("row_softmax", "row_softmax", {"N": 1000}, 64, 16),     # a partial last chunk
+    ("row_sum", "row_sum_f16", {"N": 4096}, 128, 32),        # the row length comes through `dim`
+    ("vector_add", "vector_add", {}, 64, 16),                 # literal extents need no specialization
+    ("cumsum", "row_cumsum", {"N": 4096}, 256, 16),          # a scan keeps more
+    ("philox_dropout", "dropout", {"N": 8192}, 1024, 8),     # Philox unrolled per coordinate keeps most
+])
+def test_register_form_when_every_iteration_tensor_has_one_static_shape(sample, kernel, extents, threads, slots):
+    ptx, launch = _specialized(sample, kernel, extents)
+    assert (launch["mapping"], launch["block"][0], launch["slots"]) == ("cta", threads, slots)
+    assert re.search(rf"\.maxntid {threads}\b", ptx)   # ptxas fits registers to the compiled CTA size
+    assert "malloc" not in ptx and ".local" not in ptx  # the slots are registers, not stack (in PTX)
+
+
+def test_dynamic_extents_keep_the_dynamic_form():
+    _, launch = _specialized("row_softmax", "row_softmax", {})
+    assert launch["mapping"] == "cta" and launch["slots"] == 0
+
+
+def test_scans_are_block_scans_in_the_register_form():
+    ptx, launch = _specialized("cumsum", "row_cumsum", {"N": 1000})
+    assert launch["mapping"] == "cta" and "shfl.sync.up" in ptx and "bar.sync" in ptx
+
+
+REGISTER_EXTENTS = [1, 31, 33, 1000, 1024, 1025, 5000]
+
+
+@requires_gpu()
+@pytest.mark.parametrize("cols", REGISTER_EXTENTS)
+def test_register_form_softmax_and_layernorm(cols):
+    rng = np.random.default_rng(cols + 10)
+    x = _rows(rng, 5, cols)
+    got, expected = on_gpu_and_interp(sample_text("row_softmax"), "row_softmax", {"x": x, "t": np.float32(0.7)},
+                                      extents={"N": cols})
+    assert_close(got["y"], expected["y"], 1e-6)
+    inputs = {"x": x, "gamma": _rows(rng, 1, cols)[0], "beta": _rows(rng, 1, cols)[0], "eps": np.float32(1e-5)}
+    got, expected = on_gpu_and_interp(sample_text("layernorm"), "layernorm", inputs, extents={"N": cols})
+    for name in ("y", "mean_out", "rstd_out"):
+        assert_close(got[name], expected[name], 1e-5, name)
+
+
+@requires_gpu()
+@pytest.mark.parametrize("cols", REGISTER_EXTENTS)
+def test_register_form_row_sums_bit_exact_for_integers(cols):
+    rng = np.random.default_rng(cols + 11)
+    q = rng.integers(-128, 128, (6, cols), dtype=np.int8)
+    got, expected = on_gpu_and_interp(sample_text("row_sum"), "row_sum_i8", {"q": q}, extents={"N": cols})
+    assert_same_bits(got["y"], expected["y"])
+
+
+def _assert_prefix_sums_close(got, expected, x):
+    """Two f32 prefix sums of different parenthesizations (§6 allows any that keeps source
+    order) each lie within (k - 1)·u·Σ|x_i| of the exact k-th prefix (u = 2^-24), so they
+    differ by at most twice that; NaN prefixes agree exactly."""
+    nan = np.isnan(expected)
+    assert np.array_equal(np.isnan(got), nan)
+    k = np.arange(1, x.shape[-1] + 1)
+    bound = 2 * (k - 1) * 2.0 ** -24 * np.cumsum(np.abs(np.nan_to_num(x.astype(np.float64))), -1)
+    error = np.abs(got.astype(np.float64) - expected.astype(np.float64))
+    assert np.all(error[~nan] <= bound[~nan]), error.max()
+
+
+@requires_gpu()
+@pytest.mark.parametrize("cols", REGISTER_EXTENTS)
+def test_register_form_cumsum_keeps_every_prefix(cols):
+    rng = np.random.default_rng(cols + 12)
+    x = _rows(rng, 3, cols)
+    x[0, cols // 2] = np.nan if cols > 2 else x[0, 0]          # NaN propagates to every later prefix
+    got, expected = on_gpu_and_interp(sample_text("cumsum"), "row_cumsum", {"x": x}, extents={"N": cols})
+    _assert_prefix_sums_close(got["y"], expected["y"], x)
+    ints = rng.integers(-1000, 1000, (3, cols)).astype(np.int32)
+    text = sample_text("cumsum").split("// @exclusive_offsets")[0].replace("f32", "i32")
+    exclusive = text.replace("kind = sum}", "exclusive = true, kind = sum}")
+    for source in (text, exclusive):
+        got, expected = on_gpu_and_interp(source, "row_cumsum", {"x": ints}, extents={"N": cols})
+        assert_same_bits(got["y"], expected["y"])
+
+
+@requires_gpu()
+@pytest.mark.parametrize("cols", REGISTER_EXTENTS)
+def test_register_form_philox_dropout_bit_exact(cols):
+    rng = np.random.default_rng(cols + 13)
+    inputs = {"x": _rows(rng, 3, cols), "seed": np.uint64(99), "offset": 5, "p": np.float32(0.4)}
+    got, expected = on_gpu_and_interp(sample_text("philox_dropout"), "dropout", inputs, extents={"N": cols})
+    for name in ("y", "keep_out"):
+        assert_same_bits(got[name], expected[name], name)

@@ -16,7 +16,7 @@ from llvmlite import ir
 
 from ...ir.nodes import Op
 from .types import I8, I64, register_type
-from .values import Memory, Tensor
+from .values import Memory, Registers, Tensor
 
 # A static temporary up to this size lives on the stack, in the entry block.
 STACK_LIMIT_BYTES = 64 * 1024
@@ -163,12 +163,15 @@ class Emitter:
                 if isinstance(step, ir.Constant) and isinstance(extent, ir.Constant) else self.b.mul(step, extent))
         return tuple(reversed(strides))
 
-    def materialize(self, value: Tensor) -> Memory:
-        if isinstance(value, Memory) or self.hooks.keep_lazy(self):
+    def materialize(self, value: Tensor) -> Tensor:
+        if isinstance(value, (Memory, Registers)) or self.hooks.keep_lazy(self):
             return value
-        memory = self.alloc(value.dtype, value.shape)
-        self.for_each(value.shape, lambda idx: self.b.store(value.at(self, idx), memory.address(self, idx)))
-        return memory
+        return self.tabulate(value.dtype, value.shape, lambda idx: value.at(self, idx))
+
+    def tabulate(self, dtype: str, shape, element) -> Tensor:
+        """A temporary holding element(idx) at every coordinate of `shape` (the target
+        chooses where: memory here, a thread's registers under a GPU mapping)."""
+        return self.hooks.tabulate(self, dtype, shape, element)
 
     def store_into(self, memory: Memory, value: Tensor) -> None:
         self.for_each(memory.shape, lambda idx: self.b.store(value.at(self, idx), memory.address(self, idx)))

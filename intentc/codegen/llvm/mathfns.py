@@ -1,7 +1,8 @@
 """Named math functions, classification and the approximate modes (spec §5, §5.1).
 
-f64 evaluates in f64; f32 evaluates in f64 and rounds once (as the interpreter does), and
-the formats below f32 go through f32 and back by the cast rules. Where an exact LLVM
+f64 evaluates in f64; f32 evaluates in the target's own f32 function when it has one
+within the spec's bounds (`hooks.math_f32`), else in f64 rounded once (as the interpreter
+does); the formats below f32 go through f32 and back by the cast rules. Where an exact LLVM
 operation exists (sqrt, floor, ceil, trunc, rint) it is used in the value's own precision.
 Everything else is the target's business: `hooks.math_f64(em, name, x)`.
 """
@@ -34,8 +35,8 @@ def evaluate(em, op, name: str, x, dtype: str):
     if dtype == "f64":
         return _in_f64(em, name, x)
     if dtype == "f32":
-        return em.hooks.math_f32(em, name, x) if hasattr(em.hooks, "math_f32") else \
-            b.fptrunc(_in_f64(em, name, b.fpext(x, F64)), F32)
+        native = em.hooks.math_f32(em, name, x)
+        return native if native is not None else b.fptrunc(_in_f64(em, name, b.fpext(x, F64)), F32)
     in_f32 = b.fptrunc(_in_f64(em, name, x), F32)
     return to_float(em, op, in_f32, "f32", dtype, saturate=False)
 

@@ -104,9 +104,7 @@ def _read_op(em, op):
         return Scalar(type_.dtype, (), element([]))
     if em.hooks.lazy_read(em, acc.resource):
         return Lazy(type_.dtype, shape, lambda e, idx: element(idx), costly=True)
-    memory = em.alloc(type_.dtype, shape)
-    em.for_each(shape, lambda idx: em.b.store(element(idx), memory.address(em, idx)))
-    return memory
+    return em.tabulate(type_.dtype, shape, element)
 
 
 def _store_each(em, op, combine=None, kind=None):

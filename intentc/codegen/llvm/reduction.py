@@ -50,9 +50,7 @@ def _into(em, shape, dtype, compute):
     """A result of `shape` whose element at idx is compute(idx) (a Scalar when rank 0)."""
     if not shape:
         return Scalar(dtype, (), compute([]))
-    memory = em.alloc(dtype, shape)
-    em.for_each(shape, lambda idx: em.b.store(compute(idx), memory.address(em, idx)))
-    return memory
+    return em.tabulate(dtype, shape, compute)
 
 
 def _reduce_op(em, op):
@@ -81,6 +79,12 @@ def _scan_op(em, op):
     axis = op.attributes["axis"] % x.rank
     acc = accumulator(kind, x.dtype, op.attributes.get("acc"))
     exclusive, reverse = bool(op.attributes.get("exclusive", False)), bool(op.attributes.get("reverse", False))
+    if x.rank == 1:
+        scanned = em.hooks.scan(em, x, kind, acc, exclusive, reverse,
+                                lambda idx: convert(em, op, x.at(em, idx), x.dtype, acc),
+                                lambda a, b: binary(em, op, COMBINE[kind], a, b, acc))
+        if scanned is not None:
+            return scanned
     out = em.alloc(acc, x.shape)
     n = x.shape[axis]
     slot = em.entry_alloca(register_type(acc))

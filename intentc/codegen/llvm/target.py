@@ -42,6 +42,17 @@ class TargetHooks:
         """Read `resource` at each use of the result (no temporary) instead of once."""
         return False
 
+    def tabulate(self, em, dtype: str, shape, element):
+        """A temporary of `shape` holding element(idx) at every coordinate: a row-major one here."""
+        memory = em.alloc(dtype, shape)
+        em.for_each(shape, lambda idx: em.b.store(element(idx), memory.address(em, idx)))
+        return memory
+
+    def scan(self, em, x, kind: str, acc: str, exclusive: bool, reverse: bool, element, combine):
+        """A target's own lowering of a builtin scan of `x` along its one axis (element(idx):
+        the converted element), or None for the shared sequential prefix."""
+        return None
+
     # ---- math ---------------------------------------------------------------------------------
     def approximate(self, em, name: str, args: list, flush: bool) -> ir.Value | None:
         """An approximate-mode f32 `name` (exp2, tanh, fdiv) in the target's own instruction
@@ -52,6 +63,11 @@ class TargetHooks:
         """The bits of an f32 as an i32 (a target may keep the value opaque to work around
         its code generator)."""
         return em.b.bitcast(value, ir.IntType(32))
+
+    def math_f32(self, em, name: str, x: ir.Value) -> ir.Value | None:
+        """`name` of an f32 value in the target's own f32 function (within the spec's math
+        library bounds), or None to evaluate in f64 and round once."""
+        return None
 
     def math_f64(self, em, name: str, x: ir.Value) -> ir.Value:
         """`name` (exp, log, erfc, i0, ...) of an f64 value within the spec's bounds."""

@@ -6,7 +6,8 @@ and a way to produce the register value of one element at a coordinate:
 - `Scalar`: one SSA value;
 - `Lazy`: an element expression re-emitted wherever an element is needed (pointwise ops,
   iota, broadcast, ...), so chains of element-wise ops fuse into one loop;
-- `Memory`: elements in a temporary (register-typed, any strides in elements).
+- `Memory`: elements in a temporary (register-typed, any strides in elements);
+- `Registers`: the elements a target's mapping gives this thread, one slot each.
 
 Views and buffers are resources, not values: `ViewRef` and `BufferRef`. Tuples are Python
 tuples of values, records `RecordVal`.
@@ -70,6 +71,17 @@ class Memory(Tensor):
 
     def at(self, em, idx):
         return em.b.load(self.address(em, idx))
+
+
+@dataclass
+class Registers(Tensor):
+    """A tensor spread over threads (the NVPTX CTA mapping's register form): this thread's
+    coordinates, one entry-block slot each (registers once SROA runs). Elements are read
+    only at the coordinate the mapping is visiting, `em.hooks.current_slot`."""
+    slots: list = field(default_factory=list)
+
+    def at(self, em, idx):
+        return em.b.load(self.slots[em.hooks.current_slot])
 
 
 @dataclass

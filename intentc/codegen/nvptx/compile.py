@@ -16,8 +16,7 @@ from ...options import Specialization
 from ..llvm.kernel import LoweredKernel, lower_kernel
 from . import libdevice, machine
 from .hooks import NvptxHooks
-from .cta import cta_parallel
-from .mapping import LaunchConfig, grid_parallel, launch_config
+from .mapping import LaunchConfig, launch_config, plan_mapping
 
 BAD_ARCH = "E0062"
 
@@ -32,9 +31,13 @@ class PtxKernel:
         return json.dumps(self.launch.to_json(), indent=2) + "\n"
 
 
-def _mark_entry(lowered: LoweredKernel) -> None:
+def _mark_entry(lowered: LoweredKernel, threads: int) -> None:
     module = lowered.module
-    module.get_global(lowered.function).calling_convention = "ptx_kernel"
+    entry = module.get_global(lowered.function)
+    entry.calling_convention = "ptx_kernel"
+    # .maxntid: ptxas fits registers to the CTA size the code is compiled for.
+    module.add_named_metadata("nvvm.annotations", [entry, ir.MetaDataString(module, "maxntidx"),
+                                                    ir.Constant(ir.IntType(32), threads)])
     # libdevice's __nvvm_reflect("__CUDA_FTZ") → 0: subnormals kept, IEEE everywhere.
     flag = module.add_metadata([ir.Constant(ir.IntType(32), 4), ir.MetaDataString(module, "nvvm-reflect-ftz"),
                                 ir.Constant(ir.IntType(32), 0)])
@@ -51,10 +54,9 @@ def compile_ptx(module: Module, kernel_name: str, arch: str, specialization: Spe
     kernel = module.find(kernel_name)
     assert isinstance(kernel, Kernel), kernel_name
     mark = time.perf_counter()
-    cta = cta_parallel(kernel)
-    hooks = NvptxHooks(*cta) if cta is not None else NvptxHooks(grid_parallel(kernel))
-    lowered = lower_kernel(module, kernel_name, hooks, specialization, file, source)
-    _mark_entry(lowered)
+    mapping = plan_mapping(kernel, specialization)
+    lowered = lower_kernel(module, kernel_name, NvptxHooks(mapping), specialization, file, source)
+    _mark_entry(lowered, mapping.threads)
     text = str(lowered.module)
     timings["lower-llvm"] = timings.get("lower-llvm", 0.0) + time.perf_counter() - mark
     mark = time.perf_counter()
@@ -70,7 +72,7 @@ def compile_ptx(module: Module, kernel_name: str, arch: str, specialization: Spe
         mark = time.perf_counter()
         ptx = machine.emit_ptx(parsed, arch)
     timings["ptx-emit"] = timings.get("ptx-emit", 0.0) + time.perf_counter() - mark
-    return PtxKernel(ptx, launch_config(kernel, lowered.function, arch), lowered)
+    return PtxKernel(ptx, launch_config(mapping, lowered.function, arch), lowered)
 
 
 def assemble_cubin(ptx: str, arch: str, timings: dict | None = None) -> bytes:

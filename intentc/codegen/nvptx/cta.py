@@ -1,75 +1,138 @@
 """The CTA mapping (docs/gpu.md): one iteration of the top-level `parallel` per CTA, the
 iteration's tensor coordinates spread over the CTA's threads.
 
-Coordinate e of every tensor (row-major linear position) belongs to thread e mod ntid, for
-every op of the iteration, so element-wise chains stay thread-local and neighbouring
-threads touch neighbouring elements (coalesced). Nothing is materialized: a costly value
-with several uses is recomputed and reads are re-issued at each use (they hit L1/L2), so no
-per-thread temporaries exist. A full reduction combines per-thread partials through warp
-shuffles (`shfl.sync.bfly`) and shared memory, every thread receiving the result; a rank-0
-write is made by thread 0.
+Coordinate e of every tensor (row-major linear position) belongs to thread e mod T (T the
+CTA size, a compile-time constant), for every op of the iteration, so element-wise chains
+stay thread-local and neighbouring threads touch neighbouring elements (coalesced). A full
+reduction combines per-thread partials through warp shuffles (`shfl.sync.bfly`) and shared
+memory, every thread receiving the result; a rank-0 write is made by thread 0.
 
-`cta_parallel` decides when this applies: every op of the iteration is one of those above
-(no regions, no scans — they keep source order —, no atomics or scatters, no buffers) and
-reads touch only read-only views, or an inout view whose one write uses the read's own
+Two forms, chosen per kernel (and specialization):
+- **register** (every tensor of the iteration has one static shape of S elements, S ≤
+  MAX_SLOTS × 1024): each thread owns the K = ceil(S / T) coordinates tid + j·T, the loop
+  over them is unrolled, and reads and costly values with several uses are tabulated once
+  into K per-thread slots (registers after SROA). Reads are issued eagerly, all of an op's
+  loads before any later store, so they overlap. Scans (rank 1, forward) run as a block
+  scan over the K chunks of T coordinates.
+- **dynamic** (anything else the mapping accepts): a block-stride loop per op and nothing
+  materialized: costly values are recomputed and reads re-issued at each use (L1/L2 hits).
+
+`cta_plan` decides when the mapping applies: every op of the iteration is one of those
+above (no regions, no atomics or scatters, no buffers; scans only in the register form)
+and reads touch only read-only views, or an inout view whose one write uses the read's own
 indices and mask and ends the iteration. Otherwise the kernel keeps the grid-stride mapping.
 """
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+
 from llvmlite import ir
 
 from ...ir.nodes import Kernel, Op
-from ...ir.types import ViewType
+from ...ir.types import TensorType, ViewType
+from ...options import Specialization
 from ...passes.ir_walk import is_pure_tree
 from ..llvm.mathfns import FUNCTIONS
 from ..llvm.pointwise import BINARY_NAMES
 from ..llvm.types import F32, F64, I32, I64
 
 ELEMENTWISE = frozenset({*BINARY_NAMES, *FUNCTIONS, "neg", "abs", "not", "select", "fdiv", "exp2", "isnan", "isinf",
-                         "cast", "saturating_cast", "constant", "iota", "full", "dim", "broadcast"})
+                         "cast", "saturating_cast", "constant", "iota", "full", "dim", "broadcast", "uniform",
+                         "random_bits"})
 SHUFFLED = {"f32", "f64", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "index", "bool"}
+SCAN_KINDS = {"sum", "prod", "max", "min"}
 SHARED_WORDS = 32          # one i64 per warp: 1024 threads at most
+DYNAMIC_THREADS = 512      # the dynamic form's CTA size
+# The register form's coordinates per thread: on the H200, softmax rows of 1024/4096/16384
+# ran 10-30% faster at 16-32 a thread than at 8 (more loads in flight, fewer warps meeting
+# at each barrier; bench/results/cta-sweep-20261129-h200.jsonl), but bodies that keep many
+# tensors, or unroll Philox per coordinate, then need 150-255 registers and spill. So K is
+# about SLOT_REGISTERS / (the tensors a thread keeps), between 8 and 32.
+SLOT_REGISTERS = 96
+KEPT_WEIGHT = {"read": 1, "scan": 4, "uniform": 8, "random_bits": 8}
+MIN_SLOTS, MAX_SLOTS = 8, 32
+MIN_THREADS = 64
+MAX_THREADS = 1024
+
+
+@dataclass(frozen=True)
+class CtaPlan:
+    parallel: Op               # the top-level `parallel`, one iteration per CTA
+    lazy_views: frozenset      # views read at each use (dynamic form) or outside the iteration
+    threads: int               # T, the CTA size the code is compiled for
+    slots: int                 # K coordinates per thread (register form); 0 in the dynamic form
+    size: int = 0              # S, the iteration's tensor size (register form)
 
 
 def _views(kernel: Kernel) -> dict[str, str]:
     return {p.name: p.type.direction for p in kernel.params if isinstance(p.type, ViewType)}
 
 
-def _body_ok(body: list[Op], views: dict[str, str]) -> set[str] | None:
-    """The views whose reads may be re-issued at each use, or None if the body is not
-    one the CTA mapping handles."""
-    ops = [op for op in body if op.name != "yield"]
-    lazy = {name for name, direction in views.items() if direction == "in"}
+def _known_extents(kernel: Kernel, specialization: Specialization) -> dict[str, int]:
+    """Extent names with a compile-time value: specialized ones, index constants and `dim`s
+    of views whose extent is known."""
+    known = dict(specialization.extents)
+    shapes = {p.name: p.type.shape for p in kernel.params if isinstance(p.type, ViewType)}
+    for op in kernel.body:
+        if op.name == "constant" and op.result_types[0] == TensorType(dtype="index"):
+            known[op.results[0]] = int(op.attributes["value"])
+        elif op.name == "dim" and op.operands[0] in shapes:
+            extent = shapes[op.operands[0]][op.attributes["axis"]]
+            value = extent if isinstance(extent, int) else known.get(extent)
+            if value is not None:
+                known[op.results[0]] = value
+    return known
+
+
+def _static_size(ops: list[Op], known: dict[str, int]) -> int | None:
+    """S when every tensor result of the iteration has the same static shape of S elements."""
+    shapes = set()
+    for op in ops:
+        for type_ in op.result_types:
+            if not isinstance(type_, TensorType):
+                return None
+            if type_.shape:
+                extents = [e if isinstance(e, int) else known.get(e) for e in type_.shape]
+                if None in extents:
+                    return None
+                shapes.add(tuple(extents))
+    return math.prod(shapes.pop()) if len(shapes) == 1 else None
+
+
+def _body_ok(ops: list[Op], views: dict[str, str], register_form: bool) -> bool:
     for position, op in enumerate(ops):
         if op.regions:
-            return None
+            return False
         if op.name in ELEMENTWISE:
             if op.name == "broadcast" and op.attributes.get("dims") is not None:
-                return None
+                return False
             continue
         if op.name in ("reduce", "contract", "dot"):   # full reductions: a scalar per iteration
             allowed = SHUFFLED if op.name == "reduce" else SHUFFLED | {"f16", "bf16"}   # contract sums in f64
             if op.result_types[0].shape or op.result_types[0].dtype not in allowed:
-                return None
+                return False
+            continue
+        if op.name == "scan":
+            if not (register_form and _block_scannable(op)):
+                return False
             continue
         if op.name == "write":
             target = op.operands[0]
-            if target not in views:
-                return None
-            if views[target] == "inout" and not _read_then_write(ops, position, target):
-                return None
-            if views[target] == "inout":
-                lazy.add(target)
+            if target not in views or (views[target] == "inout" and not _read_then_write(ops, position, target)):
+                return False
             continue
         if op.name == "read":
             if views.get(op.operands[0]) not in ("in", "inout"):
-                return None
+                return False
             continue
-        return None
-    for op in ops:
-        if op.name == "read" and op.operands[0] not in lazy:
-            return None
-    return lazy
+        return False
+    return True
+
+
+def _block_scannable(op: Op) -> bool:
+    return (op.result_types[0].rank == 1 and op.attributes["kind"].name in SCAN_KINDS
+            and not op.attributes.get("reverse", False) and op.result_types[0].dtype in SHUFFLED)
 
 
 def _read_then_write(ops: list[Op], position: int, view: str) -> bool:
@@ -86,8 +149,30 @@ def _read_then_write(ops: list[Op], position: int, view: str) -> bool:
                                     for r in reads)
 
 
-def cta_parallel(kernel: Kernel) -> tuple[Op, set[str]] | None:
-    """(the top-level `parallel`, the views read lazily) when the CTA mapping applies."""
+def _slots_wanted(ops: list[Op], prologue: list[Op]) -> int:
+    """K from the tensors a thread keeps: reads (the prologue's too: they are re-read in the
+    iteration), scans, Philox (unrolled per coordinate) and values with several uses (other
+    than index and bool tensors, which stay lazy)."""
+    uses: dict[str, int] = {}
+    for op in ops:
+        for name in list(op.operands) + [v for g in op.groups for v in g.values]:
+            uses[name] = uses.get(name, 0) + 1
+    kept = sum(KEPT_WEIGHT.get(op.name, 0) for op in ops) + sum(op.name == "read" for op in prologue)
+    kept += sum(1 for op in ops if op.name not in KEPT_WEIGHT for name, type_ in zip(op.results, op.result_types)
+                if uses.get(name, 0) > 1 and type_.shape and type_.dtype not in ("index", "bool"))
+    wanted = SLOT_REGISTERS // max(kept, 1)
+    return min(MAX_SLOTS, max(MIN_SLOTS, 1 << (wanted.bit_length() - 1)))
+
+
+def _threads_for(size: int, slots: int) -> int:
+    """T for S coordinates at about `slots` a thread, a power of two in [64, 1024]."""
+    wanted = max(1, -(-size // slots))
+    return min(MAX_THREADS, max(MIN_THREADS, 1 << (wanted - 1).bit_length()))
+
+
+def cta_plan(kernel: Kernel, specialization: Specialization | None = None) -> CtaPlan | None:
+    """The CTA mapping of `kernel`, or None when it does not apply."""
+    specialization = specialization or Specialization()
     parallels = [op for op in kernel.body if op.name == "parallel"]
     if len(parallels) != 1:
         return None
@@ -98,10 +183,16 @@ def cta_parallel(kernel: Kernel) -> tuple[Op, set[str]] | None:
         if op.name == "read" and views.get(op.operands[0]) == "in":
             continue
         return None
-    lazy = _body_ok(parallels[0].regions[0].ops, views)
-    if lazy is None:
+    ops = [op for op in parallels[0].regions[0].ops if op.name != "yield"]
+    read_only = frozenset(name for name, direction in views.items() if direction == "in")
+    size = _static_size(ops, _known_extents(kernel, specialization))
+    if size and size <= MAX_SLOTS * MAX_THREADS and _body_ok(ops, views, True):
+        threads = _threads_for(size, _slots_wanted(ops, kernel.body))
+        return CtaPlan(parallels[0], read_only, threads, -(-size // threads), size)
+    if not _body_ok(ops, views, False):
         return None
-    return parallels[0], lazy | {name for name, direction in views.items() if direction == "in"}
+    inout_read = frozenset(op.operands[0] for op in ops if op.name == "read" and views[op.operands[0]] == "inout")
+    return CtaPlan(parallels[0], read_only | inout_read, DYNAMIC_THREADS, 0)
 
 
 # ---- code ------------------------------------------------------------------------------------------
@@ -113,22 +204,43 @@ def barrier(em) -> None:
     em.b.call(em.declare("llvm.nvvm.barrier0", ir.VoidType(), []), [])
 
 
-def block_stride(em, shape, body) -> None:
-    """body(idx) for the coordinates of `shape` this thread owns (linear e ≡ tid mod ntid)."""
-    b = em.b
-    total = ir.Constant(I64, 1)
-    for extent in shape:
-        total = b.mul(total, extent)
-    tid, ntid = b.zext(sreg(em, "tid.x"), I64), b.zext(sreg(em, "ntid.x"), I64)
+def thread_index(em, plan: CtaPlan) -> ir.Value:
+    """tid.x as i64, known to LLVM to lie below T (`!range`), so coordinates tid + j·T of
+    full chunks need no bounds compare."""
+    tid = sreg(em, "tid.x")
+    tid.set_metadata("range", em.module.add_metadata([ir.Constant(I32, 0), ir.Constant(I32, plan.threads)]))
+    return em.b.zext(tid, I64)
 
-    def each(linear):
-        idx, rest = [], linear
-        for extent in reversed(shape[1:]):
-            idx.append(b.urem(rest, extent))
-            rest = b.udiv(rest, extent)
-        idx.append(rest)
-        body(list(reversed(idx)))
-    em.loop(tid, total, each, ntid, name="lane")
+
+def unravel(em, linear: ir.Value, shape) -> list[ir.Value]:
+    """Row-major coordinates of `linear` in `shape`."""
+    idx, rest = [], linear
+    for extent in reversed(shape[1:]):
+        idx.append(em.b.urem(rest, extent))
+        rest = em.b.udiv(rest, extent)
+    idx.append(rest)
+    return list(reversed(idx))
+
+
+def block_stride(em, plan: CtaPlan, shape, body) -> None:
+    """body(idx) for the coordinates of `shape` this thread owns (linear e ≡ tid mod T)."""
+    total = em.element_count(shape)
+    em.loop(thread_index(em, plan), total, lambda linear: body(unravel(em, linear, shape)), ir.Constant(I64, plan.threads),
+            name="lane")
+
+
+def block_slots(em, plan: CtaPlan, shape, body, on_slot) -> None:
+    """The register form's unrolled block_stride: body(idx) for slot j = 0..K-1 (coordinate
+    tid + j·T), guarded where the last chunk is partial; on_slot(j) names the slot first."""
+    tid = thread_index(em, plan)
+    for slot in range(plan.slots):
+        linear = em.b.add(tid, ir.Constant(I64, slot * plan.threads))
+        on_slot(slot)
+        if (slot + 1) * plan.threads <= plan.size:
+            body(unravel(em, linear, shape))
+        else:
+            with em.b.if_then(em.b.icmp_unsigned("<", linear, ir.Constant(I64, plan.size))):
+                body(unravel(em, linear, shape))
 
 
 def on_thread_zero(em, body) -> None:
@@ -154,14 +266,17 @@ def _from_i64(em, word: ir.Value, type_: ir.Type) -> ir.Value:
     return word if type_ == I64 else b.trunc(word, type_)
 
 
-def _shuffle_xor(em, value: ir.Value, lanes: int) -> ir.Value:
+def _shuffle(em, mode: str, value: ir.Value, lanes, clamp: int) -> ir.Value:
+    """shfl.sync.<mode> of any value up to 64 bits (two 32-bit shuffles for 64); `lanes`:
+    the lane delta or (idx) source lane, an int or an i32 value."""
     b = em.b
-    shfl = em.declare("llvm.nvvm.shfl.sync.bfly.i32", I32, [I32, I32, I32, I32])
+    shfl = em.declare(f"llvm.nvvm.shfl.sync.{mode}.i32", I32, [I32, I32, I32, I32])
     word = _to_i64(em, value)
-    mask, clamp, offset = ir.Constant(I32, -1), ir.Constant(I32, 31), ir.Constant(I32, lanes)
-    low = b.call(shfl, [mask, b.trunc(word, I32), offset, clamp])
+    mask, clamp_ = ir.Constant(I32, -1), ir.Constant(I32, clamp)
+    offset = ir.Constant(I32, lanes) if isinstance(lanes, int) else lanes
+    low = b.call(shfl, [mask, b.trunc(word, I32), offset, clamp_])
     if value.type in (I64, F64):
-        high = b.call(shfl, [mask, b.trunc(b.lshr(word, ir.Constant(I64, 32)), I32), offset, clamp])
+        high = b.call(shfl, [mask, b.trunc(b.lshr(word, ir.Constant(I64, 32)), I32), offset, clamp_])
         word = b.or_(b.zext(low, I64), b.shl(b.zext(high, I64), ir.Constant(I64, 32)))
     else:
         word = b.zext(low, I64)
@@ -178,29 +293,63 @@ def _shared(em) -> ir.Value:
     return existing
 
 
-def block_combine(em, value: ir.Value, identity: ir.Value, combine) -> ir.Value:
-    """The CTA-wide combination of every thread's `value` (each thread gets it): a butterfly
-    within each warp, then every thread folds the warps' results in warp order."""
+def _warp_totals(em, plan: CtaPlan, value: ir.Value, last_lane: int, identity: ir.Value) -> ir.Value:
+    """Lane l of every warp gets warp l's `value` at lane `last_lane` (the identity past the
+    last warp), through shared memory."""
     b = em.b
-    for lanes in (16, 8, 4, 2, 1):
-        value = combine(value, _shuffle_xor(em, value, lanes))
     tid = sreg(em, "tid.x")
-    warp = b.zext(b.lshr(tid, ir.Constant(I32, 5)), I64)
-    shared = _shared(em)
-    zero = ir.Constant(I32, 0)
-    with b.if_then(b.icmp_unsigned("==", b.and_(tid, ir.Constant(I32, 31)), zero)):
-        b.store(_to_i64(em, value), b.gep(shared, [zero, warp], inbounds=True))
+    shared, zero = _shared(em), ir.Constant(I32, 0)
+    lane = b.and_(tid, ir.Constant(I32, 31))
+    with b.if_then(b.icmp_unsigned("==", lane, ir.Constant(I32, last_lane))):
+        b.store(_to_i64(em, value), b.gep(shared, [zero, b.lshr(tid, ir.Constant(I32, 5))], inbounds=True))
     barrier(em)
-    warps = b.zext(b.lshr(b.add(sreg(em, "ntid.x"), ir.Constant(I32, 31)), ir.Constant(I32, 5)), I64)
-    slot = em.entry_alloca(value.type)
-    b.store(identity, slot)
-
-    def fold(w):
-        word = b.load(b.gep(shared, [zero, w], inbounds=True))
-        b.store(combine(b.load(slot), _from_i64(em, word, value.type)), slot)
-    em.loop(ir.Constant(I64, 0), warps, fold, name="warp")
-    result = b.load(slot)
-    barrier(em)          # the partials may be overwritten by the next reduction only now
-    return result
+    warps = ir.Constant(I32, -(-plan.threads // 32))
+    slot = b.gep(shared, [zero, b.select(b.icmp_unsigned("<", lane, warps), lane, zero)], inbounds=True)
+    total = b.select(b.icmp_unsigned("<", lane, warps), _from_i64(em, b.load(slot), value.type), identity)
+    barrier(em)          # the partials may be overwritten by the next reduction or scan only now
+    return total
 
 
+def _butterfly(em, value: ir.Value, combine) -> ir.Value:
+    """The warp's combination of `value`, the same bits in every lane: lanes i and i^k
+    combine the same two operands at each step, and combine is commutative."""
+    for lanes in (16, 8, 4, 2, 1):
+        value = combine(value, _shuffle(em, "bfly", value, lanes, 31))
+    return value
+
+
+def block_combine(em, plan: CtaPlan, value: ir.Value, identity: ir.Value, combine) -> ir.Value:
+    """The CTA-wide combination of every thread's `value` (each thread gets it): a butterfly
+    within each warp, then a butterfly over the warps' results in every warp."""
+    return _butterfly(em, _warp_totals(em, plan, _butterfly(em, value, combine), 0, identity), combine)
+
+
+def _warp_scan(em, value: ir.Value, lane: ir.Value, combine) -> ir.Value:
+    """Inclusive scan over the warp's lanes in lane order (`shfl.up`)."""
+    b = em.b
+    for lanes in (1, 2, 4, 8, 16):
+        earlier = _shuffle(em, "up", value, lanes, 0)
+        value = b.select(b.icmp_unsigned(">=", lane, ir.Constant(I32, lanes)), combine(earlier, value), value)
+    return value
+
+
+def block_scan(em, plan: CtaPlan, value: ir.Value, carry: ir.Value, identity: ir.Value, combine, exclusive: bool):
+    """(this thread's prefix over the chunk of T coordinates it is in, the chunk's total),
+    both after `carry` (the earlier chunks' total): an inclusive warp scan, then a warp
+    scan of the warps' totals gives each warp the total of the warps before it. Every
+    combine keeps source order (earlier operand first), as §6 requires of scans."""
+    b = em.b
+    tid = sreg(em, "tid.x")
+    lane, warp = b.and_(tid, ir.Constant(I32, 31)), b.lshr(tid, ir.Constant(I32, 5))
+    value = _warp_scan(em, value, lane, combine)
+    totals = _warp_scan(em, _warp_totals(em, plan, value, 31, identity), lane, combine)
+    last_warp = -(-plan.threads // 32) - 1
+    earlier_warps = b.select(b.icmp_unsigned(">", warp, ir.Constant(I32, 0)),
+                             _shuffle(em, "idx", totals, b.sub(warp, ir.Constant(I32, 1)), 31), identity)
+    before = combine(carry, earlier_warps)
+    total = combine(carry, _shuffle(em, "idx", totals, last_warp, 31))
+    if exclusive:
+        shifted = _shuffle(em, "up", value, 1, 0)
+        value = b.select(b.icmp_unsigned(">=", lane, ir.Constant(I32, 1)), combine(before, shifted), before)
+        return value, total
+    return combine(before, value), total

@@ -8,17 +8,24 @@ from llvmlite import ir
 from ..llvm.reduction import identity_const
 from ..llvm.special import i0
 from ..llvm.target import TargetHooks
-from ..llvm.types import F32, F64, I32, I64, I8
-from .cta import block_combine, block_stride, on_thread_zero, sreg
+from ..llvm.types import F32, F64, I32, I64, I8, register_type
+from ..llvm.values import Registers
+from .cta import (block_combine, block_scan, block_slots, block_stride, on_thread_zero, sreg, thread_index,
+                  unravel)
+from .mapping import Mapping
 
 TRIPLE = "nvptx64-nvidia-cuda"
 DATA_LAYOUT = "e-p6:32:32-i64:64-i128:128-i256:256-v16:16-v32:32-n16:32:64"
 
-# libdevice's f64 functions (https://docs.nvidia.com/cuda/libdevice-users-guide): all
-# within 1-4 ulp in f64, so f32 (evaluated in f64, rounded once) gets the interpreter's bits.
-LIBDEVICE = {name: f"__nv_{name}" for name in (
-    "exp", "log", "log2", "log1p", "expm1", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
-    "erf", "erfc", "lgamma", "exp2")}
+# libdevice (https://docs.nvidia.com/cuda/libdevice-users-guide). The spec's math library
+# precision (§5) takes its bounds from the CUDA math library's, so f32 uses libdevice's f32
+# functions (`__nv_expf`, ...: within the CUDA Programming Guide's ULP table, e.g. expf 2,
+# logf 1, log1pf 1, erfcf 4) rather than f64 evaluation, which costs 10-20 FP64 instructions
+# an element; f64 uses the f64 functions.
+MATH = ("exp", "log", "log2", "log1p", "expm1", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
+        "erf", "erfc", "lgamma", "exp2")
+LIBDEVICE = {name: f"__nv_{name}" for name in MATH}
+LIBDEVICE_F32 = {name: f"__nv_{name}f" for name in MATH}
 
 # The status word's value when the device heap is exhausted (ids of checks are positive).
 STATUS_OUT_OF_HEAP = -1
@@ -29,36 +36,29 @@ class NvptxHooks(TargetHooks):
     triple = TRIPLE
     data_layout = DATA_LAYOUT
 
-    def __init__(self, grid_op=None, cta_views: set[str] | None = None):
-        """`grid_op`: the top-level `parallel` spread over the grid; `cta_views` (the CTA
-        mapping, docs/gpu.md): the views read at each use, None for one thread an iteration."""
-        self.grid_op, self.cta_views = grid_op, cta_views
-        self.in_cta = False      # lowering the body of a CTA-mapped iteration
+    def __init__(self, mapping: Mapping):
+        self.mapping = mapping
+        self.plan = mapping.cta               # the CTA mapping's plan (cta.py), or None
+        self.in_cta = False                   # lowering the body of a CTA-mapped iteration
+        self.current_slot = 0                 # the register form's coordinate being visited
 
     # ---- the physical mapping ----------------------------------------------------------------
     def parallel(self, em, op, extents, iteration) -> None:
-        if op is not self.grid_op or em.loop_depth:
+        if op is not self.mapping.parallel or em.loop_depth:
             em.serial_for_each(extents, iteration)
             return
         b = em.b
-        total = ir.Constant(I64, 1)
-        for extent in extents:
-            total = b.mul(total, extent)
-        if self.cta_views is not None:     # iteration it on CTA it mod nctaid, all its threads
+        total = em.element_count(extents)
+        if self.plan is not None:          # iteration it on CTA it mod nctaid, all its threads
             start, stride = b.zext(sreg(em, "ctaid.x"), I64), b.zext(sreg(em, "nctaid.x"), I64)
         else:                               # iteration it on thread it mod (nctaid * ntid)
             start = b.zext(b.add(b.mul(sreg(em, "ctaid.x"), sreg(em, "ntid.x")), sreg(em, "tid.x")), I64)
             stride = b.zext(b.mul(sreg(em, "nctaid.x"), sreg(em, "ntid.x")), I64)
 
         def body(linear):
-            idx, rest = [], linear
-            for extent in reversed(extents[1:]):
-                idx.append(em.b.urem(rest, extent))
-                rest = em.b.udiv(rest, extent)
-            idx.append(rest)
-            self.in_cta = self.cta_views is not None
+            self.in_cta = self.plan is not None
             try:
-                iteration(list(reversed(idx)))
+                iteration(unravel(em, linear, extents))
             finally:
                 self.in_cta = False
         em.loop(start, total, body, stride, name="grid")
@@ -71,22 +71,63 @@ class NvptxHooks(TargetHooks):
         else:
             self.in_cta = False            # a coordinate's own work stays on its thread
             try:
-                block_stride(em, shape, body)
+                if self.plan.slots:
+                    block_slots(em, self.plan, shape, body, self._visit)
+                else:
+                    block_stride(em, self.plan, shape, body)
             finally:
                 self.in_cta = True
+
+    def _visit(self, slot: int) -> None:
+        self.current_slot = slot
 
     def combine_partials(self, em, op, kind, value, dtype, combine):
         if not self.in_cta:
             return value
-        return block_combine(em, value, identity_const(kind, dtype), combine)
+        return block_combine(em, self.plan, value, identity_const(kind, dtype), combine)
 
     def keep_lazy(self, em, before_parallel=False) -> bool:
-        return self.in_cta or (before_parallel and self.cta_views is not None)
+        if self.plan is None:
+            return False
+        return not self.plan.slots if self.in_cta else before_parallel
 
     def lazy_read(self, em, resource) -> bool:
-        return self.cta_views is not None and getattr(resource, "name", None) in self.cta_views
+        if self.plan is None or (self.in_cta and self.plan.slots):
+            return False
+        return getattr(resource, "name", None) in self.plan.lazy_views
+
+    def tabulate(self, em, dtype, shape, element):
+        if not (self.in_cta and self.plan.slots and shape):
+            return super().tabulate(em, dtype, shape, element)
+        slots = [em.entry_alloca(register_type(dtype)) for _ in range(self.plan.slots)]
+        self.for_each(em, shape, lambda idx: em.b.store(element(idx), slots[self.current_slot]))
+        return Registers(dtype, tuple(shape), slots)
+
+    def scan(self, em, x, kind, acc, exclusive, reverse, element, combine):
+        """The register form's block scan (cta.py), chunk by chunk in source order."""
+        if not (self.in_cta and self.plan.slots) or reverse:
+            return None
+        b, plan = em.b, self.plan
+        identity = identity_const(kind, acc)
+        slots = [em.entry_alloca(register_type(acc)) for _ in range(plan.slots)]
+        carry, tid = identity, thread_index(em, plan)
+        for slot in range(plan.slots):
+            self.current_slot = slot
+            linear = b.add(tid, ir.Constant(I64, slot * plan.threads))
+            value = em.entry_alloca(register_type(acc))
+            b.store(identity, value)          # coordinates past S: the identity, so totals hold
+            with b.if_then(b.icmp_unsigned("<", linear, ir.Constant(I64, plan.size))):
+                b.store(element(unravel(em, linear, x.shape)), value)
+            prefix, carry = block_scan(em, plan, b.load(value), carry, identity, combine, exclusive)
+            b.store(prefix, slots[slot])
+        return Registers(acc, tuple(x.shape), slots)
 
     # ---- math ---------------------------------------------------------------------------------
+    def math_f32(self, em, name, x):
+        if name not in LIBDEVICE_F32:
+            return None
+        return em.b.call(em.declare(LIBDEVICE_F32[name], F32, [F32]), [x])
+
     def math_f64(self, em, name, x):
         if name == "i0":
             return i0(em, x, lambda v: self.math_f64(em, "exp", v))

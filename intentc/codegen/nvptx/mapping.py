@@ -1,26 +1,33 @@
 """The physical mapping of a kernel onto the GPU grid (docs/gpu.md).
 
-A kernel whose top level is one `parallel` op and otherwise pure ops runs on the whole
-grid: every thread evaluates the pure prologue (identical values, no effects) and the
+Kernels whose iteration body the CTA mapping handles (`cta.py`) run one iteration per CTA.
+Otherwise a kernel whose top level is one `parallel` op and otherwise pure ops runs on the
+whole grid: every thread evaluates the pure prologue (identical values, no effects) and the
 flattened parallel domain is walked by a grid-stride loop, so any extent (0, 1, odd,
 larger than the grid) is covered exactly once. Any other kernel (effects outside
 `parallel`, or several top-level `parallel` ops that would need a grid-wide barrier
 between them) runs on one thread, in order: slow but correct. Nested `parallel` ops are
-plain loops inside their iteration. Kernels whose iteration body the CTA mapping handles
-(`cta.py`) run one iteration per CTA instead.
+plain loops inside their iteration.
 """
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
 from ...ir.nodes import Kernel, Op
+from ...options import Specialization
 from ...passes.ir_walk import is_pure_tree
-from .cta import cta_parallel
+from .cta import CtaPlan, cta_plan
 
 BLOCK_THREADS = 256
-CTAS_PER_SM = 8          # 2048 resident threads per SM on sm_80/sm_90 at 256 a CTA
-CTA_THREADS = 512        # the CTA mapping: threads sharing one iteration's tensor coordinates
-CTA_CTAS_PER_SM = 4
+RESIDENT_THREADS = 2048    # per SM on sm_80/sm_90: the grid holds this many threads per SM
+
+
+@dataclass(frozen=True)
+class Mapping:
+    kind: str                    # "cta" | "grid-stride" | "single-thread"
+    threads: int                 # the CTA size
+    parallel: Op | None          # the top-level `parallel` spread over the grid
+    cta: CtaPlan | None = None
 
 
 @dataclass(frozen=True)
@@ -28,10 +35,11 @@ class LaunchConfig:
     """How the runtime launches the kernel; stored beside the PTX/cubin as JSON."""
     kernel: str                  # the PTX entry name
     mapping: str                 # "cta" | "grid-stride" | "single-thread"
-    block: tuple[int, int, int]
+    block: tuple[int, int, int]  # exact for "cta" (the code is compiled for it), an upper bound otherwise
     grid: str                    # "ctas_per_sm:N" (sized to the device) | "fixed:1"
     ctas_per_sm: int
     arch: str
+    slots: int = 0               # coordinates each thread keeps in registers (the CTA mapping's register form)
     abi: str = "void kernel(i64 *args, i64 *status): args and status in global memory"
 
     def to_json(self) -> dict:
@@ -47,11 +55,19 @@ def grid_parallel(kernel: Kernel) -> Op | None:
     return parallels[0] if all(is_pure_tree(op) for op in others) else None
 
 
-def launch_config(kernel: Kernel, entry: str, arch: str) -> LaunchConfig:
-    if cta_parallel(kernel) is not None:
-        return LaunchConfig(entry, "cta", (CTA_THREADS, 1, 1), f"ctas_per_sm:{CTA_CTAS_PER_SM}", CTA_CTAS_PER_SM,
-                            arch)
-    if grid_parallel(kernel) is not None:
-        return LaunchConfig(entry, "grid-stride", (BLOCK_THREADS, 1, 1), f"ctas_per_sm:{CTAS_PER_SM}", CTAS_PER_SM,
-                            arch)
-    return LaunchConfig(entry, "single-thread", (1, 1, 1), "fixed:1", 0, arch)
+def plan_mapping(kernel: Kernel, specialization: Specialization | None = None) -> Mapping:
+    cta = cta_plan(kernel, specialization)
+    if cta is not None:
+        return Mapping("cta", cta.threads, cta.parallel, cta)
+    grid = grid_parallel(kernel)
+    if grid is not None:
+        return Mapping("grid-stride", BLOCK_THREADS, grid)
+    return Mapping("single-thread", 1, None)
+
+
+def launch_config(mapping: Mapping, entry: str, arch: str) -> LaunchConfig:
+    if mapping.kind == "single-thread":
+        return LaunchConfig(entry, mapping.kind, (1, 1, 1), "fixed:1", 0, arch)
+    per_sm = max(1, RESIDENT_THREADS // mapping.threads)
+    return LaunchConfig(entry, mapping.kind, (mapping.threads, 1, 1), f"ctas_per_sm:{per_sm}", per_sm, arch,
+                        mapping.cta.slots if mapping.cta else 0)
