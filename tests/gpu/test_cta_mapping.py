@@ -197,6 +197,17 @@ def test_register_form_cumsum_keeps_every_prefix(cols):
 
 
 @requires_gpu()
+@pytest.mark.parametrize("layout", ["strided", "offset by one element"])
+def test_vector_groups_fall_back_where_lanes_are_not_contiguous_and_aligned(layout):
+    rng = np.random.default_rng(7)
+    ints = rng.integers(-1000, 1000, (3, 2 * 1024 + 1)).astype(np.int32)
+    x = ints[:, :2048:2] if layout == "strided" else ints[:, 1:1025]
+    text = sample_text("cumsum").split("// @exclusive_offsets")[0].replace("f32", "i32")
+    got, expected = on_gpu_and_interp(text, "row_cumsum", {"x": x}, extents={"N": 1024})
+    assert_same_bits(got["y"], expected["y"])
+
+
+@requires_gpu()
 @pytest.mark.parametrize("cols", REGISTER_EXTENTS)
 def test_register_form_philox_dropout_bit_exact(cols):
     rng = np.random.default_rng(cols + 13)

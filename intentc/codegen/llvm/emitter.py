@@ -89,9 +89,10 @@ class Emitter:
         b.branch(header)
         b.position_at_end(after)
 
-    def for_each(self, shape, body) -> None:
-        """body(idx) for every coordinate of a tensor-level `shape` (the target decides how)."""
-        self.hooks.for_each(self, shape, body)
+    def for_each(self, shape, body, group=None) -> None:
+        """body(idx) for every coordinate of a tensor-level `shape` (the target decides how;
+        `group`: the op's optional vector form, see TargetHooks.for_each)."""
+        self.hooks.for_each(self, shape, body, group)
 
     def serial_for_each(self, shape, body) -> None:
         """body(idx) for every coordinate of `shape`, row-major (the last axis innermost)."""
@@ -168,10 +169,10 @@ class Emitter:
             return value
         return self.tabulate(value.dtype, value.shape, lambda idx: value.at(self, idx))
 
-    def tabulate(self, dtype: str, shape, element) -> Tensor:
+    def tabulate(self, dtype: str, shape, element, group=None) -> Tensor:
         """A temporary holding element(idx) at every coordinate of `shape` (the target
         chooses where: memory here, a thread's registers under a GPU mapping)."""
-        return self.hooks.tabulate(self, dtype, shape, element)
+        return self.hooks.tabulate(self, dtype, shape, element, group)
 
     def store_into(self, memory: Memory, value: Tensor) -> None:
         self.for_each(memory.shape, lambda idx: self.b.store(value.at(self, idx), memory.address(self, idx)))

@@ -67,6 +67,30 @@ class Access:
         self.em.b.store(value, pointer)
 
 
+# Element types a vector access moves as they are stored: 4 bytes, so 4 lanes are 16 bytes.
+VECTOR_DTYPES = {"f32", "i32", "u32"}
+VECTOR_ELEMENT_BYTES = 4
+
+
+def _vector_ready(em, lanes) -> ir.Value:
+    """i1: every lane active and in bounds, their addresses consecutive and the first one
+    aligned to the whole vector, so one vector access may replace them."""
+    b = em.b
+    width = VECTOR_ELEMENT_BYTES
+    first = b.ptrtoint(lanes[0][0], I64)
+    ready = b.icmp_unsigned("==", b.and_(first, ir.Constant(I64, width * len(lanes) - 1)), ir.Constant(I64, 0))
+    for number, (pointer, live) in enumerate(lanes):
+        ready = b.and_(ready, live)
+        if number:
+            expected = b.add(first, ir.Constant(I64, width * number))
+            ready = b.and_(ready, b.icmp_unsigned("==", b.ptrtoint(pointer, I64), expected))
+    return ready
+
+
+def _vector_pointer(em, pointer, count):
+    return em.b.bitcast(pointer, ir.VectorType(pointer.type.pointee, count).as_pointer())
+
+
 def access(em, op):
     resource = em.env[op.operands[0]]
     indices = [em.env[n] for n in (op.group("index") or ())]
@@ -100,11 +124,45 @@ def _read_op(em, op):
         merged.add_incoming(loaded, loaded_block)
         merged.add_incoming(default, before)
         return merged
+    def group(idxs, visit):
+        b = em.b
+        lanes = [acc.lane(idx) for idx in idxs]
+        defaults = []
+        for lane, idx in enumerate(idxs):
+            visit(lane)
+            defaults.append(element_at(em, fill, idx) if fill is not None else zero)
+        ready = _vector_ready(em, lanes)
+        with b.if_else(ready, likely=True) as (vector, scalar):
+            with vector:
+                loaded = b.load(_vector_pointer(em, lanes[0][0], len(lanes)), align=16)
+                fast = [b.extract_element(loaded, ir.Constant(ir.IntType(32), k)) for k in range(len(lanes))]
+                fast_block = b.block
+            with scalar:
+                slow = []
+                for (pointer, live), default in zip(lanes, defaults):
+                    before = b.block
+                    with b.if_then(live):
+                        value = acc.load(pointer)
+                        value_block = b.block
+                    merged = b.phi(value.type)
+                    merged.add_incoming(value, value_block)
+                    merged.add_incoming(default, before)
+                    slow.append(merged)
+                slow_block = b.block
+        results = []
+        for fast_value, slow_value in zip(fast, slow):
+            merged = b.phi(fast_value.type)
+            merged.add_incoming(fast_value, fast_block)
+            merged.add_incoming(slow_value, slow_block)
+            results.append(merged)
+        return results
+
     if not shape:
         return Scalar(type_.dtype, (), element([]))
     if em.hooks.lazy_read(em, acc.resource):
         return Lazy(type_.dtype, shape, lambda e, idx: element(idx), costly=True)
-    return em.tabulate(type_.dtype, shape, element)
+    vectorizable = isinstance(acc.resource, ViewRef) and type_.dtype in VECTOR_DTYPES
+    return em.tabulate(type_.dtype, shape, element, group if vectorizable else None)
 
 
 def _store_each(em, op, combine=None, kind=None):
@@ -120,7 +178,26 @@ def _store_each(em, op, combine=None, kind=None):
                 acc.store(pointer, new)
             else:
                 em.hooks.scatter_update(em, op, acc, pointer, new, kind, combine)
-    em.for_each(shape, element)
+
+    def group(idxs, visit):
+        b = em.b
+        lanes = [acc.lane(idx) for idx in idxs]
+        values = []
+        for lane, idx in enumerate(idxs):
+            visit(lane)
+            values.append(value.at(em, idx))
+        with b.if_else(_vector_ready(em, lanes), likely=True) as (vector, scalar):
+            with vector:
+                packed = ir.Constant(ir.VectorType(values[0].type, len(values)), None)
+                for number, new in enumerate(values):
+                    packed = b.insert_element(packed, new, ir.Constant(ir.IntType(32), number))
+                b.store(packed, _vector_pointer(em, lanes[0][0], len(lanes)), align=16)
+            with scalar:
+                for (pointer, live), new in zip(lanes, values):
+                    with b.if_then(live):
+                        acc.store(pointer, new)
+    vectorizable = combine is None and isinstance(acc.resource, ViewRef) and acc.resource.dtype in VECTOR_DTYPES
+    em.for_each(shape, element, group if vectorizable else None)
 
 
 def _write_op(em, op):

@@ -22,10 +22,13 @@ class TargetHooks:
         """Run iteration(idx) for every coordinate of the domain `extents` (any order)."""
         raise NotImplementedError
 
-    def for_each(self, em, shape, body) -> None:
+    def for_each(self, em, shape, body, group=None) -> None:
         """body(idx) for every coordinate of a tensor-level `shape` (row-major loops here; a
         target may spread the coordinates over threads, always giving a coordinate to the
-        same thread for every op of an iteration)."""
+        same thread for every op of an iteration). `group(idxs, visit)`, when given, is the
+        op's vector form over row-major consecutive coordinates, which a target may use
+        instead of body (visit(k) makes lane k current); the contiguity of what they address
+        is still the group's to check."""
         em.serial_for_each(shape, body)
 
     def combine_partials(self, em, op, kind: str, value: ir.Value, dtype: str, combine) -> ir.Value:
@@ -42,8 +45,9 @@ class TargetHooks:
         """Read `resource` at each use of the result (no temporary) instead of once."""
         return False
 
-    def tabulate(self, em, dtype: str, shape, element):
-        """A temporary of `shape` holding element(idx) at every coordinate: a row-major one here."""
+    def tabulate(self, em, dtype: str, shape, element, group=None):
+        """A temporary of `shape` holding element(idx) at every coordinate: a row-major one here
+        (`group`: the vector form of element, as for `for_each`)."""
         memory = em.alloc(dtype, shape)
         em.for_each(shape, lambda idx: em.b.store(element(idx), memory.address(em, idx)))
         return memory

@@ -54,6 +54,13 @@ KEPT_WEIGHT = {"read": 1, "scan": 4, "uniform": 8, "random_bits": 8}
 MIN_SLOTS, MAX_SLOTS = 8, 32
 MIN_THREADS = 64
 MAX_THREADS = 1024
+# In an iteration with a scan, slots come in groups of VECTOR consecutive coordinates a
+# thread: a block scan then serves V coordinates a thread instead of one, and reads and
+# writes of 32-bit elements become one 16-byte access (`ld.v4`/`st.v4`) where aligned and
+# contiguous. On the H200 (bench/results/vector-ab-20261129-h200.jsonl) that made cumsum
+# 2.8x faster, but vector add and softmax 10-30% slower (more registers, a contiguity and
+# alignment check a group), so other iterations keep one coordinate a slot group.
+VECTOR = 4
 
 
 @dataclass(frozen=True)
@@ -63,6 +70,21 @@ class CtaPlan:
     threads: int               # T, the CTA size the code is compiled for
     slots: int                 # K coordinates per thread (register form); 0 in the dynamic form
     size: int = 0              # S, the iteration's tensor size (register form)
+    vector: int = 1            # V: a thread's slots come in groups of V consecutive coordinates
+
+    @property
+    def groups(self) -> int:
+        return self.slots // self.vector
+
+    def coordinate(self, slot: int) -> int:
+        """The linear coordinate of `slot` for thread 0 (thread t adds t·V): group g = j // V
+        covers coordinates g·T·V … (g+1)·T·V − 1, V consecutive ones a thread."""
+        group, lane = divmod(slot, self.vector)
+        return group * self.threads * self.vector + lane
+
+    def full(self, group: int) -> bool:
+        """Whether every coordinate of `group` lies below S (no guard needed)."""
+        return (group + 1) * self.threads * self.vector <= self.size
 
 
 def _views(kernel: Kernel) -> dict[str, str]:
@@ -188,7 +210,10 @@ def cta_plan(kernel: Kernel, specialization: Specialization | None = None) -> Ct
     size = _static_size(ops, _known_extents(kernel, specialization))
     if size and size <= MAX_SLOTS * MAX_THREADS and _body_ok(ops, views, True):
         threads = _threads_for(size, _slots_wanted(ops, kernel.body))
-        return CtaPlan(parallels[0], read_only, threads, -(-size // threads), size)
+        scans = any(op.name == "scan" for op in ops)
+        vector = VECTOR if scans and -(-size // threads) >= VECTOR else 1
+        slots = vector * -(-size // (threads * vector))
+        return CtaPlan(parallels[0], read_only, threads, slots, size, vector)
     if not _body_ok(ops, views, False):
         return None
     inout_read = frozenset(op.operands[0] for op in ops if op.name == "read" and views[op.operands[0]] == "inout")
@@ -229,17 +254,28 @@ def block_stride(em, plan: CtaPlan, shape, body) -> None:
             name="lane")
 
 
+def slot_coordinate(em, plan: CtaPlan, slot: int) -> ir.Value:
+    """This thread's linear coordinate of `slot` (see CtaPlan.coordinate)."""
+    base = thread_index(em, plan)
+    if plan.vector > 1:
+        base = em.b.mul(base, ir.Constant(I64, plan.vector))
+    return em.b.add(base, ir.Constant(I64, plan.coordinate(slot)))
+
+
+def in_tensor(em, plan: CtaPlan, linear: ir.Value) -> ir.Value:
+    return em.b.icmp_unsigned("<", linear, ir.Constant(I64, plan.size))
+
+
 def block_slots(em, plan: CtaPlan, shape, body, on_slot) -> None:
-    """The register form's unrolled block_stride: body(idx) for slot j = 0..K-1 (coordinate
-    tid + j·T), guarded where the last chunk is partial; on_slot(j) names the slot first."""
-    tid = thread_index(em, plan)
+    """The register form's unrolled block_stride: body(idx) for slot j = 0..K-1, guarded in
+    a group that reaches past S; on_slot(j) names the slot first."""
     for slot in range(plan.slots):
-        linear = em.b.add(tid, ir.Constant(I64, slot * plan.threads))
+        linear = slot_coordinate(em, plan, slot)
         on_slot(slot)
-        if (slot + 1) * plan.threads <= plan.size:
+        if plan.full(slot // plan.vector):
             body(unravel(em, linear, shape))
         else:
-            with em.b.if_then(em.b.icmp_unsigned("<", linear, ir.Constant(I64, plan.size))):
+            with em.b.if_then(in_tensor(em, plan, linear)):
                 body(unravel(em, linear, shape))
 
 

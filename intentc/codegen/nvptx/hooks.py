@@ -10,8 +10,8 @@ from ..llvm.special import i0
 from ..llvm.target import TargetHooks
 from ..llvm.types import F32, F64, I32, I64, I8, register_type
 from ..llvm.values import Registers
-from .cta import (block_combine, block_scan, block_slots, block_stride, on_thread_zero, sreg, thread_index,
-                  unravel)
+from .cta import (block_combine, block_scan, block_slots, block_stride, in_tensor, on_thread_zero, slot_coordinate,
+                  sreg, unravel)
 from .mapping import Mapping
 
 TRIPLE = "nvptx64-nvidia-cuda"
@@ -63,7 +63,7 @@ class NvptxHooks(TargetHooks):
                 self.in_cta = False
         em.loop(start, total, body, stride, name="grid")
 
-    def for_each(self, em, shape, body) -> None:
+    def for_each(self, em, shape, body, group=None) -> None:
         if not self.in_cta:
             em.serial_for_each(shape, body)
         elif not shape:
@@ -72,11 +72,31 @@ class NvptxHooks(TargetHooks):
             self.in_cta = False            # a coordinate's own work stays on its thread
             try:
                 if self.plan.slots:
-                    block_slots(em, self.plan, shape, body, self._visit)
+                    self._each_slot(em, shape, body, group)
                 else:
                     block_stride(em, self.plan, shape, body)
             finally:
                 self.in_cta = True
+
+    def _each_slot(self, em, shape, body, group) -> None:
+        """The register form: body per slot, or group(idxs, visit) per full group of V
+        consecutive coordinates when the op has a vector form (visit(k): lane k's slot
+        becomes current, for reading other tensors there)."""
+        plan = self.plan
+        if group is None or plan.vector == 1:
+            block_slots(em, plan, shape, body, self._visit)
+            return
+        for number in range(plan.groups):
+            slots = range(number * plan.vector, (number + 1) * plan.vector)
+            if not plan.full(number):
+                for slot in slots:
+                    self.current_slot = slot
+                    linear = slot_coordinate(em, plan, slot)
+                    with em.b.if_then(in_tensor(em, plan, linear)):
+                        body(unravel(em, linear, shape))
+                continue
+            idxs = [unravel(em, slot_coordinate(em, plan, slot), shape) for slot in slots]
+            group(idxs, lambda lane, first=slots[0]: self._visit(first + lane))
 
     def _visit(self, slot: int) -> None:
         self.current_slot = slot
@@ -96,31 +116,56 @@ class NvptxHooks(TargetHooks):
             return False
         return getattr(resource, "name", None) in self.plan.lazy_views
 
-    def tabulate(self, em, dtype, shape, element):
+    def tabulate(self, em, dtype, shape, element, group=None):
         if not (self.in_cta and self.plan.slots and shape):
-            return super().tabulate(em, dtype, shape, element)
+            return super().tabulate(em, dtype, shape, element, group)
         slots = [em.entry_alloca(register_type(dtype)) for _ in range(self.plan.slots)]
-        self.for_each(em, shape, lambda idx: em.b.store(element(idx), slots[self.current_slot]))
+
+        def store_group(idxs, visit):
+            for lane, value in enumerate(group(idxs, visit)):
+                visit(lane)
+                em.b.store(value, slots[self.current_slot])
+        self.for_each(em, shape, lambda idx: em.b.store(element(idx), slots[self.current_slot]),
+                      store_group if group is not None else None)
         return Registers(dtype, tuple(shape), slots)
 
     def scan(self, em, x, kind, acc, exclusive, reverse, element, combine):
-        """The register form's block scan (cta.py), chunk by chunk in source order."""
+        """The register form's block scan (cta.py), group by group in source order: each
+        thread's V consecutive coordinates serially, then a block scan of the threads'
+        totals after the earlier groups' carry."""
         if not (self.in_cta and self.plan.slots) or reverse:
             return None
         b, plan = em.b, self.plan
         identity = identity_const(kind, acc)
         slots = [em.entry_alloca(register_type(acc)) for _ in range(plan.slots)]
-        carry, tid = identity, thread_index(em, plan)
-        for slot in range(plan.slots):
-            self.current_slot = slot
-            linear = b.add(tid, ir.Constant(I64, slot * plan.threads))
-            value = em.entry_alloca(register_type(acc))
-            b.store(identity, value)          # coordinates past S: the identity, so totals hold
-            with b.if_then(b.icmp_unsigned("<", linear, ir.Constant(I64, plan.size))):
-                b.store(element(unravel(em, linear, x.shape)), value)
-            prefix, carry = block_scan(em, plan, b.load(value), carry, identity, combine, exclusive)
-            b.store(prefix, slots[slot])
+        carry = identity
+        for number in range(plan.groups):
+            group = range(number * plan.vector, (number + 1) * plan.vector)
+            prefixes, running = [], identity
+            for slot in group:
+                self.current_slot = slot
+                running = combine(running, self._element_or(em, element, x.shape, slot, identity, acc))
+                prefixes.append(running)
+            before, carry = block_scan(em, plan, running, carry, identity, combine, exclusive=True)
+            for lane, slot in enumerate(group):
+                if exclusive:
+                    result = before if lane == 0 else combine(before, prefixes[lane - 1])
+                else:
+                    result = combine(before, prefixes[lane])
+                b.store(result, slots[slot])
         return Registers(acc, tuple(x.shape), slots)
+
+    def _element_or(self, em, element, shape, slot, identity, dtype):
+        """element at this thread's coordinate of `slot`, or `identity` past S (so totals hold)."""
+        b, plan = em.b, self.plan
+        linear = slot_coordinate(em, plan, slot)
+        if plan.full(slot // plan.vector):
+            return element(unravel(em, linear, shape))
+        value = em.entry_alloca(register_type(dtype))
+        b.store(identity, value)
+        with b.if_then(in_tensor(em, plan, linear)):
+            b.store(element(unravel(em, linear, shape)), value)
+        return b.load(value)
 
     # ---- math ---------------------------------------------------------------------------------
     def math_f32(self, em, name, x):
