@@ -85,9 +85,15 @@ def t_hist(v, h, n, BLOCK: tl.constexpr, BINS: tl.constexpr):
 
 
 @triton.jit
-def t_uniform(y, n, seed, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    tl.store(y + offs, tl.rand(seed, offs), mask=offs < n)
+def t_dropout(x, y, keep, n, seed, offset, p, scale, BLOCK: tl.constexpr):
+    """ir_samples/philox_dropout.kir's work: tl.rand is Philox4x32-10 too."""
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK)
+    m = cols < n
+    idx = row * n + cols
+    kept = tl.rand(seed, idx + offset) >= p
+    tl.store(y + idx, tl.where(kept, tl.load(x + idx, mask=m) * scale, 0.0), mask=m)
+    tl.store(keep + idx, kept.to(tl.uint8), mask=m)
 
 
 # ---- timing --------------------------------------------------------------------------------------
@@ -220,12 +226,17 @@ def bench_all(quick: bool):
     rows, cols = (1024, 1024) if quick else (8192, 8192)
     x = torch.randn(rows, cols, device="cuda")
     y1, keep = torch.empty_like(x), torch.empty(rows, cols, dtype=torch.uint8, device="cuda")
-    u = torch.empty(rows * cols, device="cuda")
+    y2, keep2 = torch.empty_like(x), torch.empty(rows, cols, dtype=torch.uint8, device="cuda")
     dk = Intentc(sample("philox_dropout"), "dropout", {"N": cols})
-    record(f"philox dropout/uniform f32 {rows}x{cols}", 9 * rows * cols, {
+
+    def dropout_correct():     # the kept elements are scaled x, the others 0; about half kept
+        kept = keep.bool()
+        return dk.ok() and torch.equal(y1[kept], x[kept] * 2.0) and not y1[~kept].any() and \
+            abs(kept.float().mean().item() - 0.5) < 0.01
+    record(f"philox dropout f32 {rows}x{cols}", 9 * rows * cols, {
         "intentc": dk(x=x, seed=1234, offset=0, p=0.5, y=y1, keep_out=keep),
-        "triton": lambda: t_uniform[(triton.cdiv(rows * cols, 1024),)](u, rows * cols, 1234, BLOCK=1024),
-        "torch": lambda: torch.rand(rows * cols, device="cuda", out=u)}, lambda: dk.ok())
+        "triton": lambda: t_dropout[(rows,)](x, y2, keep2, cols, 1234, 0, 0.5, 2.0, BLOCK=cols, num_warps=8),
+        "torch": lambda: torch.nn.functional.dropout(x, 0.5, training=True)}, dropout_correct)
     return results
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from ..diagnostics import DiagnosticError
 from ..options import CompileOptions, Specialization
 from .common import EXIT_INPUT_ERROR, EXIT_OK, UsageError, read_text, report
-from .run import parse_define
+from .run import parse_define, parse_extents
 
 
 def add_parser(subparsers) -> None:
@@ -27,13 +27,7 @@ def add_parser(subparsers) -> None:
 
 
 def _specialization(args) -> Specialization:
-    extents = {}
-    for text in args.extent:
-        name, value = parse_define(text)
-        if not isinstance(value, int) or value < 0:
-            raise UsageError(f"--extent needs NAME=N with N a non-negative integer, got {text!r}")
-        extents[name] = value
-    return Specialization(constexprs=dict(parse_define(d) for d in args.defines), extents=extents)
+    return Specialization(constexprs=dict(parse_define(d) for d in args.defines), extents=parse_extents(args.extent))
 
 
 def run(args) -> int:

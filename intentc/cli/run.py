@@ -21,6 +21,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--outputs", metavar="OUT.npz", help="write the out/inout views here (else print them)")
     p.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME=VALUE",
                    help="a constexpr parameter value (int, float, true/false or an enum member)")
+    p.add_argument("--extent", action="append", default=[], metavar="NAME=N",
+                   help="compile (cpu, cuda) specialized to this dynamic extent; launches must match it")
     p.add_argument("--seed", type=int, default=0, help="seed of the parallel iteration order (default 0)")
     p.set_defaults(run=run)
 
@@ -30,6 +32,16 @@ def parse_define(text: str) -> tuple[str, object]:
     if not sep or not name:
         raise UsageError(f"-D needs NAME=VALUE, got {text!r}")
     return name.lstrip("%"), _literal(value)
+
+
+def parse_extents(texts: list[str]) -> dict[str, int]:
+    extents = {}
+    for text in texts:
+        name, value = parse_define(text)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise UsageError(f"--extent needs NAME=N with N a non-negative integer, got {text!r}")
+        extents[name] = value
+    return extents
 
 
 def _literal(value: str):
@@ -59,16 +71,15 @@ def run(args) -> int:
     text = read_text(args.file)
     constexprs = dict(parse_define(d) for d in args.defines)
     inputs = _load_inputs(args.inputs)
+    specialization = {"constexprs": constexprs, "extents": parse_extents(args.extent)}
     try:
         module = load(Chunk(args.file, text))
         if args.target == "cpu":
             from ..runtime.cpu import compile_cpu
-            outputs = compile_cpu(module, args.kernel, {"constexprs": constexprs}, file=args.file,
-                                  source=text)(inputs, constexprs)
+            outputs = compile_cpu(module, args.kernel, specialization, file=args.file, source=text)(inputs, constexprs)
         elif args.target == "cuda":
             from ..runtime.cuda import compile_cuda
-            outputs = compile_cuda(module, args.kernel, {"constexprs": constexprs}, file=args.file,
-                                   source=text)(inputs, constexprs)
+            outputs = compile_cuda(module, args.kernel, specialization, file=args.file, source=text)(inputs, constexprs)
         else:
             outputs = run_kernel(module, args.kernel, inputs, constexprs, args.seed, args.file, text)
     except DiagnosticError as error:

@@ -33,9 +33,13 @@ class View:
 
 
 class Launch:
-    def __init__(self, module: Module, kernel: Kernel, file: str, source: str | None):
+    def __init__(self, module: Module, kernel: Kernel, file: str, source: str | None,
+                 fixed_extents: dict[str, int] | None = None):
+        """`fixed_extents`: extents a compiled kernel was specialized to; arrays must match."""
         self.module, self.kernel, self.file, self.source = module, kernel, file, source
-        self.extents: dict[str, tuple[int, str]] = {}   # name -> (value, which parameter bound it)
+        # name -> (value, which parameter bound it; None: fixed at compile time)
+        self.extents: dict[str, tuple[int, str | None]] = {
+            name: (value, None) for name, value in (fixed_extents or {}).items()}
 
     def fail(self, code: str, message: str, param: Param | None = None, hint: str = "") -> DiagnosticError:
         loc = (param.loc if param is not None and param.loc else None) or self.kernel.loc
@@ -44,6 +48,14 @@ class Launch:
 
     # ---- scalars and constexprs -------------------------------------------------------------
     def scalar(self, param: Param, value, dtype: str) -> np.ndarray:
+        array = self._scalar(param, value, dtype)
+        fixed = self.extents.get(param.name)
+        if fixed is not None and fixed[1] is None and int(array) != fixed[0]:
+            raise self.fail(errors.LAUNCH_EXTENT, f"the kernel was compiled for %{param.name} = {fixed[0]}; got "
+                            f"{int(array)}", param, "compile it for this value, or leave it dynamic")
+        return array
+
+    def _scalar(self, param: Param, value, dtype: str) -> np.ndarray:
         if isinstance(value, np.ndarray) or isinstance(value, np.generic):
             array = np.asarray(value)
             if array.shape != ():
@@ -79,6 +91,10 @@ class Launch:
         if bound is None:
             self.extents[declared] = (actual, param.name)
         elif bound[0] != actual:
+            if bound[1] is None:
+                raise self.fail(errors.LAUNCH_EXTENT, f"the kernel was compiled for extent %{declared} = {bound[0]}, "
+                                f"but axis {axis} of %{param.name} is {actual}", param,
+                                "compile it for this extent, or leave the extent dynamic")
             raise self.fail(errors.LAUNCH_EXTENT,
                             f"extent %{declared} is {bound[0]} (from %{bound[1]}) but axis {axis} of %{param.name} "
                             f"is {actual}", param, "the same extent name means the same extent")

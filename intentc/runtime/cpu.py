@@ -77,7 +77,7 @@ class CpuKernel:
                                            site.hint)], self.source)
 
     def __call__(self, inputs: dict | None = None, constexprs: dict | None = None) -> dict[str, np.ndarray]:
-        launch = Launch(self.module, self.kernel, self.file, self.source)
+        launch = Launch(self.module, self.kernel, self.file, self.source, self.specialization.extents)
         env, slots, keep = bind_copied(launch, self.lowered.slots, inputs or {}, self._constexprs(constexprs))
         self._run(env, slots)
         del keep
@@ -86,7 +86,7 @@ class CpuKernel:
 
     def launch(self, constexprs: dict | None = None, **arrays) -> None:
         """Run on the caller's arrays: out/inout views are written in place."""
-        launch = Launch(self.module, self.kernel, self.file, self.source)
+        launch = Launch(self.module, self.kernel, self.file, self.source, self.specialization.extents)
         env, slots, keep = bind_in_place(launch, self.lowered.slots, arrays, self._constexprs(constexprs))
         self._run(env, slots)
         del keep

@@ -75,7 +75,7 @@ class CudaKernel:
         return (1, 1, 1)
 
     def __call__(self, inputs: dict | None = None, constexprs: dict | None = None) -> dict[str, np.ndarray]:
-        launch_ = Launch(self.module, self.kernel, self.file, self.source)
+        launch_ = Launch(self.module, self.kernel, self.file, self.source, self.specialization.extents)
         constexprs = {**self.specialization.constexprs, **(constexprs or {})}
         env, slots, keep = bind_copied(launch_, self.compiled.lowered.slots, inputs or {}, constexprs)
         outputs = [p.name for p in self.kernel.params if getattr(p.type, "direction", None) in ("out", "inout")]

@@ -37,3 +37,33 @@ def test_run_on_cpu_matches_interp(tmp_path):
                      "--inputs", str(tmp_path / "in.npz"), "--outputs", str(out)]) == 0
         results[target] = np.load(out)["y"]
     assert np.allclose(results["cpu"], results["interp"], rtol=1e-6)
+
+
+def test_run_specialized_to_an_extent_checks_the_arrays_against_it(tmp_path, capsys):
+    x = np.random.default_rng(1).standard_normal((2, 20)).astype(np.float32)
+    np.savez(tmp_path / "in.npz", x=x, t=np.float32(1.0))
+    command = ["run", str(SAMPLES / "row_softmax.kir"), "--kernel", "row_softmax", "--target", "cpu",
+               "--inputs", str(tmp_path / "in.npz"), "--outputs", str(tmp_path / "out.npz")]
+    assert main(command + ["--extent", "N=20"]) == 0
+    assert main(command + ["--extent", "N=16"]) == 1
+    error = capsys.readouterr().err
+    assert "R0105" in error and "compiled for extent %N = 16" in error and "^" in error
+    assert main(command + ["--extent", "N=-1"]) == 2
+
+
+def test_a_specialized_index_parameter_must_match_at_launch():
+    from intentc.diagnostics import DiagnosticError
+    from intentc.runtime.cpu import compile_cpu
+    text = """kernel @k(%n: index, %y: view<f32, [%M], out>) {
+  %i = iota : tensor<index, [%n]>
+  %f = cast %i : tensor<f32, [%n]>
+  write %y, %f index(%i)
+}"""
+    kernel = compile_cpu(text, "k", {"extents": {"n": 4}})
+    assert list(kernel({"n": 4, "y": np.zeros(8, np.float32)})["y"][:5]) == [0, 1, 2, 3, 0]
+    try:
+        kernel({"n": 5, "y": np.zeros(8, np.float32)})
+    except DiagnosticError as error:
+        assert error.diagnostics[0].code == "R0105" and "compiled for %n = 4" in error.diagnostics[0].message
+    else:
+        raise AssertionError("a launch against the specialization must fail")

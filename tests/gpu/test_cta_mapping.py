@@ -41,11 +41,12 @@ def test_reductions_use_warp_shuffles_and_shared_memory(sample, kernel):
 
 @pytest.mark.parametrize("sample,kernel,reason", [
     ("cumsum", "row_cumsum", "scans keep source order"),
-    ("histogram_masked", "histogram256", "scatter_reduce"),
+    ("segment_sum_scatter_reduce", None, "scatter_reduce of a computed tensor"),
     ("atomic_counter", "count_above", "atomics"),
 ])
 def test_other_kernels_fall_back_to_one_thread_per_iteration(sample, kernel, reason):
-    _, launch = _ptx(sample, kernel)
+    text = sample_text(sample)
+    _, launch = _ptx(sample, kernel or text.split("kernel @", 1)[1].split("(", 1)[0], text)
     assert launch["mapping"] in ("grid-stride", "single-thread"), reason
 
 
@@ -59,6 +60,11 @@ def test_approximate_instructions_only_for_approximate_ops():
         # libdevice's accurate f32 functions use `ex2.approx.ftz` on a reduced argument
         # (never subnormal) internally; the approximate modes' own forms must not appear.
         assert "ex2.approx.f32" not in exact and "tanh.approx" not in exact and "div.approx" not in exact
+
+
+def test_histograms_count_in_shared_memory_then_merge_atomically():
+    ptx, launch = _ptx("histogram_masked", "histogram256")
+    assert launch["mapping"] == "cta" and "atom.shared.add" in ptx and "bar.sync" in ptx
 
 
 def test_atomics_and_scatters_are_device_scoped_read_modify_writes():
@@ -194,6 +200,18 @@ def test_register_form_cumsum_keeps_every_prefix(cols):
     for source in (text, exclusive):
         got, expected = on_gpu_and_interp(source, "row_cumsum", {"x": ints}, extents={"N": cols})
         assert_same_bits(got["y"], expected["y"])
+
+
+@requires_gpu()
+@pytest.mark.parametrize("n", [0, 1, 2047, 2048, 2049, 100_003])
+@pytest.mark.parametrize("bins", [256, 1024])
+def test_shared_memory_histogram_counts_exactly(n, bins):
+    rng = np.random.default_rng(n + bins)
+    text = sample_text("histogram_masked").replace("[256]", f"[{bins}]").replace("value = 256", f"value = {bins}")
+    values = rng.integers(-8, bins + 40, n).astype(np.int32)
+    hist = rng.integers(0, 5, bins).astype(np.int32)           # counts add to what is there
+    got, expected = on_gpu_and_interp(text, "histogram256", {"values": values, "hist": hist})
+    assert_same_bits(got["hist"], expected["hist"])
 
 
 @requires_gpu()

@@ -106,9 +106,7 @@ def _histogram_op(em, op):
     valid = em.env[valid_names[0]] if valid_names else None
     type_ = op.result_types[0]
     (bins,) = em.shape_of(type_)
-    counts = em.alloc(type_.dtype, (bins,))
-    count_type = register_type(type_.dtype)
-    em.store_into(counts, Lazy(type_.dtype, (bins,), lambda e, idx: ir.Constant(count_type, 0)))
+    counts, increment, finish = em.hooks.histogram_counts(em, type_.dtype, bins)
     site = CheckSite(op, errors.HISTOGRAM_RANGE, "active value outside [0, bins)")
     b = em.b
     from .memory import as_index, element_at
@@ -122,9 +120,9 @@ def _histogram_op(em, op):
             inside = b.and_(inside, b.icmp_signed(">=", position, ir.Constant(I64, 0)))
         em.check(site, b.and_(active, b.not_(inside)))
         with b.if_then(b.and_(active, inside)):
-            pointer = counts.address(em, [position])
-            b.store(b.add(b.load(pointer), ir.Constant(count_type, 1)), pointer)
+            increment(counts.address(em, [position]))
     em.for_each(values.shape, count)
+    finish()
     return counts
 
 

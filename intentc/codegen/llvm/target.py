@@ -7,7 +7,8 @@ from __future__ import annotations
 from llvmlite import ir
 
 from .pointwise import float_extreme
-from .types import is_float, is_signed
+from .types import is_float, is_signed, register_type
+from .values import Lazy
 
 INT_RMW = {"exchange": "xchg", "add": "add", "and": "and", "or": "or", "xor": "xor"}
 
@@ -51,6 +52,18 @@ class TargetHooks:
         memory = em.alloc(dtype, shape)
         em.for_each(shape, lambda idx: em.b.store(element(idx), memory.address(em, idx)))
         return memory
+
+    def histogram_counts(self, em, dtype: str, bins: ir.Value):
+        """(zeroed counts of `bins` elements, increment(pointer), finish()) for a histogram:
+        a temporary counted in place here; a target whose threads share an iteration counts
+        atomically in memory they share, and finish() makes the counts visible to all."""
+        counts = em.alloc(dtype, (bins,))
+        zero = ir.Constant(register_type(dtype), 0)
+        em.store_into(counts, Lazy(dtype, (bins,), lambda e, idx: zero))
+
+        def increment(pointer):
+            em.b.store(em.b.add(em.b.load(pointer), ir.Constant(register_type(dtype), 1)), pointer)
+        return counts, increment, lambda: None
 
     def scan(self, em, x, kind: str, acc: str, exclusive: bool, reverse: bool, element, combine):
         """A target's own lowering of a builtin scan of `x` along its one axis (element(idx):

@@ -35,7 +35,8 @@ from ...options import Specialization
 from ...passes.ir_walk import is_pure_tree
 from ..llvm.mathfns import FUNCTIONS
 from ..llvm.pointwise import BINARY_NAMES
-from ..llvm.types import F32, F64, I32, I64
+from ..llvm.types import F32, F64, I32, I64, register_type
+from ..llvm.values import Memory
 
 ELEMENTWISE = frozenset({*BINARY_NAMES, *FUNCTIONS, "neg", "abs", "not", "select", "fdiv", "exp2", "isnan", "isinf",
                          "cast", "saturating_cast", "constant", "iota", "full", "dim", "broadcast", "uniform",
@@ -43,6 +44,7 @@ ELEMENTWISE = frozenset({*BINARY_NAMES, *FUNCTIONS, "neg", "abs", "not", "select
 SHUFFLED = {"f32", "f64", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "index", "bool"}
 SCAN_KINDS = {"sum", "prod", "max", "min"}
 SHARED_WORDS = 32          # one i64 per warp: 1024 threads at most
+SHARED_BYTES = 32 * 1024   # a histogram's counts in shared memory (48 KiB static at most, partials too)
 DYNAMIC_THREADS = 512      # the dynamic form's CTA size
 # The register form's coordinates per thread: on the H200, softmax rows of 1024/4096/16384
 # ran 10-30% faster at 16-32 a thread than at 8 (more loads in flight, fewer warps meeting
@@ -108,9 +110,12 @@ def _known_extents(kernel: Kernel, specialization: Specialization) -> dict[str, 
 
 
 def _static_size(ops: list[Op], known: dict[str, int]) -> int | None:
-    """S when every tensor result of the iteration has the same static shape of S elements."""
+    """S when every tensor result of the iteration (but histogram counts, which live in
+    shared memory) has the same static shape of S elements."""
     shapes = set()
     for op in ops:
+        if op.name == "histogram":
+            continue
         for type_ in op.result_types:
             if not isinstance(type_, TensorType):
                 return None
@@ -122,10 +127,19 @@ def _static_size(ops: list[Op], known: dict[str, int]) -> int | None:
     return math.prod(shapes.pop()) if len(shapes) == 1 else None
 
 
-def _body_ok(ops: list[Op], views: dict[str, str], register_form: bool) -> bool:
+def _body_ok(ops: list[Op], views: dict[str, str], register_form: bool, known: dict[str, int]) -> bool:
+    counts = {op.results[0] for op in ops if op.name == "histogram"}
     for position, op in enumerate(ops):
         if op.regions:
             return False
+        if op.name == "histogram":
+            if not _fits_shared(op.result_types[0], known):
+                return False
+            continue
+        if op.name == "scatter_reduce":     # of a histogram's counts: atomics, one bin a thread
+            if op.operands[1] not in counts or views.get(op.operands[0]) not in ("out", "inout"):
+                return False
+            continue
         if op.name in ELEMENTWISE:
             if op.name == "broadcast" and op.attributes.get("dims") is not None:
                 return False
@@ -150,6 +164,14 @@ def _body_ok(ops: list[Op], views: dict[str, str], register_form: bool) -> bool:
             continue
         return False
     return True
+
+
+def _fits_shared(type_: TensorType, known: dict[str, int]) -> bool:
+    """Static bins of a register-width count dtype within SHARED_BYTES."""
+    (extent,) = type_.shape
+    bins = extent if isinstance(extent, int) else known.get(extent)
+    width = {"i32": 4, "u32": 4, "i64": 8, "u64": 8}.get(type_.dtype)
+    return bins is not None and width is not None and bins * width <= SHARED_BYTES
 
 
 def _block_scannable(op: Op) -> bool:
@@ -207,14 +229,15 @@ def cta_plan(kernel: Kernel, specialization: Specialization | None = None) -> Ct
         return None
     ops = [op for op in parallels[0].regions[0].ops if op.name != "yield"]
     read_only = frozenset(name for name, direction in views.items() if direction == "in")
-    size = _static_size(ops, _known_extents(kernel, specialization))
-    if size and size <= MAX_SLOTS * MAX_THREADS and _body_ok(ops, views, True):
+    known = _known_extents(kernel, specialization)
+    size = _static_size(ops, known)
+    if size and size <= MAX_SLOTS * MAX_THREADS and _body_ok(ops, views, True, known):
         threads = _threads_for(size, _slots_wanted(ops, kernel.body))
         scans = any(op.name == "scan" for op in ops)
         vector = VECTOR if scans and -(-size // threads) >= VECTOR else 1
         slots = vector * -(-size // (threads * vector))
         return CtaPlan(parallels[0], read_only, threads, slots, size, vector)
-    if not _body_ok(ops, views, False):
+    if not _body_ok(ops, views, False, known):
         return None
     inout_read = frozenset(op.operands[0] for op in ops if op.name == "read" and views[op.operands[0]] == "inout")
     return CtaPlan(parallels[0], read_only | inout_read, DYNAMIC_THREADS, 0)
@@ -317,6 +340,18 @@ def _shuffle(em, mode: str, value: ir.Value, lanes, clamp: int) -> ir.Value:
     else:
         word = b.zext(low, I64)
     return _from_i64(em, word, value.type)
+
+
+def shared_array(em, dtype: str, count: int) -> Memory:
+    """A fresh `count`-element array of `dtype` registers in the CTA's shared memory."""
+    element = register_type(dtype)
+    name = f"intentc_cta_shared{sum(1 for g in em.module.globals if g.startswith('intentc_cta_shared'))}"
+    array = ir.GlobalVariable(em.module, ir.ArrayType(element, count), name, addrspace=3)
+    array.linkage = "internal"
+    array.initializer = ir.Constant(ir.ArrayType(element, count), None)
+    zero = ir.Constant(I32, 0)
+    pointer = em.b.gep(array, [zero, zero], inbounds=True)
+    return Memory(dtype, (ir.Constant(I64, count),), pointer, (ir.Constant(I64, 1),))
 
 
 def _shared(em) -> ir.Value:

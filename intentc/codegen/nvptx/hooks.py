@@ -10,8 +10,8 @@ from ..llvm.special import i0
 from ..llvm.target import TargetHooks
 from ..llvm.types import F32, F64, I32, I64, I8, register_type
 from ..llvm.values import Registers
-from .cta import (block_combine, block_scan, block_slots, block_stride, in_tensor, on_thread_zero, slot_coordinate,
-                  sreg, unravel)
+from .cta import (barrier, block_combine, block_scan, block_slots, block_stride, in_tensor, on_thread_zero,
+                  shared_array, slot_coordinate, sreg, unravel)
 from .mapping import Mapping
 
 TRIPLE = "nvptx64-nvidia-cuda"
@@ -71,9 +71,9 @@ class NvptxHooks(TargetHooks):
         else:
             self.in_cta = False            # a coordinate's own work stays on its thread
             try:
-                if self.plan.slots:
+                if self.plan.slots and _size(shape) == self.plan.size:
                     self._each_slot(em, shape, body, group)
-                else:
+                else:                      # the dynamic form, or a histogram's bins
                     block_stride(em, self.plan, shape, body)
             finally:
                 self.in_cta = True
@@ -128,6 +128,21 @@ class NvptxHooks(TargetHooks):
         self.for_each(em, shape, lambda idx: em.b.store(element(idx), slots[self.current_slot]),
                       store_group if group is not None else None)
         return Registers(dtype, tuple(shape), slots)
+
+    def histogram_counts(self, em, dtype, bins):
+        """In the CTA mapping: the CTA's counts in shared memory, zeroed by all threads,
+        incremented with block-scoped atomics, complete for every thread after finish()."""
+        if not self.in_cta:
+            return super().histogram_counts(em, dtype, bins)
+        counts = shared_array(em, dtype, int(bins.constant))
+        zero, one = ir.Constant(register_type(dtype), 0), ir.Constant(register_type(dtype), 1)
+        barrier(em)                         # the previous iteration's readers are done
+        self.for_each(em, (bins,), lambda idx: em.b.store(zero, counts.address(em, idx)))
+        barrier(em)
+
+        def increment(pointer):
+            em.b.atomic_rmw("add", pointer, one, 'syncscope("block") monotonic')
+        return counts, increment, lambda: barrier(em)
 
     def scan(self, em, x, kind, acc, exclusive, reverse, element, combine):
         """The register form's block scan (cta.py), group by group in source order: each
@@ -220,6 +235,16 @@ class NvptxHooks(TargetHooks):
 
     def heap_free(self, em, builder, pointer):
         builder.call(em.declare("free", ir.VoidType(), [I8.as_pointer()]), [pointer])
+
+
+def _size(shape) -> int | None:
+    """The element count of a shape whose extents are constants, else None."""
+    count = 1
+    for extent in shape:
+        if not isinstance(extent, ir.Constant):
+            return None
+        count *= int(extent.constant)
+    return count
 
 
 def _checked_malloc(em) -> ir.Function:
