@@ -63,7 +63,7 @@ def compile_ptx(module: Module, kernel_name: str, arch: str, specialization: Spe
     with machine.LOCK:
         parsed = llvm.parse_assembly(text)
         parsed.verify()
-        libdevice.link(parsed)
+        libdevice.link(parsed, arch)
         for function in parsed.functions:
             if not function.is_declaration and function.name != lowered.function:
                 function.linkage = "internal"

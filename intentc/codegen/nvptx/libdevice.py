@@ -1,6 +1,9 @@
-"""libdevice, parsed once per process; each set of `__nv_*` functions a module calls is cut
-out of it once (a clone with everything else internalized and dropped) and cached as
-bitcode, so a compile links only what it uses and never clones the 470 KB library again."""
+"""libdevice, parsed once per process. Each set of `__nv_*` functions a module calls is cut out
+of it once per arch: a clone with everything else internalized, run through LLVM's O3 and
+cached as bitcode. O3 starts with NVVMReflect, which folds `__CUDA_ARCH` for the arch and
+`__CUDA_FTZ` to 0 (no `nvvm-reflect-ftz` flag in the clone; the kernel's says 0 too); the
+kernel pipeline (`machine.optimize`) has no NVVMReflect and links the functions already
+optimized."""
 from __future__ import annotations
 
 import functools
@@ -9,9 +12,10 @@ import threading
 import llvmlite.binding as llvm
 
 from ...toolchain.nvidia import libdevice_path
+from . import machine
 
 _LOCK = threading.Lock()
-_SUBSETS: dict[frozenset[str], bytes] = {}
+_SUBSETS: dict[tuple[str, frozenset[str]], bytes] = {}
 
 
 @functools.lru_cache(maxsize=1)
@@ -24,27 +28,24 @@ def used(module) -> frozenset[str]:
     return frozenset(f.name for f in module.functions if f.is_declaration and f.name.startswith("__nv_"))
 
 
-def _subset(names: frozenset[str]) -> bytes:
+def _subset(names: frozenset[str], arch: str) -> bytes:
     with _LOCK:
-        if names not in _SUBSETS:
+        if (arch, names) not in _SUBSETS:
             clone = libdevice().clone()
             for function in clone.functions:
                 if not function.is_declaration and function.name not in names:
                     function.linkage = "internal"
-            manager = llvm.ModulePassManager()
-            manager.add_global_dead_code_eliminate_pass()
-            manager.run(clone, llvm.create_pass_builder(_tm(), llvm.PipelineTuningOptions()))
-            _SUBSETS[names] = clone.as_bitcode()
-        return _SUBSETS[names]
+            builder = machine.pass_builder(arch, 3)
+            unused = llvm.create_new_module_pass_manager()
+            unused.add_global_dead_code_eliminate_pass()
+            unused.run(clone, builder)
+            builder.getModulePassManager().run(clone, builder)
+            _SUBSETS[arch, names] = clone.as_bitcode()
+        return _SUBSETS[arch, names]
 
 
-def _tm():
-    from .machine import target_machine
-    return target_machine("sm_80")
-
-
-def link(module) -> None:
+def link(module, arch: str) -> None:
     """Link the libdevice functions `module` calls into it (their helpers come along)."""
     names = used(module)
     if names:
-        module.link_in(llvm.parse_bitcode(_subset(names)))
+        module.link_in(llvm.parse_bitcode(_subset(names, arch)))

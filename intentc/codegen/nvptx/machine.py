@@ -1,6 +1,7 @@
-"""LLVM's NVPTX target, set up once per process: one target machine and one O3 pipeline per
-arch. No fast-math: FMA contraction only where the IR carries `contract` (fusion-legality),
-f32 div and sqrt stay IEEE round-to-nearest (`div.rn.f32`, `sqrt.rn.f32`)."""
+"""LLVM's NVPTX target, set up once per process: one target machine per arch, one pass builder
+per arch and optimization level. No fast-math: FMA contraction only where the IR carries
+`contract` (fusion-legality), f32 div and sqrt stay IEEE round-to-nearest (`div.rn.f32`,
+`sqrt.rn.f32`)."""
 from __future__ import annotations
 
 import functools
@@ -31,16 +32,39 @@ def target_machine(arch: str):
 
 
 @functools.lru_cache(maxsize=None)
-def _pass_builder(arch: str):
-    tuning = llvm.PipelineTuningOptions(speed_level=3)
+def pass_builder(arch: str, speed_level: int):
+    """At any level, LLVM's default module pipeline starts with NVVMReflect for `arch`."""
+    tuning = llvm.PipelineTuningOptions(speed_level=speed_level)
     tuning.loop_vectorization = False
     tuning.slp_vectorization = True
-    return llvm.create_pass_builder(target_machine(arch), tuning), tuning
+    return llvm.create_pass_builder(target_machine(arch), tuning)
+
+
+@functools.lru_cache(maxsize=None)
+def _kernel_pipeline(arch: str):
+    builder = pass_builder(arch, 1)
+    inline = llvm.create_new_module_pass_manager()
+    inline.add_always_inliner_pass()
+    inline.add_global_dead_code_eliminate_pass()
+    return builder, inline, builder.getFunctionPassManager()
 
 
 def optimize(module, arch: str) -> None:
-    builder = _pass_builder(arch)[0]
-    builder.getModulePassManager().run(module, builder)
+    """The kernel pipeline (docs/gpu.md, "Compile pipeline") on a module whose functions other
+    than the entry are internal: all of them are inlined, except libdevice's `noinline` helpers,
+    then LLVM's O1 function simplification pipeline runs on what is left."""
+    for function in module.functions:
+        if function.linkage == llvm.Linkage.internal and not function.is_declaration and not _noinline(function):
+            function.add_function_attribute("alwaysinline")
+    builder, inline, simplify = _kernel_pipeline(arch)
+    inline.run(module, builder)
+    for function in module.functions:
+        if not function.is_declaration:
+            simplify.run(function, builder)
+
+
+def _noinline(function) -> bool:
+    return any(b"noinline" in attributes.split() for attributes in function.attributes)
 
 
 def emit_ptx(module, arch: str) -> str:
