@@ -20,19 +20,24 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
-def intentc_times(name, kernel, reps):
+def intentc_times(name, kernel, reps, extents=None):
+    """Median seconds to PTX and to cubin; `extents` specializes as bench/gpu.py does (the
+    register form, as Triton's BLOCK=1024 specializes its kernel), else the extents stay dynamic."""
     from intentc.driver import compile_kernel
+    from intentc.options import Specialization
     text = (ROOT / "ir_samples" / f"{name}.kir").read_text()
-    compile_kernel(text, kernel, "ptx", "sm_90")          # warm: libdevice parsed, pipelines built
-    ptx, cubin = [], []
+    spec = Specialization(extents=extents or {})
+    compile_kernel(text, kernel, "ptx", "sm_90", specialization=spec)   # warm: libdevice parsed, pipelines built
+    ptx, cubin, timings = [], [], {}
     for _ in range(reps):
         start = time.perf_counter()
-        compile_kernel(text, kernel, "ptx", "sm_90")
+        timings = compile_kernel(text, kernel, "ptx", "sm_90", specialization=spec).timings
         ptx.append(time.perf_counter() - start)
         start = time.perf_counter()
-        compile_kernel(text, kernel, "cubin", "sm_90")
+        compile_kernel(text, kernel, "cubin", "sm_90", specialization=spec)
         cubin.append(time.perf_counter() - start)
-    return {"to_ptx_s": statistics.median(ptx), "to_cubin_s": statistics.median(cubin)}
+    stages = {k: round(v * 1e3, 1) for k, v in timings.items() if not k.startswith("pass:") and k != "lower"}
+    return {"to_ptx_s": statistics.median(ptx), "to_cubin_s": statistics.median(cubin), "last_ptx_stages_ms": stages}
 
 
 def triton_times(name, reps):
@@ -71,10 +76,17 @@ def main(argv=None):
     parser.add_argument("--out")
     args = parser.parse_args(argv)
     rows = []
-    for name, kernel in (("row_softmax", "row_softmax"), ("vector_add", "vector_add")):
-        row = {"kernel": name, "intentc": intentc_times(name, kernel, args.reps), "triton": triton_times(name, args.reps)}
+    for name, kernel, extents in (("row_softmax", "row_softmax", None), ("row_softmax", "row_softmax", {"N": 1024}),
+                                  ("vector_add", "vector_add", None)):
+        row = {"kernel": name + (f" {extents}" if extents else " (dynamic extents)" if name == "row_softmax" else ""),
+               "intentc": intentc_times(name, kernel, args.reps, extents), "triton": triton_times(name, args.reps)}
         print(json.dumps(row), flush=True)
         rows.append(row)
+    print(f"{'kernel':36s}{'intentc to PTX':>16s}{'intentc to cubin':>18s}{'triton to cubin':>17s}")
+    for row in rows:
+        triton_s = row["triton"].get("to_cubin_s")
+        print(f"{row['kernel']:36s}{row['intentc']['to_ptx_s'] * 1e3:14.1f}ms{row['intentc']['to_cubin_s'] * 1e3:16.1f}ms"
+              + (f"{triton_s * 1e3:15.1f}ms" if triton_s else f"{'-':>17s}"))
     if args.out:
         Path(args.out).write_text(json.dumps({"date": time.strftime("%Y-%m-%d %H:%M:%S"), "results": rows}, indent=2))
 

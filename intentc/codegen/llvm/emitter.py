@@ -119,6 +119,18 @@ class Emitter:
             b.branch(after)
         b.position_at_end(after)
 
+    def when(self, cond: ir.Value, compute, default: ir.Value) -> ir.Value:
+        """compute() where `cond` holds (its effects only then), else `default`."""
+        b = self.b
+        before = b.block
+        with b.if_then(cond):
+            value = compute()
+            computed = b.block
+        merged = b.phi(value.type)
+        merged.add_incoming(value, computed)
+        merged.add_incoming(default, before)
+        return merged
+
     # ---- temporaries and scopes --------------------------------------------------------------
     def entry_alloca(self, type_: ir.Type, init: ir.Value | None = None) -> ir.Value:
         slot = self.entry.alloca(type_)

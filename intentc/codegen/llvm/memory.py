@@ -14,7 +14,7 @@ from .emitter import CheckSite
 from .lowfloat import to_register, to_storage
 from .pointwise import binary
 from .shape import broadcast_index, broadcast_to
-from .types import I1, I64, is_signed, register_type
+from .types import I1, I64, is_signed, register_type, storage_type
 from .values import BufferRef, Lazy, Scalar, ViewRef
 
 
@@ -60,6 +60,26 @@ class Access:
     def load(self, pointer):
         value = self.em.b.load(pointer)
         return to_register(self.em, value, self.resource.dtype) if isinstance(self.resource, ViewRef) else value
+
+    @property
+    def _view_words(self) -> bool:
+        """A view whose elements are stored as their register values: the target's masked
+        accesses apply (buffers stay plain, so their temporaries can become registers)."""
+        dtype = self.resource.dtype
+        return isinstance(self.resource, ViewRef) and storage_type(dtype) == register_type(dtype)
+
+    def masked_load(self, pointer, live, default):
+        """The element at `pointer` where `live`, else `default`."""
+        if self._view_words:
+            return self.em.hooks.masked_load(self.em, pointer, live, default)
+        return self.em.when(live, lambda: self.load(pointer), default)
+
+    def masked_store(self, pointer, live, value) -> None:
+        if self._view_words:
+            self.em.hooks.masked_store(self.em, pointer, value, live)
+            return
+        with self.em.b.if_then(live):
+            self.store(pointer, value)
 
     def store(self, pointer, value):
         if isinstance(self.resource, ViewRef):
@@ -113,17 +133,8 @@ def _read_op(em, op):
     zero = ir.Constant(register_type(type_.dtype), 0 if isinstance(register_type(type_.dtype), ir.IntType) else 0.0)
 
     def element(idx):
-        b = em.b
         pointer, live = acc.lane(idx)
-        default = element_at(em, fill, idx) if fill is not None else zero
-        before = b.block
-        with b.if_then(live):
-            loaded = acc.load(pointer)
-            loaded_block = b.block
-        merged = b.phi(loaded.type)
-        merged.add_incoming(loaded, loaded_block)
-        merged.add_incoming(default, before)
-        return merged
+        return acc.masked_load(pointer, live, element_at(em, fill, idx) if fill is not None else zero)
     def group(idxs, visit):
         b = em.b
         lanes = [acc.lane(idx) for idx in idxs]
@@ -138,16 +149,7 @@ def _read_op(em, op):
                 fast = [b.extract_element(loaded, ir.Constant(ir.IntType(32), k)) for k in range(len(lanes))]
                 fast_block = b.block
             with scalar:
-                slow = []
-                for (pointer, live), default in zip(lanes, defaults):
-                    before = b.block
-                    with b.if_then(live):
-                        value = acc.load(pointer)
-                        value_block = b.block
-                    merged = b.phi(value.type)
-                    merged.add_incoming(value, value_block)
-                    merged.add_incoming(default, before)
-                    slow.append(merged)
+                slow = [acc.masked_load(pointer, live, default) for (pointer, live), default in zip(lanes, defaults)]
                 slow_block = b.block
         results = []
         for fast_value, slow_value in zip(fast, slow):
@@ -173,11 +175,11 @@ def _store_each(em, op, combine=None, kind=None):
     def element(idx):
         pointer, live = acc.lane(idx)
         new = value.at(em, idx)
+        if combine is None:
+            acc.masked_store(pointer, live, new)
+            return
         with em.b.if_then(live):
-            if combine is None:
-                acc.store(pointer, new)
-            else:
-                em.hooks.scatter_update(em, op, acc, pointer, new, kind, combine)
+            em.hooks.scatter_update(em, op, acc, pointer, new, kind, combine)
 
     def group(idxs, visit):
         b = em.b
@@ -194,8 +196,7 @@ def _store_each(em, op, combine=None, kind=None):
                 b.store(packed, _vector_pointer(em, lanes[0][0], len(lanes)), align=16)
             with scalar:
                 for (pointer, live), new in zip(lanes, values):
-                    with b.if_then(live):
-                        acc.store(pointer, new)
+                    acc.masked_store(pointer, live, new)
     vectorizable = combine is None and isinstance(acc.resource, ViewRef) and acc.resource.dtype in VECTOR_DTYPES
     em.for_each(shape, element, group if vectorizable else None)
 

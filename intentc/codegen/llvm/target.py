@@ -91,6 +91,16 @@ class TargetHooks:
         raise NotImplementedError
 
     # ---- memory ---------------------------------------------------------------------------------
+    def masked_load(self, em, pointer, live, default):
+        """The element at `pointer` (storage = register type) where `live`, else `default`;
+        a masked-off lane makes no access."""
+        return em.when(live, lambda: em.b.load(pointer), default)
+
+    def masked_store(self, em, pointer, value, live) -> None:
+        """Store `value` (storage = register type) at `pointer` where `live`."""
+        with em.b.if_then(live):
+            em.b.store(value, pointer)
+
     def heap_alloc(self, em, builder, nbytes: ir.Value) -> ir.Value:
         raise NotImplementedError
 

@@ -27,6 +27,9 @@ MATH = ("exp", "log", "log2", "log1p", "expm1", "sin", "cos", "tan", "asin", "ac
 LIBDEVICE = {name: f"__nv_{name}" for name in MATH}
 LIBDEVICE_F32 = {name: f"__nv_{name}f" for name in MATH}
 
+# Register types with a predicated PTX load/store: (PTX type, inline-asm constraint).
+PREDICATED = {"float": ("f32", "f"), "double": ("f64", "d"), "i32": ("b32", "r"), "i64": ("b64", "l")}
+
 # The status word's value when the device heap is exhausted (ids of checks are positive).
 STATUS_OUT_OF_HEAP = -1
 
@@ -228,6 +231,27 @@ class NvptxHooks(TargetHooks):
         self.cas_loop(em, pointer, new, "monotonic", lambda old: combine(old, new))
 
     # ---- memory ---------------------------------------------------------------------------------
+    def masked_load(self, em, pointer, live, default):
+        """A predicated `@p ld` (as Triton emits): no branch a lane, so an unrolled iteration
+        stays one basic block for LLVM and its loads stay independent for ptxas. Volatile asm:
+        LLVM keeps it in order with the kernel's stores."""
+        form = PREDICATED.get(str(default.type))
+        if form is None:
+            return super().masked_load(em, pointer, live, default)
+        kind, constraint = form
+        return em.b.asm(ir.FunctionType(default.type, [pointer.type, live.type, default.type]),
+                        f"mov.{kind} $0, $3;\n\t@$2 ld.{kind} $0, [$1];", f"=&{constraint},l,b,{constraint}",
+                        [pointer, live, default], side_effect=True)
+
+    def masked_store(self, em, pointer, value, live) -> None:
+        form = PREDICATED.get(str(value.type))
+        if form is None:
+            super().masked_store(em, pointer, value, live)
+            return
+        kind, constraint = form
+        em.b.asm(ir.FunctionType(ir.VoidType(), [value.type, pointer.type, live.type]),
+                 f"@$2 st.{kind} [$1], $0;", f"{constraint},l,b", [value, pointer, live], side_effect=True)
+
     def heap_alloc(self, em, builder, nbytes):
         """Device malloc; an exhausted heap stores STATUS_OUT_OF_HEAP and ends the thread
         (PTX `exit`), without splitting the caller's block."""
