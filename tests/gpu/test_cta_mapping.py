@@ -78,6 +78,14 @@ def _rows(rng, rows, cols):
     return rng.standard_normal((rows, cols)).astype(np.float32)
 
 
+def _check_layernorm(rng, x, extents=None):
+    cols = x.shape[1]
+    inputs = {"x": x, "gamma": _rows(rng, 1, cols)[0], "beta": _rows(rng, 1, cols)[0], "eps": np.float32(1e-5)}
+    got, expected = on_gpu_and_interp(sample_text("layernorm"), "layernorm", inputs, extents=extents)
+    for name in ("y", "mean_out", "rstd_out"):
+        assert_close(got[name], expected[name], 1e-5, name)
+
+
 @requires_gpu()
 @pytest.mark.parametrize("cols", EXTENTS)
 def test_softmax_every_row_extent(cols):
@@ -98,10 +106,7 @@ def test_row_sum_and_layernorm_every_row_extent(cols):
     assert_same_bits(got["y"], expected["y"])
     if cols == 0:
         return                                       # layernorm divides by N: rows are non-empty
-    inputs = {"x": x, "gamma": _rows(rng, 1, cols)[0], "beta": _rows(rng, 1, cols)[0], "eps": np.float32(1e-5)}
-    got, expected = on_gpu_and_interp(sample_text("layernorm"), "layernorm", inputs)
-    for name in ("y", "mean_out", "rstd_out"):
-        assert_close(got[name], expected[name], 1e-5, name)
+    _check_layernorm(rng, x)
 
 
 @requires_gpu()
@@ -164,10 +169,7 @@ def test_register_form_softmax_and_layernorm(cols):
     got, expected = on_gpu_and_interp(sample_text("row_softmax"), "row_softmax", {"x": x, "t": np.float32(0.7)},
                                       extents={"N": cols})
     assert_close(got["y"], expected["y"], 1e-6)
-    inputs = {"x": x, "gamma": _rows(rng, 1, cols)[0], "beta": _rows(rng, 1, cols)[0], "eps": np.float32(1e-5)}
-    got, expected = on_gpu_and_interp(sample_text("layernorm"), "layernorm", inputs, extents={"N": cols})
-    for name in ("y", "mean_out", "rstd_out"):
-        assert_close(got[name], expected[name], 1e-5, name)
+    _check_layernorm(rng, x, {"N": cols})
 
 
 @requires_gpu()

@@ -111,6 +111,50 @@ def _vector_pointer(em, pointer, count):
     return em.b.bitcast(pointer, ir.VectorType(pointer.type.pointee, count).as_pointer())
 
 
+def _group_lanes(acc, idxs, visit, value_at):
+    """The access lanes of a vector group, and value_at(idx) at each lane's coordinate (the
+    lane visited first, so tensors held per coordinate read that lane's element)."""
+    lanes = [acc.lane(idx) for idx in idxs]
+    values = []
+    for lane, idx in enumerate(idxs):
+        visit(lane)
+        values.append(value_at(idx))
+    return lanes, values
+
+
+def _vector_load(em, acc, lanes, defaults) -> list:
+    """One vector load where the lanes allow it (`_vector_ready`), else a masked load a lane."""
+    b = em.b
+    with b.if_else(_vector_ready(em, lanes), likely=True) as (vector, scalar):
+        with vector:
+            loaded = b.load(_vector_pointer(em, lanes[0][0], len(lanes)), align=16)
+            fast = [b.extract_element(loaded, ir.Constant(ir.IntType(32), k)) for k in range(len(lanes))]
+            fast_block = b.block
+        with scalar:
+            slow = [acc.masked_load(pointer, live, default) for (pointer, live), default in zip(lanes, defaults)]
+            slow_block = b.block
+    results = []
+    for fast_value, slow_value in zip(fast, slow):
+        merged = b.phi(fast_value.type)
+        merged.add_incoming(fast_value, fast_block)
+        merged.add_incoming(slow_value, slow_block)
+        results.append(merged)
+    return results
+
+
+def _vector_store(em, acc, lanes, values) -> None:
+    b = em.b
+    with b.if_else(_vector_ready(em, lanes), likely=True) as (vector, scalar):
+        with vector:
+            packed = ir.Constant(ir.VectorType(values[0].type, len(values)), None)
+            for number, new in enumerate(values):
+                packed = b.insert_element(packed, new, ir.Constant(ir.IntType(32), number))
+            b.store(packed, _vector_pointer(em, lanes[0][0], len(lanes)), align=16)
+        with scalar:
+            for (pointer, live), new in zip(lanes, values):
+                acc.masked_store(pointer, live, new)
+
+
 def access(em, op):
     resource = em.env[op.operands[0]]
     indices = [em.env[n] for n in (op.group("index") or ())]
@@ -132,32 +176,15 @@ def _read_op(em, op):
     fill = em.env[fill_names[0]] if fill_names else None
     zero = ir.Constant(register_type(type_.dtype), 0 if isinstance(register_type(type_.dtype), ir.IntType) else 0.0)
 
+    def default(idx):
+        return element_at(em, fill, idx) if fill is not None else zero
+
     def element(idx):
         pointer, live = acc.lane(idx)
-        return acc.masked_load(pointer, live, element_at(em, fill, idx) if fill is not None else zero)
+        return acc.masked_load(pointer, live, default(idx))
+
     def group(idxs, visit):
-        b = em.b
-        lanes = [acc.lane(idx) for idx in idxs]
-        defaults = []
-        for lane, idx in enumerate(idxs):
-            visit(lane)
-            defaults.append(element_at(em, fill, idx) if fill is not None else zero)
-        ready = _vector_ready(em, lanes)
-        with b.if_else(ready, likely=True) as (vector, scalar):
-            with vector:
-                loaded = b.load(_vector_pointer(em, lanes[0][0], len(lanes)), align=16)
-                fast = [b.extract_element(loaded, ir.Constant(ir.IntType(32), k)) for k in range(len(lanes))]
-                fast_block = b.block
-            with scalar:
-                slow = [acc.masked_load(pointer, live, default) for (pointer, live), default in zip(lanes, defaults)]
-                slow_block = b.block
-        results = []
-        for fast_value, slow_value in zip(fast, slow):
-            merged = b.phi(fast_value.type)
-            merged.add_incoming(fast_value, fast_block)
-            merged.add_incoming(slow_value, slow_block)
-            results.append(merged)
-        return results
+        return _vector_load(em, acc, *_group_lanes(acc, idxs, visit, default))
 
     if not shape:
         return Scalar(type_.dtype, (), element([]))
@@ -182,21 +209,9 @@ def _store_each(em, op, combine=None, kind=None):
             em.hooks.scatter_update(em, op, acc, pointer, new, kind, combine)
 
     def group(idxs, visit):
-        b = em.b
-        lanes = [acc.lane(idx) for idx in idxs]
-        values = []
-        for lane, idx in enumerate(idxs):
-            visit(lane)
-            values.append(value.at(em, idx))
-        with b.if_else(_vector_ready(em, lanes), likely=True) as (vector, scalar):
-            with vector:
-                packed = ir.Constant(ir.VectorType(values[0].type, len(values)), None)
-                for number, new in enumerate(values):
-                    packed = b.insert_element(packed, new, ir.Constant(ir.IntType(32), number))
-                b.store(packed, _vector_pointer(em, lanes[0][0], len(lanes)), align=16)
-            with scalar:
-                for (pointer, live), new in zip(lanes, values):
-                    acc.masked_store(pointer, live, new)
+        lanes, values = _group_lanes(acc, idxs, visit, lambda idx: value.at(em, idx))
+        _vector_store(em, acc, lanes, values)
+
     vectorizable = combine is None and isinstance(acc.resource, ViewRef) and acc.resource.dtype in VECTOR_DTYPES
     em.for_each(shape, element, group if vectorizable else None)
 
