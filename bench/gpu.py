@@ -12,10 +12,8 @@ import json
 import platform
 import socket
 import sys
-import time
 from pathlib import Path
 
-import numpy as np
 import torch
 import triton
 import triton.language as tl

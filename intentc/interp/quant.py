@@ -74,7 +74,6 @@ def make_qkx2_quants(x: np.ndarray, weights: np.ndarray, nmax: int = 15, rmin: f
                      rdelta: float = 0.1, nstep: int = 20):
     """make_qkx2_quants(32, 15, x, weights, L, &min, Laux, -1, 0.1, 20, false) on rows of 32."""
     x = x.astype(F32)
-    n = x.shape[-1]
     low = np.minimum.reduce(x, axis=-1)       # C's `if (x[i] < min)` skips NaN; inputs are finite
     high = np.maximum.reduce(x, axis=-1)
     sum_w = _sequential_sum(weights)

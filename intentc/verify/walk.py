@@ -1,7 +1,7 @@
 """The one walk over a module: items, ops and regions, dispatching each op to its rule."""
 from __future__ import annotations
 
-from ..ir.nodes import EnumDecl, Helper, Kernel, Module, Op, Region
+from ..ir.nodes import Helper, Kernel, Module, Op, Region
 from ..ir.optable import lookup
 from ..ir.types import EnumType
 from .context import NO_DEPS, Context, Frame, Value, is_resource

@@ -5,7 +5,6 @@ from the interpreter's (correctly rounded) f32 result; f64 uses libdevice's f64 
 held to the CPU suite's bounds. Special values give the interpreter's results."""
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from differential import ulp_distance

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ...ir.dtypes import sum_accumulator
 from ...ir.types import TensorType
-from ..context import Frame, Value
+from ..context import Frame
 from ..typesys import fmt, same_type, tensor_text
 from . import rule
 from .common import (
