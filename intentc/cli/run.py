@@ -23,6 +23,8 @@ def add_parser(subparsers) -> None:
                    help="a constexpr parameter value (int, float, true/false or an enum member)")
     p.add_argument("--extent", action="append", default=[], metavar="NAME=N",
                    help="compile (cpu, cuda) specialized to this dynamic extent; launches must match it")
+    p.add_argument("--dynamic-extents", action="store_true",
+                   help="cuda: keep extents dynamic (by default they are specialized to the inputs' shapes)")
     p.add_argument("--seed", type=int, default=0, help="seed of the parallel iteration order (default 0)")
     p.set_defaults(run=run)
 
@@ -67,6 +69,13 @@ def _load_inputs(path: str | None) -> dict[str, np.ndarray]:
         raise UsageError(f"cannot read {path} as .npz: {error}") from None
 
 
+def _input_extents(module, kernel: str, inputs: dict, file: str, text: str) -> dict[str, int]:
+    from ..ir.nodes import Kernel
+    from ..runtime.extents import input_extents
+    found = module.find(kernel)
+    return input_extents(module, found, inputs, file, text) if isinstance(found, Kernel) else {}
+
+
 def run(args) -> int:
     text = read_text(args.file)
     constexprs = dict(parse_define(d) for d in args.defines)
@@ -79,6 +88,9 @@ def run(args) -> int:
             outputs = compile_cpu(module, args.kernel, specialization, file=args.file, source=text)(inputs, constexprs)
         elif args.target == "cuda":
             from ..runtime.cuda import compile_cuda
+            if not args.dynamic_extents:      # one launch: compile for its shapes (docs/gpu.md)
+                specialization["extents"] = {**_input_extents(module, args.kernel, inputs, args.file, text),
+                                             **specialization["extents"]}
             outputs = compile_cuda(module, args.kernel, specialization, file=args.file, source=text)(inputs, constexprs)
         else:
             outputs = run_kernel(module, args.kernel, inputs, constexprs, args.seed, args.file, text)

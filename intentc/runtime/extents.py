@@ -48,3 +48,15 @@ def check_extents(uses: dict, env: dict, file: str, source: str | None) -> None:
             line, col = (op.loc.line, op.loc.col) if op.loc else (1, 1)
             raise DiagnosticError([Diagnostic(errors.NEGATIVE_EXTENT, f"`{op.name}`: extent %{name} is negative "
                                               f"({value})", line, col, file)], source)
+
+
+def input_extents(module, kernel: Kernel, inputs: dict, file: str, source: str | None) -> dict[str, int]:
+    """The dynamic extents the given view arrays bind (checked as a launch checks them: a
+    mismatch is the launch's R0105), for compiling a kernel specialized to its one launch."""
+    from ..interp.launch import Launch
+    launch = Launch(module, kernel, file, source)
+    for param in kernel.params:
+        value = inputs.get(param.name)
+        if isinstance(param.type, ViewType) and isinstance(value, np.ndarray):
+            launch.check_view(param, value.shape, value.dtype)
+    return {name: value for name, (value, _) in launch.extents.items()}

@@ -67,3 +67,19 @@ def test_constexpr_enum_is_a_runtime_value_unless_specialized():
         assert np.allclose(generic(inputs, {"act": act})["y"], expected, rtol=1e-6, atol=1e-7)
         specialized = compile_cpu(source, "bias_act", {"constexprs": {"act": act}})
         assert np.allclose(specialized(inputs)["y"], expected, rtol=1e-6, atol=1e-7)
+
+
+def test_input_extents_are_what_a_launch_binds():
+    from intentc.diagnostics import DiagnosticError
+    from intentc.parse import parse
+    from intentc.runtime.extents import input_extents
+    module = parse(sample_text("row_softmax"))
+    kernel = module.find("row_softmax")
+    x = np.zeros((2, 3), np.float32)
+    assert input_extents(module, kernel, {"x": x, "y": x, "t": 1.0}, "<t>", None) == {"M": 2, "N": 3}
+    try:
+        input_extents(module, kernel, {"x": x, "y": np.zeros((2, 4), np.float32)}, "<t>", None)
+    except DiagnosticError as error:
+        assert error.diagnostics[0].code == "R0105"
+    else:
+        raise AssertionError("views disagreeing on %N must be the launch's R0105")

@@ -58,3 +58,23 @@ def test_cli_runs_on_cuda(tmp_path):
                            "--outputs", str(tmp_path / "out.npz")], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert np.array_equal(np.load(tmp_path / "out.npz")["z"], 2 * x)
+
+
+@requires_gpu()
+def test_cli_specializes_to_the_inputs_unless_told_not_to(tmp_path):
+    import subprocess
+    import sys
+    x = np.random.default_rng(3).standard_normal((40, 700)).astype(np.float32)
+    np.savez(tmp_path / "in.npz", x=x, t=np.float32(0.8))
+    outputs = {}
+    for flags in ([], ["--dynamic-extents"], ["--target", "interp"]):
+        out = tmp_path / f"out{len(outputs)}.npz"
+        command = [sys.executable, "-m", "intentc.cli.main", "run", str(SAMPLES / "row_softmax.kir"), "--kernel",
+                   "row_softmax", "--inputs", str(tmp_path / "in.npz"), "--outputs", str(out)]
+        command += flags if flags and flags[0] == "--target" else ["--target", "cuda", *flags]
+        done = subprocess.run(command, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        outputs[tuple(flags)] = np.load(out)["y"]
+    reference = outputs[("--target", "interp")]
+    assert np.allclose(outputs[()], reference, atol=1e-6) and np.allclose(outputs[("--dynamic-extents",)], reference,
+                                                                             atol=1e-6)
