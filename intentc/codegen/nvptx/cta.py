@@ -1,26 +1,28 @@
 """The CTA mapping (docs/gpu.md): one iteration of the top-level `parallel` per CTA, the
 iteration's tensor coordinates spread over the CTA's threads.
 
-Coordinate e of every tensor (row-major linear position) belongs to thread e mod T (T the
-CTA size, a compile-time constant), for every op of the iteration, so element-wise chains
-stay thread-local and neighbouring threads touch neighbouring elements (coalesced). A full
-reduction combines per-thread partials through warp shuffles (`shfl.sync.bfly`) and shared
-memory, every thread receiving the result; a rank-0 write is made by thread 0.
+Every coordinate of the iteration's tensors belongs to one thread for every op of the
+iteration (T, the CTA size, is a compile-time constant), so element-wise chains stay
+thread-local and neighbouring threads touch neighbouring elements (coalesced). A full
+reduction combines per-thread partials through warp butterflies (`shfl.sync.bfly`) and
+shared memory, every thread receiving the same bits; a rank-0 write is made by thread 0. A
+histogram counts in shared memory; a scatter_reduce of its counts merges them atomically.
 
 Two forms, chosen per kernel (and specialization):
-- **register** (every tensor of the iteration has one static shape of S elements, S ≤
-  MAX_SLOTS × 1024): each thread owns the K = ceil(S / T) coordinates tid + j·T, the loop
-  over them is unrolled, and reads and costly values with several uses are tabulated once
-  into K per-thread slots (registers after SROA). Reads are issued eagerly, all of an op's
-  loads before any later store, so they overlap. Scans (rank 1, forward) run as a block
-  scan over the K chunks of T coordinates.
+- **register** (every tensor of the iteration but histogram counts has one static shape of
+  S elements, S ≤ MAX_SLOTS × MAX_THREADS): each thread owns K coordinates (see
+  `CtaPlan.coordinate`), the loop over them is unrolled, and reads and costly values with
+  several uses are tabulated once into K per-thread slots (registers after SROA). Reads are
+  issued eagerly, all of an op's loads before any later store, so they overlap. Scans (rank
+  1, forward) run as block scans, group by group.
 - **dynamic** (anything else the mapping accepts): a block-stride loop per op and nothing
   materialized: costly values are recomputed and reads re-issued at each use (L1/L2 hits).
 
 `cta_plan` decides when the mapping applies: every op of the iteration is one of those
-above (no regions, no atomics or scatters, no buffers; scans only in the register form)
-and reads touch only read-only views, or an inout view whose one write uses the read's own
-indices and mask and ends the iteration. Otherwise the kernel keeps the grid-stride mapping.
+above (no regions, no atomics, no buffers; scans only in the register form; scatters only
+of histogram counts) and reads touch only read-only views, or an inout view whose one write
+uses the read's own indices and mask and ends the iteration. Otherwise the kernel keeps the
+grid-stride mapping.
 """
 from __future__ import annotations
 
