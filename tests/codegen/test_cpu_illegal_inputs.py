@@ -59,6 +59,32 @@ NEGATIVE_SHAPE = """kernel @k(%n: index, %y: view<i64, [1], out>) {
   write %y, %t index(%c)
 }"""
 
+# Half of a buffer written, then all of it read: element 2 was never written (§9). The
+# masked read that skips the unwritten half is legal.
+UNWRITTEN_BUFFER = """kernel @k(%y: view<f32, [4], out>, %limit: index) {
+  %i = iota : tensor<index, [4]>
+  %b = buffer : buffer<f32, [4]>
+  %v = full {value = 1.5} : tensor<f32, [2]>
+  %j = iota : tensor<index, [2]>
+  write %b, %v index(%j)
+  %lim = broadcast %limit : tensor<index, [4]>
+  %m = lt %i, %lim : tensor<bool, [4]>
+  %zero = constant {value = 0.0} : f32
+  %r = read %b index(%i) mask(%m) fill(%zero) : tensor<f32, [4]>
+  write %y, %r index(%i)
+}"""
+
+# scatter_reduce reads the old value of its destination: an unwritten buffer element there
+# is as illegal as a read of it.
+UNWRITTEN_SCATTER = """kernel @k(%y: view<f32, [2], out>) {
+  %j = iota : tensor<index, [2]>
+  %b = buffer : buffer<f32, [2]>
+  %one = full {value = 1.0} : tensor<f32, [2]>
+  scatter_reduce %b, %one index(%j) {kind = add}
+  %r = read %b index(%j) : tensor<f32, [2]>
+  write %y, %r index(%j)
+}"""
+
 CASES = [
     ("division by zero", binary_kernel("floordiv", "i32"),
      {"a": np.array([1, 2, 3], np.int32), "b": np.array([1, 0, 1], np.int32)}, "R0201", "floordiv"),
@@ -76,6 +102,8 @@ CASES = [
      "R0403", "loop"),
     ("negative parallel domain", NEGATIVE_DOMAIN, {"n": -3}, "R0206", "parallel"),
     ("negative extent of a computed tensor", NEGATIVE_SHAPE, {"n": -2}, "R0206", "iota"),
+    ("read of an unwritten buffer element", UNWRITTEN_BUFFER, {"limit": 3}, "R0302", "read"),
+    ("scatter_reduce into an unwritten buffer element", UNWRITTEN_SCATTER, {}, "R0302", "scatter_reduce"),
 ]
 
 
@@ -99,3 +127,9 @@ def test_launch_errors_are_the_interpreters():
     with pytest.raises(DiagnosticError) as error:
         compiled({"a": np.zeros(3, np.float64), "b": np.zeros(3, np.float32)})
     assert error.value.diagnostics[0].code == "R0103"
+
+
+def test_masked_reads_of_written_buffer_elements_are_legal():
+    got = compile_cpu(UNWRITTEN_BUFFER, "k")({"limit": 2})["y"]
+    assert np.array_equal(got, run(UNWRITTEN_BUFFER, "k", {"limit": 2})["y"])
+    assert np.array_equal(got, np.array([1.5, 1.5, 0.0, 0.0], np.float32))

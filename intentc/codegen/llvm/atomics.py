@@ -45,6 +45,7 @@ def _atomic_load_op(em, op):
 
     def lane(idx):
         pointer, live = acc.lane(idx)
+        acc.check_written(pointer, live)
         int_pointer, int_type = _int_pointer(em, pointer, type_.dtype)
         before = b.block
         with b.if_then(live):
@@ -70,6 +71,7 @@ def _atomic_store_op(em, op):
         bits = bits_of(em, value.at(em, idx), dtype)
         with b.if_then(live):
             b.store_atomic(bits, int_pointer, order, int_type.width // 8)
+        acc.mark_written(pointer, live)
         return ()
     _per_lane(em, op, value.shape, [], lane)
 
@@ -84,6 +86,7 @@ def _atomic_rmw_op(em, op):
 
     def lane(idx):
         pointer, live = acc.lane(idx)
+        acc.check_written(pointer, live)
         new = value.at(em, idx)
         before = b.block
         with b.if_then(live):
@@ -107,6 +110,7 @@ def _atomic_cas_op(em, op):
 
     def lane(idx):
         pointer, live = acc.lane(idx)
+        acc.check_written(pointer, live)
         int_pointer, int_type = _int_pointer(em, pointer, dtype)
         want, new = bits_of(em, expected.at(em, idx), dtype), bits_of(em, desired.at(em, idx), dtype)
         before = b.block

@@ -14,7 +14,7 @@ from .emitter import CheckSite
 from .lowfloat import to_register, to_storage
 from .pointwise import binary
 from .shape import broadcast_index, broadcast_to
-from .types import I1, I64, is_signed, register_type, storage_type
+from .types import I1, I8, I64, is_signed, register_type, storage_type
 from .values import BufferRef, Lazy, Scalar, ViewRef
 
 
@@ -36,6 +36,7 @@ class Access:
         self.em, self.op, self.resource, self.indices, self.mask = em, op, resource, indices, mask
         self.site = CheckSite(op, errors.OUT_OF_BOUNDS, "active access is outside the resource's extents "
                               "or allocation", "mask the lane off or clamp the index")
+        self._written_at: dict[int, ir.Value] = {}     # id(lane pointer) -> its written-mask byte
 
     def lane(self, idx):
         """(pointer, in-bounds-and-active i1) of the lane at `idx`."""
@@ -54,8 +55,27 @@ class Access:
             pointer = b.gep(resource.ptr, [address])
         else:
             pointer = resource.memory.address(em, coords)
+            if resource.written is not None:
+                self._written_at[id(pointer)] = resource.written.address(em, coords)
         em.check(self.site, b.and_(active, b.not_(inside)))
         return pointer, b.and_(active, inside)
+
+    def check_written(self, pointer, live) -> None:
+        """A live lane reading a buffer element never written is an illegal input (§9)."""
+        mask = self._written_at.get(id(pointer))
+        if mask is None:
+            return
+        b = self.em.b
+        byte = self.em.when(live, lambda: b.load(mask), ir.Constant(I8, 1))     # only live lanes are in bounds
+        self.em.check(CheckSite(self.op, errors.UNWRITTEN_READ, "reads a buffer element that was never written",
+                                "write the element first, or give the buffer an init"),
+                      b.and_(live, b.icmp_unsigned("==", byte, ir.Constant(I8, 0))))
+
+    def mark_written(self, pointer, live) -> None:
+        mask = self._written_at.get(id(pointer))
+        if mask is not None:
+            with self.em.b.if_then(live):
+                self.em.b.store(ir.Constant(I8, 1), mask)
 
     def load(self, pointer):
         value = self.em.b.load(pointer)
@@ -181,6 +201,7 @@ def _read_op(em, op):
 
     def element(idx):
         pointer, live = acc.lane(idx)
+        acc.check_written(pointer, live)
         return acc.masked_load(pointer, live, default(idx))
 
     def group(idxs, visit):
@@ -204,7 +225,9 @@ def _store_each(em, op, combine=None, kind=None):
         new = value.at(em, idx)
         if combine is None:
             acc.masked_store(pointer, live, new)
+            acc.mark_written(pointer, live)
             return
+        acc.check_written(pointer, live)
         with em.b.if_then(live):
             em.hooks.scatter_update(em, op, acc, pointer, new, kind, combine)
 
@@ -246,7 +269,10 @@ def _buffer_op(em, op):
     init = op.group("init")
     if init:
         em.store_into(memory, broadcast_to(em, em.env[init[0]], memory.shape))
-    return BufferRef(type_.dtype, memory)
+        return BufferRef(type_.dtype, memory)
+    written = em.alloc("u8", memory.shape)
+    em.store_into(written, Lazy("u8", memory.shape, lambda e, idx: ir.Constant(I8, 0)))
+    return BufferRef(type_.dtype, memory, written)
 
 
 def _assume_in_bounds_op(em, op):

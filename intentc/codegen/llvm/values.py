@@ -100,9 +100,12 @@ class ViewRef:
 
 @dataclass
 class BufferRef:
-    """A kernel-local logical buffer: register-typed, row-major."""
+    """A kernel-local logical buffer: register-typed, row-major, with a written-mask (one
+    byte an element, §9: reading an element never written is an illegal input) unless an
+    `init` wrote every element."""
     dtype: str
     memory: Memory
+    written: Memory | None = None
 
     @property
     def shape(self):
