@@ -44,8 +44,9 @@ def _atomic_load_op(em, op):
     b = em.b
 
     def lane(idx):
-        pointer, live = acc.lane(idx)
-        acc.check_written(pointer, live)
+        target = acc.lane(idx)
+        pointer, live = target.pointer, target.live
+        acc.check_written(target)
         int_pointer, int_type = _int_pointer(em, pointer, type_.dtype)
         before = b.block
         with b.if_then(live):
@@ -66,12 +67,12 @@ def _atomic_store_op(em, op):
     dtype = acc.resource.dtype
 
     def lane(idx):
-        pointer, live = acc.lane(idx)
-        int_pointer, int_type = _int_pointer(em, pointer, dtype)
+        target = acc.lane(idx)
+        int_pointer, int_type = _int_pointer(em, target.pointer, dtype)
         bits = bits_of(em, value.at(em, idx), dtype)
-        with b.if_then(live):
+        with b.if_then(target.live):
             b.store_atomic(bits, int_pointer, order, int_type.width // 8)
-        acc.mark_written(pointer, live)
+        acc.mark_written(target)
         return ()
     _per_lane(em, op, value.shape, [], lane)
 
@@ -85,8 +86,9 @@ def _atomic_rmw_op(em, op):
     b = em.b
 
     def lane(idx):
-        pointer, live = acc.lane(idx)
-        acc.check_written(pointer, live)
+        target = acc.lane(idx)
+        pointer, live = target.pointer, target.live
+        acc.check_written(target)
         new = value.at(em, idx)
         before = b.block
         with b.if_then(live):
@@ -109,8 +111,9 @@ def _atomic_cas_op(em, op):
     b = em.b
 
     def lane(idx):
-        pointer, live = acc.lane(idx)
-        acc.check_written(pointer, live)
+        target = acc.lane(idx)
+        pointer, live = target.pointer, target.live
+        acc.check_written(target)
         int_pointer, int_type = _int_pointer(em, pointer, dtype)
         want, new = bits_of(em, expected.at(em, idx), dtype), bits_of(em, desired.at(em, idx), dtype)
         before = b.block

@@ -7,6 +7,8 @@ out-of-bounds active lane is reported (R0301) and makes no access.
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from llvmlite import ir
 
 from ...interp import errors
@@ -29,6 +31,12 @@ def element_at(em, tensor, idx):
     return tensor.at(em, broadcast_index(tensor, idx))
 
 
+class Lane(NamedTuple):
+    pointer: ir.Value
+    live: ir.Value                  # i1: active and in bounds
+    written: ir.Value | None        # the buffer's written-mask byte, if it keeps one
+
+
 class Access:
     """The lanes of one read/write/atomic on a view or buffer."""
 
@@ -36,10 +44,10 @@ class Access:
         self.em, self.op, self.resource, self.indices, self.mask = em, op, resource, indices, mask
         self.site = CheckSite(op, errors.OUT_OF_BOUNDS, "active access is outside the resource's extents "
                               "or allocation", "mask the lane off or clamp the index")
-        self._written_at: dict[int, ir.Value] = {}     # id(lane pointer) -> its written-mask byte
 
-    def lane(self, idx):
-        """(pointer, in-bounds-and-active i1) of the lane at `idx`."""
+    def lane(self, idx) -> Lane:
+        """The lane at `idx`: its pointer, whether it is active and in bounds, and (buffers
+        with a written-mask) its mask byte."""
         em, b = self.em, self.em.b
         active = element_at(em, self.mask, idx) if self.mask is not None else ir.Constant(I1, 1)
         coords = [as_index(em, element_at(em, t, idx), t.dtype) for t in self.indices]
@@ -52,30 +60,27 @@ class Access:
             for c, stride in zip(coords, resource.strides):
                 address = b.add(address, b.mul(c, stride))
             inside = b.and_(inside, b.icmp_unsigned("<", address, resource.size))
-            pointer = b.gep(resource.ptr, [address])
+            pointer, written = b.gep(resource.ptr, [address]), None
         else:
             pointer = resource.memory.address(em, coords)
-            if resource.written is not None:
-                self._written_at[id(pointer)] = resource.written.address(em, coords)
+            written = resource.written.address(em, coords) if resource.written is not None else None
         em.check(self.site, b.and_(active, b.not_(inside)))
-        return pointer, b.and_(active, inside)
+        return Lane(pointer, b.and_(active, inside), written)
 
-    def check_written(self, pointer, live) -> None:
+    def check_written(self, lane: Lane) -> None:
         """A live lane reading a buffer element never written is an illegal input (§9)."""
-        mask = self._written_at.get(id(pointer))
-        if mask is None:
+        if lane.written is None:
             return
         b = self.em.b
-        byte = self.em.when(live, lambda: b.load(mask), ir.Constant(I8, 1))     # only live lanes are in bounds
+        byte = self.em.when(lane.live, lambda: b.load(lane.written), ir.Constant(I8, 1))   # only live lanes are in bounds
         self.em.check(CheckSite(self.op, errors.UNWRITTEN_READ, "reads a buffer element that was never written",
                                 "write the element first, or give the buffer an init"),
-                      b.and_(live, b.icmp_unsigned("==", byte, ir.Constant(I8, 0))))
+                      b.and_(lane.live, b.icmp_unsigned("==", byte, ir.Constant(I8, 0))))
 
-    def mark_written(self, pointer, live) -> None:
-        mask = self._written_at.get(id(pointer))
-        if mask is not None:
-            with self.em.b.if_then(live):
-                self.em.b.store(ir.Constant(I8, 1), mask)
+    def mark_written(self, lane: Lane) -> None:
+        if lane.written is not None:
+            with self.em.b.if_then(lane.live):
+                self.em.b.store(ir.Constant(I8, 1), lane.written)
 
     def load(self, pointer):
         value = self.em.b.load(pointer)
@@ -88,18 +93,18 @@ class Access:
         dtype = self.resource.dtype
         return isinstance(self.resource, ViewRef) and storage_type(dtype) == register_type(dtype)
 
-    def masked_load(self, pointer, live, default):
-        """The element at `pointer` where `live`, else `default`."""
+    def masked_load(self, lane: Lane, default):
+        """The lane's element where it is live, else `default`."""
         if self._view_words:
-            return self.em.hooks.masked_load(self.em, pointer, live, default)
-        return self.em.when(live, lambda: self.load(pointer), default)
+            return self.em.hooks.masked_load(self.em, lane.pointer, lane.live, default)
+        return self.em.when(lane.live, lambda: self.load(lane.pointer), default)
 
-    def masked_store(self, pointer, live, value) -> None:
+    def masked_store(self, lane: Lane, value) -> None:
         if self._view_words:
-            self.em.hooks.masked_store(self.em, pointer, value, live)
+            self.em.hooks.masked_store(self.em, lane.pointer, value, lane.live)
             return
-        with self.em.b.if_then(live):
-            self.store(pointer, value)
+        with self.em.b.if_then(lane.live):
+            self.store(lane.pointer, value)
 
     def store(self, pointer, value):
         if isinstance(self.resource, ViewRef):
@@ -117,13 +122,13 @@ def _vector_ready(em, lanes) -> ir.Value:
     aligned to the whole vector, so one vector access may replace them."""
     b = em.b
     width = VECTOR_ELEMENT_BYTES
-    first = b.ptrtoint(lanes[0][0], I64)
+    first = b.ptrtoint(lanes[0].pointer, I64)
     ready = b.icmp_unsigned("==", b.and_(first, ir.Constant(I64, width * len(lanes) - 1)), ir.Constant(I64, 0))
-    for number, (pointer, live) in enumerate(lanes):
-        ready = b.and_(ready, live)
+    for number, lane in enumerate(lanes):
+        ready = b.and_(ready, lane.live)
         if number:
             expected = b.add(first, ir.Constant(I64, width * number))
-            ready = b.and_(ready, b.icmp_unsigned("==", b.ptrtoint(pointer, I64), expected))
+            ready = b.and_(ready, b.icmp_unsigned("==", b.ptrtoint(lane.pointer, I64), expected))
     return ready
 
 
@@ -147,11 +152,11 @@ def _vector_load(em, acc, lanes, defaults) -> list:
     b = em.b
     with b.if_else(_vector_ready(em, lanes), likely=True) as (vector, scalar):
         with vector:
-            loaded = b.load(_vector_pointer(em, lanes[0][0], len(lanes)), align=16)
+            loaded = b.load(_vector_pointer(em, lanes[0].pointer, len(lanes)), align=16)
             fast = [b.extract_element(loaded, ir.Constant(ir.IntType(32), k)) for k in range(len(lanes))]
             fast_block = b.block
         with scalar:
-            slow = [acc.masked_load(pointer, live, default) for (pointer, live), default in zip(lanes, defaults)]
+            slow = [acc.masked_load(lane, default) for lane, default in zip(lanes, defaults)]
             slow_block = b.block
     results = []
     for fast_value, slow_value in zip(fast, slow):
@@ -169,10 +174,10 @@ def _vector_store(em, acc, lanes, values) -> None:
             packed = ir.Constant(ir.VectorType(values[0].type, len(values)), None)
             for number, new in enumerate(values):
                 packed = b.insert_element(packed, new, ir.Constant(ir.IntType(32), number))
-            b.store(packed, _vector_pointer(em, lanes[0][0], len(lanes)), align=16)
+            b.store(packed, _vector_pointer(em, lanes[0].pointer, len(lanes)), align=16)
         with scalar:
-            for (pointer, live), new in zip(lanes, values):
-                acc.masked_store(pointer, live, new)
+            for lane, new in zip(lanes, values):
+                acc.masked_store(lane, new)
 
 
 def access(em, op):
@@ -200,9 +205,9 @@ def _read_op(em, op):
         return element_at(em, fill, idx) if fill is not None else zero
 
     def element(idx):
-        pointer, live = acc.lane(idx)
-        acc.check_written(pointer, live)
-        return acc.masked_load(pointer, live, default(idx))
+        lane = acc.lane(idx)
+        acc.check_written(lane)
+        return acc.masked_load(lane, default(idx))
 
     def group(idxs, visit):
         return _vector_load(em, acc, *_group_lanes(acc, idxs, visit, default))
@@ -221,15 +226,15 @@ def _store_each(em, op, combine=None, kind=None):
     shape = value.shape
 
     def element(idx):
-        pointer, live = acc.lane(idx)
+        lane = acc.lane(idx)
         new = value.at(em, idx)
         if combine is None:
-            acc.masked_store(pointer, live, new)
-            acc.mark_written(pointer, live)
+            acc.masked_store(lane, new)
+            acc.mark_written(lane)
             return
-        acc.check_written(pointer, live)
-        with em.b.if_then(live):
-            em.hooks.scatter_update(em, op, acc, pointer, new, kind, combine)
+        acc.check_written(lane)
+        with em.b.if_then(lane.live):
+            em.hooks.scatter_update(em, op, acc, lane.pointer, new, kind, combine)
 
     def group(idxs, visit):
         lanes, values = _group_lanes(acc, idxs, visit, lambda idx: value.at(em, idx))
