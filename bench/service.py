@@ -93,6 +93,16 @@ def hit_latency(port: int, body: bytes, count: int) -> dict:
             "p99_ms": 1000 * samples[int(len(samples) * 0.99)], "mean_ms": 1000 * statistics.fmean(samples)}
 
 
+def _run_all(threads: list[threading.Thread]) -> float:
+    """Start the threads together and wait for all; the seconds they took."""
+    started = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return time.perf_counter() - started
+
+
 def hit_throughput(port: int, body: bytes, connections: int, seconds: float) -> dict:
     counts = [0] * connections
     stop = time.monotonic() + seconds
@@ -103,13 +113,7 @@ def hit_throughput(port: int, body: bytes, connections: int, seconds: float) -> 
             status, _ = connection.compile(body)
             assert status == 200
             counts[index] += 1
-    threads = [threading.Thread(target=drive, args=(i,)) for i in range(connections)]
-    started = time.perf_counter()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    elapsed = time.perf_counter() - started
+    elapsed = _run_all([threading.Thread(target=drive, args=(i,)) for i in range(connections)])
     return {"connections": connections, "seconds": elapsed, "requests": sum(counts),
             "requests_per_s": sum(counts) / elapsed}
 
@@ -129,13 +133,7 @@ def cold_throughput(port: int, concurrency: int, count: int, first_extent: int) 
                 return
             status, payload = connection.compile(bodies[index])
             statuses.append((status, b'"status":"miss"' in payload))
-    threads = [threading.Thread(target=drive) for _ in range(concurrency)]
-    started = time.perf_counter()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    elapsed = time.perf_counter() - started
+    elapsed = _run_all([threading.Thread(target=drive) for _ in range(concurrency)])
     assert statuses == [(200, True)] * count, statuses[:3]
     return {"concurrency": concurrency, "compiles": count, "seconds": elapsed, "compiles_per_s": count / elapsed}
 

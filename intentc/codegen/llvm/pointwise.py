@@ -99,7 +99,7 @@ def int_binary(em, op, name, a, b, dtype):
     if name in ("maximum", "maximum_num", "minimum", "minimum_num"):
         greater = builder.icmp_signed(">", a, b) if signed else builder.icmp_unsigned(">", a, b)
         return builder.select(greater, a, b) if name.startswith("max") else builder.select(greater, b, a)
-    raise NotImplementedError(name)
+    raise AssertionError(f"the verifier admits no integer `{name}`")
 
 
 def bool_binary(em, name, a, b):
@@ -135,7 +135,7 @@ def float_binary(em, name, a, b, dtype):
         return round_f64(em, result, dtype)[0] if is_low(dtype) else result
     if name in ("maximum", "minimum", "maximum_num", "minimum_num"):
         return float_extreme(em, name, a, b)
-    raise NotImplementedError(name)
+    raise AssertionError(f"the verifier admits no float `{name}`")
 
 
 COMPARE_SIGNED = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}

@@ -4,6 +4,8 @@ functions, atomics and heap temporaries. The host CPU backend implements it in
 atomics to scoped instructions, and reuses everything else."""
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 from llvmlite import ir
 
 from .pointwise import float_extreme
@@ -13,15 +15,15 @@ from .values import Lazy
 INT_RMW = {"exchange": "xchg", "add": "add", "and": "and", "or": "or", "xor": "xor"}
 
 
-class TargetHooks:
+class TargetHooks(ABC):
     name = "abstract"
     triple = ""
     data_layout = ""
 
     # ---- the physical mapping ----------------------------------------------------------------
+    @abstractmethod
     def parallel(self, em, op, extents, iteration) -> None:
         """Run iteration(idx) for every coordinate of the domain `extents` (any order)."""
-        raise NotImplementedError
 
     def for_each(self, em, shape, body, group=None) -> None:
         """body(idx) for every coordinate of a tensor-level `shape` (row-major loops here; a
@@ -86,9 +88,9 @@ class TargetHooks:
         library bounds), or None to evaluate in f64 and round once."""
         return None
 
+    @abstractmethod
     def math_f64(self, em, name: str, x: ir.Value) -> ir.Value:
         """`name` (exp, log, erfc, i0, ...) of an f64 value within the spec's bounds."""
-        raise NotImplementedError
 
     # ---- memory ---------------------------------------------------------------------------------
     def masked_load(self, em, pointer, live, default):
@@ -101,11 +103,13 @@ class TargetHooks:
         with em.b.if_then(live):
             em.b.store(value, pointer)
 
+    @abstractmethod
     def heap_alloc(self, em, builder, nbytes: ir.Value) -> ir.Value:
-        raise NotImplementedError
+        """A pointer to `nbytes` of temporary memory (dynamic extents), emitted with `builder`."""
 
+    @abstractmethod
     def heap_free(self, em, builder, pointer: ir.Value) -> None:
-        raise NotImplementedError
+        """Release what heap_alloc returned."""
 
     # ---- atomics ---------------------------------------------------------------------------------
     def scoped(self, order: str) -> str:

@@ -14,6 +14,7 @@ tuples of values, records `RecordVal`.
 """
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -23,7 +24,7 @@ from .types import I64
 
 
 @dataclass
-class Tensor:
+class Tensor(ABC):
     dtype: str
     shape: tuple[ir.Value, ...]
 
@@ -31,8 +32,9 @@ class Tensor:
     def rank(self) -> int:
         return len(self.shape)
 
+    @abstractmethod
     def at(self, em, idx: list[ir.Value]) -> ir.Value:
-        raise NotImplementedError
+        """The register value of the element at coordinate `idx`."""
 
 
 @dataclass

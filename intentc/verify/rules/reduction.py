@@ -144,31 +144,28 @@ def _combine(ctx, op, region, components: list) -> None:
 
 @rule("generic_reduce")
 def generic_reduce(ctx, op, args):
-    sources = _sources(ctx, op, args)
     axes = op.attributes["axes"]
-    if sources is None or not _same_source_shapes(ctx, op, sources) or \
-            not check_axes(ctx, op, axes, sources[0].rank):
+    return _generic(ctx, op, args, axes, lambda rank: check_axes(ctx, op, axes, rank), scan=False)
+
+
+@rule("generic_scan")
+def generic_scan(ctx, op, args):
+    axis = op.attributes["axis"]
+    return _generic(ctx, op, args, (axis,), lambda rank: check_axis(ctx, op, axis, rank), scan=True)
+
+
+def _generic(ctx, op, args, axes, axes_ok, scan: bool):
+    """A generic reduce or scan: same-shaped sources, one component each with `axes`
+    removed, identities and combine typed by the components; a reduce yields the
+    components, a scan one result like each source."""
+    sources = _sources(ctx, op, args)
+    if sources is None or not _same_source_shapes(ctx, op, sources) or not axes_ok(sources[0].rank):
         return _walk_all(ctx, op)
     shape = without_axes(sources[0].shape, axes)
     components = [TensorType(dtype=s.dtype, shape=shape) for s in sources]
     _identities(ctx, op, args, components)
     _combine(ctx, op, op.regions[0], components)
-    _results(ctx, op, components)
-    return None
-
-
-@rule("generic_scan")
-def generic_scan(ctx, op, args):
-    sources = _sources(ctx, op, args)
-    axis = op.attributes["axis"]
-    if sources is None or not _same_source_shapes(ctx, op, sources) or \
-            not check_axis(ctx, op, axis, sources[0].rank):
-        return _walk_all(ctx, op)
-    shape = without_axes(sources[0].shape, (axis,))
-    components = [TensorType(dtype=s.dtype, shape=shape) for s in sources]
-    _identities(ctx, op, args, components)
-    _combine(ctx, op, op.regions[0], components)
-    _results(ctx, op, list(sources))
+    _results(ctx, op, list(sources) if scan else components)
     return None
 
 
