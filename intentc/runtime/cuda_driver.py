@@ -142,3 +142,22 @@ def launch(function, grid: tuple[int, int, int], block: tuple[int, int, int], ar
 @functools.lru_cache(maxsize=None)
 def default_device() -> Device:
     return Device(0)
+
+
+class PreparedLaunch:
+    """One kernel's launch with fixed argument and status buffers: the driver's parameter
+    array is built once, so a launch is one `cuLaunchKernel` call (asynchronous, on `stream`)."""
+
+    def __init__(self, function, grid: tuple[int, int, int], block: tuple[int, int, int], arguments: int,
+                 status: int):
+        self._values = np.array([arguments, status], dtype=np.uint64)
+        self._params = np.array([self._values.ctypes.data, self._values.ctypes.data + 8], dtype=np.uint64)
+        self._call = (function, *grid, *block, 0)
+        self._params_address = self._params.ctypes.data
+
+    def __call__(self, stream: int = 0) -> None:
+        _check(_driver().cuLaunchKernel(*self._call, stream, self._params_address, 0), "cuLaunchKernel")
+
+
+def stream_synchronize(stream: int) -> None:
+    _check(_driver().cuStreamSynchronize(stream), "cuStreamSynchronize")
