@@ -14,10 +14,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..interp import errors
-from ..interp.launch import Launch, View, bind
+from ..interp.launch import Launch, View, _c_strides, bind
 from ..interp.memory import ViewValue
 from ..interp.values import EnumValue, np_dtype
 from ..ir.types import ConstexprType, ViewType
+from ..options import Specialization
 from .interop import ArrayRef, array_ref
 
 # A readable dummy element for empty allocations, so that no pointer is ever null.
@@ -106,25 +107,32 @@ def _element_view(launch: Launch, param, ref: ArrayRef) -> DirectView:
                       tuple(s // size for s in ref.strides), ref.shape)
 
 
-def bind_in_place(launch: Launch, slots, arrays: dict, constexprs: dict, device: str = "cpu"):
+def bind_in_place(launch: Launch, slots, arrays: dict, constexprs: dict, device: str = "cpu",
+                  facts: Specialization | None = None):
     """Bind the caller's arrays directly (every view must be given, outputs included); each
-    must live on `device`."""
+    must live on `device` and hold the layout `facts` the kernel was compiled for."""
     env: dict = {}
     kernel = launch.kernel
     names = {p.name for p in kernel.params}
     for name in list(arrays) + list(constexprs):
         if name not in names:
-            raise launch.fail(errors.LAUNCH_UNKNOWN_INPUT, f"has no parameter %{name}")
+            raise launch.fail(errors.LAUNCH_UNKNOWN_INPUT, f"has no parameter %{name}",
+                              hint="parameters: " + ", ".join(f"%{p.name}" for p in kernel.params))
     for param in kernel.params:
         type_ = param.type
         if isinstance(type_, ConstexprType):
             if param.name not in constexprs:
-                raise launch.fail(errors.LAUNCH_CONSTEXPR, f"constexpr %{param.name} needs a value", param)
+                raise launch.fail(errors.LAUNCH_CONSTEXPR, f"constexpr %{param.name} needs a value", param,
+                                  f"pass -D {param.name}=VALUE")
             env[param.name] = launch.constexpr(param, constexprs[param.name])
-        elif param.name not in arrays:
-            raise launch.fail(errors.LAUNCH_MISSING_INPUT, f"%{param.name} needs a value", param)
         elif isinstance(type_, ViewType):
-            env[param.name] = _direct_view(launch, param, arrays[param.name], device)
+            if param.name not in arrays:
+                raise launch.fail(errors.LAUNCH_MISSING_INPUT, f"view %{param.name} ({type_.direction}) needs an "
+                                  "array", param)
+            env[param.name] = view = _direct_view(launch, param, arrays[param.name], device)
+            _check_facts(launch, param, view, facts or Specialization())
+        elif param.name not in arrays:
+            raise launch.fail(errors.LAUNCH_MISSING_INPUT, f"scalar %{param.name} needs a value", param)
         else:
             env[param.name] = launch.scalar(param, arrays[param.name], type_.dtype)
     for name, (value, source) in launch.extents.items():
@@ -132,3 +140,21 @@ def bind_in_place(launch: Launch, slots, arrays: dict, constexprs: dict, device:
             raise launch.fail(errors.LAUNCH_EXTENT, f"extent %{name} is {value} (from %{source}) but the "
                               f"parameter %{name} is {int(np.asarray(env[name]))}")
     return env, *pack(launch, slots, env)
+
+
+def _check_facts(launch: Launch, param, view: DirectView, facts: Specialization) -> None:
+    """The layout facts a kernel was specialized to are trusted by its code: a view that
+    breaks one would be read wrongly, so the launch refuses it (R0108)."""
+    itemsize = np_dtype(param.type.dtype).itemsize
+    live = [(n, s) for n, s in zip(view.shape, view.strides) if n > 1]
+    broken = []
+    if param.name in facts.unit_stride and view.shape and view.shape[-1] > 1 and view.strides[-1] != 1:
+        broken.append(f"unit innermost stride (got stride {view.strides[-1]})")
+    if param.name in facts.aligned16 and (view.address + view.offset * itemsize) % 16:
+        broken.append("16-byte alignment")
+    if param.name in facts.contiguous and [s for _, s in live] != list(_c_strides([n for n, _ in live])):
+        broken.append(f"dense row-major layout (got strides {list(view.strides)})")
+    if broken:
+        raise launch.fail(errors.LAUNCH_LAYOUT, f"%{param.name} was compiled for " + " and ".join(broken), param,
+                          "pass an array with that layout, or load the kernel without the fact")
+

@@ -134,7 +134,7 @@ class CudaKernel:
         interpreter checks a launch; a set of arguments seen before reuses its device argument buffer."""
         launch_ = Launch(self.module, self.kernel, self.file, self.source, self.specialization.extents)
         constexprs = {**self.specialization.constexprs, **(constexprs or {})}
-        env, slots, _ = bind_in_place(launch_, self.abi.slots, arrays, constexprs, device="cuda")
+        env, slots, _ = bind_in_place(launch_, self.abi.slots, arrays, constexprs, "cuda", self.specialization)
         check_extents(self._extent_params, env, self.file, self.source)
         try:
             self._prepared(slots.tobytes(), slots)(stream)

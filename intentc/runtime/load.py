@@ -27,8 +27,13 @@ MAX_VARIANTS = 8
 
 def load(source_or_path: str | Path, kernel: str, target: str = "cpu", arch: str | None = None,
          extents: dict | None = None, constexprs: dict | None = None, options: CompileOptions | dict | None = None,
-         specialize: str | None = None) -> LoadedKernel:
-    """A callable kernel: `kernel(**arrays_and_scalars)` runs it, writing out/inout views in place."""
+         specialize: str | None = None, facts: dict | None = None) -> LoadedKernel:
+    """A callable kernel: `kernel(**arrays_and_scalars)` runs it, writing out/inout views in place.
+
+    `extents` and `constexprs` fix values at compile time; `facts` are layout promises per
+    view (`{"unit_stride": ["x"], "aligned16": [...], "contiguous": [...]}`), checked at
+    every call (R0108); `specialize="auto"` compiles a variant per call shape (at most
+    `MAX_VARIANTS`, then the dynamic kernel runs)."""
     if target not in TARGETS:
         raise ValueError(f"unknown load target {target!r} (cpu, cuda, interp)")
     if specialize not in (None, "auto"):
@@ -36,12 +41,12 @@ def load(source_or_path: str | Path, kernel: str, target: str = "cpu", arch: str
     text, file = _read(source_or_path)
     options = CompileOptions.model_validate(options or {}) if not isinstance(options, CompileOptions) else options
     memo = (text, file, kernel, target, arch, _frozen(extents), _frozen(constexprs), options.model_dump_json(),
-            specialize)
+            specialize, _frozen(facts))
     with _LOADED_LOCK:
         loaded = _LOADED.get(memo)
         if loaded is None:
-            loaded = _LOADED[memo] = LoadedKernel(text, file, kernel, target, arch, dict(extents or {}),
-                                                  dict(constexprs or {}), options, specialize)
+            fixed = {**(facts or {}), "extents": dict(extents or {}), "constexprs": dict(constexprs or {})}
+            loaded = _LOADED[memo] = LoadedKernel(text, file, kernel, target, arch, fixed, options, specialize)
     return loaded
 
 
@@ -63,18 +68,16 @@ def _frozen(values: dict | None) -> tuple:
 class LoadedKernel:
     """One kernel of a module for one target; compiled on construction (or taken from the cache)."""
 
-    def __init__(self, text: str, file: str, name: str, target: str, arch: str | None, extents: dict,
-                 constexprs: dict, options: CompileOptions, specialize: str | None):
+    def __init__(self, text: str, file: str, name: str, target: str, arch: str | None, fixed: dict,
+                 options: CompileOptions, specialize: str | None):
         from ..driver import front_end
         self.text, self.file, self.name, self.target = text, file, name, target
-        self.constexprs, self.specialize = constexprs, specialize
-        self._request_args = (arch, options, extents)
+        self.constexprs, self.specialize, self._fixed = fixed["constexprs"], specialize, fixed
         compile_target = {"cpu": "cpu", "cuda": "cubin", "interp": "kir"}[target]
         if target == "cuda" and arch is None:
             from .cuda import device_arch
             arch = device_arch()
-        self.request = front_end(text, name, compile_target, arch, options,
-                                 {"extents": extents, "constexprs": constexprs}, file)
+        self.request = front_end(text, name, compile_target, arch, options, fixed, file)
         self.kernel = self.request.kernel
         self._variants: dict[tuple, object] = {}
         self._lock = threading.Lock()
@@ -165,10 +168,9 @@ class LoadedKernel:
             runner = self._variants.get(signature)
             if runner is None and len(self._variants) < MAX_VARIANTS and self.target != "interp":
                 from ..driver import front_end
-                _arch, options, fixed = self._request_args
+                fixed = {**self._fixed, "extents": {**extents, **self._fixed["extents"]}}
                 request = front_end(self.request.module, self.name, self.request.target, self.request.arch,
-                                    options, {"extents": {**extents, **fixed}, "constexprs": self.constexprs},
-                                    self.file, self.text)
+                                    self.request.options, fixed, self.file, self.text)
                 runner = self._variants[signature] = self._build(request, CACHE.artifacts(request))
         return runner or self.runner
 

@@ -159,3 +159,12 @@ def test_concurrent_processes_compile_once_and_a_new_process_hits_the_disk(tmp_p
     first = _children(text, tmp_path, 2)
     assert sorted(r["source"] for r in first) == ["compiled", "disk"]
     assert _children(text, tmp_path, 1)[0] == {"source": "disk", "key": first[0]["key"]}
+
+
+def test_layout_facts_are_checked_at_every_call():
+    kernel = intentc.load(NEGATE, "neg", facts={"unit_stride": ["x", "y"]})
+    x, y = np.arange(16, dtype=np.float32), np.zeros(16, np.float32)
+    kernel(x=x, y=y)
+    np.testing.assert_array_equal(y, -x)
+    broken = _diagnostic(lambda: kernel(x=x[::2], y=y[:8]))
+    assert broken.code == "R0108" and "unit innermost stride" in broken.message
