@@ -26,6 +26,7 @@ from ..ir.nodes import Module
 from ..options import CompileOptions, Specialization
 from .binding import bind_copied, bind_in_place
 from .extents import check_extents, extent_params
+from .interop import call_key
 from .status import illegal_input
 from .cuda_driver import CudaError, DeviceBuffer, PreparedLaunch, default_device, launch, stream_synchronize
 
@@ -71,6 +72,7 @@ class CudaKernel:
             raise cuda_error(error, self.file) from None
         self.block = (_block_threads(self.launch_config, limit, self.file), 1, 1)
         self._launches: dict[bytes, PreparedLaunch] = {}
+        self._by_signature: dict[tuple, PreparedLaunch] = {}
         self._buffers: list[DeviceBuffer] = []
         self._status = DeviceBuffer.from_array(np.zeros(1, dtype=np.int64))
 
@@ -131,13 +133,25 @@ class CudaKernel:
     def launch_in_place(self, arrays: dict, constexprs: dict | None = None, stream: int = 0) -> None:
         """Launch on the caller's GPU arrays (`__cuda_array_interface__`: torch, CuPy), asynchronously
         on `stream`; illegal inputs are reported by `synchronize`. Arguments are checked as the
-        interpreter checks a launch; a set of arguments seen before reuses its device argument buffer."""
-        launch_ = Launch(self.module, self.kernel, self.file, self.source, self.specialization.extents)
-        constexprs = {**self.specialization.constexprs, **(constexprs or {})}
-        env, slots, _ = bind_in_place(launch_, self.abi.slots, arrays, constexprs, "cuda", self.specialization)
-        check_extents(self._extent_params, env, self.file, self.source)
+        interpreter checks a launch; arguments seen before (the same memory, layout and scalar
+        values, so the same checks pass) reuse their prepared launch without binding again."""
+        signature = _signature(arrays, constexprs)
         try:
-            self._prepared(slots.tobytes(), slots)(stream)
+            prepared = self._by_signature.get(signature)
+        except TypeError:
+            signature = prepared = None
+        if prepared is None:
+            launch_ = Launch(self.module, self.kernel, self.file, self.source, self.specialization.extents)
+            merged = {**self.specialization.constexprs, **(constexprs or {})}
+            env, slots, _ = bind_in_place(launch_, self.abi.slots, arrays, merged, "cuda", self.specialization)
+            check_extents(self._extent_params, env, self.file, self.source)
+            prepared = self._prepared(slots.tobytes(), slots)
+            if signature is not None:
+                if len(self._by_signature) >= 4 * MAX_ARGUMENT_BUFFERS:
+                    self._by_signature.clear()
+                self._by_signature[signature] = prepared
+        try:
+            prepared(stream)
         except CudaError as error:
             raise cuda_error(error, self.file) from None
 
@@ -150,6 +164,7 @@ class CudaKernel:
                     buffer.free()
                 self._buffers.clear()
                 self._launches.clear()
+                self._by_signature.clear()
             arguments = DeviceBuffer.from_array(slots)
             self._buffers.append(arguments)
             prepared = self._launches[signature] = PreparedLaunch(self._function, self.grid(), self.block,
@@ -175,6 +190,16 @@ class CudaKernel:
                                                f"temporaries come from device malloc ({HEAP_BYTES >> 20} MiB)")],
                                    self.source)
         return illegal_input(self.abi, ident, self.file, self.source)
+
+
+def _signature(arrays: dict, constexprs: dict | None):
+    """What a launch's checks and argument words depend on: each array's memory, layout and
+    dtype, each scalar's type and value. Unhashable parts (a 0-d array) make it unhashable,
+    and such calls are bound every time."""
+    parts = [(name, call_key(value)) for name, value in arrays.items()]
+    if constexprs:
+        parts += [(name, type(value), value) for name, value in constexprs.items()]
+    return tuple(parts)
 
 
 def _block_threads(launch, limit: int, file: str) -> int:

@@ -11,10 +11,11 @@ parameters follow the literal rules (§3): accepted where representable in the d
 """
 from __future__ import annotations
 
+import functools
 import threading
 from pathlib import Path
 
-from ..ir.types import ViewType
+from ..ir.types import ConstexprType, ViewType
 from ..options import CompileOptions
 from .interop import array_ref
 from .kernel_cache import CACHE
@@ -83,6 +84,9 @@ class LoadedKernel:
         self._lock = threading.Lock()
         self.compiled = CACHE.artifacts(self.request) if target != "interp" else None
         self.runner = self._build(self.request, self.compiled)
+        self._constexpr_names = {p.name for p in self.kernel.params if isinstance(p.type, ConstexprType)}
+        self._outputs = [p.name for p in self.kernel.params
+                         if isinstance(p.type, ViewType) and p.type.direction in ("out", "inout")]
 
     # ---- what was built -------------------------------------------------------------------
     @property
@@ -109,7 +113,8 @@ class LoadedKernel:
     def __call__(self, stream=None, **arguments):
         """Run with views and scalars by parameter name (constexprs too, unless fixed at load);
         returns the out/inout views (the caller's arrays, written in place)."""
-        constexprs = {name: arguments.pop(name) for name in list(arguments) if name in self._constexpr_names}
+        constexprs = ({name: arguments.pop(name) for name in list(arguments) if name in self._constexpr_names}
+                      if self._constexpr_names else None)
         runner = self._variant(arguments) if self.specialize == "auto" else self.runner
         if self.target == "cuda":
             runner.launch_in_place(arguments, constexprs, _stream(stream))
@@ -125,18 +130,6 @@ class LoadedKernel:
             for runner in (self.runner, *self._variants.values()):
                 runner.synchronize(_stream(stream))
 
-    @property
-    def _constexpr_names(self) -> set[str]:
-        return {s.name for s in self._slots() if s.kind == "constexpr"}
-
-    @property
-    def _outputs(self) -> list[str]:
-        return [p.name for p in self.kernel.params if isinstance(p.type, ViewType)
-                and p.type.direction in ("out", "inout")]
-
-    def _slots(self):
-        return self.runner.abi.slots if self.target != "interp" else ()
-
     def _build(self, request, compiled):
         if self.target == "cpu":
             from .cpu import CpuKernel
@@ -146,13 +139,13 @@ class LoadedKernel:
             return CudaKernel(request, compiled.artifacts, compiled.timings)
         return None
 
-    def _interpret(self, arguments: dict, constexprs: dict) -> None:
+    def _interpret(self, arguments: dict, constexprs: dict | None) -> None:
         import numpy as np
 
         from ..interp.launch import run_kernel
         inputs = {name: np.from_dlpack(value) if hasattr(value, "__dlpack__") else value
                   for name, value in arguments.items()}
-        outputs = run_kernel(self.request.module, self.name, inputs, {**self.constexprs, **constexprs}, 0,
+        outputs = run_kernel(self.request.module, self.name, inputs, {**self.constexprs, **(constexprs or {})}, 0,
                              self.file, self.text)
         for name, value in outputs.items():
             if name in inputs:
@@ -189,11 +182,18 @@ def _call_extents(kernel, arguments: dict) -> dict[str, int]:
 
 
 def _stream(stream) -> int:
-    """A CUDA stream handle: an int, an object with `cuda_stream` (torch, CuPy), or torch's current stream."""
+    """A CUDA stream handle: an int, an object with `cuda_stream` (torch) or `ptr` (CuPy), or
+    torch's current stream on device 0 (the device intentc's runtime uses)."""
     if stream is None:
-        try:
-            import torch
-            return int(torch.cuda.current_stream().cuda_stream)
-        except ImportError:
-            return 0
+        return _current_stream_getter()()
     return int(getattr(stream, "cuda_stream", getattr(stream, "ptr", stream)))
+
+
+@functools.cache
+def _current_stream_getter():
+    try:
+        import torch
+        raw = torch._C._cuda_getCurrentRawStream     # what Triton's launcher asks too: one C call
+        return lambda: raw(0)
+    except (ImportError, AttributeError):
+        return lambda: 0
