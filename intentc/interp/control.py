@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.nodes import Helper
-from . import errors
+from ..ir import errors
 from .errors import InterpError
 
 

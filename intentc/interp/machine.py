@@ -14,7 +14,7 @@ import numpy as np
 from ..diagnostics import Diagnostic, DiagnosticError
 from ..ir.nodes import Helper, Module, Op, Region
 from ..ir.types import TensorType
-from . import errors
+from ..ir import errors
 from .errors import InterpError
 from .races import RaceTracker
 from .values import np_dtype

@@ -28,3 +28,7 @@ register(
           operands=("index", "resource"), attrs={"axis": AttrSpec("int", required=True)}, results=0,
           effects=("assume",), example="assume_in_bounds %i, %x {axis = 0}"),
 )
+
+# §10, §11: the pointwise op each builtin `kind` of scatter_reduce and atomic_rmw applies to
+# the old and the new value (atomic_rmw's `exchange` keeps the new one and has no op).
+UPDATE_COMBINE = {"add": "add", "max": "maximum", "min": "minimum", "and": "and", "or": "or", "xor": "xor"}
