@@ -257,4 +257,3 @@ def _region_scan_op(machine, op):
 OPS = {"reduce": _reduce_op, "scan": _scan_op, "generic_reduce": _generic_reduce_op,
        "generic_scan": _generic_scan_op, "arg_reduce": _arg_reduce_op,
        "region_fold": _region_fold_op, "region_scan": _region_scan_op}
-MULTI = {"generic_reduce", "generic_scan", "arg_reduce", "region_fold", "region_scan"}

@@ -8,10 +8,10 @@ diagnostic naming the op and its location.
 from __future__ import annotations
 
 from ...ir.nodes import Op
+from ...ir.optable import ops_where
 from .values import Lazy
 
-MULTI = frozenset({"loop", "if", "call", "generic_reduce", "generic_scan", "arg_reduce", "region_fold",
-                   "region_scan"})
+MULTI = ops_where(lambda op: op.multi_result)
 
 
 class NotLowered(Exception):

@@ -19,7 +19,7 @@ register(
           operands=("source",),
           attrs={"kind": AttrSpec("keyword", required=True, choices=("sum", "prod", "max", "min")),
                  "axis": AXIS, "exclusive": EXCLUSIVE, "reverse": REVERSE, "acc": ACC},
-          example="%c = scan %x {axis = 0, kind = sum} : tensor<f32, [%N]>"),
+          cta_registers=4, example="%c = scan %x {axis = 0, kind = sum} : tensor<f32, [%N]>"),
     OpDef("generic_reduce", "§6", "parallel reduction with an author-given combine and identities",
           operands=("sources*",), groups={"init": "+"}, attrs={"axes": AXES},
           regions=("combine",), results=None,
