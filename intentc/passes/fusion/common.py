@@ -24,10 +24,14 @@ def float_tensor(type_) -> bool:
     return isinstance(type_, TensorType) and is_float(type_.dtype)
 
 
-def producer_in_block(name: str, ops: list[Op], position: dict[str, int], before: int) -> int | None:
-    """Index of the op of this block (earlier than `before`) defining `name`, if any."""
+def producer_in_block(name: str, ops: list[Op | None], position: dict[str, int],
+                      before: int) -> tuple[int, Op] | None:
+    """The index and op of this block (earlier than `before`) defining `name`, if any."""
     index = position.get(name)
-    return index if index is not None and index < before and ops[index] is not None else None
+    if index is None or index >= before:
+        return None
+    op = ops[index]
+    return None if op is None else (index, op)
 
 
 def positions(ops: list[Op | None]) -> dict[str, int]:
