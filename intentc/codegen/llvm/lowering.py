@@ -21,10 +21,10 @@ class NotLowered(Exception):
 
 
 def _table() -> dict:
-    from . import (atomics, contraction, control, conversion, mathfns, memory, pointwise, quant, reduction, rng,
+    from . import (atomics, contraction, control, conversion, math, memory, pointwise, quant, reduction, rng,
                    shape, structured)
     table = {}
-    for family in (pointwise, conversion, mathfns, shape, memory, reduction, contraction, structured, quant, control,
+    for family in (pointwise, conversion, math, shape, memory, reduction, contraction, structured, quant, control,
                    atomics, rng):
         table.update(family.LOWER)
     return table
