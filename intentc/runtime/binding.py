@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..interp import errors
 from ..interp.launch import Launch, View, _c_strides, bind
+from ..ir import errors
 from ..interp.memory import ViewValue
 from ..interp.values import EnumValue, np_dtype
 from ..ir.types import ConstexprType, ViewType
