@@ -15,6 +15,8 @@ from ..ir import errors
 from .errors import InterpError, check
 from .values import (KIR_DTYPE, EnumValue, LOW_PRECISION, UNSIGNED_OF, float_result, is_float, is_signed,
                      np_dtype)
+from .machine import IMPLS
+from ..ir.optable import ops_where
 
 
 def dtype_of(x: np.ndarray) -> str:
@@ -198,10 +200,10 @@ def _unary_op(machine, op):
         return UNARY[op.name](np.asarray(x))
 
 
+@IMPLS.register("select")
 def _select_op(machine, op):
     return select(*machine.operands(op))
 
 
-OPS = {name: _binary_op for name in list(BINARY) + list(COMPARE)}
-OPS.update({name: _unary_op for name in UNARY})
-OPS["select"] = _select_op
+IMPLS.add(ops_where(lambda op: op.family == "pointwise" and len(op.operands) == 2), _binary_op)
+IMPLS.add(ops_where(lambda op: op.family == "pointwise" and len(op.operands) == 1), _unary_op)

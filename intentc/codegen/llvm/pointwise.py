@@ -15,6 +15,8 @@ from .emitter import CheckSite
 from .lowfloat import round_f64
 from .types import F64, is_float, is_low, is_signed
 from .values import Lazy, Scalar, Tensor
+from .lowering import LOWERINGS
+from ...ir.optable import ops_where
 
 
 def elementwise(em, op, operands: list[Tensor], fn, dtype: str, costly: bool = False) -> Tensor:
@@ -211,18 +213,16 @@ def _binary_op(em, op):
                        costly=op.name in COSTLY_BINARY)
 
 
+@LOWERINGS.register("neg", "abs", "not")
 def _unary_op(em, op):
     (x,) = (em.env[n] for n in op.operands)
     return elementwise(em, op, [x], lambda e, v: unary(e, op.name, v[0], x.dtype), x.dtype)
 
 
+@LOWERINGS.register("select")
 def _select_op(em, op):
     c, t, f = (em.env[n] for n in op.operands)
     return elementwise(em, op, [c, t, f], lambda e, v: e.b.select(v[0], v[1], v[2]), t.dtype)
 
 
-BINARY_NAMES = ("add", "sub", "mul", "div", "floordiv", "mod", "fmod", "and", "or", "xor", "shl", "shr",
-                "maximum", "minimum", "maximum_num", "minimum_num", *COMPARE_SIGNED)
-LOWER = {name: _binary_op for name in BINARY_NAMES}
-LOWER.update({"neg": _unary_op, "abs": _unary_op, "not": _unary_op, "select": _select_op})
-__all__ = ["LOWER", "binary", "elementwise", "unary", "float_extreme"]
+LOWERINGS.add(ops_where(lambda op: op.family == "pointwise" and len(op.operands) == 2), _binary_op)

@@ -1,7 +1,7 @@
 """Shape ops (spec §2; broadcast, reshape and join are defined in docs/kir.md)."""
 from ..optable import AttrSpec, OpDef, register
 
-register(
+register(__name__,
     OpDef("full", "§2", "a tensor of the result shape with every element equal to value",
           attrs={"value": AttrSpec("number", required=True)}, cta_per_coordinate=True,
           example="%z = full {value = 0.0} : tensor<f32, [%N]>"),

@@ -1,9 +1,11 @@
 """Contractions (§3, §5.3): explicit accumulator dtype, paired axes with equal extents,
-result axes batch + lhs free + rhs free, `init` of the result type; named forms and outer."""
+result axes batch + lhs free + rhs free, `init` of the result type; named forms, outer and
+histogram (§7)."""
 from __future__ import annotations
 
+from ...ir.dtypes import is_int
 from ...ir.types import TensorType
-from ..typesys import fmt
+from ..typesys import broadcastable, fmt
 from . import rule
 from .common import check_axes, expect_result, tensor_of
 
@@ -115,3 +117,34 @@ def outer(ctx, op, args):
     expect_result(ctx, op, lhs.dtype, lhs.shape + rhs.shape, "E207", "outer is [M] x [N] -> [M, N] in the operand dtype")
     return None
 
+
+@rule("histogram")
+def histogram(ctx, op, args):
+    values = tensor_of(ctx, op, args[0], "values")
+    if values is None:
+        return None
+    if not is_int(values.dtype):
+        ctx.error("E620", op, f"histogram values must be an integer tensor, got `{values.dtype}`",
+                  "cast or bin the values into integer bin numbers first")
+        return None
+    valid = args.group("valid")
+    if valid and not _validity(ctx, op, valid[0].type, values):
+        return None
+    written = op.result_types[0]
+    if not isinstance(written, TensorType) or written.rank != 1 or \
+            (isinstance(written.shape[0], int) and written.shape[0] <= 0):
+        ctx.error("E622", op, f"histogram result `{fmt(written)}` must be tensor<C, [bins]> with bins > 0",
+                  "give a positive number of bins as the single result extent")
+        return None
+    if not is_int(written.dtype):
+        ctx.error("E623", op, f"histogram count dtype must be an integer, got `{written.dtype}`",
+                  "counts wrap in an explicit integer dtype such as i32")
+    return None
+
+
+def _validity(ctx, op, valid, values) -> bool:
+    if isinstance(valid, TensorType) and valid.dtype == "bool" and broadcastable(ctx, valid.shape, values.shape):
+        return True
+    ctx.error("E621", op, f"histogram validity `{fmt(valid)}` must be a bool scalar or a bool tensor "
+              f"broadcastable to {fmt(values)}", "compare to make a bool mask of the values' shape")
+    return False
