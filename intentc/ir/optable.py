@@ -62,6 +62,17 @@ class OpDef:
     dtypes: DtypeClass = "any"
     # May take an enum operand (§2): same-enum comparison and plumbing.
     enum_operands: bool = False
+    # At its source's type the op is the identity (a no-op conversion or rearrangement).
+    identity_at_same_type: bool = False
+    # Moves or repeats its source's elements without changing one (a splat stays a splat).
+    rearranges: bool = False
+    # The integer `e` with `x op e == x` (and `e op x == x` too when commutative).
+    int_identity: int | None = None
+    # The C math library function of the same name computes it (libm on the host, libdevice's
+    # `__nv_` functions on NVIDIA GPUs); the others are intrinsics or written out in IR.
+    libm: bool = False
+    # Expensive enough (a division) that a lowered value used twice is computed once.
+    costly: bool = False
     # Sums products over paired axes into an explicit accumulator (§3, §5.3); the pairs come
     # from `ops.contraction.contraction_axes`.
     contraction: bool = False

@@ -48,7 +48,7 @@ def read_slot(em, slot):
 def _slot_memories(slot, out: list) -> list:
     if slot[0] == "memory":
         out.append(slot[1])
-    elif slot[0] in ("tuple", "record"):
+    elif slot[0] in ("tuple", "record"):    # slot kinds (not op names)
         for s in (slot[1] if slot[0] == "tuple" else slot[1].values()):
             _slot_memories(s, out)
     return out

@@ -10,13 +10,13 @@ from llvmlite import ir
 
 from ...ir import errors
 from ...ir.dtypes import int_range
+from ...ir.optable import op_def, ops_where
 from ...ir.types import BIT_WIDTH
 from .emitter import CheckSite
 from .lowfloat import round_f64
 from .types import F64, is_float, is_low, is_signed
-from .values import Lazy, Scalar, Tensor
 from .lowering import LOWERINGS
-from ...ir.optable import ops_where
+from .values import Lazy, Scalar, Tensor
 
 
 def elementwise(em, op, operands: list[Tensor], fn, dtype: str, costly: bool = False) -> Tensor:
@@ -98,10 +98,14 @@ def int_binary(em, op, name, a, b, dtype):
     if name == "shr":
         amount = _safe_shift(em, op, b, dtype)
         return builder.ashr(a, amount) if signed else builder.lshr(a, amount)
-    if name in ("maximum", "maximum_num", "minimum", "minimum_num"):
+    if name in EXTREMES:
         greater = builder.icmp_signed(">", a, b) if signed else builder.icmp_unsigned(">", a, b)
-        return builder.select(greater, a, b) if name.startswith("max") else builder.select(greater, b, a)
+        return builder.select(greater, a, b) if EXTREMES[name] else builder.select(greater, b, a)
     raise AssertionError(f"the verifier admits no integer `{name}`")
+
+
+# The maximum/minimum ops: whether each picks the greater operand.
+EXTREMES = {"maximum": True, "maximum_num": True, "minimum": False, "minimum_num": False}
 
 
 def bool_binary(em, name, a, b):
@@ -115,7 +119,7 @@ def bool_binary(em, name, a, b):
 def float_extreme(em, name, a, b):
     """IEEE 754-2019 maximum/minimum (NaN propagates, -0 < +0) and the *_num forms."""
     builder = em.b
-    want_max = name.startswith("max")
+    want_max = EXTREMES[name]
     pick = builder.select(builder.fcmp_ordered(">" if want_max else "<", a, b), a, b)
     int_type = ir.IntType(64 if a.type == F64 else 32)
     ia, ib = builder.bitcast(a, int_type), builder.bitcast(b, int_type)
@@ -135,7 +139,7 @@ def float_binary(em, name, a, b, dtype):
     if name in simple:
         result = simple[name](a, b)
         return round_f64(em, result, dtype)[0] if is_low(dtype) else result
-    if name in ("maximum", "minimum", "maximum_num", "minimum_num"):
+    if name in EXTREMES:
         return float_extreme(em, name, a, b)
     raise AssertionError(f"the verifier admits no float `{name}`")
 
@@ -177,7 +181,6 @@ def unary(em, name, x, dtype):
 
 
 # ---- ops --------------------------------------------------------------------------------------
-COSTLY_BINARY = {"div", "fmod", "floordiv", "mod"}
 
 
 def _fused_multiply_add(em, op):
@@ -202,7 +205,7 @@ def _fused_multiply_add(em, op):
 
 
 def _binary_op(em, op):
-    if op.name in ("add", "sub"):
+    if "fma" in op.attributes:
         fused = _fused_multiply_add(em, op)
         if fused is not None:
             return fused
@@ -210,7 +213,7 @@ def _binary_op(em, op):
     dtype = a.dtype
     result = op.result_types[0].dtype
     return elementwise(em, op, [a, b], lambda e, v: binary(e, op, op.name, v[0], v[1], dtype), result,
-                       costly=op.name in COSTLY_BINARY)
+                       costly=op_def(op.name).costly)
 
 
 @LOWERINGS.register("neg", "abs", "not")

@@ -1,4 +1,6 @@
 """Contractions: contract and its named forms, outer, histogram (spec §3, §5.3, §7)."""
+from dataclasses import dataclass
+
 from ..optable import AttrSpec, OpDef, register
 
 ACC_REQUIRED = AttrSpec("type", required=True, doc="explicit accumulator/result dtype (§3)")
@@ -26,15 +28,24 @@ register(__name__,
           example="%h = histogram %v valid(%m) : tensor<i32, [256]>"),
 )
 
-# The paired axes each named form stands for (lhs axes, rhs axes), with no batch axes.
-NAMED_AXES = {"dot": ([0], [0]), "matvec": ([1], [0]), "vecmat": ([0], [0]), "matmul": ([1], [0])}
+@dataclass(frozen=True)
+class NamedForm:
+    """A named contraction: the operand ranks and the one axis of each that is contracted."""
+    lhs_rank: int
+    rhs_rank: int
+    lhs_axis: int
+    rhs_axis: int
+
+
+NAMED_FORMS = {"dot": NamedForm(1, 1, 0, 0), "matvec": NamedForm(2, 1, 1, 0), "vecmat": NamedForm(1, 2, 0, 0),
+               "matmul": NamedForm(2, 2, 1, 0)}
 
 
 def contraction_axes(op) -> tuple[list[int], list[int], list[int], list[int]]:
     """(lhs_contract, rhs_contract, lhs_batch, rhs_batch) of `contract` or a named form."""
-    if op.name in NAMED_AXES:
-        lhs, rhs = NAMED_AXES[op.name]
-        return list(lhs), list(rhs), [], []
+    form = NAMED_FORMS.get(op.name)
+    if form is not None:
+        return [form.lhs_axis], [form.rhs_axis], [], []
     attrs = op.attributes
     return (list(attrs["lhs_contract"]), list(attrs["rhs_contract"]),
             list(attrs.get("lhs_batch", ())), list(attrs.get("rhs_batch", ())))

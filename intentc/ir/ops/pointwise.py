@@ -15,9 +15,15 @@ POINTWISE = Traits(elementwise=True, cta_per_coordinate=True)
 COMMUTATIVE = {"add", "mul", "and", "or", "xor", "maximum", "minimum", "maximum_num", "minimum_num", "eq", "ne"}
 
 
+# x op 0 == x for these; division-like ops are costly to compute.
+_ZERO_IS_IDENTITY = {"or", "xor", "shl", "shr"}
+_COSTLY = {"div", "fmod", "floordiv", "mod"}
+
+
 def _binary(name: str, section: str, summary: str, dtypes: DtypeClass) -> OpDef:
     return OpDef(name, section, summary, operands=("lhs", "rhs"), same_type=True, commutative=name in COMMUTATIVE,
-                 dtypes=dtypes, example=f"%r = {name} %a, %b : tensor<f32, [%N]>", **POINTWISE)
+                 dtypes=dtypes, int_identity=0 if name in _ZERO_IS_IDENTITY else None, costly=name in _COSTLY,
+                 example=f"%r = {name} %a, %b : tensor<f32, [%N]>", **POINTWISE)
 
 
 # Set by fusion-legality (§5.5): which operand of this add/sub is a float `mul` product that
@@ -28,7 +34,7 @@ FMA = AttrSpec("keyword", choices=("lhs", "rhs"),
 
 def _fusable(name: str, summary: str) -> OpDef:
     return OpDef(name, "§4, §5, §5.5", summary, operands=("lhs", "rhs"), attrs={"fma": FMA},
-                 same_type=True, commutative=name in COMMUTATIVE, dtypes="numeric",
+                 same_type=True, commutative=name in COMMUTATIVE, dtypes="numeric", int_identity=0,
                  example=f"%r = {name} %p, %c {{fma = lhs}} : tensor<f32, [%N]>", **POINTWISE)
 
 

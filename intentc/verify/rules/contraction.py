@@ -4,13 +4,12 @@ histogram (§7)."""
 from __future__ import annotations
 
 from ...ir.dtypes import is_int
+from ...ir.ops.contraction import NAMED_FORMS
 from ...ir.types import TensorType
 from ..typesys import broadcastable, fmt
 from . import rule
 from .common import check_axes, expect_result, tensor_of
 
-# Named forms: (lhs rank, rhs rank, lhs contracted axis, rhs contracted axis).
-_NAMED = {"dot": (1, 1, 0, 0), "matvec": (2, 1, 1, 0), "vecmat": (1, 2, 0, 0), "matmul": (2, 2, 1, 0)}
 
 
 def _operands(ctx, op, args):
@@ -83,13 +82,14 @@ def contract(ctx, op, args):
     return None
 
 
-@rule(*_NAMED)
+@rule(*NAMED_FORMS)
 def named_contraction(ctx, op, args):
     lhs, rhs = _operands(ctx, op, args)
     acc = accumulator(ctx, op)
     if lhs is None or acc is None:
         return None
-    lhs_rank, rhs_rank, a, b = _NAMED[op.name]
+    form = NAMED_FORMS[op.name]
+    lhs_rank, rhs_rank, a, b = form.lhs_rank, form.rhs_rank, form.lhs_axis, form.rhs_axis
     if (lhs.rank, rhs.rank) != (lhs_rank, rhs_rank):
         ctx.error("E213", op, f"`{op.name}` takes ranks ({lhs_rank}, {rhs_rank}), got ({lhs.rank}, {rhs.rank})",
                   "use `contract` with explicit axes for other ranks")

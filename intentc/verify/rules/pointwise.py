@@ -91,18 +91,30 @@ def _enum_compare(ctx, op, lhs: Value, rhs: Value):
 
 
 def _constant_operand_checks(ctx, op, dtype: str, lhs: Value, rhs: Value) -> None:
-    amount, dividend = rhs.const, lhs.const
-    if amount is None or isinstance(amount, bool) or not is_int(dtype):
+    check = _CONSTANT_RHS_CHECKS.get(op.name)
+    amount = rhs.const
+    if check is None or amount is None or isinstance(amount, bool) or not is_int(dtype):
         return
-    if op.name in ("shl", "shr") and not 0 <= amount < width(dtype):
+    check(ctx, op, dtype, lhs.const, amount)
+
+
+def _shift_amount(ctx, op, dtype: str, _value, amount: int) -> None:
+    if not 0 <= amount < width(dtype):
         ctx.error("E304", op, f"shift amount {amount} is outside [0, {width(dtype)}) for `{dtype}`",
                   f"use an amount from 0 to {width(dtype) - 1}; mask it (`and` with {width(dtype) - 1}) if it is data")
-    if op.name in ("floordiv", "mod") and amount == 0:
+
+
+def _divisor(ctx, op, dtype: str, dividend, amount: int) -> None:
+    if amount == 0:
         ctx.error("E305", op, f"`{op.name}` by the constant 0", "division by zero is an illegal input; "
                   "guard the divisor with `select` or a mask")
     if op.name == "floordiv" and is_signed(dtype) and amount == -1 and dividend == int_range(dtype)[0]:
         ctx.error("E306", op, f"`{dividend} // -1` overflows `{dtype}`",
                   "signed_min // -1 is an illegal input; widen the dtype first")
+
+
+# Illegal constant right operands (§4): shift amounts outside the width, zero divisors.
+_CONSTANT_RHS_CHECKS = {"shl": _shift_amount, "shr": _shift_amount, "floordiv": _divisor, "mod": _divisor}
 
 
 def _approximate_modes(ctx, op, dtype: str) -> None:
