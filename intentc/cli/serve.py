@@ -38,6 +38,10 @@ def run(args) -> int:
         workers=args.workers, max_queue=args.max_queue, compile_timeout_s=args.compile_timeout_s,
         plugins=tuple(args.plugin) or None)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    uvicorn.run(create_app(settings), host=args.host, port=args.port, access_log=args.access_log,
+    try:
+        app = create_app(settings)
+    except ValueError as error:  # a setting out of range, e.g. a signing key too short
+        raise UsageError(str(error)) from None
+    uvicorn.run(app, host=args.host, port=args.port, access_log=args.access_log,
                 log_level="info", timeout_graceful_shutdown=10)
     return EXIT_OK

@@ -14,7 +14,7 @@ from fastapi import Depends, FastAPI, Path, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 
-from intentc.cache import DiskStore, TieredStore, toolchain
+from intentc.cache import DiskStore, RecordSeal, TieredStore, toolchain
 from intentc.version import __version__
 
 from . import entries
@@ -39,11 +39,12 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
     for plugin in settings.plugins:
         importlib.import_module(plugin)
     metrics = ServiceMetrics()
+    sealer = _record_seal(settings)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
-        store = TieredStore(DiskStore(settings.cache_dir, settings.cache_max_bytes, metrics),
-                            _shared_store(settings, metrics), metrics)
+        store = TieredStore(DiskStore(settings.cache_dir, settings.cache_max_bytes, metrics, sealer),
+                            _shared_store(settings, metrics, sealer), metrics)
         pool = WorkerPool(settings.workers, settings.max_queue, settings.compile_timeout_s, settings.plugins,
                           on_queue_wait=metrics.queue_wait.observe, on_busy_change=metrics.in_flight.inc)
         metrics.queue_depth.set_function(lambda: pool.waiting)
@@ -76,11 +77,16 @@ def _hash_toolchains() -> None:
         toolchain(name)
 
 
-def _shared_store(settings: ServiceSettings, metrics: ServiceMetrics):
+def _record_seal(settings: ServiceSettings) -> RecordSeal:
+    key = settings.cache_signing_key
+    return RecordSeal(key.encode("utf-8") if key else None)
+
+
+def _shared_store(settings: ServiceSettings, metrics: ServiceMetrics, sealer: RecordSeal):
     if not settings.redis_url:
         return None
     from intentc.cache.redis_store import RedisStore
-    return RedisStore(settings.redis_url, metrics)
+    return RedisStore(settings.redis_url, metrics, sealer=sealer, password=settings.redis_password)
 
 
 def _add_error_handlers(app: FastAPI, metrics: ServiceMetrics) -> None:
@@ -89,6 +95,14 @@ def _add_error_handlers(app: FastAPI, metrics: ServiceMetrics) -> None:
         if error.http_status < 500 or error.http_status == 503:
             metrics.rejections.labels(error.error).inc()
         return JSONResponse(error.body(), error.http_status, headers=error.headers)
+
+    @app.exception_handler(Exception)
+    async def unexpected_error(request: Request, error: Exception):
+        # A bug in the service: the server closes the connection after this answer (the error
+        # propagates to it), so the answer says so instead of leaving a dead keep-alive.
+        log.error("internal error answering %s %s", request.method, request.url.path, exc_info=error)
+        return JSONResponse({"error": "internal", "detail": "internal server error"}, 500,
+                            headers={"Connection": "close"})
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, error: RequestValidationError):
@@ -163,5 +177,13 @@ async def _entry_or_404(request: Request, key: str) -> dict:
 
 
 def _json_safe(problems: list[dict]) -> list[dict]:
-    return [{"loc": list(p.get("loc", ())), "msg": str(p.get("msg", "")), "type": str(p.get("type", ""))}
-            for p in problems]
+    """Validation problems without their inputs, every text encodable (a lone surrogate in a field
+    name would otherwise fail the response's UTF-8 encoding)."""
+    return [{"loc": [_encodable(part) for part in p.get("loc", ())], "msg": _encodable(p.get("msg", "")),
+             "type": _encodable(p.get("type", ""))} for p in problems]
+
+
+def _encodable(part) -> str | int:
+    if isinstance(part, int):
+        return part
+    return str(part).encode("utf-8", "backslashreplace").decode("utf-8")

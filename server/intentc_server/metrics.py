@@ -32,6 +32,9 @@ class ServiceMetrics(StoreEvents):
                                   registry=registry)
         self.integrity_failures = Counter("intentc_integrity_failures", "Stored records that failed their sha256",
                                           ["tier"], registry=registry)
+        self.unreadable_entries = Counter("intentc_unreadable_entries",
+                                          "Records that passed their seal but hold no readable entry or alias "
+                                          "(treated as misses)", ["tier"], registry=registry)
         self.store_fallbacks = Counter("intentc_store_fallbacks", "Operations served locally while Redis was down",
                                        ["operation"], registry=registry)
         self.evictions = Counter("intentc_cache_evictions", "Files evicted from the disk store", registry=registry)
@@ -47,6 +50,9 @@ class ServiceMetrics(StoreEvents):
         self.integrity_failures.labels(tier).inc()
 
     def fallback(self, operation: str) -> None:
+        self.unreadable_entries = Counter("intentc_unreadable_entries",
+                                          "Records that passed their seal but hold no readable entry or alias "
+                                          "(treated as misses)", ["tier"], registry=registry)
         self.store_fallbacks.labels(operation).inc()
 
     def evicted(self, count: int) -> None:

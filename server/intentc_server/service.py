@@ -16,6 +16,7 @@ import time
 from collections import OrderedDict
 
 from intentc.cache import KeyInputs, TieredStore, compute_key, toolchain
+from intentc.cache.names import is_digest
 
 from . import entries
 from .errors import ServiceError
@@ -80,13 +81,27 @@ class CompileService:
 
     async def artifact_entry(self, key: str) -> dict | None:
         found = await self.store.get("entry", key)
-        return None if found is None else entries.load(found[0])
+        return None if found is None else self._readable_entry(key, *found)
+
+    def _readable_entry(self, key: str, payload: bytes, tier: str) -> dict | None:
+        """The entry, or None (a miss: the compile that follows replaces the record) when a
+        record that passed its seal holds no readable entry."""
+        try:
+            return entries.load(payload)
+        except entries.UnreadableEntry as error:
+            log.warning("cache entry %s from the %s tier is unreadable (%s); compiling it again", key, tier, error)
+            self.metrics.unreadable_entries.labels(tier).inc()
+            return None
 
     async def _entry_by_alias(self, digest: str) -> tuple[str, dict] | None:
         alias = await self.store.get("alias", digest)
         if alias is None:
             return None
-        key = alias[0].decode("ascii")
+        key = alias[0].decode("ascii", "replace")
+        if not is_digest(key):
+            log.warning("cache alias %s from the %s tier does not hold a key; resolving it again", digest, alias[1])
+            self.metrics.unreadable_entries.labels(alias[1]).inc()
+            return None
         entry = await self.artifact_entry(key)
         return None if entry is None else (key, entry)
 
@@ -112,8 +127,9 @@ class CompileService:
     async def _compile(self, request: CompileRequest, key: str, text: str) -> tuple[dict, str]:
         if not await self.store.claim(key, self.settings.compile_timeout_s):
             payload = await self.store.wait_for_peer(key, self.settings.compile_timeout_s)
-            if payload is not None:
-                return entries.load(payload), "coalesced"
+            entry = None if payload is None else self._readable_entry(key, payload, "redis")
+            if entry is not None:
+                return entry, "coalesced"
         target = request.target
         try:
             started = time.perf_counter()
