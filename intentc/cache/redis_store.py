@@ -64,7 +64,7 @@ class RedisStore:
             log.warning("redis record %s failed its integrity check (%s); dropped", name, error)
             self.events.integrity_failure(TIER)
             self.events.lookup(TIER, namespace, False)
-            await self._call(self._client.delete, PREFIX + name)
+            await self.delete(namespace, digest)
             return None
         self.events.lookup(TIER, namespace, True)
         return payload
@@ -73,6 +73,10 @@ class RedisStore:
         check_name(namespace, digest)
         name = record_name(namespace, digest)
         await self._call(self._client.set, PREFIX + name, self.sealer.seal(name, payload))
+
+    async def delete(self, namespace: str, digest: str) -> None:
+        check_name(namespace, digest)
+        await self._call(self._client.delete, PREFIX + record_name(namespace, digest))
 
     async def claim(self, digest: str, ttl_s: float) -> bool:
         """Take the compile lock for a key; False when another replica holds it."""

@@ -30,7 +30,7 @@ class ServiceMetrics(StoreEvents):
                                  registry=registry)
         self.rejections = Counter("intentc_rejections", "Requests refused, by reason", ["reason"],
                                   registry=registry)
-        self.integrity_failures = Counter("intentc_integrity_failures", "Stored records that failed their sha256",
+        self.integrity_failures = Counter("intentc_integrity_failures", "Stored records that failed their seal (digest, name, signature)",
                                           ["tier"], registry=registry)
         self.unreadable_entries = Counter("intentc_unreadable_entries",
                                           "Records that passed their seal but hold no readable entry or alias "
@@ -50,9 +50,6 @@ class ServiceMetrics(StoreEvents):
         self.integrity_failures.labels(tier).inc()
 
     def fallback(self, operation: str) -> None:
-        self.unreadable_entries = Counter("intentc_unreadable_entries",
-                                          "Records that passed their seal but hold no readable entry or alias "
-                                          "(treated as misses)", ["tier"], registry=registry)
         self.store_fallbacks.labels(operation).inc()
 
     def evicted(self, count: int) -> None:

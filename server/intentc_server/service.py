@@ -81,17 +81,22 @@ class CompileService:
 
     async def artifact_entry(self, key: str) -> dict | None:
         found = await self.store.get("entry", key)
-        return None if found is None else self._readable_entry(key, *found)
+        return None if found is None else await self._readable_entry(key, *found)
 
-    def _readable_entry(self, key: str, payload: bytes, tier: str) -> dict | None:
-        """The entry, or None (a miss: the compile that follows replaces the record) when a
-        record that passed its seal holds no readable entry."""
+    async def _readable_entry(self, key: str, payload: bytes, tier: str) -> dict | None:
+        """The entry, or None (a miss: the record is discarded and the compile that follows
+        writes a new one) when a record that passed its seal holds no readable entry."""
         try:
             return entries.load(payload)
         except entries.UnreadableEntry as error:
-            log.warning("cache entry %s from the %s tier is unreadable (%s); compiling it again", key, tier, error)
-            self.metrics.unreadable_entries.labels(tier).inc()
+            await self._discard_unreadable("entry", key, tier, error)
             return None
+
+    async def _discard_unreadable(self, namespace: str, digest: str, tier: str, problem) -> None:
+        log.warning("cache %s %s from the %s tier is unreadable (%s); discarded, resolving it again",
+                    namespace, digest, tier, problem)
+        self.metrics.unreadable_entries.labels(tier).inc()
+        await self.store.discard(namespace, digest)
 
     async def _entry_by_alias(self, digest: str) -> tuple[str, dict] | None:
         alias = await self.store.get("alias", digest)
@@ -99,8 +104,7 @@ class CompileService:
             return None
         key = alias[0].decode("ascii", "replace")
         if not is_digest(key):
-            log.warning("cache alias %s from the %s tier does not hold a key; resolving it again", digest, alias[1])
-            self.metrics.unreadable_entries.labels(alias[1]).inc()
+            await self._discard_unreadable("alias", digest, alias[1], "it holds no key")
             return None
         entry = await self.artifact_entry(key)
         return None if entry is None else (key, entry)
@@ -127,7 +131,7 @@ class CompileService:
     async def _compile(self, request: CompileRequest, key: str, text: str) -> tuple[dict, str]:
         if not await self.store.claim(key, self.settings.compile_timeout_s):
             payload = await self.store.wait_for_peer(key, self.settings.compile_timeout_s)
-            entry = None if payload is None else self._readable_entry(key, payload, "redis")
+            entry = None if payload is None else await self._readable_entry(key, payload, "redis")
             if entry is not None:
                 return entry, "coalesced"
         target = request.target

@@ -133,22 +133,33 @@ class ServiceProcess:
 
 
 class RedisProcess:
-    def __init__(self, work_dir: Path):
+    """redis-server on a loopback port; with `password`, clients must AUTH (`requirepass`)."""
+
+    def __init__(self, work_dir: Path, password: str | None = None):
         self.executable = shutil.which("redis-server")
         if self.executable is None:
             raise RuntimeError("redis-server is not installed (.ci/run installs it with apt-get)")
         self.work_dir = work_dir
+        self.password = password
         self.port = free_port()
         self.url = f"redis://{LOOPBACK}:{self.port}/0"
         self.process: subprocess.Popen | None = None
 
     def start(self) -> "RedisProcess":
+        # The password goes in through stdin (a config file read from "-"), not the command line.
+        config = f"requirepass {self.password}\n" if self.password else ""
         self.process = subprocess.Popen(
-            [self.executable, "--bind", LOOPBACK, "--port", str(self.port), "--save", "", "--appendonly", "no",
+            [self.executable, "-", "--bind", LOOPBACK, "--port", str(self.port), "--save", "", "--appendonly", "no",
              "--dir", str(self.work_dir), "--protected-mode", "yes"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.process.stdin.write(config.encode())
+        self.process.stdin.close()
         _wait_until(self.ping, 10, f"redis-server on port {self.port}")
         return self
+
+    def client(self):
+        import redis
+        return redis.Redis.from_url(self.url, password=self.password)
 
     def start_on_same_port(self) -> "RedisProcess":
         """Start again after `stop()` (the data is gone: these servers do not persist)."""
@@ -157,6 +168,10 @@ class RedisProcess:
     def ping(self) -> bool:
         try:
             with socket.create_connection((LOOPBACK, self.port), timeout=0.5) as connection:
+                if self.password:
+                    connection.sendall(f"AUTH {self.password}\r\n".encode())
+                    if not connection.recv(16).startswith(b"+OK"):
+                        return False
                 connection.sendall(b"PING\r\n")
                 return connection.recv(16).startswith(b"+PONG")
         except OSError:
