@@ -128,8 +128,33 @@ class ServiceProcess:
     def release(self, kernel: str) -> None:
         (self.control_dir / f"{kernel}.release").touch()
 
+    def forkserver_and_workers(self) -> tuple[int, list[int]]:
+        """The pid of the pool's forkserver (the server's child) and of the workers it forked."""
+        children = _children_by_parent()
+        forkserver = next(pid for pid in children.get(self.process.pid, []) if children.get(pid))
+        return forkserver, sorted(children[forkserver])
+
+    def readiness(self) -> dict:
+        return httpx.get(self.url + "/readyz", timeout=5).json()
+
     def wait_for_metric(self, name: str, value: float, timeout_s: float = 20.0, **labels: str) -> None:
         _wait_until(lambda: self.metric(name, **labels) >= value, timeout_s, f"{name}{labels} to reach {value}")
+
+
+def _children_by_parent() -> dict[int, list[int]]:
+    """Every process's children, from /proc (`<pid>/stat`: pid (comm) state ppid ...)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()
+        except OSError:  # the process has gone
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    return children
+
+
+def wait_until(check, timeout_s: float, what: str) -> None:
+    _wait_until(check, timeout_s, what)
 
 
 class RedisProcess:
