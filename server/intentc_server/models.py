@@ -100,8 +100,28 @@ class CompileResponse(BaseModel):
 
 
 class ErrorBody(BaseModel):
-    error: str = Field(description="too_large, limit, overloaded, timeout, internal, unauthorized, not_found")
+    error: str = Field(description="too_large, limit, overloaded, timeout, internal, unauthorized, not_found, "
+                                   "method_not_allowed")
     detail: str
+
+
+class Problem(BaseModel):
+    loc: list[str | int] = Field(description="where: `body`, `path`, `query` or `header`, then field names")
+    msg: str
+    type: str
+
+
+class InvalidRequest(BaseModel):
+    """422: the request does not match the schema (or its body is not UTF-8 JSON)."""
+    error: Literal["invalid"]
+    detail: str
+    problems: list[Problem]
+
+
+class Readiness(BaseModel):
+    ready: bool
+    workers: int = Field(description="compile workers alive")
+    redis: bool | None = Field(description="null without Redis; false while it is unreachable (still ready)")
 
 
 class TargetInfo(BaseModel):

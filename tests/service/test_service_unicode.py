@@ -40,3 +40,16 @@ def test_a_lone_surrogate_is_refused_and_the_connection_stays_open(service, wher
         assert connection.sock.getsockname()[1] == local_port  # the same connection
     finally:
         connection.close()
+
+
+def test_a_body_that_is_not_utf8_is_an_invalid_request(service):
+    connection = http.client.HTTPConnection(LOOPBACK, service.port, timeout=30)
+    try:
+        connection.request("POST", "/v1/compile", body=b'{"source": "\xff", "kernel": "k", "target": "kir"}',
+                           headers={"Content-Type": "application/json"})
+        response = connection.getresponse()
+        body = json.loads(response.read())
+    finally:
+        connection.close()
+    assert response.status == 422
+    assert body["error"] == "invalid" and body["problems"][0]["loc"] == ["body"]
