@@ -2,8 +2,9 @@
 
 Writes go to a temporary file in `<root>/tmp` and are published by an atomic rename, so a
 reader sees a whole record or none. Every read checks the record's seal, which binds it to its
-name (a bad file, or one copied from another name, is deleted and reported). A size cap is kept by evicting the least recently used files: a read
-refreshes the file's mtime, and eviction removes the oldest mtimes first down to 90% of the cap.
+name (a bad file, or one copied from another name, is deleted and reported). A size cap is kept
+by evicting the least recently used files: a read refreshes the file's mtime, and eviction
+removes the oldest mtimes first down to 90% of the cap.
 Several processes may share one root; each keeps an estimate of the total and rescans to evict.
 """
 from __future__ import annotations

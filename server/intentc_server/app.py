@@ -23,7 +23,7 @@ from intentc.version import __version__
 from . import entries
 from .auth import require_compile, require_read
 from .errors import ServiceError
-from .hot_path import BODY_DIGEST, HotPath
+from .hot_path import BODY_DIGEST, FINGERPRINT, HotPath
 from .limits import BodyLimit
 from .metrics import ServiceMetrics
 from .models import CompileRequest, CompileResponse, ErrorBody, InvalidRequest, Readiness, TargetInfo
@@ -135,8 +135,9 @@ def _add_routes(app: FastAPI) -> None:
               responses={422: _COMPILE_422, **_ERRORS})
     async def compile_kernel(body: CompileRequest, request: Request):
         """Compile one kernel, or answer from the cache (`status`: hit, miss or coalesced)."""
-        body_digest = request.scope.get("state", {}).get(BODY_DIGEST)
-        status, content = await request.app.state.service.compile(body, body_digest)
+        state = request.scope.get("state", {})
+        status, content = await request.app.state.service.compile(body, state.get(BODY_DIGEST),
+                                                                  state.get(FINGERPRINT))
         return Response(content, status, media_type=JSON)
 
     @app.get("/v1/artifacts/{key}", response_model=CompileResponse, dependencies=[Depends(require_read)],

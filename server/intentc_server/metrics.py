@@ -30,7 +30,8 @@ class ServiceMetrics(StoreEvents):
                                  registry=registry)
         self.rejections = Counter("intentc_rejections", "Requests refused, by reason", ["reason"],
                                   registry=registry)
-        self.integrity_failures = Counter("intentc_integrity_failures", "Stored records that failed their seal (digest, name, signature)",
+        self.integrity_failures = Counter("intentc_integrity_failures",
+                                          "Stored records that failed their seal (digest, name, signature)",
                                           ["tier"], registry=registry)
         self.unreadable_entries = Counter("intentc_unreadable_entries",
                                           "Records that passed their seal but hold no readable entry or alias "

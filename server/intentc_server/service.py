@@ -27,7 +27,7 @@ from .pool import CompileTimeout, QueueFull, WorkerCrashed, WorkerPool
 from .settings import ServiceSettings
 
 log = logging.getLogger("intentc.service")
-MEMORY_BODIES = 100_000  # request-body digests remembered for the hot path
+MEMORY_BODIES = 100_000  # request-body digests and respelling fingerprints remembered for the hot path
 
 
 class CompileService:
@@ -37,9 +37,11 @@ class CompileService:
         self._by_key: SingleFlight[tuple[dict, str]] = SingleFlight()
         self._keys_by_body: OrderedDict[bytes, str] = OrderedDict()
 
-    async def compile(self, request: CompileRequest, body_digest: bytes | None = None) -> tuple[int, bytes]:
+    async def compile(self, request: CompileRequest, body_digest: bytes | None = None,
+                      fingerprint: bytes | None = None) -> tuple[int, bytes]:
         """The HTTP status and JSON body for one compile request; `body_digest` (the sha256 of
-        the request's bytes) lets the hot path answer the same bytes next time."""
+        the request's bytes) lets the hot path answer the same bytes next time, and
+        `fingerprint` (its respelling fingerprint) the same request in another spelling."""
         started = time.perf_counter()
         if len(request.source) > self.settings.max_source_chars:
             raise ServiceError(413, "too_large", f"the source has {len(request.source)} characters; "
@@ -57,11 +59,14 @@ class CompileService:
         self.metrics.compile_results.labels(status).inc()
         if body_digest is not None:
             self._remember_body(body_digest, key)
+        if fingerprint is not None and key != digest:  # the text parsed and verified: the key is canonical
+            self._remember_body(fingerprint, key)
         timings = {"total": time.perf_counter() - started}
         return entries.http_status(entry), entries.response_body(key, status, entry, timings)
 
     async def repeat(self, body_digest: bytes, started: float) -> tuple[int, bytes] | None:
-        """The answer to request bytes seen before, when their entry is still stored."""
+        """The answer to request bytes (or a respelling fingerprint) seen before, when their
+        entry is still stored."""
         key = self._keys_by_body.get(body_digest)
         if key is None:
             return None
