@@ -26,7 +26,7 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     try:
-        import uvicorn
+        import uvicorn  # noqa: F401  (serve_app needs it)
 
         from intentc_server import ServiceSettings, create_app
     except ImportError as error:
@@ -42,6 +42,11 @@ def run(args) -> int:
         app = create_app(settings)
     except ValueError as error:  # a setting out of range, e.g. a signing key too short
         raise UsageError(str(error)) from None
-    uvicorn.run(app, host=args.host, port=args.port, access_log=args.access_log,
-                log_level="info", timeout_graceful_shutdown=10)
+    serve_app(app, args.host, args.port, args.access_log)
     return EXIT_OK
+
+
+def serve_app(app, host: str, port: int, access_log: bool = False) -> None:
+    """Run an ASGI app as `intentc serve` runs the service (bench/service.py runs its baseline so)."""
+    import uvicorn
+    uvicorn.run(app, host=host, port=port, access_log=access_log, log_level="info", timeout_graceful_shutdown=10)

@@ -82,3 +82,11 @@ def test_the_fingerprint_ignores_json_spelling_and_sees_every_value():
     assert request_fingerprint(b'{"source": "a", "source": "b"}', MAX_CHARS) is None  # duplicated member
     assert request_fingerprint(b'[1, 2]', MAX_CHARS) is None
     assert request_fingerprint(b'{"source": "x", "n": 1e999}', MAX_CHARS) is None
+
+
+def test_every_other_whitespace_character_is_refused():
+    """str.split() (which makes the spelling-free form) splits at exactly the lexer's whitespace
+    and the characters refused up front."""
+    others = [chr(code) for code in range(0x110000) if chr(code).isspace() and chr(code) not in " \t\n"]
+    assert [spelling_free(f"kernel{space}@k() {{\n}}\n") for space in others] == [None] * len(others)
+    assert spelling_free("kernel @k() {\n}\n") == "kernel @k() { }"
