@@ -131,37 +131,34 @@ def _sees_redis(replica: ServiceProcess) -> bool:
     return httpx.get(replica.url + "/readyz").json()["redis"] is True
 
 
-def _compile_on_first_then_ask_second(replicas, redis_server, tamper, distinct_request) -> tuple[dict, dict]:
-    """Compile two requests on the first replica (entries reach Redis), let `tamper(redis, key_a,
-    key_b)` change Redis, then ask the second replica (its disk is empty) for the second request."""
+def assert_second_replica_refuses_tampered_record(replicas, redis_server, tamper, distinct_request) -> None:
+    """Compile two requests on the first replica (their entries reach Redis), let `tamper(redis,
+    key_a, key_b)` change Redis, then ask the second replica (its disk is empty) for the second
+    request: it must refuse the Redis record (one integrity failure) and compile it again."""
     first, second = replicas
     body_a, body_b = distinct_request(), distinct_request()
     compiled_a, compiled_b = post_compile(first, body_a).json(), post_compile(first, body_b).json()
     assert compiled_a["artifacts"] != compiled_b["artifacts"]
     tamper(redis_server.client(), compiled_a["key"], compiled_b["key"])
-    return compiled_b, post_compile(second, body_b).json()
+    failures = second.metric("intentc_integrity_failures_total", tier="redis")
+    answer = post_compile(second, body_b).json()
+    assert (answer["key"], answer["status"]) == (compiled_b["key"], "miss")
+    assert answer["artifacts"] == compiled_b["artifacts"]
+    assert second.metric("intentc_integrity_failures_total", tier="redis") == failures + 1
 
 
 def test_a_redis_record_copied_to_another_key_is_not_served(replicas, redis_server, distinct_request):
     def copy_a_over_b(client, key_a, key_b):
         client.set(f"intentc:entry:{key_b}", client.get(f"intentc:entry:{key_a}"))
-    second = replicas[1]
-    failures = second.metric("intentc_integrity_failures_total", tier="redis")
-    compiled, answer = _compile_on_first_then_ask_second(replicas, redis_server, copy_a_over_b, distinct_request)
-    assert (answer["key"], answer["status"]) == (compiled["key"], "miss")
-    assert answer["artifacts"] == compiled["artifacts"]
-    assert second.metric("intentc_integrity_failures_total", tier="redis") == failures + 1
+    assert_second_replica_refuses_tampered_record(replicas, redis_server, copy_a_over_b, distinct_request)
 
 
-def test_an_unsigned_record_forged_in_redis_is_not_served(replicas, redis_server, distinct_request):
+@pytest.mark.parametrize("forger", [RecordSeal(), RecordSeal(b"a key the replicas do not share")],
+                         ids=["unsigned", "signed with another key"])
+def test_a_record_forged_in_redis_is_not_served(replicas, redis_server, distinct_request, forger):
     forged_entry = json.dumps({"kind": "artifacts", "artifacts": {"kernel.kir": {"encoding": "utf-8", "data": "evil"}},
                                "diagnostics": [], "compile_timings": {}}).encode()
 
-    def forge_b(client, key_a, key_b):  # correctly bound to its name, but without the signing key
-        client.set(f"intentc:entry:{key_b}", RecordSeal().seal(record_name("entry", key_b), forged_entry))
-    second = replicas[1]
-    failures = second.metric("intentc_integrity_failures_total", tier="redis")
-    compiled, answer = _compile_on_first_then_ask_second(replicas, redis_server, forge_b, distinct_request)
-    assert (answer["key"], answer["status"]) == (compiled["key"], "miss")
-    assert answer["artifacts"] == compiled["artifacts"]
-    assert second.metric("intentc_integrity_failures_total", tier="redis") == failures + 1
+    def forge_b(client, key_a, key_b):  # correctly bound to its name, but not with the replicas' key
+        client.set(f"intentc:entry:{key_b}", forger.seal(record_name("entry", key_b), forged_entry))
+    assert_second_replica_refuses_tampered_record(replicas, redis_server, forge_b, distinct_request)
