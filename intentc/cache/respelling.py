@@ -21,6 +21,9 @@ request takes the ordinary path) wherever that is not plainly so:
   return, a form feed, Unicode spaces), gives up: whitespace inside strings counts, a shaped
   type's flags accept no carriage return, and the lexer ignores no other whitespace.
 
+`request_fingerprint` also gives up on a source holding a lone surrogate (even in a comment:
+the service refuses such text) and on a JSON object with a duplicated member.
+
 Nothing here is trusted beyond that: the fingerprint only finds keys that the ordinary path
 computed, and the entry it finds passes its seal as always.
 """
@@ -55,15 +58,23 @@ def request_fingerprint(body: bytes, max_source_chars: int) -> bytes | None:
     if not isinstance(source, str) or len(source) > max_source_chars:
         return None
     spelled = spelling_free(source)
-    if spelled is None:
+    if spelled is None or not _is_unicode(source):  # (the service refuses a lone surrogate, even in a comment)
         return None
     try:  # the other members as canonical JSON (one line), then the source as it is (no escaping)
         others = json.dumps({name: value for name, value in document.items() if name != "source"},
                             sort_keys=True, separators=(",", ":"), allow_nan=False)
     except ValueError:  # a non-finite number
         return None
-    text = others.encode("ascii") + b"\n" + spelled.encode("utf-8", "surrogatepass")
+    text = others.encode("ascii") + b"\n" + spelled.encode("utf-8")
     return hashlib.sha256(FINGERPRINT_TAG + text).digest()
+
+
+def _is_unicode(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def spelling_free(source: str) -> str | None:

@@ -81,6 +81,8 @@ def test_the_fingerprint_ignores_json_spelling_and_sees_every_value():
     assert request_fingerprint(compact, len(request["source"]) - 1) is None  # over the source limit
     assert request_fingerprint(b'{"source": "a", "source": "b"}', MAX_CHARS) is None  # duplicated member
     assert request_fingerprint(b'[1, 2]', MAX_CHARS) is None
+    with_surrogate = json.dumps({**request, "source": "// \ud800\n" + request["source"]}).encode()
+    assert request_fingerprint(with_surrogate, MAX_CHARS) is None  # the service refuses it: no respelling
     assert request_fingerprint(b'{"source": "x", "n": 1e999}', MAX_CHARS) is None
 
 
