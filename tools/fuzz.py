@@ -63,8 +63,8 @@ class Tally:
 class Checker:
     """Runs one input through every stage; compiles each distinct canonical module once."""
 
-    def __init__(self, compile_llvm: bool = True):
-        self.compile_llvm = compile_llvm
+    def __init__(self, compile_llvm: bool = True, opt_level: int = 0):
+        self.compile_llvm, self.opt_level = compile_llvm, opt_level
         self.compiled: set[str] = set()
 
     def check(self, text: str) -> str:
@@ -93,6 +93,7 @@ class Checker:
 
     def _compile(self, printed: str, module) -> str:
         from intentc.driver import compile_kernel
+        from intentc.options import CompileOptions
         digest = hashlib.sha256(printed.encode("utf-8", "surrogatepass")).hexdigest()
         if digest in self.compiled:
             return "verified"
@@ -100,7 +101,8 @@ class Checker:
         for item in module.items:
             if isinstance(item, Kernel):
                 try:
-                    compile_kernel(printed, item.name, "llvm", None, file="fuzz.kir")
+                    compile_kernel(printed, item.name, "llvm", None, CompileOptions(opt_level=self.opt_level),
+                                   file="fuzz.kir")
                 except DiagnosticError as error:
                     _check_diagnostics(error.diagnostics, printed)
         return "compiled"
@@ -236,10 +238,10 @@ def _token_pools(lark, samples: list[str]) -> dict[str, list[str]]:
 
 # ---- the run -----------------------------------------------------------------------------
 def fuzz(count: int, seconds: float, seed: int, out: Path | None, report: float, grammar_share: float,
-         compile_llvm: bool = True, log=sys.stderr) -> Tally:
+         compile_llvm: bool = True, opt_level: int = 0, log=sys.stderr) -> Tally:
     samples = [p.read_text() for p in sorted((ROOT / "ir_samples").glob("*.kir"))]
     rng = random.Random(seed)
-    mutator, generator, checker = Mutator(samples, rng), GrammarGenerator(samples, rng), Checker(compile_llvm)
+    mutator, generator, checker = Mutator(samples, rng), GrammarGenerator(samples, rng), Checker(compile_llvm, opt_level)
     tally, started, last_report = Tally(), time.monotonic(), time.monotonic()
     while tally.inputs < count and time.monotonic() - started < seconds:
         source = "grammar" if rng.random() < grammar_share else "mutant"
@@ -274,11 +276,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=None, help="save each crashing input and its traceback here")
     parser.add_argument("--report", type=float, default=60, help="seconds between progress lines")
-    parser.add_argument("--grammar-share", type=float, default=0.2, help="share of grammar-generated inputs")
+    parser.add_argument("--grammar-share", type=float, default=0.3, help="share of grammar-generated inputs")
     parser.add_argument("--no-compile", action="store_true", help="stop after verify (faster)")
+    parser.add_argument("--opt-level", type=int, default=0, choices=range(4),
+                        help="LLVM optimization level of the compile step (default 0: the lowering is what is "
+                             "fuzzed, and LLVM's own pipeline doubles the time)")
     args = parser.parse_args(argv)
     tally = fuzz(args.inputs, args.seconds, args.seed, args.out, args.report, args.grammar_share,
-                 not args.no_compile)
+                 not args.no_compile, args.opt_level)
     return 1 if tally.outcomes["internal_error"] else 0
 
 
