@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import random
 import re
 import sys
@@ -259,11 +260,29 @@ def fuzz(count: int, seconds: float, seed: int, out: Path | None, report: float,
     return tally
 
 
+def fuzz_in_processes(jobs: int, count: int, seed: int, **settings) -> Tally:
+    """`jobs` independent runs (seeds seed*1000 + i), their counts added up."""
+    import multiprocessing
+    shares = [count // jobs + (i < count % jobs) for i in range(jobs)]
+    with multiprocessing.Pool(jobs) as pool:
+        tallies = pool.starmap(_worker, [(share, seed * 1000 + i, settings) for i, share in enumerate(shares)])
+    total = Tally()
+    for tally in tallies:
+        total.inputs += tally.inputs
+        total.outcomes.update(tally.outcomes)
+        total.failures += tally.failures
+    return total
+
+
+def _worker(count: int, seed: int, settings: dict) -> Tally:
+    return fuzz(count=count, seed=seed, **settings)
+
+
 def _save(out: Path | None, text: str, trace: str, number: int) -> Path | None:
     if out is None:
         return None
     out.mkdir(parents=True, exist_ok=True)
-    path = out / f"crash-{number:07d}.kir"
+    path = out / f"crash-{os.getpid()}-{number:07d}.kir"
     path.write_text(text, encoding="utf-8", errors="surrogatepass")
     path.with_suffix(".txt").write_text(trace, encoding="utf-8")
     return path
@@ -281,9 +300,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--opt-level", type=int, default=0, choices=range(4),
                         help="LLVM optimization level of the compile step (default 0: the lowering is what is "
                              "fuzzed, and LLVM's own pipeline doubles the time)")
+    parser.add_argument("--jobs", type=int, default=1, help="worker processes (each its own seed)")
     args = parser.parse_args(argv)
-    tally = fuzz(args.inputs, args.seconds, args.seed, args.out, args.report, args.grammar_share,
-                 not args.no_compile, args.opt_level)
+    settings = dict(seconds=args.seconds, out=args.out, report=args.report, grammar_share=args.grammar_share,
+                    compile_llvm=not args.no_compile, opt_level=args.opt_level)
+    if args.jobs > 1:
+        tally = fuzz_in_processes(args.jobs, args.inputs, args.seed, **settings)
+        print(f"all {args.jobs} workers: {tally.line(time.monotonic())}".replace(" in 0s", ""), flush=True)
+    else:
+        tally = fuzz(count=args.inputs, seed=args.seed, **settings)
     return 1 if tally.outcomes["internal_error"] else 0
 
 
