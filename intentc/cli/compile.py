@@ -16,7 +16,7 @@ from ..options import CompileOptions, Specialization
 from .common import (
     EXIT_INPUT_ERROR, EXIT_OK, UsageError, Chunk, kernel_names, load, read_text, report, write_file,
 )
-from .run import parse_define, parse_extents
+from .specialize import parse_define, parse_extents
 
 
 def add_parser(subparsers) -> None:

@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 
 from ..diagnostics import DiagnosticError
-from ..interp.launch import run_kernel
 from ..verify import verify_or_raise
 from .common import EXIT_INPUT_ERROR, EXIT_OK, UsageError, Chunk, load, only_kernel, read_text, report, write_file
+from .specialize import parse_define, parse_extents
 
 TARGETS = ("interp", "cpu", "cuda")
 # What numpy raises for a file that is not a readable .npz (empty, truncated, corrupt).
@@ -46,34 +46,6 @@ def _non_negative(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {value}")
-    return value
-
-
-def parse_define(text: str) -> tuple[str, object]:
-    name, sep, value = text.partition("=")
-    if not sep or not name:
-        raise UsageError(f"-D needs NAME=VALUE, got {text!r}")
-    return name.lstrip("%"), _literal(value)
-
-
-def parse_extents(texts: list[str]) -> dict[str, int]:
-    extents = {}
-    for text in texts:
-        name, value = parse_define(text)
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise UsageError(f"--extent needs NAME=N with N a non-negative integer, got {text!r}")
-        extents[name] = value
-    return extents
-
-
-def _literal(value: str):
-    if value in ("true", "false"):
-        return value == "true"
-    for convert in (lambda v: int(v, 0), float):
-        try:
-            return convert(value)
-        except ValueError:
-            pass
     return value
 
 
@@ -161,4 +133,5 @@ def _execute(args, module, kernel: str, text: str, inputs: dict, constexprs: dic
             specialization["extents"] = {**_input_extents(module, kernel, inputs, args.file, text),
                                          **specialization["extents"]}
         return compile_cuda(module, kernel, specialization, file=args.file, source=text)(inputs, constexprs)
+    from ..interp.launch import run_kernel
     return run_kernel(module, kernel, inputs, constexprs, args.seed, args.file, text)
