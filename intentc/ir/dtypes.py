@@ -106,7 +106,10 @@ def representable(value, dtype: str) -> bool:
         low, high = int_range(dtype)
         return low <= value <= high
     if isinstance(value, int):
-        value = float(value) if abs(value) < 2 ** 1024 else math.inf
+        try:
+            value = float(value)
+        except OverflowError:   # rounds past f64: a finite value no float format holds
+            return False
     if math.isnan(value):
         return True
     if math.isinf(value):
