@@ -8,6 +8,9 @@ from .diagnostics import Diagnostic, DiagnosticError
 from .parse import parse
 from .printer import print_module
 from .serialize import from_json, json_schema, to_json
+# Bound here, not lazily: importing the submodule `intentc.verify` sets the package attribute
+# `verify` to that module, so a lazy binding would be replaced by the module after first use.
+from .verify import verify, verify_or_raise
 from .version import __version__
 
 __all__ = [
@@ -16,12 +19,11 @@ __all__ = [
 ]
 
 
-_LAZY = {"run": "api", "View": "api", "verify": "verify", "verify_or_raise": "verify",
-         "compile_kernel": "driver", "load": "runtime.load"}
+_LAZY = {"run": "api", "View": "api", "compile_kernel": "driver", "load": "runtime.load"}
 
 
 def __getattr__(name: str):
-    """Import the interpreter, verifier and driver only when used: `intentc fmt` stays fast."""
+    """Import the interpreter and driver only when used: `intentc fmt` stays fast."""
     if name in _LAZY:
         import importlib
         return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)

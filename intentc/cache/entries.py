@@ -33,5 +33,23 @@ def dump(entry: dict) -> bytes:
     return json.dumps(entry, separators=(",", ":")).encode("utf-8")
 
 
+class UnreadableEntry(ValueError):
+    """A record passed its seal but its payload is not an entry (a writer's bug, or an old format)."""
+
+
 def load(payload: bytes) -> dict:
-    return json.loads(payload)
+    try:
+        entry = json.loads(payload)
+    except ValueError as error:  # not UTF-8, or not JSON
+        raise UnreadableEntry(f"the payload is not JSON ({error})") from None
+    if not (isinstance(entry, dict) and entry.get("kind") in (ARTIFACTS, DIAGNOSTICS)
+            and isinstance(entry.get("artifacts"), dict) and isinstance(entry.get("diagnostics"), list)
+            and isinstance(entry.get("compile_timings"), dict)
+            and all(_is_artifact(a) for a in entry["artifacts"].values())):
+        raise UnreadableEntry("the payload is JSON but not a cache entry")
+    return entry
+
+
+def _is_artifact(artifact) -> bool:
+    return (isinstance(artifact, dict) and artifact.get("encoding") in ("utf-8", "base64")
+            and isinstance(artifact.get("data"), str))

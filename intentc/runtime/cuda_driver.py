@@ -23,6 +23,17 @@ def _driver():
     return driver
 
 
+def _load_driver_library(driver):
+    """cuInit, the first call, is where cuda-bindings loads libcuda: on a machine without an
+    NVIDIA driver it raises (cuda.pathfinder's DynamicLibNotFoundError, a RuntimeError)
+    instead of returning a CUresult."""
+    try:
+        return driver.cuInit(0)
+    except RuntimeError as error:
+        raise CudaError(f"the CUDA driver library cannot be loaded ({type(error).__name__}: {error}); "
+                        "this machine has no NVIDIA driver") from None
+
+
 def _check(result, call: str):
     """cuda-bindings returns (CUresult, values...); raise on failure, return the values."""
     driver = _driver()
@@ -41,7 +52,7 @@ class Device:
 
     def __init__(self, ordinal: int = 0):
         driver = _driver()
-        _check(driver.cuInit(0), "cuInit")
+        _check(_load_driver_library(driver), "cuInit")
         count = _check(driver.cuDeviceGetCount(), "cuDeviceGetCount")
         if ordinal >= count:
             raise CudaError(f"no CUDA device {ordinal}: this machine has {count}")

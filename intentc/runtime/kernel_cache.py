@@ -64,9 +64,9 @@ class KernelCache:
                 return Compiled(key, self._memory[key], {}, "memory", time.perf_counter() - start)
             store = self._store()
             with _file_lock(store.root / "locks" / key):
-                payload = store.get("entry", key)
-                if payload is not None:
-                    artifacts, timings, source = _decode(payload), {}, "disk"
+                stored = _decode(store.get("entry", key))
+                if stored is not None:
+                    artifacts, timings, source = stored, {}, "disk"
                 else:
                     result = compile_request(request)
                     artifacts, timings, source = result.artifacts, result.timings, "compiled"
@@ -86,8 +86,15 @@ class KernelCache:
             return self._stores[root]
 
 
-def _decode(payload: bytes) -> dict[str, str | bytes]:
-    entry = entries.load(payload)
+def _decode(payload: bytes | None) -> dict[str, str | bytes] | None:
+    """The artifacts of a stored entry; None when there is none or it is unreadable (then it is
+    compiled again and replaced, as the service does)."""
+    if payload is None:
+        return None
+    try:
+        entry = entries.load(payload)
+    except entries.UnreadableEntry:
+        return None
     return {name: _artifact(name, artifact) for name, artifact in entry["artifacts"].items()}
 
 

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from intentc.cache.entries import (  # noqa: F401  (the service's entry helpers are the cache's)
-    ARTIFACTS, DIAGNOSTICS, artifacts_entry, decode_artifact, diagnostics_entry, dump, encode_artifact, load)
+    ARTIFACTS, DIAGNOSTICS, UnreadableEntry, artifacts_entry, decode_artifact, diagnostics_entry, dump,
+    encode_artifact, load)
 
 
 def http_status(entry: dict) -> int:
