@@ -1,8 +1,8 @@
 """intentc: a compiler for KIR, the typed IR of the Intent kernel language.
 
 The small public API: `parse` text into nodes, `print_module` them back as canonical text,
-convert to and from JSON, `verify` a module, and `run` a kernel on the reference
-interpreter.
+convert to and from JSON, `verify` a module, `run` a kernel on the reference
+interpreter, and `load` a compiled kernel as a callable (CPU or CUDA).
 """
 from .diagnostics import Diagnostic, DiagnosticError
 from .parse import parse
@@ -15,11 +15,11 @@ from .version import __version__
 
 __all__ = [
     "Diagnostic", "DiagnosticError", "View", "__version__", "from_json", "json_schema", "parse",
-    "print_module", "run", "to_json", "verify", "verify_or_raise", "compile_kernel",
+    "print_module", "run", "to_json", "verify", "verify_or_raise", "compile_kernel", "load",
 ]
 
 
-_LAZY = {"run": "api", "View": "api", "compile_kernel": "driver"}
+_LAZY = {"run": "api", "View": "api", "compile_kernel": "driver", "load": "runtime.load"}
 
 
 def __getattr__(name: str):
