@@ -16,11 +16,11 @@ from pathlib import Path
 
 import torch
 import triton
-import triton.language as tl
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from intentc.runtime.cuda import compile_cuda  # noqa: E402
+from bench.triton_kernels import t_add, t_cumsum, t_dropout, t_hist, t_rowsum, t_softmax  # noqa: E402
 
 SAMPLES = ROOT / "ir_samples"
 
@@ -38,60 +38,6 @@ def row_sum_f32_text():
 
 def histogram1024_text():
     return sample("histogram_masked").replace("[256]", "[1024]").replace("value = 256", "value = 1024")
-
-
-# ---- Triton kernels -----------------------------------------------------------------------------
-@triton.jit
-def t_add(x, y, z, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    m = offs < n
-    tl.store(z + offs, tl.load(x + offs, mask=m) + tl.load(y + offs, mask=m), mask=m)
-
-
-@triton.jit
-def t_softmax(x, y, n, inv_t, BLOCK: tl.constexpr):
-    row = tl.program_id(0).to(tl.int64)
-    cols = tl.arange(0, BLOCK)
-    m = cols < n
-    v = tl.load(x + row * n + cols, mask=m, other=-float("inf")) * inv_t
-    v = v - tl.max(v, 0)
-    e = tl.exp(v)
-    tl.store(y + row * n + cols, e / tl.sum(e, 0), mask=m)
-
-
-@triton.jit
-def t_rowsum(x, y, n, BLOCK: tl.constexpr):
-    row = tl.program_id(0).to(tl.int64)
-    cols = tl.arange(0, BLOCK)
-    tl.store(y + row, tl.sum(tl.load(x + row * n + cols, mask=cols < n, other=0.0), 0))
-
-
-@triton.jit
-def t_cumsum(x, y, n, BLOCK: tl.constexpr):
-    row = tl.program_id(0).to(tl.int64)
-    cols = tl.arange(0, BLOCK)
-    m = cols < n
-    tl.store(y + row * n + cols, tl.cumsum(tl.load(x + row * n + cols, mask=m, other=0.0), 0), mask=m)
-
-
-@triton.jit
-def t_hist(v, h, n, BLOCK: tl.constexpr, BINS: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    x = tl.load(v + offs, mask=offs < n, other=-1)
-    ok = (offs < n) & (x >= 0) & (x < BINS)
-    tl.atomic_add(h + tl.where(ok, x, 0), tl.where(ok, 1, 0), mask=ok)
-
-
-@triton.jit
-def t_dropout(x, y, keep, n, seed, offset, p, scale, BLOCK: tl.constexpr):
-    """ir_samples/philox_dropout.kir's work: tl.rand is Philox4x32-10 too."""
-    row = tl.program_id(0).to(tl.int64)
-    cols = tl.arange(0, BLOCK)
-    m = cols < n
-    idx = row * n + cols
-    kept = tl.rand(seed, idx + offset) >= p
-    tl.store(y + idx, tl.where(kept, tl.load(x + idx, mask=m) * scale, 0.0), mask=m)
-    tl.store(keep + idx, kept.to(tl.uint8), mask=m)
 
 
 # ---- timing --------------------------------------------------------------------------------------
