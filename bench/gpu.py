@@ -2,7 +2,12 @@
 one process, on device-resident data (no host copies timed). GB/s counts bytes read plus
 bytes written once each. Writes bench/results/gpu-<date>-<host>.json (or --out).
 
-    python3 bench/gpu.py [--quick] [--out FILE]
+    python3 bench/gpu.py [--quick] [--out FILE] [--no-samples | --samples-only] [gpu_samples options]
+
+After its own rows it runs the per-sample table of `bench/gpu_samples.py` (every kernel of
+ir_samples/ beside its closest torch/Triton equivalent); options it does not know go to that
+table (e.g. --only, --dynamic-extents, --max-launch-s). How to run it on the lent GPU:
+bench/README.md.
 """
 from __future__ import annotations
 
@@ -195,16 +200,24 @@ def print_table(rows) -> None:
 
 
 def main(argv=None):
+    from bench import gpu_samples
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--out")
-    args = parser.parse_args(argv)
+    parser.add_argument("--no-samples", action="store_true", help="skip the per-sample table")
+    parser.add_argument("--samples-only", action="store_true", help="only the per-sample table")
+    args, rest = parser.parse_known_args(argv)
+    sample_args = gpu_samples.parser().parse_args(rest)
     started = datetime.datetime.now(datetime.timezone.utc)
-    rows = bench_all(args.quick)
+    rows = [] if args.samples_only else bench_all(args.quick)
     print_table(rows)
+    torch.cuda.empty_cache()          # the table's worker process needs the memory
+    samples = [] if args.no_samples else gpu_samples.run_table(sample_args)
+    gpu_samples.print_table(samples)
     report = {"date": started.isoformat(timespec="seconds"), "host": socket.gethostname(),
               "device": torch.cuda.get_device_name(0), "torch": torch.__version__, "triton": triton.__version__,
-              "python": platform.python_version(), "quick": args.quick, "results": rows}
+              "python": platform.python_version(), "quick": args.quick, "results": rows, "samples": samples,
+              "sample_options": {k: v for k, v in vars(sample_args).items() if k not in ("worker", "out")}}
     out = Path(args.out) if args.out else ROOT / "bench" / "results" / \
         f"gpu-{started:%Y%m%d}-{socket.gethostname()}.json"
     out.write_text(json.dumps(report, indent=2) + "\n")

@@ -125,7 +125,7 @@ def t_murmur(keys, hashes, buckets, n, nbuckets, BLOCK: tl.constexpr):
     h *= 0xC2B2AE35
     h ^= h >> 16
     tl.store(hashes + offs, h, mask=m)
-    tl.store(buckets + offs, h % nbuckets, mask=m)
+    tl.store(buckets + offs, h % nbuckets.to(tl.uint32), mask=m)
 
 
 @triton.jit
