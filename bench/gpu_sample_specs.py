@@ -40,7 +40,6 @@ class Case:
     baselines: dict                            # name -> zero-argument launch of an equivalent
     check: Callable[[], object]                # True, or what differs (after one intentc launch)
     flops: int = 0
-    constexprs: dict = field(default_factory=dict)
     reset: Callable[[], None] | None = None    # restores inout state before the checked launch
 
 
@@ -56,6 +55,15 @@ class Spec:
     smallest: int = 4            # the fewest `scaled` to probe (and the --no-gpu default)
     work_exponent: int = 1       # launch time grows as scaled ** this
     contraction: bool = False
+    constexprs: dict = field(default_factory=dict)
+    strided: tuple = ()          # views bound with a non-unit innermost stride
+
+    def specialization(self, views, dims: dict, dynamic: bool = False) -> dict:
+        """What the Triton kernels know too: the non-scaled extents fixed (Triton's BLOCK),
+        unit innermost stride and row-major density of the views bound densely."""
+        dense = tuple(v for v in views if v not in self.strided)
+        return {"extents": {} if dynamic else {name: dims[name] for name in self.static},
+                "constexprs": dict(self.constexprs), "unit_stride": dense, "contiguous": dense}
 
     @property
     def id(self) -> str:
@@ -172,7 +180,7 @@ def bias_act(d, dev):
     m, n = d["M"], d["N"]
     x, bias, y = randn(m, n), randn(n), empty(m, n)
     return Case({"x": x, "bias": bias, "y": y}, 8 * m * n + 4 * n, {"torch": lambda: F.gelu(x + bias)},
-                lambda: close(y, F.gelu(x + bias), 1e-5, 1e-5), constexprs={"act": "gelu"})
+                lambda: close(y, F.gelu(x + bias), 1e-5, 1e-5))
 
 
 def vector_add(d, dev):
@@ -231,7 +239,7 @@ def newton_rsqrt(d, dev):
     n = d["N"]
     x, y = torch.rand(n) * 99.99 + 0.01, empty(n)
     return Case({"x": x, "y": y}, 8 * n, {"torch": lambda: torch.rsqrt(x)},
-                lambda: close(y, torch.rsqrt(x.double()), 1e-5, 0), constexprs={"ITERS": 3})
+                lambda: close(y, torch.rsqrt(x.double()), 1e-5, 0))
 
 
 def sign_ops(d, dev):
@@ -839,7 +847,7 @@ def causal_attention(d, dev):
 # ---- the table ------------------------------------------------------------------------------------
 SQUARE = {"M": 4096, "N": 4096}
 SPECS = [
-    Spec("activation_enum", "bias_act", {"M": 16384, "N": 1024}, "M", bias_act, ("N",)),
+    Spec("activation_enum", "bias_act", {"M": 16384, "N": 1024}, "M", bias_act, ("N",), constexprs={"act": "gelu"}),
     Spec("atomic_counter", "count_above", {"N": 1 << 24}, "N", count_above, smallest=3000),
     Spec("atomic_float_max_cas", "atomic_max_f32", {"N": 1 << 24}, "N", atomic_max_f32, smallest=3000),
     Spec("attention_region_fold", "causal_attention", {"T": 4096, "D": 128}, "T", causal_attention, ("D",),
@@ -872,7 +880,8 @@ SPECS = [
     Spec("mxfp4_scaled_matmul", "mxfp4_matmul", {"M": 4096, "N": 4096, "G": 128}, "M", mxfp4_matmul, ("G",),
          small={"N": 33, "G": 2}, smallest=32, contraction=True),
     Spec("nan_max_vs_maximum_num", "nan_max", {"M": 8192, "N": 2048}, "M", nan_max, ("N",), small={"N": 100}),
-    Spec("newton_rsqrt_constexpr", "newton_rsqrt", {"N": 1 << 24}, "N", newton_rsqrt, smallest=1000),
+    Spec("newton_rsqrt_constexpr", "newton_rsqrt", {"N": 1 << 24}, "N", newton_rsqrt, smallest=1000,
+         constexprs={"ITERS": 3}),
     Spec("philox_dropout", "dropout", {"M": 8192, "N": 2048}, "M", dropout, ("N",), small={"N": 128}),
     Spec("prefix_logsumexp_region_scan", "prefix_logsumexp", {"M": 8192, "N": 2048}, "M", prefix_logsumexp, ("N",),
          small={"N": 40}),
@@ -884,7 +893,7 @@ SPECS = [
          smallest=2),
     Spec("rank1_update_outer", "rank1_update", SQUARE, "M", rank1_update, small={"N": 65}, smallest=70),
     Spec("reverse_copy_negative_stride", "flip_rows", {"M": 8192, "N": 2048}, "M", flip_rows, ("N",),
-         small={"N": 9}),
+         small={"N": 9}, strided=("x",)),
     Spec("rope_join_reshape", "rope_interleaved", {"T": 8192, "H": 32}, "T", rope_interleaved, ("H",),
          small={"H": 3}, smallest=2),
     Spec("row_argmax", "row_argmax", {"M": 512, "V": 32768}, "M", row_argmax, ("V",), small={"V": 40}),

@@ -166,15 +166,10 @@ def median_seconds(fn, budget_s: float) -> float:
 
 
 # ---- one kernel -------------------------------------------------------------------------------------
-def specialization(spec, case, dims: dict, dynamic: bool) -> dict:
-    """What Triton's kernels get too: the non-scaled extents fixed (its BLOCK), unit
-    innermost stride and row-major contiguity of the views that have them."""
-    from bench.gpu_sample_specs import StridedView
-    views = {name: v for name, v in case.values.items() if hasattr(v, "shape")}
-    unit = [n for n, v in views.items() if (v.strides if isinstance(v, StridedView) else v.stride())[-1:] in ((1,), ())]
-    dense = [n for n, v in views.items() if not isinstance(v, StridedView) and v.is_contiguous()]
-    return {"extents": {} if dynamic else {name: dims[name] for name in spec.static},
-            "constexprs": dict(case.constexprs), "unit_stride": tuple(unit), "contiguous": tuple(dense)}
+def view_params(text: str, kernel: str) -> list[str]:
+    from intentc.ir.types import ViewType
+    from intentc.parse import parse
+    return [p.name for p in parse(text).find(kernel).params if isinstance(p.type, ViewType)]
 
 
 def probe_sizes(full: int, smallest: int) -> list[int]:
@@ -189,8 +184,8 @@ def measure(spec, args, device: str) -> dict:
     dims = spec.sized(sizes[0], dry_run=device != "cuda")
     case = spec.build(dims, device)
     launcher_class = Launcher if device == "cuda" else InterpLauncher
-    launcher = launcher_class(text, spec.kernel, specialization(spec, case, dims, args.dynamic_extents),
-                              f"ir_samples/{spec.sample}.kir")
+    launcher = launcher_class(text, spec.kernel, spec.specialization(view_params(text, spec.kernel), dims,
+                                                                     args.dynamic_extents), f"ir_samples/{spec.sample}.kir")
     row.update(mapping=launcher.mapping["mapping"], block=launcher.mapping["block"][0],
                slots=launcher.mapping.get("slots", 0), compile_s=round(launcher.compile_s, 3))
     if device == "cuda":
@@ -421,7 +416,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--dynamic-extents", action="store_true", help="fix no extent at compile time")
     p.add_argument("--max-launch-s", type=float, default=0.5, help="fewer rows when one launch would take longer")
     p.add_argument("--budget-s", type=float, default=0.25, help="timing budget per implementation")
-    p.add_argument("--kernel-timeout-s", type=float, default=90.0)
+    p.add_argument("--kernel-timeout-s", type=float, default=45.0)
     p.add_argument("--time-limit-s", type=float, default=330.0, help="for the whole table")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     return p
