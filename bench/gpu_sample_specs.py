@@ -132,9 +132,14 @@ def all_of(*verdicts) -> bool | str:
     return True
 
 
-def divide(numerator: float, t):
-    """numerator / t correctly rounded (torch's `scalar / tensor` multiplies by a reciprocal)."""
-    return torch.full_like(t, numerator) / t
+def divide(numerator, denominator):
+    """A correctly rounded division where one side is a Python number: torch computes
+    `number / tensor` and, on CUDA, `tensor / number` through a reciprocal."""
+    if not isinstance(numerator, torch.Tensor):
+        numerator = torch.full_like(denominator, numerator)
+    if not isinstance(denominator, torch.Tensor):
+        denominator = torch.full_like(numerator, denominator)
+    return numerator / denominator
 
 
 def next_pow2(n: int) -> int:
@@ -517,7 +522,7 @@ def f8_rowwise_quantizer(format_name: str):
             scaled = x * divide(fmax, safe)
             if dtype_out == torch.float8_e4m3fn:
                 scaled = scaled.clamp(-fmax, fmax)
-            return scaled.to(dtype_out), (safe / fmax).squeeze(1)
+            return scaled.to(dtype_out), divide(safe, fmax).squeeze(1)
 
         def check():
             want_q, want_scale = equivalent()
@@ -662,8 +667,8 @@ def segment_sum(d, dev):
         return out, counts
 
     def check():
-        want_out, want_counts = equivalent(torch.zeros(s, dim, dtype=torch.float64), torch.zeros(s, dtype=torch.int64),
-                                           x.double())
+        want_out, want_counts = equivalent(torch.zeros(s, dim, dtype=torch.float64, device=x.device),
+                                           torch.zeros(s, dtype=torch.int64, device=x.device), x.double())
         return all_of(lambda: close(out, want_out, 1e-4, 1e-4, "out"), lambda: same(counts, want_counts, "counts"))
 
     def reset():
@@ -786,7 +791,7 @@ def sparse12_matmul(d, dev):
     c = empty(m, n)
 
     def densify():
-        return torch.zeros(m, kh, 2).scatter_(2, meta.long()[:, :, None], a[:, :, None]).reshape(m, 2 * kh)
+        return torch.zeros(m, kh, 2, device=a.device).scatter_(2, meta.long()[:, :, None], a[:, :, None]).reshape(m, 2 * kh)
     dense = densify()
     return Case({"a": a, "meta": meta, "b": b, "c": c}, 5 * m * kh + 4 * 2 * kh * n + 4 * m * n, {
         "torch": lambda: densify() @ b, "torch_matmul": lambda: dense @ b},
@@ -802,7 +807,7 @@ def sparse24_matmul(d, dev):
 
     def densify():
         values = a.reshape(m, kq, 2)
-        dense = torch.zeros(m, kq, 4, dtype=torch.float16)
+        dense = torch.zeros(m, kq, 4, dtype=torch.float16, device=a.device)
         dense.scatter_(2, (meta & 3).long()[:, :, None], values[:, :, :1])
         dense.scatter_(2, ((meta >> 2) & 3).long()[:, :, None], values[:, :, 1:])
         return dense.reshape(m, 2 * kh)

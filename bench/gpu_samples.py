@@ -10,13 +10,14 @@ holds one small spec per kernel: input builder, equivalents, bytes/flops, check)
 `bench/gpu.py` runs this table after its own rows. Per kernel: compile (the row length and
 other non-scaled extents fixed, as Triton's BLOCK is; views with unit innermost stride
 declared so), launch once on fresh inputs and check the outputs against the equivalent,
-then time intentc and each equivalent (CUDA events, median). A kernel whose one launch
-would take longer than --max-launch-s at full size is measured on fewer rows (probing
-from 1/512 of them up, by factors of 8): the row says so. Ratios are throughputs,
-intentc over the baseline (> 1: intentc faster). Kernels run in a worker process: a
-compile error, a wrong result or an exception is an error row; a crash (a CUDA fault
-poisons the context) or a kernel past --kernel-timeout-s kills the worker, gives an
-error row, and a fresh worker goes on with the next kernel.
+then time intentc and each equivalent (CUDA events, median). A kernel mapped to a single
+thread whose one launch would take longer than --max-launch-s at full size is measured on
+fewer rows (probing from 1/512 of them up, by factors of 8): the row says so. Ratios are
+throughputs, intentc over the baseline (> 1: intentc faster). Kernels run in a worker
+process: a compile error, a wrong result or an exception is an error row; a crash (a CUDA
+fault poisons the context) or a kernel past --kernel-timeout-s kills the worker, gives an
+error row, and a fresh worker goes on with the next kernel. An exhausted device heap
+(status -1; the malloc heap lives as long as the process) is retried once in a fresh worker.
 
 On the lent H200 (`run` tool; see bench/README.md):
     source bench/device_env.sh && cd .wt/bench && export PYTHONPATH=/tmp/site:$PWD:$PWD/server &&
@@ -39,6 +40,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 MESSAGE = "@@ "           # prefix of the worker's protocol lines on its stdout
+HEAP_EXHAUSTED = "status word -1"
 
 
 # ---- launching intentc (the one place to switch to another launch API) --------------------------
@@ -149,20 +151,20 @@ def event_seconds(fn) -> float:
 
 
 def median_seconds(fn, budget_s: float) -> float:
-    """Median of single-launch CUDA-event times, after a warm-up launch; as many launches
-    as fit `budget_s` (3 to 50)."""
+    """Median of single-launch CUDA-event times after a warm-up launch: the first timed
+    launch, then as many more as fit `budget_s` (3 to 50 in all)."""
     import torch
     fn()
     torch.cuda.synchronize()
-    estimate = event_seconds(fn)
-    reps = int(min(50, max(3, budget_s / max(estimate, 1e-6))))
+    first = event_seconds(fn)
+    reps = int(min(50, max(3, budget_s / max(first, 1e-6)))) - 1
     pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(reps)]
     for start, stop in pairs:
         start.record()
         fn()
         stop.record()
     torch.cuda.synchronize()
-    return statistics.median(start.elapsed_time(stop) for start, stop in pairs) * 1e-3
+    return statistics.median([first * 1e3] + [start.elapsed_time(stop) for start, stop in pairs]) * 1e-3
 
 
 # ---- one kernel -------------------------------------------------------------------------------------
@@ -189,7 +191,7 @@ def measure(spec, args, device: str) -> dict:
     row.update(mapping=launcher.mapping["mapping"], block=launcher.mapping["block"][0],
                slots=launcher.mapping.get("slots", 0), compile_s=round(launcher.compile_s, 3))
     if device == "cuda":
-        dims, case = grow_to_budget(spec, launcher, sizes, dims, case, args.max_launch_s, row)
+        dims, case = size_for_mapping(spec, launcher, sizes, dims, case, args.max_launch_s, row)
     row["size"] = spec.label(dims)
     launch = launcher.bind(case.values)
     if case.reset:
@@ -210,9 +212,15 @@ def measure(spec, args, device: str) -> dict:
     return row
 
 
-def grow_to_budget(spec, launcher, sizes, dims, case, cap_s: float, row: dict):
-    """Probe one launch at the smallest size, then jump to the largest size whose predicted
-    launch time (scaling as size ** work_exponent) stays within cap_s."""
+def size_for_mapping(spec, launcher, sizes, dims, case, cap_s: float, row: dict):
+    """The full size, except on one thread: there a launch's time grows as size **
+    work_exponent, so probe the smallest size and jump to the largest whose predicted
+    launch stays within cap_s. (Parallel mappings run the full size at once: from a
+    latency-bound small launch, no growth rule predicts them.)"""
+    if launcher.mapping["mapping"] != "single-thread":
+        del case
+        dims = spec.sized(sizes[-1])
+        return dims, spec.build(dims, "cuda")
     at = 0
     seconds = single_launch(launcher, case)
     while at + 1 < len(sizes):
@@ -288,7 +296,11 @@ def worker(ids: list[str], args) -> None:
             row = measure(specs[ident], args, "cuda")
         except Exception as error:
             row = {"id": ident, "error": f"{type(error).__name__}: {str(error)[:400]}"}
+        if HEAP_EXHAUSTED in row.get("error", ""):
+            row["heap"] = "exhausted"        # the heap lives as long as the process: a fresh one retries
         print(MESSAGE + json.dumps({"row": row}), flush=True)
+        if "heap" in row:
+            return
         release_memory()
 
 
@@ -304,6 +316,7 @@ def orchestrate(ids: list[str], args) -> list[dict]:
     rows: list[dict] = []
     pending = list(ids)
     started = time.monotonic()
+    retried: set[str] = set()
     while pending:
         if time.monotonic() - started > args.time_limit_s:
             rows += [{"id": ident, "error": f"not run: the table's time limit ({args.time_limit_s} s) passed"}
@@ -313,6 +326,9 @@ def orchestrate(ids: list[str], args) -> list[dict]:
         if not done:       # the worker died before starting any kernel: it would again
             rows += [{"id": ident, "error": "not run: the worker could not start"} for ident in pending]
             break
+        for row in [r for r in rows if r.pop("heap", None) and r["id"] not in retried]:
+            retried.add(row["id"])       # once more in a fresh process (a fresh device heap)
+            rows.remove(row)
         pending = [ident for ident in pending if ident not in {row["id"] for row in rows}]
     return rows
 
@@ -414,7 +430,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--only", help="comma-separated sample:kernel ids")
     p.add_argument("--no-gpu", action="store_true", help="dry run on the CPU with tiny inputs")
     p.add_argument("--dynamic-extents", action="store_true", help="fix no extent at compile time")
-    p.add_argument("--max-launch-s", type=float, default=0.5, help="fewer rows when one launch would take longer")
+    p.add_argument("--max-launch-s", type=float, default=0.5,
+                   help="single-thread kernels: fewer rows when one launch would take longer")
     p.add_argument("--budget-s", type=float, default=0.25, help="timing budget per implementation")
     p.add_argument("--kernel-timeout-s", type=float, default=45.0)
     p.add_argument("--time-limit-s", type=float, default=330.0, help="for the whole table")
