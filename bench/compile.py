@@ -94,7 +94,7 @@ def triton_times(kernel_name: str, signature: dict, constexprs: dict, reps: int)
                 os.environ["TRITON_CACHE_DIR"] = cache
                 start = time.perf_counter()
                 source = triton.compiler.ASTSource(
-                    fn=fn, signature={**signature, **{k: "constexpr" for k in constexprs}},
+                    fn=fn, signature={**signature, **dict.fromkeys(constexprs, "constexpr")},
                     constexprs={(list(fn.arg_names).index(k),): v for k, v in constexprs.items()})
                 compiled = triton.compile(source, target=GPUTarget("cuda", 90, 32))
                 if attempt:

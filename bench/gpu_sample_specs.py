@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Callable
+from collections.abc import Callable
 
 try:                      # the table stays importable without torch (tests, listings)
     import torch
@@ -232,7 +232,7 @@ def special_math(d, dev):
         return {"softplus": torch.maximum(x, torch.zeros_like(x)) + torch.log1p(torch.exp(-x.abs())),
                 "normal_sf": 0.5 * torch.special.erfc(x * 0.7071067811865476),
                 "poisson_nll": lam - k * torch.log(lam) + torch.lgamma(k + 1), "angle": 2 * torch.asin(torch.sqrt(h))}
-    reference = lambda: equivalent(x.double(), k.double(), lam.double(), h.double())  # noqa: E731
+    reference = lambda: equivalent(x.double(), k.double(), lam.double(), h.double())
     return Case({"x": x, "k": k, "lambda": lam, "h": h, **outs}, 32 * n,
                 {"torch": lambda: (F.softplus(x), equivalent()["normal_sf"], equivalent()["poisson_nll"],
                                    2 * torch.asin(torch.sqrt(h)))},
@@ -283,7 +283,7 @@ def murmur3_bucket(d, dev):
     keys = u32_random(n)
     hashes, buckets = u32_random(n), u32_random(n)
     h2, b2 = u32_random(n), u32_random(n)
-    triton = lambda: tk().t_murmur[(cdiv(n, 1024),)](keys, h2, b2, n, 1000, BLOCK=1024)  # noqa: E731
+    triton = lambda: tk().t_murmur[(cdiv(n, 1024),)](keys, h2, b2, n, 1000, BLOCK=1024)
 
     def check():
         want_h, want_b = murmur_reference(keys, 1000)
@@ -302,7 +302,7 @@ def pcg_reference(x):
 def pcg_hash(d, dev):
     h, w = d["H"], d["W"]
     x, y, y2 = u32_random(h, w), u32_random(h, w), u32_random(h, w)
-    triton = lambda: tk().t_pcg[(cdiv(h * w, 1024),)](x, y2, h * w, BLOCK=1024)  # noqa: E731
+    triton = lambda: tk().t_pcg[(cdiv(h * w, 1024),)](x, y2, h * w, BLOCK=1024)
 
     def check():
         want = pcg_reference(x)
@@ -340,7 +340,7 @@ def exclusive_offsets(d, dev):
     def equivalent():
         wide = counts.to(torch.int32)
         return torch.cumsum(wide, 0, dtype=torch.int32) - wide
-    want = lambda: (torch.cumsum(counts.to(torch.int64), 0) - counts.to(torch.int64)) & 0xFFFFFFFF  # noqa: E731
+    want = lambda: (torch.cumsum(counts.to(torch.int64), 0) - counts.to(torch.int64)) & 0xFFFFFFFF
     return Case({"counts": counts, "offsets": offsets}, 6 * b, {"torch": equivalent},
                 lambda: same(u32_as_i64(offsets), want()))
 
@@ -365,7 +365,7 @@ def layernorm(d, dev):
     y, mean, rstd = empty(m, n), empty(m), empty(m)
     y2, mean2, rstd2 = empty(m, n), empty(m), empty(m)
     block = next_pow2(n)
-    triton = lambda: tk().t_layernorm[(m,)](x, gamma, beta, y2, mean2, rstd2, n, 1e-5, BLOCK=block,  # noqa: E731
+    triton = lambda: tk().t_layernorm[(m,)](x, gamma, beta, y2, mean2, rstd2, n, 1e-5, BLOCK=block,
                                               num_warps=warps(block))
 
     def check():
@@ -451,7 +451,7 @@ def ema_rows(d, dev):
     m, t = d["M"], d["T"]
     x, y, y2 = randn(m, t), empty(m, t), empty(m, t)
     block = next_pow2(t)
-    triton = lambda: tk().t_ema[(m,)](x, y2, t, 0.25, BLOCK=block, num_warps=warps(block))  # noqa: E731
+    triton = lambda: tk().t_ema[(m,)](x, y2, t, 0.25, BLOCK=block, num_warps=warps(block))
 
     def check():
         want = ema_reference(x, 0.25)
@@ -565,7 +565,7 @@ def prefix_logsumexp(d, dev):
 def kaiser_frames(d, dev):
     f, length = d["F"], d["L"]
     x, y = randn(f, length), empty(f, length)
-    window = lambda: torch.kaiser_window(length, periodic=False, beta=8.6, device=dev)  # noqa: E731
+    window = lambda: torch.kaiser_window(length, periodic=False, beta=8.6, device=dev)
     return Case({"x": x, "beta": 8.6, "y": y}, 8 * f * length, {"torch": lambda: x * window()},
                 lambda: close(y, x * window(), 1e-4, 1e-6))
 
@@ -748,7 +748,7 @@ def matmul_tiled(d, dev):
     m, n, k = d["M"], d["N"], d["K"]
     a, b = randn(m, k, dtype=torch.float16), randn(k, n, dtype=torch.float16)
     c, c2 = empty(m, n, dtype=torch.float16), empty(m, n, dtype=torch.float16)
-    triton = lambda: tk().t_matmul[(cdiv(m, 64), cdiv(n, 64))](a, b, c2, m, n, k, BM=64, BN=64, BK=32)  # noqa: E731
+    triton = lambda: tk().t_matmul[(cdiv(m, 64), cdiv(n, 64))](a, b, c2, m, n, k, BM=64, BN=64, BK=32)
 
     def check():
         want = a.float() @ b.float()
@@ -843,7 +843,7 @@ def causal_attention(d, dev):
     t, dim = d["T"], d["D"]
     q, k, v, o = randn(t, dim), randn(t, dim), randn(t, dim), empty(t, dim)
     scale = 1 / math.sqrt(dim)
-    sdpa = lambda: F.scaled_dot_product_attention(q[None, None], k[None, None], v[None, None],  # noqa: E731
+    sdpa = lambda: F.scaled_dot_product_attention(q[None, None], k[None, None], v[None, None],
                                                    is_causal=True, scale=scale)[0, 0]
     return Case({"q": q, "k": k, "v": v, "scale": scale, "o": o}, 16 * t * dim, {"torch": sdpa},
                 lambda: close(o, sdpa(), 1e-4, 1e-4), flops=2 * t * t * dim)

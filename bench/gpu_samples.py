@@ -134,7 +134,6 @@ def to_numpy(value):
 
 def write_back(target, array) -> None:
     import numpy as np
-    import torch
     from bench.gpu_sample_specs import torch_of
     target.copy_(torch_of(np.ascontiguousarray(array), target.dtype).reshape(target.shape))
 
@@ -454,7 +453,7 @@ def main(argv=None) -> None:
     if args.worker:
         worker(all_ids(args.only), args)
         return
-    started = datetime.datetime.now(datetime.timezone.utc)
+    started = datetime.datetime.now(datetime.UTC)
     rows = run_table(args)
     print_table(rows)
     host = os.uname().nodename
