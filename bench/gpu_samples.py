@@ -177,10 +177,19 @@ def probe_sizes(full: int, smallest: int) -> list[int]:
     return sorted({max(smallest, full >> shift) for shift in (9, 6, 3, 0)})
 
 
-def measure(spec, args, device: str) -> dict:
-    """One table row: mapping, size, correctness, times and ratios."""
-    text = (ROOT / "ir_samples" / f"{spec.sample}.kir").read_text()
+def measured_row(spec, args, device: str) -> dict:
+    """`measure`'s row, or as much of it as was known when it failed, with the error."""
     row: dict = {"id": spec.id, "contraction": spec.contraction}
+    try:
+        measure(spec, args, device, row)
+    except Exception as error:
+        row["error"] = f"{type(error).__name__}: {str(error)[:400]}"
+    return row
+
+
+def measure(spec, args, device: str, row: dict) -> None:
+    """Fills one table row: mapping, size, correctness, times and ratios."""
+    text = (ROOT / "ir_samples" / f"{spec.sample}.kir").read_text()
     sizes = probe_sizes(spec.dims[spec.scaled], spec.smallest) if device == "cuda" else [spec.smallest]
     dims = spec.sized(sizes[0], dry_run=device != "cuda")
     case = spec.build(dims, device)
@@ -201,14 +210,13 @@ def measure(spec, args, device: str) -> dict:
     row["correct"] = check_result(case.check)
     if device != "cuda":
         row["baselines_ran"] = {name: run_once(fn) for name, fn in case.baselines.items()}
-        return row
+        return
     budget = args.budget_s
     row["intentc"] = timing(launch, budget, case)
     launcher.check_status()
     for name, fn in case.baselines.items():
         row[name] = timing(fn, budget, case)
     add_ratios(row)
-    return row
 
 
 def size_for_mapping(spec, launcher, sizes, dims, case, cap_s: float, row: dict):
@@ -291,10 +299,7 @@ def worker(ids: list[str], args) -> None:
     specs = {spec.id: spec for spec in SPECS}
     for ident in ids:
         print(MESSAGE + json.dumps({"start": ident}), flush=True)
-        try:
-            row = measure(specs[ident], args, "cuda")
-        except Exception as error:
-            row = {"id": ident, "error": f"{type(error).__name__}: {str(error)[:400]}"}
+        row = measured_row(specs[ident], args, "cuda")
         if HEAP_EXHAUSTED in row.get("error", ""):
             row["heap"] = "exhausted"        # the heap lives as long as the process: a fresh one retries
         print(MESSAGE + json.dumps({"row": row}), flush=True)
@@ -378,10 +383,7 @@ def dry_run(ids: list[str], args) -> list[dict]:
     from bench.gpu_sample_specs import SPECS
     rows = []
     for spec in [s for s in SPECS if s.id in ids]:
-        try:
-            row = measure(spec, args, "cpu")
-        except Exception as error:
-            row = {"id": spec.id, "error": f"{type(error).__name__}: {str(error)[:400]}"}
+        row = measured_row(spec, args, "cpu")
         print(json.dumps(row), flush=True)
         rows.append(row)
     return rows
@@ -393,7 +395,7 @@ def print_table(rows: list[dict]) -> None:
           f"{'TFLOP/s':>8s} {'baseline':>14s} {'ms':>9s} {'ratio':>8s}")
     for row in rows:
         if "error" in row:
-            print(f"{row['id']:48s} ERROR {row['error'][:150]}")
+            print(f"{row['id']:48s} {row.get('mapping', '?'):14s} ERROR {row['error'][:150]}")
             continue
         mine = row.get("intentc", {})
         best = row.get("best_baseline")
