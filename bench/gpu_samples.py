@@ -54,11 +54,11 @@ class Launcher:
         start = time.perf_counter()
         self.compiled = compile_cuda(text, kernel, specialization, file=file)
         self.compile_s = time.perf_counter() - start
-        self.mapping = self.compiled.compiled.launch.to_json()
+        self.mapping = self.compiled.launch_config.to_json()
         self.status = torch.zeros(1, dtype=torch.int64, device="cuda")
 
     def bind(self, values: dict):
-        words = argument_words(self.compiled.compiled.lowered.slots, values)
+        words = argument_words(self.compiled.abi.slots, values)
         return lambda: self.compiled.launch_device(words, self.status.data_ptr())
 
     def reset_status(self) -> None:
