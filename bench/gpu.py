@@ -214,9 +214,11 @@ def main(argv=None):
     torch.cuda.empty_cache()          # the table's worker process needs the memory
     samples = [] if args.no_samples else gpu_samples.run_table(sample_args)
     gpu_samples.print_table(samples)
+    gpu_samples.print_summary(samples)
     report = {"date": started.isoformat(timespec="seconds"), "host": socket.gethostname(),
               "device": torch.cuda.get_device_name(0), "torch": torch.__version__, "triton": triton.__version__,
               "python": platform.python_version(), "quick": args.quick, "results": rows, "samples": samples,
+              "samples_summary": gpu_samples.summary(samples),
               "sample_options": {k: v for k, v in vars(sample_args).items() if k not in ("worker", "out")}}
     out = Path(args.out) if args.out else ROOT / "bench" / "results" / \
         f"gpu-{started:%Y%m%d}-{socket.gethostname()}.json"

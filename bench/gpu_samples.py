@@ -26,6 +26,7 @@ On the lent H200 (`run` tool; see bench/README.md):
 from __future__ import annotations
 
 import argparse
+import collections
 import datetime
 import json
 import os
@@ -200,7 +201,7 @@ def measure(spec, args, device: str, row: dict) -> None:
                slots=launcher.mapping.get("slots", 0), compile_s=round(launcher.compile_s, 3))
     if device == "cuda":
         dims, case = size_for_mapping(spec, launcher, sizes, dims, case, args.max_launch_s, row)
-    row["size"] = spec.label(dims)
+    row.update(size=spec.label(dims), bytes=case.bytes, flops=case.flops)
     launch = launcher.bind(case.values)
     if case.reset:
         case.reset()
@@ -337,13 +338,15 @@ def orchestrate(ids: list[str], args) -> list[dict]:
     return rows
 
 
-def run_worker(pending: list[str], args, rows: list[dict], started: float) -> int:
-    """One worker process; returns how many kernels it started."""
+def worker_command(pending: list[str], args) -> list[str]:
     command = [sys.executable, str(Path(__file__).resolve()), "--worker", "--only", ",".join(pending),
                "--max-launch-s", str(args.max_launch_s), "--budget-s", str(args.budget_s)]
-    if args.dynamic_extents:
-        command.append("--dynamic-extents")
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    return command + (["--dynamic-extents"] if args.dynamic_extents else [])
+
+
+def run_worker(pending: list[str], args, rows: list[dict], started: float) -> int:
+    """One worker process; returns how many kernels it started."""
+    process = subprocess.Popen(worker_command(pending, args), stdout=subprocess.PIPE, text=True, cwd=ROOT)
     lines: queue.Queue = queue.Queue()
     threading.Thread(target=lambda: [lines.put(line) for line in process.stdout] + [lines.put(None)],
                      daemon=True).start()
@@ -357,8 +360,9 @@ def run_worker(pending: list[str], args, rows: list[dict], started: float) -> in
             process.kill()
             process.wait()
             if current:
-                rows.append({"id": current, "error": f"timeout: no result after {args.kernel_timeout_s:.0f} s "
-                                                     "(worker killed)"})
+                waited = time.monotonic() - begun
+                rows.append({"id": current, "error": f"timeout: no result after {waited:.0f} s (worker killed; "
+                             f"limits: {args.kernel_timeout_s:.0f} s a kernel, {args.time_limit_s:.0f} s the table)"})
             return count
         if line is None:
             code = process.wait()
@@ -407,6 +411,22 @@ def print_table(rows: list[dict]) -> None:
               f"{_num(other.get('ms'), 9, 3)} {_num(row.get('ratio'), 8, 3)}")
         if mine.get("error") or row.get("correct") is not True:
             print(f"{'':48s} {mine.get('error') or row.get('correct')}"[:250])
+
+
+def summary(rows: list[dict]) -> dict:
+    """What issue 13's bar reads from the table: the mappings, the kernels on one thread,
+    those that failed, those measured on fewer rows, and the non-contractions below half
+    their fastest baseline."""
+    return {"mappings": dict(collections.Counter(row.get("mapping", "unknown") for row in rows)),
+            "single_thread": [row["id"] for row in rows if row.get("mapping") == "single-thread"],
+            "failed": [row["id"] for row in rows if "error" in row or row.get("correct", True) is not True],
+            "reduced": [row["id"] for row in rows if "reduced" in row],
+            "below_half": [row["id"] for row in rows if not row.get("contraction") and row.get("ratio", 1) < 0.5]}
+
+
+def print_summary(rows: list[dict]) -> None:
+    for key, value in summary(rows).items():
+        print(f"{key}: {value if isinstance(value, dict) else f'{len(value)}: ' + ', '.join(value)}")
 
 
 def _num(value, width: int, digits: int) -> str:
@@ -458,10 +478,12 @@ def main(argv=None) -> None:
     started = datetime.datetime.now(datetime.UTC)
     rows = run_table(args)
     print_table(rows)
+    print_summary(rows)
     host = os.uname().nodename
     out = Path(args.out) if args.out else ROOT / "bench" / "results" / f"gpu-samples-{started:%Y%m%d}-{host}.json"
     report = {"date": started.isoformat(timespec="seconds"), "host": host, "dry_run": args.no_gpu,
-              "options": {k: v for k, v in vars(args).items() if k not in ("worker", "out")}, "samples": rows}
+              "options": {k: v for k, v in vars(args).items() if k not in ("worker", "out")},
+              "summary": summary(rows), "samples": rows}
     out.write_text(json.dumps(report, indent=2) + "\n")
     print(f"wrote {out}")
 
