@@ -210,7 +210,8 @@ def main(argv=None):
     sample_args = gpu_samples.parser().parse_args(rest)
     started = datetime.datetime.now(datetime.timezone.utc)
     rows = [] if args.samples_only else bench_all(args.quick)
-    print_table(rows)
+    if rows:
+        print_table(rows)
     torch.cuda.empty_cache()          # the table's worker process needs the memory
     samples = [] if args.no_samples else gpu_samples.run_table(sample_args)
     gpu_samples.print_table(samples)

@@ -287,7 +287,7 @@ def add_ratios(row: dict) -> None:
         return
     baselines = {k: v["ms"] for k, v in row.items() if isinstance(v, dict) and "ms" in v and k != "intentc"}
     for name, ms in baselines.items():
-        row[f"ratio_{name}"] = round(ms / row["intentc"]["ms"], 4)
+        row[f"ratio_{name}"] = float(f"{ms / row['intentc']['ms']:.4g}")     # 4 significant digits
     if baselines:
         best = min(baselines, key=baselines.get)
         row["best_baseline"], row["ratio"] = best, row[f"ratio_{best}"]
