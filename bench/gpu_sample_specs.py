@@ -26,11 +26,19 @@ F32_BYTES = 4
 
 @dataclass
 class StridedView:
-    """A view with an explicit element offset and strides (any sign) into a tensor."""
+    """A view with an explicit element offset and strides (any sign) into a tensor; on the
+    GPU it binds as an array with those strides (`__cuda_array_interface__`)."""
     base: object
     offset: int
     strides: tuple
     shape: tuple
+
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        itemsize = self.base.element_size()
+        return {"shape": tuple(self.shape), "typestr": self.base.__cuda_array_interface__["typestr"],
+                "data": (self.base.data_ptr() + self.offset * itemsize, False), "version": 3,
+                "strides": tuple(stride * itemsize for stride in self.strides)}
 
 
 @dataclass

@@ -41,36 +41,30 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 MESSAGE = "@@ "           # prefix of the worker's protocol lines on its stdout
-HEAP_EXHAUSTED = "status word -1"
+HEAP_EXHAUSTED = "device heap is exhausted"
 
 
-# ---- launching intentc (the one place to switch to another launch API) --------------------------
+# ---- launching intentc (the one place that knows the launch API) --------------------------------
 class Launcher:
-    """One intentc kernel compiled for this GPU; `bind` returns a zero-argument launch on
-    device-resident tensors (asynchronous, default stream)."""
+    """One intentc kernel loaded for this GPU (`intentc.load`); `bind` returns a zero-argument
+    launch on device-resident tensors (asynchronous, on torch's current stream)."""
 
     def __init__(self, text: str, kernel: str, specialization: dict, file: str):
-        import torch
-        from intentc.runtime.cuda import compile_cuda
+        import intentc
         start = time.perf_counter()
-        self.compiled = compile_cuda(text, kernel, specialization, file=file)
-        self.compile_s = time.perf_counter() - start
-        self.mapping = self.compiled.launch_config.to_json()
-        self.status = torch.zeros(1, dtype=torch.int64, device="cuda")
+        facts = {name: list(specialization[name]) for name in ("unit_stride", "contiguous")}
+        self.kernel = intentc.load(text, kernel, target="cuda", extents=specialization["extents"],
+                                   constexprs=specialization["constexprs"], facts=facts)
+        self.compile_s = time.perf_counter() - start     # compile, or a hit in intentc's kernel cache
+        self.mapping = self.kernel.launch_config.to_json()
 
     def bind(self, values: dict):
-        words = argument_words(self.compiled.abi.slots, values)
-        return lambda: self.compiled.launch_device(words, self.status.data_ptr())
-
-    def reset_status(self) -> None:
-        self.status.zero_()
+        kernel = self.kernel
+        return lambda: kernel(**values)
 
     def check_status(self) -> None:
-        import torch
-        torch.cuda.synchronize()
-        status = int(self.status.item())
-        if status:
-            raise RuntimeError(f"status word {status} (-1: device heap exhausted, >0: illegal input site)")
+        """Waits; raises the first illegal input (or exhausted device heap) a launch reported."""
+        self.kernel.synchronize()
 
 
 class InterpLauncher:
@@ -98,29 +92,8 @@ class InterpLauncher:
                 write_back(values[name], array)
         return launch
 
-    def reset_status(self) -> None:
-        pass
-
     def check_status(self) -> None:
         pass
-
-
-def argument_words(slots, values: dict) -> list[int]:
-    """The kernel ABI's argument slots (`intentc/codegen/llvm/abi.py`) for device tensors,
-    strided views and Python scalars; specialized constexprs are ignored by the kernel."""
-    from intentc.runtime.binding import _scalar_word
-    from bench.gpu_sample_specs import StridedView
-    words: list[int] = []
-    for entry in slots:
-        value = values.get(entry.name)
-        if entry.kind == "view":
-            view = value if isinstance(value, StridedView) else StridedView(value, 0, value.stride(), value.shape)
-            words += [view.base.data_ptr(), view.offset, view.base.numel(), *view.strides, *view.shape]
-        elif entry.kind == "constexpr":
-            words.append(0)
-        else:
-            words.append(_scalar_word(value, entry.dtype))
-    return words
 
 
 def to_numpy(value):
@@ -205,7 +178,6 @@ def measure(spec, args, device: str, row: dict) -> None:
     launch = launcher.bind(case.values)
     if case.reset:
         case.reset()
-    launcher.reset_status()
     launch()
     launcher.check_status()
     row["correct"] = check_result(case.check)

@@ -18,7 +18,7 @@ for ident in ids:
         time.sleep(30)
     if kind == "heap" and not os.path.exists(marker):
         open(marker, "w").close()
-        row = {"id": ident, "error": "RuntimeError: status word -1", "heap": "exhausted"}
+        row = {"id": ident, "error": "DiagnosticError: CUDA: the device heap is exhausted", "heap": "exhausted"}
         print("@@ " + json.dumps({"row": row}), flush=True)
         sys.exit(0)
     print("noise from the kernel's libraries", flush=True)
