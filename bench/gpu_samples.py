@@ -398,7 +398,7 @@ def summary(rows: list[dict]) -> dict:
 
 def print_summary(rows: list[dict]) -> None:
     for key, value in summary(rows).items():
-        print(f"{key}: {value if isinstance(value, dict) else f'{len(value)}: ' + ', '.join(value)}")
+        print(f"{key}: {value}" if isinstance(value, dict) else f"{key} ({len(value)}): {', '.join(value)}")
 
 
 def _num(value, width: int, digits: int) -> str:
