@@ -9,7 +9,6 @@ import asyncio
 import importlib
 import logging
 from contextlib import asynccontextmanager
-
 from typing import Union
 
 from fastapi import Depends, FastAPI, Path, Request
