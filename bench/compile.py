@@ -58,7 +58,7 @@ def triton_times(name, reps):
             with tempfile.TemporaryDirectory() as cache:
                 os.environ["TRITON_CACHE_DIR"] = cache
                 start = time.perf_counter()
-                source = triton.compiler.ASTSource(fn=fn, signature={**signature, **{k: "constexpr" for k in constexprs}},
+                source = triton.compiler.ASTSource(fn=fn, signature={**signature, **dict.fromkeys(constexprs, "constexpr")},
                                                    constexprs={(list(fn.arg_names).index(k),): v
                                                                for k, v in constexprs.items()})
                 compiled = triton.compile(source, target=GPUTarget("cuda", 90, 32))

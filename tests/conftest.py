@@ -5,7 +5,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from sample_files import ROOT  # noqa: E402
+from sample_files import ROOT
 
 
 @pytest.fixture(scope="session")

@@ -12,7 +12,7 @@ returns its input, so `after is before` means "unchanged" everywhere in the pass
 from __future__ import annotations
 
 from collections import Counter
-from typing import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from ..ir.nodes import Helper, Kernel, Module, Op, OperandGroup, Param, Region
 from ..ir.types import BufferType, ConstexprType, RecordField, RecordType, TensorType, TupleType, ViewType

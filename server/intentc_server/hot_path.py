@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from .auth import bearer_token, may_compile
 

@@ -14,7 +14,7 @@ import logging
 import multiprocessing
 import time
 from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable
 
 from . import worker as worker_module
 
@@ -87,7 +87,7 @@ class WorkerPool:
         self._on_busy_change(1)
         try:
             reply = await asyncio.wait_for(self._exchange(worker, (job, arguments)), self.timeout_s)
-        except (asyncio.TimeoutError, TimeoutError):
+        except TimeoutError:
             log.warning("worker %d passed the %.1fs limit on a %s job; killed", worker.pid, self.timeout_s, job)
             self._replace(worker)
             raise CompileTimeout(f"the {job} step took longer than {self.timeout_s:g}s") from None
@@ -153,7 +153,7 @@ class WorkerPool:
         await asyncio.to_thread(dead.process.join, 5)
         try:
             fresh = await asyncio.to_thread(self._spawn)
-        except Exception:  # noqa: BLE001
+        except Exception:
             log.exception("could not start a replacement compile worker")
             return
         if self._closed:

@@ -43,12 +43,12 @@ def intersect(a: Range, b: Range) -> Range:
 class Ranges:
     """The ranges known at one point of a block; `child()` opens a nested region's scope."""
 
-    def __init__(self, extents: dict[str, int], parent: "Ranges | None" = None):
+    def __init__(self, extents: dict[str, int], parent: Ranges | None = None):
         self.extents = extents
         self.known: dict[str, Range] = {}
         self.parent = parent
 
-    def child(self) -> "Ranges":
+    def child(self) -> Ranges:
         return Ranges(self.extents, self)
 
     def get(self, name: str) -> Range | None:
