@@ -6,10 +6,11 @@ from dataclasses import dataclass
 
 from ...ir.dtypes import is_float
 from ...ir.nodes import Op
+from ...ir.optable import ops_where
 from ...ir.types import TensorType
 
-# Contractions whose zero-initial form §5.3 lets absorb a following add.
-CONTRACTIONS = frozenset({"contract", "dot", "matvec", "vecmat", "matmul"})
+# Contractions, whose zero-initial form §5.3 lets absorb a following add.
+CONTRACTIONS = ops_where(lambda op: op.contraction)
 
 
 @dataclass
