@@ -10,18 +10,14 @@ ordered checks of another prefix, without compiling twice.
 """
 from __future__ import annotations
 
-import contextlib
 import functools
-import io
 import re
 import shlex
 from pathlib import Path
 
 import pytest
-from filecheck.matcher import Matcher
-from filecheck.options import parse_argv_options
 
-from intentc.cli.main import main
+from lit_runner import filecheck, run_intentc
 
 CASES = sorted((Path(__file__).parent / "filecheck").glob("*.kir"))
 RUN_LINE = re.compile(r"^// RUN: intentc compile %s(?P<compile>[^|]*)\| filecheck %s(?P<check>.*)$", re.M)
@@ -40,10 +36,7 @@ def _runs():
 @functools.cache
 def compile_artifact(path: Path, compile_args: str) -> tuple[int, str, str]:
     """(exit status, stdout, stderr) of `intentc compile` on `path`; cached per command."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        status = main(["compile", str(path), *shlex.split(compile_args)])
-    return status, out.getvalue(), err.getvalue()
+    return run_intentc(["compile", str(path), *shlex.split(compile_args)])
 
 
 @pytest.mark.parametrize("path, compile_args, check_args", list(_runs()))
@@ -52,6 +45,4 @@ def test_codegen_filecheck(path, compile_args, check_args, tmp_path, capsys):
     assert status == 0, errors
     produced = tmp_path / "artifact.txt"
     produced.write_text(output)
-    options = parse_argv_options(["filecheck", str(path), "--input-file", str(produced), *shlex.split(check_args)])
-    result = Matcher.from_opts(options).run()
-    assert result == 0, capsys.readouterr().err + "\n--- artifact ---\n" + output
+    assert filecheck(path, produced, check_args) == 0, capsys.readouterr().err + "\n--- artifact ---\n" + output
