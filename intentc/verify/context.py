@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..diagnostics import Diagnostic
-from ..ir.nodes import EnumDecl, Helper, Module
+from ..ir.nodes import EnumDecl, Helper, Module, Op
 from ..ir.types import BufferType, Extent, TensorType, ViewType
 from .codes import CODES
 
@@ -48,7 +48,7 @@ class Context:
         self.extent_alias: dict[str, Extent] = {}
         self.frames: list[Frame] = []
         self.in_pure: Frame | None = None
-        self.calls: dict[str, set[str]] = {}
+        self.calls: dict[str, dict[str, Op]] = {}   # item -> callee -> the first call op
         self.current_item: str = ""
         for item in module.items:
             if isinstance(item, Helper):

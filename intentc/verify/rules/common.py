@@ -9,6 +9,10 @@ from ...ir.types import Extent, TensorType, Type
 from ..context import Context, Value
 from ..typesys import fmt, same_type, tensor_text
 
+# What a family rule returns: the Values of the op's results (facts for later rules), or None
+# when it reported an error or defines nothing the walk does not infer from the written types.
+Results = list[Value] | None
+
 
 def tensor_of(ctx: Context, op: Op, value: Value, what: str) -> TensorType | None:
     """The tensor type of an operand, or a diagnostic (E104) when it is something else."""
