@@ -20,7 +20,7 @@ import triton.language as tl
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from intentc.runtime.cuda import compile_cuda  # noqa: E402
+import intentc  # noqa: E402
 
 SAMPLES = ROOT / "ir_samples"
 
@@ -107,38 +107,21 @@ def timed(fn, reps):
     return start.elapsed_time(stop) / reps * 1e-3
 
 
-def words(kernel, values: dict):
-    """Argument slots for device tensors (views) and Python scalars, in the kernel's ABI order."""
-    from intentc.runtime.binding import _scalar_word
-    out = []
-    for entry in kernel.abi.slots:
-        value = values[entry.name]
-        if entry.kind == "view":
-            out += [value.data_ptr(), 0, value.numel(), *value.stride(), *value.shape]
-        else:
-            out.append(_scalar_word(value, entry.dtype))
-    return out
-
-
 class Intentc:
-    """One compiled kernel, specialized as Triton specializes its kernels here: `extents`
-    fixes dynamic extents (Triton's BLOCK), and every view has unit innermost stride (the
-    benchmark's tensors are contiguous; Triton's pointer arithmetic assumes it)."""
+    """One kernel through the public API (`intentc.load`), specialized as Triton specializes its
+    kernels here: `extents` fixes dynamic extents (Triton's BLOCK), and every view has unit
+    innermost stride (the benchmark's tensors are contiguous; Triton's pointer arithmetic
+    assumes it). Launches are asynchronous on torch's current stream."""
     def __init__(self, text, name, extents=None):
         from intentc.parse import parse
-        views = tuple(p.name for p in parse(text).find(name).params if getattr(p.type, "direction", None))
-        self.kernel = compile_cuda(text, name, {"extents": dict(extents or {}), "unit_stride": views})
-        self.status = torch.zeros(1, dtype=torch.int64, device="cuda")
+        views = [p.name for p in parse(text).find(name).params if getattr(p.type, "direction", None)]
+        self.kernel = intentc.load(text, name, target="cuda", extents=extents, facts={"unit_stride": views})
 
     def __call__(self, **values):
-        w = words(self.kernel, values)
-        return lambda: self.kernel.launch_device(w, self.status.data_ptr())
+        return lambda: self.kernel(**values)
 
     def ok(self):
-        torch.cuda.synchronize()
-        status = int(self.status.item())
-        if status:
-            raise RuntimeError(f"status word {status} (-1: device heap exhausted, >0: illegal input site)")
+        self.kernel.synchronize()       # raises the first illegal input a launch reported
         return True
 
 

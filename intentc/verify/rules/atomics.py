@@ -6,8 +6,9 @@ from typing import TYPE_CHECKING
 
 from ...ir.dtypes import is_float, is_int
 from ...ir.nodes import Op
+from ...ir.ops.memory import UPDATE_COMBINE
+from ...ir.optable import op_def
 from ...ir.types import RecordField, RecordType, TensorType
-
 from ..typesys import broadcast_shapes, broadcastable, fmt
 from . import Args, rule
 from .common import Results, expect_result, expect_type, tensor_of
@@ -20,7 +21,8 @@ _ORDERS = {
     "atomic_load": ("relaxed", "acquire"),
     "atomic_store": ("relaxed", "release"),
 }
-_BITWISE = ("and", "or", "xor")
+# The kinds whose combine is bitwise: defined on integers only.
+_BITWISE = {kind for kind, combine in UPDATE_COMBINE.items() if op_def(combine).dtypes == "int_or_bool"}
 
 
 def _order_ok(ctx, op) -> bool:
