@@ -178,7 +178,7 @@ class Mutator:
         return self._replace(text, _NUMBER, EDGE_NUMBERS)
 
     def _dtype(self, text: str) -> str:
-        return self._replace(text, re.compile(r"\b(?:" + "|".join(DTYPES) + r")\b"), DTYPES + ("i4", "index"))
+        return self._replace(text, re.compile(r"\b(?:" + "|".join(DTYPES) + r")\b"), (*DTYPES, "i4", "index"))
 
     def _value(self, text: str) -> str:
         return self._replace(text, _VALUE, _VALUE.findall(text) or ["%x"])
@@ -250,7 +250,7 @@ def fuzz(count: int, seconds: float, seed: int, out: Path | None, report: float,
         tally.inputs += 1
         try:
             tally.outcomes[checker.check(text)] += 1
-        except Exception:  # noqa: BLE001  (every other exception is what the fuzzer looks for)
+        except Exception:  # every other exception is what the fuzzer looks for
             tally.outcomes["internal_error"] += 1
             tally.failures.append(_save(out, text, traceback.format_exc(), tally.inputs))
         if time.monotonic() - last_report >= report:
@@ -302,8 +302,8 @@ def main(argv: list[str] | None = None) -> int:
                              "fuzzed, and LLVM's own pipeline doubles the time)")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes (each its own seed)")
     args = parser.parse_args(argv)
-    settings = dict(seconds=args.seconds, out=args.out, report=args.report, grammar_share=args.grammar_share,
-                    compile_llvm=not args.no_compile, opt_level=args.opt_level)
+    settings = {"seconds": args.seconds, "out": args.out, "report": args.report, "grammar_share": args.grammar_share,
+                "compile_llvm": not args.no_compile, "opt_level": args.opt_level}
     if args.jobs > 1:
         tally = fuzz_in_processes(args.jobs, args.inputs, args.seed, **settings)
         print(f"all {args.jobs} workers: {tally.line(time.monotonic())}".replace(" in 0s", ""), flush=True)

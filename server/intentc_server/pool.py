@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import logging
 import multiprocessing
 import os
@@ -227,8 +228,6 @@ def _kill(worker: _Worker) -> None:
     has died (the process then counts as exited)."""
     if worker.exited:
         return
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.kill(worker.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
     worker.exited = True

@@ -112,8 +112,8 @@ def test_every_stage_handles_the_deepest_module_the_parser_allows():
 def test_deeply_nested_json_is_a_diagnostic():
     op = '{"name": "yield"}'
     for level in range(200):
-        op = '{"name": "if", "operands": ["b"], "regions": [{"label": "t%d", "ops": [%s]}]}' % (level, op)
-    document = '{"kir_json": 1, "module": {"items": [{"kind": "kernel", "name": "k", "body": [%s]}]}}' % op
+        op = f'{{"name": "if", "operands": ["b"], "regions": [{{"label": "t{level}", "ops": [{op}]}}]}}'
+    document = f'{{"kir_json": 1, "module": {{"items": [{{"kind": "kernel", "name": "k", "body": [{op}]}}]}}}}'
     with pytest.raises(DiagnosticError) as caught:
         from_json(document)
     assert [d.code for d in caught.value.diagnostics] == ["E0018"]
