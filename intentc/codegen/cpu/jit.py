@@ -3,6 +3,7 @@ pipeline, object files and the MCJIT engines that load them (one per compiled ke
 alive by the kernel object)."""
 from __future__ import annotations
 
+import contextlib
 import functools
 import threading
 
@@ -34,10 +35,8 @@ def _load_libm() -> None:
     import ctypes.util
     name = ctypes.util.find_library("m")
     if name:
-        try:
+        with contextlib.suppress(RuntimeError):
             llvm.load_library_permanently(name)
-        except RuntimeError:
-            pass
 
 
 def host_triple() -> str:

@@ -103,7 +103,7 @@ def scale_min_k4(em: Emitter, records: Tensor, block: ir.Value, j: ir.Value) -> 
     b = em.b
     low = b.and_(j, c64(3))
     first, second, third = (byte(em, records, block, b.add(low, c64(Q4_SCALES + 4 * part))) for part in range(3))
-    i8c = lambda v: ir.Constant(I8, v)   # noqa: E731
+    i8c = lambda v: ir.Constant(I8, v)
     sc_low, m_low = b.and_(first, i8c(63)), b.and_(second, i8c(63))
     sc_high = b.or_(b.and_(third, i8c(15)), b.shl(b.lshr(first, i8c(6)), i8c(4)))
     m_high = b.or_(b.lshr(third, i8c(4)), b.shl(b.lshr(second, i8c(6)), i8c(4)))

@@ -229,7 +229,7 @@ def quantize_q4_k(em: Emitter, x: Tensor, blocks: ir.Value) -> Memory:
 def _pack_scales(em, out, blk, ls, lm):
     """The 12-byte get_scale_min_k4 layout of 8 six-bit scales and mins."""
     b = em.b
-    i8c = lambda v: ir.Constant(I8, v)   # noqa: E731
+    i8c = lambda v: ir.Constant(I8, v)
     for j in range(4):
         high_s, high_m = b.lshr(ls.get(j + 4), i8c(4)), b.lshr(lm.get(j + 4), i8c(4))
         b.store(b.or_(ls.get(j), b.shl(high_s, i8c(6))), out.address(em, [blk, c64(Q4_SCALES + j)]))

@@ -26,12 +26,12 @@ def new_target_machine(arch: str) -> llvm.TargetMachine:
     return target.create_target_machine(cpu=arch, features=PTX_VERSION[arch], opt=3)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def target_machine(arch: str) -> llvm.TargetMachine:
     return new_target_machine(arch)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def pass_builder(arch: str, speed_level: int) -> llvm.PassBuilder:
     """At any level, LLVM's default module pipeline starts with NVVMReflect for `arch`."""
     tuning = llvm.PipelineTuningOptions(speed_level=speed_level)
@@ -40,7 +40,7 @@ def pass_builder(arch: str, speed_level: int) -> llvm.PassBuilder:
     return llvm.create_pass_builder(target_machine(arch), tuning)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _kernel_pipeline(arch: str):
     builder = pass_builder(arch, 1)
     inline = llvm.create_new_module_pass_manager()

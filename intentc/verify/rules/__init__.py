@@ -15,7 +15,7 @@ rule = RULES.register
 
 class Args:
     """The resolved operands of an op: positional Values and keyword groups."""
-    __slots__ = ("operands", "groups")
+    __slots__ = ("groups", "operands")
 
     def __init__(self, operands: list[Value], groups: dict[str, list[Value]]):
         self.operands = operands

@@ -52,7 +52,7 @@ def loop(ctx: Verifier, op: Op, args: Args) -> Results:
     control = bounds[0].deps | bounds[1].deps | bounds[2].deps
     facts = [{"deps": control}] + [{"deps": _everything(ctx)} for _ in carried]
     terminator = ctx.walk_region(body, Frame("loop", control=control), facts)
-    if ok and region_args(ctx, op, body, [_INDEX] + carried, "E741", "body"):
+    if ok and region_args(ctx, op, body, [_INDEX, *carried], "E741", "body"):
         region_yields(ctx, op, body, terminator, carried, "E741", "body")
     _results(ctx, op, carried, "E741", "a loop yields its carried values")
     return None

@@ -2,6 +2,7 @@
 reshape, join. `dim` states an extent equality; iota and broadcast carry index facts."""
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from typing import TYPE_CHECKING
 
@@ -93,7 +94,7 @@ def _aligned_axes(ctx, op, source_rank: int, result_rank: int, dims):
                       "broadcast never drops axes; use `reshape` or a reduction")
             return None
         return [result_rank - source_rank + k for k in range(source_rank)]
-    increasing = all(a < b for a, b in zip(dims, dims[1:]))
+    increasing = all(a < b for a, b in itertools.pairwise(dims))
     if len(dims) != source_rank or not increasing or any(not 0 <= d < result_rank for d in dims):
         ctx.error("E122", op, f"`dims = {dims}` must give one strictly increasing result axis per source axis",
                   f"list {source_rank} result axes below {result_rank}, in increasing order")
@@ -152,5 +153,5 @@ def join(ctx: Verifier, op: Op, args: Args) -> Results:
         ctx.error("E124", op, f"`join` needs two tensors of one type, got `{fmt(lhs)}` and `{fmt(rhs)}`",
                   "cast and broadcast the operands to one type first")
         return None
-    expect_result(ctx, op, lhs.dtype, lhs.shape + (2,), "E124", "join adds a minor axis of extent 2")
+    expect_result(ctx, op, lhs.dtype, (*lhs.shape, 2), "E124", "join adds a minor axis of extent 2")
     return None
