@@ -302,8 +302,8 @@ def main(argv: list[str] | None = None) -> int:
                              "fuzzed, and LLVM's own pipeline doubles the time)")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes (each its own seed)")
     args = parser.parse_args(argv)
-    settings = {"seconds": args.seconds, "out": args.out, "report": args.report, "grammar_share": args.grammar_share,
-                "compile_llvm": not args.no_compile, "opt_level": args.opt_level}
+    settings = {"seconds": args.seconds, "out": args.out, "report": args.report,
+                "grammar_share": args.grammar_share, "compile_llvm": not args.no_compile, "opt_level": args.opt_level}
     if args.jobs > 1:
         tally = fuzz_in_processes(args.jobs, args.inputs, args.seed, **settings)
         print(f"all {args.jobs} workers: {tally.line(time.monotonic())}".replace(" in 0s", ""), flush=True)

@@ -49,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_parser(subparsers)
     for subparser in subparsers.choices.values():
         _add_diagnostics_format(subparser, argparse.SUPPRESS)   # given after the command too
+        subparser.set_defaults(command_parser=subparser)
     return parser
 
 
@@ -62,8 +63,7 @@ def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespa
     """Unknown options are reported by the subcommand they were given to, with its usage."""
     args, unknown = parser.parse_known_args(argv)
     if unknown:
-        subparser = parser._subparsers._group_actions[0].choices[args.command]
-        subparser.error(f"unrecognized arguments: {' '.join(unknown)}")
+        args.command_parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     return args
 
 
