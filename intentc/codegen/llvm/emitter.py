@@ -49,6 +49,7 @@ class Emitter:
         self.exit_frees: list[ir.Value] = []
         self.invariant: set[int] = set()   # ids of values computed in the prologue
         self.loop_depth = 0
+        self.element_memo: dict = {}      # elements emitted during the current op (elements.py)
 
     # ---- declarations --------------------------------------------------------------------
     def declare(self, name: str, ret: ir.Type, args: list[ir.Type]) -> ir.Function:

@@ -4,8 +4,10 @@ A tensor (a scalar is a rank-0 tensor) is known by its dtype, its extents (i64 L
 and a way to produce the register value of one element at a coordinate:
 
 - `Scalar`: one SSA value;
-- `Lazy`: an element expression re-emitted wherever an element is needed (pointwise ops,
-  iota, broadcast, ...), so chains of element-wise ops fuse into one loop;
+- `Lazy`: an element expression re-emitted wherever an element is needed (iota, full,
+  ...), so chains of element-wise ops fuse into one loop; `Derived`, the lazy form of
+  element-wise ops and broadcasts, names its operands so that each element is emitted once
+  per coordinate (`elements.py`);
 - `Memory`: elements in a temporary (register-typed, any strides in elements);
 - `Registers`: the elements a target's mapping gives this thread, one slot each.
 
@@ -55,6 +57,19 @@ class Lazy(Tensor):
 
     def at(self, em, idx):
         return self.fn(em, idx)
+
+
+@dataclass
+class Derived(Lazy):
+    """Element = combine(em, [operand i's element at index_maps[i](idx)]) (the identity map
+    where index_maps is empty); evaluated by `elements.evaluate`."""
+    combine: Callable = None
+    operands: tuple = ()
+    index_maps: tuple = ()
+
+    def at(self, em, idx):
+        from .elements import evaluate
+        return evaluate(em, self, idx)
 
 
 @dataclass

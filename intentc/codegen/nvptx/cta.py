@@ -206,7 +206,7 @@ def _slots_wanted(ops: list[Op], prologue: list[Op]) -> int:
     kept = sum(KEPT_WEIGHT.get(op.name, 0) for op in ops) + sum(op.name == "read" for op in prologue)
     kept += sum(1 for op in ops if op.name not in KEPT_WEIGHT for name, type_ in zip(op.results, op.result_types)
                 if uses.get(name, 0) > 1 and type_.shape and type_.dtype not in ("index", "bool"))
-    wanted = SLOT_REGISTERS // max(kept, 1)
+    wanted = max(1, SLOT_REGISTERS // max(kept, 1))
     return min(MAX_SLOTS, max(MIN_SLOTS, 1 << (wanted.bit_length() - 1)))
 
 
