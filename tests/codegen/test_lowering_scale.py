@@ -40,14 +40,23 @@ def warm():
     compile_kernel(chain_kernel(2, True), "chain", "ptx", "sm_90")
 
 
-@pytest.mark.parametrize("length,reuse_both", [(16, True), (200, True)])
+@pytest.mark.parametrize("length,reuse_both", [(1000, False), (16, True), (200, True)])
 def test_chains_compile_to_ptx_in_linear_time(warm, length, reuse_both):
-    start = time.perf_counter()
+    # CPU time of this process (LLVM runs in it): the shared 2-core CI machine's load from
+    # other processes does not count against the bound
+    start = time.process_time()
     result = compile_kernel(chain_kernel(length, reuse_both), "chain", "ptx", "sm_90")
-    seconds = time.perf_counter() - start
-    assert seconds < COMPILE_SECONDS, f"{length} ops took {seconds:.2f} s"
+    seconds = time.process_time() - start
+    assert seconds < COMPILE_SECONDS, f"{length} ops took {seconds:.2f} s of CPU"
     assert '"mapping": "cta"' in result.artifacts["launch.json"]
     assert result.artifacts["kernel.ptx"].count("\n") < 40 * length + 2000
+
+
+def test_large_bodies_keep_their_slot_loops_rolled():
+    """Unrolled, a 1,000-op body would be 1,000 × K copies; rolled, the PTX stays about
+    one copy of the body (the slots then live in local memory)."""
+    ptx = compile_kernel(chain_kernel(1000, False), "chain", "ptx", "sm_90").artifacts["kernel.ptx"]
+    assert ptx.count("add.rn.f32") + ptx.count("mul.rn.f32") + ptx.count("sub.rn.f32") < 2 * 1000
 
 
 @pytest.mark.parametrize("length,reuse_both", [(40, True), (1000, False)])

@@ -15,8 +15,10 @@ from dataclasses import dataclass
 from llvmlite import ir
 
 from ...ir.nodes import Op
-from .types import I8, I64, register_type
+from .types import I64, register_type
 from .values import Memory, Registers, Tensor
+
+BOOL = ir.IntType(1)
 
 # A static temporary up to this size lives on the stack, in the entry block.
 STACK_LIMIT_BYTES = 64 * 1024
@@ -69,8 +71,9 @@ class Emitter:
     def new_block(self, name: str) -> ir.Block:
         return self.function.append_basic_block(name)
 
-    def loop(self, start: ir.Value, stop: ir.Value, body, step: ir.Value | None = None, name: str = "i") -> None:
-        """for (i = start; i < stop; i += step) body(i)   (signed i64)."""
+    def loop(self, start: ir.Value, stop: ir.Value, body, step: ir.Value | None = None, name: str = "i"):
+        """for (i = start; i < stop; i += step) body(i)   (signed i64); returns the latch
+        branch (where loop metadata goes)."""
         b = self.b
         step = step if step is not None else ir.Constant(I64, 1)
         before = b.block
@@ -87,8 +90,9 @@ class Emitter:
         finally:
             self.loop_depth -= 1
         index.add_incoming(b.add(index, step, flags=["nsw"]), b.block)
-        b.branch(header)
+        latch = b.branch(header)
         b.position_at_end(after)
+        return latch
 
     def for_each(self, shape, body, group=None) -> None:
         """body(idx) for every coordinate of a tensor-level `shape` (the target decides how;
@@ -209,17 +213,18 @@ class Emitter:
         if ident is None:
             self.sites.append(site)
             ident = self._site_ids[site] = len(self.sites)
-            self._flags[ident] = self.entry_alloca(I8, ir.Constant(I8, 0))
+            # an i1 flag: once in registers, the checks of unrolled slots fold into predicate ors
+            self._flags[ident] = self.entry_alloca(BOOL, ir.Constant(BOOL, 0))
         flag = self._flags[ident]
         b = self.b
-        b.store(b.or_(b.load(flag), b.zext(bad, I8)), flag)
+        b.store(b.or_(b.load(flag), bad), flag)
         self._raised[-1].add(ident)
 
     def flush_checks(self) -> None:
         """Record the first raised check since the last flush in the status word."""
         b = self.b
         for ident in sorted(self._raised[-1]):
-            raised = b.icmp_unsigned("!=", b.load(self._flags[ident]), ir.Constant(I8, 0))
+            raised = b.load(self._flags[ident])
             with b.if_then(raised, likely=False):
                 b.cmpxchg(self.status, ir.Constant(I64, 0), ir.Constant(I64, ident), self.hooks.scoped("monotonic"), "monotonic")
         self._raised[-1].clear()

@@ -9,7 +9,8 @@ and a way to produce the register value of one element at a coordinate:
   element-wise ops and broadcasts, names its operands so that each element is emitted once
   per coordinate (`elements.py`);
 - `Memory`: elements in a temporary (register-typed, any strides in elements);
-- `Registers`: the elements a target's mapping gives this thread, one slot each.
+- `Registers`: the elements a target's mapping gives this thread, one slot each of a
+  per-thread array (registers once the slot loops are unrolled and SROA runs).
 
 Views and buffers are resources, not values: `ViewRef` and `BufferRef`. Tuples are Python
 tuples of values, records `RecordVal`.
@@ -93,12 +94,18 @@ class Memory(Tensor):
 @dataclass
 class Registers(Tensor):
     """A tensor spread over threads (the NVPTX CTA mapping's register form): this thread's
-    coordinates, one entry-block slot each (registers once SROA runs). Elements are read
-    only at the coordinate the mapping is visiting, `em.hooks.current_slot`."""
-    slots: list = field(default_factory=list)
+    coordinates, one slot each of an entry-block array (registers once the slot loop is
+    unrolled and SROA runs). Elements are read only at the coordinate the mapping is
+    visiting, `em.hooks.current_slot` (an int, or the i64 index of a loop over the slots)."""
+    array: ir.Value = None
+
+    def slot(self, em, number) -> ir.Value:
+        """The pointer to slot `number` (an int or an i64 value)."""
+        index = ir.Constant(I64, number) if isinstance(number, int) else number
+        return em.b.gep(self.array, [ir.Constant(I64, 0), index], inbounds=True)
 
     def at(self, em, idx):
-        return em.b.load(self.slots[em.hooks.current_slot])
+        return em.b.load(self.slot(em, em.hooks.current_slot))
 
 
 @dataclass

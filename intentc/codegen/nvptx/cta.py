@@ -30,6 +30,7 @@ import math
 from dataclasses import dataclass
 
 from llvmlite import ir
+from llvmlite.ir.values import MDValue
 
 from ...ir.nodes import Kernel, Op
 from ...ir.types import TensorType, ViewType
@@ -65,6 +66,10 @@ MAX_THREADS = 1024
 # 2.8x faster, but vector add and softmax 10-30% slower (more registers, a contiguity and
 # alignment check a group), so other iterations keep one coordinate a slot group.
 VECTOR = 4
+# The slot loops are unrolled (so the slots become registers) while the iteration's ops times
+# K stays below this; larger bodies (a 1,000-op element-wise chain) keep rolled loops with
+# the slots in local memory, which compile in time linear in the body, not in body × K.
+UNROLL_BUDGET = 4096
 
 
 @dataclass(frozen=True)
@@ -75,10 +80,16 @@ class CtaPlan:
     slots: int                 # K coordinates per thread (register form); 0 in the dynamic form
     size: int = 0              # S, the iteration's tensor size (register form)
     vector: int = 1            # V: a thread's slots come in groups of V consecutive coordinates
+    unrolled: bool = True      # the slot loops are unrolled (registers); else rolled (local memory)
 
     @property
     def groups(self) -> int:
         return self.slots // self.vector
+
+    @property
+    def full_slots(self) -> int:
+        """The slots of the groups that lie wholly below S."""
+        return min(self.slots, self.size // (self.threads * self.vector) * self.vector)
 
     def coordinate(self, slot: int) -> int:
         """The linear coordinate of `slot` for thread 0 (thread t adds t·V): group g = j // V
@@ -238,7 +249,7 @@ def cta_plan(kernel: Kernel, specialization: Specialization | None = None) -> Ct
         scans = any(op.name == "scan" for op in ops)
         vector = VECTOR if scans and -(-size // threads) >= VECTOR else 1
         slots = vector * -(-size // (threads * vector))
-        return CtaPlan(parallels[0], read_only, threads, slots, size, vector)
+        return CtaPlan(parallels[0], read_only, threads, slots, size, vector, len(ops) * slots <= UNROLL_BUDGET)
     if not _body_ok(ops, views, False, known):
         return None
     inout_read = frozenset(op.operands[0] for op in ops if op.name == "read" and views[op.operands[0]] == "inout")
@@ -279,12 +290,18 @@ def block_stride(em, plan: CtaPlan, shape, body) -> None:
             name="lane")
 
 
-def slot_coordinate(em, plan: CtaPlan, slot: int) -> ir.Value:
-    """This thread's linear coordinate of `slot` (see CtaPlan.coordinate)."""
+def slot_coordinate(em, plan: CtaPlan, slot) -> ir.Value:
+    """This thread's linear coordinate of `slot`, an int or an i64 value (see
+    CtaPlan.coordinate)."""
+    b = em.b
     base = thread_index(em, plan)
     if plan.vector > 1:
-        base = em.b.mul(base, ir.Constant(I64, plan.vector))
-    return em.b.add(base, ir.Constant(I64, plan.coordinate(slot)))
+        base = b.mul(base, ir.Constant(I64, plan.vector))
+    if isinstance(slot, int):
+        return b.add(base, ir.Constant(I64, plan.coordinate(slot)))
+    vector = ir.Constant(I64, plan.vector)
+    group_start = b.mul(b.udiv(slot, vector), ir.Constant(I64, plan.threads * plan.vector))
+    return b.add(b.add(base, group_start), b.urem(slot, vector))
 
 
 def in_tensor(em, plan: CtaPlan, linear: ir.Value) -> ir.Value:
@@ -292,16 +309,36 @@ def in_tensor(em, plan: CtaPlan, linear: ir.Value) -> ir.Value:
 
 
 def block_slots(em, plan: CtaPlan, shape, body, on_slot) -> None:
-    """The register form's unrolled block_stride: body(idx) for slot j = 0..K-1, guarded in
-    a group that reaches past S; on_slot(j) names the slot first."""
-    for slot in range(plan.slots):
+    """The register form's block_stride: body(idx) for slot j = 0..K-1; on_slot(j) names
+    the slot first. The slots of full groups are one loop, emitted once (compact IR) and
+    unrolled by LLVM where the plan says so; the slots of the group that reaches past S,
+    if any, follow one by one, each guarded."""
+    full = plan.full_slots
+
+    def visit(slot):
+        on_slot(slot)
+        body(unravel(em, slot_coordinate(em, plan, slot), shape))
+    if full == 1:
+        visit(0)
+    elif full:
+        latch = em.loop(ir.Constant(I64, 0), ir.Constant(I64, full), visit, name="slot")
+        if plan.unrolled:
+            unroll_fully(em, latch)
+    for slot in range(full, plan.slots):
         linear = slot_coordinate(em, plan, slot)
         on_slot(slot)
-        if plan.full(slot // plan.vector):
+        with em.b.if_then(in_tensor(em, plan, linear)):
             body(unravel(em, linear, shape))
-        else:
-            with em.b.if_then(in_tensor(em, plan, linear)):
-                body(unravel(em, linear, shape))
+
+
+def unroll_fully(em, latch) -> None:
+    """Ask LLVM to unroll the loop of `latch` completely (`llvm.loop.unroll.full`; the
+    loop id is the self-referencing node LLVM's loop metadata expects)."""
+    module = em.module
+    option = module.add_metadata([ir.MetaDataString(module, "llvm.loop.unroll.full")])
+    loop_id = MDValue(module, [], name=str(len(module.metadata)))
+    loop_id.operands = (loop_id, option)
+    latch.set_metadata("llvm.loop", loop_id)
 
 
 def on_thread_zero(em, body) -> None:
