@@ -111,7 +111,7 @@ def words(kernel, values: dict):
     """Argument slots for device tensors (views) and Python scalars, in the kernel's ABI order."""
     from intentc.runtime.binding import _scalar_word
     out = []
-    for entry in kernel.compiled.lowered.slots:
+    for entry in kernel.abi.slots:
         value = values[entry.name]
         if entry.kind == "view":
             out += [value.data_ptr(), 0, value.numel(), *value.stride(), *value.shape]

@@ -7,7 +7,7 @@ from pathlib import Path
 from ..diagnostics import DiagnosticError
 from ..options import CompileOptions, Specialization
 from .common import EXIT_INPUT_ERROR, EXIT_OK, UsageError, read_text, report
-from .run import parse_define, parse_extents
+from .specialize import parse_define, parse_extents
 
 
 def add_parser(subparsers) -> None:

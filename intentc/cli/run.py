@@ -6,8 +6,8 @@ import sys
 import numpy as np
 
 from ..diagnostics import DiagnosticError
-from ..interp.launch import run_kernel
 from .common import EXIT_INPUT_ERROR, EXIT_OK, UsageError, Chunk, load, read_text, report
+from .specialize import parse_define, parse_extents
 
 TARGETS = ("interp", "cpu", "cuda")
 
@@ -27,34 +27,6 @@ def add_parser(subparsers) -> None:
                    help="cuda: keep extents dynamic (by default they are specialized to the inputs' shapes)")
     p.add_argument("--seed", type=int, default=0, help="seed of the parallel iteration order (default 0)")
     p.set_defaults(run=run)
-
-
-def parse_define(text: str) -> tuple[str, object]:
-    name, sep, value = text.partition("=")
-    if not sep or not name:
-        raise UsageError(f"-D needs NAME=VALUE, got {text!r}")
-    return name.lstrip("%"), _literal(value)
-
-
-def parse_extents(texts: list[str]) -> dict[str, int]:
-    extents = {}
-    for text in texts:
-        name, value = parse_define(text)
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise UsageError(f"--extent needs NAME=N with N a non-negative integer, got {text!r}")
-        extents[name] = value
-    return extents
-
-
-def _literal(value: str):
-    if value in ("true", "false"):
-        return value == "true"
-    for convert in (lambda v: int(v, 0), float):
-        try:
-            return convert(value)
-        except ValueError:
-            pass
-    return value
 
 
 def _load_inputs(path: str | None) -> dict[str, np.ndarray]:
@@ -93,6 +65,7 @@ def run(args) -> int:
                                              **specialization["extents"]}
             outputs = compile_cuda(module, args.kernel, specialization, file=args.file, source=text)(inputs, constexprs)
         else:
+            from ..interp.launch import run_kernel
             outputs = run_kernel(module, args.kernel, inputs, constexprs, args.seed, args.file, text)
     except DiagnosticError as error:
         report(error)

@@ -11,33 +11,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir.dtypes import int_range, sum_accumulator
+from ..ir.ops.reduction import COMBINE, accumulator, identity
 from ..ir.types import TensorType
 from .conversion import convert
 from .pointwise import binary, dtype_of
-from .values import FORMATS, LOW_PRECISION, is_float, np_dtype
+from .values import LOW_PRECISION, is_float, np_dtype
 
-COMBINE = {"sum": "add", "prod": "mul", "max": "maximum", "min": "minimum", "any": "or", "all": "and"}
-
-
-def identity(kind: str, dtype: str) -> np.ndarray:
-    """The canonical identity of a builtin reduction kind (§6)."""
-    if kind in ("any", "all"):
-        return np.asarray(kind == "all")
-    if kind in ("sum", "prod"):
-        return np.asarray(0 if kind == "sum" else 1).astype(np_dtype(dtype))
-    if is_float(dtype):
-        fmt = FORMATS[dtype]
-        extreme = np.inf if fmt.has_inf else fmt.max_finite
-        return np.asarray(-extreme if kind == "max" else extreme).astype(np_dtype(dtype))
-    low, high = int_range(dtype)
-    return np.asarray(low if kind == "max" else high, dtype=np_dtype(dtype))
-
-
-def accumulator(kind: str, source_dtype: str, acc_attr) -> str:
-    if acc_attr is not None:
-        return acc_attr.dtype
-    return sum_accumulator(source_dtype) if kind == "sum" else source_dtype
+def identity_array(kind: str, dtype: str) -> np.ndarray:
+    """The §6 identity of a builtin reduction kind as a 0-d array of `dtype` (bool for any/all)."""
+    value = identity(kind, dtype)
+    return np.asarray(value) if isinstance(value, bool) else np.asarray(value, dtype=np_dtype(dtype))
 
 
 def leading(x: np.ndarray, axes) -> np.ndarray:
@@ -101,7 +84,7 @@ def region_combine(machine, region):
 def reduce_builtin(x: np.ndarray, kind: str, axes, acc: str) -> np.ndarray:
     x = convert(np.asarray(x), dtype_of(x), acc)
     flat = leading(x, axes)
-    ident = identity(kind, acc)
+    ident = identity_array(kind, acc)
     with np.errstate(all="ignore"):
         if kind in ("any", "all"):
             return np.asarray(np.any(flat, axis=0) if kind == "any" else np.all(flat, axis=0))
@@ -136,7 +119,7 @@ def scan_components(components, identities, combine, exclusive: bool, reverse: b
 def scan_builtin(x: np.ndarray, kind: str, axis: int, acc: str, exclusive: bool, reverse: bool) -> np.ndarray:
     x = convert(np.asarray(x), dtype_of(x), acc)
     moved = np.moveaxis(x, axis, 0)
-    ident = identity(kind, acc)
+    ident = identity_array(kind, acc)
     if acc in LOW_PRECISION:
         combine = builtin_combine(kind)
         (out,) = scan_components([moved], [ident], combine, exclusive, reverse)
@@ -194,7 +177,7 @@ def _arg_reduce_op(machine, op):
     index_dtype = np_dtype(machine.result_dtype(op, 1))
     if moved.shape[0] == 0:
         shape = moved.shape[1:]
-        return [np.broadcast_to(identity(kind, dtype_of(x)), shape).copy(),
+        return [np.broadcast_to(identity_array(kind, dtype_of(x)), shape).copy(),
                 np.full(shape, -1, dtype=index_dtype)]
     wide = moved.astype(np.float64) if dtype_of(x) in LOW_PRECISION else moved
     position = np.argmax(wide, axis=0) if kind == "max" else np.argmin(wide, axis=0)
@@ -274,4 +257,3 @@ def _region_scan_op(machine, op):
 OPS = {"reduce": _reduce_op, "scan": _scan_op, "generic_reduce": _generic_reduce_op,
        "generic_scan": _generic_scan_op, "arg_reduce": _arg_reduce_op,
        "region_fold": _region_fold_op, "region_scan": _region_scan_op}
-MULTI = {"generic_reduce", "generic_scan", "arg_reduce", "region_fold", "region_scan"}

@@ -48,7 +48,8 @@ def test_run_specialized_to_an_extent_checks_the_arrays_against_it(tmp_path, cap
     assert main(command + ["--extent", "N=16"]) == 1
     error = capsys.readouterr().err
     assert "R0105" in error and "compiled for extent %N = 16" in error and "^" in error
-    assert main(command + ["--extent", "N=-1"]) == 2
+    assert main(command + ["--extent", "N=-1"]) == 1
+    assert "E0065" in capsys.readouterr().err
 
 
 def test_a_specialized_index_parameter_must_match_at_launch():

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ...interp import errors
+from ...ir import errors
 from .contraction import _settled, contract
 from .conversion import decode_e2m1, decode_e8m0
 from .emitter import CheckSite

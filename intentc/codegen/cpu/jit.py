@@ -1,5 +1,6 @@
 """LLVM on the host, set up once per process: the target machine, the optimization
-pipeline and MCJIT engines (one per compiled kernel, kept alive by the kernel object)."""
+pipeline, object files and the MCJIT engines that load them (one per compiled kernel, kept
+alive by the kernel object)."""
 from __future__ import annotations
 
 import functools
@@ -83,10 +84,13 @@ def _pass_builder(level: int):
     return _PIPELINES[level][0]
 
 
-def jit(module):
-    """An MCJIT engine holding `module` compiled to host code."""
+def load_object(data: bytes):
+    """An MCJIT engine holding an object file `emit_object` wrote in this or another process."""
     with _LOCK:
-        engine = llvm.create_mcjit_compiler(module, new_target_machine())
+        empty = llvm.parse_assembly("")
+        empty.triple = host_triple()
+        engine = llvm.create_mcjit_compiler(empty, new_target_machine())
+        engine.add_object_file(llvm.ObjectFileRef.from_data(data))
         engine.finalize_object()
         return engine
 
