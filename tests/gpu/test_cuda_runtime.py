@@ -39,11 +39,12 @@ def test_illegal_inputs_report_like_the_interpreter(case):
 
 @requires_gpu()
 def test_cuda_failure_is_a_diagnostic_not_a_traceback():
-    from intentc.runtime.cuda import compile_cuda
-    kernel = compile_cuda(unary_kernel("neg", "f32", "f32"), "k")
-    from intentc.runtime.cuda import CudaKernel
+    from intentc.driver import compile_request, front_end
+    from intentc.runtime.cuda import CudaKernel, device_arch
+    request = front_end(unary_kernel("neg", "f32", "f32"), "k", "cubin", device_arch(), None, None, "<t>", None)
+    artifacts = {**compile_request(request).artifacts, "kernel.cubin": b"garbage"}
     with pytest.raises(DiagnosticError) as error:
-        CudaKernel(kernel.module, kernel.kernel, kernel.compiled, b"garbage", "<t>", None, kernel.specialization, {})
+        CudaKernel(request, artifacts, {})
     assert error.value.diagnostics[0].code == "E0090" and "cuModuleLoadData" in error.value.diagnostics[0].message
 
 

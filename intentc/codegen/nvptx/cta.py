@@ -30,7 +30,6 @@ import math
 from dataclasses import dataclass
 
 from llvmlite import ir
-from llvmlite.ir.values import MDValue
 
 from ...ir.nodes import Kernel, Op
 from ...ir.optable import all_ops, ops_where
@@ -64,9 +63,13 @@ MAX_THREADS = 1024
 # 2.8x faster, but vector add and softmax 10-30% slower (more registers, a contiguity and
 # alignment check a group), so other iterations keep one coordinate a slot group.
 VECTOR = 4
-# The slot loops are unrolled (so the slots become registers) while the iteration's ops times
-# K stays below this; larger bodies (a 1,000-op element-wise chain) keep rolled loops with
-# the slots in local memory, which compile in time linear in the body, not in body × K.
+# The slot loops are unrolled at lowering (so the slots become registers) while the
+# iteration's ops times K stays below this; larger bodies (a 1,000-op element-wise chain)
+# get one rolled loop an op, its slots in local memory, which compiles in time linear in the
+# body, not in body × K. (Emitting every op as a loop and letting LLVM unroll it
+# (`llvm.loop.unroll.full`) halved lowering time but doubled LLVM's, and lost Philox's
+# 32-bit multiplies: dropout 0.75 -> 0.67 of Triton on the H200,
+# bench/results/gpu-bench-20261201-h200-round1.log.)
 UNROLL_BUDGET = 4096
 
 
@@ -78,7 +81,7 @@ class CtaPlan:
     slots: int                 # K coordinates per thread (register form); 0 in the dynamic form
     size: int = 0              # S, the iteration's tensor size (register form)
     vector: int = 1            # V: a thread's slots come in groups of V consecutive coordinates
-    unrolled: bool = True      # the slot loops are unrolled (registers); else rolled (local memory)
+    unrolled: bool = True      # the slot loops are unrolled at lowering (registers); else rolled (local memory)
 
     @property
     def groups(self) -> int:
@@ -308,35 +311,24 @@ def in_tensor(em, plan: CtaPlan, linear: ir.Value) -> ir.Value:
 
 def block_slots(em, plan: CtaPlan, shape, body, on_slot) -> None:
     """The register form's block_stride: body(idx) for slot j = 0..K-1; on_slot(j) names
-    the slot first. The slots of full groups are one loop, emitted once (compact IR) and
-    unrolled by LLVM where the plan says so; the slots of the group that reaches past S,
-    if any, follow one by one, each guarded."""
+    the slot first. Unrolled here when the plan says so; otherwise the slots of full groups
+    are one loop, emitted once (its slots in local memory). The slots of the group that
+    reaches past S, if any, follow one by one, each guarded."""
     full = plan.full_slots
 
     def visit(slot):
         on_slot(slot)
         body(unravel(em, slot_coordinate(em, plan, slot), shape))
-    if full == 1:
-        visit(0)
+    if plan.unrolled:
+        for slot in range(full):
+            visit(slot)
     elif full:
-        latch = em.loop(ir.Constant(I64, 0), ir.Constant(I64, full), visit, name="slot")
-        if plan.unrolled:
-            unroll_fully(em, latch)
+        em.loop(ir.Constant(I64, 0), ir.Constant(I64, full), visit, name="slot")
     for slot in range(full, plan.slots):
         linear = slot_coordinate(em, plan, slot)
         on_slot(slot)
         with em.b.if_then(in_tensor(em, plan, linear)):
             body(unravel(em, linear, shape))
-
-
-def unroll_fully(em, latch) -> None:
-    """Ask LLVM to unroll the loop of `latch` completely (`llvm.loop.unroll.full`; the
-    loop id is the self-referencing node LLVM's loop metadata expects)."""
-    module = em.module
-    option = module.add_metadata([ir.MetaDataString(module, "llvm.loop.unroll.full")])
-    loop_id = MDValue(module, [], name=str(len(module.metadata)))
-    loop_id.operands = (loop_id, option)
-    latch.set_metadata("llvm.loop", loop_id)
 
 
 def on_thread_zero(em, body) -> None:
