@@ -1,9 +1,11 @@
 """`intentc compile`: compile one kernel for a target (llvm: LLVM IR text; cpu: an object file)."""
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
+from ..codegen.layout.assign import dump
 from ..diagnostics import DiagnosticError
 from ..options import CompileOptions, Specialization
 from .common import EXIT_INPUT_ERROR, EXIT_OK, UsageError, read_text, report
@@ -23,6 +25,8 @@ def add_parser(subparsers) -> None:
                    help="specialize a constexpr parameter")
     p.add_argument("--extent", action="append", default=[], metavar="NAME=N", help="specialize a dynamic extent")
     p.add_argument("--timings", action="store_true", help="print the time of each stage to stderr")
+    p.add_argument("--print-layouts", action="store_true",
+                   help="print the GPU mapping and every tensor value's layout to stderr (ptx, cubin)")
     p.set_defaults(run=run)
 
 
@@ -46,6 +50,10 @@ def run(args) -> int:
         raise UsageError(f"target `{args.target}` produces a binary {name}; write it with -o OUT")
     else:
         sys.stdout.write(artifact if artifact.endswith("\n") else artifact + "\n")
+    if args.print_layouts and "launch.json" in result.artifacts:
+        launch = json.loads(result.artifacts["launch.json"])
+        print(f"// mapping {launch['mapping']}, block {launch['block'][0]}, slots {launch['slots']}", file=sys.stderr)
+        sys.stderr.write(dump(launch["layouts"]))
     if args.timings:
         for stage, seconds in result.timings.items():
             print(f"{stage:>24}: {seconds * 1e3:8.2f} ms", file=sys.stderr)

@@ -36,6 +36,7 @@ from ...ir.optable import all_ops, ops_where
 from ...ir.types import TensorType, ViewType
 from ...options import Specialization
 from ...passes.ir_walk import is_pure_tree
+from ..layout.encodings import Blocked, row_blocked
 from ..llvm.types import F32, F64, I32, I64, register_type
 from ..llvm.values import Memory
 
@@ -92,11 +93,17 @@ class CtaPlan:
         """The slots of the groups that lie wholly below S."""
         return min(self.slots, self.size // (self.threads * self.vector) * self.vector)
 
+    @property
+    def layout(self) -> Blocked:
+        """The iteration's tensors' layout (over their row-major linearization): V
+        consecutive coordinates a thread, T threads, the tile repeated K/V times."""
+        return row_blocked(self.size or None, self.threads, self.vector)
+
     def coordinate(self, slot: int) -> int:
         """The linear coordinate of `slot` for thread 0 (thread t adds t·V): group g = j // V
         covers coordinates g·T·V … (g+1)·T·V − 1, V consecutive ones a thread."""
-        group, lane = divmod(slot, self.vector)
-        return group * self.threads * self.vector + lane
+        (linear,) = self.layout.coordinate(slot, 0)
+        return linear
 
     def full(self, group: int) -> bool:
         """Whether every coordinate of `group` lies below S (no guard needed)."""
@@ -107,7 +114,7 @@ def _views(kernel: Kernel) -> dict[str, str]:
     return {p.name: p.type.direction for p in kernel.params if isinstance(p.type, ViewType)}
 
 
-def _known_extents(kernel: Kernel, specialization: Specialization) -> dict[str, int]:
+def known_extents(kernel: Kernel, specialization: Specialization) -> dict[str, int]:
     """Extent names with a compile-time value: specialized ones, index constants and `dim`s
     of views whose extent is known."""
     known = dict(specialization.extents)
@@ -243,7 +250,7 @@ def cta_plan(kernel: Kernel, specialization: Specialization | None = None) -> Ct
         return None
     ops = [op for op in parallels[0].regions[0].ops if op.name != "yield"]
     read_only = frozenset(name for name, direction in views.items() if direction == "in")
-    known = _known_extents(kernel, specialization)
+    known = known_extents(kernel, specialization)
     size = _static_size(ops, known)
     if size and size <= MAX_SLOTS * MAX_THREADS and _body_ok(ops, views, True, known):
         threads = _threads_for(size, _slots_wanted(ops, kernel.body))

@@ -11,12 +11,14 @@ plain loops inside their iteration.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 from ...ir.nodes import Kernel, Op
 from ...options import Specialization
 from ...passes.ir_walk import is_pure_tree
-from .cta import CtaPlan, cta_plan
+from ..layout.assign import Assignment, assign, elements
+from ..layout.encodings import row_blocked
+from .cta import CtaPlan, cta_plan, known_extents
 
 BLOCK_THREADS = 256
 RESIDENT_THREADS = 2048    # per SM on sm_80/sm_90: the grid holds this many threads per SM
@@ -28,6 +30,7 @@ class Mapping:
     threads: int                 # the CTA size
     parallel: Op | None          # the top-level `parallel` spread over the grid
     cta: CtaPlan | None = None
+    layouts: Assignment = field(default_factory=Assignment)   # every tensor value's layout
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,7 @@ class LaunchConfig:
     ctas_per_sm: int
     arch: str
     slots: int = 0               # coordinates each thread keeps in registers (the CTA mapping's register form)
+    layouts: dict = field(default_factory=dict)   # Assignment.to_json(): encodings, values, conversions
     abi: str = "void kernel(i64 *args, i64 *status): args and status in global memory"
 
     def to_json(self) -> dict:
@@ -60,18 +64,24 @@ def grid_parallel(kernel: Kernel) -> Op | None:
 
 
 def plan_mapping(kernel: Kernel, specialization: Specialization | None = None) -> Mapping:
+    known = known_extents(kernel, specialization or Specialization())
     cta = cta_plan(kernel, specialization)
     if cta is not None:
-        return Mapping("cta", cta.threads, cta.parallel, cta)
+        # every tensor over the row-major linearization of its coordinates, T threads
+        def distribution(type_):
+            return row_blocked(elements(type_, known), cta.threads, cta.vector)
+        return Mapping("cta", cta.threads, cta.parallel, cta, assign(kernel.body, distribution, known))
     grid = grid_parallel(kernel)
+    one_thread = assign(kernel.body, None, known, one_thread_per_iteration=True)
     if grid is not None:
-        return Mapping("grid-stride", BLOCK_THREADS, grid)
-    return Mapping("single-thread", 1, None)
+        return Mapping("grid-stride", BLOCK_THREADS, grid, layouts=one_thread)
+    return Mapping("single-thread", 1, None, layouts=one_thread)
 
 
 def launch_config(mapping: Mapping, entry: str, arch: str) -> LaunchConfig:
+    layouts = mapping.layouts.to_json()
     if mapping.kind == "single-thread":
-        return LaunchConfig(entry, mapping.kind, (1, 1, 1), "fixed:1", 0, arch)
+        return LaunchConfig(entry, mapping.kind, (1, 1, 1), "fixed:1", 0, arch, layouts=layouts)
     per_sm = max(1, RESIDENT_THREADS // mapping.threads)
     return LaunchConfig(entry, mapping.kind, (mapping.threads, 1, 1), f"ctas_per_sm:{per_sm}", per_sm, arch,
-                        mapping.cta.slots if mapping.cta else 0)
+                        mapping.cta.slots if mapping.cta else 0, layouts=layouts)
