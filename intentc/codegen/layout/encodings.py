@@ -39,6 +39,9 @@ class Blocked:
     threads_per_warp: tuple
     warps_per_cta: tuple
     order: tuple                       # axes, fastest-varying first
+    # The tile spans every CTA of the grid (a top-level tensor program), not one CTA: the
+    # repetitions then step over the grid (CTA c holds tile c, c + nctaid, ...).
+    grid_wide: bool = False
 
     @property
     def rank(self) -> int:
@@ -81,7 +84,7 @@ class Blocked:
     def __str__(self) -> str:
         return (f"#blocked<{{sizePerThread = {_list(self.size_per_thread)}, threadsPerWarp = "
                 f"{_list(self.threads_per_warp)}, warpsPerCTA = {_list(self.warps_per_cta)}, "
-                f"order = {_list(self.order)}}}>")
+                f"order = {_list(self.order)}" + (", CTAs = [grid]" if self.grid_wide else "") + "}>")
 
 
 @dataclass(frozen=True)
@@ -114,7 +117,7 @@ class Shared:
         return f"#shared<{{order = {_list(self.order)}}}>"
 
 
-def row_blocked(extent: int | None, threads: int, vector: int = 1) -> Blocked:
+def row_blocked(extent: int | None, threads: int, vector: int = 1, grid_wide: bool = False) -> Blocked:
     """The CTA mapping's 1-D form: `vector` consecutive elements a thread, T threads, the
-    tile repeated along the row."""
-    return Blocked((extent,), (vector,), (WARP,), (max(1, threads // WARP),), (0,))
+    tile repeated along the row (over the grid's CTAs when `grid_wide`)."""
+    return Blocked((extent,), (vector,), (WARP,), (max(1, threads // WARP),), (0,), grid_wide)

@@ -83,6 +83,7 @@ class CtaPlan:
     size: int = 0              # S, the iteration's tensor size (register form)
     vector: int = 1            # V: a thread's slots come in groups of V consecutive coordinates
     unrolled: bool = True      # the slot loops are unrolled at lowering (registers); else rolled (local memory)
+    grid: bool = False         # a top-level tensor program: coordinates spread over the whole grid
 
     @property
     def groups(self) -> int:
@@ -264,6 +265,29 @@ def cta_plan(kernel: Kernel, specialization: Specialization | None = None) -> Ct
     return CtaPlan(parallels[0], read_only | inout_read, DYNAMIC_THREADS, 0)
 
 
+GRID_THREADS = 256         # the grid form's CTA size
+# Ops a grid-wide program may not hold: their results combine coordinates of other threads
+# (a reduction, scan or histogram would need a grid-wide second level).
+NOT_PER_COORDINATE = {"reduce", "contract", "dot", "scan", "histogram", "scatter_reduce"}
+
+
+def grid_plan(kernel: Kernel) -> CtaPlan | None:
+    """The grid form of a kernel without `parallel` whose top level is an element-wise tensor
+    program: reads of `in` views (or an inout view read then written at the same lanes),
+    element-wise ops and writes of every view at most once. Each coordinate of every tensor
+    belongs to one thread of the grid (linear e ≡ global thread id mod grid size), so every
+    element is read, computed and written by its own thread."""
+    ops = [op for op in kernel.body if op.name != "yield"]
+    views = _views(kernel)
+    writes = [op.operands[0] for op in ops if op.name == "write"]
+    if (not writes or len(writes) != len(set(writes)) or any(op.name in NOT_PER_COORDINATE for op in ops)
+            or not _body_ok(ops, views, False, {})):
+        return None
+    read_only = frozenset(name for name, direction in views.items() if direction == "in")
+    inout_read = frozenset(op.operands[0] for op in ops if op.name == "read" and views[op.operands[0]] == "inout")
+    return CtaPlan(None, read_only | inout_read, GRID_THREADS, 0, grid=True)
+
+
 # ---- code ------------------------------------------------------------------------------------------
 def sreg(em, name: str) -> ir.Value:
     return em.b.call(em.declare(f"llvm.nvvm.read.ptx.sreg.{name}", I32, []), [])
@@ -292,10 +316,15 @@ def unravel(em, linear: ir.Value, shape) -> list[ir.Value]:
 
 
 def block_stride(em, plan: CtaPlan, shape, body) -> None:
-    """body(idx) for the coordinates of `shape` this thread owns (linear e ≡ tid mod T)."""
+    """body(idx) for the coordinates of `shape` this thread owns: linear e ≡ tid mod T, or in
+    the grid form e ≡ ctaid·T + tid mod nctaid·T."""
+    b = em.b
     total = em.element_count(shape)
-    em.loop(thread_index(em, plan), total, lambda linear: body(unravel(em, linear, shape)), ir.Constant(I64, plan.threads),
-            name="lane")
+    start, step = thread_index(em, plan), ir.Constant(I64, plan.threads)
+    if plan.grid:
+        start = b.add(b.mul(b.zext(sreg(em, "ctaid.x"), I64), step), start)
+        step = b.mul(b.zext(sreg(em, "nctaid.x"), I64), step)
+    em.loop(start, total, lambda linear: body(unravel(em, linear, shape)), step, name="lane")
 
 
 def slot_coordinate(em, plan: CtaPlan, slot) -> ir.Value:
@@ -338,8 +367,13 @@ def block_slots(em, plan: CtaPlan, shape, body, on_slot) -> None:
             body(unravel(em, linear, shape))
 
 
-def on_thread_zero(em, body) -> None:
-    with em.b.if_then(em.b.icmp_unsigned("==", sreg(em, "tid.x"), ir.Constant(I32, 0))):
+def on_thread_zero(em, plan: CtaPlan, body) -> None:
+    """body() on thread 0 of the CTA (of the grid, in the grid form)."""
+    b = em.b
+    first = b.icmp_unsigned("==", sreg(em, "tid.x"), ir.Constant(I32, 0))
+    if plan.grid:
+        first = b.and_(first, b.icmp_unsigned("==", sreg(em, "ctaid.x"), ir.Constant(I32, 0)))
+    with b.if_then(first):
         body()
 
 

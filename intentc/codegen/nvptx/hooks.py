@@ -42,7 +42,8 @@ class NvptxHooks(TargetHooks):
     def __init__(self, mapping: Mapping):
         self.mapping = mapping
         self.plan = mapping.cta               # the CTA mapping's plan (cta.py), or None
-        self.in_cta = False                   # lowering the body of a CTA-mapped iteration
+        # lowering the body of a CTA-mapped iteration, or a grid-wide program's top level
+        self.in_cta = self.plan is not None and self.plan.grid
         self.current_slot = 0                 # the register form's coordinate being visited
 
     # ---- the physical mapping ----------------------------------------------------------------
@@ -70,7 +71,7 @@ class NvptxHooks(TargetHooks):
         if not self.in_cta:
             em.serial_for_each(shape, body)
         elif not shape:
-            on_thread_zero(em, lambda: body([]))
+            on_thread_zero(em, self.plan, lambda: body([]))
         else:
             self.in_cta = False            # a coordinate's own work stays on its thread
             try:

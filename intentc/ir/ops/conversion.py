@@ -11,5 +11,5 @@ register(
     OpDef("saturating_cast", "§5.2", "numeric conversion that clamps to the result range",
           operands=("source",), example="%r = saturating_cast %x : tensor<f8e4m3fn, [%N]>", **POINTWISE),
     OpDef("bitcast", "§5.2", "reinterpret bits; total bit width must match",
-          operands=("source",), elementwise=True, example="%r = bitcast %x : tensor<u32, [%N]>"),
+          operands=("source",), example="%r = bitcast %x : tensor<u32, [%N]>", **POINTWISE),
 )
