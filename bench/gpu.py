@@ -2,7 +2,12 @@
 one process, on device-resident data (no host copies timed). GB/s counts bytes read plus
 bytes written once each. Writes bench/results/gpu-<date>-<host>.json (or --out).
 
-    python3 bench/gpu.py [--quick] [--out FILE]
+    python3 bench/gpu.py [--quick] [--out FILE] [--no-samples | --samples-only] [gpu_samples options]
+
+After its own rows it runs the per-sample table of `bench/gpu_samples.py` (every kernel of
+ir_samples/ beside its closest torch/Triton equivalent); options it does not know go to that
+table (e.g. --only, --dynamic-extents, --max-launch-s). How to run it on the lent GPU:
+bench/README.md.
 """
 from __future__ import annotations
 
@@ -16,11 +21,11 @@ from pathlib import Path
 
 import torch
 import triton
-import triton.language as tl
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from intentc.runtime.cuda import compile_cuda  # noqa: E402
+import intentc  # noqa: E402
+from bench.triton_kernels import t_add, t_cumsum, t_dropout, t_hist, t_rowsum, t_softmax  # noqa: E402
 
 SAMPLES = ROOT / "ir_samples"
 
@@ -40,60 +45,6 @@ def histogram1024_text():
     return sample("histogram_masked").replace("[256]", "[1024]").replace("value = 256", "value = 1024")
 
 
-# ---- Triton kernels -----------------------------------------------------------------------------
-@triton.jit
-def t_add(x, y, z, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    m = offs < n
-    tl.store(z + offs, tl.load(x + offs, mask=m) + tl.load(y + offs, mask=m), mask=m)
-
-
-@triton.jit
-def t_softmax(x, y, n, inv_t, BLOCK: tl.constexpr):
-    row = tl.program_id(0).to(tl.int64)
-    cols = tl.arange(0, BLOCK)
-    m = cols < n
-    v = tl.load(x + row * n + cols, mask=m, other=-float("inf")) * inv_t
-    v = v - tl.max(v, 0)
-    e = tl.exp(v)
-    tl.store(y + row * n + cols, e / tl.sum(e, 0), mask=m)
-
-
-@triton.jit
-def t_rowsum(x, y, n, BLOCK: tl.constexpr):
-    row = tl.program_id(0).to(tl.int64)
-    cols = tl.arange(0, BLOCK)
-    tl.store(y + row, tl.sum(tl.load(x + row * n + cols, mask=cols < n, other=0.0), 0))
-
-
-@triton.jit
-def t_cumsum(x, y, n, BLOCK: tl.constexpr):
-    row = tl.program_id(0).to(tl.int64)
-    cols = tl.arange(0, BLOCK)
-    m = cols < n
-    tl.store(y + row * n + cols, tl.cumsum(tl.load(x + row * n + cols, mask=m, other=0.0), 0), mask=m)
-
-
-@triton.jit
-def t_hist(v, h, n, BLOCK: tl.constexpr, BINS: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    x = tl.load(v + offs, mask=offs < n, other=-1)
-    ok = (offs < n) & (x >= 0) & (x < BINS)
-    tl.atomic_add(h + tl.where(ok, x, 0), tl.where(ok, 1, 0), mask=ok)
-
-
-@triton.jit
-def t_dropout(x, y, keep, n, seed, offset, p, scale, BLOCK: tl.constexpr):
-    """ir_samples/philox_dropout.kir's work: tl.rand is Philox4x32-10 too."""
-    row = tl.program_id(0).to(tl.int64)
-    cols = tl.arange(0, BLOCK)
-    m = cols < n
-    idx = row * n + cols
-    kept = tl.rand(seed, idx + offset) >= p
-    tl.store(y + idx, tl.where(kept, tl.load(x + idx, mask=m) * scale, 0.0), mask=m)
-    tl.store(keep + idx, kept.to(tl.uint8), mask=m)
-
-
 # ---- timing --------------------------------------------------------------------------------------
 def timed(fn, reps):
     fn()
@@ -107,38 +58,21 @@ def timed(fn, reps):
     return start.elapsed_time(stop) / reps * 1e-3
 
 
-def words(kernel, values: dict):
-    """Argument slots for device tensors (views) and Python scalars, in the kernel's ABI order."""
-    from intentc.runtime.binding import _scalar_word
-    out = []
-    for entry in kernel.abi.slots:
-        value = values[entry.name]
-        if entry.kind == "view":
-            out += [value.data_ptr(), 0, value.numel(), *value.stride(), *value.shape]
-        else:
-            out.append(_scalar_word(value, entry.dtype))
-    return out
-
-
 class Intentc:
-    """One compiled kernel, specialized as Triton specializes its kernels here: `extents`
-    fixes dynamic extents (Triton's BLOCK), and every view has unit innermost stride (the
-    benchmark's tensors are contiguous; Triton's pointer arithmetic assumes it)."""
+    """One kernel through the public API (`intentc.load`), specialized as Triton specializes its
+    kernels here: `extents` fixes dynamic extents (Triton's BLOCK), and every view has unit
+    innermost stride (the benchmark's tensors are contiguous; Triton's pointer arithmetic
+    assumes it). Launches are asynchronous on torch's current stream."""
     def __init__(self, text, name, extents=None):
         from intentc.parse import parse
-        views = tuple(p.name for p in parse(text).find(name).params if getattr(p.type, "direction", None))
-        self.kernel = compile_cuda(text, name, {"extents": dict(extents or {}), "unit_stride": views})
-        self.status = torch.zeros(1, dtype=torch.int64, device="cuda")
+        views = [p.name for p in parse(text).find(name).params if getattr(p.type, "direction", None)]
+        self.kernel = intentc.load(text, name, target="cuda", extents=extents, facts={"unit_stride": views})
 
     def __call__(self, **values):
-        w = words(self.kernel, values)
-        return lambda: self.kernel.launch_device(w, self.status.data_ptr())
+        return lambda: self.kernel(**values)
 
     def ok(self):
-        torch.cuda.synchronize()
-        status = int(self.status.item())
-        if status:
-            raise RuntimeError(f"status word {status} (-1: device heap exhausted, >0: illegal input site)")
+        self.kernel.synchronize()       # raises the first illegal input a launch reported
         return True
 
 
@@ -249,16 +183,27 @@ def print_table(rows) -> None:
 
 
 def main(argv=None):
+    from bench import gpu_samples
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--out")
-    args = parser.parse_args(argv)
+    parser.add_argument("--no-samples", action="store_true", help="skip the per-sample table")
+    parser.add_argument("--samples-only", action="store_true", help="only the per-sample table")
+    args, rest = parser.parse_known_args(argv)
+    sample_args = gpu_samples.parser().parse_args(rest)
     started = datetime.datetime.now(datetime.timezone.utc)
-    rows = bench_all(args.quick)
-    print_table(rows)
+    rows = [] if args.samples_only else bench_all(args.quick)
+    if rows:
+        print_table(rows)
+    torch.cuda.empty_cache()          # the table's worker process needs the memory
+    samples = [] if args.no_samples else gpu_samples.run_table(sample_args)
+    gpu_samples.print_table(samples)
+    gpu_samples.print_summary(samples)
     report = {"date": started.isoformat(timespec="seconds"), "host": socket.gethostname(),
               "device": torch.cuda.get_device_name(0), "torch": torch.__version__, "triton": triton.__version__,
-              "python": platform.python_version(), "quick": args.quick, "results": rows}
+              "python": platform.python_version(), "quick": args.quick, "results": rows, "samples": samples,
+              "samples_summary": gpu_samples.summary(samples),
+              "sample_options": {k: v for k, v in vars(sample_args).items() if k not in ("worker", "out")}}
     out = Path(args.out) if args.out else ROOT / "bench" / "results" / \
         f"gpu-{started:%Y%m%d}-{socket.gethostname()}.json"
     out.write_text(json.dumps(report, indent=2) + "\n")

@@ -71,7 +71,7 @@ def _unknown_names(kernel: Kernel, fields: dict, file: str) -> list[Diagnostic]:
     constexprs = [p.name for p in kernel.params if isinstance(p.type, ConstexprType)]
     views = [p.name for p in kernel.params if isinstance(p.type, ViewType)]
     known = {"extents": (extent_names(kernel), "dynamic extent"), "constexprs": (constexprs, "constexpr parameter"),
-             **{fact: (views, "view parameter") for fact in VIEW_FACTS}}
+             **dict.fromkeys(VIEW_FACTS, (views, "view parameter"))}
     problems = []
     for field, (names, what) in known.items():
         for name in fields.get(field) or ():

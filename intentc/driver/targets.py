@@ -8,7 +8,7 @@ lowers (llvmlite and the NVPTX machinery stay off the import path of `intentc fm
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from collections.abc import Callable
 
 from ..ir.nodes import Module
 from ..options import CompileOptions, Specialization

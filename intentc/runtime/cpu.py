@@ -72,7 +72,8 @@ class CpuKernel:
 
     def launch(self, constexprs: dict | None = None, **arrays) -> None:
         """Run on the caller's arrays: out/inout views are written in place."""
-        env, slots, keep = bind_in_place(self._launch(), self.abi.slots, arrays, self._constexprs(constexprs))
+        env, slots, keep = bind_in_place(self._launch(), self.abi.slots, arrays, self._constexprs(constexprs),
+                                         facts=self.specialization)
         self.run_slots(env, slots)
         del keep
 

@@ -24,13 +24,16 @@ from ..driver import Request, compile_request, front_end
 from ..interp.launch import Launch
 from ..ir.nodes import Module
 from ..options import CompileOptions, Specialization
-from .binding import bind_copied
+from .binding import bind_copied, bind_in_place
 from .extents import check_extents, extent_params
+from .interop import call_key
 from .status import illegal_input
-from .cuda_driver import CudaError, DeviceBuffer, default_device, launch
+from .cuda_driver import CudaError, DeviceBuffer, PreparedLaunch, default_device, launch, stream_synchronize
 
 CUDA_FAILED = "E0090"
 HEAP_BYTES = 4 << 30   # device malloc heap for dynamic temporaries
+# Argument buffers a kernel keeps for argument sets seen before (each is 8 bytes a slot).
+MAX_ARGUMENT_BUFFERS = 256
 
 
 def cuda_error(error: Exception, file: str = "<cuda>") -> DiagnosticError:
@@ -68,6 +71,10 @@ class CudaKernel:
         except CudaError as error:
             raise cuda_error(error, self.file) from None
         self.block = (_block_threads(self.launch_config, limit, self.file), 1, 1)
+        self._launches: dict[bytes, PreparedLaunch] = {}
+        self._by_signature: dict[tuple, PreparedLaunch] = {}
+        self._buffers: list[DeviceBuffer] = []
+        self._status = DeviceBuffer.from_array(np.zeros(1, dtype=np.int64))
 
     @property
     def ptx(self) -> str:
@@ -123,14 +130,58 @@ class CudaKernel:
             for _, buffer in buffers.values():
                 buffer.free()
 
-    def launch_device(self, words: list[int], status_address: int) -> None:
-        """Launch on device-resident memory (benchmarks): `words` are the argument slots with
-        device addresses already in them; asynchronous, on the default stream."""
-        array = np.array([w if w < 2 ** 63 else w - 2 ** 64 for w in words] or [0], dtype=np.int64)
-        if not hasattr(self, "_raw_args") or self._raw_words != words:
-            self._raw_args, self._raw_words = DeviceBuffer.from_array(array), list(words)
-        launch(self._function, self.grid(), self.block,
-               [np.uint64(self._raw_args.address), np.uint64(status_address)])
+    def launch_in_place(self, arrays: dict, constexprs: dict | None = None, stream: int = 0) -> None:
+        """Launch on the caller's GPU arrays (`__cuda_array_interface__`: torch, CuPy), asynchronously
+        on `stream`; illegal inputs are reported by `synchronize`. Arguments are checked as the
+        interpreter checks a launch; arguments seen before (the same memory, layout and scalar
+        values, so the same checks pass) reuse their prepared launch without binding again."""
+        signature = _signature(arrays, constexprs)
+        try:
+            prepared = self._by_signature.get(signature)
+        except TypeError:
+            signature = prepared = None
+        if prepared is None:
+            launch_ = Launch(self.module, self.kernel, self.file, self.source, self.specialization.extents)
+            merged = {**self.specialization.constexprs, **(constexprs or {})}
+            env, slots, _ = bind_in_place(launch_, self.abi.slots, arrays, merged, "cuda", self.specialization)
+            check_extents(self._extent_params, env, self.file, self.source)
+            prepared = self._prepared(slots.tobytes(), slots)
+            if signature is not None:
+                if len(self._by_signature) >= 4 * MAX_ARGUMENT_BUFFERS:
+                    self._by_signature.clear()
+                self._by_signature[signature] = prepared
+        try:
+            prepared(stream)
+        except CudaError as error:
+            raise cuda_error(error, self.file) from None
+
+    def _prepared(self, signature: bytes, slots: np.ndarray) -> PreparedLaunch:
+        prepared = self._launches.get(signature)
+        if prepared is None:
+            if len(self._launches) >= MAX_ARGUMENT_BUFFERS:
+                self.device.synchronize()   # no launch in flight reads the buffers freed here
+                for buffer in self._buffers:
+                    buffer.free()
+                self._buffers.clear()
+                self._launches.clear()
+                self._by_signature.clear()
+            arguments = DeviceBuffer.from_array(slots)
+            self._buffers.append(arguments)
+            prepared = self._launches[signature] = PreparedLaunch(self._function, self.grid(), self.block,
+                                                                  arguments.address, self._status.address)
+        return prepared
+
+    def synchronize(self, stream: int = 0) -> None:
+        """Wait for `stream`; raise the first illegal input an asynchronous launch reported."""
+        try:
+            stream_synchronize(stream)
+            word = int(self._status.download(np.zeros(1, dtype=np.int64))[0])
+            if word:
+                self._status.upload(np.zeros(1, dtype=np.int64))
+        except CudaError as error:
+            raise cuda_error(error, self.file) from None
+        if word:
+            raise self._illegal_input(word)
 
     def _illegal_input(self, ident: int) -> DiagnosticError:
         if ident == STATUS_OUT_OF_HEAP:
@@ -139,6 +190,16 @@ class CudaKernel:
                                                f"temporaries come from device malloc ({HEAP_BYTES >> 20} MiB)")],
                                    self.source)
         return illegal_input(self.abi, ident, self.file, self.source)
+
+
+def _signature(arrays: dict, constexprs: dict | None):
+    """What a launch's checks and argument words depend on: each array's memory, layout and
+    dtype, each scalar's type and value. Unhashable parts (a 0-d array) make it unhashable,
+    and such calls are bound every time."""
+    parts = [(name, call_key(value)) for name, value in arrays.items()]
+    if constexprs:
+        parts += [(name, type(value), value) for name, value in constexprs.items()]
+    return tuple(parts)
 
 
 def _block_threads(launch, limit: int, file: str) -> int:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..ir.nodes import Helper, Kernel, Module, Op, Region
-from ..ir.optable import lookup
+from ..ir.optable import lookup, ops_where
 from ..ir.types import EnumType
 from .context import NO_DEPS, Context, Frame, Value, is_resource
 from .rules import RULES, Args
@@ -10,7 +10,7 @@ from .scope import check_module_names, check_type, declare_params
 from .structure import check_structure
 
 # The only ops that may take an enum operand (§2): same-enum comparison and plumbing.
-_ENUM_OPS = frozenset({"eq", "ne", "call", "yield"})
+_ENUM_OPS = ops_where(lambda op: op.enum_operands)
 # Ops that may look at a view or buffer inside a pure region: they only read its shape.
 _SHAPE_ONLY = frozenset({"dim"})
 
@@ -91,7 +91,7 @@ class Verifier(Context):
         captured = self._check_context(op, opdef, operands, groups)
         results = None
         if shaped and complete and not captured and self._enum_ok(op, operands):
-            results = RULES[op.name](self, op, Args(operands, groups))
+            results = RULES.get(op.name)(self, op, Args(operands, groups))
         elif op.regions:
             self._walk_loose(op)
         self._define_results(op, results, operands, groups)

@@ -12,7 +12,9 @@ import re
 import traceback
 
 INPUT_FILE = "<input>"
-_BRACKETS = re.compile(r"[{}()\[\]]")
+# Brackets, and the comments and string literals whose brackets do not nest anything (the
+# lexer's spellings, grammar/kir.lark): only the brackets count.
+_BRACKETS = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|[{}()\[\]]')
 
 
 def serve(connection, plugins: tuple[str, ...]) -> None:
@@ -71,12 +73,14 @@ def compile_(text: str, kernel: str, target: str, arch: str | None, options: dic
 
 
 def nesting_depth(text: str) -> int:
+    """How deep the brackets of the text nest (those in comments and strings do not count)."""
     depth = deepest = 0
     for match in _BRACKETS.finditer(text):
-        if match.group() in "{([":
+        bracket = match.group()
+        if bracket in "{([":
             depth += 1
             deepest = max(deepest, depth)
-        else:
+        elif bracket in "})]":
             depth = max(0, depth - 1)
     return deepest
 

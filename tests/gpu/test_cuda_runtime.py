@@ -39,12 +39,13 @@ def test_illegal_inputs_report_like_the_interpreter(case):
 
 @requires_gpu()
 def test_cuda_failure_is_a_diagnostic_not_a_traceback():
-    from intentc.driver import compile_request, front_end
-    from intentc.runtime.cuda import CudaKernel, device_arch
-    request = front_end(unary_kernel("neg", "f32", "f32"), "k", "cubin", device_arch(), None, None, "<t>", None)
-    artifacts = {**compile_request(request).artifacts, "kernel.cubin": b"garbage"}
+    from intentc.runtime.cuda import compile_cuda
+    from intentc.driver import front_end
+    from intentc.runtime.cuda import CudaKernel
+    kernel = compile_cuda(unary_kernel("neg", "f32", "f32"), "k")
+    request = front_end(unary_kernel("neg", "f32", "f32"), "k", "cubin", kernel.launch_config.arch)
     with pytest.raises(DiagnosticError) as error:
-        CudaKernel(request, artifacts, {})
+        CudaKernel(request, {**kernel.artifacts, "kernel.cubin": b"garbage"}, {})
     assert error.value.diagnostics[0].code == "E0090" and "cuModuleLoadData" in error.value.diagnostics[0].message
 
 

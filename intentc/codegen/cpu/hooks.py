@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
+from ...ir.optable import ops_where
 from ..llvm.special import i0
 from ..llvm.target import TargetHooks
 from ..llvm.types import F64, I64, I8, is_float
@@ -11,9 +12,7 @@ from .outline import atomic_capable, concurrent_safe, outline_parallel
 
 # glibc's libm meets the spec's bounds for these (log1p 1/1, erfc 4/5 and the rest within
 # a few ULP in f64; f32 evaluates them in f64 and rounds once).
-LIBM = {"exp": "exp", "log": "log", "log2": "log2", "log1p": "log1p", "expm1": "expm1", "sin": "sin",
-        "cos": "cos", "tan": "tan", "asin": "asin", "acos": "acos", "atan": "atan", "sinh": "sinh",
-        "cosh": "cosh", "tanh": "tanh", "erf": "erf", "erfc": "erfc", "lgamma": "lgamma", "exp2": "exp2"}
+LIBM = {name: name for name in ops_where(lambda op: op.libm)}
 
 
 class HostHooks(TargetHooks):

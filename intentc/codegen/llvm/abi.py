@@ -78,7 +78,7 @@ class KernelAbi:
                            "sites": [asdict(s) for s in self.sites]}, indent=1) + "\n"
 
     @classmethod
-    def from_json(cls, text: str | bytes) -> "KernelAbi":
+    def from_json(cls, text: str | bytes) -> KernelAbi:
         data = json.loads(text)
         return cls(data["function"], tuple(ParamSlots(**s) for s in data["slots"]),
                    tuple(CheckReport(**s) for s in data["sites"]))

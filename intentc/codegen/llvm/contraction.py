@@ -10,13 +10,15 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ...ir import errors
-from ...ir.ops.contraction import NAMED_AXES, contraction_axes
+from ...ir.ops.contraction import contraction_axes
 from .conversion import convert
 from .emitter import CheckSite
 from .lowfloat import round_f64
 from .pointwise import binary
 from .types import F32, F64, I64, is_float, is_low, is_signed, register_type
 from .values import Lazy, Scalar
+from .lowering import LOWERINGS
+from ...ir.optable import ops_where
 
 def _settled(em, value):
     return em.materialize(value) if isinstance(value, Lazy) and value.costly else value
@@ -85,6 +87,7 @@ def contract(em, op, lhs, rhs, acc, lhs_contract, rhs_contract, lhs_batch=(), rh
     return memory
 
 
+@LOWERINGS.register(*ops_where(lambda op: op.contraction))
 def _contract_op(em, op):
     lhs, rhs = (em.env[n] for n in op.operands)
     init = op.group("init")
@@ -93,6 +96,7 @@ def _contract_op(em, op):
                     batch_l, batch_r, em.env[init[0]] if init else None)
 
 
+@LOWERINGS.register("outer")
 def _outer_op(em, op):
     lhs, rhs = (_settled(em, em.env[n]) for n in op.operands)
     shape = em.shape_of(op.result_types[0])
@@ -100,6 +104,7 @@ def _outer_op(em, op):
                 lambda e, idx: binary(e, op, "mul", lhs.at(e, [idx[0]]), rhs.at(e, [idx[1]]), lhs.dtype))
 
 
+@LOWERINGS.register("histogram")
 def _histogram_op(em, op):
     (values,) = (em.env[n] for n in op.operands)
     valid_names = op.group("valid")
@@ -125,6 +130,3 @@ def _histogram_op(em, op):
     finish()
     return counts
 
-
-LOWER = {name: _contract_op for name in ("contract", *NAMED_AXES)}
-LOWER.update({"outer": _outer_op, "histogram": _histogram_op})

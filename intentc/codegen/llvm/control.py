@@ -16,6 +16,7 @@ from .emitter import CheckSite
 from .lowering import NotLowered, lower_ops
 from .types import I64, register_type
 from .values import Memory, RecordVal, Scalar
+from .lowering import LOWERINGS
 
 
 # ---- slots ----------------------------------------------------------------------------------
@@ -47,7 +48,7 @@ def read_slot(em, slot):
 def _slot_memories(slot, out: list) -> list:
     if slot[0] == "memory":
         out.append(slot[1])
-    elif slot[0] in ("tuple", "record"):
+    elif slot[0] in ("tuple", "record"):    # slot kinds (not op names)
         for s in (slot[1] if slot[0] == "tuple" else slot[1].values()):
             _slot_memories(s, out)
     return out
@@ -92,6 +93,7 @@ def run_region(em, region, args) -> list:
     return lower_ops(em, region.ops) or []
 
 
+@LOWERINGS.register("parallel")
 def _parallel_op(em, op):
     extents = _checked_domain(em, op, [em.env[n].value for n in op.operands])
     region = op.regions[0]
@@ -116,6 +118,7 @@ def _checked_domain(em, op, extents):
     return [b.select(n, zero, e) for n, e in zip(negative, extents)]
 
 
+@LOWERINGS.register("loop")
 def _loop_op(em, op):
     lower, upper, step = (em.env[n].value for n in op.operands)
     b = em.b
@@ -135,6 +138,7 @@ def _loop_op(em, op):
     return [read_slot(em, s) for s in slots]
 
 
+@LOWERINGS.register("if")
 def _if_op(em, op):
     (cond,) = (em.env[n] for n in op.operands)
     slots = [make_slot(em, t) for t in op.result_types]
@@ -149,6 +153,7 @@ def _if_op(em, op):
     return [read_slot(em, s) for s in slots]
 
 
+@LOWERINGS.register("call")
 def _call_op(em, op):
     helper = em.kir_module.find(op.attributes["callee"].name)
     if not isinstance(helper, Helper):
@@ -160,6 +165,3 @@ def _call_op(em, op):
         return lower_ops(em, helper.body) or []
     finally:
         em.env = saved
-
-
-LOWER = {"parallel": _parallel_op, "loop": _loop_op, "if": _if_op, "call": _call_op}

@@ -14,6 +14,7 @@ from .lowfloat import decode, encode, is_finite, round_f64
 from .pointwise import elementwise
 from .types import F32, F64, I64, LOW_FORMATS, const, is_float, is_low, is_signed, register_type
 from .values import Scalar
+from .lowering import LOWERINGS
 
 
 def constant_value(em, value, dtype: str) -> ir.Constant:
@@ -198,12 +199,14 @@ def decode_e8m0(em, code):
 
 
 # ---- ops ---------------------------------------------------------------------------------------
+@LOWERINGS.register("constant")
 def _constant_op(em, op):
     type_ = op.result_types[0]
     dtype = getattr(type_, "dtype", "enum")
     return Scalar(dtype, (), constant_value(em, op.attributes["value"], dtype))
 
 
+@LOWERINGS.register("cast", "saturating_cast")
 def _cast_op(em, op):
     (x,) = (em.env[n] for n in op.operands)
     dst = op.result_types[0].dtype
@@ -211,6 +214,7 @@ def _cast_op(em, op):
     return elementwise(em, op, [x], lambda e, v: convert(e, op, v[0], x.dtype, dst, saturate), dst)
 
 
+@LOWERINGS.register("bitcast")
 def _bitcast_op(em, op):
     (x,) = (em.env[n] for n in op.operands)
     dst = op.result_types[0].dtype
@@ -224,5 +228,5 @@ def _decode_op(decoder):
     return lower
 
 
-LOWER = {"constant": _constant_op, "cast": _cast_op, "saturating_cast": _cast_op, "bitcast": _bitcast_op,
-         "decode_e2m1": _decode_op(decode_e2m1), "decode_e8m0": _decode_op(decode_e8m0)}
+LOWERINGS.add(["decode_e2m1"], _decode_op(decode_e2m1))
+LOWERINGS.add(["decode_e8m0"], _decode_op(decode_e8m0))

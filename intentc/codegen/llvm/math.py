@@ -13,10 +13,10 @@ from llvmlite import ir
 from .conversion import to_float
 from .pointwise import elementwise
 from .types import F32, F64, I1, is_float, is_low
+from .lowering import LOWERINGS
+from ...ir.optable import ops_where
 
 EXACT_INTRINSICS = {"sqrt": "sqrt", "floor": "floor", "ceil": "ceil", "trunc": "trunc", "rint": "rint"}
-FUNCTIONS = ("exp", "log", "log2", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tan", "asin", "acos",
-             "atan", "sinh", "cosh", "tanh", "erf", "erfc", "i0", "lgamma", "floor", "ceil", "trunc", "rint", "exp2")
 
 
 def _in_f64(em, name, x):
@@ -58,6 +58,7 @@ def _function_op(em, op):
     return elementwise(em, op, [x], lambda e, v: evaluate(e, op, op.name, v[0], x.dtype), x.dtype, costly=not cheap)
 
 
+@LOWERINGS.register("isnan", "isinf")
 def _classify_op(em, op):
     (x,) = (em.env[n] for n in op.operands)
     if not is_float(x.dtype):
@@ -99,6 +100,7 @@ def approximate_fdiv(em, lhs, rhs, flush):
     return flush_subnormal(em, quotient) if flush else quotient
 
 
+@LOWERINGS.register("fdiv")
 def _fdiv_op(em, op):
     lhs, rhs = (em.env[n] for n in op.operands)
     approximate, flush = _flags(op)
@@ -110,6 +112,7 @@ def _fdiv_op(em, op):
                        approximate_fdiv(e, v[0], v[1], flush), "f32", costly=True)
 
 
+@LOWERINGS.register("exp2")
 def _exp2_op(em, op):
     (x,) = (em.env[n] for n in op.operands)
     approximate, flush = _flags(op)
@@ -124,6 +127,6 @@ def _exp2_op(em, op):
     return elementwise(em, op, [x], element, x.dtype, costly=True)
 
 
-LOWER = {name: _function_op for name in FUNCTIONS}
-LOWER.update({"fdiv": _fdiv_op, "exp2": _exp2_op, "isnan": _classify_op, "isinf": _classify_op})
-__all__ = ["LOWER", "evaluate"]
+# Math functions on one operand, except those with a flush_to_zero mode (exp2, fdiv above).
+LOWERINGS.add(ops_where(lambda op: op.family == "math" and op.same_type and len(op.operands) == 1
+                        and "flush_to_zero" not in op.attrs), _function_op)

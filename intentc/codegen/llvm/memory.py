@@ -19,6 +19,7 @@ from .pointwise import binary
 from .shape import broadcast_index, broadcast_to
 from .types import I1, I8, I64, is_signed, register_type, storage_type
 from .values import BufferRef, Lazy, Scalar, ViewRef
+from .lowering import LOWERINGS
 
 
 def as_index(em, value, dtype):
@@ -194,6 +195,7 @@ def guarded(em, condition, then):
         then()
 
 
+@LOWERINGS.register("read")
 def _read_op(em, op):
     acc = access(em, op)
     type_ = op.result_types[0]
@@ -245,10 +247,12 @@ def _store_each(em, op, combine=None, kind=None):
     em.for_each(shape, element, group if vectorizable else None)
 
 
+@LOWERINGS.register("write", "unique_store")
 def _write_op(em, op):
     _store_each(em, op)
 
 
+@LOWERINGS.register("scatter_reduce")
 def _scatter_reduce_op(em, op):
     kind = None
     if op.regions:
@@ -269,6 +273,7 @@ def _scatter_reduce_op(em, op):
     _store_each(em, op, combine, kind)
 
 
+@LOWERINGS.register("buffer")
 def _buffer_op(em, op):
     type_ = op.result_types[0]
     memory = em.alloc(type_.dtype, em.shape_of(type_))
@@ -281,6 +286,7 @@ def _buffer_op(em, op):
     return BufferRef(type_.dtype, memory, written)
 
 
+@LOWERINGS.register("assume_in_bounds")
 def _assume_in_bounds_op(em, op):
     index, resource = (em.env[n] for n in op.operands)
     extent = resource.shape[op.attributes["axis"]]
@@ -291,7 +297,3 @@ def _assume_in_bounds_op(em, op):
         coordinate = as_index(em, index.at(em, idx), index.dtype)
         em.check(site, em.b.icmp_unsigned(">=", coordinate, extent))
     em.for_each(index.shape, check)
-
-
-LOWER = {"read": _read_op, "write": _write_op, "unique_store": _write_op, "scatter_reduce": _scatter_reduce_op,
-         "buffer": _buffer_op, "assume_in_bounds": _assume_in_bounds_op}

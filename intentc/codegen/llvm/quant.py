@@ -15,6 +15,7 @@ from .emitter import CheckSite
 from .lowfloat import decode
 from .types import F32, I8, I16, I32, I64
 from .values import Lazy, Scalar
+from .lowering import LOWERINGS
 
 QK_K = 256
 Q8_K_BYTES, Q4_K_BYTES = 292, 144
@@ -220,6 +221,7 @@ def quantized_dot_q4_k_q8_k(em, op, lhs, rhs):
 
 
 # ---- ops ---------------------------------------------------------------------------------------------
+@LOWERINGS.register("quantize")
 def _quantize_op(em, op):
     from .quant_q4k import quantize_q4_k
     (x,) = (_settled(em, em.env[n]) for n in op.operands)
@@ -227,15 +229,14 @@ def _quantize_op(em, op):
     return encoder(em, x, x.shape[0])
 
 
+@LOWERINGS.register("dequantize")
 def _dequantize_op(em, op):
     (q,) = (_settled(em, em.env[n]) for n in op.operands)
     decoder = {"q8_k": dequantize_q8_k, "q4_k": dequantize_q4_k}[op.attributes["format"].name]
     return decoder(em, q, q.shape[0])
 
 
+@LOWERINGS.register("quantized_dot")
 def _quantized_dot_op(em, op):
     lhs, rhs = (_settled(em, em.env[n]) for n in op.operands)
     return quantized_dot_q4_k_q8_k(em, op, lhs, rhs)
-
-
-LOWER = {"quantize": _quantize_op, "dequantize": _dequantize_op, "quantized_dot": _quantized_dot_op}

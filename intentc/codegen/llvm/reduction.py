@@ -16,6 +16,7 @@ from .conversion import convert
 from .pointwise import binary
 from .types import I1, I64, const, is_float, is_signed, register_type
 from .values import Lazy, Memory, Scalar
+from .lowering import LOWERINGS
 
 def identity_const(kind: str, dtype: str) -> ir.Constant:
     value = identity(kind, dtype)
@@ -49,6 +50,7 @@ def _into(em, shape, dtype, compute):
     return em.tabulate(dtype, shape, compute)
 
 
+@LOWERINGS.register("reduce")
 def _reduce_op(em, op):
     (x,) = (em.env[n] for n in op.operands)
     kind = op.attributes["kind"].name
@@ -69,6 +71,7 @@ def _reduce_op(em, op):
     return _into(em, rest_shape, acc, compute)
 
 
+@LOWERINGS.register("scan")
 def _scan_op(em, op):
     (x,) = (em.env[n] for n in op.operands)
     kind = op.attributes["kind"].name
@@ -103,6 +106,7 @@ def _scan_op(em, op):
     return out
 
 
+@LOWERINGS.register("arg_reduce")
 def _arg_reduce_op(em, op):
     (x,) = (em.env[n] for n in op.operands)
     kind = op.attributes["kind"].name
@@ -166,6 +170,7 @@ def _slice(em, source, axes, fixed):
     return Lazy(source.dtype, tuple(rest_shape), lambda e, rest: source.at(e, merge_index(axes, fixed, rest)))
 
 
+@LOWERINGS.register("generic_reduce")
 def _generic_reduce_op(em, op):
     sources = [em.env[n] for n in op.operands]
     axes = sorted(op.attributes["axes"])
@@ -188,6 +193,7 @@ def _write_line(em, out: Memory, axis, k, value):
     em.for_each(rest_shape, lambda rest: em.b.store(value.at(em, rest), out.address(em, merge_index([axis], [k], rest))))
 
 
+@LOWERINGS.register("generic_scan")
 def _generic_scan_op(em, op):
     sources = [em.env[n] for n in op.operands]
     axis = op.attributes["axis"] % sources[0].rank
@@ -226,6 +232,7 @@ def _whole_slice_args(em, sources, axis):
     return [Scalar("index", (), n), positions] + list(sources), n
 
 
+@LOWERINGS.register("region_fold")
 def _region_fold_op(em, op):
     sources = [em.env[n] for n in op.operands]
     axis = op.attributes["axis"]
@@ -240,6 +247,7 @@ def _region_fold_op(em, op):
     return [read_slot(em, s) for s in slots]
 
 
+@LOWERINGS.register("region_scan")
 def _region_scan_op(em, op):
     sources = [em.env[n] for n in op.operands]
     axis = op.attributes["axis"]
@@ -259,7 +267,3 @@ def _region_scan_op(em, op):
             write_slots(em, state, run_region(em, combine, incoming + summary))
     em.if_then(em.b.icmp_signed(">", n, ir.Constant(I64, 0)), run)
     return [read_slot(em, s) for s in state + outputs]
-
-
-LOWER = {"reduce": _reduce_op, "scan": _scan_op, "arg_reduce": _arg_reduce_op, "generic_reduce": _generic_reduce_op,
-         "generic_scan": _generic_scan_op, "region_fold": _region_fold_op, "region_scan": _region_scan_op}

@@ -16,7 +16,11 @@ from __future__ import annotations
 
 from ...ir.dtypes import int_range, is_int
 from ...ir.nodes import Op
+from ...ir.optable import ops_where
 from ...ir.types import TensorType
+
+# Ops whose result holds their source's elements: the source's range (cast: clamped to the type).
+_REARRANGES = ops_where(lambda op: op.rearranges)
 
 Range = tuple[int, int]
 INDEX_RANGE: Range = int_range("index")
@@ -98,7 +102,7 @@ class Ranges:
             return self.below(type_.shape[op.attributes.get("axis", 0)]) if type_.shape else (0, 0)
         if name == "dim":
             return None
-        if name in ("broadcast", "reshape", "cast") and args and args[0] is not None:
+        if (name in _REARRANGES or name == "cast") and args and args[0] is not None:
             return args[0]
         if name == "select":
             return select_range(self, op)

@@ -3,6 +3,8 @@ per dtype, typed values and results ({old_value, success} for CAS)."""
 from __future__ import annotations
 
 from ...ir.dtypes import is_float, is_int
+from ...ir.ops.memory import UPDATE_COMBINE
+from ...ir.optable import op_def
 from ...ir.types import RecordField, RecordType, TensorType
 from ..typesys import broadcast_shapes, broadcastable, fmt
 from . import rule
@@ -13,7 +15,8 @@ _ORDERS = {
     "atomic_load": ("relaxed", "acquire"),
     "atomic_store": ("relaxed", "release"),
 }
-_BITWISE = ("and", "or", "xor")
+# The kinds whose combine is bitwise: defined on integers only.
+_BITWISE = {kind for kind, combine in UPDATE_COMBINE.items() if op_def(combine).dtypes == "int_or_bool"}
 
 
 def _order_ok(ctx, op) -> bool:

@@ -1,5 +1,5 @@
 """Literals and conversions (§3, §5.2): constants representable in their dtype, cast,
-saturating_cast and bitcast legality."""
+saturating_cast and bitcast legality, the microscaling decoders (§7)."""
 from __future__ import annotations
 
 from ...ir.dtypes import is_float, is_int, representable, width
@@ -9,7 +9,7 @@ from .. import affine
 from ..context import Value
 from ..typesys import fmt, tensor_text
 from . import rule
-from .common import tensor_of
+from .common import expect_result, tensor_of
 
 
 @rule("constant")
@@ -114,3 +114,16 @@ def bitcast(ctx, op, args):
                   "and masks, or use `cast` for a numeric conversion")
         return None
     return [Value(written)]
+
+
+@rule("decode_e2m1", "decode_e8m0")
+def decode(ctx, op, args):
+    source = tensor_of(ctx, op, args[0], "source")
+    if source is None:
+        return None
+    if source.dtype != "u8":
+        ctx.error("E630", op, f"`{op.name}` decodes u8 codes, got `{source.dtype}`",
+                  "bitcast or cast the carrier to u8 first")
+        return None
+    expect_result(ctx, op, "f32", source.shape, "E630", "decoders yield f32 of the source shape")
+    return None
