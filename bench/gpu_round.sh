@@ -16,5 +16,5 @@ step() {  # step SECONDS NAME COMMAND...: run with a limit, log to $out/NAME-TAG
 }
 step 150 gpu-tests python3 -m pytest -q -n 8 -p no:cacheprovider tests/gpu
 step 270 gpu-bench python3 bench/gpu.py --out "$out/gpu-$tag.json" --time-limit-s 200
-step 80 launch python3 bench/launch.py --out "$out/launch-$tag.json"
-step 90 compile-gpu python3 bench/compile.py --reps 3 --out "$out/compile-gpu-$tag.json"
+step 60 launch python3 bench/launch.py --out "$out/launch-$tag.json"
+step 70 compile-gpu python3 bench/compile.py --reps 3 --out "$out/compile-gpu-$tag.json"
