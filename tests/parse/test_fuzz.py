@@ -3,6 +3,7 @@ mutated samples and grammar derivations through parse, verify, print, JSON and L
 internal error."""
 import importlib.util
 import io
+import sys
 
 from sample_files import ROOT
 
@@ -10,6 +11,7 @@ from sample_files import ROOT
 def _fuzz_module():
     spec = importlib.util.spec_from_file_location("intentc_fuzz_tool", ROOT / "tools" / "fuzz.py")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module      # dataclasses look their module up while the class is made
     spec.loader.exec_module(module)
     return module
 
