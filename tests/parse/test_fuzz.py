@@ -11,7 +11,8 @@ from sample_files import ROOT
 def _fuzz_module():
     spec = importlib.util.spec_from_file_location("intentc_fuzz_tool", ROOT / "tools" / "fuzz.py")
     module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module      # dataclasses look their module up while the class is made
+    # Registered before it runs: its dataclasses look their module up in sys.modules.
+    sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
 

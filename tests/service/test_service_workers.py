@@ -14,10 +14,11 @@ WORKERS = 2
 REPLACED_WITHIN_S = 20.0
 
 
-@pytest.fixture
-def server(tmp_path):
-    """A server of its own: these tests kill its processes."""
-    started = ServiceProcess(tmp_path, workers=WORKERS).start()
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """A server of this module's own: these tests kill its processes (each waits until the
+    pool is whole again before it ends)."""
+    started = ServiceProcess(tmp_path_factory.mktemp("workers"), workers=WORKERS).start()
     yield started
     started.stop()
 
@@ -28,6 +29,7 @@ def _all_workers_ready(server: ServiceProcess) -> bool:
 
 
 def test_a_worker_killed_while_idle_fails_no_request(server, cold_request):
+    wait_until(lambda: _all_workers_ready(server), REPLACED_WITHIN_S, "a whole pool")
     _, workers = server.forkserver_and_workers()
     assert len(workers) == WORKERS
     os.kill(workers[0], signal.SIGKILL)
@@ -39,6 +41,7 @@ def test_a_worker_killed_while_idle_fails_no_request(server, cold_request):
 
 
 def test_a_killed_forkserver_leaves_readiness_true_while_workers_serve(server, cold_request):
+    wait_until(lambda: _all_workers_ready(server), REPLACED_WITHIN_S, "a whole pool")
     forkserver, workers = server.forkserver_and_workers()
     os.kill(forkserver, signal.SIGKILL)
     wait_until(lambda: not os.path.exists(f"/proc/{forkserver}/stat") or _zombie(forkserver), 10,

@@ -4,10 +4,13 @@ A tensor (a scalar is a rank-0 tensor) is known by its dtype, its extents (i64 L
 and a way to produce the register value of one element at a coordinate:
 
 - `Scalar`: one SSA value;
-- `Lazy`: an element expression re-emitted wherever an element is needed (pointwise ops,
-  iota, broadcast, ...), so chains of element-wise ops fuse into one loop;
+- `Lazy`: an element expression re-emitted wherever an element is needed (iota, full,
+  ...), so chains of element-wise ops fuse into one loop; `Derived`, the lazy form of
+  element-wise ops and broadcasts, names its operands so that each element is emitted once
+  per coordinate (`elements.py`);
 - `Memory`: elements in a temporary (register-typed, any strides in elements);
-- `Registers`: the elements a target's mapping gives this thread, one slot each.
+- `Registers`: the elements a target's mapping gives this thread, one slot each of a
+  per-thread array (registers once the slot loops are unrolled and SROA runs).
 
 Views and buffers are resources, not values: `ViewRef` and `BufferRef`. Tuples are Python
 tuples of values, records `RecordVal`.
@@ -15,12 +18,25 @@ tuples of values, records `RecordVal`.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING
 
 from llvmlite import ir
 
 from .types import I64
+
+if TYPE_CHECKING:
+    from .emitter import Emitter
+
+# The vocabulary of the lowering's signatures: extents and coordinates are i64 values.
+Shape = Sequence[ir.Value]
+Coordinate = list[ir.Value]
+Body = Callable[[Coordinate], None]              # work at one coordinate
+ElementAt = Callable[[Coordinate], ir.Value]     # the register value of one element
+# A vector form over consecutive coordinates: group(coordinates, visit) gives one value a lane
+# (or none when it only has effects); visit(k) makes lane k current (see TargetHooks.for_each).
+Group = Callable[[list[Coordinate], Callable[[int], None]], list[ir.Value] | None]
 
 
 @dataclass
@@ -33,7 +49,7 @@ class Tensor(ABC):
         return len(self.shape)
 
     @abstractmethod
-    def at(self, em, idx: list[ir.Value]) -> ir.Value:
+    def at(self, em: Emitter, idx: Coordinate) -> ir.Value:
         """The register value of the element at coordinate `idx`."""
 
 
@@ -42,7 +58,7 @@ class Scalar(Tensor):
     value: ir.Value = None
     shape: tuple[ir.Value, ...] = ()
 
-    def at(self, em, idx):
+    def at(self, em: Emitter, idx: Coordinate) -> ir.Value:
         return self.value
 
 
@@ -53,8 +69,21 @@ class Lazy(Tensor):
     # such a value is materialized when it has more than one use.
     costly: bool = False
 
-    def at(self, em, idx):
+    def at(self, em: Emitter, idx: Coordinate) -> ir.Value:
         return self.fn(em, idx)
+
+
+@dataclass
+class Derived(Lazy):
+    """Element = combine(em, [operand i's element at index_maps[i](idx)]) (the identity map
+    where index_maps is empty); evaluated by `elements.evaluate`."""
+    combine: Callable = None
+    operands: tuple = ()
+    index_maps: tuple = ()
+
+    def at(self, em, idx):
+        from .elements import evaluate
+        return evaluate(em, self, idx)
 
 
 @dataclass
@@ -63,7 +92,7 @@ class Memory(Tensor):
     strides: tuple[ir.Value, ...] = ()
     row_major: bool = True            # strides are the row-major strides of shape
 
-    def address(self, em, idx):
+    def address(self, em: Emitter, idx: Coordinate) -> ir.Value:
         b = em.b
         offset = None
         for c, s in zip(idx, self.strides):
@@ -71,19 +100,25 @@ class Memory(Tensor):
             offset = term if offset is None else b.add(offset, term)
         return b.gep(self.ptr, [offset if offset is not None else ir.Constant(I64, 0)], inbounds=True)
 
-    def at(self, em, idx):
+    def at(self, em: Emitter, idx: Coordinate) -> ir.Value:
         return em.b.load(self.address(em, idx))
 
 
 @dataclass
 class Registers(Tensor):
     """A tensor spread over threads (the NVPTX CTA mapping's register form): this thread's
-    coordinates, one entry-block slot each (registers once SROA runs). Elements are read
-    only at the coordinate the mapping is visiting, `em.hooks.current_slot`."""
-    slots: list = field(default_factory=list)
+    coordinates, one slot each of an entry-block array (registers once the slot loop is
+    unrolled and SROA runs). Elements are read only at the coordinate the mapping is
+    visiting, `em.hooks.current_slot` (an int, or the i64 index of a loop over the slots)."""
+    array: ir.Value = None
 
-    def at(self, em, idx):
-        return em.b.load(self.slots[em.hooks.current_slot])
+    def slot(self, em, number) -> ir.Value:
+        """The pointer to slot `number` (an int or an i64 value)."""
+        index = ir.Constant(I64, number) if isinstance(number, int) else number
+        return em.b.gep(self.array, [ir.Constant(I64, 0), index], inbounds=True)
+
+    def at(self, em: Emitter, idx: Coordinate) -> ir.Value:
+        return em.b.load(self.slot(em, em.hooks.current_slot))
 
 
 @dataclass
@@ -110,7 +145,7 @@ class BufferRef:
     written: Memory | None = None
 
     @property
-    def shape(self):
+    def shape(self) -> tuple[ir.Value, ...]:
         return self.memory.shape
 
 
