@@ -76,17 +76,21 @@ class Intentc:
         return True
 
 
-def bench_all(quick: bool):
-    reps = 5 if quick else 20
-    results = []
+class Recorder:
+    """Times each implementation of one benchmark, checks intentc's result, prints and keeps
+    the row. A failing implementation or check is reported in the row, not fatal."""
+    def __init__(self, quick: bool):
+        self.quick = quick
+        self.reps = 5 if quick else 20
+        self.rows: list[dict] = []
 
-    def record(name, nbytes, impls, check):
+    def __call__(self, name, nbytes, impls, check):
         row = {"bench": name, "bytes": nbytes}
         for label, fn in impls.items():
             try:
-                seconds = timed(fn, reps)
+                seconds = timed(fn, self.reps)
                 row[label] = {"ms": seconds * 1e3, "GB/s": nbytes / seconds / 1e9}
-            except Exception as error:  # a failing implementation is reported, not fatal
+            except Exception as error:
                 row[label] = {"error": f"{type(error).__name__}: {str(error)[:300]}"}
         try:
             row["intentc_correct"] = bool(check())
@@ -95,34 +99,37 @@ def bench_all(quick: bool):
         if "GB/s" in row.get("intentc", {}) and "GB/s" in row.get("triton", {}):
             row["intentc/triton"] = row["intentc"]["GB/s"] / row["triton"]["GB/s"]
         print(json.dumps(row), flush=True)
-        results.append(row)
+        self.rows.append(row)
 
-    # vector add
-    n = (1 << 24) if quick else (1 << 28)
+
+# One function a benchmark: its device tensors are freed when it returns.
+def bench_vector_add(record: Recorder):
+    n = (1 << 24) if record.quick else (1 << 28)
     x, y = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
     z1, z2 = torch.empty_like(x), torch.empty_like(x)
     k = Intentc(sample("vector_add"), "vector_add")
     record(f"vector_add f32 n={n}", 12 * n, {
         "intentc": k(x=x, y=y, z=z1), "triton": lambda: t_add[(triton.cdiv(n, 1024),)](x, y, z2, n, BLOCK=1024),
         "torch": lambda: torch.add(x, y, out=z2)}, lambda: k.ok() and torch.equal(z1, x + y))
-    del x, y, z1, z2
 
-    dynamic = Intentc(sample("row_softmax"), "row_softmax")
-    for rows, cols in ([(4096, 1024)] if quick else [(32768, 1024), (8192, 4096), (4096, 16384)]):
-        soft = Intentc(sample("row_softmax"), "row_softmax", {"N": cols})
-        x = torch.randn(rows, cols, device="cuda")
-        y1, y2, y3 = torch.empty_like(x), torch.empty_like(x), torch.empty_like(x)
-        block = triton.next_power_of_2(cols)
-        warps = 4 if block <= 2048 else (8 if block <= 8192 else 16)
-        record(f"row_softmax f32 {rows}x{cols}", 8 * rows * cols, {
-            "intentc": soft(x=x, t=1.0, y=y1), "intentc_dynamic_N": dynamic(x=x, t=1.0, y=y3),
-            "triton": lambda: t_softmax[(rows,)](x, y2, cols, 1.0, BLOCK=block, num_warps=warps),
-            "torch": lambda: torch.softmax(x, 1)},
-            lambda: soft.ok() and dynamic.ok() and torch.allclose(y1, torch.softmax(x, 1), atol=1e-6)
-            and torch.allclose(y3, torch.softmax(x, 1), atol=1e-6))
-        del x, y1, y2, y3
 
-    rows, cols = (4096, 1024) if quick else (32768, 4096)
+def bench_row_softmax(record: Recorder, dynamic: Intentc, rows: int, cols: int):
+    """`dynamic` is compiled for any row length, `soft` for `cols` only."""
+    soft = Intentc(sample("row_softmax"), "row_softmax", {"N": cols})
+    x = torch.randn(rows, cols, device="cuda")
+    y1, y2, y3 = torch.empty_like(x), torch.empty_like(x), torch.empty_like(x)
+    block = triton.next_power_of_2(cols)
+    warps = 4 if block <= 2048 else (8 if block <= 8192 else 16)
+    record(f"row_softmax f32 {rows}x{cols}", 8 * rows * cols, {
+        "intentc": soft(x=x, t=1.0, y=y1), "intentc_dynamic_N": dynamic(x=x, t=1.0, y=y3),
+        "triton": lambda: t_softmax[(rows,)](x, y2, cols, 1.0, BLOCK=block, num_warps=warps),
+        "torch": lambda: torch.softmax(x, 1)},
+        lambda: soft.ok() and dynamic.ok() and torch.allclose(y1, torch.softmax(x, 1), atol=1e-6)
+        and torch.allclose(y3, torch.softmax(x, 1), atol=1e-6))
+
+
+def bench_row_sum_and_cumsum(record: Recorder):
+    rows, cols = (4096, 1024) if record.quick else (32768, 4096)
     x = torch.randn(rows, cols, device="cuda")
     s1, s2 = torch.empty(rows, device="cuda"), torch.empty(rows, device="cuda")
     rs = Intentc(row_sum_f32_text(), "row_sum_f32", {"N": cols})
@@ -135,9 +142,10 @@ def bench_all(quick: bool):
         "intentc": cs(x=x, y=c1), "triton": lambda: t_cumsum[(rows,)](x, c2, cols, BLOCK=cols, num_warps=8),
         "torch": lambda: torch.cumsum(x, 1, out=c2)},
         lambda: cs.ok() and torch.allclose(c1, torch.cumsum(x.double(), 1).float(), atol=1e-2))
-    del x, c1, c2
 
-    n = (1 << 22) if quick else (1 << 26)
+
+def bench_histogram(record: Recorder):
+    n = (1 << 22) if record.quick else (1 << 26)
     v = torch.randint(-8, 1100, (n,), device="cuda", dtype=torch.int32)
     h1, h2 = torch.zeros(1024, dtype=torch.int32, device="cuda"), torch.zeros(1024, dtype=torch.int32, device="cuda")
     hk = Intentc(histogram1024_text(), "histogram256")
@@ -153,9 +161,10 @@ def bench_all(quick: bool):
     record(f"histogram 1024 bins i32 n={n}", 4 * n, {
         "intentc": run_once, "triton": lambda: t_hist[(triton.cdiv(n, 2048),)](v, h2, n, BLOCK=2048, BINS=1024),
         "torch": lambda: torch.histc(v.float(), 1024, 0, 1024)}, lambda: hk.ok() and torch.equal(first, expected_hist()))
-    del v
 
-    rows, cols = (1024, 1024) if quick else (8192, 8192)
+
+def bench_dropout(record: Recorder):
+    rows, cols = (1024, 1024) if record.quick else (8192, 8192)
     x = torch.randn(rows, cols, device="cuda")
     y1, keep = torch.empty_like(x), torch.empty(rows, cols, dtype=torch.uint8, device="cuda")
     y2, keep2 = torch.empty_like(x), torch.empty(rows, cols, dtype=torch.uint8, device="cuda")
@@ -169,7 +178,18 @@ def bench_all(quick: bool):
         "intentc": dk(x=x, seed=1234, offset=0, p=0.5, y=y1, keep_out=keep),
         "triton": lambda: t_dropout[(rows,)](x, y2, keep2, cols, 1234, 0, 0.5, 2.0, BLOCK=cols, num_warps=8),
         "torch": lambda: torch.nn.functional.dropout(x, 0.5, training=True)}, dropout_correct)
-    return results
+
+
+def bench_all(quick: bool) -> list[dict]:
+    record = Recorder(quick)
+    bench_vector_add(record)
+    dynamic = Intentc(sample("row_softmax"), "row_softmax")
+    for rows, cols in ([(4096, 1024)] if quick else [(32768, 1024), (8192, 4096), (4096, 16384)]):
+        bench_row_softmax(record, dynamic, rows, cols)
+    bench_row_sum_and_cumsum(record)
+    bench_histogram(record)
+    bench_dropout(record)
+    return record.rows
 
 
 def print_table(rows) -> None:
@@ -191,7 +211,7 @@ def main(argv=None):
     parser.add_argument("--samples-only", action="store_true", help="only the per-sample table")
     args, rest = parser.parse_known_args(argv)
     sample_args = gpu_samples.parser().parse_args(rest)
-    started = datetime.datetime.now(datetime.timezone.utc)
+    started = datetime.datetime.now(datetime.UTC)
     rows = [] if args.samples_only else bench_all(args.quick)
     if rows:
         print_table(rows)

@@ -34,11 +34,11 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import ROOT, print_table, write_results  # noqa: E402
+from bench.common import ROOT, print_table, write_results
 
 LOOPBACK = "127.0.0.1"
 SAMPLE = ROOT / "ir_samples" / "row_softmax.kir"

@@ -14,8 +14,20 @@ from .verify import verify, verify_or_raise
 from .version import __version__
 
 __all__ = [
-    "Diagnostic", "DiagnosticError", "View", "__version__", "from_json", "json_schema", "parse",
-    "print_module", "run", "to_json", "verify", "verify_or_raise", "compile_kernel", "load",
+    "Diagnostic",
+    "DiagnosticError",
+    "View",
+    "__version__",
+    "compile_kernel",
+    "from_json",
+    "json_schema",
+    "load",
+    "parse",
+    "print_module",
+    "run",
+    "to_json",
+    "verify",
+    "verify_or_raise",
 ]
 
 

@@ -57,7 +57,7 @@ class Client:
         self._transport_errors = (httpx.TransportError,)
         self.retries, self.backoff_s, self.max_backoff_s = retries, backoff_s, max_backoff_s
 
-    def __enter__(self) -> "Client":
+    def __enter__(self) -> Client:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -9,6 +9,7 @@ Several processes may share one root; each keeps an estimate of the total and re
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import tempfile
@@ -131,10 +132,8 @@ class DiskStore:
 
 
 def _touch(path: Path) -> None:
-    try:
+    with contextlib.suppress(FileNotFoundError):
         os.utime(path)
-    except FileNotFoundError:
-        pass
 
 
 def _unlink(path: Path) -> bool:

@@ -44,7 +44,7 @@ def _loop_op(machine, op):
     carried = list(machine.group(op, "iter") or [])
     region = op.regions[0]
     for k in range(lower, upper, step):
-        carried = machine.run_region(region, [np.asarray(k, dtype=np.int64)] + carried) or []
+        carried = machine.run_region(region, [np.asarray(k, dtype=np.int64), *carried]) or []
     return carried
 
 

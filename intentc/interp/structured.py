@@ -30,7 +30,7 @@ def _decode_elements(carrier: np.ndarray, fmt: str, axis: int) -> np.ndarray:
 
 def scaled_contract(lhs, lhs_scale, rhs, rhs_scale, fmt: str, group_size: int, acc: str):
     per_carrier = 2 if fmt == "e2m1" else 1
-    m, groups, carriers = lhs.shape
+    _, groups, carriers = lhs.shape
     if carriers * per_carrier != group_size or rhs.shape[0] != groups or rhs.shape[1] != carriers:
         raise InterpError(errors.SHAPE_MISMATCH,
                           f"scaled_contract shapes lhs {list(lhs.shape)}, rhs {list(rhs.shape)} do not fit "
@@ -65,7 +65,7 @@ def densify(values: np.ndarray, metadata, pattern: str, k: int) -> np.ndarray:
               "one_of_two metadata outside {0, 1}")
     else:
         first, second = (np.asarray(metadata.get(f)).astype(np.int64) for f in ("first", "second"))
-        check(~((0 <= first) & (first < second) & (second < 4)), errors.SPARSE_METADATA,
+        check(~((first >= 0) & (first < second) & (second < 4)), errors.SPARSE_METADATA,
               "two_of_four metadata must satisfy 0 <= first < second < 4")
         positions = [first, second]
     dense = np.zeros((m, groups, group), dtype=values.dtype)

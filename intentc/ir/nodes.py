@@ -147,6 +147,36 @@ class Op(Node):
     def group(self, key: str) -> tuple[str, ...] | None:
         return next((g.values for g in self.groups if g.key == key), None)
 
+    # Typed reads of attributes whose type the op table fixes (the verifier checked it): a
+    # value of another type is an internal error, not an input error.
+    def int_attr(self, name: str, default: int | None = None) -> int:
+        """An integer attribute such as `axis`; `default` when absent."""
+        value = self.attributes.get(name, default)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"`{self.name}` attribute `{name}` is {value!r}, not an integer")
+        return value
+
+    def int_list_attr(self, name: str) -> list[int]:
+        """An integer list attribute such as `axes`; [] when absent."""
+        value = self.attributes.get(name, [])
+        if not isinstance(value, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+            raise TypeError(f"`{self.name}` attribute `{name}` is {value!r}, not a list of integers")
+        return [int(v) for v in value]
+
+    def keyword_attr(self, name: str) -> str:
+        """The name of a keyword attribute such as `kind = sum`."""
+        value = self.attributes.get(name)
+        if not isinstance(value, Keyword):
+            raise TypeError(f"`{self.name}` attribute `{name}` is {value!r}, not a keyword")
+        return value.name
+
+    def symbol_attr(self, name: str) -> str:
+        """The name of a symbol attribute such as `callee = @helper`."""
+        value = self.attributes.get(name)
+        if not isinstance(value, SymbolRef):
+            raise TypeError(f"`{self.name}` attribute `{name}` is {value!r}, not a symbol")
+        return value.name
+
 
 class Kernel(Node):
     kind: Literal["kernel"] = "kernel"

@@ -95,7 +95,7 @@ def _recover(source: str, file: str, first: UnexpectedInput) -> list[Diagnostic]
     lark, builder = _parser()
     found: dict[tuple[int, int], Diagnostic] = {}
     starts = [m.start() for m in _ITEM_START.finditer(source)] or [0]
-    bounds = list(zip(starts, starts[1:] + [len(source)]))
+    bounds = list(zip(starts, [*starts[1:], len(source)]))
     if bounds and bounds[0][0] > 0:
         bounds[0] = (0, bounds[0][1])
     for begin, end in bounds:
@@ -182,7 +182,7 @@ def _expected_hint(names, lark: Lark) -> str:
     if not words:
         return ""
     if len(words) > 8:
-        words = words[:8] + ["..."]
+        words = [*words[:8], "..."]
     return "expected " + ", ".join(words)
 
 

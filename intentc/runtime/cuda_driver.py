@@ -75,7 +75,7 @@ class Device:
             _check(driver.cuCtxSetLimit(driver.CUlimit.CU_LIMIT_MALLOC_HEAP_SIZE, nbytes), "cuCtxSetLimit(heap)")
             self._heap_bytes = nbytes
 
-    def load(self, image: bytes | str) -> "Module":
+    def load(self, image: bytes | str) -> Module:
         """Load a cubin (bytes) or PTX (text, JIT-compiled by the driver)."""
         data = image.encode() + b"\0" if isinstance(image, str) else image
         handle = _check(_driver().cuModuleLoadData(data), "cuModuleLoadData")
@@ -111,7 +111,7 @@ class DeviceBuffer:
         self.pointer = _check(_driver().cuMemAlloc(self.nbytes), "cuMemAlloc")
 
     @classmethod
-    def from_array(cls, array: np.ndarray) -> "DeviceBuffer":
+    def from_array(cls, array: np.ndarray) -> DeviceBuffer:
         buffer = cls(array.nbytes)
         buffer.upload(array)
         return buffer
@@ -150,7 +150,7 @@ def launch(function, grid: tuple[int, int, int], block: tuple[int, int, int], ar
            "cuLaunchKernel")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def default_device() -> Device:
     return Device(0)
 

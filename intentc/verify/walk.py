@@ -1,6 +1,9 @@
 """The one walk over a module: items, ops and regions, dispatching each op to its rule."""
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from ..diagnostics import Diagnostic
 from ..ir.nodes import Helper, Kernel, Module, Op, Region
 from ..ir.optable import lookup, ops_where
 from ..ir.types import EnumType
@@ -49,7 +52,7 @@ class Verifier(Context):
         report_recursion(self, module)
 
     # ---- blocks and regions ----------------------------------------------------------
-    def walk_ops(self, ops, yield_ok: bool) -> tuple[Op, list] | None:
+    def walk_ops(self, ops: Sequence[Op], yield_ok: bool) -> tuple[Op, list[Value | None]] | None:
         """Verify a block; return its terminating yield and the values it yields."""
         last = len(ops) - 1
         terminator = None
@@ -65,7 +68,8 @@ class Verifier(Context):
                     terminator = (op, [self.values.get(v) for v in op.operands])
         return terminator
 
-    def walk_region(self, region: Region, frame: Frame, facts: list[dict] | None = None):
+    def walk_region(self, region: Region, frame: Frame,
+                    facts: list[dict] | None = None) -> tuple[Op, list[Value | None]] | None:
         """Open a region: define its arguments (with optional facts), walk it, close it."""
         self.push(frame)
         for position, arg in enumerate(region.args):
@@ -183,7 +187,7 @@ class Verifier(Context):
         return frozenset(names)
 
 
-def verify_module(module: Module, file: str):
+def verify_module(module: Module, file: str) -> list[Diagnostic]:
     verifier = Verifier(module, file)
     verifier.run(module)
     return verifier.diagnostics

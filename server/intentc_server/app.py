@@ -9,7 +9,6 @@ import asyncio
 import importlib
 import logging
 from contextlib import asynccontextmanager
-from typing import Union
 
 from fastapi import Depends, FastAPI, Path, Request
 from fastapi.exceptions import RequestValidationError
@@ -35,10 +34,10 @@ KEY_PATTERN = r"^[0-9a-f]{64}$"
 JSON = "application/json"
 _ERRORS = {status: {"model": ErrorBody} for status in (401, 404, 413, 500, 503, 504)}
 # Every 422 the routes can answer, as declared in the OpenAPI document.
-_COMPILE_422 = {"model": Union[CompileResponse, InvalidRequest, ErrorBody],
+_COMPILE_422 = {"model": CompileResponse | InvalidRequest | ErrorBody,
                 "description": "diagnostics (CompileResponse), a request off the schema (`invalid`) or over a "
                                "nesting limit (`limit`)"}
-_ENTRY_422 = {"model": Union[CompileResponse, InvalidRequest],
+_ENTRY_422 = {"model": CompileResponse | InvalidRequest,
               "description": "the entry holds diagnostics (CompileResponse), or the key is not a sha256 hex digest"}
 _PATH_422 = {"model": InvalidRequest, "description": "the key is not a sha256 hex digest"}
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from intentc.cache.respelling import request_fingerprint
 

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import logging
 import multiprocessing
 import os
 import signal
 import time
 from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable
 
 from . import worker as worker_module
 
@@ -134,7 +135,7 @@ class WorkerPool:
         self._on_busy_change(1)
         try:
             reply = await asyncio.wait_for(self._exchange(worker, (job, arguments)), self.timeout_s)
-        except (asyncio.TimeoutError, TimeoutError):
+        except TimeoutError:
             log.warning("worker %d passed the %.1fs limit on a %s job; killed", worker.pid, self.timeout_s, job)
             self._replace(worker)
             raise CompileTimeout(f"the {job} step took longer than {self.timeout_s:g}s") from None
@@ -213,7 +214,7 @@ class WorkerPool:
         await asyncio.to_thread(dead.process.join, 5)
         try:
             fresh = await asyncio.to_thread(self._spawn)
-        except Exception:  # noqa: BLE001
+        except Exception:
             log.exception("could not start a replacement compile worker")
             return
         if self._closed:
@@ -227,8 +228,6 @@ def _kill(worker: _Worker) -> None:
     has died (the process then counts as exited)."""
     if worker.exited:
         return
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.kill(worker.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
     worker.exited = True

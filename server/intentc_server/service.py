@@ -160,13 +160,13 @@ class CompileService:
         try:
             reply = await self.pool.run(job, *arguments)
         except QueueFull as error:
-            raise ServiceError(503, "overloaded", str(error), {"Retry-After": str(self.settings.retry_after_s)})
+            raise ServiceError(503, "overloaded", str(error), {"Retry-After": str(self.settings.retry_after_s)}) from error
         except CompileTimeout as error:
             self.metrics.compiles.labels(_target_label(target), "timeout").inc()
-            raise ServiceError(504, "timeout", str(error))
+            raise ServiceError(504, "timeout", str(error)) from error
         except WorkerCrashed as error:
             self.metrics.compiles.labels(_target_label(target), "crashed").inc()
-            raise ServiceError(500, "internal", str(error))
+            raise ServiceError(500, "internal", str(error)) from error
         if reply[0] == "limit":
             raise ServiceError(422, "limit", reply[1])
         if reply[0] == "error":

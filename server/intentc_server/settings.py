@@ -35,7 +35,7 @@ class ServiceSettings:
     plugins: tuple[str, ...] = ()
 
     @classmethod
-    def from_env(cls, environ: dict[str, str] | None = None, **overrides) -> "ServiceSettings":
+    def from_env(cls, environ: dict[str, str] | None = None, **overrides) -> ServiceSettings:
         environ = os.environ if environ is None else environ
         values = {}
         for item in fields(cls):

@@ -35,7 +35,7 @@ def run_job(name: str, arguments: tuple) -> tuple:
         return JOBS[name](*arguments)
     except RecursionError:
         return ("limit", "the input nests too deeply to compile")
-    except Exception:  # noqa: BLE001  (a compiler bug: reported as an internal error, never cached)
+    except Exception:
         return ("error", traceback.format_exc())
 
 

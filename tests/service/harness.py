@@ -69,10 +69,10 @@ class ServiceProcess:
         self.url = f"http://{LOOPBACK}:{self.port}"
         self.process: subprocess.Popen | None = None
 
-    def start(self) -> "ServiceProcess":
+    def start(self) -> ServiceProcess:
         return self.launch().wait_ready()
 
-    def launch(self) -> "ServiceProcess":
+    def launch(self) -> ServiceProcess:
         """Start the process without waiting for it (start several, then `wait_ready` each)."""
         command = [sys.executable, "-c", RUN_CLI, "serve", "--host", LOOPBACK, "--port", str(self.port),
                    "--cache-dir", str(self.cache_dir), "--workers", str(self.workers), "--plugin", "sleepy_target",
@@ -81,11 +81,12 @@ class ServiceProcess:
             command += ["--redis-url", self.redis_url]
         environment = {**os.environ, **self.environment, "INTENTC_TEST_CONTROL_DIR": str(self.control_dir),
                        "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
-        self.log = open(self.work_dir / f"server-{self.port}.log", "ab")
-        self.process = subprocess.Popen(command, env=environment, stdout=self.log, stderr=subprocess.STDOUT)
+        # The child keeps its own descriptor of the log; ours is closed once it has started.
+        with open(self.work_dir / f"server-{self.port}.log", "ab") as log:
+            self.process = subprocess.Popen(command, env=environment, stdout=log, stderr=subprocess.STDOUT)
         return self
 
-    def wait_ready(self) -> "ServiceProcess":
+    def wait_ready(self) -> ServiceProcess:
         _wait_until(self._ready, READY_TIMEOUT_S, f"the service on port {self.port}")
         return self
 
@@ -98,7 +99,6 @@ class ServiceProcess:
                 self.process.kill()
                 self.process.wait()
         self.process = None
-        self.log.close()
 
     def _ready(self) -> bool:
         if self.process.poll() is not None:
@@ -170,7 +170,7 @@ class RedisProcess:
         self.url = f"redis://{LOOPBACK}:{self.port}/0"
         self.process: subprocess.Popen | None = None
 
-    def start(self) -> "RedisProcess":
+    def start(self) -> RedisProcess:
         # The password goes in through stdin (a config file read from "-"), not the command line.
         config = f"requirepass {self.password}\n" if self.password else ""
         self.process = subprocess.Popen(
@@ -186,7 +186,7 @@ class RedisProcess:
         import redis
         return redis.Redis.from_url(self.url, password=self.password)
 
-    def start_on_same_port(self) -> "RedisProcess":
+    def start_on_same_port(self) -> RedisProcess:
         """Start again after `stop()` (the data is gone: these servers do not persist)."""
         return self.start()
 

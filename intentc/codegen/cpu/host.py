@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 
+import llvmlite.binding as llvm
+
 from ...ir.nodes import Module
 from ...options import CompileOptions, Specialization
 from ..llvm.kernel import LoweredKernel, lower_kernel
@@ -23,7 +25,8 @@ def lower_for_host(module: Module, kernel: str, specialization: Specialization |
 
 
 def lower_and_optimize(module: Module, kernel: str, options: CompileOptions, specialization: Specialization,
-                       timings: dict[str, float], file: str = "<input>", source: str | None = None):
+                       timings: dict[str, float], file: str = "<input>",
+                       source: str | None = None) -> tuple[LoweredKernel, llvm.ModuleRef]:
     """The lowered kernel (slots, check sites) and its LLVM module optimized at `options.opt_level`;
     the time of LLVM's pipeline lands in `timings["llvm-opt"]`."""
     lowered = lower_for_host(module, kernel, specialization, file, source)

@@ -13,9 +13,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 from ...ir.nodes import Kernel
 from ...ir.types import ConstexprType, EnumType, TensorType, ViewType
+
+if TYPE_CHECKING:
+    from .kernel import LoweredKernel
 
 
 @dataclass(frozen=True)
@@ -84,7 +88,7 @@ class KernelAbi:
                    tuple(CheckReport(**s) for s in data["sites"]))
 
 
-def abi_json(lowered) -> str:
+def abi_json(lowered: LoweredKernel) -> str:
     """`abi.json` of a `LoweredKernel` (its check sites name ops by source location)."""
     sites = tuple(CheckReport(s.code, s.message, s.hint, s.op.name, *((s.op.loc.line, s.op.loc.col) if s.op.loc
                                                                        else (1, 1))) for s in lowered.sites)

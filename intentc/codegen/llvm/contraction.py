@@ -7,16 +7,19 @@ Integer accumulators wrap in their own width.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from llvmlite import ir
 
 from ...ir import errors
+from ...ir.nodes import Op
 from ...ir.ops.contraction import contraction_axes
 from .conversion import convert
-from .emitter import CheckSite
+from .emitter import CheckSite, Emitter
 from .lowfloat import round_f64
 from .pointwise import binary
 from .types import F32, F64, I64, is_float, is_low, is_signed, register_type
-from .values import Lazy, Scalar
+from .values import Lazy, Scalar, Tensor
 from .lowering import LOWERINGS
 from ...ir.optable import ops_where
 
@@ -39,8 +42,9 @@ def _finish(em, total, acc):
     return total
 
 
-def contract(em, op, lhs, rhs, acc, lhs_contract, rhs_contract, lhs_batch=(), rhs_batch=(), init=None,
-             widened=False):
+def contract(em: Emitter, op: Op, lhs: Tensor, rhs: Tensor, acc: str, lhs_contract: Sequence[int],
+             rhs_contract: Sequence[int], lhs_batch: Sequence[int] = (), rhs_batch: Sequence[int] = (),
+             init: Tensor | None = None, widened: bool = False) -> Tensor:
     """The contraction; `widened` operands already yield the wide (f64 or acc) summands."""
     lhs, rhs = _settled(em, lhs), _settled(em, rhs)
     lhs_free = [a for a in range(lhs.rank) if a not in lhs_contract and a not in lhs_batch]

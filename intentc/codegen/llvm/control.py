@@ -7,20 +7,28 @@ tensors); yielded values are evaluated completely before any slot is overwritten
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from llvmlite import ir
 
 from ...ir import errors
-from ...ir.nodes import Helper
-from ...ir.types import EnumType, RecordType, TensorType, TupleType
-from .emitter import CheckSite
+from ...ir.nodes import Helper, Region
+from ...ir.types import EnumType, RecordType, TensorType, TupleType, Type
+from .emitter import CheckSite, Emitter
 from .lowering import NotLowered, lower_ops
 from .types import I64, register_type
-from .values import Memory, RecordVal, Scalar
+from .values import Memory, RecordVal, Scalar, Tensor
 from .lowering import LOWERINGS
 
 
 # ---- slots ----------------------------------------------------------------------------------
-def make_slot(em, type_):
+# Where a value carried across iterations or branches lives: ("scalar", dtype, pointer),
+# ("memory", Memory), ("tuple", [slots]) or ("record", {field: slot}).
+Slot = tuple[Any, ...]
+
+
+def make_slot(em: Emitter, type_: Type) -> Slot:
     if isinstance(type_, EnumType):
         return ("scalar", "enum", em.entry_alloca(I64))
     if isinstance(type_, TensorType):
@@ -34,7 +42,7 @@ def make_slot(em, type_):
     raise TypeError(f"no slot for {type_}")
 
 
-def read_slot(em, slot):
+def read_slot(em: Emitter, slot: Slot) -> Tensor | tuple | RecordVal:
     kind = slot[0]
     if kind == "scalar":
         return Scalar(slot[1], (), em.b.load(slot[2]))
@@ -79,7 +87,7 @@ def _store(em, slot, settled):
             _store(em, s, v)
 
 
-def write_slots(em, slots, values) -> None:
+def write_slots(em: Emitter, slots: Sequence[Slot], values: Sequence[object]) -> None:
     memories = [m for s in slots for m in _slot_memories(s, [])]
     settled = [_settle(em, s, v, memories) for s, v in zip(slots, values)]
     for s, v in zip(slots, settled):
@@ -87,7 +95,7 @@ def write_slots(em, slots, values) -> None:
 
 
 # ---- regions ----------------------------------------------------------------------------------
-def run_region(em, region, args) -> list:
+def run_region(em: Emitter, region: Region, args: Sequence[object]) -> list:
     for param, value in zip(region.args, args):
         em.env[param.name] = value
     return lower_ops(em, region.ops) or []

@@ -7,9 +7,9 @@ from llvmlite import ir
 
 from ...ir import errors
 from ...ir.dtypes import FLOAT_MAX, instantiate, int_range
-from ...ir.nodes import SymbolRef
+from ...ir.nodes import AttrValue, Op, SymbolRef
 from ...ir.types import BIT_WIDTH
-from .emitter import CheckSite
+from .emitter import CheckSite, Emitter
 from .lowfloat import decode, encode, is_finite, round_f64
 from .pointwise import elementwise
 from .types import F32, F64, I64, LOW_FORMATS, const, is_float, is_low, is_signed, register_type
@@ -17,7 +17,7 @@ from .values import Scalar
 from .lowering import LOWERINGS
 
 
-def constant_value(em, value, dtype: str) -> ir.Constant:
+def constant_value(em: Emitter, value: AttrValue, dtype: str) -> ir.Constant:
     """The register constant of a KIR literal in `dtype` (enum members by their value)."""
     if isinstance(value, SymbolRef):
         enum, _, member = value.name.partition(".")
@@ -65,7 +65,7 @@ def _saturate_inf(em, value, dst):
     return b.select(infinite, em.call_intrinsic("copysign", ir.Constant(value.type, FLOAT_MAX[dst]), value), value)
 
 
-def to_float(em, op, x, src, dst, saturate):
+def to_float(em: Emitter, op: Op, x: ir.Value, src: str, dst: str, saturate: bool) -> ir.Value:
     b = em.b
     from_int = not is_float(src)
     if from_int:
@@ -95,7 +95,7 @@ def to_float(em, op, x, src, dst, saturate):
     return b.fptrunc(rounded, F32) if dst == "f32" else rounded
 
 
-def float_to_int(em, op, x, src, dst, saturate):
+def float_to_int(em: Emitter, op: Op, x: ir.Value, src: str, dst: str, saturate: bool) -> ir.Value:
     b = em.b
     wide = _to_f64(em, x, src)
     truncated = em.call_intrinsic("trunc", wide)
@@ -117,7 +117,7 @@ def float_to_int(em, op, x, src, dst, saturate):
     return b.select(too_low, ir.Constant(target, low & ((1 << target.width) - 1)), converted)
 
 
-def int_to_int(em, x, src, dst, saturate):
+def int_to_int(em: Emitter, x: ir.Value, src: str, dst: str, saturate: bool) -> ir.Value:
     b = em.b
     target = register_type(dst)
     if saturate:
@@ -136,7 +136,7 @@ def int_to_int(em, x, src, dst, saturate):
     return b.sext(x, target) if is_signed(src) else b.zext(x, target)
 
 
-def convert(em, op, x, src: str, dst: str, saturate: bool = False):
+def convert(em: Emitter, op: Op, x: ir.Value, src: str, dst: str, saturate: bool = False) -> ir.Value:
     """One element of `cast` (or `saturating_cast`) from `src` to `dst`."""
     b = em.b
     if src == dst or (src in ("index", "i64") and dst in ("index", "i64")):
@@ -154,7 +154,7 @@ def convert(em, op, x, src: str, dst: str, saturate: bool = False):
     return int_to_int(em, x, src, dst, saturate)
 
 
-def bits_of(em, x, dtype):
+def bits_of(em: Emitter, x: ir.Value, dtype: str) -> ir.Value:
     """The storage bit pattern of a register value (an integer of the dtype's width)."""
     b = em.b
     if is_low(dtype):
@@ -164,7 +164,7 @@ def bits_of(em, x, dtype):
     return x
 
 
-def from_bits(em, bits, dtype):
+def from_bits(em: Emitter, bits: ir.Value, dtype: str) -> ir.Value:
     b = em.b
     if is_low(dtype):
         return decode(em, bits, dtype)
@@ -177,7 +177,7 @@ def from_bits(em, bits, dtype):
 E2M1 = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0]
 
 
-def decode_e2m1(em, code):
+def decode_e2m1(em: Emitter, code: ir.Value) -> ir.Value:
     b = em.b
     table = em.module.globals.get("intentc.e2m1")
     if table is None:
@@ -190,7 +190,7 @@ def decode_e2m1(em, code):
     return b.load(b.gep(table, [ir.Constant(I64, 0), nibble], inbounds=True))
 
 
-def decode_e8m0(em, code):
+def decode_e8m0(em: Emitter, code: ir.Value) -> ir.Value:
     b = em.b
     wide = b.zext(code, I64)
     power = b.bitcast(b.shl(b.add(wide, ir.Constant(I64, 1023 - 127)), ir.Constant(I64, 52)), F64)

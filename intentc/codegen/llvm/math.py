@@ -8,13 +8,19 @@ Everything else is the target's business: `hooks.math_f64(em, name, x)`.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from llvmlite import ir
 
+from ...ir.nodes import Op
 from .conversion import to_float
 from .pointwise import elementwise
 from .types import F32, F64, I1, is_float, is_low
 from .lowering import LOWERINGS
 from ...ir.optable import ops_where
+
+if TYPE_CHECKING:
+    from .emitter import Emitter
 
 EXACT_INTRINSICS = {"sqrt": "sqrt", "floor": "floor", "ceil": "ceil", "trunc": "trunc", "rint": "rint"}
 
@@ -27,7 +33,7 @@ def _in_f64(em, name, x):
     return em.hooks.math_f64(em, name, x)
 
 
-def evaluate(em, op, name: str, x, dtype: str):
+def evaluate(em: Emitter, op: Op, name: str, x: ir.Value, dtype: str) -> ir.Value:
     """One element of math function `name` on a register value of float `dtype`."""
     b = em.b
     if name in EXACT_INTRINSICS and not is_low(dtype):
@@ -76,13 +82,13 @@ def _flags(op):
     return bool(op.attributes.get("approximate", False)), bool(op.attributes.get("flush_to_zero", False))
 
 
-def flush_subnormal(em, x):
+def flush_subnormal(em: Emitter, x: ir.Value) -> ir.Value:
     b = em.b
     tiny = b.fcmp_ordered("<", em.call_intrinsic("fabs", x), ir.Constant(F32, 2.0 ** -126))
     return b.select(tiny, em.call_intrinsic("copysign", ir.Constant(F32, 0.0), x), x)
 
 
-def approximate_fdiv(em, lhs, rhs, flush):
+def approximate_fdiv(em: Emitter, lhs: ir.Value, rhs: ir.Value, flush: bool) -> ir.Value:
     """The interpreter's approximate division: the correctly rounded quotient, and for
     2^126 < |rhs| < 2^128 a zero of the quotient's sign (NaN for an infinite lhs)."""
     b = em.b

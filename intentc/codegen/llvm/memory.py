@@ -7,28 +7,30 @@ out-of-bounds active lane is reported (R0301) and makes no access.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NamedTuple
 
 from llvmlite import ir
 
 from ...ir import errors
+from ...ir.nodes import Op
 from ...ir.ops.memory import UPDATE_COMBINE
-from .emitter import CheckSite
+from .emitter import CheckSite, Emitter
 from .lowfloat import to_register, to_storage
 from .pointwise import binary
 from .shape import broadcast_index, broadcast_to
 from .types import I1, I8, I64, is_signed, register_type, storage_type
-from .values import BufferRef, Lazy, Scalar, ViewRef
+from .values import BufferRef, Coordinate, Lazy, Scalar, Tensor, ViewRef
 from .lowering import LOWERINGS
 
 
-def as_index(em, value, dtype):
+def as_index(em: Emitter, value: ir.Value, dtype: str) -> ir.Value:
     if value.type == I64:
         return value
     return em.b.sext(value, I64) if is_signed(dtype) else em.b.zext(value, I64)
 
 
-def element_at(em, tensor, idx):
+def element_at(em: Emitter, tensor: Tensor, idx: Coordinate) -> ir.Value:
     """Element of `tensor` at access coordinate `idx` (tensor broadcast right-aligned)."""
     return tensor.at(em, broadcast_index(tensor, idx))
 
@@ -42,12 +44,13 @@ class Lane(NamedTuple):
 class Access:
     """The lanes of one read/write/atomic on a view or buffer."""
 
-    def __init__(self, em, op, resource, indices, mask):
+    def __init__(self, em: Emitter, op: Op, resource: ViewRef | BufferRef, indices: list[Tensor],
+                 mask: Tensor | None):
         self.em, self.op, self.resource, self.indices, self.mask = em, op, resource, indices, mask
         self.site = CheckSite(op, errors.OUT_OF_BOUNDS, "active access is outside the resource's extents "
                               "or allocation", "mask the lane off or clamp the index")
 
-    def lane(self, idx) -> Lane:
+    def lane(self, idx: Coordinate) -> Lane:
         """The lane at `idx`: its pointer, whether it is active and in bounds, and (buffers
         with a written-mask) its mask byte."""
         em, b = self.em, self.em.b
@@ -84,7 +87,7 @@ class Access:
             with self.em.b.if_then(lane.live):
                 self.em.b.store(ir.Constant(I8, 1), lane.written)
 
-    def load(self, pointer):
+    def load(self, pointer: ir.Value) -> ir.Value:
         value = self.em.b.load(pointer)
         return to_register(self.em, value, self.resource.dtype) if isinstance(self.resource, ViewRef) else value
 
@@ -95,20 +98,20 @@ class Access:
         dtype = self.resource.dtype
         return isinstance(self.resource, ViewRef) and storage_type(dtype) == register_type(dtype)
 
-    def masked_load(self, lane: Lane, default):
+    def masked_load(self, lane: Lane, default: ir.Value) -> ir.Value:
         """The lane's element where it is live, else `default`."""
         if self._view_words:
             return self.em.hooks.masked_load(self.em, lane.pointer, lane.live, default)
         return self.em.when(lane.live, lambda: self.load(lane.pointer), default)
 
-    def masked_store(self, lane: Lane, value) -> None:
+    def masked_store(self, lane: Lane, value: ir.Value) -> None:
         if self._view_words:
             self.em.hooks.masked_store(self.em, lane.pointer, value, lane.live)
             return
         with self.em.b.if_then(lane.live):
             self.store(lane.pointer, value)
 
-    def store(self, pointer, value):
+    def store(self, pointer: ir.Value, value: ir.Value) -> None:
         if isinstance(self.resource, ViewRef):
             value = to_storage(self.em, value, self.resource.dtype)
         self.em.b.store(value, pointer)
@@ -182,14 +185,14 @@ def _vector_store(em, acc, lanes, values) -> None:
                 acc.masked_store(lane, new)
 
 
-def access(em, op):
+def access(em: Emitter, op: Op) -> Access:
     resource = em.env[op.operands[0]]
     indices = [em.env[n] for n in (op.group("index") or ())]
     mask = op.group("mask")
     return Access(em, op, resource, indices, em.env[mask[0]] if mask else None)
 
 
-def guarded(em, condition, then):
+def guarded(em: Emitter, condition: ir.Value, then: Callable[[], None]) -> None:
     """then() under `condition`; returns nothing."""
     with em.b.if_then(condition):
         then()

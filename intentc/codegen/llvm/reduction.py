@@ -8,8 +8,12 @@ whole axis as one slice (slicing is the compiler's choice).
 """
 from __future__ import annotations
 
+from collections.abc import Collection
+from typing import TYPE_CHECKING
+
 from llvmlite import ir
 
+from ...ir.nodes import Op
 from ...ir.ops.reduction import COMBINE, accumulator, identity
 from .control import make_slot, read_slot, run_region, write_slots
 from .conversion import convert
@@ -17,6 +21,9 @@ from .pointwise import binary
 from .types import I1, I64, const, is_float, is_signed, register_type
 from .values import Lazy, Memory, Scalar
 from .lowering import LOWERINGS
+
+if TYPE_CHECKING:
+    from .emitter import Emitter
 
 def identity_const(kind: str, dtype: str) -> ir.Constant:
     value = identity(kind, dtype)
@@ -27,13 +34,13 @@ def identity_const(kind: str, dtype: str) -> ir.Constant:
     return const(dtype, int(value))
 
 
-def combine_builtin(em, op, kind: str, acc, element, dtype: str):
+def combine_builtin(em: Emitter, op: Op, kind: str, acc: ir.Value, element: ir.Value, dtype: str) -> ir.Value:
     if kind == "sum" and dtype in ("f32", "f64"):
         return em.b.fadd(acc, element, flags=("reassoc",))
     return binary(em, op, COMBINE[kind], acc, element, dtype)
 
 
-def merge_index(axes, reduced: list, rest: list) -> list:
+def merge_index(axes: Collection[int], reduced: list[ir.Value], rest: list[ir.Value]) -> list[ir.Value]:
     """Full coordinate from the coordinates of the reduced `axes` and of the other axes."""
     reduced_iter, rest_iter = iter(reduced), iter(rest)
     return [next(reduced_iter) if a in axes else next(rest_iter) for a in range(len(reduced) + len(rest))]

@@ -4,7 +4,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ...ir import errors
-from .emitter import CheckSite
+from .emitter import CheckSite, Emitter
 from .pointwise import elementwise
 from .types import F32, I32, I64, is_signed
 from .lowering import LOWERINGS
@@ -13,7 +13,7 @@ M0, M1 = 0xD2511F53, 0xCD9E8D57
 W0, W1 = 0x9E3779B9, 0xBB67AE85
 
 
-def philox_word(em, seed: ir.Value, counter: ir.Value) -> ir.Value:
+def philox_word(em: Emitter, seed: ir.Value, counter: ir.Value) -> ir.Value:
     """The u32 word `counter % 4` of Philox4x32-10 block `counter // 4` under `seed` (both i64)."""
     b = em.b
 

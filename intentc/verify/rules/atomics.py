@@ -2,14 +2,20 @@
 per dtype, typed values and results ({old_value, success} for CAS)."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ...ir.dtypes import is_float, is_int
+from ...ir.nodes import Op
 from ...ir.ops.memory import UPDATE_COMBINE
 from ...ir.optable import op_def
 from ...ir.types import RecordField, RecordType, TensorType
 from ..typesys import broadcast_shapes, broadcastable, fmt
-from . import rule
-from .common import expect_result, expect_type, tensor_of
+from . import Args, rule
+from .common import Results, expect_result, expect_type, tensor_of
 from .memory import check_access, element_dtype_ok, resource_of
+
+if TYPE_CHECKING:
+    from ..walk import Verifier
 
 _ORDERS = {
     "atomic_load": ("relaxed", "acquire"),
@@ -30,7 +36,7 @@ def _order_ok(ctx, op) -> bool:
 
 
 @rule("atomic_load")
-def atomic_load(ctx, op, args):
+def atomic_load(ctx: Verifier, op: Op, args: Args) -> Results:
     resource = resource_of(ctx, op, args[0])
     written = op.result_types[0]
     if resource is None or not _order_ok(ctx, op):
@@ -44,7 +50,7 @@ def atomic_load(ctx, op, args):
 
 
 @rule("atomic_store")
-def atomic_store(ctx, op, args):
+def atomic_store(ctx: Verifier, op: Op, args: Args) -> Results:
     resource = resource_of(ctx, op, args[0])
     value = tensor_of(ctx, op, args[1], "value")
     if resource is None or value is None or not _order_ok(ctx, op):
@@ -55,7 +61,7 @@ def atomic_store(ctx, op, args):
 
 
 @rule("atomic_rmw")
-def atomic_rmw(ctx, op, args):
+def atomic_rmw(ctx: Verifier, op: Op, args: Args) -> Results:
     resource = resource_of(ctx, op, args[0])
     value = tensor_of(ctx, op, args[1], "value")
     written = op.result_types[0]
@@ -85,7 +91,7 @@ def _kind_ok(ctx, op, dtype: str) -> bool:
 
 
 @rule("atomic_cas")
-def atomic_cas(ctx, op, args):
+def atomic_cas(ctx: Verifier, op: Op, args: Args) -> Results:
     resource = resource_of(ctx, op, args[0])
     expected, desired = tensor_of(ctx, op, args[1], "expected"), tensor_of(ctx, op, args[2], "desired")
     if resource is None or expected is None or desired is None:

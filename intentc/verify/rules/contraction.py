@@ -3,28 +3,34 @@ result axes batch + lhs free + rhs free, `init` of the result type; named forms,
 histogram (§7)."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ...ir.dtypes import is_int
+from ...ir.nodes import Op
 from ...ir.ops.contraction import NAMED_FORMS
 from ...ir.types import TensorType
+from ..context import Context
 from ..typesys import broadcastable, fmt
-from . import rule
-from .common import check_axes, expect_result, tensor_of
+from . import Args, rule
+from .common import Results, check_axes, expect_result, tensor_of
+
+if TYPE_CHECKING:
+    from ..walk import Verifier
 
 
-
-def _operands(ctx, op, args):
+def _operands(ctx: Verifier, op: Op, args: Args) -> tuple[TensorType, TensorType] | None:
     lhs, rhs = tensor_of(ctx, op, args[0], "lhs"), tensor_of(ctx, op, args[1], "rhs")
     if lhs is None or rhs is None:
-        return None, None
+        return None
     for side, type_ in (("lhs", lhs), ("rhs", rhs)):
         if type_.dtype == "bool":
             ctx.error("E213", op, f"`{op.name}` {side} must be numeric, got `{type_.dtype}`",
                       "cast bool operands to a numeric dtype first")
-            return None, None
+            return None
     return lhs, rhs
 
 
-def accumulator(ctx, op) -> str | None:
+def accumulator(ctx: Context, op: Op) -> str | None:
     acc = op.attributes["acc"]
     if isinstance(acc, TensorType) and not acc.shape and acc.dtype not in ("bool",):
         return acc.dtype
@@ -66,12 +72,13 @@ def _finish(ctx, op, args, dtype: str, shape: tuple) -> None:
 
 
 @rule("contract")
-def contract(ctx, op, args):
-    lhs, rhs = _operands(ctx, op, args)
-    axes = None if lhs is None else _axes(ctx, op, lhs, rhs)
+def contract(ctx: Verifier, op: Op, args: Args) -> Results:
+    operands = _operands(ctx, op, args)
+    axes = None if operands is None else _axes(ctx, op, *operands)
     acc = accumulator(ctx, op)
-    if axes is None or acc is None:
+    if operands is None or axes is None or acc is None:
         return None
+    lhs, rhs = operands
     lc, rc, lb, rb = axes
     if not _paired(ctx, op, lhs, rhs, list(zip(lc, rc)) + list(zip(lb, rb))):
         return None
@@ -83,11 +90,12 @@ def contract(ctx, op, args):
 
 
 @rule(*NAMED_FORMS)
-def named_contraction(ctx, op, args):
-    lhs, rhs = _operands(ctx, op, args)
+def named_contraction(ctx: Verifier, op: Op, args: Args) -> Results:
+    operands = _operands(ctx, op, args)
     acc = accumulator(ctx, op)
-    if lhs is None or acc is None:
+    if operands is None or acc is None:
         return None
+    lhs, rhs = operands
     form = NAMED_FORMS[op.name]
     lhs_rank, rhs_rank, a, b = form.lhs_rank, form.rhs_rank, form.lhs_axis, form.rhs_axis
     if (lhs.rank, rhs.rank) != (lhs_rank, rhs_rank):
@@ -102,10 +110,11 @@ def named_contraction(ctx, op, args):
 
 
 @rule("outer")
-def outer(ctx, op, args):
-    lhs, rhs = _operands(ctx, op, args)
-    if lhs is None:
+def outer(ctx: Verifier, op: Op, args: Args) -> Results:
+    operands = _operands(ctx, op, args)
+    if operands is None:
         return None
+    lhs, rhs = operands
     if (lhs.rank, rhs.rank) != (1, 1):
         ctx.error("E213", op, f"`outer` takes two rank-1 tensors, got ranks ({lhs.rank}, {rhs.rank})",
                   "reshape the operands to rank 1")
@@ -119,7 +128,7 @@ def outer(ctx, op, args):
 
 
 @rule("histogram")
-def histogram(ctx, op, args):
+def histogram(ctx: Verifier, op: Op, args: Args) -> Results:
     values = tensor_of(ctx, op, args[0], "values")
     if values is None:
         return None

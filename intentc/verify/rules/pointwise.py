@@ -2,13 +2,19 @@
 constant shift amounts and divisors, approximate-math modes."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ...ir.dtypes import in_class, int_range, is_int, is_signed, width
+from ...ir.nodes import Op
 from ...ir.optable import op_def, ops_where
 from ...ir.types import EnumType
 from .. import affine
 from ..context import Value
-from . import rule
-from .common import expect_result, tensor_of
+from . import Args, rule
+from .common import Results, expect_result, tensor_of
+
+if TYPE_CHECKING:
+    from ..walk import Verifier
 
 # What a dtype outside an op's class (op table `dtypes`) is told: (code, what it needs, hint).
 _CLASS_ERRORS = {
@@ -45,7 +51,7 @@ def _result_dtype(op, operand_dtype: str) -> str:
 
 
 @rule(*ops_where(lambda op: op.family == "pointwise" and len(op.operands) == 2))
-def binary(ctx, op, args):
+def binary(ctx: Verifier, op: Op, args: Args) -> Results:
     lhs, rhs = args[0], args[1]
     if isinstance(lhs.type, EnumType) or isinstance(rhs.type, EnumType):
         return _enum_compare(ctx, op, lhs, rhs)
@@ -140,7 +146,7 @@ def _arith_fact(op, lhs: Value, rhs: Value):
 
 
 @rule(*ops_where(lambda op: op.family == "pointwise" and len(op.operands) == 1))
-def unary(ctx, op, args):
+def unary(ctx: Verifier, op: Op, args: Args) -> Results:
     source = tensor_of(ctx, op, args[0], "source")
     if source is None or not _class_ok(ctx, op, source.dtype):
         return None
@@ -152,7 +158,7 @@ def unary(ctx, op, args):
 
 
 @rule("select")
-def select(ctx, op, args):
+def select(ctx: Verifier, op: Op, args: Args) -> Results:
     cond, on_true, on_false = (tensor_of(ctx, op, v, w) for v, w in zip(args.operands, ("cond", "on_true", "on_false")))
     if cond is None or on_true is None or on_false is None:
         return None

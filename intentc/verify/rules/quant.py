@@ -1,9 +1,15 @@
 """The quantization schema of docs/kir.md: Q8_K / Q4_K block records on u8 carriers."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from ...ir.nodes import Op
 from ..typesys import fmt, tensor_text
-from . import rule
-from .common import expect_result, tensor_of
+from . import Args, rule
+from .common import Results, expect_result, tensor_of
+
+if TYPE_CHECKING:
+    from ..walk import Verifier
 
 
 _BLOCK_BYTES = {"q8_k": 292, "q4_k": 144}
@@ -13,11 +19,11 @@ _QK = 256
 
 
 @rule("quantize", "dequantize")
-def quantization(ctx, op, args):
+def quantization(ctx: Verifier, op: Op, args: Args) -> Results:
     source = tensor_of(ctx, op, args[0], "source")
     if source is None:
         return None
-    block = _BLOCK_BYTES[op.attributes["format"].name]
+    block = _BLOCK_BYTES[op.keyword_attr("format")]
     encode = op.name == "quantize"
     source_dtype, source_inner, result_dtype, result_inner = \
         ("f32", _QK, "u8", block) if encode else ("u8", block, "f32", _QK)
@@ -26,12 +32,12 @@ def quantization(ctx, op, args):
                   f"`{fmt(source)}`", f"reshape to rows of {source_inner}")
         return None
     expect_result(ctx, op, result_dtype, (source.shape[0], result_inner), "E630",
-                  f"{op.attributes['format'].name} blocks are {block} bytes per {_QK} values")
+                  f"{op.keyword_attr('format')} blocks are {block} bytes per {_QK} values")
     return None
 
 
 @rule("quantized_dot")
-def quantized_dot(ctx, op, args):
+def quantized_dot(ctx: Verifier, op: Op, args: Args) -> Results:
     lhs, rhs = tensor_of(ctx, op, args[0], "lhs"), tensor_of(ctx, op, args[1], "rhs")
     if lhs is None or rhs is None:
         return None

@@ -2,12 +2,18 @@
 metadata and compressed axis."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ...ir.dtypes import is_float, is_int
+from ...ir.nodes import Op
 from ...ir.types import RecordType, TensorType
 from ..typesys import fmt
-from . import rule
-from .common import expect_result, tensor_of
+from . import Args, rule
+from .common import Results, expect_result, tensor_of
 from .contraction import accumulator
+
+if TYPE_CHECKING:
+    from ..walk import Verifier
 
 _ELEMENTS_PER_CARRIER = {"e2m1": 2, "e4m3": 1}
 
@@ -22,7 +28,7 @@ def _u8_ranks(ctx, op, types, ranks, names) -> bool:
 
 
 @rule("scaled_contract")
-def scaled_contract(ctx, op, args):
+def scaled_contract(ctx: Verifier, op: Op, args: Args) -> Results:
     names = ("lhs", "lhs_scale", "rhs", "rhs_scale")
     types = [tensor_of(ctx, op, v, n) for v, n in zip(args.operands, names)]
     acc = accumulator(ctx, op)
@@ -63,7 +69,7 @@ def _carrier_extent(ctx, op) -> int | None:
 
 
 @rule("sparse_contract")
-def sparse_contract(ctx, op, args):
+def sparse_contract(ctx: Verifier, op: Op, args: Args) -> Results:
     lhs, rhs = tensor_of(ctx, op, args[0], "lhs"), tensor_of(ctx, op, args[2], "rhs")
     acc = accumulator(ctx, op)
     if lhs is None or rhs is None or acc is None:
@@ -72,7 +78,7 @@ def sparse_contract(ctx, op, args):
         ctx.error("E610", op, f"`sparse_contract` takes numeric lhs [M, K/2] and rhs [K, N], got "
                   f"`{fmt(lhs)}` and `{fmt(rhs)}`", "normalize the operands to rank 2 first")
         return None
-    pattern = op.attributes["pattern"].name
+    pattern = op.keyword_attr("pattern")
     group = 2 if pattern == "one_of_two" else 4
     extents = _compressed_extents(ctx, op, rhs.shape[0], group)
     if extents is None:
