@@ -27,7 +27,8 @@ def op_name_lists(path: Path, ops: set[str]) -> list[str]:
         names = [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
         if len(names) >= 2 and len(names) == len(node.elts) and set(names) <= ops \
                 and "not op names" not in lines[node.lineno - 1]:
-            found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {', '.join(names)}")
+            where = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+            found.append(f"{where}:{node.lineno}: {', '.join(names)}")
     return found
 
 

@@ -144,7 +144,7 @@ def instantiate(value: bool | int | float, dtype: str) -> bool | int | float:
         return bool(value)
     if is_int(dtype):
         low, high = int_range(dtype)
-        if isinstance(value, float) and not value.is_integer() or not low <= int(value) <= high:
+        if (isinstance(value, float) and not value.is_integer()) or not low <= int(value) <= high:
             raise ValueError(f"literal {value!r} is not representable in {dtype}")
         return int(value)
     rounded = round_to_format(int(value) if isinstance(value, bool) else value, dtype)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import sys
+import threading
 from collections.abc import Callable, Iterable
 from typing import Generic, TypeVar
 
@@ -45,6 +46,8 @@ class Registry(Generic[Impl]):
         self.exempt = exempt
         self._impls: dict[str, Impl] = {}
         self._loaded = False
+        # Compiles in the service's threads may ask at once: nobody reads a half-filled table.
+        self._loading = threading.RLock()
 
     def register(self, *names: str) -> Callable[[Impl], Impl]:
         """Decorator: `impl` implements the ops `names`."""
@@ -74,9 +77,10 @@ class Registry(Generic[Impl]):
     def load(self) -> Registry[Impl]:
         """Import the stage's module of every op family (each registers its ops)."""
         if not self._loaded:
-            self._loaded = True
-            for family in families():
-                importlib.import_module(f"{self.package}.{family}")
+            with self._loading:
+                for family in families():
+                    importlib.import_module(f"{self.package}.{family}")
+                self._loaded = True
         return self
 
     def get(self, name: str) -> Impl | None:

@@ -1,5 +1,8 @@
 """The op table is each op's definition: the verifier, the interpreter and the LLVM lowering
 all register their implementation of every op, from their module of the op's family."""
+import subprocess
+import sys
+
 import pytest
 
 from intentc.codegen.llvm.lowering import LOWERINGS
@@ -38,3 +41,24 @@ def test_the_registry_rejects_unknown_ops_duplicates_and_foreign_families():
     fresh = Registry("test", "intentc.interp")
     with pytest.raises(ValueError, match="registered from"):
         fresh.add(["add"], print)           # not from intentc.interp.pointwise
+
+
+
+def test_threads_asking_while_the_lowerings_load_find_every_op():
+    """The service compiles in threads: the first lowerings may be asked for by several at once."""
+    probe = """if True:
+        import threading
+        from intentc.codegen.llvm.lowering import LOWERINGS
+        from intentc.ir.optable import all_ops
+        wanted = [name for name, op in all_ops().items() if not op.terminator]
+        found = []
+        threads = [threading.Thread(target=lambda: found.append(all(LOWERINGS.get(n) for n in wanted)))
+                   for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        print(found.count(True))
+    """
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["8"]
