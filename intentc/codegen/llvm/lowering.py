@@ -33,6 +33,7 @@ def lower_op(em, op: Op) -> None:
     impl = LOWERINGS.get(op.name) if op.registered else None
     if impl is None:
         raise NotLowered(op)
+    em.element_memo = {}
     out = impl(em, op)
     em.defs.update(dict.fromkeys(op.results, op))
     if op.results:

@@ -16,7 +16,7 @@ from .emitter import CheckSite
 from .lowfloat import round_f64
 from .types import F64, is_float, is_low, is_signed
 from .lowering import LOWERINGS
-from .values import Lazy, Scalar, Tensor
+from .values import Derived, Scalar, Tensor
 
 
 def elementwise(em, op, operands: list[Tensor], fn, dtype: str, costly: bool = False) -> Tensor:
@@ -25,7 +25,7 @@ def elementwise(em, op, operands: list[Tensor], fn, dtype: str, costly: bool = F
     if all(isinstance(o, Scalar) for o in operands):
         return Scalar(dtype, (), fn(em, [o.value for o in operands]))
     shape = em.shape_of(op.result_types[0]) if op is not None else next(o.shape for o in operands if o.shape)
-    return Lazy(dtype, shape, lambda e, idx: fn(e, [o.at(e, idx) for o in operands]), costly)
+    return Derived(dtype, shape, costly=costly, combine=fn, operands=tuple(operands))
 
 
 # ---- integers -------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ from llvmlite import ir
 from .conversion import constant_value
 from .types import I64, register_type
 from .lowering import LOWERINGS
-from .values import Lazy, Memory, Scalar, Tensor
+from .values import Derived, Lazy, Memory, Scalar, Tensor
 
 
 def _is_one(extent) -> bool:
@@ -27,7 +27,8 @@ def broadcast_to(em, source: Tensor, shape, dims=None) -> Tensor:
         return Lazy(source.dtype, tuple(shape), lambda e, idx: source.value) if shape else source
     if getattr(source, "costly", False):
         source = em.materialize(source)
-    return Lazy(source.dtype, tuple(shape), lambda e, idx: source.at(e, broadcast_index(source, idx, dims)))
+    return Derived(source.dtype, tuple(shape), combine=lambda e, values: values[0], operands=(source,),
+                   index_maps=(lambda idx: broadcast_index(source, idx, dims),))
 
 
 @LOWERINGS.register("iota")

@@ -42,7 +42,8 @@ class NvptxHooks(TargetHooks):
     def __init__(self, mapping: Mapping):
         self.mapping = mapping
         self.plan = mapping.cta               # the CTA mapping's plan (cta.py), or None
-        self.in_cta = False                   # lowering the body of a CTA-mapped iteration
+        # lowering the body of a CTA-mapped iteration, or a grid-wide program's top level
+        self.in_cta = self.plan is not None and self.plan.grid
         self.current_slot = 0                 # the register form's coordinate being visited
 
     # ---- the physical mapping ----------------------------------------------------------------
@@ -70,7 +71,7 @@ class NvptxHooks(TargetHooks):
         if not self.in_cta:
             em.serial_for_each(shape, body)
         elif not shape:
-            on_thread_zero(em, lambda: body([]))
+            on_thread_zero(em, self.plan, lambda: body([]))
         else:
             self.in_cta = False            # a coordinate's own work stays on its thread
             try:
@@ -122,15 +123,19 @@ class NvptxHooks(TargetHooks):
     def tabulate(self, em, dtype, shape, element, group=None):
         if not (self.in_cta and self.plan.slots and shape):
             return super().tabulate(em, dtype, shape, element, group)
-        slots = [em.entry_alloca(register_type(dtype)) for _ in range(self.plan.slots)]
+        registers = self._registers(em, dtype, shape)
 
         def store_group(idxs, visit):
             for lane, value in enumerate(group(idxs, visit)):
                 visit(lane)
-                em.b.store(value, slots[self.current_slot])
-        self.for_each(em, shape, lambda idx: em.b.store(element(idx), slots[self.current_slot]),
+                em.b.store(value, registers.slot(em, self.current_slot))
+        self.for_each(em, shape, lambda idx: em.b.store(element(idx), registers.slot(em, self.current_slot)),
                       store_group if group is not None else None)
-        return Registers(dtype, tuple(shape), slots)
+        return registers
+
+    def _registers(self, em, dtype, shape) -> Registers:
+        array = em.entry_alloca(ir.ArrayType(register_type(dtype), self.plan.slots))
+        return Registers(dtype, tuple(shape), array)
 
     def histogram_counts(self, em, dtype, bins):
         """In the CTA mapping: the CTA's counts in shared memory, zeroed by all threads,
@@ -155,7 +160,7 @@ class NvptxHooks(TargetHooks):
             return None
         b, plan = em.b, self.plan
         identity = identity_const(kind, acc)
-        slots = [em.entry_alloca(register_type(acc)) for _ in range(plan.slots)]
+        registers = self._registers(em, acc, x.shape)
         carry = identity
         for number in range(plan.groups):
             group = range(number * plan.vector, (number + 1) * plan.vector)
@@ -170,8 +175,8 @@ class NvptxHooks(TargetHooks):
                     result = before if lane == 0 else combine(before, prefixes[lane - 1])
                 else:
                     result = combine(before, prefixes[lane])
-                b.store(result, slots[slot])
-        return Registers(acc, tuple(x.shape), slots)
+                b.store(result, registers.slot(em, slot))
+        return registers
 
     def _element_or(self, em, element, shape, slot, identity, dtype):
         """element at this thread's coordinate of `slot`, or `identity` past S (so totals hold)."""
