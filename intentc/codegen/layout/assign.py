@@ -13,6 +13,7 @@ get a layout whose single thread holds every element, which `mapping_report` fla
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ...ir.nodes import Op
@@ -82,7 +83,7 @@ def assign(ops: list[Op], distribution, known: dict, one_thread_per_iteration: b
     one_thread_per_iteration puts every tensor on its iteration's thread."""
     result = Assignment()
 
-    def visit(block: list[Op]) -> None:
+    def visit(block: Sequence[Op]) -> None:
         for op in block:
             for name, type_ in zip(op.results, op.result_types):
                 if not isinstance(type_, TensorType):
@@ -105,7 +106,7 @@ def _layout_of(op: Op, type_: TensorType, distribution, known: dict, one_thread_
     return distribution(type_)
 
 
-def _conversions(ops: list[Op], result: Assignment) -> None:
+def _conversions(ops: Sequence[Op], result: Assignment) -> None:
     for op in ops:
         for region in op.regions:
             _conversions(region.ops, result)

@@ -78,7 +78,7 @@ class Blocked:
         warps = _digits(warp, self.warps_per_cta, self.order)
         elements = _digits(element, self.size_per_thread, self.order)
         repeats = _digits(repetition, self.repetitions or (1 << 62,) * self.rank, self.order)
-        return tuple(r * tile + (w * t + l) * s + e for r, tile, w, t, l, s, e in zip(
+        return tuple(r * tile + (w * t + ln) * s + e for r, tile, w, t, ln, s, e in zip(
             repeats, self.tile, warps, self.threads_per_warp, lanes, self.size_per_thread, elements))
 
     def __str__(self) -> str:
