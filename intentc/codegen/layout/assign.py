@@ -13,12 +13,12 @@ get a layout whose single thread holds every element, which `mapping_report` fla
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ...ir.nodes import Op
 from ...ir.types import TensorType
-from .encodings import Blocked, Shared, Uniform
+from .encodings import Blocked, Layout, Shared, Uniform
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,8 @@ def one_thread(type_: TensorType, known: dict) -> Blocked:
     return Blocked(shape, per_thread, (1,) * rank, (1,) * rank, tuple(reversed(range(rank))))
 
 
-def assign(ops: list[Op], distribution, known: dict, one_thread_per_iteration: bool = False) -> Assignment:
+def assign(ops: Sequence[Op], distribution: Callable[[TensorType], Layout], known: dict,
+           one_thread_per_iteration: bool = False) -> Assignment:
     """Layouts of the tensor values defined by `ops` (an iteration body, nested regions
     included): `distribution(type_)` gives the mapping's layout of a tensor type, or
     one_thread_per_iteration puts every tensor on its iteration's thread."""
@@ -96,7 +97,8 @@ def assign(ops: list[Op], distribution, known: dict, one_thread_per_iteration: b
     return result
 
 
-def _layout_of(op: Op, type_: TensorType, distribution, known: dict, one_thread_per_iteration: bool):
+def _layout_of(op: Op, type_: TensorType, distribution: Callable[[TensorType], Layout], known: dict,
+               one_thread_per_iteration: bool) -> Layout:
     if not type_.shape:
         return Uniform()
     if one_thread_per_iteration:

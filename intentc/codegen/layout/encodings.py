@@ -121,3 +121,7 @@ def row_blocked(extent: int | None, threads: int, vector: int = 1, grid_wide: bo
     """The CTA mapping's 1-D form: `vector` consecutive elements a thread, T threads, the
     tile repeated along the row (over the grid's CTAs when `grid_wide`)."""
     return Blocked((extent,), (vector,), (WARP,), (max(1, threads // WARP),), (0,), grid_wide)
+
+
+# Any of the encodings above.
+Layout = Blocked | Slice | Uniform | Shared
