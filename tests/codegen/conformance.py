@@ -1,0 +1,139 @@
+"""The spec rules of issue 15, each a check that runs one program on a named target
+(`interp`, `cpu`, `cuda`) and asserts what the spec chapter requires there.
+
+The CPU suite runs every check on `interp` and `cpu` (`test_conformance.py`), the GPU suite
+on `cuda` (`tests/gpu/test_cuda_conformance.py`). A check names the rule it holds to.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from intentc.api import run
+from intentc.diagnostics import DiagnosticError
+from intentc.interp.values import np_dtype
+
+CHECKS = {}
+
+
+def check(function):
+    CHECKS[function.__name__] = function
+    return function
+
+
+def run_on(target: str, source: str, kernel: str, inputs: dict, constexprs: dict | None = None,
+           options=None, seed: int = 0) -> dict:
+    """Outputs of one launch on `target` (compiled targets through the default pipeline)."""
+    if target == "interp":
+        return run(source, kernel, inputs, constexprs, seed=seed)
+    if target == "cpu":
+        from intentc.runtime.cpu import compile_cpu
+        return compile_cpu(source, kernel, {"constexprs": dict(constexprs or {})}, options)(inputs, constexprs)
+    from intentc.runtime.cuda import compile_cuda
+    return compile_cuda(source, kernel, {"constexprs": dict(constexprs or {})}, options)(inputs, constexprs)
+
+
+def reported(target: str, code: str, source: str, kernel: str, inputs: dict, **kwargs) -> str:
+    """The message of the illegal-input report `code` that one launch must give."""
+    with pytest.raises(DiagnosticError) as info:
+        run_on(target, source, kernel, inputs, **kwargs)
+    codes = [d.code for d in info.value.diagnostics]
+    assert code in codes, (code, str(info.value))
+    return str(info.value)
+
+
+def not_finite(value) -> bool:
+    return bool(np.all(~np.isfinite(np.asarray(value).astype(np.float64))))
+
+
+# ---- item 1: the accumulator dtype is the accumulation dtype (§3, §5.3, §6) ---------------------
+DOT = """kernel @k(%a: view<{dt}, [%K], in>, %b: view<{dt}, [%K], in>, %y: view<{acc}, [1], out>) {{
+  %i = iota : tensor<index, [%K]>
+  %u = read %a index(%i) : tensor<{dt}, [%K]>
+  %v = read %b index(%i) : tensor<{dt}, [%K]>
+  %d = dot %u, %v {{acc = {acc}}} : {acc}
+  %z = constant {{value = 0}} : index
+  write %y, %d index(%z)
+}}"""
+
+
+@check
+def contraction_overflows_in_its_accumulator(target):
+    """Products of ±1e40 overflow an f32 accumulator (and ±90000 an f16 one): the sum is
+    ±inf or NaN (FMA may keep inf), never the finite 0 a wider accumulation gives."""
+    for dt, big in (("f32", 1e20), ("f16", 300.0), ("bf16", 1e20)):
+        dtype = np_dtype(dt)
+        a = np.array([big, big, 1.0], dtype=dtype)
+        b = np.array([big, -big, 1.0], dtype=dtype)
+        out = run_on(target, DOT.format(dt=dt, acc=dt), "k", {"a": a, "b": b})["y"]
+        assert not_finite(out), (dt, out)
+
+
+@check
+def contraction_keeps_ordinary_sums_exact(target):
+    """Sums the accumulator represents exactly come out exactly (a control for the above)."""
+    a = np.array([3.0, -2.0, 0.5, 8.0], dtype=np.float32)
+    b = np.array([2.0, 4.0, 4.0, 0.25], dtype=np.float32)
+    assert run_on(target, DOT.format(dt="f32", acc="f32"), "k", {"a": a, "b": b})["y"][0] == 2.0
+
+
+# ---- item 2: fused multiply-reduce (§5.4) keeps the legal special values ----------------------
+MULTIPLY_REDUCE = """kernel @k(%a: view<f32, [%K], in>, %b: view<f32, [%K], in>, %y: view<f32, [1], out>) {
+  %i = iota : tensor<index, [%K]>
+  %u = read %a index(%i) : tensor<f32, [%K]>
+  %v = read %b index(%i) : tensor<f32, [%K]>
+  %p = mul %u, %v : tensor<f32, [%K]>
+  %s = reduce %p {axes = [0], kind = sum} : f32
+  %z = constant {value = 0} : index
+  write %y, %s index(%z)
+}"""
+
+
+@check
+def multiply_reduce_overflow_is_not_zero(target):
+    """§5.4: the fused form may give inf or NaN where the products overflow, never +0.0."""
+    a = np.array([1e20, 1e20], dtype=np.float32)
+    b = np.array([1e20, -1e20], dtype=np.float32)
+    out = run_on(target, MULTIPLY_REDUCE, "k", {"a": a, "b": b})["y"]
+    assert not_finite(out), out
+
+
+# ---- item 6: sparse contract never multiplies an unselected position (§7) ----------------------
+SPARSE = """kernel @k(%a: view<f32, [%M, %C], in>, %meta: view<u8, [%M, %C], in>, %b: view<f32, [%K, %N], in>, %y: view<f32, [%M, %N], out>) {
+  %va = read %a index(%r, %c) : tensor<f32, [%M, %C]>
+  %vm = read %meta index(%r, %c) : tensor<u8, [%M, %C]>
+  %vb = read %b index(%kr, %kc) : tensor<f32, [%K, %N]>
+  %d = sparse_contract %va, %vm, %vb {acc = f32, pattern = one_of_two} : tensor<f32, [%M, %N]>
+  write %y, %d index(%yr, %yc)
+}"""
+
+
+def _sparse_source() -> str:
+    coords = """  %r = iota {axis = 0} : tensor<index, [%M, %C]>
+  %c = iota {axis = 1} : tensor<index, [%M, %C]>
+  %kr = iota {axis = 0} : tensor<index, [%K, %N]>
+  %kc = iota {axis = 1} : tensor<index, [%K, %N]>
+  %yr = iota {axis = 0} : tensor<index, [%M, %N]>
+  %yc = iota {axis = 1} : tensor<index, [%M, %N]>
+"""
+    head, body = SPARSE.split("\n", 1)
+    return head + "\n" + coords + body
+
+
+@check
+def sparse_contract_ignores_unselected_positions(target):
+    """inf and NaN in the rows of the dense operand that no metadata selects change nothing."""
+    rng = np.random.default_rng(3)
+    m, k, n = 3, 8, 5
+    a = rng.standard_normal((m, k // 2)).astype(np.float32)
+    meta = rng.integers(0, 2, (m, k // 2)).astype(np.uint8)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    selected = set((2 * np.arange(k // 2)[None, :] + meta).ravel().tolist())
+    poisoned = b.copy()
+    unselected = [row for row in range(k) if row not in selected]
+    assert unselected, "the metadata must leave a row unselected"
+    poisoned[unselected[0]] = np.inf
+    poisoned[unselected[-1]] = np.nan
+    clean = run_on(target, _sparse_source(), "k", {"a": a, "meta": meta, "b": b})["y"]
+    dirty = run_on(target, _sparse_source(), "k", {"a": a, "meta": meta, "b": poisoned})["y"]
+    assert np.isfinite(dirty).all() and np.array_equal(clean, dirty)
