@@ -137,3 +137,24 @@ def sparse_contract_ignores_unselected_positions(target):
     clean = run_on(target, _sparse_source(), "k", {"a": a, "meta": meta, "b": b})["y"]
     dirty = run_on(target, _sparse_source(), "k", {"a": a, "meta": meta, "b": poisoned})["y"]
     assert np.isfinite(dirty).all() and np.array_equal(clean, dirty)
+
+
+# ---- item 13: signed_min % -1 is legal and 0 (§4 lists only the quotient) ----------------------
+MOD = """kernel @k(%a: view<{dt}, [%N], in>, %b: view<{dt}, [%N], in>, %y: view<{dt}, [%N], out>) {{
+  %i = iota : tensor<index, [%N]>
+  %u = read %a index(%i) : tensor<{dt}, [%N]>
+  %v = read %b index(%i) : tensor<{dt}, [%N]>
+  %r = mod %u, %v : tensor<{dt}, [%N]>
+  write %y, %r index(%i)
+}}"""
+
+
+@check
+def signed_min_mod_minus_one_is_zero(target):
+    for dt in ("i8", "i16", "i32", "i64"):
+        dtype = np_dtype(dt)
+        low = np.iinfo(dtype).min
+        a = np.array([low, low, 7, -7], dtype=dtype)
+        b = np.array([-1, 3, -1, -1], dtype=dtype)
+        out = run_on(target, MOD.format(dt=dt), "k", {"a": a, "b": b})["y"]
+        assert out.tolist() == [0, int(np.remainder(int(low), 3)), 0, 0], (dt, out)

@@ -27,7 +27,10 @@ def elementwise(em, op, operands: list[Tensor], fn, dtype: str, costly: bool = F
 
 
 # ---- integers -------------------------------------------------------------------------------
-def _safe_divisor(em, op, a, b, dtype):
+def _safe_divisor(em, op, a, b, dtype, quotient: bool):
+    """The divisor, 1 where the machine division would trap (0, or signed_min / -1, whose
+    remainder 0 is then what srem by 1 gives); reports division by zero, and for a
+    quotient signed_min // -1 (§4: the remainder is legal)."""
     builder = em.b
     zero = ir.Constant(b.type, 0)
     by_zero = builder.icmp_unsigned("==", b, zero)
@@ -38,14 +41,16 @@ def _safe_divisor(em, op, a, b, dtype):
         low = ir.Constant(a.type, int_range(dtype)[0])
         overflow = builder.and_(builder.icmp_signed("==", a, low),
                                 builder.icmp_signed("==", b, ir.Constant(b.type, -1)))
-        em.check(CheckSite(op, errors.DIVISION_OVERFLOW, f"{dtype} minimum // -1 overflows (spec §4)"), overflow)
+        if quotient:
+            em.check(CheckSite(op, errors.DIVISION_OVERFLOW, f"{dtype} minimum // -1 overflows (spec §4)"),
+                     overflow)
         bad = builder.or_(bad, overflow)
     return builder.select(bad, ir.Constant(b.type, 1), b)
 
 
 def int_floordiv(em, op, a, b, dtype):
     builder = em.b
-    d = _safe_divisor(em, op, a, b, dtype)
+    d = _safe_divisor(em, op, a, b, dtype, quotient=True)
     if not is_signed(dtype):
         return builder.udiv(a, d)
     q, r = builder.sdiv(a, d), builder.srem(a, d)
@@ -55,7 +60,7 @@ def int_floordiv(em, op, a, b, dtype):
 
 def int_mod(em, op, a, b, dtype):
     builder = em.b
-    d = _safe_divisor(em, op, a, b, dtype)
+    d = _safe_divisor(em, op, a, b, dtype, quotient=False)
     if not is_signed(dtype):
         return builder.urem(a, d)
     r = builder.srem(a, d)
