@@ -89,6 +89,7 @@ CODES: dict[str, Code] = {
     "E404": Code("§5.2", "illegal cast"),
     "E405": Code("§5.2", "bitcast changes the bit width or shape"),
     "E406": Code("§5.2", "saturation is not a cast mode"),
+    "E407": Code("§2, §5.2", "bitcast of `index`"),
     # §6
     "E501": Code("§6", "reduction kind not defined for the dtype"),
     "E502": Code("§6", "reduction/scan result shape does not match"),
