@@ -138,6 +138,7 @@ CODES: dict[str, Code] = {
     "E802": Code("§11", "CAS failure order given explicitly"),
     "E803": Code("§11", "RMW kind not defined for the dtype"),
     "E804": Code("§11", "atomic value or result type mismatch"),
+    "E805": Code("§11 (docs)", "atomic on an element dtype atomics do not take"),
     # §12–§13
     "E901": Code("§12", "RNG seed not a u64 scalar"),
     "E902": Code("§12", "RNG counter not u64 or index"),

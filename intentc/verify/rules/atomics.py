@@ -1,8 +1,9 @@
 """Atomics (§11): memory orders per op, derived CAS failure order (structure.py), RMW kinds
-per dtype, typed values and results ({old_value, success} for CAS)."""
+per dtype, the element dtypes atomics take, typed values and results ({old_value, success}
+for CAS)."""
 from __future__ import annotations
 
-from ...ir.dtypes import is_float, is_int
+from ...ir.dtypes import ATOMIC_DTYPES, is_float, is_int
 from ...ir.types import RecordField, RecordType, TensorType
 from ..typesys import broadcast_shapes, broadcastable, fmt
 from . import rule
@@ -14,6 +15,16 @@ _ORDERS = {
     "atomic_store": ("relaxed", "release"),
 }
 _BITWISE = ("and", "or", "xor")
+
+
+def _atomic_resource(ctx, op, arg):
+    """The view or buffer of an atomic, when its element dtype is one atomics take."""
+    resource = resource_of(ctx, op, arg)
+    if resource is None or resource.dtype in ATOMIC_DTYPES:
+        return resource
+    ctx.error("E805", op, f"atomics on `{resource.dtype}` elements are not supported; atomic dtypes are "
+              f"{', '.join(ATOMIC_DTYPES)}", "keep the atomic object in a 32- or 64-bit element dtype")
+    return None
 
 
 def _order_ok(ctx, op) -> bool:
@@ -28,7 +39,7 @@ def _order_ok(ctx, op) -> bool:
 
 @rule("atomic_load")
 def atomic_load(ctx, op, args):
-    resource = resource_of(ctx, op, args[0])
+    resource = _atomic_resource(ctx, op, args[0])
     written = op.result_types[0]
     if resource is None or not _order_ok(ctx, op):
         return None
@@ -42,7 +53,7 @@ def atomic_load(ctx, op, args):
 
 @rule("atomic_store")
 def atomic_store(ctx, op, args):
-    resource = resource_of(ctx, op, args[0])
+    resource = _atomic_resource(ctx, op, args[0])
     value = tensor_of(ctx, op, args[1], "value")
     if resource is None or value is None or not _order_ok(ctx, op):
         return None
@@ -53,7 +64,7 @@ def atomic_store(ctx, op, args):
 
 @rule("atomic_rmw")
 def atomic_rmw(ctx, op, args):
-    resource = resource_of(ctx, op, args[0])
+    resource = _atomic_resource(ctx, op, args[0])
     value = tensor_of(ctx, op, args[1], "value")
     written = op.result_types[0]
     if resource is None or value is None:
@@ -83,7 +94,7 @@ def _kind_ok(ctx, op, dtype: str) -> bool:
 
 @rule("atomic_cas")
 def atomic_cas(ctx, op, args):
-    resource = resource_of(ctx, op, args[0])
+    resource = _atomic_resource(ctx, op, args[0])
     expected, desired = tensor_of(ctx, op, args[1], "expected"), tensor_of(ctx, op, args[2], "desired")
     if resource is None or expected is None or desired is None:
         return None
