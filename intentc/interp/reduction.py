@@ -13,11 +13,17 @@ import numpy as np
 
 from ..ir.dtypes import int_range, sum_accumulator
 from ..ir.types import TensorType
+from . import errors
 from .conversion import convert
+from .errors import InterpError
 from .pointwise import binary, dtype_of
 from .values import FORMATS, LOW_PRECISION, is_float, np_dtype
 
 COMBINE = {"sum": "add", "prod": "mul", "max": "maximum", "min": "minimum", "any": "or", "all": "and"}
+
+
+# An extremum and its position do not exist over no members (docs/kir.md §6).
+EMPTY_ARG_REDUCE_MESSAGE = "`arg_reduce` over an empty axis has no extremum and no position"
 
 
 def identity(kind: str, dtype: str) -> np.ndarray:
@@ -193,9 +199,7 @@ def _arg_reduce_op(machine, op):
     moved = np.moveaxis(x, axis, 0)
     index_dtype = np_dtype(machine.result_dtype(op, 1))
     if moved.shape[0] == 0:
-        shape = moved.shape[1:]
-        return [np.broadcast_to(identity(kind, dtype_of(x)), shape).copy(),
-                np.full(shape, -1, dtype=index_dtype)]
+        raise InterpError(errors.EMPTY_ARG_REDUCE, EMPTY_ARG_REDUCE_MESSAGE)
     wide = moved.astype(np.float64) if dtype_of(x) in LOW_PRECISION else moved
     position = np.argmax(wide, axis=0) if kind == "max" else np.argmin(wide, axis=0)
     if is_float(dtype_of(x)):

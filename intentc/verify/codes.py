@@ -101,6 +101,7 @@ CODES: dict[str, Code] = {
     "E508": Code("§6", "pure region captures a view or buffer"),
     "E509": Code("§6", "region summarizer observes the segment extent"),
     "E510": Code("§6", "generic/region results do not match"),
+    "E511": Code("§6 (docs)", "arg_reduce over a static empty axis"),
     # §7
     "E601": Code("§7", "scaled_contract operand rank or dtype invalid"),
     "E602": Code("§7", "group_size invalid"),

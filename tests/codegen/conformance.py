@@ -158,3 +158,22 @@ def signed_min_mod_minus_one_is_zero(target):
         b = np.array([-1, 3, -1, -1], dtype=dtype)
         out = run_on(target, MOD.format(dt=dt), "k", {"a": a, "b": b})["y"]
         assert out.tolist() == [0, int(np.remainder(int(low), 3)), 0, 0], (dt, out)
+
+
+# ---- item 7: an empty arg_reduce is an illegal input (docs/kir.md §6) ---------------------------
+ARG_REDUCE = """kernel @k(%x: view<f32, [%R, %N], in>, %v: view<f32, [%R], out>, %p: view<index, [%R], out>) {
+  %r = iota {axis = 0} : tensor<index, [%R, %N]>
+  %c = iota {axis = 1} : tensor<index, [%R, %N]>
+  %t = read %x index(%r, %c) : tensor<f32, [%R, %N]>
+  %m, %at = arg_reduce %t {axis = 1, kind = max} : tensor<f32, [%R]>, tensor<index, [%R]>
+  %o = iota : tensor<index, [%R]>
+  write %v, %m index(%o)
+  write %p, %at index(%o)
+}"""
+
+
+@check
+def empty_arg_reduce_is_reported(target):
+    reported(target, "R0405", ARG_REDUCE, "k", {"x": np.zeros((3, 0), np.float32)})
+    out = run_on(target, ARG_REDUCE, "k", {"x": np.array([[1.0, 5.0, 5.0]], np.float32)})
+    assert out["v"].tolist() == [5.0] and out["p"].tolist() == [1]

@@ -11,9 +11,11 @@ from __future__ import annotations
 import numpy as np
 from llvmlite import ir
 
-from ...interp.reduction import accumulator, identity
+from ...interp import errors
+from ...interp.reduction import EMPTY_ARG_REDUCE_MESSAGE, accumulator, identity
 from .control import make_slot, read_slot, run_region, write_slots
 from .conversion import convert
+from .emitter import CheckSite
 from .pointwise import binary
 from .types import I1, I64, const, is_float, is_signed, register_type
 from .values import Lazy, Memory, Scalar
@@ -112,6 +114,8 @@ def _arg_reduce_op(em, op):
     kind = op.attributes["kind"].name
     axis = op.attributes["axis"] % x.rank
     n = x.shape[axis]
+    em.check(CheckSite(op, errors.EMPTY_ARG_REDUCE, EMPTY_ARG_REDUCE_MESSAGE),
+             em.b.icmp_signed("==", n, ir.Constant(I64, 0)))
     _, rest_shape = _split(x.shape, [axis])
     value_slot = em.entry_alloca(register_type(x.dtype))
     index_slot = em.entry_alloca(I64)
