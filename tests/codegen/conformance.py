@@ -177,3 +177,34 @@ def empty_arg_reduce_is_reported(target):
     reported(target, "R0405", ARG_REDUCE, "k", {"x": np.zeros((3, 0), np.float32)})
     out = run_on(target, ARG_REDUCE, "k", {"x": np.array([[1.0, 5.0, 5.0]], np.float32)})
     assert out["v"].tolist() == [5.0] and out["p"].tolist() == [1]
+
+
+# ---- item 9: generic_scan never folds the identity into a prefix (§6) --------------------------
+GENERIC_SCAN = """kernel @k(%x: view<f32, [%N], in>, %y: view<f32, [%N], out>) {{
+  %i = iota : tensor<index, [%N]>
+  %v = read %x index(%i) : tensor<f32, [%N]>
+  %id = constant {{value = {identity}}} : f32
+  %s = generic_scan %v init(%id) {{axis = 0, exclusive = {exclusive}, reverse = {reverse}}} : tensor<f32, [%N]> {{
+  ^combine(%a: f32, %b: f32):
+    %c = add %a, %b : f32
+    yield %c
+  }}
+  write %y, %s index(%i)
+}}"""
+
+
+@check
+def generic_scan_prefixes_hold_their_members_only(target):
+    """With -0.0 as the identity of add, a prefix of one -0.0 stays -0.0 only if the
+    identity is not folded in; prefix k holds exactly members 0..k (or k+1.. reversed)."""
+    x = np.array([-0.0, 1.0, 2.0, 4.0], np.float32)
+    for exclusive, reverse, expected in ((False, False, [-0.0, 1.0, 3.0, 7.0]),
+                                         (True, False, [-0.0, -0.0, 1.0, 3.0]),
+                                         (False, True, [7.0, 7.0, 6.0, 4.0])):
+        source = GENERIC_SCAN.format(identity="-0.0", exclusive=str(exclusive).lower(), reverse=str(reverse).lower())
+        out = run_on(target, source, "k", {"x": x})["y"]
+        assert out.tolist() == expected and np.signbit(out[0]) == np.signbit(expected[0]), (exclusive, reverse, out)
+    source = GENERIC_SCAN.format(identity="0.0", exclusive="false", reverse="false")
+    out = run_on(target, source, "k", {"x": x})["y"]
+    assert np.signbit(out[0]), "the first prefix is -0.0 alone, not 0.0 + -0.0"
+    assert run_on(target, source, "k", {"x": np.zeros(0, np.float32)})["y"].shape == (0,)

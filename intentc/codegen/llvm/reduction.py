@@ -210,12 +210,14 @@ def _generic_scan_op(em, op):
     region = op.regions[0]
     b = em.b
 
-    def step(k):
+    def step(k, fold: bool):
+        """Member k of the prefix; the first prefix is the first element itself, as in the
+        interpreter: the identity never joins a prefix's member set (§6)."""
         position = b.sub(b.sub(n, ir.Constant(I64, 1)), k) if reverse else k
         with em.scope():
             before = [read_slot(em, s) for s in slots]
             elements = [_slice(em, s, [axis], [position]) for s in sources]
-            after = run_region(em, region, before + elements)
+            after = run_region(em, region, before + elements) if fold else elements
             if exclusive:
                 for out, value in zip(outs, before):
                     _write_line(em, out, axis, position, value)
@@ -223,7 +225,9 @@ def _generic_scan_op(em, op):
             if not exclusive:
                 for out, slot in zip(outs, slots):
                     _write_line(em, out, axis, position, read_slot(em, slot))
-    em.loop(ir.Constant(I64, 0), n, step, name="g")
+    with b.if_then(b.icmp_signed(">", n, ir.Constant(I64, 0))):
+        step(ir.Constant(I64, 0), fold=False)
+    em.loop(ir.Constant(I64, 1), n, lambda k: step(k, fold=True), name="g")
     return outs
 
 
