@@ -208,3 +208,25 @@ def generic_scan_prefixes_hold_their_members_only(target):
     out = run_on(target, source, "k", {"x": x})["y"]
     assert np.signbit(out[0]), "the first prefix is -0.0 alone, not 0.0 + -0.0"
     assert run_on(target, source, "k", {"x": np.zeros(0, np.float32)})["y"].shape == (0,)
+
+
+# ---- item 3: f8e4m3fn arithmetic overflow is an illegal input (§5.2, as the cast) ----------------
+F8_ADD = """kernel @k(%a: view<f8e4m3fn, [%N], in>, %b: view<f8e4m3fn, [%N], in>, %y: view<f8e4m3fn, [%N], out>) {{
+  %i = iota : tensor<index, [%N]>
+  %u = read %a index(%i) : tensor<f8e4m3fn, [%N]>
+  %v = read %b index(%i) : tensor<f8e4m3fn, [%N]>
+  %r = {op} %u, %v : tensor<f8e4m3fn, [%N]>
+  write %y, %r index(%i)
+}}"""
+
+
+@check
+def f8e4m3fn_arithmetic_overflow_is_reported(target):
+    f8 = np_dtype("f8e4m3fn")
+    a, b = np.array([1.0, 448.0], f8), np.array([2.0, 32.0], f8)
+    reported(target, "R0205", F8_ADD.format(op="add"), "k", {"a": a, "b": b})
+    reported(target, "R0205", F8_ADD.format(op="div"), "k", {"a": a, "b": np.array([1.0, 0.0], f8)})
+    # 432 is a tie that rounds to even, onto 448: legal; NaN operands stay NaN
+    ok = run_on(target, F8_ADD.format(op="add"), "k",
+                {"a": np.array([416.0, np.nan], f8), "b": np.array([16.0, 1.0], f8)})["y"].astype(np.float64)
+    assert ok[0] == 448.0 and np.isnan(ok[1])

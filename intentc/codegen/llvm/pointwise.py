@@ -13,7 +13,7 @@ from ...ir.dtypes import int_range
 from ...ir.types import BIT_WIDTH
 from .emitter import CheckSite
 from .lowfloat import round_f64
-from .types import F64, is_float, is_low, is_signed
+from .types import F64, LOW_FORMATS, is_float, is_low, is_signed
 from .values import Lazy, Scalar, Tensor
 
 
@@ -131,13 +131,21 @@ def float_extreme(em, name, a, b):
     return builder.select(builder.or_(a_nan, b_nan), builder.fadd(a, b), pick)
 
 
-def float_binary(em, name, a, b, dtype):
+def float_binary(em, op, name, a, b, dtype):
     builder = em.b
     simple = {"add": builder.fadd, "sub": builder.fsub, "mul": builder.fmul, "div": builder.fdiv,
               "fmod": builder.frem}
     if name in simple:
         result = simple[name](a, b)
-        return round_f64(em, result, dtype)[0] if is_low(dtype) else result
+        if not is_low(dtype):
+            return result
+        rounded, overflowed = round_f64(em, result, dtype)
+        if not LOW_FORMATS[dtype].has_inf:     # no encoding for it: illegal, as the cast (docs/kir.md §4)
+            infinite = builder.fcmp_ordered("==", em.call_intrinsic("fabs", result), ir.Constant(F64, float("inf")))
+            em.check(CheckSite(op, errors.F8E4M3_OVERFLOW, f"the {dtype} result overflows its largest finite "
+                               f"value (spec §5.2)", "compute in a wider dtype and `saturating_cast` back"),
+                     builder.or_(overflowed, infinite))
+        return rounded
     if name in ("maximum", "minimum", "maximum_num", "minimum_num"):
         return float_extreme(em, name, a, b)
     raise AssertionError(f"the verifier admits no float `{name}`")
@@ -163,7 +171,7 @@ def binary(em, op, name, a, b, dtype):
     if dtype == "bool":
         return bool_binary(em, name, a, b)
     if is_float(dtype):
-        return float_binary(em, name, a, b, dtype)
+        return float_binary(em, op, name, a, b, dtype)
     return int_binary(em, op, name, a, b, dtype)
 
 
