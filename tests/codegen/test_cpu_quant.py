@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from differential import assert_same_bits, both
+from differential import assert_close, assert_same_bits, both
 from intentc.api import run
 from intentc.diagnostics import DiagnosticError
 from intentc.runtime.cpu import compile_cpu
@@ -99,8 +99,8 @@ def test_sparse_unselected_positions_never_meet_the_rhs():
     b[1, 2] = np.inf                        # group 0 always stores position 0: row 1 is never selected
     inputs = {"a": a, "meta": meta, "b": b, "c": np.zeros((3, 5), np.float32)}
     got, expected = both(SPARSE, "k", inputs)
-    assert_same_bits(got["c"], expected["c"], "c")
-    assert np.isfinite(expected["c"]).all()
+    assert_close(got["c"], expected["c"], 1e-6, "c")      # f32 sums in different legal orders (§6)
+    assert np.isfinite(expected["c"]).all() and np.isfinite(got["c"]).all()
 
 
 @pytest.mark.parametrize("meta_value,k", [(2, 8), (0, 7)])
