@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ir.ops.memory import UPDATE_COMBINE
 from .memory import ViewValue, _check_written, _index_and_mask, collision_rounds, locate
 from .pointwise import binary
 from .values import RecordValue, np_dtype
-
-RMW = {"add": "add", "max": "maximum", "min": "minimum", "and": "and", "or": "or", "xor": "xor"}
-
 
 def _location(machine, op, resource, shape):
     indices, mask = _index_and_mask(machine, op)
@@ -70,7 +68,7 @@ def _atomic_rmw_op(machine, op):
         where = location.positions[chosen]
         previous = location.storage[where].copy()
         old[chosen] = previous
-        location.storage[where] = lanes[chosen] if kind == "exchange" else binary(RMW[kind], previous, lanes[chosen])
+        location.storage[where] = lanes[chosen] if kind == "exchange" else binary(UPDATE_COMBINE[kind], previous, lanes[chosen])
     return _scatter_back(location, old, np_dtype(resource.dtype))
 
 

@@ -15,7 +15,7 @@ import string
 import numpy as np
 
 from ..ir.ops.contraction import NAMED_AXES, contraction_axes
-from . import errors
+from ..ir import errors
 from .conversion import convert, decode_e2m1, decode_e8m0
 from .errors import InterpError, check
 from .pointwise import binary, dtype_of

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.nodes import Helper
-from . import errors
+from ..ir import errors
 from .errors import InterpError
 
 
@@ -63,4 +63,3 @@ def _call_op(machine, op):
 
 
 OPS = {"parallel": _parallel_op, "loop": _loop_op, "if": _if_op, "call": _call_op}
-MULTI = {"loop", "if", "call"}

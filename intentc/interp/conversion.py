@@ -6,13 +6,11 @@ exact float64 of the source once.
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from ..ir.dtypes import int_range
+from ..ir.dtypes import instantiate, int_range
 from ..ir.nodes import SymbolRef
-from . import errors
+from ..ir import errors
 from .errors import InterpError, check
 from .values import (FORMATS, EnumValue, exact_f64_of_int, is_float, is_int, np_dtype,
                      round_to_format, store_rounded)
@@ -92,21 +90,11 @@ def literal(value, dtype: str) -> np.ndarray:
     if isinstance(value, SymbolRef):
         enum, _, member = value.name.partition(".")
         return EnumValue(enum, member)
-    if dtype == "bool":
-        return np.asarray(bool(value))
-    if is_int(dtype):
-        low, high = int_range(dtype)
-        if isinstance(value, float) and not value.is_integer() or not low <= int(value) <= high:
-            raise InterpError(errors.UNSUPPORTED, f"literal {value!r} is not representable in {dtype}")
-        return np.asarray(int(value), dtype=np_dtype(dtype))
-    if isinstance(value, bool):
-        value = int(value)
-    if isinstance(value, int):
-        return convert(np.asarray(value if abs(value) < 2 ** 63 else float(value)), "i64"
-                       if abs(value) < 2 ** 63 else "f64", dtype, saturate=False)
-    if math.isnan(value):
-        return np.asarray(np.nan).astype(np_dtype(dtype))
-    return convert(np.asarray(float(value)), "f64", dtype)
+    try:
+        number = instantiate(value, dtype)
+    except ValueError as problem:
+        raise InterpError(errors.UNSUPPORTED, str(problem)) from None
+    return np.asarray(number, dtype=np_dtype(dtype))
 
 
 # ---- microscaling decoders (§7) ---------------------------------------------------------------

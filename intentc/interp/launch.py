@@ -16,7 +16,7 @@ from ..diagnostics import DiagnosticError
 from ..ir.dtypes import representable
 from ..ir.nodes import Kernel, Module, Param
 from ..ir.types import ConstexprType, EnumType, TensorType, ViewType
-from . import errors
+from ..ir import errors
 from .errors import launch_error
 from .machine import Machine
 from .memory import ViewValue

@@ -2,8 +2,8 @@
 
 SSA names are unique within a kernel or helper, so one flat dict per invocation holds every
 value; a region binds its arguments into the same dict each time it runs. Op code lives in
-one module per family (mirroring `intentc.ir.ops`); each module exports `OPS`
-(single-result ops and ops without results) and `MULTI` (ops that return a list of results).
+one module per family (mirroring `intentc.ir.ops`); each module exports `OPS`; an op whose
+definition is `multi_result` returns a list of results.
 """
 from __future__ import annotations
 
@@ -13,8 +13,9 @@ import numpy as np
 
 from ..diagnostics import Diagnostic, DiagnosticError
 from ..ir.nodes import Helper, Module, Op, Region
+from ..ir.optable import ops_where
 from ..ir.types import TensorType
-from . import errors
+from ..ir import errors
 from .errors import InterpError
 from .races import RaceTracker
 from .values import np_dtype
@@ -22,31 +23,21 @@ from .values import np_dtype
 Impl = Callable[["Machine", Op], object]
 
 
-def _dispatch() -> tuple[dict[str, Impl], frozenset[str]]:
+def _dispatch() -> dict[str, Impl]:
     from . import (atomics, contraction, control, conversion, math, memory, pointwise, quant,
                    reduction, rng, shape)
     table: dict[str, Impl] = {}
-    multi: set[str] = set()
     for family in (pointwise, math, conversion, shape, reduction, contraction, quant, memory,
                    atomics, rng, control):
         table.update(family.OPS)
-        multi.update(getattr(family, "MULTI", ()))
-    return table, frozenset(multi)
+    return table
 
 
-DISPATCH, MULTI_RESULT = _dispatch()
-
-# Ops that compute element by element and so may run on values with extra leading (batch)
-# axes: regions made only of these are evaluated once for many combines.
-BATCHABLE = frozenset({
-    "add", "sub", "mul", "div", "floordiv", "mod", "fmod", "and", "or", "xor", "shl", "shr",
-    "maximum", "minimum", "maximum_num", "minimum_num", "eq", "ne", "lt", "le", "gt", "ge",
-    "fdiv", "select", "neg", "abs", "not", "exp", "log", "log2", "log1p", "expm1", "sqrt",
-    "rsqrt", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "erf", "erfc",
-    "i0", "lgamma", "floor", "ceil", "trunc", "rint", "isnan", "isinf", "exp2", "constant",
-    "cast", "saturating_cast", "bitcast", "tuple", "tuple_get", "record", "record_get", "yield",
-    "decode_e2m1", "decode_e8m0",
-})
+DISPATCH = _dispatch()
+MULTI_RESULT = ops_where(lambda op: op.multi_result)
+# Element-wise ops also run on values with extra leading (batch) axes: regions made only of
+# these are evaluated once for many combines.
+BATCHABLE = ops_where(lambda op: op.elementwise or op.terminator)
 
 
 class Machine:

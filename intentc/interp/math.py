@@ -12,7 +12,7 @@ import math as pymath
 
 import numpy as np
 
-from . import errors
+from ..ir import errors
 from .conversion import convert
 from .errors import InterpError
 from .pointwise import dtype_of

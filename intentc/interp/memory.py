@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import errors
+from ..ir import errors
+from ..ir.ops.memory import UPDATE_COMBINE
 from .errors import InterpError, first_coordinate
 from .pointwise import binary
 from .values import np_dtype
@@ -186,8 +187,7 @@ def _scatter_combine(machine, op):
             return lambda old, new: np.asarray(machine.run_region_batched(region, [old, new])[0]).astype(old.dtype)
         return lambda old, new: np.array([np.asarray(machine.run_region(region, [o, n])[0])
                                           for o, n in zip(old, new)], dtype=old.dtype).reshape(old.shape)
-    name = {"add": "add", "max": "maximum", "min": "minimum", "and": "and", "or": "or", "xor": "xor"}[
-        op.attributes["kind"].name]
+    name = UPDATE_COMBINE[op.attributes["kind"].name]
     return lambda old, new: binary(name, old, new)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.types import BIT_WIDTH
-from . import errors
+from ..ir import errors
 from .errors import InterpError, check
 from .values import (KIR_DTYPE, EnumValue, LOW_PRECISION, UNSIGNED_OF, float_result, is_float, is_signed,
                      np_dtype)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import errors
+from ..ir import errors
 from .errors import InterpError
 
 QK_K = 256

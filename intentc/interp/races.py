@@ -17,7 +17,7 @@ from itertools import count
 
 import numpy as np
 
-from . import errors
+from ..ir import errors
 from .errors import InterpError
 
 Step = tuple[int, str, tuple[int, ...]]   # (invocation, region label, iteration point)

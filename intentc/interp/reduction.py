@@ -11,39 +11,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir.dtypes import int_range, sum_accumulator
+from ..ir import errors
+from ..ir.ops.reduction import COMBINE, EMPTY_ARG_REDUCE_MESSAGE, accumulator, identity
 from ..ir.types import TensorType
-from . import errors
 from .conversion import convert
 from .errors import InterpError
 from .pointwise import binary, dtype_of
-from .values import FORMATS, LOW_PRECISION, is_float, np_dtype
-
-COMBINE = {"sum": "add", "prod": "mul", "max": "maximum", "min": "minimum", "any": "or", "all": "and"}
+from .values import LOW_PRECISION, is_float, np_dtype
 
 
-# An extremum and its position do not exist over no members (docs/kir.md §6).
-EMPTY_ARG_REDUCE_MESSAGE = "`arg_reduce` over an empty axis has no extremum and no position"
-
-
-def identity(kind: str, dtype: str) -> np.ndarray:
-    """The canonical identity of a builtin reduction kind (§6)."""
-    if kind in ("any", "all"):
-        return np.asarray(kind == "all")
-    if kind in ("sum", "prod"):
-        return np.asarray(0 if kind == "sum" else 1).astype(np_dtype(dtype))
-    if is_float(dtype):
-        fmt = FORMATS[dtype]
-        extreme = np.inf if fmt.has_inf else fmt.max_finite
-        return np.asarray(-extreme if kind == "max" else extreme).astype(np_dtype(dtype))
-    low, high = int_range(dtype)
-    return np.asarray(low if kind == "max" else high, dtype=np_dtype(dtype))
-
-
-def accumulator(kind: str, source_dtype: str, acc_attr) -> str:
-    if acc_attr is not None:
-        return acc_attr.dtype
-    return sum_accumulator(source_dtype) if kind == "sum" else source_dtype
+def identity_array(kind: str, dtype: str) -> np.ndarray:
+    """The §6 identity of a builtin reduction kind as a 0-d array of `dtype` (bool for any/all)."""
+    value = identity(kind, dtype)
+    return np.asarray(value) if isinstance(value, bool) else np.asarray(value, dtype=np_dtype(dtype))
 
 
 def leading(x: np.ndarray, axes) -> np.ndarray:
@@ -107,7 +87,7 @@ def region_combine(machine, region):
 def reduce_builtin(x: np.ndarray, kind: str, axes, acc: str) -> np.ndarray:
     x = convert(np.asarray(x), dtype_of(x), acc)
     flat = leading(x, axes)
-    ident = identity(kind, acc)
+    ident = identity_array(kind, acc)
     with np.errstate(all="ignore"):
         if kind in ("any", "all"):
             return np.asarray(np.any(flat, axis=0) if kind == "any" else np.all(flat, axis=0))
@@ -142,7 +122,7 @@ def scan_components(components, identities, combine, exclusive: bool, reverse: b
 def scan_builtin(x: np.ndarray, kind: str, axis: int, acc: str, exclusive: bool, reverse: bool) -> np.ndarray:
     x = convert(np.asarray(x), dtype_of(x), acc)
     moved = np.moveaxis(x, axis, 0)
-    ident = identity(kind, acc)
+    ident = identity_array(kind, acc)
     if acc in LOW_PRECISION:
         combine = builtin_combine(kind)
         (out,) = scan_components([moved], [ident], combine, exclusive, reverse)
@@ -278,4 +258,3 @@ def _region_scan_op(machine, op):
 OPS = {"reduce": _reduce_op, "scan": _scan_op, "generic_reduce": _generic_reduce_op,
        "generic_scan": _generic_scan_op, "arg_reduce": _arg_reduce_op,
        "region_fold": _region_fold_op, "region_scan": _region_scan_op}
-MULTI = {"generic_reduce", "generic_scan", "arg_reduce", "region_fold", "region_scan"}

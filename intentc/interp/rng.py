@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import errors
+from ..ir import errors
 from .errors import check
 
 M0, M1 = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)

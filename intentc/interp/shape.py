@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.types import RecordType
-from . import errors
+from ..ir import errors
 from .conversion import literal
 from .errors import InterpError
 from .values import RecordValue, np_dtype

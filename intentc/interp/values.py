@@ -16,8 +16,9 @@ from dataclasses import dataclass
 import ml_dtypes
 import numpy as np
 
-from ..ir.dtypes import FLOAT_MAX, is_float, is_int, is_signed  # noqa: F401  (re-exported)
-from .errors import F8E4M3_OVERFLOW, check
+from ..ir.dtypes import FORMATS, is_float, is_int, is_signed  # noqa: F401  (re-exported)
+from ..ir.errors import F8E4M3_OVERFLOW
+from .errors import check
 
 NUMPY_DTYPE: dict[str, np.dtype] = {
     "bool": np.dtype(np.bool_), "index": np.dtype(np.int64),
@@ -33,22 +34,6 @@ KIR_DTYPE = {v: k for k, v in NUMPY_DTYPE.items() if k != "index"}
 UNSIGNED_OF = {"i8": "u8", "i16": "u16", "i32": "u32", "i64": "u64", "index": "u64"}
 
 
-@dataclass(frozen=True)
-class FloatFormat:
-    precision: int      # significand bits including the implicit one
-    min_exponent: int   # exponent of the smallest normal number
-    max_finite: float
-    has_inf: bool = True
-
-
-FORMATS = {
-    "f16": FloatFormat(11, -14, FLOAT_MAX["f16"]),
-    "bf16": FloatFormat(8, -126, FLOAT_MAX["bf16"]),
-    "f32": FloatFormat(24, -126, FLOAT_MAX["f32"]),
-    "f64": FloatFormat(53, -1022, FLOAT_MAX["f64"]),
-    "f8e4m3fn": FloatFormat(4, -6, FLOAT_MAX["f8e4m3fn"], has_inf=False),
-    "f8e5m2": FloatFormat(3, -14, FLOAT_MAX["f8e5m2"]),
-}
 LOW_PRECISION = ("f16", "bf16", "f8e4m3fn", "f8e5m2")
 
 

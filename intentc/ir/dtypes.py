@@ -1,8 +1,13 @@
-"""Facts about scalar dtypes that every stage shares: classes, widths, ranges, the §3
-accumulator widening table and the §6 identities of builtin reductions."""
+"""Facts about scalar dtypes that every stage shares: classes, widths, ranges, float
+formats, the §3 accumulator widening table and how a literal is instantiated in a dtype.
+
+Pure Python (no numpy): the code generators use these facts without loading the
+interpreter's array machinery."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from fractions import Fraction
 
 from .types import BIT_WIDTH, FLOATS, INTEGERS, SIGNED_INTS, UNSIGNED_INTS
 
@@ -23,6 +28,24 @@ ATOMIC_DTYPES = ("i32", "i64", "u32", "u64", "f32", "f64")
 
 # Formats without an infinity (§5.2): f8e4m3fn.
 FLOATS_WITHOUT_INF = ("f8e4m3fn",)
+
+
+@dataclass(frozen=True)
+class FloatFormat:
+    precision: int      # significand bits including the implicit one
+    min_exponent: int   # exponent of the smallest normal number
+    max_finite: float
+    has_inf: bool = True
+
+
+FORMATS = {
+    "f16": FloatFormat(11, -14, FLOAT_MAX["f16"]),
+    "bf16": FloatFormat(8, -126, FLOAT_MAX["bf16"]),
+    "f32": FloatFormat(24, -126, FLOAT_MAX["f32"]),
+    "f64": FloatFormat(53, -1022, FLOAT_MAX["f64"]),
+    "f8e4m3fn": FloatFormat(4, -6, FLOAT_MAX["f8e4m3fn"], has_inf=False),
+    "f8e5m2": FloatFormat(3, -14, FLOAT_MAX["f8e5m2"]),
+}
 
 
 def is_int(dtype: str) -> bool:
@@ -79,15 +102,40 @@ def representable(value, dtype: str) -> bool:
         return True
     if math.isinf(value):
         return dtype not in FLOATS_WITHOUT_INF
-    return abs(value) <= FLOAT_MAX[dtype] or _rounds_to_max(abs(value), dtype)
+    return math.isfinite(round_to_format(value, dtype))
 
 
-def _rounds_to_max(magnitude: float, dtype: str) -> bool:
-    import ml_dtypes
-    import numpy as np
+def round_to_format(value: int | float, dtype: str) -> float:
+    """`value`, taken exactly, rounded to nearest even on the grid of float format `dtype` in
+    one step (no double rounding through f64 for wide integers); ±inf past the largest
+    finite value, whatever the format (callers decide what a format without inf does)."""
+    if isinstance(value, float) and (math.isnan(value) or math.isinf(value) or value == 0):
+        return value
+    exact = Fraction(value)
+    if exact == 0:
+        return 0.0
+    fmt = FORMATS[dtype]
+    magnitude = abs(exact)
+    lead = max(magnitude.numerator.bit_length() - magnitude.denominator.bit_length(), fmt.min_exponent)
+    if Fraction(2) ** lead > magnitude:     # bit lengths overestimate the exponent by at most one
+        lead = max(lead - 1, fmt.min_exponent)
+    quantum = Fraction(2) ** (lead - fmt.precision + 1)
+    rounded = round(magnitude / quantum) * quantum      # Fraction rounds half to even
+    result = math.inf if rounded > fmt.max_finite else float(rounded)
+    return result if exact > 0 else -result
 
-    numpy_type = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32, "f64": np.float64,
-                  "f8e4m3fn": ml_dtypes.float8_e4m3fn, "f8e5m2": ml_dtypes.float8_e5m2}[dtype]
-    with np.errstate(over="ignore"):
-        rounded = float(np.array(magnitude, dtype=np.float64).astype(numpy_type))
-    return math.isfinite(rounded)
+
+def instantiate(value: bool | int | float, dtype: str) -> bool | int | float:
+    """A source literal instantiated in `dtype` (§3): bool, an in-range int, or a float on
+    the format's grid. ValueError when the verifier's representability rule would reject it."""
+    if dtype == "bool":
+        return bool(value)
+    if is_int(dtype):
+        low, high = int_range(dtype)
+        if isinstance(value, float) and not value.is_integer() or not low <= int(value) <= high:
+            raise ValueError(f"literal {value!r} is not representable in {dtype}")
+        return int(value)
+    rounded = round_to_format(int(value) if isinstance(value, bool) else value, dtype)
+    if math.isinf(rounded) and not FORMATS[dtype].has_inf:
+        raise ValueError(f"literal {value!r} overflows {dtype}, which has no infinity")
+    return rounded

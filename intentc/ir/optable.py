@@ -1,9 +1,13 @@
-"""The declarative op table: one entry per op drives the parser, printer, verifier and docs.
+"""The declarative op table: one entry per op is the op's definition for every stage.
 
 An `OpDef` names an op's positional operands, its keyword operand groups (`index(...)`,
 `mask(...)`), its attributes with their kinds, how many regions and results it has, and the
-spec section that gives its meaning. Ops register themselves from the modules in
-`intentc.ir.ops`, one module per family.
+spec section that gives its meaning; the parser, printer, generic verifier checks and docs
+read that. Its traits (element-wise, commutative, same type, contraction, memory accesses,
+what the GPU mapping admits) are what passes, the interpreter and the code generators ask
+of an op instead of keeping their own lists of op names. Ops register themselves from the
+modules in `intentc.ir.ops`, one module per family; each stage's implementation of a family
+lives in a module of the same name (docs/architecture.md).
 """
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 Arity = Literal["1", "?", "*", "+"]
+Access = Literal["read", "write"]
 AttrKind = Literal["bool", "int", "number", "keyword", "ints", "type", "symbol", "string"]
 
 
@@ -40,6 +45,30 @@ class OpDef:
     # Effects the op has (§10): none for pure ops.
     effects: tuple[str, ...] = ()
 
+    # ---- traits --------------------------------------------------------------------------
+    # Each result element comes from the operands' elements at the same coordinate alone
+    # (scalar operands broadcast), so the op runs unchanged on values with extra leading axes.
+    elementwise: bool = False
+    # Swapping the two operands never changes the result.
+    commutative: bool = False
+    # The result has the type of the (first) operand: no conversion, no bool result.
+    same_type: bool = False
+    # Sums products over paired axes into an explicit accumulator (§3, §5.3); the pairs come
+    # from `ops.contraction.contraction_axes`.
+    contraction: bool = False
+    # How the op touches the view or buffer named by its first operand (§10, §11).
+    accesses: tuple[Access, ...] = ()
+    # Ends a region: the enclosing op's implementation takes its values, so the interpreter
+    # and the lowering register nothing for it (the verifier does).
+    terminator: bool = False
+    # Why the op has no LLVM lowering; empty when it has one (tests/ir/test_registries.py).
+    no_lowering: str = ""
+    # The GPU mapping (docs/gpu.md): the CTA register form computes the op coordinate by
+    # coordinate, and keeps `cta_registers` registers a coordinate for its result (None:
+    # counted only when the result has several uses).
+    cta_per_coordinate: bool = False
+    cta_registers: int | None = None
+
     @property
     def variadic(self) -> bool:
         return bool(self.operands) and self.operands[-1].endswith("*")
@@ -56,6 +85,19 @@ class OpDef:
     @property
     def is_pure(self) -> bool:
         return not self.effects
+
+    @property
+    def multi_result(self) -> bool:
+        """Whether an implementation returns a list of results rather than one value."""
+        return self.results is None or self.results > 1
+
+    @property
+    def reads(self) -> bool:
+        return "read" in self.accesses
+
+    @property
+    def writes(self) -> bool:
+        return "write" in self.accesses
 
 
 REGISTRY: dict[str, OpDef] = {}
@@ -77,6 +119,19 @@ def lookup(name: str) -> OpDef | None:
 def all_ops() -> dict[str, OpDef]:
     lookup("")
     return REGISTRY
+
+
+def op_def(name: str) -> OpDef:
+    """The definition of a registered op (KeyError for an unknown name)."""
+    found = lookup(name)
+    if found is None:
+        raise KeyError(f"no op {name!r} in the op table")
+    return found
+
+
+def ops_where(predicate) -> frozenset[str]:
+    """The names of the ops whose definition satisfies `predicate`."""
+    return frozenset(name for name, op in all_ops().items() if predicate(op))
 
 
 # Attribute specs shared by many ops.

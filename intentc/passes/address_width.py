@@ -13,13 +13,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..ir.nodes import Helper, Kernel, Module, Op
+from ..ir.optable import ops_where
 from .address.bounds import fits_int32, offset_range, strides
 from .address.ranges import Ranges
 from .base import Pass, PassContext, register_pass
 from .ir_walk import Block, map_bodies, value_types
 
-ACCESSES = frozenset({"read", "write", "unique_store", "scatter_reduce",
-                      "atomic_load", "atomic_store", "atomic_rmw", "atomic_cas"})
+ACCESSES = ops_where(lambda op: op.accesses)
 # Which operand names the accessed resource.
 RESOURCE_OPERAND = 0
 

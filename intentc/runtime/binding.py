@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..interp import errors
+from ..ir import errors
 from ..interp.launch import Launch, View, _span, _start, bind
 from ..interp.memory import ViewValue
 from ..interp.values import EnumValue, np_dtype

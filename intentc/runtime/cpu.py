@@ -19,7 +19,8 @@ from ..codegen.cpu.outline import RUNNER
 from ..codegen.llvm.kernel import LoweredKernel, lower_kernel
 from ..diagnostics import Diagnostic, DiagnosticError
 from ..interp.launch import Launch
-from ..interp.errors import LAUNCH_NO_KERNEL, launch_error
+from ..interp.errors import launch_error
+from ..ir.errors import LAUNCH_NO_KERNEL
 from ..ir.nodes import Kernel, Module
 from ..options import CompileOptions, Specialization
 from . import cpu_threads, jit

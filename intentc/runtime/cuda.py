@@ -19,7 +19,8 @@ from ..codegen.nvptx.compile import PtxKernel, assemble_cubin, compile_ptx
 from ..codegen.nvptx.hooks import STATUS_OUT_OF_HEAP
 from ..codegen.nvptx.machine import ARCHS
 from ..diagnostics import Diagnostic, DiagnosticError
-from ..interp.errors import LAUNCH_NO_KERNEL, launch_error
+from ..interp.errors import launch_error
+from ..ir.errors import LAUNCH_NO_KERNEL
 from ..interp.launch import Launch
 from ..ir.nodes import Kernel, Module
 from ..options import CompileOptions, Specialization

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..diagnostics import Diagnostic, DiagnosticError
-from ..interp import errors
+from ..ir import errors
 from ..ir.nodes import Kernel
 from ..ir.types import RecordType, TensorType, TupleType, ViewType
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from intentc.api import run
-from intentc.interp.reduction import identity, reduce_builtin, scan_builtin
+from intentc.interp.reduction import identity_array, reduce_builtin, scan_builtin
 
 
 def _reduce_kernel(kind, dtype, acc, n):
@@ -27,7 +27,7 @@ def _reduce_kernel(kind, dtype, acc, n):
     ("max", "u32", 0), ("any", "bool", False), ("all", "bool", True), ("sum", "i64", 0),
 ])
 def test_empty_reduce_gives_identity(kind, dtype, expected):
-    out = run(_reduce_kernel(kind, dtype, None, 0), "k", {"x": np.zeros(0, dtype=identity("sum", dtype).dtype
+    out = run(_reduce_kernel(kind, dtype, None, 0), "k", {"x": np.zeros(0, dtype=identity_array("sum", dtype).dtype
                                                                             if dtype != "bool" else bool)})
     assert out["out"].astype(np.float64).tolist() == [float(expected)]
 

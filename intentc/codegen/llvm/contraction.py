@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ...interp import errors
+from ...ir import errors
 from ...ir.ops.contraction import NAMED_AXES, contraction_axes
 from .conversion import convert
 from .emitter import CheckSite

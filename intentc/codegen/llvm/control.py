@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ...interp import errors
+from ...ir import errors
 from ...ir.nodes import Helper
 from ...ir.types import EnumType, RecordType, TensorType, TupleType
 from .emitter import CheckSite

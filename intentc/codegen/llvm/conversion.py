@@ -1,14 +1,12 @@
 """constant, full's element, cast, saturating_cast, bitcast and the microscaling decoders
-(spec §3, §5.2, §7). Literal values come from the interpreter's own literal rule, so both
-agree to the bit."""
+(spec §3, §5.2, §7). Literal values come from the rule the interpreter uses too
+(`ir.dtypes.instantiate`), so both agree to the bit."""
 from __future__ import annotations
 
-import numpy as np
 from llvmlite import ir
 
-from ...interp import errors
-from ...interp.conversion import literal
-from ...ir.dtypes import FLOAT_MAX, int_range
+from ...ir import errors
+from ...ir.dtypes import FLOAT_MAX, instantiate, int_range
 from ...ir.nodes import SymbolRef
 from ...ir.types import BIT_WIDTH
 from .emitter import CheckSite
@@ -24,11 +22,11 @@ def constant_value(em, value, dtype: str) -> ir.Constant:
         enum, _, member = value.name.partition(".")
         decl = em.kir_module.find(enum)
         return ir.Constant(I64, next(m.value for m in decl.members if m.name == member))
-    number = literal(value, dtype)
+    number = instantiate(value, dtype)
     if dtype == "bool":
         return ir.Constant(ir.IntType(1), int(bool(number)))
     if is_float(dtype):
-        return ir.Constant(register_type(dtype), float(np.asarray(number).astype(np.float64)))
+        return ir.Constant(register_type(dtype), float(number))
     return const(dtype, int(number))
 
 

@@ -8,10 +8,10 @@ diagnostic naming the op and its location.
 from __future__ import annotations
 
 from ...ir.nodes import Op
+from ...ir.optable import ops_where
 from .values import Lazy
 
-MULTI = frozenset({"loop", "if", "call", "generic_reduce", "generic_scan", "arg_reduce", "region_fold",
-                   "region_scan"})
+MULTI = ops_where(lambda op: op.multi_result)
 
 
 class NotLowered(Exception):
@@ -21,10 +21,10 @@ class NotLowered(Exception):
 
 
 def _table() -> dict:
-    from . import (atomics, contraction, control, conversion, mathfns, memory, pointwise, quant, reduction, rng,
+    from . import (atomics, contraction, control, conversion, math, memory, pointwise, quant, reduction, rng,
                    shape, structured)
     table = {}
-    for family in (pointwise, conversion, mathfns, shape, memory, reduction, contraction, structured, quant, control,
+    for family in (pointwise, conversion, math, shape, memory, reduction, contraction, structured, quant, control,
                    atomics, rng):
         table.update(family.LOWER)
     return table

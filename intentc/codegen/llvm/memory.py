@@ -11,7 +11,8 @@ from typing import NamedTuple
 
 from llvmlite import ir
 
-from ...interp import errors
+from ...ir import errors
+from ...ir.ops.memory import UPDATE_COMBINE
 from .emitter import CheckSite
 from .lowfloat import to_register, to_storage
 from .pointwise import binary
@@ -260,7 +261,7 @@ def _scatter_reduce_op(em, op):
             return result.value
     else:
         kind = op.attributes["kind"].name
-        name = {"add": "add", "max": "maximum", "min": "minimum", "and": "and", "or": "or", "xor": "xor"}[kind]
+        name = UPDATE_COMBINE[kind]
         dtype = em.env[op.operands[1]].dtype
 
         def combine(old, new):

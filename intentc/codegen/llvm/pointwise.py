@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ...interp import errors
+from ...ir import errors
 from ...ir.dtypes import int_range
 from ...ir.types import BIT_WIDTH
 from .emitter import CheckSite

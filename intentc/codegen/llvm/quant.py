@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ...interp import errors
+from ...ir import errors
 from .contraction import _settled
 from .emitter import CheckSite
 from .lowfloat import decode

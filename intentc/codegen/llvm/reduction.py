@@ -8,11 +8,10 @@ whole axis as one slice (slicing is the compiler's choice).
 """
 from __future__ import annotations
 
-import numpy as np
 from llvmlite import ir
 
-from ...interp import errors
-from ...interp.reduction import EMPTY_ARG_REDUCE_MESSAGE, accumulator, identity
+from ...ir import errors
+from ...ir.ops.reduction import COMBINE, EMPTY_ARG_REDUCE_MESSAGE, accumulator, identity
 from .control import make_slot, read_slot, run_region, write_slots
 from .conversion import convert
 from .emitter import CheckSite
@@ -20,15 +19,12 @@ from .pointwise import binary
 from .types import I1, I64, const, is_float, is_signed, register_type
 from .values import Lazy, Memory, Scalar
 
-COMBINE = {"sum": "add", "prod": "mul", "max": "maximum", "min": "minimum", "any": "or", "all": "and"}
-
-
 def identity_const(kind: str, dtype: str) -> ir.Constant:
-    value = np.asarray(identity(kind, dtype))
+    value = identity(kind, dtype)
     if dtype == "bool":
         return ir.Constant(I1, int(bool(value)))
     if is_float(dtype):
-        return ir.Constant(register_type(dtype), float(value.astype(np.float64)))
+        return ir.Constant(register_type(dtype), float(value))
     return const(dtype, int(value))
 
 

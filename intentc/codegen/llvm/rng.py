@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ...interp import errors
+from ...ir import errors
 from .emitter import CheckSite
 from .pointwise import elementwise
 from .types import F32, I32, I64, is_signed

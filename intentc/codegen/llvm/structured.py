@@ -15,13 +15,13 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ...interp import errors
+from ...ir import errors
 from .contraction import _settled, contract
 from .conversion import decode_e2m1, decode_e8m0
 from .emitter import CheckSite
 from .lowfloat import decode
 from .memory import as_index
-from .types import F64, I1, I64, const
+from .types import F64, I1, I64
 from .values import Lazy, RecordVal
 
 

@@ -32,17 +32,15 @@ from dataclasses import dataclass
 from llvmlite import ir
 
 from ...ir.nodes import Kernel, Op
+from ...ir.optable import all_ops, ops_where
 from ...ir.types import TensorType, ViewType
 from ...options import Specialization
 from ...passes.ir_walk import is_pure_tree
-from ..llvm.mathfns import FUNCTIONS
-from ..llvm.pointwise import BINARY_NAMES
 from ..llvm.types import F32, F64, I32, I64, register_type
 from ..llvm.values import Memory
 
-ELEMENTWISE = frozenset({*BINARY_NAMES, *FUNCTIONS, "neg", "abs", "not", "select", "fdiv", "exp2", "isnan", "isinf",
-                         "cast", "saturating_cast", "constant", "iota", "full", "dim", "broadcast", "uniform",
-                         "random_bits"})
+ELEMENTWISE = ops_where(lambda op: op.cta_per_coordinate)
+CONTRACTIONS = ops_where(lambda op: op.contraction)
 SHUFFLED = {"f32", "f64", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "index", "bool"}
 SCAN_KINDS = {"sum", "prod", "max", "min"}
 SHARED_WORDS = 32          # one i64 per warp: 1024 threads at most
@@ -54,7 +52,7 @@ DYNAMIC_THREADS = 512      # the dynamic form's CTA size
 # tensors, or unroll Philox per coordinate, then need 150-255 registers and spill. So K is
 # about SLOT_REGISTERS / (the tensors a thread keeps), between 8 and 32.
 SLOT_REGISTERS = 96
-KEPT_WEIGHT = {"read": 1, "scan": 4, "uniform": 8, "random_bits": 8}
+KEPT_WEIGHT = {name: op.cta_registers for name, op in all_ops().items() if op.cta_registers is not None}
 MIN_SLOTS, MAX_SLOTS = 8, 32
 MIN_THREADS = 64
 MAX_THREADS = 1024
@@ -146,7 +144,7 @@ def _body_ok(ops: list[Op], views: dict[str, str], register_form: bool, known: d
             if op.name == "broadcast" and op.attributes.get("dims") is not None:
                 return False
             continue
-        if op.name in ("reduce", "contract", "dot"):   # full reductions: a scalar per iteration
+        if op.name == "reduce" or op.name in CONTRACTIONS:   # full reductions: a scalar per iteration
             allowed = SHUFFLED if op.name == "reduce" else SHUFFLED | {"f16", "bf16"}   # f16/bf16 sums live in f64 registers
             if op.result_types[0].shape or op.result_types[0].dtype not in allowed:
                 return False

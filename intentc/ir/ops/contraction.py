@@ -6,7 +6,7 @@ ACC_REQUIRED = AttrSpec("type", required=True, doc="explicit accumulator/result 
 
 def _named(name: str, summary: str, example: str) -> OpDef:
     return OpDef(name, "§3, §5.3", summary, operands=("lhs", "rhs"), groups={"init": "?"},
-                 attrs={"acc": ACC_REQUIRED}, example=example)
+                 attrs={"acc": ACC_REQUIRED}, contraction=True, example=example)
 
 
 register(
@@ -14,7 +14,7 @@ register(
           operands=("lhs", "rhs"), groups={"init": "?"},
           attrs={"lhs_contract": AttrSpec("ints", required=True), "rhs_contract": AttrSpec("ints", required=True),
                  "lhs_batch": AttrSpec("ints"), "rhs_batch": AttrSpec("ints"), "acc": ACC_REQUIRED},
-          example="%c = contract %a, %b {acc = f32, lhs_contract = [1], rhs_contract = [0]} : tensor<f32, [%M, %N]>"),
+          contraction=True, example="%c = contract %a, %b {acc = f32, lhs_contract = [1], rhs_contract = [0]} : tensor<f32, [%M, %N]>"),
     _named("dot", "[K] x [K] -> scalar", "%d = dot %a, %b {acc = f32} : f32"),
     _named("matvec", "[M, K] x [K] -> [M]", "%y = matvec %a, %x {acc = f32} : tensor<f32, [%M]>"),
     _named("vecmat", "[K] x [K, N] -> [N]", "%y = vecmat %x, %b {acc = f32} : tensor<f32, [%N]>"),

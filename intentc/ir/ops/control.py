@@ -11,7 +11,7 @@ register(
     OpDef("if", "§10", "ordered two-way choice; yields values from the taken branch",
           operands=("cond",), regions=("then", "else"), min_regions=1, results=None),
     OpDef("yield", "§6, §10", "ends a region, passing its values to the enclosing op",
-          operands=("values*",), results=0, example="yield %a, %b"),
+          operands=("values*",), results=0, terminator=True, example="yield %a, %b"),
     OpDef("call", "docs", "call a module-level helper",
           operands=("args*",), attrs={"callee": AttrSpec("symbol", required=True)}, results=None,
           example="%r = call %a, %b {callee = @gelu} : f32"),

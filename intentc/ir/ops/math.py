@@ -1,5 +1,6 @@
 """Named math functions (spec §5, §5.1): pure, elementwise, keep dtype and shape."""
 from ..optable import APPROXIMATE, FLUSH_TO_ZERO, OpDef, register
+from .pointwise import POINTWISE
 
 _UNARY = {
     "neg": ("§4, §5", "negation; integers wrap"),
@@ -31,17 +32,18 @@ _UNARY = {
     "isnan": ("§5", "true where x is NaN; yields bool"),
     "isinf": ("§5", "true where x is an infinity; yields bool"),
 }
+_BOOL_RESULT = ("isnan", "isinf")
 
 register(*(
-    OpDef(name, section, summary, operands=("source",),
-          example=f"%r = {name} %x : tensor<f32, [%N]>")
+    OpDef(name, section, summary, operands=("source",), same_type=name not in _BOOL_RESULT,
+          example=f"%r = {name} %x : tensor<f32, [%N]>", **POINTWISE)
     for name, (section, summary) in _UNARY.items()
 ))
 register(
     OpDef("exp2", "§5, §5.1", "2^x; approximate mode within 2 ULP",
           operands=("source",), attrs={"approximate": APPROXIMATE, "flush_to_zero": FLUSH_TO_ZERO},
-          example="%r = exp2 %x {approximate = true} : f32"),
+          same_type=True, example="%r = exp2 %x {approximate = true} : f32", **POINTWISE),
     OpDef("tanh", "§5, §5.1", "hyperbolic tangent; approximate mode within 2^-11 relative",
           operands=("source",), attrs={"approximate": APPROXIMATE},
-          example="%r = tanh %x {approximate = true} : f32"),
+          same_type=True, example="%r = tanh %x {approximate = true} : f32", **POINTWISE),
 )

@@ -2,9 +2,15 @@
 from ..optable import APPROXIMATE, FLUSH_TO_ZERO, AttrSpec, OpDef, register
 
 
+# Element-wise ops the GPU mapping computes coordinate by coordinate.
+POINTWISE = {"elementwise": True, "cta_per_coordinate": True}
+# Operand order does not matter for these.
+COMMUTATIVE = {"add", "mul", "and", "or", "xor", "maximum", "minimum", "maximum_num", "minimum_num", "eq", "ne"}
+
+
 def _binary(name: str, section: str, summary: str) -> OpDef:
-    return OpDef(name, section, summary, operands=("lhs", "rhs"),
-                 example=f"%r = {name} %a, %b : tensor<f32, [%N]>")
+    return OpDef(name, section, summary, operands=("lhs", "rhs"), same_type=True, commutative=name in COMMUTATIVE,
+                 example=f"%r = {name} %a, %b : tensor<f32, [%N]>", **POINTWISE)
 
 
 # Set by fusion-legality (§5.5): which operand of this add/sub is a float `mul` product that
@@ -15,12 +21,13 @@ FMA = AttrSpec("keyword", choices=("lhs", "rhs"),
 
 def _fusable(name: str, summary: str) -> OpDef:
     return OpDef(name, "§4, §5, §5.5", summary, operands=("lhs", "rhs"), attrs={"fma": FMA},
-                 example=f"%r = {name} %p, %c {{fma = lhs}} : tensor<f32, [%N]>")
+                 same_type=True, commutative=name in COMMUTATIVE,
+                 example=f"%r = {name} %p, %c {{fma = lhs}} : tensor<f32, [%N]>", **POINTWISE)
 
 
 def _compare(name: str, summary: str) -> OpDef:
-    return OpDef(name, "§3", f"{summary}; yields bool", operands=("lhs", "rhs"),
-                 example=f"%r = {name} %a, %b : tensor<bool, [%N]>")
+    return OpDef(name, "§3", f"{summary}; yields bool", operands=("lhs", "rhs"), commutative=name in COMMUTATIVE,
+                 example=f"%r = {name} %a, %b : tensor<bool, [%N]>", **POINTWISE)
 
 
 register(
@@ -48,8 +55,8 @@ register(
     _compare("ge", "greater or equal"),
     OpDef("fdiv", "§5.1", "float division with explicit approximate / flush_to_zero modes",
           operands=("lhs", "rhs"), attrs={"approximate": APPROXIMATE, "flush_to_zero": FLUSH_TO_ZERO},
-          example="%r = fdiv %a, %b {approximate = true, flush_to_zero = false} : f32"),
+          same_type=True, example="%r = fdiv %a, %b {approximate = true, flush_to_zero = false} : f32", **POINTWISE),
     OpDef("select", "§3", "elementwise choice: on_true where cond, else on_false",
           operands=("cond", "on_true", "on_false"),
-          example="%r = select %m, %a, %b : tensor<f32, [%N]>"),
+          example="%r = select %m, %a, %b : tensor<f32, [%N]>", **POINTWISE),
 )

@@ -1,5 +1,11 @@
 """Reduce, scan, arg_reduce and region fold/scan (spec §3, §6)."""
+import math
+
+from ..dtypes import FORMATS, int_range, is_float, sum_accumulator
 from ..optable import ACC, AttrSpec, OpDef, register
+
+# An extremum and its position do not exist over no members (docs/kir.md §6): E511, R0405.
+EMPTY_ARG_REDUCE_MESSAGE = "`arg_reduce` over an empty axis has no extremum and no position"
 
 AXES = AttrSpec("ints", required=True, doc="reduced source axes")
 AXIS = AttrSpec("int", required=True, doc="scanned / folded source axis")
@@ -16,7 +22,7 @@ register(
           operands=("source",),
           attrs={"kind": AttrSpec("keyword", required=True, choices=("sum", "prod", "max", "min")),
                  "axis": AXIS, "exclusive": EXCLUSIVE, "reverse": REVERSE, "acc": ACC},
-          example="%c = scan %x {axis = 0, kind = sum} : tensor<f32, [%N]>"),
+          cta_registers=4, example="%c = scan %x {axis = 0, kind = sum} : tensor<f32, [%N]>"),
     OpDef("generic_reduce", "§6", "parallel reduction with an author-given combine and identities",
           operands=("sources*",), groups={"init": "+"}, attrs={"axes": AXES},
           regions=("combine",), results=None,
@@ -38,3 +44,29 @@ register(
           operands=("sources*",), groups={"init": "+"}, attrs={"axis": AXIS},
           regions=("summarize", "combine", "emit"), results=None),
 )
+
+# §6: the pointwise op that combines two partial results of each builtin reduction kind.
+COMBINE = {"sum": "add", "prod": "mul", "max": "maximum", "min": "minimum", "any": "or", "all": "and"}
+
+
+def identity(kind: str, dtype: str) -> bool | int | float:
+    """The canonical identity of a builtin reduction kind in `dtype` (§6): 0, 1, false/true,
+    and for max/min the lowest/highest value (±inf, or ±max finite where there is no inf)."""
+    if kind in ("any", "all"):
+        return kind == "all"
+    if kind in ("sum", "prod"):
+        return 0 if kind == "sum" else 1
+    if is_float(dtype):
+        fmt = FORMATS[dtype]
+        extreme = math.inf if fmt.has_inf else fmt.max_finite
+        return -extreme if kind == "max" else extreme
+    low, high = int_range(dtype)
+    return low if kind == "max" else high
+
+
+def accumulator(kind: str, source_dtype: str, acc_attr) -> str:
+    """The dtype a builtin reduction or scan accumulates in: its `acc`, else the §3 widening
+    for sum, else the source dtype."""
+    if acc_attr is not None:
+        return acc_attr.dtype
+    return sum_accumulator(source_dtype) if kind == "sum" else source_dtype

@@ -6,10 +6,11 @@ from dataclasses import dataclass
 
 from ...ir.dtypes import is_float
 from ...ir.nodes import Op
+from ...ir.optable import ops_where
 from ...ir.types import TensorType
 
-# Contractions whose zero-initial form §5.3 lets absorb a following add.
-CONTRACTIONS = frozenset({"contract", "dot", "matvec", "vecmat", "matmul"})
+# Contractions, whose zero-initial form §5.3 lets absorb a following add.
+CONTRACTIONS = ops_where(lambda op: op.contraction)
 
 
 @dataclass
@@ -23,10 +24,14 @@ def float_tensor(type_) -> bool:
     return isinstance(type_, TensorType) and is_float(type_.dtype)
 
 
-def producer_in_block(name: str, ops: list[Op], position: dict[str, int], before: int) -> int | None:
-    """Index of the op of this block (earlier than `before`) defining `name`, if any."""
+def producer_in_block(name: str, ops: list[Op | None], position: dict[str, int],
+                      before: int) -> tuple[int, Op] | None:
+    """The index and op of this block (earlier than `before`) defining `name`, if any."""
     index = position.get(name)
-    return index if index is not None and index < before and ops[index] is not None else None
+    if index is None or index >= before:
+        return None
+    op = ops[index]
+    return None if op is None else (index, op)
 
 
 def positions(ops: list[Op | None]) -> dict[str, int]:

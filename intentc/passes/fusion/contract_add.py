@@ -17,7 +17,7 @@ from ...ir.nodes import Op, OperandGroup
 from .common import CONTRACTIONS, ItemFacts, merged_comments, positions, producer_in_block
 
 
-def fuse_contract_add(block: list[Op], facts: ItemFacts) -> int:
+def fuse_contract_add(block: list[Op | None], facts: ItemFacts) -> int:
     """Rewrite the block in place; returns how many adds were absorbed."""
     where, fused = positions(block), 0
     for index, op in enumerate(block):
@@ -25,10 +25,10 @@ def fuse_contract_add(block: list[Op], facts: ItemFacts) -> int:
             continue
         for side in (0, 1):
             product, other = op.operands[side], op.operands[1 - side]
-            source = producer_in_block(product, block, where, index)
-            if source is None or not _absorbable(block[source], op, other, facts):
+            found = producer_in_block(product, block, where, index)
+            if found is None or not _absorbable(found[1], op, other, facts):
                 continue
-            contraction = block[source]
+            source, contraction = found
             block[index] = contraction.model_copy(update={
                 "results": op.results, "result_types": op.result_types,
                 "groups": contraction.groups + (OperandGroup(key="init", values=(other,)),),

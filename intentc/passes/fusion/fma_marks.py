@@ -19,7 +19,7 @@ from .common import float_tensor, positions, producer_in_block
 SIDES = ("lhs", "rhs")
 
 
-def mark_fma(block: list[Op]) -> int:
+def mark_fma(block: list[Op | None]) -> int:
     where, marked = positions(block), 0
     for index, op in enumerate(block):
         if op is None or op.name not in ("add", "sub") or "fma" in op.attributes:
@@ -27,8 +27,8 @@ def mark_fma(block: list[Op]) -> int:
         if not float_tensor(op.result_types[0]):
             continue
         for side, operand in zip(SIDES, op.operands):
-            source = producer_in_block(operand, block, where, index)
-            if source is not None and block[source].name == "mul" and not block[source].attributes:
+            found = producer_in_block(operand, block, where, index)
+            if found is not None and found[1].name == "mul" and not found[1].attributes:
                 block[index] = op.model_copy(update={"attributes": {**op.attributes, "fma": Keyword(name=side)}})
                 marked += 1
                 break

@@ -17,15 +17,15 @@ from ...ir.types import TensorType
 from .common import ItemFacts, float_tensor, merged_comments, positions, producer_in_block
 
 
-def fuse_multiply_reduce(block: list[Op], facts: ItemFacts) -> int:
+def fuse_multiply_reduce(block: list[Op | None], facts: ItemFacts) -> int:
     where, fused = positions(block), 0
     for index, op in enumerate(block):
         if op is None or not _sum_reduce(op):
             continue
-        source = producer_in_block(op.operands[0], block, where, index)
-        if source is None or not _fusable_product(block[source], op, facts):
+        found = producer_in_block(op.operands[0], block, where, index)
+        if found is None or not _fusable_product(found[1], op, facts):
             continue
-        product = block[source]
+        source, product = found
         block[index] = _as_contract(product, op)
         block[source] = None
         fused += 1

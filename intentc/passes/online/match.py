@@ -19,10 +19,12 @@ from dataclasses import dataclass
 
 from ...ir.dtypes import is_float
 from ...ir.nodes import Keyword, Op
+from ...ir.ops.contraction import contraction_axes
+from ...ir.optable import ops_where
 from ...ir.types import TensorType
 from ..ir_walk import all_uses
 
-_CONTRACTIONS = ("vecmat", "dot", "contract")
+_CONTRACTIONS = ops_where(lambda op: op.contraction)
 
 
 @dataclass
@@ -107,13 +109,10 @@ def _single_user(block, positions: list[int], name: str) -> int | None:
 
 
 def _weighted_contraction(op: Op, weights: str) -> bool:
+    """`op` sums `weights` (its lhs) times the rhs over the weights' only axis and the rhs's first."""
     if op.name not in _CONTRACTIONS or op.operands[0] != weights or op.group("init") is not None:
         return False
-    if op.name == "contract":
-        attrs = op.attributes
-        return (attrs.get("lhs_contract") == [0] and attrs.get("rhs_contract") == [0]
-                and not attrs.get("lhs_batch") and not attrs.get("rhs_batch"))
-    return True
+    return contraction_axes(op) == ([0], [0], [], [])
 
 
 def _scores_ok(op: Op) -> bool:

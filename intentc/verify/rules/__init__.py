@@ -35,7 +35,7 @@ def rule(*names: str):
 
 from . import (  # noqa: E402,F401  (registers the rules)
     aggregate, atomics, contraction, control, conversion, memory, pointwise, reduction, rng,
-    scaled, shape,
+    shape, structured,
 )
 from ...ir.optable import all_ops  # noqa: E402
 

@@ -3,6 +3,7 @@ relations, masks and fills, buffer escape, unique-store injectivity, parallel co
 from __future__ import annotations
 
 from ...ir.dtypes import is_float, is_int
+from ...ir.optable import op_def
 from ...ir.types import BufferType, TensorType, ViewType
 from ..context import Frame, Value
 from ..effects import conflicting_var, unique_store_unproven
@@ -10,8 +11,6 @@ from ..typesys import broadcastable, fmt, fmt_shape
 from . import rule
 from .common import region_args, region_yields, tensor_of
 
-READS = frozenset({"read", "atomic_load", "atomic_rmw", "atomic_cas"})
-WRITES = frozenset({"write", "unique_store", "scatter_reduce", "atomic_store", "atomic_rmw", "atomic_cas"})
 
 
 def resource_of(ctx, op, value: Value):
@@ -32,10 +31,10 @@ def check_access(ctx, op, args, resource, access_shape) -> bool:
 def _direction(ctx, op, resource) -> bool:
     if not isinstance(resource, ViewType):
         return True
-    if op.name in WRITES and resource.direction == "in":
+    if op_def(op.name).writes and resource.direction == "in":
         ctx.error("E701", op, f"`{op.name}` writes an `in` view", "declare the view `out` or `inout`")
         return False
-    if op.name in READS and resource.direction == "out":
+    if op_def(op.name).reads and resource.direction == "out":
         ctx.error("E702", op, f"`{op.name}` reads an `out` view", "declare the view `in` or `inout`")
         return False
     return True
