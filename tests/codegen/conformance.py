@@ -274,3 +274,29 @@ def overlapping_noalias_views_are_reported(target):
     # interleaved views of one allocation share no element: legal
     out = run_on(target, NOALIAS, "k", {"x": base[0::2], "y": base[1::2]})
     assert out["y"].tolist() == [1.0, 5.0, 9.0, 13.0]
+
+
+# ---- item 4: 16-bit NaN payloads survive bitcast and copies (§5.2: bits kept, a copy converts nothing)
+NAN_BITS = """kernel @k(%x: view<{ft}, [%N], in>, %w: view<{it}, [%N], in>, %bits: view<{it}, [%N], out>, %copy: view<{ft}, [%N], out>, %back: view<{ft}, [%N], out>) {{
+  %i = iota : tensor<index, [%N]>
+  %v = read %x index(%i) : tensor<{ft}, [%N]>
+  %b = bitcast %v : tensor<{it}, [%N]>
+  write %bits, %b index(%i)
+  write %copy, %v index(%i)
+  %u = read %w index(%i) : tensor<{it}, [%N]>
+  %f = bitcast %u : tensor<{ft}, [%N]>
+  write %back, %f index(%i)
+}}"""
+NAN_PATTERNS = {"f16": [0x7C01, 0x7E55, 0xFD00, 0x7FFF, 0xFE00, 0x3C00, 0x7C00],
+                "bf16": [0x7F81, 0xFFC3, 0x7FBF, 0xFF80 | 0x11, 0x3F80, 0xFF80]}
+
+
+@check
+def sixteen_bit_nan_payloads_survive(target):
+    for ft, patterns in NAN_PATTERNS.items():
+        words = np.array(patterns, dtype=np.uint16)
+        x = words.view(np_dtype(ft))
+        out = run_on(target, NAN_BITS.format(ft=ft, it="u16"), "k", {"x": x, "w": words})
+        assert out["bits"].tolist() == patterns, (ft, [hex(v) for v in out["bits"]])
+        assert out["copy"].view(np.uint16).tolist() == patterns, (ft, [hex(v) for v in out["copy"].view(np.uint16)])
+        assert out["back"].view(np.uint16).tolist() == patterns, (ft, [hex(v) for v in out["back"].view(np.uint16)])
