@@ -300,3 +300,37 @@ def sixteen_bit_nan_payloads_survive(target):
         assert out["bits"].tolist() == patterns, (ft, [hex(v) for v in out["bits"]])
         assert out["copy"].view(np.uint16).tolist() == patterns, (ft, [hex(v) for v in out["copy"].view(np.uint16)])
         assert out["back"].view(np.uint16).tolist() == patterns, (ft, [hex(v) for v in out["back"].view(np.uint16)])
+
+
+# ---- item 8: region_scan with an i64 state compiles and runs (§6) ------------------------------
+REGION_SCAN_I64 = """kernel @k(%x: view<i64, [%N], in>, %total: view<i64, [1], out>, %y: view<i64, [%N], out>) {
+  %i = iota : tensor<index, [%N]>
+  %v = read %x index(%i) : tensor<i64, [%N]>
+  %z = constant {value = 0} : i64
+  %final, %out = region_scan %v init(%z) {axis = 0} : i64, tensor<i64, [%N]> {
+  ^summarize(%len: index, %pos: tensor<index, [%len]>, %slice: tensor<i64, [%len]>):
+    %t = reduce %slice {axes = [0], kind = sum} : i64
+    yield %t
+  } {
+  ^combine(%a: i64, %b: i64):
+    %c = add %a, %b : i64
+    yield %c
+  } {
+  ^emit(%len: index, %pos: tensor<index, [%len]>, %slice: tensor<i64, [%len]>, %state: i64):
+    %c = scan %slice {axis = 0, kind = sum} : tensor<i64, [%len]>
+    %sb = broadcast %state : tensor<i64, [%len]>
+    %o = add %c, %sb : tensor<i64, [%len]>
+    yield %o
+  }
+  %zero = constant {value = 0} : index
+  write %total, %final index(%zero)
+  write %y, %out index(%i)
+}"""
+
+
+@check
+def region_scan_with_an_i64_state(target):
+    x = np.array([5, -2, 2 ** 40, 7, -(2 ** 62), 1], dtype=np.int64)
+    out = run_on(target, REGION_SCAN_I64, "k", {"x": x})
+    assert out["y"].tolist() == np.cumsum(x).tolist() and out["total"].tolist() == [int(x.sum())]
+    assert run_on(target, REGION_SCAN_I64, "k", {"x": np.zeros(0, np.int64)})["total"].tolist() == [0]

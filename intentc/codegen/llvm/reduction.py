@@ -221,8 +221,7 @@ def _generic_scan_op(em, op):
             if not exclusive:
                 for out, slot in zip(outs, slots):
                     _write_line(em, out, axis, position, read_slot(em, slot))
-    with b.if_then(b.icmp_signed(">", n, ir.Constant(I64, 0))):
-        step(ir.Constant(I64, 0), fold=False)
+    em.if_then(b.icmp_signed(">", n, ir.Constant(I64, 0)), lambda: step(ir.Constant(I64, 0), fold=False))
     em.loop(ir.Constant(I64, 1), n, lambda k: step(k, fold=True), name="g")
     return outs
 
