@@ -128,6 +128,7 @@ CODES: dict[str, Code] = {
     "E721": Code("§9", "buffer type or initial value invalid"),
     "E730": Code("§10", "unique_store injectivity not provable"),
     "E731": Code("§10", "conflicting writes in parallel iterations"),
+    "E733": Code("§10", "provable affine collision between parallel iterations"),
     "E732": Code("§10", "scatter_reduce combine invalid"),
     "E740": Code("§10", "parallel domain or body invalid"),
     "E741": Code("§10", "loop bounds or carried types invalid"),

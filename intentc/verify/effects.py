@@ -1,10 +1,14 @@
-"""Collision rules of §10 inside `parallel`: unique stores must be provably injective, and
-plain writes whose address cannot depend on an iteration are provable conflicts.
+"""Collision rules of §10 inside `parallel`: unique stores must be provably injective,
+plain writes whose address cannot depend on an iteration are provable conflicts, and a
+plain read or write whose affine address equals another access's address in a different
+iteration (`x[i + 1]` read, `x[i]` written) is a provable collision.
 
 Facts (affine.py) come from the walk: parallel body arguments, iotas, integer constants and
 the affine index arithmetic over them. Deps are the parallel variables a value depends on.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from .affine import determined
 from .context import NO_DEPS
@@ -65,3 +69,75 @@ def conflicting_var(ctx, resource, values) -> str | None:
         if name not in deps:
             return name
     return None
+
+
+# ---- affine collisions between iterations --------------------------------------------------
+@dataclass(frozen=True)
+class Access:
+    resource: str
+    writes: bool
+    facts: tuple            # one affine fact per index, None where not affine
+    op: object
+
+
+def record_access(ctx, op, resource, indices, masked: bool, writes: bool) -> None:
+    """Note a plain read or write of a resource shared by parallel iterations, and report
+    E733 if it provably meets an earlier access of another iteration (one of them a write).
+    Masked accesses and those with lane or non-affine indices are left to run time."""
+    if masked:
+        return
+    access = Access(op.operands[0], writes, tuple(v.fact for v in indices), op)
+    for depth, frame in ctx.parallel_frames():
+        if depth <= resource.depth:
+            continue
+        for earlier in frame.accesses:
+            if earlier.resource != access.resource or not (earlier.writes or writes):
+                continue
+            step = _iteration_step(earlier.facts, access.facts, [name for name, _ in frame.parallel_vars])
+            if step and _within(ctx, frame, step):
+                _report(ctx, op, earlier, access, step)
+                return
+        frame.accesses.append(access)
+
+
+def _iteration_step(first: tuple, second: tuple, names: list[str]) -> dict | None:
+    """The nonzero iteration difference δ (per variable of the frame) for which `second` at
+    iteration i + δ reaches what `first` reaches at i, if the facts prove one exists."""
+    step: dict = {}
+    for a, b in zip(first, second):
+        if a is None or b is None or any(t[0] == "lane" for t in (*a[1], *b[1])):
+            return None
+        if {t: c for t, c in a[1].items() if t[1] not in names} != \
+                {t: c for t, c in b[1].items() if t[1] not in names}:
+            return None     # outer variables enter differently: not provable here
+        inner = {t[1]: c for t, c in a[1].items() if t[1] in names}
+        if inner != {t[1]: c for t, c in b[1].items() if t[1] in names} or len(inner) > 1:
+            return None
+        difference = a[0] - b[0]
+        if not inner:
+            if difference:
+                return None      # this index never agrees
+            continue
+        ((name, coefficient),) = inner.items()
+        if difference % coefficient or step.get(name, difference // coefficient) != difference // coefficient:
+            return None
+        step[name] = difference // coefficient
+    return {n: d for n, d in step.items() if d} or None
+
+
+def _within(ctx, frame, step: dict) -> bool:
+    """Whether two iterations δ apart exist (a dynamic extent may be large enough)."""
+    extents = dict(frame.parallel_vars)
+    for name, delta in step.items():
+        extent = ctx.canon(extents[name])
+        if isinstance(extent, int) and abs(delta) >= extent:
+            return False
+    return True
+
+
+def _report(ctx, op, earlier: Access, later: Access, step: dict) -> None:
+    kinds = ("a write" if earlier.writes else "a read", "writes" if later.writes else "reads")
+    apart = ", ".join(f"`%{n}` {d:+d}" for n, d in step.items())
+    ctx.error("E733", op, f"this access {kinds[1]} the element of `%{later.resource}` that {kinds[0]} reaches in "
+              f"another iteration ({apart}): a collision of unordered iterations (§10)",
+              "read from one view and write another, or order the steps with a loop")
