@@ -20,7 +20,7 @@ from ..ir import errors
 from .errors import launch_error
 from .machine import Machine
 from .memory import ViewValue
-from .noalias import check_noalias
+from .aliasing import check_noalias, check_writable_layouts
 from .values import EnumValue, np_dtype
 
 
@@ -257,6 +257,7 @@ def bind(launch: Launch, inputs: dict, constexprs: dict) -> dict[str, object]:
             view.dtype, view.direction, view.name = param.type.dtype, param.type.direction, param.name
             env[param.name] = view
     check_noalias(launch, env)
+    check_writable_layouts(launch, env)
     return env
 
 

@@ -13,7 +13,7 @@ import numpy as np
 from ..ir import errors
 from ..interp.launch import Launch, View, _span, _start, bind
 from ..interp.memory import ViewValue
-from ..interp.noalias import check_noalias
+from ..interp.aliasing import check_noalias, check_writable_layouts
 from ..interp.values import EnumValue, np_dtype
 from ..ir.types import ConstexprType, ViewType
 
@@ -113,4 +113,5 @@ def bind_in_place(launch: Launch, slots, arrays: dict, constexprs: dict):
             raise launch.fail(errors.LAUNCH_EXTENT, f"extent %{name} is {value} (from %{source}) but the "
                               f"parameter %{name} is {int(np.asarray(env[name]))}")
     check_noalias(launch, env)
+    check_writable_layouts(launch, env)
     return env, *pack(launch, slots, env)

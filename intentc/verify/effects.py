@@ -76,25 +76,32 @@ def conflicting_var(ctx, resource, values) -> str | None:
 class Access:
     resource: str
     writes: bool
+    atomic: bool
     facts: tuple            # one affine fact per index, None where not affine
     op: object
 
 
-def record_access(ctx, op, resource, indices, masked: bool, writes: bool) -> None:
-    """Note a plain read or write of a resource shared by parallel iterations, and report
-    E733 if it provably meets an earlier access of another iteration (one of them a write).
-    Masked accesses and those with lane or non-affine indices are left to run time."""
+# The iteration difference of accesses whose common address ignores every iteration variable.
+EVERY_ITERATION: dict = {}
+
+
+def record_access(ctx, op, resource, indices, masked: bool, writes: bool, atomic: bool = False) -> None:
+    """Note a read or write of a resource shared by parallel iterations, and report E733 if
+    it provably meets an access of another iteration where one of them is a plain write, or
+    one is plain and the other an atomic write (§11: atomics only order atomics). Masked
+    accesses and those with lane or non-affine indices are left to run time."""
     if masked:
         return
-    access = Access(op.operands[0], writes, tuple(v.fact for v in indices), op)
+    access = Access(op.operands[0], writes, atomic, tuple(v.fact for v in indices), op)
     for depth, frame in ctx.parallel_frames():
         if depth <= resource.depth:
             continue
+        names = [name for name, _ in frame.parallel_vars]
         for earlier in frame.accesses:
-            if earlier.resource != access.resource or not (earlier.writes or writes):
+            if earlier.resource != access.resource or not (earlier.writes or writes) or (earlier.atomic and atomic):
                 continue
-            step = _iteration_step(earlier.facts, access.facts, [name for name, _ in frame.parallel_vars])
-            if step and _within(ctx, frame, step):
+            step = _iteration_step(earlier.facts, access.facts, names)
+            if step is not None and _within(ctx, frame, step):
                 _report(ctx, op, earlier, access, step)
                 return
         frame.accesses.append(access)
@@ -102,8 +109,10 @@ def record_access(ctx, op, resource, indices, masked: bool, writes: bool) -> Non
 
 def _iteration_step(first: tuple, second: tuple, names: list[str]) -> dict | None:
     """The nonzero iteration difference δ (per variable of the frame) for which `second` at
-    iteration i + δ reaches what `first` reaches at i, if the facts prove one exists."""
+    iteration i + δ reaches what `first` reaches at i, if the facts prove one exists;
+    EVERY_ITERATION when both reach one address that no iteration variable moves."""
     step: dict = {}
+    varying = False
     for a, b in zip(first, second):
         if a is None or b is None or any(t[0] == "lane" for t in (*a[1], *b[1])):
             return None
@@ -118,26 +127,28 @@ def _iteration_step(first: tuple, second: tuple, names: list[str]) -> dict | Non
             if difference:
                 return None      # this index never agrees
             continue
+        varying = True
         ((name, coefficient),) = inner.items()
         if difference % coefficient or step.get(name, difference // coefficient) != difference // coefficient:
             return None
         step[name] = difference // coefficient
+    if not varying:
+        return EVERY_ITERATION
     return {n: d for n, d in step.items() if d} or None
 
 
 def _within(ctx, frame, step: dict) -> bool:
     """Whether two iterations δ apart exist (a dynamic extent may be large enough)."""
-    extents = dict(frame.parallel_vars)
-    for name, delta in step.items():
-        extent = ctx.canon(extents[name])
-        if isinstance(extent, int) and abs(delta) >= extent:
-            return False
-    return True
+    extents = {name: ctx.canon(extent) for name, extent in frame.parallel_vars}
+    if step is EVERY_ITERATION:
+        return any(not isinstance(e, int) or e > 1 for e in extents.values())
+    return all(not isinstance(extents[n], int) or abs(d) < extents[n] for n, d in step.items())
 
 
 def _report(ctx, op, earlier: Access, later: Access, step: dict) -> None:
-    kinds = ("a write" if earlier.writes else "a read", "writes" if later.writes else "reads")
-    apart = ", ".join(f"`%{n}` {d:+d}" for n, d in step.items())
+    kinds = (("an atomic " if earlier.atomic else "a ") + ("write" if earlier.writes else "read"),
+             ("atomically " if later.atomic else "") + ("writes" if later.writes else "reads"))
+    apart = "any two iterations" if step is EVERY_ITERATION else ", ".join(f"`%{n}` {d:+d}" for n, d in step.items())
     ctx.error("E733", op, f"this access {kinds[1]} the element of `%{later.resource}` that {kinds[0]} reaches in "
               f"another iteration ({apart}): a collision of unordered iterations (§10)",
               "read from one view and write another, or order the steps with a loop")

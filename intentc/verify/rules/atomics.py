@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ...ir.dtypes import ATOMIC_DTYPES, is_float, is_int
 from ...ir.types import RecordField, RecordType, TensorType
+from ..effects import record_access
 from ..typesys import broadcast_shapes, broadcastable, fmt
 from . import rule
 from .common import expect_result, expect_type, tensor_of
@@ -46,8 +47,9 @@ def atomic_load(ctx, op, args):
     if not isinstance(written, TensorType):
         ctx.error("E804", op, f"`atomic_load` yields a tensor, not `{fmt(written)}`", "write `: D` or `: tensor<D, S>`")
         return None
-    if check_access(ctx, op, args, resource, written.shape):
-        element_dtype_ok(ctx, op, resource, written.dtype, "the result")
+    if check_access(ctx, op, args, resource, written.shape) and \
+            element_dtype_ok(ctx, op, resource, written.dtype, "the result"):
+        _record(ctx, op, args, writes=False)
     return None
 
 
@@ -57,8 +59,9 @@ def atomic_store(ctx, op, args):
     value = tensor_of(ctx, op, args[1], "value")
     if resource is None or value is None or not _order_ok(ctx, op):
         return None
-    if check_access(ctx, op, args, resource, value.shape):
-        element_dtype_ok(ctx, op, resource, value.dtype, "the value")
+    if check_access(ctx, op, args, resource, value.shape) and \
+            element_dtype_ok(ctx, op, resource, value.dtype, "the value"):
+        _record(ctx, op, args, writes=True)
     return None
 
 
@@ -78,6 +81,7 @@ def atomic_rmw(ctx, op, args):
                   "each lane is one atomic operation: give one value per lane or a scalar")
         return None
     expect_result(ctx, op, resource.dtype, shape, "E804", "RMW returns the old value in the element dtype")
+    _record(ctx, op, args, writes=True)
     return None
 
 
@@ -111,4 +115,10 @@ def atomic_cas(ctx, op, args):
     record = RecordType(fields=(RecordField(name="old_value", type=TensorType(dtype=resource.dtype, shape=shape)),
                                 RecordField(name="success", type=TensorType(dtype="bool", shape=shape))))
     expect_type(ctx, op, record, "E804", "CAS returns {old_value, success}")
+    _record(ctx, op, args, writes=True)
     return None
+
+
+def _record(ctx, op, args, writes: bool) -> None:
+    """An atomic access, for the collision rule against plain accesses (effects.py)."""
+    record_access(ctx, op, args[0], args.group("index"), bool(args.group("mask")), writes=writes, atomic=True)

@@ -1,16 +1,22 @@
-"""The launch check of `noalias` (§8, §13): a view marked `noalias` shares no element with
-any other view of the launch. It is a precondition of the caller, so a launch whose
-`noalias` view overlaps another in one allocation is an illegal input (R0109), reported
-before the kernel runs, on every target (the CPU and GPU bind through the same code).
+"""Launch checks of how views lie in memory (§8), made before the kernel runs, on every
+target (the CPU and GPU bind through the same code):
 
-Overlap is exact, by byte intervals of the elements each view reaches (two views may
-interleave in one allocation without sharing an element).
+- `noalias` (§8, §13): a view marked `noalias` shares no element with any other view of
+  the launch; it is the caller's precondition, so an overlap is an illegal input (R0109).
+  Overlap is exact, by byte intervals of the elements each view reaches (two views may
+  interleave in one allocation without sharing an element).
+- repeated addresses (§8): a writable view whose layout sends two coordinates to one
+  element (a zero stride, overlapping strides) is legal only where the write semantics
+  allow repeats — scatter_reduce and atomics; a view the kernel writes with plain `write`
+  or `unique_store` must lay out distinct elements, else the launch is the write
+  collision R0303.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..ir import errors
+from ..ir.nodes import Op
 from ..ir.types import ViewType
 from .memory import ViewValue
 
@@ -56,3 +62,38 @@ def check_noalias(launch, env: dict) -> None:
                 raise launch.fail(errors.LAUNCH_NOALIAS, f"%{marked.name} is `noalias` but shares elements with "
                                   f"%{other.name} (spec §8)", marked,
                                   "pass non-overlapping arrays, or drop `noalias` from the view type")
+
+
+PLAIN_WRITES = ("write", "unique_store")
+
+
+def _ops(ops):
+    for op in ops:
+        yield op
+        for region in op.regions:
+            yield from _ops(region.ops)
+
+
+def _repeats_addresses(view: ViewValue) -> bool:
+    """Whether two coordinates of the view reach one element: sorted by |stride|, each axis
+    stepping past the span of the smaller ones proves distinct; else count the addresses."""
+    axes = sorted((abs(s), n) for s, n in zip(view.strides, view.shape) if n > 1)
+    spread = 0
+    for stride, extent in axes:
+        if stride <= spread:
+            break
+        spread += stride * (extent - 1)
+    else:
+        return False
+    return np.unique(_element_starts(view)).size < int(np.prod(view.shape))
+
+
+def check_writable_layouts(launch, env: dict) -> None:
+    """Raise R0303 if a view the kernel writes with plain writes repeats addresses."""
+    written = {op.operands[0] for op in _ops(launch.kernel.body) if isinstance(op, Op) and op.name in PLAIN_WRITES}
+    for param in launch.kernel.params:
+        view = env.get(param.name)
+        if param.name in written and isinstance(view, ViewValue) and _repeats_addresses(view):
+            raise launch.fail(errors.WRITE_COLLISION, f"%{param.name} is written with plain writes but its strides "
+                              f"{list(view.strides)} send several coordinates to one element (spec §8)", param,
+                              "pass a view without repeated addresses, or combine with scatter_reduce or atomics")
