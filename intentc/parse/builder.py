@@ -91,8 +91,10 @@ class Builder(Transformer):
                         comments=self.comments.take(name.line))
 
     def enum_member(self, children):
-        name, value = children
-        return EnumMember(name=name.value, value=int(value.value, 0), loc=_loc(name))
+        """A member is its name (§2: the integer behind it is no canonical fact); an `= N`
+        written as the Python surface's IntEnum convenience is accepted and not kept."""
+        name = children[0]
+        return EnumMember(name=name.value, loc=_loc(name))
 
     def params(self, children):
         return tuple(children)

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import errors
+from ..interp.aliasing import check_noalias, check_writable_layouts
 from ..interp.launch import Launch, View, _span, _start, bind
 from ..interp.memory import ViewValue
-from ..interp.aliasing import check_noalias, check_writable_layouts
 from ..interp.values import EnumValue, np_dtype
+from ..ir import errors
+from ..ir.nodes import member_ordinal
 from ..ir.types import ConstexprType, ViewType
 
 # A readable dummy element for empty allocations, so that no pointer is ever null.
@@ -30,7 +31,7 @@ def _scalar_word(value, dtype: str) -> int:
 def _constexpr_word(launch: Launch, param, value) -> int:
     if isinstance(value, EnumValue):
         decl = launch.module.find(value.enum)
-        return next(m.value for m in decl.members if m.name == value.member)
+        return member_ordinal(decl, value.member)
     return _scalar_word(value, param.type.inner.dtype)
 
 
