@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from intentc.api import run
+from intentc.printer import print_module
 from intentc.diagnostics import DiagnosticError
 from intentc.interp.values import np_dtype
 
@@ -21,16 +22,22 @@ def check(function):
     return function
 
 
+def compiled(target: str, source: str, kernel: str, constexprs: dict | None = None, options=None):
+    """The kernel compiled for `cpu` or `cuda` through the pipeline of `options`."""
+    specialization = {"constexprs": dict(constexprs or {})}
+    if target == "cpu":
+        from intentc.runtime.cpu import compile_cpu
+        return compile_cpu(source, kernel, specialization, options)
+    from intentc.runtime.cuda import compile_cuda
+    return compile_cuda(source, kernel, specialization, options)
+
+
 def run_on(target: str, source: str, kernel: str, inputs: dict, constexprs: dict | None = None,
            options=None, seed: int = 0) -> dict:
     """Outputs of one launch on `target` (compiled targets through the default pipeline)."""
     if target == "interp":
         return run(source, kernel, inputs, constexprs, seed=seed)
-    if target == "cpu":
-        from intentc.runtime.cpu import compile_cpu
-        return compile_cpu(source, kernel, {"constexprs": dict(constexprs or {})}, options)(inputs, constexprs)
-    from intentc.runtime.cuda import compile_cuda
-    return compile_cuda(source, kernel, {"constexprs": dict(constexprs or {})}, options)(inputs, constexprs)
+    return compiled(target, source, kernel, constexprs, options)(inputs, constexprs)
 
 
 def reported(target: str, code: str, source: str, kernel: str, inputs: dict, static: str | None = None,
@@ -382,3 +389,58 @@ def stride_zero_out_view_collision_is_reported(target):
     # a stride-0 view that is only read is a legal broadcast
     out = run_on(target, STRIDE_ZERO_OUT, "k", {"x": View(np.full(1, 3.0, np.float32), 0, (0,), (4,))})
     assert out["y"].tolist() == [3.0] * 4
+
+
+# ---- §5.6: numerics = relaxed_normalization, end to end ----------------------------------------
+NORMALIZED = """kernel @k(%s: view<f32, [%H, %N], in>, %v: view<f32, [%N, %D], in>, %o: view<f32, [%H, %D], out>) {
+  %cols = iota : tensor<index, [%N]>
+  %dcols = iota : tensor<index, [%D]>
+  %vrows = iota {axis = 0} : tensor<index, [%N, 1]>
+  %vals = read %v index(%vrows, %dcols) : tensor<f32, [%N, %D]>
+  parallel %H {
+  ^row(%h: index):
+    %scores = read %s index(%h, %cols) : tensor<f32, [%N]>
+    %m = reduce %scores {axes = [0], kind = max} : f32
+    %mb = broadcast %m : tensor<f32, [%N]>
+    %d = sub %scores, %mb : tensor<f32, [%N]>
+    %w = exp %d : tensor<f32, [%N]>
+    %l = reduce %w {axes = [0], kind = sum} : f32
+    %acc = vecmat %w, %vals {acc = f32} : tensor<f32, [%D]>
+    %lb = broadcast %l : tensor<f32, [%D]>
+    %out = div %acc, %lb : tensor<f32, [%D]>
+    write %o, %out index(%h, %dcols)
+  }
+}"""
+# docs/passes.md, "Numerics of the rewrites": 16 roundings of the output dtype relative to
+# max(1, max |output|), on inputs meeting §5.6's precondition (finite scores and values).
+RELAXED_ROUNDINGS = 16
+
+
+@check
+def relaxed_normalization_stays_within_the_documented_bound(target):
+    """The online rewrite really happens, and the relaxed kernel stays within the bound of the
+    source form (the interpreter on the unrewritten kernel), empty rows included."""
+    from intentc import parse
+    from intentc.options import CompileOptions
+    from intentc.passes import optimize
+    relaxed = CompileOptions(numerics="relaxed_normalization")
+    rewritten = optimize(parse(NORMALIZED), relaxed)
+    assert "online-reduction" in rewritten.changed and "region_fold" in print_module(rewritten.module)
+    if target == "interp":
+        launch = lambda inputs: run(rewritten.module, "k", inputs)     # noqa: E731
+    else:
+        kernel = compiled(target, NORMALIZED, "k", options=relaxed)
+        assert "region_fold" in print_module(kernel.module), "the compiled kernel is the rewritten one"
+        launch = kernel
+    rng = np.random.default_rng(56)
+    for n in (1, 7, 300, 0):
+        scores = (rng.standard_normal((5, n)) * 20).astype(np.float32)   # wide spread: rescaling matters
+        values = rng.standard_normal((n, 16)).astype(np.float32)
+        inputs = {"s": scores, "v": values}
+        source_form = run(NORMALIZED, "k", inputs)["o"].astype(np.float64)
+        got = launch(inputs)["o"].astype(np.float64)
+        assert np.array_equal(np.isnan(got), np.isnan(source_form)), n       # empty rows: 0/0 in both
+        finite = ~np.isnan(source_form)
+        scale = max(1.0, float(np.abs(source_form[finite]).max(initial=0.0)))
+        error = np.abs(got[finite] - source_form[finite]).max(initial=0.0)
+        assert error <= RELAXED_ROUNDINGS * np.finfo(np.float32).eps * scale, (n, error)
