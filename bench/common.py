@@ -40,7 +40,7 @@ def _cell(value) -> str:
 
 def write_results(name: str, payload: dict) -> Path:
     RESULTS.mkdir(parents=True, exist_ok=True)
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
     host = socket.gethostname()
     path = RESULTS / f"{name}-{now:%Y-%m-%d}-{host}.json"
     document = {

@@ -1,13 +1,19 @@
-"""Compile latency in a warm process: intentc KIR → PTX (and → cubin) against Triton's
-compile of the same kernels (a fresh Triton cache each time, so it really compiles; Triton
-goes to cubin, and the PTX-only part is its total minus its ptxas step, which is not
-separable from outside, so both are reported as measured).
+"""Compile latency in a warm process (medians).
 
-    python3 bench/compile.py [--reps 5] [--out FILE]
+Two tables:
+- every ir_samples/ kernel to PTX for sm_90, specialized as `bench/gpu_samples.py` runs it
+  (its spec's fixed extents, unit-stride and dense views, constexprs);
+- intentc beside Triton for the kernels with a Triton equivalent in the benchmarks (vector
+  add, softmax, row sum, cumsum, layernorm, dropout, tiled matmul): intentc to PTX and to
+  cubin, Triton's whole compile to cubin (a fresh cache each time, so it really compiles)
+  and Triton to PTX (its total minus its own ptxas stage, timed inside its pipeline).
+
+    python3 bench/compile.py [--reps 5] [--only SAMPLE:KERNEL,...] [--no-samples] [--out FILE]
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -19,76 +25,151 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+# (spec id, Triton kernel name, Triton signature, Triton constexprs): each Triton kernel is
+# compiled for the shapes the GPU table runs (BLOCK = the row length the spec fixes).
+TRITON_PAIRS = [
+    ("vector_add:vector_add", "t_add", {"x": "*fp32", "y": "*fp32", "z": "*fp32", "n": "i32"}, {"BLOCK": 1024}),
+    ("row_softmax:row_softmax", "t_softmax", {"x": "*fp32", "y": "*fp32", "n": "i32", "inv_t": "fp32"},
+     {"BLOCK": 1024}),
+    ("row_sum:row_sum_f16", "t_rowsum", {"x": "*fp16", "y": "*fp32", "n": "i32"}, {"BLOCK": 2048}),
+    ("cumsum:row_cumsum", "t_cumsum", {"x": "*fp32", "y": "*fp32", "n": "i32"}, {"BLOCK": 4096}),
+    ("layernorm:layernorm", "t_layernorm", {"x": "*fp32", "gamma": "*fp32", "beta": "*fp32", "y": "*fp32",
+                                            "mean_out": "*fp32", "rstd_out": "*fp32", "n": "i32", "eps": "fp32"},
+     {"BLOCK": 1024}),
+    ("philox_dropout:dropout", "t_dropout", {"x": "*fp32", "y": "*fp32", "keep": "*u8", "n": "i32", "seed": "i32",
+                                             "offset": "i32", "p": "fp32", "scale": "fp32"}, {"BLOCK": 2048}),
+    ("tiled_matmul:matmul_tiled", "t_matmul", {"a": "*fp16", "b": "*fp16", "c": "*fp16", "M": "i32", "N": "i32",
+                                               "K": "i32"}, {"BM": 64, "BN": 64, "BK": 32}),
+]
 
-def intentc_times(name, kernel, reps, extents=None):
-    """Median seconds to PTX and to cubin; `extents` specializes as bench/gpu.py does (the
-    register form, as Triton's BLOCK=1024 specializes its kernel), else the extents stay dynamic."""
+
+def intentc_times(spec, reps: int, to_cubin: bool, dynamic: bool = False) -> dict:
+    """Median seconds to PTX (and to cubin) after one warm-up compile (libdevice parsed,
+    pipelines built), with the GPU table's specialization of the kernel."""
+    from bench.gpu_samples import view_params
     from intentc.driver import compile_kernel
     from intentc.options import Specialization
-    text = (ROOT / "ir_samples" / f"{name}.kir").read_text()
-    spec = Specialization(extents=extents or {})
-    compile_kernel(text, kernel, "ptx", "sm_90", specialization=spec)   # warm: libdevice parsed, pipelines built
-    ptx, cubin, timings = [], [], {}
+    text = (ROOT / "ir_samples" / f"{spec.sample}.kir").read_text()
+    specialization = Specialization(**spec.specialization(view_params(text, spec.kernel), spec.dims, dynamic))
+    targets = ("ptx", "cubin") if to_cubin else ("ptx",)
+    compile_kernel(text, spec.kernel, "ptx", "sm_90", specialization=specialization)
+    seconds: dict[str, list[float]] = {target: [] for target in targets}
     for _ in range(reps):
-        start = time.perf_counter()
-        timings = compile_kernel(text, kernel, "ptx", "sm_90", specialization=spec).timings
-        ptx.append(time.perf_counter() - start)
-        start = time.perf_counter()
-        compile_kernel(text, kernel, "cubin", "sm_90", specialization=spec)
-        cubin.append(time.perf_counter() - start)
-    stages = {k: round(v * 1e3, 1) for k, v in timings.items() if not k.startswith("pass:") and k != "lower"}
-    return {"to_ptx_s": statistics.median(ptx), "to_cubin_s": statistics.median(cubin), "last_ptx_stages_ms": stages}
+        for target in targets:
+            start = time.perf_counter()
+            compile_kernel(text, spec.kernel, target, "sm_90", specialization=specialization)
+            seconds[target].append(time.perf_counter() - start)
+    return {f"to_{target}_s": round(statistics.median(values), 4) for target, values in seconds.items()}
 
 
-def triton_times(name, reps):
+@contextlib.contextmanager
+def ptxas_stage_timer(spent: list[float]):
+    """Times Triton's own cubin stage (ptxas) from inside its pipeline."""
+    from triton.backends.nvidia.compiler import CUDABackend
+    original = CUDABackend.make_cubin
+
+    def timed(self, *args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            spent.append(time.perf_counter() - start)
+    CUDABackend.make_cubin = timed
+    try:
+        yield
+    finally:
+        CUDABackend.make_cubin = original
+
+
+def triton_times(kernel_name: str, signature: dict, constexprs: dict, reps: int) -> dict:
     try:
         import triton
         from triton.backends.compiler import GPUTarget
-        sys.path.insert(0, str(ROOT / "bench"))
-        import gpu
-    except Exception as error:
-        return {"error": f"triton unavailable: {error}"}
-    fn, signature, constexprs = {
-        "row_softmax": (gpu.t_softmax, {"x": "*fp32", "y": "*fp32", "n": "i32", "inv_t": "fp32"}, {"BLOCK": 1024}),
-        "vector_add": (gpu.t_add, {"x": "*fp32", "y": "*fp32", "z": "*fp32", "n": "i32"}, {"BLOCK": 1024}),
-    }[name]
-    times = []
-    try:
-        for i in range(reps + 1):
-            with tempfile.TemporaryDirectory() as cache:
+        from bench import triton_kernels
+        fn = getattr(triton_kernels, kernel_name)
+        totals: list[float] = []
+        ptxas: list[float] = []
+        for attempt in range(reps + 1):          # the first compile warms Triton up
+            with tempfile.TemporaryDirectory() as cache, ptxas_stage_timer(ptxas):
                 os.environ["TRITON_CACHE_DIR"] = cache
                 start = time.perf_counter()
-                source = triton.compiler.ASTSource(fn=fn, signature={**signature, **{k: "constexpr" for k in constexprs}},
-                                                   constexprs={(list(fn.arg_names).index(k),): v
-                                                               for k, v in constexprs.items()})
+                source = triton.compiler.ASTSource(
+                    fn=fn, signature={**signature, **dict.fromkeys(constexprs, "constexpr")},
+                    constexprs={(list(fn.arg_names).index(k),): v for k, v in constexprs.items()})
                 compiled = triton.compile(source, target=GPUTarget("cuda", 90, 32))
-                if i:
-                    times.append(time.perf_counter() - start)
+                if attempt:
+                    totals.append(time.perf_counter() - start)
         assert "ptx" in compiled.asm
     except Exception as error:
         return {"error": f"{type(error).__name__}: {str(error)[:300]}"}
-    return {"to_cubin_s": statistics.median(times)}
+    to_ptx = [total - stage for total, stage in zip(totals, ptxas[1:])]
+    return {"to_cubin_s": round(statistics.median(totals), 4), "to_ptx_s": round(statistics.median(to_ptx), 4)}
+
+
+def sample_rows(specs, reps: int) -> list[dict]:
+    rows = []
+    for spec in specs:
+        try:
+            row = {"id": spec.id, **intentc_times(spec, reps, to_cubin=False)}
+        except Exception as error:
+            row = {"id": spec.id, "error": f"{type(error).__name__}: {str(error)[:300]}"}
+        print(json.dumps(row), flush=True)
+        rows.append(row)
+    return rows
+
+
+def triton_rows(specs: dict, reps: int) -> list[dict]:
+    rows = []
+    for ident, kernel_name, signature, constexprs in TRITON_PAIRS:
+        for dynamic in ((False, True) if ident == "row_softmax:row_softmax" else (False,)):
+            try:
+                mine = intentc_times(specs[ident], reps, to_cubin=True, dynamic=dynamic)
+            except Exception as error:
+                mine = {"error": f"{type(error).__name__}: {str(error)[:300]}"}
+            row = {"id": ident + (" (dynamic extents)" if dynamic else ""), "intentc": mine,
+                   "triton": triton_times(kernel_name, signature, constexprs, reps)}
+            if "to_ptx_s" in mine and "to_ptx_s" in row["triton"]:
+                row["intentc/triton to PTX"] = round(mine["to_ptx_s"] / row["triton"]["to_ptx_s"], 3)
+            print(json.dumps(row), flush=True)
+            rows.append(row)
+    return rows
+
+
+def print_tables(samples: list[dict], pairs: list[dict]) -> None:
+    if samples:
+        print(f"\n{'kernel (to PTX, sm_90)':50s}{'ms':>10s}")
+        for row in samples:
+            print(f"{row['id']:50s}" + (f"{row['to_ptx_s'] * 1e3:10.1f}" if "to_ptx_s" in row else f"  {row['error']}"))
+        timed = [row["to_ptx_s"] for row in samples if "to_ptx_s" in row]
+        if timed:
+            print(f"{'slowest / median':50s}{max(timed) * 1e3:10.1f} / {statistics.median(timed) * 1e3:.1f}")
+    print(f"\n{'kernel':46s}{'intentc PTX':>12s}{'cubin':>9s}{'Triton PTX':>12s}{'cubin':>9s}{'PTX ratio':>11s}")
+    for row in pairs:
+        mine, theirs = row["intentc"], row["triton"]
+        cells = [mine.get("to_ptx_s"), mine.get("to_cubin_s"), theirs.get("to_ptx_s"), theirs.get("to_cubin_s")]
+        ratio = row.get("intentc/triton to PTX")
+        print(f"{row['id']:46s}" + "".join(f"{c * 1e3:10.1f}ms" if c else f"{'-':>12s}" for c in cells)
+              + (f"{ratio:11.2f}" if ratio else f"{'-':>11s}"))
+        for side in (mine, theirs):
+            if "error" in side:
+                print(f"{'':46s}{side['error'][:200]}")
 
 
 def main(argv=None):
+    from bench.gpu_sample_specs import SPECS
     parser = argparse.ArgumentParser()
     parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--only", help="comma-separated sample:kernel ids for the all-samples table")
+    parser.add_argument("--no-samples", action="store_true", help="only the table beside Triton")
     parser.add_argument("--out")
     args = parser.parse_args(argv)
-    rows = []
-    for name, kernel, extents in (("row_softmax", "row_softmax", None), ("row_softmax", "row_softmax", {"N": 1024}),
-                                  ("vector_add", "vector_add", None)):
-        row = {"kernel": name + (f" {extents}" if extents else " (dynamic extents)" if name == "row_softmax" else ""),
-               "intentc": intentc_times(name, kernel, args.reps, extents), "triton": triton_times(name, args.reps)}
-        print(json.dumps(row), flush=True)
-        rows.append(row)
-    print(f"{'kernel':36s}{'intentc to PTX':>16s}{'intentc to cubin':>18s}{'triton to cubin':>17s}")
-    for row in rows:
-        triton_s = row["triton"].get("to_cubin_s")
-        print(f"{row['kernel']:36s}{row['intentc']['to_ptx_s'] * 1e3:14.1f}ms{row['intentc']['to_cubin_s'] * 1e3:16.1f}ms"
-              + (f"{triton_s * 1e3:15.1f}ms" if triton_s else f"{'-':>17s}"))
+    specs = [s for s in SPECS if not args.only or s.id in args.only.split(",")]
+    samples = [] if args.no_samples else sample_rows(specs, args.reps)
+    pairs = triton_rows({s.id: s for s in SPECS}, args.reps)
+    print_tables(samples, pairs)
     if args.out:
-        Path(args.out).write_text(json.dumps({"date": time.strftime("%Y-%m-%d %H:%M:%S"), "results": rows}, indent=2))
+        Path(args.out).write_text(json.dumps({"date": time.strftime("%Y-%m-%d %H:%M:%S"), "host": os.uname().nodename,
+                                              "reps": args.reps, "samples": samples, "triton_pairs": pairs}, indent=2))
 
 
 if __name__ == "__main__":

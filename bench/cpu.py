@@ -7,6 +7,7 @@ Prints a table and writes bench/results/cpu-<date>-<hostname>.json.
 """
 from __future__ import annotations
 
+import functools
 import sys
 from pathlib import Path
 
@@ -48,20 +49,20 @@ def cases(rng, scale: int):
     a, b, c = (rng.standard_normal((128, 128)).astype(F32) for _ in range(3))
     counters = np.arange(n, dtype=np.uint64)
     return [
-        ("vector add", sample("vector_add"), "vector_add", dict(x=x1, y=y1, z=z1), lambda: np.add(x1, y1, out=z1),
+        ("vector add", sample("vector_add"), "vector_add", {"x": x1, "y": y1, "z": z1}, lambda: np.add(x1, y1, out=z1),
          n * 12),
-        ("saxpy", sample("saxpy"), "saxpy", dict(a=F32(2.5), x=x1, y=y1),
+        ("saxpy", sample("saxpy"), "saxpy", {"a": F32(2.5), "x": x1, "y": y1},
          lambda: np.add(np.multiply(F32(2.5), x1, out=z1), y1, out=y1), n * 12),
-        (f"row softmax {rows}x1024", sample("row_softmax"), "row_softmax", dict(x=m2, t=F32(1.0), y=out2),
+        (f"row softmax {rows}x1024", sample("row_softmax"), "row_softmax", {"x": m2, "t": F32(1.0), "y": out2},
          lambda: softmax(m2, out2), m2.nbytes * 2),
-        (f"row sum {rows}x1024", ROW_SUM, "row_sum", dict(x=m2, y=sums), lambda: m2.sum(axis=1, out=sums), m2.nbytes),
-        (f"cumsum {rows}x1024", sample("cumsum"), "row_cumsum", dict(x=m2, y=out2),
+        (f"row sum {rows}x1024", ROW_SUM, "row_sum", {"x": m2, "y": sums}, lambda: m2.sum(axis=1, out=sums), m2.nbytes),
+        (f"cumsum {rows}x1024", sample("cumsum"), "row_cumsum", {"x": m2, "y": out2},
          lambda: np.cumsum(m2, axis=1, out=out2), m2.nbytes * 2),
-        ("histogram 256 bins", sample("histogram_masked"), "histogram256", dict(values=values, hist=hist),
+        ("histogram 256 bins", sample("histogram_masked"), "histogram256", {"values": values, "hist": hist},
          lambda: np.bincount(values, minlength=256), values.nbytes),
-        ("philox uniform", UNIFORM, "uniform", dict(seed=np.uint64(7), y=uniform_out),
+        ("philox uniform", UNIFORM, "uniform", {"seed": np.uint64(7), "y": uniform_out},
          lambda: numpy_uniform(np.uint64(7), counters), n * 4),
-        ("matmul 128x128x128", MATMUL, "matmul", dict(a=a, b=b, c=c), lambda: np.matmul(a, b, out=c), 3 * a.nbytes),
+        ("matmul 128x128x128", MATMUL, "matmul", {"a": a, "b": b, "c": c}, lambda: np.matmul(a, b, out=c), 3 * a.nbytes),
     ]
 
 
@@ -72,7 +73,7 @@ def main() -> None:
     for name, source, kernel, arrays, numpy_fn, nbytes in cases(rng, 16 if quick else 1):
         views = [k for k, v in arrays.items() if isinstance(v, np.ndarray) and v.ndim]
         compiled = compile_cpu(source, kernel, {"unit_stride": views})
-        ours = median_seconds(lambda: compiled.launch(**arrays), repeat=3 if quick else 9)
+        ours = median_seconds(functools.partial(compiled.launch, **arrays), repeat=3 if quick else 9)
         theirs = median_seconds(numpy_fn, repeat=3 if quick else 9)
         rows.append([name, ours * 1e3, theirs * 1e3, theirs / ours, nbytes / ours / 1e9])
         records.append({"kernel": name, "intentc_ms": ours * 1e3, "numpy_ms": theirs * 1e3,

@@ -2,7 +2,12 @@
 one process, on device-resident data (no host copies timed). GB/s counts bytes read plus
 bytes written once each. Writes bench/results/gpu-<date>-<host>.json (or --out).
 
-    python3 bench/gpu.py [--quick] [--out FILE]
+    python3 bench/gpu.py [--quick] [--out FILE] [--no-samples | --samples-only] [gpu_samples options]
+
+After its own rows it runs the per-sample table of `bench/gpu_samples.py` (every kernel of
+ir_samples/ beside its closest torch/Triton equivalent); options it does not know go to that
+table (e.g. --only, --dynamic-extents, --max-launch-s). How to run it on the lent GPU:
+bench/README.md.
 """
 from __future__ import annotations
 
@@ -16,11 +21,11 @@ from pathlib import Path
 
 import torch
 import triton
-import triton.language as tl
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from intentc.runtime.cuda import compile_cuda  # noqa: E402
+import intentc  # noqa: E402
+from bench.triton_kernels import t_add, t_cumsum, t_dropout, t_hist, t_rowsum, t_softmax  # noqa: E402
 
 SAMPLES = ROOT / "ir_samples"
 
@@ -40,60 +45,6 @@ def histogram1024_text():
     return sample("histogram_masked").replace("[256]", "[1024]").replace("value = 256", "value = 1024")
 
 
-# ---- Triton kernels -----------------------------------------------------------------------------
-@triton.jit
-def t_add(x, y, z, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    m = offs < n
-    tl.store(z + offs, tl.load(x + offs, mask=m) + tl.load(y + offs, mask=m), mask=m)
-
-
-@triton.jit
-def t_softmax(x, y, n, inv_t, BLOCK: tl.constexpr):
-    row = tl.program_id(0).to(tl.int64)
-    cols = tl.arange(0, BLOCK)
-    m = cols < n
-    v = tl.load(x + row * n + cols, mask=m, other=-float("inf")) * inv_t
-    v = v - tl.max(v, 0)
-    e = tl.exp(v)
-    tl.store(y + row * n + cols, e / tl.sum(e, 0), mask=m)
-
-
-@triton.jit
-def t_rowsum(x, y, n, BLOCK: tl.constexpr):
-    row = tl.program_id(0).to(tl.int64)
-    cols = tl.arange(0, BLOCK)
-    tl.store(y + row, tl.sum(tl.load(x + row * n + cols, mask=cols < n, other=0.0), 0))
-
-
-@triton.jit
-def t_cumsum(x, y, n, BLOCK: tl.constexpr):
-    row = tl.program_id(0).to(tl.int64)
-    cols = tl.arange(0, BLOCK)
-    m = cols < n
-    tl.store(y + row * n + cols, tl.cumsum(tl.load(x + row * n + cols, mask=m, other=0.0), 0), mask=m)
-
-
-@triton.jit
-def t_hist(v, h, n, BLOCK: tl.constexpr, BINS: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    x = tl.load(v + offs, mask=offs < n, other=-1)
-    ok = (offs < n) & (x >= 0) & (x < BINS)
-    tl.atomic_add(h + tl.where(ok, x, 0), tl.where(ok, 1, 0), mask=ok)
-
-
-@triton.jit
-def t_dropout(x, y, keep, n, seed, offset, p, scale, BLOCK: tl.constexpr):
-    """ir_samples/philox_dropout.kir's work: tl.rand is Philox4x32-10 too."""
-    row = tl.program_id(0).to(tl.int64)
-    cols = tl.arange(0, BLOCK)
-    m = cols < n
-    idx = row * n + cols
-    kept = tl.rand(seed, idx + offset) >= p
-    tl.store(y + idx, tl.where(kept, tl.load(x + idx, mask=m) * scale, 0.0), mask=m)
-    tl.store(keep + idx, kept.to(tl.uint8), mask=m)
-
-
 # ---- timing --------------------------------------------------------------------------------------
 def timed(fn, reps):
     fn()
@@ -107,52 +58,39 @@ def timed(fn, reps):
     return start.elapsed_time(stop) / reps * 1e-3
 
 
-def words(kernel, values: dict):
-    """Argument slots for device tensors (views) and Python scalars, in the kernel's ABI order."""
-    from intentc.runtime.binding import _scalar_word
-    out = []
-    for entry in kernel.compiled.lowered.slots:
-        value = values[entry.name]
-        if entry.kind == "view":
-            out += [value.data_ptr(), 0, value.numel(), *value.stride(), *value.shape]
-        else:
-            out.append(_scalar_word(value, entry.dtype))
-    return out
-
-
 class Intentc:
-    """One compiled kernel, specialized as Triton specializes its kernels here: `extents`
-    fixes dynamic extents (Triton's BLOCK), and every view has unit innermost stride (the
-    benchmark's tensors are contiguous; Triton's pointer arithmetic assumes it)."""
+    """One kernel through the public API (`intentc.load`), specialized as Triton specializes its
+    kernels here: `extents` fixes dynamic extents (Triton's BLOCK), and every view has unit
+    innermost stride (the benchmark's tensors are contiguous; Triton's pointer arithmetic
+    assumes it). Launches are asynchronous on torch's current stream."""
     def __init__(self, text, name, extents=None):
         from intentc.parse import parse
-        views = tuple(p.name for p in parse(text).find(name).params if getattr(p.type, "direction", None))
-        self.kernel = compile_cuda(text, name, {"extents": dict(extents or {}), "unit_stride": views})
-        self.status = torch.zeros(1, dtype=torch.int64, device="cuda")
+        views = [p.name for p in parse(text).find(name).params if getattr(p.type, "direction", None)]
+        self.kernel = intentc.load(text, name, target="cuda", extents=extents, facts={"unit_stride": views})
 
     def __call__(self, **values):
-        w = words(self.kernel, values)
-        return lambda: self.kernel.launch_device(w, self.status.data_ptr())
+        return lambda: self.kernel(**values)
 
     def ok(self):
-        torch.cuda.synchronize()
-        status = int(self.status.item())
-        if status:
-            raise RuntimeError(f"status word {status} (-1: device heap exhausted, >0: illegal input site)")
+        self.kernel.synchronize()       # raises the first illegal input a launch reported
         return True
 
 
-def bench_all(quick: bool):
-    reps = 5 if quick else 20
-    results = []
+class Recorder:
+    """Times each implementation of one benchmark, checks intentc's result, prints and keeps
+    the row. A failing implementation or check is reported in the row, not fatal."""
+    def __init__(self, quick: bool):
+        self.quick = quick
+        self.reps = 5 if quick else 20
+        self.rows: list[dict] = []
 
-    def record(name, nbytes, impls, check):
+    def __call__(self, name, nbytes, impls, check):
         row = {"bench": name, "bytes": nbytes}
         for label, fn in impls.items():
             try:
-                seconds = timed(fn, reps)
+                seconds = timed(fn, self.reps)
                 row[label] = {"ms": seconds * 1e3, "GB/s": nbytes / seconds / 1e9}
-            except Exception as error:  # a failing implementation is reported, not fatal
+            except Exception as error:
                 row[label] = {"error": f"{type(error).__name__}: {str(error)[:300]}"}
         try:
             row["intentc_correct"] = bool(check())
@@ -161,34 +99,37 @@ def bench_all(quick: bool):
         if "GB/s" in row.get("intentc", {}) and "GB/s" in row.get("triton", {}):
             row["intentc/triton"] = row["intentc"]["GB/s"] / row["triton"]["GB/s"]
         print(json.dumps(row), flush=True)
-        results.append(row)
+        self.rows.append(row)
 
-    # vector add
-    n = (1 << 24) if quick else (1 << 28)
+
+# One function a benchmark: its device tensors are freed when it returns.
+def bench_vector_add(record: Recorder):
+    n = (1 << 24) if record.quick else (1 << 28)
     x, y = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
     z1, z2 = torch.empty_like(x), torch.empty_like(x)
     k = Intentc(sample("vector_add"), "vector_add")
     record(f"vector_add f32 n={n}", 12 * n, {
         "intentc": k(x=x, y=y, z=z1), "triton": lambda: t_add[(triton.cdiv(n, 1024),)](x, y, z2, n, BLOCK=1024),
         "torch": lambda: torch.add(x, y, out=z2)}, lambda: k.ok() and torch.equal(z1, x + y))
-    del x, y, z1, z2
 
-    dynamic = Intentc(sample("row_softmax"), "row_softmax")
-    for rows, cols in ([(4096, 1024)] if quick else [(32768, 1024), (8192, 4096), (4096, 16384)]):
-        soft = Intentc(sample("row_softmax"), "row_softmax", {"N": cols})
-        x = torch.randn(rows, cols, device="cuda")
-        y1, y2, y3 = torch.empty_like(x), torch.empty_like(x), torch.empty_like(x)
-        block = triton.next_power_of_2(cols)
-        warps = 4 if block <= 2048 else (8 if block <= 8192 else 16)
-        record(f"row_softmax f32 {rows}x{cols}", 8 * rows * cols, {
-            "intentc": soft(x=x, t=1.0, y=y1), "intentc_dynamic_N": dynamic(x=x, t=1.0, y=y3),
-            "triton": lambda: t_softmax[(rows,)](x, y2, cols, 1.0, BLOCK=block, num_warps=warps),
-            "torch": lambda: torch.softmax(x, 1)},
-            lambda: soft.ok() and dynamic.ok() and torch.allclose(y1, torch.softmax(x, 1), atol=1e-6)
-            and torch.allclose(y3, torch.softmax(x, 1), atol=1e-6))
-        del x, y1, y2, y3
 
-    rows, cols = (4096, 1024) if quick else (32768, 4096)
+def bench_row_softmax(record: Recorder, dynamic: Intentc, rows: int, cols: int):
+    """`dynamic` is compiled for any row length, `soft` for `cols` only."""
+    soft = Intentc(sample("row_softmax"), "row_softmax", {"N": cols})
+    x = torch.randn(rows, cols, device="cuda")
+    y1, y2, y3 = torch.empty_like(x), torch.empty_like(x), torch.empty_like(x)
+    block = triton.next_power_of_2(cols)
+    warps = 4 if block <= 2048 else (8 if block <= 8192 else 16)
+    record(f"row_softmax f32 {rows}x{cols}", 8 * rows * cols, {
+        "intentc": soft(x=x, t=1.0, y=y1), "intentc_dynamic_N": dynamic(x=x, t=1.0, y=y3),
+        "triton": lambda: t_softmax[(rows,)](x, y2, cols, 1.0, BLOCK=block, num_warps=warps),
+        "torch": lambda: torch.softmax(x, 1)},
+        lambda: soft.ok() and dynamic.ok() and torch.allclose(y1, torch.softmax(x, 1), atol=1e-6)
+        and torch.allclose(y3, torch.softmax(x, 1), atol=1e-6))
+
+
+def bench_row_sum_and_cumsum(record: Recorder):
+    rows, cols = (4096, 1024) if record.quick else (32768, 4096)
     x = torch.randn(rows, cols, device="cuda")
     s1, s2 = torch.empty(rows, device="cuda"), torch.empty(rows, device="cuda")
     rs = Intentc(row_sum_f32_text(), "row_sum_f32", {"N": cols})
@@ -201,9 +142,10 @@ def bench_all(quick: bool):
         "intentc": cs(x=x, y=c1), "triton": lambda: t_cumsum[(rows,)](x, c2, cols, BLOCK=cols, num_warps=8),
         "torch": lambda: torch.cumsum(x, 1, out=c2)},
         lambda: cs.ok() and torch.allclose(c1, torch.cumsum(x.double(), 1).float(), atol=1e-2))
-    del x, c1, c2
 
-    n = (1 << 22) if quick else (1 << 26)
+
+def bench_histogram(record: Recorder):
+    n = (1 << 22) if record.quick else (1 << 26)
     v = torch.randint(-8, 1100, (n,), device="cuda", dtype=torch.int32)
     h1, h2 = torch.zeros(1024, dtype=torch.int32, device="cuda"), torch.zeros(1024, dtype=torch.int32, device="cuda")
     hk = Intentc(histogram1024_text(), "histogram256")
@@ -219,9 +161,10 @@ def bench_all(quick: bool):
     record(f"histogram 1024 bins i32 n={n}", 4 * n, {
         "intentc": run_once, "triton": lambda: t_hist[(triton.cdiv(n, 2048),)](v, h2, n, BLOCK=2048, BINS=1024),
         "torch": lambda: torch.histc(v.float(), 1024, 0, 1024)}, lambda: hk.ok() and torch.equal(first, expected_hist()))
-    del v
 
-    rows, cols = (1024, 1024) if quick else (8192, 8192)
+
+def bench_dropout(record: Recorder):
+    rows, cols = (1024, 1024) if record.quick else (8192, 8192)
     x = torch.randn(rows, cols, device="cuda")
     y1, keep = torch.empty_like(x), torch.empty(rows, cols, dtype=torch.uint8, device="cuda")
     y2, keep2 = torch.empty_like(x), torch.empty(rows, cols, dtype=torch.uint8, device="cuda")
@@ -235,7 +178,18 @@ def bench_all(quick: bool):
         "intentc": dk(x=x, seed=1234, offset=0, p=0.5, y=y1, keep_out=keep),
         "triton": lambda: t_dropout[(rows,)](x, y2, keep2, cols, 1234, 0, 0.5, 2.0, BLOCK=cols, num_warps=8),
         "torch": lambda: torch.nn.functional.dropout(x, 0.5, training=True)}, dropout_correct)
-    return results
+
+
+def bench_all(quick: bool) -> list[dict]:
+    record = Recorder(quick)
+    bench_vector_add(record)
+    dynamic = Intentc(sample("row_softmax"), "row_softmax")
+    for rows, cols in ([(4096, 1024)] if quick else [(32768, 1024), (8192, 4096), (4096, 16384)]):
+        bench_row_softmax(record, dynamic, rows, cols)
+    bench_row_sum_and_cumsum(record)
+    bench_histogram(record)
+    bench_dropout(record)
+    return record.rows
 
 
 def print_table(rows) -> None:
@@ -249,16 +203,27 @@ def print_table(rows) -> None:
 
 
 def main(argv=None):
+    from bench import gpu_samples
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--out")
-    args = parser.parse_args(argv)
-    started = datetime.datetime.now(datetime.timezone.utc)
-    rows = bench_all(args.quick)
-    print_table(rows)
+    parser.add_argument("--no-samples", action="store_true", help="skip the per-sample table")
+    parser.add_argument("--samples-only", action="store_true", help="only the per-sample table")
+    args, rest = parser.parse_known_args(argv)
+    sample_args = gpu_samples.parser().parse_args(rest)
+    started = datetime.datetime.now(datetime.UTC)
+    rows = [] if args.samples_only else bench_all(args.quick)
+    if rows:
+        print_table(rows)
+    torch.cuda.empty_cache()          # the table's worker process needs the memory
+    samples = [] if args.no_samples else gpu_samples.run_table(sample_args)
+    gpu_samples.print_table(samples)
+    gpu_samples.print_summary(samples)
     report = {"date": started.isoformat(timespec="seconds"), "host": socket.gethostname(),
               "device": torch.cuda.get_device_name(0), "torch": torch.__version__, "triton": triton.__version__,
-              "python": platform.python_version(), "quick": args.quick, "results": rows}
+              "python": platform.python_version(), "quick": args.quick, "results": rows, "samples": samples,
+              "samples_summary": gpu_samples.summary(samples),
+              "sample_options": {k: v for k, v in vars(sample_args).items() if k not in ("worker", "out")}}
     out = Path(args.out) if args.out else ROOT / "bench" / "results" / \
         f"gpu-{started:%Y%m%d}-{socket.gethostname()}.json"
     out.write_text(json.dumps(report, indent=2) + "\n")

@@ -9,16 +9,17 @@ a parse tree only, no node building, no lark-cython).
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from lark import Lark  # noqa: E402
+from lark import Lark
 
-from bench.common import ROOT, median_seconds, print_table, write_results  # noqa: E402
-from bench.gen import generated_module  # noqa: E402
-from intentc import parse  # noqa: E402
+from bench.common import ROOT, median_seconds, print_table, write_results
+from bench.gen import generated_module
+from intentc import parse
 
 
 def main() -> None:
@@ -34,8 +35,8 @@ def main() -> None:
     for name, text in inputs:
         lines = text.count("\n")
         runs = 3 if lines > 1000 else repeat
-        ours = median_seconds(lambda: parse(text), runs, warmup=1)
-        tree = median_seconds(lambda: plain.parse(text), runs, warmup=1)
+        ours = median_seconds(functools.partial(parse, text), runs, warmup=1)
+        tree = median_seconds(functools.partial(plain.parse, text), runs, warmup=1)
         rows.append([name, lines, ours * 1e3, round(lines / ours), tree * 1e3, f"{tree / ours:.2f}x"])
         records.append({"input": name, "lines": lines, "intentc_ms": ours * 1e3,
                         "lines_per_s": lines / ours, "plain_lark_tree_ms": tree * 1e3})

@@ -38,7 +38,7 @@ def time_ms(module, repeats: int = REPEATS) -> tuple[float, float]:
 
 def cases() -> list[tuple[str, str]]:
     found = [(p.name, p.read_text()) for p in sorted((HERE.parent / "ir_samples").glob("*.kir"))]
-    return found + [("generated-100-lines", generated_module(100))]
+    return [*found, ("generated-100-lines", generated_module(100))]
 
 
 def main() -> int:

@@ -21,24 +21,20 @@ def run(module_or_text: Module | str, kernel: str, inputs: dict | None = None, c
     `inputs` maps parameter names to numpy arrays (views: any strides, or `View`; scalars:
     0-d arrays or Python numbers); `constexprs` maps constexpr parameters to values (enum
     members by name). Returns the out/inout views as arrays of their logical shape.
-    Illegal inputs and bad launches raise `DiagnosticError`. `target="cpu"` compiles the
-    kernel for the host (specialized on `constexprs`) and runs it there instead; to compile
-    once and launch many times use `intentc.runtime.cpu.compile_cpu`. `target="cuda"` does
-    the same on the first CUDA GPU (`intentc.runtime.cuda.compile_cuda`).
+    Illegal inputs and bad launches raise `DiagnosticError`. `target="cpu"` runs the kernel
+    compiled for the host (specialized on `constexprs`), `target="cuda"` on the first CUDA
+    GPU; both take it from `intentc.load`'s cache (compiled once per process and kept on disk).
     """
+    if target in ("cpu", "cuda"):
+        from .printer import print_module
+        from .runtime.load import load
+        text = module_or_text if isinstance(module_or_text, str) else print_module(module_or_text)
+        return load(text, kernel, target, constexprs=constexprs).runner(inputs or {}, constexprs)
     if isinstance(module_or_text, str):
         source = module_or_text
         module = parse(source, file)
     else:
         source, module = None, module_or_text
-    if target == "cpu":
-        from .runtime.cpu import compile_cpu
-        compiled = compile_cpu(module, kernel, {"constexprs": dict(constexprs or {})}, file=file, source=source)
-        return compiled(inputs or {}, constexprs)
-    if target == "cuda":
-        from .runtime.cuda import compile_cuda
-        compiled = compile_cuda(module, kernel, {"constexprs": dict(constexprs or {})}, file=file, source=source)
-        return compiled(inputs or {}, constexprs)
     if target != "interp":
         raise ValueError(f"unknown run target {target!r} (interp, cpu, cuda)")
     return run_kernel(module, kernel, inputs or {}, constexprs, seed, file, source)

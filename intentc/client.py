@@ -11,6 +11,7 @@ refusal raises `RemoteError` with the server's `error` and `detail`.
 from __future__ import annotations
 
 import base64
+import json
 import random
 import time
 from dataclasses import dataclass, field
@@ -56,7 +57,7 @@ class Client:
         self._transport_errors = (httpx.TransportError,)
         self.retries, self.backoff_s, self.max_backoff_s = retries, backoff_s, max_backoff_s
 
-    def __enter__(self) -> "Client":
+    def __enter__(self) -> Client:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -70,7 +71,10 @@ class Client:
                 file: str = "<input>") -> CompileReply:
         body = {"source": source, "kernel": kernel, "target": target, "arch": arch,
                 "options": _as_dict(options), "specialization": _as_dict(specialization)}
-        return self._reply(self._request("POST", "/v1/compile", json=body), source, file)
+        # ASCII JSON: text that is no Unicode (a lone surrogate) reaches the server, which says where.
+        content = json.dumps(body, separators=(",", ":")).encode("ascii")
+        response = self._request("POST", "/v1/compile", content=content, headers={"Content-Type": "application/json"})
+        return self._reply(response, source, file)
 
     def entry(self, key: str) -> CompileReply:
         return self._reply(self._request("GET", f"/v1/artifacts/{key}"), None, "<input>")
@@ -146,5 +150,8 @@ def _remote_error(response) -> RemoteError:
         body = response.json()
     except ValueError:
         body = {}
-    return RemoteError(response.status_code, str(body.get("error", "http_error")),
-                       str(body.get("detail", response.text[:200])))
+    detail = str(body.get("detail", response.text[:200]))
+    problems = body.get("problems") if isinstance(body.get("problems"), list) else []
+    if problems:  # the `invalid` answer: which fields, and why
+        detail += ": " + "; ".join(f"{'.'.join(map(str, p.get('loc', [])))}: {p.get('msg', '')}" for p in problems)
+    return RemoteError(response.status_code, str(body.get("error", "http_error")), detail)

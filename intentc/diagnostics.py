@@ -21,17 +21,20 @@ class Diagnostic:
     def location(self) -> str:
         return f"{self.file}:{self.line}:{self.col}"
 
-    def render(self, source: str | None = None) -> str:
-        head = f"{self.location()}: {self.severity}[{self.code}]: {self.message}"
+    def render(self, source: str | None = None, color: bool = False) -> str:
+        paint = _paint if color else _plain
+        head = (f"{paint(self.location() + ':', BOLD)} {paint(f'{self.severity}[{self.code}]:', RED)} "
+                f"{paint(self.message, BOLD)}")
         lines = [head]
         excerpt = _source_line(source, self.line)
         if excerpt is not None:
+            excerpt, col = _window(excerpt, self.col)
             gutter = f"{self.line:>5} | "
-            lines.append(gutter + excerpt)
-            caret_col = max(1, min(self.col, len(excerpt) + 1))
-            lines.append(" " * (len(gutter) - 2) + "| " + " " * (caret_col - 1) + "^")
+            lines.append(paint(gutter, BLUE) + excerpt)
+            caret_col = max(1, min(col, len(excerpt) + 1))
+            lines.append(paint(" " * (len(gutter) - 2) + "| ", BLUE) + " " * (caret_col - 1) + paint("^", GREEN))
         if self.hint:
-            lines.append(f"      = help: {self.hint}")
+            lines.append(f"      = {paint('help:', BOLD)} {self.hint}")
         return "\n".join(lines)
 
     def to_dict(self) -> dict:
@@ -39,6 +42,30 @@ class Diagnostic:
             "code": self.code, "message": self.message, "file": self.file,
             "line": self.line, "col": self.col, "hint": self.hint, "severity": self.severity,
         }
+
+
+# ANSI styles for terminals (the CLI decides when: a terminal, and no NO_COLOR).
+BOLD, RED, GREEN, BLUE = "1", "1;31", "1;32", "1;34"
+_EXCERPT_WIDTH = 120
+
+
+def _paint(text: str, style: str) -> str:
+    return f"\x1b[{style}m{text}\x1b[0m"
+
+
+def _plain(text: str, style: str) -> str:
+    return text
+
+
+def _window(excerpt: str, col: int) -> tuple[str, int]:
+    """At most _EXCERPT_WIDTH characters of a long source line, around the column."""
+    if len(excerpt) <= _EXCERPT_WIDTH:
+        return excerpt, col
+    start = max(0, min(col - 1 - _EXCERPT_WIDTH // 2, len(excerpt) - _EXCERPT_WIDTH))
+    shown = excerpt[start:start + _EXCERPT_WIDTH]
+    prefix = "…" if start else ""
+    suffix = "…" if start + _EXCERPT_WIDTH < len(excerpt) else ""
+    return prefix + shown + suffix, col - start + len(prefix)
 
 
 def _source_line(source: str | None, line: int) -> str | None:
@@ -58,5 +85,5 @@ class DiagnosticError(Exception):
     def __str__(self) -> str:
         return self.render()
 
-    def render(self) -> str:
-        return "\n".join(d.render(self.source) for d in self.diagnostics)
+    def render(self, color: bool = False) -> str:
+        return "\n".join(d.render(self.source, color) for d in self.diagnostics)

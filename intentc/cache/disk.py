@@ -1,13 +1,15 @@
 """The local store: one file per record under `<root>/<namespace>/<ab>/<digest>`.
 
 Writes go to a temporary file in `<root>/tmp` and are published by an atomic rename, so a
-reader sees a whole record or none. Every read checks the record's sha256 (a bad file is
-deleted and reported). A size cap is kept by evicting the least recently used files: a read
-refreshes the file's mtime, and eviction removes the oldest mtimes first down to 90% of the cap.
+reader sees a whole record or none. Every read checks the record's seal, which binds it to its
+name (a bad file, or one copied from another name, is deleted and reported). A size cap is kept
+by evicting the least recently used files: a read refreshes the file's mtime, and eviction
+removes the oldest mtimes first down to 90% of the cap.
 Several processes may share one root; each keeps an estimate of the total and rescans to evict.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import tempfile
@@ -17,7 +19,7 @@ from pathlib import Path
 
 from .events import StoreEvents
 from .names import NAMESPACES, check_name
-from .record import IntegrityError, seal, unseal
+from .record import IntegrityError, RecordSeal, record_name
 
 log = logging.getLogger("intentc.cache")
 TIER = "disk"
@@ -27,10 +29,12 @@ TOUCH_INTERVAL_S = 60.0
 
 
 class DiskStore:
-    def __init__(self, root: str | Path, max_bytes: int, events: StoreEvents | None = None):
+    def __init__(self, root: str | Path, max_bytes: int, events: StoreEvents | None = None,
+                 sealer: RecordSeal | None = None):
         self.root = Path(root)
         self.max_bytes = max_bytes
         self.events = events or StoreEvents()
+        self.sealer = sealer or RecordSeal()
         self._temporary = self.root / "tmp"
         self._temporary.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
@@ -50,7 +54,7 @@ class DiskStore:
             self.events.lookup(TIER, namespace, False)
             return None
         try:
-            payload = unseal(record)
+            payload = self.sealer.unseal(record_name(namespace, digest), record)
         except IntegrityError as error:
             log.warning("cache file %s failed its integrity check (%s); dropped", path, error)
             self.events.integrity_failure(TIER)
@@ -67,7 +71,7 @@ class DiskStore:
 
     def put(self, namespace: str, digest: str, payload: bytes) -> None:
         path = self.path(namespace, digest)
-        record = seal(payload)
+        record = self.sealer.seal(record_name(namespace, digest), payload)
         path.parent.mkdir(parents=True, exist_ok=True)
         descriptor, temporary = tempfile.mkstemp(dir=self._temporary, prefix=digest[:16])
         try:
@@ -128,10 +132,8 @@ class DiskStore:
 
 
 def _touch(path: Path) -> None:
-    try:
+    with contextlib.suppress(FileNotFoundError):
         os.utime(path)
-    except FileNotFoundError:
-        pass
 
 
 def _unlink(path: Path) -> bool:

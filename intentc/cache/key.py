@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict
 from ..options import CompileOptions, Specialization
 from ..version import __version__
 
-KEY_SCHEMA_VERSION = 1
+KEY_SCHEMA_VERSION = 2
 
 SourceForm = Literal["canonical", "raw"]
 
@@ -66,8 +66,11 @@ def canonical_json(inputs: KeyInputs) -> bytes:
 
 
 def key_text(canonical_kir: str) -> str:
-    """Canonical KIR without its comments: the printer writes every comment on a line of its own."""
-    return "\n".join(line for line in canonical_kir.split("\n") if not line.lstrip().startswith("//"))
+    """Canonical KIR without its comments: the printer writes every comment on a line of its own
+    (some after a blank line, which goes with them: blank lines count once, none at the ends)."""
+    kept = [line for line in canonical_kir.split("\n") if not line.lstrip().startswith("//")]
+    lines = [line for index, line in enumerate(kept) if line or (index > 0 and kept[index - 1])]
+    return "\n".join(lines).strip("\n") + "\n"
 
 
 def toolchain(target: str) -> Toolchain:

@@ -5,19 +5,22 @@ Redis being down is not an error for the service: a failed operation raises
 once (so an outage costs no timeout per request). The tiered store falls back to the local
 store and counts each fallback.
 Cross-replica single-flight is a lock per key (`SET NX PX`): best effort, it only saves work.
+The URL may be `rediss://` (TLS; `?ssl_ca_certs=...` and the other `ssl_*` options pass through)
+and may carry a password; logs and errors show it without the password.
 """
 from __future__ import annotations
 
 import logging
 import time
 import uuid
+from urllib.parse import urlsplit, urlunsplit
 
 import redis.asyncio as redis
 from redis.exceptions import RedisError
 
 from .events import SharedStoreUnavailable, StoreEvents
 from .names import check_name
-from .record import IntegrityError, seal, unseal
+from .record import IntegrityError, RecordSeal, record_name
 
 log = logging.getLogger("intentc.cache")
 TIER = "redis"
@@ -26,11 +29,14 @@ PREFIX = "intentc:"
 
 class RedisStore:
     def __init__(self, url: str, events: StoreEvents | None = None, timeout_s: float = 0.5,
-                 retry_after_s: float = 1.0):
-        self.url = url
+                 retry_after_s: float = 1.0, sealer: RecordSeal | None = None, password: str | None = None):
+        self.url = without_password(url)
         self.events = events or StoreEvents()
+        self.sealer = sealer or RecordSeal()
         self.retry_after_s = retry_after_s
-        self._client = redis.Redis.from_url(url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s)
+        credentials = {"password": password} if password else {}
+        self._client = redis.Redis.from_url(url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s,
+                                            **credentials)
         self._down_until = 0.0
         self._owner = uuid.uuid4().hex
 
@@ -47,24 +53,30 @@ class RedisStore:
 
     async def get(self, namespace: str, digest: str) -> bytes | None:
         check_name(namespace, digest)
-        record = await self._call(self._client.get, PREFIX + f"{namespace}:{digest}")
+        name = record_name(namespace, digest)
+        record = await self._call(self._client.get, PREFIX + name)
         if record is None:
             self.events.lookup(TIER, namespace, False)
             return None
         try:
-            payload = unseal(record)
+            payload = self.sealer.unseal(name, record)
         except IntegrityError as error:
-            log.warning("redis record %s:%s failed its integrity check (%s); dropped", namespace, digest, error)
+            log.warning("redis record %s failed its integrity check (%s); dropped", name, error)
             self.events.integrity_failure(TIER)
             self.events.lookup(TIER, namespace, False)
-            await self._call(self._client.delete, PREFIX + f"{namespace}:{digest}")
+            await self.delete(namespace, digest)
             return None
         self.events.lookup(TIER, namespace, True)
         return payload
 
     async def put(self, namespace: str, digest: str, payload: bytes) -> None:
         check_name(namespace, digest)
-        await self._call(self._client.set, PREFIX + f"{namespace}:{digest}", seal(payload))
+        name = record_name(namespace, digest)
+        await self._call(self._client.set, PREFIX + name, self.sealer.seal(name, payload))
+
+    async def delete(self, namespace: str, digest: str) -> None:
+        check_name(namespace, digest)
+        await self._call(self._client.delete, PREFIX + record_name(namespace, digest))
 
     async def claim(self, digest: str, ttl_s: float) -> bool:
         """Take the compile lock for a key; False when another replica holds it."""
@@ -94,3 +106,13 @@ class RedisStore:
                             self.url, error, self.retry_after_s)
             self._down_until = time.monotonic() + self.retry_after_s
             raise SharedStoreUnavailable(self.url) from error
+
+
+def without_password(url: str) -> str:
+    """The URL as it may be logged: a password in it is replaced by `***`."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    user = parts.username or ""
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))

@@ -58,6 +58,17 @@ class TieredStore:
             except SharedStoreUnavailable:
                 self.events.fallback("put")
 
+    async def discard(self, namespace: str, digest: str) -> None:
+        """Remove a record from every tier (one that passed its seal but cannot be used)."""
+        if namespace == "alias":
+            self._aliases.pop(digest, None)
+        self.disk.delete(namespace, digest)
+        if self.shared is not None:
+            try:
+                await self.shared.delete(namespace, digest)
+            except SharedStoreUnavailable:
+                self.events.fallback("delete")
+
     async def claim(self, digest: str, ttl_s: float) -> bool:
         """Best-effort cross-replica lock for compiling `digest`; True means go ahead."""
         if self.shared is None:

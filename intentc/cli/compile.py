@@ -1,4 +1,11 @@
-"""`intentc compile`: compile one kernel for a target (llvm: LLVM IR text; cpu: an object file)."""
+"""`intentc compile`: compile kernels for a target (llvm: LLVM IR text; cpu: an object file; ...).
+
+Where the artifacts go: text to stdout unless `-o`; `-o -` is stdout too. With one kernel,
+`-o FILE` gets the main artifact and each companion lands beside it as FILE's stem plus the
+companion's name (`-o out/k.ptx` also writes `out/k.launch.json`). Without `--kernel` every
+kernel of the file is compiled; several kernels need `-o DIR`, which gets KERNEL.EXT and
+KERNEL.launch.json for each.
+"""
 from __future__ import annotations
 
 import sys
@@ -6,18 +13,23 @@ from pathlib import Path
 
 from ..diagnostics import DiagnosticError
 from ..options import CompileOptions, Specialization
-from .common import EXIT_INPUT_ERROR, EXIT_OK, UsageError, read_text, report
-from .run import parse_define, parse_extents
+from .common import (
+    EXIT_INPUT_ERROR, EXIT_OK, UsageError, Chunk, kernel_names, load, read_text, report, write_file,
+)
+from .specialize import parse_define, parse_extents
 
 
 def add_parser(subparsers) -> None:
-    p = subparsers.add_parser("compile", help="compile a kernel for a target (llvm, cpu, ...)")
+    p = subparsers.add_parser("compile", help="compile kernels for a target (llvm, cpu, ...)")
     p.add_argument("file", metavar="FILE", help="a .kir file (- for stdin)")
-    p.add_argument("--kernel", required=True, metavar="NAME", help="the kernel to compile (without @)")
+    p.add_argument("--kernel", metavar="NAME", help="the kernel to compile (without @); default: every kernel")
     p.add_argument("--target", default="llvm", metavar="TARGET",
                    help="kir, llvm (IR text, default), cpu (object), ptx (with launch.json) or cubin")
-    p.add_argument("--arch", default=None, help="target architecture, for targets that have several")
-    p.add_argument("-o", dest="output", metavar="OUT", help="write the artifact here (default: stdout for text)")
+    p.add_argument("--arch", default=None,
+                   help="target architecture, for targets that have several (default: the newest supported)")
+    p.add_argument("-o", dest="output", metavar="OUT",
+                   help="write the artifact to OUT (- for stdout; a directory gets KERNEL.EXT files); "
+                        "companions such as launch.json go beside it")
     p.add_argument("-O", dest="opt_level", type=int, default=2, choices=range(4), help="LLVM optimization level")
     p.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME=VALUE",
                    help="specialize a constexpr parameter")
@@ -30,23 +42,73 @@ def _specialization(args) -> Specialization:
     return Specialization(constexprs=dict(parse_define(d) for d in args.defines), extents=parse_extents(args.extent))
 
 
+def default_arch(target: str) -> str | None:
+    """The newest arch a target supports (the registry lists them oldest first)."""
+    from ..driver import TARGETS
+    known = TARGETS.get(target)
+    return known.archs[-1] if known is not None and known.archs else None
+
+
 def run(args) -> int:
     from ..driver import compile_kernel
     text = read_text(args.file)
+    arch = args.arch or default_arch(args.target)
+    specialization = _specialization(args)
     try:
-        result = compile_kernel(text, args.kernel, args.target, args.arch, CompileOptions(opt_level=args.opt_level),
-                                _specialization(args), file=args.file)
+        kernels = [args.kernel] if args.kernel else kernel_names(load(Chunk(args.file, text)))
+        if not kernels:
+            raise UsageError(f"{args.file} has no kernel to compile")
+        results = {kernel: compile_kernel(text, kernel, args.target, arch, CompileOptions(opt_level=args.opt_level),
+                                          specialization, file=args.file) for kernel in kernels}
     except DiagnosticError as error:
         report(error)
         return EXIT_INPUT_ERROR
-    (name, artifact), *_ = result.artifacts.items()
-    if args.output:
-        Path(args.output).write_bytes(artifact if isinstance(artifact, bytes) else artifact.encode())
-    elif isinstance(artifact, bytes):
-        raise UsageError(f"target `{args.target}` produces a binary {name}; write it with -o OUT")
+    artifacts = {kernel: result.artifacts for kernel, result in results.items()}
+    if args.output in (None, "-"):
+        _to_stdout(artifacts, args.target, explicit=args.output == "-")
+    else:
+        _to_files(Path(args.output), artifacts, args.output.endswith(("/", "\\")))
+    if args.timings:
+        for kernel, result in results.items():
+            for stage, seconds in result.timings.items():
+                print(f"{kernel:>16} {stage:>24}: {seconds * 1e3:8.2f} ms", file=sys.stderr)
+    return EXIT_OK
+
+
+def _to_stdout(artifacts: dict[str, dict], target: str, explicit: bool) -> None:
+    """The main artifact of the one kernel (companions need -o)."""
+    if len(artifacts) > 1:
+        names = ", ".join(f"@{k}" for k in artifacts)
+        raise UsageError(f"the file has {len(artifacts)} kernels ({names}): write them with -o DIR, "
+                         "or choose one with --kernel NAME")
+    (main_name, artifact), *_ = next(iter(artifacts.values())).items()
+    if isinstance(artifact, bytes):
+        if not explicit:
+            raise UsageError(f"target `{target}` produces a binary {main_name}; write it with -o OUT (or -o - for stdout)")
+        sys.stdout.flush()
+        sys.stdout.buffer.write(artifact)
     else:
         sys.stdout.write(artifact if artifact.endswith("\n") else artifact + "\n")
-    if args.timings:
-        for stage, seconds in result.timings.items():
-            print(f"{stage:>24}: {seconds * 1e3:8.2f} ms", file=sys.stderr)
-    return EXIT_OK
+
+
+def _to_files(output: Path, artifacts: dict[str, dict], names_a_directory: bool) -> None:
+    if len(artifacts) == 1 and not output.is_dir() and not names_a_directory:
+        (_, files), = artifacts.items()
+        _write_set(files, output, output.with_suffix("").name if output.suffix else output.name, output.parent)
+        return
+    if not output.is_dir():
+        try:
+            output.mkdir()
+        except OSError as error:
+            raise UsageError(f"cannot create the directory {output}: {error.strerror or error}") from None
+    for kernel, files in artifacts.items():
+        main_name = next(iter(files))
+        _write_set(files, output / f"{kernel}{Path(main_name).suffix}", kernel, output)
+
+
+def _write_set(files: dict[str, str | bytes], main_path: Path, stem: str, directory: Path) -> None:
+    """The main artifact to `main_path`, each companion to DIRECTORY/STEM.NAME."""
+    (_, main), *companions = files.items()
+    write_file(main_path, main)
+    for name, data in companions:
+        write_file(directory / f"{stem}.{name}", data)

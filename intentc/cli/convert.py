@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ..diagnostics import DiagnosticError
 from ..serialize import to_json
-from .common import EXIT_INPUT_ERROR, EXIT_OK, UsageError, Chunk, canonical, load, read_text, report
+from .common import EXIT_INPUT_ERROR, EXIT_OK, UsageError, Chunk, canonical, load, read_text, report, write_file
 
 _FORMATS = {".kir": "kir", ".json": "json"}
 
@@ -31,7 +31,7 @@ def run(args) -> int:
         return EXIT_INPUT_ERROR
     output = to_json(module) if args.to == "json" else canonical(module)
     if args.output:
-        Path(args.output).write_text(output, encoding="utf-8")
+        write_file(Path(args.output), output)
     else:
         sys.stdout.write(output)
     return EXIT_OK

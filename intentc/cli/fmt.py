@@ -5,7 +5,9 @@ import sys
 from pathlib import Path
 
 from ..diagnostics import DiagnosticError
-from .common import EXIT_INPUT_ERROR, EXIT_OK, UsageError, canonical, chunks, join_chunks, load, read_text, report
+from .common import (
+    EXIT_INPUT_ERROR, EXIT_OK, UsageError, canonical, chunks, join_chunks, load, read_text, report, write_file,
+)
 
 
 def add_parser(subparsers) -> None:
@@ -36,7 +38,7 @@ def run(args) -> int:
                 status = EXIT_INPUT_ERROR
         elif args.in_place:
             if formatted != text:
-                Path(path).write_text(formatted, encoding="utf-8")
+                write_file(Path(path), formatted)
         else:
             sys.stdout.write(formatted)
     return status

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from .common import EXIT_INPUT_ERROR, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, UsageError, read_text, report
-from .run import parse_define
+from .specialize import parse_define, parse_extents
 
 TOKEN_ENVIRONMENT = "INTENTC_TOKEN"
 
@@ -82,13 +82,7 @@ def _compile(client, args):
     options = {"opt_level": args.opt_level, "numerics": args.numerics,
                "online_reduction": not args.no_online_reduction, "pipeline": args.pipeline}
     specialization = {"constexprs": dict(parse_define(d) for d in args.defines),
-                      "extents": dict(_extent(e) for e in args.extent),
+                      "extents": parse_extents(args.extent),
                       "unit_stride": args.unit_stride, "aligned16": args.aligned16}
     return client.compile(text, args.kernel, args.target, args.arch, options, specialization, file=args.file)
 
-
-def _extent(text: str) -> tuple[str, int]:
-    name, value = parse_define(text)
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise UsageError(f"--extent needs NAME=INTEGER, got {text!r}")
-    return name, value

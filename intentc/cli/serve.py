@@ -26,7 +26,7 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     try:
-        import uvicorn
+        import uvicorn  # noqa: F401  (serve_app needs it)
 
         from intentc_server import ServiceSettings, create_app
     except ImportError as error:
@@ -38,6 +38,15 @@ def run(args) -> int:
         workers=args.workers, max_queue=args.max_queue, compile_timeout_s=args.compile_timeout_s,
         plugins=tuple(args.plugin) or None)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    uvicorn.run(create_app(settings), host=args.host, port=args.port, access_log=args.access_log,
-                log_level="info", timeout_graceful_shutdown=10)
+    try:
+        app = create_app(settings)
+    except ValueError as error:  # a setting out of range, e.g. a signing key too short
+        raise UsageError(str(error)) from None
+    serve_app(app, args.host, args.port, args.access_log)
     return EXIT_OK
+
+
+def serve_app(app, host: str, port: int, access_log: bool = False) -> None:
+    """Run an ASGI app as `intentc serve` runs the service (bench/service.py runs its baseline so)."""
+    import uvicorn
+    uvicorn.run(app, host=host, port=port, access_log=access_log, log_level="info", timeout_graceful_shutdown=10)

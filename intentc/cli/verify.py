@@ -8,7 +8,7 @@ from pathlib import Path
 from ..diagnostics import Diagnostic, DiagnosticError
 from ..verify import verify
 from ..verify.expectations import unmet
-from .common import EXIT_INPUT_ERROR, EXIT_OK, Chunk, chunks, load, read_text, report_one
+from .common import EXIT_INPUT_ERROR, EXIT_OK, Chunk, chunks, load, read_text, report_one, report_summary
 
 
 def add_parser(subparsers) -> None:
@@ -49,5 +49,5 @@ def run(args) -> int:
     if problems:
         status = EXIT_INPUT_ERROR
         noun = "expectation problem(s)" if args.verify_diagnostics else "error(s)"
-        print(f"intentc verify: {problems} {noun} in {inputs} input(s)", file=sys.stderr)
+        report_summary(f"intentc verify: {problems} {noun} in {inputs} input(s)")
     return status

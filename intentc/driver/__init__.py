@@ -1,7 +1,6 @@
 """The compile driver: text → verified module → target artifacts, one registry of targets."""
-from .compile import CompileResult, compile_kernel
+from .compile import CompileResult, Request, compile_kernel, compile_request, front_end
 from .targets import TARGETS, Target, register_target
 
-from ..codegen import targets as _codegen_targets  # noqa: E402,F401  (registers `llvm` and `cpu`)
-
-__all__ = ["TARGETS", "CompileResult", "Target", "compile_kernel", "register_target"]
+__all__ = ["TARGETS", "CompileResult", "Request", "Target", "compile_kernel", "compile_request", "front_end",
+           "register_target"]

@@ -1,4 +1,7 @@
-"""`compile_kernel`: parse (when given text), verify, then lower through a registered target."""
+"""The one compile front-end: parse (when given text) → verify → find the kernel → check the
+target and normalize the specialization → passes → lower through a registered target, each
+stage timed. The CLI, the runtimes, `intentc.load`, the service and the benchmarks all come
+through here, so a request is checked the same way (and gets the same diagnostics) everywhere."""
 from __future__ import annotations
 
 import time
@@ -7,9 +10,10 @@ from dataclasses import dataclass, field
 from ..diagnostics import Diagnostic, DiagnosticError
 from ..ir.nodes import Kernel, Module
 from ..options import CompileOptions, Specialization
-from ..parse import parse
-from ..verify import verify
+from . import specialization as spec
 from .targets import TARGETS
+
+NO_KERNEL, UNKNOWN_TARGET, NO_ARCH = "E0060", "E0061", "E0062"
 
 
 @dataclass
@@ -18,49 +22,88 @@ class CompileResult:
     timings: dict[str, float] = field(default_factory=dict)
 
 
-def compile_kernel(source: str | Module, kernel: str, target: str, arch: str | None = None,
-                   options: CompileOptions | None = None, specialization: Specialization | None = None,
-                   file: str = "<input>") -> CompileResult:
-    """Compile one kernel; raises DiagnosticError for bad input (never for compiler bugs)."""
-    options = options or CompileOptions()
-    specialization = specialization or Specialization()
+@dataclass
+class Request:
+    """A checked compile request: the verified module (before the passes) and its kernel,
+    the target, and the normalized specialization."""
+    module: Module
+    kernel: Kernel
+    target: str
+    arch: str | None
+    options: CompileOptions
+    specialization: Specialization
+    file: str
+    source: str | None
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def front_end(source: str | Module, kernel: str, target: str, arch: str | None = None,
+              options: CompileOptions | None = None, specialization: Specialization | dict | None = None,
+              file: str = "<input>", text: str | None = None) -> Request:
+    """Everything before the passes; raises DiagnosticError for bad input. `text` is the
+    source of an already parsed module (for carets in diagnostics)."""
     timings: dict[str, float] = {}
-    text = source if isinstance(source, str) else None
-    module = _timed(timings, "parse", lambda: parse(source, file)) if text is not None else source
+    text = source if isinstance(source, str) else text
+    if isinstance(source, str):
+        from ..parse import parse
+        module = _timed(timings, "parse", lambda: parse(source, file))
+    else:
+        module = source
+    from ..verify import verify
     diagnostics = _timed(timings, "verify", lambda: verify(module, file))
     if diagnostics:
         raise DiagnosticError(diagnostics, text)
-    _check_request(module, kernel, target, arch, file, text)
-    module = _optimize(module, options, specialization, timings)
-    backend = TARGETS[target]
-    artifacts = _timed(timings, "lower", lambda: backend.lower(module, kernel, arch, options, specialization, timings))
+    found = _find_kernel(module, kernel, file, text)
+    _check_target(found, target, arch, file, text)
+    normalized = spec.normalize(found, specialization, file, text)
+    return Request(module, found, target, arch, options or CompileOptions(), normalized, file, text, timings)
+
+
+def compile_request(request: Request) -> CompileResult:
+    """The passes and the target's lowering of a checked request."""
+    timings = request.timings
+    module = _optimize(request, timings)
+    backend = TARGETS[request.target]
+    artifacts = _timed(timings, "lower", lambda: backend.lower(module, request.kernel.name, request.arch,
+                                                               request.options, request.specialization, timings))
     return CompileResult(artifacts, timings)
 
 
-def _optimize(module: Module, options: CompileOptions, specialization: Specialization,
-              timings: dict[str, float]) -> Module:
-    """The pass pipeline of `options` (docs/passes.md); each pass's time lands in `pass:<name>`."""
+def compile_kernel(source: str | Module, kernel: str, target: str, arch: str | None = None,
+                   options: CompileOptions | None = None, specialization: Specialization | dict | None = None,
+                   file: str = "<input>", text: str | None = None) -> CompileResult:
+    """Compile one kernel; raises DiagnosticError for bad input (never for compiler bugs)."""
+    return compile_request(front_end(source, kernel, target, arch, options, specialization, file, text))
+
+
+def _optimize(request: Request, timings: dict[str, float]) -> Module:
+    """The pass pipeline of the request's options (docs/passes.md); each pass's time lands in `pass:<name>`."""
     from ..passes import Instrumentation, optimize
-    run = _timed(timings, "passes", lambda: optimize(module, options, specialization, Instrumentation(verify_each=False)))
+    run = _timed(timings, "passes", lambda: optimize(request.module, request.options, request.specialization,
+                                                     Instrumentation(verify_each=False)))
     for name, seconds in run.timings:
         timings[f"pass:{name}"] = timings.get(f"pass:{name}", 0.0) + seconds
     return run.module
 
 
-def _check_request(module: Module, kernel: str, target: str, arch: str | None, file: str, text: str | None) -> None:
-    problems = []
-    if not isinstance(module.find(kernel), Kernel):
+def _find_kernel(module: Module, kernel: str, file: str, text: str | None) -> Kernel:
+    found = module.find(kernel)
+    if not isinstance(found, Kernel):
         kernels = ", ".join(f"@{i.name}" for i in module.items if isinstance(i, Kernel)) or "none"
-        problems.append(Diagnostic("E0060", f"no kernel @{kernel} in the module", 1, 1, file,
-                                   f"kernels here: {kernels}"))
+        raise DiagnosticError([Diagnostic(NO_KERNEL, f"no kernel @{kernel} in the module", 1, 1, file,
+                                          f"kernels here: {kernels}")], text)
+    return found
+
+
+def _check_target(kernel: Kernel, target: str, arch: str | None, file: str, text: str | None) -> None:
     if target not in TARGETS:
-        problems.append(Diagnostic("E0061", f"unknown target `{target}`", 1, 1, file,
-                                   "targets: " + ", ".join(sorted(TARGETS))))
-    elif TARGETS[target].archs and arch not in TARGETS[target].archs:
-        problems.append(Diagnostic("E0062", f"target `{target}` has no arch `{arch}`", 1, 1, file,
-                                   "archs: " + ", ".join(TARGETS[target].archs)))
-    if problems:
-        raise DiagnosticError(problems, text)
+        raise DiagnosticError([Diagnostic(UNKNOWN_TARGET, f"unknown target `{target}`", 1, 1, file,
+                                          "targets: " + ", ".join(sorted(TARGETS)))], text)
+    archs = TARGETS[target].archs
+    if archs and arch not in archs:
+        raise DiagnosticError([Diagnostic(NO_ARCH, f"target `{target}` has no arch `{arch}`", 1, 1, file,
+                                          "archs: " + ", ".join(archs))], text)
+    spec.check_arch(target, archs, arch, kernel, file, text)
 
 
 def _timed(timings: dict[str, float], stage: str, work):

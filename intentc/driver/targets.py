@@ -1,10 +1,14 @@
-"""The target registry: each backend registers a `Target` that turns a verified module into
-named artifacts. The driver, the CLI's `compile` and the service all look targets up here,
-so a backend joins every entry point by registering once."""
+"""The target registry: each backend registers a `Target` that turns a verified, optimized
+module into named artifacts. The driver, the CLI's `compile`, the runtimes and the service
+all look targets up here, so a backend joins every entry point by registering once.
+
+The built-in targets are registered below; each imports its code generator only when it
+lowers (llvmlite and the NVPTX machinery stay off the import path of `intentc fmt`, and
+`codegen` never imports the driver)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from collections.abc import Callable
 
 from ..ir.nodes import Module
 from ..options import CompileOptions, Specialization
@@ -36,3 +40,61 @@ def _lower_kir(module, kernel, arch, options, specialization, timings):
 
 
 register_target(Target("kir", "the verified module in canonical KIR text", _lower_kir))
+
+
+# ---- the host CPU (intentc.codegen.cpu) -------------------------------------------------------
+def _lower_llvm(module, kernel, arch, options, specialization, timings):
+    from ..codegen.cpu.host import lower_and_optimize
+    _, optimized = lower_and_optimize(module, kernel, options, specialization, timings)
+    return {"kernel.ll": str(optimized)}
+
+
+def _lower_cpu(module, kernel, arch, options, specialization, timings):
+    """The object file, and what a runtime needs to call it (`abi.json`: argument slots and
+    run-time check sites), so a cached entry can be loaded without compiling."""
+    from ..codegen.cpu import jit
+    from ..codegen.cpu.host import lower_and_optimize
+    from ..codegen.llvm.abi import abi_json
+    lowered, optimized = lower_and_optimize(module, kernel, options, specialization, timings)
+    return {"kernel.o": jit.emit_object(optimized), "abi.json": abi_json(lowered), "kernel.ll": str(optimized)}
+
+
+def _host_toolchain():
+    from ..codegen.cpu import jit
+    return jit.toolchain()
+
+
+register_target(Target("llvm", "LLVM IR text for the host (llvmlite)", _lower_llvm, toolchain=_host_toolchain))
+register_target(Target("cpu", "a native object file for the host CPU (llvmlite) + abi.json", _lower_cpu,
+                       toolchain=_host_toolchain))
+
+
+# ---- NVIDIA (intentc.codegen.nvptx): one lowering, two artifacts ---------------------------------
+def _lower_ptx(module, kernel, arch, options, specialization, timings):
+    from ..codegen.nvptx.compile import compile_ptx
+    compiled = compile_ptx(module, kernel, arch or "sm_90", specialization, timings)
+    return {"kernel.ptx": compiled.ptx, "launch.json": compiled.launch_json()}
+
+
+def _lower_cubin(module, kernel, arch, options, specialization, timings):
+    from ..codegen.llvm.abi import abi_json
+    from ..codegen.nvptx.compile import assemble_cubin, compile_ptx
+    compiled = compile_ptx(module, kernel, arch or "sm_90", specialization, timings)
+    return {"kernel.cubin": assemble_cubin(compiled.ptx, arch or "sm_90", timings),
+            "launch.json": compiled.launch_json(), "abi.json": abi_json(compiled.lowered), "kernel.ptx": compiled.ptx}
+
+
+def _nvidia_toolchain():
+    import llvmlite
+    import llvmlite.binding as llvm
+
+    from ..toolchain.nvidia import toolchain_facts
+    return {"llvm": ".".join(map(str, llvm.llvm_version_info)), "llvmlite": llvmlite.__version__,
+            **toolchain_facts()}
+
+
+NVPTX_ARCHS = ("sm_80", "sm_90")
+register_target(Target("ptx", "PTX text for NVIDIA GPUs (LLVM NVPTX, libdevice) + launch.json", _lower_ptx,
+                       archs=NVPTX_ARCHS, toolchain=_nvidia_toolchain))
+register_target(Target("cubin", "a cubin for NVIDIA GPUs (PTX through ptxas) + launch.json and abi.json",
+                       _lower_cubin, archs=NVPTX_ARCHS, toolchain=_nvidia_toolchain))

@@ -12,6 +12,7 @@ from ..ir.ops.memory import UPDATE_COMBINE
 from .memory import ViewValue, _check_written, _index_and_mask, collision_rounds, locate
 from .pointwise import binary
 from .values import RecordValue, np_dtype
+from .machine import IMPLS
 
 def _location(machine, op, resource, shape, writes: bool):
     """The lanes' elements, noted as atomic accesses (a plain access of another iteration
@@ -41,6 +42,7 @@ def _same_bits(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return a.view(unsigned) == b.view(unsigned)
 
 
+@IMPLS.register("atomic_load")
 def _atomic_load_op(machine, op):
     (resource,) = machine.operands(op)
     shape = machine.result_shape(op)
@@ -49,6 +51,7 @@ def _atomic_load_op(machine, op):
     return _scatter_back(location, location.storage[location.positions], np_dtype(resource.dtype))
 
 
+@IMPLS.register("atomic_store")
 def _atomic_store_op(machine, op):
     resource, value = machine.operands(op)
     location = _location(machine, op, resource, np.shape(value), writes=True)
@@ -59,6 +62,7 @@ def _atomic_store_op(machine, op):
         location.written[location.positions] = True
 
 
+@IMPLS.register("atomic_rmw")
 def _atomic_rmw_op(machine, op):
     resource, value = machine.operands(op)
     shape = machine.result_shape(op)
@@ -75,6 +79,7 @@ def _atomic_rmw_op(machine, op):
     return _scatter_back(location, old, np_dtype(resource.dtype))
 
 
+@IMPLS.register("atomic_cas")
 def _atomic_cas_op(machine, op):
     resource, expected, desired = machine.operands(op)
     record_type = op.result_types[0]
@@ -94,6 +99,4 @@ def _atomic_cas_op(machine, op):
                         ("success", _scatter_back(location, success, bool))))
 
 
-OPS = {"atomic_load": _atomic_load_op, "atomic_store": _atomic_store_op,
-       "atomic_rmw": _atomic_rmw_op, "atomic_cas": _atomic_cas_op}
-__all__ = ["OPS", "ViewValue"]
+__all__ = ["ViewValue"]

@@ -1,4 +1,4 @@
-"""Contractions, scaled and sparse contract, histogram (spec §3, §5.3, §7).
+"""Contractions, outer and histogram (spec §3, §5.3, §7).
 
 Operands are converted to the accumulator dtype by the cast rules, then multiplied and
 summed in that dtype — the accumulator dtype is the accumulation dtype (§3, §6), so a
@@ -14,13 +14,15 @@ import string
 
 import numpy as np
 
-from ..ir.ops.contraction import NAMED_AXES, contraction_axes
+from ..ir.ops.contraction import contraction_axes
 from ..ir import errors
-from .conversion import convert, decode_e2m1, decode_e8m0
+from .conversion import convert
 from .errors import InterpError, check
 from .pointwise import binary, dtype_of
 from .reduction import reduce_builtin
 from .values import float_result, is_float, is_signed, np_dtype
+from .machine import IMPLS
+from ..ir.optable import ops_where
 
 
 def _subscripts(lhs_rank, rhs_rank, lhs_contract, rhs_contract, lhs_batch, rhs_batch):
@@ -67,6 +69,7 @@ def contract(lhs, rhs, acc: str, lhs_contract, rhs_contract, lhs_batch=(), rhs_b
     return np.asarray(total)
 
 
+@IMPLS.register(*ops_where(lambda op: op.contraction))
 def _contract_op(machine, op):
     lhs, rhs = (np.asarray(v) for v in machine.operands(op))
     init = machine.group(op, "init")
@@ -76,77 +79,10 @@ def _contract_op(machine, op):
                     np.asarray(init[0]) if init else None)
 
 
+@IMPLS.register("outer")
 def _outer_op(machine, op):
     lhs, rhs = (np.asarray(v) for v in machine.operands(op))
     return binary("mul", lhs[:, None], rhs[None, :])
-
-
-# ---- scaled contract (§7) ----------------------------------------------------------------------
-def _decode_elements(carrier: np.ndarray, fmt: str, axis: int) -> np.ndarray:
-    """Decode a u8 carrier along `axis`: e2m1 yields two elements per byte (low nibble first)."""
-    if fmt == "e4m3":
-        return carrier.view(np_dtype("f8e4m3fn")).astype(np.float64)
-    low = decode_e2m1(carrier & 0xF).astype(np.float64)
-    high = decode_e2m1(carrier >> 4).astype(np.float64)
-    pair = np.stack([low, high], axis=axis + 1)
-    shape = list(carrier.shape)
-    shape[axis] *= 2
-    return pair.reshape(shape)
-
-
-def scaled_contract(lhs, lhs_scale, rhs, rhs_scale, fmt: str, group_size: int, acc: str):
-    per_carrier = 2 if fmt == "e2m1" else 1
-    m, groups, carriers = lhs.shape
-    if carriers * per_carrier != group_size or rhs.shape[0] != groups or rhs.shape[1] != carriers:
-        raise InterpError(errors.SHAPE_MISMATCH,
-                          f"scaled_contract shapes lhs {list(lhs.shape)}, rhs {list(rhs.shape)} do not fit "
-                          f"group_size {group_size} of {fmt}")
-    a = _decode_elements(lhs, fmt, axis=2) * decode_e8m0(lhs_scale).astype(np.float64)[:, :, None]
-    b = _decode_elements(rhs, fmt, axis=1) * decode_e8m0(rhs_scale).astype(np.float64).T[:, None, :]
-    return contract(a, b, acc, [1, 2], [0, 1])
-
-
-def _scaled_contract_op(machine, op):
-    lhs, lhs_scale, rhs, rhs_scale = (np.asarray(v) for v in machine.operands(op))
-    attrs = op.attributes
-    return scaled_contract(lhs, lhs_scale, rhs, rhs_scale, attrs["format"].name, attrs["group_size"],
-                           attrs["acc"].dtype)
-
-
-# ---- sparse contract (§7) ----------------------------------------------------------------------
-def selected_positions(values: np.ndarray, metadata, pattern: str, k: int) -> np.ndarray:
-    """The logical K coordinate of every compressed value ([M, K/r]); invalid metadata is illegal."""
-    group, kept = (2, 1) if pattern == "one_of_two" else (4, 2)
-    m = values.shape[0]
-    if k % group or values.shape[1] * group != k * kept:
-        raise InterpError(errors.SPARSE_METADATA,
-                          f"{pattern}: K = {k} and compressed extent {values.shape[1]} do not match groups of {group}")
-    if pattern == "one_of_two":
-        positions = [np.asarray(metadata).astype(np.int64)]
-        check((positions[0] < 0) | (positions[0] > 1), errors.SPARSE_METADATA,
-              "one_of_two metadata outside {0, 1}")
-    else:
-        first, second = (np.asarray(metadata.get(f)).astype(np.int64) for f in ("first", "second"))
-        check(~((0 <= first) & (first < second) & (second < 4)), errors.SPARSE_METADATA,
-              "two_of_four metadata must satisfy 0 <= first < second < 4")
-        positions = [first, second]
-    group_start = np.arange(k // group, dtype=np.int64)[None, :, None] * group
-    within = np.stack([np.broadcast_to(p, (m, k // group)) for p in positions], axis=-1)
-    return (group_start + within).reshape(m, -1)
-
-
-def sparse_contract(values: np.ndarray, metadata, rhs: np.ndarray, pattern: str, acc: str) -> np.ndarray:
-    """Only the selected logical positions take part (§7: no dense operand, the others are
-    the additive zero), so an inf or NaN of `rhs` at an unselected position changes nothing."""
-    positions = selected_positions(values, metadata, pattern, rhs.shape[0])
-    selected_rhs = rhs[positions]        # [M, K/r, N]: the rhs row each compressed value meets
-    return contract(values, selected_rhs, acc, [1], [1], [0], [0])
-
-
-def _sparse_contract_op(machine, op):
-    lhs, metadata, rhs = machine.operands(op)
-    return sparse_contract(np.asarray(lhs), metadata, np.asarray(rhs), op.attributes["pattern"].name,
-                           op.attributes["acc"].dtype)
 
 
 # ---- histogram (§7) -------------------------------------------------------------------------------
@@ -159,13 +95,10 @@ def histogram(values: np.ndarray, valid, bins: int, count_dtype: str) -> np.ndar
     return counts.astype(np.uint64).astype(np_dtype(count_dtype))
 
 
+@IMPLS.register("histogram")
 def _histogram_op(machine, op):
     (values,) = machine.operands(op)
     valid = machine.group(op, "valid")
     (bins,) = machine.result_shape(op)
     return histogram(values, np.asarray(valid[0]) if valid else None, bins, machine.result_dtype(op))
 
-
-OPS = {name: _contract_op for name in ("contract", *NAMED_AXES)}
-OPS.update({"outer": _outer_op, "scaled_contract": _scaled_contract_op,
-            "sparse_contract": _sparse_contract_op, "histogram": _histogram_op})

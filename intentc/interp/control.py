@@ -10,8 +10,10 @@ import numpy as np
 from ..ir.nodes import Helper
 from ..ir import errors
 from .errors import InterpError
+from .machine import IMPLS
 
 
+@IMPLS.register("parallel")
 def _parallel_op(machine, op):
     extents = [int(np.asarray(e)) for e in machine.operands(op)]
     if any(e < 0 for e in extents):
@@ -34,6 +36,7 @@ def _parallel_op(machine, op):
         machine.races.path.pop()
 
 
+@IMPLS.register("loop")
 def _loop_op(machine, op):
     lower, upper, step = (int(np.asarray(v)) for v in machine.operands(op))
     if step <= 0:
@@ -41,10 +44,11 @@ def _loop_op(machine, op):
     carried = list(machine.group(op, "iter") or [])
     region = op.regions[0]
     for k in range(lower, upper, step):
-        carried = machine.run_region(region, [np.asarray(k, dtype=np.int64)] + carried) or []
+        carried = machine.run_region(region, [np.asarray(k, dtype=np.int64), *carried]) or []
     return carried
 
 
+@IMPLS.register("if")
 def _if_op(machine, op):
     (cond,) = machine.operands(op)
     if bool(np.asarray(cond)):
@@ -54,12 +58,10 @@ def _if_op(machine, op):
     return []
 
 
+@IMPLS.register("call")
 def _call_op(machine, op):
     name = op.attributes["callee"].name
     helper = machine.module.find(name)
     if not isinstance(helper, Helper):
         raise InterpError(errors.UNSUPPORTED, f"@{name} is not a helper of this module")
     return machine.call_helper(helper, machine.operands(op))
-
-
-OPS = {"parallel": _parallel_op, "loop": _loop_op, "if": _if_op, "call": _call_op}

@@ -14,6 +14,7 @@ from ..ir import errors
 from .errors import InterpError, check
 from .values import (FORMATS, EnumValue, exact_f64_of_int, is_float, is_int, np_dtype,
                      round_to_format, store_rounded)
+from .machine import IMPLS
 
 
 def _kir(x: np.ndarray) -> str:
@@ -113,16 +114,19 @@ def decode_e8m0(codes: np.ndarray) -> np.ndarray:
 
 
 # ---- ops ----------------------------------------------------------------------------------------
+@IMPLS.register("constant")
 def _constant_op(machine, op):
     return literal(op.attributes["value"], getattr(op.result_types[0], "dtype", "enum"))
 
 
+@IMPLS.register("cast", "saturating_cast")
 def _cast_op(machine, op):
     (x,) = machine.operands(op)
     x = np.asarray(x)
     return convert(x, _kir(x), machine.result_dtype(op), saturate=op.name == "saturating_cast")
 
 
+@IMPLS.register("bitcast")
 def _bitcast_op(machine, op):
     (x,) = machine.operands(op)
     x = np.asarray(x)
@@ -139,6 +143,5 @@ def _decode_op(decoder):
     return op
 
 
-OPS = {"constant": _constant_op, "cast": _cast_op, "saturating_cast": _cast_op,
-       "bitcast": _bitcast_op, "decode_e2m1": _decode_op(decode_e2m1),
-       "decode_e8m0": _decode_op(decode_e8m0)}
+IMPLS.add(["decode_e2m1"], _decode_op(decode_e2m1))
+IMPLS.add(["decode_e8m0"], _decode_op(decode_e8m0))

@@ -1,19 +1,21 @@
-"""The evaluator: an environment of SSA values and a dispatch table from op name to code.
+"""The evaluator: an environment of SSA values and the registry of op implementations.
 
 SSA names are unique within a kernel or helper, so one flat dict per invocation holds every
 value; a region binds its arguments into the same dict each time it runs. Op code lives in
-one module per family (mirroring `intentc.ir.ops`); each module exports `OPS`; an op whose
-definition is `multi_result` returns a list of results.
+one module per op family, named like the family's module in `intentc.ir.ops`, and registers
+itself with `@IMPLS.register(name, ...)`; an op whose definition is `multi_result` returns a
+list of results.
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
 from ..diagnostics import Diagnostic, DiagnosticError
 from ..ir.nodes import Helper, Module, Op, Region
 from ..ir.optable import ops_where
+from ..ir.registry import Registry
 from ..ir.types import TensorType
 from ..ir import errors
 from .errors import InterpError
@@ -23,17 +25,8 @@ from .values import np_dtype
 Impl = Callable[["Machine", Op], object]
 
 
-def _dispatch() -> dict[str, Impl]:
-    from . import (atomics, contraction, control, conversion, math, memory, pointwise, quant,
-                   reduction, rng, shape)
-    table: dict[str, Impl] = {}
-    for family in (pointwise, math, conversion, shape, reduction, contraction, quant, memory,
-                   atomics, rng, control):
-        table.update(family.OPS)
-    return table
-
-
-DISPATCH = _dispatch()
+# The interpreter runs every op but region terminators, which `run_ops` handles.
+IMPLS: Registry[Impl] = Registry("interpreter", "intentc.interp", exempt=lambda op: op.terminator)
 MULTI_RESULT = ops_where(lambda op: op.multi_result)
 # Element-wise ops also run on values with extra leading (batch) axes: regions made only of
 # these are evaluated once for many combines.
@@ -92,7 +85,7 @@ class Machine:
         return None
 
     def run_op(self, op: Op) -> None:
-        impl = DISPATCH.get(op.name) if op.registered else None
+        impl = IMPLS.get(op.name) if op.registered else None
         if impl is None:
             raise self.error(op, errors.UNSUPPORTED, f"the interpreter cannot run op `{op.name}`")
         try:

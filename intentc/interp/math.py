@@ -19,6 +19,8 @@ from .errors import InterpError
 from .lgamma import lgamma
 from .pointwise import dtype_of
 from .values import LOW_PRECISION, is_float, is_subnormal
+from .machine import IMPLS
+from ..ir.optable import ops_where
 
 
 def _vectorize(fn):
@@ -117,6 +119,7 @@ def approximate_fdiv(lhs: np.ndarray, rhs: np.ndarray, flush: bool) -> np.ndarra
     return _flush(quotient) if flush else quotient
 
 
+@IMPLS.register("fdiv")
 def _fdiv_op(machine, op):
     lhs, rhs = (np.asarray(v) for v in machine.operands(op))
     approximate, flush = _approximate_flags(op)
@@ -127,6 +130,7 @@ def _fdiv_op(machine, op):
     return approximate_fdiv(lhs, rhs, flush)
 
 
+@IMPLS.register("exp2")
 def _exp2_op(machine, op):
     (x,) = machine.operands(op)
     x = np.asarray(x)
@@ -138,6 +142,7 @@ def _exp2_op(machine, op):
     return _flush(result) if flush else result
 
 
+@IMPLS.register("tanh")
 def _tanh_op(machine, op):
     (x,) = machine.operands(op)
     x = np.asarray(x)
@@ -151,6 +156,8 @@ def _function_op(machine, op):
     return evaluate(op.name, x)
 
 
-OPS = {name: _function_op for name in FUNCTIONS}
-OPS.update({"fdiv": _fdiv_op, "exp2": _exp2_op, "tanh": _tanh_op,
-            "isnan": _classify("isnan"), "isinf": _classify("isinf")})
+# Math functions without approximate modes evaluate FUNCTIONS as they are.
+IMPLS.add(ops_where(lambda op: op.family == "math" and op.same_type and len(op.operands) == 1
+                    and "approximate" not in op.attrs), _function_op)
+IMPLS.add(["isnan"], _classify("isnan"))
+IMPLS.add(["isinf"], _classify("isinf"))

@@ -17,6 +17,7 @@ from ..ir.ops.memory import UPDATE_COMBINE
 from .errors import InterpError, first_coordinate
 from .pointwise import binary
 from .values import np_dtype
+from .machine import IMPLS
 
 
 @dataclass
@@ -122,6 +123,7 @@ def _index_and_mask(machine, op):
 
 
 # ---- ops -------------------------------------------------------------------------------------
+@IMPLS.register("read")
 def _read_op(machine, op):
     (resource,) = machine.operands(op)
     _check_direction(resource, ("in", "inout"), "read")
@@ -158,10 +160,12 @@ def _store(machine, op, require_distinct: str | None):
         location.written[positions] = True
 
 
+@IMPLS.register("write")
 def _write_op(machine, op):
     _store(machine, op, errors.WRITE_COLLISION)
 
 
+@IMPLS.register("unique_store")
 def _unique_store_op(machine, op):
     _store(machine, op, errors.NOT_INJECTIVE)
 
@@ -191,6 +195,7 @@ def _scatter_combine(machine, op):
     return lambda old, new: binary(name, old, new)
 
 
+@IMPLS.register("scatter_reduce")
 def _scatter_reduce_op(machine, op):
     resource, value = machine.operands(op)
     _check_direction(resource, ("inout",) if isinstance(resource, ViewValue) else (), "combine into")
@@ -205,6 +210,7 @@ def _scatter_reduce_op(machine, op):
         location.storage[where] = combine(location.storage[where], lanes[chosen])
 
 
+@IMPLS.register("buffer")
 def _buffer_op(machine, op):
     type_ = op.result_types[0]
     shape = machine.shape(type_)
@@ -215,6 +221,7 @@ def _buffer_op(machine, op):
     return BufferValue(np.zeros(shape, dtype=np_dtype(type_.dtype)), np.zeros(shape, dtype=bool), type_.dtype)
 
 
+@IMPLS.register("assume_in_bounds")
 def _assume_in_bounds_op(machine, op):
     index, resource = machine.operands(op)
     axis = op.attributes["axis"]
@@ -225,7 +232,3 @@ def _assume_in_bounds_op(machine, op):
         raise InterpError(errors.ASSUME_VIOLATED,
                           f"index {int(index[first_coordinate(bad)])} is outside axis {axis} of extent {extent}, "
                           f"which the program assumes it is not")
-
-
-OPS = {"read": _read_op, "write": _write_op, "unique_store": _unique_store_op,
-       "scatter_reduce": _scatter_reduce_op, "buffer": _buffer_op, "assume_in_bounds": _assume_in_bounds_op}

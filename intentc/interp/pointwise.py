@@ -15,6 +15,8 @@ from ..ir import errors
 from .errors import InterpError, check
 from .values import (KIR_DTYPE, EnumValue, LOW_PRECISION, UNSIGNED_OF, float_result, is_float, is_signed,
                      np_dtype)
+from .machine import IMPLS
+from ..ir.optable import op_def, ops_where
 
 
 def dtype_of(x: np.ndarray) -> str:
@@ -141,7 +143,7 @@ def binary(name: str, a, b) -> np.ndarray:
         if name in COMPARE:
             if is_float(dtype) and dtype in LOW_PRECISION:
                 a, b = a.astype(np.float64), b.astype(np.float64)
-            if dtype == "bool" and name not in ("eq", "ne"):
+            if dtype == "bool":     # as 0/1, so that false < true
                 a, b = a.astype(np.uint8), b.astype(np.uint8)
             return np.asarray(COMPARE[name](a, b))
         if dtype == "bool":
@@ -189,7 +191,7 @@ def select(cond, on_true, on_false) -> np.ndarray:
 def _binary_op(machine, op):
     a, b = machine.operands(op)
     if isinstance(a, EnumValue) or isinstance(b, EnumValue):
-        if op.name not in ("eq", "ne"):
+        if not op_def(op.name).enum_operands:
             raise InterpError(errors.UNSUPPORTED, f"`{op.name}` is not defined on enums")
         return np.asarray((a == b) == (op.name == "eq"))
     return binary(op.name, a, b)
@@ -201,10 +203,10 @@ def _unary_op(machine, op):
         return UNARY[op.name](np.asarray(x))
 
 
+@IMPLS.register("select")
 def _select_op(machine, op):
     return select(*machine.operands(op))
 
 
-OPS = {name: _binary_op for name in list(BINARY) + list(COMPARE)}
-OPS.update({name: _unary_op for name in UNARY})
-OPS["select"] = _select_op
+IMPLS.add(ops_where(lambda op: op.family == "pointwise" and len(op.operands) == 2), _binary_op)
+IMPLS.add(ops_where(lambda op: op.family == "pointwise" and len(op.operands) == 1), _unary_op)

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..ir import errors
 from .errors import InterpError
+from .machine import IMPLS
 
 QK_K = 256
 Q8_K_BYTES = 4 + QK_K + 2 * (QK_K // 16)           # 292
@@ -226,19 +227,19 @@ QUANTIZE = {"q8_k": quantize_q8_k, "q4_k": quantize_q4_k}
 DEQUANTIZE = {"q8_k": dequantize_q8_k, "q4_k": dequantize_q4_k}
 
 
+@IMPLS.register("quantize")
 def _quantize_op(machine, op):
     (x,) = machine.operands(op)
     return QUANTIZE[op.attributes["format"].name](np.asarray(x))
 
 
+@IMPLS.register("dequantize")
 def _dequantize_op(machine, op):
     (q,) = machine.operands(op)
     return DEQUANTIZE[op.attributes["format"].name](np.asarray(q))
 
 
+@IMPLS.register("quantized_dot")
 def _quantized_dot_op(machine, op):
     lhs, rhs = machine.operands(op)
     return quantized_dot_q4_k_q8_k(np.asarray(lhs), np.asarray(rhs))
-
-
-OPS = {"quantize": _quantize_op, "dequantize": _dequantize_op, "quantized_dot": _quantized_dot_op}

@@ -69,7 +69,7 @@ class RaceTracker:
 
     def _check(self, previous: np.ndarray, current: int, what: str) -> None:
         for other in np.unique(previous):
-            if other == NONE or other == current:
+            if other in (NONE, current):
                 continue
             clash = _unordered(self._paths[other], self._paths[current])
             if clash is not None:

@@ -18,6 +18,7 @@ from .conversion import convert
 from .errors import InterpError
 from .pointwise import binary, dtype_of
 from .values import LOW_PRECISION, is_float, np_dtype
+from .machine import IMPLS
 
 
 def identity_array(kind: str, dtype: str) -> np.ndarray:
@@ -137,6 +138,7 @@ def scan_builtin(x: np.ndarray, kind: str, axis: int, acc: str, exclusive: bool,
     return np.ascontiguousarray(np.moveaxis(out, 0, axis))
 
 
+@IMPLS.register("reduce")
 def _reduce_op(machine, op):
     (x,) = machine.operands(op)
     kind = op.attributes["kind"].name
@@ -144,6 +146,7 @@ def _reduce_op(machine, op):
     return reduce_builtin(x, kind, op.attributes["axes"], acc)
 
 
+@IMPLS.register("scan")
 def _scan_op(machine, op):
     (x,) = machine.operands(op)
     kind = op.attributes["kind"].name
@@ -153,6 +156,7 @@ def _scan_op(machine, op):
 
 
 # ---- generic reduce / scan ---------------------------------------------------------------------
+@IMPLS.register("generic_reduce")
 def _generic_reduce_op(machine, op):
     sources = [np.asarray(s) for s in machine.operands(op)]
     identities = [np.asarray(i) for i in machine.group(op, "init")]
@@ -161,6 +165,7 @@ def _generic_reduce_op(machine, op):
     return tree_reduce(flat, identities, region_combine(machine, op.regions[0]))
 
 
+@IMPLS.register("generic_scan")
 def _generic_scan_op(machine, op):
     sources = [np.asarray(s) for s in machine.operands(op)]
     identities = [np.asarray(i) for i in machine.group(op, "init")]
@@ -171,6 +176,7 @@ def _generic_scan_op(machine, op):
     return [np.ascontiguousarray(np.moveaxis(o, 0, axis)) for o in out]
 
 
+@IMPLS.register("arg_reduce")
 def _arg_reduce_op(machine, op):
     (x,) = machine.operands(op)
     x = np.asarray(x)
@@ -223,6 +229,7 @@ def _merge_in_random_order(machine, combine_region, summaries):
     return summaries[0]
 
 
+@IMPLS.register("region_fold")
 def _region_fold_op(machine, op):
     sources = machine.operands(op)
     identities = machine.group(op, "init")
@@ -233,6 +240,7 @@ def _region_fold_op(machine, op):
     return list(_merge_in_random_order(machine, op.regions[1], _summaries(machine, op, sources, axis, parts)))
 
 
+@IMPLS.register("region_scan")
 def _region_scan_op(machine, op):
     sources = machine.operands(op)
     state = list(machine.group(op, "init"))
@@ -253,8 +261,3 @@ def _region_scan_op(machine, op):
             outputs.append(np.empty(machine.shape(type_), dtype=np_dtype(type_.dtype))
                            if isinstance(type_, TensorType) else None)
     return state + outputs
-
-
-OPS = {"reduce": _reduce_op, "scan": _scan_op, "generic_reduce": _generic_reduce_op,
-       "generic_scan": _generic_scan_op, "arg_reduce": _arg_reduce_op,
-       "region_fold": _region_fold_op, "region_scan": _region_scan_op}

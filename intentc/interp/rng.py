@@ -5,6 +5,7 @@ import numpy as np
 
 from ..ir import errors
 from .errors import check
+from .machine import IMPLS
 
 M0, M1 = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)
 W0, W1 = np.uint32(0x9E3779B9), np.uint32(0xBB67AE85)
@@ -50,12 +51,11 @@ def uniform(seed, counter) -> np.ndarray:
     return ((bits >> np.uint32(8)).astype(np.float32) * np.float32(2.0 ** -24)).astype(np.float32)
 
 
+@IMPLS.register("random_bits")
 def _random_bits_op(machine, op):
     return random_bits(*machine.operands(op))
 
 
+@IMPLS.register("uniform")
 def _uniform_op(machine, op):
     return uniform(*machine.operands(op))
-
-
-OPS = {"random_bits": _random_bits_op, "uniform": _uniform_op}

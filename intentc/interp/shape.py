@@ -1,20 +1,22 @@
-"""Shape ops, tuples and records (spec §1, §2; broadcast/reshape/join from docs/kir.md)."""
+"""Shape ops (spec §2; broadcast/reshape/join from docs/kir.md)."""
 from __future__ import annotations
 
 import numpy as np
 
-from ..ir.types import RecordType
 from ..ir import errors
 from .conversion import literal
 from .errors import InterpError
-from .values import RecordValue, np_dtype
+from .machine import IMPLS
+from .values import np_dtype
 
 
+@IMPLS.register("full")
 def _full_op(machine, op):
     dtype = machine.result_dtype(op)
     return np.full(machine.result_shape(op), literal(op.attributes["value"], dtype), dtype=np_dtype(dtype))
 
 
+@IMPLS.register("iota")
 def _iota_op(machine, op):
     shape = machine.result_shape(op)
     axis = op.attributes.get("axis", 0)
@@ -26,6 +28,7 @@ def _iota_op(machine, op):
     return values.astype(np_dtype(machine.result_dtype(op)))
 
 
+@IMPLS.register("dim")
 def _dim_op(machine, op):
     (source,) = machine.operands(op)
     shape = source.shape if hasattr(source, "shape") else np.shape(source)
@@ -45,11 +48,13 @@ def broadcast(x: np.ndarray, shape: tuple[int, ...], dims=None) -> np.ndarray:
         raise InterpError(errors.SHAPE_MISMATCH, f"cannot broadcast shape {list(x.shape)} to {list(shape)}") from None
 
 
+@IMPLS.register("broadcast")
 def _broadcast_op(machine, op):
     (x,) = machine.operands(op)
     return broadcast(x, machine.result_shape(op), op.attributes.get("dims"))
 
 
+@IMPLS.register("reshape")
 def _reshape_op(machine, op):
     (x,) = machine.operands(op)
     shape = machine.result_shape(op)
@@ -59,31 +64,7 @@ def _reshape_op(machine, op):
     return x.reshape(shape)
 
 
+@IMPLS.register("join")
 def _join_op(machine, op):
     a, b = machine.operands(op)
     return np.stack([np.asarray(a), np.asarray(b)], axis=-1)
-
-
-def _tuple_op(machine, op):
-    return tuple(machine.operands(op))
-
-
-def _tuple_get_op(machine, op):
-    (t,) = machine.operands(op)
-    return t[op.attributes["index"]]
-
-
-def _record_op(machine, op):
-    type_ = op.result_types[0]
-    names = [f.name for f in type_.fields] if isinstance(type_, RecordType) else []
-    return RecordValue(tuple(zip(names, machine.operands(op))))
-
-
-def _record_get_op(machine, op):
-    (r,) = machine.operands(op)
-    return r.get(op.attributes["field"].name)
-
-
-OPS = {"full": _full_op, "iota": _iota_op, "dim": _dim_op, "broadcast": _broadcast_op,
-       "reshape": _reshape_op, "join": _join_op, "tuple": _tuple_op, "tuple_get": _tuple_get_op,
-       "record": _record_op, "record_get": _record_get_op}

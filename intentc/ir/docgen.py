@@ -29,19 +29,36 @@ def _results(op: OpDef) -> str:
     return "by result types" if op.results is None else str(op.results)
 
 
+def _traits(op: OpDef) -> str:
+    """The op's traits (docs/architecture.md says what each means)."""
+    flags = ["elementwise", "commutative", "same_type", "contraction", "terminator", "rearranges",
+             "identity_at_same_type", "enum_operands", "libm", "costly", "cta_per_coordinate"]
+    parts = [flag for flag in flags if getattr(op, flag)]
+    parts += [f"{access}s" for access in op.accesses]
+    if op.dtypes != "any":
+        parts.append(f"dtypes: {op.dtypes}")
+    if op.int_identity is not None:
+        parts.append(f"int_identity: {op.int_identity}")
+    if op.cta_registers is not None:
+        parts.append(f"cta_registers: {op.cta_registers}")
+    if op.no_lowering:
+        parts.append(f"no lowering: {op.no_lowering}")
+    return "<br>".join(parts) or "—"
+
+
 def render() -> str:
     rows = [
         "## Op reference (generated from the op table)",
         "",
-        "| op | spec | operands | attributes | regions | results | meaning |",
-        "|---|---|---|---|---|---|---|",
+        "| op | family | spec | operands | attributes | regions | results | traits | meaning |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for op in sorted(all_ops().values(), key=lambda o: o.name):
         regions = ", ".join(op.regions) or "—"
         if op.min_regions is not None and op.regions:
             regions += f" ({op.min_regions}–{len(op.regions)})"
-        rows.append(f"| `{op.name}` | {op.section} | {_operands(op)} | {_attrs(op)} | {regions} | "
-                    f"{_results(op)} | {op.summary} |")
+        rows.append(f"| `{op.name}` | {op.family} | {op.section} | {_operands(op)} | {_attrs(op)} | {regions} | "
+                    f"{_results(op)} | {_traits(op)} | {op.summary} |")
     return "\n".join(rows)
 
 

@@ -64,6 +64,19 @@ def is_float(dtype: str) -> bool:
     return dtype in FLOATS
 
 
+def in_class(dtype: str, dtype_class: str) -> bool:
+    """Whether `dtype` belongs to an op table `DtypeClass`."""
+    if dtype_class == "numeric":
+        return dtype != "bool"
+    if dtype_class == "float":
+        return is_float(dtype)
+    if dtype_class == "int":
+        return is_int(dtype)
+    if dtype_class == "int_or_bool":
+        return is_int(dtype) or dtype == "bool"
+    return True
+
+
 def width(dtype: str) -> int:
     return BIT_WIDTH[dtype]
 
@@ -97,7 +110,10 @@ def representable(value, dtype: str) -> bool:
         low, high = int_range(dtype)
         return low <= value <= high
     if isinstance(value, int):
-        value = float(value) if abs(value) < 2 ** 1024 else math.inf
+        try:
+            value = float(value)
+        except OverflowError:   # rounds past f64: a finite value no float format holds
+            return False
     if math.isnan(value):
         return True
     if math.isinf(value):
@@ -132,7 +148,7 @@ def instantiate(value: bool | int | float, dtype: str) -> bool | int | float:
         return bool(value)
     if is_int(dtype):
         low, high = int_range(dtype)
-        if isinstance(value, float) and not value.is_integer() or not low <= int(value) <= high:
+        if (isinstance(value, float) and not value.is_integer()) or not low <= int(value) <= high:
             raise ValueError(f"literal {value!r} is not representable in {dtype}")
         return int(value)
     rounded = round_to_format(int(value) if isinstance(value, bool) else value, dtype)

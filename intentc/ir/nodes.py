@@ -9,9 +9,10 @@ op's identity). That is what makes `parse(print(n)) == n` meaningful.
 """
 from __future__ import annotations
 
+import math
 from typing import Annotated, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WrapSerializer
 from typing_extensions import TypeAliasType
 
 from .types import Type
@@ -26,32 +27,46 @@ class Loc(BaseModel):
 
 
 class Node(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", ser_json_inf_nan="constants")
+    model_config = ConfigDict(frozen=True, extra="forbid")
     loc: Loc | None = None
     comments: tuple[str, ...] = ()
 
     def __eq__(self, other: object) -> bool:
         if type(self) is not type(other):
             return NotImplemented
-        return all(
-            _same(getattr(self, name), getattr(other, name))
-            for name in type(self).model_fields
-            if name not in TRIVIA
-        )
+        return _same(self, other)
 
     def __hash__(self) -> int:
         return hash((type(self).__name__, getattr(self, "name", None)))
 
 
 def _same(a, b) -> bool:
-    """Equality where a float attribute is its exact value: NaN equals NaN, -0.0 is not 0.0."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    if isinstance(a, (bool, int, float)) or isinstance(b, (bool, int, float)):
-        return type(a) is type(b) and repr(a) == repr(b)
-    return a == b
+    """Equality where a float attribute is its exact value: NaN equals NaN, -0.0 is not 0.0.
+
+    A work list, not recursion: nodes nest as deep as the parser allows, and `==` must not
+    be the stage that runs out of stack."""
+    pending = [(a, b)]
+    while pending:
+        a, b = pending.pop()
+        if isinstance(a, Node) or isinstance(b, Node):
+            if type(a) is not type(b):
+                return False
+            pending.extend((getattr(a, name), getattr(b, name)) for name in type(a).model_fields
+                           if name not in TRIVIA)
+        elif isinstance(a, dict) and isinstance(b, dict):
+            if a.keys() != b.keys():
+                return False
+            pending.extend((a[key], b[key]) for key in a)
+        elif isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+            if type(a) is not type(b) or len(a) != len(b):
+                return False
+            pending.extend(zip(a, b))
+        elif isinstance(a, (bool, int, float)) or isinstance(b, (bool, int, float)):
+            if type(a) is not type(b) or repr(a) != repr(b):
+                return False
+        elif a != b:
+            return False
+    return True
 
 
 class Keyword(BaseModel):
@@ -68,8 +83,34 @@ class SymbolRef(BaseModel):
     name: str
 
 
+class NonFiniteFloat(BaseModel):
+    """How JSON carries an `inf`, `-inf` or `nan` attribute: JSON has no such numbers, and a
+    bare `Infinity` or `NaN` is not JSON. In memory the attribute is a plain float."""
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    float: Literal["inf", "-inf", "nan"]
+
+
+def _read_non_finite(value):
+    if isinstance(value, dict) and set(value) == {"float"} and value["float"] in ("inf", "-inf", "nan"):
+        return float(value["float"])
+    return value
+
+
+def _write_non_finite(value, handler, info):
+    if info.mode_is_json() and isinstance(value, float) and not math.isfinite(value):
+        return {"float": "nan" if math.isnan(value) else repr(value)}
+    return handler(value)
+
+
 AttrValue = TypeAliasType(
-    "AttrValue", Union[bool, int, float, str, Keyword, SymbolRef, Type, list["AttrValue"]]
+    "AttrValue",
+    Annotated[
+        Union[bool, int, float, str, Keyword, SymbolRef, Type, list["AttrValue"]],
+        BeforeValidator(_read_non_finite,
+                        json_schema_input_type=Union[bool, int, float, str, Keyword, SymbolRef, Type,
+                                                     NonFiniteFloat, list["AttrValue"]]),
+        WrapSerializer(_write_non_finite),
+    ],
 )
 
 
@@ -105,6 +146,36 @@ class Op(Node):
 
     def group(self, key: str) -> tuple[str, ...] | None:
         return next((g.values for g in self.groups if g.key == key), None)
+
+    # Typed reads of attributes whose type the op table fixes (the verifier checked it): a
+    # value of another type is an internal error, not an input error.
+    def int_attr(self, name: str, default: int | None = None) -> int:
+        """An integer attribute such as `axis`; `default` when absent."""
+        value = self.attributes.get(name, default)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"`{self.name}` attribute `{name}` is {value!r}, not an integer")
+        return value
+
+    def int_list_attr(self, name: str) -> list[int]:
+        """An integer list attribute such as `axes`; [] when absent."""
+        value = self.attributes.get(name, [])
+        if not isinstance(value, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+            raise TypeError(f"`{self.name}` attribute `{name}` is {value!r}, not a list of integers")
+        return [int(v) for v in value]
+
+    def keyword_attr(self, name: str) -> str:
+        """The name of a keyword attribute such as `kind = sum`."""
+        value = self.attributes.get(name)
+        if not isinstance(value, Keyword):
+            raise TypeError(f"`{self.name}` attribute `{name}` is {value!r}, not a keyword")
+        return value.name
+
+    def symbol_attr(self, name: str) -> str:
+        """The name of a symbol attribute such as `callee = @helper`."""
+        value = self.attributes.get(name)
+        if not isinstance(value, SymbolRef):
+            raise TypeError(f"`{self.name}` attribute `{name}` is {value!r}, not a symbol")
+        return value.name
 
 
 class Kernel(Node):

@@ -11,11 +11,13 @@ lives in a module of the same name (docs/architecture.md).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 Arity = Literal["1", "?", "*", "+"]
 Access = Literal["read", "write"]
+# The dtypes an element-wise op is defined on (§4, §5); `ir.dtypes.in_class` tests one.
+DtypeClass = Literal["any", "numeric", "float", "int", "int_or_bool"]
 AttrKind = Literal["bool", "int", "number", "keyword", "ints", "type", "symbol", "string"]
 
 
@@ -32,6 +34,9 @@ class OpDef:
     name: str
     section: str
     summary: str
+    # The op family: the module of `intentc.ir.ops` defining it, and the name of the module
+    # implementing it in every stage (set by `register`).
+    family: str = ""
     # Positional operand names; a trailing `*` makes the last one variadic (zero or more).
     operands: tuple[str, ...] = ()
     groups: dict[str, Arity] = field(default_factory=dict)
@@ -53,6 +58,21 @@ class OpDef:
     commutative: bool = False
     # The result has the type of the (first) operand: no conversion, no bool result.
     same_type: bool = False
+    # The operand dtypes the op is defined on.
+    dtypes: DtypeClass = "any"
+    # May take an enum operand (§2): same-enum comparison and plumbing.
+    enum_operands: bool = False
+    # At its source's type the op is the identity (a no-op conversion or rearrangement).
+    identity_at_same_type: bool = False
+    # Moves or repeats its source's elements without changing one (a splat stays a splat).
+    rearranges: bool = False
+    # The integer `e` with `x op e == x` (and `e op x == x` too when commutative).
+    int_identity: int | None = None
+    # The C math library function of the same name computes it (libm on the host, libdevice's
+    # `__nv_` functions on NVIDIA GPUs); the others are intrinsics or written out in IR.
+    libm: bool = False
+    # Expensive enough (a division) that a lowered value used twice is computed once.
+    costly: bool = False
     # Sums products over paired axes into an explicit accumulator (§3, §5.3); the pairs come
     # from `ops.contraction.contraction_axes`.
     contraction: bool = False
@@ -103,11 +123,13 @@ class OpDef:
 REGISTRY: dict[str, OpDef] = {}
 
 
-def register(*defs: OpDef) -> None:
+def register(module: str, *defs: OpDef) -> None:
+    """Add the ops defined by family module `module` (its `__name__`) to the table."""
+    family = module.rsplit(".", 1)[-1]
     for op in defs:
         if op.name in REGISTRY:
             raise ValueError(f"op {op.name!r} registered twice")
-        REGISTRY[op.name] = op
+        REGISTRY[op.name] = replace(op, family=family)
 
 
 def lookup(name: str) -> OpDef | None:

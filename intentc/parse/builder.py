@@ -23,6 +23,7 @@ from ..ir.types import (
     TensorType, TupleType, ViewType,
 )
 from .comments import CommentBinder
+from .literals import OUT_OF_RANGE_HINT, float_value, int_value, out_of_range_message
 
 _SCALARS = {name: TensorType(dtype=name) for name in DTYPES}
 _DIRECTIONS = ("in", "out", "inout")
@@ -93,7 +94,9 @@ class Builder(Transformer):
     def enum_member(self, children):
         """A member is its name (§2: the integer behind it is no canonical fact); an `= N`
         written as the Python surface's IntEnum convenience is accepted and not kept."""
-        name = children[0]
+        name, *value = children
+        if value:
+            self._number(value[0], int_value, 0)        # still a well-formed literal (E0017)
         return EnumMember(name=name.value, loc=_loc(name))
 
     def params(self, children):
@@ -198,15 +201,22 @@ class Builder(Transformer):
         kind = getattr(value, "type", None)
         if kind is not None:
             if kind == "INT":
-                return int(value.value, 0)
+                return self._number(value, int_value, 0)
             if kind == "FLOAT":
-                return float(value.value)
+                return self._number(value, float_value, 0.0)
             if kind == "NEG_INF":
                 return float("-inf")
             if kind == "STRING":
                 return self._string(value)
             if kind == "SYMBOL":
                 return SymbolRef(name=value.value[1:])
+        return value
+
+    def _number(self, token: Token, convert, stand_in):
+        value = convert(token.value)
+        if value is None:
+            self._error(token, "E0017", out_of_range_message(token.value), OUT_OF_RANGE_HINT)
+            return stand_in
         return value
 
     def _string(self, token: Token) -> str:
@@ -227,7 +237,10 @@ class Builder(Transformer):
         name = token.value
         if name in _SCALARS:
             return name
-        if name in EXCLUDED_DTYPES:
+        if name in ("tuple", "record", "enum"):
+            self._error(token, "E0019", f"`{name}` is not an element type: elements are scalar dtypes (spec §1)",
+                        "tuples and records are SSA values, enums constexpr-only; give a scalar dtype")
+        elif name in EXCLUDED_DTYPES:
             self._error(token, "E0012", f"`{name}` is not an element type (spec §1)",
                         "keep packed data in a u8/u16/u32 carrier and unpack it with shifts and masks; "
                         "FP4 belongs to scaled_contract")
@@ -264,7 +277,7 @@ class Builder(Transformer):
         dtype_token = Token("NAME", dtype_text, line=token.line, column=token.column + match.start(2))
         errors = len(self.diagnostics)
         dtype = self._dtype(dtype_token)
-        shape = tuple(int(e, 0) if e[0] != "%" else e[1:] for e in _EXTENT.findall(shape_text))
+        shape = tuple(self._extent(token, e) for e in _EXTENT.findall(shape_text))
         flags = [f.strip() for f in flags_text.split(",")] if flags_text else []
         if kind == "view":
             built = self._view(token, dtype, shape, flags)
@@ -275,6 +288,10 @@ class Builder(Transformer):
         else:
             built = (TensorType if kind == "tensor" else BufferType)(dtype=dtype, shape=shape)
         return built if len(self.diagnostics) == errors else None
+
+    def _extent(self, token: Token, text: str):
+        return text[1:] if text[0] == "%" else self._number(Token("INT", text, line=token.line, column=token.column),
+                                                            int_value, 0)
 
     def _view(self, token: Token, dtype: str, shape, flags: list[str]):
         direction, *rest = flags or [""]

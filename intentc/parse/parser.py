@@ -14,10 +14,12 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
 from ..diagnostics import Diagnostic, DiagnosticError
 from ..ir.nodes import Module
+from .brackets import CLOSERS, MAX_NESTING, describe, line_col, scan
 from .builder import Builder
 
 SPLIT_MARKER = re.compile(r"^// -----\s*$", re.MULTILINE)
 _ITEM_START = re.compile(r"^(?:kernel|helper|enum)\b", re.MULTILINE)
+_STRUCTURED_ELEMENT = re.compile(r"(tensor|view|buffer)<\s*(tuple|record|enum)\b")
 
 _TERMINAL_WORDS = {
     "VALUE": "a value (`%name`)", "RESULTS": "results (`%r =`)", "SYMBOL": "a symbol (`@name`)",
@@ -57,6 +59,7 @@ def _accelerator() -> dict:
 
 def parse(source: str, file: str = "<input>") -> Module:
     """Parse KIR text into a Module, or raise DiagnosticError with every problem found."""
+    _check_nesting(source, file)
     lark, builder = _parser()
     builder.reset(source, file)
     try:
@@ -66,6 +69,16 @@ def parse(source: str, file: str = "<input>") -> Module:
     if builder.diagnostics:
         raise DiagnosticError(sorted(builder.diagnostics, key=_position), source)
     return module
+
+
+def _check_nesting(source: str, file: str) -> None:
+    too_deep = scan(source).too_deep
+    if too_deep is not None:
+        line, col = line_col(source, too_deep.offset)
+        raise DiagnosticError([Diagnostic(
+            "E0018", f"brackets nest more than {MAX_NESTING} deep", line, col, file,
+            f"KIR allows at most {MAX_NESTING} nested brackets (regions, attribute lists, types); "
+            "move deep logic into a helper")], source)
 
 
 def split_input(source: str) -> list[tuple[int, str]]:
@@ -82,16 +95,16 @@ def _recover(source: str, file: str, first: UnexpectedInput) -> list[Diagnostic]
     lark, builder = _parser()
     found: dict[tuple[int, int], Diagnostic] = {}
     starts = [m.start() for m in _ITEM_START.finditer(source)] or [0]
-    bounds = list(zip(starts, starts[1:] + [len(source)]))
+    bounds = list(zip(starts, [*starts[1:], len(source)]))
     if bounds and bounds[0][0] > 0:
         bounds[0] = (0, bounds[0][1])
     for begin, end in bounds:
-        padding = "\n" * source.count("\n", 0, begin)
+        item = "\n" * source.count("\n", 0, begin) + source[begin:end]
         builder.reset(source, file)
         try:
-            lark.parse(padding + source[begin:end])
+            lark.parse(item)
         except UnexpectedInput as error:
-            diagnostic = _syntax_diagnostic(error, file, lark, source)
+            diagnostic = _syntax_diagnostic(error, file, lark, item)
             found[_position(diagnostic)] = diagnostic
         for diagnostic in builder.diagnostics:
             found.setdefault(_position(diagnostic), diagnostic)
@@ -101,19 +114,56 @@ def _recover(source: str, file: str, first: UnexpectedInput) -> list[Diagnostic]
     return sorted(found.values(), key=_position)
 
 
-def _syntax_diagnostic(error: UnexpectedInput, file: str, lark: Lark, source: str) -> Diagnostic:
+def _syntax_diagnostic(error: UnexpectedInput, file: str, lark: Lark, text: str) -> Diagnostic:
+    """The diagnostic of a syntax error in `text` (the whole source, or one item of it)."""
     if isinstance(error, UnexpectedCharacters):
         char = error.char if error.char not in "\n\r" else "end of line"
         return Diagnostic("E0002", f"unexpected character `{char}`", error.line, error.column, file,
                           _expected_hint(error.allowed, lark))
     token = getattr(error, "token", None)
     if isinstance(error, UnexpectedEOF) or token is None or token.type == "$END":
-        line, col = _end_position(source)
-        return Diagnostic("E0003", "unexpected end of input", line, col, file,
+        structure = scan(text)
+        line, col = _end_position(text)
+        unclosed = f": {describe(text, structure.unclosed())}" if structure.open_at_end else ""
+        return Diagnostic("E0003", f"unexpected end of input{unclosed}", line, col, file,
                           _expected_hint(getattr(error, "expected", ()), lark) or "a `}` may be missing")
     assert isinstance(error, UnexpectedToken)
-    return Diagnostic("E0001", f"unexpected {_describe_token(token)}", token.line, token.column, file,
-                      _expected_hint(error.expected, lark))
+    element = _structured_element(text, token.start_pos)
+    if element is not None:
+        return _structured_element_diagnostic(element, text, file)
+    hint = _expected_hint(error.expected, lark)
+    return Diagnostic("E0001", f"unexpected {_describe_token(token)}{_open_bracket_note(text, token, hint)}",
+                      token.line, token.column, file, hint)
+
+
+def _open_bracket_note(text: str, token: Token, hint: str) -> str:
+    """Name the innermost open bracket when its closer is what the parser wanted, or when a
+    closer of another kind stands where it should be closed."""
+    open_here = scan(text[:token.start_pos]).open_at_end
+    if not open_here:
+        return ""
+    closer = CLOSERS[open_here[-1].char]
+    wanted = f"`{closer}`" in hint or (token.value in CLOSERS.values() and token.value != closer)
+    return f" ({describe(text, open_here[-1])})" if wanted else ""
+
+
+def _structured_element(text: str, offset: int) -> re.Match | None:
+    """`tensor<record<...` and the like: the error at the inner `<` is really the rule that a
+    tensor, buffer or view element is a scalar dtype."""
+    for match in _STRUCTURED_ELEMENT.finditer(text, max(0, offset - 8), offset + 16):
+        if match.start() <= offset < match.end():
+            return match
+    return None
+
+
+def _structured_element_diagnostic(match: re.Match, text: str, file: str) -> Diagnostic:
+    shaped, element = match.group(1), match.group(2)
+    line, col = line_col(text, match.start(2))
+    why = ("an enum is constexpr-only and never a runtime element (spec §1)" if element == "enum" else
+           f"a {element} is an SSA value, never the element of a tensor, buffer or view (spec §1)")
+    return Diagnostic("E0019", f"`{shaped}` elements are scalar dtypes, not `{element}`: {why}", line, col, file,
+                      f"give the {shaped} a scalar dtype; keep a {element} in SSA values, or one {shaped} "
+                      f"per component" if element != "enum" else "pass the enum as a constexpr parameter")
 
 
 def _end_position(source: str) -> tuple[int, int]:
@@ -132,7 +182,7 @@ def _expected_hint(names, lark: Lark) -> str:
     if not words:
         return ""
     if len(words) > 8:
-        words = words[:8] + ["..."]
+        words = [*words[:8], "..."]
     return "expected " + ", ".join(words)
 
 

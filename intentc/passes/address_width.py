@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from ..ir.nodes import Helper, Kernel, Module, Op
 from ..ir.optable import ops_where
+from ..ir.types import BufferType, ViewType
 from .address.bounds import fits_int32, offset_range, strides
 from .address.ranges import Ranges
 from .base import Pass, PassContext, register_pass
@@ -78,8 +79,8 @@ class _Chooser:
     def _assume(self, op: Op, ranges: Ranges) -> None:
         index, resource = op.operands
         type_ = self.types.get(resource)
-        axis = op.attributes.get("axis", 0)
-        if type_ is not None and axis < len(type_.shape):
+        axis = op.int_attr("axis", 0)
+        if isinstance(type_, ViewType | BufferType) and axis < len(type_.shape):
             ranges.narrow(index, ranges.below(type_.shape[axis]))
 
     def _regions(self, op: Op, ranges: Ranges) -> Op:

@@ -18,14 +18,15 @@ from dataclasses import dataclass
 
 from ..ir.dtypes import is_float, is_int
 from ..ir.nodes import Helper, Kernel, Module, Op
+from ..ir.optable import ops_where
 from ..ir.types import TensorType
 from .base import Pass, PassContext, register_pass
 from .constants import is_literal, splat_value
 from .ir_walk import Block, definitions, map_bodies, rename_op, value_types
 
-_SAME_TYPE_IDENTITIES = frozenset({"broadcast", "reshape", "cast", "bitcast"})
-_INT_RIGHT_ZERO = frozenset({"add", "sub", "or", "xor", "shl", "shr"})
-_INT_LEFT_ZERO = frozenset({"add", "or", "xor"})
+_SAME_TYPE_IDENTITIES = ops_where(lambda op: op.identity_at_same_type)
+_INT_RIGHT_ZERO = ops_where(lambda op: op.int_identity == 0)
+_INT_LEFT_ZERO = ops_where(lambda op: op.int_identity == 0 and op.commutative)
 
 
 @register_pass

@@ -4,8 +4,11 @@ from __future__ import annotations
 import math
 
 from ..ir.nodes import Op
+from ..ir.optable import ops_where
 
-_SPLAT_SOURCES = frozenset({"broadcast", "reshape"})
+_SPLAT_SOURCES = ops_where(lambda op: op.rearranges)
+# Ops whose `value` attribute is every element of their result.
+_LITERALS = ops_where(lambda op: "value" in op.attrs)
 
 
 def splat_value(name: str, defs: dict[str, Op]):
@@ -15,7 +18,7 @@ def splat_value(name: str, defs: dict[str, Op]):
         op = defs.get(name)
         if op is None:
             return None
-        if op.name in ("constant", "full"):
+        if op.name in _LITERALS:
             value = op.attributes.get("value")
             return value if isinstance(value, (bool, int, float)) else None
         if op.name not in _SPLAT_SOURCES:

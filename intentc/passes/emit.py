@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..ir.nodes import Keyword, Op, OperandGroup, Param, Region
-from ..ir.types import TensorType
+from ..ir.types import DType, TensorType, Type
 from .ir_walk import Namer
 
 
@@ -23,7 +23,7 @@ class Emitter:
                            attributes=dict(attrs or {}), result_types=(type_,), regions=tuple(regions)))
         return result
 
-    def constant(self, value, dtype: str, hint: str) -> str:
+    def constant(self, value, dtype: DType, hint: str) -> str:
         return self.op("constant", type_=TensorType(dtype=dtype), hint=hint, attrs={"value": value})
 
     def record_get(self, record: str, field: str, type_) -> str:
@@ -32,5 +32,5 @@ class Emitter:
     def yield_(self, *values: str) -> None:
         self.ops.append(Op(name="yield", operands=tuple(values)))
 
-    def region(self, label: str, args: list[tuple[str, object]]) -> Region:
+    def region(self, label: str, args: list[tuple[str, Type]]) -> Region:
         return Region(label=label, args=tuple(Param(name=n, type=t) for n, t in args), ops=tuple(self.ops))

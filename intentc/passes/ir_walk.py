@@ -12,10 +12,10 @@ returns its input, so `after is before` means "unchanged" everywhere in the pass
 from __future__ import annotations
 
 from collections import Counter
-from typing import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from ..ir.nodes import Helper, Kernel, Module, Op, OperandGroup, Param, Region
-from ..ir.types import BufferType, ConstexprType, RecordField, RecordType, TensorType, TupleType, ViewType
+from ..ir.types import BufferType, ConstexprType, RecordField, RecordType, TensorType, TupleType, Type, ViewType
 
 Block = tuple[Op, ...]
 BlockRewrite = Callable[[Block], Block]
@@ -237,9 +237,9 @@ def definitions(item: Kernel | Helper) -> dict[str, Op]:
     return {name: op for op in walk(item.body) for name in op.results}
 
 
-def value_types(item: Kernel | Helper) -> dict[str, object]:
+def value_types(item: Kernel | Helper) -> dict[str, Type]:
     """The type of every value of a kernel or helper: parameters, block arguments, results."""
-    types = {p.name: p.type for p in item.params}
+    types: dict[str, Type] = {p.name: p.type for p in item.params}
     for op in walk(item.body):
         types.update(zip(op.results, op.result_types))
         for region in op.regions:

@@ -58,7 +58,7 @@ def run_pipeline(module: Module, passes: list[Pass], ctx: PassContext | None = N
         start = time.perf_counter()
         try:
             after = current.run(before, ctx)
-        except Exception as error:  # noqa: BLE001  (any crash in a pass becomes a reproducer)
+        except Exception as error:
             raise _failure(current, f"{type(error).__name__}: {error}", before, passes[position:], ctx, instr) \
                 from error
         run.timings.append((current.name, time.perf_counter() - start))

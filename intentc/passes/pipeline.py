@@ -80,7 +80,7 @@ class _Reader:
         return found.group(), start
 
     def pipeline(self) -> list[Pass]:
-        passes = []
+        passes: list[Pass] = []
         if not self.text.strip():
             return passes
         while True:

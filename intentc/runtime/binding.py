@@ -3,20 +3,25 @@
 `bind_copied` reuses the interpreter's launch binding (same checks, same diagnostics, inputs
 copied so aliasing views stay aliased and the caller's arrays are untouched, outputs
 allocated) and returns the outputs as the interpreter does. `bind_in_place` checks the
-same way but points the kernel at the caller's arrays, so out/inout views are written where
-they lie: no copies, for launching many times.
+same way but points the kernel at the caller's memory — numpy arrays, or any array
+`interop.array_ref` reads (torch, CuPy, DLPack), host or GPU — so out/inout views are
+written where they lie: no copies, for launching many times.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..interp.aliasing import check_noalias, check_writable_layouts
-from ..interp.launch import Launch, View, _span, _start, bind
+from ..interp.launch import Launch, View, _c_strides, bind
 from ..interp.memory import ViewValue
 from ..interp.values import EnumValue, np_dtype
 from ..ir import errors
 from ..ir.nodes import member_ordinal
 from ..ir.types import ConstexprType, ViewType
+from ..options import Specialization
+from .interop import ArrayRef, array_ref
 
 # A readable dummy element for empty allocations, so that no pointer is ever null.
 _EMPTY = np.zeros(2, dtype=np.float64)
@@ -35,7 +40,19 @@ def _constexpr_word(launch: Launch, param, value) -> int:
     return _scalar_word(value, param.type.inner.dtype)
 
 
-def _view_words(view: ViewValue) -> list[int]:
+@dataclass(frozen=True)
+class DirectView:
+    """A view bound in place: the caller's allocation (as the bytes the view spans), in elements."""
+    address: int
+    offset: int
+    size: int
+    strides: tuple[int, ...]
+    shape: tuple[int, ...]
+
+
+def _view_words(view: ViewValue | DirectView) -> list[int]:
+    if isinstance(view, DirectView):
+        return [view.address, view.offset, view.size, *view.strides, *view.shape]
     base = view.base if view.base.size else _EMPTY
     return [base.ctypes.data, int(view.offset), int(view.base.size), *map(int, view.strides), *map(int, view.shape)]
 
@@ -50,7 +67,7 @@ def pack(launch: Launch, slots, env: dict) -> tuple[np.ndarray, list]:
         param = params[entry.name]
         if entry.kind == "view":
             words += _view_words(value)
-            keep.append(value.base)
+            keep.append(getattr(value, "base", None))
         elif entry.kind == "constexpr":
             words.append(_constexpr_word(launch, param, value))
         else:
@@ -64,55 +81,84 @@ def bind_copied(launch: Launch, slots, inputs: dict, constexprs: dict):
     return env, *pack(launch, slots, env)
 
 
-def _direct_view(launch: Launch, param, value) -> ViewValue:
+def _direct_view(launch: Launch, param, value, device: str) -> DirectView:
     if isinstance(value, View):
         base = np.asarray(value.base).reshape(-1)
         launch.check_view(param, tuple(value.shape), base.dtype)
-        return ViewValue(base, int(value.offset), tuple(int(s) for s in value.strides), tuple(value.shape),
-                         param.type.dtype, param.type.direction, param.name)
-    array = np.asarray(value)
-    launch.check_view(param, array.shape, array.dtype)
-    size = array.itemsize
-    low, high = _span(array)
-    if (_start(array) - low) % size or any(s % size for s in array.strides):
-        raise launch.fail(errors.LAUNCH_LAYOUT, f"%{param.name}: strides {array.strides} are not whole elements",
+        return DirectView((base if base.size else _EMPTY).ctypes.data, int(value.offset), base.size,
+                          tuple(int(s) for s in value.strides), tuple(value.shape))
+    try:
+        ref = array_ref(value)
+    except TypeError as problem:
+        raise launch.fail(errors.LAUNCH_LAYOUT, f"%{param.name}: {problem}", param) from None
+    launch.check_view(param, ref.shape, ref.dtype)
+    if ref.device != device:
+        raise launch.fail(errors.LAUNCH_LAYOUT, f"%{param.name} is in {ref.device} memory; the kernel runs on "
+                          f"{device}", param, f"pass a {device} array (nothing is copied between devices)")
+    return _element_view(launch, param, ref)
+
+
+def _element_view(launch: Launch, param, ref: ArrayRef) -> DirectView:
+    size = ref.dtype.itemsize
+    low, high = ref.span()
+    if (ref.address - low) % size or any(s % size for s in ref.strides):
+        raise launch.fail(errors.LAUNCH_LAYOUT, f"%{param.name}: strides {ref.strides} are not whole elements",
                           param)
-    flat = np.asarray(_Span(low, high - low)).view(array.dtype) if high > low else np.zeros(0, array.dtype)
-    return ViewValue(flat, (_start(array) - low) // size, tuple(s // size for s in array.strides), array.shape,
-                     param.type.dtype, param.type.direction, param.name)
+    address = low if high > low else _EMPTY.ctypes.data
+    return DirectView(address, (ref.address - low) // size, (high - low) // size,
+                      tuple(s // size for s in ref.strides), ref.shape)
 
 
-class _Span:
-    """The live bytes [low, low + n) of the caller's memory, as numpy sees them (writable)."""
-
-    def __init__(self, low: int, n: int):
-        self.__array_interface__ = {"shape": (n,), "typestr": "|u1", "data": (low, False), "version": 3}
-
-
-def bind_in_place(launch: Launch, slots, arrays: dict, constexprs: dict):
-    """Bind the caller's arrays directly (every view must be given, outputs included)."""
+def bind_in_place(launch: Launch, slots, arrays: dict, constexprs: dict, device: str = "cpu",
+                  facts: Specialization | None = None):
+    """Bind the caller's arrays directly (every view must be given, outputs included); each
+    must live on `device` and hold the layout `facts` the kernel was compiled for."""
     env: dict = {}
     kernel = launch.kernel
     names = {p.name for p in kernel.params}
     for name in list(arrays) + list(constexprs):
         if name not in names:
-            raise launch.fail(errors.LAUNCH_UNKNOWN_INPUT, f"has no parameter %{name}")
+            raise launch.fail(errors.LAUNCH_UNKNOWN_INPUT, f"has no parameter %{name}",
+                              hint="parameters: " + ", ".join(f"%{p.name}" for p in kernel.params))
     for param in kernel.params:
         type_ = param.type
         if isinstance(type_, ConstexprType):
             if param.name not in constexprs:
-                raise launch.fail(errors.LAUNCH_CONSTEXPR, f"constexpr %{param.name} needs a value", param)
+                raise launch.fail(errors.LAUNCH_CONSTEXPR, f"constexpr %{param.name} needs a value", param,
+                                  f"pass -D {param.name}=VALUE")
             env[param.name] = launch.constexpr(param, constexprs[param.name])
-        elif param.name not in arrays:
-            raise launch.fail(errors.LAUNCH_MISSING_INPUT, f"%{param.name} needs a value", param)
         elif isinstance(type_, ViewType):
-            env[param.name] = _direct_view(launch, param, arrays[param.name])
+            if param.name not in arrays:
+                raise launch.fail(errors.LAUNCH_MISSING_INPUT, f"view %{param.name} ({type_.direction}) needs an "
+                                  "array", param)
+            env[param.name] = view = _direct_view(launch, param, arrays[param.name], device)
+            _check_facts(launch, param, view, facts or Specialization())
+        elif param.name not in arrays:
+            raise launch.fail(errors.LAUNCH_MISSING_INPUT, f"scalar %{param.name} needs a value", param)
         else:
             env[param.name] = launch.scalar(param, arrays[param.name], type_.dtype)
     for name, (value, source) in launch.extents.items():
-        if name in env and not isinstance(env[name], ViewValue) and int(np.asarray(env[name])) != value:
+        if name in env and not isinstance(env[name], DirectView) and int(np.asarray(env[name])) != value:
             raise launch.fail(errors.LAUNCH_EXTENT, f"extent %{name} is {value} (from %{source}) but the "
                               f"parameter %{name} is {int(np.asarray(env[name]))}")
     check_noalias(launch, env)
     check_writable_layouts(launch, env)
     return env, *pack(launch, slots, env)
+
+
+def _check_facts(launch: Launch, param, view: DirectView, facts: Specialization) -> None:
+    """The layout facts a kernel was specialized to are trusted by its code: a view that
+    breaks one would be read wrongly, so the launch refuses it (R0108)."""
+    itemsize = np_dtype(param.type.dtype).itemsize
+    live = [(n, s) for n, s in zip(view.shape, view.strides) if n > 1]
+    broken = []
+    if param.name in facts.unit_stride and view.shape and view.shape[-1] > 1 and view.strides[-1] != 1:
+        broken.append(f"unit innermost stride (got stride {view.strides[-1]})")
+    if param.name in facts.aligned16 and (view.address + view.offset * itemsize) % 16:
+        broken.append("16-byte alignment")
+    if param.name in facts.contiguous and [s for _, s in live] != list(_c_strides([n for n, _ in live])):
+        broken.append(f"dense row-major layout (got strides {list(view.strides)})")
+    if broken:
+        raise launch.fail(errors.LAUNCH_LAYOUT, f"%{param.name} was compiled for " + " and ".join(broken), param,
+                          "pass an array with that layout, or load the kernel without the fact")
+

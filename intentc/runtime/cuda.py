@@ -11,25 +11,29 @@ Illegal inputs raise the interpreter's `DiagnosticError`; every CUDA or ptxas fa
 """
 from __future__ import annotations
 
-import time
+import json
 
 import numpy as np
 
-from ..codegen.nvptx.compile import PtxKernel, assemble_cubin, compile_ptx
+from ..codegen.llvm.abi import KernelAbi
 from ..codegen.nvptx.hooks import STATUS_OUT_OF_HEAP
 from ..codegen.nvptx.machine import ARCHS
+from ..codegen.nvptx.mapping import LaunchConfig
 from ..diagnostics import Diagnostic, DiagnosticError
-from ..interp.errors import launch_error
-from ..ir.errors import LAUNCH_NO_KERNEL
+from ..driver import Request, compile_request, front_end
 from ..interp.launch import Launch
-from ..ir.nodes import Kernel, Module
+from ..ir.nodes import Module
 from ..options import CompileOptions, Specialization
-from .binding import bind_copied
+from .binding import bind_copied, bind_in_place
 from .extents import check_extents, extent_params
-from .cuda_driver import CudaError, DeviceBuffer, default_device, launch
+from .interop import call_key
+from .status import illegal_input
+from .cuda_driver import CudaError, DeviceBuffer, PreparedLaunch, default_device, launch, stream_synchronize
 
 CUDA_FAILED = "E0090"
 HEAP_BYTES = 4 << 30   # device malloc heap for dynamic temporaries
+# Argument buffers a kernel keeps for argument sets seen before (each is 8 bytes a slot).
+MAX_ARGUMENT_BUFFERS = 256
 
 
 def cuda_error(error: Exception, file: str = "<cuda>") -> DiagnosticError:
@@ -49,28 +53,35 @@ def compile_arch(device_arch: str) -> str:
 
 
 class CudaKernel:
-    def __init__(self, module: Module, kernel: Kernel, compiled: PtxKernel, cubin: bytes, file: str,
-                 source: str | None, specialization: Specialization, timings: dict[str, float]):
-        self.module, self.kernel, self.compiled, self.cubin = module, kernel, compiled, cubin
-        self.file, self.source, self.specialization, self.timings = file, source, specialization, timings
-        self._extent_params = extent_params(kernel)
+    """A kernel compiled to a cubin (the driver's `cubin` target), loaded on the first GPU."""
+
+    def __init__(self, request: Request, artifacts: dict[str, str | bytes], timings: dict[str, float]):
+        self.module, self.kernel, self.file, self.source = request.module, request.kernel, request.file, request.source
+        self.specialization, self.artifacts, self.timings = request.specialization, artifacts, timings
+        self.abi = KernelAbi.from_json(artifacts["abi.json"])
+        self.launch_config = LaunchConfig.from_json(json.loads(artifacts["launch.json"]))
+        self._extent_params = extent_params(self.kernel)
         try:
             self.device = default_device()
-            if "malloc" in compiled.ptx:
+            if "malloc" in self.ptx:
                 self.device.ensure_heap(HEAP_BYTES)
-            self._module = self.device.load(cubin)
-            self._function = self._module.function(compiled.launch.kernel)
+            self._module = self.device.load(artifacts["kernel.cubin"])
+            self._function = self._module.function(self.launch_config.kernel)
             limit = self._module.max_threads(self._function)
         except CudaError as error:
-            raise cuda_error(error, file) from None
-        self.block = (_block_threads(compiled.launch, limit, file), 1, 1)
+            raise cuda_error(error, self.file) from None
+        self.block = (_block_threads(self.launch_config, limit, self.file), 1, 1)
+        self._launches: dict[bytes, PreparedLaunch] = {}
+        self._by_signature: dict[tuple, PreparedLaunch] = {}
+        self._buffers: list[DeviceBuffer] = []
+        self._status = DeviceBuffer.from_array(np.zeros(1, dtype=np.int64))
 
     @property
     def ptx(self) -> str:
-        return self.compiled.ptx
+        return str(self.artifacts["kernel.ptx"])
 
     def grid(self) -> tuple[int, int, int]:
-        config = self.compiled.launch
+        config = self.launch_config
         if config.mapping in ("grid-stride", "cta"):
             return (config.ctas_per_sm * self.device.sm_count, 1, 1)
         return (1, 1, 1)
@@ -78,7 +89,7 @@ class CudaKernel:
     def __call__(self, inputs: dict | None = None, constexprs: dict | None = None) -> dict[str, np.ndarray]:
         launch_ = Launch(self.module, self.kernel, self.file, self.source, self.specialization.extents)
         constexprs = {**self.specialization.constexprs, **(constexprs or {})}
-        env, slots, keep = bind_copied(launch_, self.compiled.lowered.slots, inputs or {}, constexprs)
+        env, slots, keep = bind_copied(launch_, self.abi.slots, inputs or {}, constexprs)
         outputs = [p.name for p in self.kernel.params if getattr(p.type, "direction", None) in ("out", "inout")]
         check_extents(self._extent_params, env, self.file, self.source)
         try:
@@ -93,7 +104,7 @@ class CudaKernel:
     def _run(self, env: dict, slots: np.ndarray, outputs: list[str]) -> int:
         buffers: dict[int, tuple[np.ndarray, DeviceBuffer]] = {}
         try:
-            for entry in self.compiled.lowered.slots:
+            for entry in self.abi.slots:
                 if entry.kind != "view":
                     continue
                 base = env[entry.name].base
@@ -119,14 +130,58 @@ class CudaKernel:
             for _, buffer in buffers.values():
                 buffer.free()
 
-    def launch_device(self, words: list[int], status_address: int) -> None:
-        """Launch on device-resident memory (benchmarks): `words` are the argument slots with
-        device addresses already in them; asynchronous, on the default stream."""
-        array = np.array([w if w < 2 ** 63 else w - 2 ** 64 for w in words] or [0], dtype=np.int64)
-        if not hasattr(self, "_raw_args") or self._raw_words != words:
-            self._raw_args, self._raw_words = DeviceBuffer.from_array(array), list(words)
-        launch(self._function, self.grid(), self.block,
-               [np.uint64(self._raw_args.address), np.uint64(status_address)])
+    def launch_in_place(self, arrays: dict, constexprs: dict | None = None, stream: int = 0) -> None:
+        """Launch on the caller's GPU arrays (`__cuda_array_interface__`: torch, CuPy), asynchronously
+        on `stream`; illegal inputs are reported by `synchronize`. Arguments are checked as the
+        interpreter checks a launch; arguments seen before (the same memory, layout and scalar
+        values, so the same checks pass) reuse their prepared launch without binding again."""
+        signature = _signature(arrays, constexprs)
+        try:
+            prepared = self._by_signature.get(signature)
+        except TypeError:
+            signature = prepared = None
+        if prepared is None:
+            launch_ = Launch(self.module, self.kernel, self.file, self.source, self.specialization.extents)
+            merged = {**self.specialization.constexprs, **(constexprs or {})}
+            env, slots, _ = bind_in_place(launch_, self.abi.slots, arrays, merged, "cuda", self.specialization)
+            check_extents(self._extent_params, env, self.file, self.source)
+            prepared = self._prepared(slots.tobytes(), slots)
+            if signature is not None:
+                if len(self._by_signature) >= 4 * MAX_ARGUMENT_BUFFERS:
+                    self._by_signature.clear()
+                self._by_signature[signature] = prepared
+        try:
+            prepared(stream)
+        except CudaError as error:
+            raise cuda_error(error, self.file) from None
+
+    def _prepared(self, signature: bytes, slots: np.ndarray) -> PreparedLaunch:
+        prepared = self._launches.get(signature)
+        if prepared is None:
+            if len(self._launches) >= MAX_ARGUMENT_BUFFERS:
+                self.device.synchronize()   # no launch in flight reads the buffers freed here
+                for buffer in self._buffers:
+                    buffer.free()
+                self._buffers.clear()
+                self._launches.clear()
+                self._by_signature.clear()
+            arguments = DeviceBuffer.from_array(slots)
+            self._buffers.append(arguments)
+            prepared = self._launches[signature] = PreparedLaunch(self._function, self.grid(), self.block,
+                                                                  arguments.address, self._status.address)
+        return prepared
+
+    def synchronize(self, stream: int = 0) -> None:
+        """Wait for `stream`; raise the first illegal input an asynchronous launch reported."""
+        try:
+            stream_synchronize(stream)
+            word = int(self._status.download(np.zeros(1, dtype=np.int64))[0])
+            if word:
+                self._status.upload(np.zeros(1, dtype=np.int64))
+        except CudaError as error:
+            raise cuda_error(error, self.file) from None
+        if word:
+            raise self._illegal_input(word)
 
     def _illegal_input(self, ident: int) -> DiagnosticError:
         if ident == STATUS_OUT_OF_HEAP:
@@ -134,11 +189,17 @@ class CudaKernel:
                                                "dynamic temporaries", 1, 1, self.file,
                                                f"temporaries come from device malloc ({HEAP_BYTES >> 20} MiB)")],
                                    self.source)
-        site = self.compiled.lowered.sites[ident - 1]
-        op = site.op
-        line, col = (op.loc.line, op.loc.col) if op.loc else (1, 1)
-        return DiagnosticError([Diagnostic(site.code, f"`{op.name}`: {site.message}", line, col, self.file,
-                                           site.hint)], self.source)
+        return illegal_input(self.abi, ident, self.file, self.source)
+
+
+def _signature(arrays: dict, constexprs: dict | None):
+    """What a launch's checks and argument words depend on: each array's memory, layout and
+    dtype, each scalar's type and value. Unhashable parts (a 0-d array) make it unhashable,
+    and such calls are bound every time."""
+    parts = [(name, call_key(value)) for name, value in arrays.items()]
+    if constexprs:
+        parts += [(name, type(value), value) for name, value in constexprs.items()]
+    return tuple(parts)
 
 
 def _block_threads(launch, limit: int, file: str) -> int:
@@ -161,32 +222,19 @@ def _download_into(buffer: DeviceBuffer, base: np.ndarray) -> None:
         base[...] = buffer.download(np.empty(base.shape, base.dtype))
 
 
+def device_arch() -> str:
+    """The arch to compile for this machine's first GPU."""
+    try:
+        return compile_arch(default_device().arch)
+    except CudaError as error:
+        raise cuda_error(error) from None
+
+
 def compile_cuda(module_or_text: Module | str, kernel: str, specialization: Specialization | dict | None = None,
                  options: CompileOptions | None = None, file: str = "<input>", source: str | None = None,
                  arch: str | None = None) -> CudaKernel:
-    """Parse (when given text), verify and compile `kernel` to a cubin for this machine's GPU."""
-    from ..parse import parse
-    from ..verify import verify
-    from .cpu import _run_passes, _specialization_value
-    timings: dict[str, float] = {}
-    source = module_or_text if isinstance(module_or_text, str) else source
-    module = parse(module_or_text, file) if isinstance(module_or_text, str) else module_or_text
-    diagnostics = verify(module, file)
-    if diagnostics:
-        raise DiagnosticError(diagnostics, source)
-    if not isinstance(module.find(kernel), Kernel):
-        raise launch_error(LAUNCH_NO_KERNEL, f"no kernel @{kernel} in the module", file, 1, 1, source)
-    if isinstance(specialization, dict):
-        specialization = Specialization(**{**specialization, "constexprs": {
-            name: _specialization_value(value) for name, value in specialization.get("constexprs", {}).items()}})
-    specialization = specialization or Specialization()
-    mark = time.perf_counter()
-    module = _run_passes(module, options or CompileOptions(), specialization)
-    timings["passes"] = time.perf_counter() - mark
-    try:
-        arch = arch or compile_arch(default_device().arch)
-    except CudaError as error:
-        raise cuda_error(error, file) from None
-    compiled = compile_ptx(module, kernel, arch, specialization, timings, file, source)
-    cubin = assemble_cubin(compiled.ptx, arch, timings)
-    return CudaKernel(module, module.find(kernel), compiled, cubin, file, source, specialization, timings)
+    """Parse (when given text), verify and compile `kernel` to a cubin for this machine's GPU
+    (the driver's `cubin` target)."""
+    request = front_end(module_or_text, kernel, "cubin", arch or device_arch(), options, specialization, file, source)
+    result = compile_request(request)
+    return CudaKernel(request, result.artifacts, result.timings)

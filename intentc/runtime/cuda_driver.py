@@ -23,6 +23,17 @@ def _driver():
     return driver
 
 
+def _load_driver_library(driver):
+    """cuInit, the first call, is where cuda-bindings loads libcuda: on a machine without an
+    NVIDIA driver it raises (cuda.pathfinder's DynamicLibNotFoundError, a RuntimeError)
+    instead of returning a CUresult."""
+    try:
+        return driver.cuInit(0)
+    except RuntimeError as error:
+        raise CudaError(f"the CUDA driver library cannot be loaded ({type(error).__name__}: {error}); "
+                        "this machine has no NVIDIA driver") from None
+
+
 def _check(result, call: str):
     """cuda-bindings returns (CUresult, values...); raise on failure, return the values."""
     driver = _driver()
@@ -41,7 +52,7 @@ class Device:
 
     def __init__(self, ordinal: int = 0):
         driver = _driver()
-        _check(driver.cuInit(0), "cuInit")
+        _check(_load_driver_library(driver), "cuInit")
         count = _check(driver.cuDeviceGetCount(), "cuDeviceGetCount")
         if ordinal >= count:
             raise CudaError(f"no CUDA device {ordinal}: this machine has {count}")
@@ -64,7 +75,7 @@ class Device:
             _check(driver.cuCtxSetLimit(driver.CUlimit.CU_LIMIT_MALLOC_HEAP_SIZE, nbytes), "cuCtxSetLimit(heap)")
             self._heap_bytes = nbytes
 
-    def load(self, image: bytes | str) -> "Module":
+    def load(self, image: bytes | str) -> Module:
         """Load a cubin (bytes) or PTX (text, JIT-compiled by the driver)."""
         data = image.encode() + b"\0" if isinstance(image, str) else image
         handle = _check(_driver().cuModuleLoadData(data), "cuModuleLoadData")
@@ -100,7 +111,7 @@ class DeviceBuffer:
         self.pointer = _check(_driver().cuMemAlloc(self.nbytes), "cuMemAlloc")
 
     @classmethod
-    def from_array(cls, array: np.ndarray) -> "DeviceBuffer":
+    def from_array(cls, array: np.ndarray) -> DeviceBuffer:
         buffer = cls(array.nbytes)
         buffer.upload(array)
         return buffer
@@ -139,6 +150,39 @@ def launch(function, grid: tuple[int, int, int], block: tuple[int, int, int], ar
            "cuLaunchKernel")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def default_device() -> Device:
     return Device(0)
+
+
+class PreparedLaunch:
+    """One kernel's launch with fixed argument and status buffers: the driver's parameter
+    array is built once, and a launch is one `cuLaunchKernel` call through ctypes
+    (asynchronous, on `stream`) — the per-launch cost of cuda-bindings' argument conversion
+    was most of a launch's host time."""
+
+    def __init__(self, function, grid: tuple[int, int, int], block: tuple[int, int, int], arguments: int,
+                 status: int):
+        self._values = np.array([arguments, status], dtype=np.uint64)
+        self._params = np.array([self._values.ctypes.data, self._values.ctypes.data + 8], dtype=np.uint64)
+        self._call = (int(function), *grid, *block, 0)
+        self._params_address = self._params.ctypes.data
+        self._launch = _raw_launch()
+
+    def __call__(self, stream: int = 0) -> None:
+        status = self._launch(*self._call, stream, self._params_address, None)
+        if status:
+            _check((_driver().CUresult(status),), "cuLaunchKernel")
+
+
+@functools.cache
+def _raw_launch():
+    """libcuda's cuLaunchKernel (the library cuda-bindings loaded: the same driver and context)."""
+    function = ctypes.CDLL("libcuda.so.1").cuLaunchKernel
+    function.argtypes = [ctypes.c_void_p, *[ctypes.c_uint] * 7, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+    function.restype = ctypes.c_int
+    return function
+
+
+def stream_synchronize(stream: int) -> None:
+    _check(_driver().cuStreamSynchronize(stream), "cuStreamSynchronize")

@@ -1,7 +1,9 @@
 """KIR ↔ JSON. The JSON is the pydantic model dump: every node with its `loc` and comments.
 
-Non-finite floats are written as the JSON constants `NaN`, `Infinity` and `-Infinity`,
-which Python's json module and JavaScript's JSON5 readers accept.
+The output is strict JSON: a non-finite float attribute is written `{"float": "inf"}`
+(`"-inf"`, `"nan"`). For documents written before that, bare `NaN` / `Infinity` are still
+read. Input is held to the text format's limits: numbers within f64's range (E0017) and
+nesting within `JSON_MAX_NESTING` (E0018), checked before anything recurses over it.
 """
 from __future__ import annotations
 
@@ -11,6 +13,13 @@ from pydantic import ValidationError
 
 from ..diagnostics import Diagnostic, DiagnosticError
 from ..ir.nodes import Module
+from ..parse.brackets import MAX_NESTING, line_col, scan
+from ..parse.literals import OUT_OF_RANGE_HINT, float_value, int_value, out_of_range_message
+
+# Each nested region is four JSON levels (op, its region list, the region, its op list), and
+# the innermost op adds a few (its types, their shapes): five a level holds every module the
+# text format allows.
+JSON_MAX_NESTING = 5 * MAX_NESTING
 
 FORMAT_VERSION = 1
 
@@ -21,12 +30,16 @@ def to_json(module: Module, indent: int | None = 2) -> str:
 
 
 def from_json(text: str, file: str = "<input>") -> Module:
+    _check_nesting(text, file)
     try:
-        document = json.loads(text)
+        document = json.loads(text, parse_float=_finite_float, parse_int=_int_in_range)
     except json.JSONDecodeError as error:
         raise DiagnosticError([Diagnostic("E0020", f"invalid JSON: {error.msg}", error.lineno,
                                           error.colno, file, "the input must be a KIR JSON document")],
                               text) from None
+    except _OutOfRange as error:
+        raise DiagnosticError([Diagnostic("E0017", out_of_range_message(error.text), 1, 1, file,
+                                          OUT_OF_RANGE_HINT)], text) from None
     if not isinstance(document, dict) or document.get("kir_json") != FORMAT_VERSION:
         raise DiagnosticError([Diagnostic("E0021", "not a KIR JSON document (version 1)", 1, 1, file,
                                           'expected {"kir_json": 1, "module": {...}}; see `intentc schema`')],
@@ -40,6 +53,35 @@ def from_json(text: str, file: str = "<input>") -> Module:
             for e in error.errors()[:20]
         ]
         raise DiagnosticError(diagnostics, text) from None
+
+
+class _OutOfRange(ValueError):
+    def __init__(self, text: str):
+        super().__init__(text)
+        self.text = text
+
+
+def _finite_float(text: str) -> float:
+    value = float_value(text)
+    if value is None:
+        raise _OutOfRange(text)
+    return value
+
+
+def _int_in_range(text: str) -> int:
+    value = int_value(text)
+    if value is None:
+        raise _OutOfRange(text)
+    return value
+
+
+def _check_nesting(text: str, file: str) -> None:
+    too_deep = scan(text, JSON_MAX_NESTING).too_deep
+    if too_deep is not None:
+        line, col = line_col(text, too_deep.offset)
+        raise DiagnosticError([Diagnostic(
+            "E0018", f"the JSON document nests more than {JSON_MAX_NESTING} deep", line, col, file,
+            f"KIR text nests at most {MAX_NESTING} brackets deep, and JSON takes about five levels for each")], text)
 
 
 def _path(location) -> str:

@@ -39,7 +39,7 @@ def _candidates(relative: str, env_var: str) -> list[Path]:
     return found
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def ptxas_path() -> Path:
     for candidate in _candidates("bin/ptxas", "INTENTC_PTXAS"):
         if candidate.is_file():
@@ -51,7 +51,7 @@ def ptxas_path() -> Path:
                          "set INTENTC_PTXAS, or put a CUDA toolkit's bin on PATH")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def libdevice_path() -> Path:
     for candidate in _candidates("nvvm/libdevice/libdevice.10.bc", "INTENTC_LIBDEVICE"):
         if candidate.is_file():
@@ -60,7 +60,7 @@ def libdevice_path() -> Path:
                          "or set INTENTC_LIBDEVICE")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def file_digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 

@@ -18,7 +18,7 @@ def lane(axis: int, rank: int) -> Fact:
     return (0, {("lane", rank - axis): 1})
 
 
-def constant(value) -> Fact | None:
+def constant(value: object) -> Fact | None:
     if isinstance(value, bool) or not isinstance(value, int):
         return None
     return (value, {})

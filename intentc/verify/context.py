@@ -4,8 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..diagnostics import Diagnostic
-from ..ir.nodes import EnumDecl, Helper, Module
-from ..ir.types import BufferType, TensorType, ViewType
+from ..ir.nodes import EnumDecl, Helper, Module, Op
+from ..ir.types import BufferType, Extent, TensorType, ViewType
 from .codes import CODES
 
 NO_DEPS: frozenset[str] = frozenset()
@@ -46,10 +46,10 @@ class Context:
         self.helpers: dict[str, Helper] = {}
         self.enums: dict[str, EnumDecl] = {}
         self.values: dict[str, Value] = {}
-        self.extent_alias: dict[str, object] = {}
+        self.extent_alias: dict[str, Extent] = {}
         self.frames: list[Frame] = []
         self.in_pure: Frame | None = None
-        self.calls: dict[str, set[str]] = {}
+        self.calls: dict[str, dict[str, Op]] = {}   # item -> callee -> the first call op
         self.current_item: str = ""
         for item in module.items:
             if isinstance(item, Helper):
@@ -58,7 +58,8 @@ class Context:
                 self.enums.setdefault(item.name, item)
 
     # ---- diagnostics -----------------------------------------------------------------
-    def error(self, code: str, node, message: str, hint: str, section: str | None = None) -> None:
+    def error(self, code: str, node: object, message: str, hint: str, section: str | None = None) -> None:
+        """Report `code` at `node`'s location (any node with a `loc`; line 1 when it has none)."""
         loc = getattr(node, "loc", None)
         line, col = (loc.line, loc.col) if loc is not None else (1, 1)
         section = section or CODES[code].section
@@ -69,7 +70,7 @@ class Context:
         self.values = {}
         self.extent_alias = {}
         self.frames = []
-        self.in_pure: Frame | None = None  # the outermost open pure frame
+        self.in_pure = None  # the outermost open pure frame
         self.current_item = name
 
     def push(self, frame: Frame) -> None:
@@ -98,7 +99,7 @@ class Context:
         return [(i + 1, f) for i, f in enumerate(self.frames) if f.parallel_vars]
 
     # ---- values ----------------------------------------------------------------------
-    def define(self, name: str, value: Value, node) -> None:
+    def define(self, name: str, value: Value, node: object) -> None:
         if name in self.values:
             self.error("E0051", node, f"`%{name}` is already defined",
                        "give every SSA value its own name")
@@ -107,7 +108,7 @@ class Context:
         if self.frames:
             self.frames[-1].defined.append(name)
 
-    def lookup(self, name: str, node) -> Value | None:
+    def lookup(self, name: str, node: object) -> Value | None:
         value = self.values.get(name)
         if value is None:
             self.error("E0050", node, f"`%{name}` is not defined here",
@@ -115,12 +116,12 @@ class Context:
         return value
 
     # ---- extents (§2) ----------------------------------------------------------------
-    def canon(self, extent):
+    def canon(self, extent: Extent) -> Extent:
         while isinstance(extent, str) and extent in self.extent_alias:
             extent = self.extent_alias[extent]
         return extent
 
-    def same_extent(self, a, b) -> bool:
+    def same_extent(self, a: Extent, b: Extent) -> bool:
         return a == b or self.canon(a) == self.canon(b)
 
     def same_shape(self, a: tuple, b: tuple) -> bool:
@@ -135,9 +136,9 @@ def _cite(section: str) -> str:
     return "op table"
 
 
-def is_resource(type_) -> bool:
+def is_resource(type_: object) -> bool:
     return isinstance(type_, (ViewType, BufferType))
 
 
-def is_tensor(type_) -> bool:
+def is_tensor(type_: object) -> bool:
     return isinstance(type_, TensorType)

@@ -8,10 +8,12 @@ the affine index arithmetic over them. Deps are the parallel variables a value d
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..ir.types import Extent
 from .affine import determined
-from .context import NO_DEPS
+from .context import NO_DEPS, Context, Value
 
 
 def _relevant_vars(ctx, resource) -> list[str]:
@@ -28,7 +30,8 @@ def _at_most_one(ctx, extent) -> bool:
     return isinstance(extent, int) and extent <= 1
 
 
-def unique_store_unproven(ctx, resource, indices, access_shape) -> str | None:
+def unique_store_unproven(ctx: Context, resource: Value, indices: Sequence[Value],
+                          access_shape: tuple[Extent, ...]) -> str | None:
     """What keeps a unique_store from being provably injective, or None when it is."""
     ranges = _ranges(ctx, resource, access_shape)
     covered: set = set()
@@ -60,7 +63,7 @@ def _static(ctx, extent):
     return extent if isinstance(extent, int) else None
 
 
-def conflicting_var(ctx, resource, values) -> str | None:
+def conflicting_var(ctx: Context, resource: Value, values: Sequence[Value]) -> str | None:
     """A parallel variable none of the address, mask or control depends on, if any."""
     deps = ctx.control_deps()
     for value in values:

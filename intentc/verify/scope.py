@@ -2,17 +2,19 @@
 and the kernel ABI (§1, §2, §9). Also module-level names: items and enum members."""
 from __future__ import annotations
 
-from ..ir.nodes import EnumDecl, Module
+from collections.abc import Sequence
+
+from ..ir.nodes import EnumDecl, Module, Param
 from ..ir.types import (
-    BufferType, ConstexprType, EnumType, RecordType, TensorType, TupleType, ViewType,
+    BufferType, ConstexprType, EnumType, RecordType, TensorType, TupleType, Type, ViewType,
 )
-from .context import Value
+from .context import Context, Value
 from .typesys import fmt
 
 _INDEX = TensorType(dtype="index")
 
 
-def check_type(ctx, type_, node) -> None:
+def check_type(ctx: Context, type_: Type, node: object) -> None:
     """Well-formedness of a written type in the current scope."""
     if type(type_) is TensorType:
         if type_.shape:
@@ -66,12 +68,12 @@ def _check_record(ctx, type_: RecordType, node) -> None:
         _check_component(ctx, record_field.type, node)
 
 
-def value_type(type_):
+def value_type(type_: Type) -> Type:
     """The type an SSA value of a parameter has: a constexpr is its inner type."""
     return type_.inner if isinstance(type_, ConstexprType) else type_
 
 
-def declare_params(ctx, params, abi: bool) -> None:
+def declare_params(ctx: Context, params: Sequence[Param], abi: bool) -> None:
     """Define parameters and the extents their shapes name, then check each type."""
     names = {p.name for p in params}
     seen: set[str] = set()
@@ -121,7 +123,7 @@ def _check_helper_param(ctx, param) -> None:
                   "buffers never leave the kernel that creates them; pass the values read from it")
 
 
-def check_module_names(ctx, module: Module) -> None:
+def check_module_names(ctx: Context, module: Module) -> None:
     seen: set[str] = set()
     for item in module.items:
         if item.name in seen:

@@ -6,6 +6,7 @@ from pydantic import BaseModel
 
 from ..ir.nodes import Keyword, Op, SymbolRef
 from ..ir.optable import AttrSpec, OpDef
+from .context import Context
 
 # Attributes that people reach for but the language deliberately does not have: each gets
 # its own code and a hint instead of a plain "unknown attribute".
@@ -28,7 +29,7 @@ _ARITY_WORDS = {"1": "exactly one value", "?": "at most one value", "*": "any nu
                 "+": "at least one value"}
 
 
-def check_structure(ctx, op: Op, opdef: OpDef) -> bool:
+def check_structure(ctx: Context, op: Op, opdef: OpDef) -> bool:
     """Report every mismatch with the table; True when the op has the table's shape."""
     ok = _operands(ctx, op, opdef)
     if op.groups or opdef.groups:

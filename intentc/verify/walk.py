@@ -1,8 +1,11 @@
 """The one walk over a module: items, ops and regions, dispatching each op to its rule."""
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from ..diagnostics import Diagnostic
 from ..ir.nodes import Helper, Kernel, Module, Op, Region
-from ..ir.optable import lookup
+from ..ir.optable import lookup, ops_where
 from ..ir.types import EnumType
 from .context import NO_DEPS, Context, Frame, Value, is_resource
 from .rules import RULES, Args
@@ -10,7 +13,7 @@ from .scope import check_module_names, check_type, declare_params
 from .structure import check_structure
 
 # The only ops that may take an enum operand (§2): same-enum comparison and plumbing.
-_ENUM_OPS = frozenset({"eq", "ne", "call", "yield"})
+_ENUM_OPS = ops_where(lambda op: op.enum_operands)
 # Ops that may look at a view or buffer inside a pure region: they only read its shape.
 _SHAPE_ONLY = frozenset({"dim"})
 
@@ -49,7 +52,7 @@ class Verifier(Context):
         report_recursion(self, module)
 
     # ---- blocks and regions ----------------------------------------------------------
-    def walk_ops(self, ops, yield_ok: bool) -> tuple[Op, list] | None:
+    def walk_ops(self, ops: Sequence[Op], yield_ok: bool) -> tuple[Op, list[Value | None]] | None:
         """Verify a block; return its terminating yield and the values it yields."""
         last = len(ops) - 1
         terminator = None
@@ -65,7 +68,8 @@ class Verifier(Context):
                     terminator = (op, [self.values.get(v) for v in op.operands])
         return terminator
 
-    def walk_region(self, region: Region, frame: Frame, facts: list[dict] | None = None):
+    def walk_region(self, region: Region, frame: Frame,
+                    facts: list[dict] | None = None) -> tuple[Op, list[Value | None]] | None:
         """Open a region: define its arguments (with optional facts), walk it, close it."""
         self.push(frame)
         for position, arg in enumerate(region.args):
@@ -91,7 +95,7 @@ class Verifier(Context):
         captured = self._check_context(op, opdef, operands, groups)
         results = None
         if shaped and complete and not captured and self._enum_ok(op, operands):
-            results = RULES[op.name](self, op, Args(operands, groups))
+            results = RULES.get(op.name)(self, op, Args(operands, groups))
         elif op.regions:
             self._walk_loose(op)
         self._define_results(op, results, operands, groups)
@@ -183,7 +187,7 @@ class Verifier(Context):
         return frozenset(names)
 
 
-def verify_module(module: Module, file: str):
+def verify_module(module: Module, file: str) -> list[Diagnostic]:
     verifier = Verifier(module, file)
     verifier.run(module)
     return verifier.diagnostics

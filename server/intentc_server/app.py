@@ -13,17 +13,18 @@ from contextlib import asynccontextmanager
 from fastapi import Depends, FastAPI, Path, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
+from starlette.exceptions import HTTPException
 
-from intentc.cache import DiskStore, TieredStore, toolchain
+from intentc.cache import DiskStore, RecordSeal, TieredStore, toolchain
 from intentc.version import __version__
 
 from . import entries
 from .auth import require_compile, require_read
 from .errors import ServiceError
-from .hot_path import BODY_DIGEST, HotPath
+from .hot_path import BODY_DIGEST, FINGERPRINT, HotPath
 from .limits import BodyLimit
 from .metrics import ServiceMetrics
-from .models import CompileRequest, CompileResponse, ErrorBody, TargetInfo
+from .models import CompileRequest, CompileResponse, ErrorBody, InvalidRequest, Readiness, TargetInfo
 from .pool import WorkerPool
 from .service import CompileService
 from .settings import ServiceSettings
@@ -32,6 +33,13 @@ log = logging.getLogger("intentc.service")
 KEY_PATTERN = r"^[0-9a-f]{64}$"
 JSON = "application/json"
 _ERRORS = {status: {"model": ErrorBody} for status in (401, 404, 413, 500, 503, 504)}
+# Every 422 the routes can answer, as declared in the OpenAPI document.
+_COMPILE_422 = {"model": CompileResponse | InvalidRequest | ErrorBody,
+                "description": "diagnostics (CompileResponse), a request off the schema (`invalid`) or over a "
+                               "nesting limit (`limit`)"}
+_ENTRY_422 = {"model": CompileResponse | InvalidRequest,
+              "description": "the entry holds diagnostics (CompileResponse), or the key is not a sha256 hex digest"}
+_PATH_422 = {"model": InvalidRequest, "description": "the key is not a sha256 hex digest"}
 
 
 def create_app(settings: ServiceSettings | None = None) -> FastAPI:
@@ -39,11 +47,12 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
     for plugin in settings.plugins:
         importlib.import_module(plugin)
     metrics = ServiceMetrics()
+    sealer = _record_seal(settings)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
-        store = TieredStore(DiskStore(settings.cache_dir, settings.cache_max_bytes, metrics),
-                            _shared_store(settings, metrics), metrics)
+        store = TieredStore(DiskStore(settings.cache_dir, settings.cache_max_bytes, metrics, sealer),
+                            _shared_store(settings, metrics, sealer), metrics)
         pool = WorkerPool(settings.workers, settings.max_queue, settings.compile_timeout_s, settings.plugins,
                           on_queue_wait=metrics.queue_wait.observe, on_busy_change=metrics.in_flight.inc)
         metrics.queue_depth.set_function(lambda: pool.waiting)
@@ -76,11 +85,16 @@ def _hash_toolchains() -> None:
         toolchain(name)
 
 
-def _shared_store(settings: ServiceSettings, metrics: ServiceMetrics):
+def _record_seal(settings: ServiceSettings) -> RecordSeal:
+    key = settings.cache_signing_key
+    return RecordSeal(key.encode("utf-8") if key else None)
+
+
+def _shared_store(settings: ServiceSettings, metrics: ServiceMetrics, sealer: RecordSeal):
     if not settings.redis_url:
         return None
     from intentc.cache.redis_store import RedisStore
-    return RedisStore(settings.redis_url, metrics)
+    return RedisStore(settings.redis_url, metrics, sealer=sealer, password=settings.redis_password)
 
 
 def _add_error_handlers(app: FastAPI, metrics: ServiceMetrics) -> None:
@@ -90,38 +104,56 @@ def _add_error_handlers(app: FastAPI, metrics: ServiceMetrics) -> None:
             metrics.rejections.labels(error.error).inc()
         return JSONResponse(error.body(), error.http_status, headers=error.headers)
 
+    @app.exception_handler(Exception)
+    async def unexpected_error(request: Request, error: Exception):
+        # A bug in the service: the server closes the connection after this answer (the error
+        # propagates to it), so the answer says so instead of leaving a dead keep-alive.
+        log.error("internal error answering %s %s", request.method, request.url.path, exc_info=error)
+        return JSONResponse({"error": "internal", "detail": "internal server error"}, 500,
+                            headers={"Connection": "close"})
+
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, error: RequestValidationError):
         metrics.rejections.labels("invalid").inc()
         return JSONResponse({"error": "invalid", "detail": "the request does not match the schema",
                              "problems": _json_safe(error.errors())}, 422)
 
+    @app.exception_handler(HTTPException)
+    async def framework_refusal(request: Request, error: HTTPException):
+        if error.status_code == 400:  # FastAPI could not read the body (e.g. not UTF-8): off the schema too
+            metrics.rejections.labels("invalid").inc()
+            return JSONResponse({"error": "invalid", "detail": "the body is not UTF-8 JSON", "problems": [
+                {"loc": ["body"], "msg": str(error.detail), "type": "json_invalid"}]}, 422)
+        name = {404: "not_found", 405: "method_not_allowed"}.get(error.status_code, "http_error")
+        return JSONResponse({"error": name, "detail": str(error.detail)}, error.status_code, headers=error.headers)
+
 
 def _add_routes(app: FastAPI) -> None:
     @app.post("/v1/compile", response_model=CompileResponse, dependencies=[Depends(require_compile)],
-              responses={422: {"model": CompileResponse, "description": "diagnostics, a limit, or a bad request"},
-                         **_ERRORS})
+              responses={422: _COMPILE_422, **_ERRORS})
     async def compile_kernel(body: CompileRequest, request: Request):
         """Compile one kernel, or answer from the cache (`status`: hit, miss or coalesced)."""
-        body_digest = request.scope.get("state", {}).get(BODY_DIGEST)
-        status, content = await request.app.state.service.compile(body, body_digest)
+        state = request.scope.get("state", {})
+        status, content = await request.app.state.service.compile(body, state.get(BODY_DIGEST),
+                                                                  state.get(FINGERPRINT))
         return Response(content, status, media_type=JSON)
 
     @app.get("/v1/artifacts/{key}", response_model=CompileResponse, dependencies=[Depends(require_read)],
-             responses={422: {"model": CompileResponse, "description": "the entry holds diagnostics"}, **_ERRORS})
+             responses={422: _ENTRY_422, **_ERRORS})
     async def get_entry(request: Request, key: str = Path(pattern=KEY_PATTERN)):
         """The cached entry for a key: its artifacts (or its diagnostics, with 422)."""
         entry = await _entry_or_404(request, key)
         return Response(entries.response_body(key, "hit", entry, {}), entries.http_status(entry), media_type=JSON)
 
-    @app.head("/v1/artifacts/{key}", dependencies=[Depends(require_read)], responses=_ERRORS)
+    @app.head("/v1/artifacts/{key}", dependencies=[Depends(require_read)], responses={422: _ENTRY_422, **_ERRORS})
     async def has_entry(request: Request, key: str = Path(pattern=KEY_PATTERN)):
         """200 when the key is cached (422 when its entry holds diagnostics), else 404."""
         entry = await _entry_or_404(request, key)
         return Response(status_code=entries.http_status(entry))
 
-    @app.get("/v1/artifacts/{key}/{name}", dependencies=[Depends(require_read)], responses=_ERRORS,
-             response_class=Response)
+    @app.get("/v1/artifacts/{key}/{name}", dependencies=[Depends(require_read)],
+             responses={200: {"content": {"application/octet-stream": {}}, "description": "the artifact's bytes"},
+                        422: _PATH_422, **_ERRORS}, response_class=Response)
     async def get_artifact(request: Request, name: str, key: str = Path(pattern=KEY_PATTERN)):
         """One artifact's raw bytes."""
         artifact = (await _entry_or_404(request, key))["artifacts"].get(name)
@@ -140,7 +172,8 @@ def _add_routes(app: FastAPI) -> None:
         """Liveness: the process answers."""
         return {"status": "ok"}
 
-    @app.get("/readyz", responses={503: {"description": "no compile worker is up yet"}})
+    @app.get("/readyz", response_model=Readiness,
+             responses={503: {"model": Readiness, "description": "no compile worker is up"}})
     async def readyz(request: Request):
         """Readiness: compile workers are up. Redis being down does not make the service unready."""
         service = getattr(request.app.state, "service", None)
@@ -163,5 +196,13 @@ async def _entry_or_404(request: Request, key: str) -> dict:
 
 
 def _json_safe(problems: list[dict]) -> list[dict]:
-    return [{"loc": list(p.get("loc", ())), "msg": str(p.get("msg", "")), "type": str(p.get("type", ""))}
-            for p in problems]
+    """Validation problems without their inputs, every text encodable (a lone surrogate in a field
+    name would otherwise fail the response's UTF-8 encoding)."""
+    return [{"loc": [_encodable(part) for part in p.get("loc", ())], "msg": _encodable(p.get("msg", "")),
+             "type": _encodable(p.get("type", ""))} for p in problems]
+
+
+def _encodable(part) -> str | int:
+    if isinstance(part, int):
+        return part
+    return str(part).encode("utf-8", "backslashreplace").decode("utf-8")

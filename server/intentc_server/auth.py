@@ -5,6 +5,7 @@ A token that is not configured is not required. /healthz, /readyz and /metrics a
 from __future__ import annotations
 
 import hmac
+from typing import Annotated
 
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -13,6 +14,7 @@ from .errors import ServiceError
 from .settings import ServiceSettings
 
 bearer = HTTPBearer(auto_error=False, description="INTENTC_COMPILE_TOKEN or INTENTC_READ_TOKEN, when set")
+Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
 
 
 def may_compile(settings: ServiceSettings, offered: str | None) -> bool:
@@ -23,11 +25,11 @@ def may_read(settings: ServiceSettings, offered: str | None) -> bool:
     return _accepts([settings.read_token, settings.compile_token], settings.read_token is not None, offered)
 
 
-def require_compile(request: Request, credentials: HTTPAuthorizationCredentials | None = Depends(bearer)) -> None:
+def require_compile(request: Request, credentials: Credentials) -> None:
     _require(may_compile(request.app.state.settings, credentials and credentials.credentials))
 
 
-def require_read(request: Request, credentials: HTTPAuthorizationCredentials | None = Depends(bearer)) -> None:
+def require_read(request: Request, credentials: Credentials) -> None:
     _require(may_read(request.app.state.settings, credentials and credentials.credentials))
 
 

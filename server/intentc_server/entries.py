@@ -1,39 +1,9 @@
 """Cache entries (what a compile produced, stored as JSON) and the response bodies built from them."""
 from __future__ import annotations
 
-import base64
-import json
-
-ARTIFACTS, DIAGNOSTICS = "artifacts", "diagnostics"
-
-
-def artifacts_entry(artifacts: dict[str, str | bytes], timings: dict[str, float]) -> dict:
-    return {"kind": ARTIFACTS, "artifacts": {name: encode_artifact(v) for name, v in artifacts.items()},
-            "diagnostics": [], "compile_timings": timings}
-
-
-def diagnostics_entry(diagnostics: list[dict]) -> dict:
-    return {"kind": DIAGNOSTICS, "artifacts": {}, "diagnostics": diagnostics, "compile_timings": {}}
-
-
-def encode_artifact(value: str | bytes) -> dict:
-    if isinstance(value, bytes):
-        return {"encoding": "base64", "data": base64.b64encode(value).decode("ascii")}
-    return {"encoding": "utf-8", "data": value}
-
-
-def decode_artifact(artifact: dict) -> bytes:
-    if artifact["encoding"] == "base64":
-        return base64.b64decode(artifact["data"])
-    return artifact["data"].encode("utf-8")
-
-
-def dump(entry: dict) -> bytes:
-    return json.dumps(entry, separators=(",", ":")).encode("utf-8")
-
-
-def load(payload: bytes) -> dict:
-    return json.loads(payload)
+from intentc.cache.entries import (  # noqa: F401  (the service's entry helpers are the cache's)
+    ARTIFACTS, DIAGNOSTICS, UnreadableEntry, artifacts_entry, decode_artifact, diagnostics_entry, dump,
+    encode_artifact, load)
 
 
 def http_status(entry: dict) -> int:

@@ -6,7 +6,8 @@ cancel it for the others.
 from __future__ import annotations
 
 import asyncio
-from typing import Awaitable, Callable, Generic, TypeVar
+from typing import Generic, TypeVar
+from collections.abc import Awaitable, Callable
 
 T = TypeVar("T")
 

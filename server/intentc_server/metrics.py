@@ -30,8 +30,12 @@ class ServiceMetrics(StoreEvents):
                                  registry=registry)
         self.rejections = Counter("intentc_rejections", "Requests refused, by reason", ["reason"],
                                   registry=registry)
-        self.integrity_failures = Counter("intentc_integrity_failures", "Stored records that failed their sha256",
+        self.integrity_failures = Counter("intentc_integrity_failures",
+                                          "Stored records that failed their seal (digest, name, signature)",
                                           ["tier"], registry=registry)
+        self.unreadable_entries = Counter("intentc_unreadable_entries",
+                                          "Records that passed their seal but hold no readable entry or alias "
+                                          "(treated as misses)", ["tier"], registry=registry)
         self.store_fallbacks = Counter("intentc_store_fallbacks", "Operations served locally while Redis was down",
                                        ["operation"], registry=registry)
         self.evictions = Counter("intentc_cache_evictions", "Files evicted from the disk store", registry=registry)

@@ -16,6 +16,7 @@ import time
 from collections import OrderedDict
 
 from intentc.cache import KeyInputs, TieredStore, compute_key, toolchain
+from intentc.cache.names import is_digest
 
 from . import entries
 from .errors import ServiceError
@@ -26,7 +27,7 @@ from .pool import CompileTimeout, QueueFull, WorkerCrashed, WorkerPool
 from .settings import ServiceSettings
 
 log = logging.getLogger("intentc.service")
-MEMORY_BODIES = 100_000  # request-body digests remembered for the hot path
+MEMORY_BODIES = 100_000  # request-body digests and respelling fingerprints remembered for the hot path
 
 
 class CompileService:
@@ -36,9 +37,11 @@ class CompileService:
         self._by_key: SingleFlight[tuple[dict, str]] = SingleFlight()
         self._keys_by_body: OrderedDict[bytes, str] = OrderedDict()
 
-    async def compile(self, request: CompileRequest, body_digest: bytes | None = None) -> tuple[int, bytes]:
+    async def compile(self, request: CompileRequest, body_digest: bytes | None = None,
+                      fingerprint: bytes | None = None) -> tuple[int, bytes]:
         """The HTTP status and JSON body for one compile request; `body_digest` (the sha256 of
-        the request's bytes) lets the hot path answer the same bytes next time."""
+        the request's bytes) lets the hot path answer the same bytes next time, and
+        `fingerprint` (its respelling fingerprint) the same request in another spelling."""
         started = time.perf_counter()
         if len(request.source) > self.settings.max_source_chars:
             raise ServiceError(413, "too_large", f"the source has {len(request.source)} characters; "
@@ -56,11 +59,14 @@ class CompileService:
         self.metrics.compile_results.labels(status).inc()
         if body_digest is not None:
             self._remember_body(body_digest, key)
+        if fingerprint is not None and key != digest:  # the text parsed and verified: the key is canonical
+            self._remember_body(fingerprint, key)
         timings = {"total": time.perf_counter() - started}
         return entries.http_status(entry), entries.response_body(key, status, entry, timings)
 
     async def repeat(self, body_digest: bytes, started: float) -> tuple[int, bytes] | None:
-        """The answer to request bytes seen before, when their entry is still stored."""
+        """The answer to request bytes (or a respelling fingerprint) seen before, when their
+        entry is still stored."""
         key = self._keys_by_body.get(body_digest)
         if key is None:
             return None
@@ -80,13 +86,31 @@ class CompileService:
 
     async def artifact_entry(self, key: str) -> dict | None:
         found = await self.store.get("entry", key)
-        return None if found is None else entries.load(found[0])
+        return None if found is None else await self._readable_entry(key, *found)
+
+    async def _readable_entry(self, key: str, payload: bytes, tier: str) -> dict | None:
+        """The entry, or None (a miss: the record is discarded and the compile that follows
+        writes a new one) when a record that passed its seal holds no readable entry."""
+        try:
+            return entries.load(payload)
+        except entries.UnreadableEntry as error:
+            await self._discard_unreadable("entry", key, tier, error)
+            return None
+
+    async def _discard_unreadable(self, namespace: str, digest: str, tier: str, problem) -> None:
+        log.warning("cache %s %s from the %s tier is unreadable (%s); discarded, resolving it again",
+                    namespace, digest, tier, problem)
+        self.metrics.unreadable_entries.labels(tier).inc()
+        await self.store.discard(namespace, digest)
 
     async def _entry_by_alias(self, digest: str) -> tuple[str, dict] | None:
         alias = await self.store.get("alias", digest)
         if alias is None:
             return None
-        key = alias[0].decode("ascii")
+        key = alias[0].decode("ascii", "replace")
+        if not is_digest(key):
+            await self._discard_unreadable("alias", digest, alias[1], "it holds no key")
+            return None
         entry = await self.artifact_entry(key)
         return None if entry is None else (key, entry)
 
@@ -112,8 +136,9 @@ class CompileService:
     async def _compile(self, request: CompileRequest, key: str, text: str) -> tuple[dict, str]:
         if not await self.store.claim(key, self.settings.compile_timeout_s):
             payload = await self.store.wait_for_peer(key, self.settings.compile_timeout_s)
-            if payload is not None:
-                return entries.load(payload), "coalesced"
+            entry = None if payload is None else await self._readable_entry(key, payload, "redis")
+            if entry is not None:
+                return entry, "coalesced"
         target = request.target
         try:
             started = time.perf_counter()
@@ -135,13 +160,13 @@ class CompileService:
         try:
             reply = await self.pool.run(job, *arguments)
         except QueueFull as error:
-            raise ServiceError(503, "overloaded", str(error), {"Retry-After": str(self.settings.retry_after_s)})
+            raise ServiceError(503, "overloaded", str(error), {"Retry-After": str(self.settings.retry_after_s)}) from error
         except CompileTimeout as error:
             self.metrics.compiles.labels(_target_label(target), "timeout").inc()
-            raise ServiceError(504, "timeout", str(error))
+            raise ServiceError(504, "timeout", str(error)) from error
         except WorkerCrashed as error:
             self.metrics.compiles.labels(_target_label(target), "crashed").inc()
-            raise ServiceError(500, "internal", str(error))
+            raise ServiceError(500, "internal", str(error)) from error
         if reply[0] == "limit":
             raise ServiceError(422, "limit", reply[1])
         if reply[0] == "error":

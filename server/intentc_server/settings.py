@@ -27,11 +27,15 @@ class ServiceSettings:
     max_nesting: int = 64
     read_token: str | None = None
     compile_token: str | None = None
+    # Shared by the replicas: records are then signed (HMAC-SHA256) and unsigned ones refused.
+    # At least 16 bytes; environment only, like the tokens and the Redis password.
+    cache_signing_key: str | None = None
+    redis_password: str | None = None
     # Modules imported by the server and every worker (extra targets register themselves).
     plugins: tuple[str, ...] = ()
 
     @classmethod
-    def from_env(cls, environ: dict[str, str] | None = None, **overrides) -> "ServiceSettings":
+    def from_env(cls, environ: dict[str, str] | None = None, **overrides) -> ServiceSettings:
         environ = os.environ if environ is None else environ
         values = {}
         for item in fields(cls):

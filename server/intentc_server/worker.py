@@ -12,7 +12,9 @@ import re
 import traceback
 
 INPUT_FILE = "<input>"
-_BRACKETS = re.compile(r"[{}()\[\]]")
+# Brackets, and the comments and string literals whose brackets do not nest anything (the
+# lexer's spellings, grammar/kir.lark): only the brackets count.
+_BRACKETS = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|[{}()\[\]]')
 
 
 def serve(connection, plugins: tuple[str, ...]) -> None:
@@ -33,7 +35,7 @@ def run_job(name: str, arguments: tuple) -> tuple:
         return JOBS[name](*arguments)
     except RecursionError:
         return ("limit", "the input nests too deeply to compile")
-    except Exception:  # noqa: BLE001  (a compiler bug: reported as an internal error, never cached)
+    except Exception:
         return ("error", traceback.format_exc())
 
 
@@ -71,12 +73,14 @@ def compile_(text: str, kernel: str, target: str, arch: str | None, options: dic
 
 
 def nesting_depth(text: str) -> int:
+    """How deep the brackets of the text nest (those in comments and strings do not count)."""
     depth = deepest = 0
     for match in _BRACKETS.finditer(text):
-        if match.group() in "{([":
+        bracket = match.group()
+        if bracket in "{([":
             depth += 1
             deepest = max(deepest, depth)
-        else:
+        elif bracket in "})]":
             depth = max(0, depth - 1)
     return deepest
 

@@ -3,6 +3,7 @@ import json
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -123,5 +124,5 @@ def test_internal_error_exits_3_and_writes_a_reproducer(tmp_path, monkeypatch, c
     assert intentc_main(["fmt", str(path)]) == 3
     message = capsys.readouterr().err
     reproducer = message.rsplit(" ", 1)[-1].strip()
-    text = open(reproducer).read()
+    text = Path(reproducer).read_text()
     assert "RuntimeError: boom" in text and CANONICAL in text and "intentc fmt" in text

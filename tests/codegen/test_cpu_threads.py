@@ -3,6 +3,7 @@ domain on the thread pool; results are the same with 1 and N threads, chunks cov
 domain exactly once, and checks failing on worker threads are reported."""
 from __future__ import annotations
 
+import functools
 import os
 import select
 import signal
@@ -107,7 +108,7 @@ def test_scatter_reduce_is_atomic_across_threads(monkeypatch, recorded_chunks):
     kernel = compile_cpu(sample_text("histogram_masked"), "histogram256")
     for threads in (1, 4):
         hist = np.zeros(256, np.int32)
-        _with_threads(monkeypatch, threads, lambda: kernel.launch(values=values, hist=hist))
+        _with_threads(monkeypatch, threads, functools.partial(kernel.launch, values=values, hist=hist))
         assert np.array_equal(hist, expected)
     assert len(recorded_chunks) == 1 + 16
 

@@ -21,7 +21,7 @@ def on_gpu_and_interp(source: str, kernel: str, inputs: dict, constexprs: dict |
     return compiled(inputs, constexprs), run(source, kernel, inputs, constexprs)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def load_test_module(relative: str, name: str):
     """A test module of another suite, by path (its cases and tables, not its tests)."""
     spec = importlib.util.spec_from_file_location(name, ROOT / relative)

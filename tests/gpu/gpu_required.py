@@ -4,7 +4,7 @@ import functools
 import pytest
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def cuda_unavailable_reason() -> str | None:
     try:
         from intentc.runtime.cuda_driver import CudaError, default_device

@@ -43,7 +43,7 @@ def test_generated_float_programs_on_gpu(chain, dtype, seed):
 def test_vector_add_every_extent(n):
     from intentc.runtime.cuda import compile_cuda
     kernel = compile_cuda(sample_text("vector_add"), "vector_add")
-    assert kernel.compiled.launch.mapping == "cta"
+    assert kernel.launch_config.mapping == "cta"
     rng = np.random.default_rng(n)
     x, y = rng.standard_normal(n, dtype=np.float32), rng.standard_normal(n, dtype=np.float32)
     assert_same_bits(kernel({"x": x, "y": y})["z"], x + y)

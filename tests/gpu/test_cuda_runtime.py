@@ -40,10 +40,12 @@ def test_illegal_inputs_report_like_the_interpreter(case):
 @requires_gpu()
 def test_cuda_failure_is_a_diagnostic_not_a_traceback():
     from intentc.runtime.cuda import compile_cuda
-    kernel = compile_cuda(unary_kernel("neg", "f32", "f32"), "k")
+    from intentc.driver import front_end
     from intentc.runtime.cuda import CudaKernel
+    kernel = compile_cuda(unary_kernel("neg", "f32", "f32"), "k")
+    request = front_end(unary_kernel("neg", "f32", "f32"), "k", "cubin", kernel.launch_config.arch)
     with pytest.raises(DiagnosticError) as error:
-        CudaKernel(kernel.module, kernel.kernel, kernel.compiled, b"garbage", "<t>", None, kernel.specialization, {})
+        CudaKernel(request, {**kernel.artifacts, "kernel.cubin": b"garbage"}, {})
     assert error.value.diagnostics[0].code == "E0090" and "cuModuleLoadData" in error.value.diagnostics[0].message
 
 

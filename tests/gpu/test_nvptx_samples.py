@@ -27,7 +27,7 @@ def _optimized(sample: str):
 
 
 def _cpu_lowers(module, kernel) -> bool:
-    from intentc.runtime.cpu import lower_for_host
+    from intentc.codegen.cpu.host import lower_for_host
     try:
         lower_for_host(module, kernel)
     except DiagnosticError:

@@ -79,9 +79,9 @@ def test_shifts(name):
     rhs = np.array([s for _ in values for s in amounts], dtype=dtype)
     left = run_op("shl", [lhs, rhs], name).tolist()
     right = run_op("shr", [lhs, rhs], name).tolist()
-    for a, s, l, r in zip(lhs.tolist(), rhs.tolist(), left, right):
-        assert l == _wrap(a << s, dtype)
-        assert r == a >> s                      # Python >> is arithmetic; unsigned values are >= 0
+    for a, s, shifted_left, shifted_right in zip(lhs.tolist(), rhs.tolist(), left, right):
+        assert shifted_left == _wrap(a << s, dtype)
+        assert shifted_right == a >> s                      # Python >> is arithmetic; unsigned values are >= 0
 
 
 def test_neg_and_abs_wrap_at_signed_min():

@@ -255,9 +255,9 @@ def test_cli_run_round_trip(tmp_path):
     np.savez(tmp_path / "in.npz", x=x)
     cli = [sys.executable, "-m", "intentc.cli.main", "run", str(kernel), "--kernel", "copy", "--target", "interp",
            "--inputs", str(tmp_path / "in.npz")]
-    done = subprocess.run(cli + ["--outputs", str(tmp_path / "out.npz")], capture_output=True, text=True)
+    done = subprocess.run([*cli, "--outputs", str(tmp_path / "out.npz")], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert np.array_equal(np.load(tmp_path / "out.npz")["y"], x)
     np.savez(tmp_path / "bad.npz", x=x.astype(np.int32))
-    bad = subprocess.run(cli[:-1] + [str(tmp_path / "bad.npz")], capture_output=True, text=True)
+    bad = subprocess.run([*cli[:-1], str(tmp_path / "bad.npz")], capture_output=True, text=True)
     assert bad.returncode == 1 and "R0103" in bad.stderr and "Traceback" not in bad.stderr

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from intentc.interp.errors import InterpError
-from intentc.interp.contraction import selected_positions
+from intentc.interp.structured import selected_positions
 from intentc.interp.quant import dequantize_q4_k, quantize_q4_k, quantize_q8_k, quantized_dot_q4_k_q8_k
 from intentc.interp.values import RecordValue
 

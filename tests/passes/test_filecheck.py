@@ -9,17 +9,13 @@ be found in the output and match themselves.
 """
 from __future__ import annotations
 
-import contextlib
-import io
 import re
 import shlex
 from pathlib import Path
 
 import pytest
-from filecheck.matcher import Matcher
-from filecheck.options import parse_argv_options
 
-from intentc.cli.main import main
+from lit_runner import filecheck, run_intentc
 
 CASES = sorted((Path(__file__).parent / "filecheck").glob("*.kir"))
 RUN_LINE = re.compile(r"^// RUN: intentc opt %s(?P<opt>[^|]*)\| filecheck %s(?P<check>.*)$", re.M)
@@ -34,19 +30,10 @@ def _runs():
             yield pytest.param(path, opt_args, check_args, id=f"{path.stem}:{number}")
 
 
-def run_opt(path: Path, opt_args: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        status = main(["opt", str(path), *shlex.split(opt_args)])
-    return status, out.getvalue(), err.getvalue()
-
-
 @pytest.mark.parametrize("path, opt_args, check_args", list(_runs()))
 def test_filecheck(path, opt_args, check_args, tmp_path, capsys):
-    status, output, errors = run_opt(path, opt_args)
+    status, output, errors = run_intentc(["opt", str(path), *shlex.split(opt_args)])
     assert status == 0, errors
     produced = tmp_path / "output.kir"
     produced.write_text(COMMENT_LINE.sub("", output))
-    options = parse_argv_options(["filecheck", str(path), "--input-file", str(produced), *shlex.split(check_args)])
-    result = Matcher.from_opts(options).run()
-    assert result == 0, capsys.readouterr().err + "\n--- output ---\n" + produced.read_text()
+    assert filecheck(path, produced, check_args) == 0, capsys.readouterr().err + "\n--- output ---\n" + produced.read_text()

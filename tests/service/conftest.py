@@ -35,6 +35,16 @@ def cold_request(sample_source):
     return make
 
 
+@pytest.fixture
+def distinct_request():
+    """A compile request no test has sent before whose artifacts differ from every other's: an
+    empty kernel with a fresh name."""
+    def make() -> dict:
+        kernel = f"distinct_{next(_unique)}"
+        return {"source": f"kernel @{kernel}() {{\n}}\n", "kernel": kernel, "target": "kir"}
+    return make
+
+
 def sleepy_request(kernel: str) -> dict:
     """A compile on the test target that blocks until `ServiceProcess.release(kernel)`."""
     return {"source": f"kernel @{kernel}() {{\n}}\n", "kernel": kernel, "target": "test-sleep"}

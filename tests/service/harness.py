@@ -69,10 +69,10 @@ class ServiceProcess:
         self.url = f"http://{LOOPBACK}:{self.port}"
         self.process: subprocess.Popen | None = None
 
-    def start(self) -> "ServiceProcess":
+    def start(self) -> ServiceProcess:
         return self.launch().wait_ready()
 
-    def launch(self) -> "ServiceProcess":
+    def launch(self) -> ServiceProcess:
         """Start the process without waiting for it (start several, then `wait_ready` each)."""
         command = [sys.executable, "-c", RUN_CLI, "serve", "--host", LOOPBACK, "--port", str(self.port),
                    "--cache-dir", str(self.cache_dir), "--workers", str(self.workers), "--plugin", "sleepy_target",
@@ -81,11 +81,12 @@ class ServiceProcess:
             command += ["--redis-url", self.redis_url]
         environment = {**os.environ, **self.environment, "INTENTC_TEST_CONTROL_DIR": str(self.control_dir),
                        "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
-        self.log = open(self.work_dir / f"server-{self.port}.log", "ab")
-        self.process = subprocess.Popen(command, env=environment, stdout=self.log, stderr=subprocess.STDOUT)
+        # The child keeps its own descriptor of the log; ours is closed once it has started.
+        with open(self.work_dir / f"server-{self.port}.log", "ab") as log:
+            self.process = subprocess.Popen(command, env=environment, stdout=log, stderr=subprocess.STDOUT)
         return self
 
-    def wait_ready(self) -> "ServiceProcess":
+    def wait_ready(self) -> ServiceProcess:
         _wait_until(self._ready, READY_TIMEOUT_S, f"the service on port {self.port}")
         return self
 
@@ -98,7 +99,6 @@ class ServiceProcess:
                 self.process.kill()
                 self.process.wait()
         self.process = None
-        self.log.close()
 
     def _ready(self) -> bool:
         if self.process.poll() is not None:
@@ -128,35 +128,75 @@ class ServiceProcess:
     def release(self, kernel: str) -> None:
         (self.control_dir / f"{kernel}.release").touch()
 
+    def forkserver_and_workers(self) -> tuple[int, list[int]]:
+        """The pid of the pool's forkserver (the server's child) and of the workers it forked."""
+        children = _children_by_parent()
+        forkserver = next(pid for pid in children.get(self.process.pid, []) if children.get(pid))
+        return forkserver, sorted(children[forkserver])
+
+    def readiness(self) -> dict:
+        return httpx.get(self.url + "/readyz", timeout=5).json()
+
     def wait_for_metric(self, name: str, value: float, timeout_s: float = 20.0, **labels: str) -> None:
         _wait_until(lambda: self.metric(name, **labels) >= value, timeout_s, f"{name}{labels} to reach {value}")
 
 
+def _children_by_parent() -> dict[int, list[int]]:
+    """Every process's children, from /proc (`<pid>/stat`: pid (comm) state ppid ...)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()
+        except OSError:  # the process has gone
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    return children
+
+
+def wait_until(check, timeout_s: float, what: str) -> None:
+    _wait_until(check, timeout_s, what)
+
+
 class RedisProcess:
-    def __init__(self, work_dir: Path):
+    """redis-server on a loopback port; with `password`, clients must AUTH (`requirepass`)."""
+
+    def __init__(self, work_dir: Path, password: str | None = None):
         self.executable = shutil.which("redis-server")
         if self.executable is None:
             raise RuntimeError("redis-server is not installed (.ci/run installs it with apt-get)")
         self.work_dir = work_dir
+        self.password = password
         self.port = free_port()
         self.url = f"redis://{LOOPBACK}:{self.port}/0"
         self.process: subprocess.Popen | None = None
 
-    def start(self) -> "RedisProcess":
+    def start(self) -> RedisProcess:
+        # The password goes in through stdin (a config file read from "-"), not the command line.
+        config = f"requirepass {self.password}\n" if self.password else ""
         self.process = subprocess.Popen(
-            [self.executable, "--bind", LOOPBACK, "--port", str(self.port), "--save", "", "--appendonly", "no",
+            [self.executable, "-", "--bind", LOOPBACK, "--port", str(self.port), "--save", "", "--appendonly", "no",
              "--dir", str(self.work_dir), "--protected-mode", "yes"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.process.stdin.write(config.encode())
+        self.process.stdin.close()
         _wait_until(self.ping, 10, f"redis-server on port {self.port}")
         return self
 
-    def start_on_same_port(self) -> "RedisProcess":
+    def client(self):
+        import redis
+        return redis.Redis.from_url(self.url, password=self.password)
+
+    def start_on_same_port(self) -> RedisProcess:
         """Start again after `stop()` (the data is gone: these servers do not persist)."""
         return self.start()
 
     def ping(self) -> bool:
         try:
             with socket.create_connection((LOOPBACK, self.port), timeout=0.5) as connection:
+                if self.password:
+                    connection.sendall(f"AUTH {self.password}\r\n".encode())
+                    if not connection.recv(16).startswith(b"+OK"):
+                        return False
                 connection.sendall(b"PING\r\n")
                 return connection.recv(16).startswith(b"+PONG")
         except OSError:

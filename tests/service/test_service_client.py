@@ -52,6 +52,13 @@ def test_client_does_not_retry_a_refusal(monkeypatch):
     assert sleeps == [] and len(requests) == 1
 
 
+def test_client_reports_where_a_lone_surrogate_is(service):
+    with Client(service.url) as client, pytest.raises(RemoteError) as error:
+        client.compile("kernel @k() {\n}\n// \ud800\n", "k", "kir")
+    assert (error.value.status, error.value.error) == (422, "invalid")
+    assert "body.source: Value error, line 3, col 4: lone surrogate U+D800" in error.value.detail
+
+
 def test_client_raises_diagnostics_rendered_against_the_local_file(service):
     with Client(service.url) as client, pytest.raises(CompileFailed) as failure:
         client.compile("kernel @k(%x: f32) {\n  %y = frobnicate %x : f32\n}\n", "k", "kir", file="mine.kir")

@@ -1,29 +1,35 @@
 """Durability against real processes: corrupted files, restarts, replicas sharing Redis, Redis outages."""
 from __future__ import annotations
 
+import json
 import time
 
 import httpx
 import pytest
-import redis
+
+from intentc.cache import RecordSeal, record_name
 
 from conftest import post_compile, sleepy_request
 from harness import RedisProcess, ServiceProcess, post_all_in_background
 
 REDIS_RETRY_S = 1.0  # RedisStore.retry_after_s: how long a failure keeps Redis marked down
+REDIS_PASSWORD = "test-redis-password-7f3a"
+SIGNING_KEY = "the replicas' shared signing key"
 
 
 @pytest.fixture(scope="module")
 def redis_server(tmp_path_factory):
-    server = RedisProcess(tmp_path_factory.mktemp("redis")).start()
+    server = RedisProcess(tmp_path_factory.mktemp("redis"), password=REDIS_PASSWORD).start()
     yield server
     server.stop()
 
 
 @pytest.fixture(scope="module")
 def replicas(tmp_path_factory, redis_server):
-    """Two replicas with their own disk caches and one Redis."""
-    pair = [ServiceProcess(tmp_path_factory.mktemp(f"replica-{n}"), redis_url=redis_server.url, workers=1)
+    """Two replicas with their own disk caches and one Redis (with a password); records signed."""
+    secrets = {"INTENTC_REDIS_PASSWORD": REDIS_PASSWORD, "INTENTC_CACHE_SIGNING_KEY": SIGNING_KEY}
+    pair = [ServiceProcess(tmp_path_factory.mktemp(f"replica-{n}"), redis_url=redis_server.url, workers=1,
+                           environment=secrets)
             for n in "ab"]
     for replica in pair:
         replica.launch()
@@ -109,5 +115,50 @@ def test_serving_goes_on_while_redis_is_down(replicas, redis_server, cold_reques
         redis_server.start_on_same_port()
     time.sleep(REDIS_RETRY_S + 0.2)
     after = post_compile(first, cold_request()).json()
-    stored = redis.Redis.from_url(redis_server.url).exists(f"intentc:entry:{after['key']}")
+    stored = redis_server.client().exists(f"intentc:entry:{after['key']}")
     assert after["status"] == "miss" and stored == 1
+
+
+def test_replicas_reach_redis_with_its_password(replicas):
+    # (an earlier test restarted Redis: a replica finds it again within its retry interval)
+    deadline = time.monotonic() + 5 * REDIS_RETRY_S
+    while time.monotonic() < deadline and not all(_sees_redis(replica) for replica in replicas):
+        time.sleep(REDIS_RETRY_S / 4)
+    assert all(_sees_redis(replica) for replica in replicas)
+
+
+def _sees_redis(replica: ServiceProcess) -> bool:
+    return httpx.get(replica.url + "/readyz").json()["redis"] is True
+
+
+def assert_second_replica_refuses_tampered_record(replicas, redis_server, tamper, distinct_request) -> None:
+    """Compile two requests on the first replica (their entries reach Redis), let `tamper(redis,
+    key_a, key_b)` change Redis, then ask the second replica (its disk is empty) for the second
+    request: it must refuse the Redis record (one integrity failure) and compile it again."""
+    first, second = replicas
+    body_a, body_b = distinct_request(), distinct_request()
+    compiled_a, compiled_b = post_compile(first, body_a).json(), post_compile(first, body_b).json()
+    assert compiled_a["artifacts"] != compiled_b["artifacts"]
+    tamper(redis_server.client(), compiled_a["key"], compiled_b["key"])
+    failures = second.metric("intentc_integrity_failures_total", tier="redis")
+    answer = post_compile(second, body_b).json()
+    assert (answer["key"], answer["status"]) == (compiled_b["key"], "miss")
+    assert answer["artifacts"] == compiled_b["artifacts"]
+    assert second.metric("intentc_integrity_failures_total", tier="redis") == failures + 1
+
+
+def test_a_redis_record_copied_to_another_key_is_not_served(replicas, redis_server, distinct_request):
+    def copy_a_over_b(client, key_a, key_b):
+        client.set(f"intentc:entry:{key_b}", client.get(f"intentc:entry:{key_a}"))
+    assert_second_replica_refuses_tampered_record(replicas, redis_server, copy_a_over_b, distinct_request)
+
+
+@pytest.mark.parametrize("forger", [RecordSeal(), RecordSeal(b"a key the replicas do not share")],
+                         ids=["unsigned", "signed with another key"])
+def test_a_record_forged_in_redis_is_not_served(replicas, redis_server, distinct_request, forger):
+    forged_entry = json.dumps({"kind": "artifacts", "artifacts": {"kernel.kir": {"encoding": "utf-8", "data": "evil"}},
+                               "diagnostics": [], "compile_timings": {}}).encode()
+
+    def forge_b(client, key_a, key_b):  # correctly bound to its name, but not with the replicas' key
+        client.set(f"intentc:entry:{key_b}", forger.seal(record_name("entry", key_b), forged_entry))
+    assert_second_replica_refuses_tampered_record(replicas, redis_server, forge_b, distinct_request)

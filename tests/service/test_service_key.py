@@ -71,8 +71,8 @@ def test_the_toolchain_is_in_the_key():
     assert document["toolchain"]["intentc_source_sha256"] == intentc_source_sha256()
     assert document["key_schema"] == KEY_SCHEMA_VERSION
     bumped = facts.model_copy(update={"target_facts": {"llvm": "18.1"}})
-    inputs = dict(source_form="canonical", kir="", kernel="k", target="kir", arch=None, options=CompileOptions(),
-                  specialization=Specialization())
+    inputs = {"source_form": "canonical", "kir": "", "kernel": "k", "target": "kir", "arch": None,
+              "options": CompileOptions(), "specialization": Specialization()}
     assert compute_key(KeyInputs(**inputs, toolchain=facts)) != compute_key(KeyInputs(**inputs, toolchain=bumped))
 
 

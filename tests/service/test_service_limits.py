@@ -1,5 +1,6 @@
-"""A constrained server (1 worker, a queue of 1, a 1.5 s time limit, bearer tokens): overload,
-timeouts and tokens."""
+"""A constrained server (1 worker, a queue of 1, a 4 s time limit, bearer tokens): overload,
+timeouts and tokens. (The limit leaves a loaded machine room to hold one job while a test fills
+the queue behind it.)"""
 from __future__ import annotations
 
 import httpx
@@ -19,7 +20,7 @@ READ_AUTH = {"Authorization": f"Bearer {READ_TOKEN}"}
 @pytest.fixture(scope="module")
 def constrained(tmp_path_factory):
     server = ServiceProcess(tmp_path_factory.mktemp("constrained"), workers=1,
-                            extra_args=("--max-queue", "1", "--compile-timeout", "1.5"),
+                            extra_args=("--max-queue", "1", "--compile-timeout", "4"),
                             environment={"INTENTC_READ_TOKEN": READ_TOKEN, "INTENTC_COMPILE_TOKEN": COMPILE_TOKEN})
     yield server.start()
     server.stop()

@@ -26,9 +26,10 @@ import dataclasses
 
 from llvmlite import ir
 
+from ...ir.nodes import Op
 from ..llvm.emitter import Emitter
 from ..llvm.types import I8, I64, register_type, storage_type
-from ..llvm.values import BufferRef, Lazy, Scalar
+from ..llvm.values import Body, BufferRef, Lazy, Scalar, Shape, ViewRef
 
 RUNNER = "intentc_cpu_runner"
 CHUNK_TYPE = ir.FunctionType(ir.VoidType(), [I8.as_pointer(), I64.as_pointer(), I64, I64])
@@ -49,14 +50,14 @@ def _ops(ops, module):
             yield from _ops(getattr(helper, "body", ()), module)
 
 
-def atomic_capable(resource) -> bool:
+def atomic_capable(resource: ViewRef | BufferRef) -> bool:
     """Whether scatter_reduce into `resource` can update one element indivisibly (a
     register-width element: not bool, not a low-precision float in a view)."""
     dtype = resource.dtype
     return dtype != "bool" and (isinstance(resource, BufferRef) or storage_type(dtype) == register_type(dtype))
 
 
-def concurrent_safe(em, op) -> bool:
+def concurrent_safe(em: Emitter, op: Op) -> bool:
     """Whether the iterations of `op` may run on several threads: every scatter_reduce into
     a resource shared by the iterations (defined outside the region) is atomic-capable."""
     if not op.operands:
@@ -200,7 +201,7 @@ def _lower_chunk(em, name, env, extents, capture, iteration) -> ir.Function:
     return chunk
 
 
-def outline_parallel(em, op, extents, total, iteration) -> None:
+def outline_parallel(em: Emitter, op: Op, extents: Shape, total: ir.Value, iteration: Body) -> None:
     """Lower `op`'s region into a chunk function and run it over [0, total)."""
     env, capture = _capture_env(em, op.regions[0], extents)
     name = f"{em.function.name}.chunk{sum(1 for g in em.module.globals if '.chunk' in g)}"

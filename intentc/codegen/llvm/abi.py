@@ -11,10 +11,15 @@
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 from ...ir.nodes import Kernel
 from ...ir.types import ConstexprType, EnumType, TensorType, ViewType
+
+if TYPE_CHECKING:
+    from .kernel import LoweredKernel
 
 
 @dataclass(frozen=True)
@@ -50,3 +55,41 @@ def layout(kernel: Kernel) -> list[ParamSlots]:
 
 def slot_count(slots: list[ParamSlots]) -> int:
     return sum(s.count for s in slots)
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    """A run-time check site as a runtime reports it when the status word names it."""
+    code: str
+    message: str
+    hint: str
+    op: str
+    line: int
+    col: int
+
+
+@dataclass(frozen=True)
+class KernelAbi:
+    """What calling a compiled kernel needs beyond its code: the entry's name, the argument
+    slots and the check sites (status word k names `sites[k - 1]`). Stored beside cached
+    objects and cubins as `abi.json`, so a cache hit runs without lowering again."""
+    function: str
+    slots: tuple[ParamSlots, ...]
+    sites: tuple[CheckReport, ...]
+
+    def to_json(self) -> str:
+        return json.dumps({"function": self.function, "slots": [asdict(s) for s in self.slots],
+                           "sites": [asdict(s) for s in self.sites]}, indent=1) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> KernelAbi:
+        data = json.loads(text)
+        return cls(data["function"], tuple(ParamSlots(**s) for s in data["slots"]),
+                   tuple(CheckReport(**s) for s in data["sites"]))
+
+
+def abi_json(lowered: LoweredKernel) -> str:
+    """`abi.json` of a `LoweredKernel` (its check sites name ops by source location)."""
+    sites = tuple(CheckReport(s.code, s.message, s.hint, s.op.name, *((s.op.loc.line, s.op.loc.col) if s.op.loc
+                                                                       else (1, 1))) for s in lowered.sites)
+    return KernelAbi(lowered.function, tuple(lowered.slots), sites).to_json()

@@ -9,6 +9,7 @@ from .conversion import bits_of, from_bits
 from .memory import access
 from .types import I1, register_type
 from .values import RecordVal, Scalar
+from .lowering import LOWERINGS
 
 ORDERS = {"relaxed": "monotonic", "acquire": "acquire", "release": "release", "acq_rel": "acq_rel"}
 FAILURE = {"relaxed": "monotonic", "acquire": "acquire", "release": "monotonic", "acq_rel": "acquire"}
@@ -37,6 +38,7 @@ def _int_pointer(em, pointer, dtype):
     return em.b.bitcast(pointer, ir.IntType(bits).as_pointer()), ir.IntType(bits)
 
 
+@LOWERINGS.register("atomic_load")
 def _atomic_load_op(em, op):
     acc = access(em, op)
     type_ = op.result_types[0]
@@ -59,6 +61,7 @@ def _atomic_load_op(em, op):
     return _per_lane(em, op, em.shape_of(type_), [type_.dtype], lane)[0]
 
 
+@LOWERINGS.register("atomic_store")
 def _atomic_store_op(em, op):
     acc = access(em, op)
     value = em.env[op.operands[1]]
@@ -77,6 +80,7 @@ def _atomic_store_op(em, op):
     _per_lane(em, op, value.shape, [], lane)
 
 
+@LOWERINGS.register("atomic_rmw")
 def _atomic_rmw_op(em, op):
     acc = access(em, op)
     value = em.env[op.operands[1]]
@@ -101,6 +105,7 @@ def _atomic_rmw_op(em, op):
     return _per_lane(em, op, em.shape_of(type_), [type_.dtype], lane)[0]
 
 
+@LOWERINGS.register("atomic_cas")
 def _atomic_cas_op(em, op):
     acc = access(em, op)
     expected, desired = (em.env[n] for n in op.operands[1:])
@@ -129,7 +134,3 @@ def _atomic_cas_op(em, op):
         return from_bits(em, old_merged, dtype), hit_merged
     old_value, success = _per_lane(em, op, em.shape_of(value_type), [dtype, "bool"], lane)
     return RecordVal({"old_value": old_value, "success": success})
-
-
-LOWER = {"atomic_load": _atomic_load_op, "atomic_store": _atomic_store_op, "atomic_rmw": _atomic_rmw_op,
-         "atomic_cas": _atomic_cas_op}

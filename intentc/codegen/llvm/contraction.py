@@ -9,23 +9,29 @@ more member. Integer accumulators wrap in their own width.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from llvmlite import ir
 
 from ...ir import errors
-from ...ir.ops.contraction import NAMED_AXES, contraction_axes
+from ...ir.nodes import Op
+from ...ir.ops.contraction import contraction_axes
 from .conversion import convert
-from .emitter import CheckSite
+from .emitter import CheckSite, Emitter
 from .pointwise import binary
 from .reduction import combine_builtin, identity_const
 from .types import I64, is_signed
-from .values import Lazy, Scalar
-
+from .values import Lazy, Scalar, Tensor
+from .lowering import LOWERINGS
+from ...ir.optable import ops_where
 
 def _settled(em, value):
     return em.materialize(value) if isinstance(value, Lazy) and value.costly else value
 
 
-def contract(em, op, lhs, rhs, acc, lhs_contract, rhs_contract, lhs_batch=(), rhs_batch=(), init=None):
+def contract(em: Emitter, op: Op, lhs: Tensor, rhs: Tensor, acc: str, lhs_contract: Sequence[int],
+             rhs_contract: Sequence[int], lhs_batch: Sequence[int] = (), rhs_batch: Sequence[int] = (),
+             init: Tensor | None = None) -> Tensor:
     lhs, rhs = _settled(em, lhs), _settled(em, rhs)
     lhs_free = [a for a in range(lhs.rank) if a not in lhs_contract and a not in lhs_batch]
     rhs_free = [a for a in range(rhs.rank) if a not in rhs_contract and a not in rhs_batch]
@@ -64,6 +70,7 @@ def contract(em, op, lhs, rhs, acc, lhs_contract, rhs_contract, lhs_batch=(), rh
     return memory
 
 
+@LOWERINGS.register(*ops_where(lambda op: op.contraction))
 def _contract_op(em, op):
     lhs, rhs = (em.env[n] for n in op.operands)
     init = op.group("init")
@@ -72,6 +79,7 @@ def _contract_op(em, op):
                     batch_l, batch_r, em.env[init[0]] if init else None)
 
 
+@LOWERINGS.register("outer")
 def _outer_op(em, op):
     lhs, rhs = (_settled(em, em.env[n]) for n in op.operands)
     shape = em.shape_of(op.result_types[0])
@@ -79,6 +87,7 @@ def _outer_op(em, op):
                 lambda e, idx: binary(e, op, "mul", lhs.at(e, [idx[0]]), rhs.at(e, [idx[1]]), lhs.dtype))
 
 
+@LOWERINGS.register("histogram")
 def _histogram_op(em, op):
     (values,) = (em.env[n] for n in op.operands)
     valid_names = op.group("valid")
@@ -104,6 +113,3 @@ def _histogram_op(em, op):
     finish()
     return counts
 
-
-LOWER = {name: _contract_op for name in ("contract", *NAMED_AXES)}
-LOWER.update({"outer": _outer_op, "histogram": _histogram_op})

@@ -7,19 +7,28 @@ tensors); yielded values are evaluated completely before any slot is overwritten
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from llvmlite import ir
 
 from ...ir import errors
-from ...ir.nodes import Helper
-from ...ir.types import EnumType, RecordType, TensorType, TupleType
-from .emitter import CheckSite
+from ...ir.nodes import Helper, Region
+from ...ir.types import EnumType, RecordType, TensorType, TupleType, Type
+from .emitter import CheckSite, Emitter
 from .lowering import NotLowered, lower_ops
 from .types import I64, register_type
-from .values import Memory, RecordVal, Scalar
+from .values import Memory, RecordVal, Scalar, Tensor
+from .lowering import LOWERINGS
 
 
 # ---- slots ----------------------------------------------------------------------------------
-def make_slot(em, type_):
+# Where a value carried across iterations or branches lives: ("scalar", dtype, pointer),
+# ("memory", Memory), ("tuple", [slots]) or ("record", {field: slot}).
+Slot = tuple[Any, ...]
+
+
+def make_slot(em: Emitter, type_: Type) -> Slot:
     if isinstance(type_, EnumType):
         return ("scalar", "enum", em.entry_alloca(I64))
     if isinstance(type_, TensorType):
@@ -33,7 +42,7 @@ def make_slot(em, type_):
     raise TypeError(f"no slot for {type_}")
 
 
-def read_slot(em, slot):
+def read_slot(em: Emitter, slot: Slot) -> Tensor | tuple | RecordVal:
     kind = slot[0]
     if kind == "scalar":
         return Scalar(slot[1], (), em.b.load(slot[2]))
@@ -47,7 +56,7 @@ def read_slot(em, slot):
 def _slot_memories(slot, out: list) -> list:
     if slot[0] == "memory":
         out.append(slot[1])
-    elif slot[0] in ("tuple", "record"):
+    elif slot[0] in ("tuple", "record"):    # slot kinds (not op names)
         for s in (slot[1] if slot[0] == "tuple" else slot[1].values()):
             _slot_memories(s, out)
     return out
@@ -78,7 +87,7 @@ def _store(em, slot, settled):
             _store(em, s, v)
 
 
-def write_slots(em, slots, values) -> None:
+def write_slots(em: Emitter, slots: Sequence[Slot], values: Sequence[object]) -> None:
     memories = [m for s in slots for m in _slot_memories(s, [])]
     settled = [_settle(em, s, v, memories) for s, v in zip(slots, values)]
     for s, v in zip(slots, settled):
@@ -86,12 +95,13 @@ def write_slots(em, slots, values) -> None:
 
 
 # ---- regions ----------------------------------------------------------------------------------
-def run_region(em, region, args) -> list:
+def run_region(em: Emitter, region: Region, args: Sequence[object]) -> list:
     for param, value in zip(region.args, args):
         em.env[param.name] = value
     return lower_ops(em, region.ops) or []
 
 
+@LOWERINGS.register("parallel")
 def _parallel_op(em, op):
     extents = _checked_domain(em, op, [em.env[n].value for n in op.operands])
     region = op.regions[0]
@@ -116,6 +126,7 @@ def _checked_domain(em, op, extents):
     return [b.select(n, zero, e) for n, e in zip(negative, extents)]
 
 
+@LOWERINGS.register("loop")
 def _loop_op(em, op):
     lower, upper, step = (em.env[n].value for n in op.operands)
     b = em.b
@@ -135,6 +146,7 @@ def _loop_op(em, op):
     return [read_slot(em, s) for s in slots]
 
 
+@LOWERINGS.register("if")
 def _if_op(em, op):
     (cond,) = (em.env[n] for n in op.operands)
     slots = [make_slot(em, t) for t in op.result_types]
@@ -149,6 +161,7 @@ def _if_op(em, op):
     return [read_slot(em, s) for s in slots]
 
 
+@LOWERINGS.register("call")
 def _call_op(em, op):
     helper = em.kir_module.find(op.attributes["callee"].name)
     if not isinstance(helper, Helper):
@@ -160,6 +173,3 @@ def _call_op(em, op):
         return lower_ops(em, helper.body) or []
     finally:
         em.env = saved
-
-
-LOWER = {"parallel": _parallel_op, "loop": _loop_op, "if": _if_op, "call": _call_op}

@@ -7,16 +7,17 @@ from llvmlite import ir
 
 from ...ir import errors
 from ...ir.dtypes import FLOAT_MAX, instantiate, int_range
-from ...ir.nodes import SymbolRef, member_ordinal
+from ...ir.nodes import AttrValue, Op, SymbolRef, member_ordinal
 from ...ir.types import BIT_WIDTH
-from .emitter import CheckSite
+from .emitter import CheckSite, Emitter
 from .lowfloat import decode, encode, is_finite, round_f64
 from .pointwise import elementwise
 from .types import F32, F64, I64, LOW_FORMATS, const, is_float, is_low, is_signed, register_type
 from .values import Scalar
+from .lowering import LOWERINGS
 
 
-def constant_value(em, value, dtype: str) -> ir.Constant:
+def constant_value(em: Emitter, value: AttrValue, dtype: str) -> ir.Constant:
     """The register constant of a KIR literal in `dtype` (an enum member by its position in
     the declaration, a private encoding: only equality of members is observable, §2)."""
     if isinstance(value, SymbolRef):
@@ -65,7 +66,7 @@ def _saturate_inf(em, value, dst):
     return b.select(infinite, em.call_intrinsic("copysign", ir.Constant(value.type, FLOAT_MAX[dst]), value), value)
 
 
-def to_float(em, op, x, src, dst, saturate):
+def to_float(em: Emitter, op: Op, x: ir.Value, src: str, dst: str, saturate: bool) -> ir.Value:
     b = em.b
     from_int = not is_float(src)
     if from_int:
@@ -95,7 +96,7 @@ def to_float(em, op, x, src, dst, saturate):
     return b.fptrunc(rounded, F32) if dst == "f32" else rounded
 
 
-def float_to_int(em, op, x, src, dst, saturate):
+def float_to_int(em: Emitter, op: Op, x: ir.Value, src: str, dst: str, saturate: bool) -> ir.Value:
     b = em.b
     wide = _to_f64(em, x, src)
     truncated = em.call_intrinsic("trunc", wide)
@@ -117,7 +118,7 @@ def float_to_int(em, op, x, src, dst, saturate):
     return b.select(too_low, ir.Constant(target, low & ((1 << target.width) - 1)), converted)
 
 
-def int_to_int(em, x, src, dst, saturate):
+def int_to_int(em: Emitter, x: ir.Value, src: str, dst: str, saturate: bool) -> ir.Value:
     b = em.b
     target = register_type(dst)
     if saturate:
@@ -136,7 +137,7 @@ def int_to_int(em, x, src, dst, saturate):
     return b.sext(x, target) if is_signed(src) else b.zext(x, target)
 
 
-def convert(em, op, x, src: str, dst: str, saturate: bool = False):
+def convert(em: Emitter, op: Op, x: ir.Value, src: str, dst: str, saturate: bool = False) -> ir.Value:
     """One element of `cast` (or `saturating_cast`) from `src` to `dst`."""
     b = em.b
     if src == dst or (src in ("index", "i64") and dst in ("index", "i64")):
@@ -154,7 +155,7 @@ def convert(em, op, x, src: str, dst: str, saturate: bool = False):
     return int_to_int(em, x, src, dst, saturate)
 
 
-def bits_of(em, x, dtype):
+def bits_of(em: Emitter, x: ir.Value, dtype: str) -> ir.Value:
     """The storage bit pattern of a register value (an integer of the dtype's width)."""
     b = em.b
     if is_low(dtype):
@@ -164,7 +165,7 @@ def bits_of(em, x, dtype):
     return x
 
 
-def from_bits(em, bits, dtype):
+def from_bits(em: Emitter, bits: ir.Value, dtype: str) -> ir.Value:
     b = em.b
     if is_low(dtype):
         return decode(em, bits, dtype)
@@ -177,7 +178,7 @@ def from_bits(em, bits, dtype):
 E2M1 = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0]
 
 
-def decode_e2m1(em, code):
+def decode_e2m1(em: Emitter, code: ir.Value) -> ir.Value:
     b = em.b
     table = em.module.globals.get("intentc.e2m1")
     if table is None:
@@ -190,7 +191,7 @@ def decode_e2m1(em, code):
     return b.load(b.gep(table, [ir.Constant(I64, 0), nibble], inbounds=True))
 
 
-def decode_e8m0(em, code):
+def decode_e8m0(em: Emitter, code: ir.Value) -> ir.Value:
     b = em.b
     wide = b.zext(code, I64)
     power = b.bitcast(b.shl(b.add(wide, ir.Constant(I64, 1023 - 127)), ir.Constant(I64, 52)), F64)
@@ -199,12 +200,14 @@ def decode_e8m0(em, code):
 
 
 # ---- ops ---------------------------------------------------------------------------------------
+@LOWERINGS.register("constant")
 def _constant_op(em, op):
     type_ = op.result_types[0]
     dtype = getattr(type_, "dtype", "enum")
     return Scalar(dtype, (), constant_value(em, op.attributes["value"], dtype))
 
 
+@LOWERINGS.register("cast", "saturating_cast")
 def _cast_op(em, op):
     (x,) = (em.env[n] for n in op.operands)
     dst = op.result_types[0].dtype
@@ -212,6 +215,7 @@ def _cast_op(em, op):
     return elementwise(em, op, [x], lambda e, v: convert(e, op, v[0], x.dtype, dst, saturate), dst)
 
 
+@LOWERINGS.register("bitcast")
 def _bitcast_op(em, op):
     (x,) = (em.env[n] for n in op.operands)
     dst = op.result_types[0].dtype
@@ -225,5 +229,5 @@ def _decode_op(decoder):
     return lower
 
 
-LOWER = {"constant": _constant_op, "cast": _cast_op, "saturating_cast": _cast_op, "bitcast": _bitcast_op,
-         "decode_e2m1": _decode_op(decode_e2m1), "decode_e8m0": _decode_op(decode_e8m0)}
+LOWERINGS.add(["decode_e2m1"], _decode_op(decode_e2m1))
+LOWERINGS.add(["decode_e8m0"], _decode_op(decode_e8m0))

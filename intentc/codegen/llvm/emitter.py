@@ -9,14 +9,19 @@ value. The runtime turns the id back into the diagnostic the interpreter would g
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from llvmlite import ir
 
 from ...ir.nodes import Op
 from .types import I8, I64, register_type
-from .values import Memory, Registers, Tensor
+from .values import Body, ElementAt, Group, Memory, Registers, Shape, Tensor
+
+if TYPE_CHECKING:
+    from .target import TargetHooks
 
 # A static temporary up to this size lives on the stack, in the entry block.
 STACK_LIMIT_BYTES = 64 * 1024
@@ -32,7 +37,7 @@ class CheckSite:
 
 
 class Emitter:
-    def __init__(self, module: ir.Module, function: ir.Function, status: ir.Value, hooks):
+    def __init__(self, module: ir.Module, function: ir.Function, status: ir.Value, hooks: TargetHooks):
         self.module, self.function, self.status, self.hooks = module, function, status, hooks
         self.entry = ir.IRBuilder(function.append_basic_block("entry"))
         self.prologue = ir.IRBuilder(function.append_basic_block("prologue"))
@@ -69,7 +74,8 @@ class Emitter:
     def new_block(self, name: str) -> ir.Block:
         return self.function.append_basic_block(name)
 
-    def loop(self, start: ir.Value, stop: ir.Value, body, step: ir.Value | None = None, name: str = "i") -> None:
+    def loop(self, start: ir.Value, stop: ir.Value, body: Callable[[ir.Value], None], step: ir.Value | None = None,
+             name: str = "i") -> None:
         """for (i = start; i < stop; i += step) body(i)   (signed i64)."""
         b = self.b
         step = step if step is not None else ir.Constant(I64, 1)
@@ -90,23 +96,23 @@ class Emitter:
         b.branch(header)
         b.position_at_end(after)
 
-    def for_each(self, shape, body, group=None) -> None:
+    def for_each(self, shape: Shape, body: Body, group: Group | None = None) -> None:
         """body(idx) for every coordinate of a tensor-level `shape` (the target decides how;
         `group`: the op's optional vector form, see TargetHooks.for_each)."""
         self.hooks.for_each(self, shape, body, group)
 
-    def serial_for_each(self, shape, body) -> None:
+    def serial_for_each(self, shape: Shape, body: Body) -> None:
         """body(idx) for every coordinate of `shape`, row-major (the last axis innermost)."""
         zero = ir.Constant(I64, 0)
 
-        def nest(axis: int, idx: list):
+        def nest(axis: int, idx: list[ir.Value]) -> None:
             if axis == len(shape):
                 body(idx)
                 return
-            self.loop(zero, shape[axis], lambda i: nest(axis + 1, idx + [i]), name=f"d{axis}")
+            self.loop(zero, shape[axis], lambda i: nest(axis + 1, [*idx, i]), name=f"d{axis}")
         nest(0, [])
 
-    def if_then(self, cond: ir.Value, then, otherwise=None) -> None:
+    def if_then(self, cond: ir.Value, then: Callable[[], None], otherwise: Callable[[], None] | None = None) -> None:
         b = self.b
         then_block, after = self.new_block("then"), self.new_block("endif")
         else_block = self.new_block("else") if otherwise else after
@@ -130,7 +136,7 @@ class Emitter:
         finally:
             self.branch_depth -= 1
 
-    def when(self, cond: ir.Value, compute, default: ir.Value) -> ir.Value:
+    def when(self, cond: ir.Value, compute: Callable[[], ir.Value], default: ir.Value) -> ir.Value:
         """compute() where `cond` holds (its effects only then), else `default`."""
         b = self.b
         before = b.block
@@ -149,14 +155,14 @@ class Emitter:
             self.entry.store(init, slot)
         return slot
 
-    def element_count(self, shape) -> ir.Value:
+    def element_count(self, shape: Shape) -> ir.Value:
         b = self.b
         count = ir.Constant(I64, 1)
         for extent in shape:
             count = b.mul(count, extent) if not _is_const(count, 1) else extent
         return count
 
-    def alloc(self, dtype: str, shape) -> Memory:
+    def alloc(self, dtype: str, shape: Shape) -> Memory:
         """A row-major register-typed temporary of `shape`."""
         element = register_type(dtype)
         size_bytes = max(1, (element.width + 7) // 8) if isinstance(element, ir.IntType) else \
@@ -179,7 +185,7 @@ class Emitter:
         (self.exit_frees if at_exit else self.scopes[-1]).append(raw)
         return Memory(dtype, tuple(shape), pointer, strides)
 
-    def row_major_strides(self, shape) -> tuple[ir.Value, ...]:
+    def row_major_strides(self, shape: Shape) -> tuple[ir.Value, ...]:
         strides, step = [], ir.Constant(I64, 1)
         for extent in reversed(shape):
             strides.append(step)
@@ -193,7 +199,7 @@ class Emitter:
             return value
         return self.tabulate(value.dtype, value.shape, lambda idx: value.at(self, idx))
 
-    def tabulate(self, dtype: str, shape, element, group=None) -> Tensor:
+    def tabulate(self, dtype: str, shape: Shape, element: ElementAt, group: Group | None = None) -> Tensor:
         """A temporary holding element(idx) at every coordinate of `shape` (the target
         chooses where: memory here, a thread's registers under a GPU mapping)."""
         return self.hooks.tabulate(self, dtype, shape, element, group)
@@ -202,7 +208,7 @@ class Emitter:
         self.for_each(memory.shape, lambda idx: self.b.store(value.at(self, idx), memory.address(self, idx)))
 
     @contextmanager
-    def scope(self):
+    def scope(self) -> Iterator[None]:
         self.scopes.append([])
         self._raised.append(set())
         try:
@@ -245,7 +251,7 @@ class Emitter:
         self.prologue.branch(self.body_block)
 
 
-def _is_const(value, number: int) -> bool:
+def _is_const(value: ir.Value, number: int) -> bool:
     return isinstance(value, ir.Constant) and int(value.constant) == number
 
 

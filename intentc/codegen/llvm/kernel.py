@@ -14,6 +14,7 @@ from .conversion import constant_value
 from .emitter import CheckSite, Emitter
 from .lowering import NotLowered, count_uses, lower_ops
 from .lowfloat import to_register
+from .target import TargetHooks
 from .types import F32, F64, I32, I64, is_low, register_type, storage_type
 from .values import Scalar, ViewRef
 
@@ -33,7 +34,7 @@ def function_name(kernel: str) -> str:
     return f"intentc_kernel_{kernel}"
 
 
-def lower_kernel(module: Module, kernel_name: str, hooks, specialization: Specialization | None = None,
+def lower_kernel(module: Module, kernel_name: str, hooks: TargetHooks, specialization: Specialization | None = None,
                  file: str = "<input>", source: str | None = None) -> LoweredKernel:
     """LLVM IR for `kernel_name`; raises DiagnosticError for what cannot be lowered yet."""
     specialization = specialization or Specialization()

@@ -1,4 +1,5 @@
-"""The op dispatcher: one table from op name to lowering, gathered from the family modules.
+"""The op dispatcher: the registry of lowerings, filled by the family modules (named like
+those of `intentc.ir.ops`) with `@LOWERINGS.register(name, ...)`.
 
 A lowering returns the op's value (or a list for multi-result ops). A costly lazy result
 with more than one use is materialized once, so no expensive element is computed twice.
@@ -7,8 +8,11 @@ diagnostic naming the op and its location.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ...ir.nodes import Op
 from ...ir.optable import ops_where
+from ...ir.registry import Registry
 from .values import Lazy
 
 MULTI = ops_where(lambda op: op.multi_result)
@@ -20,28 +24,13 @@ class NotLowered(Exception):
         self.op, self.reason = op, reason
 
 
-def _table() -> dict:
-    from . import (atomics, contraction, control, conversion, math, memory, pointwise, quant, reduction, rng,
-                   shape, structured)
-    table = {}
-    for family in (pointwise, conversion, math, shape, memory, reduction, contraction, structured, quant, control,
-                   atomics, rng):
-        table.update(family.LOWER)
-    return table
-
-
-_LOWER: dict | None = None
-
-
-def lowering_table() -> dict:
-    global _LOWER
-    if _LOWER is None:
-        _LOWER = _table()
-    return _LOWER
+# Region terminators are handled by `lower_ops`; an op may declare why it has no lowering.
+LOWERINGS: Registry[Callable] = Registry("LLVM lowering", "intentc.codegen.llvm",
+                                         exempt=lambda op: op.terminator or bool(op.no_lowering))
 
 
 def lower_op(em, op: Op) -> None:
-    impl = lowering_table().get(op.name) if op.registered else None
+    impl = LOWERINGS.get(op.name) if op.registered else None
     if impl is None:
         raise NotLowered(op)
     out = impl(em, op)

@@ -7,9 +7,14 @@ between grid values and bit patterns. All of it is branch-free, so loops stay ve
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from llvmlite import ir
 
 from .types import F32, F64, I1, I64, LOW_FORMATS, LowFormat, ir_int
+
+if TYPE_CHECKING:
+    from .emitter import Emitter
 
 
 def _f64_bits(b, x):
@@ -25,11 +30,11 @@ def _abs(em, x):
     return em.call_intrinsic("fabs", x)
 
 
-def is_finite(em, x) -> ir.Value:
+def is_finite(em: Emitter, x: ir.Value) -> ir.Value:
     return em.b.fcmp_ordered("<", _abs(em, x), ir.Constant(x.type, float("inf")))
 
 
-def round_f64(em, x: ir.Value, dtype: str, overflow: str = "inf") -> tuple[ir.Value, ir.Value]:
+def round_f64(em: Emitter, x: ir.Value, dtype: str, overflow: str = "inf") -> tuple[ir.Value, ir.Value]:
     """(rounded f64, finite overflow i1). `overflow`: "inf" gives ±inf (NaN in a format
     without infinities), "max" clamps to ±max_finite."""
     b = em.b
@@ -68,7 +73,7 @@ def round_f64(em, x: ir.Value, dtype: str, overflow: str = "inf") -> tuple[ir.Va
     return result, overflowed
 
 
-def encode(em, value: ir.Value, dtype: str) -> ir.Value:
+def encode(em: Emitter, value: ir.Value, dtype: str) -> ir.Value:
     """Bit pattern (iN) of an f64 value that lies on `dtype`'s grid (or is ±inf / NaN)."""
     fmt: LowFormat = LOW_FORMATS[dtype]
     b = em.b
@@ -101,7 +106,7 @@ def encode(em, value: ir.Value, dtype: str) -> ir.Value:
     return b.trunc(word, out)
 
 
-def _nan_code(b, mbits: ir.Value, fmt: LowFormat, inf_code: int, nan_code: int) -> ir.Value:
+def _nan_code(b: ir.IRBuilder, mbits: ir.Value, fmt: LowFormat, inf_code: int, nan_code: int) -> ir.Value:
     """The NaN code of an f64 NaN: its payload's top bits, as `decode` placed them (a read
     then write, or a bitcast, keeps a NaN's bits, §5.2); the default NaN when they are zero
     or the format has a single NaN."""
@@ -113,7 +118,7 @@ def _nan_code(b, mbits: ir.Value, fmt: LowFormat, inf_code: int, nan_code: int) 
     return b.select(empty, ir.Constant(I64, nan_code), b.or_(ir.Constant(I64, inf_code), payload))
 
 
-def decode(em, word: ir.Value, dtype: str) -> ir.Value:
+def decode(em: Emitter, word: ir.Value, dtype: str) -> ir.Value:
     """The exact f64 value of a bit pattern of `dtype`."""
     fmt: LowFormat = LOW_FORMATS[dtype]
     b = em.b
@@ -145,7 +150,7 @@ def decode(em, word: ir.Value, dtype: str) -> ir.Value:
     return b.select(nan, b.bitcast(nan_bits, F64), value)
 
 
-def to_register(em, word: ir.Value, dtype: str) -> ir.Value:
+def to_register(em: Emitter, word: ir.Value, dtype: str) -> ir.Value:
     """A loaded storage element as a register value."""
     b = em.b
     if dtype == "bool":
@@ -155,7 +160,7 @@ def to_register(em, word: ir.Value, dtype: str) -> ir.Value:
     return word
 
 
-def to_storage(em, value: ir.Value, dtype: str) -> ir.Value:
+def to_storage(em: Emitter, value: ir.Value, dtype: str) -> ir.Value:
     b = em.b
     if dtype == "bool":
         return b.zext(value, ir.IntType(8))

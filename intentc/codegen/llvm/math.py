@@ -8,15 +8,21 @@ Everything else is the target's business: `hooks.math_f64(em, name, x)`.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from llvmlite import ir
 
+from ...ir.nodes import Op
 from .conversion import to_float
 from .pointwise import elementwise
 from .types import F32, F64, I1, is_float, is_low
+from .lowering import LOWERINGS
+from ...ir.optable import ops_where
+
+if TYPE_CHECKING:
+    from .emitter import Emitter
 
 EXACT_INTRINSICS = {"sqrt": "sqrt", "floor": "floor", "ceil": "ceil", "trunc": "trunc", "rint": "rint"}
-FUNCTIONS = ("exp", "log", "log2", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tan", "asin", "acos",
-             "atan", "sinh", "cosh", "tanh", "erf", "erfc", "i0", "lgamma", "floor", "ceil", "trunc", "rint", "exp2")
 
 
 def _in_f64(em, name, x):
@@ -27,7 +33,7 @@ def _in_f64(em, name, x):
     return em.hooks.math_f64(em, name, x)
 
 
-def evaluate(em, op, name: str, x, dtype: str):
+def evaluate(em: Emitter, op: Op, name: str, x: ir.Value, dtype: str) -> ir.Value:
     """One element of math function `name` on a register value of float `dtype`."""
     b = em.b
     if name in EXACT_INTRINSICS and not is_low(dtype):
@@ -58,6 +64,7 @@ def _function_op(em, op):
     return elementwise(em, op, [x], lambda e, v: evaluate(e, op, op.name, v[0], x.dtype), x.dtype, costly=not cheap)
 
 
+@LOWERINGS.register("isnan", "isinf")
 def _classify_op(em, op):
     (x,) = (em.env[n] for n in op.operands)
     if not is_float(x.dtype):
@@ -75,13 +82,13 @@ def _flags(op):
     return bool(op.attributes.get("approximate", False)), bool(op.attributes.get("flush_to_zero", False))
 
 
-def flush_subnormal(em, x):
+def flush_subnormal(em: Emitter, x: ir.Value) -> ir.Value:
     b = em.b
     tiny = b.fcmp_ordered("<", em.call_intrinsic("fabs", x), ir.Constant(F32, 2.0 ** -126))
     return b.select(tiny, em.call_intrinsic("copysign", ir.Constant(F32, 0.0), x), x)
 
 
-def approximate_fdiv(em, lhs, rhs, flush):
+def approximate_fdiv(em: Emitter, lhs: ir.Value, rhs: ir.Value, flush: bool) -> ir.Value:
     """The interpreter's approximate division: the correctly rounded quotient, and for
     2^126 < |rhs| < 2^128 a zero of the quotient's sign (NaN for an infinite lhs)."""
     b = em.b
@@ -99,6 +106,7 @@ def approximate_fdiv(em, lhs, rhs, flush):
     return flush_subnormal(em, quotient) if flush else quotient
 
 
+@LOWERINGS.register("fdiv")
 def _fdiv_op(em, op):
     lhs, rhs = (em.env[n] for n in op.operands)
     approximate, flush = _flags(op)
@@ -110,6 +118,7 @@ def _fdiv_op(em, op):
                        approximate_fdiv(e, v[0], v[1], flush), "f32", costly=True)
 
 
+@LOWERINGS.register("exp2")
 def _exp2_op(em, op):
     (x,) = (em.env[n] for n in op.operands)
     approximate, flush = _flags(op)
@@ -124,6 +133,6 @@ def _exp2_op(em, op):
     return elementwise(em, op, [x], element, x.dtype, costly=True)
 
 
-LOWER = {name: _function_op for name in FUNCTIONS}
-LOWER.update({"fdiv": _fdiv_op, "exp2": _exp2_op, "isnan": _classify_op, "isinf": _classify_op})
-__all__ = ["LOWER", "evaluate"]
+# Math functions on one operand, except those with a flush_to_zero mode (exp2, fdiv above).
+LOWERINGS.add(ops_where(lambda op: op.family == "math" and op.same_type and len(op.operands) == 1
+                        and "flush_to_zero" not in op.attrs), _function_op)

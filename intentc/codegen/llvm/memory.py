@@ -7,27 +7,30 @@ out-of-bounds active lane is reported (R0301) and makes no access.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NamedTuple
 
 from llvmlite import ir
 
 from ...ir import errors
+from ...ir.nodes import Op
 from ...ir.ops.memory import UPDATE_COMBINE
-from .emitter import CheckSite
+from .emitter import CheckSite, Emitter
 from .lowfloat import to_register, to_storage
 from .pointwise import binary
 from .shape import broadcast_index, broadcast_to
 from .types import I1, I8, I64, is_signed, register_type, storage_type
-from .values import BufferRef, Lazy, Scalar, ViewRef
+from .values import BufferRef, Coordinate, Lazy, Scalar, Tensor, ViewRef
+from .lowering import LOWERINGS
 
 
-def as_index(em, value, dtype):
+def as_index(em: Emitter, value: ir.Value, dtype: str) -> ir.Value:
     if value.type == I64:
         return value
     return em.b.sext(value, I64) if is_signed(dtype) else em.b.zext(value, I64)
 
 
-def element_at(em, tensor, idx):
+def element_at(em: Emitter, tensor: Tensor, idx: Coordinate) -> ir.Value:
     """Element of `tensor` at access coordinate `idx` (tensor broadcast right-aligned)."""
     return tensor.at(em, broadcast_index(tensor, idx))
 
@@ -41,12 +44,13 @@ class Lane(NamedTuple):
 class Access:
     """The lanes of one read/write/atomic on a view or buffer."""
 
-    def __init__(self, em, op, resource, indices, mask):
+    def __init__(self, em: Emitter, op: Op, resource: ViewRef | BufferRef, indices: list[Tensor],
+                 mask: Tensor | None):
         self.em, self.op, self.resource, self.indices, self.mask = em, op, resource, indices, mask
         self.site = CheckSite(op, errors.OUT_OF_BOUNDS, "active access is outside the resource's extents "
                               "or allocation", "mask the lane off or clamp the index")
 
-    def lane(self, idx) -> Lane:
+    def lane(self, idx: Coordinate) -> Lane:
         """The lane at `idx`: its pointer, whether it is active and in bounds, and (buffers
         with a written-mask) its mask byte."""
         em, b = self.em, self.em.b
@@ -83,7 +87,7 @@ class Access:
             with self.em.b.if_then(lane.live):
                 self.em.b.store(ir.Constant(I8, 1), lane.written)
 
-    def load(self, pointer):
+    def load(self, pointer: ir.Value) -> ir.Value:
         value = self.em.b.load(pointer)
         return to_register(self.em, value, self.resource.dtype) if isinstance(self.resource, ViewRef) else value
 
@@ -94,20 +98,20 @@ class Access:
         dtype = self.resource.dtype
         return isinstance(self.resource, ViewRef) and storage_type(dtype) == register_type(dtype)
 
-    def masked_load(self, lane: Lane, default):
+    def masked_load(self, lane: Lane, default: ir.Value) -> ir.Value:
         """The lane's element where it is live, else `default`."""
         if self._view_words:
             return self.em.hooks.masked_load(self.em, lane.pointer, lane.live, default)
         return self.em.when(lane.live, lambda: self.load(lane.pointer), default)
 
-    def masked_store(self, lane: Lane, value) -> None:
+    def masked_store(self, lane: Lane, value: ir.Value) -> None:
         if self._view_words:
             self.em.hooks.masked_store(self.em, lane.pointer, value, lane.live)
             return
         with self.em.b.if_then(lane.live):
             self.store(lane.pointer, value)
 
-    def store(self, pointer, value):
+    def store(self, pointer: ir.Value, value: ir.Value) -> None:
         if isinstance(self.resource, ViewRef):
             value = to_storage(self.em, value, self.resource.dtype)
         self.em.b.store(value, pointer)
@@ -181,19 +185,20 @@ def _vector_store(em, acc, lanes, values) -> None:
                 acc.masked_store(lane, new)
 
 
-def access(em, op):
+def access(em: Emitter, op: Op) -> Access:
     resource = em.env[op.operands[0]]
     indices = [em.env[n] for n in (op.group("index") or ())]
     mask = op.group("mask")
     return Access(em, op, resource, indices, em.env[mask[0]] if mask else None)
 
 
-def guarded(em, condition, then):
+def guarded(em: Emitter, condition: ir.Value, then: Callable[[], None]) -> None:
     """then() under `condition`; returns nothing."""
     with em.b.if_then(condition):
         then()
 
 
+@LOWERINGS.register("read")
 def _read_op(em, op):
     acc = access(em, op)
     type_ = op.result_types[0]
@@ -245,10 +250,12 @@ def _store_each(em, op, combine=None, kind=None):
     em.for_each(shape, element, group if vectorizable else None)
 
 
+@LOWERINGS.register("write", "unique_store")
 def _write_op(em, op):
     _store_each(em, op)
 
 
+@LOWERINGS.register("scatter_reduce")
 def _scatter_reduce_op(em, op):
     kind = None
     if op.regions:
@@ -269,6 +276,7 @@ def _scatter_reduce_op(em, op):
     _store_each(em, op, combine, kind)
 
 
+@LOWERINGS.register("buffer")
 def _buffer_op(em, op):
     type_ = op.result_types[0]
     memory = em.alloc(type_.dtype, em.shape_of(type_))
@@ -281,6 +289,7 @@ def _buffer_op(em, op):
     return BufferRef(type_.dtype, memory, written)
 
 
+@LOWERINGS.register("assume_in_bounds")
 def _assume_in_bounds_op(em, op):
     index, resource = (em.env[n] for n in op.operands)
     extent = resource.shape[op.attributes["axis"]]
@@ -291,7 +300,3 @@ def _assume_in_bounds_op(em, op):
         coordinate = as_index(em, index.at(em, idx), index.dtype)
         em.check(site, em.b.icmp_unsigned(">=", coordinate, extent))
     em.for_each(index.shape, check)
-
-
-LOWER = {"read": _read_op, "write": _write_op, "unique_store": _write_op, "scatter_reduce": _scatter_reduce_op,
-         "buffer": _buffer_op, "assume_in_bounds": _assume_in_bounds_op}

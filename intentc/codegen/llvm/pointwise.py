@@ -10,10 +10,12 @@ from llvmlite import ir
 
 from ...ir import errors
 from ...ir.dtypes import int_range
+from ...ir.optable import op_def, ops_where
 from ...ir.types import BIT_WIDTH
 from .emitter import CheckSite
 from .lowfloat import round_f64
 from .types import F64, LOW_FORMATS, is_float, is_low, is_signed
+from .lowering import LOWERINGS
 from .values import Lazy, Scalar, Tensor
 
 
@@ -101,10 +103,14 @@ def int_binary(em, op, name, a, b, dtype):
     if name == "shr":
         amount = _safe_shift(em, op, b, dtype)
         return builder.ashr(a, amount) if signed else builder.lshr(a, amount)
-    if name in ("maximum", "maximum_num", "minimum", "minimum_num"):
+    if name in EXTREMES:
         greater = builder.icmp_signed(">", a, b) if signed else builder.icmp_unsigned(">", a, b)
-        return builder.select(greater, a, b) if name.startswith("max") else builder.select(greater, b, a)
+        return builder.select(greater, a, b) if EXTREMES[name] else builder.select(greater, b, a)
     raise AssertionError(f"the verifier admits no integer `{name}`")
+
+
+# The maximum/minimum ops: whether each picks the greater operand.
+EXTREMES = {"maximum": True, "maximum_num": True, "minimum": False, "minimum_num": False}
 
 
 def bool_binary(em, name, a, b):
@@ -118,7 +124,7 @@ def bool_binary(em, name, a, b):
 def float_extreme(em, name, a, b):
     """IEEE 754-2019 maximum/minimum (NaN propagates, -0 < +0) and the *_num forms."""
     builder = em.b
-    want_max = name.startswith("max")
+    want_max = EXTREMES[name]
     pick = builder.select(builder.fcmp_ordered(">" if want_max else "<", a, b), a, b)
     int_type = ir.IntType(64 if a.type == F64 else 32)
     ia, ib = builder.bitcast(a, int_type), builder.bitcast(b, int_type)
@@ -146,7 +152,7 @@ def float_binary(em, op, name, a, b, dtype):
                                f"value (spec §5.2)", "compute in a wider dtype and `saturating_cast` back"),
                      builder.or_(overflowed, infinite))
         return rounded
-    if name in ("maximum", "minimum", "maximum_num", "minimum_num"):
+    if name in EXTREMES:
         return float_extreme(em, name, a, b)
     raise AssertionError(f"the verifier admits no float `{name}`")
 
@@ -188,7 +194,6 @@ def unary(em, name, x, dtype):
 
 
 # ---- ops --------------------------------------------------------------------------------------
-COSTLY_BINARY = {"div", "fmod", "floordiv", "mod"}
 
 
 def _fused_multiply_add(em, op):
@@ -213,7 +218,7 @@ def _fused_multiply_add(em, op):
 
 
 def _binary_op(em, op):
-    if op.name in ("add", "sub"):
+    if "fma" in op.attributes:
         fused = _fused_multiply_add(em, op)
         if fused is not None:
             return fused
@@ -221,21 +226,19 @@ def _binary_op(em, op):
     dtype = a.dtype
     result = op.result_types[0].dtype
     return elementwise(em, op, [a, b], lambda e, v: binary(e, op, op.name, v[0], v[1], dtype), result,
-                       costly=op.name in COSTLY_BINARY)
+                       costly=op_def(op.name).costly)
 
 
+@LOWERINGS.register("neg", "abs", "not")
 def _unary_op(em, op):
     (x,) = (em.env[n] for n in op.operands)
     return elementwise(em, op, [x], lambda e, v: unary(e, op.name, v[0], x.dtype), x.dtype)
 
 
+@LOWERINGS.register("select")
 def _select_op(em, op):
     c, t, f = (em.env[n] for n in op.operands)
     return elementwise(em, op, [c, t, f], lambda e, v: e.b.select(v[0], v[1], v[2]), t.dtype)
 
 
-BINARY_NAMES = ("add", "sub", "mul", "div", "floordiv", "mod", "fmod", "and", "or", "xor", "shl", "shr",
-                "maximum", "minimum", "maximum_num", "minimum_num", *COMPARE_SIGNED)
-LOWER = {name: _binary_op for name in BINARY_NAMES}
-LOWER.update({"neg": _unary_op, "abs": _unary_op, "not": _unary_op, "select": _select_op})
-__all__ = ["LOWER", "binary", "elementwise", "unary", "float_extreme"]
+LOWERINGS.add(ops_where(lambda op: op.family == "pointwise" and len(op.operands) == 2), _binary_op)

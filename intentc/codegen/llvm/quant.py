@@ -7,14 +7,18 @@ quantization (make_qkx2_quants) is in `quant_q4k.py`.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from llvmlite import ir
 
 from ...ir import errors
+from ...ir.nodes import Op
 from .contraction import _settled
-from .emitter import CheckSite
+from .emitter import CheckSite, Emitter
 from .lowfloat import decode
 from .types import F32, I8, I16, I32, I64
-from .values import Lazy, Scalar
+from .values import Lazy, Memory, Scalar, Tensor
+from .lowering import LOWERINGS
 
 QK_K = 256
 Q8_K_BYTES, Q4_K_BYTES = 292, 144
@@ -30,31 +34,31 @@ def f32c(value: float) -> ir.Constant:
     return ir.Constant(F32, value)
 
 
-def count_loop(em, count: int, body) -> None:
+def count_loop(em: Emitter, count: int, body: Callable[[ir.Value], None]) -> None:
     em.loop(c64(0), c64(count), body)
 
 
 class Slot:
     """A scalar accumulator in an entry-block alloca (promoted to a register by LLVM)."""
 
-    def __init__(self, em, type_, init):
+    def __init__(self, em: Emitter, type_: ir.Type, init: float | ir.Value):
         self.em, self.ptr = em, em.entry_alloca(type_)
         self.set(ir.Constant(type_, init) if not isinstance(init, ir.Value) else init)
 
-    def get(self):
+    def get(self) -> ir.Value:
         return self.em.b.load(self.ptr)
 
-    def set(self, value):
+    def set(self, value: ir.Value) -> None:
         self.em.b.store(value, self.ptr)
 
 
 # ---- fields of a record ------------------------------------------------------------------------
-def byte(em, records, block, offset) -> ir.Value:
+def byte(em: Emitter, records: Tensor, block: ir.Value, offset: int | ir.Value) -> ir.Value:
     offset = c64(offset) if isinstance(offset, int) else offset
     return records.at(em, [block, offset])
 
 
-def le_word(em, records, block, offset: int, nbytes: int) -> ir.Value:
+def le_word(em: Emitter, records: Tensor, block: ir.Value, offset: int, nbytes: int) -> ir.Value:
     b = em.b
     word_type = ir.IntType(8 * nbytes)
     word = ir.Constant(word_type, 0)
@@ -64,7 +68,7 @@ def le_word(em, records, block, offset: int, nbytes: int) -> ir.Value:
     return word
 
 
-def put_le(em, memory, block, offset, word: ir.Value) -> None:
+def put_le(em: Emitter, memory: Memory, block: ir.Value, offset: int | ir.Value, word: ir.Value) -> None:
     b = em.b
     offset = c64(offset) if isinstance(offset, int) else offset
     for i in range(word.type.width // 8):
@@ -72,15 +76,15 @@ def put_le(em, memory, block, offset, word: ir.Value) -> None:
         b.store(part, memory.address(em, [block, b.add(offset, c64(i))]))
 
 
-def f16_field(em, records, block, offset: int) -> ir.Value:
+def f16_field(em: Emitter, records: Tensor, block: ir.Value, offset: int) -> ir.Value:
     return em.b.fptrunc(decode(em, le_word(em, records, block, offset, 2), "f16"), F32)   # exact
 
 
-def f32_field(em, records, block, offset: int) -> ir.Value:
+def f32_field(em: Emitter, records: Tensor, block: ir.Value, offset: int) -> ir.Value:
     return em.b.bitcast(le_word(em, records, block, offset, 4), F32)
 
 
-def nearest_int(em, x: ir.Value) -> ir.Value:
+def nearest_int(em: Emitter, x: ir.Value) -> ir.Value:
     """np.rint(x).astype(int32) on the host: round half to even, INT_MIN outside the range."""
     b = em.b
     rounded = em.call_intrinsic("roundeven", x)
@@ -89,17 +93,17 @@ def nearest_int(em, x: ir.Value) -> ir.Value:
     return b.select(inside, b.fptosi(safe, I32), ir.Constant(I32, -2 ** 31))
 
 
-def imin(em, x, limit: int):
+def imin(em: Emitter, x: ir.Value, limit: int) -> ir.Value:
     constant = ir.Constant(x.type, limit)
     return em.b.select(em.b.icmp_signed("<", x, constant), x, constant)
 
 
-def scale_min_k4(em, records, block, j) -> tuple[ir.Value, ir.Value]:
+def scale_min_k4(em: Emitter, records: Tensor, block: ir.Value, j: ir.Value) -> tuple[ir.Value, ir.Value]:
     """get_scale_min_k4(j) of a Q4_K record: (sc, m) as i32, for a dynamic j in 0..7."""
     b = em.b
     low = b.and_(j, c64(3))
     first, second, third = (byte(em, records, block, b.add(low, c64(Q4_SCALES + 4 * part))) for part in range(3))
-    i8c = lambda v: ir.Constant(I8, v)   # noqa: E731
+    i8c = lambda v: ir.Constant(I8, v)
     sc_low, m_low = b.and_(first, i8c(63)), b.and_(second, i8c(63))
     sc_high = b.or_(b.and_(third, i8c(15)), b.shl(b.lshr(first, i8c(6)), i8c(4)))
     m_high = b.or_(b.lshr(third, i8c(4)), b.shl(b.lshr(second, i8c(6)), i8c(4)))
@@ -107,7 +111,7 @@ def scale_min_k4(em, records, block, j) -> tuple[ir.Value, ir.Value]:
     return (b.zext(b.select(upper, sc_high, sc_low), I32), b.zext(b.select(upper, m_high, m_low), I32))
 
 
-def q4_nibble(em, records, block, j, l) -> ir.Value:
+def q4_nibble(em: Emitter, records: Tensor, block: ir.Value, j: ir.Value, l: ir.Value) -> ir.Value:
     """Level l of sub-block j (j = 2 * chunk + half) as i32."""
     b = em.b
     chunk, half = b.lshr(j, c64(1)), b.and_(j, c64(1))
@@ -117,7 +121,7 @@ def q4_nibble(em, records, block, j, l) -> ir.Value:
 
 
 # ---- Q8_K ------------------------------------------------------------------------------------------
-def quantize_q8_k(em, x, blocks):
+def quantize_q8_k(em: Emitter, x: Tensor, blocks: ir.Value) -> Memory:
     """quantize_row_q8_K_ref on each row of x [B, 256] f32."""
     out = em.alloc("u8", (blocks, c64(Q8_K_BYTES)))
     b = em.b
@@ -154,7 +158,7 @@ def quantize_q8_k(em, x, blocks):
     return out
 
 
-def dequantize_q8_k(em, q, blocks):
+def dequantize_q8_k(em: Emitter, q: Tensor, blocks: ir.Value) -> Lazy:
     def at(e, idx):
         blk, i = idx
         level = e.b.sitofp(byte(e, q, blk, e.b.add(i, c64(Q8_QS))), F32)
@@ -163,7 +167,7 @@ def dequantize_q8_k(em, q, blocks):
 
 
 # ---- Q4_K ------------------------------------------------------------------------------------------
-def dequantize_q4_k(em, q, blocks):
+def dequantize_q4_k(em: Emitter, q: Tensor, blocks: ir.Value) -> Lazy:
     def at(e, idx):
         b = e.b
         blk, i = idx
@@ -175,7 +179,7 @@ def dequantize_q4_k(em, q, blocks):
     return Lazy("f32", (blocks, c64(QK_K)), at, costly=True)
 
 
-def quantized_dot_q4_k_q8_k(em, op, lhs, rhs):
+def quantized_dot_q4_k_q8_k(em: Emitter, op: Op, lhs: Tensor, rhs: Tensor) -> Scalar:
     """ggml_vec_dot_q4_K_q8_K's scalar reference: eight f32 lane sums, block after block."""
     b = em.b
     em.check(CheckSite(op, errors.SHAPE_MISMATCH, "quantized_dot: Q4_K and Q8_K block counts differ"),
@@ -220,6 +224,7 @@ def quantized_dot_q4_k_q8_k(em, op, lhs, rhs):
 
 
 # ---- ops ---------------------------------------------------------------------------------------------
+@LOWERINGS.register("quantize")
 def _quantize_op(em, op):
     from .quant_q4k import quantize_q4_k
     (x,) = (_settled(em, em.env[n]) for n in op.operands)
@@ -227,15 +232,14 @@ def _quantize_op(em, op):
     return encoder(em, x, x.shape[0])
 
 
+@LOWERINGS.register("dequantize")
 def _dequantize_op(em, op):
     (q,) = (_settled(em, em.env[n]) for n in op.operands)
     decoder = {"q8_k": dequantize_q8_k, "q4_k": dequantize_q4_k}[op.attributes["format"].name]
     return decoder(em, q, q.shape[0])
 
 
+@LOWERINGS.register("quantized_dot")
 def _quantized_dot_op(em, op):
     lhs, rhs = (_settled(em, em.env[n]) for n in op.operands)
     return quantized_dot_q4_k_q8_k(em, op, lhs, rhs)
-
-
-LOWER = {"quantize": _quantize_op, "dequantize": _dequantize_op, "quantized_dot": _quantized_dot_op}

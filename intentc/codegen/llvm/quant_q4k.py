@@ -5,12 +5,19 @@ numpy's where/maximum/clip become selects with the same NaN and signed-zero beha
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
 import numpy as np
 from llvmlite import ir
 
 from .lowfloat import decode, encode, round_f64
 from .quant import Q4_K_BYTES, Q4_QS, Q4_SCALES, QK_K, Slot, c64, count_loop, f32c, imin, nearest_int, put_le
 from .types import F32, F64, I8, I32
+from .values import Memory, Tensor
+
+if TYPE_CHECKING:
+    from .emitter import Emitter
 
 NMAX, NSTEP = 15, 20
 _F32 = np.float32
@@ -21,45 +28,45 @@ NUMERATORS = [float((_F32(-1.0) + _F32(_F32(0.1) * _F32(step))) + _F32(NMAX)) fo
 class Array:
     """A fixed-size scalar array in the entry block, indexed at run time."""
 
-    def __init__(self, em, type_, count):
+    def __init__(self, em: Emitter, type_: ir.Type, count: int):
         self.em = em
         self.ptr = em.entry.bitcast(em.entry.alloca(ir.ArrayType(type_, count)), type_.as_pointer())
 
-    def address(self, i):
+    def address(self, i: int | ir.Value) -> ir.Value:
         return self.em.b.gep(self.ptr, [c64(i) if isinstance(i, int) else i], inbounds=True)
 
-    def get(self, i):
+    def get(self, i: int | ir.Value) -> ir.Value:
         return self.em.b.load(self.address(i))
 
-    def set(self, i, value):
+    def set(self, i: int | ir.Value, value: ir.Value) -> None:
         self.em.b.store(value, self.address(i))
 
 
-def np_maximum(em, a, b_):
+def np_maximum(em: Emitter, a: ir.Value, b_: ir.Value) -> ir.Value:
     """numpy's maximum: a where a >= b or a is NaN, else b."""
     b = em.b
     return b.select(b.or_(b.fcmp_ordered(">=", a, b_), b.fcmp_unordered("uno", a, a)), a, b_)
 
 
-def np_minimum(em, a, b_):
+def np_minimum(em: Emitter, a: ir.Value, b_: ir.Value) -> ir.Value:
     b = em.b
     return b.select(b.or_(b.fcmp_ordered("<=", a, b_), b.fcmp_unordered("uno", a, a)), a, b_)
 
 
-def seq_sum(em, term, count: int = 32):
+def seq_sum(em: Emitter, term: Callable[[ir.Value], ir.Value], count: int = 32) -> ir.Value:
     """sum of term(l) for l = 0..count-1 in f32, left to right from 0."""
     total = Slot(em, F32, 0.0)
     count_loop(em, count, lambda l: total.set(em.b.fadd(total.get(), term(l))))
     return total.get()
 
 
-def clip_level(em, x):
+def clip_level(em: Emitter, x: ir.Value) -> ir.Value:
     """np.clip(nearest_int(x), 0, nmax) as i32."""
     level = imin(em, nearest_int(em, x), NMAX)
     return em.b.select(em.b.icmp_signed("<", level, ir.Constant(I32, 0)), ir.Constant(I32, 0), level)
 
 
-def make_qkx2_quants(em, xs, ws, levels, base):
+def make_qkx2_quants(em: Emitter, xs: Array, ws: Array, levels: Array, base: ir.Value) -> tuple[ir.Value, ir.Value]:
     """Scale and -min of one sub-block (xs, ws: Arrays of 32); levels[base + l] get its levels."""
     b = em.b
     low, high = Slot(em, F32, xs.get(0)), Slot(em, F32, xs.get(0))
@@ -157,7 +164,7 @@ def _six_bits(em, inverse, value):
     return b.select(b.icmp_unsigned("<", level, ir.Constant(I8, 63)), level, ir.Constant(I8, 63))
 
 
-def quantize_q4_k(em, x, blocks):
+def quantize_q4_k(em: Emitter, x: Tensor, blocks: ir.Value) -> Memory:
     out = em.alloc("u8", (blocks, c64(Q4_K_BYTES)))
     b = em.b
     xs, ws = Array(em, F32, 32), Array(em, F32, 32)
@@ -222,7 +229,7 @@ def quantize_q4_k(em, x, blocks):
 def _pack_scales(em, out, blk, ls, lm):
     """The 12-byte get_scale_min_k4 layout of 8 six-bit scales and mins."""
     b = em.b
-    i8c = lambda v: ir.Constant(I8, v)   # noqa: E731
+    i8c = lambda v: ir.Constant(I8, v)
     for j in range(4):
         high_s, high_m = b.lshr(ls.get(j + 4), i8c(4)), b.lshr(lm.get(j + 4), i8c(4))
         b.store(b.or_(ls.get(j), b.shl(high_s, i8c(6))), out.address(em, [blk, c64(Q4_SCALES + j)]))

@@ -8,9 +8,13 @@ whole axis as one slice (slicing is the compiler's choice).
 """
 from __future__ import annotations
 
+from collections.abc import Collection
+from typing import TYPE_CHECKING
+
 from llvmlite import ir
 
 from ...ir import errors
+from ...ir.nodes import Op
 from ...ir.ops.reduction import COMBINE, EMPTY_ARG_REDUCE_MESSAGE, accumulator, identity
 from .control import make_slot, read_slot, run_region, write_slots
 from .conversion import convert
@@ -18,6 +22,10 @@ from .emitter import CheckSite
 from .pointwise import binary
 from .types import I1, I64, const, is_float, is_signed, register_type
 from .values import Lazy, Memory, Scalar
+from .lowering import LOWERINGS
+
+if TYPE_CHECKING:
+    from .emitter import Emitter
 
 def identity_const(kind: str, dtype: str) -> ir.Constant:
     value = identity(kind, dtype)
@@ -28,13 +36,13 @@ def identity_const(kind: str, dtype: str) -> ir.Constant:
     return const(dtype, int(value))
 
 
-def combine_builtin(em, op, kind: str, acc, element, dtype: str):
+def combine_builtin(em: Emitter, op: Op, kind: str, acc: ir.Value, element: ir.Value, dtype: str) -> ir.Value:
     if kind == "sum" and dtype in ("f32", "f64"):
         return em.b.fadd(acc, element, flags=("reassoc",))
     return binary(em, op, COMBINE[kind], acc, element, dtype)
 
 
-def merge_index(axes, reduced: list, rest: list) -> list:
+def merge_index(axes: Collection[int], reduced: list[ir.Value], rest: list[ir.Value]) -> list[ir.Value]:
     """Full coordinate from the coordinates of the reduced `axes` and of the other axes."""
     reduced_iter, rest_iter = iter(reduced), iter(rest)
     return [next(reduced_iter) if a in axes else next(rest_iter) for a in range(len(reduced) + len(rest))]
@@ -51,6 +59,7 @@ def _into(em, shape, dtype, compute):
     return em.tabulate(dtype, shape, compute)
 
 
+@LOWERINGS.register("reduce")
 def _reduce_op(em, op):
     (x,) = (em.env[n] for n in op.operands)
     kind = op.attributes["kind"].name
@@ -71,6 +80,7 @@ def _reduce_op(em, op):
     return _into(em, rest_shape, acc, compute)
 
 
+@LOWERINGS.register("scan")
 def _scan_op(em, op):
     (x,) = (em.env[n] for n in op.operands)
     kind = op.attributes["kind"].name
@@ -105,6 +115,7 @@ def _scan_op(em, op):
     return out
 
 
+@LOWERINGS.register("arg_reduce")
 def _arg_reduce_op(em, op):
     (x,) = (em.env[n] for n in op.operands)
     kind = op.attributes["kind"].name
@@ -170,6 +181,7 @@ def _slice(em, source, axes, fixed):
     return Lazy(source.dtype, tuple(rest_shape), lambda e, rest: source.at(e, merge_index(axes, fixed, rest)))
 
 
+@LOWERINGS.register("generic_reduce")
 def _generic_reduce_op(em, op):
     sources = [em.env[n] for n in op.operands]
     axes = sorted(op.attributes["axes"])
@@ -192,6 +204,7 @@ def _write_line(em, out: Memory, axis, k, value):
     em.for_each(rest_shape, lambda rest: em.b.store(value.at(em, rest), out.address(em, merge_index([axis], [k], rest))))
 
 
+@LOWERINGS.register("generic_scan")
 def _generic_scan_op(em, op):
     sources = [em.env[n] for n in op.operands]
     axis = op.attributes["axis"] % sources[0].rank
@@ -233,6 +246,7 @@ def _whole_slice_args(em, sources, axis):
     return [Scalar("index", (), n), positions] + list(sources), n
 
 
+@LOWERINGS.register("region_fold")
 def _region_fold_op(em, op):
     sources = [em.env[n] for n in op.operands]
     axis = op.attributes["axis"]
@@ -247,6 +261,7 @@ def _region_fold_op(em, op):
     return [read_slot(em, s) for s in slots]
 
 
+@LOWERINGS.register("region_scan")
 def _region_scan_op(em, op):
     sources = [em.env[n] for n in op.operands]
     axis = op.attributes["axis"]
@@ -266,7 +281,3 @@ def _region_scan_op(em, op):
             write_slots(em, state, run_region(em, combine, incoming + summary))
     em.if_then(em.b.icmp_signed(">", n, ir.Constant(I64, 0)), run)
     return [read_slot(em, s) for s in state + outputs]
-
-
-LOWER = {"reduce": _reduce_op, "scan": _scan_op, "arg_reduce": _arg_reduce_op, "generic_reduce": _generic_reduce_op,
-         "generic_scan": _generic_scan_op, "region_fold": _region_fold_op, "region_scan": _region_scan_op}

@@ -4,15 +4,16 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ...ir import errors
-from .emitter import CheckSite
+from .emitter import CheckSite, Emitter
 from .pointwise import elementwise
 from .types import F32, I32, I64, is_signed
+from .lowering import LOWERINGS
 
 M0, M1 = 0xD2511F53, 0xCD9E8D57
 W0, W1 = 0x9E3779B9, 0xBB67AE85
 
 
-def philox_word(em, seed: ir.Value, counter: ir.Value) -> ir.Value:
+def philox_word(em: Emitter, seed: ir.Value, counter: ir.Value) -> ir.Value:
     """The u32 word `counter % 4` of Philox4x32-10 block `counter // 4` under `seed` (both i64)."""
     b = em.b
 
@@ -51,11 +52,13 @@ def _bits(em, op, seed, counter):
     return element
 
 
+@LOWERINGS.register("random_bits")
 def _random_bits_op(em, op):
     seed, counter = (em.env[n] for n in op.operands)
     return elementwise(em, op, [seed, counter], _bits(em, op, seed, counter), "u32", costly=True)
 
 
+@LOWERINGS.register("uniform")
 def _uniform_op(em, op):
     seed, counter = (em.env[n] for n in op.operands)
     bits = _bits(em, op, seed, counter)
@@ -64,6 +67,3 @@ def _uniform_op(em, op):
         word = bits(e, v)
         return e.b.fmul(e.b.uitofp(e.b.lshr(word, ir.Constant(I32, 8)), F32), ir.Constant(F32, 2.0 ** -24))
     return elementwise(em, op, [seed, counter], element, "f32", costly=True)
-
-
-LOWER = {"random_bits": _random_bits_op, "uniform": _uniform_op}

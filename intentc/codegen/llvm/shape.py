@@ -1,11 +1,12 @@
-"""iota, full, dim, broadcast, reshape, join, tuples and records (spec §1, §2, docs/kir.md §5)."""
+"""iota, full, dim, broadcast, reshape, join (spec §2, docs/kir.md §5)."""
 from __future__ import annotations
 
 from llvmlite import ir
 
 from .conversion import constant_value
 from .types import I64, register_type
-from .values import Lazy, Memory, RecordVal, Scalar, Tensor
+from .lowering import LOWERINGS
+from .values import Lazy, Memory, Scalar, Tensor
 
 
 def _is_one(extent) -> bool:
@@ -29,6 +30,7 @@ def broadcast_to(em, source: Tensor, shape, dims=None) -> Tensor:
     return Lazy(source.dtype, tuple(shape), lambda e, idx: source.at(e, broadcast_index(source, idx, dims)))
 
 
+@LOWERINGS.register("iota")
 def _iota_op(em, op):
     type_ = op.result_types[0]
     shape = em.shape_of(type_)
@@ -43,6 +45,7 @@ def _iota_op(em, op):
     return Lazy(type_.dtype, shape, at)
 
 
+@LOWERINGS.register("full")
 def _full_op(em, op):
     type_ = op.result_types[0]
     value = constant_value(em, op.attributes["value"], type_.dtype)
@@ -50,16 +53,19 @@ def _full_op(em, op):
     return Lazy(type_.dtype, shape, lambda e, idx: value) if shape else Scalar(type_.dtype, (), value)
 
 
+@LOWERINGS.register("dim")
 def _dim_op(em, op):
     (source,) = (em.env[n] for n in op.operands)
     return Scalar("index", (), source.shape[op.attributes["axis"]])
 
 
+@LOWERINGS.register("broadcast")
 def _broadcast_op(em, op):
     (source,) = (em.env[n] for n in op.operands)
     return broadcast_to(em, source, em.shape_of(op.result_types[0]), op.attributes.get("dims"))
 
 
+@LOWERINGS.register("reshape")
 def _reshape_op(em, op):
     (source,) = (em.env[n] for n in op.operands)
     shape = em.shape_of(op.result_types[0])
@@ -71,6 +77,7 @@ def _reshape_op(em, op):
     return Memory(source.dtype, shape, memory.ptr, em.row_major_strides(shape))
 
 
+@LOWERINGS.register("join")
 def _join_op(em, op):
     a, b = (em.env[n] for n in op.operands)
     shape = em.shape_of(op.result_types[0])
@@ -79,25 +86,3 @@ def _join_op(em, op):
         first = e.b.icmp_signed("==", idx[-1], ir.Constant(I64, 0))
         return e.b.select(first, a.at(e, idx[:-1]), b.at(e, idx[:-1]))
     return Lazy(a.dtype, shape, at, getattr(a, "costly", False) or getattr(b, "costly", False))
-
-
-def _tuple_op(em, op):
-    return tuple(em.env[n] for n in op.operands)
-
-
-def _tuple_get_op(em, op):
-    return em.env[op.operands[0]][op.attributes["index"]]
-
-
-def _record_op(em, op):
-    names = [f.name for f in op.result_types[0].fields]
-    return RecordVal(dict(zip(names, (em.env[n] for n in op.operands))))
-
-
-def _record_get_op(em, op):
-    return em.env[op.operands[0]].fields[op.attributes["field"].name]
-
-
-LOWER = {"iota": _iota_op, "full": _full_op, "dim": _dim_op, "broadcast": _broadcast_op, "reshape": _reshape_op,
-         "join": _join_op, "tuple": _tuple_op, "tuple_get": _tuple_get_op, "record": _record_op,
-         "record_get": _record_get_op}

@@ -6,9 +6,15 @@ result overflows only where the true value does.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
 from llvmlite import ir
 
 from .types import F64
+
+if TYPE_CHECKING:
+    from .emitter import Emitter
 
 try:
     from numpy.lib._function_base_impl import _i0A, _i0B
@@ -16,7 +22,7 @@ except ImportError:  # pragma: no cover - older numpy layout
     from numpy.lib.function_base import _i0A, _i0B
 
 
-def chebyshev(em, x, coefficients):
+def chebyshev(em: Emitter, x: ir.Value, coefficients: Sequence[float]) -> ir.Value:
     """Cephes chbevl: Clenshaw's recurrence, unrolled."""
     b = em.b
     b0, b1, b2 = ir.Constant(F64, float(coefficients[0])), ir.Constant(F64, 0.0), ir.Constant(F64, 0.0)
@@ -26,7 +32,7 @@ def chebyshev(em, x, coefficients):
     return b.fmul(ir.Constant(F64, 0.5), b.fsub(b0, b2))
 
 
-def i0(em, x, exp):
+def i0(em: Emitter, x: ir.Value, exp: Callable[[ir.Value], ir.Value]) -> ir.Value:
     """Modified Bessel function I0 of an f64 value; `exp(v)` emits e^v."""
     b = em.b
     ax = em.call_intrinsic("fabs", x)

@@ -23,6 +23,7 @@ from .lowfloat import decode
 from .memory import as_index
 from .types import F64, I1, I64
 from .values import Lazy, RecordVal
+from .lowering import LOWERINGS
 
 
 def _i64(value: int) -> ir.Constant:
@@ -46,6 +47,7 @@ def _element(em, byte, k, fmt):
     return b.fpext(decode_e2m1(em, b.lshr(byte, shift)), F64)
 
 
+@LOWERINGS.register("scaled_contract")
 def _scaled_contract_op(em, op):
     lhs, lhs_scale, rhs, rhs_scale = (_settled(em, em.env[n]) for n in op.operands)
     attrs = op.attributes
@@ -83,6 +85,7 @@ def _scaled_contract_op(em, op):
 
 
 # ---- sparse contract -----------------------------------------------------------------------------
+@LOWERINGS.register("sparse_contract")
 def _sparse_contract_op(em, op):
     lhs, metadata, rhs = (em.env[n] for n in op.operands)
     lhs, rhs = _settled(em, lhs), _settled(em, rhs)
@@ -135,6 +138,3 @@ def _check_metadata(em, op, pattern, fields):
         em.check(site, _any(em, [b.icmp_signed("<", first, _i64(0)), b.icmp_signed(">=", first, second),
                                  b.icmp_signed(">=", second, _i64(4))]))
     em.for_each(fields[0].shape, check)
-
-
-LOWER = {"scaled_contract": _scaled_contract_op, "sparse_contract": _sparse_contract_op}

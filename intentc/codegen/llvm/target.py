@@ -5,12 +5,21 @@ atomics to scoped instructions, and reuses everything else."""
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from llvmlite import ir
 
+from ...ir.nodes import Op
 from .pointwise import float_extreme
 from .types import is_float, is_signed, register_type
-from .values import Lazy
+from .values import Body, ElementAt, Group, Lazy, Memory, Shape, Tensor
+
+if TYPE_CHECKING:
+    from .emitter import Emitter
+    from .memory import Access
+
+Combine = Callable[[ir.Value, ir.Value], ir.Value]
 
 INT_RMW = {"exchange": "xchg", "add": "add", "and": "and", "or": "or", "xor": "xor"}
 
@@ -22,10 +31,10 @@ class TargetHooks(ABC):
 
     # ---- the physical mapping ----------------------------------------------------------------
     @abstractmethod
-    def parallel(self, em, op, extents, iteration) -> None:
+    def parallel(self, em: Emitter, op: Op, extents: Shape, iteration: Body) -> None:
         """Run iteration(idx) for every coordinate of the domain `extents` (any order)."""
 
-    def for_each(self, em, shape, body, group=None) -> None:
+    def for_each(self, em: Emitter, shape: Shape, body: Body, group: Group | None = None) -> None:
         """body(idx) for every coordinate of a tensor-level `shape` (row-major loops here; a
         target may spread the coordinates over threads, always giving a coordinate to the
         same thread for every op of an iteration). `group(idxs, visit)`, when given, is the
@@ -34,28 +43,31 @@ class TargetHooks(ABC):
         is still the group's to check."""
         em.serial_for_each(shape, body)
 
-    def combine_partials(self, em, op, kind: str, value: ir.Value, dtype: str, combine) -> ir.Value:
+    def combine_partials(self, em: Emitter, op: Op, kind: str, value: ir.Value, dtype: str,
+                         combine: Combine) -> ir.Value:
         """The full reduction from this thread's partial `value` (a target that spread the
         reduced coordinates over threads combines the partials with `combine`)."""
         return value
 
-    def keep_lazy(self, em, before_parallel: bool = False) -> bool:
+    def keep_lazy(self, em: Emitter, before_parallel: bool = False) -> bool:
         """Recompute costly element expressions at each use instead of materializing them
         (`before_parallel`: asked for an op's result, which a later iteration may use)."""
         return False
 
-    def lazy_read(self, em, resource) -> bool:
+    def lazy_read(self, em: Emitter, resource: object) -> bool:
         """Read `resource` at each use of the result (no temporary) instead of once."""
         return False
 
-    def tabulate(self, em, dtype: str, shape, element, group=None):
+    def tabulate(self, em: Emitter, dtype: str, shape: Shape, element: ElementAt,
+                 group: Group | None = None) -> Tensor:
         """A temporary of `shape` holding element(idx) at every coordinate: a row-major one here
         (`group`: the vector form of element, as for `for_each`)."""
         memory = em.alloc(dtype, shape)
         em.for_each(shape, lambda idx: em.b.store(element(idx), memory.address(em, idx)))
         return memory
 
-    def histogram_counts(self, em, dtype: str, bins: ir.Value):
+    def histogram_counts(self, em: Emitter, dtype: str,
+                         bins: ir.Value) -> tuple[Memory, Callable[[ir.Value], None], Callable[[], None]]:
         """(zeroed counts of `bins` elements, increment(pointer), finish()) for a histogram:
         a temporary counted in place here; a target whose threads share an iteration counts
         atomically in memory they share, and finish() makes the counts visible to all."""
@@ -63,52 +75,53 @@ class TargetHooks(ABC):
         zero = ir.Constant(register_type(dtype), 0)
         em.store_into(counts, Lazy(dtype, (bins,), lambda e, idx: zero))
 
-        def increment(pointer):
+        def increment(pointer: ir.Value) -> None:
             em.b.store(em.b.add(em.b.load(pointer), ir.Constant(register_type(dtype), 1)), pointer)
         return counts, increment, lambda: None
 
-    def scan(self, em, x, kind: str, acc: str, exclusive: bool, reverse: bool, element, combine):
+    def scan(self, em: Emitter, x: Tensor, kind: str, acc: str, exclusive: bool, reverse: bool, element: ElementAt,
+             combine: Combine) -> Tensor | None:
         """A target's own lowering of a builtin scan of `x` along its one axis (element(idx):
         the converted element), or None for the shared sequential prefix."""
         return None
 
     # ---- math ---------------------------------------------------------------------------------
-    def approximate(self, em, name: str, args: list, flush: bool) -> ir.Value | None:
+    def approximate(self, em: Emitter, name: str, args: list[ir.Value], flush: bool) -> ir.Value | None:
         """An approximate-mode f32 `name` (exp2, tanh, fdiv) in the target's own instruction
         (within the spec's bounds, §5.1), or None for the shared correctly rounded code."""
         return None
 
-    def float_bits(self, em, value: ir.Value) -> ir.Value:
+    def float_bits(self, em: Emitter, value: ir.Value) -> ir.Value:
         """The bits of an f32 as an i32 (a target may keep the value opaque to work around
         its code generator)."""
         return em.b.bitcast(value, ir.IntType(32))
 
-    def math_f32(self, em, name: str, x: ir.Value) -> ir.Value | None:
+    def math_f32(self, em: Emitter, name: str, x: ir.Value) -> ir.Value | None:
         """`name` of an f32 value in the target's own f32 function (within the spec's math
         library bounds), or None to evaluate in f64 and round once."""
         return None
 
     @abstractmethod
-    def math_f64(self, em, name: str, x: ir.Value) -> ir.Value:
+    def math_f64(self, em: Emitter, name: str, x: ir.Value) -> ir.Value:
         """`name` (exp, log, erfc, i0, ...) of an f64 value within the spec's bounds."""
 
     # ---- memory ---------------------------------------------------------------------------------
-    def masked_load(self, em, pointer, live, default):
+    def masked_load(self, em: Emitter, pointer: ir.Value, live: ir.Value, default: ir.Value) -> ir.Value:
         """The element at `pointer` (storage = register type) where `live`, else `default`;
         a masked-off lane makes no access."""
         return em.when(live, lambda: em.b.load(pointer), default)
 
-    def masked_store(self, em, pointer, value, live) -> None:
+    def masked_store(self, em: Emitter, pointer: ir.Value, value: ir.Value, live: ir.Value) -> None:
         """Store `value` (storage = register type) at `pointer` where `live`."""
         with em.b.if_then(live):
             em.b.store(value, pointer)
 
     @abstractmethod
-    def heap_alloc(self, em, builder, nbytes: ir.Value) -> ir.Value:
+    def heap_alloc(self, em: Emitter, builder: ir.IRBuilder, nbytes: ir.Value) -> ir.Value:
         """A pointer to `nbytes` of temporary memory (dynamic extents), emitted with `builder`."""
 
     @abstractmethod
-    def heap_free(self, em, builder, pointer: ir.Value) -> None:
+    def heap_free(self, em: Emitter, builder: ir.IRBuilder, pointer: ir.Value) -> None:
         """Release what heap_alloc returned."""
 
     # ---- atomics ---------------------------------------------------------------------------------
@@ -116,13 +129,15 @@ class TargetHooks(ABC):
         """An LLVM ordering with the target's scope for atomics of a kernel (system here)."""
         return order
 
-    def scatter_update(self, em, op, acc, pointer, new, kind: str | None, combine) -> None:
+    def scatter_update(self, em: Emitter, op: Op, acc: Access, pointer: ir.Value, new: ir.Value, kind: str | None,
+                       combine: Combine) -> None:
         """*pointer = combine(*pointer, new) for one active lane of a scatter_reduce (`kind`
         the builtin kind, None for a combine region); a plain read-modify-write here, as
         iterations on one thread never overlap."""
         acc.store(pointer, combine(acc.load(pointer), new))
 
-    def atomic_rmw(self, em, op, kind: str, pointer, value, dtype: str, order: str) -> ir.Value:
+    def atomic_rmw(self, em: Emitter, op: Op, kind: str, pointer: ir.Value, value: ir.Value, dtype: str,
+                   order: str) -> ir.Value:
         """One indivisible read-modify-write; returns the old register value."""
         b = em.b
         if not is_float(dtype):
@@ -139,7 +154,8 @@ class TargetHooks(ABC):
         return self.cas_loop(em, pointer, value, order, lambda old: float_extreme(em, "maximum" if kind == "max"
                                                                                    else "minimum", old, value))
 
-    def cas_loop(self, em, pointer, value, order, update) -> ir.Value:
+    def cas_loop(self, em: Emitter, pointer: ir.Value, value: ir.Value, order: str,
+                 update: Callable[[ir.Value], ir.Value]) -> ir.Value:
         """old = *p; do new = update(old) while !cas(p, old, new); return old (bitwise compare)."""
         b = em.b
         int_type = value.type if isinstance(value.type, ir.IntType) else ir.IntType(32 if str(value.type) == "float"

@@ -76,7 +76,7 @@ def storage_type(dtype: str) -> ir.Type:
     return register_type(dtype)
 
 
-def const(dtype: str, value) -> ir.Constant:
+def const(dtype: str, value: float) -> ir.Constant:
     """A register-typed constant; `value` is already representable in `dtype`."""
     type_ = register_type(dtype)
     if isinstance(type_, ir.IntType):

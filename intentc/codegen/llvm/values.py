@@ -15,12 +15,25 @@ tuples of values, records `RecordVal`.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING
 
 from llvmlite import ir
 
 from .types import I64
+
+if TYPE_CHECKING:
+    from .emitter import Emitter
+
+# The vocabulary of the lowering's signatures: extents and coordinates are i64 values.
+Shape = Sequence[ir.Value]
+Coordinate = list[ir.Value]
+Body = Callable[[Coordinate], None]              # work at one coordinate
+ElementAt = Callable[[Coordinate], ir.Value]     # the register value of one element
+# A vector form over consecutive coordinates: group(coordinates, visit) gives one value a lane
+# (or none when it only has effects); visit(k) makes lane k current (see TargetHooks.for_each).
+Group = Callable[[list[Coordinate], Callable[[int], None]], list[ir.Value] | None]
 
 
 @dataclass
@@ -33,7 +46,7 @@ class Tensor(ABC):
         return len(self.shape)
 
     @abstractmethod
-    def at(self, em, idx: list[ir.Value]) -> ir.Value:
+    def at(self, em: Emitter, idx: Coordinate) -> ir.Value:
         """The register value of the element at coordinate `idx`."""
 
 
@@ -42,7 +55,7 @@ class Scalar(Tensor):
     value: ir.Value = None
     shape: tuple[ir.Value, ...] = ()
 
-    def at(self, em, idx):
+    def at(self, em: Emitter, idx: Coordinate) -> ir.Value:
         return self.value
 
 
@@ -53,7 +66,7 @@ class Lazy(Tensor):
     # such a value is materialized when it has more than one use.
     costly: bool = False
 
-    def at(self, em, idx):
+    def at(self, em: Emitter, idx: Coordinate) -> ir.Value:
         return self.fn(em, idx)
 
 
@@ -63,7 +76,7 @@ class Memory(Tensor):
     strides: tuple[ir.Value, ...] = ()
     row_major: bool = True            # strides are the row-major strides of shape
 
-    def address(self, em, idx):
+    def address(self, em: Emitter, idx: Coordinate) -> ir.Value:
         b = em.b
         offset = None
         for c, s in zip(idx, self.strides):
@@ -71,7 +84,7 @@ class Memory(Tensor):
             offset = term if offset is None else b.add(offset, term)
         return b.gep(self.ptr, [offset if offset is not None else ir.Constant(I64, 0)], inbounds=True)
 
-    def at(self, em, idx):
+    def at(self, em: Emitter, idx: Coordinate) -> ir.Value:
         return em.b.load(self.address(em, idx))
 
 
@@ -82,7 +95,7 @@ class Registers(Tensor):
     only at the coordinate the mapping is visiting, `em.hooks.current_slot`."""
     slots: list = field(default_factory=list)
 
-    def at(self, em, idx):
+    def at(self, em: Emitter, idx: Coordinate) -> ir.Value:
         return em.b.load(self.slots[em.hooks.current_slot])
 
 
@@ -110,7 +123,7 @@ class BufferRef:
     written: Memory | None = None
 
     @property
-    def shape(self):
+    def shape(self) -> tuple[ir.Value, ...]:
         return self.memory.shape
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
+from ...ir.optable import ops_where
 from ..llvm.reduction import identity_const
 from ..llvm.special import i0
 from ..llvm.target import TargetHooks
@@ -22,8 +23,7 @@ DATA_LAYOUT = "e-p6:32:32-i64:64-i128:128-i256:256-v16:16-v32:32-n16:32:64"
 # functions (`__nv_expf`, ...: within the CUDA Programming Guide's ULP table, e.g. expf 2,
 # logf 1, log1pf 1, erfcf 4) rather than f64 evaluation, which costs 10-20 FP64 instructions
 # an element; f64 uses the f64 functions.
-MATH = ("exp", "log", "log2", "log1p", "expm1", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
-        "erf", "erfc", "lgamma", "exp2")
+MATH = ops_where(lambda op: op.libm)
 LIBDEVICE = {name: f"__nv_{name}" for name in MATH}
 LIBDEVICE_F32 = {name: f"__nv_{name}f" for name in MATH}
 

@@ -19,12 +19,12 @@ _SUBSETS: dict[tuple[str, frozenset[str]], bytes] = {}
 
 
 @functools.lru_cache(maxsize=1)
-def libdevice():
+def libdevice() -> llvm.ModuleRef:
     """The parsed libdevice module (never linked into anything directly: it is cloned)."""
     return llvm.parse_bitcode(libdevice_path().read_bytes())
 
 
-def used(module) -> frozenset[str]:
+def used(module: llvm.ModuleRef) -> frozenset[str]:
     return frozenset(f.name for f in module.functions if f.is_declaration and f.name.startswith("__nv_"))
 
 
@@ -44,7 +44,7 @@ def _subset(names: frozenset[str], arch: str) -> bytes:
         return _SUBSETS[arch, names]
 
 
-def link(module, arch: str) -> None:
+def link(module: llvm.ModuleRef, arch: str) -> None:
     """Link the libdevice functions `module` calls into it (their helpers come along)."""
     names = used(module)
     if names:

@@ -20,19 +20,19 @@ def _initialize() -> None:
     llvm.initialize_all_asmprinters()
 
 
-def new_target_machine(arch: str):
+def new_target_machine(arch: str) -> llvm.TargetMachine:
     _initialize()
     target = llvm.Target.from_triple("nvptx64-nvidia-cuda")
     return target.create_target_machine(cpu=arch, features=PTX_VERSION[arch], opt=3)
 
 
-@functools.lru_cache(maxsize=None)
-def target_machine(arch: str):
+@functools.cache
+def target_machine(arch: str) -> llvm.TargetMachine:
     return new_target_machine(arch)
 
 
-@functools.lru_cache(maxsize=None)
-def pass_builder(arch: str, speed_level: int):
+@functools.cache
+def pass_builder(arch: str, speed_level: int) -> llvm.PassBuilder:
     """At any level, LLVM's default module pipeline starts with NVVMReflect for `arch`."""
     tuning = llvm.PipelineTuningOptions(speed_level=speed_level)
     tuning.loop_vectorization = False
@@ -40,7 +40,7 @@ def pass_builder(arch: str, speed_level: int):
     return llvm.create_pass_builder(target_machine(arch), tuning)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _kernel_pipeline(arch: str):
     builder = pass_builder(arch, 1)
     inline = llvm.create_new_module_pass_manager()
@@ -49,7 +49,7 @@ def _kernel_pipeline(arch: str):
     return builder, inline, builder.getFunctionPassManager()
 
 
-def optimize(module, arch: str) -> None:
+def optimize(module: llvm.ModuleRef, arch: str) -> None:
     """The kernel pipeline (docs/gpu.md, "Compile pipeline") on a module whose functions other
     than the entry are internal: all of them are inlined, except libdevice's `noinline` helpers,
     then LLVM's O1 function simplification pipeline runs on what is left."""
@@ -67,7 +67,7 @@ def _noinline(function) -> bool:
     return any(b"noinline" in attributes.split() for attributes in function.attributes)
 
 
-def emit_ptx(module, arch: str) -> str:
+def emit_ptx(module: llvm.ModuleRef, arch: str) -> str:
     # The NVPTX printer numbers call sequences across everything one target machine emitted;
     # a fresh machine per module (about 1 ms) keeps the PTX a function of the module alone,
     # which the artifact cache relies on.

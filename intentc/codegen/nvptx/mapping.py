@@ -45,6 +45,10 @@ class LaunchConfig:
     def to_json(self) -> dict:
         return asdict(self)
 
+    @classmethod
+    def from_json(cls, data: dict) -> "LaunchConfig":
+        return cls(**{**data, "block": tuple(data["block"])})
+
 
 def grid_parallel(kernel: Kernel) -> Op | None:
     """The top-level `parallel` op to spread over the grid, or None for one thread."""

@@ -1,7 +1,7 @@
 """Tuple and record construction and access (spec §1); element-wise component by component."""
 from ..optable import AttrSpec, OpDef, register
 
-register(
+register(__name__,
     OpDef("tuple", "§1", "build a tuple from its components", operands=("elements*",), elementwise=True,
           example="%t = tuple %a, %b : tuple<f32, i32>"),
     OpDef("tuple_get", "§1", "one component of a tuple", operands=("source",), elementwise=True,

@@ -1,7 +1,7 @@
 """Atomic memory operations (spec §11)."""
 from ..optable import ACCESS_GROUPS, ADDRESS_WIDTH, ORDER, AttrSpec, OpDef, register
 
-register(
+register(__name__,
     OpDef("atomic_load", "§11", "atomic load; order relaxed or acquire",
           operands=("source",), groups=ACCESS_GROUPS, attrs={"order": ORDER, "address_width": ADDRESS_WIDTH}, effects=("atomic",),
           accesses=("read",),

@@ -1,11 +1,9 @@
-"""Named math functions (spec §5, §5.1): pure, elementwise, keep dtype and shape."""
+"""Named math functions and the approximate-mode ops (spec §5, §5.1): pure, element-wise,
+keep dtype and shape (isnan/isinf yield bool)."""
 from ..optable import APPROXIMATE, FLUSH_TO_ZERO, OpDef, register
 from .pointwise import POINTWISE
 
 _UNARY = {
-    "neg": ("§4, §5", "negation; integers wrap"),
-    "abs": ("§4, §5", "absolute value; integers wrap at signed_min"),
-    "not": ("§4", "bitwise not (logical not on bool)"),
     "exp": ("§5", "e^x"),
     "log": ("§5", "natural logarithm"),
     "log2": ("§5", "base-2 logarithm"),
@@ -33,17 +31,25 @@ _UNARY = {
     "isinf": ("§5", "true where x is an infinity; yields bool"),
 }
 _BOOL_RESULT = ("isnan", "isinf")
+# Computed by the C math library's function of the same name (libm, libdevice).
+_LIBM = ("exp", "log", "log2", "log1p", "expm1", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh",
+         "tanh", "erf", "erfc", "lgamma", "exp2")
 
-register(*(
-    OpDef(name, section, summary, operands=("source",), same_type=name not in _BOOL_RESULT,
+register(__name__, *(
+    OpDef(name, section, summary, operands=("source",), same_type=name not in _BOOL_RESULT, dtypes="float",
+          libm=name in _LIBM,
           example=f"%r = {name} %x : tensor<f32, [%N]>", **POINTWISE)
     for name, (section, summary) in _UNARY.items()
 ))
-register(
+register(__name__,
     OpDef("exp2", "§5, §5.1", "2^x; approximate mode within 2 ULP",
           operands=("source",), attrs={"approximate": APPROXIMATE, "flush_to_zero": FLUSH_TO_ZERO},
-          same_type=True, example="%r = exp2 %x {approximate = true} : f32", **POINTWISE),
+          same_type=True, dtypes="float", libm=True, example="%r = exp2 %x {approximate = true} : f32", **POINTWISE),
     OpDef("tanh", "§5, §5.1", "hyperbolic tangent; approximate mode within 2^-11 relative",
           operands=("source",), attrs={"approximate": APPROXIMATE},
-          same_type=True, example="%r = tanh %x {approximate = true} : f32", **POINTWISE),
+          same_type=True, dtypes="float", libm=True, example="%r = tanh %x {approximate = true} : f32", **POINTWISE),
+    OpDef("fdiv", "§5.1", "float division with explicit approximate / flush_to_zero modes",
+          operands=("lhs", "rhs"), attrs={"approximate": APPROXIMATE, "flush_to_zero": FLUSH_TO_ZERO},
+          same_type=True, dtypes="float", example="%r = fdiv %a, %b {approximate = true, flush_to_zero = false} : f32",
+          **POINTWISE),
 )

@@ -1,7 +1,7 @@
 """Indexed access, logical buffers and collision semantics (spec §8, §9, §10, §13)."""
 from ..optable import ACCESS_GROUPS, ADDRESS_WIDTH, AttrSpec, OpDef, register
 
-register(
+register(__name__,
     OpDef("read", "§10", "gather through a typed index relation; invalid lanes yield fill",
           operands=("source",), groups={**ACCESS_GROUPS, "fill": "?"}, attrs={"address_width": ADDRESS_WIDTH},
           effects=("read",), accesses=("read",), cta_registers=1,

@@ -12,7 +12,7 @@ AXIS = AttrSpec("int", required=True, doc="scanned / folded source axis")
 EXCLUSIVE = AttrSpec("bool", doc="exclusive prefix; default false")
 REVERSE = AttrSpec("bool", doc="scan from the last element; default false")
 
-register(
+register(__name__,
     OpDef("reduce", "§3, §6", "builtin reduction with the canonical identity of its kind",
           operands=("source",),
           attrs={"kind": AttrSpec("keyword", required=True, choices=("sum", "prod", "max", "min", "any", "all")),

@@ -5,7 +5,7 @@ from .pointwise import POINTWISE
 # Philox is unrolled per coordinate on the GPU: 8 registers a coordinate (docs/gpu.md).
 PHILOX_REGISTERS = 8
 
-register(
+register(__name__,
     OpDef("random_bits", "§12", "Philox4x32-10 word of a u64 seed and a logical counter; yields u32",
           operands=("seed", "counter"), cta_registers=PHILOX_REGISTERS,
           example="%r = random_bits %seed, %ctr : tensor<u32, [%N]>", **POINTWISE),

@@ -16,7 +16,11 @@ from __future__ import annotations
 
 from ...ir.dtypes import int_range, is_int
 from ...ir.nodes import Op
+from ...ir.optable import ops_where
 from ...ir.types import TensorType
+
+# Ops whose result holds their source's elements: the source's range (cast: clamped to the type).
+_REARRANGES = ops_where(lambda op: op.rearranges)
 
 Range = tuple[int, int]
 INDEX_RANGE: Range = int_range("index")
@@ -28,11 +32,8 @@ def dtype_range(type_) -> Range | None:
     return None
 
 
-def clamp(value: Range, type_) -> Range | None:
-    """The range if every value fits the dtype, else the dtype's whole range (it may wrap)."""
-    whole = dtype_range(type_)
-    if whole is None:
-        return None
+def clamp(value: Range, whole: Range) -> Range:
+    """The range if every value fits the dtype's `whole` range, else `whole` (it may wrap)."""
     return value if whole[0] <= value[0] and value[1] <= whole[1] else whole
 
 
@@ -43,16 +44,16 @@ def intersect(a: Range, b: Range) -> Range:
 class Ranges:
     """The ranges known at one point of a block; `child()` opens a nested region's scope."""
 
-    def __init__(self, extents: dict[str, int], parent: "Ranges | None" = None):
+    def __init__(self, extents: dict[str, int], parent: Ranges | None = None):
         self.extents = extents
         self.known: dict[str, Range] = {}
         self.parent = parent
 
-    def child(self) -> "Ranges":
+    def child(self) -> Ranges:
         return Ranges(self.extents, self)
 
     def get(self, name: str) -> Range | None:
-        scope = self
+        scope: Ranges | None = self
         while scope is not None:
             if name in scope.known:
                 return scope.known[name]
@@ -87,7 +88,7 @@ class Ranges:
             if whole is None:
                 continue
             found = self._transfer(op, type_) if index == 0 else None
-            self.known[result] = clamp(found, type_) if found is not None else whole
+            self.known[result] = clamp(found, whole) if found is not None else whole
 
     def _transfer(self, op: Op, type_) -> Range | None:
         name, args = op.name, [self.get(v) for v in op.operands]
@@ -98,7 +99,7 @@ class Ranges:
             return self.below(type_.shape[op.attributes.get("axis", 0)]) if type_.shape else (0, 0)
         if name == "dim":
             return None
-        if name in ("broadcast", "reshape", "cast") and args and args[0] is not None:
+        if (name in _REARRANGES or name == "cast") and args and args[0] is not None:
             return args[0]
         if name == "select":
             return select_range(self, op)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from typing import TypeGuard
 
 from ...ir.dtypes import is_float
 from ...ir.nodes import Op
@@ -20,7 +21,7 @@ class ItemFacts:
     uses: Counter
 
 
-def float_tensor(type_) -> bool:
+def float_tensor(type_: object) -> TypeGuard[TensorType]:
     return isinstance(type_, TensorType) and is_float(type_.dtype)
 
 

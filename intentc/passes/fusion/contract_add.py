@@ -31,7 +31,7 @@ def fuse_contract_add(block: list[Op | None], facts: ItemFacts) -> int:
             source, contraction = found
             block[index] = contraction.model_copy(update={
                 "results": op.results, "result_types": op.result_types,
-                "groups": contraction.groups + (OperandGroup(key="init", values=(other,)),),
+                "groups": (*contraction.groups, OperandGroup(key="init", values=(other,))),
                 "comments": merged_comments(contraction, op), "loc": contraction.loc or op.loc})
             block[source] = None
             fused += 1

@@ -14,15 +14,18 @@ values, never `mul` products, so no mark ever reaches inside them.
 from __future__ import annotations
 
 from ...ir.nodes import Keyword, Op
+from ...ir.optable import ops_where
 from .common import float_tensor, positions, producer_in_block
 
 SIDES = ("lhs", "rhs")
+# The ops that may fuse with a product: those with an `fma` attribute (add, sub).
+_FUSABLE = ops_where(lambda op: "fma" in op.attrs)
 
 
 def mark_fma(block: list[Op | None]) -> int:
     where, marked = positions(block), 0
     for index, op in enumerate(block):
-        if op is None or op.name not in ("add", "sub") or "fma" in op.attributes:
+        if op is None or op.name not in _FUSABLE or "fma" in op.attributes:
             continue
         if not float_tensor(op.result_types[0]):
             continue

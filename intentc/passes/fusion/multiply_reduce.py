@@ -12,7 +12,7 @@ batch axis, in order, so members, result coordinates and dtype are those of the 
 """
 from __future__ import annotations
 
-from ...ir.nodes import Keyword, Op
+from ...ir.nodes import AttrValue, Op
 from ...ir.types import TensorType
 from .common import ItemFacts, float_tensor, merged_comments, positions, producer_in_block
 
@@ -23,34 +23,35 @@ def fuse_multiply_reduce(block: list[Op | None], facts: ItemFacts) -> int:
         if op is None or not _sum_reduce(op):
             continue
         found = producer_in_block(op.operands[0], block, where, index)
-        if found is None or not _fusable_product(found[1], op, facts):
+        product_type = _fusable_product_type(found[1], op, facts) if found is not None else None
+        if found is None or product_type is None:
             continue
         source, product = found
-        block[index] = _as_contract(product, op)
+        block[index] = _as_contract(product, op, product_type)
         block[source] = None
         fused += 1
     return fused
 
 
 def _sum_reduce(op: Op) -> bool:
-    kind = op.attributes.get("kind")
-    return op.name == "reduce" and isinstance(kind, Keyword) and kind.name == "sum"
+    return op.name == "reduce" and op.keyword_attr("kind") == "sum"
 
 
-def _fusable_product(product: Op, reduce: Op, facts: ItemFacts) -> bool:
+def _fusable_product_type(product: Op, reduce: Op, facts: ItemFacts) -> TensorType | None:
+    """The product's type when the pair may fuse, else None."""
     if product.name != "mul" or product.attributes or facts.uses[product.results[0]] != 1:
-        return False
+        return None
     product_type, result_type = product.result_types[0], reduce.result_types[0]
-    return (float_tensor(product_type) and isinstance(result_type, TensorType)
-            and result_type.dtype == product_type.dtype and bool(reduce.attributes.get("axes")))
+    if not (float_tensor(product_type) and isinstance(result_type, TensorType)):
+        return None
+    return product_type if result_type.dtype == product_type.dtype and reduce.int_list_attr("axes") else None
 
 
-def _as_contract(product: Op, reduce: Op) -> Op:
-    rank = len(product.result_types[0].shape)
-    reduced = sorted(reduce.attributes["axes"])
-    kept = [axis for axis in range(rank) if axis not in reduced]
-    attributes = {"acc": TensorType(dtype=product.result_types[0].dtype),
-                  "lhs_contract": reduced, "rhs_contract": list(reduced)}
+def _as_contract(product: Op, reduce: Op, product_type: TensorType) -> Op:
+    reduced = sorted(reduce.int_list_attr("axes"))
+    kept = [axis for axis in range(product_type.rank) if axis not in reduced]
+    attributes: dict[str, AttrValue] = {"acc": TensorType(dtype=product_type.dtype),
+                                        "lhs_contract": list(reduced), "rhs_contract": list(reduced)}
     if kept:
         attributes.update(lhs_batch=kept, rhs_batch=list(kept))
     return Op(name="contract", results=reduce.results, operands=product.operands, attributes=attributes,

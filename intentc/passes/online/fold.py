@@ -64,7 +64,7 @@ def _summarize(namer: Namer, moment: Op, scores_type, values_type, summary_type,
     acc = e.op(moment.name, [weights, values], moment.result_types[0], hint="moment", attrs=dict(moment.attributes))
     part = e.op("record", [valid, reference, mass, acc], summary_type, hint="part")
     e.yield_(part)
-    values_sliced = values_type.model_copy(update={"shape": (length,) + tuple(values_type.shape[1:])})
+    values_sliced = values_type.model_copy(update={"shape": (length, *values_type.shape[1:])})
     return e.region("summarize", [(length, TensorType(dtype="index")), (positions, TensorType(dtype="index", shape=(length,))),
                                   (scores, sliced), (values, values_sliced)])
 

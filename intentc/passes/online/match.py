@@ -57,7 +57,7 @@ class BlockUsers:
 
 
 def find_summaries(block: list[Op], uses) -> list[Summary]:
-    users, found, claimed = BlockUsers(block), [], set()
+    users, found, claimed = BlockUsers(block), [], set[int]()
     for index, op in enumerate(block):
         summary = _match_at(block, index, op, users, uses)
         if summary is not None and not claimed & set(summary.indices):

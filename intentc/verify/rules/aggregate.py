@@ -1,14 +1,20 @@
 """Tuples and records (§1): construction and access are typed component by component."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from ...ir.nodes import Op
 from ...ir.types import RecordType, TensorType, TupleType
 from ..typesys import fmt, same_type
-from . import rule
-from .common import expect_type
+from . import Args, rule
+from .common import Results, expect_type
+
+if TYPE_CHECKING:
+    from ..walk import Verifier
 
 
 @rule("tuple")
-def tuple_(ctx, op, args):
+def tuple_(ctx: Verifier, op: Op, args: Args) -> Results:
     written = op.result_types[0]
     if not isinstance(written, TupleType):
         ctx.error("E108", op, f"`tuple` makes a tuple type, not `{fmt(written)}`",
@@ -36,9 +42,9 @@ def _value_types(ctx, op, args) -> bool:
 
 
 @rule("tuple_get")
-def tuple_get(ctx, op, args):
+def tuple_get(ctx: Verifier, op: Op, args: Args) -> Results:
     source = args[0].type
-    index = op.attributes["index"]
+    index = op.int_attr("index")
     if not isinstance(source, TupleType):
         ctx.error("E108", op, f"`tuple_get` needs a tuple, got `{fmt(source)}`", "use `record_get` on records")
         return None
@@ -51,7 +57,7 @@ def tuple_get(ctx, op, args):
 
 
 @rule("record")
-def record(ctx, op, args):
+def record(ctx: Verifier, op: Op, args: Args) -> Results:
     written = op.result_types[0]
     if not isinstance(written, RecordType) or len(written.fields) != len(args.operands):
         ctx.error("E108", op, f"`record` with {len(args.operands)} operand(s) cannot make `{fmt(written)}`",
@@ -68,9 +74,9 @@ def record(ctx, op, args):
 
 
 @rule("record_get")
-def record_get(ctx, op, args):
+def record_get(ctx: Verifier, op: Op, args: Args) -> Results:
     source = args[0].type
-    name = op.attributes["field"].name
+    name = op.keyword_attr("field")
     if not isinstance(source, RecordType):
         ctx.error("E108", op, f"`record_get` needs a record, got `{fmt(source)}`", "use `tuple_get` on tuples")
         return None

@@ -3,19 +3,28 @@ per dtype, the element dtypes atomics take, typed values and results ({old_value
 for CAS)."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ...ir.dtypes import ATOMIC_DTYPES, is_float, is_int
+from ...ir.nodes import Op
+from ...ir.ops.memory import UPDATE_COMBINE
+from ...ir.optable import op_def
 from ...ir.types import RecordField, RecordType, TensorType
 from ..effects import record_access
 from ..typesys import broadcast_shapes, broadcastable, fmt
-from . import rule
-from .common import expect_result, expect_type, tensor_of
+from . import Args, rule
+from .common import Results, expect_result, expect_type, tensor_of
 from .memory import check_access, element_dtype_ok, resource_of
+
+if TYPE_CHECKING:
+    from ..walk import Verifier
 
 _ORDERS = {
     "atomic_load": ("relaxed", "acquire"),
     "atomic_store": ("relaxed", "release"),
 }
-_BITWISE = ("and", "or", "xor")
+# The kinds whose combine is bitwise: defined on integers only.
+_BITWISE = {kind for kind, combine in UPDATE_COMBINE.items() if op_def(combine).dtypes == "int_or_bool"}
 
 
 def _atomic_resource(ctx, op, arg):
@@ -39,7 +48,7 @@ def _order_ok(ctx, op) -> bool:
 
 
 @rule("atomic_load")
-def atomic_load(ctx, op, args):
+def atomic_load(ctx: Verifier, op: Op, args: Args) -> Results:
     resource = _atomic_resource(ctx, op, args[0])
     written = op.result_types[0]
     if resource is None or not _order_ok(ctx, op):
@@ -54,7 +63,7 @@ def atomic_load(ctx, op, args):
 
 
 @rule("atomic_store")
-def atomic_store(ctx, op, args):
+def atomic_store(ctx: Verifier, op: Op, args: Args) -> Results:
     resource = _atomic_resource(ctx, op, args[0])
     value = tensor_of(ctx, op, args[1], "value")
     if resource is None or value is None or not _order_ok(ctx, op):
@@ -66,7 +75,7 @@ def atomic_store(ctx, op, args):
 
 
 @rule("atomic_rmw")
-def atomic_rmw(ctx, op, args):
+def atomic_rmw(ctx: Verifier, op: Op, args: Args) -> Results:
     resource = _atomic_resource(ctx, op, args[0])
     value = tensor_of(ctx, op, args[1], "value")
     written = op.result_types[0]
@@ -97,7 +106,7 @@ def _kind_ok(ctx, op, dtype: str) -> bool:
 
 
 @rule("atomic_cas")
-def atomic_cas(ctx, op, args):
+def atomic_cas(ctx: Verifier, op: Op, args: Args) -> Results:
     resource = _atomic_resource(ctx, op, args[0])
     expected, desired = tensor_of(ctx, op, args[1], "expected"), tensor_of(ctx, op, args[2], "desired")
     if resource is None or expected is None or desired is None:

@@ -1,12 +1,20 @@
 """Helpers the family rules share: operand kinds, result expectations, axes, regions."""
 from __future__ import annotations
 
-from ...ir.types import TensorType
-from ..context import Value
+from collections.abc import Collection, Iterable
+from typing import Any
+
+from ...ir.nodes import Op, Region
+from ...ir.types import Extent, TensorType, Type
+from ..context import Context, Value
 from ..typesys import fmt, same_type, tensor_text
 
+# What a family rule returns: the Values of the op's results (facts for later rules), or None
+# when it reported an error or defines nothing the walk does not infer from the written types.
+Results = list[Value] | None
 
-def tensor_of(ctx, op, value: Value, what: str) -> TensorType | None:
+
+def tensor_of(ctx: Context, op: Op, value: Value, what: str) -> TensorType | None:
     """The tensor type of an operand, or a diagnostic (E104) when it is something else."""
     if isinstance(value.type, TensorType):
         return value.type
@@ -15,7 +23,7 @@ def tensor_of(ctx, op, value: Value, what: str) -> TensorType | None:
     return None
 
 
-def scalar_of(ctx, op, value: Value, what: str, dtypes, code: str, hint: str) -> bool:
+def scalar_of(ctx: Context, op: Op, value: Value, what: str, dtypes: Collection[str], code: str, hint: str) -> bool:
     """Whether an operand is a rank-0 tensor of one of `dtypes`; reports `code` otherwise."""
     type_ = value.type
     if isinstance(type_, TensorType) and not type_.shape and type_.dtype in dtypes:
@@ -25,7 +33,8 @@ def scalar_of(ctx, op, value: Value, what: str, dtypes, code: str, hint: str) ->
     return False
 
 
-def expect_result(ctx, op, dtype: str, shape: tuple, code: str, why: str, position: int = 0) -> None:
+def expect_result(ctx: Context, op: Op, dtype: str, shape: tuple[Extent, ...], code: str, why: str,
+                  position: int = 0) -> None:
     """Check the written result type against the inferred tensor<dtype, shape>."""
     if position >= len(op.result_types):
         return
@@ -37,7 +46,7 @@ def expect_result(ctx, op, dtype: str, shape: tuple, code: str, why: str, positi
               f"write `: {expected}`" + _extent_hint(written, shape))
 
 
-def expect_type(ctx, op, expected, code: str, why: str, position: int = 0) -> None:
+def expect_type(ctx: Context, op: Op, expected: Type, code: str, why: str, position: int = 0) -> None:
     if position >= len(op.result_types):
         return
     written = op.result_types[position]
@@ -52,7 +61,7 @@ def _extent_hint(written, shape) -> str:
     return ""
 
 
-def check_axis(ctx, op, axis: int, rank: int, name: str = "axis") -> bool:
+def check_axis(ctx: Context, op: Op, axis: int, rank: int, name: str = "axis") -> bool:
     if 0 <= axis < rank:
         return True
     ctx.error("E107", op, f"`{name} = {axis}` is out of range for rank {rank}",
@@ -60,7 +69,7 @@ def check_axis(ctx, op, axis: int, rank: int, name: str = "axis") -> bool:
     return False
 
 
-def check_axes(ctx, op, axes: list, rank: int, name: str = "axes") -> bool:
+def check_axes(ctx: Context, op: Op, axes: list[int], rank: int, name: str = "axes") -> bool:
     if not all(check_axis(ctx, op, axis, rank, name) for axis in axes):
         return False
     if len(set(axes)) != len(axes):
@@ -69,16 +78,16 @@ def check_axes(ctx, op, axes: list, rank: int, name: str = "axes") -> bool:
     return True
 
 
-def without_axes(shape: tuple, axes) -> tuple:
+def without_axes(shape: tuple[Extent, ...], axes: Iterable[int]) -> tuple[Extent, ...]:
     dropped = set(axes)
     return tuple(e for k, e in enumerate(shape) if k not in dropped)
 
 
-def result_values(op, **facts) -> list[Value]:
+def result_values(op: Op, **facts: Any) -> list[Value]:
     return [Value(t, **facts) for t in op.result_types]
 
 
-def region_args(ctx, op, region, expected: list, code: str, what: str) -> bool:
+def region_args(ctx: Context, op: Op, region: Region, expected: list[Type], code: str, what: str) -> bool:
     """Check a region's argument types against the expected list."""
     written = [a.type for a in region.args]
     if len(written) == len(expected) and all(same_type(ctx, w, e) for w, e in zip(written, expected)):
@@ -90,7 +99,8 @@ def region_args(ctx, op, region, expected: list, code: str, what: str) -> bool:
     return False
 
 
-def region_yields(ctx, op, region, terminator, expected: list, code: str, what: str) -> bool:
+def region_yields(ctx: Context, op: Op, region: Region, terminator: tuple[Op, list[Value | None]] | None,
+                  expected: list[Type], code: str, what: str) -> bool:
     """Check what a region yields against the expected types."""
     if terminator is None:
         if not expected:
@@ -99,9 +109,9 @@ def region_yields(ctx, op, region, terminator, expected: list, code: str, what: 
                   f"end it with `yield` of {len(expected)} value(s)")
         return False
     yield_op, values = terminator
-    if any(v is None for v in values):
+    got = [v.type for v in values if v is not None]
+    if len(got) < len(values):             # an undefined value was reported already
         return False
-    got = [v.type for v in values]
     if len(got) == len(expected) and all(same_type(ctx, g, e) for g, e in zip(got, expected)):
         return True
     ctx.error(code, yield_op, f"{what} `^{region.label}` of `{op.name}` yields "

@@ -1,29 +1,36 @@
 """Contractions (§3, §5.3): explicit accumulator dtype, paired axes with equal extents,
-result axes batch + lhs free + rhs free, `init` of the result type; named forms and outer."""
+result axes batch + lhs free + rhs free, `init` of the result type; named forms, outer and
+histogram (§7)."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from ...ir.dtypes import is_int
+from ...ir.nodes import Op
+from ...ir.ops.contraction import NAMED_FORMS
 from ...ir.types import TensorType
-from ..typesys import fmt
-from . import rule
-from .common import check_axes, expect_result, tensor_of
+from ..context import Context
+from ..typesys import broadcastable, fmt
+from . import Args, rule
+from .common import Results, check_axes, expect_result, tensor_of
 
-# Named forms: (lhs rank, rhs rank, lhs contracted axis, rhs contracted axis).
-_NAMED = {"dot": (1, 1, 0, 0), "matvec": (2, 1, 1, 0), "vecmat": (1, 2, 0, 0), "matmul": (2, 2, 1, 0)}
+if TYPE_CHECKING:
+    from ..walk import Verifier
 
 
-def _operands(ctx, op, args):
+def _operands(ctx: Verifier, op: Op, args: Args) -> tuple[TensorType, TensorType] | None:
     lhs, rhs = tensor_of(ctx, op, args[0], "lhs"), tensor_of(ctx, op, args[1], "rhs")
     if lhs is None or rhs is None:
-        return None, None
+        return None
     for side, type_ in (("lhs", lhs), ("rhs", rhs)):
         if type_.dtype == "bool":
             ctx.error("E213", op, f"`{op.name}` {side} must be numeric, got `{type_.dtype}`",
                       "cast bool operands to a numeric dtype first")
-            return None, None
+            return None
     return lhs, rhs
 
 
-def accumulator(ctx, op) -> str | None:
+def accumulator(ctx: Context, op: Op) -> str | None:
     acc = op.attributes["acc"]
     if isinstance(acc, TensorType) and not acc.shape and acc.dtype not in ("bool",):
         return acc.dtype
@@ -65,12 +72,13 @@ def _finish(ctx, op, args, dtype: str, shape: tuple) -> None:
 
 
 @rule("contract")
-def contract(ctx, op, args):
-    lhs, rhs = _operands(ctx, op, args)
-    axes = None if lhs is None else _axes(ctx, op, lhs, rhs)
+def contract(ctx: Verifier, op: Op, args: Args) -> Results:
+    operands = _operands(ctx, op, args)
+    axes = None if operands is None else _axes(ctx, op, *operands)
     acc = accumulator(ctx, op)
-    if axes is None or acc is None:
+    if operands is None or axes is None or acc is None:
         return None
+    lhs, rhs = operands
     lc, rc, lb, rb = axes
     if not _paired(ctx, op, lhs, rhs, list(zip(lc, rc)) + list(zip(lb, rb))):
         return None
@@ -81,13 +89,15 @@ def contract(ctx, op, args):
     return None
 
 
-@rule(*_NAMED)
-def named_contraction(ctx, op, args):
-    lhs, rhs = _operands(ctx, op, args)
+@rule(*NAMED_FORMS)
+def named_contraction(ctx: Verifier, op: Op, args: Args) -> Results:
+    operands = _operands(ctx, op, args)
     acc = accumulator(ctx, op)
-    if lhs is None or acc is None:
+    if operands is None or acc is None:
         return None
-    lhs_rank, rhs_rank, a, b = _NAMED[op.name]
+    lhs, rhs = operands
+    form = NAMED_FORMS[op.name]
+    lhs_rank, rhs_rank, a, b = form.lhs_rank, form.rhs_rank, form.lhs_axis, form.rhs_axis
     if (lhs.rank, rhs.rank) != (lhs_rank, rhs_rank):
         ctx.error("E213", op, f"`{op.name}` takes ranks ({lhs_rank}, {rhs_rank}), got ({lhs.rank}, {rhs.rank})",
                   "use `contract` with explicit axes for other ranks")
@@ -100,10 +110,11 @@ def named_contraction(ctx, op, args):
 
 
 @rule("outer")
-def outer(ctx, op, args):
-    lhs, rhs = _operands(ctx, op, args)
-    if lhs is None:
+def outer(ctx: Verifier, op: Op, args: Args) -> Results:
+    operands = _operands(ctx, op, args)
+    if operands is None:
         return None
+    lhs, rhs = operands
     if (lhs.rank, rhs.rank) != (1, 1):
         ctx.error("E213", op, f"`outer` takes two rank-1 tensors, got ranks ({lhs.rank}, {rhs.rank})",
                   "reshape the operands to rank 1")
@@ -115,3 +126,34 @@ def outer(ctx, op, args):
     expect_result(ctx, op, lhs.dtype, lhs.shape + rhs.shape, "E207", "outer is [M] x [N] -> [M, N] in the operand dtype")
     return None
 
+
+@rule("histogram")
+def histogram(ctx: Verifier, op: Op, args: Args) -> Results:
+    values = tensor_of(ctx, op, args[0], "values")
+    if values is None:
+        return None
+    if not is_int(values.dtype):
+        ctx.error("E620", op, f"histogram values must be an integer tensor, got `{values.dtype}`",
+                  "cast or bin the values into integer bin numbers first")
+        return None
+    valid = args.group("valid")
+    if valid and not _validity(ctx, op, valid[0].type, values):
+        return None
+    written = op.result_types[0]
+    if not isinstance(written, TensorType) or written.rank != 1 or \
+            (isinstance(written.shape[0], int) and written.shape[0] <= 0):
+        ctx.error("E622", op, f"histogram result `{fmt(written)}` must be tensor<C, [bins]> with bins > 0",
+                  "give a positive number of bins as the single result extent")
+        return None
+    if not is_int(written.dtype):
+        ctx.error("E623", op, f"histogram count dtype must be an integer, got `{written.dtype}`",
+                  "counts wrap in an explicit integer dtype such as i32")
+    return None
+
+
+def _validity(ctx, op, valid, values) -> bool:
+    if isinstance(valid, TensorType) and valid.dtype == "bool" and broadcastable(ctx, valid.shape, values.shape):
+        return True
+    ctx.error("E621", op, f"histogram validity `{fmt(valid)}` must be a bool scalar or a bool tensor "
+              f"broadcastable to {fmt(values)}", "compare to make a bool mask of the values' shape")
+    return False

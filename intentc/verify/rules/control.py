@@ -2,13 +2,18 @@
 helper calls (typed, pure, not recursive), and buffers never leaving their kernel (§9)."""
 from __future__ import annotations
 
-from ...ir.nodes import Helper, Module
+from typing import TYPE_CHECKING
+
+from ...ir.nodes import Helper, Module, Op
 from ...ir.types import BufferType, RecordType, TensorType, TupleType
 from .. import affine
-from ..context import Frame
+from ..context import Context, Frame, Value
 from ..typesys import fmt, same_type
-from . import rule
-from .common import region_args, region_yields, scalar_of
+from . import Args, rule
+from .common import Results, region_args, region_yields, scalar_of
+
+if TYPE_CHECKING:
+    from ..walk import Verifier
 
 _INDEX = TensorType(dtype="index")
 
@@ -18,7 +23,7 @@ def _everything(ctx) -> frozenset:
 
 
 @rule("parallel")
-def parallel(ctx, op, args):
+def parallel(ctx: Verifier, op: Op, args: Args) -> Results:
     body = op.regions[0]
     ok = all(scalar_of(ctx, op, v, f"extent {k}", ("index",), "E740",
                        "a domain extent is an index scalar") for k, v in enumerate(args.operands))
@@ -35,7 +40,7 @@ def parallel(ctx, op, args):
 
 
 @rule("loop")
-def loop(ctx, op, args):
+def loop(ctx: Verifier, op: Op, args: Args) -> Results:
     body = op.regions[0]
     bounds = args.operands
     ok = all(scalar_of(ctx, op, v, name, ("index",), "E741", "loop bounds and step are index scalars")
@@ -47,7 +52,7 @@ def loop(ctx, op, args):
     control = bounds[0].deps | bounds[1].deps | bounds[2].deps
     facts = [{"deps": control}] + [{"deps": _everything(ctx)} for _ in carried]
     terminator = ctx.walk_region(body, Frame("loop", control=control), facts)
-    if ok and region_args(ctx, op, body, [_INDEX] + carried, "E741", "body"):
+    if ok and region_args(ctx, op, body, [_INDEX, *carried], "E741", "body"):
         region_yields(ctx, op, body, terminator, carried, "E741", "body")
     _results(ctx, op, carried, "E741", "a loop yields its carried values")
     return None
@@ -62,7 +67,7 @@ def _results(ctx, op, expected, code: str, why: str) -> None:
 
 
 @rule("if")
-def if_(ctx, op, args):
+def if_(ctx: Verifier, op: Op, args: Args) -> Results:
     scalar_of(ctx, op, args[0], "condition", ("bool",), "E742", "compare to make a bool scalar condition")
     results = list(op.result_types)
     frame_control = args[0].deps
@@ -76,7 +81,7 @@ def if_(ctx, op, args):
 
 
 @rule("yield")
-def yield_(ctx, op, args):
+def yield_(ctx: Verifier, op: Op, args: Args) -> Results:
     for value in args.operands:
         if _holds_buffer(value.type):
             ctx.error("E720", op, "a buffer is yielded out of its region",
@@ -96,8 +101,8 @@ def _holds_buffer(type_) -> bool:
 
 
 @rule("call")
-def call(ctx, op, args):
-    callee = op.attributes["callee"].name
+def call(ctx: Verifier, op: Op, args: Args) -> Results:
+    callee = op.symbol_attr("callee")
     helper = ctx.helpers.get(callee)
     if helper is None:
         ctx.error("E0053", op, f"`@{callee}` is not a helper", "call a `helper` declared in this module")
@@ -165,16 +170,16 @@ def _substitute(type_, binding: dict):
     return type_
 
 
-def check_helper_body(ctx, helper: Helper, terminator) -> None:
+def check_helper_body(ctx: Context, helper: Helper, terminator: tuple[Op, list[Value | None]] | None) -> None:
     expected = list(helper.result_types)
     if terminator is None:
         ctx.error("E744", helper, f"helper `@{helper.name}` must end with `yield` of its results",
                   f"end the body with `yield` of ({', '.join(fmt(t) for t in expected)})")
         return
     yield_op, values = terminator
-    if None in values:
+    got = [v.type for v in values if v is not None]
+    if len(got) < len(values):             # an undefined value was reported already
         return
-    got = [v.type for v in values]
     if len(got) != len(expected) or not all(same_type(ctx, g, e) for g, e in zip(got, expected)):
         ctx.error("E744", yield_op, f"helper `@{helper.name}` yields ({', '.join(fmt(t) for t in got)}), "
                   f"declared -> ({', '.join(fmt(t) for t in expected)})", "yield the declared result types")
@@ -185,7 +190,7 @@ def check_helper_body(ctx, helper: Helper, terminator) -> None:
             return
 
 
-def report_recursion(ctx, module: Module) -> None:
+def report_recursion(ctx: Context, module: Module) -> None:
     """Helpers do not recurse (docs §3): report each call that closes a cycle."""
     for start, calls in ctx.calls.items():
         for callee, op in calls.items():

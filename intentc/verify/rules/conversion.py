@@ -1,19 +1,24 @@
 """Literals and conversions (§3, §5.2): constants representable in their dtype, cast,
-saturating_cast and bitcast legality."""
+saturating_cast and bitcast legality, the microscaling decoders (§7)."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ...ir.dtypes import is_float, is_int, representable, width
-from ...ir.nodes import SymbolRef
+from ...ir.nodes import Op, SymbolRef
 from ...ir.types import EnumType, TensorType
 from .. import affine
 from ..context import Value
 from ..typesys import fmt, tensor_text
-from . import rule
-from .common import tensor_of
+from . import Args, rule
+from .common import Results, expect_result, tensor_of
+
+if TYPE_CHECKING:
+    from ..walk import Verifier
 
 
 @rule("constant")
-def constant(ctx, op, args):
+def constant(ctx: Verifier, op: Op, args: Args) -> Results:
     value = op.attributes["value"]
     written = op.result_types[0]
     if isinstance(value, SymbolRef) or isinstance(written, EnumType):
@@ -60,23 +65,24 @@ def _enum_constant(ctx, op, value, written) -> None:
                   f"write `: enum<@{enum_name}>`")
 
 
-def _conversion_target(ctx, op, args):
+def _conversion_target(ctx: Verifier, op: Op, args: Args) -> tuple[TensorType, TensorType] | None:
     source = tensor_of(ctx, op, args[0], "source")
     written = op.result_types[0]
     if source is None:
-        return None, None
+        return None
     if not isinstance(written, TensorType) or not ctx.same_shape(written.shape, source.shape):
         ctx.error("E404", op, f"`{op.name}` keeps the source shape: result should be "
                   f"`{tensor_text(getattr(written, 'dtype', source.dtype), source.shape)}`",
                   "convert first, then reshape or broadcast explicitly")
-        return None, None
+        return None
     return source, written
 
 
 @rule("cast")
-def cast(ctx, op, args):
-    source, written = _conversion_target(ctx, op, args)
-    if source is not None:
+def cast(ctx: Verifier, op: Op, args: Args) -> Results:
+    target = _conversion_target(ctx, op, args)
+    if target is not None:
+        source, written = target
         return [Value(written, splat=args[0].splat, fact=_cast_fact(args[0], source.dtype, written.dtype))]
     return None
 
@@ -89,10 +95,11 @@ def _cast_fact(value: Value, source: str, target: str):
 
 
 @rule("saturating_cast")
-def saturating_cast(ctx, op, args):
-    source, written = _conversion_target(ctx, op, args)
-    if source is None:
+def saturating_cast(ctx: Verifier, op: Op, args: Args) -> Results:
+    target = _conversion_target(ctx, op, args)
+    if target is None:
         return None
+    source, written = target
     for dtype, side in ((source.dtype, "source"), (written.dtype, "result")):
         if not (is_int(dtype) or is_float(dtype)):
             ctx.error("E404", op, f"`saturating_cast` {side} must be an integer or float dtype, got `{dtype}`",
@@ -102,7 +109,7 @@ def saturating_cast(ctx, op, args):
 
 
 @rule("bitcast")
-def bitcast(ctx, op, args):
+def bitcast(ctx: Verifier, op: Op, args: Args) -> Results:
     source = tensor_of(ctx, op, args[0], "source")
     written = op.result_types[0]
     if source is None:
@@ -118,3 +125,16 @@ def bitcast(ctx, op, args):
                   "and masks, or use `cast` for a numeric conversion")
         return None
     return [Value(written)]
+
+
+@rule("decode_e2m1", "decode_e8m0")
+def decode(ctx: Verifier, op: Op, args: Args) -> Results:
+    source = tensor_of(ctx, op, args[0], "source")
+    if source is None:
+        return None
+    if source.dtype != "u8":
+        ctx.error("E630", op, f"`{op.name}` decodes u8 codes, got `{source.dtype}`",
+                  "bitcast or cast the carrier to u8 first")
+        return None
+    expect_result(ctx, op, "f32", source.shape, "E630", "decoders yield f32 of the source shape")
+    return None

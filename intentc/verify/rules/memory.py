@@ -2,18 +2,24 @@
 relations, masks and fills, buffer escape, unique-store injectivity, parallel conflicts."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ...ir.dtypes import is_float, is_int
+from ...ir.nodes import Op
 from ...ir.optable import op_def
-from ...ir.types import BufferType, TensorType, ViewType
-from ..context import Frame, Value
+from ...ir.types import BufferType, Extent, TensorType, ViewType
+from ..context import Context, Frame, Value
 from ..effects import conflicting_var, record_access, unique_store_unproven
 from ..typesys import broadcastable, fmt, fmt_shape
-from . import rule
-from .common import region_args, region_yields, tensor_of
+from . import Args, rule
+from .common import Results, region_args, region_yields, tensor_of
+
+if TYPE_CHECKING:
+    from ..walk import Verifier
 
 
 
-def resource_of(ctx, op, value: Value):
+def resource_of(ctx: Context, op: Op, value: Value) -> ViewType | BufferType | None:
     type_ = value.type
     if isinstance(type_, (ViewType, BufferType)):
         return type_
@@ -22,7 +28,8 @@ def resource_of(ctx, op, value: Value):
     return None
 
 
-def check_access(ctx, op, args, resource, access_shape) -> bool:
+def check_access(ctx: Context, op: Op, args: Args, resource: ViewType | BufferType,
+                 access_shape: tuple[Extent, ...]) -> bool:
     """Direction, index relation and mask of an access with the given access shape."""
     return _direction(ctx, op, resource) and _indices(ctx, op, args.group("index"), resource, access_shape) \
         and _mask(ctx, op, args.group("mask"), access_shape)
@@ -82,7 +89,7 @@ def _mask(ctx, op, masks, access_shape) -> bool:
     return True
 
 
-def element_dtype_ok(ctx, op, resource, dtype: str, what: str) -> bool:
+def element_dtype_ok(ctx: Context, op: Op, resource: ViewType | BufferType, dtype: str, what: str) -> bool:
     if dtype == resource.dtype:
         return True
     ctx.error("E708", op, f"{what} of `{op.name}` is `{dtype}` but the resource holds `{resource.dtype}`",
@@ -91,7 +98,7 @@ def element_dtype_ok(ctx, op, resource, dtype: str, what: str) -> bool:
 
 
 @rule("read")
-def read(ctx, op, args):
+def read(ctx: Verifier, op: Op, args: Args) -> Results:
     resource = resource_of(ctx, op, args[0])
     written = op.result_types[0]
     if resource is None:
@@ -132,7 +139,7 @@ def _stored(ctx, op, args, resource):
 
 
 @rule("write")
-def write(ctx, op, args):
+def write(ctx: Verifier, op: Op, args: Args) -> Results:
     resource = resource_of(ctx, op, args[0])
     if resource is None or _stored(ctx, op, args, resource) is None:
         return None
@@ -146,7 +153,7 @@ def write(ctx, op, args):
 
 
 @rule("unique_store")
-def unique_store(ctx, op, args):
+def unique_store(ctx: Verifier, op: Op, args: Args) -> Results:
     resource = resource_of(ctx, op, args[0])
     value = None if resource is None else _stored(ctx, op, args, resource)
     if value is None:
@@ -163,18 +170,18 @@ _SCATTER_KINDS = {"add": "numeric", "max": "numeric", "min": "numeric", "and": "
 
 
 @rule("scatter_reduce")
-def scatter_reduce(ctx, op, args):
+def scatter_reduce(ctx: Verifier, op: Op, args: Args) -> Results:
     resource = resource_of(ctx, op, args[0])
     value = None if resource is None else _stored(ctx, op, args, resource)
-    kind = op.attributes.get("kind")
+    kind = op.keyword_attr("kind") if "kind" in op.attributes else None
     if (kind is None) == (not op.regions):
         ctx.error("E732", op, "`scatter_reduce` needs exactly one of `kind` and a combine region",
                   "give `{kind = add}` or a `^combine(%old: D, %new: D)` region, not both")
         return _walk_combine(ctx, op, None)
-    if value is None:
+    if resource is None or value is None:
         return _walk_combine(ctx, op, None)
-    if kind is not None and not _scatter_kind_ok(kind.name, resource.dtype):
-        ctx.error("E732", op, f"`kind = {kind.name}` is not defined on `{resource.dtype}`",
+    if kind is not None and not _scatter_kind_ok(kind, resource.dtype):
+        ctx.error("E732", op, f"`kind = {kind}` is not defined on `{resource.dtype}`",
                   "and/or/xor need integers; add/max/min need numbers")
     return _walk_combine(ctx, op, TensorType(dtype=resource.dtype))
 
@@ -195,7 +202,7 @@ def _walk_combine(ctx, op, element):
 
 
 @rule("buffer")
-def buffer(ctx, op, args):
+def buffer(ctx: Verifier, op: Op, args: Args) -> Results:
     written = op.result_types[0]
     if not isinstance(written, BufferType):
         ctx.error("E721", op, f"`buffer` makes a buffer type, not `{fmt(written)}`", "write `: buffer<D, [extents]>`")
@@ -211,7 +218,7 @@ def buffer(ctx, op, args):
 
 
 @rule("assume_in_bounds")
-def assume_in_bounds(ctx, op, args):
+def assume_in_bounds(ctx: Verifier, op: Op, args: Args) -> Results:
     resource = resource_of(ctx, op, args[1])
     index = args[0].type
     if resource is None:
@@ -220,8 +227,9 @@ def assume_in_bounds(ctx, op, args):
         ctx.error("E911", op, f"`assume_in_bounds` constrains an integer index relation, not `{fmt(index)}`",
                   "pass the index tensor or scalar that is used to access the resource")
         return None
-    if not 0 <= op.attributes["axis"] < len(resource.shape):
-        ctx.error("E911", op, f"`axis = {op.attributes['axis']}` is not an axis of `{fmt(resource)}`",
+    axis = op.int_attr("axis")
+    if not 0 <= axis < len(resource.shape):
+        ctx.error("E911", op, f"`axis = {axis}` is not an axis of `{fmt(resource)}`",
                   f"name a real axis, 0 to {len(resource.shape) - 1}")
     return None
 

@@ -2,52 +2,56 @@
 constant shift amounts and divisors, approximate-math modes."""
 from __future__ import annotations
 
-from ...ir.dtypes import int_range, is_float, is_int, is_signed, width
+from typing import TYPE_CHECKING
+
+from ...ir.dtypes import in_class, int_range, is_int, is_signed, width
+from ...ir.nodes import Op
+from ...ir.optable import op_def, ops_where
 from ...ir.types import EnumType
 from .. import affine
 from ..context import Value
-from . import rule
-from .common import expect_result, tensor_of
+from . import Args, rule
+from .common import Results, expect_result, tensor_of
 
-NUMERIC = ("add", "sub", "mul", "maximum", "minimum", "maximum_num", "minimum_num")
-COMPARE = ("eq", "ne", "lt", "le", "gt", "ge")
-MATH = ("exp", "log", "log2", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tan", "asin", "acos",
-        "atan", "sinh", "cosh", "erf", "erfc", "i0", "lgamma", "floor", "ceil", "trunc", "rint",
-        "exp2", "tanh")
+if TYPE_CHECKING:
+    from ..walk import Verifier
 
-# The dtype class each op needs: (predicate, code, what it needs, hint).
-_FLOAT = (is_float, "E401", "a float dtype", "cast the operand to a float dtype first (`cast`)")
-_NUMERIC = (lambda d: d != "bool", "E214", "an integer or float dtype",
-            "bool has no arithmetic: use and/or/xor/not, or cast to an integer")
-_INT = (is_int, "E303", "an integer dtype", "bitwise ops and shifts act on integer bit patterns; "
-        "bitcast floats to an unsigned integer of the same width first")
-_INT_OR_BOOL = (lambda d: is_int(d) or d == "bool", "E303", "an integer or bool dtype",
-                "bitwise ops act on integer bit patterns (and on bool); bitcast floats first")
-_CLASSES = {
-    **{name: _NUMERIC for name in NUMERIC}, **{name: _FLOAT for name in MATH},
-    "neg": _NUMERIC, "abs": _NUMERIC, "not": _INT_OR_BOOL, "isnan": _FLOAT, "isinf": _FLOAT,
-    "and": _INT_OR_BOOL, "or": _INT_OR_BOOL, "xor": _INT_OR_BOOL, "shl": _INT, "shr": _INT,
-    "fdiv": _FLOAT,
-    "div": (is_float, "E301", "a float dtype: `/` is not defined on integers",
-            "use `floordiv` for integer `//`, or cast both operands to a float dtype first"),
-    "mod": (is_int, "E302", "an integer dtype: `%` is integer remainder only",
-            "use the named float remainder `fmod` on floats"),
-    "fmod": (is_float, "E302", "a float dtype", "use `mod` for integer remainder"),
-    "floordiv": (is_int, "E302", "an integer dtype", "use `div` and `floor` on floats"),
+# What a dtype outside an op's class (op table `dtypes`) is told: (code, what it needs, hint).
+_CLASS_ERRORS = {
+    "float": ("E401", "a float dtype", "cast the operand to a float dtype first (`cast`)"),
+    "numeric": ("E214", "an integer or float dtype",
+                "bool has no arithmetic: use and/or/xor/not, or cast to an integer"),
+    "int": ("E303", "an integer dtype", "bitwise ops and shifts act on integer bit patterns; "
+            "bitcast floats to an unsigned integer of the same width first"),
+    "int_or_bool": ("E303", "an integer or bool dtype",
+                    "bitwise ops act on integer bit patterns (and on bool); bitcast floats first"),
 }
-_BOOL_RESULT = frozenset(COMPARE) | {"isnan", "isinf"}
+# The division and remainder ops point to their counterpart instead.
+_OP_ERRORS = {
+    "div": ("E301", "a float dtype: `/` is not defined on integers",
+            "use `floordiv` for integer `//`, or cast both operands to a float dtype first"),
+    "mod": ("E302", "an integer dtype: `%` is integer remainder only",
+            "use the named float remainder `fmod` on floats"),
+    "fmod": ("E302", "a float dtype", "use `mod` for integer remainder"),
+    "floordiv": ("E302", "an integer dtype", "use `div` and `floor` on floats"),
+}
 
 
 def _class_ok(ctx, op, dtype: str) -> bool:
-    predicate, code, needs, hint = _CLASSES.get(op.name, (None, "", "", ""))
-    if predicate is None or predicate(dtype):
+    dtype_class = op_def(op.name).dtypes
+    if in_class(dtype, dtype_class):
         return True
+    code, needs, hint = _OP_ERRORS.get(op.name) or _CLASS_ERRORS[dtype_class]
     ctx.error(code, op, f"`{op.name}` needs {needs}, got `{dtype}`", hint)
     return False
 
 
-@rule(*NUMERIC, "div", "fdiv", "floordiv", "mod", "fmod", "and", "or", "xor", "shl", "shr", *COMPARE)
-def binary(ctx, op, args):
+def _result_dtype(op, operand_dtype: str) -> str:
+    return operand_dtype if op_def(op.name).same_type else "bool"
+
+
+@rule(*ops_where(lambda op: op.family == "pointwise" and len(op.operands) == 2))
+def binary(ctx: Verifier, op: Op, args: Args) -> Results:
     lhs, rhs = args[0], args[1]
     if isinstance(lhs.type, EnumType) or isinstance(rhs.type, EnumType):
         return _enum_compare(ctx, op, lhs, rhs)
@@ -67,7 +71,7 @@ def binary(ctx, op, args):
         return None
     _constant_operand_checks(ctx, op, a.dtype, lhs, rhs)
     _approximate_modes(ctx, op, a.dtype)
-    result_dtype = "bool" if op.name in _BOOL_RESULT else a.dtype
+    result_dtype = _result_dtype(op, a.dtype)
     expect_result(ctx, op, result_dtype, a.shape, "E203",
                   "comparisons yield bool" if result_dtype == "bool" else "pointwise ops keep the operand type")
     return [Value(op.result_types[0], splat=lhs.splat and rhs.splat, fact=_arith_fact(op, lhs, rhs))]
@@ -80,7 +84,7 @@ def _retyped(type_, dtype: str) -> str:
 
 def _enum_compare(ctx, op, lhs: Value, rhs: Value):
     same = isinstance(lhs.type, EnumType) and isinstance(rhs.type, EnumType) and lhs.type.name == rhs.type.name
-    if op.name not in ("eq", "ne"):
+    if not op_def(op.name).enum_operands:
         ctx.error("E112", op, f"`{op.name}` cannot take an enum operand",
                   "enums have no order or arithmetic; compare them with `eq`/`ne` only")
         return None
@@ -93,18 +97,30 @@ def _enum_compare(ctx, op, lhs: Value, rhs: Value):
 
 
 def _constant_operand_checks(ctx, op, dtype: str, lhs: Value, rhs: Value) -> None:
-    amount, dividend = rhs.const, lhs.const
-    if amount is None or isinstance(amount, bool) or not is_int(dtype):
+    check = _CONSTANT_RHS_CHECKS.get(op.name)
+    amount = rhs.const
+    if check is None or amount is None or isinstance(amount, bool) or not is_int(dtype):
         return
-    if op.name in ("shl", "shr") and not 0 <= amount < width(dtype):
+    check(ctx, op, dtype, lhs.const, amount)
+
+
+def _shift_amount(ctx, op, dtype: str, _value, amount: int) -> None:
+    if not 0 <= amount < width(dtype):
         ctx.error("E304", op, f"shift amount {amount} is outside [0, {width(dtype)}) for `{dtype}`",
                   f"use an amount from 0 to {width(dtype) - 1}; mask it (`and` with {width(dtype) - 1}) if it is data")
-    if op.name in ("floordiv", "mod") and amount == 0:
+
+
+def _divisor(ctx, op, dtype: str, dividend, amount: int) -> None:
+    if amount == 0:
         ctx.error("E305", op, f"`{op.name}` by the constant 0", "division by zero is an illegal input; "
                   "guard the divisor with `select` or a mask")
     if op.name == "floordiv" and is_signed(dtype) and amount == -1 and dividend == int_range(dtype)[0]:
         ctx.error("E306", op, f"`{dividend} // -1` overflows `{dtype}`",
                   "signed_min // -1 is an illegal input; widen the dtype first")
+
+
+# Illegal constant right operands (§4): shift amounts outside the width, zero divisors.
+_CONSTANT_RHS_CHECKS = {"shl": _shift_amount, "shr": _shift_amount, "floordiv": _divisor, "mod": _divisor}
 
 
 def _approximate_modes(ctx, op, dtype: str) -> None:
@@ -129,20 +145,20 @@ def _arith_fact(op, lhs: Value, rhs: Value):
     return None
 
 
-@rule("neg", "abs", "not", "isnan", "isinf", *MATH)
-def unary(ctx, op, args):
+@rule(*ops_where(lambda op: op.family == "pointwise" and len(op.operands) == 1))
+def unary(ctx: Verifier, op: Op, args: Args) -> Results:
     source = tensor_of(ctx, op, args[0], "source")
     if source is None or not _class_ok(ctx, op, source.dtype):
         return None
     _approximate_modes(ctx, op, source.dtype)
-    result_dtype = "bool" if op.name in _BOOL_RESULT else source.dtype
+    result_dtype = _result_dtype(op, source.dtype)
     expect_result(ctx, op, result_dtype, source.shape, "E203",
                   f"`{op.name}` yields bool" if result_dtype == "bool" else "math functions keep dtype and shape")
     return [Value(op.result_types[0], splat=args[0].splat)]
 
 
 @rule("select")
-def select(ctx, op, args):
+def select(ctx: Verifier, op: Op, args: Args) -> Results:
     cond, on_true, on_false = (tensor_of(ctx, op, v, w) for v, w in zip(args.operands, ("cond", "on_true", "on_false")))
     if cond is None or on_true is None or on_false is None:
         return None

@@ -2,14 +2,20 @@
 schemas, region fold/scan schemas. Regions are walked as pure frames."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ...ir.dtypes import sum_accumulator
+from ...ir.nodes import Op
 from ...ir.types import TensorType
 from ..context import Frame
 from ..typesys import fmt, same_type, tensor_text
-from . import rule
+from . import Args, rule
 from .common import (
-    check_axes, check_axis, region_args, region_yields, tensor_of, without_axes,
+    Results, check_axes, check_axis, region_args, region_yields, tensor_of, without_axes,
 )
+
+if TYPE_CHECKING:
+    from ..walk import Verifier
 
 _BOOL_KINDS = ("any", "all")
 
@@ -58,10 +64,10 @@ def _why(kind: str, dtype: str, result: str, op) -> str:
 
 
 @rule("reduce")
-def reduce(ctx, op, args):
+def reduce(ctx: Verifier, op: Op, args: Args) -> Results:
     source = tensor_of(ctx, op, args[0], "source")
-    kind = op.attributes["kind"].name
-    axes = op.attributes["axes"]
+    kind = op.keyword_attr("kind")
+    axes = op.int_list_attr("axes")
     if source is None or not check_axes(ctx, op, axes, source.rank) or not _kind_ok(ctx, op, kind, source.dtype):
         return None
     result = _accumulator(ctx, op, kind, source.dtype)
@@ -71,10 +77,10 @@ def reduce(ctx, op, args):
 
 
 @rule("scan")
-def scan(ctx, op, args):
+def scan(ctx: Verifier, op: Op, args: Args) -> Results:
     source = tensor_of(ctx, op, args[0], "source")
-    kind = op.attributes["kind"].name
-    if source is None or not check_axis(ctx, op, op.attributes["axis"], source.rank) or \
+    kind = op.keyword_attr("kind")
+    if source is None or not check_axis(ctx, op, op.int_attr("axis"), source.rank) or \
             not _kind_ok(ctx, op, kind, source.dtype):
         return None
     result = _accumulator(ctx, op, kind, source.dtype)
@@ -84,11 +90,11 @@ def scan(ctx, op, args):
 
 
 @rule("arg_reduce")
-def arg_reduce(ctx, op, args):
+def arg_reduce(ctx: Verifier, op: Op, args: Args) -> Results:
     source = tensor_of(ctx, op, args[0], "source")
-    axis = op.attributes["axis"]
+    axis = op.int_attr("axis")
     if source is None or not check_axis(ctx, op, axis, source.rank) or \
-            not _kind_ok(ctx, op, op.attributes["kind"].name, source.dtype):
+            not _kind_ok(ctx, op, op.keyword_attr("kind"), source.dtype):
         return None
     if source.shape[axis] == 0:
         ctx.error("E511", op, f"`arg_reduce` over axis {axis} of static extent 0 has no extremum and no position",
@@ -104,8 +110,9 @@ def arg_reduce(ctx, op, args):
 def _sources(ctx, op, args, paired: bool = True) -> list[TensorType] | None:
     """Source tensors; generic reduce/scan pair each source with one identity (`paired`),
     region fold/scan summaries have their own components."""
-    sources = [tensor_of(ctx, op, v, f"source {k}") for k, v in enumerate(args.operands)]
-    if None in sources:
+    found = [tensor_of(ctx, op, v, f"source {k}") for k, v in enumerate(args.operands)]
+    sources = [s for s in found if s is not None]
+    if len(sources) < len(found):
         return None
     inits = args.group("init")
     if not sources or (paired and len(inits) != len(sources)):
@@ -147,14 +154,14 @@ def _combine(ctx, op, region, components: list) -> None:
 
 
 @rule("generic_reduce")
-def generic_reduce(ctx, op, args):
-    axes = op.attributes["axes"]
+def generic_reduce(ctx: Verifier, op: Op, args: Args) -> Results:
+    axes = op.int_list_attr("axes")
     return _generic(ctx, op, args, axes, lambda rank: check_axes(ctx, op, axes, rank), scan=False)
 
 
 @rule("generic_scan")
-def generic_scan(ctx, op, args):
-    axis = op.attributes["axis"]
+def generic_scan(ctx: Verifier, op: Op, args: Args) -> Results:
+    axis = op.int_attr("axis")
     return _generic(ctx, op, args, (axis,), lambda rank: check_axis(ctx, op, axis, rank), scan=True)
 
 
@@ -215,9 +222,9 @@ def _summaries(ctx, op, args, sources, axis):
 
 
 @rule("region_fold")
-def region_fold(ctx, op, args):
+def region_fold(ctx: Verifier, op: Op, args: Args) -> Results:
     sources = _sources(ctx, op, args, paired=False)
-    axis = op.attributes["axis"]
+    axis = op.int_attr("axis")
     if sources is None or _source_axis(ctx, op, sources, axis) is None:
         return _walk_all(ctx, op)
     _results(ctx, op, _summaries(ctx, op, args, sources, axis))
@@ -225,9 +232,9 @@ def region_fold(ctx, op, args):
 
 
 @rule("region_scan")
-def region_scan(ctx, op, args):
+def region_scan(ctx: Verifier, op: Op, args: Args) -> Results:
     sources = _sources(ctx, op, args, paired=False)
-    axis = op.attributes["axis"]
+    axis = op.int_attr("axis")
     extent = None if sources is None else _source_axis(ctx, op, sources, axis)
     if extent is None:
         return _walk_all(ctx, op)

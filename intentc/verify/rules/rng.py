@@ -1,15 +1,21 @@
 """Deterministic RNG (§12): u64 seed, u64 or index counter, u32 bits, f32 uniform."""
 from __future__ import annotations
 
-from . import rule
-from .common import expect_result, scalar_of, tensor_of
+from typing import TYPE_CHECKING
+
+from ...ir.nodes import Op
+from . import Args, rule
+from .common import Results, expect_result, scalar_of, tensor_of
+
+if TYPE_CHECKING:
+    from ..walk import Verifier
 
 _RESULT = {"random_bits": ("u32", "random_bits yields one u32 Philox word per counter"),
            "uniform": ("f32", "uniform is defined only as f32(bits >> 8) * 2^-24")}
 
 
 @rule("random_bits", "uniform")
-def random(ctx, op, args):
+def random(ctx: Verifier, op: Op, args: Args) -> Results:
     if not scalar_of(ctx, op, args[0], "seed", ("u64",), "E901", "cast the seed to u64: Philox keys are "
                      "the low and high 32 bits of a u64"):
         return None

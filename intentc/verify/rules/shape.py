@@ -2,20 +2,26 @@
 reshape, join. `dim` states an extent equality; iota and broadcast carry index facts."""
 from __future__ import annotations
 
+import itertools
 from collections import Counter
+from typing import TYPE_CHECKING
 
 from ...ir.dtypes import is_int, representable
+from ...ir.nodes import Op
 from ...ir.types import BufferType, TensorType, ViewType
 from .. import affine
 from ..context import Value
 from ..typesys import fmt, fmt_shape
-from . import rule
-from .common import check_axis, expect_result, tensor_of
+from . import Args, rule
+from .common import Results, check_axis, expect_result, tensor_of
 from .conversion import _literal, _representable_hint
+
+if TYPE_CHECKING:
+    from ..walk import Verifier
 
 
 @rule("full")
-def full(ctx, op, args):
+def full(ctx: Verifier, op: Op, args: Args) -> Results:
     written = op.result_types[0]
     value = op.attributes["value"]
     if not isinstance(written, TensorType):
@@ -29,26 +35,26 @@ def full(ctx, op, args):
 
 
 @rule("iota")
-def iota(ctx, op, args):
+def iota(ctx: Verifier, op: Op, args: Args) -> Results:
     written = op.result_types[0]
     if not isinstance(written, TensorType) or not (written.dtype == "index" or is_int(written.dtype)):
         ctx.error("E120", op, f"`iota` yields index or integer coordinates, not `{fmt(written)}`",
                   "write `: tensor<index, [extents]>` and cast afterwards if needed")
         return None
-    axis = op.attributes.get("axis", 0)
+    axis = op.int_attr("axis", 0)
     if not check_axis(ctx, op, axis, written.rank):
         return None
     return [Value(written, fact=affine.lane(axis, written.rank))]
 
 
 @rule("dim")
-def dim(ctx, op, args):
+def dim(ctx: Verifier, op: Op, args: Args) -> Results:
     source = args[0].type
     if not isinstance(source, (TensorType, ViewType, BufferType)):
         ctx.error("E121", op, f"`dim` needs a tensor, view or buffer, got `{fmt(source)}`",
                   "take the extent of a shaped value")
         return None
-    axis = op.attributes["axis"]
+    axis = op.int_attr("axis")
     if not check_axis(ctx, op, axis, len(source.shape)):
         return None
     expect_result(ctx, op, "index", (), "E121", "`dim` yields an index scalar")
@@ -58,7 +64,7 @@ def dim(ctx, op, args):
 
 
 @rule("broadcast")
-def broadcast(ctx, op, args):
+def broadcast(ctx: Verifier, op: Op, args: Args) -> Results:
     source = tensor_of(ctx, op, args[0], "source")
     written = op.result_types[0]
     if source is None:
@@ -88,7 +94,7 @@ def _aligned_axes(ctx, op, source_rank: int, result_rank: int, dims):
                       "broadcast never drops axes; use `reshape` or a reduction")
             return None
         return [result_rank - source_rank + k for k in range(source_rank)]
-    increasing = all(a < b for a, b in zip(dims, dims[1:]))
+    increasing = all(a < b for a, b in itertools.pairwise(dims))
     if len(dims) != source_rank or not increasing or any(not 0 <= d < result_rank for d in dims):
         ctx.error("E122", op, f"`dims = {dims}` must give one strictly increasing result axis per source axis",
                   f"list {source_rank} result axes below {result_rank}, in increasing order")
@@ -101,7 +107,7 @@ def _extent(extent) -> str:
 
 
 @rule("reshape")
-def reshape(ctx, op, args):
+def reshape(ctx: Verifier, op: Op, args: Args) -> Results:
     source = tensor_of(ctx, op, args[0], "source")
     written = op.result_types[0]
     if source is None:
@@ -128,7 +134,7 @@ def _unit_axis_moves(ctx, source: tuple, target: tuple) -> dict:
 
 
 def _element_count(ctx, shape):
-    product, dynamic = 1, Counter()
+    product, dynamic = 1, Counter[str]()
     for extent in shape:
         extent = ctx.canon(extent)
         if isinstance(extent, int):
@@ -139,7 +145,7 @@ def _element_count(ctx, shape):
 
 
 @rule("join")
-def join(ctx, op, args):
+def join(ctx: Verifier, op: Op, args: Args) -> Results:
     lhs, rhs = tensor_of(ctx, op, args[0], "lhs"), tensor_of(ctx, op, args[1], "rhs")
     if lhs is None or rhs is None:
         return None
@@ -147,5 +153,5 @@ def join(ctx, op, args):
         ctx.error("E124", op, f"`join` needs two tensors of one type, got `{fmt(lhs)}` and `{fmt(rhs)}`",
                   "cast and broadcast the operands to one type first")
         return None
-    expect_result(ctx, op, lhs.dtype, lhs.shape + (2,), "E124", "join adds a minor axis of extent 2")
+    expect_result(ctx, op, lhs.dtype, (*lhs.shape, 2), "E124", "join adds a minor axis of extent 2")
     return None

@@ -1,17 +1,21 @@
-"""§7 and the quantization schema of docs/kir.md: scaled_contract's positional schema,
-sparse_contract's metadata and compressed axis, histogram, e2m1/e8m0 decoders, Q4_K/Q8_K."""
+"""Structured contractions (§7): scaled_contract's positional schema, sparse_contract's
+metadata and compressed axis."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ...ir.dtypes import is_float, is_int
+from ...ir.nodes import Op
 from ...ir.types import RecordType, TensorType
-from ..typesys import broadcastable, fmt, tensor_text
-from . import rule
-from .common import expect_result, tensor_of
+from ..typesys import fmt
+from . import Args, rule
+from .common import Results, expect_result, tensor_of
 from .contraction import accumulator
 
+if TYPE_CHECKING:
+    from ..walk import Verifier
+
 _ELEMENTS_PER_CARRIER = {"e2m1": 2, "e4m3": 1}
-_BLOCK_BYTES = {"q8_k": 292, "q4_k": 144}
-_QK = 256
 
 
 def _u8_ranks(ctx, op, types, ranks, names) -> bool:
@@ -24,7 +28,7 @@ def _u8_ranks(ctx, op, types, ranks, names) -> bool:
 
 
 @rule("scaled_contract")
-def scaled_contract(ctx, op, args):
+def scaled_contract(ctx: Verifier, op: Op, args: Args) -> Results:
     names = ("lhs", "lhs_scale", "rhs", "rhs_scale")
     types = [tensor_of(ctx, op, v, n) for v, n in zip(args.operands, names)]
     acc = accumulator(ctx, op)
@@ -65,7 +69,7 @@ def _carrier_extent(ctx, op) -> int | None:
 
 
 @rule("sparse_contract")
-def sparse_contract(ctx, op, args):
+def sparse_contract(ctx: Verifier, op: Op, args: Args) -> Results:
     lhs, rhs = tensor_of(ctx, op, args[0], "lhs"), tensor_of(ctx, op, args[2], "rhs")
     acc = accumulator(ctx, op)
     if lhs is None or rhs is None or acc is None:
@@ -74,7 +78,7 @@ def sparse_contract(ctx, op, args):
         ctx.error("E610", op, f"`sparse_contract` takes numeric lhs [M, K/2] and rhs [K, N], got "
                   f"`{fmt(lhs)}` and `{fmt(rhs)}`", "normalize the operands to rank 2 first")
         return None
-    pattern = op.attributes["pattern"].name
+    pattern = op.keyword_attr("pattern")
     group = 2 if pattern == "one_of_two" else 4
     extents = _compressed_extents(ctx, op, rhs.shape[0], group)
     if extents is None:
@@ -122,84 +126,3 @@ def _meta_component(ctx, type_, m, extent) -> bool:
     if not isinstance(type_, TensorType) or type_.rank != 2 or not (is_int(type_.dtype)):
         return False
     return ctx.same_extent(type_.shape[0], m) and (extent is None or ctx.same_extent(type_.shape[1], extent))
-
-
-@rule("histogram")
-def histogram(ctx, op, args):
-    values = tensor_of(ctx, op, args[0], "values")
-    if values is None:
-        return None
-    if not is_int(values.dtype):
-        ctx.error("E620", op, f"histogram values must be an integer tensor, got `{values.dtype}`",
-                  "cast or bin the values into integer bin numbers first")
-        return None
-    valid = args.group("valid")
-    if valid and not _validity(ctx, op, valid[0].type, values):
-        return None
-    written = op.result_types[0]
-    if not isinstance(written, TensorType) or written.rank != 1 or \
-            (isinstance(written.shape[0], int) and written.shape[0] <= 0):
-        ctx.error("E622", op, f"histogram result `{fmt(written)}` must be tensor<C, [bins]> with bins > 0",
-                  "give a positive number of bins as the single result extent")
-        return None
-    if not is_int(written.dtype):
-        ctx.error("E623", op, f"histogram count dtype must be an integer, got `{written.dtype}`",
-                  "counts wrap in an explicit integer dtype such as i32")
-    return None
-
-
-def _validity(ctx, op, valid, values) -> bool:
-    if isinstance(valid, TensorType) and valid.dtype == "bool" and broadcastable(ctx, valid.shape, values.shape):
-        return True
-    ctx.error("E621", op, f"histogram validity `{fmt(valid)}` must be a bool scalar or a bool tensor "
-              f"broadcastable to {fmt(values)}", "compare to make a bool mask of the values' shape")
-    return False
-
-
-@rule("decode_e2m1", "decode_e8m0")
-def decode(ctx, op, args):
-    source = tensor_of(ctx, op, args[0], "source")
-    if source is None:
-        return None
-    if source.dtype != "u8":
-        ctx.error("E630", op, f"`{op.name}` decodes u8 codes, got `{source.dtype}`",
-                  "bitcast or cast the carrier to u8 first")
-        return None
-    expect_result(ctx, op, "f32", source.shape, "E630", "decoders yield f32 of the source shape")
-    return None
-
-
-@rule("quantize", "dequantize")
-def quantization(ctx, op, args):
-    source = tensor_of(ctx, op, args[0], "source")
-    if source is None:
-        return None
-    block = _BLOCK_BYTES[op.attributes["format"].name]
-    encode = op.name == "quantize"
-    source_dtype, source_inner, result_dtype, result_inner = \
-        ("f32", _QK, "u8", block) if encode else ("u8", block, "f32", _QK)
-    if source.rank != 2 or source.dtype != source_dtype or not ctx.same_extent(source.shape[1], source_inner):
-        ctx.error("E630", op, f"`{op.name}` takes `{tensor_text(source_dtype, ('B', source_inner))}`, got "
-                  f"`{fmt(source)}`", f"reshape to rows of {source_inner}")
-        return None
-    expect_result(ctx, op, result_dtype, (source.shape[0], result_inner), "E630",
-                  f"{op.attributes['format'].name} blocks are {block} bytes per {_QK} values")
-    return None
-
-
-@rule("quantized_dot")
-def quantized_dot(ctx, op, args):
-    lhs, rhs = tensor_of(ctx, op, args[0], "lhs"), tensor_of(ctx, op, args[1], "rhs")
-    if lhs is None or rhs is None:
-        return None
-    for type_, inner, name in ((lhs, 144, "q4_k lhs"), (rhs, 292, "q8_k rhs")):
-        if type_.rank != 2 or type_.dtype != "u8" or not ctx.same_extent(type_.shape[1], inner):
-            ctx.error("E630", op, f"`quantized_dot` {name} must be tensor<u8, [B, {inner}]>, got `{fmt(type_)}`",
-                      "pass whole block records on u8 carriers")
-            return None
-    if not ctx.same_extent(lhs.shape[0], rhs.shape[0]):
-        ctx.error("E630", op, "`quantized_dot` operands have different block counts",
-                  "both sides hold the same number B of blocks")
-        return None
-    expect_result(ctx, op, "f32", (), "E630", "quantized_dot yields an f32 scalar")
-    return None

@@ -1,7 +1,9 @@
 """LLVM on the host, set up once per process: the target machine, the optimization
-pipeline and MCJIT engines (one per compiled kernel, kept alive by the kernel object)."""
+pipeline, object files and the MCJIT engines that load them (one per compiled kernel, kept
+alive by the kernel object)."""
 from __future__ import annotations
 
+import contextlib
 import functools
 import threading
 
@@ -12,13 +14,13 @@ _LOCK = threading.Lock()
 
 
 @functools.lru_cache(maxsize=1)
-def host_target_machine():
+def host_target_machine() -> llvm.TargetMachine:
     """The process's target machine for optimizing and emitting objects (never handed to
     an engine: an MCJIT engine takes ownership of its target machine)."""
     return new_target_machine()
 
 
-def new_target_machine(opt: int = 3):
+def new_target_machine(opt: int = 3) -> llvm.TargetMachine:
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
     _load_libm()
@@ -33,10 +35,8 @@ def _load_libm() -> None:
     import ctypes.util
     name = ctypes.util.find_library("m")
     if name:
-        try:
+        with contextlib.suppress(RuntimeError):
             llvm.load_library_permanently(name)
-        except RuntimeError:
-            pass
 
 
 def host_triple() -> str:
@@ -52,7 +52,7 @@ def toolchain() -> dict[str, str]:
             "cpu": llvm.get_host_cpu_name(), "features": llvm.get_host_cpu_features().flatten()}
 
 
-def parse_and_optimize(ir_text: str, opt_level: int = 3):
+def parse_and_optimize(ir_text: str, opt_level: int = 3) -> llvm.ModuleRef:
     """Parse LLVM IR text, verify it and run the standard O`opt_level` pipeline."""
     with _LOCK:
         module = llvm.parse_assembly(ir_text)
@@ -83,14 +83,17 @@ def _pass_builder(level: int):
     return _PIPELINES[level][0]
 
 
-def jit(module):
-    """An MCJIT engine holding `module` compiled to host code."""
+def load_object(data: bytes) -> llvm.ExecutionEngine:
+    """An MCJIT engine holding an object file `emit_object` wrote in this or another process."""
     with _LOCK:
-        engine = llvm.create_mcjit_compiler(module, new_target_machine())
+        empty = llvm.parse_assembly("")
+        empty.triple = host_triple()
+        engine = llvm.create_mcjit_compiler(empty, new_target_machine())
+        engine.add_object_file(llvm.ObjectFileRef.from_data(data))
         engine.finalize_object()
         return engine
 
 
-def emit_object(module) -> bytes:
+def emit_object(module: llvm.ModuleRef) -> bytes:
     with _LOCK:
         return host_target_machine().emit_object(module)

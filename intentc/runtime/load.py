@@ -1,0 +1,199 @@
+"""`intentc.load`: a compiled kernel as a Python callable.
+
+    kernel = intentc.load("ir_samples/row_softmax.kir", "row_softmax", target="cuda")
+    kernel(x=x, t=0.5, y=y)          # torch/CuPy GPU tensors, in place, on torch's current stream
+
+Each specialization is compiled once: kernels are cached in this process and on disk
+(`kernel_cache`, keyed as the compile service keys its entries). Arguments are bound as the
+interpreter binds a launch (same checks, same diagnostics), without copies: numpy and DLPack
+arrays on the host, `__cuda_array_interface__` arrays on the GPU. Python numbers for scalar
+parameters follow the literal rules (§3): accepted where representable in the dtype.
+"""
+from __future__ import annotations
+
+import functools
+import threading
+from pathlib import Path
+
+from ..ir.types import ConstexprType, ViewType
+from ..options import CompileOptions
+from .interop import array_ref
+from .kernel_cache import CACHE
+
+TARGETS = ("cpu", "cuda", "interp")
+# `specialize="auto"`: at most this many shape variants a kernel object compiles; later shapes
+# run on the kernel with dynamic extents.
+MAX_VARIANTS = 8
+
+
+def load(source_or_path: str | Path, kernel: str, target: str = "cpu", arch: str | None = None,
+         extents: dict | None = None, constexprs: dict | None = None, options: CompileOptions | dict | None = None,
+         specialize: str | None = None, facts: dict | None = None) -> LoadedKernel:
+    """A callable kernel: `kernel(**arrays_and_scalars)` runs it, writing out/inout views in place.
+
+    `extents` and `constexprs` fix values at compile time; `facts` are layout promises per
+    view (`{"unit_stride": ["x"], "aligned16": [...], "contiguous": [...]}`), checked at
+    every call (R0108); `specialize="auto"` compiles a variant per call shape (at most
+    `MAX_VARIANTS`, then the dynamic kernel runs)."""
+    if target not in TARGETS:
+        raise ValueError(f"unknown load target {target!r} (cpu, cuda, interp)")
+    if specialize not in (None, "auto"):
+        raise ValueError(f"specialize must be None or 'auto', not {specialize!r}")
+    text, file = _read(source_or_path)
+    options = CompileOptions.model_validate(options or {}) if not isinstance(options, CompileOptions) else options
+    memo = (text, file, kernel, target, arch, _frozen(extents), _frozen(constexprs), options.model_dump_json(),
+            specialize, _frozen(facts))
+    with _LOADED_LOCK:
+        loaded = _LOADED.get(memo)
+        if loaded is None:
+            fixed = {**(facts or {}), "extents": dict(extents or {}), "constexprs": dict(constexprs or {})}
+            loaded = _LOADED[memo] = LoadedKernel(text, file, kernel, target, arch, fixed, options, specialize)
+    return loaded
+
+
+_LOADED: dict[tuple, LoadedKernel] = {}
+_LOADED_LOCK = threading.Lock()
+
+
+def _read(source_or_path: str | Path) -> tuple[str, str]:
+    if isinstance(source_or_path, Path) or ("\n" not in source_or_path and Path(source_or_path).is_file()):
+        path = Path(source_or_path)
+        return path.read_text(encoding="utf-8"), str(path)
+    return source_or_path, "<input>"
+
+
+def _frozen(values: dict | None) -> tuple:
+    return tuple(sorted((name, repr(value)) for name, value in (values or {}).items()))
+
+
+class LoadedKernel:
+    """One kernel of a module for one target; compiled on construction (or taken from the cache)."""
+
+    def __init__(self, text: str, file: str, name: str, target: str, arch: str | None, fixed: dict,
+                 options: CompileOptions, specialize: str | None):
+        from ..driver import front_end
+        self.text, self.file, self.name, self.target = text, file, name, target
+        self.constexprs, self.specialize, self._fixed = fixed["constexprs"], specialize, fixed
+        compile_target = {"cpu": "cpu", "cuda": "cubin", "interp": "kir"}[target]
+        if target == "cuda" and arch is None:
+            from .cuda import device_arch
+            arch = device_arch()
+        self.request = front_end(text, name, compile_target, arch, options, fixed, file)
+        self.kernel = self.request.kernel
+        self._variants: dict[tuple, object] = {}
+        self._lock = threading.Lock()
+        self.compiled = CACHE.artifacts(self.request) if target != "interp" else None
+        self.runner = self._build(self.request, self.compiled)
+        self._constexpr_names = {p.name for p in self.kernel.params if isinstance(p.type, ConstexprType)}
+        self._outputs = [p.name for p in self.kernel.params
+                         if isinstance(p.type, ViewType) and p.type.direction in ("out", "inout")]
+
+    # ---- what was built -------------------------------------------------------------------
+    @property
+    def key(self) -> str | None:
+        return self.compiled.key if self.compiled else None
+
+    @property
+    def artifacts(self) -> dict:
+        return self.compiled.artifacts if self.compiled else {}
+
+    @property
+    def ptx(self) -> str | None:
+        return self.artifacts.get("kernel.ptx")
+
+    @property
+    def llvm(self) -> str | None:
+        return self.artifacts.get("kernel.ll")
+
+    @property
+    def launch_config(self):
+        return getattr(self.runner, "launch_config", None)
+
+    # ---- running --------------------------------------------------------------------------
+    def __call__(self, stream=None, **arguments):
+        """Run with views and scalars by parameter name (constexprs too, unless fixed at load);
+        returns the out/inout views (the caller's arrays, written in place)."""
+        constexprs = ({name: arguments.pop(name) for name in list(arguments) if name in self._constexpr_names}
+                      if self._constexpr_names else None)
+        runner = self._variant(arguments) if self.specialize == "auto" else self.runner
+        if self.target == "cuda":
+            runner.launch_in_place(arguments, constexprs, _stream(stream))
+        elif self.target == "cpu":
+            runner.launch(constexprs, **arguments)
+        else:
+            self._interpret(arguments, constexprs)
+        return {name: arguments[name] for name in self._outputs if name in arguments}
+
+    def synchronize(self, stream=None) -> None:
+        """cuda: wait for the stream; raise the first illegal input a launch reported since."""
+        if self.target == "cuda":
+            for runner in (self.runner, *self._variants.values()):
+                runner.synchronize(_stream(stream))
+
+    def _build(self, request, compiled):
+        if self.target == "cpu":
+            from .cpu import CpuKernel
+            return CpuKernel(request, compiled.artifacts, compiled.timings)
+        if self.target == "cuda":
+            from .cuda import CudaKernel
+            return CudaKernel(request, compiled.artifacts, compiled.timings)
+        return None
+
+    def _interpret(self, arguments: dict, constexprs: dict | None) -> None:
+        import numpy as np
+
+        from ..interp.launch import run_kernel
+        inputs = {name: np.from_dlpack(value) if hasattr(value, "__dlpack__") else value
+                  for name, value in arguments.items()}
+        outputs = run_kernel(self.request.module, self.name, inputs, {**self.constexprs, **(constexprs or {})}, 0,
+                             self.file, self.text)
+        for name, value in outputs.items():
+            if name in inputs:
+                np.copyto(inputs[name], value)
+            else:
+                arguments[name] = value
+
+    def _variant(self, arguments: dict):
+        """The kernel specialized to these arguments' extents (`specialize="auto"`)."""
+        extents = _call_extents(self.kernel, arguments)
+        signature = tuple(sorted(extents.items()))
+        with self._lock:
+            runner = self._variants.get(signature)
+            if runner is None and len(self._variants) < MAX_VARIANTS and self.target != "interp":
+                from ..driver import front_end
+                fixed = {**self._fixed, "extents": {**extents, **self._fixed["extents"]}}
+                request = front_end(self.request.module, self.name, self.request.target, self.request.arch,
+                                    self.request.options, fixed, self.file, self.text)
+                runner = self._variants[signature] = self._build(request, CACHE.artifacts(request))
+        return runner or self.runner
+
+
+def _call_extents(kernel, arguments: dict) -> dict[str, int]:
+    """The dynamic extents the arguments' shapes bind (first binding wins; the launch checks the rest)."""
+    extents: dict[str, int] = {}
+    for param in kernel.params:
+        value = arguments.get(param.name)
+        if isinstance(param.type, ViewType) and value is not None:
+            shape = array_ref(value).shape
+            for declared, actual in zip(param.type.shape, shape):
+                if isinstance(declared, str):
+                    extents.setdefault(declared, actual)
+    return extents
+
+
+def _stream(stream) -> int:
+    """A CUDA stream handle: an int, an object with `cuda_stream` (torch) or `ptr` (CuPy), or
+    torch's current stream on device 0 (the device intentc's runtime uses)."""
+    if stream is None:
+        return _current_stream_getter()()
+    return int(getattr(stream, "cuda_stream", getattr(stream, "ptr", stream)))
+
+
+@functools.cache
+def _current_stream_getter():
+    try:
+        import torch
+        raw = torch._C._cuda_getCurrentRawStream     # what Triton's launcher asks too: one C call
+        return lambda: raw(0)
+    except (ImportError, AttributeError):
+        return lambda: 0

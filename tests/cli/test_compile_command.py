@@ -1,0 +1,52 @@
+"""`intentc compile`: where artifacts go (-o FILE, -o -, -o DIR, launch.json beside the PTX),
+every kernel without --kernel, and the default arch (issue 17; issue 15 item 20)."""
+from __future__ import annotations
+
+import json
+
+from sample_files import ROOT
+from intentc.cli.main import main
+
+SAMPLES = ROOT / "ir_samples"
+SOFTMAX, CUMSUM = SAMPLES / "row_softmax.kir", SAMPLES / "cumsum.kir"
+
+
+def test_ptx_to_a_file_writes_launch_json_beside_it(tmp_path):
+    assert main(["compile", str(SOFTMAX), "--target", "ptx", "-o", str(tmp_path / "softmax.ptx")]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["softmax.launch.json", "softmax.ptx"]
+    launch = json.loads((tmp_path / "softmax.launch.json").read_text())
+    assert launch["kernel"] in (tmp_path / "softmax.ptx").read_text()
+
+
+def test_ptx_without_arch_is_the_newest_supported_arch(tmp_path, capsys):
+    assert main(["compile", str(SOFTMAX), "--target", "ptx"]) == 0
+    default = capsys.readouterr().out
+    assert ".target sm_90" in default
+    assert main(["compile", str(SOFTMAX), "--target", "ptx", "--arch", "sm_90"]) == 0
+    assert capsys.readouterr().out == default
+
+
+def test_dash_o_dash_is_stdout(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["compile", str(SOFTMAX), "-o", "-"]) == 0
+    assert "define void @intentc_kernel_row_softmax" in capsys.readouterr().out
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_without_kernel_every_kernel_is_compiled_into_a_directory(tmp_path, capsys):
+    out = tmp_path / "artifacts"
+    assert main(["compile", str(CUMSUM), "--target", "ptx", "-o", str(out)]) == 0
+    assert sorted(p.name for p in out.iterdir()) == [
+        "exclusive_offsets.launch.json", "exclusive_offsets.ptx", "row_cumsum.launch.json", "row_cumsum.ptx"]
+    assert main(["compile", str(CUMSUM)]) == 2
+    assert "write them with -o DIR" in capsys.readouterr().err
+
+
+def test_one_kernel_files_need_no_kernel_flag_and_a_directory_gets_kernel_named_files(tmp_path):
+    assert main(["compile", str(SOFTMAX), "-o", str(tmp_path)]) == 0
+    assert [p.name for p in tmp_path.iterdir()] == ["row_softmax.ll"]
+
+
+def test_writing_into_a_missing_directory_is_a_usage_error(tmp_path, capsys):
+    assert main(["compile", str(SOFTMAX), "-o", str(tmp_path / "missing" / "k.ll")]) == 2
+    assert "cannot write" in capsys.readouterr().err

@@ -1,0 +1,135 @@
+"""`intentc.load(..., target="cuda")` on GPU tensors: zero-copy torch and CuPy arguments
+(strided and offset views included) checked as the interpreter checks a launch, launches on
+the caller's stream, illegal inputs reported at the next synchronize, and a cache hit in a
+fresh process."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from gpu_required import requires_gpu
+
+import intentc
+
+pytestmark = requires_gpu()
+torch = pytest.importorskip("torch", reason="the CUDA API tests pass torch tensors")
+
+ROOT = Path(__file__).resolve().parents[2]
+VECTOR_ADD = ROOT / "ir_samples" / "vector_add.kir"
+SOFTMAX = ROOT / "ir_samples" / "row_softmax.kir"
+NEGATE = """kernel @neg(%x: view<f32, [%N], in>, %y: view<f32, [%N], out>) {
+  %i = iota : tensor<index, [%N]>
+  %v = read %x index(%i) : tensor<f32, [%N]>
+  %r = neg %v : tensor<f32, [%N]>
+  write %y, %r index(%i)
+}
+"""
+DIVIDE = """kernel @div(%a: view<i32, [%N], in>, %b: view<i32, [%N], in>, %y: view<i32, [%N], out>) {
+  %i = iota : tensor<index, [%N]>
+  %u = read %a index(%i) : tensor<i32, [%N]>
+  %v = read %b index(%i) : tensor<i32, [%N]>
+  %r = floordiv %u, %v : tensor<i32, [%N]>
+  write %y, %r index(%i)
+}
+"""
+
+
+def _interpreted(path: Path, kernel: str, inputs: dict) -> dict:
+    host = {name: value.cpu().numpy() if hasattr(value, "cpu") else value for name, value in inputs.items()}
+    return intentc.run(path.read_text(), kernel, host)
+
+
+def test_torch_tensors_in_place_match_the_interpreter():
+    x, y = torch.randn(5000, device="cuda"), torch.randn(5000, device="cuda")
+    z = torch.empty_like(x)
+    kernel = intentc.load(VECTOR_ADD, "vector_add", target="cuda")
+    assert kernel(x=x, y=y, z=z)["z"] is z
+    kernel.synchronize()
+    np.testing.assert_array_equal(z.cpu().numpy(), _interpreted(VECTOR_ADD, "vector_add", {"x": x, "y": y})["z"])
+    assert kernel.ptx.startswith("//") and kernel.launch_config.mapping in ("cta", "grid-stride")
+
+
+def test_strided_and_offset_views_without_copies():
+    base = torch.randn(4001, device="cuda")
+    out = torch.full((4000,), 7.0, device="cuda")
+    kernel = intentc.load(NEGATE, "neg", target="cuda")
+    kernel(x=base[1::2], y=out.flip(0)[::2])
+    kernel.synchronize()
+    expected = torch.full((4000,), 7.0, device="cuda")
+    expected.flip(0)[::2] = -base[1::2]
+    assert torch.equal(out, expected)
+
+
+def test_softmax_specialized_automatically_per_shape():
+    kernel = intentc.load(SOFTMAX, "row_softmax", target="cuda", specialize="auto")
+    for rows, cols in ((64, 256), (3, 1000)):
+        x = torch.randn(rows, cols, device="cuda")
+        y = torch.empty_like(x)
+        kernel(x=x, t=0.5, y=y)
+        kernel.synchronize()
+        reference = _interpreted(SOFTMAX, "row_softmax", {"x": x, "t": np.float32(0.5)})["y"]
+        np.testing.assert_allclose(y.cpu().numpy(), reference, rtol=1e-5, atol=1e-7)
+    assert len(kernel._variants) == 2
+
+
+def test_cupy_arrays_pass_by_device_pointer():
+    cupy = pytest.importorskip("cupy", reason="CuPy is not installed")
+    x = cupy.arange(1000, dtype=cupy.float32)
+    y = cupy.zeros(1000, dtype=cupy.float32)
+    kernel = intentc.load(NEGATE, "neg", target="cuda")
+    kernel(x=x, y=y, stream=cupy.cuda.get_current_stream())
+    kernel.synchronize(cupy.cuda.get_current_stream())
+    assert bool((y == -x).all())
+
+
+def test_launches_go_on_the_callers_stream():
+    kernel = intentc.load(NEGATE, "neg", target="cuda")
+    x = torch.randn(1 << 20, device="cuda")
+    y = torch.zeros_like(x)
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        kernel(x=x, y=y)                  # torch's current stream: `stream`
+        copied = y.clone()                # ordered after the kernel on the same stream
+    stream.synchronize()
+    assert torch.equal(copied, -x)
+
+
+def test_binding_checks_are_the_interpreters():
+    kernel = intentc.load(VECTOR_ADD, "vector_add", target="cuda")
+    x = torch.zeros(8, device="cuda")
+    for inputs in ({"x": x.double(), "y": x, "z": x.clone()}, {"x": x, "y": x[:4], "z": x.clone()}):
+        with pytest.raises(intentc.DiagnosticError) as ours:
+            kernel(**inputs)
+        with pytest.raises(intentc.DiagnosticError) as reference:
+            _interpreted(VECTOR_ADD, "vector_add", inputs)
+        assert ours.value.diagnostics[0].message == reference.value.diagnostics[0].message
+    with pytest.raises(intentc.DiagnosticError) as host:
+        kernel(x=np.zeros(8, np.float32), y=x, z=x.clone())
+    assert host.value.diagnostics[0].code == "R0108" and "cpu memory" in host.value.diagnostics[0].message
+
+
+def test_an_illegal_input_is_reported_at_the_next_synchronize():
+    kernel = intentc.load(DIVIDE, "div", target="cuda")
+    a = torch.arange(16, dtype=torch.int32, device="cuda")
+    b = torch.ones(16, dtype=torch.int32, device="cuda")
+    b[5] = 0
+    kernel(a=a, b=b, y=torch.empty_like(a))        # asynchronous: nothing raised here
+    with pytest.raises(intentc.DiagnosticError) as error:
+        kernel.synchronize()
+    assert error.value.diagnostics[0].code == "R0201"
+    kernel.synchronize()                            # reported once
+
+
+def test_a_fresh_process_loads_from_the_disk_cache(tmp_path):
+    script = ("import json, sys, intentc; k = intentc.load(sys.argv[1], 'neg', target='cuda'); "
+              "print(json.dumps({'source': k.compiled.source, 'key': k.key}))")
+    env = {**os.environ, "INTENTC_CACHE_DIR": str(tmp_path)}
+    runs = [json.loads(subprocess.run([sys.executable, "-c", script, NEGATE], env=env, capture_output=True,
+                                      text=True, check=True, timeout=300).stdout) for _ in range(2)]
+    assert [r["source"] for r in runs] == ["compiled", "disk"] and runs[0]["key"] == runs[1]["key"]
