@@ -19,6 +19,7 @@ import numpy as np
 
 from ..ir import errors
 from ..ir.nodes import Op
+from ..ir.optable import ops_where
 from ..ir.types import ViewType
 from .memory import ViewValue
 from .values import np_dtype
@@ -96,7 +97,8 @@ def check_noalias(launch, env: dict) -> None:
                                   "pass non-overlapping arrays, or drop `noalias` from the view type")
 
 
-PLAIN_WRITES = ("write", "unique_store")
+# Plain writes (neither combining nor atomic), as the op table states their effects.
+PLAIN_WRITES = frozenset(ops_where(lambda op: op.writes and not op.regions and "atomic" not in op.effects))
 
 
 def _ops(ops):
