@@ -10,6 +10,7 @@ input is saved under --out.
     python tools/fuzz.py --inputs 100000 --seconds 3600 --out /tmp/fuzz
 
 prints a line of counts every --report seconds and exits 1 when an internal error was found.
+An input that takes more than CPU_SECONDS_PER_INPUT of CPU time is an internal error too.
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import json
 import os
 import random
 import re
+import signal
 import sys
 import time
 import traceback
@@ -44,6 +46,8 @@ EDGE_NUMBERS = ("0", "-0", "-1", "1", "007", "0x0", "0xFFFFFFFFFFFFFFFF", "127",
 NASTY_PIECES = ("%", "{", "}", "(", ")", ",", ":", "=", "<", ">", "[", "]", "^", "@", '"', "//", "\n",
                 "-> (", "tensor<", "record<a: f32>", "tuple<", "enum<@E>", "constexpr<", "\\", "\x00", "é",
                 "\u2028", "\ud800", "{" * 70, "[" * 70, "yield", "// -----\n")
+# CPU time (not wall time: the machine may be shared) after which an input counts as a hang.
+CPU_SECONDS_PER_INPUT = 20
 _NUMBER = re.compile(r"(?<![\w%@^.])-?(?:0x[0-9a-fA-F]+|[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?)(?![\w.])")
 _WORD = re.compile(r"(?<![%@^\w])[A-Za-z_][A-Za-z0-9_]*")
 _VALUE = re.compile(r"%[A-Za-z0-9_.$]+")
@@ -244,20 +248,32 @@ def fuzz(count: int, seconds: float, seed: int, out: Path | None, report: float,
     rng = random.Random(seed)
     mutator, generator, checker = Mutator(samples, rng), GrammarGenerator(samples, rng), Checker(compile_llvm, opt_level)
     tally, started, last_report = Tally(), time.monotonic(), time.monotonic()
+    signal.signal(signal.SIGPROF, _too_slow)
     while tally.inputs < count and time.monotonic() - started < seconds:
         source = "grammar" if rng.random() < grammar_share else "mutant"
         text = generator.input() if source == "grammar" else mutator.input()
         tally.inputs += 1
+        signal.setitimer(signal.ITIMER_PROF, CPU_SECONDS_PER_INPUT)
         try:
             tally.outcomes[checker.check(text)] += 1
-        except Exception:  # every other exception is what the fuzzer looks for
+        except Exception:  # every other exception is what the fuzzer looks for, a hang included
             tally.outcomes["internal_error"] += 1
             tally.failures.append(_save(out, text, traceback.format_exc(), tally.inputs))
+        finally:
+            signal.setitimer(signal.ITIMER_PROF, 0)
         if time.monotonic() - last_report >= report:
             print(tally.line(started), file=log, flush=True)
             last_report = time.monotonic()
     print(tally.line(started), file=log, flush=True)
     return tally
+
+
+class TooSlow(Exception):
+    """An input took more CPU time than any input should (a hang, or super-linear work)."""
+
+
+def _too_slow(signum, frame):
+    raise TooSlow(f"one input took more than {CPU_SECONDS_PER_INPUT} s of CPU time")
 
 
 def fuzz_in_processes(jobs: int, count: int, seed: int, **settings) -> Tally:

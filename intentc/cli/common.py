@@ -33,10 +33,10 @@ class Chunk:
 
 
 def read_text(path: str) -> str:
-    if path == "-":
-        return sys.stdin.read()
+    """A file (or stdin for `-`) as UTF-8 text, decoded strictly either way."""
     try:
-        return Path(path).read_text(encoding="utf-8")
+        data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+        return data.decode("utf-8")
     except FileNotFoundError:
         raise UsageError(f"no such file: {path}") from None
     except IsADirectoryError:

@@ -8,9 +8,11 @@ KERNEL.launch.json for each.
 """
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
+from ..codegen.layout.assign import dump
 from ..diagnostics import DiagnosticError
 from ..options import CompileOptions, Specialization
 from .common import (
@@ -35,6 +37,8 @@ def add_parser(subparsers) -> None:
                    help="specialize a constexpr parameter")
     p.add_argument("--extent", action="append", default=[], metavar="NAME=N", help="specialize a dynamic extent")
     p.add_argument("--timings", action="store_true", help="print the time of each stage to stderr")
+    p.add_argument("--print-layouts", action="store_true",
+                   help="print the GPU mapping and every tensor value's layout to stderr (ptx, cubin)")
     p.set_defaults(run=run)
 
 
@@ -68,11 +72,24 @@ def run(args) -> int:
         _to_stdout(artifacts, args.target, explicit=args.output == "-")
     else:
         _to_files(Path(args.output), artifacts, args.output.endswith(("/", "\\")))
+    if args.print_layouts:
+        for kernel, result in results.items():
+            _print_layouts(kernel, result.artifacts)
     if args.timings:
         for kernel, result in results.items():
             for stage, seconds in result.timings.items():
                 print(f"{kernel:>16} {stage:>24}: {seconds * 1e3:8.2f} ms", file=sys.stderr)
     return EXIT_OK
+
+
+def _print_layouts(kernel: str, artifacts: dict) -> None:
+    """The GPU mapping and the layout dump of launch.json (docs/gpu.md, "Layouts")."""
+    if "launch.json" not in artifacts:
+        return
+    launch = json.loads(artifacts["launch.json"])
+    print(f"// @{kernel}: mapping {launch['mapping']}, block {launch['block'][0]}, slots {launch['slots']}",
+          file=sys.stderr)
+    sys.stderr.write(dump(launch["layouts"]))
 
 
 def _to_stdout(artifacts: dict[str, dict], target: str, explicit: bool) -> None:

@@ -1,15 +1,9 @@
-"""Launch checks of how views lie in memory (§8), made before the kernel runs, on every
-target (the CPU and GPU bind through the same code):
-
-- `noalias` (§8, §13): a view marked `noalias` shares no element with any other view of
-  the launch; it is the caller's precondition, so an overlap is an illegal input (R0109).
-  Overlap is exact, by byte intervals of the elements each view reaches (two views may
-  interleave in one allocation without sharing an element).
-- repeated addresses (§8): a writable view whose layout sends two coordinates to one
-  element (a zero stride, overlapping strides) is legal only where the write semantics
-  allow repeats — scatter_reduce and atomics; a view the kernel writes with plain `write`
-  or `unique_store` must lay out distinct elements, else the launch is the write
-  collision R0303.
+"""The launch check of repeated addresses (§8), made before the kernel runs, on every
+target (the CPU and GPU bind through the same code; `noalias` is `Launch.check_noalias`):
+a writable view whose layout sends two coordinates to one element (a zero stride,
+overlapping strides) is legal only where the write semantics allow repeats —
+scatter_reduce and atomics; a view the kernel writes with plain writes must lay out
+distinct elements, else the launch is the write collision R0303.
 """
 from __future__ import annotations
 
@@ -59,42 +53,9 @@ def _element_starts(view: Layout) -> np.ndarray:
     return np.unique(view.address + address.ravel() * view.itemsize)
 
 
-def _span(view: Layout) -> tuple[int, int]:
-    low = view.offset + sum(min(0, (n - 1) * s) for n, s in zip(view.shape, view.strides))
-    high = view.offset + sum(max(0, (n - 1) * s) for n, s in zip(view.shape, view.strides)) + 1
-    return view.address + low * view.itemsize, view.address + high * view.itemsize
-
-
-def overlapping(a: Layout, b: Layout) -> bool:
-    """Whether two views reach a common byte."""
-    if 0 in a.shape or 0 in b.shape:
-        return False
-    (a_low, a_high), (b_low, b_high) = _span(a), _span(b)
-    if a_high <= b_low or b_high <= a_low:
-        return False
-    starts_a, starts_b = _element_starts(a), _element_starts(b)
-    # for each element of b, the first element of a that ends after b's start
-    first = np.searchsorted(starts_a, starts_b - a.itemsize, side="right")
-    inside = first < starts_a.size
-    return bool(np.any(starts_a[np.minimum(first, starts_a.size - 1)][inside] < (starts_b + b.itemsize)[inside]))
-
-
 def _views(launch, env: dict) -> list[tuple[object, Layout]]:
     bound = [(p, _layout(p, env.get(p.name))) for p in launch.kernel.params if isinstance(p.type, ViewType)]
     return [(p, layout) for p, layout in bound if layout is not None]
-
-
-def check_noalias(launch, env: dict) -> None:
-    """Raise R0109 if a `noalias` view of the launch overlaps another view."""
-    views = _views(launch, env)
-    for i, (first, first_layout) in enumerate(views):
-        for second, second_layout in views[i + 1:]:
-            if (first.type.noalias or second.type.noalias) and overlapping(first_layout, second_layout):
-                marked = first if first.type.noalias else second
-                other = second if marked is first else first
-                raise launch.fail(errors.LAUNCH_NOALIAS, f"%{marked.name} is `noalias` but shares elements with "
-                                  f"%{other.name} (spec §8)", marked,
-                                  "pass non-overlapping arrays, or drop `noalias` from the view type")
 
 
 # Plain writes (neither combining nor atomic), as the op table states their effects.

@@ -20,7 +20,7 @@ from ..ir import errors
 from .errors import launch_error
 from .machine import Machine
 from .memory import ViewValue
-from .aliasing import check_noalias, check_writable_layouts
+from .aliasing import check_writable_layouts
 from .values import EnumValue, np_dtype
 
 
@@ -112,6 +112,21 @@ class Launch:
             self.bind_extent(param, axis, declared, actual)
 
 
+    # ---- alias constraints (§8, §13) ------------------------------------------------------
+    def check_noalias(self, spans: dict[str, tuple[int, int]]) -> None:
+        """`noalias` is a precondition the caller must meet (§8), not a hint: the memory a
+        noalias view spans ([low, high) bytes; an explicit `View`: its whole base) shares no
+        byte with another view argument's."""
+        params = {p.name: p for p in self.kernel.params}
+        for name, (low, high) in spans.items():
+            if not params[name].type.noalias:
+                continue
+            for other, (other_low, other_high) in spans.items():
+                if other != name and low < other_high and other_low < high:
+                    raise self.fail(errors.LAUNCH_NOALIAS, f"%{name} is noalias, but its memory overlaps that of "
+                                    f"%{other}", params[name], "pass separate memory, or drop `noalias`")
+
+
 def _span(array: np.ndarray) -> tuple[int, int]:
     """[low, high) byte addresses an array touches."""
     start = array.__array_interface__["data"][0]
@@ -120,6 +135,11 @@ def _span(array: np.ndarray) -> tuple[int, int]:
     low = start + sum(min(0, (n - 1) * s) for n, s in zip(array.shape, array.strides))
     high = start + sum(max(0, (n - 1) * s) for n, s in zip(array.shape, array.strides)) + array.itemsize
     return low, high
+
+
+def _base_span(base: np.ndarray) -> tuple[int, int]:
+    start = _start(base)
+    return start, start + base.nbytes
 
 
 def _root(array: np.ndarray):
@@ -236,6 +256,8 @@ def bind(launch: Launch, inputs: dict, constexprs: dict) -> dict[str, object]:
                                   f"parameter %{name} is {int(np.asarray(env[name]))}")
         else:
             env[name] = np.asarray(value, dtype=np.int64)
+    launch.check_noalias({**{name: _span(array) for name, array in arrays.items()},
+                          **{name: _base_span(np.asarray(view.base)) for name, view in explicit.items()}})
     views = _allocations({**arrays, **{_BASE + name: np.asarray(view.base).reshape(-1)
                                        for name, view in explicit.items()}})
     for name, view in explicit.items():     # one copy per allocation: Views on one base alias
@@ -256,7 +278,6 @@ def bind(launch: Launch, inputs: dict, constexprs: dict) -> dict[str, object]:
             view = views[param.name]
             view.dtype, view.direction, view.name = param.type.dtype, param.type.direction, param.name
             env[param.name] = view
-    check_noalias(launch, env)
     check_writable_layouts(launch, env)
     return env
 

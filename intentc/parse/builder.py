@@ -27,12 +27,14 @@ from .literals import OUT_OF_RANGE_HINT, float_value, int_value, out_of_range_me
 
 _SCALARS = {name: TensorType(dtype=name) for name in DTYPES}
 _DIRECTIONS = ("in", "out", "inout")
+_EXTENT = re.compile(r"0x[0-9a-fA-F]+|-?[0-9]+|%[A-Za-z0-9_.$]+")
+# Extents are separated by commas that the pattern requires, so a run of digits can be split
+# one way only: without them, `[9999…9x]` backtracks exponentially (the fuzzer found it).
 _SHAPED = re.compile(
     r"(tensor|view|buffer)<\s*([A-Za-z_][A-Za-z0-9_]*)\s*,\s*\["
-    r"\s*((?:(?:-?[0-9]+|0x[0-9a-fA-F]+|%[A-Za-z0-9_.$]+)\s*(?:,\s*(?=[-0-9%]))?)*)\]\s*"
-    r"(?:,\s*([A-Za-z_ ,\t\n]*?))?\s*>"
+    rf"\s*((?:(?:{_EXTENT.pattern})(?:\s*,\s*(?:{_EXTENT.pattern}))*)?)\s*\]\s*"
+    r"(?:,([A-Za-z_ ,\t\n]*))?>"
 )
-_EXTENT = re.compile(r"0x[0-9a-fA-F]+|-?[0-9]+|%[A-Za-z0-9_.$]+")
 # Types are immutable, and the same type text recurs on most lines of a kernel.
 _SHAPED_CACHE: dict[str, object] = {}
 _ATTR_WORDS = {"true": True, "false": False, "inf": float("inf"), "nan": float("nan")}
@@ -274,6 +276,7 @@ class Builder(Transformer):
                         "with extents that are integers or %names")
             return None
         kind, dtype_text, shape_text, flags_text = match.groups()
+        flags_text = flags_text.strip() if flags_text else None
         dtype_token = Token("NAME", dtype_text, line=token.line, column=token.column + match.start(2))
         errors = len(self.diagnostics)
         dtype = self._dtype(dtype_token)

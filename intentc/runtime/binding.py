@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..interp.aliasing import check_noalias, check_writable_layouts
+from ..interp.aliasing import check_writable_layouts
 from ..interp.launch import Launch, View, _c_strides, bind
 from ..interp.memory import ViewValue
 from ..interp.values import EnumValue, np_dtype
@@ -48,6 +48,10 @@ class DirectView:
     size: int
     strides: tuple[int, ...]
     shape: tuple[int, ...]
+
+    def span(self, itemsize: int) -> tuple[int, int]:
+        """The bytes bound: those the view touches (an explicit `View`: its whole base)."""
+        return self.address, self.address + self.size * itemsize
 
 
 def _view_words(view: ViewValue | DirectView) -> list[int]:
@@ -141,7 +145,8 @@ def bind_in_place(launch: Launch, slots, arrays: dict, constexprs: dict, device:
         if name in env and not isinstance(env[name], DirectView) and int(np.asarray(env[name])) != value:
             raise launch.fail(errors.LAUNCH_EXTENT, f"extent %{name} is {value} (from %{source}) but the "
                               f"parameter %{name} is {int(np.asarray(env[name]))}")
-    check_noalias(launch, env)
+    launch.check_noalias({p.name: env[p.name].span(np_dtype(p.type.dtype).itemsize) for p in kernel.params
+                          if isinstance(p.type, ViewType)})
     check_writable_layouts(launch, env)
     return env, *pack(launch, slots, env)
 

@@ -82,7 +82,7 @@ class CudaKernel:
 
     def grid(self) -> tuple[int, int, int]:
         config = self.launch_config
-        if config.mapping in ("grid-stride", "cta"):
+        if config.mapping in ("grid-stride", "cta", "grid"):
             return (config.ctas_per_sm * self.device.sm_count, 1, 1)
         return (1, 1, 1)
 
@@ -207,7 +207,7 @@ def _block_threads(launch, limit: int, file: str) -> int:
     to it, and `.maxntid` makes ptxas fit it); otherwise as large as the configuration asks
     or the kernel's registers allow."""
     threads = launch.block[0]
-    if launch.mapping == "cta":
+    if launch.mapping in ("cta", "grid"):
         if limit < threads:
             raise DiagnosticError([Diagnostic(CUDA_FAILED, f"CUDA: the kernel fits {limit} threads a CTA, "
                                               f"but was compiled for {threads}", 1, 1, file)])

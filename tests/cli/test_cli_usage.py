@@ -86,3 +86,9 @@ def test_piped_output_has_no_colour(tmp_path):
     result = subprocess.run([sys.executable, "-m", "intentc.cli.main", "verify", str(path)],
                             capture_output=True, text=True, env={"TERM": "xterm", "PATH": ""})
     assert result.returncode == 1 and "error[E0011]" in result.stderr and "\x1b[" not in result.stderr
+
+
+def test_stdin_is_decoded_as_strictly_as_a_file():
+    result = subprocess.run([sys.executable, "-m", "intentc.cli.main", "verify", "-"], input=b"kernel \xff",
+                            capture_output=True)
+    assert result.returncode == 2 and b"is not UTF-8 text" in result.stderr

@@ -129,3 +129,12 @@ def test_equality_of_deep_modules_needs_no_deep_stack():
         assert module != parse(_nested_ifs(39))
     finally:
         sys.setrecursionlimit(limit)
+
+
+def test_a_long_digit_run_in_a_malformed_shape_is_rejected_in_linear_time():
+    """The shape pattern once backtracked exponentially on `[999…9x]` (found by tools/fuzz.py)."""
+    import time
+    started = time.process_time()
+    for digits in (60, 5000, 100_000):
+        assert _codes(_kernel("", f"%x: tensor<f32, [{'9' * digits}x]>")) == ["E0016"]
+    assert time.process_time() - started < 10

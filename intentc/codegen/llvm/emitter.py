@@ -17,11 +17,13 @@ from typing import TYPE_CHECKING
 from llvmlite import ir
 
 from ...ir.nodes import Op
-from .types import I8, I64, register_type
+from .types import I64, register_type
 from .values import Body, ElementAt, Group, Memory, Registers, Shape, Tensor
 
 if TYPE_CHECKING:
     from .target import TargetHooks
+
+BOOL = ir.IntType(1)
 
 # A static temporary up to this size lives on the stack, in the entry block.
 STACK_LIMIT_BYTES = 64 * 1024
@@ -55,6 +57,7 @@ class Emitter:
         self.invariant: set[int] = set()   # ids of values computed in the prologue
         self.loop_depth = 0
         self.branch_depth = 0              # inside an if_then branch: temporaries die with it
+        self.element_memo: dict = {}      # elements emitted during the current op (elements.py)
 
     # ---- declarations --------------------------------------------------------------------
     def declare(self, name: str, ret: ir.Type, args: list[ir.Type]) -> ir.Function:
@@ -75,8 +78,9 @@ class Emitter:
         return self.function.append_basic_block(name)
 
     def loop(self, start: ir.Value, stop: ir.Value, body: Callable[[ir.Value], None], step: ir.Value | None = None,
-             name: str = "i") -> None:
-        """for (i = start; i < stop; i += step) body(i)   (signed i64)."""
+             name: str = "i") -> ir.Instruction:
+        """for (i = start; i < stop; i += step) body(i)   (signed i64); returns the latch
+        branch (where loop metadata goes)."""
         b = self.b
         step = step if step is not None else ir.Constant(I64, 1)
         before = b.block
@@ -93,8 +97,9 @@ class Emitter:
         finally:
             self.loop_depth -= 1
         index.add_incoming(b.add(index, step, flags=["nsw"]), b.block)
-        b.branch(header)
+        latch = b.branch(header)
         b.position_at_end(after)
+        return latch
 
     def for_each(self, shape: Shape, body: Body, group: Group | None = None) -> None:
         """body(idx) for every coordinate of a tensor-level `shape` (the target decides how;
@@ -226,17 +231,18 @@ class Emitter:
         if ident is None:
             self.sites.append(site)
             ident = self._site_ids[site] = len(self.sites)
-            self._flags[ident] = self.entry_alloca(I8, ir.Constant(I8, 0))
+            # an i1 flag: once in registers, the checks of unrolled slots fold into predicate ors
+            self._flags[ident] = self.entry_alloca(BOOL, ir.Constant(BOOL, 0))
         flag = self._flags[ident]
         b = self.b
-        b.store(b.or_(b.load(flag), b.zext(bad, I8)), flag)
+        b.store(b.or_(b.load(flag), bad), flag)
         self._raised[-1].add(ident)
 
     def flush_checks(self) -> None:
         """Record the first raised check since the last flush in the status word."""
         b = self.b
         for ident in sorted(self._raised[-1]):
-            raised = b.icmp_unsigned("!=", b.load(self._flags[ident]), ir.Constant(I8, 0))
+            raised = b.load(self._flags[ident])
             with b.if_then(raised, likely=False):
                 b.cmpxchg(self.status, ir.Constant(I64, 0), ir.Constant(I64, ident), self.hooks.scoped("monotonic"), "monotonic")
         self._raised[-1].clear()

@@ -4,10 +4,13 @@ A tensor (a scalar is a rank-0 tensor) is known by its dtype, its extents (i64 L
 and a way to produce the register value of one element at a coordinate:
 
 - `Scalar`: one SSA value;
-- `Lazy`: an element expression re-emitted wherever an element is needed (pointwise ops,
-  iota, broadcast, ...), so chains of element-wise ops fuse into one loop;
+- `Lazy`: an element expression re-emitted wherever an element is needed (iota, full,
+  ...), so chains of element-wise ops fuse into one loop; `Derived`, the lazy form of
+  element-wise ops and broadcasts, names its operands so that each element is emitted once
+  per coordinate (`elements.py`);
 - `Memory`: elements in a temporary (register-typed, any strides in elements);
-- `Registers`: the elements a target's mapping gives this thread, one slot each.
+- `Registers`: the elements a target's mapping gives this thread, one slot each of a
+  per-thread array (registers once the slot loops are unrolled and SROA runs).
 
 Views and buffers are resources, not values: `ViewRef` and `BufferRef`. Tuples are Python
 tuples of values, records `RecordVal`.
@@ -71,6 +74,19 @@ class Lazy(Tensor):
 
 
 @dataclass
+class Derived(Lazy):
+    """Element = combine(em, [operand i's element at index_maps[i](idx)]) (the identity map
+    where index_maps is empty); evaluated by `elements.evaluate`."""
+    combine: Callable = None
+    operands: tuple = ()
+    index_maps: tuple = ()
+
+    def at(self, em: Emitter, idx: Coordinate) -> ir.Value:
+        from .elements import evaluate
+        return evaluate(em, self, idx)
+
+
+@dataclass
 class Memory(Tensor):
     ptr: ir.Value = None              # register-typed element pointer
     strides: tuple[ir.Value, ...] = ()
@@ -91,12 +107,18 @@ class Memory(Tensor):
 @dataclass
 class Registers(Tensor):
     """A tensor spread over threads (the NVPTX CTA mapping's register form): this thread's
-    coordinates, one entry-block slot each (registers once SROA runs). Elements are read
-    only at the coordinate the mapping is visiting, `em.hooks.current_slot`."""
-    slots: list = field(default_factory=list)
+    coordinates, one slot each of an entry-block array (registers once the slot loop is
+    unrolled and SROA runs). Elements are read only at the coordinate the mapping is
+    visiting, `em.hooks.current_slot` (an int, or the i64 index of a loop over the slots)."""
+    array: ir.Value = None
+
+    def slot(self, em: Emitter, number: int | ir.Value) -> ir.Value:
+        """The pointer to slot `number` (an int or an i64 value)."""
+        index = ir.Constant(I64, number) if isinstance(number, int) else number
+        return em.b.gep(self.array, [ir.Constant(I64, 0), index], inbounds=True)
 
     def at(self, em: Emitter, idx: Coordinate) -> ir.Value:
-        return em.b.load(self.slots[em.hooks.current_slot])
+        return em.b.load(self.slot(em, em.hooks.current_slot))
 
 
 @dataclass

@@ -27,7 +27,9 @@ grid-stride mapping.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from llvmlite import ir
 
@@ -36,8 +38,13 @@ from ...ir.optable import all_ops, ops_where
 from ...ir.types import TensorType, ViewType
 from ...options import Specialization
 from ...passes.ir_walk import is_pure_tree
+from ..layout.encodings import Blocked, row_blocked
 from ..llvm.types import F32, F64, I32, I64, register_type
-from ..llvm.values import Memory
+from ..llvm.values import Body, Memory, Shape
+
+if TYPE_CHECKING:
+    from ..llvm.emitter import Emitter
+    from ..llvm.target import Combine
 
 ELEMENTWISE = ops_where(lambda op: op.cta_per_coordinate)
 CONTRACTIONS = ops_where(lambda op: op.contraction)
@@ -63,6 +70,14 @@ MAX_THREADS = 1024
 # 2.8x faster, but vector add and softmax 10-30% slower (more registers, a contiguity and
 # alignment check a group), so other iterations keep one coordinate a slot group.
 VECTOR = 4
+# The slot loops are unrolled at lowering (so the slots become registers) while the
+# iteration's ops times K stays below this; larger bodies (a 1,000-op element-wise chain)
+# get one rolled loop an op, its slots in local memory, which compiles in time linear in the
+# body, not in body × K. (Emitting every op as a loop and letting LLVM unroll it
+# (`llvm.loop.unroll.full`) halved lowering time but doubled LLVM's, and lost Philox's
+# 32-bit multiplies: dropout 0.75 -> 0.67 of Triton on the H200,
+# bench/results/gpu-bench-20261201-h200-round1.log.)
+UNROLL_BUDGET = 4096
 
 
 @dataclass(frozen=True)
@@ -73,16 +88,29 @@ class CtaPlan:
     slots: int                 # K coordinates per thread (register form); 0 in the dynamic form
     size: int = 0              # S, the iteration's tensor size (register form)
     vector: int = 1            # V: a thread's slots come in groups of V consecutive coordinates
+    unrolled: bool = True      # the slot loops are unrolled at lowering (registers); else rolled (local memory)
+    grid: bool = False         # a top-level tensor program: coordinates spread over the whole grid
 
     @property
     def groups(self) -> int:
         return self.slots // self.vector
 
+    @property
+    def full_slots(self) -> int:
+        """The slots of the groups that lie wholly below S."""
+        return min(self.slots, self.size // (self.threads * self.vector) * self.vector)
+
+    @property
+    def layout(self) -> Blocked:
+        """The iteration's tensors' layout (over their row-major linearization): V
+        consecutive coordinates a thread, T threads, the tile repeated K/V times."""
+        return row_blocked(self.size or None, self.threads, self.vector)
+
     def coordinate(self, slot: int) -> int:
         """The linear coordinate of `slot` for thread 0 (thread t adds t·V): group g = j // V
         covers coordinates g·T·V … (g+1)·T·V − 1, V consecutive ones a thread."""
-        group, lane = divmod(slot, self.vector)
-        return group * self.threads * self.vector + lane
+        (linear,) = self.layout.coordinate(slot, 0)
+        return linear
 
     def full(self, group: int) -> bool:
         """Whether every coordinate of `group` lies below S (no guard needed)."""
@@ -93,7 +121,7 @@ def _views(kernel: Kernel) -> dict[str, str]:
     return {p.name: p.type.direction for p in kernel.params if isinstance(p.type, ViewType)}
 
 
-def _known_extents(kernel: Kernel, specialization: Specialization) -> dict[str, int]:
+def known_extents(kernel: Kernel, specialization: Specialization) -> dict[str, int]:
     """Extent names with a compile-time value: specialized ones, index constants and `dim`s
     of views whose extent is known."""
     known = dict(specialization.extents)
@@ -204,7 +232,7 @@ def _slots_wanted(ops: list[Op], prologue: list[Op]) -> int:
     kept = sum(KEPT_WEIGHT.get(op.name, 0) for op in ops) + sum(op.name == "read" for op in prologue)
     kept += sum(1 for op in ops if op.name not in KEPT_WEIGHT for name, type_ in zip(op.results, op.result_types)
                 if uses.get(name, 0) > 1 and type_.shape and type_.dtype not in ("index", "bool"))
-    wanted = SLOT_REGISTERS // max(kept, 1)
+    wanted = max(1, SLOT_REGISTERS // max(kept, 1))
     return min(MAX_SLOTS, max(MIN_SLOTS, 1 << (wanted.bit_length() - 1)))
 
 
@@ -229,30 +257,53 @@ def cta_plan(kernel: Kernel, specialization: Specialization | None = None) -> Ct
         return None
     ops = [op for op in parallels[0].regions[0].ops if op.name != "yield"]
     read_only = frozenset(name for name, direction in views.items() if direction == "in")
-    known = _known_extents(kernel, specialization)
+    known = known_extents(kernel, specialization)
     size = _static_size(ops, known)
     if size and size <= MAX_SLOTS * MAX_THREADS and _body_ok(ops, views, True, known):
         threads = _threads_for(size, _slots_wanted(ops, kernel.body))
         scans = any(op.name == "scan" for op in ops)
         vector = VECTOR if scans and -(-size // threads) >= VECTOR else 1
         slots = vector * -(-size // (threads * vector))
-        return CtaPlan(parallels[0], read_only, threads, slots, size, vector)
+        return CtaPlan(parallels[0], read_only, threads, slots, size, vector, len(ops) * slots <= UNROLL_BUDGET)
     if not _body_ok(ops, views, False, known):
         return None
     inout_read = frozenset(op.operands[0] for op in ops if op.name == "read" and views[op.operands[0]] == "inout")
     return CtaPlan(parallels[0], read_only | inout_read, DYNAMIC_THREADS, 0)
 
 
+GRID_THREADS = 256         # the grid form's CTA size
+# Ops a grid-wide program may not hold: their results combine coordinates of other threads
+# (a reduction, scan or histogram would need a grid-wide second level).
+NOT_PER_COORDINATE = {"reduce", "contract", "dot", "scan", "histogram", "scatter_reduce"}
+
+
+def grid_plan(kernel: Kernel) -> CtaPlan | None:
+    """The grid form of a kernel without `parallel` whose top level is an element-wise tensor
+    program: reads of `in` views (or an inout view read then written at the same lanes),
+    element-wise ops and writes of every view at most once. Each coordinate of every tensor
+    belongs to one thread of the grid (linear e ≡ global thread id mod grid size), so every
+    element is read, computed and written by its own thread."""
+    ops = [op for op in kernel.body if op.name != "yield"]
+    views = _views(kernel)
+    writes = [op.operands[0] for op in ops if op.name == "write"]
+    if (not writes or len(writes) != len(set(writes)) or any(op.name in NOT_PER_COORDINATE for op in ops)
+            or not _body_ok(ops, views, False, {})):
+        return None
+    read_only = frozenset(name for name, direction in views.items() if direction == "in")
+    inout_read = frozenset(op.operands[0] for op in ops if op.name == "read" and views[op.operands[0]] == "inout")
+    return CtaPlan(None, read_only | inout_read, GRID_THREADS, 0, grid=True)
+
+
 # ---- code ------------------------------------------------------------------------------------------
-def sreg(em, name: str) -> ir.Value:
+def sreg(em: Emitter, name: str) -> ir.Value:
     return em.b.call(em.declare(f"llvm.nvvm.read.ptx.sreg.{name}", I32, []), [])
 
 
-def barrier(em) -> None:
+def barrier(em: Emitter) -> None:
     em.b.call(em.declare("llvm.nvvm.barrier0", ir.VoidType(), []), [])
 
 
-def thread_index(em, plan: CtaPlan) -> ir.Value:
+def thread_index(em: Emitter, plan: CtaPlan) -> ir.Value:
     """tid.x as i64, known to LLVM to lie below T (`!range`), so coordinates tid + j·T of
     full chunks need no bounds compare."""
     tid = sreg(em, "tid.x")
@@ -260,7 +311,7 @@ def thread_index(em, plan: CtaPlan) -> ir.Value:
     return em.b.zext(tid, I64)
 
 
-def unravel(em, linear: ir.Value, shape) -> list[ir.Value]:
+def unravel(em: Emitter, linear: ir.Value, shape: Shape) -> list[ir.Value]:
     """Row-major coordinates of `linear` in `shape`."""
     idx, rest = [], linear
     for extent in reversed(shape[1:]):
@@ -270,40 +321,66 @@ def unravel(em, linear: ir.Value, shape) -> list[ir.Value]:
     return list(reversed(idx))
 
 
-def block_stride(em, plan: CtaPlan, shape, body) -> None:
-    """body(idx) for the coordinates of `shape` this thread owns (linear e ≡ tid mod T)."""
+def block_stride(em: Emitter, plan: CtaPlan, shape: Shape, body: Body) -> None:
+    """body(idx) for the coordinates of `shape` this thread owns: linear e ≡ tid mod T, or in
+    the grid form e ≡ ctaid·T + tid mod nctaid·T."""
+    b = em.b
     total = em.element_count(shape)
-    em.loop(thread_index(em, plan), total, lambda linear: body(unravel(em, linear, shape)), ir.Constant(I64, plan.threads),
-            name="lane")
+    start, step = thread_index(em, plan), ir.Constant(I64, plan.threads)
+    if plan.grid:
+        start = b.add(b.mul(b.zext(sreg(em, "ctaid.x"), I64), step), start)
+        step = b.mul(b.zext(sreg(em, "nctaid.x"), I64), step)
+    em.loop(start, total, lambda linear: body(unravel(em, linear, shape)), step, name="lane")
 
 
-def slot_coordinate(em, plan: CtaPlan, slot: int) -> ir.Value:
-    """This thread's linear coordinate of `slot` (see CtaPlan.coordinate)."""
+def slot_coordinate(em: Emitter, plan: CtaPlan, slot: int | ir.Value) -> ir.Value:
+    """This thread's linear coordinate of `slot`, an int or an i64 value (see
+    CtaPlan.coordinate)."""
+    b = em.b
     base = thread_index(em, plan)
     if plan.vector > 1:
-        base = em.b.mul(base, ir.Constant(I64, plan.vector))
-    return em.b.add(base, ir.Constant(I64, plan.coordinate(slot)))
+        base = b.mul(base, ir.Constant(I64, plan.vector))
+    if isinstance(slot, int):
+        return b.add(base, ir.Constant(I64, plan.coordinate(slot)))
+    vector = ir.Constant(I64, plan.vector)
+    group_start = b.mul(b.udiv(slot, vector), ir.Constant(I64, plan.threads * plan.vector))
+    return b.add(b.add(base, group_start), b.urem(slot, vector))
 
 
-def in_tensor(em, plan: CtaPlan, linear: ir.Value) -> ir.Value:
+def in_tensor(em: Emitter, plan: CtaPlan, linear: ir.Value) -> ir.Value:
     return em.b.icmp_unsigned("<", linear, ir.Constant(I64, plan.size))
 
 
-def block_slots(em, plan: CtaPlan, shape, body, on_slot) -> None:
-    """The register form's unrolled block_stride: body(idx) for slot j = 0..K-1, guarded in
-    a group that reaches past S; on_slot(j) names the slot first."""
-    for slot in range(plan.slots):
+def block_slots(em: Emitter, plan: CtaPlan, shape: Shape, body: Body,
+                on_slot: Callable[[int | ir.Value], None]) -> None:
+    """The register form's block_stride: body(idx) for slot j = 0..K-1; on_slot(j) names
+    the slot first. Unrolled here when the plan says so; otherwise the slots of full groups
+    are one loop, emitted once (its slots in local memory). The slots of the group that
+    reaches past S, if any, follow one by one, each guarded."""
+    full = plan.full_slots
+
+    def visit(slot):
+        on_slot(slot)
+        body(unravel(em, slot_coordinate(em, plan, slot), shape))
+    if plan.unrolled:
+        for slot in range(full):
+            visit(slot)
+    elif full:
+        em.loop(ir.Constant(I64, 0), ir.Constant(I64, full), visit, name="slot")
+    for slot in range(full, plan.slots):
         linear = slot_coordinate(em, plan, slot)
         on_slot(slot)
-        if plan.full(slot // plan.vector):
+        with em.b.if_then(in_tensor(em, plan, linear)):
             body(unravel(em, linear, shape))
-        else:
-            with em.b.if_then(in_tensor(em, plan, linear)):
-                body(unravel(em, linear, shape))
 
 
-def on_thread_zero(em, body) -> None:
-    with em.b.if_then(em.b.icmp_unsigned("==", sreg(em, "tid.x"), ir.Constant(I32, 0))):
+def on_thread_zero(em: Emitter, plan: CtaPlan, body: Callable[[], None]) -> None:
+    """body() on thread 0 of the CTA (of the grid, in the grid form)."""
+    b = em.b
+    first = b.icmp_unsigned("==", sreg(em, "tid.x"), ir.Constant(I32, 0))
+    if plan.grid:
+        first = b.and_(first, b.icmp_unsigned("==", sreg(em, "ctaid.x"), ir.Constant(I32, 0)))
+    with b.if_then(first):
         body()
 
 
@@ -342,7 +419,7 @@ def _shuffle(em, mode: str, value: ir.Value, lanes, clamp: int) -> ir.Value:
     return _from_i64(em, word, value.type)
 
 
-def shared_array(em, dtype: str, count: int) -> Memory:
+def shared_array(em: Emitter, dtype: str, count: int) -> Memory:
     """A fresh `count`-element array of `dtype` registers in the CTA's shared memory."""
     element = register_type(dtype)
     name = f"intentc_cta_shared{sum(1 for g in em.module.globals if g.startswith('intentc_cta_shared'))}"
@@ -389,7 +466,7 @@ def _butterfly(em, value: ir.Value, combine) -> ir.Value:
     return value
 
 
-def block_combine(em, plan: CtaPlan, value: ir.Value, identity: ir.Value, combine) -> ir.Value:
+def block_combine(em: Emitter, plan: CtaPlan, value: ir.Value, identity: ir.Value, combine: Combine) -> ir.Value:
     """The CTA-wide combination of every thread's `value` (each thread gets it): a butterfly
     within each warp, then a butterfly over the warps' results in every warp."""
     return _butterfly(em, _warp_totals(em, plan, _butterfly(em, value, combine), 0, identity), combine)
@@ -404,7 +481,8 @@ def _warp_scan(em, value: ir.Value, lane: ir.Value, combine) -> ir.Value:
     return value
 
 
-def block_scan(em, plan: CtaPlan, value: ir.Value, carry: ir.Value, identity: ir.Value, combine, exclusive: bool):
+def block_scan(em: Emitter, plan: CtaPlan, value: ir.Value, carry: ir.Value, identity: ir.Value, combine: Combine,
+               exclusive: bool) -> tuple[ir.Value, ir.Value]:
     """(this thread's prefix over the chunk of T coordinates it is in, the chunk's total),
     both after `carry` (the earlier chunks' total): an inclusive warp scan, then a warp
     scan of the warps' totals gives each warp the total of the warps before it. Every

@@ -1,6 +1,8 @@
 """The physical mapping of a kernel onto the GPU grid (docs/gpu.md).
 
 Kernels whose iteration body the CTA mapping handles (`cta.py`) run one iteration per CTA.
+A kernel without `parallel` whose top level is an element-wise tensor program runs it on
+the whole grid (`grid`: every coordinate on its own thread of the grid, `cta.grid_plan`).
 Otherwise a kernel whose top level is one `parallel` op and otherwise pure ops runs on the
 whole grid: every thread evaluates the pure prologue (identical values, no effects) and the
 flattened parallel domain is walked by a grid-stride loop, so any extent (0, 1, odd,
@@ -11,12 +13,14 @@ plain loops inside their iteration.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 from ...ir.nodes import Kernel, Op
 from ...options import Specialization
 from ...passes.ir_walk import is_pure_tree
-from .cta import CtaPlan, cta_plan
+from ..layout.assign import Assignment, assign, elements
+from ..layout.encodings import row_blocked
+from .cta import CtaPlan, cta_plan, grid_plan, known_extents
 
 BLOCK_THREADS = 256
 RESIDENT_THREADS = 2048    # per SM on sm_80/sm_90: the grid holds this many threads per SM
@@ -24,29 +28,31 @@ RESIDENT_THREADS = 2048    # per SM on sm_80/sm_90: the grid holds this many thr
 
 @dataclass(frozen=True)
 class Mapping:
-    kind: str                    # "cta" | "grid-stride" | "single-thread"
+    kind: str                    # "cta" | "grid" | "grid-stride" | "single-thread"
     threads: int                 # the CTA size
     parallel: Op | None          # the top-level `parallel` spread over the grid
     cta: CtaPlan | None = None
+    layouts: Assignment = field(default_factory=Assignment)   # every tensor value's layout
 
 
 @dataclass(frozen=True)
 class LaunchConfig:
     """How the runtime launches the kernel; stored beside the PTX/cubin as JSON."""
     kernel: str                  # the PTX entry name
-    mapping: str                 # "cta" | "grid-stride" | "single-thread"
-    block: tuple[int, int, int]  # exact for "cta" (the code is compiled for it), an upper bound otherwise
+    mapping: str                 # "cta" | "grid" | "grid-stride" | "single-thread"
+    block: tuple[int, int, int]  # exact for "cta" and "grid" (the code is compiled for it), an upper bound otherwise
     grid: str                    # "ctas_per_sm:N" (sized to the device) | "fixed:1"
     ctas_per_sm: int
     arch: str
     slots: int = 0               # coordinates each thread keeps in registers (the CTA mapping's register form)
+    layouts: dict = field(default_factory=dict)   # Assignment.to_json(): encodings, values, conversions
     abi: str = "void kernel(i64 *args, i64 *status): args and status in global memory"
 
     def to_json(self) -> dict:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, data: dict) -> "LaunchConfig":
+    def from_json(cls, data: dict) -> LaunchConfig:
         return cls(**{**data, "block": tuple(data["block"])})
 
 
@@ -60,18 +66,25 @@ def grid_parallel(kernel: Kernel) -> Op | None:
 
 
 def plan_mapping(kernel: Kernel, specialization: Specialization | None = None) -> Mapping:
-    cta = cta_plan(kernel, specialization)
+    known = known_extents(kernel, specialization or Specialization())
+    cta = cta_plan(kernel, specialization) or grid_plan(kernel)
     if cta is not None:
-        return Mapping("cta", cta.threads, cta.parallel, cta)
+        # every tensor over the row-major linearization of its coordinates, T threads
+        def distribution(type_):
+            return row_blocked(elements(type_, known), cta.threads, cta.vector, cta.grid)
+        kind = "grid" if cta.grid else "cta"
+        return Mapping(kind, cta.threads, cta.parallel, cta, assign(kernel.body, distribution, known))
     grid = grid_parallel(kernel)
+    one_thread = assign(kernel.body, None, known, one_thread_per_iteration=True)
     if grid is not None:
-        return Mapping("grid-stride", BLOCK_THREADS, grid)
-    return Mapping("single-thread", 1, None)
+        return Mapping("grid-stride", BLOCK_THREADS, grid, layouts=one_thread)
+    return Mapping("single-thread", 1, None, layouts=one_thread)
 
 
 def launch_config(mapping: Mapping, entry: str, arch: str) -> LaunchConfig:
+    layouts = mapping.layouts.to_json()
     if mapping.kind == "single-thread":
-        return LaunchConfig(entry, mapping.kind, (1, 1, 1), "fixed:1", 0, arch)
+        return LaunchConfig(entry, mapping.kind, (1, 1, 1), "fixed:1", 0, arch, layouts=layouts)
     per_sm = max(1, RESIDENT_THREADS // mapping.threads)
     return LaunchConfig(entry, mapping.kind, (mapping.threads, 1, 1), f"ctas_per_sm:{per_sm}", per_sm, arch,
-                        mapping.cta.slots if mapping.cta else 0)
+                        mapping.cta.slots if mapping.cta else 0, layouts=layouts)

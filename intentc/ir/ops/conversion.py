@@ -12,8 +12,8 @@ register(__name__,
           operands=("source",), identity_at_same_type=True,
           example="%r = saturating_cast %x : tensor<f8e4m3fn, [%N]>", **POINTWISE),
     OpDef("bitcast", "§5.2", "reinterpret bits; total bit width must match",
-          operands=("source",), elementwise=True, identity_at_same_type=True,
-          example="%r = bitcast %x : tensor<u32, [%N]>"),
+          operands=("source",), identity_at_same_type=True,
+          example="%r = bitcast %x : tensor<u32, [%N]>", **POINTWISE),
 )
 
 # Decoders of the microscaling encodings of §7, usable on their own.

@@ -1,0 +1,91 @@
+"""Every sample kernel's GPU mapping, read from its launch.json (no GPU needed): no kernel
+may run on a single thread, and no iteration that holds tensors (a row, a tile) may run on
+one thread (scalar iterations on one thread are right). Issue 13 is not finished: the
+kernels that still do are listed in ONE_THREAD with what they need, so the test fails when
+any other kernel falls back (a regression) and when a listed one is fixed (shrink the list).
+`python tests/gpu/test_sample_mappings.py` prints the table."""
+from __future__ import annotations
+
+import functools
+import json
+import re
+
+import pytest
+
+from sample_paths import SAMPLES
+
+# kernel -> why it still runs on one thread (mapping single-thread, or tensors in a
+# grid-stride iteration); the bar of issue 13 is an empty table.
+ONE_THREAD = {
+    "bias_act": "single-thread: the prologue reads a view (a grid-stride prologue would malloc per thread)",
+    "causal_attention": "single-thread: several top-level stages (needs several launches)",
+    "exclusive_offsets": "single-thread: a top-level scan (needs a two-level scan)",
+    "newton_rsqrt": "single-thread: a top-level loop carrying a tensor",
+    "q4k_q8k_matvec": "single-thread: several top-level stages",
+    "row_max": "grid-stride: a reduction along an axis of a 2-D tile",
+    "row_argmax": "grid-stride: arg_reduce",
+    "row_cummax": "grid-stride: a scan without static extents",
+    "row_cumsum": "grid-stride: a scan without static extents",
+    "welford_rows": "grid-stride: generic_reduce",
+    "row_stats": "grid-stride: tuple/record reductions",
+    "ema_rows": "grid-stride: a buffer",
+    "gelu_fwd": "grid-stride: a helper call",
+    "nan_max": "grid-stride: a partial reduction",
+    "interleave": "grid-stride: join/reshape",
+    "rope_interleaved": "grid-stride: join/reshape",
+    "rank1_update": "grid-stride: a 2-D tile",
+    "matmul_tiled": "grid-stride: a loop carrying a tile (the K loop)",
+    "mxfp4_matmul": "grid-stride: scaled contraction",
+    "sparse12_matmul": "grid-stride: sparse contraction",
+    "sparse24_matmul": "grid-stride: sparse contraction",
+    "decode_scores": "grid-stride: a contraction per iteration",
+    "prefix_logsumexp": "grid-stride: region_scan",
+    "quantize_q8_k": "grid-stride: records and a per-row malloc",
+    "dequantize_q4_k": "grid-stride: records",
+    "embedding_lookup": "grid-stride: a 2-D gather",
+    "window2_block_sums": "grid-stride: atomics with memory orders",
+    "segment_sum": "grid-stride: scatter_reduce of a computed tensor",
+    "count_above": "grid-stride: a 1024-element block per thread with an atomic",
+    "atomic_max_f32": "grid-stride: a 1024-element block per thread with an atomic CAS loop",
+}
+
+
+def _kernels() -> list[tuple[str, str]]:
+    return [(path.stem, name) for path in sorted(SAMPLES.glob("*.kir"))
+            for name in re.findall(r"^kernel @(\w+)", path.read_text(), re.M)]
+
+
+@functools.cache
+def mapping_of(sample: str, kernel: str) -> tuple[str, bool]:
+    """(mapping, whether a tensor value lies wholly on one thread)."""
+    from intentc.driver import compile_kernel
+    launch = json.loads(compile_kernel((SAMPLES / f"{sample}.kir").read_text(), kernel, "ptx", "sm_90")
+                        .artifacts["launch.json"])
+    layouts = launch["layouts"]
+    one_thread = {name for name, text in layouts["encodings"].items() if "threadsPerWarp = [1" in text}
+    return launch["mapping"], any(layout in one_thread for layout in layouts["values"].values())
+
+
+def runs_on_one_thread(sample: str, kernel: str) -> bool:
+    mapping, tensors_on_one_thread = mapping_of(sample, kernel)
+    return mapping == "single-thread" or tensors_on_one_thread
+
+
+@pytest.mark.parametrize("sample,kernel", _kernels(), ids=[f"{s}:{k}" for s, k in _kernels()])
+def test_no_kernel_or_tensor_iteration_runs_on_one_thread(sample, kernel):
+    mapping, _ = mapping_of(sample, kernel)
+    if kernel in ONE_THREAD:
+        assert runs_on_one_thread(sample, kernel), f"@{kernel} ({mapping}) no longer runs on one thread: " \
+                                                   "remove it from ONE_THREAD"
+    else:
+        assert not runs_on_one_thread(sample, kernel), f"@{kernel} runs on one thread ({mapping})"
+
+
+def test_every_listed_kernel_exists():
+    assert set(ONE_THREAD) <= {kernel for _, kernel in _kernels()}
+
+
+if __name__ == "__main__":
+    for sample, kernel in _kernels():
+        mapping, tensors = mapping_of(sample, kernel)
+        print(f"{sample:36s} {kernel:24s} {mapping:14s} {'TENSORS ON ONE THREAD' if tensors else ''}")
