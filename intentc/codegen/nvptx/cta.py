@@ -173,7 +173,7 @@ def _body_ok(ops: list[Op], views: dict[str, str], register_form: bool, known: d
                 return False
             continue
         if op.name == "reduce" or op.name in CONTRACTIONS:   # full reductions: a scalar per iteration
-            allowed = SHUFFLED if op.name == "reduce" else SHUFFLED | {"f16", "bf16"}   # contract sums in f64
+            allowed = SHUFFLED if op.name == "reduce" else SHUFFLED | {"f16", "bf16"}   # f16/bf16 sums live in f64 registers
             if op.result_types[0].shape or op.result_types[0].dtype not in allowed:
                 return False
             continue
