@@ -13,12 +13,15 @@ import itertools
 
 import numpy as np
 
-from ..ir.ops.reduction import COMBINE, accumulator, identity
+from ..ir import errors
+from ..ir.ops.reduction import COMBINE, EMPTY_ARG_REDUCE_MESSAGE, accumulator, identity
 from ..ir.types import TensorType
 from .conversion import convert
+from .errors import InterpError
 from .pointwise import binary, dtype_of
 from .values import LOW_PRECISION, is_float, np_dtype
 from .machine import IMPLS
+
 
 def identity_array(kind: str, dtype: str) -> np.ndarray:
     """The §6 identity of a builtin reduction kind as a 0-d array of `dtype` (bool for any/all)."""
@@ -184,9 +187,7 @@ def _arg_reduce_op(machine, op):
     moved = np.moveaxis(x, axis, 0)
     index_dtype = np_dtype(machine.result_dtype(op, 1))
     if moved.shape[0] == 0:
-        shape = moved.shape[1:]
-        return [np.broadcast_to(identity_array(kind, dtype_of(x)), shape).copy(),
-                np.full(shape, -1, dtype=index_dtype)]
+        raise InterpError(errors.EMPTY_ARG_REDUCE, EMPTY_ARG_REDUCE_MESSAGE)
     wide = moved.astype(np.float64) if dtype_of(x) in LOW_PRECISION else moved
     position = np.argmax(wide, axis=0) if kind == "max" else np.argmin(wide, axis=0)
     if is_float(dtype_of(x)):

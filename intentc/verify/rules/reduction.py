@@ -96,6 +96,10 @@ def arg_reduce(ctx: Verifier, op: Op, args: Args) -> Results:
     if source is None or not check_axis(ctx, op, axis, source.rank) or \
             not _kind_ok(ctx, op, op.keyword_attr("kind"), source.dtype):
         return None
+    if source.shape[axis] == 0:
+        ctx.error("E511", op, f"`arg_reduce` over axis {axis} of static extent 0 has no extremum and no position",
+                  "reduce a non-empty axis; a `reduce` of kind max/min gives the identity of an empty one")
+        return None
     shape = without_axes(source.shape, (axis,))
     _expect(ctx, op, source.dtype, shape, 0, "the extremum keeps the input dtype")
     _expect(ctx, op, "index", shape, 1, "the position is an index")
