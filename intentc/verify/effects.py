@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..ir.nodes import Op
 from ..ir.types import Extent
 from .affine import determined
 from .context import NO_DEPS, Context, Value
@@ -88,7 +89,8 @@ class Access:
 EVERY_ITERATION: dict = {}
 
 
-def record_access(ctx, op, resource, indices, masked: bool, writes: bool, atomic: bool = False) -> None:
+def record_access(ctx: Context, op: Op, resource: Value, indices: Sequence[Value], masked: bool, writes: bool,
+                  atomic: bool = False) -> None:
     """Note a read or write of a resource shared by parallel iterations, and report E733 if
     it provably meets an access of another iteration where one of them is a plain write, or
     one is plain and the other an atomic write (§11: atomics only order atomics). Masked
