@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..ir import errors
-from ..ir.nodes import Op
+from ..ir.nodes import Op, Param
 from ..ir.optable import ops_where
 from ..ir.types import ViewType
 from .memory import ViewValue
@@ -53,7 +53,7 @@ def _element_starts(view: Layout) -> np.ndarray:
     return np.unique(view.address + address.ravel() * view.itemsize)
 
 
-def _views(launch, env: dict) -> list[tuple[object, Layout]]:
+def _views(launch, env: dict) -> list[tuple[Param, Layout]]:
     bound = [(p, _layout(p, env.get(p.name))) for p in launch.kernel.params if isinstance(p.type, ViewType)]
     return [(p, layout) for p, layout in bound if layout is not None]
 

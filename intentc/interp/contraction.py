@@ -30,8 +30,8 @@ def _subscripts(lhs_rank, rhs_rank, lhs_contract, rhs_contract, lhs_batch, rhs_b
     letters = iter(string.ascii_letters)
     lhs_sub = [next(letters) for _ in range(lhs_rank)]
     rhs_sub = [next(letters) for _ in range(rhs_rank)]
-    for l, r in zip(list(lhs_contract) + list(lhs_batch), list(rhs_contract) + list(rhs_batch)):
-        rhs_sub[r] = lhs_sub[l]
+    for lhs_axis, rhs_axis in zip(list(lhs_contract) + list(lhs_batch), list(rhs_contract) + list(rhs_batch)):
+        rhs_sub[rhs_axis] = lhs_sub[lhs_axis]
     batch = [lhs_sub[a] for a in lhs_batch]
     lhs_free = [s for a, s in enumerate(lhs_sub) if a not in lhs_contract and a not in lhs_batch]
     rhs_free = [s for a, s in enumerate(rhs_sub) if a not in rhs_contract and a not in rhs_batch]
@@ -57,10 +57,11 @@ def _sum_in_acc(lhs, rhs, acc, subscripts) -> np.ndarray:
 def contract(lhs, rhs, acc: str, lhs_contract, rhs_contract, lhs_batch=(), rhs_batch=(), init=None):
     lhs = convert(lhs, dtype_of(lhs), acc)
     rhs = convert(rhs, dtype_of(rhs), acc)
-    for l, r in zip(list(lhs_contract) + list(lhs_batch), list(rhs_contract) + list(rhs_batch)):
-        if lhs.shape[l] != rhs.shape[r]:
+    for lhs_axis, rhs_axis in zip(list(lhs_contract) + list(lhs_batch), list(rhs_contract) + list(rhs_batch)):
+        if lhs.shape[lhs_axis] != rhs.shape[rhs_axis]:
             raise InterpError(errors.SHAPE_MISMATCH,
-                              f"paired axes differ: lhs axis {l} is {lhs.shape[l]}, rhs axis {r} is {rhs.shape[r]}")
+                              f"paired axes differ: lhs axis {lhs_axis} is {lhs.shape[lhs_axis]}, "
+                              f"rhs axis {rhs_axis} is {rhs.shape[rhs_axis]}")
     subscripts = _subscripts(lhs.ndim, rhs.ndim, lhs_contract, rhs_contract, lhs_batch, rhs_batch)
     with np.errstate(all="ignore"):
         total = _sum_in_acc(lhs, rhs, acc, subscripts)

@@ -9,6 +9,7 @@ extent name binds on first use and must match everywhere else.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -57,7 +58,7 @@ class Launch:
         return array
 
     def _scalar(self, param: Param, value, dtype: str) -> np.ndarray:
-        if isinstance(value, np.ndarray) or isinstance(value, np.generic):
+        if isinstance(value, (np.ndarray, np.generic)):
             array = np.asarray(value)
             if array.shape != ():
                 raise self.fail(errors.LAUNCH_RANK, f"%{param.name} is a {dtype} scalar; got shape {list(array.shape)}",
@@ -151,7 +152,7 @@ def _root(array: np.ndarray):
 def _copy_bytes(low: int, high: int, dtype: np.dtype) -> np.ndarray:
     """A fresh flat array holding the bytes [low, high) of live numpy memory."""
     class Span:
-        __array_interface__ = {"shape": (high - low,), "typestr": "|u1", "data": (low, True), "version": 3}
+        __array_interface__: ClassVar[dict] = {"shape": (high - low,), "typestr": "|u1", "data": (low, True), "version": 3}
     return np.array(Span(), copy=True).view(dtype)
 
 

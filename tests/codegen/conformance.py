@@ -427,7 +427,7 @@ def relaxed_normalization_stays_within_the_documented_bound(target):
     rewritten = optimize(parse(NORMALIZED), relaxed)
     assert "online-reduction" in rewritten.changed and "region_fold" in print_module(rewritten.module)
     if target == "interp":
-        launch = lambda inputs: run(rewritten.module, "k", inputs)     # noqa: E731
+        launch = lambda inputs: run(rewritten.module, "k", inputs)
     else:
         kernel = compiled(target, NORMALIZED, "k", options=relaxed)
         # the compile ran the pipeline of these options, which rewrites this kernel (above)

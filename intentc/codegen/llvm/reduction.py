@@ -243,7 +243,7 @@ def _generic_scan_op(em, op):
 def _whole_slice_args(em, sources, axis):
     n = sources[0].shape[axis]
     positions = Lazy("index", (n,), lambda e, idx: idx[0])
-    return [Scalar("index", (), n), positions] + list(sources), n
+    return [Scalar("index", (), n), positions, *sources], n
 
 
 @LOWERINGS.register("region_fold")

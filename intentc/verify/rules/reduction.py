@@ -245,7 +245,7 @@ def region_scan(ctx: Verifier, op: Op, args: Args) -> Results:
     region_args(ctx, op, emit, expected + summary, "E505", "emitter")
     outputs = _emitted(ctx, op, emit, terminator, len_name)
     if outputs is not None:
-        whole = [TensorType(dtype=t.dtype, shape=(extent,) + t.shape[1:]) for t in outputs]
+        whole = [TensorType(dtype=t.dtype, shape=(extent, *t.shape[1:])) for t in outputs]
         _results(ctx, op, summary + whole)
     return None
 
