@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
-    except Exception:  # noqa: BLE001  (the one place that turns a crash into exit 3)
+    except Exception:  # the one place that turns a crash into exit 3
         path = _write_reproducer(argv)
         print(f"intentc: internal error; a reproducer was written to {path}", file=sys.stderr)
         return EXIT_INTERNAL

@@ -104,12 +104,12 @@ def _write_non_finite(value, handler, info):
 
 AttrValue = TypeAliasType(
     "AttrValue",
-    Annotated[
-        Union[bool, int, float, str, Keyword, SymbolRef, Type, list["AttrValue"]],
-        BeforeValidator(_read_non_finite,
-                        json_schema_input_type=Union[bool, int, float, str, Keyword, SymbolRef, Type,
-                                                     NonFiniteFloat, list["AttrValue"]]),
-        WrapSerializer(_write_non_finite),
+    Union[
+        bool, int,
+        # A plain float in memory; in JSON a NonFiniteFloat when it is not finite.
+        Annotated[float, BeforeValidator(_read_non_finite, json_schema_input_type=float | NonFiniteFloat),
+                  WrapSerializer(_write_non_finite)],
+        str, Keyword, SymbolRef, Type, list["AttrValue"],
     ],
 )
 
