@@ -13,7 +13,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gpu import Intentc, sample, timed  # noqa: E402
+from gpu import Intentc, sample, timed
 
 N = 1 << 26
 

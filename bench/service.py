@@ -277,7 +277,8 @@ def main() -> None:
                     port, pid = ports[server], servers[server].pid
                     cpu_before = tree_cpu_seconds(pid)
                     samples[kind] += latency_samples(port, bodies(next(firsts)), args.hits // args.rounds, expect)
-                    run = throughput(port, lambda: bodies(next(firsts)), args.connections, args.seconds / args.rounds)
+                    run = throughput(port, lambda make=bodies: make(next(firsts)), args.connections,
+                                     args.seconds / args.rounds)
                     rates[kind].append(run["requests_per_s"])
                     cpu[kind][0] += tree_cpu_seconds(pid) - cpu_before
                     cpu[kind][1] += args.hits // args.rounds + run["requests"]

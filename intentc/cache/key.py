@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import types
 import typing
 from pathlib import Path
 from typing import Literal
@@ -24,7 +25,7 @@ from pydantic import BaseModel, ConfigDict
 from ..options import CompileOptions, Specialization
 from ..version import __version__
 
-KEY_SCHEMA_VERSION = 1
+KEY_SCHEMA_VERSION = 2
 
 SourceForm = Literal["canonical", "raw"]
 
@@ -116,6 +117,8 @@ def _shape(annotation):
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return {name: _shape(field.annotation) for name, field in annotation.model_fields.items()}
     origin = typing.get_origin(annotation)
+    if origin is types.UnionType:  # `X | Y` is the same shape as `Union[X, Y]`: a spelling, not a change
+        origin = typing.Union
     if origin is None:
         return getattr(annotation, "__name__", repr(annotation))
     arguments = typing.get_args(annotation)

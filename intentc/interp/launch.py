@@ -111,6 +111,21 @@ class Launch:
             self.bind_extent(param, axis, declared, actual)
 
 
+    # ---- alias constraints (§8, §13) ------------------------------------------------------
+    def check_noalias(self, spans: dict[str, tuple[int, int]]) -> None:
+        """`noalias` is a precondition the caller must meet (§8), not a hint: the memory a
+        noalias view spans ([low, high) bytes; an explicit `View`: its whole base) shares no
+        byte with another view argument's."""
+        params = {p.name: p for p in self.kernel.params}
+        for name, (low, high) in spans.items():
+            if not params[name].type.noalias:
+                continue
+            for other, (other_low, other_high) in spans.items():
+                if other != name and low < other_high and other_low < high:
+                    raise self.fail(errors.LAUNCH_NOALIAS, f"%{name} is noalias, but its memory overlaps that of "
+                                    f"%{other}", params[name], "pass separate memory, or drop `noalias`")
+
+
 def _span(array: np.ndarray) -> tuple[int, int]:
     """[low, high) byte addresses an array touches."""
     start = array.__array_interface__["data"][0]
@@ -119,6 +134,11 @@ def _span(array: np.ndarray) -> tuple[int, int]:
     low = start + sum(min(0, (n - 1) * s) for n, s in zip(array.shape, array.strides))
     high = start + sum(max(0, (n - 1) * s) for n, s in zip(array.shape, array.strides)) + array.itemsize
     return low, high
+
+
+def _base_span(base: np.ndarray) -> tuple[int, int]:
+    start = _start(base)
+    return start, start + base.nbytes
 
 
 def _root(array: np.ndarray):
@@ -231,6 +251,8 @@ def bind(launch: Launch, inputs: dict, constexprs: dict) -> dict[str, object]:
                                   f"parameter %{name} is {int(np.asarray(env[name]))}")
         else:
             env[name] = np.asarray(value, dtype=np.int64)
+    launch.check_noalias({**{name: _span(array) for name, array in arrays.items()},
+                          **{name: _base_span(np.asarray(view.base)) for name, view in explicit.items()}})
     views = _allocations(arrays)
     for name, view in explicit.items():
         views[name] = ViewValue(np.array(np.asarray(view.base).reshape(-1)), int(view.offset),

@@ -10,7 +10,7 @@ op's identity). That is what makes `parse(print(n)) == n` meaningful.
 from __future__ import annotations
 
 import math
-from typing import Annotated, Literal, Union
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WrapSerializer
 from typing_extensions import TypeAliasType
@@ -102,16 +102,21 @@ def _write_non_finite(value, handler, info):
     return handler(value)
 
 
-AttrValue = TypeAliasType(
-    "AttrValue",
-    Union[
-        bool, int,
-        # A plain float in memory; in JSON a NonFiniteFloat when it is not finite.
-        Annotated[float, BeforeValidator(_read_non_finite, json_schema_input_type=float | NonFiniteFloat),
-                  WrapSerializer(_write_non_finite)],
-        str, Keyword, SymbolRef, Type, list["AttrValue"],
-    ],
-)
+if TYPE_CHECKING:
+    # The same union for the type checker, which resolves a recursive plain alias but not a
+    # recursive TypeAliasType (pydantic needs the latter for the schema).
+    AttrValue = bool | int | float | str | Keyword | SymbolRef | Type | list["AttrValue"]
+else:
+    AttrValue = TypeAliasType(
+        "AttrValue",
+        Annotated[
+            bool | int | float | str | Keyword | SymbolRef | Type | list["AttrValue"],
+            BeforeValidator(_read_non_finite,
+                            json_schema_input_type=bool | int | float | str | Keyword | SymbolRef | Type
+                            | NonFiniteFloat | list["AttrValue"]),
+            WrapSerializer(_write_non_finite),
+        ],
+    )
 
 
 class Param(Node):
@@ -129,7 +134,7 @@ class OperandGroup(BaseModel):
 class Region(Node):
     label: str
     args: tuple[Param, ...] = ()
-    ops: tuple["Op", ...] = ()
+    ops: tuple[Op, ...] = ()
     end_comments: tuple[str, ...] = ()
 
 
@@ -159,9 +164,10 @@ class Op(Node):
     def int_list_attr(self, name: str) -> list[int]:
         """An integer list attribute such as `axes`; [] when absent."""
         value = self.attributes.get(name, [])
-        if not isinstance(value, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+        ints = [v for v in value if isinstance(v, int) and not isinstance(v, bool)] if isinstance(value, list) else []
+        if not isinstance(value, list) or len(ints) != len(value):
             raise TypeError(f"`{self.name}` attribute `{name}` is {value!r}, not a list of integers")
-        return [int(v) for v in value]
+        return ints
 
     def keyword_attr(self, name: str) -> str:
         """The name of a keyword attribute such as `kind = sum`."""
@@ -206,7 +212,7 @@ class EnumDecl(Node):
     members: tuple[EnumMember, ...]
 
 
-Item = Annotated[Union[Kernel, Helper, EnumDecl], Field(discriminator="kind")]
+Item = Annotated[Kernel | Helper | EnumDecl, Field(discriminator="kind")]
 
 
 class Module(Node):

@@ -6,7 +6,7 @@ type, and the printer writes the short form.
 """
 from __future__ import annotations
 
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -36,7 +36,7 @@ EXCLUDED_DTYPES = ("i4", "u4", "fp4", "f4", "e2m1")
 Direction = Literal["in", "out", "inout"]
 
 # A static extent is an int; a dynamic extent is the name of an SSA index value (§2).
-Extent = Union[int, str]
+Extent = int | str
 
 
 class TypeBase(BaseModel):
@@ -59,19 +59,19 @@ class TensorType(TypeBase):
 
 class TupleType(TypeBase):
     kind: Literal["tuple"] = "tuple"
-    elements: tuple["Type", ...]
+    elements: tuple[Type, ...]
 
 
 class RecordField(TypeBase):
     name: str
-    type: "Type"
+    type: Type
 
 
 class RecordType(TypeBase):
     kind: Literal["record"] = "record"
     fields: tuple[RecordField, ...]
 
-    def field_type(self, name: str) -> "Type | None":
+    def field_type(self, name: str) -> Type | None:
         return next((f.type for f in self.fields if f.name == name), None)
 
 
@@ -104,17 +104,14 @@ class EnumType(TypeBase):
 class ConstexprType(TypeBase):
     """A kernel parameter whose value is part of the specialization (§2)."""
     kind: Literal["constexpr"] = "constexpr"
-    inner: "Type"
+    inner: Type
 
 
 Type = Annotated[
-    Union[TensorType, TupleType, RecordType, ViewType, BufferType, EnumType, ConstexprType],
+    TensorType | TupleType | RecordType | ViewType | BufferType | EnumType | ConstexprType,
     Field(discriminator="kind"),
 ]
 
 for _model in (TupleType, RecordField, RecordType, ConstexprType):
     _model.model_rebuild()
 
-
-def scalar(dtype: str) -> TensorType:
-    return TensorType(dtype=dtype)

@@ -47,6 +47,10 @@ class DirectView:
     strides: tuple[int, ...]
     shape: tuple[int, ...]
 
+    def span(self, itemsize: int) -> tuple[int, int]:
+        """The bytes bound: those the view touches (an explicit `View`: its whole base)."""
+        return self.address, self.address + self.size * itemsize
+
 
 def _view_words(view: ViewValue | DirectView) -> list[int]:
     if isinstance(view, DirectView):
@@ -139,6 +143,8 @@ def bind_in_place(launch: Launch, slots, arrays: dict, constexprs: dict, device:
         if name in env and not isinstance(env[name], DirectView) and int(np.asarray(env[name])) != value:
             raise launch.fail(errors.LAUNCH_EXTENT, f"extent %{name} is {value} (from %{source}) but the "
                               f"parameter %{name} is {int(np.asarray(env[name]))}")
+    launch.check_noalias({p.name: env[p.name].span(np_dtype(p.type.dtype).itemsize) for p in kernel.params
+                          if isinstance(p.type, ViewType)})
     return env, *pack(launch, slots, env)
 
 

@@ -40,7 +40,7 @@ def test_a_top_level_reduction_is_not_a_grid_program():
 
 
 def _inputs(kernel: str, n: int, rng) -> dict:
-    floats = lambda: rng.standard_normal(n).astype(np.float32) * 3  # noqa: E731
+    floats = lambda: rng.standard_normal(n).astype(np.float32) * 3
     return {"sign_ops": lambda: {"mag": floats(), "sgn": floats()},
             "stochastic_round_bf16": lambda: {"x": floats(), "seed": np.uint64(rng.integers(0, 2 ** 63))},
             "murmur3_bucket": lambda: {"keys": rng.integers(0, 2 ** 32, n).astype(np.uint32),

@@ -55,7 +55,7 @@ def _kernels() -> list[tuple[str, str]]:
             for name in re.findall(r"^kernel @(\w+)", path.read_text(), re.M)]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def mapping_of(sample: str, kernel: str) -> tuple[str, bool]:
     """(mapping, whether a tensor value lies wholly on one thread)."""
     from intentc.driver import compile_kernel

@@ -168,3 +168,13 @@ def test_layout_facts_are_checked_at_every_call():
     np.testing.assert_array_equal(y, -x)
     broken = _diagnostic(lambda: kernel(x=x[::2], y=y[:8]))
     assert broken.code == "R0108" and "unit innermost stride" in broken.message
+
+
+@pytest.mark.parametrize("target", ["cpu", "interp"])
+def test_noalias_is_checked_like_the_interpreter(target):
+    copy = NEGATE.replace("%y: view<f32, [%N], out>", "%y: view<f32, [%N], out, noalias>")
+    memory = np.arange(12, dtype=np.float32)
+    ours = _diagnostic(lambda: intentc.load(copy, "neg", target=target)(x=memory[:8], y=memory[4:]))
+    reference = _diagnostic(lambda: intentc.run(copy, "neg", {"x": memory[:8], "y": memory[4:]}))
+    assert ours.code == "R0109" and (ours.message, ours.line, ours.col) == (reference.message, reference.line,
+                                                                           reference.col)

@@ -13,11 +13,12 @@ get a layout whose single thread holds every element, which `mapping_report` fla
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ...ir.nodes import Op
 from ...ir.types import TensorType
-from .encodings import Blocked, Shared, Uniform
+from .encodings import Blocked, Layout, Shared, Uniform
 
 
 @dataclass(frozen=True)
@@ -76,13 +77,14 @@ def one_thread(type_: TensorType, known: dict) -> Blocked:
     return Blocked(shape, per_thread, (1,) * rank, (1,) * rank, tuple(reversed(range(rank))))
 
 
-def assign(ops: list[Op], distribution, known: dict, one_thread_per_iteration: bool = False) -> Assignment:
+def assign(ops: Sequence[Op], distribution: Callable[[TensorType], Layout], known: dict,
+           one_thread_per_iteration: bool = False) -> Assignment:
     """Layouts of the tensor values defined by `ops` (an iteration body, nested regions
     included): `distribution(type_)` gives the mapping's layout of a tensor type, or
     one_thread_per_iteration puts every tensor on its iteration's thread."""
     result = Assignment()
 
-    def visit(block: list[Op]) -> None:
+    def visit(block: Sequence[Op]) -> None:
         for op in block:
             for name, type_ in zip(op.results, op.result_types):
                 if not isinstance(type_, TensorType):
@@ -95,7 +97,8 @@ def assign(ops: list[Op], distribution, known: dict, one_thread_per_iteration: b
     return result
 
 
-def _layout_of(op: Op, type_: TensorType, distribution, known: dict, one_thread_per_iteration: bool):
+def _layout_of(op: Op, type_: TensorType, distribution: Callable[[TensorType], Layout], known: dict,
+               one_thread_per_iteration: bool) -> Layout:
     if not type_.shape:
         return Uniform()
     if one_thread_per_iteration:
@@ -105,7 +108,7 @@ def _layout_of(op: Op, type_: TensorType, distribution, known: dict, one_thread_
     return distribution(type_)
 
 
-def _conversions(ops: list[Op], result: Assignment) -> None:
+def _conversions(ops: Sequence[Op], result: Assignment) -> None:
     for op in ops:
         for region in op.regions:
             _conversions(region.ops, result)

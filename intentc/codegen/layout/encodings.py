@@ -78,7 +78,7 @@ class Blocked:
         warps = _digits(warp, self.warps_per_cta, self.order)
         elements = _digits(element, self.size_per_thread, self.order)
         repeats = _digits(repetition, self.repetitions or (1 << 62,) * self.rank, self.order)
-        return tuple(r * tile + (w * t + l) * s + e for r, tile, w, t, l, s, e in zip(
+        return tuple(r * tile + (w * t + ln) * s + e for r, tile, w, t, ln, s, e in zip(
             repeats, self.tile, warps, self.threads_per_warp, lanes, self.size_per_thread, elements))
 
     def __str__(self) -> str:
@@ -121,3 +121,7 @@ def row_blocked(extent: int | None, threads: int, vector: int = 1, grid_wide: bo
     """The CTA mapping's 1-D form: `vector` consecutive elements a thread, T threads, the
     tile repeated along the row (over the grid's CTAs when `grid_wide`)."""
     return Blocked((extent,), (vector,), (WARP,), (max(1, threads // WARP),), (0,), grid_wide)
+
+
+# Any of the encodings above.
+Layout = Blocked | Slice | Uniform | Shared

@@ -14,7 +14,17 @@ lane is not reused after the guard. The memo lives for one op's lowering
 """
 from __future__ import annotations
 
-from .values import Derived
+from typing import TYPE_CHECKING
+
+from llvmlite import ir
+
+from .values import Coordinate, Derived
+
+if TYPE_CHECKING:
+    from .emitter import Emitter
+
+# A node being evaluated: the node, its coordinate and the operand values gathered so far.
+Frame = tuple[Derived, Coordinate, list[ir.Value]]
 
 
 def _key(em, node, idx) -> tuple:
@@ -28,13 +38,12 @@ def _remembered(em, node, idx):
     return None
 
 
-def evaluate(em, root: Derived, idx: list):
+def evaluate(em: Emitter, root: Derived, idx: Coordinate) -> ir.Value:
     """The register value of `root` at coordinate `idx`."""
     hit = _remembered(em, root, idx)
     if hit is not None:
         return hit
-    # Each frame: [node, its coordinate, the operand values gathered so far].
-    frames = [[root, list(idx), []]]
+    frames: list[Frame] = [(root, list(idx), [])]
     while True:
         node, at, values = frames[-1]
         if len(values) == len(node.operands):
@@ -57,4 +66,4 @@ def evaluate(em, root: Derived, idx: list):
         if hit is not None:
             values.append(hit)
         else:
-            frames.append([operand, list(operand_idx), []])
+            frames.append((operand, list(operand_idx), []))

@@ -8,12 +8,16 @@ diagnostic naming the op and its location.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from ...ir.nodes import Op
 from ...ir.optable import ops_where
 from ...ir.registry import Registry
 from .values import Lazy
+
+if TYPE_CHECKING:
+    from .emitter import Emitter
 
 MULTI = ops_where(lambda op: op.multi_result)
 
@@ -29,7 +33,7 @@ LOWERINGS: Registry[Callable] = Registry("LLVM lowering", "intentc.codegen.llvm"
                                          exempt=lambda op: op.terminator or bool(op.no_lowering))
 
 
-def lower_op(em, op: Op) -> None:
+def lower_op(em: Emitter, op: Op) -> None:
     impl = LOWERINGS.get(op.name) if op.registered else None
     if impl is None:
         raise NotLowered(op)
@@ -45,7 +49,7 @@ def lower_op(em, op: Op) -> None:
     em.flush_checks()
 
 
-def lower_ops(em, ops) -> list | None:
+def lower_ops(em: Emitter, ops: Iterable[Op]) -> list | None:
     """Lower a block; return the yielded values, or None when it ends without `yield`."""
     for op in ops:
         if op.name == "yield":
@@ -54,7 +58,7 @@ def lower_ops(em, ops) -> list | None:
     return None
 
 
-def count_uses(ops, uses: dict, depth: int = 0, defined: dict | None = None) -> dict:
+def count_uses(ops: Iterable[Op], uses: dict, depth: int = 0, defined: dict | None = None) -> dict:
     """How often each SSA name is used; a use inside a region deeper than the name's
     definition counts twice (it may repeat)."""
     defined = {} if defined is None else defined

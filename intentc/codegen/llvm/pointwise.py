@@ -6,20 +6,24 @@ with no fast-math flags; low-precision formats compute in f64 and round once.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from llvmlite import ir
 
 from ...ir import errors
+from ...ir.nodes import Op
 from ...ir.dtypes import int_range
 from ...ir.optable import op_def, ops_where
 from ...ir.types import BIT_WIDTH
-from .emitter import CheckSite
+from .emitter import CheckSite, Emitter
 from .lowfloat import round_f64
 from .types import F64, is_float, is_low, is_signed
 from .lowering import LOWERINGS
 from .values import Derived, Scalar, Tensor
 
 
-def elementwise(em, op, operands: list[Tensor], fn, dtype: str, costly: bool = False) -> Tensor:
+def elementwise(em: Emitter, op: Op | None, operands: list[Tensor], fn: Callable[[Emitter, list[ir.Value]], ir.Value],
+                dtype: str, costly: bool = False) -> Tensor:
     """A value whose element is `fn(em, elements of operands)` at the same coordinate."""
     costly = costly or any(getattr(o, "costly", False) for o in operands)
     if all(isinstance(o, Scalar) for o in operands):
@@ -45,7 +49,7 @@ def _safe_divisor(em, op, a, b, dtype):
     return builder.select(bad, ir.Constant(b.type, 1), b)
 
 
-def int_floordiv(em, op, a, b, dtype):
+def int_floordiv(em: Emitter, op: Op, a: ir.Value, b: ir.Value, dtype: str) -> ir.Value:
     builder = em.b
     d = _safe_divisor(em, op, a, b, dtype)
     if not is_signed(dtype):
@@ -55,7 +59,7 @@ def int_floordiv(em, op, a, b, dtype):
     return builder.sub(q, builder.zext(adjust, q.type))
 
 
-def int_mod(em, op, a, b, dtype):
+def int_mod(em: Emitter, op: Op, a: ir.Value, b: ir.Value, dtype: str) -> ir.Value:
     builder = em.b
     d = _safe_divisor(em, op, a, b, dtype)
     if not is_signed(dtype):
@@ -82,7 +86,7 @@ def _safe_shift(em, op, amount, dtype):
     return builder.select(bad, ir.Constant(amount.type, 0), amount)
 
 
-def int_binary(em, op, name, a, b, dtype):
+def int_binary(em: Emitter, op: Op, name: str, a: ir.Value, b: ir.Value, dtype: str) -> ir.Value:
     builder = em.b
     signed = is_signed(dtype)
     simple = {"add": builder.add, "sub": builder.sub, "mul": builder.mul, "and": builder.and_,
@@ -108,7 +112,7 @@ def int_binary(em, op, name, a, b, dtype):
 EXTREMES = {"maximum": True, "maximum_num": True, "minimum": False, "minimum_num": False}
 
 
-def bool_binary(em, name, a, b):
+def bool_binary(em: Emitter, name: str, a: ir.Value, b: ir.Value) -> ir.Value:
     builder = em.b
     table = {"and": builder.and_, "or": builder.or_, "xor": builder.xor, "maximum": builder.or_,
              "minimum": builder.and_, "maximum_num": builder.or_, "minimum_num": builder.and_}
@@ -116,7 +120,7 @@ def bool_binary(em, name, a, b):
 
 
 # ---- floats ---------------------------------------------------------------------------------
-def float_extreme(em, name, a, b):
+def float_extreme(em: Emitter, name: str, a: ir.Value, b: ir.Value) -> ir.Value:
     """IEEE 754-2019 maximum/minimum (NaN propagates, -0 < +0) and the *_num forms."""
     builder = em.b
     want_max = EXTREMES[name]
@@ -132,7 +136,7 @@ def float_extreme(em, name, a, b):
     return builder.select(builder.or_(a_nan, b_nan), builder.fadd(a, b), pick)
 
 
-def float_binary(em, name, a, b, dtype):
+def float_binary(em: Emitter, name: str, a: ir.Value, b: ir.Value, dtype: str) -> ir.Value:
     builder = em.b
     simple = {"add": builder.fadd, "sub": builder.fsub, "mul": builder.fmul, "div": builder.fdiv,
               "fmod": builder.frem}
@@ -147,7 +151,7 @@ def float_binary(em, name, a, b, dtype):
 COMPARE_SIGNED = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 
 
-def compare(em, name, a, b, dtype):
+def compare(em: Emitter, name: str, a: ir.Value, b: ir.Value, dtype: str) -> ir.Value:
     builder = em.b
     predicate = COMPARE_SIGNED[name]
     if is_float(dtype):
@@ -157,7 +161,7 @@ def compare(em, name, a, b, dtype):
     return builder.icmp_unsigned(predicate, a, b)
 
 
-def binary(em, op, name, a, b, dtype):
+def binary(em: Emitter, op: Op, name: str, a: ir.Value, b: ir.Value, dtype: str) -> ir.Value:
     """One element of binary op `name` on register values of `dtype`."""
     if name in COMPARE_SIGNED:
         return compare(em, name, a, b, dtype)
@@ -168,7 +172,7 @@ def binary(em, op, name, a, b, dtype):
     return int_binary(em, op, name, a, b, dtype)
 
 
-def unary(em, name, x, dtype):
+def unary(em: Emitter, name: str, x: ir.Value, dtype: str) -> ir.Value:
     builder = em.b
     if name == "not":
         return builder.xor(x, ir.Constant(x.type, -1 if dtype != "bool" else 1))

@@ -1,19 +1,25 @@
 """iota, full, dim, broadcast, reshape, join (spec §2, docs/kir.md §5)."""
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 from llvmlite import ir
 
 from .conversion import constant_value
 from .types import I64, register_type
 from .lowering import LOWERINGS
-from .values import Derived, Lazy, Memory, Scalar, Tensor
+from .values import Coordinate, Derived, Lazy, Memory, Scalar, Shape, Tensor
+
+if TYPE_CHECKING:
+    from .emitter import Emitter
 
 
 def _is_one(extent) -> bool:
     return isinstance(extent, ir.Constant) and int(extent.constant) == 1
 
 
-def broadcast_index(source: Tensor, idx: list, dims=None) -> list:
+def broadcast_index(source: Tensor, idx: Coordinate, dims: Sequence[int] | None = None) -> Coordinate:
     """The source coordinate of result coordinate `idx` (numpy right-aligned, or `dims`)."""
     if dims is None:
         aligned = idx[len(idx) - source.rank:] if source.rank else []
@@ -22,7 +28,7 @@ def broadcast_index(source: Tensor, idx: list, dims=None) -> list:
     return [ir.Constant(I64, 0) if _is_one(extent) else c for c, extent in zip(aligned, source.shape)]
 
 
-def broadcast_to(em, source: Tensor, shape, dims=None) -> Tensor:
+def broadcast_to(em: Emitter, source: Tensor, shape: Shape, dims: Sequence[int] | None = None) -> Tensor:
     if isinstance(source, Scalar):
         return Lazy(source.dtype, tuple(shape), lambda e, idx: source.value) if shape else source
     if getattr(source, "costly", False):

@@ -81,7 +81,7 @@ class Derived(Lazy):
     operands: tuple = ()
     index_maps: tuple = ()
 
-    def at(self, em, idx):
+    def at(self, em: Emitter, idx: Coordinate) -> ir.Value:
         from .elements import evaluate
         return evaluate(em, self, idx)
 
@@ -112,7 +112,7 @@ class Registers(Tensor):
     visiting, `em.hooks.current_slot` (an int, or the i64 index of a loop over the slots)."""
     array: ir.Value = None
 
-    def slot(self, em, number) -> ir.Value:
+    def slot(self, em: Emitter, number: int | ir.Value) -> ir.Value:
         """The pointer to slot `number` (an int or an i64 value)."""
         index = ir.Constant(I64, number) if isinstance(number, int) else number
         return em.b.gep(self.array, [ir.Constant(I64, 0), index], inbounds=True)

@@ -27,7 +27,9 @@ grid-stride mapping.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from llvmlite import ir
 
@@ -38,7 +40,11 @@ from ...options import Specialization
 from ...passes.ir_walk import is_pure_tree
 from ..layout.encodings import Blocked, row_blocked
 from ..llvm.types import F32, F64, I32, I64, register_type
-from ..llvm.values import Memory
+from ..llvm.values import Body, Memory, Shape
+
+if TYPE_CHECKING:
+    from ..llvm.emitter import Emitter
+    from ..llvm.target import Combine
 
 ELEMENTWISE = ops_where(lambda op: op.cta_per_coordinate)
 CONTRACTIONS = ops_where(lambda op: op.contraction)
@@ -289,15 +295,15 @@ def grid_plan(kernel: Kernel) -> CtaPlan | None:
 
 
 # ---- code ------------------------------------------------------------------------------------------
-def sreg(em, name: str) -> ir.Value:
+def sreg(em: Emitter, name: str) -> ir.Value:
     return em.b.call(em.declare(f"llvm.nvvm.read.ptx.sreg.{name}", I32, []), [])
 
 
-def barrier(em) -> None:
+def barrier(em: Emitter) -> None:
     em.b.call(em.declare("llvm.nvvm.barrier0", ir.VoidType(), []), [])
 
 
-def thread_index(em, plan: CtaPlan) -> ir.Value:
+def thread_index(em: Emitter, plan: CtaPlan) -> ir.Value:
     """tid.x as i64, known to LLVM to lie below T (`!range`), so coordinates tid + j·T of
     full chunks need no bounds compare."""
     tid = sreg(em, "tid.x")
@@ -305,7 +311,7 @@ def thread_index(em, plan: CtaPlan) -> ir.Value:
     return em.b.zext(tid, I64)
 
 
-def unravel(em, linear: ir.Value, shape) -> list[ir.Value]:
+def unravel(em: Emitter, linear: ir.Value, shape: Shape) -> list[ir.Value]:
     """Row-major coordinates of `linear` in `shape`."""
     idx, rest = [], linear
     for extent in reversed(shape[1:]):
@@ -315,7 +321,7 @@ def unravel(em, linear: ir.Value, shape) -> list[ir.Value]:
     return list(reversed(idx))
 
 
-def block_stride(em, plan: CtaPlan, shape, body) -> None:
+def block_stride(em: Emitter, plan: CtaPlan, shape: Shape, body: Body) -> None:
     """body(idx) for the coordinates of `shape` this thread owns: linear e ≡ tid mod T, or in
     the grid form e ≡ ctaid·T + tid mod nctaid·T."""
     b = em.b
@@ -327,7 +333,7 @@ def block_stride(em, plan: CtaPlan, shape, body) -> None:
     em.loop(start, total, lambda linear: body(unravel(em, linear, shape)), step, name="lane")
 
 
-def slot_coordinate(em, plan: CtaPlan, slot) -> ir.Value:
+def slot_coordinate(em: Emitter, plan: CtaPlan, slot: int | ir.Value) -> ir.Value:
     """This thread's linear coordinate of `slot`, an int or an i64 value (see
     CtaPlan.coordinate)."""
     b = em.b
@@ -341,11 +347,12 @@ def slot_coordinate(em, plan: CtaPlan, slot) -> ir.Value:
     return b.add(b.add(base, group_start), b.urem(slot, vector))
 
 
-def in_tensor(em, plan: CtaPlan, linear: ir.Value) -> ir.Value:
+def in_tensor(em: Emitter, plan: CtaPlan, linear: ir.Value) -> ir.Value:
     return em.b.icmp_unsigned("<", linear, ir.Constant(I64, plan.size))
 
 
-def block_slots(em, plan: CtaPlan, shape, body, on_slot) -> None:
+def block_slots(em: Emitter, plan: CtaPlan, shape: Shape, body: Body,
+                on_slot: Callable[[int | ir.Value], None]) -> None:
     """The register form's block_stride: body(idx) for slot j = 0..K-1; on_slot(j) names
     the slot first. Unrolled here when the plan says so; otherwise the slots of full groups
     are one loop, emitted once (its slots in local memory). The slots of the group that
@@ -367,7 +374,7 @@ def block_slots(em, plan: CtaPlan, shape, body, on_slot) -> None:
             body(unravel(em, linear, shape))
 
 
-def on_thread_zero(em, plan: CtaPlan, body) -> None:
+def on_thread_zero(em: Emitter, plan: CtaPlan, body: Callable[[], None]) -> None:
     """body() on thread 0 of the CTA (of the grid, in the grid form)."""
     b = em.b
     first = b.icmp_unsigned("==", sreg(em, "tid.x"), ir.Constant(I32, 0))
@@ -412,7 +419,7 @@ def _shuffle(em, mode: str, value: ir.Value, lanes, clamp: int) -> ir.Value:
     return _from_i64(em, word, value.type)
 
 
-def shared_array(em, dtype: str, count: int) -> Memory:
+def shared_array(em: Emitter, dtype: str, count: int) -> Memory:
     """A fresh `count`-element array of `dtype` registers in the CTA's shared memory."""
     element = register_type(dtype)
     name = f"intentc_cta_shared{sum(1 for g in em.module.globals if g.startswith('intentc_cta_shared'))}"
@@ -459,7 +466,7 @@ def _butterfly(em, value: ir.Value, combine) -> ir.Value:
     return value
 
 
-def block_combine(em, plan: CtaPlan, value: ir.Value, identity: ir.Value, combine) -> ir.Value:
+def block_combine(em: Emitter, plan: CtaPlan, value: ir.Value, identity: ir.Value, combine: Combine) -> ir.Value:
     """The CTA-wide combination of every thread's `value` (each thread gets it): a butterfly
     within each warp, then a butterfly over the warps' results in every warp."""
     return _butterfly(em, _warp_totals(em, plan, _butterfly(em, value, combine), 0, identity), combine)
@@ -474,7 +481,8 @@ def _warp_scan(em, value: ir.Value, lane: ir.Value, combine) -> ir.Value:
     return value
 
 
-def block_scan(em, plan: CtaPlan, value: ir.Value, carry: ir.Value, identity: ir.Value, combine, exclusive: bool):
+def block_scan(em: Emitter, plan: CtaPlan, value: ir.Value, carry: ir.Value, identity: ir.Value, combine: Combine,
+               exclusive: bool) -> tuple[ir.Value, ir.Value]:
     """(this thread's prefix over the chunk of T coordinates it is in, the chunk's total),
     both after `carry` (the earlier chunks' total): an inclusive warp scan, then a warp
     scan of the warps' totals gives each warp the total of the warps before it. Every

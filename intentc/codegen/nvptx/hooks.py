@@ -3,17 +3,25 @@ device malloc/free for dynamic temporaries. Atomics use the shared LLVM atomics 
 NVPTX backend emits scoped `atom`/`ld.acquire`/`st.release` for them)."""
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
 from llvmlite import ir
 
+from ...ir.nodes import Op
 from ...ir.optable import ops_where
 from ..llvm.reduction import identity_const
 from ..llvm.special import i0
-from ..llvm.target import TargetHooks
+from ..llvm.target import Combine, TargetHooks
 from ..llvm.types import F32, F64, I32, I64, I8, register_type
-from ..llvm.values import Registers
+from ..llvm.values import Body, ElementAt, Group, Memory, Registers, Shape, Tensor
 from .cta import (barrier, block_combine, block_scan, block_slots, block_stride, in_tensor, on_thread_zero,
                   shared_array, slot_coordinate, sreg, unravel)
 from .mapping import Mapping
+
+if TYPE_CHECKING:
+    from ..llvm.emitter import Emitter
+    from ..llvm.memory import Access
 
 TRIPLE = "nvptx64-nvidia-cuda"
 DATA_LAYOUT = "e-p6:32:32-i64:64-i128:128-i256:256-v16:16-v32:32-n16:32:64"
@@ -47,7 +55,7 @@ class NvptxHooks(TargetHooks):
         self.current_slot = 0                 # the register form's coordinate being visited
 
     # ---- the physical mapping ----------------------------------------------------------------
-    def parallel(self, em, op, extents, iteration) -> None:
+    def parallel(self, em: Emitter, op: Op, extents: Shape, iteration: Body) -> None:
         if op is not self.mapping.parallel or em.loop_depth:
             em.serial_for_each(extents, iteration)
             return
@@ -67,7 +75,7 @@ class NvptxHooks(TargetHooks):
                 self.in_cta = False
         em.loop(start, total, body, stride, name="grid")
 
-    def for_each(self, em, shape, body, group=None) -> None:
+    def for_each(self, em: Emitter, shape: Shape, body: Body, group: Group | None = None) -> None:
         if not self.in_cta:
             em.serial_for_each(shape, body)
         elif not shape:
@@ -105,22 +113,24 @@ class NvptxHooks(TargetHooks):
     def _visit(self, slot: int) -> None:
         self.current_slot = slot
 
-    def combine_partials(self, em, op, kind, value, dtype, combine):
+    def combine_partials(self, em: Emitter, op: Op, kind: str, value: ir.Value, dtype: str,
+                         combine: Combine) -> ir.Value:
         if not self.in_cta:
             return value
         return block_combine(em, self.plan, value, identity_const(kind, dtype), combine)
 
-    def keep_lazy(self, em, before_parallel=False) -> bool:
+    def keep_lazy(self, em: Emitter, before_parallel: bool = False) -> bool:
         if self.plan is None:
             return False
         return not self.plan.slots if self.in_cta else before_parallel
 
-    def lazy_read(self, em, resource) -> bool:
+    def lazy_read(self, em: Emitter, resource: object) -> bool:
         if self.plan is None or (self.in_cta and self.plan.slots):
             return False
         return getattr(resource, "name", None) in self.plan.lazy_views
 
-    def tabulate(self, em, dtype, shape, element, group=None):
+    def tabulate(self, em: Emitter, dtype: str, shape: Shape, element: ElementAt,
+                 group: Group | None = None) -> Tensor:
         if not (self.in_cta and self.plan.slots and shape):
             return super().tabulate(em, dtype, shape, element, group)
         registers = self._registers(em, dtype, shape)
@@ -137,7 +147,8 @@ class NvptxHooks(TargetHooks):
         array = em.entry_alloca(ir.ArrayType(register_type(dtype), self.plan.slots))
         return Registers(dtype, tuple(shape), array)
 
-    def histogram_counts(self, em, dtype, bins):
+    def histogram_counts(self, em: Emitter, dtype: str,
+                         bins: ir.Value) -> tuple[Memory, Callable[[ir.Value], None], Callable[[], None]]:
         """In the CTA mapping: the CTA's counts in shared memory, zeroed by all threads,
         incremented with block-scoped atomics, complete for every thread after finish()."""
         if not self.in_cta:
@@ -152,7 +163,8 @@ class NvptxHooks(TargetHooks):
             em.b.atomic_rmw("add", pointer, one, 'syncscope("block") monotonic')
         return counts, increment, lambda: barrier(em)
 
-    def scan(self, em, x, kind, acc, exclusive, reverse, element, combine):
+    def scan(self, em: Emitter, x: Tensor, kind: str, acc: str, exclusive: bool, reverse: bool, element: ElementAt,
+             combine: Combine) -> Tensor | None:
         """The register form's block scan (cta.py), group by group in source order: each
         thread's V consecutive coordinates serially, then a block scan of the threads'
         totals after the earlier groups' carry."""
@@ -191,17 +203,17 @@ class NvptxHooks(TargetHooks):
         return b.load(value)
 
     # ---- math ---------------------------------------------------------------------------------
-    def math_f32(self, em, name, x):
+    def math_f32(self, em: Emitter, name: str, x: ir.Value) -> ir.Value | None:
         if name not in LIBDEVICE_F32:
             return None
         return em.b.call(em.declare(LIBDEVICE_F32[name], F32, [F32]), [x])
 
-    def math_f64(self, em, name, x):
+    def math_f64(self, em: Emitter, name: str, x: ir.Value) -> ir.Value:
         if name == "i0":
             return i0(em, x, lambda v: self.math_f64(em, "exp", v))
         return em.b.call(em.declare(LIBDEVICE[name], F64, [F64]), [x])
 
-    def approximate(self, em, name, args, flush):
+    def approximate(self, em: Emitter, name: str, args: list[ir.Value], flush: bool) -> ir.Value | None:
         """ex2.approx[.ftz].f32, tanh.approx.f32, div.approx[.ftz].f32 (PTX ISA §9.7.3),
         whose bounds §5.1 adopts; ftz flushes subnormal inputs and results as §5.1 says."""
         ftz = ".ftz" if flush and name != "tanh" else ""
@@ -212,16 +224,17 @@ class NvptxHooks(TargetHooks):
         constraints = "=f," + ",".join("f" for _ in args)
         return em.b.asm(ir.FunctionType(F32, [F32] * len(args)), text, constraints, list(args), side_effect=False)
 
-    def float_bits(self, em, value):
+    def float_bits(self, em: Emitter, value: ir.Value) -> ir.Value:
         # A register move the optimizer cannot see through: ptxas stored the low byte of
         # `st.b8` from an f32 register wrongly (quantize_q8_k's scale, byte 0 read as 0).
         return em.b.asm(ir.FunctionType(I32, [F32]), "mov.b32 $0, $1;", "=r,f", [value], side_effect=False)
 
     # ---- atomics (device scope: a kernel's threads share one GPU) -------------------------------
-    def scoped(self, order):
+    def scoped(self, order: str) -> str:
         return f'syncscope("device") {order}'
 
-    def scatter_update(self, em, op, acc, pointer, new, kind, combine):
+    def scatter_update(self, em: Emitter, op: Op, acc: Access, pointer: ir.Value, new: ir.Value, kind: str | None,
+                       combine: Combine) -> None:
         """An indivisible update: atomicrmw for the builtin kinds of register-width views,
         a CAS loop (bitwise compare) for float max/min and combine regions."""
         from ..llvm.values import ViewRef
@@ -236,7 +249,7 @@ class NvptxHooks(TargetHooks):
         self.cas_loop(em, pointer, new, "monotonic", lambda old: combine(old, new))
 
     # ---- memory ---------------------------------------------------------------------------------
-    def masked_load(self, em, pointer, live, default):
+    def masked_load(self, em: Emitter, pointer: ir.Value, live: ir.Value, default: ir.Value) -> ir.Value:
         """A predicated `@p ld` (as Triton emits): no branch a lane, so an unrolled iteration
         stays one basic block for LLVM and its loads stay independent for ptxas. Volatile asm:
         LLVM keeps it in order with the kernel's stores."""
@@ -248,7 +261,7 @@ class NvptxHooks(TargetHooks):
                         f"mov.{kind} $0, $3;\n\t@$2 ld.{kind} $0, [$1];", f"=&{constraint},l,b,{constraint}",
                         [pointer, live, default], side_effect=True)
 
-    def masked_store(self, em, pointer, value, live) -> None:
+    def masked_store(self, em: Emitter, pointer: ir.Value, value: ir.Value, live: ir.Value) -> None:
         form = PREDICATED.get(str(value.type))
         if form is None:
             super().masked_store(em, pointer, value, live)
@@ -257,12 +270,12 @@ class NvptxHooks(TargetHooks):
         em.b.asm(ir.FunctionType(ir.VoidType(), [value.type, pointer.type, live.type]),
                  f"@$2 st.{kind} [$1], $0;", f"{constraint},l,b", [value, pointer, live], side_effect=True)
 
-    def heap_alloc(self, em, builder, nbytes):
+    def heap_alloc(self, em: Emitter, builder: ir.IRBuilder, nbytes: ir.Value) -> ir.Value:
         """Device malloc; an exhausted heap stores STATUS_OUT_OF_HEAP and ends the thread
         (PTX `exit`), without splitting the caller's block."""
         return builder.call(_checked_malloc(em), [nbytes, em.status])
 
-    def heap_free(self, em, builder, pointer):
+    def heap_free(self, em: Emitter, builder: ir.IRBuilder, pointer: ir.Value) -> None:
         builder.call(em.declare("free", ir.VoidType(), [I8.as_pointer()]), [pointer])
 
 

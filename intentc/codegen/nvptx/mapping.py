@@ -52,7 +52,7 @@ class LaunchConfig:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, data: dict) -> "LaunchConfig":
+    def from_json(cls, data: dict) -> LaunchConfig:
         return cls(**{**data, "block": tuple(data["block"])})
 
 

@@ -53,7 +53,7 @@ def _as_contract(product: Op, reduce: Op, product_type: TensorType) -> Op:
     attributes: dict[str, AttrValue] = {"acc": TensorType(dtype=product_type.dtype),
                                         "lhs_contract": list(reduced), "rhs_contract": list(reduced)}
     if kept:
-        attributes.update(lhs_batch=kept, rhs_batch=list(kept))
+        attributes.update(lhs_batch=list(kept), rhs_batch=list(kept))
     return Op(name="contract", results=reduce.results, operands=product.operands, attributes=attributes,
               result_types=reduce.result_types, comments=merged_comments(product, reduce),
               loc=product.loc or reduce.loc)

@@ -30,9 +30,10 @@ def _u8_ranks(ctx, op, types, ranks, names) -> bool:
 @rule("scaled_contract")
 def scaled_contract(ctx: Verifier, op: Op, args: Args) -> Results:
     names = ("lhs", "lhs_scale", "rhs", "rhs_scale")
-    types = [tensor_of(ctx, op, v, n) for v, n in zip(args.operands, names)]
+    found = [tensor_of(ctx, op, v, n) for v, n in zip(args.operands, names)]
+    types = [t for t in found if t is not None]
     acc = accumulator(ctx, op)
-    if None in types or acc is None or not _u8_ranks(ctx, op, types, (3, 2, 3, 2), names):
+    if len(types) < len(found) or acc is None or not _u8_ranks(ctx, op, types, (3, 2, 3, 2), names):
         return None
     carrier = _carrier_extent(ctx, op)
     if carrier is None:
