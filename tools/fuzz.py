@@ -73,7 +73,8 @@ class Checker:
         self.compiled: set[str] = set()
 
     def check(self, text: str) -> str:
-        """The outcome: `diagnostics`, `verified`, `rejected` or `compiled`; raises on a bug."""
+        """The outcome: `diagnostics`, `rejected`, `verified` (already compiled), `compiled` or
+        `compile_diagnostics` (a kernel the compiler refuses with a diagnostic); raises on a bug."""
         try:
             module = parse(text, "fuzz.kir")
         except DiagnosticError as error:
@@ -103,14 +104,16 @@ class Checker:
         if digest in self.compiled:
             return "verified"
         self.compiled.add(digest)
+        outcome = "compiled"
         for item in module.items:
             if isinstance(item, Kernel):
                 try:
                     compile_kernel(printed, item.name, "llvm", None, CompileOptions(opt_level=self.opt_level),
                                    file="fuzz.kir")
-                except DiagnosticError as error:
+                except DiagnosticError as error:    # a verified module the compiler still refuses, with reason
                     _check_diagnostics(error.diagnostics, printed)
-        return "compiled"
+                    outcome = "compile_diagnostics"
+        return outcome
 
 
 def _check_diagnostics(diagnostics, text: str) -> None:

@@ -101,18 +101,20 @@ def encode(em: Emitter, value: ir.Value, dtype: str) -> ir.Value:
     is_nan = b.fcmp_unordered("uno", value, value)
     is_inf = b.fcmp_ordered("==", magnitude, ir.Constant(F64, float("inf")))
     body = b.select(is_inf, ir.Constant(I64, inf_code), body)
-    body = b.select(is_nan, _nan_code(b, mbits, fmt, inf_code, nan_code), body)
+    # The payload comes from the raw bits, not from the magnitude: LLVM turns a sign mask into
+    # `fabs`, and NVPTX's abs.f64 quiets a signalling NaN, which must keep its bits (§5.2).
+    body = b.select(is_nan, _nan_code(b, bits, fmt, inf_code, nan_code), body)
     word = b.or_(b.shl(sign, ir.Constant(I64, fmt.width - 1)), body)
     return b.trunc(word, out)
 
 
-def _nan_code(b: ir.IRBuilder, mbits: ir.Value, fmt: LowFormat, inf_code: int, nan_code: int) -> ir.Value:
+def _nan_code(b: ir.IRBuilder, bits: ir.Value, fmt: LowFormat, inf_code: int, nan_code: int) -> ir.Value:
     """The NaN code of an f64 NaN: its payload's top bits, as `decode` placed them (a read
     then write, or a bitcast, keeps a NaN's bits, §5.2); the default NaN when they are zero
     or the format has a single NaN."""
     if not fmt.has_inf:
         return ir.Constant(I64, nan_code)
-    payload = b.and_(b.lshr(mbits, ir.Constant(I64, 52 - fmt.mantissa_bits)),
+    payload = b.and_(b.lshr(bits, ir.Constant(I64, 52 - fmt.mantissa_bits)),
                      ir.Constant(I64, (1 << fmt.mantissa_bits) - 1))
     empty = b.icmp_unsigned("==", payload, ir.Constant(I64, 0))
     return b.select(empty, ir.Constant(I64, nan_code), b.or_(ir.Constant(I64, inf_code), payload))
