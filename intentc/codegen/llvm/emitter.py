@@ -17,13 +17,12 @@ from typing import TYPE_CHECKING
 from llvmlite import ir
 
 from ...ir.nodes import Op
-from .types import I64, register_type
+from .types import I8, I64, register_type
 from .values import Body, ElementAt, Group, Memory, Registers, Shape, Tensor
 
 if TYPE_CHECKING:
     from .target import TargetHooks
 
-BOOL = ir.IntType(1)
 
 # A static temporary up to this size lives on the stack, in the entry block.
 STACK_LIMIT_BYTES = 64 * 1024
@@ -231,18 +230,20 @@ class Emitter:
         if ident is None:
             self.sites.append(site)
             ident = self._site_ids[site] = len(self.sites)
-            # an i1 flag: once in registers, the checks of unrolled slots fold into predicate ors
-            self._flags[ident] = self.entry_alloca(BOOL, ir.Constant(BOOL, 0))
+            # An i8 flag, not i1: with i1 flags LLVM interleaves the predicate ors with the
+            # unrolled slots' loads, and the H200 ran vector add 7% and dropout 6% slower
+            # (bench/results/gpu-bench-20261201-h200-lead-r2-{new,old3fee745}.log, same run).
+            self._flags[ident] = self.entry_alloca(I8, ir.Constant(I8, 0))
         flag = self._flags[ident]
         b = self.b
-        b.store(b.or_(b.load(flag), bad), flag)
+        b.store(b.or_(b.load(flag), b.zext(bad, I8)), flag)
         self._raised[-1].add(ident)
 
     def flush_checks(self) -> None:
         """Record the first raised check since the last flush in the status word."""
         b = self.b
         for ident in sorted(self._raised[-1]):
-            raised = b.load(self._flags[ident])
+            raised = b.icmp_unsigned("!=", b.load(self._flags[ident]), ir.Constant(I8, 0))
             with b.if_then(raised, likely=False):
                 b.cmpxchg(self.status, ir.Constant(I64, 0), ir.Constant(I64, ident), self.hooks.scoped("monotonic"), "monotonic")
         self._raised[-1].clear()
