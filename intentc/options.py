@@ -5,7 +5,7 @@ and serialize canonically into the cache key.
 """
 from __future__ import annotations
 
-from typing import Literal, Union
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -24,9 +24,7 @@ class CompileOptions(BaseModel):
     opt_level: int = Field(default=2, ge=0, le=3)
 
 
-# Spelled with Union on purpose: the cache key's schema fingerprint (cache/key.py) records
-# `Union` and `X | Y` differently, so respelling it would need a KEY_SCHEMA_VERSION bump.
-ConstexprValue = Union[bool, int, float, str]  # noqa: UP007
+ConstexprValue = bool | int | float | str
 
 
 class Specialization(BaseModel):

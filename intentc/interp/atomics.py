@@ -14,9 +14,12 @@ from .pointwise import binary
 from .values import RecordValue, np_dtype
 from .machine import IMPLS
 
-def _location(machine, op, resource, shape):
+def _location(machine, op, resource, shape, writes: bool):
+    """The lanes' elements, noted as atomic accesses (a plain access of another iteration
+    to one of them is a data race, races.py)."""
     indices, mask = _index_and_mask(machine, op)
     location = locate(resource, indices, shape, mask)
+    machine.races.record(location.storage, location.positions, writes=writes, atomic=True)
     return location
 
 
@@ -43,7 +46,7 @@ def _same_bits(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def _atomic_load_op(machine, op):
     (resource,) = machine.operands(op)
     shape = machine.result_shape(op)
-    location = _location(machine, op, resource, shape)
+    location = _location(machine, op, resource, shape, writes=False)
     _check_written(location, resource.shape)
     return _scatter_back(location, location.storage[location.positions], np_dtype(resource.dtype))
 
@@ -51,7 +54,7 @@ def _atomic_load_op(machine, op):
 @IMPLS.register("atomic_store")
 def _atomic_store_op(machine, op):
     resource, value = machine.operands(op)
-    location = _location(machine, op, resource, np.shape(value))
+    location = _location(machine, op, resource, np.shape(value), writes=True)
     lanes = _lanes(value, location)
     for chosen in collision_rounds(machine, location.positions):
         location.storage[location.positions[chosen]] = lanes[chosen]
@@ -63,7 +66,7 @@ def _atomic_store_op(machine, op):
 def _atomic_rmw_op(machine, op):
     resource, value = machine.operands(op)
     shape = machine.result_shape(op)
-    location = _location(machine, op, resource, shape)
+    location = _location(machine, op, resource, shape, writes=True)
     _check_written(location, resource.shape)
     lanes = _lanes(value, location)
     kind = op.attributes["kind"].name
@@ -81,7 +84,7 @@ def _atomic_cas_op(machine, op):
     resource, expected, desired = machine.operands(op)
     record_type = op.result_types[0]
     shape = machine.shape(record_type.field_type("old_value"))
-    location = _location(machine, op, resource, shape)
+    location = _location(machine, op, resource, shape, writes=True)
     _check_written(location, resource.shape)
     expected_lanes, desired_lanes = _lanes(expected, location), _lanes(desired, location)
     old = np.empty(expected_lanes.shape, dtype=np_dtype(resource.dtype))

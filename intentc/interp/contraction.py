@@ -1,10 +1,12 @@
 """Contractions, outer and histogram (spec §3, §5.3, §7).
 
 Operands are converted to the accumulator dtype by the cast rules, then multiplied and
-summed exactly enough: integer accumulators in 64-bit wrapping arithmetic reduced modulo
-their width, float accumulators in float64 (products of f32 are exact) and rounded once
-into the accumulator — a fused sum, which §5.3 allows; `init` joins the sum before that
-one rounding.
+summed in that dtype — the accumulator dtype is the accumulation dtype (§3, §6), so a
+partial sum that overflows shows as ±inf or NaN. Integer accumulators sum in 64-bit
+wrapping arithmetic reduced modulo their width (the same residues). f32/f64 accumulators
+sum with numpy's einsum in their own dtype (BLAS: blocked, FMA — an order §5.3/§6 allow);
+f16/bf16/f8 accumulators round each product once and sum as the builtin `reduce` does (a
+balanced tree of rounded adds). `init` joins the sum as one more member.
 """
 from __future__ import annotations
 
@@ -17,41 +19,55 @@ from ..ir import errors
 from .conversion import convert
 from .errors import InterpError, check
 from .pointwise import binary, dtype_of
+from .reduction import reduce_builtin
 from .values import float_result, is_float, is_signed, np_dtype
 from .machine import IMPLS
 from ..ir.optable import ops_where
 
 
-def _wide(x: np.ndarray, acc: str) -> np.ndarray:
-    if is_float(acc):
-        return x.astype(np.float64)
-    return x.astype(np.int64 if is_signed(acc) else np.uint64)
-
-
-def finish(total: np.ndarray, acc: str) -> np.ndarray:
-    return float_result(total, acc) if is_float(acc) else np.asarray(total).astype(np_dtype(acc))
-
-
-def contract(lhs, rhs, acc: str, lhs_contract, rhs_contract, lhs_batch=(), rhs_batch=(), init=None):
-    lhs = _wide(convert(lhs, dtype_of(lhs), acc), acc)
-    rhs = _wide(convert(rhs, dtype_of(rhs), acc), acc)
+def _subscripts(lhs_rank, rhs_rank, lhs_contract, rhs_contract, lhs_batch, rhs_batch):
+    """(lhs letters, rhs letters, result letters, contracted letters) of an einsum."""
     letters = iter(string.ascii_letters)
-    lhs_sub = [next(letters) for _ in range(lhs.ndim)]
-    rhs_sub = [next(letters) for _ in range(rhs.ndim)]
-    for l, r in zip(list(lhs_contract) + list(lhs_batch), list(rhs_contract) + list(rhs_batch)):
-        if lhs.shape[l] != rhs.shape[r]:
-            raise InterpError(errors.SHAPE_MISMATCH,
-                              f"paired axes differ: lhs axis {l} is {lhs.shape[l]}, rhs axis {r} is {rhs.shape[r]}")
-        rhs_sub[r] = lhs_sub[l]
+    lhs_sub = [next(letters) for _ in range(lhs_rank)]
+    rhs_sub = [next(letters) for _ in range(rhs_rank)]
+    for lhs_axis, rhs_axis in zip(list(lhs_contract) + list(lhs_batch), list(rhs_contract) + list(rhs_batch)):
+        rhs_sub[rhs_axis] = lhs_sub[lhs_axis]
     batch = [lhs_sub[a] for a in lhs_batch]
     lhs_free = [s for a, s in enumerate(lhs_sub) if a not in lhs_contract and a not in lhs_batch]
     rhs_free = [s for a, s in enumerate(rhs_sub) if a not in rhs_contract and a not in rhs_batch]
-    spec = f"{''.join(lhs_sub)},{''.join(rhs_sub)}->{''.join(batch + lhs_free + rhs_free)}"
+    return "".join(lhs_sub), "".join(rhs_sub), "".join(batch + lhs_free + rhs_free), \
+        "".join(lhs_sub[a] for a in lhs_contract)
+
+
+def _sum_in_acc(lhs, rhs, acc, subscripts) -> np.ndarray:
+    """Σ lhs·rhs over the contracted letters, every partial sum in `acc` (operands are in acc)."""
+    lhs_sub, rhs_sub, out_sub, summed = subscripts
+    if not is_float(acc):
+        wide = np.int64 if is_signed(acc) else np.uint64
+        total = np.einsum(f"{lhs_sub},{rhs_sub}->{out_sub}", lhs.astype(wide), rhs.astype(wide), optimize=True)
+        return np.asarray(total).astype(np_dtype(acc))
+    if acc in ("f32", "f64"):
+        return np.asarray(np.einsum(f"{lhs_sub},{rhs_sub}->{out_sub}", lhs, rhs, optimize=True), dtype=np_dtype(acc))
+    # f64 products of narrow floats are exact: round each once into acc, then sum in acc
+    products = np.einsum(f"{lhs_sub},{rhs_sub}->{summed}{out_sub}", lhs.astype(np.float64), rhs.astype(np.float64))
+    products = float_result(products, acc)
+    return reduce_builtin(products, "sum", list(range(len(summed))), acc)
+
+
+def contract(lhs, rhs, acc: str, lhs_contract, rhs_contract, lhs_batch=(), rhs_batch=(), init=None):
+    lhs = convert(lhs, dtype_of(lhs), acc)
+    rhs = convert(rhs, dtype_of(rhs), acc)
+    for lhs_axis, rhs_axis in zip(list(lhs_contract) + list(lhs_batch), list(rhs_contract) + list(rhs_batch)):
+        if lhs.shape[lhs_axis] != rhs.shape[rhs_axis]:
+            raise InterpError(errors.SHAPE_MISMATCH,
+                              f"paired axes differ: lhs axis {lhs_axis} is {lhs.shape[lhs_axis]}, "
+                              f"rhs axis {rhs_axis} is {rhs.shape[rhs_axis]}")
+    subscripts = _subscripts(lhs.ndim, rhs.ndim, lhs_contract, rhs_contract, lhs_batch, rhs_batch)
     with np.errstate(all="ignore"):
-        total = np.einsum(spec, lhs, rhs, optimize=True)
+        total = _sum_in_acc(lhs, rhs, acc, subscripts)
         if init is not None:
-            total = total + _wide(convert(init, dtype_of(init), acc), acc)
-    return finish(total, acc)
+            total = binary("add", total, convert(init, dtype_of(init), acc))
+    return np.asarray(total)
 
 
 @IMPLS.register(*ops_where(lambda op: op.contraction))

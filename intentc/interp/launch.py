@@ -9,6 +9,7 @@ extent name binds on first use and must match everywhere else.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -20,6 +21,7 @@ from ..ir import errors
 from .errors import launch_error
 from .machine import Machine
 from .memory import ViewValue
+from .aliasing import check_writable_layouts
 from .values import EnumValue, np_dtype
 
 
@@ -56,7 +58,7 @@ class Launch:
         return array
 
     def _scalar(self, param: Param, value, dtype: str) -> np.ndarray:
-        if isinstance(value, np.ndarray) or isinstance(value, np.generic):
+        if isinstance(value, (np.ndarray, np.generic)):
             array = np.asarray(value)
             if array.shape != ():
                 raise self.fail(errors.LAUNCH_RANK, f"%{param.name} is a {dtype} scalar; got shape {list(array.shape)}",
@@ -150,7 +152,7 @@ def _root(array: np.ndarray):
 def _copy_bytes(low: int, high: int, dtype: np.dtype) -> np.ndarray:
     """A fresh flat array holding the bytes [low, high) of live numpy memory."""
     class Span:
-        __array_interface__ = {"shape": (high - low,), "typestr": "|u1", "data": (low, True), "version": 3}
+        __array_interface__: ClassVar[dict] = {"shape": (high - low,), "typestr": "|u1", "data": (low, True), "version": 3}
     return np.array(Span(), copy=True).view(dtype)
 
 
@@ -194,6 +196,10 @@ def _c_strides(shape) -> tuple[int, ...]:
         strides.append(step)
         step *= n
     return tuple(reversed(strides))
+
+
+# Key prefix of an explicit View's base among the arrays grouped into allocations.
+_BASE = "\0base:"
 
 
 def bind(launch: Launch, inputs: dict, constexprs: dict) -> dict[str, object]:
@@ -253,10 +259,12 @@ def bind(launch: Launch, inputs: dict, constexprs: dict) -> dict[str, object]:
             env[name] = np.asarray(value, dtype=np.int64)
     launch.check_noalias({**{name: _span(array) for name, array in arrays.items()},
                           **{name: _base_span(np.asarray(view.base)) for name, view in explicit.items()}})
-    views = _allocations(arrays)
-    for name, view in explicit.items():
-        views[name] = ViewValue(np.array(np.asarray(view.base).reshape(-1)), int(view.offset),
-                                tuple(int(s) for s in view.strides), tuple(view.shape), "", "")
+    views = _allocations({**arrays, **{_BASE + name: np.asarray(view.base).reshape(-1)
+                                       for name, view in explicit.items()}})
+    for name, view in explicit.items():     # one copy per allocation: Views on one base alias
+        base = views.pop(_BASE + name)
+        views[name] = ViewValue(base.base, base.offset + int(view.offset), tuple(int(s) for s in view.strides),
+                                tuple(view.shape), "", "")
     for param in pending_outputs:
         shape = []
         for declared in param.type.shape:
@@ -271,6 +279,7 @@ def bind(launch: Launch, inputs: dict, constexprs: dict) -> dict[str, object]:
             view = views[param.name]
             view.dtype, view.direction, view.name = param.type.dtype, param.type.direction, param.name
             env[param.name] = view
+    check_writable_layouts(launch, env)
     return env
 
 

@@ -1,8 +1,9 @@
 """Named math functions and the approximate modes (spec §5, §5.1).
 
 f32 is evaluated in float64 and rounded once (so within 1 ULP, almost always correctly
-rounded); f64 uses numpy's float64 functions, Python's `math.erf`/`math.erfc`/`math.lgamma`
-per element where numpy has none, and Cephes' i0 (numpy's) with an overflow-safe tail.
+rounded); f64 uses numpy's float64 functions, Python's `math.erf`/`math.erfc` per element
+where numpy has none, `lgamma.py` (within 2.5 ULP outside the negative cancellation
+interval, docs/kir.md §4) and Cephes' i0 (numpy's) with an overflow-safe tail.
 f16, bf16 and the f8 formats are evaluated in f32 and cast back by the ordinary cast rules
 (§5), so a finite overflow into f8e4m3fn is an illegal input.
 """
@@ -15,6 +16,7 @@ import numpy as np
 from ..ir import errors
 from .conversion import convert
 from .errors import InterpError
+from .lgamma import lgamma
 from .pointwise import dtype_of
 from .values import LOW_PRECISION, is_float, is_subnormal
 from .machine import IMPLS
@@ -29,18 +31,6 @@ def _vectorize(fn):
 _erf = _vectorize(pymath.erf)
 _erfc = _vectorize(pymath.erfc)
 
-
-def _safe_lgamma(x: float) -> float:
-    if pymath.isnan(x):
-        return x
-    if pymath.isinf(x) or (x <= 0 and x == int(x)):
-        return pymath.inf
-    if x in (1.0, 2.0):
-        return 0.0
-    return pymath.lgamma(x)
-
-
-_lgamma = _vectorize(_safe_lgamma)
 
 try:  # numpy's Cephes coefficients for i0 on x > 8
     from numpy.lib._function_base_impl import _chbevl, _i0B
@@ -69,7 +59,7 @@ FUNCTIONS = {
     "exp": np.exp, "log": np.log, "log2": np.log2, "log1p": np.log1p, "expm1": np.expm1,
     "sqrt": np.sqrt, "rsqrt": _rsqrt, "sin": np.sin, "cos": np.cos, "tan": np.tan,
     "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh,
-    "tanh": np.tanh, "erf": _erf, "erfc": _erfc, "i0": _i0, "lgamma": _lgamma,
+    "tanh": np.tanh, "erf": _erf, "erfc": _erfc, "i0": _i0, "lgamma": lgamma,
     "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc, "rint": np.rint, "exp2": np.exp2,
 }
 

@@ -62,22 +62,25 @@ def _minimum_num(a, b):
 
 
 # ---- integers ---------------------------------------------------------------------------
-def _check_divisor(a: np.ndarray, b: np.ndarray, dtype: str) -> None:
+def _check_divisor(b: np.ndarray) -> None:
     check(b == 0, errors.DIVISION_BY_ZERO, "integer division by zero",
           "guard the divisor, e.g. with `select`")
+
+
+def int_floordiv(a, b, dtype):
+    _check_divisor(b)
     if is_signed(dtype):
         low = np.iinfo(np_dtype(dtype)).min
         check((a == low) & (b == -1), errors.DIVISION_OVERFLOW,
               f"{dtype} minimum // -1 overflows (spec §4)")
-
-
-def int_floordiv(a, b, dtype):
-    _check_divisor(a, b, dtype)
     return np.floor_divide(a, b)
 
 
 def int_mod(a, b, dtype):
-    _check_divisor(a, b, dtype)
+    """§4 makes only `signed_min // -1` illegal: `signed_min % -1` is 0, as every `x % -1`."""
+    _check_divisor(b)
+    if is_signed(dtype):    # x % -1 == x % 1 == 0, without numpy's overflowing signed_min / -1
+        b = np.where(b == -1, np.ones_like(b), b)
     return np.remainder(a, b)
 
 

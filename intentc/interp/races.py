@@ -7,9 +7,11 @@ invocation they ran (those run one after the other). They are unordered when the
 differ in the iteration of the same invocation. An element written by one iteration and
 read or written by an unordered one is a data race: the program is illegal, and the
 interpreter reports it instead of picking an order. Atomics and scatter_reduce are the
-sanctioned ways to share an address and are not tracked; unique_store is tracked like a
-write. Readers are remembered one per element (the last), so a race is found where the run
-exposes it, not proven absent.
+sanctioned ways to share an address: atomics never race with atomics, but a plain access
+and an atomic one of another iteration race when either writes (§11: the plain access is
+not atomic), so atomics are logged apart; unique_store is tracked like a write. Readers
+are remembered one per element (the last), so a race is found where the run exposes it,
+not proven absent.
 """
 from __future__ import annotations
 
@@ -30,29 +32,33 @@ class RaceTracker:
         self._invocations = count()
         self._ids: dict[tuple[Step, ...], int] = {}
         self._paths: list[tuple[Step, ...]] = []
-        self._logs: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._logs: dict[int, tuple[np.ndarray, ...]] = {}
 
     def new_invocation(self) -> int:
         return next(self._invocations)
 
-    def record(self, storage: np.ndarray, positions: np.ndarray, writes: bool) -> None:
+    def record(self, storage: np.ndarray, positions: np.ndarray, writes: bool, atomic: bool = False) -> None:
         if not self.path or positions.size == 0:
             return
         current = self._intern(tuple(self.path))
-        writer, reader = self._log(storage)
-        self._check(writer[positions], current, "written")
+        logs = self._log(storage)
+        plain_writer, plain_reader, atomic_writer, atomic_reader = logs
+        self._check(plain_writer[positions], current, "written")
         if writes:
-            self._check(reader[positions], current, "read")
-            writer[positions] = current
-        else:
-            reader[positions] = current
+            self._check(plain_reader[positions], current, "read")
+        if not atomic:
+            self._check(atomic_writer[positions], current, "written atomically")
+            if writes:
+                self._check(atomic_reader[positions], current, "read atomically")
+        logs[2 * atomic + (not writes)][positions] = current
 
-    def _log(self, storage: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _log(self, storage: np.ndarray) -> tuple[np.ndarray, ...]:
+        """(plain writer, plain reader, atomic writer, atomic reader) of every element."""
         entry = self._logs.get(id(storage))
         if entry is None or entry[0] is not storage:
-            entry = (storage, np.full(storage.size, NONE, np.int32), np.full(storage.size, NONE, np.int32))
+            entry = (storage, *(np.full(storage.size, NONE, np.int32) for _ in range(4)))
             self._logs[id(storage)] = entry
-        return entry[1], entry[2]
+        return entry[1:]
 
     def _intern(self, path: tuple[Step, ...]) -> int:
         number = self._ids.get(path)

@@ -9,14 +9,19 @@ summary that is not a homomorphism shows it.
 """
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
-from ..ir.ops.reduction import COMBINE, accumulator, identity
+from ..ir import errors
+from ..ir.ops.reduction import COMBINE, EMPTY_ARG_REDUCE_MESSAGE, accumulator, identity
 from ..ir.types import TensorType
 from .conversion import convert
+from .errors import InterpError
 from .pointwise import binary, dtype_of
 from .values import LOW_PRECISION, is_float, np_dtype
 from .machine import IMPLS
+
 
 def identity_array(kind: str, dtype: str) -> np.ndarray:
     """The §6 identity of a builtin reduction kind as a 0-d array of `dtype` (bool for any/all)."""
@@ -30,7 +35,7 @@ def leading(x: np.ndarray, axes) -> np.ndarray:
     axes = [a % x.ndim for a in axes]
     rest = [a for a in range(x.ndim) if a not in axes]
     moved = np.transpose(x, axes + rest)
-    return moved.reshape((-1,) + tuple(x.shape[a] for a in rest)) if axes else moved[None]
+    return moved.reshape((-1, *(x.shape[a] for a in rest))) if axes else moved[None]
 
 
 # ---- tree and prefix combination -----------------------------------------------------------
@@ -70,7 +75,7 @@ def region_combine(machine, region):
     if machine.batchable(region):
         def combine(left, right):
             out = machine.run_region_batched(region, list(left) + list(right))
-            return [np.broadcast_to(np.asarray(v), l.shape).astype(l.dtype) for v, l in zip(out, left)]
+            return [np.broadcast_to(np.asarray(v), like.shape).astype(like.dtype) for v, like in zip(out, left)]
         return combine
 
     def sequential(left, right):
@@ -102,7 +107,7 @@ def reduce_builtin(x: np.ndarray, kind: str, axes, acc: str) -> np.ndarray:
 def _exclusive(inclusive: list[np.ndarray], identities: list) -> list[np.ndarray]:
     out = []
     for c, i in zip(inclusive, identities):
-        first = np.broadcast_to(np.asarray(i, dtype=c.dtype), (1,) + c.shape[1:])
+        first = np.broadcast_to(np.asarray(i, dtype=c.dtype), (1, *c.shape[1:]))
         out.append(np.concatenate([first, c[:-1]]))
     return out
 
@@ -182,9 +187,7 @@ def _arg_reduce_op(machine, op):
     moved = np.moveaxis(x, axis, 0)
     index_dtype = np_dtype(machine.result_dtype(op, 1))
     if moved.shape[0] == 0:
-        shape = moved.shape[1:]
-        return [np.broadcast_to(identity_array(kind, dtype_of(x)), shape).copy(),
-                np.full(shape, -1, dtype=index_dtype)]
+        raise InterpError(errors.EMPTY_ARG_REDUCE, EMPTY_ARG_REDUCE_MESSAGE)
     wide = moved.astype(np.float64) if dtype_of(x) in LOW_PRECISION else moved
     position = np.argmax(wide, axis=0) if kind == "max" else np.argmin(wide, axis=0)
     if is_float(dtype_of(x)):
@@ -202,15 +205,15 @@ def segments(machine, n: int) -> list[tuple[int, int]]:
         return []
     count = int(machine.rng.integers(1, min(n, 4) + 1))
     cuts = sorted(machine.rng.choice(np.arange(1, n), size=count - 1, replace=False).tolist()) if count > 1 else []
-    bounds = [0] + cuts + [n]
-    return list(zip(bounds[:-1], bounds[1:]))
+    bounds = [0, *cuts, n]
+    return list(itertools.pairwise(bounds))
 
 
 def _slice_args(sources, axis, start, stop):
     length = np.asarray(stop - start, dtype=np.int64)
     positions = np.arange(start, stop, dtype=np.int64)
     slices = [np.asarray(s)[(slice(None),) * axis + (slice(start, stop),)] for s in sources]
-    return [length, positions] + slices
+    return [length, positions, *slices]
 
 
 def _summaries(machine, op, sources, axis, parts):

@@ -1,14 +1,16 @@
 """Structured contractions (spec §7): microscaling (scaled) and structured-sparse contract.
 
-Both decode or densify their operands exactly and sum like `contract` (contraction.py): in
-float64, rounded once into the accumulator.
+Both sum like `contract` (contraction.py), in the accumulator dtype. Scaled elements are
+decoded times their scale exactly in float64 and converted into the accumulator; a sparse
+operand is never densified (§7): each compressed value meets only the rhs row its metadata
+selects, so an inf or NaN at an unselected position changes nothing.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..ir import errors
-from .contraction import contract, finish
+from .contraction import contract
 from .conversion import decode_e2m1, decode_e8m0
 from .errors import InterpError, check
 from .machine import IMPLS
@@ -37,9 +39,7 @@ def scaled_contract(lhs, lhs_scale, rhs, rhs_scale, fmt: str, group_size: int, a
                           f"group_size {group_size} of {fmt}")
     a = _decode_elements(lhs, fmt, axis=2) * decode_e8m0(lhs_scale).astype(np.float64)[:, :, None]
     b = _decode_elements(rhs, fmt, axis=1) * decode_e8m0(rhs_scale).astype(np.float64).T[:, None, :]
-    with np.errstate(all="ignore"):
-        total = np.einsum("mgk,gkn->mn", a, b, optimize=True)
-    return finish(total, acc)
+    return contract(a, b, acc, [1, 2], [0, 1])
 
 
 @IMPLS.register("scaled_contract")
@@ -51,14 +51,13 @@ def _scaled_contract_op(machine, op):
 
 
 # ---- sparse contract (§7) ----------------------------------------------------------------------
-def densify(values: np.ndarray, metadata, pattern: str, k: int) -> np.ndarray:
-    """The dense [M, K] lhs of a structured-sparse operand; invalid metadata is illegal."""
+def selected_positions(values: np.ndarray, metadata, pattern: str, k: int) -> np.ndarray:
+    """The logical K coordinate of every compressed value ([M, K/r]); invalid metadata is illegal."""
     group, kept = (2, 1) if pattern == "one_of_two" else (4, 2)
     m = values.shape[0]
     if k % group or values.shape[1] * group != k * kept:
         raise InterpError(errors.SPARSE_METADATA,
                           f"{pattern}: K = {k} and compressed extent {values.shape[1]} do not match groups of {group}")
-    groups = k // group
     if pattern == "one_of_two":
         positions = [np.asarray(metadata).astype(np.int64)]
         check((positions[0] < 0) | (positions[0] > 1), errors.SPARSE_METADATA,
@@ -68,18 +67,19 @@ def densify(values: np.ndarray, metadata, pattern: str, k: int) -> np.ndarray:
         check(~((first >= 0) & (first < second) & (second < 4)), errors.SPARSE_METADATA,
               "two_of_four metadata must satisfy 0 <= first < second < 4")
         positions = [first, second]
-    dense = np.zeros((m, groups, group), dtype=values.dtype)
-    rows = np.arange(m)[:, None]
-    cols = np.arange(groups)[None, :]
-    compressed = values.reshape(m, groups, kept)
-    for slot, position in enumerate(positions):
-        dense[rows, cols, position] = compressed[:, :, slot]
-    return dense.reshape(m, k)
+    group_start = np.arange(k // group, dtype=np.int64)[None, :, None] * group
+    within = np.stack([np.broadcast_to(p, (m, k // group)) for p in positions], axis=-1)
+    return (group_start + within).reshape(m, -1)
+
+
+def sparse_contract(values: np.ndarray, metadata, rhs: np.ndarray, pattern: str, acc: str) -> np.ndarray:
+    positions = selected_positions(values, metadata, pattern, rhs.shape[0])
+    selected_rhs = rhs[positions]        # [M, K/r, N]: the rhs row each compressed value meets
+    return contract(values, selected_rhs, acc, [1], [1], [0], [0])
 
 
 @IMPLS.register("sparse_contract")
 def _sparse_contract_op(machine, op):
     lhs, metadata, rhs = machine.operands(op)
-    lhs, rhs = np.asarray(lhs), np.asarray(rhs)
-    dense = densify(lhs, metadata, op.attributes["pattern"].name, rhs.shape[0])
-    return contract(dense, rhs, op.attributes["acc"].dtype, [1], [0])
+    return sparse_contract(np.asarray(lhs), metadata, np.asarray(rhs), op.attributes["pattern"].name,
+                           op.attributes["acc"].dtype)

@@ -17,6 +17,8 @@ import ml_dtypes
 import numpy as np
 
 from ..ir.dtypes import FORMATS, is_float, is_int, is_signed  # noqa: F401  (re-exported)
+from ..ir.errors import F8E4M3_OVERFLOW
+from .errors import check
 
 NUMPY_DTYPE: dict[str, np.dtype] = {
     "bool": np.dtype(np.bool_), "index": np.dtype(np.int64),
@@ -96,10 +98,18 @@ def store_rounded(rounded_f64: np.ndarray, dtype: str, overflow: str = "inf") ->
 
 
 def float_result(exact_or_f64: np.ndarray, dtype: str) -> np.ndarray:
-    """A float64 result of an op on `dtype` operands, rounded once into `dtype`."""
+    """A float64 result of an op on `dtype` operands, rounded once into `dtype`.
+
+    In a format without infinities (f8e4m3fn) a result that rounds past the largest finite
+    value, or is infinite (x / 0), has no encoding: an illegal input, the rule §5.2 gives
+    the cast (docs/kir.md §4), never a NaN made up for it."""
     if dtype == "f64":
         return np.asarray(exact_or_f64, dtype=np.float64)
-    return store_rounded(round_to_format(exact_or_f64, dtype), dtype, overflow="nan")
+    rounded = round_to_format(exact_or_f64, dtype)
+    if not FORMATS[dtype].has_inf:
+        check(np.isinf(rounded), F8E4M3_OVERFLOW, f"the {dtype} result overflows its largest finite value "
+              f"{FORMATS[dtype].max_finite:g} (spec §5.2)", "compute in a wider dtype and `saturating_cast` back")
+    return store_rounded(rounded, dtype, overflow="nan")
 
 
 def exact_f64_of_int(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

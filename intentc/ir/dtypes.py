@@ -22,6 +22,10 @@ FLOAT_MAX = {
     "f16": 65504.0, "bf16": 3.3895313892515355e38, "f32": 3.4028234663852886e38,
     "f64": 1.7976931348623157e308, "f8e4m3fn": 448.0, "f8e5m2": 57344.0,
 }
+# Element dtypes of atomic objects (§11 leaves the set open; every target has 32- and
+# 64-bit atomic instructions, narrower ones would need masked CAS loops): docs/kir.md §8.
+ATOMIC_DTYPES = ("i32", "i64", "u32", "u64", "f32", "f64")
+
 # Formats without an infinity (§5.2): f8e4m3fn.
 FLOATS_WITHOUT_INF = ("f8e4m3fn",)
 

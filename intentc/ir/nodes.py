@@ -202,14 +202,20 @@ class Helper(Node):
 
 
 class EnumMember(Node):
+    """A member of an enum: a name, nothing else (§2)."""
     name: str
-    value: int
 
 
 class EnumDecl(Node):
     kind: Literal["enum"] = "enum"
     name: str
     members: tuple[EnumMember, ...]
+
+
+def member_ordinal(decl: EnumDecl, member: str) -> int:
+    """The position of a member in its declaration: how compiled code encodes it privately
+    (a runtime word; never printed, hashed or passed in the ABI as a fact of the member)."""
+    return next(k for k, m in enumerate(decl.members) if m.name == member)
 
 
 Item = Annotated[Kernel | Helper | EnumDecl, Field(discriminator="kind")]

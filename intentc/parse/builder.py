@@ -94,8 +94,12 @@ class Builder(Transformer):
                         comments=self.comments.take(name.line))
 
     def enum_member(self, children):
-        name, value = children
-        return EnumMember(name=name.value, value=self._number(value, int_value, 0), loc=_loc(name))
+        """A member is its name (§2: the integer behind it is no canonical fact); an `= N`
+        written as the Python surface's IntEnum convenience is accepted and not kept."""
+        name, *value = children
+        if value:
+            self._number(value[0], int_value, 0)        # still a well-formed literal (E0017)
+        return EnumMember(name=name.value, loc=_loc(name))
 
     def params(self, children):
         return tuple(children)

@@ -39,7 +39,7 @@ def print_op(op: Op) -> str:
 def _item(item, out: list[str]) -> None:
     _comments(item.comments, "", out)
     if isinstance(item, EnumDecl):
-        members = ", ".join(f"{m.name} = {m.value}" for m in item.members)
+        members = ", ".join(m.name for m in item.members)
         out.append(f"enum @{item.name} {{ {members} }}")
         return
     header = f"@{item.name}({_params(item.params)})"

@@ -13,10 +13,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..interp.aliasing import check_writable_layouts
 from ..interp.launch import Launch, View, _c_strides, bind
-from ..ir import errors
 from ..interp.memory import ViewValue
 from ..interp.values import EnumValue, np_dtype
+from ..ir import errors
+from ..ir.nodes import member_ordinal
 from ..ir.types import ConstexprType, ViewType
 from ..options import Specialization
 from .interop import ArrayRef, array_ref
@@ -34,7 +36,7 @@ def _scalar_word(value, dtype: str) -> int:
 def _constexpr_word(launch: Launch, param, value) -> int:
     if isinstance(value, EnumValue):
         decl = launch.module.find(value.enum)
-        return next(m.value for m in decl.members if m.name == value.member)
+        return member_ordinal(decl, value.member)
     return _scalar_word(value, param.type.inner.dtype)
 
 
@@ -145,6 +147,7 @@ def bind_in_place(launch: Launch, slots, arrays: dict, constexprs: dict, device:
                               f"parameter %{name} is {int(np.asarray(env[name]))}")
     launch.check_noalias({p.name: env[p.name].span(np_dtype(p.type.dtype).itemsize) for p in kernel.params
                           if isinstance(p.type, ViewType)})
+    check_writable_layouts(launch, env)
     return env, *pack(launch, slots, env)
 
 

@@ -89,6 +89,7 @@ CODES: dict[str, Code] = {
     "E404": Code("§5.2", "illegal cast"),
     "E405": Code("§5.2", "bitcast changes the bit width or shape"),
     "E406": Code("§5.2", "saturation is not a cast mode"),
+    "E407": Code("§2, §5.2", "bitcast of `index`"),
     # §6
     "E501": Code("§6", "reduction kind not defined for the dtype"),
     "E502": Code("§6", "reduction/scan result shape does not match"),
@@ -100,6 +101,7 @@ CODES: dict[str, Code] = {
     "E508": Code("§6", "pure region captures a view or buffer"),
     "E509": Code("§6", "region summarizer observes the segment extent"),
     "E510": Code("§6", "generic/region results do not match"),
+    "E511": Code("§6 (docs)", "arg_reduce over a static empty axis"),
     # §7
     "E601": Code("§7", "scaled_contract operand rank or dtype invalid"),
     "E602": Code("§7", "group_size invalid"),
@@ -126,6 +128,7 @@ CODES: dict[str, Code] = {
     "E721": Code("§9", "buffer type or initial value invalid"),
     "E730": Code("§10", "unique_store injectivity not provable"),
     "E731": Code("§10", "conflicting writes in parallel iterations"),
+    "E733": Code("§10", "provable affine collision between parallel iterations"),
     "E732": Code("§10", "scatter_reduce combine invalid"),
     "E740": Code("§10", "parallel domain or body invalid"),
     "E741": Code("§10", "loop bounds or carried types invalid"),
@@ -137,6 +140,7 @@ CODES: dict[str, Code] = {
     "E802": Code("§11", "CAS failure order given explicitly"),
     "E803": Code("§11", "RMW kind not defined for the dtype"),
     "E804": Code("§11", "atomic value or result type mismatch"),
+    "E805": Code("§11 (docs)", "atomic on an element dtype atomics do not take"),
     # §12–§13
     "E901": Code("§12", "RNG seed not a u64 scalar"),
     "E902": Code("§12", "RNG counter not u64 or index"),

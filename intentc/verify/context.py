@@ -34,6 +34,7 @@ class Frame:
     kind: str                       # "kernel", "helper", "parallel", "loop", "if", "combine", ...
     pure: bool = False
     parallel_vars: tuple = ()       # ((name, extent), ...) of this parallel body
+    accesses: list = field(default_factory=list)   # plain accesses of shared resources (effects.py)
     control: frozenset = NO_DEPS    # parallel vars the execution of this region depends on
     defined: list = field(default_factory=list)
 

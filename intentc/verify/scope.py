@@ -134,11 +134,9 @@ def check_module_names(ctx: Context, module: Module) -> None:
 
 
 def _check_enum(ctx, enum: EnumDecl) -> None:
-    names, values = set(), set()
+    names = set()
     for member in enum.members:
-        if member.name in names or member.value in values:
-            what = f"name `{member.name}`" if member.name in names else f"value {member.value}"
-            ctx.error("E113", member, f"enum `@{enum.name}` repeats the member {what}",
-                      "every member has a unique name and a unique value")
+        if member.name in names:
+            ctx.error("E113", member, f"enum `@{enum.name}` repeats the member name `{member.name}`",
+                      "every member has a unique name")
         names.add(member.name)
-        values.add(member.value)

@@ -3,8 +3,11 @@ in place, specialization, and the compile latency budget's ingredients."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
+from conformance import NOALIAS
 from intentc.api import View, run
+from intentc.diagnostics import DiagnosticError
 from intentc.runtime.cpu import compile_cpu
 from programs import binary_kernel, unary_kernel
 from sample_paths import sample_text
@@ -83,3 +86,14 @@ def test_input_extents_are_what_a_launch_binds():
         assert error.diagnostics[0].code == "R0105"
     else:
         raise AssertionError("views disagreeing on %N must be the launch's R0105")
+
+
+def test_launch_in_place_reports_overlapping_noalias_views():
+    """The in-place launch binds the caller's memory: an overlap there is the illegal R0109 too."""
+    kernel = compile_cpu(NOALIAS, "k")
+    base = np.arange(8, dtype=np.float32)
+    with pytest.raises(DiagnosticError) as info:
+        kernel.launch(x=base[0:4], y=base[3:7])
+    assert info.value.diagnostics[0].code == "R0109"
+    kernel.launch(x=base[0:4], y=base[4:8])
+    assert base[4:8].tolist() == [4.0, 6.0, 8.0, 10.0]

@@ -21,7 +21,7 @@ def _inputs(dtype: str, name: str) -> np.ndarray:
         spread = np.abs(spread)
         spread = spread[(np.abs(spread - 1) > 0.1) & (np.abs(spread - 2) > 0.1)]
     values = np.concatenate([np.array(FLOAT_SPECIALS), spread])
-    if name == "lgamma":   # Python's lgamma (the interpreter's) is tens of ULP off for negative x
+    if name == "lgamma":   # negative x: near lgamma's zeros there no bound holds (docs/kir.md §4)
         values = values[~(values < 0)]
     with np.errstate(all="ignore"):
         return values.astype(dtype)
@@ -47,13 +47,18 @@ def test_low_precision_math_matches_bits(name):
     assert ulp_distance(got["y"], expected["y"]).max() <= 1
 
 
-def test_lgamma_f64_within_ulps_of_mpmath():
-    """Python's math.lgamma (the interpreter's f64 lgamma) is tens of ULP off near lgamma's
-    zeros, so f64 lgamma is checked against mpmath instead."""
+def lgamma_f64_ulps_from_exact(run) -> float:
+    """Largest ULP distance from mpmath's log|Gamma| of `run(kernel, inputs)["y"]` (f64, x > 0)."""
     import mpmath
     mpmath.mp.prec = 120
     x = _inputs("float64", "lgamma")
     x = x[np.isfinite(x) & (x > 0)]
-    got, _ = both(unary_kernel("lgamma", "f64", "f64"), "k", {"x": x})
+    got = run(unary_kernel("lgamma", "f64", "f64"), {"x": x})["y"]
     exact = np.array([float(mpmath.log(abs(mpmath.gamma(mpmath.mpf(float(v)))))) for v in x])
-    assert ulp_distance(got["y"], exact).max() <= 2
+    return float(ulp_distance(got, exact).max())
+
+
+def test_lgamma_f64_within_ulps_of_mpmath():
+    """f64 lgamma against mpmath itself: the CPU's libm keeps 2 ULP, tighter than the 4 of
+    docs/kir.md §4 (the interpreter is held to 2 in tests/interp/test_math.py)."""
+    assert lgamma_f64_ulps_from_exact(lambda kernel, inputs: both(kernel, "k", inputs)[0]) <= 2

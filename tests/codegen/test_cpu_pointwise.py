@@ -85,8 +85,23 @@ def test_float_ops_match_bits(dtype, op):
         a, b = (np.where(np.isnan(v.astype(np.float64)), np.float64("nan"), v.astype(np.float64)).astype(v.dtype)
                 for v in (a, b))
     result = "bool" if op in ("eq", "lt", "ne") else dtype
+    if result == "f8e4m3fn":
+        a, b = _without_e4m3_overflow(op, a, b)
     got, expected = both(binary_kernel(op, dtype, result), "k", {"a": a, "b": b})
     assert_same_bits(got["y"], expected["y"])
+
+
+def _without_e4m3_overflow(op: str, a, b):
+    """The lanes whose f8e4m3fn result has an encoding: an overflow is an illegal input
+    (R0205, tests/codegen/conformance.py), so these bit comparisons leave it out."""
+    wide = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
+            "fmod": np.fmod}.get(op)
+    if wide is None:
+        return a, b
+    with np.errstate(all="ignore"):
+        exact = wide(a.astype(np.float64), b.astype(np.float64))
+    keep = ~(np.abs(exact) > 464.0)     # 464 is the tie between 448 and 480 that rounds to 448
+    return a[keep], b[keep]
 
 
 @pytest.mark.parametrize("dtype", ["f64", "f32", "bf16", "i32", "u8"])

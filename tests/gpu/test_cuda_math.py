@@ -30,3 +30,10 @@ def test_math_within_ulps_of_interpreter_on_gpu(name, dtype):
     bound = F32_BOUND.get(name, 0) if dtype == "float32" else cpu_math.BOUND.get(name, 2)
     distance = ulp_distance(got["y"], expected["y"])
     assert distance.max() <= bound, (x[distance.argmax()], got["y"][distance.argmax()], distance.max())
+
+
+@requires_gpu()
+def test_lgamma_f64_on_gpu_within_the_adopted_bound():
+    """f64 lgamma (libdevice) within docs/kir.md §4's 4 ULP of mpmath for x > 0."""
+    from intentc.runtime.cuda import compile_cuda
+    assert cpu_math.lgamma_f64_ulps_from_exact(lambda kernel, inputs: compile_cuda(kernel, "k")(inputs)) <= 4

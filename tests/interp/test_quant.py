@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from intentc.interp.errors import InterpError
-from intentc.interp.structured import densify
+from intentc.interp.structured import selected_positions
 from intentc.interp.quant import dequantize_q4_k, quantize_q4_k, quantize_q8_k, quantized_dot_q4_k_q8_k
 from intentc.interp.values import RecordValue
 
@@ -45,5 +45,5 @@ def test_quantized_dot_matches_dequantized_dot():
 def test_invalid_sparse_metadata_is_reported(pattern, metadata):
     values = np.ones((1, 2), np.float32)
     with pytest.raises(InterpError) as info:
-        densify(values, metadata, pattern, 4)
+        selected_positions(values, metadata, pattern, 4)
     assert info.value.code == "R0401"

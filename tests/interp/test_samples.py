@@ -309,7 +309,8 @@ CASES = [
      lambda r: ({"a": r.integers(0, 256, (40, 2, 16)).astype(np.uint8),
                  "a_scale": r.integers(120, 134, (40, 2)).astype(np.uint8),
                  "b": r.integers(0, 256, (2, 16, 33)).astype(np.uint8),
-                 "b_scale": r.integers(120, 134, (33, 2)).astype(np.uint8)}, {}), ref_mxfp4, 1e-6),
+                 "b_scale": r.integers(120, 134, (33, 2)).astype(np.uint8)}, {}), ref_mxfp4,
+     1e-5),   # the f32 accumulator sums K = 64 products of magnitude up to ~1e5: a few ULPs from the f64 reference
     ("nan_max_vs_maximum_num", "nan_max",
      lambda r: ({"x": np.where(r.random((4, 9)) < 0.15, np.nan, normal(r, 4, 9)).astype(F32)}, {}),
      lambda i: {"relu_prop": np.maximum(i["x"], 0), "relu_num": np.fmax(i["x"], 0), "row_max": np.max(i["x"], 1),

@@ -90,7 +90,7 @@ kernels = st.builds(Kernel, name=symbols, params=params, body=st.lists(ops(), ma
 helpers = st.builds(Helper, name=symbols, params=params, result_types=st.lists(types, max_size=2).map(tuple),
                     body=st.lists(ops(1), max_size=3).map(tuple), comments=comments, end_comments=comments)
 enums = st.builds(EnumDecl, name=symbols, comments=comments,
-                  members=st.lists(st.builds(EnumMember, name=identifiers, value=st.integers(-2 ** 40, 2 ** 40)),
+                  members=st.lists(st.builds(EnumMember, name=identifiers),
                                    min_size=1, max_size=3).map(tuple))
 modules = st.builds(Module, items=st.lists(st.one_of(kernels, helpers, enums), max_size=3).map(tuple),
                     end_comments=comments)

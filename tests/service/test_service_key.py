@@ -74,3 +74,21 @@ def test_the_toolchain_is_in_the_key():
     inputs = {"source_form": "canonical", "kir": "", "kernel": "k", "target": "kir", "arch": None,
               "options": CompileOptions(), "specialization": Specialization()}
     assert compute_key(KeyInputs(**inputs, toolchain=facts)) != compute_key(KeyInputs(**inputs, toolchain=bumped))
+
+
+ENUM_KERNEL = """enum @Mode {{ fast{a}, exact{b} }}
+kernel @k(%m: constexpr<enum<@Mode>>, %y: view<f32, [1], out>) {{
+  %f = constant {{value = @Mode.fast}} : enum<@Mode>
+  %is_fast = eq %m, %f : bool
+}}"""
+
+
+def test_enum_member_integers_are_not_in_canonical_text_or_key():
+    """§2: the integer behind an enum member is no canonical fact; members are names."""
+    plain = ENUM_KERNEL.format(a="", b="")
+    numbered = ENUM_KERNEL.format(a=" = 0", b=" = 1")
+    renumbered = ENUM_KERNEL.format(a=" = 5", b=" = 2")
+    assert print_module(parse(numbered)) == print_module(parse(plain))
+    assert "enum @Mode { fast, exact }" in print_module(parse(renumbered))
+    keys = {key_of(source, kernel="k") for source in (plain, numbered, renumbered)}
+    assert len(keys) == 1

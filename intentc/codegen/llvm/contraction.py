@@ -1,9 +1,11 @@
 """contract and its named forms, outer, histogram (spec §3, §5.3, §7).
 
-Operands convert to the accumulator dtype by the cast rules. Float accumulators sum in f64
-(products of f32 and narrower are exact there) and round once into the accumulator, the
-fused form §5.3 allows and the interpreter computes; `init` joins before that rounding.
-Integer accumulators wrap in their own width.
+Operands convert to the accumulator dtype by the cast rules and are multiplied and summed
+in that dtype: the accumulator dtype is the accumulation dtype (§3, §6), so an overflowing
+partial sum shows as ±inf or NaN on every target, as in the interpreter. f32/f64 adds carry
+`reassoc` (§6 lets the compiler choose the order); f16/bf16/f8 round every product and
+every add once into the format (their f64 register images). `init` joins the sum as one
+more member. Integer accumulators wrap in their own width.
 """
 from __future__ import annotations
 
@@ -16,9 +18,9 @@ from ...ir.nodes import Op
 from ...ir.ops.contraction import contraction_axes
 from .conversion import convert
 from .emitter import CheckSite, Emitter
-from .lowfloat import round_f64
 from .pointwise import binary
-from .types import F32, F64, I64, is_float, is_low, is_signed, register_type
+from .reduction import combine_builtin, identity_const
+from .types import I64, is_signed
 from .values import Lazy, Scalar, Tensor
 from .lowering import LOWERINGS
 from ...ir.optable import ops_where
@@ -27,37 +29,22 @@ def _settled(em, value):
     return em.materialize(value) if isinstance(value, Lazy) and value.costly else value
 
 
-def _widen(em, op, value, dtype, acc):
-    converted = convert(em, op, value, dtype, acc)
-    if not is_float(acc):
-        return converted
-    return em.b.fpext(converted, F64) if acc == "f32" else converted
-
-
-def _finish(em, total, acc):
-    if acc == "f32":
-        return em.b.fptrunc(total, F32)
-    if is_low(acc):
-        return round_f64(em, total, acc)[0]
-    return total
-
-
 def contract(em: Emitter, op: Op, lhs: Tensor, rhs: Tensor, acc: str, lhs_contract: Sequence[int],
              rhs_contract: Sequence[int], lhs_batch: Sequence[int] = (), rhs_batch: Sequence[int] = (),
-             init: Tensor | None = None, widened: bool = False) -> Tensor:
-    """The contraction; `widened` operands already yield the wide (f64 or acc) summands."""
+             init: Tensor | None = None) -> Tensor:
     lhs, rhs = _settled(em, lhs), _settled(em, rhs)
     lhs_free = [a for a in range(lhs.rank) if a not in lhs_contract and a not in lhs_batch]
     rhs_free = [a for a in range(rhs.rank) if a not in rhs_contract and a not in rhs_batch]
     k_shape = [lhs.shape[a] for a in lhs_contract]
-    floating = is_float(acc)
-    wide_type = F64 if floating else register_type(acc)
-    slot = em.entry_alloca(wide_type)
+    slot = em.entry_alloca(identity_const("sum", acc).type)
     b = em.b
     nb, nl = len(lhs_batch), len(lhs_free)
 
+    def add(total, member):
+        return combine_builtin(em, op, "sum", total, member, acc)
+
     def compute(res):
-        b.store(ir.Constant(wide_type, 0.0 if floating else 0), slot)
+        b.store(identity_const("sum", acc), slot)
 
         def step(k):
             li, ri = [None] * lhs.rank, [None] * rhs.rank
@@ -67,22 +54,14 @@ def contract(em: Emitter, op: Op, lhs: Tensor, rhs: Tensor, acc: str, lhs_contra
             for axes, coords in ((rhs_batch, res[:nb]), (rhs_free, res[nb + nl:]), (rhs_contract, k)):
                 for a, c in zip(axes, coords):
                     ri[a] = c
-            x, y = lhs.at(em, li), rhs.at(em, ri)
-            if not widened:
-                x, y = _widen(em, op, x, lhs.dtype, acc), _widen(em, op, y, rhs.dtype, acc)
-            total = b.load(slot)
-            if floating:
-                b.store(b.fadd(total, b.fmul(x, y), flags=("reassoc",)), slot)
-            else:
-                b.store(b.add(total, b.mul(x, y)), slot)
+            x = convert(em, op, lhs.at(em, li), lhs.dtype, acc)
+            y = convert(em, op, rhs.at(em, ri), rhs.dtype, acc)
+            b.store(add(b.load(slot), binary(em, op, "mul", x, y, acc)), slot)
         em.for_each(k_shape, step)
-        wide = "f64" if floating else acc
-        total = em.hooks.combine_partials(em, op, "sum", b.load(slot), wide,
-                                          lambda p, q: b.fadd(p, q, flags=("reassoc",)) if floating else b.add(p, q))
+        total = em.hooks.combine_partials(em, op, "sum", b.load(slot), acc, add)
         if init is not None:
-            extra = _widen(em, op, init.at(em, res), init.dtype, acc)
-            total = b.fadd(total, extra) if floating else b.add(total, extra)
-        return _finish(em, total, acc)
+            total = add(total, convert(em, op, init.at(em, res), init.dtype, acc))
+        return total
     shape = em.shape_of(op.result_types[0])
     if not shape:
         return Scalar(acc, (), compute([]))

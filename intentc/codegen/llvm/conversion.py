@@ -7,7 +7,7 @@ from llvmlite import ir
 
 from ...ir import errors
 from ...ir.dtypes import FLOAT_MAX, instantiate, int_range
-from ...ir.nodes import AttrValue, Op, SymbolRef
+from ...ir.nodes import AttrValue, Op, SymbolRef, member_ordinal
 from ...ir.types import BIT_WIDTH
 from .emitter import CheckSite, Emitter
 from .lowfloat import decode, encode, is_finite, round_f64
@@ -18,11 +18,12 @@ from .lowering import LOWERINGS
 
 
 def constant_value(em: Emitter, value: AttrValue, dtype: str) -> ir.Constant:
-    """The register constant of a KIR literal in `dtype` (enum members by their value)."""
+    """The register constant of a KIR literal in `dtype` (an enum member by its position in
+    the declaration, a private encoding: only equality of members is observable, §2)."""
     if isinstance(value, SymbolRef):
         enum, _, member = value.name.partition(".")
         decl = em.kir_module.find(enum)
-        return ir.Constant(I64, next(m.value for m in decl.members if m.name == member))
+        return ir.Constant(I64, member_ordinal(decl, member))
     number = instantiate(value, dtype)
     if dtype == "bool":
         return ir.Constant(ir.IntType(1), int(bool(number)))

@@ -56,6 +56,7 @@ class Emitter:
         self.exit_frees: list[ir.Value] = []
         self.invariant: set[int] = set()   # ids of values computed in the prologue
         self.loop_depth = 0
+        self.branch_depth = 0              # inside an if_then branch: temporaries die with it
         self.element_memo: dict = {}      # elements emitted during the current op (elements.py)
 
     # ---- declarations --------------------------------------------------------------------
@@ -122,13 +123,23 @@ class Emitter:
         else_block = self.new_block("else") if otherwise else after
         b.cbranch(cond, then_block, else_block)
         b.position_at_end(then_block)
-        then()
+        self._in_branch(then)
         b.branch(after)
         if otherwise:
             b.position_at_end(else_block)
-            otherwise()
+            self._in_branch(otherwise)
             b.branch(after)
         b.position_at_end(after)
+
+    def _in_branch(self, body) -> None:
+        """Run a branch body in its own scope: a heap temporary allocated there is freed at
+        the branch's end (an exit-time free would not be dominated by the allocation)."""
+        self.branch_depth += 1
+        try:
+            with self.scope():
+                body()
+        finally:
+            self.branch_depth -= 1
 
     def when(self, cond: ir.Value, compute: Callable[[], ir.Value], default: ir.Value) -> ir.Value:
         """compute() where `cond` holds (its effects only then), else `default`."""
@@ -175,7 +186,8 @@ class Emitter:
         nbytes = builder.mul(count, ir.Constant(I64, size_bytes))
         raw = self.hooks.heap_alloc(self, builder, nbytes)
         pointer = builder.bitcast(raw, element.as_pointer())
-        (self.exit_frees if hoist or self.loop_depth == 0 else self.scopes[-1]).append(raw)
+        at_exit = hoist or (self.loop_depth == 0 and self.branch_depth == 0)
+        (self.exit_frees if at_exit else self.scopes[-1]).append(raw)
         return Memory(dtype, tuple(shape), pointer, strides)
 
     def row_major_strides(self, shape: Shape) -> tuple[ir.Value, ...]:

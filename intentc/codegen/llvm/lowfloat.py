@@ -101,9 +101,23 @@ def encode(em: Emitter, value: ir.Value, dtype: str) -> ir.Value:
     is_nan = b.fcmp_unordered("uno", value, value)
     is_inf = b.fcmp_ordered("==", magnitude, ir.Constant(F64, float("inf")))
     body = b.select(is_inf, ir.Constant(I64, inf_code), body)
-    body = b.select(is_nan, ir.Constant(I64, nan_code), body)
+    # The payload comes from the raw bits, not from the magnitude: LLVM turns a sign mask into
+    # `fabs`, and NVPTX's abs.f64 quiets a signalling NaN, which must keep its bits (§5.2).
+    body = b.select(is_nan, _nan_code(b, bits, fmt, inf_code, nan_code), body)
     word = b.or_(b.shl(sign, ir.Constant(I64, fmt.width - 1)), body)
     return b.trunc(word, out)
+
+
+def _nan_code(b: ir.IRBuilder, bits: ir.Value, fmt: LowFormat, inf_code: int, nan_code: int) -> ir.Value:
+    """The NaN code of an f64 NaN: its payload's top bits, as `decode` placed them (a read
+    then write, or a bitcast, keeps a NaN's bits, §5.2); the default NaN when they are zero
+    or the format has a single NaN."""
+    if not fmt.has_inf:
+        return ir.Constant(I64, nan_code)
+    payload = b.and_(b.lshr(bits, ir.Constant(I64, 52 - fmt.mantissa_bits)),
+                     ir.Constant(I64, (1 << fmt.mantissa_bits) - 1))
+    empty = b.icmp_unsigned("==", payload, ir.Constant(I64, 0))
+    return b.select(empty, ir.Constant(I64, nan_code), b.or_(ir.Constant(I64, inf_code), payload))
 
 
 def decode(em: Emitter, word: ir.Value, dtype: str) -> ir.Value:
@@ -123,15 +137,19 @@ def decode(em: Emitter, word: ir.Value, dtype: str) -> ir.Value:
     magnitude = b.select(b.icmp_unsigned("==", biased, ir.Constant(I64, 0)), subnormal, normal)
     if fmt.has_inf:
         special = b.icmp_unsigned("==", biased, ir.Constant(I64, exponent_mask))
-        inf_or_nan = b.select(b.icmp_unsigned("==", mantissa, ir.Constant(I64, 0)),
-                              ir.Constant(F64, float("inf")), ir.Constant(F64, float("nan")))
-        magnitude = b.select(special, inf_or_nan, magnitude)
+        magnitude = b.select(special, ir.Constant(F64, float("inf")), magnitude)
+        nan = b.and_(special, b.icmp_unsigned("!=", mantissa, ir.Constant(I64, 0)))
     else:
         nan = b.icmp_unsigned("==", b.and_(bits, ir.Constant(I64, (1 << (fmt.width - 1)) - 1)),
                               ir.Constant(I64, (1 << (fmt.width - 1)) - 1))
-        magnitude = b.select(nan, ir.Constant(F64, float("nan")), magnitude)
     negative = b.icmp_unsigned("!=", sign, ir.Constant(I64, 0))
-    return b.select(negative, b.fneg(magnitude), magnitude)
+    value = b.select(negative, b.fneg(magnitude), magnitude)
+    # a NaN keeps its sign and payload at the top of the f64 fraction (quiet bit onto quiet bit)
+    nan_bits = b.or_(b.or_(b.shl(sign, ir.Constant(I64, 63)), ir.Constant(I64, 0x7FF << 52)),
+                     b.shl(b.select(b.icmp_unsigned("==", mantissa, ir.Constant(I64, 0)),
+                                    ir.Constant(I64, 1 << (fmt.mantissa_bits - 1)), mantissa),
+                           ir.Constant(I64, 52 - fmt.mantissa_bits)))
+    return b.select(nan, b.bitcast(nan_bits, F64), value)
 
 
 def to_register(em: Emitter, word: ir.Value, dtype: str) -> ir.Value:

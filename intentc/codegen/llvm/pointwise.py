@@ -17,7 +17,7 @@ from ...ir.optable import op_def, ops_where
 from ...ir.types import BIT_WIDTH
 from .emitter import CheckSite, Emitter
 from .lowfloat import round_f64
-from .types import F64, is_float, is_low, is_signed
+from .types import F64, LOW_FORMATS, is_float, is_low, is_signed
 from .lowering import LOWERINGS
 from .values import Derived, Scalar, Tensor
 
@@ -33,7 +33,10 @@ def elementwise(em: Emitter, op: Op | None, operands: list[Tensor], fn: Callable
 
 
 # ---- integers -------------------------------------------------------------------------------
-def _safe_divisor(em, op, a, b, dtype):
+def _safe_divisor(em, op, a, b, dtype, quotient: bool):
+    """The divisor, 1 where the machine division would trap (0, or signed_min / -1, whose
+    remainder 0 is then what srem by 1 gives); reports division by zero, and for a
+    quotient signed_min // -1 (§4: the remainder is legal)."""
     builder = em.b
     zero = ir.Constant(b.type, 0)
     by_zero = builder.icmp_unsigned("==", b, zero)
@@ -44,14 +47,16 @@ def _safe_divisor(em, op, a, b, dtype):
         low = ir.Constant(a.type, int_range(dtype)[0])
         overflow = builder.and_(builder.icmp_signed("==", a, low),
                                 builder.icmp_signed("==", b, ir.Constant(b.type, -1)))
-        em.check(CheckSite(op, errors.DIVISION_OVERFLOW, f"{dtype} minimum // -1 overflows (spec §4)"), overflow)
+        if quotient:
+            em.check(CheckSite(op, errors.DIVISION_OVERFLOW, f"{dtype} minimum // -1 overflows (spec §4)"),
+                     overflow)
         bad = builder.or_(bad, overflow)
     return builder.select(bad, ir.Constant(b.type, 1), b)
 
 
 def int_floordiv(em: Emitter, op: Op, a: ir.Value, b: ir.Value, dtype: str) -> ir.Value:
     builder = em.b
-    d = _safe_divisor(em, op, a, b, dtype)
+    d = _safe_divisor(em, op, a, b, dtype, quotient=True)
     if not is_signed(dtype):
         return builder.udiv(a, d)
     q, r = builder.sdiv(a, d), builder.srem(a, d)
@@ -61,7 +66,7 @@ def int_floordiv(em: Emitter, op: Op, a: ir.Value, b: ir.Value, dtype: str) -> i
 
 def int_mod(em: Emitter, op: Op, a: ir.Value, b: ir.Value, dtype: str) -> ir.Value:
     builder = em.b
-    d = _safe_divisor(em, op, a, b, dtype)
+    d = _safe_divisor(em, op, a, b, dtype, quotient=False)
     if not is_signed(dtype):
         return builder.urem(a, d)
     r = builder.srem(a, d)
@@ -136,13 +141,21 @@ def float_extreme(em: Emitter, name: str, a: ir.Value, b: ir.Value) -> ir.Value:
     return builder.select(builder.or_(a_nan, b_nan), builder.fadd(a, b), pick)
 
 
-def float_binary(em: Emitter, name: str, a: ir.Value, b: ir.Value, dtype: str) -> ir.Value:
+def float_binary(em: Emitter, op: Op, name: str, a: ir.Value, b: ir.Value, dtype: str) -> ir.Value:
     builder = em.b
     simple = {"add": builder.fadd, "sub": builder.fsub, "mul": builder.fmul, "div": builder.fdiv,
               "fmod": builder.frem}
     if name in simple:
         result = simple[name](a, b)
-        return round_f64(em, result, dtype)[0] if is_low(dtype) else result
+        if not is_low(dtype):
+            return result
+        rounded, overflowed = round_f64(em, result, dtype)
+        if not LOW_FORMATS[dtype].has_inf:     # no encoding for it: illegal, as the cast (docs/kir.md §4)
+            infinite = builder.fcmp_ordered("==", em.call_intrinsic("fabs", result), ir.Constant(F64, float("inf")))
+            em.check(CheckSite(op, errors.F8E4M3_OVERFLOW, f"the {dtype} result overflows its largest finite "
+                               f"value (spec §5.2)", "compute in a wider dtype and `saturating_cast` back"),
+                     builder.or_(overflowed, infinite))
+        return rounded
     if name in EXTREMES:
         return float_extreme(em, name, a, b)
     raise AssertionError(f"the verifier admits no float `{name}`")
@@ -168,7 +181,7 @@ def binary(em: Emitter, op: Op, name: str, a: ir.Value, b: ir.Value, dtype: str)
     if dtype == "bool":
         return bool_binary(em, name, a, b)
     if is_float(dtype):
-        return float_binary(em, name, a, b, dtype)
+        return float_binary(em, op, name, a, b, dtype)
     return int_binary(em, op, name, a, b, dtype)
 
 

@@ -13,10 +13,12 @@ from typing import TYPE_CHECKING
 
 from llvmlite import ir
 
+from ...ir import errors
 from ...ir.nodes import Op
-from ...ir.ops.reduction import COMBINE, accumulator, identity
+from ...ir.ops.reduction import COMBINE, EMPTY_ARG_REDUCE_MESSAGE, accumulator, identity
 from .control import make_slot, read_slot, run_region, write_slots
 from .conversion import convert
+from .emitter import CheckSite
 from .pointwise import binary
 from .types import I1, I64, const, is_float, is_signed, register_type
 from .values import Lazy, Memory, Scalar
@@ -119,6 +121,8 @@ def _arg_reduce_op(em, op):
     kind = op.attributes["kind"].name
     axis = op.attributes["axis"] % x.rank
     n = x.shape[axis]
+    em.check(CheckSite(op, errors.EMPTY_ARG_REDUCE, EMPTY_ARG_REDUCE_MESSAGE),
+             em.b.icmp_signed("==", n, ir.Constant(I64, 0)))
     _, rest_shape = _split(x.shape, [axis])
     value_slot = em.entry_alloca(register_type(x.dtype))
     index_slot = em.entry_alloca(I64)
@@ -215,12 +219,14 @@ def _generic_scan_op(em, op):
     region = op.regions[0]
     b = em.b
 
-    def step(k):
+    def step(k, fold: bool):
+        """Member k of the prefix; the first prefix is the first element itself, as in the
+        interpreter: the identity never joins a prefix's member set (§6)."""
         position = b.sub(b.sub(n, ir.Constant(I64, 1)), k) if reverse else k
         with em.scope():
             before = [read_slot(em, s) for s in slots]
             elements = [_slice(em, s, [axis], [position]) for s in sources]
-            after = run_region(em, region, before + elements)
+            after = run_region(em, region, before + elements) if fold else elements
             if exclusive:
                 for out, value in zip(outs, before):
                     _write_line(em, out, axis, position, value)
@@ -228,7 +234,8 @@ def _generic_scan_op(em, op):
             if not exclusive:
                 for out, slot in zip(outs, slots):
                     _write_line(em, out, axis, position, read_slot(em, slot))
-    em.loop(ir.Constant(I64, 0), n, step, name="g")
+    em.if_then(b.icmp_signed(">", n, ir.Constant(I64, 0)), lambda: step(ir.Constant(I64, 0), fold=False))
+    em.loop(ir.Constant(I64, 1), n, lambda k: step(k, fold=True), name="g")
     return outs
 
 
@@ -236,7 +243,7 @@ def _generic_scan_op(em, op):
 def _whole_slice_args(em, sources, axis):
     n = sources[0].shape[axis]
     positions = Lazy("index", (n,), lambda e, idx: idx[0])
-    return [Scalar("index", (), n), positions] + list(sources), n
+    return [Scalar("index", (), n), positions, *sources], n
 
 
 @LOWERINGS.register("region_fold")

@@ -1,14 +1,15 @@
 """scaled_contract and sparse_contract (spec §7), as the interpreter computes them.
 
-Both become an ordinary `contract` over a logical dense operand:
+Both become an ordinary `contract`:
 
 - scaled: every decoded element times its e8m0 scale, an exact f64 (e2m1 / e4m3 values
-  times a power of two), decoded once into a temporary, then summed in f64 and rounded
-  once into the accumulator;
-- sparse: the dense lhs [M, K] holds the compressed value at its metadata position and
-  zero elsewhere (the interpreter densifies, so a zero times an infinite rhs is NaN here
-  too). Invalid metadata or group relations are illegal inputs (R0401); the dense operand
-  then has no K extent so nothing out of range is read.
+  times a power of two), decoded once into a temporary, then converted into the
+  accumulator and summed there;
+- sparse: no dense operand (§7): the compressed lhs [M, C] contracts with the rhs rows its
+  metadata selects, gathered as [M, C, N] (row m batch-paired), so an unselected position
+  of the rhs never takes part — an inf there is not multiplied by a zero. Invalid metadata
+  or group relations are illegal inputs (R0401); positions are taken modulo the group so
+  an invalid one reads inside the rhs, and a wrong group relation contracts nothing.
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from .conversion import decode_e2m1, decode_e8m0
 from .emitter import CheckSite
 from .lowfloat import decode
 from .memory import as_index
-from .types import F64, I1, I64, const
+from .types import F64, I1, I64
 from .values import Lazy, RecordVal
 from .lowering import LOWERINGS
 
@@ -80,7 +81,7 @@ def _scaled_contract_op(em, op):
     # decode each operand once (an element is used by every row / column of the other)
     a = em.materialize(Lazy("f64", (m, groups, width), a_at))
     bb = em.materialize(Lazy("f64", (groups, width, n), b_at))
-    return contract(em, op, a, bb, acc, [1, 2], [0, 1], widened=True)
+    return contract(em, op, a, bb, acc, [1, 2], [0, 1])
 
 
 # ---- sparse contract -----------------------------------------------------------------------------
@@ -102,22 +103,25 @@ def _sparse_contract_op(em, op):
                           b.icmp_unsigned("!=", b.mul(compressed, _i64(group)), b.mul(k, _i64(kept)))] +
                      [b.icmp_unsigned("!=", b.mul(f.shape[1], _i64(group)), k) for f in fields])
     em.check(shape_site, bad_shape)
-    depth = b.select(bad_shape, _i64(0), k)
+    depth = b.select(bad_shape, _i64(0), compressed)
     _check_metadata(em, op, pattern, fields)
-    zero = const(lhs.dtype, 0)
-    positions = [lambda e, idx, f=f: as_index(e, f.at(e, idx), f.dtype) for f in fields]
+    n = rhs.shape[1]
 
-    def dense(e, idx):
-        row, col = idx
-        g = e.b.udiv(col, _i64(group))
-        p = e.b.urem(col, _i64(group))
-        value = zero
-        for slot in reversed(range(kept)):
-            position = positions[slot](e, [row, g])
-            stored = lhs.at(e, [row, e.b.add(e.b.mul(g, _i64(kept)), _i64(slot))])
-            value = e.b.select(e.b.icmp_unsigned("==", position, p), stored, value)
-        return value
-    return contract(em, op, Lazy(lhs.dtype, (m, depth), dense, costly=True), rhs, acc, [1], [0])
+    def position(e, row, c):
+        """The logical K coordinate of compressed value c of `row` (its group start + metadata)."""
+        g, slot = e.b.udiv(c, _i64(kept)), e.b.urem(c, _i64(kept))
+        within = as_index(e, fields[0].at(e, [row, g]), fields[0].dtype)
+        if kept == 2:
+            second = as_index(e, fields[1].at(e, [row, g]), fields[1].dtype)
+            within = e.b.select(e.b.icmp_unsigned("==", slot, _i64(1)), second, within)
+        return e.b.add(e.b.mul(g, _i64(group)), e.b.urem(within, _i64(group)))
+
+    def selected_rhs(e, idx):
+        row, c, col = idx
+        return rhs.at(e, [position(e, row, c), col])
+    values = Lazy(lhs.dtype, (m, depth), lambda e, idx: lhs.at(e, idx))
+    gathered = Lazy(rhs.dtype, (m, depth, n), selected_rhs)
+    return contract(em, op, values, gathered, acc, [1], [1], [0], [0])
 
 
 def _check_metadata(em, op, pattern, fields):

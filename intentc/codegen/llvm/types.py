@@ -4,7 +4,8 @@ Every dtype has a *register* type (how a value lives in SSA and in compiler temp
 a *storage* type (how an element lives in a view). They differ for bool (i1 / one byte) and
 for the low-precision floats: f16, bf16 and the f8 formats compute as exact f64 images of
 their values (every op rounds once into the format, as the interpreter does) and are stored
-as their bit patterns (i16 / i8), converted in software (`lowfloat.py`).
+as their bit patterns (i16 / i8), converted in software (`lowfloat.py`); a NaN's sign and
+payload ride at the top of the f64 fraction, so copies and bitcasts keep its bits.
 """
 from __future__ import annotations
 

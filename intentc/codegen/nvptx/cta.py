@@ -173,7 +173,7 @@ def _body_ok(ops: list[Op], views: dict[str, str], register_form: bool, known: d
                 return False
             continue
         if op.name == "reduce" or op.name in CONTRACTIONS:   # full reductions: a scalar per iteration
-            allowed = SHUFFLED if op.name == "reduce" else SHUFFLED | {"f16", "bf16"}   # contract sums in f64
+            allowed = SHUFFLED if op.name == "reduce" else SHUFFLED | {"f16", "bf16"}   # f16/bf16 sums live in f64 registers
             if op.result_types[0].shape or op.result_types[0].dtype not in allowed:
                 return False
             continue
@@ -272,9 +272,12 @@ def cta_plan(kernel: Kernel, specialization: Specialization | None = None) -> Ct
 
 
 GRID_THREADS = 256         # the grid form's CTA size
-# Ops a grid-wide program may not hold: their results combine coordinates of other threads
-# (a reduction, scan or histogram would need a grid-wide second level).
-NOT_PER_COORDINATE = {"reduce", "contract", "dot", "scan", "histogram", "scatter_reduce"}
+
+
+def _per_coordinate(op: Op) -> bool:
+    """Whether every coordinate of `op`'s result needs only the same coordinate of its
+    operands (a reduction, scan or histogram would need a grid-wide second level)."""
+    return op.name in ELEMENTWISE or op.name == "read" or op.name == "write"
 
 
 def grid_plan(kernel: Kernel) -> CtaPlan | None:
@@ -286,7 +289,7 @@ def grid_plan(kernel: Kernel) -> CtaPlan | None:
     ops = [op for op in kernel.body if op.name != "yield"]
     views = _views(kernel)
     writes = [op.operands[0] for op in ops if op.name == "write"]
-    if (not writes or len(writes) != len(set(writes)) or any(op.name in NOT_PER_COORDINATE for op in ops)
+    if (not writes or len(writes) != len(set(writes)) or not all(_per_coordinate(op) for op in ops)
             or not _body_ok(ops, views, False, {})):
         return None
     read_only = frozenset(name for name, direction in views.items() if direction == "in")

@@ -4,6 +4,9 @@ import math
 from ..dtypes import FORMATS, int_range, is_float, sum_accumulator
 from ..optable import ACC, AttrSpec, OpDef, register
 
+# An extremum and its position do not exist over no members (docs/kir.md §6): E511, R0405.
+EMPTY_ARG_REDUCE_MESSAGE = "`arg_reduce` over an empty axis has no extremum and no position"
+
 AXES = AttrSpec("ints", required=True, doc="reduced source axes")
 AXIS = AttrSpec("int", required=True, doc="scanned / folded source axis")
 EXCLUSIVE = AttrSpec("bool", doc="exclusive prefix; default false")

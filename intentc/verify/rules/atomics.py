@@ -1,14 +1,16 @@
 """Atomics (§11): memory orders per op, derived CAS failure order (structure.py), RMW kinds
-per dtype, typed values and results ({old_value, success} for CAS)."""
+per dtype, the element dtypes atomics take, typed values and results ({old_value, success}
+for CAS)."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...ir.dtypes import is_float, is_int
+from ...ir.dtypes import ATOMIC_DTYPES, is_float, is_int
 from ...ir.nodes import Op
 from ...ir.ops.memory import UPDATE_COMBINE
 from ...ir.optable import op_def
 from ...ir.types import RecordField, RecordType, TensorType
+from ..effects import record_access
 from ..typesys import broadcast_shapes, broadcastable, fmt
 from . import Args, rule
 from .common import Results, expect_result, expect_type, tensor_of
@@ -25,6 +27,16 @@ _ORDERS = {
 _BITWISE = {kind for kind, combine in UPDATE_COMBINE.items() if op_def(combine).dtypes == "int_or_bool"}
 
 
+def _atomic_resource(ctx, op, arg):
+    """The view or buffer of an atomic, when its element dtype is one atomics take."""
+    resource = resource_of(ctx, op, arg)
+    if resource is None or resource.dtype in ATOMIC_DTYPES:
+        return resource
+    ctx.error("E805", op, f"atomics on `{resource.dtype}` elements are not supported; atomic dtypes are "
+              f"{', '.join(ATOMIC_DTYPES)}", "keep the atomic object in a 32- or 64-bit element dtype")
+    return None
+
+
 def _order_ok(ctx, op) -> bool:
     allowed = _ORDERS.get(op.name)
     order = op.attributes["order"].name
@@ -37,32 +49,34 @@ def _order_ok(ctx, op) -> bool:
 
 @rule("atomic_load")
 def atomic_load(ctx: Verifier, op: Op, args: Args) -> Results:
-    resource = resource_of(ctx, op, args[0])
+    resource = _atomic_resource(ctx, op, args[0])
     written = op.result_types[0]
     if resource is None or not _order_ok(ctx, op):
         return None
     if not isinstance(written, TensorType):
         ctx.error("E804", op, f"`atomic_load` yields a tensor, not `{fmt(written)}`", "write `: D` or `: tensor<D, S>`")
         return None
-    if check_access(ctx, op, args, resource, written.shape):
-        element_dtype_ok(ctx, op, resource, written.dtype, "the result")
+    if check_access(ctx, op, args, resource, written.shape) and \
+            element_dtype_ok(ctx, op, resource, written.dtype, "the result"):
+        _record(ctx, op, args, writes=False)
     return None
 
 
 @rule("atomic_store")
 def atomic_store(ctx: Verifier, op: Op, args: Args) -> Results:
-    resource = resource_of(ctx, op, args[0])
+    resource = _atomic_resource(ctx, op, args[0])
     value = tensor_of(ctx, op, args[1], "value")
     if resource is None or value is None or not _order_ok(ctx, op):
         return None
-    if check_access(ctx, op, args, resource, value.shape):
-        element_dtype_ok(ctx, op, resource, value.dtype, "the value")
+    if check_access(ctx, op, args, resource, value.shape) and \
+            element_dtype_ok(ctx, op, resource, value.dtype, "the value"):
+        _record(ctx, op, args, writes=True)
     return None
 
 
 @rule("atomic_rmw")
 def atomic_rmw(ctx: Verifier, op: Op, args: Args) -> Results:
-    resource = resource_of(ctx, op, args[0])
+    resource = _atomic_resource(ctx, op, args[0])
     value = tensor_of(ctx, op, args[1], "value")
     written = op.result_types[0]
     if resource is None or value is None:
@@ -76,6 +90,7 @@ def atomic_rmw(ctx: Verifier, op: Op, args: Args) -> Results:
                   "each lane is one atomic operation: give one value per lane or a scalar")
         return None
     expect_result(ctx, op, resource.dtype, shape, "E804", "RMW returns the old value in the element dtype")
+    _record(ctx, op, args, writes=True)
     return None
 
 
@@ -92,7 +107,7 @@ def _kind_ok(ctx, op, dtype: str) -> bool:
 
 @rule("atomic_cas")
 def atomic_cas(ctx: Verifier, op: Op, args: Args) -> Results:
-    resource = resource_of(ctx, op, args[0])
+    resource = _atomic_resource(ctx, op, args[0])
     expected, desired = tensor_of(ctx, op, args[1], "expected"), tensor_of(ctx, op, args[2], "desired")
     if resource is None or expected is None or desired is None:
         return None
@@ -109,4 +124,10 @@ def atomic_cas(ctx: Verifier, op: Op, args: Args) -> Results:
     record = RecordType(fields=(RecordField(name="old_value", type=TensorType(dtype=resource.dtype, shape=shape)),
                                 RecordField(name="success", type=TensorType(dtype="bool", shape=shape))))
     expect_type(ctx, op, record, "E804", "CAS returns {old_value, success}")
+    _record(ctx, op, args, writes=True)
     return None
+
+
+def _record(ctx, op, args, writes: bool) -> None:
+    """An atomic access, for the collision rule against plain accesses (effects.py)."""
+    record_access(ctx, op, args[0], args.group("index"), bool(args.group("mask")), writes=writes, atomic=True)

@@ -114,6 +114,10 @@ def bitcast(ctx: Verifier, op: Op, args: Args) -> Results:
     written = op.result_types[0]
     if source is None:
         return None
+    if isinstance(written, TensorType) and "index" in (source.dtype, written.dtype):
+        ctx.error("E407", op, f"`bitcast` from `{fmt(source)}` to `{fmt(written)}`: `index` is a logical integer "
+                  "(§2), not a bit container", "use `cast` between `index` and an integer dtype")
+        return None
     if not isinstance(written, TensorType) or not ctx.same_shape(written.shape, source.shape) or \
             width(written.dtype) != width(source.dtype):
         ctx.error("E405", op, f"`bitcast` from `{fmt(source)}` to `{fmt(written)}` changes the bit width or shape",

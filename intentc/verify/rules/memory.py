@@ -9,7 +9,7 @@ from ...ir.nodes import Op
 from ...ir.optable import op_def
 from ...ir.types import BufferType, Extent, TensorType, ViewType
 from ..context import Context, Frame, Value
-from ..effects import conflicting_var, unique_store_unproven
+from ..effects import conflicting_var, record_access, unique_store_unproven
 from ..typesys import broadcastable, fmt, fmt_shape
 from . import Args, rule
 from .common import Results, region_args, region_yields, tensor_of
@@ -110,6 +110,7 @@ def read(ctx: Verifier, op: Op, args: Args) -> Results:
             element_dtype_ok(ctx, op, resource, written.dtype, "the result")):
         return None
     _fill(ctx, op, args, resource, written.shape)
+    record_access(ctx, op, args[0], args.group("index"), bool(args.group("mask")), writes=False)
     return None
 
 
@@ -146,6 +147,8 @@ def write(ctx: Verifier, op: Op, args: Args) -> Results:
     if name is not None:
         ctx.error("E731", op, f"every iteration of the parallel over `%{name}` writes the same addresses",
                   f"make the index depend on `%{name}`, or use scatter_reduce or an atomic for a shared result")
+        return None
+    record_access(ctx, op, args[0], args.group("index"), bool(args.group("mask")), writes=True)
     return None
 
 

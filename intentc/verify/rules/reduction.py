@@ -96,6 +96,10 @@ def arg_reduce(ctx: Verifier, op: Op, args: Args) -> Results:
     if source is None or not check_axis(ctx, op, axis, source.rank) or \
             not _kind_ok(ctx, op, op.keyword_attr("kind"), source.dtype):
         return None
+    if source.shape[axis] == 0:
+        ctx.error("E511", op, f"`arg_reduce` over axis {axis} of static extent 0 has no extremum and no position",
+                  "reduce a non-empty axis; a `reduce` of kind max/min gives the identity of an empty one")
+        return None
     shape = without_axes(source.shape, (axis,))
     _expect(ctx, op, source.dtype, shape, 0, "the extremum keeps the input dtype")
     _expect(ctx, op, "index", shape, 1, "the position is an index")
@@ -241,7 +245,7 @@ def region_scan(ctx: Verifier, op: Op, args: Args) -> Results:
     region_args(ctx, op, emit, expected + summary, "E505", "emitter")
     outputs = _emitted(ctx, op, emit, terminator, len_name)
     if outputs is not None:
-        whole = [TensorType(dtype=t.dtype, shape=(extent,) + t.shape[1:]) for t in outputs]
+        whole = [TensorType(dtype=t.dtype, shape=(extent, *t.shape[1:])) for t in outputs]
         _results(ctx, op, summary + whole)
     return None
 
