@@ -445,3 +445,36 @@ def relaxed_normalization_stays_within_the_documented_bound(target):
         scale = max(1.0, float(np.abs(source_form[finite]).max(initial=0.0)))
         error = np.abs(got[finite] - source_form[finite]).max(initial=0.0)
         assert error <= RELAXED_ROUNDINGS * np.finfo(np.float32).eps * scale, (n, error)
+
+
+# ---- a scan's prefixes hold only their members: signed zeros (§6, as item 9 for generic_scan) --
+ZERO_SCAN = """kernel @k(%x: view<f32, [%M, {n}], in>, %y: view<f32, [%M, {n}], out>) {{
+  parallel %M {{
+  ^row(%i: index):
+    %cols = iota : tensor<index, [{n}]>
+    %row = read %x index(%i, %cols) : tensor<f32, [{n}]>
+    %s = scan %row {{axis = 0, {attrs}kind = sum}} : tensor<f32, [{n}]>
+    write %y, %s index(%i, %cols)
+  }}
+}}"""
+ZERO_SCAN_FORMS = {"inclusive": "", "exclusive": "exclusive = true, ", "reverse": "reverse = true, "}
+
+
+@check
+def scans_keep_the_sign_of_zero_prefixes(target):
+    """cumsum of -0.0s is -0.0 (the +0.0 identity is no member of a prefix); an exclusive
+    scan starts with the identity +0.0. Static row lengths give the GPU's register form
+    (block scans; odd lengths its padding), reverse scans the per-thread loop."""
+    for n in (1, 5, 300, 1025):
+        x = np.full((3, n), -0.0, dtype=np.float32)
+        x[1, n // 2:] = 1.5                          # a later non-zero member
+        x[2, ::2] = 0.0                              # mixed signs: +0.0 from the first +0.0 on
+        for form, attrs in ZERO_SCAN_FORMS.items():
+            source = ZERO_SCAN.format(n=n, attrs=attrs)
+            got = run_on(target, source, "k", {"x": x})["y"].view(np.uint32)
+            expected = run_on("interp", source, "k", {"x": x})["y"]
+            assert np.array_equal(got, expected.view(np.uint32)), (form, n, np.argwhere(got != expected.view(np.uint32))[:4].tolist())
+            if form == "inclusive":
+                assert np.signbit(expected[0]).all()
+            if form == "exclusive":
+                assert not np.signbit(expected[0, 0]) and (n == 1 or np.signbit(expected[0, 1:]).all())

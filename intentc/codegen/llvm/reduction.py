@@ -36,6 +36,15 @@ def identity_const(kind: str, dtype: str) -> ir.Constant:
     return const(dtype, int(value))
 
 
+def scan_neutral(kind: str, dtype: str) -> ir.Constant:
+    """The element a scan may combine with any prefix without changing its bits: the canonical
+    identity, except -0.0 for a float sum (x + -0.0 == x for every x; +0.0 turns a -0.0 prefix
+    into +0.0). A scan's prefixes hold only their members (§6), as the interpreter computes them."""
+    if kind == "sum" and is_float(dtype):
+        return ir.Constant(register_type(dtype), -0.0)
+    return identity_const(kind, dtype)
+
+
 def combine_builtin(em: Emitter, op: Op, kind: str, acc: ir.Value, element: ir.Value, dtype: str) -> ir.Value:
     if kind == "sum" and dtype in ("f32", "f64"):
         return em.b.fadd(acc, element, flags=("reassoc",))
@@ -107,7 +116,9 @@ def _scan_op(em, op):
             idx = merge_index([axis], [position], rest)
             element = convert(em, op, x.at(em, idx), x.dtype, acc)
             before = b.load(slot)
-            after = binary(em, op, COMBINE[kind], before, element, acc)
+            # The first prefix is the first element itself: the identity is no member (§6).
+            first = b.icmp_signed("==", k, ir.Constant(I64, 0))
+            after = b.select(first, element, binary(em, op, COMBINE[kind], before, element, acc))
             b.store(after, slot)
             b.store(before if exclusive else after, out.address(em, idx))
         em.loop(ir.Constant(I64, 0), n, step, name="s")

@@ -10,7 +10,7 @@ from llvmlite import ir
 
 from ...ir.nodes import Op
 from ...ir.optable import ops_where
-from ..llvm.reduction import identity_const
+from ..llvm.reduction import identity_const, scan_neutral
 from ..llvm.special import i0
 from ..llvm.target import Combine, TargetHooks
 from ..llvm.types import F32, F64, I32, I64, I8, register_type
@@ -171,22 +171,27 @@ class NvptxHooks(TargetHooks):
         if not (self.in_cta and self.plan.slots) or reverse:
             return None
         b, plan = em.b, self.plan
-        identity = identity_const(kind, acc)
+        # Every combine with "nothing yet" uses the neutral element, so no prefix gains a
+        # member it does not have; only an exclusive scan's first output is the identity.
+        neutral = scan_neutral(kind, acc)
         registers = self._registers(em, acc, x.shape)
-        carry = identity
+        carry = neutral
         for number in range(plan.groups):
             group = range(number * plan.vector, (number + 1) * plan.vector)
-            prefixes, running = [], identity
+            prefixes, running = [], neutral
             for slot in group:
                 self.current_slot = slot
-                running = combine(running, self._element_or(em, element, x.shape, slot, identity, acc))
+                running = combine(running, self._element_or(em, element, x.shape, slot, neutral, acc))
                 prefixes.append(running)
-            before, carry = block_scan(em, plan, running, carry, identity, combine, exclusive=True)
+            before, carry = block_scan(em, plan, running, carry, neutral, combine, exclusive=True)
             for lane, slot in enumerate(group):
-                if exclusive:
-                    result = before if lane == 0 else combine(before, prefixes[lane - 1])
-                else:
+                if not exclusive:
                     result = combine(before, prefixes[lane])
+                elif lane:
+                    result = combine(before, prefixes[lane - 1])
+                else:
+                    first = b.icmp_signed("==", slot_coordinate(em, plan, slot), ir.Constant(I64, 0))
+                    result = b.select(first, identity_const(kind, acc), before)
                 b.store(result, registers.slot(em, slot))
         return registers
 
