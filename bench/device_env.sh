@@ -1,6 +1,6 @@
 # Source this at the start of a command on the lent GPU machine (from the repository root):
 # installs the wheels carried in .whl/ (those the machine's image lacks) and puts intentc on
-# the path. Make .whl/ here first (git-ignored through .git/info/exclude), for the image's
+# the path. Make .whl/ here first (git-ignored; carry it with the call), for the image's
 # Python 3.12: pip download --no-deps --only-binary=:all: --python-version 3.12
 #   --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64
 #   --platform manylinux2014_x86_64 -d .whl lark lark-cython interegular filecheck pydantic
