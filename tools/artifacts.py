@@ -17,19 +17,15 @@ ROOT = Path(__file__).resolve().parent.parent
 TARGETS = (("kir", None), ("llvm", None), ("ptx", "sm_80"), ("ptx", "sm_90"))
 
 
-def _kernels(text: str, file: str) -> list[str]:
-    from intentc import parse
-    from intentc.ir.nodes import Kernel
-    return [item.name for item in parse(text, file).items if isinstance(item, Kernel)]
-
-
 def digests() -> dict[str, str]:
+    from intentc import parse
+    from intentc.cli.common import kernel_names
     from intentc.diagnostics import DiagnosticError
     from intentc.driver import compile_kernel
     table: dict[str, str] = {}
     for path in sorted((ROOT / "ir_samples").glob("*.kir")):
         text = path.read_text()
-        for kernel in _kernels(text, path.name):
+        for kernel in kernel_names(parse(text, path.name)):
             for target, arch in TARGETS:
                 label = f"{path.stem}/{kernel}/{target}/{arch or '-'}"
                 try:

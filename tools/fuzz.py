@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from intentc import DiagnosticError, from_json, parse, print_module, to_json  # noqa: E402
-from intentc.ir.nodes import Kernel  # noqa: E402
+from intentc.cli.common import kernel_names  # noqa: E402
 from intentc.ir.optable import all_ops  # noqa: E402
 from intentc.ir.types import DTYPES  # noqa: E402
 from intentc.verify import verify  # noqa: E402
@@ -105,14 +105,12 @@ class Checker:
             return "verified"
         self.compiled.add(digest)
         outcome = "compiled"
-        for item in module.items:
-            if isinstance(item, Kernel):
-                try:
-                    compile_kernel(printed, item.name, "llvm", None, CompileOptions(opt_level=self.opt_level),
-                                   file="fuzz.kir")
-                except DiagnosticError as error:    # a verified module the compiler still refuses, with reason
-                    _check_diagnostics(error.diagnostics, printed)
-                    outcome = "compile_diagnostics"
+        for name in kernel_names(module):
+            try:
+                compile_kernel(printed, name, "llvm", None, CompileOptions(opt_level=self.opt_level), file="fuzz.kir")
+            except DiagnosticError as error:    # a verified module the compiler still refuses, with reason
+                _check_diagnostics(error.diagnostics, printed)
+                outcome = "compile_diagnostics"
         return outcome
 
 

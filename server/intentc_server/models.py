@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from intentc.options import CompileOptions, Specialization
+from intentc.parse.brackets import line_col
 
 CacheStatus = Literal["hit", "miss", "coalesced"]
 MAX_NAME = 256
@@ -18,8 +19,7 @@ def unicode_text(text: str) -> str:
     it): the message says where, as line and column of the text."""
     at = lone_surrogate(text)
     if at is not None:
-        line = text.count("\n", 0, at) + 1
-        col = at - (text.rfind("\n", 0, at) + 1) + 1
+        line, col = line_col(text, at)
         raise ValueError(f"line {line}, col {col}: {_surrogate_message(text[at])}")
     return text
 
