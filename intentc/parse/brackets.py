@@ -25,7 +25,6 @@ class Bracket:
 @dataclass(frozen=True)
 class Structure:
     source: str
-    too_deep: Bracket | None          # the first opener past MAX_NESTING
     open_at_end: tuple[Bracket, ...]  # openers never closed, outermost first
     closed_braces: list[tuple[int, int]]  # (opening, closing) offsets of matched braces
 
@@ -42,20 +41,33 @@ class Structure:
         return self.open_at_end[-1]
 
 
-def scan(source: str, max_nesting: int = MAX_NESTING) -> Structure:
+def too_deep(source: str, max_nesting: int = MAX_NESTING) -> Bracket | None:
+    """The first opener past `max_nesting`, or None. Every parse asks, so this only counts."""
+    depth = 0
+    for match in _TOKENS.finditer(source):
+        char = match.group()
+        if char in CLOSERS:
+            depth += 1
+            if depth > max_nesting:
+                return Bracket(char, match.start())
+        elif len(char) == 1 and depth:
+            depth -= 1
+    return None
+
+
+def scan(source: str) -> Structure:
+    """The brackets left open and the braces closed: what a syntax error message names."""
     stack: list[Bracket] = []
-    too_deep, closed_braces = None, []
+    closed_braces = []
     for match in _TOKENS.finditer(source):
         char = match.group()
         if char in CLOSERS:
             stack.append(Bracket(char, match.start()))
-            if len(stack) > max_nesting and too_deep is None:
-                too_deep = stack[-1]
         elif len(char) == 1 and stack:
             opener = stack.pop()
             if char == "}" == CLOSERS[opener.char]:
                 closed_braces.append((opener.offset, match.start()))
-    return Structure(source, too_deep, tuple(stack), closed_braces)
+    return Structure(source, tuple(stack), closed_braces)
 
 
 def _line_indent(source: str, offset: int, anywhere: bool = False) -> int | None:

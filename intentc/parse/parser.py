@@ -14,7 +14,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
 from ..diagnostics import Diagnostic, DiagnosticError
 from ..ir.nodes import Module
-from .brackets import CLOSERS, MAX_NESTING, describe, line_col, scan
+from .brackets import CLOSERS, MAX_NESTING, describe, line_col, scan, too_deep
 from .builder import Builder
 
 SPLIT_MARKER = re.compile(r"^// -----\s*$", re.MULTILINE)
@@ -72,9 +72,9 @@ def parse(source: str, file: str = "<input>") -> Module:
 
 
 def _check_nesting(source: str, file: str) -> None:
-    too_deep = scan(source).too_deep
-    if too_deep is not None:
-        line, col = line_col(source, too_deep.offset)
+    opener = too_deep(source)
+    if opener is not None:
+        line, col = line_col(source, opener.offset)
         raise DiagnosticError([Diagnostic(
             "E0018", f"brackets nest more than {MAX_NESTING} deep", line, col, file,
             f"KIR allows at most {MAX_NESTING} nested brackets (regions, attribute lists, types); "

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from ..diagnostics import Diagnostic, DiagnosticError
 from ..ir.nodes import Module
-from ..parse.brackets import MAX_NESTING, line_col, scan
+from ..parse.brackets import MAX_NESTING, line_col, too_deep
 from ..parse.literals import OUT_OF_RANGE_HINT, float_value, int_value, out_of_range_message
 
 # Each nested region is four JSON levels (op, its region list, the region, its op list), and
@@ -76,9 +76,9 @@ def _int_in_range(text: str) -> int:
 
 
 def _check_nesting(text: str, file: str) -> None:
-    too_deep = scan(text, JSON_MAX_NESTING).too_deep
-    if too_deep is not None:
-        line, col = line_col(text, too_deep.offset)
+    opener = too_deep(text, JSON_MAX_NESTING)
+    if opener is not None:
+        line, col = line_col(text, opener.offset)
         raise DiagnosticError([Diagnostic(
             "E0018", f"the JSON document nests more than {JSON_MAX_NESTING} deep", line, col, file,
             f"KIR text nests at most {MAX_NESTING} brackets deep, and JSON takes about five levels for each")], text)

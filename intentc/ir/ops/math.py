@@ -31,9 +31,10 @@ _UNARY = {
     "isinf": ("§5", "true where x is an infinity; yields bool"),
 }
 _BOOL_RESULT = ("isnan", "isinf")
-# Computed by the C math library's function of the same name (libm, libdevice).
+# Computed by the C math library's function of the same name (libm, libdevice); exp2 and
+# tanh, registered below with their approximate modes, are too.
 _LIBM = ("exp", "log", "log2", "log1p", "expm1", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh",
-         "tanh", "erf", "erfc", "lgamma", "exp2")
+         "erf", "erfc", "lgamma")
 
 register(__name__, *(
     OpDef(name, section, summary, operands=("source",), same_type=name not in _BOOL_RESULT, dtypes="float",

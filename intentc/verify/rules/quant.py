@@ -11,10 +11,7 @@ from .common import Results, expect_result, tensor_of
 if TYPE_CHECKING:
     from ..walk import Verifier
 
-
 _BLOCK_BYTES = {"q8_k": 292, "q4_k": 144}
-
-
 _QK = 256
 
 
@@ -41,7 +38,7 @@ def quantized_dot(ctx: Verifier, op: Op, args: Args) -> Results:
     lhs, rhs = tensor_of(ctx, op, args[0], "lhs"), tensor_of(ctx, op, args[1], "rhs")
     if lhs is None or rhs is None:
         return None
-    for type_, inner, name in ((lhs, 144, "q4_k lhs"), (rhs, 292, "q8_k rhs")):
+    for type_, inner, name in ((lhs, _BLOCK_BYTES["q4_k"], "q4_k lhs"), (rhs, _BLOCK_BYTES["q8_k"], "q8_k rhs")):
         if type_.rank != 2 or type_.dtype != "u8" or not ctx.same_extent(type_.shape[1], inner):
             ctx.error("E630", op, f"`quantized_dot` {name} must be tensor<u8, [B, {inner}]>, got `{fmt(type_)}`",
                       "pass whole block records on u8 carriers")
