@@ -53,8 +53,10 @@ def _element_starts(view: Layout) -> np.ndarray:
     return np.unique(view.address + address.ravel() * view.itemsize)
 
 
-def _views(launch, env: dict) -> list[tuple[Param, Layout]]:
-    bound = [(p, _layout(p, env.get(p.name))) for p in launch.kernel.params if isinstance(p.type, ViewType)]
+def _views(launch, env: dict, names: set[str]) -> list[tuple[Param, Layout]]:
+    """The bound layouts of the view parameters named in `names`."""
+    bound = [(p, _layout(p, env.get(p.name))) for p in launch.kernel.params
+             if p.name in names and isinstance(p.type, ViewType)]
     return [(p, layout) for p, layout in bound if layout is not None]
 
 
@@ -86,8 +88,8 @@ def _repeats_addresses(view: Layout) -> bool:
 def check_writable_layouts(launch, env: dict) -> None:
     """Raise R0303 if a view the kernel writes with plain writes repeats addresses."""
     written = {op.operands[0] for op in _ops(launch.kernel.body) if isinstance(op, Op) and op.name in PLAIN_WRITES}
-    for param, layout in _views(launch, env):
-        if param.name in written and _repeats_addresses(layout):
+    for param, layout in _views(launch, env, written):      # only written views are laid out (each launch)
+        if _repeats_addresses(layout):
             raise launch.fail(errors.WRITE_COLLISION, f"%{param.name} is written with plain writes but its strides "
                               f"{list(layout.strides)} send several coordinates to one element (spec §8)", param,
                               "pass a view without repeated addresses, or combine with scatter_reduce or atomics")

@@ -109,25 +109,17 @@ def multiply_reduce_overflow_is_not_zero(target):
 
 
 # ---- item 6: sparse contract never multiplies an unselected position (§7) ----------------------
-SPARSE = """kernel @k(%a: view<f32, [%M, %C], in>, %meta: view<u8, [%M, %C], in>, %b: view<f32, [%K, %N], in>, %y: view<f32, [%M, %N], out>) {
-  %va = read %a index(%r, %c) : tensor<f32, [%M, %C]>
-  %vm = read %meta index(%r, %c) : tensor<u8, [%M, %C]>
-  %vb = read %b index(%kr, %kc) : tensor<f32, [%K, %N]>
-  %d = sparse_contract %va, %vm, %vb {acc = f32, pattern = one_of_two} : tensor<f32, [%M, %N]>
-  write %y, %d index(%yr, %yc)
+SPARSE = """kernel @k(%a: view<f32, [%M, %KH], in>, %meta: view<u8, [%M, %KH], in>, %b: view<f32, [%K, %N], in>, %c: view<f32, [%M, %N], out>) {
+  %r = iota {axis = 0} : tensor<index, [%M, 1]>
+  %h = iota : tensor<index, [%KH]>
+  %kk = iota {axis = 0} : tensor<index, [%K, 1]>
+  %n = iota : tensor<index, [%N]>
+  %av = read %a index(%r, %h) : tensor<f32, [%M, %KH]>
+  %mv = read %meta index(%r, %h) : tensor<u8, [%M, %KH]>
+  %bv = read %b index(%kk, %n) : tensor<f32, [%K, %N]>
+  %cv = sparse_contract %av, %mv, %bv {acc = f32, pattern = one_of_two} : tensor<f32, [%M, %N]>
+  write %c, %cv index(%r, %n)
 }"""
-
-
-def _sparse_source() -> str:
-    coords = """  %r = iota {axis = 0} : tensor<index, [%M, %C]>
-  %c = iota {axis = 1} : tensor<index, [%M, %C]>
-  %kr = iota {axis = 0} : tensor<index, [%K, %N]>
-  %kc = iota {axis = 1} : tensor<index, [%K, %N]>
-  %yr = iota {axis = 0} : tensor<index, [%M, %N]>
-  %yc = iota {axis = 1} : tensor<index, [%M, %N]>
-"""
-    head, body = SPARSE.split("\n", 1)
-    return head + "\n" + coords + body
 
 
 @check
@@ -144,8 +136,8 @@ def sparse_contract_ignores_unselected_positions(target):
     assert unselected, "the metadata must leave a row unselected"
     poisoned[unselected[0]] = np.inf
     poisoned[unselected[-1]] = np.nan
-    clean = run_on(target, _sparse_source(), "k", {"a": a, "meta": meta, "b": b})["y"]
-    dirty = run_on(target, _sparse_source(), "k", {"a": a, "meta": meta, "b": poisoned})["y"]
+    clean = run_on(target, SPARSE, "k", {"a": a, "meta": meta, "b": b})["c"]
+    dirty = run_on(target, SPARSE, "k", {"a": a, "meta": meta, "b": poisoned})["c"]
     assert np.isfinite(dirty).all() and np.array_equal(clean, dirty)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from conformance import SPARSE
 from differential import assert_close, assert_same_bits, both
 from intentc.api import run
 from intentc.diagnostics import DiagnosticError
@@ -75,19 +76,6 @@ def test_quantized_dot_float_sequence_matches_interpreter_bits(seed):
     got, expected = both(DOT, "k", {"w": w, "x": quantized["y"], "y": np.zeros(1, np.float32)})
     assert_same_bits(got["y"], expected["y"], "dot")
     assert expected["y"][0] != 0
-
-
-SPARSE = """kernel @k(%a: view<f32, [%M, %KH], in>, %meta: view<u8, [%M, %KH], in>, %b: view<f32, [%K, %N], in>, %c: view<f32, [%M, %N], out>) {
-  %r = iota {axis = 0} : tensor<index, [%M, 1]>
-  %h = iota : tensor<index, [%KH]>
-  %kk = iota {axis = 0} : tensor<index, [%K, 1]>
-  %n = iota : tensor<index, [%N]>
-  %av = read %a index(%r, %h) : tensor<f32, [%M, %KH]>
-  %mv = read %meta index(%r, %h) : tensor<u8, [%M, %KH]>
-  %bv = read %b index(%kk, %n) : tensor<f32, [%K, %N]>
-  %cv = sparse_contract %av, %mv, %bv {acc = f32, pattern = one_of_two} : tensor<f32, [%M, %N]>
-  write %c, %cv index(%r, %n)
-}"""
 
 
 def test_sparse_unselected_positions_never_meet_the_rhs():

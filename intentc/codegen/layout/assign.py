@@ -45,8 +45,9 @@ class Assignment:
         return names
 
     def to_json(self) -> dict:
-        short = {text: name for name, text in self.encodings().items()}
-        return {"encodings": self.encodings(),
+        encodings = self.encodings()
+        short = {text: name for name, text in encodings.items()}
+        return {"encodings": encodings,
                 "values": {name: short.get(str(layout), str(layout)) for name, layout in self.values.items()},
                 "conversions": [{"value": c.value, "from": short.get(c.source, c.source),
                                  "to": short.get(c.target, c.target), "through": c.through}
