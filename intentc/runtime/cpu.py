@@ -5,7 +5,7 @@
     kernel.launch(x=x, t=0.7, y=y)                 # in place: y is written, nothing is copied
 
 The kernel comes from the driver's `cpu` target (an object file and its `abi.json`), so a
-cached entry loads without compiling (`CpuKernel.from_artifacts`). Illegal inputs found while
+cached entry loads without compiling (`CpuKernel(request, artifacts, timings)`). Illegal inputs found while
 running (division by zero, out-of-bounds active lanes, ...) raise the interpreter's
 `DiagnosticError`, naming the op and its location.
 """
@@ -17,28 +17,24 @@ import numpy as np
 
 from ..codegen.cpu import jit
 from ..codegen.cpu.outline import RUNNER
-from ..codegen.llvm.abi import KernelAbi
 from ..driver import Request, compile_request, front_end
-from ..interp.launch import Launch
 from ..ir.nodes import Module
 from ..options import CompileOptions, Specialization
 from . import cpu_threads
 from .binding import bind_copied, bind_in_place
-from .extents import check_extents, extent_params
+from .compiled import CompiledKernel
+from .extents import check_extents
 from .status import illegal_input
 
 _SIGNATURE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)
 
 
-class CpuKernel:
+class CpuKernel(CompiledKernel):
     """A kernel compiled to host code; call it like `intentc.run`, or `launch` it in place."""
 
     def __init__(self, request: Request, artifacts: dict[str, str | bytes], timings: dict[str, float]):
-        self.module, self.kernel, self.file, self.source = request.module, request.kernel, request.file, request.source
-        self.specialization, self.artifacts, self.timings = request.specialization, artifacts, timings
-        self.abi = KernelAbi.from_json(artifacts["abi.json"])
+        super().__init__(request, artifacts, timings)
         self._engine = jit.load_object(artifacts["kernel.o"])
-        self._extent_params = extent_params(self.kernel)
         cpu_threads.install(self._engine, RUNNER)
         self._entry = _SIGNATURE(self._engine.get_function_address(self.abi.function))
 
@@ -46,12 +42,6 @@ class CpuKernel:
     def llvm(self) -> str:
         """The optimized LLVM IR the object file was compiled from."""
         return str(self.artifacts["kernel.ll"])
-
-    def _constexprs(self, given: dict | None) -> dict:
-        return {**self.specialization.constexprs, **(given or {})}
-
-    def _launch(self) -> Launch:
-        return Launch(self.module, self.kernel, self.file, self.source, self.specialization.extents)
 
     def run_slots(self, env: dict, slots: np.ndarray) -> None:
         """Run on a bound environment and its packed argument slots; raise what the status word reports."""
@@ -67,8 +57,7 @@ class CpuKernel:
         env, slots, keep = bind_copied(self._launch(), self.abi.slots, inputs or {}, self._constexprs(constexprs))
         self.run_slots(env, slots)
         del keep
-        return {p.name: env[p.name].logical() for p in self.kernel.params
-                if getattr(p.type, "direction", None) in ("out", "inout")}
+        return {name: env[name].logical() for name in self._outputs}
 
     def launch(self, constexprs: dict | None = None, **arrays) -> None:
         """Run on the caller's arrays: out/inout views are written in place."""

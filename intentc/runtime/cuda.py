@@ -15,17 +15,16 @@ import json
 
 import numpy as np
 
-from ..codegen.llvm.abi import KernelAbi
 from ..codegen.nvptx.hooks import STATUS_OUT_OF_HEAP
 from ..codegen.nvptx.machine import ARCHS
 from ..codegen.nvptx.mapping import LaunchConfig
 from ..diagnostics import Diagnostic, DiagnosticError
 from ..driver import Request, compile_request, front_end
-from ..interp.launch import Launch
 from ..ir.nodes import Module
 from ..options import CompileOptions, Specialization
 from .binding import bind_copied, bind_in_place
-from .extents import check_extents, extent_params
+from .compiled import CompiledKernel
+from .extents import check_extents
 from .interop import call_key
 from .status import illegal_input
 from .cuda_driver import CudaError, DeviceBuffer, PreparedLaunch, default_device, launch, stream_synchronize
@@ -52,15 +51,12 @@ def compile_arch(device_arch: str) -> str:
     return fitting[-1]
 
 
-class CudaKernel:
+class CudaKernel(CompiledKernel):
     """A kernel compiled to a cubin (the driver's `cubin` target), loaded on the first GPU."""
 
     def __init__(self, request: Request, artifacts: dict[str, str | bytes], timings: dict[str, float]):
-        self.module, self.kernel, self.file, self.source = request.module, request.kernel, request.file, request.source
-        self.specialization, self.artifacts, self.timings = request.specialization, artifacts, timings
-        self.abi = KernelAbi.from_json(artifacts["abi.json"])
+        super().__init__(request, artifacts, timings)
         self.launch_config = LaunchConfig.from_json(json.loads(artifacts["launch.json"]))
-        self._extent_params = extent_params(self.kernel)
         try:
             self.device = default_device()
             if "malloc" in self.ptx:
@@ -87,19 +83,16 @@ class CudaKernel:
         return (1, 1, 1)
 
     def __call__(self, inputs: dict | None = None, constexprs: dict | None = None) -> dict[str, np.ndarray]:
-        launch_ = Launch(self.module, self.kernel, self.file, self.source, self.specialization.extents)
-        constexprs = {**self.specialization.constexprs, **(constexprs or {})}
-        env, slots, keep = bind_copied(launch_, self.abi.slots, inputs or {}, constexprs)
-        outputs = [p.name for p in self.kernel.params if getattr(p.type, "direction", None) in ("out", "inout")]
+        env, slots, keep = bind_copied(self._launch(), self.abi.slots, inputs or {}, self._constexprs(constexprs))
         check_extents(self._extent_params, env, self.file, self.source)
         try:
-            status = self._run(env, slots, outputs)
+            status = self._run(env, slots, self._outputs)
         except CudaError as error:
             raise cuda_error(error, self.file) from None
         del keep
         if status:
             raise self._illegal_input(status)
-        return {name: env[name].logical() for name in outputs}
+        return {name: env[name].logical() for name in self._outputs}
 
     def _run(self, env: dict, slots: np.ndarray, outputs: list[str]) -> int:
         buffers: dict[int, tuple[np.ndarray, DeviceBuffer]] = {}
@@ -141,9 +134,8 @@ class CudaKernel:
         except TypeError:
             signature = prepared = None
         if prepared is None:
-            launch_ = Launch(self.module, self.kernel, self.file, self.source, self.specialization.extents)
-            merged = {**self.specialization.constexprs, **(constexprs or {})}
-            env, slots, _ = bind_in_place(launch_, self.abi.slots, arrays, merged, "cuda", self.specialization)
+            env, slots, _ = bind_in_place(self._launch(), self.abi.slots, arrays, self._constexprs(constexprs), "cuda",
+                                          self.specialization)
             check_extents(self._extent_params, env, self.file, self.source)
             prepared = self._prepared(slots.tobytes(), slots)
             if signature is not None:
