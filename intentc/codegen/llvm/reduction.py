@@ -15,6 +15,7 @@ from llvmlite import ir
 
 from ...ir import errors
 from ...ir.nodes import Op
+from ...ir.types import TensorType
 from ...ir.ops.reduction import COMBINE, EMPTY_ARG_REDUCE_MESSAGE, accumulator, identity
 from .control import make_slot, read_slot, run_region, write_slots
 from .conversion import convert
@@ -137,45 +138,65 @@ def _arg_reduce_op(em, op):
     _, rest_shape = _split(x.shape, [axis])
     value_slot = em.entry_alloca(register_type(x.dtype))
     index_slot = em.entry_alloca(I64)
-    floating = is_float(x.dtype)
     b = em.b
     index_dtype = op.result_types[1].dtype
 
+    def combine(a, c):
+        return arg_combine(em, kind, x.dtype, a, c)
+
     def scan_line(rest):
+        """Fold (element, position) pairs from (identity, NO_INDEX) along the axis; a
+        target may spread the positions over threads and combine the partial pairs."""
         b.store(identity_const(kind, x.dtype), value_slot)
-        b.store(ir.Constant(I64, -1), index_slot)
+        b.store(NO_INDEX, index_slot)
 
         def step(k):
-            element = x.at(em, merge_index([axis], [k], rest))
-            best, best_index = b.load(value_slot), b.load(index_slot)
-            first = b.icmp_signed("==", best_index, ir.Constant(I64, -1))
-            if floating:
-                better = b.fcmp_ordered(">" if kind == "max" else "<", element, best)
-                best_nan = b.fcmp_unordered("uno", best, best)
-                element_nan = b.fcmp_unordered("uno", element, element)
-                take = b.and_(b.not_(b.and_(best_nan, b.not_(first))), b.or_(b.or_(first, element_nan), better))
-            else:
-                predicate = ">" if kind == "max" else "<"
-                better = b.icmp_signed(predicate, element, best) if is_signed(x.dtype) else \
-                    b.icmp_unsigned(predicate, element, best)
-                take = b.or_(first, better)
-            b.store(b.select(take, element, best), value_slot)
-            b.store(b.select(take, k, best_index), index_slot)
-        em.loop(ir.Constant(I64, 0), n, step, name="a")
+            element = x.at(em, merge_index([axis], k, rest))
+            best, best_index = combine((b.load(value_slot), b.load(index_slot)), (element, k[0]))
+            b.store(best, value_slot)
+            b.store(best_index, index_slot)
+        em.for_each((n,), step)
+        return em.hooks.combine_tuple(em, op, [b.load(value_slot), b.load(index_slot)],
+                                      [identity_const(kind, x.dtype), NO_INDEX], lambda a, c: list(combine(a, c)))
 
     if not rest_shape:
-        scan_line([])
-        index = b.load(index_slot)
-        return [Scalar(x.dtype, (), b.load(value_slot)), Scalar(index_dtype, (), _cast_index(em, index, index_dtype))]
+        value, index = scan_line([])
+        return [Scalar(x.dtype, (), value), Scalar(index_dtype, (), _cast_index(em, index, index_dtype))]
     value_out = em.alloc(x.dtype, rest_shape)
     index_out = em.alloc(index_dtype, rest_shape)
 
     def both(rest):
-        scan_line(rest)
-        b.store(b.load(value_slot), value_out.address(em, rest))
-        b.store(_cast_index(em, b.load(index_slot), index_dtype), index_out.address(em, rest))
+        value, index = scan_line(rest)
+        b.store(value, value_out.address(em, rest))
+        b.store(_cast_index(em, index, index_dtype), index_out.address(em, rest))
     em.for_each(rest_shape, both)
     return [value_out, index_out]
+
+
+# The position of "no element yet": above every real one (unsigned), so any element ties it
+# and wins on position.
+NO_INDEX = ir.Constant(I64, -1)
+
+
+def arg_combine(em, kind: str, dtype: str, a: tuple, c: tuple) -> tuple[ir.Value, ir.Value]:
+    """The arg_reduce winner of two (value, position) candidates: a NaN over any number
+    (NaN propagates), else the extremum, the lower position on a tie (NaN against NaN
+    too). Associative and commutative, so any tree of combines gives the sequential
+    fold's pair, bit for bit."""
+    b = em.b
+    (value_a, index_a), (value_c, index_c) = a, c
+    earlier = b.icmp_unsigned("<", index_c, index_a)
+    predicate = ">" if kind == "max" else "<"
+    if is_float(dtype):
+        nan_a, nan_c = b.fcmp_unordered("uno", value_a, value_a), b.fcmp_unordered("uno", value_c, value_c)
+        tie = b.or_(b.fcmp_ordered("==", value_c, value_a), b.and_(nan_a, nan_c))
+        better = b.or_(b.fcmp_ordered(predicate, value_c, value_a), b.and_(nan_c, b.not_(nan_a)))
+    else:
+        tie = b.icmp_signed("==", value_c, value_a)
+        better = b.icmp_signed(predicate, value_c, value_a) if is_signed(dtype) else \
+            b.icmp_unsigned(predicate, value_c, value_a)
+    take = b.or_(better, b.and_(tie, earlier))
+    return b.select(take, value_c, value_a), b.select(take, index_c, index_a)
 
 
 def _cast_index(em, value, dtype):
@@ -207,7 +228,17 @@ def _generic_reduce_op(em, op):
             elements = [_slice(em, s, axes, reduced) for s in sources]
             write_slots(em, slots, run_region(em, region, accumulators + elements))
     em.for_each(reduced_shape, step)
-    return [read_slot(em, s) for s in slots]
+    if not all(isinstance(t, TensorType) and not t.shape for t in op.result_types):
+        return [read_slot(em, s) for s in slots]
+    dtypes = [t.dtype for t in op.result_types]
+
+    def combine(first, second):
+        with em.scope():
+            args = [Scalar(d, (), v) for d, v in zip(dtypes + dtypes, list(first) + list(second))]
+            return [value.at(em, []) for value in run_region(em, region, args)]
+    partials = [read_slot(em, s).value for s in slots]
+    inits = [em.env[n].at(em, []) for n in op.group("init")]
+    return [Scalar(d, (), v) for d, v in zip(dtypes, em.hooks.combine_tuple(em, op, partials, inits, combine))]
 
 
 def _write_line(em, out: Memory, axis, k, value):

@@ -49,6 +49,13 @@ class TargetHooks(ABC):
         reduced coordinates over threads combines the partials with `combine`)."""
         return value
 
+    def combine_tuple(self, em: Emitter, op: Op, values: list[ir.Value], identities: list[ir.Value],
+                      combine: Callable[[list[ir.Value], list[ir.Value]], list[ir.Value]]) -> list[ir.Value]:
+        """combine_partials for a reduction whose partial is several values (arg_reduce's
+        value and position, generic_reduce's components); `identities` are neutral for
+        `combine`, which need not give the same bits with its operands swapped."""
+        return values
+
     def keep_lazy(self, em: Emitter, before_parallel: bool = False) -> bool:
         """Recompute costly element expressions at each use instead of materializing them
         (`before_parallel`: asked for an op's result, which a later iteration may use)."""

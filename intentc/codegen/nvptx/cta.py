@@ -27,20 +27,21 @@ grid-stride mapping.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from llvmlite import ir
 
-from ...ir.nodes import Kernel, Op
+from ...ir.nodes import Helper, Kernel, Op
 from ...ir.optable import all_ops, ops_where
 from ...ir.types import TensorType, ViewType
 from ...options import Specialization
 from ...passes.ir_walk import is_pure_tree
 from ..layout.encodings import Blocked, row_blocked
-from ..llvm.types import F32, F64, I32, I64, register_type
+from ..llvm.types import F32, F64, I32, I64, LOW_FLOATS, register_type
 from ..llvm.values import Body, Memory, Shape
+from .cta_regions import nested_ops, region_op_ok
 
 if TYPE_CHECKING:
     from ..llvm.emitter import Emitter
@@ -137,17 +138,16 @@ def known_extents(kernel: Kernel, specialization: Specialization) -> dict[str, i
     return known
 
 
-def _static_size(ops: list[Op], known: dict[str, int]) -> int | None:
+def _static_size(ops: Iterable[Op], known: dict[str, int]) -> int | None:
     """S when every tensor result of the iteration (but histogram counts, which live in
-    shared memory) has the same static shape of S elements."""
+    shared memory) has the same static shape of S elements (tuples and records hold
+    scalars: `cta_regions`)."""
     shapes = set()
     for op in ops:
         if op.name == "histogram":
             continue
         for type_ in op.result_types:
-            if not isinstance(type_, TensorType):
-                return None
-            if type_.shape:
+            if isinstance(type_, TensorType) and type_.shape:
                 extents = [e if isinstance(e, int) else known.get(e) for e in type_.shape]
                 if None in extents:
                     return None
@@ -155,9 +155,15 @@ def _static_size(ops: list[Op], known: dict[str, int]) -> int | None:
     return math.prod(shapes.pop()) if len(shapes) == 1 else None
 
 
-def _body_ok(ops: list[Op], views: dict[str, str], register_form: bool, known: dict[str, int]) -> bool:
+def _body_ok(ops: Sequence[Op], views: dict[str, str], register_form: bool, known: dict[str, int],
+             helpers: Mapping[str, Helper]) -> bool:
     counts = {op.results[0] for op in ops if op.name == "histogram"}
     for position, op in enumerate(ops):
+        nested = region_op_ok(op, helpers, lambda block: _body_ok(block, views, register_form, known, helpers))
+        if nested is not None:
+            if not nested:
+                return False
+            continue
         if op.regions:
             return False
         if op.name == "histogram":
@@ -173,7 +179,7 @@ def _body_ok(ops: list[Op], views: dict[str, str], register_form: bool, known: d
                 return False
             continue
         if op.name == "reduce" or op.name in CONTRACTIONS:   # full reductions: a scalar per iteration
-            allowed = SHUFFLED if op.name == "reduce" else SHUFFLED | {"f16", "bf16"}   # f16/bf16 sums live in f64 registers
+            allowed = SHUFFLED | set(LOW_FLOATS)   # low-precision floats live in f64 registers
             if op.result_types[0].shape or op.result_types[0].dtype not in allowed:
                 return False
             continue
@@ -231,7 +237,7 @@ def _slots_wanted(ops: list[Op], prologue: list[Op]) -> int:
             uses[name] = uses.get(name, 0) + 1
     kept = sum(KEPT_WEIGHT.get(op.name, 0) for op in ops) + sum(op.name == "read" for op in prologue)
     kept += sum(1 for op in ops if op.name not in KEPT_WEIGHT for name, type_ in zip(op.results, op.result_types)
-                if uses.get(name, 0) > 1 and type_.shape and type_.dtype not in ("index", "bool"))
+                if uses.get(name, 0) > 1 and isinstance(type_, TensorType) and type_.shape and type_.dtype not in ("index", "bool"))
     wanted = max(1, SLOT_REGISTERS // max(kept, 1))
     return min(MAX_SLOTS, max(MIN_SLOTS, 1 << (wanted.bit_length() - 1)))
 
@@ -242,9 +248,11 @@ def _threads_for(size: int, slots: int) -> int:
     return min(MAX_THREADS, max(MIN_THREADS, 1 << (wanted - 1).bit_length()))
 
 
-def cta_plan(kernel: Kernel, specialization: Specialization | None = None) -> CtaPlan | None:
-    """The CTA mapping of `kernel`, or None when it does not apply."""
+def cta_plan(kernel: Kernel, specialization: Specialization | None = None,
+             helpers: Mapping[str, Helper] | None = None) -> CtaPlan | None:
+    """The CTA mapping of `kernel` (calling `helpers` by name), or None when it does not apply."""
     specialization = specialization or Specialization()
+    helpers = helpers or {}
     parallels = [op for op in kernel.body if op.name == "parallel"]
     if len(parallels) != 1:
         return None
@@ -258,14 +266,14 @@ def cta_plan(kernel: Kernel, specialization: Specialization | None = None) -> Ct
     ops = [op for op in parallels[0].regions[0].ops if op.name != "yield"]
     read_only = frozenset(name for name, direction in views.items() if direction == "in")
     known = known_extents(kernel, specialization)
-    size = _static_size(ops, known)
-    if size and size <= MAX_SLOTS * MAX_THREADS and _body_ok(ops, views, True, known):
-        threads = _threads_for(size, _slots_wanted(ops, kernel.body))
+    size = _static_size(nested_ops(ops, helpers), known)
+    if size and size <= MAX_SLOTS * MAX_THREADS and _body_ok(ops, views, True, known, helpers):
+        threads = _threads_for(size, _slots_wanted(list(nested_ops(ops, helpers)), kernel.body))
         scans = any(op.name == "scan" for op in ops)
         vector = VECTOR if scans and -(-size // threads) >= VECTOR else 1
         slots = vector * -(-size // (threads * vector))
         return CtaPlan(parallels[0], read_only, threads, slots, size, vector, len(ops) * slots <= UNROLL_BUDGET)
-    if not _body_ok(ops, views, False, known):
+    if not _body_ok(ops, views, False, known, helpers):
         return None
     inout_read = frozenset(op.operands[0] for op in ops if op.name == "read" and views[op.operands[0]] == "inout")
     return CtaPlan(parallels[0], read_only | inout_read, DYNAMIC_THREADS, 0)
@@ -290,7 +298,7 @@ def grid_plan(kernel: Kernel) -> CtaPlan | None:
     views = _views(kernel)
     writes = [op.operands[0] for op in ops if op.name == "write"]
     if (not writes or len(writes) != len(set(writes)) or not all(_per_coordinate(op) for op in ops)
-            or not _body_ok(ops, views, False, {})):
+            or not _body_ok(ops, views, False, {}, {})):
         return None
     read_only = frozenset(name for name, direction in views.items() if direction == "in")
     inout_read = frozenset(op.operands[0] for op in ops if op.name == "read" and views[op.operands[0]] == "inout")

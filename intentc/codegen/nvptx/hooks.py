@@ -17,6 +17,7 @@ from ..llvm.types import F32, F64, I32, I64, I8, register_type
 from ..llvm.values import Body, ElementAt, Group, Memory, Registers, Shape, Tensor
 from .cta import (barrier, block_combine, block_scan, block_slots, block_stride, in_tensor, on_thread_zero,
                   shared_array, slot_coordinate, sreg, unravel)
+from .cta_reduce import block_combine_tuple
 from .mapping import Mapping
 
 if TYPE_CHECKING:
@@ -118,6 +119,12 @@ class NvptxHooks(TargetHooks):
         if not self.in_cta:
             return value
         return block_combine(em, self.plan, value, identity_const(kind, dtype), combine)
+
+    def combine_tuple(self, em: Emitter, op: Op, values: list[ir.Value], identities: list[ir.Value],
+                      combine: Callable[[list[ir.Value], list[ir.Value]], list[ir.Value]]) -> list[ir.Value]:
+        if not self.in_cta:
+            return values
+        return block_combine_tuple(em, self.plan, values, identities, combine)
 
     def keep_lazy(self, em: Emitter, before_parallel: bool = False) -> bool:
         if self.plan is None:

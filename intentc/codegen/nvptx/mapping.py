@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from ...ir.nodes import Kernel, Op
+from ...ir.nodes import Helper, Kernel, Module, Op
 from ...options import Specialization
 from ...passes.ir_walk import is_pure_tree
 from ..layout.assign import Assignment, assign, elements
@@ -65,9 +65,10 @@ def grid_parallel(kernel: Kernel) -> Op | None:
     return parallels[0] if all(is_pure_tree(op) for op in others) else None
 
 
-def plan_mapping(kernel: Kernel, specialization: Specialization | None = None) -> Mapping:
+def plan_mapping(kernel: Kernel, specialization: Specialization | None = None, module: Module | None = None) -> Mapping:
     known = known_extents(kernel, specialization or Specialization())
-    cta = cta_plan(kernel, specialization) or grid_plan(kernel)
+    helpers = {item.name: item for item in module.items if isinstance(item, Helper)} if module else {}
+    cta = cta_plan(kernel, specialization, helpers) or grid_plan(kernel)
     if cta is not None:
         # every tensor over the row-major linearization of its coordinates, T threads
         def distribution(type_):

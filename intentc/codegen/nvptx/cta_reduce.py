@@ -1,0 +1,50 @@
+"""Reductions of several components in CTA-mapped iterations (docs/gpu.md): arg_reduce's
+(value, position) pairs and generic_reduce's author-given combines.
+
+Each thread folds its coordinates into one partial (a tuple of registers); the CTA then
+combines the threads' partials as `cta.block_combine` does one value (a butterfly within
+each warp, the warps' results through shared memory, a butterfly over them), except that
+every butterfly step puts the lower lane's operand first. A generic combine is associative
+and commutative only by the author's assertion (§6), not bit for bit (Welford's merge
+rounds differently with its operands swapped), so this order is what gives every thread
+the same bits.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from llvmlite import ir
+
+from ..llvm.types import I32
+from .cta import CtaPlan, _shuffle, _warp_totals, sreg
+
+if TYPE_CHECKING:
+    from ..llvm.emitter import Emitter
+
+TupleCombine = Callable[[list[ir.Value], list[ir.Value]], list[ir.Value]]
+
+
+def _ordered_butterfly(em: Emitter, values: list[ir.Value], combine: TupleCombine) -> list[ir.Value]:
+    """The warp's combination of `values`, lower lane first at every step, so lanes i and
+    i^k compute combine(lower, upper) from the same two operands: the same bits in every
+    lane, for any combine."""
+    b = em.b
+    lane = b.and_(sreg(em, "tid.x"), ir.Constant(I32, 31))
+    for lanes in (16, 8, 4, 2, 1):
+        others = [_shuffle(em, "bfly", value, lanes, 31) for value in values]
+        upper = b.icmp_unsigned("!=", b.and_(lane, ir.Constant(I32, lanes)), ir.Constant(I32, 0))
+        first = [b.select(upper, other, value) for value, other in zip(values, others)]
+        second = [b.select(upper, value, other) for value, other in zip(values, others)]
+        values = combine(first, second)
+    return values
+
+
+def block_combine_tuple(em: Emitter, plan: CtaPlan, values: list[ir.Value], identities: list[ir.Value],
+                        combine: TupleCombine) -> list[ir.Value]:
+    """The CTA-wide combination of every thread's partial `values` (each thread gets it):
+    ordered butterflies within each warp, then over the warps' results in every warp (lane
+    l holding warp l's, the identities past the last warp)."""
+    warp_results = _ordered_butterfly(em, values, combine)
+    totals = [_warp_totals(em, plan, value, 0, identity) for value, identity in zip(warp_results, identities)]
+    return _ordered_butterfly(em, totals, combine)

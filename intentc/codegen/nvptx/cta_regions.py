@@ -1,0 +1,60 @@
+"""Which ops with regions, helper calls and multi-component reductions a CTA-mapped
+iteration may hold (docs/gpu.md), beside `cta.py`'s rules for the rest.
+
+Every thread of the CTA runs the iteration's scalar code redundantly (reductions give every
+thread the same bits), so a `loop` or `if` whose results are scalars stays uniform: every
+thread takes the same trips and branches, and the tensor ops inside spread over the CTA as
+they do at the top of the iteration. A helper call is inlined at lowering, so it qualifies
+when its body does. arg_reduce and generic_reduce to scalars combine per-thread partials
+(`cta_reduce.py`).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+
+from ...ir.nodes import Helper, Op
+from ...ir.optable import ops_where
+from ...ir.types import RecordType, TensorType, TupleType, Type
+
+AGGREGATES = ops_where(lambda op: op.family == "aggregate")
+
+BlockOk = Callable[[Sequence[Op]], bool]
+
+
+def _scalar(type_: Type) -> bool:
+    if isinstance(type_, TensorType):
+        return not type_.shape
+    if isinstance(type_, TupleType):
+        return all(_scalar(t) for t in type_.elements)
+    if isinstance(type_, RecordType):
+        return all(_scalar(f.type) for f in type_.fields)
+    return True
+
+
+def _body(ops: Sequence[Op]) -> list[Op]:
+    return [op for op in ops if op.name != "yield"]
+
+
+def region_op_ok(op: Op, helpers: Mapping[str, Helper], block_ok: BlockOk) -> bool | None:
+    """Whether the iteration may hold `op`, or None when `op` is none of the kinds this
+    module decides (`block_ok` judges a nested block by cta.py's rules)."""
+    if op.name in AGGREGATES:
+        return True
+    if op.name == "arg_reduce":
+        return not op.result_types[0].shape
+    if op.name == "generic_reduce" or op.name in ("loop", "if"):
+        return all(_scalar(t) for t in op.result_types) and all(block_ok(_body(r.ops)) for r in op.regions)
+    if op.name == "call":
+        helper = helpers.get(op.attributes["callee"].name)
+        return helper is not None and block_ok(_body(helper.body))
+    return None
+
+
+def nested_ops(ops: Sequence[Op], helpers: Mapping[str, Helper]) -> Iterator[Op]:
+    """`ops`, the ops of their regions and the bodies of the helpers they call, depth first."""
+    for op in ops:
+        yield op
+        for region in op.regions:
+            yield from nested_ops(region.ops, helpers)
+        if op.name == "call" and op.attributes["callee"].name in helpers:
+            yield from nested_ops(helpers[op.attributes["callee"].name].body, helpers)
