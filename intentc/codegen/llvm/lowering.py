@@ -38,6 +38,7 @@ def lower_op(em: Emitter, op: Op) -> None:
     if impl is None:
         raise NotLowered(op)
     em.element_memo = {}
+    em.op = op               # the op being lowered (a target's loops may depend on what it reads)
     out = impl(em, op)
     em.defs.update(dict.fromkeys(op.results, op))
     if op.results:

@@ -98,11 +98,13 @@ def _scan_op(em, op):
     acc = accumulator(kind, x.dtype, op.attributes.get("acc"))
     exclusive, reverse = bool(op.attributes.get("exclusive", False)), bool(op.attributes.get("reverse", False))
     if x.rank == 1:
-        scanned = em.hooks.scan(em, x, kind, acc, exclusive, reverse,
-                                lambda idx: convert(em, op, x.at(em, idx), x.dtype, acc),
-                                lambda a, b: binary(em, op, COMBINE[kind], a, b, acc))
+        # Every combine with "nothing yet" uses the neutral element, so no prefix gains a
+        # member it does not have; only an exclusive scan's first output is the identity.
+        scanned = em.hooks.scan(em, x.shape, lambda idx: [convert(em, op, x.at(em, idx), x.dtype, acc)],
+                                lambda a, b: [binary(em, op, COMBINE[kind], a[0], b[0], acc)], [acc],
+                                exclusive, reverse, [identity_const(kind, acc)], [scan_neutral(kind, acc)])
         if scanned is not None:
-            return scanned
+            return scanned[0]
     out = em.alloc(acc, x.shape)
     n = x.shape[axis]
     slot = em.entry_alloca(register_type(acc))
@@ -256,9 +258,19 @@ def _generic_scan_op(em, op):
                   for t in op.result_types]
     slots = [make_slot(em, t) for t in slot_types]
     write_slots(em, slots, inits)
+    region = op.regions[0]
+    if sources[0].rank == 1:
+        def combine(first, second):
+            with em.scope():
+                args = [Scalar(t.dtype, (), v) for t, v in zip(slot_types + slot_types, list(first) + list(second))]
+                return [value.at(em, []) for value in run_region(em, region, args)]
+        scanned = em.hooks.scan(em, sources[0].shape, lambda idx: [s.at(em, idx) for s in sources], combine,
+                                [t.dtype for t in op.result_types], exclusive, reverse,
+                                [i.at(em, []) for i in inits], None)
+        if scanned is not None:
+            return scanned
     outs = [em.alloc(t.dtype, em.shape_of(t)) for t in op.result_types]
     n = sources[0].shape[axis]
-    region = op.regions[0]
     b = em.b
 
     def step(k, fold: bool):

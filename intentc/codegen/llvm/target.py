@@ -86,10 +86,14 @@ class TargetHooks(ABC):
             em.b.store(em.b.add(em.b.load(pointer), ir.Constant(register_type(dtype), 1)), pointer)
         return counts, increment, lambda: None
 
-    def scan(self, em: Emitter, x: Tensor, kind: str, acc: str, exclusive: bool, reverse: bool, element: ElementAt,
-             combine: Combine) -> Tensor | None:
-        """A target's own lowering of a builtin scan of `x` along its one axis (element(idx):
-        the converted element), or None for the shared sequential prefix."""
+    def scan(self, em: Emitter, shape: Shape, elements: Callable[[list[ir.Value]], list[ir.Value]],
+             combine: Callable[[list[ir.Value], list[ir.Value]], list[ir.Value]], dtypes: list[str],
+             exclusive: bool, reverse: bool, first_exclusive: list[ir.Value],
+             neutral: list[ir.Value] | None) -> list[Tensor] | None:
+        """A target's own lowering of a rank-1 scan (`elements(idx)`: its components at a
+        coordinate; `neutral`: components `combine` leaves unchanged, None for a generic
+        combine that has none; `first_exclusive`: the first exclusive prefix), one tensor a
+        component, or None for the shared sequential prefix."""
         return None
 
     # ---- math ---------------------------------------------------------------------------------

@@ -41,16 +41,14 @@ from ...passes.ir_walk import is_pure_tree
 from ..layout.encodings import Blocked, row_blocked
 from ..llvm.types import F32, F64, I32, I64, LOW_FLOATS, register_type
 from ..llvm.values import Body, Memory, Shape
-from .cta_regions import nested_ops, region_op_ok
+from .cta_regions import ELEMENTWISE, chunk_scans_ok, nested_ops, region_op_ok
 
 if TYPE_CHECKING:
     from ..llvm.emitter import Emitter
     from ..llvm.target import Combine
 
-ELEMENTWISE = ops_where(lambda op: op.cta_per_coordinate)
 CONTRACTIONS = ops_where(lambda op: op.contraction)
 SHUFFLED = {"f32", "f64", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "index", "bool"}
-SCAN_KINDS = {"sum", "prod", "max", "min"}
 SHARED_WORDS = 32          # one i64 per warp: 1024 threads at most
 SHARED_BYTES = 32 * 1024   # a histogram's counts in shared memory (48 KiB static at most, partials too)
 DYNAMIC_THREADS = 512      # the dynamic form's CTA size
@@ -183,8 +181,8 @@ def _body_ok(ops: Sequence[Op], views: dict[str, str], register_form: bool, know
             if op.result_types[0].shape or op.result_types[0].dtype not in allowed:
                 return False
             continue
-        if op.name == "scan":
-            if not (register_form and _block_scannable(op)):
+        if op.name == "scan":                # rank 1: block scans (cta_scan.py)
+            if op.result_types[0].rank != 1:
                 return False
             continue
         if op.name == "write":
@@ -206,11 +204,6 @@ def _fits_shared(type_: TensorType, known: dict[str, int]) -> bool:
     bins = extent if isinstance(extent, int) else known.get(extent)
     width = {"i32": 4, "u32": 4, "i64": 8, "u64": 8}.get(type_.dtype)
     return bins is not None and width is not None and bins * width <= SHARED_BYTES
-
-
-def _block_scannable(op: Op) -> bool:
-    return (op.result_types[0].rank == 1 and op.attributes["kind"].name in SCAN_KINDS
-            and not op.attributes.get("reverse", False) and op.result_types[0].dtype in SHUFFLED)
 
 
 def _read_then_write(ops: list[Op], position: int, view: str) -> bool:
@@ -273,7 +266,7 @@ def cta_plan(kernel: Kernel, specialization: Specialization | None = None,
         vector = VECTOR if scans and -(-size // threads) >= VECTOR else 1
         slots = vector * -(-size // (threads * vector))
         return CtaPlan(parallels[0], read_only, threads, slots, size, vector, len(ops) * slots <= UNROLL_BUDGET)
-    if not _body_ok(ops, views, False, known, helpers):
+    if not (_body_ok(ops, views, False, known, helpers) and chunk_scans_ok(ops)):
         return None
     inout_read = frozenset(op.operands[0] for op in ops if op.name == "read" and views[op.operands[0]] == "inout")
     return CtaPlan(parallels[0], read_only | inout_read, DYNAMIC_THREADS, 0)
@@ -452,9 +445,10 @@ def _shared(em) -> ir.Value:
     return existing
 
 
-def _warp_totals(em, plan: CtaPlan, value: ir.Value, last_lane: int, identity: ir.Value) -> ir.Value:
-    """Lane l of every warp gets warp l's `value` at lane `last_lane` (the identity past the
-    last warp), through shared memory."""
+def _warp_totals(em, plan: CtaPlan, value: ir.Value, last_lane: int, identity: ir.Value,
+                 reverse: bool = False) -> ir.Value:
+    """Lane l of every warp gets warp l's `value` at lane `last_lane` (warp W-1-l's when
+    `reverse`; the identity past the last warp), through shared memory."""
     b = em.b
     tid = sreg(em, "tid.x")
     shared, zero = _shared(em), ir.Constant(I32, 0)
@@ -463,7 +457,8 @@ def _warp_totals(em, plan: CtaPlan, value: ir.Value, last_lane: int, identity: i
         b.store(_to_i64(em, value), b.gep(shared, [zero, b.lshr(tid, ir.Constant(I32, 5))], inbounds=True))
     barrier(em)
     warps = ir.Constant(I32, -(-plan.threads // 32))
-    slot = b.gep(shared, [zero, b.select(b.icmp_unsigned("<", lane, warps), lane, zero)], inbounds=True)
+    source = b.sub(b.sub(warps, ir.Constant(I32, 1)), lane) if reverse else lane
+    slot = b.gep(shared, [zero, b.select(b.icmp_unsigned("<", lane, warps), source, zero)], inbounds=True)
     total = b.select(b.icmp_unsigned("<", lane, warps), _from_i64(em, b.load(slot), value.type), identity)
     barrier(em)          # the partials may be overwritten by the next reduction or scan only now
     return total
@@ -481,35 +476,3 @@ def block_combine(em: Emitter, plan: CtaPlan, value: ir.Value, identity: ir.Valu
     """The CTA-wide combination of every thread's `value` (each thread gets it): a butterfly
     within each warp, then a butterfly over the warps' results in every warp."""
     return _butterfly(em, _warp_totals(em, plan, _butterfly(em, value, combine), 0, identity), combine)
-
-
-def _warp_scan(em, value: ir.Value, lane: ir.Value, combine) -> ir.Value:
-    """Inclusive scan over the warp's lanes in lane order (`shfl.up`)."""
-    b = em.b
-    for lanes in (1, 2, 4, 8, 16):
-        earlier = _shuffle(em, "up", value, lanes, 0)
-        value = b.select(b.icmp_unsigned(">=", lane, ir.Constant(I32, lanes)), combine(earlier, value), value)
-    return value
-
-
-def block_scan(em: Emitter, plan: CtaPlan, value: ir.Value, carry: ir.Value, identity: ir.Value, combine: Combine,
-               exclusive: bool) -> tuple[ir.Value, ir.Value]:
-    """(this thread's prefix over the chunk of T coordinates it is in, the chunk's total),
-    both after `carry` (the earlier chunks' total): an inclusive warp scan, then a warp
-    scan of the warps' totals gives each warp the total of the warps before it. Every
-    combine keeps source order (earlier operand first), as §6 requires of scans."""
-    b = em.b
-    tid = sreg(em, "tid.x")
-    lane, warp = b.and_(tid, ir.Constant(I32, 31)), b.lshr(tid, ir.Constant(I32, 5))
-    value = _warp_scan(em, value, lane, combine)
-    totals = _warp_scan(em, _warp_totals(em, plan, value, 31, identity), lane, combine)
-    last_warp = -(-plan.threads // 32) - 1
-    earlier_warps = b.select(b.icmp_unsigned(">", warp, ir.Constant(I32, 0)),
-                             _shuffle(em, "idx", totals, b.sub(warp, ir.Constant(I32, 1)), 31), identity)
-    before = combine(carry, earlier_warps)
-    total = combine(carry, _shuffle(em, "idx", totals, last_warp, 31))
-    if exclusive:
-        shifted = _shuffle(em, "up", value, 1, 0)
-        value = b.select(b.icmp_unsigned(">=", lane, ir.Constant(I32, 1)), combine(before, shifted), before)
-        return value, total
-    return combine(before, value), total

@@ -42,6 +42,8 @@ def region_op_ok(op: Op, helpers: Mapping[str, Helper], block_ok: BlockOk) -> bo
         return True
     if op.name == "arg_reduce":
         return not op.result_types[0].shape
+    if op.name == "generic_scan":          # rank 1: block scans (cta_scan.py)
+        return all(t.rank == 1 for t in op.result_types) and block_ok(_body(op.regions[0].ops))
     if op.name == "generic_reduce" or op.name in ("loop", "if"):
         return all(_scalar(t) for t in op.result_types) and all(block_ok(_body(r.ops)) for r in op.regions)
     if op.name == "call":
@@ -58,3 +60,52 @@ def nested_ops(ops: Sequence[Op], helpers: Mapping[str, Helper]) -> Iterator[Op]
             yield from nested_ops(region.ops, helpers)
         if op.name == "call" and op.attributes["callee"].name in helpers:
             yield from nested_ops(helpers[op.attributes["callee"].name].body, helpers)
+
+
+
+ELEMENTWISE = ops_where(lambda op: op.cta_per_coordinate)
+SCANS = ("scan", "generic_scan")
+
+
+def _names_used(op: Op) -> Iterator[str]:
+    yield from op.operands
+    for group in op.groups:
+        yield from group.values
+
+
+def _consumes_by_coordinate(op: Op, shape: tuple) -> bool:
+    """Whether `op` reads a scan-derived operand of `shape` only at the coordinates its own
+    loop visits: a write, a full reduction (generic_reduce's region sees one element), or
+    an element-wise op of that shape."""
+    if op.name == "write":
+        return True
+    if all(_scalar(t) for t in op.result_types) and (not op.regions or op.name == "generic_reduce"):
+        return op.name not in SCANS
+    return (op.name in ELEMENTWISE and op.name != "broadcast"
+            and all(isinstance(t, TensorType) and t.shape == shape for t in op.result_types))
+
+
+def chunk_scans_ok(ops: Sequence[Op]) -> bool:
+    """Whether the dynamic form can recompute every scan of the iteration in its consumers'
+    loops (`cta_scan.ChunkScan`): each scan is rank 1 and reads no scan, and every value
+    derived from scans, all of one direction, is consumed coordinate by coordinate (never
+    inside a region other than generic_reduce's combine)."""
+    derived: dict[str, tuple[bool, tuple]] = {}   # a scan-derived value -> (reversed, shape)
+    for op in ops:
+        inner = {name for region in op.regions for nested in nested_ops(region.ops, {}) for name in _names_used(nested)}
+        if op.name != "generic_reduce" and inner & derived.keys():
+            return False
+        found = {derived[name] for name in _names_used(op) if name in derived}
+        if op.name in SCANS:
+            if found:
+                return False
+            reverse = bool(op.attributes.get("reverse", False))
+            derived.update({name: (reverse, type_.shape) for name, type_ in zip(op.results, op.result_types)})
+            continue
+        if not found:
+            continue
+        if len(found) > 1 or not _consumes_by_coordinate(op, next(iter(found))[1]):
+            return False
+        if op.name in ELEMENTWISE:
+            derived.update(dict.fromkeys(op.results, next(iter(found))))
+    return True

@@ -10,14 +10,15 @@ from llvmlite import ir
 
 from ...ir.nodes import Op
 from ...ir.optable import ops_where
-from ..llvm.reduction import identity_const, scan_neutral
+from ..llvm.reduction import identity_const
 from ..llvm.special import i0
 from ..llvm.target import Combine, TargetHooks
 from ..llvm.types import F32, F64, I32, I64, I8, register_type
 from ..llvm.values import Body, ElementAt, Group, Memory, Registers, Shape, Tensor
-from .cta import (barrier, block_combine, block_scan, block_slots, block_stride, in_tensor, on_thread_zero,
-                  shared_array, slot_coordinate, sreg, unravel)
+from .cta import (barrier, block_combine, block_slots, block_stride, in_tensor, on_thread_zero, shared_array,
+                  slot_coordinate, sreg, unravel)
 from .cta_reduce import block_combine_tuple
+from .cta_scan import chunk_scan, chunked_for_each, scan_slots, scans_read, with_presence
 from .mapping import Mapping
 
 if TYPE_CHECKING:
@@ -86,6 +87,8 @@ class NvptxHooks(TargetHooks):
             try:
                 if self.plan.slots and _size(shape) == self.plan.size:
                     self._each_slot(em, shape, body, group)
+                elif scans := self._scans_read(em):   # the dynamic form's scans, recomputed here
+                    chunked_for_each(em, self.plan, shape, body, scans)
                 else:                      # the dynamic form, or a histogram's bins
                     block_stride(em, self.plan, shape, body)
             finally:
@@ -110,6 +113,14 @@ class NvptxHooks(TargetHooks):
                 continue
             idxs = [unravel(em, slot_coordinate(em, plan, slot), shape) for slot in slots]
             group(idxs, lambda lane, first=slots[0]: self._visit(first + lane))
+
+    def _scans_read(self, em) -> list:
+        op = em.op
+        names = list(op.operands) + [v for g in op.groups for v in g.values] if op is not None else []
+        found: list = []
+        for name in names:
+            scans_read(em.env.get(name), found)
+        return found
 
     def _visit(self, slot: int) -> None:
         self.current_slot = slot
@@ -170,49 +181,25 @@ class NvptxHooks(TargetHooks):
             em.b.atomic_rmw("add", pointer, one, 'syncscope("block") monotonic')
         return counts, increment, lambda: barrier(em)
 
-    def scan(self, em: Emitter, x: Tensor, kind: str, acc: str, exclusive: bool, reverse: bool, element: ElementAt,
-             combine: Combine) -> Tensor | None:
-        """The register form's block scan (cta.py), group by group in source order: each
-        thread's V consecutive coordinates serially, then a block scan of the threads'
-        totals after the earlier groups' carry."""
-        if not (self.in_cta and self.plan.slots) or reverse:
+    def scan(self, em: Emitter, shape: Shape, elements: Callable[[list[ir.Value]], list[ir.Value]],
+             combine: Callable[[list[ir.Value], list[ir.Value]], list[ir.Value]], dtypes: list[str],
+             exclusive: bool, reverse: bool, first_exclusive: list[ir.Value],
+             neutral: list[ir.Value] | None) -> list[Tensor] | None:
+        """A block scan (cta_scan.py): into registers, group by group, in the register
+        form; recomputed in its consumers' chunked loops in the dynamic form. A generic
+        combine gets a presence flag in front, whose absence is neutral."""
+        if not self.in_cta:
             return None
-        b, plan = em.b, self.plan
-        # Every combine with "nothing yet" uses the neutral element, so no prefix gains a
-        # member it does not have; only an exclusive scan's first output is the identity.
-        neutral = scan_neutral(kind, acc)
-        registers = self._registers(em, acc, x.shape)
-        carry = neutral
-        for number in range(plan.groups):
-            group = range(number * plan.vector, (number + 1) * plan.vector)
-            prefixes, running = [], neutral
-            for slot in group:
-                self.current_slot = slot
-                running = combine(running, self._element_or(em, element, x.shape, slot, neutral, acc))
-                prefixes.append(running)
-            before, carry = block_scan(em, plan, running, carry, neutral, combine, exclusive=True)
-            for lane, slot in enumerate(group):
-                if not exclusive:
-                    result = combine(before, prefixes[lane])
-                elif lane:
-                    result = combine(before, prefixes[lane - 1])
-                else:
-                    first = b.icmp_signed("==", slot_coordinate(em, plan, slot), ir.Constant(I64, 0))
-                    result = b.select(first, identity_const(kind, acc), before)
-                b.store(result, registers.slot(em, slot))
-        return registers
-
-    def _element_or(self, em, element, shape, slot, identity, dtype):
-        """element at this thread's coordinate of `slot`, or `identity` past S (so totals hold)."""
-        b, plan = em.b, self.plan
-        linear = slot_coordinate(em, plan, slot)
-        if plan.full(slot // plan.vector):
-            return element(unravel(em, linear, shape))
-        value = em.entry_alloca(register_type(dtype))
-        b.store(identity, value)
-        with b.if_then(in_tensor(em, plan, linear)):
-            b.store(element(unravel(em, linear, shape)), value)
-        return b.load(value)
+        flagged = neutral is None
+        if flagged:
+            elements, combine, dtypes, neutral = with_presence(em, elements, combine, dtypes, first_exclusive)
+            first_exclusive = neutral
+        if self.plan.slots:
+            scanned = scan_slots(em, self, shape, elements, neutral, combine, dtypes, exclusive, reverse,
+                                 first_exclusive)
+        else:
+            scanned = chunk_scan(em, shape, elements, neutral, combine, dtypes, exclusive, reverse, first_exclusive)
+        return scanned[1:] if flagged else scanned
 
     # ---- math ---------------------------------------------------------------------------------
     def math_f32(self, em: Emitter, name: str, x: ir.Value) -> ir.Value | None:

@@ -1,0 +1,249 @@
+"""Scans in CTA-mapped iterations (docs/gpu.md): builtin and generic, forward and reverse,
+with static extents (the register form) and dynamic ones (the dynamic form).
+
+A scan's *order* is its source order, reversed for `reverse`: scan position p is
+coordinate p, or n-1-p. Every combine takes the operand earlier in that order first and
+only ever joins adjacent runs (§6: a parenthesization that keeps source order; a generic
+combine is only associative). A scan value is a list of registers (generic_scan's
+components); `neutral` is a value that `combine` leaves unchanged on either side, so
+padding past the end and "no carry yet" join no prefix: the -0.0 of a float sum, a
+builtin's identity, or for generic scans a presence flag in front of the components
+(`with_presence`), since the author's init need not be neutral.
+
+- `block_scan`: the scan over the CTA's threads in rank order (rank = tid, or T-1-tid
+  reversed): a warp scan (`shfl.sync.up`, `.down` reversed), the warps' totals through
+  shared memory scanned by every warp, then the carry of the earlier chunks in front.
+- register form (`scan_slots`): each thread folds its V consecutive coordinates of a group,
+  the CTA scans the threads' totals after the earlier groups' carry; groups and lanes go
+  last to first when reversed.
+- dynamic form (`ChunkScan`): the scan is recomputed wherever it is used: the consumer's
+  loop over the coordinates (`chunked_for_each`) walks chunks of T scan positions in order,
+  every thread in every chunk, and before each chunk's body computes the chunk's prefixes
+  of every scan the consumer reads (`prime`), its carry kept across chunks in registers.
+  Nothing is stored per row.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from llvmlite import ir
+
+from ..llvm.types import I1, I32, I64, register_type
+from ..llvm.values import Body, Registers, Shape, Tensor
+from .cta import CtaPlan, _shuffle, _warp_totals, in_tensor, slot_coordinate, sreg, thread_index, unravel
+
+if TYPE_CHECKING:
+    from ..llvm.emitter import Emitter
+
+Values = list[ir.Value]
+Combine = Callable[[Values, Values], Values]
+Elements = Callable[[list[ir.Value]], Values]   # the scan's components at a coordinate
+
+
+def with_presence(em: Emitter, elements: Elements, combine: Combine, dtypes: list[str],
+                  inits: Values) -> tuple[Elements, Combine, list[str], Values]:
+    """A generic scan's components led by a presence flag (elements, combine, dtypes and
+    the neutral value (false, inits)): absent values join nothing, and the author's
+    combine runs only where both operands are present."""
+    def present(first: Values, second: Values) -> Values:
+        b = em.b
+        both = b.and_(first[0], second[0])
+        slots = [em.entry_alloca(v.type) for v in first[1:]]
+        for slot, a, c in zip(slots, first[1:], second[1:]):
+            b.store(b.select(first[0], a, c), slot)
+        with b.if_then(both):
+            for slot, value in zip(slots, combine(first[1:], second[1:])):
+                b.store(value, slot)
+        return [b.or_(first[0], second[0]), *(b.load(slot) for slot in slots)]
+    return (lambda idx: [ir.Constant(I1, 1), *elements(idx)], present, ["bool", *dtypes],
+            [ir.Constant(I1, 0), *inits])
+
+
+def _select(em: Emitter, condition: ir.Value, then: Values, otherwise: Values) -> Values:
+    return [em.b.select(condition, a, c) for a, c in zip(then, otherwise)]
+
+
+def _warp_scan(em: Emitter, values: Values, rank: ir.Value, combine: Combine, reverse: bool) -> Values:
+    """Inclusive scan over the warp's lanes in rank order (lane, or 31 - lane reversed)."""
+    b = em.b
+    for lanes in (1, 2, 4, 8, 16):
+        earlier = [_shuffle(em, "down" if reverse else "up", v, lanes, 31 if reverse else 0) for v in values]
+        values = _select(em, b.icmp_unsigned(">=", rank, ir.Constant(I32, lanes)), combine(earlier, values), values)
+    return values
+
+
+def block_scan(em: Emitter, plan: CtaPlan, values: Values, carry: Values, neutral: Values, combine: Combine,
+               reverse: bool) -> tuple[Values, Values, Values]:
+    """(the prefix before this thread, the prefix through it, the chunk's total), all after
+    `carry`, over the CTA's threads in rank order."""
+    b = em.b
+    tid = sreg(em, "tid.x")
+    lane, warp = b.and_(tid, ir.Constant(I32, 31)), b.lshr(tid, ir.Constant(I32, 5))
+    warps = -(-plan.threads // 32)
+    if reverse:
+        lane_rank, warp_rank = b.sub(ir.Constant(I32, 31), lane), b.sub(ir.Constant(I32, warps - 1), warp)
+    else:
+        lane_rank, warp_rank = lane, warp
+    inclusive = _warp_scan(em, values, lane_rank, combine, reverse)
+    last_lane = 0 if reverse else 31
+    # lane r of every warp: the total of the warp of rank r (scanned: of ranks 0..r)
+    totals = [_warp_totals(em, plan, v, last_lane, z, reverse) for v, z in zip(inclusive, neutral)]
+    totals = _warp_scan(em, totals, lane, combine, False)
+    has_earlier = b.icmp_unsigned(">", warp_rank, ir.Constant(I32, 0))
+    earlier_rank = b.select(has_earlier, b.sub(warp_rank, ir.Constant(I32, 1)), ir.Constant(I32, 0))
+    earlier_warps = _select(em, has_earlier, [_shuffle(em, "idx", t, earlier_rank, 31) for t in totals], neutral)
+    before_warp = combine(carry, earlier_warps)
+    total = combine(carry, [_shuffle(em, "idx", t, warps - 1, 31) for t in totals])
+    shifted = [_shuffle(em, "down" if reverse else "up", v, 1, 31 if reverse else 0) for v in inclusive]
+    first_lane = b.icmp_unsigned("==", lane_rank, ir.Constant(I32, 0))
+    before = _select(em, first_lane, before_warp, combine(before_warp, shifted))
+    return before, combine(before_warp, inclusive), total
+
+
+# ---- the register form ---------------------------------------------------------------------------
+def scan_slots(em: Emitter, hooks, shape: Shape, elements: Elements, neutral: Values, combine: Combine,
+               dtypes: list[str], exclusive: bool, reverse: bool, first_exclusive: Values) -> list[Registers]:
+    """The scan of a tensor of S = plan.size coordinates in the register form, one K-slot
+    array a component (`hooks.current_slot` set as slots are visited)."""
+    b, plan = em.b, hooks.plan
+    arrays = [Registers(d, tuple(shape), em.entry_alloca(ir.ArrayType(register_type(d), plan.slots))) for d in dtypes]
+    carry = neutral
+    groups = range(plan.groups)
+    for number in (reversed(groups) if reverse else groups):
+        group = list(range(number * plan.vector, (number + 1) * plan.vector))
+        order = list(reversed(group)) if reverse else group
+        prefixes, running = {}, neutral
+        for slot in order:
+            hooks.current_slot = slot
+            running = combine(running, _element_or(em, plan, elements, shape, slot, neutral))
+            prefixes[slot] = running
+        before, _, carry = block_scan(em, plan, running, carry, neutral, combine, reverse)
+        for position, slot in enumerate(order):
+            if not exclusive:
+                result = combine(before, prefixes[slot])
+            elif position:
+                result = combine(before, prefixes[order[position - 1]])
+            else:
+                result = _select(em, _first_position(em, slot_coordinate(em, plan, slot), plan.size, reverse),
+                                 first_exclusive, before)
+            for array, value in zip(arrays, result):
+                b.store(value, array.slot(em, slot))
+    return arrays
+
+
+def _first_position(em: Emitter, coordinate: ir.Value, size: int | ir.Value, reverse: bool) -> ir.Value:
+    first = em.b.sub(size if isinstance(size, ir.Value) else ir.Constant(I64, size), ir.Constant(I64, 1)) \
+        if reverse else ir.Constant(I64, 0)
+    return em.b.icmp_signed("==", coordinate, first)
+
+
+def _element_or(em: Emitter, plan: CtaPlan, elements: Elements, shape: Shape, slot: int, neutral: Values) -> Values:
+    """The components at this thread's coordinate of `slot`, or `neutral` past S."""
+    linear = slot_coordinate(em, plan, slot)
+    if plan.full(slot // plan.vector):
+        return elements(unravel(em, linear, shape))
+    return _when(em, in_tensor(em, plan, linear), lambda: elements(unravel(em, linear, shape)), neutral)
+
+
+def _when(em: Emitter, live: ir.Value, compute: Callable[[], Values], default: Values) -> Values:
+    slots = [em.entry_alloca(v.type) for v in default]
+    for slot, value in zip(slots, default):
+        em.b.store(value, slot)
+    with em.b.if_then(live):
+        for slot, value in zip(slots, compute()):
+            em.b.store(value, slot)
+    return [em.b.load(slot) for slot in slots]
+
+
+# ---- the dynamic form ----------------------------------------------------------------------------
+@dataclass(eq=False)
+class ScanState:
+    """A dynamic-form scan of n positions: its carry across chunks and this thread's
+    prefix in the current chunk, both in registers."""
+    elements: Elements
+    extent: ir.Value
+    neutral: Values
+    combine: Combine
+    exclusive: bool
+    reverse: bool
+    first_exclusive: Values
+    carry: list = field(default_factory=list)
+    current: list = field(default_factory=list)
+
+    def reset(self, em: Emitter) -> None:
+        self.carry = [em.entry_alloca(v.type) for v in self.neutral]
+        self.current = [em.entry_alloca(v.type) for v in self.neutral]
+        for slot, value in zip(self.carry, self.neutral):
+            em.b.store(value, slot)
+
+    def prime(self, em: Emitter, plan: CtaPlan, position: ir.Value, live: ir.Value) -> None:
+        """This thread's prefix at scan `position` (of the chunk all threads are in)."""
+        b = em.b
+        values = _when(em, live, lambda: self.elements([self.coordinate(em, position)]), self.neutral)
+        carry = [b.load(slot) for slot in self.carry]
+        # positions run in thread order within a chunk, whichever the direction
+        before, through, total = block_scan(em, plan, values, carry, self.neutral, self.combine, False)
+        if self.exclusive:
+            through = _select(em, b.icmp_signed("==", position, ir.Constant(I64, 0)), self.first_exclusive, before)
+        for slot, value in zip(self.current, through):
+            b.store(value, slot)
+        for slot, value in zip(self.carry, total):
+            b.store(value, slot)
+
+    def coordinate(self, em: Emitter, position: ir.Value) -> ir.Value:
+        return em.b.sub(em.b.sub(self.extent, ir.Constant(I64, 1)), position) if self.reverse else position
+
+
+@dataclass
+class ChunkScan(Tensor):
+    """One component of a dynamic-form scan: readable only inside `chunked_for_each`, at
+    the coordinate being visited."""
+    state: ScanState = None
+    component: int = 0
+
+    def at(self, em: Emitter, idx: list[ir.Value]) -> ir.Value:
+        if not self.state.current:
+            raise RuntimeError("a dynamic-form scan read outside its consumer's chunked loop")
+        return em.b.load(self.state.current[self.component])
+
+
+def chunked_for_each(em: Emitter, plan: CtaPlan, shape: Shape, body: Body, states: list[ScanState]) -> None:
+    """body(idx) for every coordinate of the 1-D `shape`, chunk by chunk of T scan
+    positions (all of `states` share a direction), each chunk's prefixes primed first."""
+    b = em.b
+    (extent,) = shape
+    threads = ir.Constant(I64, plan.threads)
+    chunks = b.udiv(b.add(extent, ir.Constant(I64, plan.threads - 1)), threads)
+    for state in states:
+        state.reset(em)
+
+    def chunk(number):
+        position = b.add(b.mul(number, threads), thread_index(em, plan))
+        live = b.icmp_unsigned("<", position, extent)
+        for state in states:
+            state.prime(em, plan, position, live)
+        with b.if_then(live):
+            body([states[0].coordinate(em, position)])
+    em.loop(ir.Constant(I64, 0), chunks, chunk, name="chunk")
+    for state in states:
+        state.current = []
+
+
+def scans_read(value: object, found: list[ScanState] | None = None) -> list[ScanState]:
+    """The dynamic-form scans a lowered value reads (through element-wise `Derived` operands)."""
+    found = [] if found is None else found
+    if isinstance(value, ChunkScan) and value.state not in found:
+        found.append(value.state)
+    for operand in getattr(value, "operands", ()) or ():
+        scans_read(operand, found)
+    return found
+
+
+def chunk_scan(em: Emitter, shape: Shape, elements: Elements, neutral: Values, combine: Combine, dtypes: list[str],
+               exclusive: bool, reverse: bool, first_exclusive: Values) -> list[ChunkScan]:
+    (extent,) = shape
+    state = ScanState(elements, extent, neutral, combine, exclusive, reverse, first_exclusive)
+    return [ChunkScan(d, tuple(shape), state, k) for k, d in enumerate(dtypes)]
+
