@@ -74,6 +74,6 @@ def test_launch_json_records_the_softmax_layouts_and_conversions():
 
 
 def test_an_iteration_on_one_thread_shows_in_its_layouts():
-    launch = _launch("row_max", "row_max")
+    launch = _launch("ema_row_buffer", "ema_rows")
     assert launch["mapping"] == "grid-stride"
-    assert launch["layouts"]["encodings"]["#layout0"].startswith("#blocked<{sizePerThread = [%N], threadsPerWarp = [1]")
+    assert launch["layouts"]["encodings"]["#layout0"].startswith("#blocked<{sizePerThread = [%T], threadsPerWarp = [1]")
