@@ -158,7 +158,7 @@ def to_register(em: Emitter, word: ir.Value, dtype: str) -> ir.Value:
     if dtype == "bool":
         return b.icmp_unsigned("!=", word, ir.Constant(word.type, 0))
     if dtype in LOW_FORMATS:
-        return decode(em, word, dtype)
+        return em.hooks.decode_float(em, word, dtype) or decode(em, word, dtype)
     return word
 
 

@@ -19,7 +19,7 @@ from .emitter import CheckSite, Emitter
 from .lowfloat import to_register, to_storage
 from .pointwise import binary
 from .shape import broadcast_index, broadcast_to
-from .types import I1, I8, I64, is_signed, register_type, storage_type
+from .types import I1, I8, I64, LOW_FLOATS, is_signed, register_type, storage_type
 from .values import BufferRef, Coordinate, Lazy, Scalar, Tensor, ViewRef
 from .lowering import LOWERINGS
 
@@ -99,9 +99,14 @@ class Access:
         return isinstance(self.resource, ViewRef) and storage_type(dtype) == register_type(dtype)
 
     def masked_load(self, lane: Lane, default: ir.Value) -> ir.Value:
-        """The lane's element where it is live, else `default`."""
+        """The lane's element where it is live, else `default`. A view of low-precision
+        floats loads its storage words the target's way too (a predicated load on the GPU,
+        no branch: a row's loads stay in flight together) and decodes after."""
         if self._view_words:
             return self.em.hooks.masked_load(self.em, lane.pointer, lane.live, default)
+        if isinstance(self.resource, ViewRef) and self.resource.dtype in LOW_FLOATS:
+            word = self.em.hooks.masked_load(self.em, lane.pointer, lane.live, ir.Constant(lane.pointer.type.pointee, 0))
+            return self.em.b.select(lane.live, to_register(self.em, word, self.resource.dtype), default)
         return self.em.when(lane.live, lambda: self.load(lane.pointer), default)
 
     def masked_store(self, lane: Lane, value: ir.Value) -> None:

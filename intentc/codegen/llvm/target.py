@@ -107,6 +107,12 @@ class TargetHooks(ABC):
         its code generator)."""
         return em.b.bitcast(value, ir.IntType(32))
 
+    def decode_float(self, em: Emitter, word: ir.Value, dtype: str) -> ir.Value | None:
+        """The exact f64 image of a low-precision float's bit pattern (a NaN's sign and
+        payload at the top of the fraction, as `lowfloat.decode` puts them) in the target's
+        own instructions, or None for the shared integer decoding."""
+        return None
+
     def math_f32(self, em: Emitter, name: str, x: ir.Value) -> ir.Value | None:
         """`name` of an f32 value in the target's own f32 function (within the spec's math
         library bounds), or None to evaluate in f64 and round once."""
