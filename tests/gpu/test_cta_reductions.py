@@ -1,0 +1,247 @@
+"""Reductions and scans of every kind in CTA-mapped iterations (docs/gpu.md): which kernels
+get the CTA mapping and what their PTX holds (here, no GPU needed), and on the GPU the
+interpreter's results, in the dynamic form (row length left dynamic) and the register
+form (specialized), for row lengths around the warp and CTA sizes and special values.
+
+Bits must match wherever the result does not depend on the parenthesization: max/min
+(NaN, ±inf, -0.0), arg_reduce (ties to the lowest index, the first NaN), integer sums and
+generic scans over a ring (wrapping i32 arithmetic: any order-keeping parenthesization
+gives the same bits, so a non-commutative combine checks source order exactly). Float
+sums and Welford merges may reassociate (§6) and are held to a bound.
+"""
+from __future__ import annotations
+
+import json
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from differential import assert_close, assert_same_bits
+from gpu_differential import on_gpu_and_interp
+from gpu_required import requires_gpu
+from sample_paths import sample_text
+
+COLUMNS = [0, 1, 33, 1025, 5000]          # empty, one element, past a warp, past a CTA (twice)
+FORMS = ["dynamic", "register"]
+
+
+def _extents(form: str, name: str, cols: int) -> dict | None:
+    return {name: cols} if form == "register" else None
+
+
+def _compile(text: str, kernel: str, extents: dict | None = None) -> tuple[str, dict]:
+    from intentc.driver import compile_kernel
+    from intentc.options import Specialization
+    artifacts = compile_kernel(text, kernel, "ptx", "sm_90", specialization=Specialization(extents=extents or {}))
+    return artifacts.artifacts["kernel.ptx"], json.loads(artifacts.artifacts["launch.json"])
+
+
+# ---- which kernels get the CTA mapping (no GPU) ------------------------------------------------------
+CTA_KERNELS = [("row_max", "row_max", "N"), ("row_argmax", "row_argmax", "V"),
+               ("welford_generic_reduce", "welford_rows", "N"), ("nan_max_vs_maximum_num", "nan_max", "N"),
+               ("tuple_record_stats", "row_stats", "N"), ("cummax", "row_cummax", "N"),
+               ("cumsum", "row_cumsum", "N"), ("gelu_helper_call", "gelu_fwd", "N")]
+
+
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("sample,kernel,extent", CTA_KERNELS)
+def test_reductions_scans_loops_and_calls_get_the_cta_mapping_without_malloc(sample, kernel, extent, form):
+    ptx, launch = _compile(sample_text(sample), kernel, _extents(form, extent, 4096))
+    assert launch["mapping"] == "cta"
+    assert "malloc" not in ptx                      # no per-row temporaries
+
+
+@pytest.mark.parametrize("sample,kernel", [("row_argmax", "row_argmax"), ("welford_generic_reduce", "welford_rows"),
+                                           ("cummax", "row_cummax")])
+def test_tuple_reductions_and_scans_combine_through_shuffles_and_shared_memory(sample, kernel):
+    ptx, _ = _compile(sample_text(sample), kernel)
+    assert "shfl.sync" in ptx and ".shared" in ptx and "bar.sync" in ptx
+
+
+def test_reverse_scans_shuffle_down_and_forward_ones_up():
+    ptx, launch = _compile(sample_text("cummax"), "row_cummax", {"N": 2048})
+    assert launch["slots"] > 0
+    assert "shfl.sync.up" in ptx and "shfl.sync.down" in ptx
+
+
+def test_low_float_view_loads_are_predicated_and_decoded_in_hardware():
+    ptx, _ = _compile(sample_text("row_sum"), "row_sum_f16", {"N": 2048})
+    assert "@%p" in ptx and "ld.b16" in ptx and "cvt.f64.f16" in ptx
+
+
+AFFINE_SCAN = """
+kernel @affine_scan(%a: view<i32, [%M, %N], in>, %c: view<i32, [%M, %N], in>, %ya: view<i32, [%M, %N], out>, %yc: view<i32, [%M, %N], out>) {
+  %two = constant {value = 2} : i32
+  %three = constant {value = 3} : i32
+  parallel %M {
+  ^row(%i: index):
+    %cols = iota : tensor<index, [%N]>
+    %ra = read %a index(%i, %cols) : tensor<i32, [%N]>
+    %rc = read %c index(%i, %cols) : tensor<i32, [%N]>
+    %pa, %pc = generic_scan %ra, %rc init(%two, %three) {axis = 0FLAGS} : tensor<i32, [%N]>, tensor<i32, [%N]> {
+    ^combine(%a1: i32, %c1: i32, %a2: i32, %c2: i32):
+      %a12 = mul %a1, %a2 : i32
+      %t = mul %c1, %a2 : i32
+      %c12 = add %t, %c2 : i32
+      yield %a12, %c12
+    }
+    write %ya, %pa index(%i, %cols)
+    write %yc, %pc index(%i, %cols)
+  }
+}
+"""
+SCAN_FLAGS = ["", ", exclusive = true", ", reverse = true", ", exclusive = true, reverse = true"]
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_generic_scans_are_block_scans(form):
+    ptx, launch = _compile(AFFINE_SCAN.replace("FLAGS", ", reverse = true"), "affine_scan",
+                           _extents(form, "N", 3000))
+    # the register form scans the threads last to first (shfl.sync.down); the dynamic form
+    # numbers a chunk's positions from the end instead, so its block scan runs forward
+    assert launch["mapping"] == "cta" and "malloc" not in ptx
+    assert ("shfl.sync.down" if form == "register" else "shfl.sync.up") in ptx
+
+
+# ---- on the GPU -------------------------------------------------------------------------------------
+def _special_rows(rng, cols: int, dtype) -> np.ndarray:
+    """Four rows: random; random with a NaN; ±0.0 only; random with ±inf."""
+    x = rng.standard_normal((4, cols)).astype(np.float32)
+    if cols:
+        x[1, rng.integers(cols)] = np.nan
+        x[2] = np.where(rng.random(cols) < 0.5, -0.0, 0.0)
+        x[3, rng.integers(cols)] = np.inf
+        x[3, rng.integers(cols)] = -np.inf
+    return x.astype(dtype)
+
+
+@requires_gpu()
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("cols", COLUMNS)
+@pytest.mark.parametrize("dtype", ["bf16", "f16"])
+def test_low_float_row_max_bit_exact(dtype, cols, form):
+    rng = np.random.default_rng(cols)
+    numpy_dtype = ml_dtypes.bfloat16 if dtype == "bf16" else np.float16
+    text = sample_text("row_max").replace("bf16", dtype)
+    x = _special_rows(rng, cols, numpy_dtype)
+    got, expected = on_gpu_and_interp(text, "row_max", {"x": x}, extents=_extents(form, "N", cols))
+    for name in ("y", "y32"):
+        assert_same_bits(got[name], expected[name], name)
+
+
+@requires_gpu()
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("cols", COLUMNS[1:])        # an empty row is an illegal input (R0405)
+@pytest.mark.parametrize("kind", ["max", "min"])
+@pytest.mark.parametrize("dtype", ["f32", "i32"])
+def test_arg_reduce_ties_to_the_lowest_index_and_the_first_nan(dtype, kind, cols, form):
+    rng = np.random.default_rng(cols + 1)
+    text = sample_text("row_argmax").replace("kind = max", f"kind = {kind}").replace("f32", dtype)
+    x = rng.integers(-3, 4, (4, cols)).astype(np.float32)     # many ties
+    if dtype == "f32" and cols > 1:
+        x[1, [cols // 2, cols - 1]] = np.nan                   # the first NaN wins
+        x[2] = np.where(rng.random(cols) < 0.5, -0.0, 0.0)
+        x[3, -1] = np.inf if kind == "max" else -np.inf
+    inputs = {"logits": x.astype(np.float32 if dtype == "f32" else np.int32)}
+    got, expected = on_gpu_and_interp(text, "row_argmax", inputs, extents=_extents(form, "V", cols))
+    assert_same_bits(got["best"], expected["best"], "best")
+    assert_same_bits(got["token"], expected["token"], "token")
+
+
+@requires_gpu()
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("cols", COLUMNS)
+def test_welford_generic_reduce(cols, form):
+    rng = np.random.default_rng(cols + 2)
+    x = (3.0 + rng.standard_normal((5, cols))).astype(np.float32)
+    got, expected = on_gpu_and_interp(sample_text("welford_generic_reduce"), "welford_rows", {"x": x},
+                                      extents=_extents(form, "N", cols))
+    for name in ("mean_out", "var_out"):                       # merged in a tree (§6), not folded left
+        assert_close(got[name], expected[name], 2e-5, name)
+
+
+@requires_gpu()
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("cols", COLUMNS)
+def test_nan_max_builtin_and_generic_reductions_bit_exact(cols, form):
+    rng = np.random.default_rng(cols + 3)
+    x = _special_rows(rng, cols, np.float32)
+    got, expected = on_gpu_and_interp(sample_text("nan_max_vs_maximum_num"), "nan_max", {"x": x},
+                                      extents=_extents(form, "N", cols))
+    for name in ("relu_prop", "relu_num", "row_max", "row_nanmax"):
+        assert_same_bits(got[name], expected[name], name)
+
+
+@requires_gpu()
+@pytest.mark.parametrize("cols", [0, 1, 255, 257, 1000])
+def test_row_stats_loop_of_helper_reductions(cols):
+    rng = np.random.default_rng(cols + 4)
+    x = _special_rows(rng, cols, np.float32)
+    got, expected = on_gpu_and_interp(sample_text("tuple_record_stats"), "row_stats", {"x": x})
+    for name in ("mins", "maxs", "counts"):
+        assert_same_bits(got[name], expected[name], name)
+    assert_close(got["means"], expected["means"], 1e-5, "means")
+
+
+@requires_gpu()
+@pytest.mark.parametrize("n", [0, 1, 1023, 1025, 5000])
+def test_gelu_helper_call(n):
+    rng = np.random.default_rng(n + 5)
+    x = (3 * rng.standard_normal(n)).astype(np.float32)
+    got, expected = on_gpu_and_interp(sample_text("gelu_helper_call"), "gelu_fwd", {"x": x})
+    for name in ("y", "dydx"):                                  # libdevice erff/expf: a few ulps
+        assert_close(got[name], expected[name], 1e-5, name)
+
+
+SCAN_COLUMNS = [0, 1, 33, 512, 513, 1025, 5000]
+
+
+@requires_gpu()
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("cols", SCAN_COLUMNS)
+def test_cummax_both_directions_bit_exact(cols, form):
+    rng = np.random.default_rng(cols + 6)
+    x = _special_rows(rng, cols, np.float32)
+    got, expected = on_gpu_and_interp(sample_text("cummax"), "row_cummax", {"x": x},
+                                      extents=_extents(form, "N", cols))
+    for name in ("prefix", "suffix"):
+        assert_same_bits(got[name], expected[name], name)
+
+
+@requires_gpu()
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("cols", SCAN_COLUMNS)
+def test_cumsum_dynamic_and_register_forms(cols, form):
+    from test_cta_mapping import _assert_prefix_sums_close
+    rng = np.random.default_rng(cols + 7)
+    x = rng.standard_normal((3, cols)).astype(np.float32)
+    got, expected = on_gpu_and_interp(sample_text("cumsum"), "row_cumsum", {"x": x}, extents=_extents(form, "N", cols))
+    _assert_prefix_sums_close(got["y"], expected["y"], x)
+
+
+@requires_gpu()
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("cols", SCAN_COLUMNS)
+@pytest.mark.parametrize("flags", SCAN_FLAGS)
+def test_integer_scans_every_direction_bit_exact(flags, cols, form):
+    rng = np.random.default_rng(cols + 8)
+    text = sample_text("cumsum").split("// @exclusive_offsets")[0].replace("f32", "i32")
+    text = text.replace("kind = sum}", f"kind = sum{flags}}}")
+    ints = rng.integers(-2 ** 31, 2 ** 31, (3, cols)).astype(np.int32)      # sums wrap
+    got, expected = on_gpu_and_interp(text, "row_cumsum", {"x": ints}, extents=_extents(form, "N", cols))
+    assert_same_bits(got["y"], expected["y"])
+
+
+@requires_gpu()
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("cols", SCAN_COLUMNS)
+@pytest.mark.parametrize("flags", SCAN_FLAGS)
+def test_generic_scan_keeps_source_order_bit_exact(flags, cols, form):
+    rng = np.random.default_rng(cols + 9)
+    inputs = {"a": rng.integers(-2 ** 31, 2 ** 31, (3, cols)).astype(np.int32),
+              "c": rng.integers(-2 ** 31, 2 ** 31, (3, cols)).astype(np.int32)}
+    got, expected = on_gpu_and_interp(AFFINE_SCAN.replace("FLAGS", flags), "affine_scan", inputs,
+                                      extents=_extents(form, "N", cols))
+    for name in ("ya", "yc"):
+        assert_same_bits(got[name], expected[name], name)
