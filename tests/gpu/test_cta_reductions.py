@@ -245,3 +245,54 @@ def test_generic_scan_keeps_source_order_bit_exact(flags, cols, form):
                                       extents=_extents(form, "N", cols))
     for name in ("ya", "yc"):
         assert_same_bits(got[name], expected[name], name)
+
+
+# ---- partial reductions of a 2-D tile (the dynamic form stages their results in shared memory) -------
+TILE_SOFTMAX = """
+kernel @tile_softmax(%x: view<f32, [%M, ROWS, COLS], in>, %y: view<f32, [%M, ROWS, COLS], out>, %cmax: view<f32, [%M, COLS], out>) {
+  parallel %M {
+  ^t(%i: index):
+    %r = iota {axis = 0} : tensor<index, [ROWS, COLS]>
+    %c = iota {axis = 1} : tensor<index, [ROWS, COLS]>
+    %ib = broadcast %i : tensor<index, [ROWS, COLS]>
+    %tile = read %x index(%ib, %r, %c) : tensor<f32, [ROWS, COLS]>
+    %m = reduce %tile {axes = [1], kind = max} : tensor<f32, [ROWS]>
+    %mb = broadcast %m {dims = [0]} : tensor<f32, [ROWS, COLS]>
+    %e0 = sub %tile, %mb : tensor<f32, [ROWS, COLS]>
+    %e = exp %e0 : tensor<f32, [ROWS, COLS]>
+    %s = reduce %e {axes = [1], kind = sum} : tensor<f32, [ROWS]>
+    %sb = broadcast %s {dims = [0]} : tensor<f32, [ROWS, COLS]>
+    %p = div %e, %sb : tensor<f32, [ROWS, COLS]>
+    write %y, %p index(%ib, %r, %c)
+    %cm = reduce %tile {axes = [0], kind = max} : tensor<f32, [COLS]>
+    %c1 = iota : tensor<index, [COLS]>
+    %ib1 = broadcast %i : tensor<index, [COLS]>
+    write %cmax, %cm index(%ib1, %c1)
+  }
+}
+"""
+TILES = [(8, 64), (4, 1000), (64, 8), (1, 1), (3, 33)]
+
+
+def _tile_softmax(rows: int, cols: int) -> str:
+    return TILE_SOFTMAX.replace("ROWS", str(rows)).replace("COLS", str(cols))
+
+
+@pytest.mark.parametrize("rows,cols", TILES)
+def test_partial_reductions_stage_their_results_in_shared_memory(rows, cols):
+    ptx, launch = _compile(_tile_softmax(rows, cols), "tile_softmax")
+    assert launch["mapping"] == "cta" and "malloc" not in ptx
+    values = launch["layouts"]["values"]
+    assert all(values[name].startswith("#shared") for name in ("m", "s", "cm"))
+    assert values["tile"] == values["p"] and values["tile"].startswith("#layout")
+
+
+@requires_gpu()
+@pytest.mark.parametrize("rows,cols", TILES)
+def test_partial_reductions_along_either_axis(rows, cols):
+    rng = np.random.default_rng(rows * cols)
+    x = rng.standard_normal((5, rows, cols)).astype(np.float32)
+    x[1, 0, 0], x[2, -1, -1] = np.nan, -np.inf
+    got, expected = on_gpu_and_interp(_tile_softmax(rows, cols), "tile_softmax", {"x": x})
+    assert_same_bits(got["cmax"], expected["cmax"], "cmax")
+    assert_close(got["y"], expected["y"], 1e-6, "y")

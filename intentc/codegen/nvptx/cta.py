@@ -41,7 +41,7 @@ from ...passes.ir_walk import is_pure_tree
 from ..layout.encodings import Blocked, row_blocked
 from ..llvm.types import F32, F64, I32, I64, LOW_FLOATS, register_type
 from ..llvm.values import Body, Memory, Shape
-from .cta_regions import ELEMENTWISE, chunk_scans_ok, nested_ops, region_op_ok
+from .cta_regions import ELEMENTWISE, chunk_scans_ok, nested_ops, region_op_ok, staged_reductions
 
 if TYPE_CHECKING:
     from ..llvm.emitter import Emitter
@@ -89,6 +89,7 @@ class CtaPlan:
     vector: int = 1            # V: a thread's slots come in groups of V consecutive coordinates
     unrolled: bool = True      # the slot loops are unrolled at lowering (registers); else rolled (local memory)
     grid: bool = False         # a top-level tensor program: coordinates spread over the whole grid
+    staged: tuple = ()         # partial reductions' results in shared memory: (name, elements, by_block)
 
     @property
     def groups(self) -> int:
@@ -172,13 +173,14 @@ def _body_ok(ops: Sequence[Op], views: dict[str, str], register_form: bool, know
             if op.operands[1] not in counts or views.get(op.operands[0]) not in ("out", "inout"):
                 return False
             continue
-        if op.name in ELEMENTWISE:
-            if op.name == "broadcast" and op.attributes.get("dims") is not None:
+        if op.name in ELEMENTWISE:            # broadcasting along chosen axes reads any coordinate
+            if op.name == "broadcast" and op.attributes.get("dims") is not None and register_form:
                 return False
             continue
         if op.name == "reduce" or op.name in CONTRACTIONS:   # full reductions: a scalar per iteration
             allowed = SHUFFLED | set(LOW_FLOATS)   # low-precision floats live in f64 registers
-            if op.result_types[0].shape or op.result_types[0].dtype not in allowed:
+            partial = op.result_types[0].shape     # the dynamic form stages reduce's in shared memory
+            if (partial and (register_form or op.name != "reduce")) or op.result_types[0].dtype not in allowed:
                 return False
             continue
         if op.name == "scan":                # rank 1: block scans (cta_scan.py)
@@ -266,10 +268,11 @@ def cta_plan(kernel: Kernel, specialization: Specialization | None = None,
         vector = VECTOR if scans and -(-size // threads) >= VECTOR else 1
         slots = vector * -(-size // (threads * vector))
         return CtaPlan(parallels[0], read_only, threads, slots, size, vector, len(ops) * slots <= UNROLL_BUDGET)
-    if not (_body_ok(ops, views, False, known, helpers) and chunk_scans_ok(ops)):
+    staged = staged_reductions(nested_ops(ops, helpers), known, DYNAMIC_THREADS)
+    if not (_body_ok(ops, views, False, known, helpers) and chunk_scans_ok(ops) and staged is not None):
         return None
     inout_read = frozenset(op.operands[0] for op in ops if op.name == "read" and views[op.operands[0]] == "inout")
-    return CtaPlan(parallels[0], read_only | inout_read, DYNAMIC_THREADS, 0)
+    return CtaPlan(parallels[0], read_only | inout_read, DYNAMIC_THREADS, 0, staged=staged)
 
 
 GRID_THREADS = 256         # the grid form's CTA size

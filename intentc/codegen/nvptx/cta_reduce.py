@@ -1,5 +1,6 @@
-"""Reductions of several components in CTA-mapped iterations (docs/gpu.md): arg_reduce's
-(value, position) pairs and generic_reduce's author-given combines.
+"""Reductions in CTA-mapped iterations beyond a full reduction of one value (docs/gpu.md):
+arg_reduce's (value, position) pairs, generic_reduce's author-given combines, and partial
+reductions (along some axes) staged in shared memory.
 
 Each thread folds its coordinates into one partial (a tuple of registers); the CTA then
 combines the threads' partials as `cta.block_combine` does one value (a butterfly within
@@ -17,7 +18,8 @@ from typing import TYPE_CHECKING
 from llvmlite import ir
 
 from ..llvm.types import I32
-from .cta import CtaPlan, _shuffle, _warp_totals, sreg
+from ..llvm.values import ElementAt, Memory, Shape
+from .cta import CtaPlan, _shuffle, _warp_totals, barrier, on_thread_zero, shared_array, sreg
 
 if TYPE_CHECKING:
     from ..llvm.emitter import Emitter
@@ -48,3 +50,24 @@ def block_combine_tuple(em: Emitter, plan: CtaPlan, values: list[ir.Value], iden
     warp_results = _ordered_butterfly(em, values, combine)
     totals = [_warp_totals(em, plan, value, 0, identity) for value, identity in zip(warp_results, identities)]
     return _ordered_butterfly(em, totals, combine)
+
+
+def stage_in_shared(em: Emitter, hooks, dtype: str, shape: Shape, element: ElementAt, count: int,
+                    by_block: bool) -> Memory:
+    """A partial reduction's results (element(idx) reduces the line at result coordinate
+    idx) in shared memory, readable by every thread after a barrier. by_block: every thread
+    walks every result and the reduction inside spreads over the CTA (thread 0 stores it);
+    otherwise each thread reduces the results it owns (`hooks.for_each`) on its own."""
+    b = em.b
+    words = shared_array(em, dtype, count)
+    staged = Memory(dtype, tuple(shape), words.ptr, em.row_major_strides(shape))
+    barrier(em)                              # the previous iteration's readers are done
+    if by_block:
+        def reduce_line(idx):
+            value = element(idx)
+            on_thread_zero(em, hooks.plan, lambda: b.store(value, staged.address(em, idx)))
+        em.serial_for_each(shape, reduce_line)
+    else:
+        hooks.for_each(em, shape, lambda idx: b.store(element(idx), staged.address(em, idx)))
+    barrier(em)
+    return staged

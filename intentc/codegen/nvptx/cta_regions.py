@@ -10,7 +10,9 @@ when its body does. arg_reduce and generic_reduce to scalars combine per-thread 
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+import math
+
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 from ...ir.nodes import Helper, Op
 from ...ir.optable import ops_where
@@ -109,3 +111,33 @@ def chunk_scans_ok(ops: Sequence[Op]) -> bool:
         if op.name in ELEMENTWISE:
             derived.update(dict.fromkeys(op.results, next(iter(found))))
     return True
+
+
+BLOCK_LINE = 64             # a line this long is reduced by the whole CTA, not one thread
+STAGED_BYTES = 12 * 1024     # partial reductions' results in shared memory (48 KiB static in all)
+
+
+def staged_reductions(ops: Iterable[Op], known: Mapping[str, int], threads: int) -> tuple | None:
+    """The partial reductions (`reduce` along some axes, a result per remaining coordinate)
+    whose results the dynamic form stages in shared memory, as (name, elements, by_block),
+    or None when one has a dynamic shape or they do not fit STAGED_BYTES. by_block: at most
+    one result a warp, each over a long line (BLOCK_LINE or dynamic), so each result is one
+    CTA-wide reduction; otherwise each thread reduces the results it owns on its own."""
+    staged, total, types = [], 0, {}
+    for op in ops:
+        types.update(zip(op.results, op.result_types))
+        if op.name != "reduce" or not op.result_types[0].shape:
+            continue
+        source = types.get(op.operands[0])
+        count, line = _elements(op.result_types[0], known), source and _elements(source, known)
+        if count is None:
+            return None
+        total += count * 8
+        long_line = line is None or line >= BLOCK_LINE * count
+        staged.append((op.results[0], count, count * 32 <= threads and long_line))
+    return tuple(staged) if total <= STAGED_BYTES else None
+
+
+def _elements(type_: TensorType, known: Mapping[str, int]) -> int | None:
+    extents = [e if isinstance(e, int) else known.get(e) for e in type_.shape]
+    return None if None in extents else math.prod(extents)

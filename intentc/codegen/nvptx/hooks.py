@@ -17,7 +17,7 @@ from ..llvm.types import F32, F64, I32, I64, I8, register_type
 from ..llvm.values import Body, ElementAt, Group, Memory, Registers, Shape, Tensor
 from .cta import (barrier, block_combine, block_slots, block_stride, in_tensor, on_thread_zero, shared_array,
                   slot_coordinate, sreg, unravel)
-from .cta_reduce import block_combine_tuple
+from .cta_reduce import block_combine_tuple, stage_in_shared
 from .cta_scan import chunk_scan, chunked_for_each, scan_slots, scans_read, with_presence
 from .mapping import Mapping
 
@@ -153,6 +153,9 @@ class NvptxHooks(TargetHooks):
 
     def tabulate(self, em: Emitter, dtype: str, shape: Shape, element: ElementAt,
                  group: Group | None = None) -> Tensor:
+        staged = self._staged(em) if self.in_cta and shape else None
+        if staged is not None:
+            return stage_in_shared(em, self, dtype, shape, element, *staged)
         if not (self.in_cta and self.plan.slots and shape):
             return super().tabulate(em, dtype, shape, element, group)
         registers = self._registers(em, dtype, shape)
@@ -164,6 +167,12 @@ class NvptxHooks(TargetHooks):
         self.for_each(em, shape, lambda idx: em.b.store(element(idx), registers.slot(em, self.current_slot)),
                       store_group if group is not None else None)
         return registers
+
+    def _staged(self, em) -> tuple[int, bool] | None:
+        """(elements, by_block) when the op being lowered is a partial reduction that the
+        plan stages in shared memory."""
+        name = em.op.results[0] if em.op is not None and em.op.results else None
+        return next(((count, by_block) for staged, count, by_block in self.plan.staged if staged == name), None)
 
     def _registers(self, em, dtype, shape) -> Registers:
         array = em.entry_alloca(ir.ArrayType(register_type(dtype), self.plan.slots))

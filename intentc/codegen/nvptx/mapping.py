@@ -19,7 +19,7 @@ from ...ir.nodes import Helper, Kernel, Module, Op
 from ...options import Specialization
 from ...passes.ir_walk import is_pure_tree
 from ..layout.assign import Assignment, assign, elements
-from ..layout.encodings import row_blocked
+from ..layout.encodings import Shared, row_blocked
 from .cta import CtaPlan, cta_plan, grid_plan, known_extents
 
 BLOCK_THREADS = 256
@@ -74,7 +74,10 @@ def plan_mapping(kernel: Kernel, specialization: Specialization | None = None, m
         def distribution(type_):
             return row_blocked(elements(type_, known), cta.threads, cta.vector, cta.grid)
         kind = "grid" if cta.grid else "cta"
-        return Mapping(kind, cta.threads, cta.parallel, cta, assign(kernel.body, distribution, known))
+        layouts = assign(kernel.body, distribution, known)
+        for name, _, _ in cta.staged:          # partial reductions' results live in shared memory
+            layouts.values[name] = Shared(tuple(reversed(range(layouts.values[name].rank))))
+        return Mapping(kind, cta.threads, cta.parallel, cta, layouts)
     grid = grid_parallel(kernel)
     one_thread = assign(kernel.body, None, known, one_thread_per_iteration=True)
     if grid is not None:
