@@ -296,3 +296,46 @@ def test_partial_reductions_along_either_axis(rows, cols):
     got, expected = on_gpu_and_interp(_tile_softmax(rows, cols), "tile_softmax", {"x": x})
     assert_same_bits(got["cmax"], expected["cmax"], "cmax")
     assert_close(got["y"], expected["y"], 1e-6, "y")
+
+
+REGION_FOLD = """
+kernel @fold_rows(%x: view<i32, [%M, %N], in>, %s: view<i32, [%M], out>, %m: view<i32, [%M], out>) {
+  %zero = constant {value = 0} : i32
+  %lo = constant {value = -2147483648} : i32
+  parallel %M {
+  ^row(%i: index):
+    %cols = iota : tensor<index, [%N]>
+    %row = read %x index(%i, %cols) : tensor<i32, [%N]>
+    %fs, %fm = region_fold %row init(%zero, %lo) {axis = 0} : i32, i32 {
+    ^summarize(%len: index, %pos: tensor<index, [%len]>, %xs: tensor<i32, [%len]>):
+      %w = cast %pos : tensor<i32, [%len]>
+      %t = mul %xs, %w : tensor<i32, [%len]>
+      %ss = reduce %t {axes = [0], kind = sum} : i32
+      %mm = reduce %xs {axes = [0], kind = max} : i32
+      yield %ss, %mm
+    } {
+    ^combine(%a1: i32, %b1: i32, %a2: i32, %b2: i32):
+      %a = add %a1, %a2 : i32
+      %b = maximum %b1, %b2 : i32
+      yield %a, %b
+    }
+    write %s, %fs index(%i)
+    write %m, %fm index(%i)
+  }
+}
+"""
+
+
+def test_region_folds_to_scalars_summarize_the_row_over_the_cta():
+    ptx, launch = _compile(REGION_FOLD, "fold_rows")
+    assert launch["mapping"] == "cta" and "malloc" not in ptx and "shfl.sync.bfly" in ptx
+
+
+@requires_gpu()
+@pytest.mark.parametrize("cols", COLUMNS)
+def test_region_fold_bit_exact(cols):
+    rng = np.random.default_rng(cols + 10)
+    x = rng.integers(-2 ** 31, 2 ** 31, (4, cols)).astype(np.int32)
+    got, expected = on_gpu_and_interp(REGION_FOLD, "fold_rows", {"x": x})
+    for name in ("s", "m"):                     # the empty row gives the identities
+        assert_same_bits(got[name], expected[name], name)

@@ -6,7 +6,8 @@ thread the same bits), so a `loop` or `if` whose results are scalars stays unifo
 thread takes the same trips and branches, and the tensor ops inside spread over the CTA as
 they do at the top of the iteration. A helper call is inlined at lowering, so it qualifies
 when its body does. arg_reduce and generic_reduce to scalars combine per-thread partials
-(`cta_reduce.py`).
+(`cta_reduce.py`); region_fold to scalars summarizes the whole axis as one slice, whose
+tensor ops spread over the CTA like the iteration's own.
 """
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ def region_op_ok(op: Op, helpers: Mapping[str, Helper], block_ok: BlockOk) -> bo
         return not op.result_types[0].shape
     if op.name == "generic_scan":          # rank 1: block scans (cta_scan.py)
         return all(t.rank == 1 for t in op.result_types) and block_ok(_body(op.regions[0].ops))
-    if op.name == "generic_reduce" or op.name in ("loop", "if"):
+    if op.name in ("generic_reduce", "region_fold", "loop", "if"):
         return all(_scalar(t) for t in op.result_types) and all(block_ok(_body(r.ops)) for r in op.regions)
     if op.name == "call":
         helper = helpers.get(op.attributes["callee"].name)
