@@ -15,11 +15,15 @@ import math
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
-from ...ir.nodes import Helper, Op
+from ...ir.nodes import Helper, Op, SymbolRef
 from ...ir.optable import ops_where
 from ...ir.types import RecordType, TensorType, TupleType, Type
 
 AGGREGATES = ops_where(lambda op: op.family == "aggregate")
+# Ops whose regions are code the iteration runs inline (loop, if, generic_reduce's combine,
+# region_fold's summarizer), not a domain of their own (`parallel`) or an effect's combine.
+INLINE_REGIONS = ops_where(lambda op: bool(op.regions) and not op.effects and op.name != "parallel")
+SCANS = ops_where(lambda op: "reverse" in op.attrs)
 
 BlockOk = Callable[[Sequence[Op]], bool]
 
@@ -38,19 +42,29 @@ def _body(ops: Sequence[Op]) -> list[Op]:
     return [op for op in ops if op.name != "yield"]
 
 
+def _rank(type_: Type) -> int | None:
+    return type_.rank if isinstance(type_, TensorType) else None
+
+
+def callee(op: Op, helpers: Mapping[str, Helper]) -> Helper | None:
+    """The helper a `call` op calls (None for another op)."""
+    symbol = op.attributes.get("callee") if op.name == "call" else None
+    return helpers.get(symbol.name) if isinstance(symbol, SymbolRef) else None
+
+
 def region_op_ok(op: Op, helpers: Mapping[str, Helper], block_ok: BlockOk) -> bool | None:
     """Whether the iteration may hold `op`, or None when `op` is none of the kinds this
     module decides (`block_ok` judges a nested block by cta.py's rules)."""
     if op.name in AGGREGATES:
         return True
     if op.name == "arg_reduce":
-        return not op.result_types[0].shape
+        return _rank(op.result_types[0]) == 0
     if op.name == "generic_scan":          # rank 1: block scans (cta_scan.py)
-        return all(t.rank == 1 for t in op.result_types) and block_ok(_body(op.regions[0].ops))
-    if op.name in ("generic_reduce", "region_fold", "loop", "if"):
+        return all(_rank(t) == 1 for t in op.result_types) and block_ok(_body(op.regions[0].ops))
+    if op.name in INLINE_REGIONS:         # scalar results: loop, if, generic_reduce, region_fold
         return all(_scalar(t) for t in op.result_types) and all(block_ok(_body(r.ops)) for r in op.regions)
     if op.name == "call":
-        helper = helpers.get(op.attributes["callee"].name)
+        helper = callee(op, helpers)
         return helper is not None and block_ok(_body(helper.body))
     return None
 
@@ -61,13 +75,13 @@ def nested_ops(ops: Sequence[Op], helpers: Mapping[str, Helper]) -> Iterator[Op]
         yield op
         for region in op.regions:
             yield from nested_ops(region.ops, helpers)
-        if op.name == "call" and op.attributes["callee"].name in helpers:
-            yield from nested_ops(helpers[op.attributes["callee"].name].body, helpers)
+        helper = callee(op, helpers)
+        if helper is not None:
+            yield from nested_ops(helper.body, helpers)
 
 
 
 ELEMENTWISE = ops_where(lambda op: op.cta_per_coordinate)
-SCANS = ("scan", "generic_scan")
 
 
 def _names_used(op: Op) -> Iterator[str]:
@@ -103,7 +117,8 @@ def chunk_scans_ok(ops: Sequence[Op]) -> bool:
             if found:
                 return False
             reverse = bool(op.attributes.get("reverse", False))
-            derived.update({name: (reverse, type_.shape) for name, type_ in zip(op.results, op.result_types)})
+            derived.update({name: (reverse, type_.shape) for name, type_ in zip(op.results, op.result_types)
+                            if isinstance(type_, TensorType)})
             continue
         if not found:
             continue
@@ -124,13 +139,14 @@ def staged_reductions(ops: Iterable[Op], known: Mapping[str, int], threads: int)
     or None when one has a dynamic shape or they do not fit STAGED_BYTES. by_block: at most
     one result a warp, each over a long line (BLOCK_LINE or dynamic), so each result is one
     CTA-wide reduction; otherwise each thread reduces the results it owns on its own."""
-    staged, total, types = [], 0, {}
+    staged, total = [], 0
+    types: dict[str, Type] = {}
     for op in ops:
         types.update(zip(op.results, op.result_types))
-        if op.name != "reduce" or not op.result_types[0].shape:
+        result, source = op.result_types[0] if op.results else None, types.get(op.operands[0] if op.operands else "")
+        if op.name != "reduce" or not isinstance(result, TensorType) or not result.shape:
             continue
-        source = types.get(op.operands[0])
-        count, line = _elements(op.result_types[0], known), source and _elements(source, known)
+        count, line = _elements(result, known), _elements(source, known) if isinstance(source, TensorType) else None
         if count is None:
             return None
         total += count * 8
@@ -141,4 +157,4 @@ def staged_reductions(ops: Iterable[Op], known: Mapping[str, int], threads: int)
 
 def _elements(type_: TensorType, known: Mapping[str, int]) -> int | None:
     extents = [e if isinstance(e, int) else known.get(e) for e in type_.shape]
-    return None if None in extents else math.prod(extents)
+    return math.prod(e for e in extents if e is not None) if None not in extents else None

@@ -200,11 +200,11 @@ class ScanState:
 class ChunkScan(Tensor):
     """One component of a dynamic-form scan: readable only inside `chunked_for_each`, at
     the coordinate being visited."""
-    state: ScanState = None
+    state: ScanState | None = None
     component: int = 0
 
     def at(self, em: Emitter, idx: list[ir.Value]) -> ir.Value:
-        if not self.state.current:
+        if self.state is None or not self.state.current:
             raise RuntimeError("a dynamic-form scan read outside its consumer's chunked loop")
         return em.b.load(self.state.current[self.component])
 
@@ -234,8 +234,9 @@ def chunked_for_each(em: Emitter, plan: CtaPlan, shape: Shape, body: Body, state
 def scans_read(value: object, found: list[ScanState] | None = None) -> list[ScanState]:
     """The dynamic-form scans a lowered value reads (through element-wise `Derived` operands)."""
     found = [] if found is None else found
-    if isinstance(value, ChunkScan) and value.state not in found:
-        found.append(value.state)
+    state = value.state if isinstance(value, ChunkScan) else None
+    if state is not None and state not in found:
+        found.append(state)
     for operand in getattr(value, "operands", ()) or ():
         scans_read(operand, found)
     return found
