@@ -339,3 +339,14 @@ def test_region_fold_bit_exact(cols):
     got, expected = on_gpu_and_interp(REGION_FOLD, "fold_rows", {"x": x})
     for name in ("s", "m"):                     # the empty row gives the identities
         assert_same_bits(got[name], expected[name], name)
+
+
+def test_a_dynamic_scan_read_other_than_coordinate_by_coordinate_falls_back():
+    """A scan of a scan would prime a scan inside another's chunk loop; the dynamic form
+    declines it (grid-stride), while the register form scans into registers."""
+    text = sample_text("cumsum").split("// @exclusive_offsets")[0].replace(
+        "write %y, %c index(%i, %cols)", "%c2 = scan %c {axis = 0, kind = sum} : tensor<f32, [%N]>\n"
+        "    write %y, %c2 index(%i, %cols)")
+    _, dynamic = _compile(text, "row_cumsum")
+    _, register = _compile(text, "row_cumsum", {"N": 1000})
+    assert dynamic["mapping"] == "grid-stride" and register["mapping"] == "cta"

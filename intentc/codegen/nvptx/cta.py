@@ -269,7 +269,7 @@ def cta_plan(kernel: Kernel, specialization: Specialization | None = None,
         slots = vector * -(-size // (threads * vector))
         return CtaPlan(parallels[0], read_only, threads, slots, size, vector, len(ops) * slots <= UNROLL_BUDGET)
     staged = staged_reductions(nested_ops(ops, helpers), known, DYNAMIC_THREADS)
-    if not (_body_ok(ops, views, False, known, helpers) and chunk_scans_ok(ops) and staged is not None):
+    if not (_body_ok(ops, views, False, known, helpers) and chunk_scans_ok(ops, helpers) and staged is not None):
         return None
     inout_read = frozenset(op.operands[0] for op in ops if op.name == "read" and views[op.operands[0]] == "inout")
     return CtaPlan(parallels[0], read_only | inout_read, DYNAMIC_THREADS, 0, staged=staged)

@@ -102,13 +102,22 @@ def _consumes_by_coordinate(op: Op, shape: tuple) -> bool:
             and all(isinstance(t, TensorType) and t.shape == shape for t in op.result_types))
 
 
-def chunk_scans_ok(ops: Sequence[Op]) -> bool:
+def chunk_scans_ok(ops: Sequence[Op], helpers: Mapping[str, Helper]) -> bool:
     """Whether the dynamic form can recompute every scan of the iteration in its consumers'
     loops (`cta_scan.ChunkScan`): each scan is rank 1 and reads no scan, and every value
-    derived from scans, all of one direction, is consumed coordinate by coordinate (never
-    inside a region other than generic_reduce's combine)."""
+    derived from scans, all of one direction, is consumed coordinate by coordinate in the
+    scan's own block (never inside a region other than generic_reduce's combine, never
+    yielded out of a region or helper)."""
     derived: dict[str, tuple[bool, tuple]] = {}   # a scan-derived value -> (reversed, shape)
     for op in ops:
+        helper = callee(op, helpers)
+        blocks = [region.ops for region in op.regions] + ([helper.body] if helper is not None else [])
+        if not all(chunk_scans_ok(block, helpers) for block in blocks):
+            return False
+        if op.name == "yield":
+            if any(name in derived for name in op.operands):
+                return False
+            continue
         inner = {name for region in op.regions for nested in nested_ops(region.ops, {}) for name in _names_used(nested)}
         if op.name != "generic_reduce" and inner & derived.keys():
             return False
