@@ -41,7 +41,8 @@ def _compile(text: str, kernel: str, extents: dict | None = None) -> tuple[str, 
 CTA_KERNELS = [("row_max", "row_max", "N"), ("row_argmax", "row_argmax", "V"),
                ("welford_generic_reduce", "welford_rows", "N"), ("nan_max_vs_maximum_num", "nan_max", "N"),
                ("tuple_record_stats", "row_stats", "N"), ("cummax", "row_cummax", "N"),
-               ("cumsum", "row_cumsum", "N"), ("gelu_helper_call", "gelu_fwd", "N")]
+               ("cumsum", "row_cumsum", "N"), ("gelu_helper_call", "gelu_fwd", "N"),
+               ("prefix_logsumexp_region_scan", "prefix_logsumexp", "N")]
 
 
 @pytest.mark.parametrize("form", FORMS)
@@ -350,3 +351,16 @@ def test_a_dynamic_scan_read_other_than_coordinate_by_coordinate_falls_back():
     _, dynamic = _compile(text, "row_cumsum")
     _, register = _compile(text, "row_cumsum", {"N": 1000})
     assert dynamic["mapping"] == "grid-stride" and register["mapping"] == "cta"
+
+
+@requires_gpu()
+@pytest.mark.parametrize("cols", COLUMNS)
+def test_region_scan_prefix_logsumexp(cols):
+    rng = np.random.default_rng(cols + 11)
+    x = (4 * rng.standard_normal((4, cols))).astype(np.float32)
+    if cols:
+        x[1, : cols // 2 + 1] = -np.inf                         # no live element before the middle
+        x[2] = -np.inf                                           # none at all: -inf throughout
+    got, expected = on_gpu_and_interp(sample_text("prefix_logsumexp_region_scan"), "prefix_logsumexp", {"x": x})
+    for name in ("y", "lse"):                                    # exp/log within libdevice's ulps, merged in a tree
+        assert_close(got[name], expected[name], 2e-5, name)

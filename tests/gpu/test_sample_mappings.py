@@ -31,7 +31,6 @@ ONE_THREAD = {
     "sparse12_matmul": "grid-stride: sparse contraction",
     "sparse24_matmul": "grid-stride: sparse contraction",
     "decode_scores": "grid-stride: a contraction per iteration",
-    "prefix_logsumexp": "grid-stride: region_scan",
     "quantize_q8_k": "grid-stride: records and a per-row malloc",
     "dequantize_q4_k": "grid-stride: records",
     "embedding_lookup": "grid-stride: a 2-D gather",

@@ -58,6 +58,7 @@ class Emitter:
         self.branch_depth = 0              # inside an if_then branch: temporaries die with it
         self.element_memo: dict = {}      # elements emitted during the current op (elements.py)
         self.op: Op | None = None          # the op being lowered (lowering.lower_op)
+        self.check_guards: list[ir.Value] = []   # conditions every check is and-ed with (checks_only_where)
 
     # ---- declarations --------------------------------------------------------------------
     def declare(self, name: str, ret: ir.Type, args: list[ir.Type]) -> ir.Function:
@@ -237,8 +238,20 @@ class Emitter:
             self._flags[ident] = self.entry_alloca(I8, ir.Constant(I8, 0))
         flag = self._flags[ident]
         b = self.b
+        for guard in self.check_guards:
+            bad = b.and_(bad, guard)
         b.store(b.or_(b.load(flag), b.zext(bad, I8)), flag)
         self._raised[-1].add(ident)
+
+    @contextmanager
+    def checks_only_where(self, condition: ir.Value) -> Iterator[None]:
+        """Checks noted inside count only where `condition` (i1) holds: for code run
+        unconditionally whose result is used only where it holds (a region on an empty slice)."""
+        self.check_guards.append(condition)
+        try:
+            yield
+        finally:
+            self.check_guards.pop()
 
     def flush_checks(self) -> None:
         """Record the first raised check since the last flush in the status word."""

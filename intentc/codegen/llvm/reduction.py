@@ -22,7 +22,7 @@ from .conversion import convert
 from .emitter import CheckSite
 from .pointwise import binary
 from .types import I1, I64, const, is_float, is_signed, register_type
-from .values import Lazy, Memory, Scalar
+from .values import Lazy, Memory, RecordVal, Scalar
 from .lowering import LOWERINGS
 
 if TYPE_CHECKING:
@@ -321,11 +321,13 @@ def _region_scan_op(em, op):
     axis = op.attributes["axis"]
     inits = [em.env[n] for n in op.group("init")]
     k = len(inits)
+    args, n = _whole_slice_args(em, sources, axis)
+    if em.hooks.inline_region_scan(em):
+        return _inline_region_scan(em, op, inits, args, n)
+    summarize, combine, emit = op.regions
     state = [make_slot(em, t) for t in op.result_types[:k]]
     outputs = [make_slot(em, t) for t in op.result_types[k:]]
     write_slots(em, state, inits)
-    args, n = _whole_slice_args(em, sources, axis)
-    summarize, combine, emit = op.regions
 
     def run():
         with em.scope():
@@ -335,3 +337,26 @@ def _region_scan_op(em, op):
             write_slots(em, state, run_region(em, combine, incoming + summary))
     em.if_then(em.b.icmp_signed(">", n, ir.Constant(I64, 0)), run)
     return [read_slot(em, s) for s in state + outputs]
+
+
+def _inline_region_scan(em, op, inits, args, n):
+    """The whole axis as one slice, its regions run unconditionally: emit's outputs are
+    the results as they are (no copy), the final state is combine(init, summary) where the
+    axis is non-empty, else the init; checks in the regions count only where it is
+    non-empty (an empty slice is no illegal input)."""
+    summarize, combine, emit = op.regions
+    nonempty = em.b.icmp_signed(">", n, ir.Constant(I64, 0))
+    with em.checks_only_where(nonempty):
+        outputs = run_region(em, emit, args + inits)
+        summary = run_region(em, summarize, args)
+        merged = run_region(em, combine, inits + summary)
+    return [_select_value(em, nonempty, a, b) for a, b in zip(merged, inits)] + outputs
+
+
+def _select_value(em, condition, then, otherwise):
+    """`then` where `condition` holds, else `otherwise`: scalars, tuples and records of them."""
+    if isinstance(then, RecordVal):
+        return RecordVal({k: _select_value(em, condition, v, otherwise.fields[k]) for k, v in then.fields.items()})
+    if isinstance(then, tuple):
+        return tuple(_select_value(em, condition, a, b) for a, b in zip(then, otherwise))
+    return Scalar(then.dtype, (), em.b.select(condition, then.at(em, []), otherwise.at(em, [])))

@@ -96,6 +96,12 @@ class TargetHooks(ABC):
         component, or None for the shared sequential prefix."""
         return None
 
+    def inline_region_scan(self, em: Emitter) -> bool:
+        """Run a region_scan's regions on the whole axis unconditionally (checks counting only
+        where the axis is non-empty) and keep emit's outputs as they are, rather than copy
+        them into temporaries (a target whose temporaries are costly)."""
+        return False
+
     # ---- math ---------------------------------------------------------------------------------
     def approximate(self, em: Emitter, name: str, args: list[ir.Value], flush: bool) -> ir.Value | None:
         """An approximate-mode f32 `name` (exp2, tanh, fdiv) in the target's own instruction

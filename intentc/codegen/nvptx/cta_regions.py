@@ -61,6 +61,10 @@ def region_op_ok(op: Op, helpers: Mapping[str, Helper], block_ok: BlockOk) -> bo
         return _rank(op.result_types[0]) == 0
     if op.name == "generic_scan":          # rank 1: block scans (cta_scan.py)
         return all(_rank(t) == 1 for t in op.result_types) and block_ok(_body(op.regions[0].ops))
+    if op.name == "region_scan":          # the whole axis one slice, emit's outputs kept as they are
+        k = len(op.group("init") or ())
+        return (all(_scalar(t) for t in op.result_types[:k]) and all(_rank(t) == 1 for t in op.result_types[k:])
+                and all(block_ok(_body(r.ops)) for r in op.regions))
     if op.name in INLINE_REGIONS:         # scalar results: loop, if, generic_reduce, region_fold
         return all(_scalar(t) for t in op.result_types) and all(block_ok(_body(r.ops)) for r in op.regions)
     if op.name == "call":
@@ -102,40 +106,56 @@ def _consumes_by_coordinate(op: Op, shape: tuple) -> bool:
             and all(isinstance(t, TensorType) and t.shape == shape for t in op.result_types))
 
 
+Fact = tuple[bool, tuple] | None       # a scan-derived value: (reversed, the scan's shape)
+
+
 def chunk_scans_ok(ops: Sequence[Op], helpers: Mapping[str, Helper]) -> bool:
     """Whether the dynamic form can recompute every scan of the iteration in its consumers'
     loops (`cta_scan.ChunkScan`): each scan is rank 1 and reads no scan, and every value
     derived from scans, all of one direction, is consumed coordinate by coordinate in the
     scan's own block (never inside a region other than generic_reduce's combine, never
-    yielded out of a region or helper)."""
-    derived: dict[str, tuple[bool, tuple]] = {}   # a scan-derived value -> (reversed, shape)
+    yielded out of a region or helper but a region_scan's emit, whose outputs it is)."""
+    return _scan_flow(ops, helpers) is not None
+
+
+def _scan_flow(ops: Sequence[Op], helpers: Mapping[str, Helper]) -> list[Fact] | None:
+    """What `ops` yields, as facts (None: not scan-derived), or None when the block breaks
+    the rules of chunk_scans_ok."""
+    derived: dict[str, Fact] = {}
     for op in ops:
+        if op.name == "yield":
+            return [derived.get(name) for name in op.operands]
         helper = callee(op, helpers)
         blocks = [region.ops for region in op.regions] + ([helper.body] if helper is not None else [])
-        if not all(chunk_scans_ok(block, helpers) for block in blocks):
-            return False
-        if op.name == "yield":
-            if any(name in derived for name in op.operands):
-                return False
-            continue
+        flows = [flow for block in blocks if (flow := _scan_flow(block, helpers)) is not None]
+        if len(flows) != len(blocks):
+            return None
+        emitted = flows.pop(2) if op.name == "region_scan" else []
+        if any(any(flow) for flow in flows):
+            return None
         inner = {name for region in op.regions for nested in nested_ops(region.ops, {}) for name in _names_used(nested)}
         if op.name != "generic_reduce" and inner & derived.keys():
-            return False
+            return None
         found = {derived[name] for name in _names_used(op) if name in derived}
         if op.name in SCANS:
             if found:
-                return False
+                return None
             reverse = bool(op.attributes.get("reverse", False))
             derived.update({name: (reverse, type_.shape) for name, type_ in zip(op.results, op.result_types)
                             if isinstance(type_, TensorType)})
             continue
+        first_output = len(op.results) - len(emitted)       # emit yields the region_scan's outputs
+        for name, type_, fact in zip(op.results[first_output:], op.result_types[first_output:], emitted):
+            if fact is not None and isinstance(type_, TensorType):
+                derived[name] = (fact[0], type_.shape)
         if not found:
             continue
-        if len(found) > 1 or not _consumes_by_coordinate(op, next(iter(found))[1]):
-            return False
+        fact = next(iter(found))
+        if len(found) > 1 or fact is None or not _consumes_by_coordinate(op, fact[1]):
+            return None
         if op.name in ELEMENTWISE:
-            derived.update(dict.fromkeys(op.results, next(iter(found))))
-    return True
+            derived.update(dict.fromkeys(op.results, fact))
+    return []
 
 
 BLOCK_LINE = 64             # a line this long is reduced by the whole CTA, not one thread

@@ -214,6 +214,9 @@ class NvptxHooks(TargetHooks):
             scanned = chunk_scan(em, shape, elements, neutral, combine, dtypes, exclusive, reverse, first_exclusive)
         return scanned[1:] if flagged else scanned
 
+    def inline_region_scan(self, em: Emitter) -> bool:
+        return self.in_cta and not self.plan.grid
+
     # ---- math ---------------------------------------------------------------------------------
     def math_f32(self, em: Emitter, name: str, x: ir.Value) -> ir.Value | None:
         if name not in LIBDEVICE_F32:
