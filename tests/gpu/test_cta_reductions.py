@@ -364,3 +364,45 @@ def test_region_scan_prefix_logsumexp(cols):
     got, expected = on_gpu_and_interp(sample_text("prefix_logsumexp_region_scan"), "prefix_logsumexp", {"x": x})
     for name in ("y", "lse"):                                    # exp/log within libdevice's ulps, merged in a tree
         assert_close(got[name], expected[name], 2e-5, name)
+
+
+TILE_ARGMAX = """
+kernel @tile_argmax(%x: view<f32, [%M, ROWS, COLS], in>, %v: view<f32, [%M, ROWS], out>, %j: view<i32, [%M, ROWS], out>) {
+  parallel %M {
+  ^t(%i: index):
+    %r = iota {axis = 0} : tensor<index, [ROWS, COLS]>
+    %c = iota {axis = 1} : tensor<index, [ROWS, COLS]>
+    %ib = broadcast %i : tensor<index, [ROWS, COLS]>
+    %tile = read %x index(%ib, %r, %c) : tensor<f32, [ROWS, COLS]>
+    %bv, %bj = arg_reduce %tile {axis = 1, kind = KIND} : tensor<f32, [ROWS]>, tensor<index, [ROWS]>
+    %bj32 = cast %bj : tensor<i32, [ROWS]>
+    %r1 = iota : tensor<index, [ROWS]>
+    %ib1 = broadcast %i : tensor<index, [ROWS]>
+    write %v, %bv index(%ib1, %r1)
+    write %j, %bj32 index(%ib1, %r1)
+  }
+}
+"""
+
+
+def _tile_argmax(rows: int, cols: int, kind: str = "max") -> str:
+    return TILE_ARGMAX.replace("ROWS", str(rows)).replace("COLS", str(cols)).replace("KIND", kind)
+
+
+def test_partial_arg_reduce_stages_values_and_positions_in_shared_memory():
+    ptx, launch = _compile(_tile_argmax(8, 64), "tile_argmax")
+    assert launch["mapping"] == "cta" and "malloc" not in ptx
+    values = launch["layouts"]["values"]
+    assert values["bv"].startswith("#shared") and values["bj"].startswith("#shared")
+
+
+@requires_gpu()
+@pytest.mark.parametrize("rows,cols", [(8, 64), (3, 1000), (600, 5), (1, 1)])
+@pytest.mark.parametrize("kind", ["max", "min"])
+def test_partial_arg_reduce_bit_exact(rows, cols, kind):
+    rng = np.random.default_rng(rows + cols)
+    x = rng.integers(-3, 4, (4, rows, cols)).astype(np.float32)     # ties
+    x[1, 0, -1] = np.nan
+    got, expected = on_gpu_and_interp(_tile_argmax(rows, cols, kind), "tile_argmax", {"x": x})
+    assert_same_bits(got["v"], expected["v"], "v")
+    assert_same_bits(got["j"], expected["j"], "j")

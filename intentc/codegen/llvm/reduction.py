@@ -164,14 +164,14 @@ def _arg_reduce_op(em, op):
     if not rest_shape:
         value, index = scan_line([])
         return [Scalar(x.dtype, (), value), Scalar(index_dtype, (), _cast_index(em, index, index_dtype))]
-    value_out = em.alloc(x.dtype, rest_shape)
-    index_out = em.alloc(index_dtype, rest_shape)
+    (value_out, index_out), finish = em.hooks.result_arrays(em, op, [x.dtype, index_dtype], rest_shape)
 
     def both(rest):
         value, index = scan_line(rest)
         b.store(value, value_out.address(em, rest))
         b.store(_cast_index(em, index, index_dtype), index_out.address(em, rest))
     em.for_each(rest_shape, both)
+    finish()
     return [value_out, index_out]
 
 

@@ -73,6 +73,13 @@ class TargetHooks(ABC):
         em.for_each(shape, lambda idx: em.b.store(element(idx), memory.address(em, idx)))
         return memory
 
+    def result_arrays(self, em: Emitter, op: Op, dtypes: list[str],
+                      shape: Shape) -> tuple[list[Memory], Callable[[], None]]:
+        """(temporaries of `shape` for `op`'s results, computed together at each coordinate,
+        finish()): fresh temporaries here; a target whose threads share an iteration may
+        stage them where every thread reads them once finish() has run."""
+        return [em.alloc(dtype, shape) for dtype in dtypes], lambda: None
+
     def histogram_counts(self, em: Emitter, dtype: str,
                          bins: ir.Value) -> tuple[Memory, Callable[[ir.Value], None], Callable[[], None]]:
         """(zeroed counts of `bins` elements, increment(pointer), finish()) for a histogram:

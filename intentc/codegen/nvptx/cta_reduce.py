@@ -59,8 +59,7 @@ def stage_in_shared(em: Emitter, hooks, dtype: str, shape: Shape, element: Eleme
     walks every result and the reduction inside spreads over the CTA (thread 0 stores it);
     otherwise each thread reduces the results it owns (`hooks.for_each`) on its own."""
     b = em.b
-    words = shared_array(em, dtype, count)
-    staged = Memory(dtype, tuple(shape), words.ptr, em.row_major_strides(shape))
+    staged = shared_rows(em, dtype, shape, count)
     barrier(em)                              # the previous iteration's readers are done
     if by_block:
         def reduce_line(idx):
@@ -71,3 +70,9 @@ def stage_in_shared(em: Emitter, hooks, dtype: str, shape: Shape, element: Eleme
         hooks.for_each(em, shape, lambda idx: b.store(element(idx), staged.address(em, idx)))
     barrier(em)
     return staged
+
+
+def shared_rows(em: Emitter, dtype: str, shape: Shape, count: int) -> Memory:
+    """A fresh row-major tensor of `shape` (`count` elements) in the CTA's shared memory."""
+    words = shared_array(em, dtype, count)
+    return Memory(dtype, tuple(shape), words.ptr, em.row_major_strides(shape))

@@ -57,8 +57,8 @@ def region_op_ok(op: Op, helpers: Mapping[str, Helper], block_ok: BlockOk) -> bo
     module decides (`block_ok` judges a nested block by cta.py's rules)."""
     if op.name in AGGREGATES:
         return True
-    if op.name == "arg_reduce":
-        return _rank(op.result_types[0]) == 0
+    if op.name == "arg_reduce":            # partial: staged in shared memory (staged_reductions)
+        return True
     if op.name == "generic_scan":          # rank 1: block scans (cta_scan.py)
         return all(_rank(t) == 1 for t in op.result_types) and block_ok(_body(op.regions[0].ops))
     if op.name == "region_scan":          # the whole axis one slice, emit's outputs kept as they are
@@ -158,6 +158,8 @@ def _scan_flow(ops: Sequence[Op], helpers: Mapping[str, Helper]) -> list[Fact] |
     return []
 
 
+# reduce and arg_reduce: reductions without a region that keep no reduced axis
+BUILTIN_REDUCTIONS = ops_where(lambda op: op.family == "reduction" and not op.regions and "reverse" not in op.attrs)
 BLOCK_LINE = 64             # a line this long is reduced by the whole CTA, not one thread
 STAGED_BYTES = 12 * 1024     # partial reductions' results in shared memory (48 KiB static in all)
 
@@ -168,19 +170,22 @@ def staged_reductions(ops: Iterable[Op], known: Mapping[str, int], threads: int)
     or None when one has a dynamic shape or they do not fit STAGED_BYTES. by_block: at most
     one result a warp, each over a long line (BLOCK_LINE or dynamic), so each result is one
     CTA-wide reduction; otherwise each thread reduces the results it owns on its own."""
-    staged, total = [], 0
+    staged: list[tuple[str, int, bool]] = []
+    total = 0
     types: dict[str, Type] = {}
     for op in ops:
         types.update(zip(op.results, op.result_types))
         result, source = op.result_types[0] if op.results else None, types.get(op.operands[0] if op.operands else "")
-        if op.name != "reduce" or not isinstance(result, TensorType) or not result.shape:
+        if op.name not in BUILTIN_REDUCTIONS or not isinstance(result, TensorType) or not result.shape:
             continue
         count, line = _elements(result, known), _elements(source, known) if isinstance(source, TensorType) else None
         if count is None:
             return None
-        total += count * 8
+        total += count * 8 * len(op.results)
         long_line = line is None or line >= BLOCK_LINE * count
-        staged.append((op.results[0], count, count * 32 <= threads and long_line))
+        # arg_reduce: a thread per result (its pair fold has no CTA-wide form per result)
+        by_block = op.name == "reduce" and count * 32 <= threads and long_line
+        staged.extend((name, count, by_block) for name in op.results)
     return tuple(staged) if total <= STAGED_BYTES else None
 
 

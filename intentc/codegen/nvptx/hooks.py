@@ -17,7 +17,7 @@ from ..llvm.types import F32, F64, I32, I64, I8, register_type
 from ..llvm.values import Body, ElementAt, Group, Memory, Registers, Shape, Tensor
 from .cta import (barrier, block_combine, block_slots, block_stride, in_tensor, on_thread_zero, shared_array,
                   slot_coordinate, sreg, unravel)
-from .cta_reduce import block_combine_tuple, stage_in_shared
+from .cta_reduce import block_combine_tuple, shared_rows, stage_in_shared
 from .cta_scan import chunk_scan, chunked_for_each, scan_slots, scans_read, with_presence
 from .mapping import Mapping
 
@@ -167,6 +167,17 @@ class NvptxHooks(TargetHooks):
         self.for_each(em, shape, lambda idx: em.b.store(element(idx), registers.slot(em, self.current_slot)),
                       store_group if group is not None else None)
         return registers
+
+    def result_arrays(self, em: Emitter, op: Op, dtypes: list[str],
+                      shape: Shape) -> tuple[list[Memory], Callable[[], None]]:
+        """A partial arg_reduce's values and positions in shared memory (the plan stages
+        them), readable by every thread after finish()'s barrier."""
+        staged = self._staged(em) if self.in_cta else None
+        if staged is None:
+            return super().result_arrays(em, op, dtypes, shape)
+        arrays = [shared_rows(em, dtype, shape, staged[0]) for dtype in dtypes]
+        barrier(em)                         # the previous iteration's readers are done
+        return arrays, lambda: barrier(em)
 
     def _staged(self, em) -> tuple[int, bool] | None:
         """(elements, by_block) when the op being lowered is a partial reduction that the
