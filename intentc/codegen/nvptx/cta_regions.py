@@ -86,6 +86,10 @@ def nested_ops(ops: Sequence[Op], helpers: Mapping[str, Helper]) -> Iterator[Op]
 
 
 ELEMENTWISE = ops_where(lambda op: op.cta_per_coordinate)
+# Reductions whose loop visits every coordinate of their source, and whose region (if any)
+# sees one element: reduce, arg_reduce, generic_reduce and the contractions.
+FOLDS = ops_where(lambda op: op.contraction or (op.family == "reduction" and "reverse" not in op.attrs
+                                                and len(op.regions) <= 1))
 
 
 def _names_used(op: Op) -> Iterator[str]:
@@ -100,8 +104,8 @@ def _consumes_by_coordinate(op: Op, shape: tuple) -> bool:
     an element-wise op of that shape."""
     if op.name == "write":
         return True
-    if all(_scalar(t) for t in op.result_types) and (not op.regions or op.name == "generic_reduce"):
-        return op.name not in SCANS
+    if op.name in FOLDS:
+        return all(_scalar(t) for t in op.result_types)
     return (op.name in ELEMENTWISE and op.name != "broadcast"
             and all(isinstance(t, TensorType) and t.shape == shape for t in op.result_types))
 
