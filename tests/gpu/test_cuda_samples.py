@@ -15,6 +15,10 @@ from gpu_required import requires_gpu
 interp_cases = load_test_module("tests/interp/test_samples.py", "interp_sample_cases_gpu")
 cpu_samples = load_test_module("tests/codegen/test_cpu_samples.py", "cpu_sample_cases_gpu")
 CASES = interp_cases.CASES
+# Bit-exact on the CPU (the interpreter's sequential order) but parenthesized otherwise on
+# the GPU, as §6 allows: a float block scan keeps source order, not the sequential
+# parenthesization (docs/gpu.md). Held to the sample's tolerance.
+REASSOCIATED_ON_GPU = {"cumsum:row_cumsum"}
 
 
 def _cpu_lowers(source: str, kernel: str) -> bool:
@@ -40,7 +44,8 @@ def test_sample_on_gpu_matches_interpreter(sample, kernel, make, reference, tole
     got, expected = on_gpu_and_interp(source, kernel, inputs, constexprs)
     assert set(got) == set(expected)
     for name in expected:
-        if cpu_samples._bit_exact(sample, kernel) or np.asarray(expected[name]).dtype.kind in "iub":
+        exact = cpu_samples._bit_exact(sample, kernel) and f"{sample}:{kernel}" not in REASSOCIATED_ON_GPU
+        if exact or np.asarray(expected[name]).dtype.kind in "iub":
             assert_same_bits(got[name], expected[name], name)
         else:
             assert_close(got[name], expected[name], max(tolerance, 1e-6), name)
