@@ -438,33 +438,40 @@ def shared_array(em: Emitter, dtype: str, count: int) -> Memory:
     return Memory(dtype, (ir.Constant(I64, count),), pointer, (ir.Constant(I64, 1),))
 
 
-def _shared(em) -> ir.Value:
-    name = "intentc_cta_partials"
+def _shared(em, components: int = 1) -> ir.Value:
+    """The CTA's partials: a row of SHARED_WORDS i64 words (one a warp) per component."""
+    name = "intentc_cta_partials" if components == 1 else f"intentc_cta_partials{components}"
     existing = em.module.globals.get(name)
     if existing is None:
-        existing = ir.GlobalVariable(em.module, ir.ArrayType(I64, SHARED_WORDS), name, addrspace=3)
+        type_ = ir.ArrayType(ir.ArrayType(I64, SHARED_WORDS), components)
+        existing = ir.GlobalVariable(em.module, type_, name, addrspace=3)
         existing.linkage = "internal"
-        existing.initializer = ir.Constant(ir.ArrayType(I64, SHARED_WORDS), None)
+        existing.initializer = ir.Constant(type_, None)
     return existing
 
 
-def _warp_totals(em, plan: CtaPlan, value: ir.Value, last_lane: int, identity: ir.Value,
-                 reverse: bool = False) -> ir.Value:
-    """Lane l of every warp gets warp l's `value` at lane `last_lane` (warp W-1-l's when
-    `reverse`; the identity past the last warp), through shared memory."""
+def _warp_totals(em, plan: CtaPlan, values: list[ir.Value], last_lane: int, identities: list[ir.Value],
+                 reverse: bool = False) -> list[ir.Value]:
+    """Lane l of every warp gets warp l's `values` at lane `last_lane` (warp W-1-l's when
+    `reverse`; the identities past the last warp), through shared memory: one barrier pair
+    for every component."""
     b = em.b
     tid = sreg(em, "tid.x")
-    shared, zero = _shared(em), ir.Constant(I32, 0)
+    shared, zero = _shared(em, len(values)), ir.Constant(I32, 0)
     lane = b.and_(tid, ir.Constant(I32, 31))
     with b.if_then(b.icmp_unsigned("==", lane, ir.Constant(I32, last_lane))):
-        b.store(_to_i64(em, value), b.gep(shared, [zero, b.lshr(tid, ir.Constant(I32, 5))], inbounds=True))
+        for row, value in enumerate(values):
+            warp_slot = b.gep(shared, [zero, ir.Constant(I32, row), b.lshr(tid, ir.Constant(I32, 5))], inbounds=True)
+            b.store(_to_i64(em, value), warp_slot)
     barrier(em)
     warps = ir.Constant(I32, -(-plan.threads // 32))
-    source = b.sub(b.sub(warps, ir.Constant(I32, 1)), lane) if reverse else lane
-    slot = b.gep(shared, [zero, b.select(b.icmp_unsigned("<", lane, warps), source, zero)], inbounds=True)
-    total = b.select(b.icmp_unsigned("<", lane, warps), _from_i64(em, b.load(slot), value.type), identity)
+    present = b.icmp_unsigned("<", lane, warps)
+    source = b.select(present, b.sub(b.sub(warps, ir.Constant(I32, 1)), lane) if reverse else lane, zero)
+    totals = [b.select(present, _from_i64(em, b.load(b.gep(shared, [zero, ir.Constant(I32, row), source],
+                                                                inbounds=True)), value.type), identity)
+              for row, (value, identity) in enumerate(zip(values, identities))]
     barrier(em)          # the partials may be overwritten by the next reduction or scan only now
-    return total
+    return totals
 
 
 def _butterfly(em, value: ir.Value, combine) -> ir.Value:
@@ -478,4 +485,5 @@ def _butterfly(em, value: ir.Value, combine) -> ir.Value:
 def block_combine(em: Emitter, plan: CtaPlan, value: ir.Value, identity: ir.Value, combine: Combine) -> ir.Value:
     """The CTA-wide combination of every thread's `value` (each thread gets it): a butterfly
     within each warp, then a butterfly over the warps' results in every warp."""
-    return _butterfly(em, _warp_totals(em, plan, _butterfly(em, value, combine), 0, identity), combine)
+    (total,) = _warp_totals(em, plan, [_butterfly(em, value, combine)], 0, [identity])
+    return _butterfly(em, total, combine)

@@ -48,8 +48,7 @@ def block_combine_tuple(em: Emitter, plan: CtaPlan, values: list[ir.Value], iden
     ordered butterflies within each warp, then over the warps' results in every warp (lane
     l holding warp l's, the identities past the last warp)."""
     warp_results = _ordered_butterfly(em, values, combine)
-    totals = [_warp_totals(em, plan, value, 0, identity) for value, identity in zip(warp_results, identities)]
-    return _ordered_butterfly(em, totals, combine)
+    return _ordered_butterfly(em, _warp_totals(em, plan, warp_results, 0, identities), combine)
 
 
 def stage_in_shared(em: Emitter, hooks, dtype: str, shape: Shape, element: ElementAt, count: int,

@@ -89,7 +89,7 @@ def block_scan(em: Emitter, plan: CtaPlan, values: Values, carry: Values, neutra
     inclusive = _warp_scan(em, values, lane_rank, combine, reverse)
     last_lane = 0 if reverse else 31
     # lane r of every warp: the total of the warp of rank r (scanned: of ranks 0..r)
-    totals = [_warp_totals(em, plan, v, last_lane, z, reverse) for v, z in zip(inclusive, neutral)]
+    totals = _warp_totals(em, plan, inclusive, last_lane, neutral, reverse)
     totals = _warp_scan(em, totals, lane, combine, False)
     has_earlier = b.icmp_unsigned(">", warp_rank, ir.Constant(I32, 0))
     earlier_rank = b.select(has_earlier, b.sub(warp_rank, ir.Constant(I32, 1)), ir.Constant(I32, 0))
