@@ -406,3 +406,40 @@ def test_partial_arg_reduce_bit_exact(rows, cols, kind):
     got, expected = on_gpu_and_interp(_tile_argmax(rows, cols, kind), "tile_argmax", {"x": x})
     assert_same_bits(got["v"], expected["v"], "v")
     assert_same_bits(got["j"], expected["j"], "j")
+
+
+# ---- scans along the last axis of a 2-D tile (its lines: one segmented block scan) -------------------
+TILE_SCAN = """
+kernel @tile_scan(%x: view<i32, [%M, %R, %C], in>, %y: view<i32, [%M, %R, %C], out>) {
+  parallel %M {
+  ^t(%i: index):
+    %r = iota {axis = 0} : tensor<index, [%R, %C]>
+    %c = iota {axis = 1} : tensor<index, [%R, %C]>
+    %ib = broadcast %i : tensor<index, [%R, %C]>
+    %tile = read %x index(%ib, %r, %c) : tensor<i32, [%R, %C]>
+    %s = scan %tile {axis = 1, kind = sum FLAGS} : tensor<i32, [%R, %C]>
+    write %y, %s index(%ib, %r, %c)
+  }
+}
+"""
+TILE_SHAPES = [(3, 1), (1, 7), (5, 33), (7, 300), (2, 1500)]
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_scans_along_the_last_axis_of_a_tile_are_segmented_block_scans(form):
+    ptx, launch = _compile(TILE_SCAN.replace("FLAGS", ", reverse = true"), "tile_scan",
+                           {"R": 5, "C": 33} if form == "register" else None)
+    assert launch["mapping"] == "cta" and "malloc" not in ptx and "shfl.sync" in ptx
+    assert (launch["slots"] > 0) == (form == "register")
+
+
+@requires_gpu()
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("rows,cols", TILE_SHAPES)
+@pytest.mark.parametrize("flags", SCAN_FLAGS)
+def test_tile_scans_bit_exact(flags, rows, cols, form):
+    rng = np.random.default_rng(rows * cols + 12)
+    x = rng.integers(-2 ** 31, 2 ** 31, (3, rows, cols)).astype(np.int32)
+    got, expected = on_gpu_and_interp(TILE_SCAN.replace("FLAGS", flags), "tile_scan", {"x": x},
+                                      extents={"R": rows, "C": cols} if form == "register" else None)
+    assert_same_bits(got["y"], expected["y"])

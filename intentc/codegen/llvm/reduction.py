@@ -97,7 +97,7 @@ def _scan_op(em, op):
     axis = op.attributes["axis"] % x.rank
     acc = accumulator(kind, x.dtype, op.attributes.get("acc"))
     exclusive, reverse = bool(op.attributes.get("exclusive", False)), bool(op.attributes.get("reverse", False))
-    if x.rank == 1:
+    if axis == x.rank - 1:
         # Every combine with "nothing yet" uses the neutral element, so no prefix gains a
         # member it does not have; only an exclusive scan's first output is the identity.
         scanned = em.hooks.scan(em, x.shape, lambda idx: [convert(em, op, x.at(em, idx), x.dtype, acc)],
@@ -259,7 +259,7 @@ def _generic_scan_op(em, op):
     slots = [make_slot(em, t) for t in slot_types]
     write_slots(em, slots, inits)
     region = op.regions[0]
-    if sources[0].rank == 1:
+    if sources[0].rank == 1:           # (along an axis of more, the combine takes whole slices)
         def combine(first, second):
             with em.scope():
                 args = [Scalar(t.dtype, (), v) for t, v in zip(slot_types + slot_types, list(first) + list(second))]

@@ -97,7 +97,7 @@ class TargetHooks(ABC):
              combine: Callable[[list[ir.Value], list[ir.Value]], list[ir.Value]], dtypes: list[str],
              exclusive: bool, reverse: bool, first_exclusive: list[ir.Value],
              neutral: list[ir.Value] | None) -> list[Tensor] | None:
-        """A target's own lowering of a rank-1 scan (`elements(idx)`: its components at a
+        """A target's own lowering of a scan along the last axis of `shape` (`elements(idx)`: its components at a
         coordinate; `neutral`: components `combine` leaves unchanged, None for a generic
         combine that has none; `first_exclusive`: the first exclusive prefix), one tensor a
         component, or None for the shared sequential prefix."""

@@ -41,7 +41,7 @@ from ...passes.ir_walk import is_pure_tree
 from ..layout.encodings import Blocked, row_blocked
 from ..llvm.types import F32, F64, I32, I64, LOW_FLOATS, register_type
 from ..llvm.values import Body, Memory, Shape
-from .cta_regions import ELEMENTWISE, chunk_scans_ok, nested_ops, region_op_ok, staged_reductions
+from .cta_regions import ELEMENTWISE, chunk_scans_ok, nested_ops, region_op_ok, scans_last_axis, staged_reductions
 
 if TYPE_CHECKING:
     from ..llvm.emitter import Emitter
@@ -183,8 +183,8 @@ def _body_ok(ops: Sequence[Op], views: dict[str, str], register_form: bool, know
             if (partial and (register_form or op.name != "reduce")) or op.result_types[0].dtype not in allowed:
                 return False
             continue
-        if op.name == "scan":                # rank 1: block scans (cta_scan.py)
-            if op.result_types[0].rank != 1:
+        if op.name == "scan":                # along the last axis: block scans (cta_scan.py)
+            if not scans_last_axis(op):
                 return False
             continue
         if op.name == "write":

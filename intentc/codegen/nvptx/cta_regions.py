@@ -46,6 +46,14 @@ def _rank(type_: Type) -> int | None:
     return type_.rank if isinstance(type_, TensorType) else None
 
 
+def scans_last_axis(op: Op) -> bool:
+    """Whether a scan runs along the last axis of its (tensor) results, which block scans
+    take as the segments of one scan in row-major order."""
+    ranks = {_rank(t) for t in op.result_types}
+    axis = op.attributes.get("axis")
+    return len(ranks) == 1 and isinstance(axis, int) and (rank := ranks.pop() or 0) >= 1 and axis % rank == rank - 1
+
+
 def callee(op: Op, helpers: Mapping[str, Helper]) -> Helper | None:
     """The helper a `call` op calls (None for another op)."""
     symbol = op.attributes.get("callee") if op.name == "call" else None
@@ -59,7 +67,7 @@ def region_op_ok(op: Op, helpers: Mapping[str, Helper], block_ok: BlockOk) -> bo
         return True
     if op.name == "arg_reduce":            # partial: staged in shared memory (staged_reductions)
         return True
-    if op.name == "generic_scan":          # rank 1: block scans (cta_scan.py)
+    if op.name == "generic_scan":          # rank 1 (its combine takes whole slices): block scans
         return all(_rank(t) == 1 for t in op.result_types) and block_ok(_body(op.regions[0].ops))
     if op.name == "region_scan":          # the whole axis one slice, emit's outputs kept as they are
         k = len(op.group("init") or ())

@@ -1,5 +1,6 @@
 """Scans in CTA-mapped iterations (docs/gpu.md): builtin and generic, forward and reverse,
-with static extents (the register form) and dynamic ones (the dynamic form).
+with static extents (the register form) and dynamic ones (the dynamic form), along the
+last axis of a tensor of any rank (its lines scanned as one segmented scan).
 
 A scan's *order* is its source order, reversed for `reverse`: scan position p is
 coordinate p, or n-1-p. Every combine takes the operand earlier in that order first and
@@ -8,7 +9,9 @@ combine is only associative). A scan value is a list of registers (generic_scan'
 components); `neutral` is a value that `combine` leaves unchanged on either side, so
 padding past the end and "no carry yet" join no prefix: the -0.0 of a float sum, a
 builtin's identity, or for generic scans a presence flag in front of the components
-(`with_presence`), since the author's init need not be neutral.
+(`Scan.with_presence`), since the author's init need not be neutral. Lines of an N-D
+tensor are segments of one scan over its row-major order: a head flag in front marks each
+line's first position, and the segmented combine restarts there (`Scan.segmented`).
 
 - `block_scan`: the scan over the CTA's threads in rank order (rank = tid, or T-1-tid
   reversed): a warp scan (`shfl.sync.up`, `.down` reversed), the warps' totals through
@@ -42,23 +45,60 @@ Combine = Callable[[Values, Values], Values]
 Elements = Callable[[list[ir.Value]], Values]   # the scan's components at a coordinate
 
 
-def with_presence(em: Emitter, elements: Elements, combine: Combine, dtypes: list[str],
-                  inits: Values) -> tuple[Elements, Combine, list[str], Values]:
-    """A generic scan's components led by a presence flag (elements, combine, dtypes and
-    the neutral value (false, inits)): absent values join nothing, and the author's
-    combine runs only where both operands are present."""
-    def present(first: Values, second: Values) -> Values:
-        b = em.b
-        both = b.and_(first[0], second[0])
-        slots = [em.entry_alloca(v.type) for v in first[1:]]
-        for slot, a, c in zip(slots, first[1:], second[1:]):
-            b.store(b.select(first[0], a, c), slot)
-        with b.if_then(both):
-            for slot, value in zip(slots, combine(first[1:], second[1:])):
-                b.store(value, slot)
-        return [b.or_(first[0], second[0]), *(b.load(slot) for slot in slots)]
-    return (lambda idx: [ir.Constant(I1, 1), *elements(idx)], present, ["bool", *dtypes],
-            [ir.Constant(I1, 0), *inits])
+@dataclass(frozen=True)
+class Scan:
+    """A scan along the last axis of `shape`: its components at a coordinate (`elements`),
+    `combine`, a `neutral` value, the component dtypes and the first exclusive output."""
+    shape: Shape
+    elements: Elements
+    combine: Combine
+    neutral: Values
+    dtypes: list[str]
+    exclusive: bool
+    reverse: bool
+    first_exclusive: Values
+
+    def starts_line(self, em: Emitter, idx: list[ir.Value]) -> ir.Value:
+        """Whether coordinate idx is the first of its line in scan order."""
+        first = em.b.sub(self.shape[-1], ir.Constant(I64, 1)) if self.reverse else ir.Constant(I64, 0)
+        return em.b.icmp_signed("==", idx[-1], first)
+
+    def exclusive_at(self, em: Emitter, idx: list[ir.Value], before: Values) -> Values:
+        return _select(em, self.starts_line(em, idx), self.first_exclusive, before)
+
+    def led_by(self, flag: Callable[[list[ir.Value]], ir.Value], combine: Combine) -> Scan:
+        """This scan with a bool component in front: flag(idx) at each coordinate, false in
+        the neutral value and the first exclusive output, `combine` over the whole."""
+        false = ir.Constant(I1, 0)
+        return Scan(self.shape, lambda idx: [flag(idx), *self.elements(idx)], combine, [false, *self.neutral],
+                    ["bool", *self.dtypes], self.exclusive, self.reverse, [false, *self.first_exclusive])
+
+    def with_presence(self, em: Emitter) -> Scan:
+        """A generic scan (no neutral value; `neutral` holds the inits): absent values join
+        nothing, and the author's combine runs only where both operands are present."""
+        def present(first: Values, second: Values) -> Values:
+            b = em.b
+            slots = [em.entry_alloca(v.type) for v in first[1:]]
+            for slot, a, c in zip(slots, first[1:], second[1:]):
+                b.store(b.select(first[0], a, c), slot)
+            with b.if_then(b.and_(first[0], second[0])):
+                for slot, value in zip(slots, self.combine(first[1:], second[1:])):
+                    b.store(value, slot)
+            return [b.or_(first[0], second[0]), *(b.load(slot) for slot in slots)]
+        return self.led_by(lambda idx: ir.Constant(I1, 1), present)
+
+    def segmented(self, em: Emitter) -> Scan:
+        """The lines of a tensor of rank > 1 as segments of one scan in row-major order: a
+        head flag marks each line's first position, and a combine whose later operand
+        starts a line takes that operand alone."""
+        if len(self.shape) == 1:
+            return self
+
+        def restart(first: Values, second: Values) -> Values:
+            b = em.b
+            joined = _select(em, second[0], second[1:], self.combine(first[1:], second[1:]))
+            return [b.or_(first[0], second[0]), *joined]
+        return self.led_by(lambda idx: self.starts_line(em, idx), restart)
 
 
 def _select(em: Emitter, condition: ir.Value, then: Values, otherwise: Values) -> Values:
@@ -103,48 +143,42 @@ def block_scan(em: Emitter, plan: CtaPlan, values: Values, carry: Values, neutra
 
 
 # ---- the register form ---------------------------------------------------------------------------
-def scan_slots(em: Emitter, hooks, shape: Shape, elements: Elements, neutral: Values, combine: Combine,
-               dtypes: list[str], exclusive: bool, reverse: bool, first_exclusive: Values) -> list[Registers]:
-    """The scan of a tensor of S = plan.size coordinates in the register form, one K-slot
+def scan_slots(em: Emitter, hooks, scan: Scan) -> list[Registers]:
+    """`scan` of a tensor of S = plan.size coordinates in the register form, one K-slot
     array a component (`hooks.current_slot` set as slots are visited)."""
     b, plan = em.b, hooks.plan
-    arrays = [Registers(d, tuple(shape), em.entry_alloca(ir.ArrayType(register_type(d), plan.slots))) for d in dtypes]
-    carry = neutral
+    arrays = [Registers(d, tuple(scan.shape), em.entry_alloca(ir.ArrayType(register_type(d), plan.slots)))
+              for d in scan.dtypes]
+    carry = scan.neutral
     groups = range(plan.groups)
-    for number in (reversed(groups) if reverse else groups):
+    for number in (reversed(groups) if scan.reverse else groups):
         group = list(range(number * plan.vector, (number + 1) * plan.vector))
-        order = list(reversed(group)) if reverse else group
-        prefixes, running = {}, neutral
+        order = list(reversed(group)) if scan.reverse else group
+        prefixes, running = {}, scan.neutral
         for slot in order:
             hooks.current_slot = slot
-            running = combine(running, _element_or(em, plan, elements, shape, slot, neutral))
+            running = scan.combine(running, _element_or(em, plan, scan, slot))
             prefixes[slot] = running
-        before, _, carry = block_scan(em, plan, running, carry, neutral, combine, reverse)
+        before, _, carry = block_scan(em, plan, running, carry, scan.neutral, scan.combine, scan.reverse)
         for position, slot in enumerate(order):
-            if not exclusive:
-                result = combine(before, prefixes[slot])
-            elif position:
-                result = combine(before, prefixes[order[position - 1]])
+            if not scan.exclusive:
+                result = scan.combine(before, prefixes[slot])
             else:
-                result = _select(em, _first_position(em, slot_coordinate(em, plan, slot), plan.size, reverse),
-                                 first_exclusive, before)
+                earlier = scan.combine(before, prefixes[order[position - 1]]) if position else before
+                idx = unravel(em, slot_coordinate(em, plan, slot), scan.shape)
+                result = scan.exclusive_at(em, idx, earlier)
             for array, value in zip(arrays, result):
                 b.store(value, array.slot(em, slot))
     return arrays
 
 
-def _first_position(em: Emitter, coordinate: ir.Value, size: int | ir.Value, reverse: bool) -> ir.Value:
-    first = em.b.sub(size if isinstance(size, ir.Value) else ir.Constant(I64, size), ir.Constant(I64, 1)) \
-        if reverse else ir.Constant(I64, 0)
-    return em.b.icmp_signed("==", coordinate, first)
-
-
-def _element_or(em: Emitter, plan: CtaPlan, elements: Elements, shape: Shape, slot: int, neutral: Values) -> Values:
-    """The components at this thread's coordinate of `slot`, or `neutral` past S."""
+def _element_or(em: Emitter, plan: CtaPlan, scan: Scan, slot: int) -> Values:
+    """The components at this thread's coordinate of `slot`, or the neutral value past S."""
     linear = slot_coordinate(em, plan, slot)
     if plan.full(slot // plan.vector):
-        return elements(unravel(em, linear, shape))
-    return _when(em, in_tensor(em, plan, linear), lambda: elements(unravel(em, linear, shape)), neutral)
+        return scan.elements(unravel(em, linear, scan.shape))
+    return _when(em, in_tensor(em, plan, linear), lambda: scan.elements(unravel(em, linear, scan.shape)),
+                 scan.neutral)
 
 
 def _when(em: Emitter, live: ir.Value, compute: Callable[[], Values], default: Values) -> Values:
@@ -160,40 +194,39 @@ def _when(em: Emitter, live: ir.Value, compute: Callable[[], Values], default: V
 # ---- the dynamic form ----------------------------------------------------------------------------
 @dataclass(eq=False)
 class ScanState:
-    """A dynamic-form scan of n positions: its carry across chunks and this thread's
-    prefix in the current chunk, both in registers."""
-    elements: Elements
-    extent: ir.Value
-    neutral: Values
-    combine: Combine
-    exclusive: bool
-    reverse: bool
-    first_exclusive: Values
+    """A dynamic-form scan: its carry across chunks and this thread's prefix in the current
+    chunk, both in registers."""
+    scan: Scan
+    count: ir.Value                         # the positions: the elements of scan.shape
     carry: list = field(default_factory=list)
     current: list = field(default_factory=list)
 
     def reset(self, em: Emitter) -> None:
-        self.carry = [em.entry_alloca(v.type) for v in self.neutral]
-        self.current = [em.entry_alloca(v.type) for v in self.neutral]
-        for slot, value in zip(self.carry, self.neutral):
+        self.carry = [em.entry_alloca(v.type) for v in self.scan.neutral]
+        self.current = [em.entry_alloca(v.type) for v in self.scan.neutral]
+        for slot, value in zip(self.carry, self.scan.neutral):
             em.b.store(value, slot)
 
     def prime(self, em: Emitter, plan: CtaPlan, position: ir.Value, live: ir.Value) -> None:
         """This thread's prefix at scan `position` (of the chunk all threads are in)."""
-        b = em.b
-        values = _when(em, live, lambda: self.elements([self.coordinate(em, position)]), self.neutral)
+        b, scan = em.b, self.scan
+        idx = self.coordinate(em, position)
+        values = _when(em, live, lambda: scan.elements(idx), scan.neutral)
         carry = [b.load(slot) for slot in self.carry]
         # positions run in thread order within a chunk, whichever the direction
-        before, through, total = block_scan(em, plan, values, carry, self.neutral, self.combine, False)
-        if self.exclusive:
-            through = _select(em, b.icmp_signed("==", position, ir.Constant(I64, 0)), self.first_exclusive, before)
+        before, through, total = block_scan(em, plan, values, carry, scan.neutral, scan.combine, False)
+        if scan.exclusive:
+            through = scan.exclusive_at(em, idx, before)
         for slot, value in zip(self.current, through):
             b.store(value, slot)
         for slot, value in zip(self.carry, total):
             b.store(value, slot)
 
-    def coordinate(self, em: Emitter, position: ir.Value) -> ir.Value:
-        return em.b.sub(em.b.sub(self.extent, ir.Constant(I64, 1)), position) if self.reverse else position
+    def coordinate(self, em: Emitter, position: ir.Value) -> list[ir.Value]:
+        """The coordinate of scan `position`: row-major order, from the end when reversed."""
+        b = em.b
+        linear = b.sub(b.sub(self.count, ir.Constant(I64, 1)), position) if self.scan.reverse else position
+        return unravel(em, linear, self.scan.shape)
 
 
 @dataclass
@@ -210,22 +243,22 @@ class ChunkScan(Tensor):
 
 
 def chunked_for_each(em: Emitter, plan: CtaPlan, shape: Shape, body: Body, states: list[ScanState]) -> None:
-    """body(idx) for every coordinate of the 1-D `shape`, chunk by chunk of T scan
+    """body(idx) for every coordinate of `shape` (the scans' shape), chunk by chunk of T scan
     positions (all of `states` share a direction), each chunk's prefixes primed first."""
     b = em.b
-    (extent,) = shape
+    count = em.element_count(shape)
     threads = ir.Constant(I64, plan.threads)
-    chunks = b.udiv(b.add(extent, ir.Constant(I64, plan.threads - 1)), threads)
+    chunks = b.udiv(b.add(count, ir.Constant(I64, plan.threads - 1)), threads)
     for state in states:
         state.reset(em)
 
     def chunk(number):
         position = b.add(b.mul(number, threads), thread_index(em, plan))
-        live = b.icmp_unsigned("<", position, extent)
+        live = b.icmp_unsigned("<", position, count)
         for state in states:
             state.prime(em, plan, position, live)
         with b.if_then(live):
-            body([states[0].coordinate(em, position)])
+            body(states[0].coordinate(em, position))
     em.loop(ir.Constant(I64, 0), chunks, chunk, name="chunk")
     for state in states:
         state.current = []
@@ -242,9 +275,6 @@ def scans_read(value: object, found: list[ScanState] | None = None) -> list[Scan
     return found
 
 
-def chunk_scan(em: Emitter, shape: Shape, elements: Elements, neutral: Values, combine: Combine, dtypes: list[str],
-               exclusive: bool, reverse: bool, first_exclusive: Values) -> list[ChunkScan]:
-    (extent,) = shape
-    state = ScanState(elements, extent, neutral, combine, exclusive, reverse, first_exclusive)
-    return [ChunkScan(d, tuple(shape), state, k) for k, d in enumerate(dtypes)]
-
+def chunk_scan(em: Emitter, scan: Scan) -> list[ChunkScan]:
+    state = ScanState(scan, em.element_count(scan.shape))
+    return [ChunkScan(d, tuple(scan.shape), state, k) for k, d in enumerate(scan.dtypes)]

@@ -18,7 +18,7 @@ from ..llvm.values import Body, ElementAt, Group, Memory, Registers, Shape, Tens
 from .cta import (barrier, block_combine, block_slots, block_stride, in_tensor, on_thread_zero, shared_array,
                   slot_coordinate, sreg, unravel)
 from .cta_reduce import block_combine_tuple, shared_rows, stage_in_shared
-from .cta_scan import chunk_scan, chunked_for_each, scan_slots, scans_read, with_presence
+from .cta_scan import Scan, chunk_scan, chunked_for_each, scan_slots, scans_read
 from .mapping import Mapping
 
 if TYPE_CHECKING:
@@ -211,19 +211,14 @@ class NvptxHooks(TargetHooks):
              neutral: list[ir.Value] | None) -> list[Tensor] | None:
         """A block scan (cta_scan.py): into registers, group by group, in the register
         form; recomputed in its consumers' chunked loops in the dynamic form. A generic
-        combine gets a presence flag in front, whose absence is neutral."""
+        combine gets a presence flag in front, whose absence is neutral; the lines of an
+        N-D tensor a head flag (a segmented scan)."""
         if not self.in_cta:
             return None
-        flagged = neutral is None
-        if flagged:
-            elements, combine, dtypes, neutral = with_presence(em, elements, combine, dtypes, first_exclusive)
-            first_exclusive = neutral
-        if self.plan.slots:
-            scanned = scan_slots(em, self, shape, elements, neutral, combine, dtypes, exclusive, reverse,
-                                 first_exclusive)
-        else:
-            scanned = chunk_scan(em, shape, elements, neutral, combine, dtypes, exclusive, reverse, first_exclusive)
-        return scanned[1:] if flagged else scanned
+        scan = Scan(shape, elements, combine, neutral or first_exclusive, dtypes, exclusive, reverse, first_exclusive)
+        scan = (scan.with_presence(em) if neutral is None else scan).segmented(em)
+        scanned = scan_slots(em, self, scan) if self.plan.slots else chunk_scan(em, scan)
+        return scanned[len(scanned) - len(dtypes):]          # without the presence and head flags
 
     def inline_region_scan(self, em: Emitter) -> bool:
         return self.in_cta and not self.plan.grid
