@@ -25,7 +25,7 @@ from ..options import CompileOptions, Specialization
 from .binding import bind_copied, bind_in_place
 from .compiled import CompiledKernel
 from .extents import check_extents
-from .interop import call_key
+from .interop import cuda_device
 from .status import illegal_input
 from .cuda_driver import CudaError, DeviceBuffer, PreparedLaunch, default_device, launch, stream_synchronize
 
@@ -68,7 +68,9 @@ class CudaKernel(CompiledKernel):
             raise cuda_error(error, self.file) from None
         self.block = (_block_threads(self.launch_config, limit, self.file), 1, 1)
         self._launches: dict[bytes, PreparedLaunch] = {}
-        self._by_signature: dict[tuple, PreparedLaunch] = {}
+        # Launches prepared for calls seen before, by the calls' `call_key`; `LoadedKernel` looks
+        # calls up here first. Emptied in place (never replaced) when argument buffers are recycled.
+        self.seen: dict[tuple, PreparedLaunch] = {}
         self._buffers: list[DeviceBuffer] = []
         self._status = DeviceBuffer.from_array(np.zeros(1, dtype=np.int64))
 
@@ -123,29 +125,40 @@ class CudaKernel(CompiledKernel):
             for _, buffer in buffers.values():
                 buffer.free()
 
-    def launch_in_place(self, arrays: dict, constexprs: dict | None = None, stream: int = 0) -> None:
+    def launch_in_place(self, arrays: dict, constexprs: dict | None = None, stream: int = 0,
+                        key: tuple | None = None) -> None:
         """Launch on the caller's GPU arrays (`__cuda_array_interface__`: torch, CuPy), asynchronously
-        on `stream`; illegal inputs are reported by `synchronize`. Arguments are checked as the
-        interpreter checks a launch; arguments seen before (the same memory, layout and scalar
-        values, so the same checks pass) reuse their prepared launch without binding again."""
-        signature = _signature(arrays, constexprs)
-        try:
-            prepared = self._by_signature.get(signature)
-        except TypeError:
-            signature = prepared = None
+        on `stream`; illegal inputs are reported by `synchronize`. `key`, the `call_key` of the
+        whole call (constexprs included), finds a launch prepared for an equal call before."""
+        prepared = self.seen.get(key) if key is not None else None
         if prepared is None:
-            env, slots, _ = bind_in_place(self._launch(), self.abi.slots, arrays, self._constexprs(constexprs), "cuda",
-                                          self.specialization)
-            check_extents(self._extent_params, env, self.file, self.source)
-            prepared = self._prepared(slots.tobytes(), slots)
-            if signature is not None:
-                if len(self._by_signature) >= 4 * MAX_ARGUMENT_BUFFERS:
-                    self._by_signature.clear()
-                self._by_signature[signature] = prepared
+            prepared = self.prepare(arrays, constexprs)
+            if key is not None:
+                self.remember(key, prepared)
         try:
             prepared(stream)
         except CudaError as error:
-            raise cuda_error(error, self.file) from None
+            raise self.diagnostic(error) from None
+
+    def prepare(self, arrays: dict, constexprs: dict | None = None) -> PreparedLaunch:
+        """Bind and check the arguments as the interpreter checks a launch; the launch of their
+        argument words (uploaded once per distinct set of words)."""
+        env, slots, _ = bind_in_place(self._launch(), self.abi.slots, arrays, self._constexprs(constexprs),
+                                      cuda_device(self.device.ordinal), self.specialization)
+        check_extents(self._extent_params, env, self.file, self.source)
+        try:
+            return self._prepared(slots.tobytes(), slots)
+        except CudaError as error:
+            raise self.diagnostic(error) from None
+
+    def remember(self, key: tuple, prepared: PreparedLaunch) -> None:
+        """Launch `prepared` for calls with this `call_key` from now on, without binding them."""
+        if len(self.seen) >= 4 * MAX_ARGUMENT_BUFFERS:
+            self.seen.clear()
+        self.seen[key] = prepared
+
+    def diagnostic(self, error: CudaError) -> DiagnosticError:
+        return cuda_error(error, self.file)
 
     def _prepared(self, signature: bytes, slots: np.ndarray) -> PreparedLaunch:
         prepared = self._launches.get(signature)
@@ -156,7 +169,7 @@ class CudaKernel(CompiledKernel):
                     buffer.free()
                 self._buffers.clear()
                 self._launches.clear()
-                self._by_signature.clear()
+                self.seen.clear()
             arguments = DeviceBuffer.from_array(slots)
             self._buffers.append(arguments)
             prepared = self._launches[signature] = PreparedLaunch(self._function, self.grid(), self.block,
@@ -182,16 +195,6 @@ class CudaKernel(CompiledKernel):
                                                f"temporaries come from device malloc ({HEAP_BYTES >> 20} MiB)")],
                                    self.source)
         return illegal_input(self.abi, ident, self.file, self.source)
-
-
-def _signature(arrays: dict, constexprs: dict | None):
-    """What a launch's checks and argument words depend on: each array's memory, layout and
-    dtype, each scalar's type and value. Unhashable parts (a 0-d array) make it unhashable,
-    and such calls are bound every time."""
-    parts = [(name, call_key(value)) for name, value in arrays.items()]
-    if constexprs:
-        parts += [(name, type(value), value) for name, value in constexprs.items()]
-    return tuple(parts)
 
 
 def _block_threads(launch, limit: int, file: str) -> int:

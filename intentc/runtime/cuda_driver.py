@@ -56,6 +56,7 @@ class Device:
         count = _check(driver.cuDeviceGetCount(), "cuDeviceGetCount")
         if ordinal >= count:
             raise CudaError(f"no CUDA device {ordinal}: this machine has {count}")
+        self.ordinal = ordinal
         self.handle = _check(driver.cuDeviceGet(ordinal), "cuDeviceGet")
         self.context = _check(driver.cuDevicePrimaryCtxRetain(self.handle), "cuDevicePrimaryCtxRetain")
         _check(driver.cuCtxSetCurrent(self.context), "cuCtxSetCurrent")
@@ -156,30 +157,52 @@ def default_device() -> Device:
 
 
 class PreparedLaunch:
-    """One kernel's launch with fixed argument and status buffers: the driver's parameter
-    array is built once, and a launch is one `cuLaunchKernel` call through ctypes
-    (asynchronous, on `stream`) — the per-launch cost of cuda-bindings' argument conversion
-    was most of a launch's host time."""
+    """One kernel's launch with fixed argument and status buffers, made once so that a launch
+    is one ctypes call of `cuLaunchKernelEx` with nothing to convert: the driver's parameter
+    array once, and per stream the launch configuration and the bound call (a `functools.partial`
+    of plain integers) the first time. A configuration is never changed after it is made, so
+    threads launching on different streams do not race on it; the driver reads it only
+    during the call."""
 
     def __init__(self, function, grid: tuple[int, int, int], block: tuple[int, int, int], arguments: int,
                  status: int):
         self._values = np.array([arguments, status], dtype=np.uint64)
         self._params = np.array([self._values.ctypes.data, self._values.ctypes.data + 8], dtype=np.uint64)
-        self._call = (int(function), *grid, *block, 0)
-        self._params_address = self._params.ctypes.data
-        self._launch = _raw_launch()
+        self._function, self._grid, self._block = int(function), grid, block
+        self._by_stream: dict[int, functools.partial] = {}
 
     def __call__(self, stream: int = 0) -> None:
-        status = self._launch(*self._call, stream, self._params_address, None)
+        launch = self._by_stream.get(stream) or self._bind(stream)
+        status = launch()
         if status:
-            _check((_driver().CUresult(status),), "cuLaunchKernel")
+            _check((_driver().CUresult(status),), "cuLaunchKernelEx")
+
+    def _bind(self, stream: int) -> functools.partial:
+        if len(self._by_stream) >= MAX_STREAMS:
+            self._by_stream.clear()
+        config = _LaunchConfig(self._grid, self._block, 0, stream, None, 0)
+        launch = functools.partial(_raw_launch(), ctypes.addressof(config), self._function, self._params.ctypes.data,
+                                   None)
+        launch.config = config          # type: ignore[attr-defined]  # alive as long as the call that points at it
+        self._by_stream[stream] = launch
+        return launch
+
+
+# Streams a prepared launch keeps a bound call for (more are rebound as they come).
+MAX_STREAMS = 16
+
+
+class _LaunchConfig(ctypes.Structure):
+    """cuda.h's CUlaunchConfig."""
+    _fields_ = [("grid", ctypes.c_uint * 3), ("block", ctypes.c_uint * 3), ("shared_bytes", ctypes.c_uint),
+                ("stream", ctypes.c_void_p), ("attributes", ctypes.c_void_p), ("attribute_count", ctypes.c_uint)]
 
 
 @functools.cache
 def _raw_launch():
-    """libcuda's cuLaunchKernel (the library cuda-bindings loaded: the same driver and context)."""
-    function = ctypes.CDLL("libcuda.so.1").cuLaunchKernel
-    function.argtypes = [ctypes.c_void_p, *[ctypes.c_uint] * 7, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+    """libcuda's cuLaunchKernelEx (the library cuda-bindings loaded: the same driver and context)."""
+    function = ctypes.CDLL("libcuda.so.1").cuLaunchKernelEx
+    function.argtypes = [ctypes.c_void_p] * 4
     function.restype = ctypes.c_int
     return function
 
