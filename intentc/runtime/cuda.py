@@ -26,6 +26,7 @@ from .binding import bind_copied, bind_in_place
 from .compiled import CompiledKernel
 from .extents import check_extents
 from .interop import cuda_device
+from .seen_calls import SeenCalls
 from .status import illegal_input
 from .cuda_driver import CudaError, DeviceBuffer, PreparedLaunch, default_device, launch, stream_synchronize
 
@@ -68,9 +69,9 @@ class CudaKernel(CompiledKernel):
             raise cuda_error(error, self.file) from None
         self.block = (_block_threads(self.launch_config, limit, self.file), 1, 1)
         self._launches: dict[bytes, PreparedLaunch] = {}
-        # Launches prepared for calls seen before, by the calls' `call_key`; `LoadedKernel` looks
-        # calls up here first. Emptied in place (never replaced) when argument buffers are recycled.
-        self.seen: dict[tuple, PreparedLaunch] = {}
+        # Launches prepared for calls seen before; `LoadedKernel` looks calls up here first.
+        # Emptied (never replaced) when the argument buffers are recycled.
+        self.seen = SeenCalls(4 * MAX_ARGUMENT_BUFFERS)
         self._buffers: list[DeviceBuffer] = []
         self._status = DeviceBuffer.from_array(np.zeros(1, dtype=np.int64))
 
@@ -126,15 +127,15 @@ class CudaKernel(CompiledKernel):
                 buffer.free()
 
     def launch_in_place(self, arrays: dict, constexprs: dict | None = None, stream: int = 0,
-                        key: tuple | None = None) -> None:
+                        call: dict | None = None) -> None:
         """Launch on the caller's GPU arrays (`__cuda_array_interface__`: torch, CuPy), asynchronously
-        on `stream`; illegal inputs are reported by `synchronize`. `key`, the `call_key` of the
-        whole call (constexprs included), finds a launch prepared for an equal call before."""
-        prepared = self.seen.get(key) if key is not None else None
+        on `stream`; illegal inputs are reported by `synchronize`. A launch prepared before for
+        an equal call (`call`: the arguments as given, constexprs included) is reused."""
+        call = call if call is not None else {**arrays, **(constexprs or {})}
+        prepared = self.seen.find(call)
         if prepared is None:
             prepared = self.prepare(arrays, constexprs)
-            if key is not None:
-                self.remember(key, prepared)
+            self.seen.remember(call, prepared)
         try:
             prepared(stream)
         except CudaError as error:
@@ -150,12 +151,6 @@ class CudaKernel(CompiledKernel):
             return self._prepared(slots.tobytes(), slots)
         except CudaError as error:
             raise self.diagnostic(error) from None
-
-    def remember(self, key: tuple, prepared: PreparedLaunch) -> None:
-        """Launch `prepared` for calls with this `call_key` from now on, without binding them."""
-        if len(self.seen) >= 4 * MAX_ARGUMENT_BUFFERS:
-            self.seen.clear()
-        self.seen[key] = prepared
 
     def diagnostic(self, error: CudaError) -> DiagnosticError:
         return cuda_error(error, self.file)

@@ -58,8 +58,12 @@ def cuda_device(ordinal: int) -> str:
 
 def _torch_ref(tensor) -> ArrayRef:
     """A torch tensor read through its accessors: a few times faster per call than building
-    its `__cuda_array_interface__` (which is what launch overhead is made of). A tensor with
-    torch's lazy negation bit (`c.conj().imag`) is refused: its memory holds the negated values."""
+    its `__cuda_array_interface__` (which is what launch overhead is made of). Only dense
+    (strided) tensors in host or CUDA memory are arrays; a tensor with torch's lazy negation
+    bit (`c.conj().imag`) is refused too: its memory holds the negated values."""
+    device = tensor.device
+    if device.type not in (CPU, "cuda") or str(tensor.layout) != "torch.strided":
+        raise TypeError(f"a {tensor.layout} tensor on {device} is not a dense array in host or GPU memory")
     if tensor.is_neg():
         raise TypeError("the tensor has torch's negative bit set (its memory holds the negated values); "
                         "pass tensor.resolve_neg()")
@@ -68,7 +72,7 @@ def _torch_ref(tensor) -> ArrayRef:
         dtype = _TORCH_DTYPES[tensor.dtype] = _numpy_dtype(str(tensor.dtype).rpartition(".")[2])
     itemsize = dtype.itemsize
     return ArrayRef(tensor.data_ptr(), tuple(tensor.shape), tuple(s * itemsize for s in tensor.stride()), dtype,
-                    cuda_device(tensor.get_device()) if tensor.is_cuda else CPU, tensor)
+                    CPU if device.type == CPU else cuda_device(device.index), tensor)
 
 
 _TORCH_DTYPES: dict = {}

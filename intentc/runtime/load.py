@@ -14,11 +14,11 @@ from __future__ import annotations
 import functools
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from ..ir.types import ConstexprType, ViewType
 from ..options import CompileOptions
-from .call_key import call_key
 from .cuda_driver import CudaError
 from .interop import array_ref
 from .kernel_cache import CACHE
@@ -120,7 +120,7 @@ class LoadedKernel:
         """Run with views and scalars by parameter name (constexprs too, unless fixed at load);
         returns the out/inout views (the caller's arrays, written in place)."""
         if self._seen is not None:      # the launch fast path: a call equal to one bound before
-            prepared = self._seen.get(call_key(arguments))
+            prepared = self._seen.find(arguments)
             if prepared is not None:
                 try:
                     prepared(self._current_stream() if stream is None else _stream(stream))
@@ -131,18 +131,18 @@ class LoadedKernel:
 
     def _call(self, stream, arguments: dict) -> dict:
         """A call bound and checked in full (and remembered for the fast path where it can be)."""
-        key = call_key(arguments) if self.target == "cuda" else None
-        constexprs = ({name: arguments.pop(name) for name in list(arguments) if name in self._constexpr_names}
+        constexprs = ({name: arguments[name] for name in arguments if name in self._constexpr_names}
                       if self._constexpr_names else None)
-        runner = self._variant(arguments) if self.specialize == "auto" else self.runner
+        arrays = {name: value for name, value in arguments.items() if name not in constexprs} if constexprs else arguments
+        runner = self._variant(arrays) if self.specialize == "auto" else self.runner
         if self.target == "cuda":
             self._current_stream = _current_stream_getter()
-            runner.launch_in_place(arguments, constexprs, _stream(stream), key)
+            runner.launch_in_place(arrays, constexprs, _stream(stream), arguments)
         elif self.target == "cpu":
-            runner.launch(constexprs, **arguments)
+            runner.launch(constexprs, **arrays)
         else:
-            self._interpret(arguments, constexprs)
-        return {name: arguments[name] for name in self._outputs if name in arguments}
+            self._interpret(arrays, constexprs)
+        return {name: arrays[name] for name in self._outputs if name in arrays}
 
     def synchronize(self, stream=None) -> None:
         """cuda: wait for the stream; raise the first illegal input a launch reported since."""
@@ -227,4 +227,4 @@ def _default_stream() -> int:
     return 0
 
 
-_current_stream_reader = None
+_current_stream_reader: Callable[[], int] | None = None
