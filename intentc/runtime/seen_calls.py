@@ -90,11 +90,12 @@ def _no_tensor(value):
 _data_ptr = _no_tensor
 
 
-def _mixed_key(arguments: dict) -> tuple[tuple | None, list]:
+def _mixed_key(arguments: dict) -> tuple[tuple | None, Collection]:
     global _data_ptr
     tensor_type = _tensor_type()
-    if tensor_type:
+    if tensor_type and _data_ptr is _no_tensor:     # torch was imported since: try the first kind again
         _data_ptr = tensor_type.data_ptr
+        return call_key(arguments)
     parts: list = []
     tensors: list = []
     for name, value in arguments.items():
@@ -155,7 +156,7 @@ class AccessorLayouts:
 
 
 def _layout(tensor) -> tuple:
-    return (type(tensor), tensor.shape, tensor.stride(), tensor.dtype, tensor.get_device(), tensor.is_neg(),
+    return (type(tensor), tensor.shape, tensor.stride(), tensor.dtype, tensor.device, tensor.is_neg(),
             tensor.is_conj())
 
 
