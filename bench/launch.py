@@ -109,7 +109,7 @@ def main(argv=None) -> None:
     launches = {"intentc": lambda: kernel(x=x, y=y, z=z1),
                 "triton": lambda: t_add[grid](x, y, z2, n, BLOCK=1024)}
     kernel(x=x, y=y, z=z1)
-    prepared, stream = kernel._seen.find({"x": x, "y": y, "z": z1}), torch.cuda.current_stream().cuda_stream
+    prepared, stream = kernel.runner.seen.find({"x": x, "y": y, "z": z1}), torch.cuda.current_stream().cuda_stream
     floors = {"intentc_prepared_launch": lambda: prepared(stream), "torch_add": lambda: torch.add(x, y, out=z2)}
     rounds = {name: per_call_us(launch, args.calls, args.repeats) for name, launch in {**launches, **floors}.items()}
     behind = {name: behind_sleep_us(launch, args.repeats) for name, launch in {**launches, **floors}.items()}
@@ -129,9 +129,12 @@ def main(argv=None) -> None:
                "behind_sleep_calls": BEHIND_SLEEP_CALLS,
                "host_us_per_launch": {name: statistics.median(h) for name, (h, _) in behind.items()},
                "gpu_us_per_launch": {name: statistics.median(g) for name, (_, g) in behind.items()},
-               "behind_sleep_rounds": behind, "launch_config": str(kernel.launch_config.grid),
+               "behind_sleep_rounds": behind, "intentc_grid_block": [kernel.runner.grid(), kernel.runner.block],
                "fresh_process_loads": fresh}
     print(json.dumps(payload, indent=2))
+    for name in rounds:
+        print(f"{name:24s} back to back {median[name]:6.2f} µs/launch; behind a sleep: host "
+              f"{payload['host_us_per_launch'][name]:6.2f}, GPU {payload['gpu_us_per_launch'][name]:6.2f}")
     if args.out:
         Path(args.out).write_text(json.dumps(payload, indent=2) + "\n")
     else:

@@ -137,12 +137,19 @@ def _summary(value):
 
 @functools.cache
 def _tensor_layouts():
-    """The layout check of a list of torch tensors: TensorGuards(*tensors).check(*others)."""
+    """The layout check of a list of torch tensors: `_tensor_layouts()(*tensors).check(*others)`.
+    TensorGuards is torch's private API: it is used only if it is there and, tried once on a
+    probe tensor, tells an equal layout from another; otherwise the accessors are read."""
     try:
+        import torch
         from torch._C._dynamo.guards import TensorGuards
-    except ImportError:
-        return AccessorLayouts
-    return functools.partial(TensorGuards, dynamic_dims_sizes=None, dynamic_dims_strides=None)
+        guards = functools.partial(TensorGuards, dynamic_dims_sizes=None, dynamic_dims_strides=None)
+        probe = torch.zeros(4)
+        if guards(probe).check(probe[:]) and not guards(probe).check(probe[::2]):
+            return guards
+    except Exception:       # any failure of the private API means: not usable here
+        pass
+    return AccessorLayouts
 
 
 class AccessorLayouts:
