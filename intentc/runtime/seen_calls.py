@@ -23,7 +23,8 @@ from __future__ import annotations
 import functools
 import struct
 import sys
-from collections.abc import Collection
+from collections.abc import Callable, Collection
+from typing import Any
 
 import numpy as np
 
@@ -143,7 +144,9 @@ def _tensor_layouts():
     try:
         import torch
         from torch._C._dynamo.guards import TensorGuards
-        guards = functools.partial(TensorGuards, dynamic_dims_sizes=None, dynamic_dims_strides=None)
+        # The tensors are positional (torch's stub leaves them out).
+        guards: Callable[..., Any] = functools.partial(TensorGuards, dynamic_dims_sizes=None,
+                                                       dynamic_dims_strides=None)
         probe = torch.zeros(4)
         if guards(probe).check(probe[:]) and not guards(probe).check(probe[::2]):
             return guards
