@@ -55,7 +55,8 @@ def compile_arch(device_arch: str) -> str:
 class CudaKernel(CompiledKernel):
     """A kernel compiled to a cubin (the driver's `cubin` target), loaded on the first GPU."""
 
-    def __init__(self, request: Request, artifacts: dict[str, str | bytes], timings: dict[str, float]):
+    def __init__(self, request: Request, artifacts: dict[str, str | bytes], timings: dict[str, float],
+                 seen: SeenCalls | None = None):
         super().__init__(request, artifacts, timings)
         self.launch_config = LaunchConfig.from_json(json.loads(artifacts["launch.json"]))
         try:
@@ -69,9 +70,10 @@ class CudaKernel(CompiledKernel):
             raise cuda_error(error, self.file) from None
         self.block = (_block_threads(self.launch_config, limit, self.file), 1, 1)
         self._launches: dict[bytes, PreparedLaunch] = {}
-        # Launches prepared for calls seen before; `LoadedKernel` looks calls up here first.
-        # Emptied (never replaced) when the argument buffers are recycled.
-        self.seen = SeenCalls(4 * MAX_ARGUMENT_BUFFERS)
+        # Launches prepared for calls seen before (`seen`: shared with the other shape variants
+        # of one `LoadedKernel`); `LoadedKernel` looks calls up here first. Emptied (never
+        # replaced) when the argument buffers are recycled.
+        self.seen = seen if seen is not None else SeenCalls(4 * MAX_ARGUMENT_BUFFERS)
         self._buffers: list[DeviceBuffer] = []
         self._status = DeviceBuffer.from_array(np.zeros(1, dtype=np.int64))
 

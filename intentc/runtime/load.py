@@ -90,8 +90,9 @@ class LoadedKernel:
         self._constexpr_names = {p.name for p in self.kernel.params if isinstance(p.type, ConstexprType)}
         self._outputs = [p.name for p in self.kernel.params
                          if isinstance(p.type, ViewType) and p.type.direction in ("out", "inout")]
-        # The runner's launches by `call_key` (cuda, one kernel for all shapes), for the fast path.
-        self._seen = self.runner.seen if target == "cuda" and specialize is None else None
+        # The launches of calls seen before (cuda), shared by all shape variants: a call's key
+        # and layouts fix its extents, so they fix the variant too.
+        self._seen = self.runner.seen if target == "cuda" else None
         self._current_stream = _current_stream_getter()
 
     # ---- what was built -------------------------------------------------------------------
@@ -150,13 +151,13 @@ class LoadedKernel:
             for runner in (self.runner, *self._variants.values()):
                 runner.synchronize(_stream(stream))
 
-    def _build(self, request, compiled):
+    def _build(self, request, compiled, seen=None):
         if self.target == "cpu":
             from .cpu import CpuKernel
             return CpuKernel(request, compiled.artifacts, compiled.timings)
         if self.target == "cuda":
             from .cuda import CudaKernel
-            return CudaKernel(request, compiled.artifacts, compiled.timings)
+            return CudaKernel(request, compiled.artifacts, compiled.timings, seen)
         return None
 
     def _interpret(self, arguments: dict, constexprs: dict | None) -> None:
@@ -184,7 +185,7 @@ class LoadedKernel:
                 fixed = {**self._fixed, "extents": {**extents, **self._fixed["extents"]}}
                 request = front_end(self.request.module, self.name, self.request.target, self.request.arch,
                                     self.request.options, fixed, self.file, self.text)
-                runner = self._variants[signature] = self._build(request, CACHE.artifacts(request))
+                runner = self._variants[signature] = self._build(request, CACHE.artifacts(request), self._seen)
         return runner or self.runner
 
 

@@ -82,8 +82,15 @@ class _FakeDevice:
 
 @pytest.fixture
 def fake_driver(monkeypatch):
-    """Launches recorded as (grid, block, stream, argument words) instead of run."""
+    """Launches recorded as (grid, block, stream, argument words) instead of run, and the
+    calls bound and checked in full (the others took the fast path)."""
     launches: list = []
+    binds: list = []
+    prepare = cuda.CudaKernel.prepare
+
+    def counted_prepare(self, arrays, constexprs=None):
+        binds.append(sorted(arrays))
+        return prepare(self, arrays, constexprs)
 
     def launch(config_address: int, function: int, params: int, extra) -> int:
         config = cuda_driver._LaunchConfig.from_address(config_address)
@@ -96,15 +103,12 @@ def fake_driver(monkeypatch):
     monkeypatch.setattr(cuda, "default_device", _FakeDevice)
     monkeypatch.setattr(cuda, "DeviceBuffer", _FakeBuffer)
     monkeypatch.setattr(cuda_driver, "_raw_launch", lambda: launch)
-    return launches
+    monkeypatch.setattr(cuda.CudaKernel, "prepare", counted_prepare)
+    return SimpleNamespace(launches=launches, binds=binds)
 
 
-def _loaded(source: str, name: str):
-    kernel = intentc.load(source, name, target="cuda", arch="sm_90")
-    binds: list = []
-    prepare = kernel.runner.prepare
-    kernel.runner.prepare = lambda arrays, constexprs: binds.append(sorted(arrays)) or prepare(arrays, constexprs)
-    return kernel, binds
+def _loaded(source: str, name: str, **options):
+    return intentc.load(source, name, target="cuda", arch="sm_90", **options)
 
 
 def _diagnostic(work, *arguments, **keywords):
@@ -114,18 +118,18 @@ def _diagnostic(work, *arguments, **keywords):
 
 
 def test_a_call_seen_before_is_launched_without_binding(fake_driver):
-    kernel, binds = _loaded(ACCUMULATE, "acc")
+    kernel = _loaded(ACCUMULATE, "acc")
     base = np.zeros(64, np.float32)
     for stream in (0, 7, 7):
         kernel(x=_FakeGpuArray(base[0:8]), y=_FakeGpuArray(base[32:40]), stream=stream)
-    assert len(binds) == 1 and [launch[2] for launch in fake_driver] == [0, 7, 7]
-    grid, block, _, words = fake_driver[-1]
+    assert len(fake_driver.binds) == 1 and [launch[2] for launch in fake_driver.launches] == [0, 7, 7]
+    grid, block, _, words = fake_driver.launches[-1]
     assert grid == kernel.runner.grid() and block == kernel.runner.block
     assert words[0] == base[0:8].ctypes.data     # the first slot: x's address
 
 
 def test_every_change_a_check_reads_is_bound_and_checked_again(fake_driver):
-    kernel, binds = _loaded(ACCUMULATE, "acc")
+    kernel = _loaded(ACCUMULATE, "acc")
     base = np.zeros(64, np.float32)
     gpu = _FakeGpuArray
     kernel(x=gpu(base[0:8]), y=gpu(base[32:40]))
@@ -139,12 +143,21 @@ def test_every_change_a_check_reads_is_bound_and_checked_again(fake_driver):
         assert _diagnostic(kernel, **arguments).code == code
     assert "cuda:1 memory" in _diagnostic(kernel, **changed["R0108"]).message
     kernel(x=gpu(base[0:16:2]), y=gpu(base[32:40]))                     # strides: their own argument words
-    assert fake_driver[-1][3][3] == 2                                   # x's stride slot
-    assert len(binds) == 1 + len(changed) + 1 + 1
+    assert fake_driver.launches[-1][3][3] == 2                          # x's stride slot
+    assert len(fake_driver.binds) == 1 + len(changed) + 1 + 1
+
+
+def test_shape_variants_share_the_fast_path(fake_driver):
+    kernel = _loaded(ACCUMULATE, "acc", specialize="auto")
+    base = np.zeros(64, np.float32)
+    for _ in range(3):
+        for n in (8, 16):
+            kernel(x=_FakeGpuArray(base[0:n]), y=_FakeGpuArray(base[32:32 + n]))
+    assert len(kernel._variants) == 2 and len(fake_driver.binds) == 2 and len(fake_driver.launches) == 6
 
 
 def test_diagnostics_are_the_interpreters(fake_driver):
-    kernel, _ = _loaded(ACCUMULATE, "acc")
+    kernel = _loaded(ACCUMULATE, "acc")
     x, y = np.zeros(8, np.float32), np.zeros(7, np.float32)
     kernel(x=_FakeGpuArray(x), y=_FakeGpuArray(np.zeros(8, np.float32)))
     ours = _diagnostic(lambda: kernel(x=_FakeGpuArray(x), y=_FakeGpuArray(y)))
