@@ -74,7 +74,6 @@ class CudaKernel(CompiledKernel):
         # of one `LoadedKernel`); `LoadedKernel` looks calls up here first. Emptied (never
         # replaced) when the argument buffers are recycled.
         self.seen = seen if seen is not None else SeenCalls(4 * MAX_ARGUMENT_BUFFERS)
-        self._buffers: list[DeviceBuffer] = []
         self._status = DeviceBuffer.from_array(np.zeros(1, dtype=np.int64))
 
     @property
@@ -161,16 +160,13 @@ class CudaKernel(CompiledKernel):
         prepared = self._launches.get(signature)
         if prepared is None:
             if len(self._launches) >= MAX_ARGUMENT_BUFFERS:
-                self.device.synchronize()   # no launch in flight reads the buffers freed here
-                for buffer in self._buffers:
-                    buffer.free()
-                self._buffers.clear()
+                # Each buffer is freed with the last reference to its launch: here, or later
+                # where another thread still holds one (cuMemFree waits for the device).
+                self.device.synchronize()
                 self._launches.clear()
                 self.seen.clear()
-            arguments = DeviceBuffer.from_array(slots)
-            self._buffers.append(arguments)
             prepared = self._launches[signature] = PreparedLaunch(self._function, self.grid(), self.block,
-                                                                  arguments.address, self._status.address)
+                                                                  DeviceBuffer.from_array(slots), self._status.address)
         return prepared
 
     def synchronize(self, stream: int = 0) -> None:

@@ -4,6 +4,7 @@ call, the error and what to do; nothing here knows about KIR.
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 
@@ -157,16 +158,18 @@ def default_device() -> Device:
 
 
 class PreparedLaunch:
-    """One kernel's launch with fixed argument and status buffers, made once so that a launch
+    """One kernel's launch with fixed argument and status buffers (it owns the argument buffer:
+    freed when the last reference to the launch goes), made once so that a launch
     is one ctypes call of `cuLaunchKernelEx` with nothing to convert: the driver's parameter
     array once, and per stream the launch configuration and the bound call (a `functools.partial`
     of plain integers) the first time. A configuration is never changed after it is made, so
     threads launching on different streams do not race on it; the driver reads it only
     during the call."""
 
-    def __init__(self, function, grid: tuple[int, int, int], block: tuple[int, int, int], arguments: int,
+    def __init__(self, function, grid: tuple[int, int, int], block: tuple[int, int, int], arguments: DeviceBuffer,
                  status: int):
-        self._values = np.array([arguments, status], dtype=np.uint64)
+        self._arguments = arguments
+        self._values = np.array([arguments.address, status], dtype=np.uint64)
         self._params = np.array([self._values.ctypes.data, self._values.ctypes.data + 8], dtype=np.uint64)
         self._function, self._grid, self._block = int(function), grid, block
         self._by_stream: dict[int, functools.partial] = {}
@@ -176,6 +179,10 @@ class PreparedLaunch:
         status = launch()
         if status:
             _check((_driver().CUresult(status),), "cuLaunchKernelEx")
+
+    def __del__(self):
+        with contextlib.suppress(Exception):    # at interpreter exit the driver may be gone first
+            self._arguments.free()
 
     def _bind(self, stream: int) -> functools.partial:
         if len(self._by_stream) >= MAX_STREAMS:

@@ -6,6 +6,7 @@ the binding, the checks and the launch configuration are the real ones."""
 from __future__ import annotations
 
 import ctypes
+import weakref
 from types import SimpleNamespace
 
 import numpy as np
@@ -53,6 +54,7 @@ class _FakeBuffer:
     def __init__(self, nbytes: int):
         self.host = np.zeros(max(int(nbytes), 8) // 8 + 1, np.int64)
         self.address = self.host.ctypes.data
+        self.freed = False
 
     @classmethod
     def from_array(cls, array: np.ndarray) -> _FakeBuffer:
@@ -64,7 +66,7 @@ class _FakeBuffer:
         self.host.view(np.uint8)[:array.nbytes] = np.ascontiguousarray(array).view(np.uint8).reshape(-1)
 
     def free(self) -> None:
-        pass
+        self.freed = True
 
 
 class _FakeDevice:
@@ -145,6 +147,26 @@ def test_every_change_a_check_reads_is_bound_and_checked_again(fake_driver):
     kernel(x=gpu(base[0:16:2]), y=gpu(base[32:40]))                     # strides: their own argument words
     assert fake_driver.launches[-1][3][3] == 2                          # x's stride slot
     assert len(fake_driver.binds) == 1 + len(changed) + 1 + 1
+
+
+def test_recycled_argument_buffers_live_as_long_as_a_launch_holding_them(fake_driver, monkeypatch):
+    """After MAX_ARGUMENT_BUFFERS argument sets the buffers are recycled; a launch another
+    thread still holds (found just before) keeps its buffer until it is dropped."""
+    monkeypatch.setattr(cuda, "MAX_ARGUMENT_BUFFERS", 2)
+    kernel = _loaded(ACCUMULATE, "acc")
+    base = np.zeros(64, np.float32)
+    calls = [{"x": _FakeGpuArray(base[0:8]), "y": _FakeGpuArray(base[8 * i + 16:8 * i + 24])} for i in range(3)]
+    kernel(**calls[0])
+    kernel(**calls[1])
+    held = kernel.runner.seen.find(calls[0])
+    dropped = weakref.ref(kernel.runner.seen.find(calls[1]))
+    buffers = [held._arguments, dropped()._arguments]
+    kernel(**calls[2])                                  # the third set recycles the first two
+    assert kernel.runner.seen.find(calls[0]) is None and dropped() is None
+    assert [b.freed for b in buffers] == [False, True]
+    held(0)                                             # still launchable
+    del held
+    assert buffers[0].freed
 
 
 def test_shape_variants_share_the_fast_path(fake_driver):
