@@ -1,0 +1,78 @@
+"""Where the host time of one `intentc.load(...)(...)` launch goes: each step of the fast path
+(`docs/runtime.md`) timed alone on CUDA torch tensors (vector add, as in bench/launch.py),
+best of `repeats` rounds of `calls` calls. Steps that launch queue work on the GPU; the
+stream is synchronized between rounds, outside the timing.
+
+    python3 bench/launch_parts.py [--calls 2000] [--repeats 15] [--out FILE]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+import intentc  # noqa: E402
+from intentc.runtime.seen_calls import call_key  # noqa: E402
+
+VECTOR_ADD = ROOT / "ir_samples" / "vector_add.kir"
+
+
+def best_ns(step, calls: int, repeats: int) -> float:
+    rounds = []
+    for _ in range(repeats):
+        torch.cuda.synchronize()
+        start = time.perf_counter_ns()
+        for _ in range(calls):
+            step()
+        rounds.append((time.perf_counter_ns() - start) / calls)
+    torch.cuda.synchronize()
+    return min(rounds)
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--out")
+    args = parser.parse_args(argv)
+    x, y = torch.randn(4096, device="cuda"), torch.randn(4096, device="cuda")
+    z = torch.empty_like(x)
+    kernel = intentc.load(VECTOR_ADD, "vector_add", target="cuda")
+    arguments = {"x": x, "y": y, "z": z}
+    kernel(**arguments)
+    seen = kernel.runner.seen
+    prepared = seen.find(arguments)
+    layouts = seen._entries[call_key(arguments)[0]][0]
+    stream = torch.cuda.current_stream().cuda_stream
+    raw_stream = torch._C._cuda_getCurrentRawStream
+
+    def keywords(**given):
+        return given
+
+    steps = {
+        "whole call: kernel(x=x, y=y, z=z)": lambda: kernel(x=x, y=y, z=z),
+        "a Python call with three keywords": lambda: keywords(x=x, y=y, z=z),
+        "call_key (names, data pointers)": lambda: call_key(arguments),
+        "layout check (3 tensors)": lambda: layouts.check(x, y, z),
+        "SeenCalls.find (key, lookup, check)": lambda: seen.find(arguments),
+        "torch's current stream": lambda: raw_stream(0),
+        "prepared launch (ctypes + driver)": lambda: prepared(stream),
+        "the returned dict": lambda: {name: arguments[name] for name in ("z",)},
+        "torch.add(x, y, out=z)": lambda: torch.add(x, y, out=z),
+    }
+    result = {"python": sys.version.split()[0], "torch": torch.__version__, "layouts": type(layouts).__name__,
+              "ns": {name: best_ns(step, args.calls, args.repeats) for name, step in steps.items()}}
+    for name, ns in result["ns"].items():
+        print(f"{name:40s} {ns / 1000:7.3f} µs")
+    if args.out:
+        Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
