@@ -22,6 +22,7 @@ import intentc  # noqa: E402
 from intentc.runtime.seen_calls import call_key  # noqa: E402
 
 VECTOR_ADD = ROOT / "ir_samples" / "vector_add.kir"
+MISSES = 500
 
 
 def best_ns(step, calls: int, repeats: int) -> float:
@@ -80,6 +81,14 @@ def main(argv=None) -> None:
     }
     result = {"python": sys.version.split()[0], "torch": torch.__version__, "layouts": type(layouts).__name__,
               "ns": {name: best_ns(step, args.calls, args.repeats) for name, step in steps.items()}}
+    # A call never seen before (new pointers): bound, checked, its words uploaded.
+    fresh = [torch.randn(4096, device="cuda") for _ in range(MISSES)]
+    torch.cuda.synchronize()
+    start = time.perf_counter_ns()
+    for tensor in fresh:
+        kernel(x=tensor, y=y, z=z)
+    result["ns"]["a call with new pointers (bound and checked)"] = (time.perf_counter_ns() - start) / MISSES
+    torch.cuda.synchronize()
     for name, ns in result["ns"].items():
         print(f"{name:40s} {ns / 1000:7.3f} µs")
     if args.out:
