@@ -50,7 +50,7 @@ def main(argv=None) -> None:
     kernel(**arguments)
     seen = kernel.runner.seen
     prepared = seen.find(arguments)
-    layouts = seen._entries[call_key(arguments)[0]][0]
+    check = seen._entries[call_key(arguments)[0]][0]
     stream = torch.cuda.current_stream().cuda_stream
     raw_stream = torch._C._cuda_getCurrentRawStream
 
@@ -70,7 +70,7 @@ def main(argv=None) -> None:
         "whole call: kernel(x=x, y=y, z=z)": lambda: kernel(x=x, y=y, z=z),
         "a Python call with three keywords": lambda: keywords(x=x, y=y, z=z),
         "call_key (names, data pointers)": lambda: call_key(arguments),
-        "layout check (3 tensors)": lambda: layouts.check(x, y, z),
+        "layout check (3 tensors)": lambda: check(x, y, z),
         "SeenCalls.find (key, lookup, check)": lambda: seen.find(arguments),
         "torch's current stream": lambda: raw_stream(0),
         "prepared launch (ctypes + driver)": lambda: prepared(stream),
@@ -79,7 +79,7 @@ def main(argv=None) -> None:
         "the returned dict": lambda: {name: arguments[name] for name in ("z",)},
         "torch.add(x, y, out=z)": lambda: torch.add(x, y, out=z),
     }
-    result = {"python": sys.version.split()[0], "torch": torch.__version__, "layouts": type(layouts).__name__,
+    result = {"python": sys.version.split()[0], "torch": torch.__version__, "layouts": str(check),
               "ns": {name: best_ns(step, args.calls, args.repeats) for name, step in steps.items()}}
     # A call never seen before (new pointers): bound, checked, its words uploaded.
     fresh = [torch.randn(4096, device="cuda") for _ in range(MISSES)]

@@ -40,13 +40,13 @@ class SeenCalls:
 
     def __init__(self, capacity: int):
         self.capacity = capacity
-        self._entries: dict[tuple, tuple] = {}
+        self._entries: dict[tuple, tuple] = {}     # key: (its layout check's bound `check`, launch)
 
     def find(self, arguments: dict):
         """The launch remembered for a call equal to this one, or None."""
         key, tensors = call_key(arguments)
         entry = self._entries.get(key)   # type: ignore[arg-type]  # None is never stored
-        if entry is not None and entry[0].check(*tensors):
+        if entry is not None and entry[0](*tensors):
             return entry[1]
         return None
 
@@ -57,7 +57,7 @@ class SeenCalls:
             return
         if len(self._entries) >= self.capacity:
             self._entries.clear()
-        self._entries[key] = (_tensor_layouts()(*tensors) if tensors else _NO_TENSORS, launch)
+        self._entries[key] = ((_tensor_layouts()(*tensors) if tensors else _NO_TENSORS).check, launch)
 
     def clear(self) -> None:
         self._entries.clear()
