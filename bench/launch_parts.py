@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import ctypes
+import functools
 import json
 import sys
 import time
@@ -65,6 +66,17 @@ def main(argv=None) -> None:
     old_call = (prepared._function, *prepared._grid, *prepared._block, 0, stream, prepared._params.ctypes.data, None)
     labs = ctypes.CDLL(None).labs
     labs.argtypes, labs.restype = [ctypes.c_long], ctypes.c_long
+    # The same two entry points with nothing for ctypes to convert, the Ex one holding the GIL,
+    # and the prepared launch on a stream of its own (not the legacy default stream).
+    bare_kernel = ctypes.CDLL("libcuda.so.1").cuLaunchKernel
+    bare_kernel.restype = ctypes.c_int
+    bare_call = (ctypes.c_void_p(prepared._function), *prepared._grid, *prepared._block, 0,
+                 ctypes.c_void_p(stream) if stream else None, ctypes.c_void_p(prepared._params.ctypes.data), None)
+    bound = prepared._by_stream[stream]
+    gil_held = ctypes.PyDLL("libcuda.so.1").cuLaunchKernelEx
+    gil_held.argtypes, gil_held.restype = [ctypes.c_void_p] * 4, ctypes.c_int
+    gil_held_call = functools.partial(gil_held, *bound.args)
+    own_stream = torch.cuda.Stream().cuda_stream
 
     steps = {
         "whole call: kernel(x=x, y=y, z=z)": lambda: kernel(x=x, y=y, z=z),
@@ -76,6 +88,9 @@ def main(argv=None) -> None:
         "prepared launch (ctypes + driver)": lambda: prepared(stream),
         "cuLaunchKernel, 11 ctypes arguments": lambda: launch_kernel(*old_call),
         "a ctypes call of labs(0)": lambda: labs(0),
+        "cuLaunchKernel, prebuilt ctypes arguments": lambda: bare_kernel(*bare_call),
+        "cuLaunchKernelEx holding the GIL (PyDLL)": gil_held_call,
+        "prepared launch on a stream of its own": lambda: prepared(own_stream),
         "the returned dict": lambda: {name: arguments[name] for name in ("z",)},
         "torch.add(x, y, out=z)": lambda: torch.add(x, y, out=z),
     }
