@@ -72,7 +72,7 @@ def main(argv=None) -> None:
     bare_kernel.restype = ctypes.c_int
     bare_call = (ctypes.c_void_p(prepared._function), *prepared._grid, *prepared._block, 0,
                  ctypes.c_void_p(stream) if stream else None, ctypes.c_void_p(prepared._params.ctypes.data), None)
-    bound = prepared._by_stream[stream]
+    bound = prepared.by_stream[stream]
     gil_held = ctypes.PyDLL("libcuda.so.1").cuLaunchKernelEx
     gil_held.argtypes, gil_held.restype = [ctypes.c_void_p] * 4, ctypes.c_int
     gil_held_call = functools.partial(gil_held, *bound.args)

@@ -37,15 +37,21 @@ def _load_driver_library(driver):
 
 def _check(result, call: str):
     """cuda-bindings returns (CUresult, values...); raise on failure, return the values."""
-    driver = _driver()
     status, *values = result if isinstance(result, tuple) else (result,)
-    if status != driver.CUresult.CUDA_SUCCESS:
-        _, name = driver.cuGetErrorName(status)
-        _, text = driver.cuGetErrorString(status)
-        name = name.decode() if isinstance(name, bytes) else str(name)
-        text = text.decode() if isinstance(text, bytes) else str(text)
-        raise CudaError(f"{call} failed: {name}: {text}")
+    if status != _driver().CUresult.CUDA_SUCCESS:
+        raise failure(status, call)
     return values[0] if len(values) == 1 else tuple(values)
+
+
+def failure(status, call: str) -> CudaError:
+    """The error of a call that returned `status` (a CUresult, or its integer)."""
+    driver = _driver()
+    status = driver.CUresult(status)
+    _, name = driver.cuGetErrorName(status)
+    _, text = driver.cuGetErrorString(status)
+    name = name.decode() if isinstance(name, bytes) else str(name)
+    text = text.decode() if isinstance(text, bytes) else str(text)
+    return CudaError(f"{call} failed: {name}: {text}")
 
 
 class Device:
@@ -162,9 +168,9 @@ class PreparedLaunch:
     freed when the last reference to the launch goes), made once so that a launch
     is one ctypes call of `cuLaunchKernelEx` with nothing to convert: the driver's parameter
     array once, and per stream the launch configuration and the bound call (a `functools.partial`
-    of plain integers) the first time. A configuration is never changed after it is made, so
-    threads launching on different streams do not race on it; the driver reads it only
-    during the call."""
+    of plain integers, returning the CUresult) the first time: `by_stream.get(s) or bind(s)`.
+    A configuration is never changed after it is made, so threads launching on different
+    streams do not race on it; the driver reads it only during the call."""
 
     def __init__(self, function, grid: tuple[int, int, int], block: tuple[int, int, int], arguments: DeviceBuffer,
                  status: int):
@@ -172,26 +178,25 @@ class PreparedLaunch:
         self._values = np.array([arguments.address, status], dtype=np.uint64)
         self._params = np.array([self._values.ctypes.data, self._values.ctypes.data + 8], dtype=np.uint64)
         self._function, self._grid, self._block = int(function), grid, block
-        self._by_stream: dict[int, functools.partial] = {}
+        self.by_stream: dict[int, functools.partial] = {}
 
     def __call__(self, stream: int = 0) -> None:
-        launch = self._by_stream.get(stream) or self._bind(stream)
-        status = launch()
+        status = (self.by_stream.get(stream) or self.bind(stream))()
         if status:
-            _check((_driver().CUresult(status),), "cuLaunchKernelEx")
+            raise failure(status, "cuLaunchKernelEx")
 
     def __del__(self):
         with contextlib.suppress(Exception):    # at interpreter exit the driver may be gone first
             self._arguments.free()
 
-    def _bind(self, stream: int) -> functools.partial:
-        if len(self._by_stream) >= MAX_STREAMS:
-            self._by_stream.clear()
+    def bind(self, stream: int) -> functools.partial:
+        if len(self.by_stream) >= MAX_STREAMS:
+            self.by_stream.clear()
         config = _LaunchConfig(self._grid, self._block, 0, stream, None, 0)
         launch = functools.partial(_raw_launch(), ctypes.addressof(config), self._function, self._params.ctypes.data,
                                    None)
         launch.config = config          # type: ignore[attr-defined]  # alive as long as the call that points at it
-        self._by_stream[stream] = launch
+        self.by_stream[stream] = launch
         return launch
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..ir.types import ConstexprType, ViewType
 from ..options import CompileOptions
-from .cuda_driver import CudaError
+from .cuda_driver import failure
 from .interop import array_ref
 from .kernel_cache import CACHE
 
@@ -122,11 +122,11 @@ class LoadedKernel:
         returns the out/inout views (the caller's arrays, written in place)."""
         if self._seen is not None:      # the launch fast path: a call equal to one bound before
             prepared = self._seen.find(arguments)
-            if prepared is not None:
-                try:
-                    prepared(self._current_stream() if stream is None else _stream(stream))
-                except CudaError as error:
-                    raise self.runner.diagnostic(error) from None
+            if prepared is not None:    # PreparedLaunch.__call__, inlined (one Python call less)
+                handle = self._current_stream() if stream is None else _stream(stream)
+                status = (prepared.by_stream.get(handle) or prepared.bind(handle))()
+                if status:
+                    raise self.runner.diagnostic(failure(status, "cuLaunchKernelEx"))
                 return {name: arguments[name] for name in self._outputs}
         return self._call(stream, arguments)
 
