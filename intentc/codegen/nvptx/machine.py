@@ -25,7 +25,7 @@ def _initialize() -> None:
 def new_target_machine(arch: str) -> llvm.TargetMachine:
     _initialize()
     target = llvm.Target.from_triple("nvptx64-nvidia-cuda")
-    return target.create_target_machine(cpu=arch, features=PTX_VERSION[arch], opt=3)
+    return target.create_target_machine(cpu=arch, features=PTX_VERSION[arch], opt=2)
 
 
 @functools.cache
