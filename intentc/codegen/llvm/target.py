@@ -120,10 +120,10 @@ class TargetHooks(ABC):
         its code generator)."""
         return em.b.bitcast(value, ir.IntType(32))
 
-    def decode_float(self, em: Emitter, word: ir.Value, dtype: str) -> ir.Value | None:
-        """The exact f64 image of a low-precision float's bit pattern (a NaN's sign and
-        payload at the top of the fraction, as `lowfloat.decode` puts them) in the target's
-        own instructions, or None for the shared integer decoding."""
+    def widen_exactly(self, em: Emitter, word: ir.Value, dtype: str) -> ir.Value | None:
+        """The f64 value of the stored pattern `word` of the low float `dtype`, exact for
+        every pattern that is not a NaN (the caller handles NaNs), in the target's own
+        conversion; None for the shared branch-free decoding."""
         return None
 
     def math_f32(self, em: Emitter, name: str, x: ir.Value) -> ir.Value | None:

@@ -19,6 +19,7 @@ from .cta import (barrier, block_combine, block_slots, block_stride, in_tensor, 
                   slot_coordinate, sreg, unravel)
 from .cta_reduce import block_combine_tuple, shared_rows, stage_in_shared
 from .cta_scan import Scan, chunk_scan, chunked_for_each, scan_slots, scans_read
+from . import widen
 from .mapping import Mapping
 
 if TYPE_CHECKING:
@@ -40,9 +41,6 @@ LIBDEVICE_F32 = {name: f"__nv_{name}f" for name in MATH}
 # Register types with a predicated PTX load/store: (PTX type, inline-asm constraint).
 PREDICATED = {"float": ("f32", "f"), "double": ("f64", "d"), "i16": ("b16", "h"), "i32": ("b32", "r"),
               "i64": ("b64", "l")}
-
-# Low-precision floats the hardware converts exactly: (mantissa bits, the bits of +inf).
-HARDWARE_DECODED = {"f16": (10, 0x7C00), "bf16": (7, 0x7F80)}
 
 # The status word's value when the device heap is exhausted (ids of checks are positive).
 STATUS_OUT_OF_HEAP = -1
@@ -245,26 +243,8 @@ class NvptxHooks(TargetHooks):
         constraints = "=f," + ",".join("f" for _ in args)
         return em.b.asm(ir.FunctionType(F32, [F32] * len(args)), text, constraints, list(args), side_effect=False)
 
-    def decode_float(self, em: Emitter, word: ir.Value, dtype: str) -> ir.Value | None:
-        """f16 and bf16 through the hardware's exact conversions (`cvt.f32.f16`, a bf16 is
-        the top half of an f32, then `cvt.f64.f32`): 3 instructions instead of about 40 of
-        64-bit integer decoding (f16 row sums were decode-bound). A NaN keeps its payload
-        bits exactly as the shared decoding places them (hardware conversions may quiet it)."""
-        if dtype not in HARDWARE_DECODED:
-            return None
-        b = em.b
-        mantissa_bits, exponent = HARDWARE_DECODED[dtype]
-        if dtype == "f16":
-            single = b.fpext(b.bitcast(word, ir.HalfType()), F32)
-        else:
-            single = b.bitcast(b.shl(b.zext(word, I32), ir.Constant(I32, 16)), F32)
-        magnitude = b.and_(word, ir.Constant(word.type, 0x7FFF))
-        nan = b.icmp_unsigned(">", magnitude, ir.Constant(word.type, exponent))
-        bits = b.zext(word, I64)
-        sign = b.shl(b.lshr(bits, ir.Constant(I64, 15)), ir.Constant(I64, 63))
-        payload = b.shl(b.and_(bits, ir.Constant(I64, (1 << mantissa_bits) - 1)), ir.Constant(I64, 52 - mantissa_bits))
-        nan_bits = b.or_(b.or_(sign, ir.Constant(I64, 0x7FF << 52)), payload)
-        return b.select(nan, b.bitcast(nan_bits, F64), b.fpext(single, F64))
+    def widen_exactly(self, em: Emitter, word: ir.Value, dtype: str) -> ir.Value | None:
+        return widen.widen_exactly(em, word, dtype)
 
     def float_bits(self, em: Emitter, value: ir.Value) -> ir.Value:
         # A register move the optimizer cannot see through: ptxas stored the low byte of
