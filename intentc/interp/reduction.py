@@ -98,10 +98,25 @@ def reduce_builtin(x: np.ndarray, kind: str, axes, acc: str) -> np.ndarray:
             if kind in ("max", "min"):
                 wide = flat.astype(np.float64)
                 ufunc = np.maximum if kind == "max" else np.minimum
-                return np.asarray(ufunc.reduce(wide, axis=0, initial=float(ident))).astype(flat.dtype)
+                extreme = np.asarray(ufunc.reduce(wide, axis=0, initial=float(ident)))
+                return ieee_zero_order(wide, extreme, kind, running=False).astype(flat.dtype)
             return tree_reduce([flat], [ident], builtin_combine(kind))[0]
         ufunc = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum}[kind]
-        return np.asarray(ufunc.reduce(flat, axis=0, dtype=flat.dtype, initial=ident[()]), dtype=flat.dtype)
+        result = np.asarray(ufunc.reduce(flat, axis=0, dtype=flat.dtype, initial=ident[()]), dtype=flat.dtype)
+        return ieee_zero_order(flat, result, kind, running=False)
+
+
+def ieee_zero_order(values: np.ndarray, extreme: np.ndarray, kind: str, running: bool) -> np.ndarray:
+    """`extreme` (numpy's max/min of `values` along axis 0, or its running form) with IEEE
+    754-2019's order of zeros, which the kinds' combines `maximum`/`minimum` use: -0 below
+    +0. numpy keeps whichever zero comes first, so a max that is zero becomes +0 where a
+    member is +0 (a min -0 where a member is -0), whatever the order."""
+    if kind not in ("max", "min") or not np.issubdtype(values.dtype, np.floating):
+        return extreme
+    winner = (values == 0) & (np.signbit(values) == (kind == "min"))
+    present = np.logical_or.accumulate(winner, axis=0) if running else np.any(winner, axis=0)
+    zero = np.asarray(0.0 if kind == "max" else -0.0, dtype=extreme.dtype)
+    return np.where((extreme == 0) & present, zero, extreme)
 
 
 def _exclusive(inclusive: list[np.ndarray], identities: list) -> list[np.ndarray]:
@@ -134,6 +149,7 @@ def scan_builtin(x: np.ndarray, kind: str, axis: int, acc: str, exclusive: bool,
         source = moved[::-1] if reverse else moved
         with np.errstate(all="ignore"):
             out = ufunc.accumulate(source, axis=0, dtype=source.dtype) if source.shape[0] else source.copy()
+            out = ieee_zero_order(source, out, kind, running=True)
         if exclusive and source.shape[0]:
             (out,) = _exclusive([out], [ident])
         out = out[::-1] if reverse else out

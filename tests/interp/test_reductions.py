@@ -52,6 +52,22 @@ def test_max_and_min_propagate_nan():
     assert np.isnan(reduce_builtin(x, "min", [0], "f32"))
 
 
+@pytest.mark.parametrize("dtype", ["f32", "f64", "bf16"])
+def test_max_and_min_order_zeros_as_maximum_and_minimum_do(dtype):
+    """The kinds combine with `maximum`/`minimum` (IEEE 754-2019: -0 below +0), so a
+    reduction or scan over mixed zeros does not depend on which zero comes first."""
+    import ml_dtypes
+    numpy_dtype = {"f32": np.float32, "f64": np.float64, "bf16": ml_dtypes.bfloat16}[dtype]
+    for order in ([-0.0, 0.0, -0.0], [0.0, -0.0, -0.0]):
+        x = np.array(order, dtype=numpy_dtype)
+        assert not np.signbit(reduce_builtin(x, "max", [0], dtype))
+        assert np.signbit(reduce_builtin(x, "min", [0], dtype))
+    prefix = scan_builtin(np.array([-0.0, 0.0, -0.0], dtype=numpy_dtype), "max", 0, dtype, False, False)
+    assert np.signbit(prefix.astype(np.float64)).tolist() == [True, False, False]
+    suffix = scan_builtin(np.array([-0.0, 0.0, -0.0], dtype=numpy_dtype), "min", 0, dtype, False, True)
+    assert np.signbit(suffix.astype(np.float64)).tolist() == [True, True, True]
+
+
 def test_scan_variants():
     x = np.array([1, 2, 3, 4], dtype=np.int32)
     assert scan_builtin(x, "sum", 0, "i32", False, False).tolist() == [1, 3, 6, 10]
