@@ -76,17 +76,21 @@ def _reduce_op(em, op):
     axes = sorted(a % max(x.rank, 1) for a in op.attributes["axes"])
     acc = accumulator(kind, x.dtype, op.attributes.get("acc"))
     reduced_shape, rest_shape = _split(x.shape, axes)
-    slot = em.entry_alloca(register_type(acc))
+    # The max/min of 16-bit floats is one of them, and each is exactly an f32: f32 registers
+    # (f32 compares, 32-bit shuffles) give the value their f64 images would.
+    work = "f32" if kind in ("max", "min") and acc in ("f16", "bf16") and x.dtype == acc else acc
+    slot = em.entry_alloca(register_type(work))
 
     def compute(rest):
-        em.b.store(identity_const(kind, acc), slot)
+        em.b.store(identity_const(kind, work), slot)
 
         def step(reduced):
-            element = convert(em, op, x.at(em, merge_index(axes, reduced, rest)), x.dtype, acc)
-            em.b.store(combine_builtin(em, op, kind, em.b.load(slot), element, acc), slot)
+            element = convert(em, op, x.at(em, merge_index(axes, reduced, rest)), x.dtype, work)
+            em.b.store(combine_builtin(em, op, kind, em.b.load(slot), element, work), slot)
         em.for_each(reduced_shape, step)
-        return em.hooks.combine_partials(em, op, kind, em.b.load(slot), acc,
-                                         lambda a, b: combine_builtin(em, op, kind, a, b, acc))
+        extreme = em.hooks.combine_partials(em, op, kind, em.b.load(slot), work,
+                                            lambda a, b: combine_builtin(em, op, kind, a, b, work))
+        return convert(em, op, extreme, work, acc)
     return _into(em, rest_shape, acc, compute)
 
 
