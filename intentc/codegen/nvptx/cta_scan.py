@@ -20,8 +20,8 @@ line's first position, and the segmented combine restarts there (`Scan.segmented
   the CTA scans the threads' totals after the earlier groups' carry; groups and lanes go
   last to first when reversed.
 - dynamic form (`ChunkScan`): the scan is recomputed wherever it is used: the consumer's
-  loop over the coordinates (`chunked_for_each`) walks chunks of T scan positions in order,
-  every thread in every chunk, and before each chunk's body computes the chunk's prefixes
+  loop over the coordinates (`chunked_for_each`) walks chunks of 4·T scan positions in
+  order, every thread in every chunk, and before each chunk's body computes the chunk's prefixes
   of every scan the consumer reads (`prime`), its carry kept across chunks in registers.
   Nothing is stored per row.
 """
@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING
 
 from llvmlite import ir
@@ -192,33 +193,47 @@ def _when(em: Emitter, live: ir.Value, compute: Callable[[], Values], default: V
 
 
 # ---- the dynamic form ----------------------------------------------------------------------------
+# A chunk is T·CHUNK_VECTOR positions, CHUNK_VECTOR consecutive ones a thread: each thread folds
+# its own in order and the CTA block-scans the threads' totals, so the block scan's combines
+# (and barriers) serve four positions, as in the register form's groups.
+CHUNK_VECTOR = 4
+
+
 @dataclass(eq=False)
 class ScanState:
-    """A dynamic-form scan: its carry across chunks and this thread's prefix in the current
-    chunk, both in registers."""
+    """A dynamic-form scan: its carry across chunks and this thread's prefixes in the
+    current chunk, all in registers; `lane` is the one being visited."""
     scan: Scan
     count: ir.Value                         # the positions: the elements of scan.shape
     carry: list = field(default_factory=list)
-    current: list = field(default_factory=list)
+    current: list = field(default_factory=list)     # a list of components per lane
+    lane: int = 0
 
     def reset(self, em: Emitter) -> None:
         self.carry = [em.entry_alloca(v.type) for v in self.scan.neutral]
-        self.current = [em.entry_alloca(v.type) for v in self.scan.neutral]
+        self.current = [[em.entry_alloca(v.type) for v in self.scan.neutral] for _ in range(CHUNK_VECTOR)]
         for slot, value in zip(self.carry, self.scan.neutral):
             em.b.store(value, slot)
 
-    def prime(self, em: Emitter, plan: CtaPlan, position: ir.Value, live: ir.Value) -> None:
-        """This thread's prefix at scan `position` (of the chunk all threads are in)."""
+    def prime(self, em: Emitter, plan: CtaPlan, positions: list[ir.Value], live: list[ir.Value]) -> None:
+        """This thread's prefixes at its scan `positions` (consecutive, of the chunk all
+        threads are in)."""
         b, scan = em.b, self.scan
-        idx = self.coordinate(em, position)
-        values = _when(em, live, lambda: scan.elements(idx), scan.neutral)
+        idxs = [self.coordinate(em, position) for position in positions]
+        running, prefixes = scan.neutral, []
+        for idx, lane_live in zip(idxs, live):
+            running = scan.combine(running, _when(em, lane_live, partial(scan.elements, idx), scan.neutral))
+            prefixes.append(running)
         carry = [b.load(slot) for slot in self.carry]
         # positions run in thread order within a chunk, whichever the direction
-        before, through, total = block_scan(em, plan, values, carry, scan.neutral, scan.combine, False)
-        if scan.exclusive:
-            through = scan.exclusive_at(em, idx, before)
-        for slot, value in zip(self.current, through):
-            b.store(value, slot)
+        before, _, total = block_scan(em, plan, running, carry, scan.neutral, scan.combine, False)
+        for lane, idx in enumerate(idxs):
+            if not scan.exclusive:
+                result = scan.combine(before, prefixes[lane])
+            else:
+                result = scan.exclusive_at(em, idx, scan.combine(before, prefixes[lane - 1]) if lane else before)
+            for slot, value in zip(self.current[lane], result):
+                b.store(value, slot)
         for slot, value in zip(self.carry, total):
             b.store(value, slot)
 
@@ -239,26 +254,31 @@ class ChunkScan(Tensor):
     def at(self, em: Emitter, idx: list[ir.Value]) -> ir.Value:
         if self.state is None or not self.state.current:
             raise RuntimeError("a dynamic-form scan read outside its consumer's chunked loop")
-        return em.b.load(self.state.current[self.component])
+        return em.b.load(self.state.current[self.state.lane][self.component])
 
 
 def chunked_for_each(em: Emitter, plan: CtaPlan, shape: Shape, body: Body, states: list[ScanState]) -> None:
-    """body(idx) for every coordinate of `shape` (the scans' shape), chunk by chunk of T scan
-    positions (all of `states` share a direction), each chunk's prefixes primed first."""
+    """body(idx) for every coordinate of `shape` (the scans' shape), chunk by chunk of
+    T·CHUNK_VECTOR scan positions (all of `states` share a direction), each chunk's prefixes
+    primed first."""
     b = em.b
     count = em.element_count(shape)
-    threads = ir.Constant(I64, plan.threads)
-    chunks = b.udiv(b.add(count, ir.Constant(I64, plan.threads - 1)), threads)
+    span = ir.Constant(I64, plan.threads * CHUNK_VECTOR)
+    chunks = b.udiv(b.add(count, ir.Constant(I64, plan.threads * CHUNK_VECTOR - 1)), span)
     for state in states:
         state.reset(em)
 
     def chunk(number):
-        position = b.add(b.mul(number, threads), thread_index(em, plan))
-        live = b.icmp_unsigned("<", position, count)
+        first = b.add(b.mul(number, span), b.mul(thread_index(em, plan), ir.Constant(I64, CHUNK_VECTOR)))
+        positions = [b.add(first, ir.Constant(I64, lane)) for lane in range(CHUNK_VECTOR)]
+        live = [b.icmp_unsigned("<", position, count) for position in positions]
         for state in states:
-            state.prime(em, plan, position, live)
-        with b.if_then(live):
-            body(states[0].coordinate(em, position))
+            state.prime(em, plan, positions, live)
+        for lane, (position, lane_live) in enumerate(zip(positions, live)):
+            for state in states:
+                state.lane = lane
+            with b.if_then(lane_live):
+                body(states[0].coordinate(em, position))
     em.loop(ir.Constant(I64, 0), chunks, chunk, name="chunk")
     for state in states:
         state.current = []
