@@ -224,12 +224,19 @@ class Emitter:
                 self.hooks.heap_free(self, self.b, raw)
 
     # ---- checks --------------------------------------------------------------------------------
+    def number_sites_as(self, sites: list[CheckSite]) -> None:
+        """Give these sites the ids they have in another lowering of the same kernel (its
+        other entries share one status decoding); sites new here are numbered after them."""
+        self.sites = list(sites)
+        self._site_ids = {site: ident for ident, site in enumerate(self.sites, 1)}
+
     def check(self, site: CheckSite, bad: ir.Value) -> None:
         """Note that `bad` (i1) marks an illegal input at `site`."""
         ident = self._site_ids.get(site)
         if ident is None:
             self.sites.append(site)
             ident = self._site_ids[site] = len(self.sites)
+        if ident not in self._flags:
             # An i8 flag, not i1: with i1 flags LLVM interleaves the predicate ors with the
             # unrolled slots' loads, and the H200 ran vector add 7% and dropout 6% slower
             # (bench/results/gpu-bench-20261201-h200-lead-r2-{new,old3fee745}.log, same run).

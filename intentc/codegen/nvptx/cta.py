@@ -90,6 +90,8 @@ class CtaPlan:
     vector: int = 1            # V: a thread's slots come in groups of V consecutive coordinates
     unrolled: bool = True      # the slot loops are unrolled at lowering (registers); else rolled (local memory)
     grid: bool = False         # a top-level tensor program: coordinates spread over the whole grid
+    masked: bool = False       # S is only a bound (a variant, nvptx/variants.py): every slot is guarded
+                               # against the run-time element count of the iteration's shape
 
     @property
     def groups(self) -> int:
@@ -97,7 +99,9 @@ class CtaPlan:
 
     @property
     def full_slots(self) -> int:
-        """The slots of the groups that lie wholly below S."""
+        """The slots of the groups that lie wholly below S (none is known to when S is a bound)."""
+        if self.masked:
+            return 0
         return min(self.slots, self.size // (self.threads * self.vector) * self.vector)
 
     @property
@@ -114,7 +118,12 @@ class CtaPlan:
 
     def full(self, group: int) -> bool:
         """Whether every coordinate of `group` lies below S (no guard needed)."""
-        return (group + 1) * self.threads * self.vector <= self.size
+        return not self.masked and (group + 1) * self.threads * self.vector <= self.size
+
+    def holds(self, size: int | None) -> bool:
+        """Whether a tensor of `size` elements (None: a run-time count) is one of the
+        iteration's, kept in slots (other shapes, such as a histogram's bins, are not)."""
+        return size is None if self.masked else size == self.size
 
 
 def _views(kernel: Kernel) -> dict[str, str]:
@@ -242,9 +251,9 @@ def _threads_for(size: int, slots: int) -> int:
     return min(MAX_THREADS, max(MIN_THREADS, 1 << (wanted - 1).bit_length()))
 
 
-def cta_plan(kernel: Kernel, specialization: Specialization | None = None) -> CtaPlan | None:
-    """The CTA mapping of `kernel`, or None when it does not apply."""
-    specialization = specialization or Specialization()
+def iteration(kernel: Kernel) -> tuple[Op, list[Op]] | None:
+    """The top-level `parallel` and its body's ops, when the rest of the top level is pure
+    ops and reads of `in` views (what the CTA mapping needs outside the iteration)."""
     parallels = [op for op in kernel.body if op.name == "parallel"]
     if len(parallels) != 1:
         return None
@@ -255,20 +264,51 @@ def cta_plan(kernel: Kernel, specialization: Specialization | None = None) -> Ct
         if op.name == "read" and views.get(op.operands[0]) == "in":
             continue
         return None
-    ops = [op for op in parallels[0].regions[0].ops if op.name != "yield"]
+    return parallels[0], [op for op in parallels[0].regions[0].ops if op.name != "yield"]
+
+
+def _register_plan(kernel: Kernel, parallel: Op, ops: list[Op], threads: int, size: int,
+                   masked: bool = False) -> CtaPlan:
+    """The register form of S = `size` coordinates (a bound when `masked`) on T = `threads`."""
+    read_only = frozenset(name for name, direction in _views(kernel).items() if direction == "in")
+    scans = any(op.name == "scan" for op in ops)
+    vector = VECTOR if scans and -(-size // threads) >= VECTOR else 1
+    slots = vector * -(-size // (threads * vector))
+    return CtaPlan(parallel, read_only, threads, slots, size, vector, len(ops) * slots <= UNROLL_BUDGET,
+                   masked=masked)
+
+
+def masked_plans(kernel: Kernel, known: dict[str, int], bounds: tuple[int, ...]) -> list[CtaPlan]:
+    """The register form for an iteration whose S is known only at launch: for each bound
+    of `bounds` that the register form can hold, the plan a static S of that bound gets,
+    serving every S up to it (each slot guarded against the run-time S); none when the
+    body does not fit the register form."""
+    found = iteration(kernel)
+    if found is None or not _body_ok(found[1], _views(kernel), True, known):
+        return []
+    parallel, ops = found
+    wanted = _slots_wanted(ops, kernel.body)
+    return [_register_plan(kernel, parallel, ops, _threads_for(bound, wanted), bound, masked=True)
+            for bound in bounds if bound <= wanted * MAX_THREADS]
+
+
+def cta_plan(kernel: Kernel, specialization: Specialization | None = None) -> CtaPlan | None:
+    """The CTA mapping of `kernel`, or None when it does not apply."""
+    specialization = specialization or Specialization()
+    found = iteration(kernel)
+    if found is None:
+        return None
+    parallel, ops = found
+    views = _views(kernel)
     read_only = frozenset(name for name, direction in views.items() if direction == "in")
     known = known_extents(kernel, specialization)
     size = _static_size(ops, known)
     if size and size <= MAX_SLOTS * MAX_THREADS and _body_ok(ops, views, True, known):
-        threads = _threads_for(size, _slots_wanted(ops, kernel.body))
-        scans = any(op.name == "scan" for op in ops)
-        vector = VECTOR if scans and -(-size // threads) >= VECTOR else 1
-        slots = vector * -(-size // (threads * vector))
-        return CtaPlan(parallels[0], read_only, threads, slots, size, vector, len(ops) * slots <= UNROLL_BUDGET)
+        return _register_plan(kernel, parallel, ops, _threads_for(size, _slots_wanted(ops, kernel.body)), size)
     if not _body_ok(ops, views, False, known):
         return None
     inout_read = frozenset(op.operands[0] for op in ops if op.name == "read" and views[op.operands[0]] == "inout")
-    return CtaPlan(parallels[0], read_only | inout_read, DYNAMIC_THREADS, 0)
+    return CtaPlan(parallel, read_only | inout_read, DYNAMIC_THREADS, 0)
 
 
 GRID_THREADS = 256         # the grid form's CTA size
@@ -350,8 +390,10 @@ def slot_coordinate(em: Emitter, plan: CtaPlan, slot: int | ir.Value) -> ir.Valu
     return b.add(b.add(base, group_start), b.urem(slot, vector))
 
 
-def in_tensor(em: Emitter, plan: CtaPlan, linear: ir.Value) -> ir.Value:
-    return em.b.icmp_unsigned("<", linear, ir.Constant(I64, plan.size))
+def in_tensor(em: Emitter, plan: CtaPlan, linear: ir.Value, shape: Shape) -> ir.Value:
+    """Whether `linear` lies below S (a masked plan: below the element count of `shape`)."""
+    size = em.element_count(shape) if plan.masked else ir.Constant(I64, plan.size)
+    return em.b.icmp_unsigned("<", linear, size)
 
 
 def block_slots(em: Emitter, plan: CtaPlan, shape: Shape, body: Body,
@@ -373,7 +415,7 @@ def block_slots(em: Emitter, plan: CtaPlan, shape: Shape, body: Body,
     for slot in range(full, plan.slots):
         linear = slot_coordinate(em, plan, slot)
         on_slot(slot)
-        with em.b.if_then(in_tensor(em, plan, linear)):
+        with em.b.if_then(in_tensor(em, plan, linear, shape)):
             body(unravel(em, linear, shape))
 
 

@@ -83,7 +83,7 @@ class NvptxHooks(TargetHooks):
         else:
             self.in_cta = False            # a coordinate's own work stays on its thread
             try:
-                if self.plan.slots and _size(shape) == self.plan.size:
+                if self.plan.slots and self.plan.holds(_size(shape)):
                     self._each_slot(em, shape, body, group)
                 else:                      # the dynamic form, or a histogram's bins
                     block_stride(em, self.plan, shape, body)
@@ -104,7 +104,7 @@ class NvptxHooks(TargetHooks):
                 for slot in slots:
                     self.current_slot = slot
                     linear = slot_coordinate(em, plan, slot)
-                    with em.b.if_then(in_tensor(em, plan, linear)):
+                    with em.b.if_then(in_tensor(em, plan, linear, shape)):
                         body(unravel(em, linear, shape))
                 continue
             idxs = [unravel(em, slot_coordinate(em, plan, slot), shape) for slot in slots]
@@ -203,7 +203,7 @@ class NvptxHooks(TargetHooks):
             return element(unravel(em, linear, shape))
         value = em.entry_alloca(register_type(dtype))
         b.store(identity, value)
-        with b.if_then(in_tensor(em, plan, linear)):
+        with b.if_then(in_tensor(em, plan, linear, shape)):
             b.store(element(unravel(em, linear, shape)), value)
         return b.load(value)
 
