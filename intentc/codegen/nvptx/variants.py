@@ -63,9 +63,10 @@ def row_extent(kernel: Kernel, known: dict[str, int]) -> tuple[str, int] | None:
     names = _extent_names(kernel)
     factor, dynamic = 1, []
     for extent in shape:
-        value = extent if isinstance(extent, int) else known.get(extent)
-        if value is not None:
-            factor *= value
+        if isinstance(extent, int):
+            factor *= extent
+        elif extent in known:
+            factor *= known[extent]
         else:
             dynamic.append(names.get(extent))
     if len(dynamic) != 1 or dynamic[0] is None or factor == 0:
@@ -76,7 +77,7 @@ def row_extent(kernel: Kernel, known: dict[str, int]) -> tuple[str, int] | None:
 def _extent_names(kernel: Kernel) -> dict[str, str]:
     """Names a shape may use for a kernel-level extent → that extent: the views' declared
     extents, `index` parameters, and `dim`s of views along a declared extent."""
-    names = {}
+    names: dict[str, str] = {}
     shapes = {p.name: p.type.shape for p in kernel.params if isinstance(p.type, ViewType)}
     for shape in shapes.values():
         names.update((e, e) for e in shape if isinstance(e, str))
@@ -84,7 +85,7 @@ def _extent_names(kernel: Kernel) -> dict[str, str]:
                  if isinstance(p.type, TensorType) and not p.type.shape and p.type.dtype == "index")
     for op in kernel.body:
         if op.name == "dim" and op.operands[0] in shapes:
-            declared = shapes[op.operands[0]][op.attributes["axis"]]
+            declared = shapes[op.operands[0]][op.int_attr("axis")]
             if isinstance(declared, str):
                 names[op.results[0]] = declared
     return names
