@@ -288,8 +288,9 @@ def masked_plans(kernel: Kernel, known: dict[str, int], bounds: tuple[int, ...])
         return []
     parallel, ops = found
     wanted = _slots_wanted(ops, kernel.body)
-    return [_register_plan(kernel, parallel, ops, _threads_for(bound, wanted), bound, masked=True)
-            for bound in bounds if bound <= wanted * MAX_THREADS]
+    plans = [_register_plan(kernel, parallel, ops, _threads_for(bound, wanted), bound, masked=True)
+             for bound in bounds if bound <= wanted * MAX_THREADS]
+    return [plan for plan in plans if plan.unrolled]   # a rolled loop would need S's full slots at compile time
 
 
 def cta_plan(kernel: Kernel, specialization: Specialization | None = None) -> CtaPlan | None:
