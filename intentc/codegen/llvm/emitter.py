@@ -57,6 +57,7 @@ class Emitter:
         self.loop_depth = 0
         self.branch_depth = 0              # inside an if_then branch: temporaries die with it
         self.element_memo: dict = {}      # elements emitted during the current op (elements.py)
+        self._below: list[tuple[ir.Value, ir.Value]] = []   # (value, bound): value < bound holds here
 
     # ---- declarations --------------------------------------------------------------------
     def declare(self, name: str, ret: ir.Type, args: list[ir.Type]) -> ir.Function:
@@ -222,6 +223,20 @@ class Emitter:
             self._raised[-1] |= inner
             for raw in self.scopes.pop():
                 self.hooks.heap_free(self, self.b, raw)
+
+    # ---- facts a guard establishes ----------------------------------------------------------------
+    @contextmanager
+    def knowing_below(self, value: ir.Value, bound: ir.Value) -> Iterator[None]:
+        """Within: `value` < `bound` (unsigned) holds (the branch of a guard that says so),
+        so a bounds check of exactly these two values is left out."""
+        self._below.append((value, bound))
+        try:
+            yield
+        finally:
+            self._below.pop()
+
+    def known_below(self, value: ir.Value, bound: ir.Value) -> bool:
+        return any(known is value and limit is bound for known, limit in self._below)
 
     # ---- checks --------------------------------------------------------------------------------
     def number_sites_as(self, sites: list[CheckSite]) -> None:

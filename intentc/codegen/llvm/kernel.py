@@ -140,6 +140,10 @@ def _bind_view(em, entry: ParamSlots, type_: ViewType, slot, remember, specializ
             extents.append(ir.Constant(I64, declared))
         elif declared in specialization.extents:
             extents.append(ir.Constant(I64, int(specialization.extents[declared])))
+        elif isinstance(em.env.get(declared), Scalar):
+            # the launch binds one value to an extent name (R0105): every view's axis of that
+            # name is one SSA value, so a guard on one's extent also covers the others' checks
+            extents.append(em.env[declared].value)
         else:
             extents.append(slot(entry.start + 3 + rank + axis))
         if isinstance(declared, str) and declared not in em.env:

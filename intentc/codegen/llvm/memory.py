@@ -58,7 +58,8 @@ class Access:
         coords = [as_index(em, element_at(em, t, idx), t.dtype) for t in self.indices]
         inside = ir.Constant(I1, 1)
         for c, extent in zip(coords, self.resource.shape):
-            inside = b.and_(inside, b.icmp_unsigned("<", c, extent))
+            if not em.known_below(c, extent):
+                inside = b.and_(inside, b.icmp_unsigned("<", c, extent))
         resource = self.resource
         if isinstance(resource, ViewRef):
             address = resource.offset

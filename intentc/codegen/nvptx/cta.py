@@ -27,7 +27,8 @@ grid-stride mapping.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -391,10 +392,32 @@ def slot_coordinate(em: Emitter, plan: CtaPlan, slot: int | ir.Value) -> ir.Valu
     return b.add(b.add(base, group_start), b.urem(slot, vector))
 
 
-def in_tensor(em: Emitter, plan: CtaPlan, linear: ir.Value, shape: Shape) -> ir.Value:
-    """Whether `linear` lies below S (a masked plan: below the element count of `shape`)."""
-    size = em.element_count(shape) if plan.masked else ir.Constant(I64, plan.size)
-    return em.b.icmp_unsigned("<", linear, size)
+def in_tensor(em: Emitter, plan: CtaPlan, slot: int, linear: ir.Value, shape: Shape) -> ir.Value:
+    """Whether this thread's coordinate `linear` of `slot` lies below S. A masked plan
+    compares the run-time S − tid·V, one value a thread, with the slot's constant offset:
+    comparing each slot's coordinate kept K 64-bit coordinates live across the iteration
+    loop (LLVM hoists them), up to 64 more registers."""
+    b = em.b
+    if not plan.masked:
+        return b.icmp_unsigned("<", linear, ir.Constant(I64, plan.size))
+    base = thread_index(em, plan)
+    if plan.vector > 1:
+        base = b.mul(base, ir.Constant(I64, plan.vector))
+    remaining = b.sub(em.element_count(shape), base)
+    return b.icmp_signed(">", remaining, ir.Constant(I64, plan.coordinate(slot)))
+
+
+@contextmanager
+def guarded_slot(em: Emitter, plan: CtaPlan, slot: int, linear: ir.Value, shape: Shape) -> Iterator[None]:
+    """Code within runs only where `slot`'s coordinate lies below S. In a masked plan's
+    rows, the emitter knows it, so reads and writes at the row's own coordinate check no
+    extent (the guard did)."""
+    with em.b.if_then(in_tensor(em, plan, slot, linear, shape)):
+        if plan.masked and len(shape) == 1:
+            with em.knowing_below(linear, shape[0]):
+                yield
+        else:
+            yield
 
 
 def block_slots(em: Emitter, plan: CtaPlan, shape: Shape, body: Body,
@@ -416,7 +439,7 @@ def block_slots(em: Emitter, plan: CtaPlan, shape: Shape, body: Body,
     for slot in range(full, plan.slots):
         linear = slot_coordinate(em, plan, slot)
         on_slot(slot)
-        with em.b.if_then(in_tensor(em, plan, linear, shape)):
+        with guarded_slot(em, plan, slot, linear, shape):
             body(unravel(em, linear, shape))
 
 

@@ -15,7 +15,7 @@ from ..llvm.special import i0
 from ..llvm.target import Combine, TargetHooks
 from ..llvm.types import F32, F64, I32, I64, I8, register_type
 from ..llvm.values import Body, ElementAt, Group, Memory, Registers, Shape, Tensor
-from .cta import (barrier, block_combine, block_scan, block_slots, block_stride, in_tensor, on_thread_zero,
+from .cta import (barrier, block_combine, block_scan, block_slots, block_stride, guarded_slot, on_thread_zero,
                   shared_array, slot_coordinate, sreg, unravel)
 from .mapping import Mapping
 
@@ -104,7 +104,7 @@ class NvptxHooks(TargetHooks):
                 for slot in slots:
                     self.current_slot = slot
                     linear = slot_coordinate(em, plan, slot)
-                    with em.b.if_then(in_tensor(em, plan, linear, shape)):
+                    with guarded_slot(em, plan, slot, linear, shape):
                         body(unravel(em, linear, shape))
                 continue
             idxs = [unravel(em, slot_coordinate(em, plan, slot), shape) for slot in slots]
@@ -203,7 +203,7 @@ class NvptxHooks(TargetHooks):
             return element(unravel(em, linear, shape))
         value = em.entry_alloca(register_type(dtype))
         b.store(identity, value)
-        with b.if_then(in_tensor(em, plan, linear, shape)):
+        with guarded_slot(em, plan, slot, linear, shape):
             b.store(element(unravel(em, linear, shape)), value)
         return b.load(value)
 
