@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 # kernel id -> row lengths: each spec's own, plus lengths between the variants' bounds
 ROW_LENGTHS = {
-    "row_softmax:row_softmax": (1024, 1000, 1536, 4096),
+    "row_softmax:row_softmax": (1024, 1000, 1536, 4096, 20000),
     "layernorm:layernorm": (1024, 1536),
     "philox_dropout:dropout": (2048, 1500),
     "cumsum:row_cumsum": (4096, 3000),
@@ -51,7 +51,8 @@ def measure(spec, cols: int, dynamic, budget_s: float) -> dict:
     case = spec.build(dims, "cuda")
     views = view_params(text, spec.kernel)
     special = Launcher(text, spec.kernel, spec.specialization(views, dims), f"ir_samples/{spec.sample}.kir")
-    row = {"id": spec.id, "size": spec.label(dims), "entry": entry_for(dynamic, dims)}
+    row = {"id": spec.id, "size": spec.label(dims), "entry": entry_for(dynamic, dims),
+           "compile_s": {"dynamic": round(dynamic.compile_s, 3), "specialized": round(special.compile_s, 3)}}
     dynamic_launch = dynamic.bind(case.values)
     if case.reset:
         case.reset()
