@@ -5,11 +5,11 @@ the same device-resident inputs of `bench/gpu_sample_specs.py` (rows × row leng
 at the spec's size), timed in the same process (CUDA events, median).
 
     python3 bench/gpu_dynamic.py [--only ID,...] [--lengths N,...] [--out FILE.json] [--budget-s 0.3]
-                                 [--variant-sizes 1024,4096,...]
+                                 [--variant-sizes 1024,4096,...] [--dynamic-unroll U]
 
-`--variant-sizes` compiles the dynamic kernels with another set of variant bounds than
-`nvptx/variants.py`'s VARIANT_SIZES (an experiment: give it a fresh INTENTC_CACHE_DIR, since
-the kernel cache does not know the set).
+`--variant-sizes` and `--dynamic-unroll` compile with another set of variant bounds than
+`nvptx/variants.py`'s VARIANT_SIZES, or another DYNAMIC_UNROLL than `nvptx/cta.py`'s (A/B
+experiments: give each a fresh INTENTC_CACHE_DIR, since the kernel cache does not know them).
 
 A row per (kernel, row length): GB/s of each form, dynamic / specialized, the entry the
 dynamic launch ran, and whether the dynamic outputs passed the spec's check.
@@ -76,10 +76,14 @@ def main() -> None:
     parser.add_argument("--lengths", help="row lengths for every kernel (default: ROW_LENGTHS)")
     parser.add_argument("--budget-s", type=float, default=0.3)
     parser.add_argument("--variant-sizes")
+    parser.add_argument("--dynamic-unroll", type=int)
     args = parser.parse_args()
     if args.variant_sizes:
         from intentc.codegen.nvptx import variants
         variants.VARIANT_SIZES = tuple(int(size) for size in args.variant_sizes.split(","))
+    if args.dynamic_unroll:
+        from intentc.codegen.nvptx import cta
+        cta.DYNAMIC_UNROLL = args.dynamic_unroll
     specs = {spec.id: spec for spec in SPECS}
     rows = []
     for ident in args.only.split(","):

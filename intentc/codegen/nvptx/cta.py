@@ -54,6 +54,10 @@ SCAN_KINDS = {"sum", "prod", "max", "min"}
 SHARED_WORDS = 32          # one i64 per warp: 1024 threads at most
 SHARED_BYTES = 32 * 1024   # a histogram's counts in shared memory (48 KiB static at most, partials too)
 DYNAMIC_THREADS = 512      # the dynamic form's CTA size
+# The dynamic form's block-stride loops visit this many of a thread's coordinates an
+# iteration (unguarded while all lie below the end): a pass's loads issue together rather
+# than one an iteration, each waited for before the next.
+DYNAMIC_UNROLL = 4
 # The register form's coordinates per thread: on the H200, softmax rows of 1024/4096/16384
 # ran 10-30% faster at 16-32 a thread than at 8 (more loads in flight, fewer warps meeting
 # at each barrier; bench/results/cta-sweep-20261129-h200.jsonl), but bodies that keep many
@@ -368,14 +372,29 @@ def unravel(em: Emitter, linear: ir.Value, shape: Shape) -> list[ir.Value]:
 
 def block_stride(em: Emitter, plan: CtaPlan, shape: Shape, body: Body) -> None:
     """body(idx) for the coordinates of `shape` this thread owns: linear e ≡ tid mod T, or in
-    the grid form e ≡ ctaid·T + tid mod nctaid·T."""
+    the grid form e ≡ ctaid·T + tid mod nctaid·T. The dynamic form visits DYNAMIC_UNROLL of
+    them an iteration while they all lie below the end, then the rest one by one."""
     b = em.b
     total = em.element_count(shape)
     start, step = thread_index(em, plan), ir.Constant(I64, plan.threads)
+
+    def visit(linear):
+        body(unravel(em, linear, shape))
     if plan.grid:
         start = b.add(b.mul(b.zext(sreg(em, "ctaid.x"), I64), step), start)
         step = b.mul(b.zext(sreg(em, "nctaid.x"), I64), step)
-    em.loop(start, total, lambda linear: body(unravel(em, linear, shape)), step, name="lane")
+    if plan.grid or plan.slots or DYNAMIC_UNROLL == 1:
+        em.loop(start, total, visit, step, name="lane")
+        return
+    owned = b.udiv(b.add(b.sub(total, start), ir.Constant(I64, plan.threads - 1)), step)   # start < T
+    chunk = ir.Constant(I64, plan.threads * DYNAMIC_UNROLL)
+    unrolled_end = b.add(start, b.mul(b.udiv(owned, ir.Constant(I64, DYNAMIC_UNROLL)), chunk))
+
+    def visit_chunk(linear):
+        for k in range(DYNAMIC_UNROLL):
+            visit(b.add(linear, ir.Constant(I64, k * plan.threads)))
+    em.loop(start, unrolled_end, visit_chunk, chunk, name="lanes")
+    em.loop(unrolled_end, total, visit, step, name="lane")
 
 
 def slot_coordinate(em: Emitter, plan: CtaPlan, slot: int | ir.Value) -> ir.Value:
