@@ -58,6 +58,7 @@ class Emitter:
         self.branch_depth = 0              # inside an if_then branch: temporaries die with it
         self.element_memo: dict = {}      # elements emitted during the current op (elements.py)
         self._below: list[tuple[ir.Value, ir.Value]] = []   # (value, bound): value < bound holds here
+        self.lane_mask: ir.Value | None = None   # i1: the element being emitted is live (None: always)
 
     # ---- declarations --------------------------------------------------------------------
     def declare(self, name: str, ret: ir.Type, args: list[ir.Type]) -> ir.Function:
@@ -238,6 +239,18 @@ class Emitter:
     def known_below(self, value: ir.Value, bound: ir.Value) -> bool:
         return any(known is value and limit is bound for known, limit in self._below)
 
+    @contextmanager
+    def masked_lanes(self, live: ir.Value) -> Iterator[None]:
+        """Within: elements are emitted unconditionally (no branch), but only where `live`
+        holds do they access memory or raise checks: a masked-off element's value is
+        garbage, for code that never uses it (a variant's slots past the row's end)."""
+        saved = self.lane_mask
+        self.lane_mask = live if saved is None else self.b.and_(saved, live)
+        try:
+            yield
+        finally:
+            self.lane_mask = saved
+
     # ---- checks --------------------------------------------------------------------------------
     def number_sites_as(self, sites: list[CheckSite]) -> None:
         """Give these sites the ids they have in another lowering of the same kernel (its
@@ -246,7 +259,9 @@ class Emitter:
         self._site_ids = {site: ident for ident, site in enumerate(self.sites, 1)}
 
     def check(self, site: CheckSite, bad: ir.Value) -> None:
-        """Note that `bad` (i1) marks an illegal input at `site`."""
+        """Note that `bad` (i1) marks an illegal input at `site` (on a live lane)."""
+        if self.lane_mask is not None:
+            bad = self.b.and_(bad, self.lane_mask)
         ident = self._site_ids.get(site)
         if ident is None:
             self.sites.append(site)

@@ -55,6 +55,8 @@ class Access:
         with a written-mask) its mask byte."""
         em, b = self.em, self.em.b
         active = element_at(em, self.mask, idx) if self.mask is not None else ir.Constant(I1, 1)
+        if em.lane_mask is not None:
+            active = b.and_(active, em.lane_mask)
         coords = [as_index(em, element_at(em, t, idx), t.dtype) for t in self.indices]
         inside = ir.Constant(I1, 1)
         for c, extent in zip(coords, self.resource.shape):
