@@ -102,10 +102,11 @@ class Emitter:
         b.position_at_end(after)
         return latch
 
-    def for_each(self, shape: Shape, body: Body, group: Group | None = None) -> None:
+    def for_each(self, shape: Shape, body: Body, group: Group | None = None, lane_safe: bool = False) -> None:
         """body(idx) for every coordinate of a tensor-level `shape` (the target decides how;
-        `group`: the op's optional vector form, see TargetHooks.for_each)."""
-        self.hooks.for_each(self, shape, body, group)
+        `group`: the op's optional vector form, `lane_safe`: body may run on masked-off
+        lanes, see TargetHooks.for_each)."""
+        self.hooks.for_each(self, shape, body, group, lane_safe)
 
     def serial_for_each(self, shape: Shape, body: Body) -> None:
         """body(idx) for every coordinate of `shape`, row-major (the last axis innermost)."""

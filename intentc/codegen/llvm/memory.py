@@ -250,7 +250,7 @@ def _store_each(em, op, combine=None, kind=None):
         _vector_store(em, acc, lanes, values)
 
     vectorizable = combine is None and isinstance(acc.resource, ViewRef) and acc.resource.dtype in VECTOR_DTYPES
-    em.for_each(shape, element, group if vectorizable else None)
+    em.for_each(shape, element, group if vectorizable else None, lane_safe=isinstance(acc.resource, ViewRef))
 
 
 @LOWERINGS.register("write", "unique_store")

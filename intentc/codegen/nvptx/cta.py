@@ -428,14 +428,14 @@ def in_tensor(em: Emitter, plan: CtaPlan, slot: int, linear: ir.Value, shape: Sh
 
 @contextmanager
 def guarded_slot(em: Emitter, plan: CtaPlan, slot: int, linear: ir.Value, shape: Shape,
-                 pure: bool = False) -> Iterator[None]:
+                 lane_safe: bool = False) -> Iterator[None]:
     """Code within runs only where `slot`'s coordinate lies below S: in a branch, or for a
-    `pure` body (one whose only effects are reads and checks) of a masked plan, straight
-    (`Emitter.masked_lanes`), so the slots' math interleaves, as a specialized kernel's
-    does. In a masked plan's rows the emitter also knows the coordinate lies below the
-    row's extent, so accesses at it check no extent (the guard did)."""
+    `lane_safe` body (TargetHooks.for_each) of a masked plan, straight with the lanes past
+    S masked (`Emitter.masked_lanes`), so the slots' math interleaves, as a specialized
+    kernel's does. In a masked plan's rows the emitter also knows the coordinate lies
+    below the row's extent, so accesses at it check no extent (the guard did)."""
     live = in_tensor(em, plan, slot, linear, shape)
-    with em.masked_lanes(live) if pure and plan.masked else em.b.if_then(live):
+    with em.masked_lanes(live) if lane_safe and plan.masked else em.b.if_then(live):
         if plan.masked and len(shape) == 1:
             with em.knowing_below(linear, shape[0]):
                 yield
@@ -444,7 +444,7 @@ def guarded_slot(em: Emitter, plan: CtaPlan, slot: int, linear: ir.Value, shape:
 
 
 def block_slots(em: Emitter, plan: CtaPlan, shape: Shape, body: Body,
-                on_slot: Callable[[int | ir.Value], None], pure: bool = False) -> None:
+                on_slot: Callable[[int | ir.Value], None], lane_safe: bool = False) -> None:
     """The register form's block_stride: body(idx) for slot j = 0..K-1; on_slot(j) names
     the slot first. Unrolled here when the plan says so; otherwise the slots of full groups
     are one loop, emitted once (its slots in local memory). The slots of the group that
@@ -462,7 +462,7 @@ def block_slots(em: Emitter, plan: CtaPlan, shape: Shape, body: Body,
     for slot in range(full, plan.slots):
         linear = slot_coordinate(em, plan, slot)
         on_slot(slot)
-        with guarded_slot(em, plan, slot, linear, shape, pure):
+        with guarded_slot(em, plan, slot, linear, shape, lane_safe):
             body(unravel(em, linear, shape))
 
 

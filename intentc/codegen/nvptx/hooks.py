@@ -75,8 +75,8 @@ class NvptxHooks(TargetHooks):
                 self.in_cta = False
         em.loop(start, total, body, stride, name="grid")
 
-    def for_each(self, em: Emitter, shape: Shape, body: Body, group: Group | None = None, pure: bool = False) -> None:
-        """`pure`: body's only effects are reads and checks (masked slots then run it straight)."""
+    def for_each(self, em: Emitter, shape: Shape, body: Body, group: Group | None = None,
+                 lane_safe: bool = False) -> None:
         if not self.in_cta:
             em.serial_for_each(shape, body)
         elif not shape:
@@ -85,19 +85,19 @@ class NvptxHooks(TargetHooks):
             self.in_cta = False            # a coordinate's own work stays on its thread
             try:
                 if self.plan.slots and self.plan.holds(_size(shape)):
-                    self._each_slot(em, shape, body, group, pure)
+                    self._each_slot(em, shape, body, group, lane_safe)
                 else:                      # the dynamic form, or a histogram's bins
                     block_stride(em, self.plan, shape, body)
             finally:
                 self.in_cta = True
 
-    def _each_slot(self, em, shape, body, group, pure) -> None:
+    def _each_slot(self, em, shape, body, group, lane_safe) -> None:
         """The register form: body per slot, or group(idxs, visit) per full group of V
         consecutive coordinates when the op has a vector form (visit(k): lane k's slot
         becomes current, for reading other tensors there)."""
         plan = self.plan
         if group is None or plan.vector == 1:
-            block_slots(em, plan, shape, body, self._visit, pure)
+            block_slots(em, plan, shape, body, self._visit, lane_safe)
             return
         for number in range(plan.groups):
             slots = range(number * plan.vector, (number + 1) * plan.vector)
@@ -105,7 +105,7 @@ class NvptxHooks(TargetHooks):
                 for slot in slots:
                     self.current_slot = slot
                     linear = slot_coordinate(em, plan, slot)
-                    with guarded_slot(em, plan, slot, linear, shape, pure):
+                    with guarded_slot(em, plan, slot, linear, shape, lane_safe):
                         body(unravel(em, linear, shape))
                 continue
             idxs = [unravel(em, slot_coordinate(em, plan, slot), shape) for slot in slots]
@@ -141,7 +141,7 @@ class NvptxHooks(TargetHooks):
                 visit(lane)
                 em.b.store(value, registers.slot(em, self.current_slot))
         self.for_each(em, shape, lambda idx: em.b.store(element(idx), registers.slot(em, self.current_slot)),
-                      store_group if group is not None else None, pure=True)
+                      store_group if group is not None else None, lane_safe=True)
         return registers
 
     def _registers(self, em, dtype, shape) -> Registers:
