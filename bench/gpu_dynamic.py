@@ -6,6 +6,7 @@ at the spec's size), timed in the same process (CUDA events, median).
 
     python3 bench/gpu_dynamic.py [--only ID,...] [--lengths N,...] [--out FILE.json] [--budget-s 0.3]
                                  [--variant-sizes 1024,4096,...] [--dynamic-unroll U]
+    python3 bench/gpu_dynamic.py --compile-only [--out FILE.json]    # compile times, no GPU
 
 `--variant-sizes` and `--dynamic-unroll` compile with another set of variant bounds than
 `nvptx/variants.py`'s VARIANT_SIZES, or another DYNAMIC_UNROLL than `nvptx/cta.py`'s (A/B
@@ -20,6 +21,7 @@ import argparse
 import datetime
 import json
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -67,6 +69,34 @@ def measure(spec, cols: int, dynamic, budget_s: float) -> dict:
     return row
 
 
+def compile_times(ids: list[str], reps: int = 3) -> list[dict]:
+    """--compile-only (no GPU): seconds of CPU time (best of `reps`, warm process) to PTX for
+    sm_90 of each kernel with its row length dynamic (every variant) and specialized to the
+    spec's row length."""
+    from bench.gpu_sample_specs import SPECS
+    from bench.gpu_samples import view_params
+    from intentc.driver import compile_kernel
+    specs = {spec.id: spec for spec in SPECS}
+    rows = []
+    for ident in ids:
+        spec = specs[ident]
+        text = (ROOT / "ir_samples" / f"{spec.sample}.kir").read_text()
+        views = view_params(text, spec.kernel)
+        row: dict = {"id": ident}
+        for name, dynamic in (("dynamic", True), ("specialized", False)):
+            specialization = spec.specialization(views, spec.dims, dynamic)
+            compile_kernel(text, spec.kernel, "ptx", "sm_90", specialization=specialization)
+            best = float("inf")
+            for _ in range(reps):
+                start = time.process_time()
+                compile_kernel(text, spec.kernel, "ptx", "sm_90", specialization=specialization)
+                best = min(best, time.process_time() - start)
+            row[f"{name}_cpu_s"] = round(best, 3)
+        print(json.dumps(row), flush=True)
+        rows.append(row)
+    return rows
+
+
 def main() -> None:
     from bench.gpu_sample_specs import SPECS
     from bench.gpu_samples import Launcher, view_params
@@ -77,6 +107,7 @@ def main() -> None:
     parser.add_argument("--budget-s", type=float, default=0.3)
     parser.add_argument("--variant-sizes")
     parser.add_argument("--dynamic-unroll", type=int)
+    parser.add_argument("--compile-only", action="store_true", help="compile times to PTX here, no GPU")
     args = parser.parse_args()
     if args.variant_sizes:
         from intentc.codegen.nvptx import variants
@@ -84,6 +115,12 @@ def main() -> None:
     if args.dynamic_unroll:
         from intentc.codegen.nvptx import cta
         cta.DYNAMIC_UNROLL = args.dynamic_unroll
+    if args.compile_only:
+        rows = compile_times(args.only.split(","))
+        if args.out:
+            Path(args.out).write_text(json.dumps({"date": datetime.datetime.now(datetime.UTC).isoformat(),
+                                                  "compile": rows}, indent=1) + "\n")
+        return
     specs = {spec.id: spec for spec in SPECS}
     rows = []
     for ident in args.only.split(","):
