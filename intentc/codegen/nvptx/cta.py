@@ -41,6 +41,7 @@ from ...passes.ir_walk import is_pure_tree
 from ..layout.encodings import Blocked, row_blocked
 from ..llvm.types import F32, F64, I32, I64, register_type
 from ..llvm.values import Body, Memory, Shape
+from .cta_groups import GROUP_CTA_THREADS, group_width
 
 if TYPE_CHECKING:
     from ..llvm.emitter import Emitter
@@ -90,6 +91,13 @@ class CtaPlan:
     vector: int = 1            # V: a thread's slots come in groups of V consecutive coordinates
     unrolled: bool = True      # the slot loops are unrolled at lowering (registers); else rolled (local memory)
     grid: bool = False         # a top-level tensor program: coordinates spread over the whole grid
+    iterations: int = 1        # iterations a CTA runs at once, each on its own `width` threads (short rows)
+
+    @property
+    def width(self) -> int:
+        """The threads one iteration's tensors are spread over (the CTA's, unless several
+        iterations share a CTA: then a group of at most a warp, see cta_groups.py)."""
+        return self.threads // self.iterations
 
     @property
     def groups(self) -> int:
@@ -98,13 +106,13 @@ class CtaPlan:
     @property
     def full_slots(self) -> int:
         """The slots of the groups that lie wholly below S."""
-        return min(self.slots, self.size // (self.threads * self.vector) * self.vector)
+        return min(self.slots, self.size // (self.width * self.vector) * self.vector)
 
     @property
     def layout(self) -> Blocked:
         """The iteration's tensors' layout (over their row-major linearization): V
         consecutive coordinates a thread, T threads, the tile repeated K/V times."""
-        return row_blocked(self.size or None, self.threads, self.vector)
+        return row_blocked(self.size or None, self.width, self.vector)
 
     def coordinate(self, slot: int) -> int:
         """The linear coordinate of `slot` for thread 0 (thread t adds t·V): group g = j // V
@@ -114,7 +122,7 @@ class CtaPlan:
 
     def full(self, group: int) -> bool:
         """Whether every coordinate of `group` lies below S (no guard needed)."""
-        return (group + 1) * self.threads * self.vector <= self.size
+        return (group + 1) * self.width * self.vector <= self.size
 
 
 def _views(kernel: Kernel) -> dict[str, str]:
@@ -260,6 +268,11 @@ def cta_plan(kernel: Kernel, specialization: Specialization | None = None) -> Ct
     known = known_extents(kernel, specialization)
     size = _static_size(ops, known)
     if size and size <= MAX_SLOTS * MAX_THREADS and _body_ok(ops, views, True, known):
+        width = group_width(size, ops, MIN_THREADS)
+        if width is not None:              # short rows: several iterations a CTA (cta_groups.py)
+            slots = -(-size // width)
+            return CtaPlan(parallels[0], read_only, GROUP_CTA_THREADS, slots, size, 1,
+                           len(ops) * slots <= UNROLL_BUDGET, iterations=GROUP_CTA_THREADS // width)
         threads = _threads_for(size, _slots_wanted(ops, kernel.body))
         scans = any(op.name == "scan" for op in ops)
         vector = VECTOR if scans and -(-size // threads) >= VECTOR else 1
@@ -307,10 +320,13 @@ def barrier(em: Emitter) -> None:
 
 
 def thread_index(em: Emitter, plan: CtaPlan) -> ir.Value:
-    """tid.x as i64, known to LLVM to lie below T (`!range`), so coordinates tid + j·T of
-    full chunks need no bounds compare."""
+    """The thread's index among its iteration's threads as i64: tid.x, known to LLVM to lie
+    below T (`!range`), so coordinates tid + j·T of full chunks need no bounds compare; with
+    several iterations a CTA, tid.x mod the group width."""
     tid = sreg(em, "tid.x")
     tid.set_metadata("range", em.module.add_metadata([ir.Constant(I32, 0), ir.Constant(I32, plan.threads)]))
+    if plan.iterations > 1:
+        tid = em.b.and_(tid, ir.Constant(I32, plan.width - 1))
     return em.b.zext(tid, I64)
 
 
@@ -329,7 +345,7 @@ def block_stride(em: Emitter, plan: CtaPlan, shape: Shape, body: Body) -> None:
     the grid form e ≡ ctaid·T + tid mod nctaid·T."""
     b = em.b
     total = em.element_count(shape)
-    start, step = thread_index(em, plan), ir.Constant(I64, plan.threads)
+    start, step = thread_index(em, plan), ir.Constant(I64, plan.width)
     if plan.grid:
         start = b.add(b.mul(b.zext(sreg(em, "ctaid.x"), I64), step), start)
         step = b.mul(b.zext(sreg(em, "nctaid.x"), I64), step)
@@ -346,7 +362,7 @@ def slot_coordinate(em: Emitter, plan: CtaPlan, slot: int | ir.Value) -> ir.Valu
     if isinstance(slot, int):
         return b.add(base, ir.Constant(I64, plan.coordinate(slot)))
     vector = ir.Constant(I64, plan.vector)
-    group_start = b.mul(b.udiv(slot, vector), ir.Constant(I64, plan.threads * plan.vector))
+    group_start = b.mul(b.udiv(slot, vector), ir.Constant(I64, plan.width * plan.vector))
     return b.add(b.add(base, group_start), b.urem(slot, vector))
 
 
@@ -378,9 +394,9 @@ def block_slots(em: Emitter, plan: CtaPlan, shape: Shape, body: Body,
 
 
 def on_thread_zero(em: Emitter, plan: CtaPlan, body: Callable[[], None]) -> None:
-    """body() on thread 0 of the CTA (of the grid, in the grid form)."""
+    """body() on thread 0 of the iteration's threads (of the grid, in the grid form)."""
     b = em.b
-    first = b.icmp_unsigned("==", sreg(em, "tid.x"), ir.Constant(I32, 0))
+    first = b.icmp_unsigned("==", thread_index(em, plan), ir.Constant(I64, 0))
     if plan.grid:
         first = b.and_(first, b.icmp_unsigned("==", sreg(em, "ctaid.x"), ir.Constant(I32, 0)))
     with b.if_then(first):
@@ -405,13 +421,14 @@ def _from_i64(em, word: ir.Value, type_: ir.Type) -> ir.Value:
     return word if type_ == I64 else b.trunc(word, type_)
 
 
-def _shuffle(em, mode: str, value: ir.Value, lanes, clamp: int) -> ir.Value:
+def _shuffle(em, mode: str, value: ir.Value, lanes, clamp: int, mask: ir.Value | None = None) -> ir.Value:
     """shfl.sync.<mode> of any value up to 64 bits (two 32-bit shuffles for 64); `lanes`:
-    the lane delta or (idx) source lane, an int or an i32 value."""
+    the lane delta or (idx) source lane, an int or an i32 value; `mask`: the lanes taking
+    part (the whole warp unless given)."""
     b = em.b
     shfl = em.declare(f"llvm.nvvm.shfl.sync.{mode}.i32", I32, [I32, I32, I32, I32])
     word = _to_i64(em, value)
-    mask, clamp_ = ir.Constant(I32, -1), ir.Constant(I32, clamp)
+    mask, clamp_ = mask or ir.Constant(I32, -1), ir.Constant(I32, clamp)
     offset = ir.Constant(I32, lanes) if isinstance(lanes, int) else lanes
     low = b.call(shfl, [mask, b.trunc(word, I32), offset, clamp_])
     if value.type in (I64, F64):
@@ -454,25 +471,41 @@ def _warp_totals(em, plan: CtaPlan, value: ir.Value, last_lane: int, identity: i
     with b.if_then(b.icmp_unsigned("==", lane, ir.Constant(I32, last_lane))):
         b.store(_to_i64(em, value), b.gep(shared, [zero, b.lshr(tid, ir.Constant(I32, 5))], inbounds=True))
     barrier(em)
-    warps = ir.Constant(I32, -(-plan.threads // 32))
+    warps = ir.Constant(I32, -(-plan.width // 32))
     slot = b.gep(shared, [zero, b.select(b.icmp_unsigned("<", lane, warps), lane, zero)], inbounds=True)
     total = b.select(b.icmp_unsigned("<", lane, warps), _from_i64(em, b.load(slot), value.type), identity)
     barrier(em)          # the partials may be overwritten by the next reduction or scan only now
     return total
 
 
-def _butterfly(em, value: ir.Value, combine) -> ir.Value:
-    """The warp's combination of `value`, the same bits in every lane: lanes i and i^k
-    combine the same two operands at each step, and combine is commutative."""
-    for lanes in (16, 8, 4, 2, 1):
-        value = combine(value, _shuffle(em, "bfly", value, lanes, 31))
+def _butterfly(em, value: ir.Value, combine, width: int = 32, mask: ir.Value | None = None) -> ir.Value:
+    """The combination of `value` over aligned groups of `width` lanes (the warp by default),
+    the same bits in every lane: lanes i and i^k combine the same two operands at each
+    step, and combine is commutative."""
+    lanes = width // 2
+    while lanes:
+        value = combine(value, _shuffle(em, "bfly", value, lanes, 31, mask))
+        lanes //= 2
     return value
 
 
 def block_combine(em: Emitter, plan: CtaPlan, value: ir.Value, identity: ir.Value, combine: Combine) -> ir.Value:
-    """The CTA-wide combination of every thread's `value` (each thread gets it): a butterfly
-    within each warp, then a butterfly over the warps' results in every warp."""
+    """The combination of every thread's `value` over the iteration's threads (each thread
+    gets it): a butterfly within each warp, then a butterfly over the warps' results in
+    every warp; a group of at most a warp (several iterations a CTA) needs only its own
+    lanes' butterfly."""
+    if plan.width <= 32:
+        return _butterfly(em, value, combine, plan.width, group_lanes(em, plan))
     return _butterfly(em, _warp_totals(em, plan, _butterfly(em, value, combine), 0, identity), combine)
+
+
+def group_lanes(em: Emitter, plan: CtaPlan) -> ir.Value | None:
+    """The shuffle member mask of this thread's group of `width` lanes (None: the warp)."""
+    if plan.width >= 32:
+        return None
+    b = em.b
+    first = b.and_(sreg(em, "tid.x"), ir.Constant(I32, 32 - plan.width))
+    return b.shl(ir.Constant(I32, (1 << plan.width) - 1), first)
 
 
 def _warp_scan(em, value: ir.Value, lane: ir.Value, combine) -> ir.Value:
@@ -495,7 +528,7 @@ def block_scan(em: Emitter, plan: CtaPlan, value: ir.Value, carry: ir.Value, ide
     lane, warp = b.and_(tid, ir.Constant(I32, 31)), b.lshr(tid, ir.Constant(I32, 5))
     value = _warp_scan(em, value, lane, combine)
     totals = _warp_scan(em, _warp_totals(em, plan, value, 31, identity), lane, combine)
-    last_warp = -(-plan.threads // 32) - 1
+    last_warp = -(-plan.width // 32) - 1
     earlier_warps = b.select(b.icmp_unsigned(">", warp, ir.Constant(I32, 0)),
                              _shuffle(em, "idx", totals, b.sub(warp, ir.Constant(I32, 1)), 31), identity)
     before = combine(carry, earlier_warps)

@@ -14,9 +14,10 @@ from ..llvm.reduction import identity_const, scan_neutral
 from ..llvm.special import i0
 from ..llvm.target import Combine, TargetHooks
 from ..llvm.types import F32, F64, I32, I64, I8, register_type
-from ..llvm.values import Body, ElementAt, Group, Memory, Registers, Shape, Tensor
+from ..llvm.values import Body, ElementAt, Group, Lazy, Memory, Registers, Shape, Tensor
 from .cta import (barrier, block_combine, block_scan, block_slots, block_stride, in_tensor, on_thread_zero,
                   shared_array, slot_coordinate, sreg, unravel)
+from .cta_groups import group_iterations
 from .mapping import Mapping
 
 if TYPE_CHECKING:
@@ -63,6 +64,8 @@ class NvptxHooks(TargetHooks):
         total = em.element_count(extents)
         if self.plan is not None:          # iteration it on CTA it mod nctaid, all its threads
             start, stride = b.zext(sreg(em, "ctaid.x"), I64), b.zext(sreg(em, "nctaid.x"), I64)
+            if self.plan.iterations > 1:   # or on one group of `width` threads of the CTA
+                start, stride = group_iterations(em, self.plan, start, stride)
         else:                               # iteration it on thread it mod (nctaid * ntid)
             start = b.zext(b.add(b.mul(sreg(em, "ctaid.x"), sreg(em, "ntid.x")), sreg(em, "tid.x")), I64)
             stride = b.zext(b.mul(sreg(em, "nctaid.x"), sreg(em, "ntid.x")), I64)
@@ -122,15 +125,26 @@ class NvptxHooks(TargetHooks):
     def keep_lazy(self, em: Emitter, before_parallel: bool = False) -> bool:
         if self.plan is None:
             return False
-        return not self.plan.slots if self.in_cta else before_parallel
+        if self.in_cta:
+            return not self.plan.slots
+        return before_parallel and not self._hoists_prologue
 
     def lazy_read(self, em: Emitter, resource: object) -> bool:
         if self.plan is None or (self.in_cta and self.plan.slots):
             return False
         return getattr(resource, "name", None) in self.plan.lazy_views
 
+    @property
+    def _hoists_prologue(self) -> bool:
+        """In the register form a thread owns the same coordinates in every iteration, so a
+        costly value the top level computes before the `parallel` (a window, a table) is
+        computed once a thread, into its slots, rather than in every iteration."""
+        return bool(self.plan and self.plan.slots and not self.plan.grid)
+
     def tabulate(self, em: Emitter, dtype: str, shape: Shape, element: ElementAt,
                  group: Group | None = None) -> Tensor:
+        if not self.in_cta and self._hoists_prologue and shape:
+            return self._prologue_value(em, dtype, shape, element)
         if not (self.in_cta and self.plan.slots and shape):
             return super().tabulate(em, dtype, shape, element, group)
         registers = self._registers(em, dtype, shape)
@@ -141,6 +155,17 @@ class NvptxHooks(TargetHooks):
                 em.b.store(value, registers.slot(em, self.current_slot))
         self.for_each(em, shape, lambda idx: em.b.store(element(idx), registers.slot(em, self.current_slot)),
                       store_group if group is not None else None)
+        return registers
+
+    def _prologue_value(self, em, dtype, shape, element) -> Tensor:
+        """A top-level value for the iterations: this thread's slots of it when it has the
+        iteration's size (the same coordinates in every iteration), else recomputed at
+        each use."""
+        if _size(shape) != self.plan.size:
+            return Lazy(dtype, tuple(shape), lambda e, idx: element(idx))
+        registers = self._registers(em, dtype, shape)
+        block_slots(em, self.plan, shape, lambda idx: em.b.store(element(idx), registers.slot(em, self.current_slot)),
+                    self._visit)
         return registers
 
     def _registers(self, em, dtype, shape) -> Registers:

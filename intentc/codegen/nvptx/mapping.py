@@ -46,6 +46,7 @@ class LaunchConfig:
     arch: str
     slots: int = 0               # coordinates each thread keeps in registers (the CTA mapping's register form)
     layouts: dict = field(default_factory=dict)   # Assignment.to_json(): encodings, values, conversions
+    iterations_per_cta: int = 1  # iterations of the `parallel` a CTA runs at once (short rows: cta_groups.py)
     abi: str = "void kernel(i64 *args, i64 *status): args and status in global memory"
 
     def to_json(self) -> dict:
@@ -71,7 +72,7 @@ def plan_mapping(kernel: Kernel, specialization: Specialization | None = None) -
     if cta is not None:
         # every tensor over the row-major linearization of its coordinates, T threads
         def distribution(type_):
-            return row_blocked(elements(type_, known), cta.threads, cta.vector, cta.grid)
+            return row_blocked(elements(type_, known), cta.width, cta.vector, cta.grid)
         kind = "grid" if cta.grid else "cta"
         return Mapping(kind, cta.threads, cta.parallel, cta, assign(kernel.body, distribution, known))
     grid = grid_parallel(kernel)
@@ -87,4 +88,5 @@ def launch_config(mapping: Mapping, entry: str, arch: str) -> LaunchConfig:
         return LaunchConfig(entry, mapping.kind, (1, 1, 1), "fixed:1", 0, arch, layouts=layouts)
     per_sm = max(1, RESIDENT_THREADS // mapping.threads)
     return LaunchConfig(entry, mapping.kind, (mapping.threads, 1, 1), f"ctas_per_sm:{per_sm}", per_sm, arch,
-                        mapping.cta.slots if mapping.cta else 0, layouts=layouts)
+                        mapping.cta.slots if mapping.cta else 0, layouts=layouts,
+                        iterations_per_cta=mapping.cta.iterations if mapping.cta else 1)
