@@ -21,8 +21,8 @@ def _order(op):
 
 def _per_lane(em, op, shape, dtypes, lane):
     """Run lane(idx) -> tuple of register values for each coordinate; collect results."""
-    if not shape:
-        return [Scalar(d, (), v) for d, v in zip(dtypes, lane([]))]
+    if not shape:          # one access an iteration, whatever threads the target runs it on
+        return [Scalar(d, (), v) for d, v in zip(dtypes, em.hooks.once(em, lambda: lane([])))]
     outs = [em.alloc(d, shape) for d in dtypes]
 
     def each(idx):

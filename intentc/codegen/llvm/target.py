@@ -5,7 +5,7 @@ atomics to scoped instructions, and reuses everything else."""
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from llvmlite import ir
@@ -57,6 +57,11 @@ class TargetHooks(ABC):
     def lazy_read(self, em: Emitter, resource: object) -> bool:
         """Read `resource` at each use of the result (no temporary) instead of once."""
         return False
+
+    def once(self, em: Emitter, effect: Callable[[], Sequence[ir.Value]]) -> Sequence[ir.Value]:
+        """Run `effect` (a scalar access with side effects) once for the iteration being
+        lowered and give its values to every thread that runs the iteration (here, one)."""
+        return effect()
 
     def tabulate(self, em: Emitter, dtype: str, shape: Shape, element: ElementAt,
                  group: Group | None = None) -> Tensor:

@@ -42,6 +42,7 @@ from ..layout.encodings import Blocked, row_blocked
 from ..llvm.types import F32, F64, I32, I64, register_type
 from ..llvm.values import Body, Memory, Shape
 from .cta_groups import GROUP_CTA_THREADS, group_width
+from .cta_tiles import accepts, every_op, tensor_types
 
 if TYPE_CHECKING:
     from ..llvm.emitter import Emitter
@@ -146,15 +147,13 @@ def known_extents(kernel: Kernel, specialization: Specialization) -> dict[str, i
 
 
 def _static_size(ops: list[Op], known: dict[str, int]) -> int | None:
-    """S when every tensor result of the iteration (but histogram counts, which live in
-    shared memory) has the same static shape of S elements."""
+    """S when every tensor result of the iteration, nested regions and records included (but
+    histogram counts, which live in shared memory), has the same static shape of S elements."""
     shapes = set()
-    for op in ops:
+    for op in every_op(ops):
         if op.name == "histogram":
             continue
-        for type_ in op.result_types:
-            if not isinstance(type_, TensorType):
-                return None
+        for type_ in (t for result in op.result_types for t in tensor_types(result)):
             if type_.shape:
                 extents = [e if isinstance(e, int) else known.get(e) for e in type_.shape]
                 if None in extents:
@@ -166,6 +165,8 @@ def _static_size(ops: list[Op], known: dict[str, int]) -> int | None:
 def _body_ok(ops: list[Op], views: dict[str, str], register_form: bool, known: dict[str, int]) -> bool:
     counts = {op.results[0] for op in ops if op.name == "histogram"}
     for position, op in enumerate(ops):
+        if accepts(op, ops, views, register_form, lambda region: _body_ok(region, views, register_form, known)):
+            continue
         if op.regions:
             return False
         if op.name == "histogram":
@@ -403,7 +404,7 @@ def on_thread_zero(em: Emitter, plan: CtaPlan, body: Callable[[], None]) -> None
         body()
 
 
-def _to_i64(em, value: ir.Value) -> ir.Value:
+def to_word(em, value: ir.Value) -> ir.Value:
     b = em.b
     if value.type == F64:
         return b.bitcast(value, I64)
@@ -412,7 +413,7 @@ def _to_i64(em, value: ir.Value) -> ir.Value:
     return value if value.type == I64 else b.zext(value, I64)
 
 
-def _from_i64(em, word: ir.Value, type_: ir.Type) -> ir.Value:
+def from_word(em, word: ir.Value, type_: ir.Type) -> ir.Value:
     b = em.b
     if type_ == F64:
         return b.bitcast(word, F64)
@@ -427,7 +428,7 @@ def _shuffle(em, mode: str, value: ir.Value, lanes, clamp: int, mask: ir.Value |
     part (the whole warp unless given)."""
     b = em.b
     shfl = em.declare(f"llvm.nvvm.shfl.sync.{mode}.i32", I32, [I32, I32, I32, I32])
-    word = _to_i64(em, value)
+    word = to_word(em, value)
     mask, clamp_ = mask or ir.Constant(I32, -1), ir.Constant(I32, clamp)
     offset = ir.Constant(I32, lanes) if isinstance(lanes, int) else lanes
     low = b.call(shfl, [mask, b.trunc(word, I32), offset, clamp_])
@@ -436,7 +437,7 @@ def _shuffle(em, mode: str, value: ir.Value, lanes, clamp: int, mask: ir.Value |
         word = b.or_(b.zext(low, I64), b.shl(b.zext(high, I64), ir.Constant(I64, 32)))
     else:
         word = b.zext(low, I64)
-    return _from_i64(em, word, value.type)
+    return from_word(em, word, value.type)
 
 
 def shared_array(em: Emitter, dtype: str, count: int) -> Memory:
@@ -469,11 +470,11 @@ def _warp_totals(em, plan: CtaPlan, value: ir.Value, last_lane: int, identity: i
     shared, zero = _shared(em), ir.Constant(I32, 0)
     lane = b.and_(tid, ir.Constant(I32, 31))
     with b.if_then(b.icmp_unsigned("==", lane, ir.Constant(I32, last_lane))):
-        b.store(_to_i64(em, value), b.gep(shared, [zero, b.lshr(tid, ir.Constant(I32, 5))], inbounds=True))
+        b.store(to_word(em, value), b.gep(shared, [zero, b.lshr(tid, ir.Constant(I32, 5))], inbounds=True))
     barrier(em)
     warps = ir.Constant(I32, -(-plan.width // 32))
     slot = b.gep(shared, [zero, b.select(b.icmp_unsigned("<", lane, warps), lane, zero)], inbounds=True)
-    total = b.select(b.icmp_unsigned("<", lane, warps), _from_i64(em, b.load(slot), value.type), identity)
+    total = b.select(b.icmp_unsigned("<", lane, warps), from_word(em, b.load(slot), value.type), identity)
     barrier(em)          # the partials may be overwritten by the next reduction or scan only now
     return total
 

@@ -3,7 +3,7 @@ device malloc/free for dynamic temporaries. Atomics use the shared LLVM atomics 
 NVPTX backend emits scoped `atom`/`ld.acquire`/`st.release` for them)."""
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from llvmlite import ir
@@ -17,6 +17,7 @@ from ..llvm.types import F32, F64, I32, I64, I8, register_type
 from ..llvm.values import Body, ElementAt, Group, Lazy, Memory, Registers, Shape, Tensor
 from .cta import (barrier, block_combine, block_scan, block_slots, block_stride, in_tensor, on_thread_zero,
                   shared_array, slot_coordinate, sreg, unravel)
+from .cta_effects import once
 from .cta_groups import group_iterations
 from .mapping import Mapping
 
@@ -156,6 +157,11 @@ class NvptxHooks(TargetHooks):
         self.for_each(em, shape, lambda idx: em.b.store(element(idx), registers.slot(em, self.current_slot)),
                       store_group if group is not None else None)
         return registers
+
+    def once(self, em: Emitter, effect: Callable[[], Sequence[ir.Value]]) -> Sequence[ir.Value]:
+        if not self.in_cta or self.plan.grid:
+            return super().once(em, effect)
+        return once(em, self.plan, effect)
 
     def _prologue_value(self, em, dtype, shape, element) -> Tensor:
         """A top-level value for the iterations: this thread's slots of it when it has the
