@@ -78,12 +78,14 @@ def _reshape_op(em, op):
     shape = em.shape_of(op.result_types[0])
     if isinstance(source, Scalar):
         return Lazy(source.dtype, shape, lambda e, idx: source.value) if shape else source
-    if isinstance(source, Registers):        # a thread's slots follow the row-major order
-        return Registers(source.dtype, tuple(shape), source.array)
-    if shape and not isinstance(source, Memory) and em.hooks.keep_lazy(em):
-        return Derived(source.dtype, tuple(shape), combine=lambda e, values: values[0], operands=(source,),
-                       index_maps=(lambda idx: _reshaped_index(em, idx, shape, source.shape),))
     memory = source if isinstance(source, Memory) and source.row_major else em.materialize(source)
+    if isinstance(memory, Registers):        # a thread's slots follow the row-major order
+        return Registers(source.dtype, tuple(shape), memory.array)
+    if not (isinstance(memory, Memory) and memory.row_major):    # kept lazy by the target
+        if not shape:
+            return Scalar(source.dtype, (), memory.at(em, [ir.Constant(I64, 0)] * memory.rank))
+        return Derived(source.dtype, tuple(shape), combine=lambda e, values: values[0], operands=(memory,),
+                       index_maps=(lambda idx: _reshaped_index(em, idx, shape, memory.shape),))
     if not shape:
         return Scalar(source.dtype, (), em.b.load(memory.ptr))
     return Memory(source.dtype, shape, memory.ptr, em.row_major_strides(shape))

@@ -26,7 +26,6 @@ grid-stride mapping.
 """
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -42,7 +41,7 @@ from ..layout.encodings import Blocked, row_blocked
 from ..llvm.types import F32, F64, I32, I64, register_type
 from ..llvm.values import Body, Memory, Shape
 from .cta_groups import GROUP_CTA_THREADS, group_width
-from .cta_tiles import accepts, every_op, tensor_types
+from .cta_tiles import accepts, register_size
 
 if TYPE_CHECKING:
     from ..llvm.emitter import Emitter
@@ -146,26 +145,10 @@ def known_extents(kernel: Kernel, specialization: Specialization) -> dict[str, i
     return known
 
 
-def _static_size(ops: list[Op], known: dict[str, int]) -> int | None:
-    """S when every tensor result of the iteration, nested regions and records included (but
-    histogram counts, which live in shared memory), has the same static shape of S elements."""
-    shapes = set()
-    for op in every_op(ops):
-        if op.name == "histogram":
-            continue
-        for type_ in (t for result in op.result_types for t in tensor_types(result)):
-            if type_.shape:
-                extents = [e if isinstance(e, int) else known.get(e) for e in type_.shape]
-                if None in extents:
-                    return None
-                shapes.add(tuple(extents))
-    return math.prod(shapes.pop()) if len(shapes) == 1 else None
-
-
 def _body_ok(ops: list[Op], views: dict[str, str], register_form: bool, known: dict[str, int]) -> bool:
     counts = {op.results[0] for op in ops if op.name == "histogram"}
     for position, op in enumerate(ops):
-        if accepts(op, ops, views, register_form, lambda region: _body_ok(region, views, register_form, known)):
+        if accepts(op, ops, views, lambda region: _body_ok(region, views, register_form, known)):
             continue
         if op.regions:
             return False
@@ -267,7 +250,7 @@ def cta_plan(kernel: Kernel, specialization: Specialization | None = None) -> Ct
     ops = [op for op in parallels[0].regions[0].ops if op.name != "yield"]
     read_only = frozenset(name for name, direction in views.items() if direction == "in")
     known = known_extents(kernel, specialization)
-    size = _static_size(ops, known)
+    size = register_size(kernel.body, ops, known)
     if size and size <= MAX_SLOTS * MAX_THREADS and _body_ok(ops, views, True, known):
         width = group_width(size, ops, MIN_THREADS)
         if width is not None:              # short rows: several iterations a CTA (cta_groups.py)

@@ -3,11 +3,15 @@ and effects"): tensors of several shapes and ranks, shape ops, gathers and scatt
 computed indices, scalar atomics and control flow.
 
 - Tensors of several shapes (a tile and its row and column vectors, a join, a reshape, a
-  broadcast along an axis, an outer product) take the dynamic form: each op's coordinates
-  are spread over the CTA by its own shape's row-major linearization (the fastest axis
-  across neighbouring threads, so tile reads and writes coalesce), and every value is an
-  element expression evaluated where it is used, so a coordinate may read its operands at
-  any other coordinate (a transposed or broadcast index) with no exchange between threads.
+  broadcast along an axis, an outer product): each op's coordinates are spread over the
+  iteration's threads by its own shape's row-major linearization (the fastest axis across
+  neighbouring threads, so tile reads and writes coalesce). In the register form the
+  tensors of the iteration's largest size S live in the threads' slots (`register_size`:
+  when every value of S elements flows only into values and accesses of S elements, so a
+  slot is only ever read at its own coordinate); every smaller tensor is an element
+  expression evaluated where it is used (reads re-issued, L1 hits), so a coordinate may read
+  it at any other coordinate (a broadcast or transposed index) with no exchange between
+  threads. Without static sizes the dynamic form treats every tensor that way.
 - `unique_store` and `scatter_reduce` of a computed tensor update each element from the
   one thread that owns its coordinate (atomically for scatter_reduce, as every iteration
   may hit the same element), so each element's update happens exactly once.
@@ -18,6 +22,7 @@ computed indices, scalar atomics and control flow.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 
 from ...ir.nodes import Op
@@ -60,14 +65,50 @@ def _read_views(ops: list[Op]) -> set[str]:
     return {op.operands[0] for op in every_op(ops) if op.name == "read"}
 
 
-def accepts(op: Op, ops: list[Op], views: dict[str, str], register_form: bool, body_ok: BodyCheck) -> bool:
+def _count(type_: TensorType, known: dict[str, int]) -> int | None:
+    extents = [e if isinstance(e, int) else known.get(e) for e in type_.shape]
+    return None if None in extents else math.prod(extents)
+
+
+def _access_values(op: Op) -> list[str]:
+    """The tensors an effect without results visits coordinate by coordinate (its value)."""
+    return list(op.operands[1:2]) if not op.results and op.name != "assume_in_bounds" else []
+
+
+def register_size(body: list[Op], ops: list[Op], known: dict[str, int]) -> int | None:
+    """S, the register form's size: the largest tensor of the iteration `ops` (of the kernel
+    `body`), when every tensor result of the iteration but histogram counts has a static size
+    and no value of S elements reaches a value or access of another size."""
+    sizes: dict[str, int | None] = {}
+    for op in every_op(body):
+        for name, type_ in zip(op.results, op.result_types):
+            if isinstance(type_, TensorType):
+                sizes[name] = _count(type_, known)
+    iteration = [_count(t, known) for op in every_op(ops) if op.name != "histogram"
+                 for result in op.result_types for t in tensor_types(result) if t.shape]
+    if not iteration or None in iteration:
+        return None
+    size = max(s for s in iteration if s is not None)
+    for op in every_op(body):
+        if op.name == "parallel" or op.name == "histogram":
+            continue
+        names = list(op.operands) + [v for g in op.groups for v in g.values]
+        if not any(sizes.get(name) == size for name in names):
+            continue
+        reached = [_count(t, known) for result in op.result_types for t in tensor_types(result) if t.shape]
+        reached += [sizes.get(name) for name in _access_values(op)]
+        if any(count != size for count in reached):
+            return None
+    return size
+
+
+def accepts(op: Op, ops: list[Op], views: dict[str, str], body_ok: BodyCheck) -> bool:
     """Whether `op` (of the iteration `ops`) is one the CTA mapping lowers beyond the row
     form's ops; `body_ok` checks a nested region's ops."""
     if op.name in AGGREGATES or op.name == "assume_in_bounds":
         return True
     if op.name in SHAPE_OPS or op.name == "outer":
-        # several shapes: only the dynamic form (the register form holds one shape)
-        return not register_form and (op.name != "outer" or bool(op.result_types[0].shape))
+        return bool(op.result_types[0].shape)
     if op.name == "unique_store":
         return views.get(op.operands[0]) == "out"
     if op.name == "scatter_reduce":

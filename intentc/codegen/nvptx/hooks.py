@@ -148,6 +148,8 @@ class NvptxHooks(TargetHooks):
             return self._prologue_value(em, dtype, shape, element)
         if not (self.in_cta and self.plan.slots and shape):
             return super().tabulate(em, dtype, shape, element, group)
+        if _size(shape) != self.plan.size:     # a smaller tensor beside the tiles: recomputed at each use
+            return Lazy(dtype, tuple(shape), lambda e, idx: element(idx))
         registers = self._registers(em, dtype, shape)
 
         def store_group(idxs, visit):
