@@ -195,6 +195,10 @@ def _inputs_kaiser(rng, frames, length):
             "y": np.zeros((frames, length), np.float32)}
 
 
+def _inputs_dequantize(rng, rows, blocks):
+    return {"q": rng.integers(0, 256, (rows, blocks, 144)).astype(np.uint8), "x": np.zeros((rows, blocks, 256), np.float32)}
+
+
 def _inputs_short_sum(rng, m, n):
     return {"x": rng.standard_normal((m, n)).astype(np.float32), "y": np.zeros((m, n), np.float32),
             "s": np.zeros(m, np.float32)}
@@ -229,6 +233,9 @@ CASES = [
        lambda rng, n=n: _inputs_wrap(rng, n), {"N": n} if spec else None, 0) for n in (0, 1, 63, 65, 3000) for spec in (False, True)],
     *[(f"kaiser-{f}x{n}", sample_text("kaiser_window_i0"), "kaiser_frames",
        lambda rng, f=f, n=n: _inputs_kaiser(rng, f, n), {"L": n}, 1e-5) for f, n in [(0, 64), (3, 1024), (5, 33), (70, 100)]],
+    *[(f"dequantize-q4k-{r}x{nb}{'-spec' if spec else ''}", sample_text("quantize_q8_k"), "dequantize_q4_k",
+       lambda rng, r=r, nb=nb: _inputs_dequantize(rng, r, nb), {"NB": nb} if spec else None, 0)
+      for r, nb in [(0, 2), (1, 1), (3, 5)] for spec in (False, True)],
     *[(f"short-sum-{m}x{n}", SHORT_ROW_SUM, "short_row_sum",
        lambda rng, m=m, n=n: _inputs_short_sum(rng, m, n), {"N": n}, 1e-5) for m, n in [(1, 1), (3, 5), (300, 5), (257, 33), (9, 64)]],
     *[(f"transpose-{m}x{n}", TRANSPOSE, "transpose_scale",

@@ -38,7 +38,6 @@ ONE_THREAD = {
     "decode_scores": "grid-stride: a contraction per iteration",
     "prefix_logsumexp": "grid-stride: region_scan",
     "quantize_q8_k": "grid-stride: records and a per-row malloc",
-    "dequantize_q4_k": "grid-stride: records",
 }
 
 

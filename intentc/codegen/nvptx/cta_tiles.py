@@ -33,6 +33,7 @@ SHAPE_OPS = ops_where(lambda op: op.family == "shape")
 ATOMICS = ops_where(lambda op: op.family == "atomics")
 AGGREGATES = ops_where(lambda op: op.family == "aggregate")
 CONTROL = ops_where(lambda op: op.family == "control" and bool(op.regions) and op.name != "parallel")
+QUANT = ops_where(lambda op: op.family == "quant")
 
 BodyCheck = Callable[[list[Op]], bool]
 
@@ -78,7 +79,8 @@ def _access_values(op: Op) -> list[str]:
 def register_size(body: list[Op], ops: list[Op], known: dict[str, int]) -> int | None:
     """S, the register form's size: the largest tensor of the iteration `ops` (of the kernel
     `body`), when every tensor result of the iteration but histogram counts has a static size
-    and no value of S elements reaches a value or access of another size."""
+    and no value of S elements reaches a value or access of another size (or a quantization
+    op, which reads its operand at other coordinates)."""
     sizes: dict[str, int | None] = {}
     for op in every_op(body):
         for name, type_ in zip(op.results, op.result_types):
@@ -95,6 +97,8 @@ def register_size(body: list[Op], ops: list[Op], known: dict[str, int]) -> int |
         names = list(op.operands) + [v for g in op.groups for v in g.values]
         if not any(sizes.get(name) == size for name in names):
             continue
+        if op.name in QUANT:                 # reads its records at other coordinates
+            return None
         reached = [_count(t, known) for result in op.result_types for t in tensor_types(result) if t.shape]
         reached += [sizes.get(name) for name in _access_values(op)]
         if any(count != size for count in reached):
@@ -106,6 +110,8 @@ def accepts(op: Op, ops: list[Op], views: dict[str, str], body_ok: BodyCheck) ->
     """Whether `op` (of the iteration `ops`) is one the CTA mapping lowers beyond the row
     form's ops; `body_ok` checks a nested region's ops."""
     if op.name in AGGREGATES or op.name == "assume_in_bounds":
+        return True
+    if op.name == "dequantize":              # an element expression of its records
         return True
     if op.name in SHAPE_OPS or op.name == "outer":
         return bool(op.result_types[0].shape)
