@@ -195,6 +195,17 @@ def _inputs_kaiser(rng, frames, length):
             "y": np.zeros((frames, length), np.float32)}
 
 
+QUANTIZE_Q4K = sample_text("quantize_q8_k").replace("@quantize_q8_k", "@quantize_q4_k").replace(
+    "format = q8_k", "format = q4_k").replace("292", "144")
+
+
+def _inputs_quantize(rng, rows, blocks, nbytes):
+    x = rng.standard_normal((rows, blocks, 256)).astype(np.float32) * rng.uniform(0.01, 100, (rows, blocks, 1))
+    if x.size:
+        x[0, 0] = 0.0                      # an all-zero block: scale 0
+    return {"x": x.astype(np.float32), "q": np.zeros((rows, blocks, nbytes), np.uint8)}
+
+
 def _inputs_dequantize(rng, rows, blocks):
     return {"q": rng.integers(0, 256, (rows, blocks, 144)).astype(np.uint8), "x": np.zeros((rows, blocks, 256), np.float32)}
 
@@ -236,6 +247,10 @@ CASES = [
     *[(f"dequantize-q4k-{r}x{nb}{'-spec' if spec else ''}", sample_text("quantize_q8_k"), "dequantize_q4_k",
        lambda rng, r=r, nb=nb: _inputs_dequantize(rng, r, nb), {"NB": nb} if spec else None, 0)
       for r, nb in [(0, 2), (1, 1), (3, 5)] for spec in (False, True)],
+    *[(f"quantize-{name}-{r}x{nb}", source, kernel, lambda rng, r=r, nb=nb, nbytes=nbytes: _inputs_quantize(rng, r, nb, nbytes),
+       {"NB": nb}, 0) for name, source, kernel, nbytes in [("q8k", sample_text("quantize_q8_k"), "quantize_q8_k", 292),
+                                                          ("q4k", QUANTIZE_Q4K, "quantize_q4_k", 144)]
+      for r, nb in [(0, 2), (1, 1), (3, 5), (40, 64)]],
     *[(f"short-sum-{m}x{n}", SHORT_ROW_SUM, "short_row_sum",
        lambda rng, m=m, n=n: _inputs_short_sum(rng, m, n), {"N": n}, 1e-5) for m, n in [(1, 1), (3, 5), (300, 5), (257, 33), (9, 64)]],
     *[(f"transpose-{m}x{n}", TRANSPOSE, "transpose_scale",
@@ -258,7 +273,7 @@ def test_cta_tiles_on_gpu_match_the_interpreter(case):
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c[0].endswith(("-spec", "x1024", "x8")) or c[0].startswith(
-    ("transpose-1x", "short-sum", "kaiser"))], ids=lambda c: c[0])
+    ("transpose-1x", "short-sum", "kaiser", "quantize"))], ids=lambda c: c[0])
 def test_every_case_compiles_to_the_cta_mapping_without_malloc(case):
     _, source, kernel, _, extents, _ = case
     ptx, launch = _compile(source, kernel, extents)

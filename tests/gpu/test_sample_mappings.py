@@ -37,7 +37,7 @@ ONE_THREAD = {
     "sparse24_matmul": "grid-stride: sparse contraction",
     "decode_scores": "grid-stride: a contraction per iteration",
     "prefix_logsumexp": "grid-stride: region_scan",
-    "quantize_q8_k": "grid-stride: records and a per-row malloc",
+    "quantize_q8_k": "grid-stride without --extent NB: a row's records go to static shared memory (nvptx/cta_tiles.py)",
 }
 
 

@@ -63,6 +63,12 @@ class TargetHooks(ABC):
         lowered and give its values to every thread that runs the iteration (here, one)."""
         return effect()
 
+    def shared_temporary(self, em: Emitter, dtype: str, shape: Shape) -> tuple[Memory, Callable[[], None]]:
+        """(a row-major temporary of `shape` that an op fills part by part, finish()): after
+        finish() every thread running the iteration may read every element (a target whose
+        threads share an iteration puts it in memory they share). A plain temporary here."""
+        return em.alloc(dtype, shape), lambda: None
+
     def tabulate(self, em: Emitter, dtype: str, shape: Shape, element: ElementAt,
                  group: Group | None = None) -> Tensor:
         """A temporary of `shape` holding element(idx) at every coordinate: a row-major one here

@@ -148,7 +148,7 @@ def known_extents(kernel: Kernel, specialization: Specialization) -> dict[str, i
 def _body_ok(ops: list[Op], views: dict[str, str], register_form: bool, known: dict[str, int]) -> bool:
     counts = {op.results[0] for op in ops if op.name == "histogram"}
     for position, op in enumerate(ops):
-        if accepts(op, ops, views, lambda region: _body_ok(region, views, register_form, known)):
+        if accepts(op, ops, views, known, SHARED_BYTES, lambda region: _body_ok(region, views, register_form, known)):
             continue
         if op.regions:
             return False

@@ -31,7 +31,7 @@ _ATOMICS = ops_where(lambda op: op.family == "atomics")
 
 
 def _needs_barrier(op: Op) -> bool:
-    return op.name == "scan" or op.name == "histogram" or op.name in _ATOMICS
+    return op.name == "scan" or op.name == "histogram" or op.name == "quantize" or op.name in _ATOMICS
 
 
 def _every_op(ops: Iterable[Op]) -> Iterable[Op]:

@@ -106,13 +106,17 @@ def register_size(body: list[Op], ops: list[Op], known: dict[str, int]) -> int |
     return size
 
 
-def accepts(op: Op, ops: list[Op], views: dict[str, str], body_ok: BodyCheck) -> bool:
+def accepts(op: Op, ops: list[Op], views: dict[str, str], known: dict[str, int], shared_bytes: int,
+            body_ok: BodyCheck) -> bool:
     """Whether `op` (of the iteration `ops`) is one the CTA mapping lowers beyond the row
     form's ops; `body_ok` checks a nested region's ops."""
     if op.name in AGGREGATES or op.name == "assume_in_bounds":
         return True
     if op.name == "dequantize":              # an element expression of its records
         return True
+    if op.name == "quantize":                # blocks spread over the threads, records in shared memory
+        records = _count(op.result_types[0], known)
+        return records is not None and records <= shared_bytes
     if op.name in SHAPE_OPS or op.name == "outer":
         return bool(op.result_types[0].shape)
     if op.name == "unique_store":

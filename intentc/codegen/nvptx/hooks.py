@@ -160,6 +160,15 @@ class NvptxHooks(TargetHooks):
                       store_group if group is not None else None)
         return registers
 
+    def shared_temporary(self, em: Emitter, dtype: str, shape: Shape) -> tuple[Memory, Callable[[], None]]:
+        """In a CTA-mapped iteration: the CTA's shared memory (static, checked by the plan),
+        complete for every thread after finish()."""
+        if not self.in_cta or self.plan.grid:
+            return super().shared_temporary(em, dtype, shape)
+        barrier(em)                         # the previous iteration's readers are done
+        flat = shared_array(em, dtype, _size(shape))
+        return Memory(dtype, tuple(shape), flat.ptr, em.row_major_strides(shape)), lambda: barrier(em)
+
     def once(self, em: Emitter, effect: Callable[[], Sequence[ir.Value]]) -> Sequence[ir.Value]:
         if not self.in_cta or self.plan.grid:
             return super().once(em, effect)
