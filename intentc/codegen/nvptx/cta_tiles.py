@@ -66,9 +66,13 @@ def _read_views(ops: list[Op]) -> set[str]:
     return {op.operands[0] for op in every_op(ops) if op.name == "read"}
 
 
-def _count(type_: TensorType, known: dict[str, int]) -> int | None:
+def _count(type_: Type, known: dict[str, int]) -> int | None:
+    """The element count of a tensor type with static extents, else None."""
+    if not isinstance(type_, TensorType):
+        return None
     extents = [e if isinstance(e, int) else known.get(e) for e in type_.shape]
-    return None if None in extents else math.prod(extents)
+    static = [e for e in extents if e is not None]
+    return math.prod(static) if len(static) == len(extents) else None
 
 
 def _access_values(op: Op) -> list[str]:
@@ -118,7 +122,7 @@ def accepts(op: Op, ops: list[Op], views: dict[str, str], known: dict[str, int],
         records = _count(op.result_types[0], known)
         return records is not None and records <= shared_bytes
     if op.name in SHAPE_OPS or op.name == "outer":
-        return bool(op.result_types[0].shape)
+        return any(t.shape for t in tensor_types(op.result_types[0]))
     if op.name == "unique_store":
         return views.get(op.operands[0]) == "out"
     if op.name == "scatter_reduce":
