@@ -14,6 +14,7 @@ from ml_dtypes import bfloat16
 from differential import assert_close, assert_same_bits
 from gpu_differential import on_gpu_and_interp
 from gpu_required import requires_gpu
+from intentc import View
 from sample_paths import sample_text
 
 TILE_KERNELS = [("rank1_update_outer", "rank1_update"), ("interleave_unique_store", "interleave"),
@@ -210,6 +211,21 @@ def _inputs_dequantize(rng, rows, blocks):
     return {"q": rng.integers(0, 256, (rows, blocks, 144)).astype(np.uint8), "x": np.zeros((rows, blocks, 256), np.float32)}
 
 
+def _inputs_aliased_rank1(rng, n):
+    """u and v are one array (views sharing memory), x a transposed strided view."""
+    inputs = _inputs_rank1(rng, n, n)
+    inputs["v"] = inputs["u"]
+    return inputs
+
+
+def _inputs_strided_transpose(rng, m, n):
+    """x[i, j] = base[3 + i + j·(m + 2)]: a column-major view with an offset and padding."""
+    inputs = _inputs_transpose(rng, m, n)
+    base = rng.standard_normal(3 + n * (m + 2)).astype(np.float32)
+    inputs["x"] = View(base, offset=3, strides=(1, m + 2), shape=(m, n))
+    return inputs
+
+
 def _inputs_short_sum(rng, m, n):
     return {"x": rng.standard_normal((m, n)).astype(np.float32), "y": np.zeros((m, n), np.float32),
             "s": np.zeros(m, np.float32)}
@@ -251,6 +267,9 @@ CASES = [
        {"NB": nb}, 0) for name, source, kernel, nbytes in [("q8k", sample_text("quantize_q8_k"), "quantize_q8_k", 292),
                                                           ("q4k", QUANTIZE_Q4K, "quantize_q4_k", 144)]
       for r, nb in [(0, 2), (1, 1), (3, 5), (40, 64)]],
+    ("rank1-aliased", sample_text("rank1_update_outer"), "rank1_update", lambda rng: _inputs_aliased_rank1(rng, 77), None,
+     1e-6),
+    ("transpose-strided", TRANSPOSE, "transpose_scale", lambda rng: _inputs_strided_transpose(rng, 45, 19), None, 0),
     *[(f"short-sum-{m}x{n}", SHORT_ROW_SUM, "short_row_sum",
        lambda rng, m=m, n=n: _inputs_short_sum(rng, m, n), {"N": n}, 1e-5) for m, n in [(1, 1), (3, 5), (300, 5), (257, 33), (9, 64)]],
     *[(f"transpose-{m}x{n}", TRANSPOSE, "transpose_scale",
