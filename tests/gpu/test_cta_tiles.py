@@ -145,6 +145,32 @@ kernel @transpose_scale(%x: view<f32, [%M, %N], in>, %scale: view<f32, [%M], in>
 """
 
 
+# A histogram through tensor atomics (results unused): each coordinate's add on its thread.
+ATOMIC_HISTOGRAM = """
+kernel @atomic_histogram(%x: view<i32, [%N], in>, %h: view<u32, [16], inout>) {
+  %c255 = constant {value = 255} : index
+  %c256 = constant {value = 256} : index
+  %zero = constant {value = 0} : i32
+  %padded = add %N, %c255 : index
+  %nblocks = floordiv %padded, %c256 : index
+  %lane = iota : tensor<index, [256]>
+  %n_b = broadcast %N : tensor<index, [256]>
+  %fifteen = full {value = 15} : tensor<i32, [256]>
+  %ones = full {value = 1} : tensor<u32, [256]>
+  parallel %nblocks {
+  ^block(%b: index):
+    %base = mul %b, %c256 : index
+    %base_b = broadcast %base : tensor<index, [256]>
+    %i = add %base_b, %lane : tensor<index, [256]>
+    %inb = lt %i, %n_b : tensor<bool, [256]>
+    %v = read %x index(%i) mask(%inb) fill(%zero) : tensor<i32, [256]>
+    %bin = and %v, %fifteen : tensor<i32, [256]>
+    %old = atomic_rmw %h, %ones index(%bin) mask(%inb) {kind = add, order = relaxed} : tensor<u32, [256]>
+  }
+}
+"""
+
+
 def _inputs_rank1(rng, m, n):
     return {"a": rng.standard_normal((m, n)).astype(np.float32), "u": rng.standard_normal(m).astype(np.float32),
             "v": rng.standard_normal(n).astype(np.float32), "alpha": np.float32(0.75)}
@@ -226,6 +252,10 @@ def _inputs_strided_transpose(rng, m, n):
     return inputs
 
 
+def _inputs_atomic_histogram(rng, n):
+    return {"x": rng.integers(-1000, 1000, n).astype(np.int32), "h": rng.integers(0, 5, 16).astype(np.uint32)}
+
+
 def _inputs_short_sum(rng, m, n):
     return {"x": rng.standard_normal((m, n)).astype(np.float32), "y": np.zeros((m, n), np.float32),
             "s": np.zeros(m, np.float32)}
@@ -267,6 +297,8 @@ CASES = [
        {"NB": nb}, 0) for name, source, kernel, nbytes in [("q8k", sample_text("quantize_q8_k"), "quantize_q8_k", 292),
                                                           ("q4k", QUANTIZE_Q4K, "quantize_q4_k", 144)]
       for r, nb in [(0, 2), (1, 1), (3, 5), (40, 64)]],
+    *[(f"atomic-histogram-{n}", ATOMIC_HISTOGRAM, "atomic_histogram", lambda rng, n=n: _inputs_atomic_histogram(rng, n),
+       None, 0) for n in (0, 1, 255, 4099)],
     ("rank1-aliased", sample_text("rank1_update_outer"), "rank1_update", lambda rng: _inputs_aliased_rank1(rng, 77), None,
      1e-6),
     ("transpose-strided", TRANSPOSE, "transpose_scale", lambda rng: _inputs_strided_transpose(rng, 45, 19), None, 0),
@@ -292,7 +324,7 @@ def test_cta_tiles_on_gpu_match_the_interpreter(case):
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c[0].endswith(("-spec", "x1024", "x8")) or c[0].startswith(
-    ("transpose-1x", "short-sum", "kaiser", "quantize"))], ids=lambda c: c[0])
+    ("transpose-1x", "short-sum", "kaiser", "quantize", "atomic-histogram-1"))], ids=lambda c: c[0])
 def test_every_case_compiles_to_the_cta_mapping_without_malloc(case):
     _, source, kernel, _, extents, _ = case
     ptx, launch = _compile(source, kernel, extents)

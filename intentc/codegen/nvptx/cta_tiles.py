@@ -16,7 +16,8 @@ computed indices, scalar atomics and control flow.
   one thread that owns its coordinate (atomically for scatter_reduce, as every iteration
   may hit the same element), so each element's update happens exactly once.
 - Scalar atomics happen once an iteration, on its thread 0, and every thread gets the
-  result through shared memory (`cta_effects.py`); `if` and `loop` with scalar results run
+  result through shared memory (`cta_effects.py`); relaxed tensor atomics whose results
+  nobody uses are made coordinate by coordinate on the owning threads (an atomic histogram); `if` and `loop` with scalar results run
   on every thread (their conditions are the same on every thread: scalars are computed
   redundantly or broadcast), so reductions and barriers inside them stay collective.
 """
@@ -60,6 +61,12 @@ def every_op(ops: Iterable[Op]) -> Iterable[Op]:
 
 def _scalar_results(op: Op) -> bool:
     return all(not t.shape for type_ in op.result_types for t in tensor_types(type_))
+
+
+def _used(op: Op, ops: list[Op]) -> bool:
+    """Whether a result of `op` is an operand anywhere in `ops`."""
+    names = {name for o in every_op(ops) for name in list(o.operands) + [v for g in o.groups for v in g.values]}
+    return any(result in names for result in op.results)
 
 
 def _read_views(ops: list[Op]) -> set[str]:
@@ -128,8 +135,9 @@ def accepts(op: Op, ops: list[Op], views: dict[str, str], known: dict[str, int],
     if op.name == "scatter_reduce":
         # any view the iteration does not also read (another iteration may update it meanwhile)
         return views.get(op.operands[0]) in ("out", "inout") and op.operands[0] not in _read_views(ops)
-    if op.name in ATOMICS:
-        return op.operands[0] in views and _scalar_results(op)
+    if op.name in ATOMICS:       # scalar: once an iteration; a tensor: each coordinate on its thread
+        relaxed = getattr(op.attributes.get("order"), "name", "relaxed") == "relaxed"
+        return op.operands[0] in views and (_scalar_results(op) or (relaxed and not _used(op, ops)))
     if op.name in CONTROL:
         return _scalar_results(op) and all(body_ok([o for o in region.ops if o.name != "yield"])
                                            for region in op.regions)
