@@ -50,6 +50,11 @@ def test_short_rows_share_a_cta():
     assert "threadsPerWarp = [4]" in encoding     # 3 coordinates on 4 lanes: not on one thread
 
 
+def test_short_tiles_of_several_sizes_share_a_cta():
+    _, launch = _compile(SMALL_TILES, "small_tiles")
+    assert (launch["mapping"], launch["iterations_per_cta"], launch["slots"]) == ("cta", 16, 1)
+
+
 def test_short_reductions_use_the_groups_own_lanes():
     ptx, launch = _compile(SHORT_ROW_SUM, "short_row_sum", {"N": 5})
     assert launch["iterations_per_cta"] == 32 and "shfl.sync.bfly" in ptx and "bar.sync" not in ptx
@@ -75,6 +80,29 @@ kernel @short_row_sum(%x: view<f32, [%M, %N], in>, %y: view<f32, [%M, %N], out>,
     %d = sub %v, %t_b : tensor<f32, [%N]>
     write %y, %d index(%r, %cols)
     write %s, %t index(%r)
+  }
+}
+"""
+
+# Short 2-D tiles (3 x 5: 16 lanes an iteration) beside their row and column vectors.
+SMALL_TILES = """
+kernel @small_tiles(%x: view<f32, [%B, 3, 5], in>, %r: view<f32, [%B, 5], in>, %c: view<f32, [%B, 3], in>,
+                    %y: view<f32, [%B, 3, 5], out>, %s: view<f32, [%B], out>) {
+  %rows = iota {axis = 0} : tensor<index, [3, 1]>
+  %cols = iota : tensor<index, [5]>
+  %rows1 = iota : tensor<index, [3]>
+  parallel %B {
+  ^tile(%b: index):
+    %xv = read %x index(%b, %rows, %cols) : tensor<f32, [3, 5]>
+    %rv = read %r index(%b, %cols) : tensor<f32, [5]>
+    %cv = read %c index(%b, %rows1) : tensor<f32, [3]>
+    %rb = broadcast %rv : tensor<f32, [3, 5]>
+    %cb = broadcast %cv {dims = [0]} : tensor<f32, [3, 5]>
+    %p = mul %xv, %cb : tensor<f32, [3, 5]>
+    %q = add %p, %rb : tensor<f32, [3, 5]>
+    %t = reduce %q {axes = [0, 1], kind = max} : f32
+    write %y, %q index(%b, %rows, %cols)
+    write %s, %t index(%b)
   }
 }
 """
@@ -256,6 +284,12 @@ def _inputs_atomic_histogram(rng, n):
     return {"x": rng.integers(-1000, 1000, n).astype(np.int32), "h": rng.integers(0, 5, 16).astype(np.uint32)}
 
 
+def _inputs_small_tiles(rng, b):
+    return {"x": rng.standard_normal((b, 3, 5)).astype(np.float32), "r": rng.standard_normal((b, 5)).astype(np.float32),
+            "c": rng.standard_normal((b, 3)).astype(np.float32), "y": np.zeros((b, 3, 5), np.float32),
+            "s": np.zeros(b, np.float32)}
+
+
 def _inputs_short_sum(rng, m, n):
     return {"x": rng.standard_normal((m, n)).astype(np.float32), "y": np.zeros((m, n), np.float32),
             "s": np.zeros(m, np.float32)}
@@ -299,6 +333,8 @@ CASES = [
       for r, nb in [(0, 2), (1, 1), (3, 5), (40, 64)]],
     *[(f"atomic-histogram-{n}", ATOMIC_HISTOGRAM, "atomic_histogram", lambda rng, n=n: _inputs_atomic_histogram(rng, n),
        None, 0) for n in (0, 1, 255, 4099)],
+    *[(f"small-tiles-{b}", SMALL_TILES, "small_tiles", lambda rng, b=b: _inputs_small_tiles(rng, b), None, 0)
+      for b in (0, 1, 17, 1000)],
     ("rank1-aliased", sample_text("rank1_update_outer"), "rank1_update", lambda rng: _inputs_aliased_rank1(rng, 77), None,
      1e-6),
     ("transpose-strided", TRANSPOSE, "transpose_scale", lambda rng: _inputs_strided_transpose(rng, 45, 19), None, 0),
@@ -324,7 +360,7 @@ def test_cta_tiles_on_gpu_match_the_interpreter(case):
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c[0].endswith(("-spec", "x1024", "x8")) or c[0].startswith(
-    ("transpose-1x", "short-sum", "kaiser", "quantize", "atomic-histogram-1"))], ids=lambda c: c[0])
+    ("transpose-1x", "short-sum", "kaiser", "quantize", "atomic-histogram-1", "small-tiles-1"))], ids=lambda c: c[0])
 def test_every_case_compiles_to_the_cta_mapping_without_malloc(case):
     _, source, kernel, _, extents, _ = case
     ptx, launch = _compile(source, kernel, extents)
