@@ -19,6 +19,7 @@ from .cta import (barrier, block_combine, block_scan, block_slots, block_stride,
                   shared_array, slot_coordinate, sreg, unravel)
 from .cta_effects import once
 from .cta_groups import group_iterations
+from .cta_staging import StagingBudget, stage
 from .mapping import Mapping
 
 if TYPE_CHECKING:
@@ -55,6 +56,7 @@ class NvptxHooks(TargetHooks):
         # lowering the body of a CTA-mapped iteration, or a grid-wide program's top level
         self.in_cta = self.plan is not None and self.plan.grid
         self.current_slot = 0                 # the register form's coordinate being visited
+        self.staging = StagingBudget()        # shared memory left for staged tensors
 
     # ---- the physical mapping ----------------------------------------------------------------
     def parallel(self, em: Emitter, op: Op, extents: Shape, iteration: Body) -> None:
@@ -148,8 +150,8 @@ class NvptxHooks(TargetHooks):
             return self._prologue_value(em, dtype, shape, element)
         if not (self.in_cta and self.plan.slots and shape):
             return super().tabulate(em, dtype, shape, element, group)
-        if _size(shape) != self.plan.size:     # a smaller tensor beside the tiles: recomputed at each use
-            return Lazy(dtype, tuple(shape), lambda e, idx: element(idx))
+        if _size(shape) != self.plan.size:     # a smaller tensor beside the tiles
+            return self._beside_tiles(em, dtype, shape, element)
         registers = self._registers(em, dtype, shape)
 
         def store_group(idxs, visit):
@@ -173,6 +175,13 @@ class NvptxHooks(TargetHooks):
         if not self.in_cta or self.plan.grid:
             return super().once(em, effect)
         return once(em, self.plan, effect)
+
+    def _beside_tiles(self, em, dtype, shape, element) -> Tensor:
+        """A tensor smaller than the iteration's tiles, which read it at coordinates other
+        threads own: staged in shared memory (cta_staging.py), else recomputed at each use."""
+        staged = stage(em, self.plan, dtype, shape, element, lambda body: self.for_each(em, shape, body),
+                       self.staging)
+        return staged if staged is not None else Lazy(dtype, tuple(shape), lambda e, idx: element(idx))
 
     def _prologue_value(self, em, dtype, shape, element) -> Tensor:
         """A top-level value for the iterations: this thread's slots of it when it has the
