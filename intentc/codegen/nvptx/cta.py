@@ -252,7 +252,7 @@ def cta_plan(kernel: Kernel, specialization: Specialization | None = None) -> Ct
     known = known_extents(kernel, specialization)
     size = register_size(kernel.body, ops, known)
     if size and size <= MAX_SLOTS * MAX_THREADS and _body_ok(ops, views, True, known):
-        width = group_width(size, ops, MIN_THREADS)
+        width = group_width(size, ops, MIN_SLOTS)
         if width is not None:              # short rows: several iterations a CTA (cta_groups.py)
             slots = -(-size // width)
             return CtaPlan(parallels[0], read_only, GROUP_CTA_THREADS, slots, size, 1,

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from ..llvm.emitter import Emitter
     from .cta import CtaPlan
 
-GROUP_CTA_THREADS = 256      # the CTA size when iterations share a CTA
+GROUP_CTA_THREADS = 256      # the CTA size when iterations share a CTA (8 warps)
 WARP = 32
 # Ops whose CTA lowering meets at a barrier (shared memory): block scans, shared-memory
 # histograms, scalar effects made once an iteration and broadcast (cta_effects.py).
@@ -41,12 +41,12 @@ def _every_op(ops: Iterable[Op]) -> Iterable[Op]:
             yield from _every_op(region.ops)
 
 
-def group_width(size: int, ops: list[Op], min_threads: int) -> int | None:
+def group_width(size: int, ops: list[Op], min_slots: int) -> int | None:
     """The lanes an iteration of `size` coordinates gets when iterations share a CTA: every
-    coordinate on its own lane up to a warp (a power of two); None when the iteration fills
-    a CTA of `min_threads` threads (the row form: on the H200 rows of 256-1024 ran well at
-    64 threads a CTA) or its body needs a barrier."""
-    if size >= min_threads or any(_needs_barrier(op) for op in _every_op(ops)):
+    coordinate on its own lane up to a warp (a power of two), a warp holding up to
+    `min_slots` coordinates a lane (rows of 64-256: a warp's butterflies, no barrier); None
+    for longer rows (the row form) or a body that needs a barrier."""
+    if size > WARP * min_slots or any(_needs_barrier(op) for op in _every_op(ops)):
         return None
     return min(WARP, 1 << (size - 1).bit_length())
 
