@@ -107,6 +107,38 @@ kernel @small_tiles(%x: view<f32, [%B, 3, 5], in>, %r: view<f32, [%B, 5], in>, %
 }
 """
 
+# Records and tuples of tensors inside an iteration, and a scalar `if` choosing a value.
+RECORDS = """
+kernel @records(%x: view<f32, [%M, 40], in>, %y: view<f32, [%M, 40], out>, %s: view<f32, [%M], out>) {
+  %cols = iota : tensor<index, [40]>
+  %two = full {value = 2.0} : tensor<f32, [40]>
+  %zero = constant {value = 0.0} : f32
+  parallel %M {
+  ^row(%r: index):
+    %v = read %x index(%r, %cols) : tensor<f32, [40]>
+    %d = mul %v, %two : tensor<f32, [40]>
+    %pair = record %v, %d : record<value: tensor<f32, [40]>, double: tensor<f32, [40]>>
+    %both = tuple %pair, %zero : tuple<record<value: tensor<f32, [40]>, double: tensor<f32, [40]>>, f32>
+    %back = tuple_get %both {index = 0} : record<value: tensor<f32, [40]>, double: tensor<f32, [40]>>
+    %dd = record_get %back {field = double} : tensor<f32, [40]>
+    %vv = record_get %pair {field = value} : tensor<f32, [40]>
+    %w = add %dd, %vv : tensor<f32, [40]>
+    %t = reduce %w {axes = [0], kind = sum} : f32
+    %positive = gt %t, %zero : bool
+    %u = if %positive : f32 {
+    ^then:
+      yield %t
+    } {
+    ^else:
+      %n = neg %t : f32
+      yield %n
+    }
+    write %y, %w index(%r, %cols)
+    write %s, %u index(%r)
+  }
+}
+"""
+
 # A tile transposed: y[j, i] = x[i, j] * scale[i] (tiles of 32 x 16, a broadcast along the
 # rows, the tile read transposed), and z[i, 2j + k] = the same product (a join and reshapes).
 TRANSPOSE = """
@@ -290,6 +322,11 @@ def _inputs_small_tiles(rng, b):
             "s": np.zeros(b, np.float32)}
 
 
+def _inputs_records(rng, m):
+    return {"x": rng.standard_normal((m, 40)).astype(np.float32), "y": np.zeros((m, 40), np.float32),
+            "s": np.zeros(m, np.float32)}
+
+
 def _inputs_short_sum(rng, m, n):
     return {"x": rng.standard_normal((m, n)).astype(np.float32), "y": np.zeros((m, n), np.float32),
             "s": np.zeros(m, np.float32)}
@@ -335,6 +372,7 @@ CASES = [
        None, 0) for n in (0, 1, 255, 4099)],
     *[(f"small-tiles-{b}", SMALL_TILES, "small_tiles", lambda rng, b=b: _inputs_small_tiles(rng, b), None, 0)
       for b in (0, 1, 17, 1000)],
+    *[(f"records-{m}", RECORDS, "records", lambda rng, m=m: _inputs_records(rng, m), None, 1e-5) for m in (0, 1, 300)],
     ("rank1-aliased", sample_text("rank1_update_outer"), "rank1_update", lambda rng: _inputs_aliased_rank1(rng, 77), None,
      1e-6),
     ("transpose-strided", TRANSPOSE, "transpose_scale", lambda rng: _inputs_strided_transpose(rng, 45, 19), None, 0),
@@ -360,7 +398,7 @@ def test_cta_tiles_on_gpu_match_the_interpreter(case):
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c[0].endswith(("-spec", "x1024", "x8")) or c[0].startswith(
-    ("transpose-1x", "short-sum", "kaiser", "quantize", "atomic-histogram-1", "small-tiles-1"))], ids=lambda c: c[0])
+    ("transpose-1x", "short-sum", "kaiser", "quantize", "atomic-histogram-1", "small-tiles-1", "records-1"))], ids=lambda c: c[0])
 def test_every_case_compiles_to_the_cta_mapping_without_malloc(case):
     _, source, kernel, _, extents, _ = case
     ptx, launch = _compile(source, kernel, extents)
