@@ -60,6 +60,7 @@ class Emitter:
         # i8 flags of the loop trips being lowered that stop at a fixed point (fixed_point.py):
         # an op that touches memory sets them all where it runs.
         self.trip_effects: list[ir.Value] = []
+        self.current_op: Op | None = None   # the op being lowered (a target's decisions name its values)
 
     # ---- declarations --------------------------------------------------------------------
     def declare(self, name: str, ret: ir.Type, args: list[ir.Type]) -> ir.Function:

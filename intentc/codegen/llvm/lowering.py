@@ -44,7 +44,11 @@ def lower_op(em: Emitter, op: Op) -> None:
     if em.trip_effects and op.name in TOUCHES_MEMORY:
         for flag in em.trip_effects:
             em.b.store(ir.Constant(ir.IntType(8), 1), flag)
-    out = impl(em, op)
+    outer, em.current_op = em.current_op, op
+    try:
+        out = impl(em, op)
+    finally:
+        em.current_op = outer
     em.defs.update(dict.fromkeys(op.results, op))
     if op.results:
         values = list(out) if op.name in MULTI else [out]

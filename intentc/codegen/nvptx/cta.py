@@ -41,6 +41,7 @@ from ..layout.encodings import Blocked, row_blocked
 from ..llvm.types import F32, F64, I32, I64, register_type
 from ..llvm.values import Body, Memory, Shape
 from .cta_groups import GROUP_CTA_THREADS, group_width
+from .cta_staging import staged_reads
 from .cta_tiles import accepts, register_size
 
 if TYPE_CHECKING:
@@ -91,6 +92,7 @@ class CtaPlan:
     vector: int = 1            # V: a thread's slots come in groups of V consecutive coordinates
     unrolled: bool = True      # the slot loops are unrolled at lowering (registers); else rolled (local memory)
     grid: bool = False         # a top-level tensor program: coordinates spread over the whole grid
+    staged: frozenset = frozenset()   # values staged in shared memory (cta_staging.py)
     iterations: int = 1        # iterations a CTA runs at once, each on its own `width` threads (short rows)
 
     @property
@@ -261,7 +263,8 @@ def cta_plan(kernel: Kernel, specialization: Specialization | None = None) -> Ct
         scans = any(op.name == "scan" for op in ops)
         vector = VECTOR if scans and -(-size // threads) >= VECTOR else 1
         slots = vector * -(-size // (threads * vector))
-        return CtaPlan(parallels[0], read_only, threads, slots, size, vector, len(ops) * slots <= UNROLL_BUDGET)
+        return CtaPlan(parallels[0], read_only, threads, slots, size, vector, len(ops) * slots <= UNROLL_BUDGET,
+                       staged=staged_reads(ops, size, known))
     if not _body_ok(ops, views, False, known):
         return None
     inout_read = frozenset(op.operands[0] for op in ops if op.name == "read" and views[op.operands[0]] == "inout")

@@ -12,31 +12,24 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from llvmlite import ir
 
+from ...ir.nodes import Op
+from ...ir.types import TensorType
+from ..layout.assign import Assignment, Conversion
+from ..layout.encodings import Shared
 from ..llvm.types import register_type
 from ..llvm.values import Body, ElementAt, Memory, Shape
-from .cta import CtaPlan, barrier, shared_array
+from .cta_tiles import every_op
 
 if TYPE_CHECKING:
     from ..llvm.emitter import Emitter
 
-STAGING_BYTES = 16 * 1024      # a kernel's staged tensors (beside histogram counts and records)
-
-
-@dataclass
-class StagingBudget:
-    """The shared memory a kernel has left for staged tensors."""
-    left: int = STAGING_BYTES
-
-    def take(self, nbytes: int) -> bool:
-        if nbytes > self.left:
-            return False
-        self.left -= nbytes
-        return True
+# Static shared memory a CTA may use (48 KiB) less the reductions' partials and scalar
+# effects' words: staged tensors share it with histogram counts and quantized records.
+SHARED_LIMIT = 47 * 1024
 
 
 def _bytes(type_: ir.Type) -> int:
@@ -44,17 +37,47 @@ def _bytes(type_: ir.Type) -> int:
     return max(1, width // 8)
 
 
-def stage(em: Emitter, plan: CtaPlan, dtype: str, shape: Shape, element: ElementAt,
-          for_each: Callable[[Body], None], budget: StagingBudget) -> Memory | None:
-    """The tensor element(idx) of `shape` in shared memory, complete for every thread of the
-    iteration, or None where it cannot be staged; `for_each(body)` visits this thread's
-    coordinates of `shape`."""
-    extents = [int(e.constant) if isinstance(e, ir.Constant) else None for e in shape]
-    if plan.iterations > 1 or None in extents:
+def _static_bytes(type_: TensorType, known: dict[str, int]) -> tuple[int, int] | None:
+    """(elements, bytes in registers) of a tensor type with static extents, else None."""
+    extents = [e if isinstance(e, int) else known.get(e) for e in type_.shape]
+    static = [e for e in extents if e is not None]
+    if len(static) != len(extents):
         return None
-    count = math.prod(e for e in extents if e is not None)
-    if not budget.take(count * _bytes(register_type(dtype))):
-        return None
+    count = math.prod(static)
+    return count, count * _bytes(register_type(type_.dtype))
+
+
+def staged_reads(ops: list[Op], size: int, known: dict[str, int]) -> frozenset[str]:
+    """The reads of the iteration `ops` (register form, tiles of `size` elements) staged in
+    shared memory: those of a smaller static size, in program order, in the shared memory
+    that histogram counts and quantized records leave."""
+    typed = [(op, op.result_types[0]) for op in every_op(ops) if op.result_types
+             and isinstance(op.result_types[0], TensorType) and op.result_types[0].shape]
+    left = SHARED_LIMIT - sum(sized[1] for op, type_ in typed if op.name == "histogram" or op.name == "quantize"
+                              for sized in [_static_bytes(type_, known)] if sized is not None)
+    staged = []
+    for op, type_ in typed:
+        sized = _static_bytes(type_, known) if op.name == "read" else None
+        if sized is not None and 0 < sized[0] != size and sized[1] <= left:
+            staged.append(op.results[0])
+            left -= sized[1]
+    return frozenset(staged)
+
+
+def mark_staged(layouts: Assignment, staged: frozenset[str]) -> None:
+    """Record the staged values in the layout assignment: shared memory, written by the
+    threads of their own layout."""
+    for name in sorted(staged):
+        written = layouts.values.get(name)
+        layouts.values[name] = Shared((0,))
+        layouts.conversions.append(Conversion(name, str(written), str(Shared((0,))), "shared"))
+
+
+def stage(em: Emitter, dtype: str, shape: Shape, element: ElementAt, for_each: Callable[[Body], None]) -> Memory:
+    """The tensor element(idx) of `shape` (static) in shared memory, complete for every thread
+    of the iteration; `for_each(body)` visits this thread's coordinates of `shape`."""
+    from .cta import barrier, shared_array     # cta.py plans with staged_reads
+    count = math.prod(int(e.constant) for e in shape)
     barrier(em)                         # the previous iteration's readers are done
     flat = shared_array(em, dtype, count)
     memory = Memory(dtype, tuple(shape), flat.ptr, em.row_major_strides(shape))

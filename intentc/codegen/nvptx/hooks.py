@@ -19,7 +19,7 @@ from .cta import (barrier, block_combine, block_scan, block_slots, block_stride,
                   shared_array, slot_coordinate, sreg, unravel)
 from .cta_effects import once
 from .cta_groups import group_iterations
-from .cta_staging import StagingBudget, stage
+from .cta_staging import stage
 from .mapping import Mapping
 
 if TYPE_CHECKING:
@@ -56,7 +56,6 @@ class NvptxHooks(TargetHooks):
         # lowering the body of a CTA-mapped iteration, or a grid-wide program's top level
         self.in_cta = self.plan is not None and self.plan.grid
         self.current_slot = 0                 # the register form's coordinate being visited
-        self.staging = StagingBudget()        # shared memory left for staged tensors
 
     # ---- the physical mapping ----------------------------------------------------------------
     def parallel(self, em: Emitter, op: Op, extents: Shape, iteration: Body) -> None:
@@ -179,9 +178,10 @@ class NvptxHooks(TargetHooks):
     def _beside_tiles(self, em, dtype, shape, element) -> Tensor:
         """A tensor smaller than the iteration's tiles, which read it at coordinates other
         threads own: staged in shared memory (cta_staging.py), else recomputed at each use."""
-        staged = stage(em, self.plan, dtype, shape, element, lambda body: self.for_each(em, shape, body),
-                       self.staging)
-        return staged if staged is not None else Lazy(dtype, tuple(shape), lambda e, idx: element(idx))
+        op = em.current_op
+        if op is not None and op.results and op.results[0] in self.plan.staged:
+            return stage(em, dtype, shape, element, lambda body: self.for_each(em, shape, body))
+        return Lazy(dtype, tuple(shape), lambda e, idx: element(idx))
 
     def _prologue_value(self, em, dtype, shape, element) -> Tensor:
         """A top-level value for the iterations: this thread's slots of it when it has the

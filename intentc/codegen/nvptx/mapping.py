@@ -21,6 +21,7 @@ from ...passes.ir_walk import is_pure_tree
 from ..layout.assign import Assignment, assign, elements
 from ..layout.encodings import row_blocked
 from .cta import CtaPlan, cta_plan, grid_plan, known_extents
+from .cta_staging import mark_staged
 
 BLOCK_THREADS = 256
 RESIDENT_THREADS = 2048    # per SM on sm_80/sm_90: the grid holds this many threads per SM
@@ -74,7 +75,9 @@ def plan_mapping(kernel: Kernel, specialization: Specialization | None = None) -
         def distribution(type_):
             return row_blocked(elements(type_, known), cta.width, cta.vector, cta.grid)
         kind = "grid" if cta.grid else "cta"
-        return Mapping(kind, cta.threads, cta.parallel, cta, assign(kernel.body, distribution, known))
+        layouts = assign(kernel.body, distribution, known)
+        mark_staged(layouts, cta.staged)
+        return Mapping(kind, cta.threads, cta.parallel, cta, layouts)
     grid = grid_parallel(kernel)
     one_thread = assign(kernel.body, None, known, one_thread_per_iteration=True)
     if grid is not None:
