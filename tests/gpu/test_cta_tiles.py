@@ -37,6 +37,13 @@ def test_tiles_gathers_scatters_and_atomics_are_cta_mapped_without_malloc(sample
     assert "malloc" not in ptx
 
 
+def test_vectors_beside_a_tile_are_staged_in_shared_memory_and_recorded():
+    ptx, launch = _compile(sample_text("rank1_update_outer"), "rank1_update")
+    staged = {c["value"] for c in launch["layouts"]["conversions"] if c["through"] == "shared"}
+    assert staged == {"uv", "vv"} and launch["layouts"]["values"]["uv"].startswith("#shared")
+    assert ptx.count(".shared .align") == 2 and "ld.shared" in ptx
+
+
 def test_scalar_atomics_happen_once_an_iteration_behind_barriers():
     ptx, _ = _compile(sample_text("atomic_counter"), "count_above", {"N": 1 << 20})
     assert re.search(r"(atom|red)(\.\w+)*\.add\.u32", ptx)
