@@ -44,6 +44,12 @@ def test_vectors_beside_a_tile_are_staged_in_shared_memory_and_recorded():
     assert ptx.count(".shared .align") == 2 and "ld.shared" in ptx
 
 
+def test_a_transposed_tile_read_is_staged_and_visited_in_the_views_order():
+    ptx, launch = _compile(TRANSPOSE_TILE, "transpose_tile")
+    assert [c["value"] for c in launch["layouts"]["conversions"] if c["through"] == "shared"] == ["v"]
+    assert "ld.shared" in ptx and "st.shared" in ptx
+
+
 def test_scalar_atomics_happen_once_an_iteration_behind_barriers():
     ptx, _ = _compile(sample_text("atomic_counter"), "count_above", {"N": 1 << 20})
     assert re.search(r"(atom|red)(\.\w+)*\.add\.u32", ptx)
@@ -110,6 +116,40 @@ kernel @small_tiles(%x: view<f32, [%B, 3, 5], in>, %r: view<f32, [%B, 5], in>, %
     %t = reduce %q {axes = [0, 1], kind = max} : f32
     write %y, %q index(%b, %rows, %cols)
     write %s, %t index(%b)
+  }
+}
+"""
+
+# A plain transpose, tiles of 32 x 32: the read of x runs along y's orientation, so it is
+# staged through shared memory, visited in x's orientation (coalesced).
+TRANSPOSE_TILE = """
+kernel @transpose_tile(%x: view<f32, [%M, %N], in>, %y: view<f32, [%N, %M], out>) {
+  %c31 = constant {value = 31} : index
+  %c32 = constant {value = 32} : index
+  %zero = constant {value = 0.0} : f32
+  %m_pad = add %M, %c31 : index
+  %tiles_m = floordiv %m_pad, %c32 : index
+  %n_pad = add %N, %c31 : index
+  %tiles_n = floordiv %n_pad, %c32 : index
+  %la = iota {axis = 0} : tensor<index, [32, 1]>
+  %lb = iota : tensor<index, [32]>
+  parallel %tiles_m, %tiles_n {
+  ^tile(%ti: index, %tj: index):
+    %i0 = mul %ti, %c32 : index
+    %j0 = mul %tj, %c32 : index
+    %j0_b = broadcast %j0 : tensor<index, [32, 1]>
+    %i0_b = broadcast %i0 : tensor<index, [32]>
+    %ya = add %j0_b, %la : tensor<index, [32, 1]>
+    %yb = add %i0_b, %lb : tensor<index, [32]>
+    %ya_t = broadcast %ya : tensor<index, [32, 32]>
+    %yb_t = broadcast %yb : tensor<index, [32, 32]>
+    %n_b = broadcast %N : tensor<index, [32, 32]>
+    %m_b = broadcast %M : tensor<index, [32, 32]>
+    %ok_a = lt %ya_t, %n_b : tensor<bool, [32, 32]>
+    %ok_b = lt %yb_t, %m_b : tensor<bool, [32, 32]>
+    %ok = and %ok_a, %ok_b : tensor<bool, [32, 32]>
+    %v = read %x index(%yb, %ya) mask(%ok) fill(%zero) : tensor<f32, [32, 32]>
+    write %y, %v index(%ya, %yb) mask(%ok)
   }
 }
 """
@@ -334,6 +374,10 @@ def _inputs_records(rng, m):
             "s": np.zeros(m, np.float32)}
 
 
+def _inputs_transpose_tile(rng, m, n):
+    return {"x": rng.standard_normal((m, n)).astype(np.float32), "y": np.zeros((n, m), np.float32)}
+
+
 def _inputs_short_sum(rng, m, n):
     return {"x": rng.standard_normal((m, n)).astype(np.float32), "y": np.zeros((m, n), np.float32),
             "s": np.zeros(m, np.float32)}
@@ -380,6 +424,8 @@ CASES = [
     *[(f"small-tiles-{b}", SMALL_TILES, "small_tiles", lambda rng, b=b: _inputs_small_tiles(rng, b), None, 0)
       for b in (0, 1, 17, 1000)],
     *[(f"records-{m}", RECORDS, "records", lambda rng, m=m: _inputs_records(rng, m), None, 1e-5) for m in (0, 1, 300)],
+    *[(f"transpose-tile-{m}x{n}", TRANSPOSE_TILE, "transpose_tile", lambda rng, m=m, n=n: _inputs_transpose_tile(rng, m, n),
+       None, 0) for m, n in [(0, 3), (1, 1), (33, 65), (100, 64)]],
     ("rank1-aliased", sample_text("rank1_update_outer"), "rank1_update", lambda rng: _inputs_aliased_rank1(rng, 77), None,
      1e-6),
     ("transpose-strided", TRANSPOSE, "transpose_scale", lambda rng: _inputs_strided_transpose(rng, 45, 19), None, 0),
@@ -405,7 +451,7 @@ def test_cta_tiles_on_gpu_match_the_interpreter(case):
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c[0].endswith(("-spec", "x1024", "x8")) or c[0].startswith(
-    ("transpose-1x", "short-sum", "kaiser", "quantize", "atomic-histogram-1", "small-tiles-1", "records-1"))], ids=lambda c: c[0])
+    ("transpose-1x", "short-sum", "kaiser", "quantize", "atomic-histogram-1", "small-tiles-1", "records-1", "transpose-tile-1x"))], ids=lambda c: c[0])
 def test_every_case_compiles_to_the_cta_mapping_without_malloc(case):
     _, source, kernel, _, extents, _ = case
     ptx, launch = _compile(source, kernel, extents)

@@ -43,6 +43,7 @@ from ..llvm.values import Body, Memory, Shape
 from .cta_groups import GROUP_CTA_THREADS, group_width
 from .cta_staging import staged_reads
 from .cta_tiles import accepts, register_size
+from .cta_transpose import transposed_reads
 
 if TYPE_CHECKING:
     from ..llvm.emitter import Emitter
@@ -93,6 +94,7 @@ class CtaPlan:
     unrolled: bool = True      # the slot loops are unrolled at lowering (registers); else rolled (local memory)
     grid: bool = False         # a top-level tensor program: coordinates spread over the whole grid
     staged: frozenset = frozenset()   # values staged in shared memory (cta_staging.py)
+    transposed: tuple = ()     # (staged read, axis order its staging visits): cta_transpose.py
     iterations: int = 1        # iterations a CTA runs at once, each on its own `width` threads (short rows)
 
     @property
@@ -263,8 +265,11 @@ def cta_plan(kernel: Kernel, specialization: Specialization | None = None) -> Ct
         scans = any(op.name == "scan" for op in ops)
         vector = VECTOR if scans and -(-size // threads) >= VECTOR else 1
         slots = vector * -(-size // (threads * vector))
+        transposed = transposed_reads(kernel.body, ops)
+        staged = staged_reads(ops, size, known, transposed)
         return CtaPlan(parallels[0], read_only, threads, slots, size, vector, len(ops) * slots <= UNROLL_BUDGET,
-                       staged=staged_reads(ops, size, known))
+                       staged=staged, transposed=tuple((name, order) for name, order in transposed.items()
+                                                       if name in staged))
     if not _body_ok(ops, views, False, known):
         return None
     inout_read = frozenset(op.operands[0] for op in ops if op.name == "read" and views[op.operands[0]] == "inout")

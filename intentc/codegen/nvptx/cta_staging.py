@@ -11,7 +11,7 @@ recomputed at each use.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from llvmlite import ir
@@ -20,7 +20,7 @@ from ...ir.nodes import Op
 from ...ir.types import TensorType
 from ..layout.assign import Assignment, Conversion
 from ..layout.encodings import Shared
-from ..llvm.types import register_type
+from ..llvm.types import I64, register_type
 from ..llvm.values import Body, ElementAt, Memory, Shape
 from .cta_tiles import every_op
 
@@ -47,10 +47,11 @@ def _static_bytes(type_: TensorType, known: dict[str, int]) -> tuple[int, int] |
     return count, count * _bytes(register_type(type_.dtype))
 
 
-def staged_reads(ops: list[Op], size: int, known: dict[str, int]) -> frozenset[str]:
+def staged_reads(ops: list[Op], size: int, known: dict[str, int], transposed: Iterable[str] = ()) -> frozenset[str]:
     """The reads of the iteration `ops` (register form, tiles of `size` elements) staged in
-    shared memory: those of a smaller static size, in program order, in the shared memory
-    that histogram counts and quantized records leave."""
+    shared memory: the `transposed` ones and those of a smaller static size, in program
+    order, in the shared memory that histogram counts and quantized records leave."""
+    transposed = set(transposed)
     typed = [(op, op.result_types[0]) for op in every_op(ops) if op.result_types
              and isinstance(op.result_types[0], TensorType) and op.result_types[0].shape]
     left = SHARED_LIMIT - sum(sized[1] for op, type_ in typed if op.name == "histogram" or op.name == "quantize"
@@ -58,7 +59,8 @@ def staged_reads(ops: list[Op], size: int, known: dict[str, int]) -> frozenset[s
     staged = []
     for op, type_ in typed:
         sized = _static_bytes(type_, known) if op.name == "read" else None
-        if sized is not None and 0 < sized[0] != size and sized[1] <= left:
+        wanted = op.results[0] in transposed or (sized is not None and sized[0] != size)
+        if sized is not None and sized[0] > 0 and wanted and sized[1] <= left:
             staged.append(op.results[0])
             left -= sized[1]
     return frozenset(staged)
@@ -73,14 +75,20 @@ def mark_staged(layouts: Assignment, staged: frozenset[str]) -> None:
         layouts.conversions.append(Conversion(name, str(written), str(Shared((0,))), "shared"))
 
 
-def stage(em: Emitter, dtype: str, shape: Shape, element: ElementAt, for_each: Callable[[Body], None]) -> Memory:
+def stage(em: Emitter, dtype: str, shape: Shape, element: ElementAt, for_each: Callable[[Body], None],
+          padded: bool = False) -> Memory:
     """The tensor element(idx) of `shape` (static) in shared memory, complete for every thread
-    of the iteration; `for_each(body)` visits this thread's coordinates of `shape`."""
+    of the iteration; `for_each(body)` visits this thread's coordinates of `shape`. `padded`
+    rows get one element more (a transposed visit: a warp's stores down a column then fall
+    in different banks)."""
     from .cta import barrier, shared_array     # cta.py plans with staged_reads
-    count = math.prod(int(e.constant) for e in shape)
+    extents = [int(e.constant) for e in shape]
+    if padded:
+        extents[-1] += 1
     barrier(em)                         # the previous iteration's readers are done
-    flat = shared_array(em, dtype, count)
-    memory = Memory(dtype, tuple(shape), flat.ptr, em.row_major_strides(shape))
+    flat = shared_array(em, dtype, math.prod(extents))
+    strides = em.row_major_strides([ir.Constant(I64, e) for e in extents])
+    memory = Memory(dtype, tuple(shape), flat.ptr, strides, row_major=not padded)
     for_each(lambda idx: em.b.store(element(idx), memory.address(em, idx)))
     barrier(em)
     return memory

@@ -20,6 +20,7 @@ from .cta import (barrier, block_combine, block_scan, block_slots, block_stride,
 from .cta_effects import once
 from .cta_groups import group_iterations
 from .cta_staging import stage
+from .cta_transpose import permuted
 from .mapping import Mapping
 
 if TYPE_CHECKING:
@@ -149,8 +150,12 @@ class NvptxHooks(TargetHooks):
             return self._prologue_value(em, dtype, shape, element)
         if not (self.in_cta and self.plan.slots and shape):
             return super().tabulate(em, dtype, shape, element, group)
-        if _size(shape) != self.plan.size:     # a smaller tensor beside the tiles
-            return self._beside_tiles(em, dtype, shape, element)
+        op = em.current_op
+        if op is not None and op.results and op.results[0] in self.plan.staged:
+            order = dict(self.plan.transposed).get(op.results[0])
+            return stage(em, dtype, shape, element, self._visitor(em, shape, order), padded=order is not None)
+        if _size(shape) != self.plan.size:     # a smaller tensor beside the tiles: recomputed at each use
+            return Lazy(dtype, tuple(shape), lambda e, idx: element(idx))
         registers = self._registers(em, dtype, shape)
 
         def store_group(idxs, visit):
@@ -175,13 +180,12 @@ class NvptxHooks(TargetHooks):
             return super().once(em, effect)
         return once(em, self.plan, effect)
 
-    def _beside_tiles(self, em, dtype, shape, element) -> Tensor:
-        """A tensor smaller than the iteration's tiles, which read it at coordinates other
-        threads own: staged in shared memory (cta_staging.py), else recomputed at each use."""
-        op = em.current_op
-        if op is not None and op.results and op.results[0] in self.plan.staged:
-            return stage(em, dtype, shape, element, lambda body: self.for_each(em, shape, body))
-        return Lazy(dtype, tuple(shape), lambda e, idx: element(idx))
+    def _visitor(self, em, shape, order) -> Callable[[Body], None]:
+        """for_each over `shape` for staging, in the axis `order` the plan gives a transposed
+        read (cta_transpose.py: neighbouring lanes on neighbouring addresses)."""
+        if order is None:
+            return lambda body: self.for_each(em, shape, body)
+        return lambda body: self.for_each(em, permuted(shape, order), lambda idx: body(permuted(idx, order)))
 
     def _prologue_value(self, em, dtype, shape, element) -> Tensor:
         """A top-level value for the iterations: this thread's slots of it when it has the
