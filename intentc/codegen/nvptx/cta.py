@@ -37,6 +37,7 @@ from ...ir.optable import all_ops, ops_where
 from ...ir.types import TensorType, ViewType
 from ...options import Specialization
 from ...passes.ir_walk import is_pure_tree
+from ..layout.assign import elements
 from ..layout.encodings import Blocked, row_blocked
 from ..llvm.types import F32, F64, I32, I64, register_type
 from ..llvm.values import Body, Memory, Shape
@@ -95,6 +96,9 @@ class CtaPlan:
     grid: bool = False         # a top-level tensor program: coordinates spread over the whole grid
     staged: frozenset = frozenset()   # values staged in shared memory (cta_staging.py)
     transposed: tuple = ()     # (staged read, axis order its staging visits): cta_transpose.py
+    # a costly top-level value of the iteration's size, which every CTA computes once into its
+    # threads' slots (kaiser's window): a smaller grid computes it fewer times
+    costly_prologue: bool = False
     iterations: int = 1        # iterations a CTA runs at once, each on its own `width` threads (short rows)
 
     @property
@@ -232,6 +236,13 @@ def _slots_wanted(ops: list[Op], prologue: list[Op]) -> int:
     return min(MAX_SLOTS, max(MIN_SLOTS, 1 << (wanted.bit_length() - 1)))
 
 
+def _costly_prologue(body: list[Op], size: int, known: dict[str, int]) -> bool:
+    """Whether the top level computes a costly value (math calls) of the iteration's size."""
+    return any(all_ops()[op.name].costly or all_ops()[op.name].libm for op in body
+               if op.name in all_ops() and op.result_types and isinstance(op.result_types[0], TensorType)
+               and op.result_types[0].shape and elements(op.result_types[0], known) == size)
+
+
 def _threads_for(size: int, slots: int) -> int:
     """T for S coordinates at about `slots` a thread, a power of two in [64, 1024]."""
     wanted = max(1, -(-size // slots))
@@ -269,7 +280,8 @@ def cta_plan(kernel: Kernel, specialization: Specialization | None = None) -> Ct
         staged = staged_reads(ops, size, known, transposed)
         return CtaPlan(parallels[0], read_only, threads, slots, size, vector, len(ops) * slots <= UNROLL_BUDGET,
                        staged=staged, transposed=tuple((name, order) for name, order in transposed.items()
-                                                       if name in staged))
+                                                       if name in staged),
+                       costly_prologue=_costly_prologue(kernel.body, size, known))
     if not _body_ok(ops, views, False, known):
         return None
     inout_read = frozenset(op.operands[0] for op in ops if op.name == "read" and views[op.operands[0]] == "inout")

@@ -25,6 +25,10 @@ from .cta_staging import mark_staged
 
 BLOCK_THREADS = 256
 RESIDENT_THREADS = 2048    # per SM on sm_80/sm_90: the grid holds this many threads per SM
+# A CTA mapping whose CTAs each compute a costly top-level value (kaiser's window, i0 in f64
+# for every coordinate) before their iterations gets a grid this many times smaller: each
+# CTA then runs more iterations for one computation of it.
+COSTLY_PROLOGUE_SHRINK = 4
 
 
 @dataclass(frozen=True)
@@ -90,6 +94,8 @@ def launch_config(mapping: Mapping, entry: str, arch: str) -> LaunchConfig:
     if mapping.kind == "single-thread":
         return LaunchConfig(entry, mapping.kind, (1, 1, 1), "fixed:1", 0, arch, layouts=layouts)
     per_sm = max(1, RESIDENT_THREADS // mapping.threads)
+    if mapping.cta is not None and mapping.cta.costly_prologue:
+        per_sm = max(1, per_sm // COSTLY_PROLOGUE_SHRINK)
     return LaunchConfig(entry, mapping.kind, (mapping.threads, 1, 1), f"ctas_per_sm:{per_sm}", per_sm, arch,
                         mapping.cta.slots if mapping.cta else 0, layouts=layouts,
                         iterations_per_cta=mapping.cta.iterations if mapping.cta else 1)
