@@ -158,7 +158,7 @@ def to_register(em: Emitter, word: ir.Value, dtype: str) -> ir.Value:
     if dtype == "bool":
         return b.icmp_unsigned("!=", word, ir.Constant(word.type, 0))
     if dtype in LOW_FORMATS:
-        return decode(em, word, dtype)
+        return em.hooks.decode_half(em, word) if dtype == "f16" and em.hooks.has_half else decode(em, word, dtype)
     return word
 
 
@@ -167,5 +167,5 @@ def to_storage(em: Emitter, value: ir.Value, dtype: str) -> ir.Value:
     if dtype == "bool":
         return b.zext(value, ir.IntType(8))
     if dtype in LOW_FORMATS:
-        return encode(em, value, dtype)
+        return em.hooks.encode_half(em, value) if dtype == "f16" and em.hooks.has_half else encode(em, value, dtype)
     return value

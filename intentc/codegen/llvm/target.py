@@ -96,6 +96,20 @@ class TargetHooks(ABC):
         the converted element), or None for the shared sequential prefix."""
         return None
 
+    # ---- f16 storage ----------------------------------------------------------------------------
+    # Whether the target converts f16 storage to and from its f64 register image in hardware
+    # (exact both ways: a register value of an f16 lies on f16's grid); else lowfloat.py's
+    # branch-free software decode and encode.
+    has_half = False
+
+    def decode_half(self, em: Emitter, word: ir.Value) -> ir.Value:
+        """The f64 image of an f16 bit pattern (i16)."""
+        return em.b.fpext(em.b.bitcast(word, ir.HalfType()), ir.DoubleType())
+
+    def encode_half(self, em: Emitter, value: ir.Value) -> ir.Value:
+        """The f16 bit pattern (i16) of an f64 value on f16's grid."""
+        return em.b.bitcast(em.b.fptrunc(value, ir.HalfType()), ir.IntType(16))
+
     # ---- math ---------------------------------------------------------------------------------
     def approximate(self, em: Emitter, name: str, args: list[ir.Value], flush: bool) -> ir.Value | None:
         """An approximate-mode f32 `name` (exp2, tanh, fdiv) in the target's own instruction
