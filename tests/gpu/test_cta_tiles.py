@@ -50,6 +50,11 @@ def test_a_transposed_tile_read_is_staged_and_visited_in_the_views_order():
     assert "ld.shared" in ptx and "st.shared" in ptx
 
 
+def test_f16_stores_narrow_in_hardware():
+    ptx, _ = _compile(sample_text("embedding_assume_in_bounds"), "embedding_lookup", {"D": 1024})
+    assert "cvt.rn.f16.f64" in ptx and "cvt.f64.f16" in ptx
+
+
 def test_scalar_atomics_happen_once_an_iteration_behind_barriers():
     ptx, _ = _compile(sample_text("atomic_counter"), "count_above", {"N": 1 << 20})
     assert re.search(r"(atom|red)(\.\w+)*\.add\.u32", ptx)
@@ -294,8 +299,9 @@ def _inputs_rope(rng, t, h):
 
 
 def _inputs_embedding(rng, n, d, vocab=37):
-    return {"ids": rng.integers(0, vocab, n).astype(np.int32), "table": rng.standard_normal((vocab, d)).astype(np.float16),
-            "out": np.zeros((n, d), np.float16)}
+    """Every f16 bit pattern may occur in the table: NaNs with payloads, infinities, subnormals."""
+    table = rng.integers(0, 1 << 16, (vocab, d), dtype=np.uint32).astype(np.uint16).view(np.float16)
+    return {"ids": rng.integers(0, vocab, n).astype(np.int32), "table": table, "out": np.zeros((n, d), np.float16)}
 
 
 def _inputs_segment(rng, n, d, segments=7):

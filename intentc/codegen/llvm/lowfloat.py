@@ -74,10 +74,15 @@ def round_f64(em: Emitter, x: ir.Value, dtype: str, overflow: str = "inf") -> tu
 
 
 def encode(em: Emitter, value: ir.Value, dtype: str) -> ir.Value:
-    """Bit pattern (iN) of an f64 value that lies on `dtype`'s grid (or is ±inf / NaN)."""
+    """Bit pattern (iN) of an f64 value that lies on `dtype`'s grid (or is ±inf / NaN): its
+    numbers through the target's own exact narrowing where it has one
+    (`TargetHooks.narrow_exactly`), else all of it here."""
     fmt: LowFormat = LOW_FORMATS[dtype]
     b = em.b
     out = ir_int(fmt.width)
+    narrowed = em.hooks.narrow_exactly(em, value, dtype)
+    if narrowed is not None:
+        return _pattern_or_nan(em, fmt, value, narrowed)
     bits = _f64_bits(b, value)
     sign = b.lshr(bits, ir.Constant(I64, 63))
     magnitude = _abs(em, value)
@@ -108,6 +113,19 @@ def encode(em: Emitter, value: ir.Value, dtype: str) -> ir.Value:
     return b.trunc(word, out)
 
 
+def _pattern_or_nan(em: Emitter, fmt: LowFormat, value: ir.Value, pattern: ir.Value) -> ir.Value:
+    """`pattern` (a value's exact encoding unless it is a NaN), or the code `encode` makes of
+    a NaN: its sign and payload's top bits (§5.2: a read then write keeps a NaN's bits)."""
+    assert fmt.has_inf, fmt
+    b = em.b
+    bits = _f64_bits(b, value)
+    inf_code = ((1 << fmt.exponent_bits) - 1) << fmt.mantissa_bits
+    code = _nan_code(b, bits, fmt, inf_code, inf_code | (1 << (fmt.mantissa_bits - 1)))
+    sign = b.shl(b.lshr(bits, ir.Constant(I64, 63)), ir.Constant(I64, fmt.width - 1))
+    nan = b.trunc(b.or_(sign, code), ir_int(fmt.width))
+    return b.select(b.fcmp_unordered("uno", value, value), nan, pattern)
+
+
 def _nan_code(b: ir.IRBuilder, bits: ir.Value, fmt: LowFormat, inf_code: int, nan_code: int) -> ir.Value:
     """The NaN code of an f64 NaN: its payload's top bits, as `decode` placed them (a read
     then write, or a bitcast, keeps a NaN's bits, §5.2); the default NaN when they are zero
@@ -121,8 +139,12 @@ def _nan_code(b: ir.IRBuilder, bits: ir.Value, fmt: LowFormat, inf_code: int, na
 
 
 def decode(em: Emitter, word: ir.Value, dtype: str) -> ir.Value:
-    """The exact f64 value of a bit pattern of `dtype`."""
+    """The exact f64 value of a bit pattern of `dtype`: its numbers through the target's own
+    exact widening where it has one (`TargetHooks.widen_exactly`), else all of it here."""
     fmt: LowFormat = LOW_FORMATS[dtype]
+    widened = em.hooks.widen_exactly(em, word, dtype)
+    if widened is not None:
+        return _number_or_nan(em, fmt, word, widened)
     b = em.b
     bits = b.zext(word, I64)
     mantissa_mask = (1 << fmt.mantissa_bits) - 1
@@ -152,13 +174,29 @@ def decode(em: Emitter, word: ir.Value, dtype: str) -> ir.Value:
     return b.select(nan, b.bitcast(nan_bits, F64), value)
 
 
+def _number_or_nan(em: Emitter, fmt: LowFormat, word: ir.Value, number: ir.Value) -> ir.Value:
+    """`number` (a pattern's exact value unless it is a NaN), or the f64 NaN `decode` makes
+    of the pattern: its sign and payload at the top of the fraction (a format with
+    infinities: a NaN's mantissa is never zero)."""
+    assert fmt.has_inf, fmt
+    b = em.b
+    bits = b.zext(word, I64)
+    magnitude = b.and_(bits, ir.Constant(I64, (1 << (fmt.width - 1)) - 1))
+    infinity = ((1 << fmt.exponent_bits) - 1) << fmt.mantissa_bits
+    nan = b.icmp_unsigned(">", magnitude, ir.Constant(I64, infinity))
+    sign = b.and_(b.shl(bits, ir.Constant(I64, 64 - fmt.width)), ir.Constant(I64, 1 << 63))
+    payload = b.shl(b.and_(bits, ir.Constant(I64, (1 << fmt.mantissa_bits) - 1)), ir.Constant(I64, 52 - fmt.mantissa_bits))
+    nan_bits = b.or_(b.or_(sign, payload), ir.Constant(I64, 0x7FF << 52))
+    return b.select(nan, b.bitcast(nan_bits, F64), number)
+
+
 def to_register(em: Emitter, word: ir.Value, dtype: str) -> ir.Value:
     """A loaded storage element as a register value."""
     b = em.b
     if dtype == "bool":
         return b.icmp_unsigned("!=", word, ir.Constant(word.type, 0))
     if dtype in LOW_FORMATS:
-        return em.hooks.decode_half(em, word) if dtype == "f16" and em.hooks.has_half else decode(em, word, dtype)
+        return decode(em, word, dtype)
     return word
 
 
@@ -167,5 +205,5 @@ def to_storage(em: Emitter, value: ir.Value, dtype: str) -> ir.Value:
     if dtype == "bool":
         return b.zext(value, ir.IntType(8))
     if dtype in LOW_FORMATS:
-        return em.hooks.encode_half(em, value) if dtype == "f16" and em.hooks.has_half else encode(em, value, dtype)
+        return encode(em, value, dtype)
     return value

@@ -96,20 +96,6 @@ class TargetHooks(ABC):
         the converted element), or None for the shared sequential prefix."""
         return None
 
-    # ---- f16 storage ----------------------------------------------------------------------------
-    # Whether the target converts f16 storage to and from its f64 register image in hardware
-    # (exact both ways: a register value of an f16 lies on f16's grid); else lowfloat.py's
-    # branch-free software decode and encode.
-    has_half = False
-
-    def decode_half(self, em: Emitter, word: ir.Value) -> ir.Value:
-        """The f64 image of an f16 bit pattern (i16)."""
-        return em.b.fpext(em.b.bitcast(word, ir.HalfType()), ir.DoubleType())
-
-    def encode_half(self, em: Emitter, value: ir.Value) -> ir.Value:
-        """The f16 bit pattern (i16) of an f64 value on f16's grid."""
-        return em.b.bitcast(em.b.fptrunc(value, ir.HalfType()), ir.IntType(16))
-
     # ---- math ---------------------------------------------------------------------------------
     def approximate(self, em: Emitter, name: str, args: list[ir.Value], flush: bool) -> ir.Value | None:
         """An approximate-mode f32 `name` (exp2, tanh, fdiv) in the target's own instruction
@@ -120,6 +106,18 @@ class TargetHooks(ABC):
         """The bits of an f32 as an i32 (a target may keep the value opaque to work around
         its code generator)."""
         return em.b.bitcast(value, ir.IntType(32))
+
+    def widen_exactly(self, em: Emitter, word: ir.Value, dtype: str) -> ir.Value | None:
+        """The f64 value of the stored pattern `word` of the low float `dtype`, exact for
+        every pattern that is not a NaN (the caller handles NaNs), in the target's own
+        conversion; None for the shared branch-free decoding."""
+        return None
+
+    def narrow_exactly(self, em: Emitter, value: ir.Value, dtype: str) -> ir.Value | None:
+        """The stored pattern (iN) of an f64 `value` on the low float `dtype`'s grid, exact for
+        every value that is not a NaN (the caller handles NaNs), in the target's own
+        conversion; None for the shared branch-free encoding."""
+        return None
 
     def math_f32(self, em: Emitter, name: str, x: ir.Value) -> ir.Value | None:
         """`name` of an f32 value in the target's own f32 function (within the spec's math

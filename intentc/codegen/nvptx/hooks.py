@@ -21,6 +21,7 @@ from .cta_effects import once
 from .cta_groups import group_iterations
 from .cta_staging import stage
 from .cta_transpose import permuted
+from . import narrow, widen
 from .mapping import Mapping
 
 if TYPE_CHECKING:
@@ -50,9 +51,6 @@ class NvptxHooks(TargetHooks):
     name = "nvptx"
     triple = TRIPLE
     data_layout = DATA_LAYOUT
-    # cvt.f64.f16 / cvt.rn.f16.f64: one instruction each way instead of ~25 (embedding_lookup's
-    # f16 rows were compute-bound on the software decode and encode: 0.19 of torch)
-    has_half = True
 
     def __init__(self, mapping: Mapping):
         self.mapping = mapping
@@ -286,6 +284,12 @@ class NvptxHooks(TargetHooks):
                 "fdiv": f"div.approx{ftz}.f32 $0, $1, $2;"}[name]
         constraints = "=f," + ",".join("f" for _ in args)
         return em.b.asm(ir.FunctionType(F32, [F32] * len(args)), text, constraints, list(args), side_effect=False)
+
+    def widen_exactly(self, em: Emitter, word: ir.Value, dtype: str) -> ir.Value | None:
+        return widen.widen_exactly(em, word, dtype)
+
+    def narrow_exactly(self, em: Emitter, value: ir.Value, dtype: str) -> ir.Value | None:
+        return narrow.narrow_exactly(em, value, dtype)
 
     def float_bits(self, em: Emitter, value: ir.Value) -> ir.Value:
         # A register move the optimizer cannot see through: ptxas stored the low byte of
