@@ -39,16 +39,6 @@ def test_reductions_use_warp_shuffles_and_shared_memory(sample, kernel):
     assert "shfl.sync.bfly" in ptx and ".shared" in ptx and "bar.sync" in ptx
 
 
-@pytest.mark.parametrize("sample,kernel,reason", [
-    ("segment_sum_scatter_reduce", None, "scatter_reduce of a computed tensor"),
-    ("atomic_counter", "count_above", "atomics"),
-])
-def test_other_kernels_fall_back_to_one_thread_per_iteration(sample, kernel, reason):
-    text = sample_text(sample)
-    _, launch = _ptx(sample, kernel or text.split("kernel @", 1)[1].split("(", 1)[0], text)
-    assert launch["mapping"] in ("grid-stride", "single-thread"), reason
-
-
 def test_approximate_instructions_only_for_approximate_ops():
     approx, _ = _ptx("fast_activations_approx", "fast_silu_gelu")
     assert "ex2.approx" in approx and "tanh.approx.f32" in approx

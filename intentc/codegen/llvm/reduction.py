@@ -86,8 +86,10 @@ def _reduce_op(em, op):
 
         def step(reduced):
             element = convert(em, op, x.at(em, merge_index(axes, reduced, rest)), x.dtype, work)
-            em.b.store(combine_builtin(em, op, kind, em.b.load(slot), element, work), slot)
-        em.for_each(reduced_shape, step)
+            before = em.b.load(slot)
+            after = combine_builtin(em, op, kind, before, element, work)
+            em.b.store(after if em.lane_mask is None else em.b.select(em.lane_mask, after, before), slot)
+        em.for_each(reduced_shape, step, lane_safe=True)
         extreme = em.hooks.combine_partials(em, op, kind, em.b.load(slot), work,
                                             lambda a, b: combine_builtin(em, op, kind, a, b, work))
         return convert(em, op, extreme, work, acc)

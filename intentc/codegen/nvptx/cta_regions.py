@@ -94,6 +94,9 @@ def nested_ops(ops: Sequence[Op], helpers: Mapping[str, Helper]) -> Iterator[Op]
 
 
 ELEMENTWISE = ops_where(lambda op: op.cta_per_coordinate)
+# Reductions combined over the whole CTA through shared memory (tuple combines, block scans,
+# a summarizer's): an iteration holding one keeps its CTA to itself (no short-row groups).
+CTA_WIDE = ops_where(lambda op: op.family == "reduction" and op.name != "reduce")
 # Reductions whose loop visits every coordinate of their source, and whose region (if any)
 # sees one element: reduce, arg_reduce, generic_reduce and the contractions.
 FOLDS = ops_where(lambda op: op.contraction or (op.family == "reduction" and "reverse" not in op.attrs

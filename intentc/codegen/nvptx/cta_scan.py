@@ -178,7 +178,7 @@ def _element_or(em: Emitter, plan: CtaPlan, scan: Scan, slot: int) -> Values:
     linear = slot_coordinate(em, plan, slot)
     if plan.full(slot // plan.vector):
         return scan.elements(unravel(em, linear, scan.shape))
-    return _when(em, in_tensor(em, plan, linear), lambda: scan.elements(unravel(em, linear, scan.shape)),
+    return _when(em, in_tensor(em, plan, slot, linear, scan.shape), lambda: scan.elements(unravel(em, linear, scan.shape)),
                  scan.neutral)
 
 
