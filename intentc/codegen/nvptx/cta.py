@@ -312,9 +312,11 @@ def masked_plans(kernel: Kernel, known: dict[str, int], bounds: tuple[int, ...])
     return [plan for plan in plans if plan.unrolled]   # a rolled loop would need S's full slots at compile time
 
 
-def cta_plan(kernel: Kernel, specialization: Specialization | None = None) -> CtaPlan | None:
-    """The CTA mapping of `kernel`, or None when it does not apply."""
+def cta_plan(kernel: Kernel, specialization: Specialization | None = None,
+             helpers: Mapping[str, Helper] | None = None) -> CtaPlan | None:
+    """The CTA mapping of `kernel` (calling `helpers` by name), or None when it does not apply."""
     specialization = specialization or Specialization()
+    helpers = helpers or {}
     found = iteration(kernel)
     if found is None:
         return None
