@@ -25,7 +25,7 @@ ONE_THREAD = {
     "row_max": "grid-stride: a reduction along an axis of a 2-D tile",
     "row_argmax": "grid-stride: arg_reduce",
     "row_cummax": "grid-stride: a scan without static extents",
-    "row_cumsum": "grid-stride: a scan without static extents",
+    "row_cumsum": "grid-stride past 16384: the kernel's own entry (rows up to 16384 run register-form variants)",
     "welford_rows": "grid-stride: generic_reduce",
     "row_stats": "grid-stride: tuple/record reductions",
     "ema_rows": "grid-stride: a buffer",
