@@ -119,15 +119,11 @@ def main() -> None:
     parser.add_argument("--budget-s", type=float, default=0.3)
     parser.add_argument("--variant-sizes")
     parser.add_argument("--dynamic-unroll", type=int)
-    parser.add_argument("--mask-in-loop", action="store_true")
     parser.add_argument("--compile-only", action="store_true", help="compile times to PTX here, no GPU")
     args = parser.parse_args()
     if args.variant_sizes:
         from intentc.codegen.nvptx import variants
         variants.VARIANT_SIZES = tuple(int(size) for size in args.variant_sizes.split(","))
-    if args.mask_in_loop:
-        from intentc.codegen.nvptx import cta
-        cta.MASK_IN_LOOP = True
     if args.dynamic_unroll:
         from intentc.codegen.nvptx import cta
         cta.DYNAMIC_UNROLL = args.dynamic_unroll

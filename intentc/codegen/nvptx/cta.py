@@ -442,14 +442,8 @@ def in_tensor(em: Emitter, plan: CtaPlan, slot: int, linear: ir.Value, shape: Sh
     base = thread_index(em, plan)
     if plan.vector > 1:
         base = b.mul(base, ir.Constant(I64, plan.vector))
-    size = em.element_count(shape)
-    if MASK_IN_LOOP:      # A/B (GPU round 3): an opaque copy keeps LLVM from hoisting the K masks
-        size = b.asm(ir.FunctionType(I64, [I64]), "mov.b64 $0, $1;", "=l,l", [size], side_effect=False)
-    remaining = b.sub(size, base)
+    remaining = b.sub(em.element_count(shape), base)
     return b.icmp_signed(">", remaining, ir.Constant(I64, plan.coordinate(slot)))
-
-
-MASK_IN_LOOP = False
 
 
 @contextmanager
