@@ -22,15 +22,6 @@ ONE_THREAD = {
     "exclusive_offsets": "single-thread: a top-level scan (needs a two-level scan)",
     "newton_rsqrt": "single-thread: a top-level loop carrying a tensor",
     "q4k_q8k_matvec": "single-thread: several top-level stages",
-<<<<<<< HEAD
-=======
-    "row_max": "grid-stride: a reduction along an axis of a 2-D tile",
-    "row_argmax": "grid-stride: arg_reduce",
-    "row_cummax": "grid-stride: a scan without static extents",
-    "row_cumsum": "grid-stride past 16384: the kernel's own entry (rows up to 16384 run register-form variants)",
-    "welford_rows": "grid-stride: generic_reduce",
-    "row_stats": "grid-stride: tuple/record reductions",
->>>>>>> dynamic
     "ema_rows": "grid-stride: a buffer",
     "matmul_tiled": "grid-stride: a loop carrying a tile (the K loop)",
     "mxfp4_matmul": "grid-stride: scaled contraction",
