@@ -63,19 +63,19 @@ def test_scalar_atomics_happen_once_an_iteration_behind_barriers():
 
 def test_short_rows_share_a_cta():
     _, launch = _compile(sample_text("floordiv_mod_i32"), "periodic_wrap", {"N": 4096})
-    assert launch["mapping"] == "cta" and launch["iterations_per_cta"] == 64 and launch["block"][0] == 256
+    assert launch["mapping"] == "cta" and launch["iterations_per_cta"] == 128 and launch["block"][0] == 256
     encoding = next(iter(launch["layouts"]["encodings"].values()))
-    assert "threadsPerWarp = [4]" in encoding     # 3 coordinates on 4 lanes: not on one thread
+    assert "threadsPerWarp = [2]" in encoding and launch["slots"] == 2   # 3 coordinates on 2 lanes
 
 
 def test_short_tiles_of_several_sizes_share_a_cta():
     _, launch = _compile(SMALL_TILES, "small_tiles")
-    assert (launch["mapping"], launch["iterations_per_cta"], launch["slots"]) == ("cta", 16, 1)
+    assert (launch["mapping"], launch["iterations_per_cta"], launch["slots"]) == ("cta", 32, 2)
 
 
 def test_short_reductions_use_the_groups_own_lanes():
     ptx, launch = _compile(SHORT_ROW_SUM, "short_row_sum", {"N": 5})
-    assert launch["iterations_per_cta"] == 32 and "shfl.sync.bfly" in ptx and "bar.sync" not in ptx
+    assert launch["iterations_per_cta"] == 64 and "shfl.sync.bfly" in ptx and "bar.sync" not in ptx
 
 
 def test_costly_top_level_values_are_computed_once_a_thread():
