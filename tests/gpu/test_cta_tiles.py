@@ -436,7 +436,7 @@ CASES = [
      1e-6),
     ("transpose-strided", TRANSPOSE, "transpose_scale", lambda rng: _inputs_strided_transpose(rng, 45, 19), None, 0),
     *[(f"short-sum-{m}x{n}", SHORT_ROW_SUM, "short_row_sum",
-       lambda rng, m=m, n=n: _inputs_short_sum(rng, m, n), {"N": n}, 1e-5) for m, n in [(1, 1), (3, 5), (300, 5), (257, 33), (9, 64), (70, 200)]],
+       lambda rng, m=m, n=n: _inputs_short_sum(rng, m, n), {"N": n}, 1e-5) for m, n in [(1, 1), (5, 2), (7, 4), (3, 5), (300, 5), (257, 33), (9, 64), (70, 200)]],
     *[(f"transpose-{m}x{n}", TRANSPOSE, "transpose_scale",
        lambda rng, m=m, n=n: _inputs_transpose(rng, m, n), None, 0) for m, n in [(0, 3), (1, 1), (33, 17), (100, 70)]],
 ]
