@@ -57,12 +57,12 @@ class Emitter:
         self.loop_depth = 0
         self.branch_depth = 0              # inside an if_then branch: temporaries die with it
         self.element_memo: dict = {}      # elements emitted during the current op (elements.py)
+        self._below: list[tuple[ir.Value, ir.Value]] = []   # (value, bound): value < bound holds here
+        self.lane_mask: ir.Value | None = None   # i1: the element being emitted is live (None: always)
         # i8 flags of the loop trips being lowered that stop at a fixed point (fixed_point.py):
         # an op that touches memory sets them all where it runs.
         self.trip_effects: list[ir.Value] = []
         self.current_op: Op | None = None   # the op being lowered (a target's decisions name its values)
-        self._below: list[tuple[ir.Value, ir.Value]] = []   # (value, bound): value < bound holds here
-        self.lane_mask: ir.Value | None = None   # i1: the element being emitted is live (None: always)
 
     # ---- declarations --------------------------------------------------------------------
     def declare(self, name: str, ret: ir.Type, args: list[ir.Type]) -> ir.Function:

@@ -99,14 +99,14 @@ class CtaPlan:
     vector: int = 1            # V: a thread's slots come in groups of V consecutive coordinates
     unrolled: bool = True      # the slot loops are unrolled at lowering (registers); else rolled (local memory)
     grid: bool = False         # a top-level tensor program: coordinates spread over the whole grid
+    masked: bool = False       # S is only a bound (a variant, nvptx/variants.py): every slot is guarded
+                               # against the run-time element count of the iteration's shape
     staged: frozenset = frozenset()   # values staged in shared memory (cta_staging.py)
     transposed: tuple = ()     # (staged read, axis order its staging visits): cta_transpose.py
     # a costly top-level value of the iteration's size, which every CTA computes once into its
     # threads' slots (kaiser's window): a smaller grid computes it fewer times
     costly_prologue: bool = False
     iterations: int = 1        # iterations a CTA runs at once, each on its own `width` threads (short rows)
-    masked: bool = False       # S is only a bound (a variant, nvptx/variants.py): every slot is guarded
-                               # against the run-time element count of the iteration's shape
 
     @property
     def width(self) -> int:
@@ -322,11 +322,11 @@ def cta_plan(kernel: Kernel, specialization: Specialization | None = None) -> Ct
             slots = -(-size // width)
             return CtaPlan(parallel, read_only, GROUP_CTA_THREADS, slots, size, 1,
                            len(ops) * slots <= UNROLL_BUDGET, iterations=GROUP_CTA_THREADS // width)
+        plan = _register_plan(kernel, parallel, ops, _threads_for(size, _slots_wanted(ops, kernel.body)), size)
         transposed = transposed_reads(kernel.body, ops)
         staged = staged_reads(ops, size, known, transposed)
-        return replace(_register_plan(kernel, parallel, ops, _threads_for(size, _slots_wanted(ops, kernel.body)), size),
-                       staged=staged, transposed=tuple((name, order) for name, order in transposed.items()
-                                                       if name in staged),
+        return replace(plan, staged=staged,
+                       transposed=tuple((name, order) for name, order in transposed.items() if name in staged),
                        costly_prologue=_costly_prologue(kernel.body, size, known))
     if not _body_ok(ops, views, False, known):
         return None
@@ -406,13 +406,13 @@ def block_stride(em: Emitter, plan: CtaPlan, shape: Shape, body: Body) -> None:
     if plan.grid or plan.slots or DYNAMIC_UNROLL == 1:
         em.loop(start, total, visit, step, name="lane")
         return
-    owned = b.udiv(b.add(b.sub(total, start), ir.Constant(I64, plan.threads - 1)), step)   # start < T
-    chunk = ir.Constant(I64, plan.threads * DYNAMIC_UNROLL)
+    owned = b.udiv(b.add(b.sub(total, start), ir.Constant(I64, plan.width - 1)), step)   # start < T
+    chunk = ir.Constant(I64, plan.width * DYNAMIC_UNROLL)
     unrolled_end = b.add(start, b.mul(b.udiv(owned, ir.Constant(I64, DYNAMIC_UNROLL)), chunk))
 
     def visit_chunk(linear):
         for k in range(DYNAMIC_UNROLL):
-            visit(b.add(linear, ir.Constant(I64, k * plan.threads)))
+            visit(b.add(linear, ir.Constant(I64, k * plan.width)))
     em.loop(start, unrolled_end, visit_chunk, chunk, name="lanes")
     em.loop(unrolled_end, total, visit, step, name="lane")
 

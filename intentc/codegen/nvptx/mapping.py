@@ -51,10 +51,10 @@ class LaunchConfig:
     arch: str
     slots: int = 0               # coordinates each thread keeps in registers (the CTA mapping's register form)
     layouts: dict = field(default_factory=dict)   # Assignment.to_json(): encodings, values, conversions
-    iterations_per_cta: int = 1  # iterations of the `parallel` a CTA runs at once (short rows: cta_groups.py)
     # register-form entries for run-time row lengths (nvptx/variants.py), by increasing `max`;
     # a launch whose extent exceeds every `max` runs `kernel` as configured above
     variants: list = field(default_factory=list)
+    iterations_per_cta: int = 1  # iterations of the `parallel` a CTA runs at once (short rows: cta_groups.py)
     abi: str = "void kernel(i64 *args, i64 *status): args and status in global memory"
 
     def to_json(self) -> dict:
