@@ -42,13 +42,16 @@ def _every_op(ops: Iterable[Op]) -> Iterable[Op]:
 
 
 def group_width(size: int, ops: list[Op], min_slots: int) -> int | None:
-    """The lanes an iteration of `size` coordinates gets when iterations share a CTA: every
-    coordinate on its own lane up to a warp (a power of two), a warp holding up to
-    `min_slots` coordinates a lane (rows of 64-256: a warp's butterflies, no barrier); None
-    for longer rows (the row form) or a body that needs a barrier."""
+    """The lanes an iteration of `size` coordinates gets when iterations share a CTA: a power
+    of two up to a warp giving each lane two coordinates (two loads in flight a thread: with
+    one, `periodic_wrap`'s 3 coordinates on 4 lanes were latency-bound at 0.40 of torch on the
+    H200), a warp holding up to `min_slots` coordinates a lane (rows of 64-256: a warp's
+    butterflies, no barrier); None for longer rows (the row form) or a body that needs a
+    barrier."""
     if size > WARP * min_slots or any(_needs_barrier(op) for op in _every_op(ops)):
         return None
-    return min(WARP, 1 << (size - 1).bit_length())
+    pairs = -(-size // 2)
+    return min(WARP, max(min(size, 2), 1 << (pairs - 1).bit_length()))     # never one lane for 2+
 
 
 def group_iterations(em: Emitter, plan: CtaPlan, cta: ir.Value, ctas: ir.Value) -> tuple[ir.Value, ir.Value]:

@@ -1,11 +1,13 @@
-"""Staging a small tensor beside the tiles in shared memory (docs/gpu.md, "Beyond the row
-form"): in the register form the tiles (the iteration's largest size) read a smaller tensor
-at coordinates other threads own (a row vector broadcast over a tile, the halves of a
-join). Recomputing it at each use repeats its reads and arithmetic once per tile element;
-staged, each of its elements is computed once, by the thread its own layout gives it,
-stored to shared memory, and after a barrier read by any thread (`ld.shared`). A barrier
-before the stores keeps the previous iteration's readers safe. Not in CTAs that run several
-iterations at once (no barriers there) nor past the staging budget: then the tensor is
+"""Staging a tensor in shared memory (docs/gpu.md, "Beyond the row form"): in the register
+form the tiles (the iteration's largest size) read a smaller tensor at coordinates other
+threads own (a row vector broadcast over a tile, the halves of a join). Recomputing it at
+each use repeats its reads and arithmetic once per tile element; staged, each of its
+elements is read once, by the thread its own layout gives it (or, for a transposed read,
+cta_transpose.py's visiting order), stored to shared memory, and after a barrier read by
+any thread (`ld.shared`). A barrier before the stores keeps the previous iteration's readers
+safe. The plan chooses the staged reads (`staged_reads`: within the shared memory histogram
+counts and records leave; none in CTAs that run several iterations at once, which have no
+barriers) and `launch.json` records them (`mark_staged`); every other smaller tensor is
 recomputed at each use.
 """
 from __future__ import annotations
