@@ -17,11 +17,9 @@ from sample_paths import SAMPLES
 # kernel -> why it still runs on one thread (mapping single-thread, or tensors in a
 # grid-stride iteration); the bar of issue 13 is an empty table.
 ONE_THREAD = {
-    "bias_act": "single-thread: the prologue reads a view (a grid-stride prologue would malloc per thread)",
-    "causal_attention": "single-thread: several top-level stages (needs several launches)",
+    "causal_attention": "grid-stride: matvec and region_fold per iteration",
     "exclusive_offsets": "single-thread: a top-level scan (needs a two-level scan)",
-    "newton_rsqrt": "single-thread: a top-level loop carrying a tensor",
-    "q4k_q8k_matvec": "single-thread: several top-level stages",
+    "q4k_q8k_matvec": "grid-stride: a quantized contraction per iteration",
     "row_max": "grid-stride: a reduction along an axis of a 2-D tile",
     "row_argmax": "grid-stride: arg_reduce",
     "row_cummax": "grid-stride: a scan without static extents",

@@ -57,6 +57,7 @@ class Emitter:
         self.loop_depth = 0
         self.branch_depth = 0              # inside an if_then branch: temporaries die with it
         self.element_memo: dict = {}      # elements emitted during the current op (elements.py)
+        self.at_one_coordinate = 0        # lowering a region for one coordinate (coordinate_region.py)
 
     # ---- declarations --------------------------------------------------------------------
     def declare(self, name: str, ret: ir.Type, args: list[ir.Type]) -> ir.Function:

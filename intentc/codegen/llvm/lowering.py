@@ -43,7 +43,8 @@ def lower_op(em: Emitter, op: Op) -> None:
     if op.results:
         values = list(out) if op.name in MULTI else [out]
         for name, value in zip(op.results, values):
-            if isinstance(value, Lazy) and value.costly and em.uses.get(name, 0) > 1 and not em.hooks.keep_lazy(em, True):
+            if (isinstance(value, Lazy) and value.costly and em.uses.get(name, 0) > 1 and not em.at_one_coordinate
+                    and not em.hooks.keep_lazy(em, True)):
                 value = em.materialize(value)
             em.env[name] = value
     em.flush_checks()

@@ -221,7 +221,8 @@ def _read_op(em, op):
     if not shape:
         return Scalar(type_.dtype, (), element([]))
     if em.hooks.lazy_read(em, acc.resource):
-        return Lazy(type_.dtype, shape, lambda e, idx: element(idx), costly=True)
+        return Lazy(type_.dtype, shape, lambda e, idx: element(idx),
+                    costly=not em.hooks.read_at_each_use(em, acc.resource))
     vectorizable = isinstance(acc.resource, ViewRef) and type_.dtype in VECTOR_DTYPES
     return em.tabulate(type_.dtype, shape, element, group if vectorizable else None)
 

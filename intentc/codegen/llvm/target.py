@@ -58,6 +58,18 @@ class TargetHooks(ABC):
         """Read `resource` at each use of the result (no temporary) instead of once."""
         return False
 
+    def per_coordinate(self, em: Emitter, op: Op) -> bool:
+        """Lower the `loop` or `if` op as lazy tensors whose elements each run the region at
+        their own coordinate (`coordinate_region.py`; the target has checked that its body
+        is element-wise) instead of carrying whole tensors."""
+        return False
+
+    def read_at_each_use(self, em: Emitter, resource: object) -> bool:
+        """A `lazy_read` of `resource` that is never materialized, not even inside a
+        `parallel` iteration (a view every thread of the grid reads: copying it per thread
+        would cost more than reading each element where it is used)."""
+        return False
+
     def tabulate(self, em: Emitter, dtype: str, shape: Shape, element: ElementAt,
                  group: Group | None = None) -> Tensor:
         """A temporary of `shape` holding element(idx) at every coordinate: a row-major one here

@@ -41,6 +41,7 @@ from ...passes.ir_walk import is_pure_tree
 from ..layout.encodings import Blocked, row_blocked
 from ..llvm.types import F32, F64, I32, I64, register_type
 from ..llvm.values import Body, Memory, Shape
+from .coordinate_regions import coordinate_regions
 
 if TYPE_CHECKING:
     from ..llvm.emitter import Emitter
@@ -256,22 +257,40 @@ def cta_plan(kernel: Kernel, specialization: Specialization | None = None) -> Ct
             continue
         return None
     ops = [op for op in parallels[0].regions[0].ops if op.name != "yield"]
+    flat = _outside_regions(ops, per_coordinate_regions(kernel))
     read_only = frozenset(name for name, direction in views.items() if direction == "in")
     known = known_extents(kernel, specialization)
     size = _static_size(ops, known)
-    if size and size <= MAX_SLOTS * MAX_THREADS and _body_ok(ops, views, True, known):
+    if size and size <= MAX_SLOTS * MAX_THREADS and _body_ok(flat, views, True, known):
         threads = _threads_for(size, _slots_wanted(ops, kernel.body))
         scans = any(op.name == "scan" for op in ops)
         vector = VECTOR if scans and -(-size // threads) >= VECTOR else 1
         slots = vector * -(-size // (threads * vector))
         return CtaPlan(parallels[0], read_only, threads, slots, size, vector, len(ops) * slots <= UNROLL_BUDGET)
-    if not _body_ok(ops, views, False, known):
+    if not _body_ok(flat, views, False, known):
         return None
     inout_read = frozenset(op.operands[0] for op in ops if op.name == "read" and views[op.operands[0]] == "inout")
     return CtaPlan(parallels[0], read_only | inout_read, DYNAMIC_THREADS, 0)
 
 
 GRID_THREADS = 256         # the grid form's CTA size
+
+
+def per_coordinate_regions(kernel: Kernel) -> frozenset[str]:
+    """The loops and ifs of `kernel` that run per coordinate (`coordinate_regions.py`): their
+    bodies hold element-wise ops and reads of `in` views."""
+    views = _views(kernel)
+
+    def allowed(op: Op) -> bool:
+        if op.name == "read":
+            return views.get(op.operands[0]) == "in"
+        return op.name in ELEMENTWISE and _body_ok([op], views, False, {})
+    return coordinate_regions(kernel.body, allowed)
+
+
+def _outside_regions(ops: list[Op], regions: frozenset[str]) -> list[Op]:
+    """`ops` without the regions that run per coordinate (lazy tensors, like element-wise ops)."""
+    return [op for op in ops if not (op.results and op.results[0] in regions)]
 
 
 def _per_coordinate(op: Op) -> bool:
@@ -283,11 +302,12 @@ def _per_coordinate(op: Op) -> bool:
 def grid_plan(kernel: Kernel) -> CtaPlan | None:
     """The grid form of a kernel without `parallel` whose top level is an element-wise tensor
     program: reads of `in` views (or an inout view read then written at the same lanes),
-    element-wise ops and writes of every view at most once. Each coordinate of every tensor
+    element-wise ops, loops and ifs that run per coordinate (`coordinate_regions.py`) and writes of
+    every view at most once. Each coordinate of every tensor
     belongs to one thread of the grid (linear e ≡ global thread id mod grid size), so every
     element is read, computed and written by its own thread."""
-    ops = [op for op in kernel.body if op.name != "yield"]
     views = _views(kernel)
+    ops = _outside_regions([op for op in kernel.body if op.name != "yield"], per_coordinate_regions(kernel))
     writes = [op.operands[0] for op in ops if op.name == "write"]
     if (not writes or len(writes) != len(set(writes)) or not all(_per_coordinate(op) for op in ops)
             or not _body_ok(ops, views, False, {})):

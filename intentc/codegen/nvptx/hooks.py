@@ -125,9 +125,17 @@ class NvptxHooks(TargetHooks):
         return not self.plan.slots if self.in_cta else before_parallel
 
     def lazy_read(self, em: Emitter, resource: object) -> bool:
-        if self.plan is None or (self.in_cta and self.plan.slots):
+        if self.plan is None:
+            return self.read_at_each_use(em, resource)
+        if self.in_cta and self.plan.slots:
             return False
         return getattr(resource, "name", None) in self.plan.lazy_views
+
+    def read_at_each_use(self, em: Emitter, resource: object) -> bool:
+        return self.plan is None and getattr(resource, "name", None) in self.mapping.lazy_views
+
+    def per_coordinate(self, em: Emitter, op: Op) -> bool:
+        return op.results[0] in self.mapping.coordinate_regions
 
     def tabulate(self, em: Emitter, dtype: str, shape: Shape, element: ElementAt,
                  group: Group | None = None) -> Tensor:

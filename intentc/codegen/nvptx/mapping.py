@@ -16,11 +16,12 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from ...ir.nodes import Kernel, Op
+from ...ir.types import ViewType
 from ...options import Specialization
 from ...passes.ir_walk import is_pure_tree
 from ..layout.assign import Assignment, assign, elements
 from ..layout.encodings import row_blocked
-from .cta import CtaPlan, cta_plan, grid_plan, known_extents
+from .cta import CtaPlan, cta_plan, grid_plan, known_extents, per_coordinate_regions
 
 BLOCK_THREADS = 256
 RESIDENT_THREADS = 2048    # per SM on sm_80/sm_90: the grid holds this many threads per SM
@@ -33,6 +34,8 @@ class Mapping:
     parallel: Op | None          # the top-level `parallel` spread over the grid
     cta: CtaPlan | None = None
     layouts: Assignment = field(default_factory=Assignment)   # every tensor value's layout
+    lazy_views: frozenset = frozenset()   # (grid-stride) views the prologue reads, read at each use
+    coordinate_regions: frozenset = frozenset()   # loops and ifs run per coordinate, by first result
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,9 @@ class LaunchConfig:
     arch: str
     slots: int = 0               # coordinates each thread keeps in registers (the CTA mapping's register form)
     layouts: dict = field(default_factory=dict)   # Assignment.to_json(): encodings, values, conversions
+    per_coordinate: list = field(default_factory=list)   # loops and ifs run per coordinate (first results)
+    lazy_views: list = field(default_factory=list)       # (grid-stride) views the prologue reads at each use
+    reason: str = ""             # why a kernel runs on one thread
     abi: str = "void kernel(i64 *args, i64 *status): args and status in global memory"
 
     def to_json(self) -> dict:
@@ -57,27 +63,40 @@ class LaunchConfig:
 
 
 def grid_parallel(kernel: Kernel) -> Op | None:
-    """The top-level `parallel` op to spread over the grid, or None for one thread."""
+    """The top-level `parallel` op to spread over the grid, or None for one thread: the
+    other top-level ops must be pure or reads of `in` views (which every thread re-reads at
+    each use, `prologue_views`)."""
     parallels = [op for op in kernel.body if op.name == "parallel"]
     if len(parallels) != 1:
         return None
     others = [op for op in kernel.body if op is not parallels[0] and op.name != "yield"]
-    return parallels[0] if all(is_pure_tree(op) for op in others) else None
+    read_only = {p.name for p in kernel.params if isinstance(p.type, ViewType) and p.type.direction == "in"}
+    return parallels[0] if all(is_pure_tree(op) or (op.name == "read" and op.operands[0] in read_only)
+                               for op in others) else None
+
+
+def prologue_views(kernel: Kernel, parallel: Op) -> frozenset[str]:
+    """The views a grid-stride kernel reads before its `parallel`: read where each element is
+    used (the same elements for every thread: cached), not copied into a temporary per thread."""
+    return frozenset(op.operands[0] for op in kernel.body[:kernel.body.index(parallel)] if op.name == "read")
 
 
 def plan_mapping(kernel: Kernel, specialization: Specialization | None = None) -> Mapping:
     known = known_extents(kernel, specialization or Specialization())
+    regions = per_coordinate_regions(kernel)
     cta = cta_plan(kernel, specialization) or grid_plan(kernel)
     if cta is not None:
         # every tensor over the row-major linearization of its coordinates, T threads
         def distribution(type_):
             return row_blocked(elements(type_, known), cta.threads, cta.vector, cta.grid)
         kind = "grid" if cta.grid else "cta"
-        return Mapping(kind, cta.threads, cta.parallel, cta, assign(kernel.body, distribution, known))
+        return Mapping(kind, cta.threads, cta.parallel, cta, assign(kernel.body, distribution, known),
+                       coordinate_regions=regions)
     grid = grid_parallel(kernel)
     one_thread = assign(kernel.body, None, known, one_thread_per_iteration=True)
     if grid is not None:
-        return Mapping("grid-stride", BLOCK_THREADS, grid, layouts=one_thread)
+        return Mapping("grid-stride", BLOCK_THREADS, grid, layouts=one_thread, lazy_views=prologue_views(kernel, grid),
+                       coordinate_regions=regions)
     return Mapping("single-thread", 1, None, layouts=one_thread)
 
 
@@ -87,4 +106,5 @@ def launch_config(mapping: Mapping, entry: str, arch: str) -> LaunchConfig:
         return LaunchConfig(entry, mapping.kind, (1, 1, 1), "fixed:1", 0, arch, layouts=layouts)
     per_sm = max(1, RESIDENT_THREADS // mapping.threads)
     return LaunchConfig(entry, mapping.kind, (mapping.threads, 1, 1), f"ctas_per_sm:{per_sm}", per_sm, arch,
-                        mapping.cta.slots if mapping.cta else 0, layouts=layouts)
+                        mapping.cta.slots if mapping.cta else 0, layouts=layouts,
+                        per_coordinate=sorted(mapping.coordinate_regions), lazy_views=sorted(mapping.lazy_views))
