@@ -28,6 +28,7 @@ from .extents import check_extents
 from .interop import call_key
 from .status import illegal_input
 from .cuda_driver import CudaError, DeviceBuffer, PreparedLaunch, default_device, launch, stream_synchronize
+from .cuda_stages import LaunchSequence, StagedEntries
 
 CUDA_FAILED = "E0090"
 HEAP_BYTES = 4 << 30   # device malloc heap for dynamic temporaries
@@ -64,11 +65,15 @@ class CudaKernel(CompiledKernel):
             self._module = self.device.load(artifacts["kernel.cubin"])
             self._function = self._module.function(self.launch_config.kernel)
             limit = self._module.max_threads(self._function)
+            self._stages = (StagedEntries(self.launch_config, self._module, self.device.sm_count)
+                            if self.launch_config.stages else None)
+            if self._stages:
+                limit = min(self._module.max_threads(f) for f in self._stages.functions)
         except CudaError as error:
             raise cuda_error(error, self.file) from None
         self.block = (_block_threads(self.launch_config, limit, self.file), 1, 1)
-        self._launches: dict[bytes, PreparedLaunch] = {}
-        self._by_signature: dict[tuple, PreparedLaunch] = {}
+        self._launches: dict[bytes, LaunchSequence] = {}
+        self._by_signature: dict[tuple, LaunchSequence] = {}
         self._buffers: list[DeviceBuffer] = []
         self._status = DeviceBuffer.from_array(np.zeros(1, dtype=np.int64))
 
@@ -81,6 +86,15 @@ class CudaKernel(CompiledKernel):
         if config.mapping in ("grid-stride", "cta", "grid"):
             return (config.ctas_per_sm * self.device.sm_count, 1, 1)
         return (1, 1, 1)
+
+    def _entries(self) -> list[tuple]:
+        """(function, grid) of each launch one kernel launch makes, in order."""
+        if self._stages is None:
+            return [(self._function, self.grid())]
+        return list(zip(self._stages.functions, self._stages.grids))
+
+    def _with_scratch(self, slots: np.ndarray) -> tuple[np.ndarray, DeviceBuffer | None]:
+        return (slots, None) if self._stages is None else self._stages.with_scratch(slots)
 
     def __call__(self, inputs: dict | None = None, constexprs: dict | None = None) -> dict[str, np.ndarray]:
         env, slots, keep = bind_copied(self._launch(), self.abi.slots, inputs or {}, self._constexprs(constexprs))
@@ -104,11 +118,12 @@ class CudaKernel(CompiledKernel):
                 if id(base) not in buffers:
                     buffers[id(base)] = (base, DeviceBuffer.from_array(base) if base.size else DeviceBuffer(16))
                 slots[entry.start] = np.int64(np.uint64(buffers[id(base)][1].address).view(np.int64))
-            arguments = DeviceBuffer.from_array(slots)
+            words, scratch = self._with_scratch(slots)
+            arguments = DeviceBuffer.from_array(words)
             status = DeviceBuffer.from_array(np.zeros(1, dtype=np.int64))
             try:
-                launch(self._function, self.grid(), self.block,
-                       [np.uint64(arguments.address), np.uint64(status.address)])
+                for function, grid in self._entries():
+                    launch(function, grid, self.block, [np.uint64(arguments.address), np.uint64(status.address)])
                 self.device.synchronize()
                 word = int(status.download(np.zeros(1, dtype=np.int64))[0])
                 for name in outputs:
@@ -118,6 +133,8 @@ class CudaKernel(CompiledKernel):
             finally:
                 arguments.free()
                 status.free()
+                if scratch is not None:
+                    scratch.free()
             return word
         finally:
             for _, buffer in buffers.values():
@@ -147,7 +164,7 @@ class CudaKernel(CompiledKernel):
         except CudaError as error:
             raise cuda_error(error, self.file) from None
 
-    def _prepared(self, signature: bytes, slots: np.ndarray) -> PreparedLaunch:
+    def _prepared(self, signature: bytes, slots: np.ndarray) -> LaunchSequence:
         prepared = self._launches.get(signature)
         if prepared is None:
             if len(self._launches) >= MAX_ARGUMENT_BUFFERS:
@@ -157,10 +174,12 @@ class CudaKernel(CompiledKernel):
                 self._buffers.clear()
                 self._launches.clear()
                 self._by_signature.clear()
-            arguments = DeviceBuffer.from_array(slots)
-            self._buffers.append(arguments)
-            prepared = self._launches[signature] = PreparedLaunch(self._function, self.grid(), self.block,
-                                                                  arguments.address, self._status.address)
+            words, scratch = self._with_scratch(slots)
+            arguments = DeviceBuffer.from_array(words)
+            self._buffers += [arguments] if scratch is None else [arguments, scratch]
+            prepared = self._launches[signature] = LaunchSequence(
+                [PreparedLaunch(function, grid, self.block, arguments.address, self._status.address)
+                 for function, grid in self._entries()])
         return prepared
 
     def synchronize(self, stream: int = 0) -> None:
@@ -199,7 +218,7 @@ def _block_threads(launch, limit: int, file: str) -> int:
     to it, and `.maxntid` makes ptxas fit it); otherwise as large as the configuration asks
     or the kernel's registers allow."""
     threads = launch.block[0]
-    if launch.mapping in ("cta", "grid"):
+    if launch.mapping in ("cta", "grid", "staged"):
         if limit < threads:
             raise DiagnosticError([Diagnostic(CUDA_FAILED, f"CUDA: the kernel fits {limit} threads a CTA, "
                                               f"but was compiled for {threads}", 1, 1, file)])

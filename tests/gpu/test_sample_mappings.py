@@ -18,7 +18,6 @@ from sample_paths import SAMPLES
 # grid-stride iteration); the bar of issue 13 is an empty table.
 ONE_THREAD = {
     "causal_attention": "grid-stride: matvec and region_fold per iteration",
-    "exclusive_offsets": "single-thread: a top-level scan (needs a two-level scan)",
     "q4k_q8k_matvec": "grid-stride: a quantized contraction per iteration",
     "row_max": "grid-stride: a reduction along an axis of a 2-D tile",
     "row_argmax": "grid-stride: arg_reduce",

@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING
 from llvmlite import ir
 
 from ...ir.nodes import Op
+from ...ir.types import TensorType
 from ...passes.ir_walk import all_uses, walk
-from .types import register_type
+from .types import I64, register_type
 from .values import Coordinate, Derived, Lazy, Scalar, Tensor
 
 if TYPE_CHECKING:
@@ -26,8 +27,8 @@ Runner = Callable[["Emitter", Coordinate, list[ir.Value]], None]
 
 def per_coordinate_loop(em: Emitter, op: Op, lower: ir.Value, upper: ir.Value, step: ir.Value) -> list[Tensor]:
     """The loop's results as lazy tensors (`lower`, `upper`, `step`: the checked bounds)."""
-    inits = [em.env[name] for name in op.group("iter") or ()]
-    dtypes = [type_.dtype for type_ in op.result_types]
+    inits = [_tensor(em.env[name]) for name in op.group("iter") or ()]
+    dtypes = [_result(op, r).dtype for r in range(len(op.results))]
     shape = inits[0].shape
 
     def run(em: Emitter, idx: Coordinate, slots: list[ir.Value]) -> None:
@@ -36,14 +37,15 @@ def per_coordinate_loop(em: Emitter, op: Op, lower: ir.Value, upper: ir.Value, s
 
         def body(k: ir.Value) -> None:
             carried = [Lazy(dtype, shape, lambda e, _, slot=slot: e.b.load(slot)) for dtype, slot in zip(dtypes, slots)]
-            _yield_into(em, op.regions[0], [Scalar("index", (), k)] + carried, idx, slots)
+            _yield_into(em, op.regions[0], [Scalar("index", (), k), *carried], idx, slots)
         em.loop(lower, upper, body, step, name="k")
     return _lazy_results(em, op, shape, run)
 
 
 def per_coordinate_if(em: Emitter, op: Op, condition: ir.Value) -> list[Tensor]:
     """The if's results as lazy tensors (`condition`: the scalar i1)."""
-    shape = em.shape_of(op.result_types[0])
+    shape = tuple(ir.Constant(I64, e) if isinstance(e, int) else _tensor(em.env[e]).at(em, [])
+                  for e in _result(op, 0).shape)
 
     def run(em: Emitter, idx: Coordinate, slots: list[ir.Value]) -> None:
         def branch(region):
@@ -74,9 +76,9 @@ def _lazy_results(em: Emitter, op: Op, shape, run: Runner) -> list[Tensor]:
     lowered at idx, and the caller's element memo survives them."""
     inside = {name for nested in walk([op]) for name in nested.results}
     inside |= {arg.name for nested in walk([op]) for region in nested.regions for arg in region.args}
-    outer = {name: em.env[name] for name in dict.fromkeys(all_uses(op))
-             if name not in inside and isinstance(em.env.get(name), Tensor) and em.env[name].shape}
-    dtypes = [type_.dtype for type_ in op.result_types]
+    outer = {name: value for name in dict.fromkeys(all_uses(op)) if name not in inside
+             for value in [em.env.get(name)] if isinstance(value, Tensor) and value.shape}
+    dtypes = [_result(op, r).dtype for r in range(len(op.results))]
 
     def element(em: Emitter, idx: Coordinate, result: int) -> ir.Value:
         slots = [em.entry_alloca(register_type(dtype)) for dtype in dtypes]
@@ -94,6 +96,17 @@ def _lazy_results(em: Emitter, op: Op, shape, run: Runner) -> list[Tensor]:
     axes = tuple(Lazy("index", shape, lambda e, idx, a=a: idx[a]) for a in range(len(shape)))
     return [Derived(dtype, shape, combine=lambda e, idx, r=r: element(e, list(idx), r), operands=axes, costly=True)
             for r, dtype in enumerate(dtypes)]
+
+
+def _tensor(value: object) -> Tensor:
+    assert isinstance(value, Tensor), value
+    return value
+
+
+def _result(op: Op, number: int) -> TensorType:
+    type_ = op.result_types[number]
+    assert isinstance(type_, TensorType), type_
+    return type_
 
 
 def _element(tensor: Tensor, value: ir.Value) -> Lazy:

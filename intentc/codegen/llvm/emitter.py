@@ -230,7 +230,7 @@ class Emitter:
         ident = self._site_ids.get(site)
         if ident is None:
             self.sites.append(site)
-            ident = self._site_ids[site] = len(self.sites)
+            ident = self._site_ids[site] = self.hooks.site_base + len(self.sites)
             # An i8 flag, not i1: with i1 flags LLVM interleaves the predicate ors with the
             # unrolled slots' loads, and the H200 ran vector add 7% and dropout 6% slower
             # (bench/results/gpu-bench-20261201-h200-lead-r2-{new,old3fee745}.log, same run).

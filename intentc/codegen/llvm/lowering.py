@@ -38,7 +38,9 @@ def lower_op(em: Emitter, op: Op) -> None:
     if impl is None:
         raise NotLowered(op)
     em.element_memo = {}
-    out = impl(em, op)
+    out = em.hooks.substitute(em, op)
+    if out is None:
+        out = impl(em, op)
     em.defs.update(dict.fromkeys(op.results, op))
     if op.results:
         values = list(out) if op.name in MULTI else [out]

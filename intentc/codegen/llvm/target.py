@@ -29,7 +29,21 @@ class TargetHooks(ABC):
     triple = ""
     data_layout = ""
 
+    # Check ids start after this one: a kernel lowered as several entries (NVPTX stages)
+    # numbers its check sites across them, so the status word names one site of all.
+    site_base = 0
+
     # ---- the physical mapping ----------------------------------------------------------------
+    def lower_top_level(self, em: Emitter, ops: list[Op], lower: Callable[[Emitter, list[Op]], object]) -> None:
+        """Lower the kernel's top-level `ops` with `lower` (a target may run them inside a loop
+        of its own, or emit other code for a stage of the kernel)."""
+        lower(em, ops)
+
+    def substitute(self, em: Emitter, op: Op) -> object | None:
+        """None to lower `op` as usual; otherwise the op's value instead of lowering it
+        (anything for an op without results: it is then skipped)."""
+        return None
+
     @abstractmethod
     def parallel(self, em: Emitter, op: Op, extents: Shape, iteration: Body) -> None:
         """Run iteration(idx) for every coordinate of the domain `extents` (any order)."""

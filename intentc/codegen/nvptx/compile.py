@@ -17,6 +17,8 @@ from ..llvm.kernel import LoweredKernel, lower_kernel
 from . import libdevice, machine
 from .hooks import NvptxHooks
 from .mapping import LaunchConfig, launch_config, plan_mapping
+from .stage_compile import compile_stages
+from .stages import stage_plan
 
 BAD_ARCH = "E0062"
 
@@ -55,6 +57,10 @@ def compile_ptx(module: Module, kernel_name: str, arch: str, specialization: Spe
     assert isinstance(kernel, Kernel), kernel_name
     mark = time.perf_counter()
     mapping = plan_mapping(kernel, specialization)
+    staged = stage_plan(kernel, specialization) if mapping.kind == "single-thread" else None
+    if staged is not None:
+        return PtxKernel(*compile_stages(module, kernel, staged, arch, specialization, timings, file, source,
+                                         _mark_entry))
     lowered = lower_kernel(module, kernel_name, NvptxHooks(mapping), specialization, file, source)
     _mark_entry(lowered, mapping.threads)
     text = str(lowered.module)

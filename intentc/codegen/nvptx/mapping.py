@@ -29,7 +29,7 @@ RESIDENT_THREADS = 2048    # per SM on sm_80/sm_90: the grid holds this many thr
 
 @dataclass(frozen=True)
 class Mapping:
-    kind: str                    # "cta" | "grid" | "grid-stride" | "single-thread"
+    kind: str                    # "cta" | "grid" | "grid-stride" | "staged" | "single-thread"
     threads: int                 # the CTA size
     parallel: Op | None          # the top-level `parallel` spread over the grid
     cta: CtaPlan | None = None
@@ -42,7 +42,7 @@ class Mapping:
 class LaunchConfig:
     """How the runtime launches the kernel; stored beside the PTX/cubin as JSON."""
     kernel: str                  # the PTX entry name
-    mapping: str                 # "cta" | "grid" | "grid-stride" | "single-thread"
+    mapping: str                 # "cta" | "grid" | "grid-stride" | "staged" | "single-thread"
     block: tuple[int, int, int]  # exact for "cta" and "grid" (the code is compiled for it), an upper bound otherwise
     grid: str                    # "ctas_per_sm:N" (sized to the device) | "fixed:1"
     ctas_per_sm: int
@@ -52,6 +52,10 @@ class LaunchConfig:
     per_coordinate: list = field(default_factory=list)   # loops and ifs run per coordinate (first results)
     lazy_views: list = field(default_factory=list)       # (grid-stride) views the prologue reads at each use
     reason: str = ""             # why a kernel runs on one thread
+    # "staged" (stages.py): the entries launched in order ({entry, role, block, grid}), and the
+    # scratch memory the runtime allocates (chunk, words_per_chunk, domain extents, grid-wide ops)
+    stages: list = field(default_factory=list)
+    scratch: dict = field(default_factory=dict)
     abi: str = "void kernel(i64 *args, i64 *status): args and status in global memory"
 
     def to_json(self) -> dict:

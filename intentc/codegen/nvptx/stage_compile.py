@@ -1,0 +1,80 @@
+"""PTX for a staged program (`stages.py`): each stage lowered as its own entry (the same
+kernel, `StagedHooks` for the stage), the entries linked into one module, then the usual
+libdevice link and kernel pipeline. Check sites are numbered across the stages, so the
+status word names one site of the kernel whichever stage raised it."""
+from __future__ import annotations
+
+import time
+
+import llvmlite.binding as llvm
+
+from ...ir.nodes import Kernel, Module
+from ...options import Specialization
+from ..layout.assign import assign, elements
+from ..layout.encodings import row_blocked
+from ..llvm.abi import layout, slot_count
+from ..llvm.kernel import LoweredKernel, lower_kernel
+from . import libdevice, machine
+from .cta import known_extents, per_coordinate_regions
+from .mapping import RESIDENT_THREADS, LaunchConfig, Mapping
+from .staged import StagedHooks
+from .stages import SLOTS, THREADS, StagePlan, domain_slots
+
+
+def staged_mapping(kernel: Kernel, specialization: Specialization | None) -> Mapping:
+    """Every tensor over the chunk layout (K consecutive coordinates a thread, T threads, CTAs
+    over the grid); reductions `#uniform`."""
+    known = known_extents(kernel, specialization or Specialization())
+
+    def distribution(type_):
+        return row_blocked(elements(type_, known), THREADS, SLOTS, True)
+    return Mapping("staged", THREADS, None, layouts=assign(kernel.body, distribution, known),
+                   coordinate_regions=per_coordinate_regions(kernel))
+
+
+def compile_stages(module: Module, kernel: Kernel, plan: StagePlan, arch: str, specialization: Specialization | None,
+                   timings: dict, file: str, source: str | None, mark_entry) -> tuple[str, LaunchConfig, LoweredKernel]:
+    mark = time.perf_counter()
+    mapping = staged_mapping(kernel, specialization)
+    words = slot_count(layout(kernel))
+    lowered_stages: list[tuple[str, LoweredKernel]] = []
+    sites: list = []
+    for number, stage in enumerate(plan.stages):
+        hooks = StagedHooks(mapping, plan, stage, kernel, words, len(sites))
+        lowered = lower_kernel(module, kernel.name, hooks, specialization, file, source)
+        mark_entry(lowered, THREADS)
+        sites += lowered.sites
+        lowered_stages.append((stage.entry(lowered.function, number), lowered))
+    timings["lower-llvm"] = timings.get("lower-llvm", 0.0) + time.perf_counter() - mark
+    mark = time.perf_counter()
+    with machine.LOCK:
+        linked = None
+        for entry, lowered in lowered_stages:
+            parsed = llvm.parse_assembly(str(lowered.module))
+            parsed.get_function(lowered.function).name = entry
+            parsed.verify()
+            if linked is None:
+                linked = parsed
+            else:
+                linked.link_in(parsed)
+        entries = {entry for entry, _ in lowered_stages}
+        assert linked is not None
+        libdevice.link(linked, arch)
+        for function in linked.functions:
+            if not function.is_declaration and function.name not in entries:
+                function.linkage = "internal"
+        machine.optimize(linked, arch)
+        timings["llvm-opt"] = timings.get("llvm-opt", 0.0) + time.perf_counter() - mark
+        mark = time.perf_counter()
+        ptx = machine.emit_ptx(linked, arch)
+    timings["ptx-emit"] = timings.get("ptx-emit", 0.0) + time.perf_counter() - mark
+    first = lowered_stages[0][1]
+    per_sm = RESIDENT_THREADS // THREADS
+    stages = [{"entry": entry, "role": stage.role, "block": [THREADS, 1, 1],
+               "grid": "fixed:1" if stage.role == "combine" else f"ctas_per_sm:{per_sm}"}
+              for (entry, _), stage in zip(lowered_stages, plan.stages)]
+    scratch = {**plan.to_json(), "domain": domain_slots(plan, kernel, first.slots)}
+    config = LaunchConfig(lowered_stages[0][0], "staged", (THREADS, 1, 1), f"ctas_per_sm:{per_sm}", per_sm, arch,
+                          SLOTS, layouts=mapping.layouts.to_json(), per_coordinate=sorted(mapping.coordinate_regions),
+                          stages=stages, scratch=scratch)
+    return ptx, config, LoweredKernel(first.module, lowered_stages[0][0], first.slots, sites)

@@ -1,0 +1,159 @@
+"""Top-level tensor programs with whole-tensor reductions and scans, as several launches
+(docs/gpu.md, "Staged programs").
+
+A kernel without `parallel` whose top level is a tensor program over one shape (the
+domain: every tensor of the program has it, or is a scalar) may hold grid-wide ops: full
+`reduce`s to a scalar and rank-1 forward `scan`s of builtin kinds. Each needs every
+coordinate before its result exists, so the program runs as stages, all in one PTX module
+and launched in order on one stream (a launch boundary is the grid-wide barrier):
+
+- the domain is cut into chunks of CHUNK = T·K consecutive coordinates (K a thread, T
+  threads); chunk c runs on CTA c mod nctaid, which owns it for every op of a stage;
+- a grid-wide op's depth is 1 + the largest depth of the grid-wide ops it depends on.
+  For each depth d: a `partials` launch writes every chunk's partial of each depth-d op
+  (a reduction's CTA combination, a scan's chunk total in source order) to scratch memory,
+  then a `combine` launch (one CTA) folds them: a reduction's result, a scan's exclusive
+  prefix of the chunk totals (each chunk's carry);
+- the `final` launch evaluates the program again with every grid-wide value resolved (a
+  reduction read back, a scan as a block scan of the chunk after its carry) and makes the
+  writes. Values before a grid-wide op are recomputed per stage rather than stored.
+
+Scratch: one i64 word per chunk and grid-wide op, which the runtime allocates (its size
+follows the domain: `launch.json`'s `scratch`). A chunk's partial comes from a fixed
+combination order, so results do not depend on the GPU's size or the launch's timing.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...ir.nodes import Kernel, Keyword, Op
+from ...ir.ops.reduction import COMBINE, accumulator
+from ...ir.types import TensorType, ViewType
+from ...options import Specialization
+from .cta import ELEMENTWISE, SCAN_KINDS, SHUFFLED, _body_ok, _outside_regions, _views, per_coordinate_regions
+
+THREADS = 256         # T, every stage's CTA size
+SLOTS = 8             # K consecutive coordinates a thread in a chunk
+CHUNK = THREADS * SLOTS
+
+
+@dataclass(frozen=True)
+class GridWide:
+    """A grid-wide op: its first result, op name ("reduce" | "scan"), depth and scratch row."""
+    name: str
+    op: str
+    depth: int
+    row: int
+
+
+@dataclass(frozen=True)
+class Stage:
+    role: str        # "partials" | "combine" | "final"
+    depth: int       # the depth of the grid-wide ops it serves (the final stage: one past the deepest)
+
+    def entry(self, kernel_entry: str, number: int) -> str:
+        return f"{kernel_entry}_stage{number}_{self.role}"
+
+
+@dataclass(frozen=True)
+class StagePlan:
+    grid_wide: tuple[GridWide, ...]
+    stages: tuple[Stage, ...]
+    domain: tuple            # the domain's extents: ints or extent names
+
+    def by_name(self, name: str) -> GridWide | None:
+        return next((g for g in self.grid_wide if g.name == name), None)
+
+    def to_json(self) -> dict:
+        return {"chunk": CHUNK, "words_per_chunk": len(self.grid_wide),
+                "grid_wide": [{"value": g.name, "op": g.op, "depth": g.depth} for g in self.grid_wide]}
+
+
+def _grid_wide(op: Op) -> bool:
+    """A full builtin reduction to a scalar, or a rank-1 forward builtin scan, of a dtype
+    the warp shuffles carry."""
+    result = op.result_types[0] if op.result_types else None
+    if not isinstance(result, TensorType) or result.dtype not in SHUFFLED:
+        return False
+    if op.name == "reduce":
+        return not result.shape and kind_of(op) in COMBINE
+    return (op.name == "scan" and result.rank == 1 and kind_of(op) in SCAN_KINDS
+            and not op.attributes.get("reverse", False))
+
+
+def kind_of(op: Op) -> str:
+    """The builtin kind of a reduction or scan."""
+    kind = op.attributes.get("kind")
+    return kind.name if isinstance(kind, Keyword) else ""
+
+
+def stage_plan(kernel: Kernel, specialization: Specialization | None = None) -> StagePlan | None:
+    """The stages of `kernel`, or None when it is not a staged program."""
+    ops = [op for op in kernel.body if op.name != "yield"]
+    if any(op.name == "parallel" for op in ops):
+        return None
+    views = _views(kernel)
+    grid_wide = [op for op in ops if _grid_wide(op)]
+    rest = _outside_regions([op for op in ops if op not in grid_wide], per_coordinate_regions(kernel))
+    writes = [op.operands[0] for op in rest if op.name == "write"]
+    if not grid_wide or not writes or len(writes) != len(set(writes)) or not _body_ok(rest, views, False, {}):
+        return None
+    if not all(op.name in ELEMENTWISE or op.name in ("read", "write") for op in rest):
+        return None
+    domain = _domain(ops)
+    if domain is None:
+        return None
+    depths: dict[str, int] = {}
+    depth_of: dict[str, int] = {}       # every value: the deepest grid-wide op it depends on
+    for op in ops:
+        below = max((depth_of.get(name, 0) for name in _uses(op)), default=0)
+        if op in grid_wide:
+            depths[op.results[0]] = below + 1
+        for name in op.results:
+            depth_of[name] = depths.get(name, below)
+    deepest = max(depths.values())
+    found = tuple(GridWide(op.results[0], op.name, depths[op.results[0]], row) for row, op in enumerate(grid_wide))
+    stages = (*(Stage(role, d) for d in range(1, deepest + 1) for role in ("partials", "combine")),
+              Stage("final", deepest + 1))
+    extents = specialization.extents if specialization else {}
+    return StagePlan(found, stages,
+                     tuple(extents.get(e, e) if isinstance(e, str) else e for e in domain))
+
+
+def _uses(op: Op) -> list[str]:
+    from ...passes.ir_walk import all_uses
+    return list(all_uses(op))
+
+
+def _domain(ops: list[Op]) -> tuple | None:
+    """The one shape of every non-scalar tensor the program computes, or None."""
+    shapes = {type_.shape for op in ops for type_ in op.result_types
+              if isinstance(type_, TensorType) and type_.shape}
+    return shapes.pop() if len(shapes) == 1 else None
+
+
+def accumulator_of(op: Op, operand_dtype: str) -> str:
+    return accumulator(kind_of(op), operand_dtype, op.attributes.get("acc"))
+
+
+def domain_slots(plan: StagePlan, kernel: Kernel, slots) -> list:
+    """Each domain extent as an int, or as ["slot", i]: the ABI slot (`abi.layout`) that
+    carries it at launch (a view's extent, or an index scalar parameter)."""
+    out: list = []
+    for extent in plan.domain:
+        if isinstance(extent, int):
+            out.append(extent)
+            continue
+        out.append(["slot", _slot_of(extent, kernel, slots)])
+    return out
+
+
+def _slot_of(extent: str, kernel: Kernel, slots) -> int:
+    types = {p.name: p.type for p in kernel.params}
+    for entry in slots:
+        type_ = types[entry.name]
+        if isinstance(type_, ViewType) and extent in type_.shape:
+            return entry.start + 3 + entry.rank + type_.shape.index(extent)
+        if entry.name == extent:
+            return entry.start
+    raise ValueError(f"extent %{extent} is carried by no parameter")
