@@ -41,9 +41,10 @@ def test_bias_act_specialized_gets_the_register_form():
     assert launch["mapping"] == "cta" and launch["slots"] > 0
 
 
-def test_a_loop_with_effects_is_not_run_per_coordinate():
+def test_a_loop_with_effects_stays_in_order_on_one_thread_and_says_why():
     _, launch = _compiled(WRITES_IN_LOOP, "writes")
-    assert launch["per_coordinate"] == [] and launch["mapping"] != "grid"
+    assert launch["per_coordinate"] == [] and launch["mapping"] == "single-thread"
+    assert launch["reason"].startswith("`loop` at 8:3") and "effects outside `parallel`" in launch["reason"]
 
 
 @pytest.mark.parametrize("sample,kernel,views", [("attention_region_fold", "causal_attention", ["k", "v"]),

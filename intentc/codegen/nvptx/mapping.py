@@ -35,6 +35,7 @@ class Mapping:
     cta: CtaPlan | None = None
     layouts: Assignment = field(default_factory=Assignment)   # every tensor value's layout
     lazy_views: frozenset = frozenset()   # (grid-stride) views the prologue reads, read at each use
+    reason: str = ""                      # (single-thread) why
     coordinate_regions: frozenset = frozenset()   # loops and ifs run per coordinate, by first result
 
 
@@ -101,13 +102,29 @@ def plan_mapping(kernel: Kernel, specialization: Specialization | None = None) -
     if grid is not None:
         return Mapping("grid-stride", BLOCK_THREADS, grid, layouts=one_thread, lazy_views=prologue_views(kernel, grid),
                        coordinate_regions=regions)
-    return Mapping("single-thread", 1, None, layouts=one_thread)
+    return Mapping("single-thread", 1, None, layouts=one_thread, reason=single_thread_reason(kernel))
+
+
+def single_thread_reason(kernel: Kernel) -> str:
+    """Why no mapping spreads `kernel` over threads, naming the op that keeps it in order."""
+    parallels = [op for op in kernel.body if op.name == "parallel"]
+    if len(parallels) > 1:
+        return f"{len(parallels)} top-level `parallel` ops (each would need the previous one finished grid-wide)"
+    for op in kernel.body:
+        if op.name in ("parallel", "yield", "read") or is_pure_tree(op):
+            continue
+        where = f" at {op.loc.line}:{op.loc.col}" if op.loc else ""
+        if op.regions:
+            return f"`{op.name}`{where} has effects outside `parallel`: its body runs in order, on one thread"
+        return f"`{op.name}`{where} outside `parallel` is not an element-wise write of a tensor program"
+    return "the top-level program holds ops no grid mapping spreads over threads yet"
 
 
 def launch_config(mapping: Mapping, entry: str, arch: str) -> LaunchConfig:
     layouts = mapping.layouts.to_json()
     if mapping.kind == "single-thread":
-        return LaunchConfig(entry, mapping.kind, (1, 1, 1), "fixed:1", 0, arch, layouts=layouts)
+        return LaunchConfig(entry, mapping.kind, (1, 1, 1), "fixed:1", 0, arch, layouts=layouts,
+                            reason=mapping.reason)
     per_sm = max(1, RESIDENT_THREADS // mapping.threads)
     return LaunchConfig(entry, mapping.kind, (mapping.threads, 1, 1), f"ctas_per_sm:{per_sm}", per_sm, arch,
                         mapping.cta.slots if mapping.cta else 0, layouts=layouts,
