@@ -16,7 +16,7 @@ from ...ir.nodes import Op
 from ...ir.types import TensorType
 from ...passes.ir_walk import all_uses, walk
 from .types import I64, register_type
-from .values import Coordinate, Derived, Lazy, Scalar, Tensor
+from .values import Coordinate, Derived, Lazy, Scalar, Tensor, coordinate_axes
 
 if TYPE_CHECKING:
     from .emitter import Emitter
@@ -92,10 +92,8 @@ def _lazy_results(em: Emitter, op: Op, shape, run: Runner) -> list[Tensor]:
             em.element_memo = memo
         return em.b.load(slots[result])
 
-    # the coordinate reaches `element` as the operands' elements (an index per axis)
-    axes = tuple(Lazy("index", shape, lambda e, idx, a=a: idx[a]) for a in range(len(shape)))
-    return [Derived(dtype, shape, combine=lambda e, idx, r=r: element(e, list(idx), r), operands=axes, costly=True)
-            for r, dtype in enumerate(dtypes)]
+    return [Derived(dtype, shape, combine=lambda e, idx, r=r: element(e, list(idx), r),
+                    operands=coordinate_axes(shape), costly=True) for r, dtype in enumerate(dtypes)]
 
 
 def _tensor(value: object) -> Tensor:
