@@ -46,6 +46,16 @@ def test_a_specialized_domain_is_recorded_as_its_extent():
     assert _launch("cumsum", {"extents": {"N": 5000}})["scratch"]["domain"] == [5000]
 
 
+def test_an_element_wise_program_is_one_chunked_grid_launch():
+    from intentc.driver import compile_kernel
+    artifacts = compile_kernel(sample_text("integer_hash_u32"), "murmur3_bucket", "ptx", "sm_90").artifacts
+    launch = json.loads(artifacts["launch.json"])
+    assert launch["mapping"] == "grid" and launch["stages"] == [] and launch["slots"] == 8
+    assert artifacts["kernel.ptx"].count(".entry") == 1
+    # both writes in one loop over the chunks, each key loaded once: 8 slots, full and last chunk
+    assert artifacts["kernel.ptx"].count("ld.b32") == 2 * 8
+
+
 def test_every_stage_is_an_entry_of_one_module():
     from intentc.driver import compile_kernel
     ptx = compile_kernel(SPREAD, "spread", "ptx", "sm_90").artifacts["kernel.ptx"]

@@ -21,6 +21,10 @@ from .stage_compile import compile_stages
 from .stages import stage_plan
 
 BAD_ARCH = "E0062"
+# The mappings a tensor program over one domain leaves for the chunked stages (stages.py):
+# one thread (grid-wide ops), and the grid form's loop an op (element-wise programs: one
+# chunk loop for every op, each element read once, K coordinates a thread in flight).
+STAGED_MAPPINGS = ("single-thread", "grid")
 
 
 @dataclass
@@ -57,7 +61,7 @@ def compile_ptx(module: Module, kernel_name: str, arch: str, specialization: Spe
     assert isinstance(kernel, Kernel), kernel_name
     mark = time.perf_counter()
     mapping = plan_mapping(kernel, specialization)
-    staged = stage_plan(kernel, specialization) if mapping.kind == "single-thread" else None
+    staged = stage_plan(kernel, specialization) if mapping.kind in STAGED_MAPPINGS else None
     if staged is not None:
         return PtxKernel(*compile_stages(module, kernel, staged, arch, specialization, timings, file, source,
                                          _mark_entry))

@@ -21,13 +21,13 @@ from .staged import StagedHooks
 from .stages import SLOTS, THREADS, StagePlan, domain_slots
 
 
-def staged_mapping(kernel: Kernel, specialization: Specialization | None) -> Mapping:
-    """Every tensor over the chunk layout (K consecutive coordinates a thread, T threads, CTAs
-    over the grid); reductions `#uniform`."""
+def staged_mapping(kernel: Kernel, plan: StagePlan, specialization: Specialization | None) -> Mapping:
+    """Every tensor over the chunk layout (V consecutive coordinates a thread, T threads,
+    repeated K/V times, CTAs over the grid); reductions `#uniform`."""
     known = known_extents(kernel, specialization or Specialization())
 
     def distribution(type_):
-        return row_blocked(elements(type_, known), THREADS, SLOTS, True)
+        return row_blocked(elements(type_, known), THREADS, plan.vector, True)
     return Mapping("staged", THREADS, None, layouts=assign(kernel.body, distribution, known),
                    coordinate_regions=per_coordinate_regions(kernel))
 
@@ -35,7 +35,7 @@ def staged_mapping(kernel: Kernel, specialization: Specialization | None) -> Map
 def compile_stages(module: Module, kernel: Kernel, plan: StagePlan, arch: str, specialization: Specialization | None,
                    timings: dict, file: str, source: str | None, mark_entry) -> tuple[str, LaunchConfig, LoweredKernel]:
     mark = time.perf_counter()
-    mapping = staged_mapping(kernel, specialization)
+    mapping = staged_mapping(kernel, plan, specialization)
     words = slot_count(layout(kernel))
     lowered_stages: list[tuple[str, LoweredKernel]] = []
     sites: list = []
@@ -44,7 +44,8 @@ def compile_stages(module: Module, kernel: Kernel, plan: StagePlan, arch: str, s
         lowered = lower_kernel(module, kernel.name, hooks, specialization, file, source)
         mark_entry(lowered, THREADS)
         sites += lowered.sites
-        lowered_stages.append((stage.entry(lowered.function, number), lowered))
+        entry = stage.entry(lowered.function, number) if plan.grid_wide else lowered.function
+        lowered_stages.append((entry, lowered))
     timings["lower-llvm"] = timings.get("lower-llvm", 0.0) + time.perf_counter() - mark
     mark = time.perf_counter()
     with machine.LOCK:
@@ -70,6 +71,11 @@ def compile_stages(module: Module, kernel: Kernel, plan: StagePlan, arch: str, s
     timings["ptx-emit"] = timings.get("ptx-emit", 0.0) + time.perf_counter() - mark
     first = lowered_stages[0][1]
     per_sm = RESIDENT_THREADS // THREADS
+    if not plan.grid_wide:         # one launch: an element-wise program on the grid
+        config = LaunchConfig(lowered_stages[0][0], "grid", (THREADS, 1, 1), f"ctas_per_sm:{per_sm}", per_sm, arch,
+                              SLOTS, layouts=mapping.layouts.to_json(),
+                              per_coordinate=sorted(mapping.coordinate_regions))
+        return ptx, config, LoweredKernel(first.module, lowered_stages[0][0], first.slots, sites)
     stages = [{"entry": entry, "role": stage.role, "block": [THREADS, 1, 1],
                "grid": "fixed:1" if stage.role == "combine" else f"ctas_per_sm:{per_sm}"}
               for (entry, _), stage in zip(lowered_stages, plan.stages)]

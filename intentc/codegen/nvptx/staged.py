@@ -3,8 +3,10 @@ run chunk by chunk, each chunk on one CTA, and the grid-wide ops' partials, comb
 resolved values through scratch memory.
 
 In a `partials` or `final` stage, CTA b runs chunks b, b + nctaid, ...; in each, thread t
-owns coordinates chunk·CHUNK + t·K + j (j < K, the slots), for every op, so element-wise
-chains stay thread-local (as in the CTA mapping's register form, `cta.py`). The scratch
+owns K coordinates (the slots) for every op, so element-wise chains stay thread-local (as
+in the CTA mapping's register form, `cta.py`): chunk·CHUNK + t·K + j with a scan (one
+block scan a chunk), else chunk·CHUNK + j·T + t (each slot one coalesced access a warp).
+A chunk wholly inside the domain runs without per-slot guards; the last one with them. The scratch
 pointer is the argument word after the kernel's own (`args[abi_words]`); grid-wide op
 `row` keeps its word for chunk c at scratch[row·chunks + c].
 """
@@ -27,8 +29,12 @@ from .hooks import NvptxHooks
 from .mapping import Mapping
 from .stages import CHUNK, SLOTS, THREADS, GridWide, Stage, StagePlan, accumulator_of, kind_of
 
-# The chunk layout as the CTA mapping's plan: K = V = SLOTS consecutive coordinates a thread.
-CHUNK_PLAN = CtaPlan(None, frozenset(), THREADS, SLOTS, CHUNK, SLOTS)  # type: ignore[arg-type]  # no `parallel`
+
+
+def chunk_plan(vector: int) -> CtaPlan:
+    """The chunk layout as the CTA mapping's plan (its slot rule and block helpers): K slots a
+    thread in groups of V consecutive coordinates."""
+    return CtaPlan(None, frozenset(), THREADS, SLOTS, CHUNK, vector)  # type: ignore[arg-type]  # no `parallel`
 
 
 class StagedHooks(NvptxHooks):
@@ -40,14 +46,17 @@ class StagedHooks(NvptxHooks):
         self.types = value_types(kernel)
         self.top = False               # lowering the top level inside the chunk loop
         self.current_op: Op | None = None
+        self.layout = chunk_plan(plan.vector)
+        self.guarded = True            # the chunk may reach past the domain
         self.scratch = self.total = self.chunks = self.chunk = self.chunk_start = None
 
     # ---- the stage's shape ------------------------------------------------------------------------
     def lower_top_level(self, em, ops, lower) -> None:
         b = em.b
-        args = em.function.args[0]
-        word = em.prologue.load(em.prologue.gep(args, [ir.Constant(I64, self.abi_words)], inbounds=True))
-        self.scratch = em.prologue.inttoptr(word, I64.as_pointer())
+        if self.stages.grid_wide:
+            args = em.function.args[0]
+            word = em.prologue.load(em.prologue.gep(args, [ir.Constant(I64, self.abi_words)], inbounds=True))
+            self.scratch = em.prologue.inttoptr(word, I64.as_pointer())
         self.total = em.element_count([em.extent(e) for e in self.stages.domain])
         full = b.udiv(b.add(self.total, ir.Constant(I64, CHUNK - 1)), ir.Constant(I64, CHUNK))
         # at least one chunk: an empty domain still resolves its reductions and makes its scalar writes
@@ -57,14 +66,21 @@ class StagedHooks(NvptxHooks):
                 self._combine(em, grid_wide)
             return
 
+        def lowered(guarded: bool) -> Callable[[], None]:
+            def run() -> None:
+                self.top, self.guarded = True, guarded
+                try:
+                    with em.scope():
+                        lower(em, ops)
+                finally:
+                    self.top = False
+            return run
+
         def chunk(c):
+            # a chunk wholly inside the domain (all but the last) runs without per-slot guards
             self.chunk, self.chunk_start = c, b.mul(c, ir.Constant(I64, CHUNK))
-            self.top = True
-            try:
-                with em.scope():
-                    lower(em, ops)
-            finally:
-                self.top = False
+            inside = b.icmp_unsigned("<=", b.add(self.chunk_start, ir.Constant(I64, CHUNK)), self.total)
+            em.if_then(inside, lowered(False), lowered(True))
         em.loop(b.zext(sreg(em, "ctaid.x"), I64), self.chunks, chunk, b.zext(sreg(em, "nctaid.x"), I64),
                 name="chunk")
 
@@ -114,13 +130,20 @@ class StagedHooks(NvptxHooks):
             for slot in range(SLOTS):
                 self.current_slot = slot
                 linear = self._coordinate(em, slot)
-                with b.if_then(b.icmp_unsigned("<", linear, self.total)):
-                    body(unravel(em, linear, shape))
+                self._in_domain(em, linear, lambda linear=linear: body(unravel(em, linear, shape)))
         finally:
             self.top = True
 
+    def _in_domain(self, em, linear: ir.Value, body: Callable[[], None]) -> None:
+        """body() where coordinate `linear` lies in the domain (always, in a full chunk)."""
+        if not self.guarded:
+            body()
+            return
+        with em.b.if_then(em.b.icmp_unsigned("<", linear, self.total)):
+            body()
+
     def _coordinate(self, em, slot: int) -> ir.Value:
-        return em.b.add(self.chunk_start, slot_coordinate(em, CHUNK_PLAN, slot))
+        return em.b.add(self.chunk_start, slot_coordinate(em, self.layout, slot))
 
     def tabulate(self, em, dtype: str, shape: Shape, element: ElementAt, group: Group | None = None) -> Tensor:
         if not (self.top and shape):
@@ -146,7 +169,7 @@ class StagedHooks(NvptxHooks):
     def combine_partials(self, em, op: Op, kind: str, value: ir.Value, dtype: str, combine) -> ir.Value:
         if not self.top:
             return value
-        total = block_combine(em, CHUNK_PLAN, value, identity_const(kind, dtype), combine)
+        total = block_combine(em, self.layout, value, identity_const(kind, dtype), combine)
         grid_wide = self._grid_wide(op)
         self._on_thread_zero(em, lambda: em.b.store(_to_i64(em, total), self._word(em, grid_wide, self.chunk)))
         return total
@@ -164,12 +187,12 @@ class StagedHooks(NvptxHooks):
             running = combine(running, self._element_or(em, element, x.shape, slot, neutral, acc))
             prefixes.append(running)
         if grid_wide.depth == self.stage.depth:        # partials: the chunk's total, in source order
-            _, total = block_scan(em, CHUNK_PLAN, running, neutral, neutral, combine, exclusive=True)
+            _, total = block_scan(em, self.layout, running, neutral, neutral, combine, exclusive=True)
             self._on_thread_zero(em, lambda: em.b.store(_to_i64(em, total), self._word(em, grid_wide, self.chunk)))
             undefined = ir.Constant(register_type(acc), ir.Undefined)
             return Lazy(acc, x.shape, lambda e, idx: undefined)
         carry = _from_i64(em, em.b.load(self._word(em, grid_wide, self.chunk)), register_type(acc))
-        before, _ = block_scan(em, CHUNK_PLAN, running, carry, neutral, combine, exclusive=True)
+        before, _ = block_scan(em, self.layout, running, carry, neutral, combine, exclusive=True)
         registers = Registers(acc, tuple(x.shape), em.entry_alloca(ir.ArrayType(register_type(acc), SLOTS)))
         b = em.b
         for slot in range(SLOTS):
@@ -188,8 +211,7 @@ class StagedHooks(NvptxHooks):
         linear = self._coordinate(em, slot)
         value = em.entry_alloca(register_type(dtype))
         em.b.store(neutral, value)
-        with em.b.if_then(em.b.icmp_unsigned("<", linear, self.total)):
-            em.b.store(element(unravel(em, linear, shape)), value)
+        self._in_domain(em, linear, lambda: em.b.store(element(unravel(em, linear, shape)), value))
         return em.b.load(value)
 
     # ---- the combine stage ------------------------------------------------------------------------
@@ -210,7 +232,7 @@ class StagedHooks(NvptxHooks):
             b.store(identity, partial)
             em.loop(tid, self.chunks, lambda i: b.store(fold(b.load(partial), self._load(em, grid_wide, i, acc)),
                                                         partial), threads, name="partial")
-            total = block_combine(em, CHUNK_PLAN, b.load(partial), identity, fold)
+            total = block_combine(em, self.layout, b.load(partial), identity, fold)
             self._on_thread_zero(em, lambda: b.store(_to_i64(em, total), self._word(em, grid_wide,
                                                                                      ir.Constant(I64, 0))))
             return
@@ -225,7 +247,7 @@ class StagedHooks(NvptxHooks):
             i = b.add(start, tid)
             live = b.icmp_unsigned("<", i, self.chunks)
             value = em.when(live, lambda: self._load(em, grid_wide, i, acc), neutral)
-            before, total = block_scan(em, CHUNK_PLAN, value, b.load(carry), neutral, scan_step, exclusive=True)
+            before, total = block_scan(em, self.layout, value, b.load(carry), neutral, scan_step, exclusive=True)
             with b.if_then(live):
                 b.store(_to_i64(em, before), self._word(em, grid_wide, i))
             b.store(total, carry)

@@ -30,7 +30,7 @@ from ...ir.nodes import Kernel, Keyword, Op
 from ...ir.ops.reduction import COMBINE, accumulator
 from ...ir.types import TensorType, ViewType
 from ...options import Specialization
-from .cta import ELEMENTWISE, SCAN_KINDS, SHUFFLED, _body_ok, _outside_regions, _views, per_coordinate_regions
+from .cta import ELEMENTWISE, SCAN_KINDS, SHUFFLED, UNROLL_BUDGET, _body_ok, _outside_regions, _views, per_coordinate_regions
 
 THREADS = 256         # T, every stage's CTA size
 SLOTS = 8             # K consecutive coordinates a thread in a chunk
@@ -61,6 +61,12 @@ class StagePlan:
     stages: tuple[Stage, ...]
     domain: tuple            # the domain's extents: ints or extent names
 
+    @property
+    def vector(self) -> int:
+        """V: a scan's chunk wants each thread's K slots consecutive (one block scan a chunk);
+        otherwise slot j of every thread is one coalesced row of T coordinates."""
+        return SLOTS if any(g.op == "scan" for g in self.grid_wide) else 1
+
     def by_name(self, name: str) -> GridWide | None:
         return next((g for g in self.grid_wide if g.name == name), None)
 
@@ -88,7 +94,8 @@ def kind_of(op: Op) -> str:
 
 
 def stage_plan(kernel: Kernel, specialization: Specialization | None = None) -> StagePlan | None:
-    """The stages of `kernel`, or None when it is not a staged program."""
+    """The stages of `kernel`, or None when it is not a tensor program over one domain. A
+    program without grid-wide ops is one `final` stage: an element-wise grid program."""
     ops = [op for op in kernel.body if op.name != "yield"]
     if any(op.name == "parallel" for op in ops):
         return None
@@ -96,13 +103,13 @@ def stage_plan(kernel: Kernel, specialization: Specialization | None = None) -> 
     grid_wide = [op for op in ops if _grid_wide(op)]
     rest = _outside_regions([op for op in ops if op not in grid_wide], per_coordinate_regions(kernel))
     writes = [op.operands[0] for op in rest if op.name == "write"]
-    if not grid_wide or not writes or len(writes) != len(set(writes)) or not _body_ok(rest, views, False, {}):
+    if not writes or len(writes) != len(set(writes)) or not _body_ok(rest, views, False, {}):
         return None
     if not all(op.name in ELEMENTWISE or op.name in ("read", "write") for op in rest):
         return None
     domain = _domain(ops)
-    if domain is None:
-        return None
+    if domain is None or (not grid_wide and len(ops) * 2 * SLOTS > UNROLL_BUDGET):
+        return None       # a long element-wise program keeps the grid form's loop an op (compact code)
     depths: dict[str, int] = {}
     depth_of: dict[str, int] = {}       # every value: the deepest grid-wide op it depends on
     for op in ops:
@@ -111,7 +118,7 @@ def stage_plan(kernel: Kernel, specialization: Specialization | None = None) -> 
             depths[op.results[0]] = below + 1
         for name in op.results:
             depth_of[name] = depths.get(name, below)
-    deepest = max(depths.values())
+    deepest = max(depths.values(), default=0)
     found = tuple(GridWide(op.results[0], op.name, depths[op.results[0]], row) for row, op in enumerate(grid_wide))
     stages = (*(Stage(role, d) for d in range(1, deepest + 1) for role in ("partials", "combine")),
               Stage("final", deepest + 1))
