@@ -130,17 +130,17 @@ class StagedHooks(NvptxHooks):
             for slot in range(SLOTS):
                 self.current_slot = slot
                 linear = self._coordinate(em, slot)
-                self._in_domain(em, linear, lambda linear=linear: body(unravel(em, linear, shape)))
+                self._in_domain(em, linear, lambda at: body(unravel(em, at, shape)))
         finally:
             self.top = True
 
-    def _in_domain(self, em, linear: ir.Value, body: Callable[[], None]) -> None:
-        """body() where coordinate `linear` lies in the domain (always, in a full chunk)."""
+    def _in_domain(self, em, linear: ir.Value, body: Callable[[ir.Value], None]) -> None:
+        """body(linear) where coordinate `linear` lies in the domain (always, in a full chunk)."""
         if not self.guarded:
-            body()
+            body(linear)
             return
         with em.b.if_then(em.b.icmp_unsigned("<", linear, self.total)):
-            body()
+            body(linear)
 
     def _coordinate(self, em, slot: int) -> ir.Value:
         return em.b.add(self.chunk_start, slot_coordinate(em, self.layout, slot))
@@ -211,7 +211,7 @@ class StagedHooks(NvptxHooks):
         linear = self._coordinate(em, slot)
         value = em.entry_alloca(register_type(dtype))
         em.b.store(neutral, value)
-        self._in_domain(em, linear, lambda: em.b.store(element(unravel(em, linear, shape)), value))
+        self._in_domain(em, linear, lambda at: em.b.store(element(unravel(em, at, shape)), value))
         return em.b.load(value)
 
     # ---- the combine stage ------------------------------------------------------------------------
