@@ -16,9 +16,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from ...ir.nodes import Op
+from ...ir.optable import ops_where
 from ...ir.types import TensorType
 
-REGION_OPS = ("loop", "if")
+REGION_OPS = ops_where(lambda op: op.region_per_coordinate)
 
 
 def coordinate_regions(ops: Sequence[Op], per_coordinate: Callable[[Op], bool]) -> frozenset[str]:

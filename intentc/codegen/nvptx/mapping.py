@@ -111,7 +111,7 @@ def single_thread_reason(kernel: Kernel) -> str:
     if len(parallels) > 1:
         return f"{len(parallels)} top-level `parallel` ops (each would need the previous one finished grid-wide)"
     for op in kernel.body:
-        if op.name in ("parallel", "yield", "read") or is_pure_tree(op):
+        if op in parallels or op.name == "read" or is_pure_tree(op):
             continue
         where = f" at {op.loc.line}:{op.loc.col}" if op.loc else ""
         if op.regions:

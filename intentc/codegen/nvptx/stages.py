@@ -30,7 +30,7 @@ from ...ir.nodes import Kernel, Keyword, Op
 from ...ir.ops.reduction import COMBINE, accumulator
 from ...ir.types import TensorType, ViewType
 from ...options import Specialization
-from .cta import ELEMENTWISE, SCAN_KINDS, SHUFFLED, UNROLL_BUDGET, _body_ok, _outside_regions, _views, per_coordinate_regions
+from .cta import SCAN_KINDS, SHUFFLED, UNROLL_BUDGET, _body_ok, _per_coordinate, _outside_regions, _views, per_coordinate_regions
 
 THREADS = 256         # T, every stage's CTA size
 SLOTS = 8             # K consecutive coordinates a thread in a chunk
@@ -105,7 +105,7 @@ def stage_plan(kernel: Kernel, specialization: Specialization | None = None) -> 
     writes = [op.operands[0] for op in rest if op.name == "write"]
     if not writes or len(writes) != len(set(writes)) or not _body_ok(rest, views, False, {}):
         return None
-    if not all(op.name in ELEMENTWISE or op.name in ("read", "write") for op in rest):
+    if not all(_per_coordinate(op) for op in rest):
         return None
     domain = _domain(ops)
     if domain is None or (not grid_wide and len(ops) * 2 * SLOTS > UNROLL_BUDGET):
