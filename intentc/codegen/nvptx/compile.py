@@ -14,7 +14,8 @@ from ...diagnostics import Diagnostic, DiagnosticError
 from ...ir.nodes import Kernel, Module
 from ...options import Specialization
 from ..llvm.kernel import LoweredKernel, lower_kernel
-from . import libdevice, machine
+from . import machine
+from .emit import optimized_ptx
 from .hooks import NvptxHooks
 from .mapping import LaunchConfig, launch_config, plan_mapping
 from .stage_compile import compile_stages
@@ -73,15 +74,7 @@ def compile_ptx(module: Module, kernel_name: str, arch: str, specialization: Spe
     with machine.LOCK:
         parsed = llvm.parse_assembly(text)
         parsed.verify()
-        libdevice.link(parsed, arch)
-        for function in parsed.functions:
-            if not function.is_declaration and function.name != lowered.function:
-                function.linkage = "internal"
-        machine.optimize(parsed, arch)
-        timings["llvm-opt"] = timings.get("llvm-opt", 0.0) + time.perf_counter() - mark
-        mark = time.perf_counter()
-        ptx = machine.emit_ptx(parsed, arch)
-    timings["ptx-emit"] = timings.get("ptx-emit", 0.0) + time.perf_counter() - mark
+        ptx = optimized_ptx(parsed, arch, {lowered.function}, timings, mark)
     return PtxKernel(ptx, launch_config(mapping, lowered.function, arch), lowered)
 
 

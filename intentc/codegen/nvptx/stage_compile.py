@@ -14,7 +14,8 @@ from ..layout.assign import assign, elements
 from ..layout.encodings import row_blocked
 from ..llvm.abi import layout, slot_count
 from ..llvm.kernel import LoweredKernel, lower_kernel
-from . import libdevice, machine
+from . import machine
+from .emit import optimized_ptx
 from .cta import known_extents, per_coordinate_regions
 from .mapping import RESIDENT_THREADS, LaunchConfig, Mapping
 from .staged import StagedHooks
@@ -58,17 +59,8 @@ def compile_stages(module: Module, kernel: Kernel, plan: StagePlan, arch: str, s
                 linked = parsed
             else:
                 linked.link_in(parsed)
-        entries = {entry for entry, _ in lowered_stages}
         assert linked is not None
-        libdevice.link(linked, arch)
-        for function in linked.functions:
-            if not function.is_declaration and function.name not in entries:
-                function.linkage = "internal"
-        machine.optimize(linked, arch)
-        timings["llvm-opt"] = timings.get("llvm-opt", 0.0) + time.perf_counter() - mark
-        mark = time.perf_counter()
-        ptx = machine.emit_ptx(linked, arch)
-    timings["ptx-emit"] = timings.get("ptx-emit", 0.0) + time.perf_counter() - mark
+        ptx = optimized_ptx(linked, arch, {entry for entry, _ in lowered_stages}, timings, mark)
     first = lowered_stages[0][1]
     per_sm = RESIDENT_THREADS // THREADS
     if not plan.grid_wide:         # one launch: an element-wise program on the grid
