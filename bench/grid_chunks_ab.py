@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 IDS = ["stochastic_rounding_bf16:stochastic_round_bf16", "integer_hash_u32:murmur3_bucket",
        "fast_activations_approx:fast_silu_gelu", "newton_rsqrt_constexpr:newton_rsqrt", "float_sign_bitcast:sign_ops",
-       "cumsum:exclusive_offsets"]
+       "cumsum:exclusive_offsets", "special_math:special_math"]
 
 
 def compiled(spec, dims: dict, chunks: bool):
