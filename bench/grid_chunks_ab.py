@@ -1,9 +1,10 @@
-"""The grid mapping's two lowerings side by side on the GPU, in one process on the same
-data (the specs of `bench/gpu_sample_specs.py`, full size): `chunks`, an element-wise
-program as one chunked stage (nvptx/stages.py: one loop for every op, each element read
-once, K coordinates a thread in flight), against `loop_per_op`, the grid form of
-`cta.grid_plan` (a grid-stride loop an op); beside each sample's torch/Triton equivalent.
-Staged samples (top-level reductions and scans) run their one lowering.
+"""The grid mapping's lowerings side by side on the GPU, in one process on the same data
+(the specs of `bench/gpu_sample_specs.py`, full size): an element-wise program as one
+chunked stage (nvptx/stages.py: one loop for every op, each element read once, K
+coordinates a thread, with or without a guard-free copy for full chunks; `VARIANTS`)
+against `loop_per_op`, the grid form of `cta.grid_plan` (a grid-stride loop an op); with
+each variant's compile time, beside each sample's torch/Triton equivalent. Staged samples
+(top-level reductions and scans) run their one lowering.
 
     python3 bench/grid_chunks_ab.py [--out FILE] [--only SAMPLE:KERNEL,...] [--reps 50]
 """
@@ -12,30 +13,39 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-IDS = ["stochastic_rounding_bf16:stochastic_round_bf16", "integer_hash_u32:murmur3_bucket",
+IDS = ["integer_hash_u32:murmur3_bucket", "stochastic_rounding_bf16:stochastic_round_bf16",
        "fast_activations_approx:fast_silu_gelu", "newton_rsqrt_constexpr:newton_rsqrt", "float_sign_bitcast:sign_ops",
        "cumsum:exclusive_offsets", "special_math:special_math"]
 
 
-def compiled(spec, dims: dict, chunks: bool):
-    """The kernel compiled with the element-wise grid program chunked or not."""
+# name -> (chunked, K coordinates a thread, full chunks without guards); None: the grid form
+VARIANTS = {"chunks_k8_split": (8, True), "chunks_k4": (4, False), "chunks_k2": (2, False), "chunks_k1": (1, False),
+            "loop_per_op": None}
+
+
+def compiled(spec, dims: dict, variant):
+    """The kernel compiled with the element-wise grid program in `variant`'s form."""
     from bench.gpu_samples import view_params
-    from intentc.codegen.nvptx import compile as nvptx_compile
+    from intentc.codegen.nvptx import compile as nvptx_compile, stages
     from intentc.runtime.cuda import compile_cuda
     text = (ROOT / "ir_samples" / f"{spec.sample}.kir").read_text()
-    saved = nvptx_compile.STAGED_MAPPINGS
-    nvptx_compile.STAGED_MAPPINGS = ("single-thread", "grid") if chunks else ("single-thread",)
+    saved = nvptx_compile.STAGED_MAPPINGS, stages.GRID_SLOTS, stages.SPLIT_FULL_CHUNKS
+    nvptx_compile.STAGED_MAPPINGS = ("single-thread", "grid") if variant else ("single-thread",)
+    stages.GRID_SLOTS, stages.SPLIT_FULL_CHUNKS = variant or saved[1:]
     try:
-        return compile_cuda(text, spec.kernel, spec.specialization(view_params(text, spec.kernel), dims),
-                            file=f"ir_samples/{spec.sample}.kir")
+        start = time.perf_counter()
+        kernel = compile_cuda(text, spec.kernel, spec.specialization(view_params(text, spec.kernel), dims),
+                              file=f"ir_samples/{spec.sample}.kir")
+        return kernel, time.perf_counter() - start
     finally:
-        nvptx_compile.STAGED_MAPPINGS = saved
+        nvptx_compile.STAGED_MAPPINGS, stages.GRID_SLOTS, stages.SPLIT_FULL_CHUNKS = saved
 
 
 def measured(spec, reps: int) -> dict:
@@ -43,24 +53,24 @@ def measured(spec, reps: int) -> dict:
     dims = spec.sized(spec.dims[spec.scaled])
     case = spec.build(dims, "cuda")
     row: dict = {"id": spec.id, "size": spec.label(dims), "bytes": case.bytes}
-    for label, chunks in (("chunks", True), ("loop_per_op", False)):
-        kernel = compiled(spec, dims, chunks)
+    for label, variant in VARIANTS.items():
+        kernel, compile_s = compiled(spec, dims, variant)
         mapping = kernel.launch_config.mapping
-        if not chunks and mapping != "grid":
-            break                              # a staged program has no loop-an-op form
+        if mapping != "grid" and label != next(iter(VARIANTS)):
+            break                              # a staged program has one form
         launch = lambda kernel=kernel: kernel.launch_in_place(case.values, spec.constexprs)
         launch()
         kernel.synchronize()
         correct = case.check()
         seconds = timed(launch, reps)
-        row[label] = {"mapping": mapping, "stages": len(kernel.launch_config.stages) or 1, "correct": correct is True,
-                      "ms": seconds * 1e3, "GB/s": case.bytes / seconds / 1e9}
+        row[label] = {"mapping": mapping, "slots": kernel.launch_config.slots, "compile_s": round(compile_s, 3),
+                      "correct": correct is True, "ms": seconds * 1e3, "GB/s": case.bytes / seconds / 1e9}
     for name, baseline in case.baselines.items():
         seconds = timed(baseline, reps)
         row[name] = {"ms": seconds * 1e3, "GB/s": case.bytes / seconds / 1e9}
-        for label in ("chunks", "loop_per_op"):
+        for label in VARIANTS:
             if label in row:
-                row[label][f"ratio_{name}"] = seconds * 1e3 / row[label]["ms"]
+                row[label][f"ratio_{name}"] = round(seconds * 1e3 / row[label]["ms"], 3)
     return row
 
 

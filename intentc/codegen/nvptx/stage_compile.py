@@ -19,7 +19,7 @@ from .emit import optimized_ptx
 from .cta import known_extents, per_coordinate_regions
 from .mapping import RESIDENT_THREADS, LaunchConfig, Mapping
 from .staged import StagedHooks
-from .stages import SLOTS, THREADS, StagePlan, domain_slots
+from .stages import THREADS, StagePlan, domain_slots
 
 
 def staged_mapping(kernel: Kernel, plan: StagePlan, specialization: Specialization | None) -> Mapping:
@@ -65,7 +65,7 @@ def compile_stages(module: Module, kernel: Kernel, plan: StagePlan, arch: str, s
     per_sm = RESIDENT_THREADS // THREADS
     if not plan.grid_wide:         # one launch: an element-wise program on the grid
         config = LaunchConfig(lowered_stages[0][0], "grid", (THREADS, 1, 1), f"ctas_per_sm:{per_sm}", per_sm, arch,
-                              SLOTS, layouts=mapping.layouts.to_json(),
+                              plan.slots, layouts=mapping.layouts.to_json(),
                               per_coordinate=sorted(mapping.coordinate_regions))
         return ptx, config, LoweredKernel(first.module, lowered_stages[0][0], first.slots, sites)
     stages = [{"entry": entry, "role": stage.role, "block": [THREADS, 1, 1],
@@ -73,6 +73,6 @@ def compile_stages(module: Module, kernel: Kernel, plan: StagePlan, arch: str, s
               for (entry, _), stage in zip(lowered_stages, plan.stages)]
     scratch = {**plan.to_json(), "domain": domain_slots(plan, kernel, first.slots)}
     config = LaunchConfig(lowered_stages[0][0], "staged", (THREADS, 1, 1), f"ctas_per_sm:{per_sm}", per_sm, arch,
-                          SLOTS, layouts=mapping.layouts.to_json(), per_coordinate=sorted(mapping.coordinate_regions),
+                          plan.slots, layouts=mapping.layouts.to_json(), per_coordinate=sorted(mapping.coordinate_regions),
                           stages=stages, scratch=scratch)
     return ptx, config, LoweredKernel(first.module, lowered_stages[0][0], first.slots, sites)

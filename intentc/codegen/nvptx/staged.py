@@ -4,8 +4,8 @@ resolved values through scratch memory.
 
 In a `partials` or `final` stage, CTA b runs chunks b, b + nctaid, ...; in each, thread t
 owns K coordinates (the slots) for every op, so element-wise chains stay thread-local (as
-in the CTA mapping's register form, `cta.py`): chunk·CHUNK + t·K + j with a scan (one
-block scan a chunk), else chunk·CHUNK + j·T + t (each slot one coalesced access a warp).
+in the CTA mapping's register form, `cta.py`): chunk·T·K + t·K + j with a scan (one
+block scan a chunk), else chunk·T·K + j·T + t (each slot one coalesced access a warp).
 A chunk wholly inside the domain runs without per-slot guards; the last one with them. The scratch
 pointer is the argument word after the kernel's own (`args[abi_words]`); grid-wide op
 `row` keeps its word for chunk c at scratch[row·chunks + c].
@@ -27,14 +27,14 @@ from ..llvm.values import Body, ElementAt, Group, Lazy, Registers, Scalar, Shape
 from .cta import CtaPlan, _from_i64, _to_i64, block_combine, block_scan, slot_coordinate, sreg, unravel
 from .hooks import NvptxHooks
 from .mapping import Mapping
-from .stages import CHUNK, SLOTS, THREADS, GridWide, Stage, StagePlan, accumulator_of, kind_of
+from .stages import THREADS, GridWide, Stage, StagePlan, accumulator_of, kind_of
 
 
 
-def chunk_plan(vector: int) -> CtaPlan:
+def chunk_plan(plan: StagePlan) -> CtaPlan:
     """The chunk layout as the CTA mapping's plan (its slot rule and block helpers): K slots a
     thread in groups of V consecutive coordinates."""
-    return CtaPlan(None, frozenset(), THREADS, SLOTS, CHUNK, vector)  # type: ignore[arg-type]  # no `parallel`
+    return CtaPlan(None, frozenset(), THREADS, plan.slots, plan.chunk, plan.vector)  # type: ignore[arg-type]
 
 
 class StagedHooks(NvptxHooks):
@@ -46,7 +46,8 @@ class StagedHooks(NvptxHooks):
         self.types = value_types(kernel)
         self.top = False               # lowering the top level inside the chunk loop
         self.current_op: Op | None = None
-        self.layout = chunk_plan(plan.vector)
+        self.layout = chunk_plan(plan)
+        self.slots = plan.slots
         self.guarded = True            # the chunk may reach past the domain
         self.scratch = self.total = self.chunks = self.chunk = self.chunk_start = None
 
@@ -58,7 +59,8 @@ class StagedHooks(NvptxHooks):
             word = em.prologue.load(em.prologue.gep(args, [ir.Constant(I64, self.abi_words)], inbounds=True))
             self.scratch = em.prologue.inttoptr(word, I64.as_pointer())
         self.total = em.element_count([em.extent(e) for e in self.stages.domain])
-        full = b.udiv(b.add(self.total, ir.Constant(I64, CHUNK - 1)), ir.Constant(I64, CHUNK))
+        chunk_size = ir.Constant(I64, self.stages.chunk)
+        full = b.udiv(b.add(self.total, ir.Constant(I64, self.stages.chunk - 1)), chunk_size)
         # at least one chunk: an empty domain still resolves its reductions and makes its scalar writes
         self.chunks = b.select(b.icmp_unsigned("<", full, ir.Constant(I64, 1)), ir.Constant(I64, 1), full)
         if self.stage.role == "combine":
@@ -78,8 +80,11 @@ class StagedHooks(NvptxHooks):
 
         def chunk(c):
             # a chunk wholly inside the domain (all but the last) runs without per-slot guards
-            self.chunk, self.chunk_start = c, b.mul(c, ir.Constant(I64, CHUNK))
-            inside = b.icmp_unsigned("<=", b.add(self.chunk_start, ir.Constant(I64, CHUNK)), self.total)
+            self.chunk, self.chunk_start = c, b.mul(c, chunk_size)
+            if not self.stages.split:
+                lowered(True)()
+                return
+            inside = b.icmp_unsigned("<=", b.add(self.chunk_start, chunk_size), self.total)
             em.if_then(inside, lowered(False), lowered(True))
         em.loop(b.zext(sreg(em, "ctaid.x"), I64), self.chunks, chunk, b.zext(sreg(em, "nctaid.x"), I64),
                 name="chunk")
@@ -127,7 +132,7 @@ class StagedHooks(NvptxHooks):
             return
         self.top = False
         try:
-            for slot in range(SLOTS):
+            for slot in range(self.slots):
                 self.current_slot = slot
                 linear = self._coordinate(em, slot)
                 self._in_domain(em, linear, lambda at: body(unravel(em, at, shape)))
@@ -148,7 +153,7 @@ class StagedHooks(NvptxHooks):
     def tabulate(self, em, dtype: str, shape: Shape, element: ElementAt, group: Group | None = None) -> Tensor:
         if not (self.top and shape):
             return super().tabulate(em, dtype, shape, element, group)
-        registers = Registers(dtype, tuple(shape), em.entry_alloca(ir.ArrayType(register_type(dtype), SLOTS)))
+        registers = Registers(dtype, tuple(shape), em.entry_alloca(ir.ArrayType(register_type(dtype), self.slots)))
         self.for_each(em, shape, lambda idx: em.b.store(element(idx), registers.slot(em, self.current_slot)))
         return registers
 
@@ -182,7 +187,7 @@ class StagedHooks(NvptxHooks):
         grid_wide = self._grid_wide(self.current_op)
         neutral = scan_neutral(kind, acc)
         prefixes, running = [], neutral
-        for slot in range(SLOTS):
+        for slot in range(self.slots):
             self.current_slot = slot
             running = combine(running, self._element_or(em, element, x.shape, slot, neutral, acc))
             prefixes.append(running)
@@ -193,9 +198,9 @@ class StagedHooks(NvptxHooks):
             return Lazy(acc, x.shape, lambda e, idx: undefined)
         carry = _from_i64(em, em.b.load(self._word(em, grid_wide, self.chunk)), register_type(acc))
         before, _ = block_scan(em, self.layout, running, carry, neutral, combine, exclusive=True)
-        registers = Registers(acc, tuple(x.shape), em.entry_alloca(ir.ArrayType(register_type(acc), SLOTS)))
+        registers = Registers(acc, tuple(x.shape), em.entry_alloca(ir.ArrayType(register_type(acc), self.slots)))
         b = em.b
-        for slot in range(SLOTS):
+        for slot in range(self.slots):
             if not exclusive:
                 result = combine(before, prefixes[slot])
             elif slot:

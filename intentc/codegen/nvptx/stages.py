@@ -35,6 +35,12 @@ from .cta import SCAN_KINDS, SHUFFLED, UNROLL_BUDGET, _body_ok, _per_coordinate,
 THREADS = 256         # T, every stage's CTA size
 SLOTS = 8             # K consecutive coordinates a thread in a chunk
 CHUNK = THREADS * SLOTS
+# An element-wise program (no grid-wide op) unrolls GRID_SLOTS coordinates a thread; with
+# SPLIT_FULL_CHUNKS every chunk but the last runs a copy of the program without per-slot
+# guards. More slots and the split put more loads in flight but multiply the code (and its
+# compile time): bench/grid_chunks_ab.py measures the choices side by side.
+GRID_SLOTS = 8
+SPLIT_FULL_CHUNKS = True
 
 
 @dataclass(frozen=True)
@@ -60,18 +66,24 @@ class StagePlan:
     grid_wide: tuple[GridWide, ...]
     stages: tuple[Stage, ...]
     domain: tuple            # the domain's extents: ints or extent names
+    slots: int = SLOTS       # K coordinates a thread in a chunk
+    split: bool = True       # full chunks run without per-slot guards (a second copy of the program)
+
+    @property
+    def chunk(self) -> int:
+        return THREADS * self.slots
 
     @property
     def vector(self) -> int:
         """V: a scan's chunk wants each thread's K slots consecutive (one block scan a chunk);
         otherwise slot j of every thread is one coalesced row of T coordinates."""
-        return SLOTS if any(g.op == "scan" for g in self.grid_wide) else 1
+        return self.slots if any(g.op == "scan" for g in self.grid_wide) else 1
 
     def by_name(self, name: str) -> GridWide | None:
         return next((g for g in self.grid_wide if g.name == name), None)
 
     def to_json(self) -> dict:
-        return {"chunk": CHUNK, "words_per_chunk": len(self.grid_wide),
+        return {"chunk": self.chunk, "words_per_chunk": len(self.grid_wide),
                 "grid_wide": [{"value": g.name, "op": g.op, "depth": g.depth} for g in self.grid_wide]}
 
 
@@ -108,7 +120,8 @@ def stage_plan(kernel: Kernel, specialization: Specialization | None = None) -> 
     if not all(_per_coordinate(op) for op in rest):
         return None
     domain = _domain(ops)
-    if domain is None or (not grid_wide and len(ops) * 2 * SLOTS > UNROLL_BUDGET):
+    slots, split = (SLOTS, True) if grid_wide else (GRID_SLOTS, SPLIT_FULL_CHUNKS)
+    if domain is None or (not grid_wide and len(ops) * (1 + split) * slots > UNROLL_BUDGET):
         return None       # a long element-wise program keeps the grid form's loop an op (compact code)
     depths: dict[str, int] = {}
     depth_of: dict[str, int] = {}       # every value: the deepest grid-wide op it depends on
@@ -123,8 +136,8 @@ def stage_plan(kernel: Kernel, specialization: Specialization | None = None) -> 
     stages = (*(Stage(role, d) for d in range(1, deepest + 1) for role in ("partials", "combine")),
               Stage("final", deepest + 1))
     extents = specialization.extents if specialization else {}
-    return StagePlan(found, stages,
-                     tuple(extents.get(e, e) if isinstance(e, str) else e for e in domain))
+    return StagePlan(found, stages, tuple(extents.get(e, e) if isinstance(e, str) else e for e in domain),
+                     slots, split)
 
 
 def _uses(op: Op) -> list[str]:
