@@ -7,7 +7,7 @@ domain: every tensor of the program has it, or is a scalar) may hold grid-wide o
 coordinate before its result exists, so the program runs as stages, all in one PTX module
 and launched in order on one stream (a launch boundary is the grid-wide barrier):
 
-- the domain is cut into chunks of CHUNK = T·K consecutive coordinates (K a thread, T
+- the domain is cut into chunks of T·K consecutive coordinates (K a thread, T
   threads); chunk c runs on CTA c mod nctaid, which owns it for every op of a stage;
 - a grid-wide op's depth is 1 + the largest depth of the grid-wide ops it depends on.
   For each depth d: a `partials` launch writes every chunk's partial of each depth-d op
@@ -34,11 +34,12 @@ from .cta import SCAN_KINDS, SHUFFLED, UNROLL_BUDGET, _body_ok, _per_coordinate,
 
 THREADS = 256         # T, every stage's CTA size
 SLOTS = 8             # K consecutive coordinates a thread in a chunk
-CHUNK = THREADS * SLOTS
 # An element-wise program (no grid-wide op) unrolls GRID_SLOTS coordinates a thread; with
 # SPLIT_FULL_CHUNKS every chunk but the last runs a copy of the program without per-slot
-# guards. More slots and the split put more loads in flight but multiply the code (and its
-# compile time): bench/grid_chunks_ab.py measures the choices side by side.
+# guards. More slots and the split put more loads in flight but multiply the code, its
+# compile time and its registers (exclusive_offsets' final stage: 212 registers at K = 8
+# with the split, 127 without, 73 at K = 4): bench/grid_chunks_ab.py measures the choices
+# side by side.
 GRID_SLOTS = 8
 SPLIT_FULL_CHUNKS = True
 
@@ -120,7 +121,8 @@ def stage_plan(kernel: Kernel, specialization: Specialization | None = None) -> 
     if not all(_per_coordinate(op) for op in rest):
         return None
     domain = _domain(ops)
-    slots, split = (SLOTS, True) if grid_wide else (GRID_SLOTS, SPLIT_FULL_CHUNKS)
+    slots = SLOTS if grid_wide else GRID_SLOTS
+    split = SPLIT_FULL_CHUNKS
     if domain is None or (not grid_wide and len(ops) * (1 + split) * slots > UNROLL_BUDGET):
         return None       # a long element-wise program keeps the grid form's loop an op (compact code)
     depths: dict[str, int] = {}
