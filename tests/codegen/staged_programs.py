@@ -45,6 +45,22 @@ kernel @cumsum(%x: view<f32, [%N], in>, %y: view<f32, [%N], out>) {
 """
 
 
+# A 2-D domain: the maximum magnitude of a matrix, then every element scaled by it.
+SCALE_2D = """
+kernel @scale2d(%x: view<f32, [%M, %N], in>, %y: view<f32, [%M, %N], out>, %peak: view<f32, [], out>) {
+  %r = iota {axis = 0} : tensor<index, [%M, %N]>
+  %c = iota {axis = 1} : tensor<index, [%M, %N]>
+  %v = read %x index(%r, %c) : tensor<f32, [%M, %N]>
+  %a = abs %v : tensor<f32, [%M, %N]>
+  %m = reduce %a {axes = [0, 1], kind = max} : f32
+  %mb = broadcast %m : tensor<f32, [%M, %N]>
+  %q = div %v, %mb : tensor<f32, [%M, %N]>
+  write %y, %q index(%r, %c)
+  write %peak, %m
+}
+"""
+
+
 def staged_inputs(kernel: str, n: int, rng) -> dict:
     return {"normalize": lambda: {"x": rng.uniform(0.5, 2.0, n).astype(np.float32)},
             "spread": lambda: {"x": rng.integers(-2 ** 20, 2 ** 20, n).astype(np.int32)},

@@ -13,7 +13,7 @@ from differential import assert_close, assert_same_bits
 from gpu_differential import on_gpu_and_interp
 from gpu_required import requires_gpu
 from sample_paths import sample_text
-from staged_programs import CUMSUM, NORMALIZE, SPREAD, staged_inputs
+from staged_programs import CUMSUM, NORMALIZE, SCALE_2D, SPREAD, staged_inputs
 
 EXTENTS = [0, 1, 33, 2048, 2049, 3_000_001]
 PROGRAMS = {"normalize": NORMALIZE, "spread": SPREAD, "cumsum": CUMSUM,
@@ -76,6 +76,15 @@ def test_staged_programs_match_the_interpreter(kernel, n):
             assert np.all(np.abs(got[name] - expected[name]) <= 1e-6 * scale * max(1, np.log2(max(n, 1)))), name
         else:
             assert_same_bits(got[name], expected[name], name)
+
+
+@requires_gpu()
+@pytest.mark.parametrize("shape", [(0, 5), (1, 1), (7, 33), (300, 1001), (1500, 2001)])
+def test_a_reduction_over_a_2d_domain_matches_the_interpreter(shape):
+    x = np.random.default_rng(shape[0]).standard_normal(shape).astype(np.float32)
+    got, expected = on_gpu_and_interp(SCALE_2D, "scale2d", {"x": x})
+    for name in expected:                      # max is exact; the quotients are correctly rounded
+        assert_same_bits(got[name], expected[name], name)
 
 
 @requires_gpu()
