@@ -3,11 +3,13 @@ programs"): its entries in order on one stream, with the scratch memory its grid
 need, whose address follows the kernel's own argument words."""
 from __future__ import annotations
 
+import contextlib
 import math
+from collections.abc import Callable
 
 import numpy as np
 
-from .cuda_driver import DeviceBuffer
+from .cuda_driver import MAX_STREAMS, DeviceBuffer, PreparedLaunch, failure
 
 
 class StagedEntries:
@@ -37,11 +39,34 @@ def _grid(text: str, sm_count: int) -> tuple[int, int, int]:
 
 
 class LaunchSequence:
-    """Prepared launches run in order on one stream (the stages of one kernel launch)."""
+    """Prepared launches run in order on one stream (the stages of one kernel launch), and the
+    scratch memory they share (freed when the sequence goes). Shaped like one
+    `PreparedLaunch` (`by_stream`, `bind`, a call) for the launch fast path (`load.py`)."""
 
-    def __init__(self, launches: list):
-        self.launches = launches
+    def __init__(self, launches: list[PreparedLaunch], scratch: DeviceBuffer):
+        self.launches, self._scratch = launches, scratch
+        self.by_stream: dict[int, Callable[[], int]] = {}
 
     def __call__(self, stream: int = 0) -> None:
-        for prepared in self.launches:
-            prepared(stream)
+        status = (self.by_stream.get(stream) or self.bind(stream))()
+        if status:
+            raise failure(status, "cuLaunchKernelEx")
+
+    def bind(self, stream: int) -> Callable[[], int]:
+        """The call of every stage on `stream`: the first failing launch's CUresult, else 0."""
+        calls = [launch.by_stream.get(stream) or launch.bind(stream) for launch in self.launches]
+
+        def run() -> int:
+            for call in calls:
+                status = call()
+                if status:
+                    return status
+            return 0
+        if len(self.by_stream) >= MAX_STREAMS:
+            self.by_stream.clear()
+        self.by_stream[stream] = run
+        return run
+
+    def __del__(self):
+        with contextlib.suppress(Exception):    # at interpreter exit the driver may be gone first
+            self._scratch.free()

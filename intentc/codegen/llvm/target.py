@@ -122,6 +122,12 @@ class TargetHooks(ABC):
         its code generator)."""
         return em.b.bitcast(value, ir.IntType(32))
 
+    def widen_exactly(self, em: Emitter, word: ir.Value, dtype: str) -> ir.Value | None:
+        """The f64 value of the stored pattern `word` of the low float `dtype`, exact for
+        every pattern that is not a NaN (the caller handles NaNs), in the target's own
+        conversion; None for the shared branch-free decoding."""
+        return None
+
     def math_f32(self, em: Emitter, name: str, x: ir.Value) -> ir.Value | None:
         """`name` of an f32 value in the target's own f32 function (within the spec's math
         library bounds), or None to evaluate in f64 and round once."""

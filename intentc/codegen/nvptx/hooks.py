@@ -17,6 +17,7 @@ from ..llvm.types import F32, F64, I32, I64, I8, register_type
 from ..llvm.values import Body, ElementAt, Group, Memory, Registers, Shape, Tensor
 from .cta import (barrier, block_combine, block_scan, block_slots, block_stride, in_tensor, on_thread_zero,
                   shared_array, slot_coordinate, sreg, unravel)
+from . import widen
 from .mapping import Mapping
 
 if TYPE_CHECKING:
@@ -236,6 +237,9 @@ class NvptxHooks(TargetHooks):
                 "fdiv": f"div.approx{ftz}.f32 $0, $1, $2;"}[name]
         constraints = "=f," + ",".join("f" for _ in args)
         return em.b.asm(ir.FunctionType(F32, [F32] * len(args)), text, constraints, list(args), side_effect=False)
+
+    def widen_exactly(self, em: Emitter, word: ir.Value, dtype: str) -> ir.Value | None:
+        return widen.widen_exactly(em, word, dtype)
 
     def float_bits(self, em: Emitter, value: ir.Value) -> ir.Value:
         # A register move the optimizer cannot see through: ptxas stored the low byte of
