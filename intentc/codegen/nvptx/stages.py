@@ -33,15 +33,18 @@ from ...options import Specialization
 from .cta import SCAN_KINDS, SHUFFLED, UNROLL_BUDGET, _body_ok, _per_coordinate, _outside_regions, _views, per_coordinate_regions
 
 THREADS = 256         # T, every stage's CTA size
-SLOTS = 8             # K consecutive coordinates a thread in a chunk
-# An element-wise program (no grid-wide op) unrolls GRID_SLOTS coordinates a thread; with
-# SPLIT_FULL_CHUNKS every chunk but the last runs a copy of the program without per-slot
-# guards. More slots and the split put more loads in flight but multiply the code, its
-# compile time and its registers (exclusive_offsets' final stage: 212 registers at K = 8
-# with the split, 127 without, 73 at K = 4): bench/grid_chunks_ab.py measures the choices
-# side by side.
-GRID_SLOTS = 8
-SPLIT_FULL_CHUNKS = True
+# K coordinates a thread in a chunk: SLOTS in a staged program, GRID_SLOTS in an
+# element-wise one (no grid-wide op); with SPLIT_FULL_CHUNKS every chunk but the last would
+# run a copy of the program without per-slot guards. Measured on the H200 side by side
+# (bench/results/grid-chunks-ab-20261201-h200-toplevel-r2.json, ratios to torch/Triton,
+# 2^24 elements): K = 8 with the split was fastest for element-wise programs (murmur3 0.88,
+# fast_silu_gelu 1.20, newton 0.85; K = 4 without it 0.71, 1.10, 0.83; K = 1 0.50, 0.73,
+# 0.63; the loop an op 0.39, 0.54, 0.70), but costs 4-8x the compile time of K = 4 and up
+# to 230 registers (special_math 1.1 s to a cubin); for exclusive_offsets K = 4 without the
+# split was best (0.97 against 0.81 at K = 8 with it: 212 registers in its final stage).
+SLOTS = 4
+GRID_SLOTS = 4
+SPLIT_FULL_CHUNKS = False
 
 
 @dataclass(frozen=True)
