@@ -117,6 +117,13 @@ class TargetHooks(ABC):
         (within the spec's bounds, §5.1), or None for the shared correctly rounded code."""
         return None
 
+    def mul_wide_u32(self, em: Emitter, a: ir.Value, b: ir.Value) -> tuple[ir.Value, ir.Value]:
+        """(high, low) 32 bits of the 64-bit product of two u32 values (Philox's rounds): a
+        64-bit product here."""
+        wide = em.b.mul(em.b.zext(a, ir.IntType(64)), em.b.zext(b, ir.IntType(64)))
+        return em.b.trunc(em.b.lshr(wide, ir.Constant(ir.IntType(64), 32)), ir.IntType(32)), em.b.trunc(
+            wide, ir.IntType(32))
+
     def float_bits(self, em: Emitter, value: ir.Value) -> ir.Value:
         """The bits of an f32 as an i32 (a target may keep the value opaque to work around
         its code generator)."""

@@ -241,6 +241,12 @@ class NvptxHooks(TargetHooks):
     def widen_exactly(self, em: Emitter, word: ir.Value, dtype: str) -> ir.Value | None:
         return widen.widen_exactly(em, word, dtype)
 
+    def mul_wide_u32(self, em: Emitter, a: ir.Value, b: ir.Value) -> tuple[ir.Value, ir.Value]:
+        # `mul.hi.u32` and `mul.lo.u32`: from a 64-bit product, LLVM's InstCombine turned the
+        # zext(trunc) operands into masks of i64 values and the NVPTX backend emitted
+        # `mul.lo.s64` (several IMADs) for Philox's 20 products an element.
+        return em.b.call(em.declare("llvm.nvvm.mulhi.ui", I32, [I32, I32]), [a, b]), em.b.mul(a, b)
+
     def float_bits(self, em: Emitter, value: ir.Value) -> ir.Value:
         # A register move the optimizer cannot see through: ptxas stored the low byte of
         # `st.b8` from an f32 register wrongly (quantize_q8_k's scale, byte 0 read as 0).
