@@ -20,33 +20,39 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-IDS = ["integer_hash_u32:murmur3_bucket", "cumsum:exclusive_offsets", "stochastic_rounding_bf16:stochastic_round_bf16",
-       "fast_activations_approx:fast_silu_gelu", "newton_rsqrt_constexpr:newton_rsqrt", "float_sign_bitcast:sign_ops",
-       "special_math:special_math"]
+IDS = ["integer_hash_u32:murmur3_bucket", "stochastic_rounding_bf16:stochastic_round_bf16",
+       "fast_activations_approx:fast_silu_gelu", "cumsum:exclusive_offsets", "newton_rsqrt_constexpr:newton_rsqrt",
+       "float_sign_bitcast:sign_ops", "philox_dropout:dropout", "special_math:special_math"]
 
 
-# name -> (chunked, K coordinates a thread, full chunks without guards); None: the grid form
-VARIANTS = {"chunks_k8_split": (8, True), "chunks_k4": (4, False), "chunks_k2": (2, False), "chunks_k1": (1, False),
-            "loop_per_op": None}
+# name -> (K coordinates a thread, full chunks without guards); None: the grid form
+VARIANTS = {"chunks_k4": (4, False), "chunks_k8": (8, False), "chunks_k8_split": (8, True), "loop_per_op": None}
 
 
-def compiled(spec, dims: dict, variant):
-    """The kernel compiled with the element-wise grid program in `variant`'s form."""
+def compiled(spec, dims: dict, variant, philox_64bit: bool = False):
+    """The kernel compiled with the element-wise grid program in `variant`'s form (and, with
+    `philox_64bit`, Philox's products as the shared lowering's 64-bit multiplies)."""
     from bench.gpu_samples import view_params
+    from intentc.codegen.llvm.target import TargetHooks
     from intentc.codegen.nvptx import compile as nvptx_compile, stages
+    from intentc.codegen.nvptx.hooks import NvptxHooks
     from intentc.runtime.cuda import compile_cuda
     text = (ROOT / "ir_samples" / f"{spec.sample}.kir").read_text()
-    saved = nvptx_compile.STAGED_MAPPINGS, stages.GRID_SLOTS, stages.SLOTS, stages.SPLIT_FULL_CHUNKS
+    saved = (nvptx_compile.STAGED_MAPPINGS, stages.GRID_SLOTS, stages.SLOTS, stages.SPLIT_FULL_CHUNKS,
+             NvptxHooks.mul_wide_u32)
     nvptx_compile.STAGED_MAPPINGS = ("single-thread", "grid") if variant else ("single-thread",)
     slots, split = variant or (saved[1], saved[3])
     stages.GRID_SLOTS, stages.SLOTS, stages.SPLIT_FULL_CHUNKS = slots, slots, split
+    if philox_64bit:
+        NvptxHooks.mul_wide_u32 = TargetHooks.mul_wide_u32  # type: ignore[method-assign]
     try:
         start = time.perf_counter()
         kernel = compile_cuda(text, spec.kernel, spec.specialization(view_params(text, spec.kernel), dims),
                               file=f"ir_samples/{spec.sample}.kir")
         return kernel, time.perf_counter() - start
     finally:
-        nvptx_compile.STAGED_MAPPINGS, stages.GRID_SLOTS, stages.SLOTS, stages.SPLIT_FULL_CHUNKS = saved
+        (nvptx_compile.STAGED_MAPPINGS, stages.GRID_SLOTS, stages.SLOTS, stages.SPLIT_FULL_CHUNKS,
+         NvptxHooks.mul_wide_u32) = saved
 
 
 def measured(spec, reps: int) -> dict:
@@ -54,11 +60,16 @@ def measured(spec, reps: int) -> dict:
     dims = spec.sized(spec.dims[spec.scaled])
     case = spec.build(dims, "cuda")
     row: dict = {"id": spec.id, "size": spec.label(dims), "bytes": case.bytes}
-    for label, variant in VARIANTS.items():
-        kernel, compile_s = compiled(spec, dims, variant)
+    variants = [(label, variant, False) for label, variant in VARIANTS.items()]
+    if "random_bits" in spec.sample or "philox" in spec.sample or "stochastic" in spec.sample:
+        variants.insert(1, ("philox_64bit", VARIANTS["chunks_k4"], True))
+    for label, variant, philox_64bit in variants:
+        kernel, compile_s = compiled(spec, dims, variant, philox_64bit)
         mapping = kernel.launch_config.mapping
         if mapping != "grid" and variant is None:
             break                              # a staged program has no loop-an-op form
+        if mapping not in ("grid", "staged") and label not in ("chunks_k4", "philox_64bit"):
+            continue                           # other mappings have one form (but Philox's two)
         launch = lambda kernel=kernel: kernel.launch_in_place(case.values, spec.constexprs)
         launch()
         kernel.synchronize()
@@ -69,7 +80,7 @@ def measured(spec, reps: int) -> dict:
     for name, baseline in case.baselines.items():
         seconds = timed(baseline, reps)
         row[name] = {"ms": seconds * 1e3, "GB/s": case.bytes / seconds / 1e9}
-        for label in VARIANTS:
+        for label, _, _ in variants:
             if label in row:
                 row[label][f"ratio_{name}"] = round(seconds * 1e3 / row[label]["ms"], 3)
     return row
