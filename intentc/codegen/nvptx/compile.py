@@ -17,9 +17,10 @@ from ..llvm.kernel import LoweredKernel, lower_kernel
 from . import machine
 from .emit import optimized_ptx
 from .hooks import NvptxHooks
-from .mapping import LaunchConfig, launch_config, plan_mapping
+from .mapping import LaunchConfig, Mapping, launch_config, plan_mapping
 from .stage_compile import compile_stages
 from .stages import stage_plan
+from .variants import link_variant, variant_mappings
 
 BAD_ARCH = "E0062"
 # The mappings a tensor program over one domain leaves for the chunked stages (stages.py):
@@ -66,16 +67,29 @@ def compile_ptx(module: Module, kernel_name: str, arch: str, specialization: Spe
     if staged is not None:
         return PtxKernel(*compile_stages(module, kernel, staged, arch, specialization, timings, file, source,
                                          _mark_entry))
-    lowered = lower_kernel(module, kernel_name, NvptxHooks(mapping), specialization, file, source)
-    _mark_entry(lowered, mapping.threads)
+
+    def lower(mapping: Mapping, sites: list | None = None) -> LoweredKernel:
+        lowered = lower_kernel(module, kernel_name, NvptxHooks(mapping), specialization, file, source, sites)
+        _mark_entry(lowered, mapping.threads)
+        return lowered
+    lowered = lower(mapping)
+    variants = []
+    for variant, variant_mapping in variant_mappings(kernel, mapping, specialization):
+        # every entry numbers the check sites alike (one abi.json decodes every entry's status)
+        variants.append((variant, lower(variant_mapping, lowered.sites)))
+        lowered.sites = variants[-1][1].sites
     text = str(lowered.module)
     timings["lower-llvm"] = timings.get("lower-llvm", 0.0) + time.perf_counter() - mark
     mark = time.perf_counter()
     with machine.LOCK:
         parsed = llvm.parse_assembly(text)
+        for variant, variant_lowered in variants:
+            link_variant(parsed, str(variant_lowered.module), variant_lowered.function, variant.entry)
         parsed.verify()
-        ptx = optimized_ptx(parsed, arch, {lowered.function}, timings, mark)
-    return PtxKernel(ptx, launch_config(mapping, lowered.function, arch), lowered)
+        entries = {lowered.function} | {variant.entry for variant, _ in variants}
+        ptx = optimized_ptx(parsed, arch, entries, timings, mark)
+    config = launch_config(mapping, lowered.function, arch, [variant.to_json() for variant, _ in variants])
+    return PtxKernel(ptx, config, lowered)
 
 
 def assemble_cubin(ptx: str, arch: str, timings: dict | None = None) -> bytes:

@@ -1,7 +1,8 @@
 """PTX for a staged program (`stages.py`): each stage lowered as its own entry (the same
 kernel, `StagedHooks` for the stage), the entries linked into one module, then the usual
-libdevice link and kernel pipeline. Check sites are numbered across the stages, so the
-status word names one site of the kernel whichever stage raised it."""
+libdevice link and kernel pipeline. Every stage numbers the check sites alike (as the
+register-form variants do, `variants.py`), so one abi.json decodes the status word whichever
+stage raised it."""
 from __future__ import annotations
 
 import time
@@ -20,6 +21,7 @@ from .cta import known_extents, per_coordinate_regions
 from .mapping import RESIDENT_THREADS, LaunchConfig, Mapping
 from .staged import StagedHooks
 from .stages import THREADS, StagePlan, domain_slots
+from .variants import link_variant
 
 
 def staged_mapping(kernel: Kernel, plan: StagePlan, specialization: Specialization | None) -> Mapping:
@@ -41,33 +43,29 @@ def compile_stages(module: Module, kernel: Kernel, plan: StagePlan, arch: str, s
     lowered_stages: list[tuple[str, LoweredKernel]] = []
     sites: list = []
     for number, stage in enumerate(plan.stages):
-        hooks = StagedHooks(mapping, plan, stage, kernel, words, len(sites))
-        lowered = lower_kernel(module, kernel.name, hooks, specialization, file, source)
+        hooks = StagedHooks(mapping, plan, stage, kernel, words)
+        # every stage numbers the check sites alike (one abi.json decodes every entry's status)
+        lowered = lower_kernel(module, kernel.name, hooks, specialization, file, source, sites)
         mark_entry(lowered, THREADS)
-        sites += lowered.sites
+        sites = lowered.sites
         entry = stage.entry(lowered.function, number) if plan.grid_wide else lowered.function
         lowered_stages.append((entry, lowered))
     timings["lower-llvm"] = timings.get("lower-llvm", 0.0) + time.perf_counter() - mark
     mark = time.perf_counter()
+    (entry, first), *others = lowered_stages
     with machine.LOCK:
-        linked = None
-        for entry, lowered in lowered_stages:
-            parsed = llvm.parse_assembly(str(lowered.module))
-            parsed.get_function(lowered.function).name = entry
-            parsed.verify()
-            if linked is None:
-                linked = parsed
-            else:
-                linked.link_in(parsed)
-        assert linked is not None
-        ptx = optimized_ptx(linked, arch, {entry for entry, _ in lowered_stages}, timings, mark)
-    first = lowered_stages[0][1]
+        linked = llvm.parse_assembly(str(first.module))
+        linked.get_function(first.function).name = entry
+        for other_entry, other in others:
+            link_variant(linked, str(other.module), other.function, other_entry)
+        linked.verify()
+        ptx = optimized_ptx(linked, arch, {name for name, _ in lowered_stages}, timings, mark)
     per_sm = RESIDENT_THREADS // THREADS
     if not plan.grid_wide:         # one launch: an element-wise program on the grid
         config = LaunchConfig(lowered_stages[0][0], "grid", (THREADS, 1, 1), f"ctas_per_sm:{per_sm}", per_sm, arch,
                               plan.slots, layouts=mapping.layouts.to_json(),
                               per_coordinate=sorted(mapping.coordinate_regions))
-        return ptx, config, LoweredKernel(first.module, lowered_stages[0][0], first.slots, sites)
+        return ptx, config, LoweredKernel(first.module, entry, first.slots, sites)
     stages = [{"entry": entry, "role": stage.role, "block": [THREADS, 1, 1],
                "grid": "fixed:1" if stage.role == "combine" else f"ctas_per_sm:{per_sm}"}
               for (entry, _), stage in zip(lowered_stages, plan.stages)]
@@ -75,4 +73,4 @@ def compile_stages(module: Module, kernel: Kernel, plan: StagePlan, arch: str, s
     config = LaunchConfig(lowered_stages[0][0], "staged", (THREADS, 1, 1), f"ctas_per_sm:{per_sm}", per_sm, arch,
                           plan.slots, layouts=mapping.layouts.to_json(), per_coordinate=sorted(mapping.coordinate_regions),
                           stages=stages, scratch=scratch)
-    return ptx, config, LoweredKernel(first.module, lowered_stages[0][0], first.slots, sites)
+    return ptx, config, LoweredKernel(first.module, entry, first.slots, sites)

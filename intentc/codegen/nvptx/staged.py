@@ -24,7 +24,7 @@ from ..llvm.pointwise import binary
 from ..llvm.reduction import combine_builtin, identity_const, scan_neutral
 from ..llvm.types import I32, I64, register_type
 from ..llvm.values import Body, ElementAt, Group, Lazy, Registers, Scalar, Shape, Tensor
-from .cta import CtaPlan, _from_i64, _to_i64, block_combine, block_scan, slot_coordinate, sreg, unravel
+from .cta import CtaPlan, block_combine, block_scan, from_word, slot_coordinate, sreg, to_word, unravel
 from .hooks import NvptxHooks
 from .mapping import Mapping
 from .stages import THREADS, GridWide, Stage, StagePlan, accumulator_of, kind_of
@@ -38,10 +38,9 @@ def chunk_plan(plan: StagePlan) -> CtaPlan:
 
 
 class StagedHooks(NvptxHooks):
-    def __init__(self, mapping: Mapping, plan: StagePlan, stage: Stage, kernel: Kernel, abi_words: int,
-                 site_base: int):
+    def __init__(self, mapping: Mapping, plan: StagePlan, stage: Stage, kernel: Kernel, abi_words: int):
         super().__init__(mapping)
-        self.stages, self.stage, self.abi_words, self.site_base = plan, stage, abi_words, site_base
+        self.stages, self.stage, self.abi_words = plan, stage, abi_words
         self.ops = {op.results[0]: op for op in kernel.body if op.results}
         self.types = value_types(kernel)
         self.top = False               # lowering the top level inside the chunk loop
@@ -116,11 +115,11 @@ class StagedHooks(NvptxHooks):
             return Lazy(dtype, em.shape_of(op.result_types[0]), lambda e, idx: undefined)
         if op.name == "reduce":                    # combined into the chunk-0 word
             word = em.b.load(self._word(em, grid_wide, ir.Constant(I64, 0)))
-            return Scalar(dtype, (), _from_i64(em, word, register_type(dtype)))
+            return Scalar(dtype, (), from_word(em, word, register_type(dtype)))
         return None                                # a resolved scan: `scan` below
 
     # ---- the chunk's coordinates ------------------------------------------------------------------
-    def for_each(self, em, shape: Shape, body: Body, group: Group | None = None) -> None:
+    def for_each(self, em, shape: Shape, body: Body, group: Group | None = None, lane_safe: bool = False) -> None:
         if not self.top:
             em.serial_for_each(shape, body)
             return
@@ -176,7 +175,7 @@ class StagedHooks(NvptxHooks):
             return value
         total = block_combine(em, self.layout, value, identity_const(kind, dtype), combine)
         grid_wide = self._grid_wide(op)
-        self._on_thread_zero(em, lambda: em.b.store(_to_i64(em, total), self._word(em, grid_wide, self.chunk)))
+        self._on_thread_zero(em, lambda: em.b.store(to_word(em, total), self._word(em, grid_wide, self.chunk)))
         return total
 
     def scan(self, em, x: Tensor, kind: str, acc: str, exclusive: bool, reverse: bool, element: ElementAt,
@@ -193,10 +192,10 @@ class StagedHooks(NvptxHooks):
             prefixes.append(running)
         if grid_wide.depth == self.stage.depth:        # partials: the chunk's total, in source order
             _, total = block_scan(em, self.layout, running, neutral, neutral, combine, exclusive=True)
-            self._on_thread_zero(em, lambda: em.b.store(_to_i64(em, total), self._word(em, grid_wide, self.chunk)))
+            self._on_thread_zero(em, lambda: em.b.store(to_word(em, total), self._word(em, grid_wide, self.chunk)))
             undefined = ir.Constant(register_type(acc), ir.Undefined)
             return Lazy(acc, x.shape, lambda e, idx: undefined)
-        carry = _from_i64(em, em.b.load(self._word(em, grid_wide, self.chunk)), register_type(acc))
+        carry = from_word(em, em.b.load(self._word(em, grid_wide, self.chunk)), register_type(acc))
         before, _ = block_scan(em, self.layout, running, carry, neutral, combine, exclusive=True)
         registers = Registers(acc, tuple(x.shape), em.entry_alloca(ir.ArrayType(register_type(acc), self.slots)))
         b = em.b
@@ -238,7 +237,7 @@ class StagedHooks(NvptxHooks):
             em.loop(tid, self.chunks, lambda i: b.store(fold(b.load(partial), self._load(em, grid_wide, i, acc)),
                                                         partial), threads, name="partial")
             total = block_combine(em, self.layout, b.load(partial), identity, fold)
-            self._on_thread_zero(em, lambda: b.store(_to_i64(em, total), self._word(em, grid_wide,
+            self._on_thread_zero(em, lambda: b.store(to_word(em, total), self._word(em, grid_wide,
                                                                                      ir.Constant(I64, 0))))
             return
 
@@ -254,7 +253,7 @@ class StagedHooks(NvptxHooks):
             value = em.when(live, lambda: self._load(em, grid_wide, i, acc), neutral)
             before, total = block_scan(em, self.layout, value, b.load(carry), neutral, scan_step, exclusive=True)
             with b.if_then(live):
-                b.store(_to_i64(em, before), self._word(em, grid_wide, i))
+                b.store(to_word(em, before), self._word(em, grid_wide, i))
             b.store(total, carry)
         em.loop(ir.Constant(I64, 0), self.chunks, tile, threads, name="tile")
 
@@ -269,4 +268,4 @@ class StagedHooks(NvptxHooks):
         return type_.dtype
 
     def _load(self, em, grid_wide: GridWide, chunk: ir.Value, dtype: str) -> ir.Value:
-        return _from_i64(em, em.b.load(self._word(em, grid_wide, chunk)), register_type(dtype))
+        return from_word(em, em.b.load(self._word(em, grid_wide, chunk)), register_type(dtype))
