@@ -88,6 +88,10 @@ class OpDef:
     # counted only when the result has several uses).
     cta_per_coordinate: bool = False
     cta_registers: int | None = None
+    # A structured op whose results, when its body is element-wise and its carried values
+    # have the results' shape, take each coordinate from the same coordinate alone: a GPU
+    # mapping may run it per coordinate (docs/gpu.md, "Regions per coordinate").
+    region_per_coordinate: bool = False
 
     @property
     def variadic(self) -> bool:

@@ -30,6 +30,7 @@ from .seen_calls import SeenCalls
 from .status import illegal_input
 from .variants import Entry, EntryTable
 from .cuda_driver import CudaError, DeviceBuffer, PreparedLaunch, default_device, launch, stream_synchronize
+from .cuda_stages import LaunchSequence, StagedEntries
 
 CUDA_FAILED = "E0090"
 HEAP_BYTES = 4 << 30   # device malloc heap for dynamic temporaries
@@ -67,11 +68,15 @@ class CudaKernel(CompiledKernel):
             self._module = self.device.load(artifacts["kernel.cubin"])
             self._function = self._module.function(self.launch_config.kernel)
             limit = self._module.max_threads(self._function)
+            self._stages = (StagedEntries(self.launch_config, self._module, self.device.sm_count)
+                            if self.launch_config.stages else None)
+            if self._stages:
+                limit = min(self._module.max_threads(f) for f in self._stages.functions)
         except CudaError as error:
             raise cuda_error(error, self.file) from None
         self.block = (_block_threads(self.launch_config, limit, self.file), 1, 1)
         self._entries = self._entry_table()
-        self._launches: dict[bytes, PreparedLaunch] = {}
+        self._launches: dict[bytes, PreparedLaunch | LaunchSequence] = {}
         # Launches prepared for calls seen before (`seen`: shared with the other shape variants
         # of one `LoadedKernel`); `LoadedKernel` looks calls up here first. Emptied (never
         # replaced) when the argument buffers are recycled.
@@ -115,6 +120,16 @@ class CudaKernel(CompiledKernel):
             raise self._illegal_input(status)
         return {name: env[name].logical() for name in self._outputs}
 
+    def _stage_launches(self, chosen: Entry) -> list[tuple]:
+        """(function, grid, block) of each launch one kernel launch makes, in order: the chosen
+        entry, or a staged kernel's stages."""
+        if self._stages is None:
+            return [(chosen.function, chosen.grid, chosen.block)]
+        return [(function, grid, self.block) for function, grid in zip(self._stages.functions, self._stages.grids)]
+
+    def _with_scratch(self, slots: np.ndarray) -> tuple[np.ndarray, DeviceBuffer | None]:
+        return (slots, None) if self._stages is None else self._stages.with_scratch(slots)
+
     def _run(self, chosen: Entry, env: dict, slots: np.ndarray, outputs: list[str]) -> int:
         buffers: dict[int, tuple[np.ndarray, DeviceBuffer]] = {}
         try:
@@ -125,11 +140,12 @@ class CudaKernel(CompiledKernel):
                 if id(base) not in buffers:
                     buffers[id(base)] = (base, DeviceBuffer.from_array(base) if base.size else DeviceBuffer(16))
                 slots[entry.start] = np.int64(np.uint64(buffers[id(base)][1].address).view(np.int64))
-            arguments = DeviceBuffer.from_array(slots)
+            words, scratch = self._with_scratch(slots)
+            arguments = DeviceBuffer.from_array(words)
             status = DeviceBuffer.from_array(np.zeros(1, dtype=np.int64))
             try:
-                launch(chosen.function, chosen.grid, chosen.block,
-                       [np.uint64(arguments.address), np.uint64(status.address)])
+                for function, grid, block in self._stage_launches(chosen):
+                    launch(function, grid, block, [np.uint64(arguments.address), np.uint64(status.address)])
                 self.device.synchronize()
                 word = int(status.download(np.zeros(1, dtype=np.int64))[0])
                 for name in outputs:
@@ -139,6 +155,8 @@ class CudaKernel(CompiledKernel):
             finally:
                 arguments.free()
                 status.free()
+                if scratch is not None:
+                    scratch.free()
             return word
         finally:
             for _, buffer in buffers.values():
@@ -159,7 +177,7 @@ class CudaKernel(CompiledKernel):
         except CudaError as error:
             raise self.diagnostic(error) from None
 
-    def prepare(self, arrays: dict, constexprs: dict | None = None) -> PreparedLaunch:
+    def prepare(self, arrays: dict, constexprs: dict | None = None) -> PreparedLaunch | LaunchSequence:
         """Bind and check the arguments as the interpreter checks a launch; the launch of their
         argument words (uploaded once per distinct set of words)."""
         binding = self._launch()
@@ -174,7 +192,7 @@ class CudaKernel(CompiledKernel):
     def diagnostic(self, error: CudaError) -> DiagnosticError:
         return cuda_error(error, self.file)
 
-    def _prepared(self, signature: bytes, slots: np.ndarray, entry: Entry) -> PreparedLaunch:
+    def _prepared(self, signature: bytes, slots: np.ndarray, entry: Entry) -> PreparedLaunch | LaunchSequence:
         prepared = self._launches.get(signature)
         if prepared is None:
             if len(self._launches) >= MAX_ARGUMENT_BUFFERS:
@@ -183,9 +201,18 @@ class CudaKernel(CompiledKernel):
                 self.device.synchronize()
                 self._launches.clear()
                 self.seen.clear()
-            prepared = self._launches[signature] = PreparedLaunch(entry.function, entry.grid, entry.block,
-                                                                  DeviceBuffer.from_array(slots), self._status.address)
+            prepared = self._launches[signature] = self._new_launch(slots, entry)
         return prepared
+
+    def _new_launch(self, slots: np.ndarray, entry: Entry) -> PreparedLaunch | LaunchSequence:
+        if self._stages is None:
+            return PreparedLaunch(entry.function, entry.grid, entry.block, DeviceBuffer.from_array(slots),
+                                  self._status.address)
+        words, scratch = self._stages.with_scratch(slots)
+        # each stage owns a copy of the argument words (a launch frees its buffer when it goes)
+        return LaunchSequence([PreparedLaunch(function, grid, block, DeviceBuffer.from_array(words),
+                                              self._status.address)
+                               for function, grid, block in self._stage_launches(entry)], scratch)
 
     def synchronize(self, stream: int = 0) -> None:
         """Wait for `stream`; raise the first illegal input an asynchronous launch reported."""
@@ -213,7 +240,7 @@ def _block_threads(launch, limit: int, file: str) -> int:
     to it, and `.maxntid` makes ptxas fit it); otherwise as large as the configuration asks
     or the kernel's registers allow."""
     threads = launch.block[0]
-    if launch.mapping in ("cta", "grid"):
+    if launch.mapping in ("cta", "grid", "staged"):
         return _exact_block(threads, limit, file)
     return max(32, min(threads, limit // 32 * 32)) if threads > 1 else 1
 

@@ -49,7 +49,7 @@ def test_sample_compiles_to_ptx_that_ptxas_accepts(sample, kernel, arch):
     compiled = compile_ptx(module, kernel, arch)
     assert f".target {arch}" in compiled.ptx and f".entry {compiled.launch.kernel}" in compiled.ptx
     assert "__nvvm_reflect" not in compiled.ptx
-    assert json.loads(compiled.launch_json())["mapping"] in ("cta", "grid", "grid-stride", "single-thread")
+    assert json.loads(compiled.launch_json())["mapping"] in ("cta", "grid", "grid-stride", "staged", "single-thread")
     try:
         ptxas_path()
     except ToolchainError as missing:
@@ -71,9 +71,14 @@ def test_ptx_and_cubin_targets_through_the_driver():
 
 def test_mapping_is_single_thread_when_effects_lie_outside_parallel():
     from intentc.codegen.nvptx.mapping import grid_parallel
-    module = _optimized("layernorm")
+    from intentc.parse import parse
+    effect = parse("kernel @k(%x: view<f32, [%N], in>, %y: view<f32, [%N], out>, %z: view<f32, [], out>) {\n"
+                   "  %c = constant {value = 1.0} : f32\n  write %z, %c\n  parallel %N {\n  ^i(%i: index):\n"
+                   "    %v = read %x index(%i) : f32\n    write %y, %v index(%i)\n  }\n}\n")
+    assert grid_parallel(effect.find("k")) is None
+    module = _optimized("layernorm")        # its prologue only reads views: re-read where used
     kernel = next(i for i in module.items if isinstance(i, Kernel))
-    assert grid_parallel(kernel) is None
+    assert grid_parallel(kernel).name == "parallel"
     module = _optimized("vector_add")
     assert grid_parallel(module.find("vector_add")).name == "parallel"
 

@@ -17,11 +17,8 @@ from sample_paths import SAMPLES
 # kernel -> why it still runs on one thread (mapping single-thread, or tensors in a
 # grid-stride iteration); the bar of issue 13 is an empty table.
 ONE_THREAD = {
-    "bias_act": "single-thread: the prologue reads a view (a grid-stride prologue would malloc per thread)",
-    "causal_attention": "single-thread: several top-level stages (needs several launches)",
-    "exclusive_offsets": "single-thread: a top-level scan (needs a two-level scan)",
-    "newton_rsqrt": "single-thread: a top-level loop carrying a tensor",
-    "q4k_q8k_matvec": "single-thread: several top-level stages",
+    "causal_attention": "grid-stride: matvec and region_fold per iteration",
+    "q4k_q8k_matvec": "grid-stride: a quantized contraction per iteration",
     "ema_rows": "grid-stride: a buffer",
     "matmul_tiled": "grid-stride: a loop carrying a tile (the K loop)",
     "mxfp4_matmul": "grid-stride: scaled contraction",

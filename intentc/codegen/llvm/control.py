@@ -15,6 +15,7 @@ from llvmlite import ir
 from ...ir import errors
 from ...ir.nodes import Helper, Region
 from ...ir.types import EnumType, RecordType, TensorType, TupleType, Type
+from .coordinate_region import per_coordinate_if, per_coordinate_loop
 from .emitter import CheckSite, Emitter
 from .fixed_point import loop_to_fixed_point, stops_at_fixed_point
 from .lowering import NotLowered, lower_ops
@@ -135,6 +136,8 @@ def _loop_op(em, op):
     em.check(CheckSite(op, errors.LOOP_STEP, "loop step is not positive"), bad_step)
     upper = b.select(bad_step, lower, upper)
     step = b.select(bad_step, ir.Constant(I64, 1), step)
+    if em.hooks.per_coordinate(em, op):
+        return per_coordinate_loop(em, op, lower, upper, step)
     slots = [make_slot(em, t) for t in op.result_types]
     write_slots(em, slots, [em.env[n] for n in (op.group("iter") or ())])
     region = op.regions[0]
@@ -153,6 +156,8 @@ def _loop_op(em, op):
 @LOWERINGS.register("if")
 def _if_op(em, op):
     (cond,) = (em.env[n] for n in op.operands)
+    if em.hooks.per_coordinate(em, op):
+        return per_coordinate_if(em, op, cond.value)
     slots = [make_slot(em, t) for t in op.result_types]
 
     def branch(region):

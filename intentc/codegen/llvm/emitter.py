@@ -57,6 +57,7 @@ class Emitter:
         self.loop_depth = 0
         self.branch_depth = 0              # inside an if_then branch: temporaries die with it
         self.element_memo: dict = {}      # elements emitted during the current op (elements.py)
+        self.at_one_coordinate = 0        # lowering a region for one coordinate (coordinate_region.py)
         self._below: list[tuple[ir.Value, ir.Value]] = []   # (value, bound): value < bound holds here
         self.lane_mask: ir.Value | None = None   # i1: the element being emitted is live (None: always)
         # i8 flags of the loop trips being lowered that stop at a fixed point (fixed_point.py):

@@ -61,7 +61,7 @@ def lower_kernel(module: Module, kernel_name: str, hooks: TargetHooks, specializ
         em.number_sites_as(sites)
     _bind_params(em, kernel, slots, function.args[0], specialization)
     try:
-        lower_ops(em, kernel.body)
+        hooks.lower_top_level(em, list(kernel.body), lower_ops)
     except NotLowered as missing:
         op = missing.op
         reason = f" ({missing.reason})" if missing.reason else ""

@@ -46,14 +46,17 @@ def lower_op(em: Emitter, op: Op) -> None:
             em.b.store(ir.Constant(ir.IntType(8), 1), flag)
     outer, em.current_op = em.current_op, op
     try:
-        out = impl(em, op)
+        out = em.hooks.substitute(em, op)
+        if out is None:
+            out = impl(em, op)
     finally:
         em.current_op = outer
     em.defs.update(dict.fromkeys(op.results, op))
     if op.results:
         values = list(out) if op.name in MULTI else [out]
         for name, value in zip(op.results, values):
-            if isinstance(value, Lazy) and value.costly and em.uses.get(name, 0) > 1 and not em.hooks.keep_lazy(em, True):
+            if (isinstance(value, Lazy) and value.costly and em.uses.get(name, 0) > 1 and not em.at_one_coordinate
+                    and not em.hooks.keep_lazy(em, True)):
                 value = em.materialize(value)
             em.env[name] = value
     em.flush_checks()

@@ -20,7 +20,7 @@ from .lowfloat import to_register, to_storage
 from .pointwise import binary
 from .shape import broadcast_index, broadcast_to
 from .types import I1, I8, I64, LOW_FLOATS, is_signed, register_type, storage_type
-from .values import BufferRef, Coordinate, Lazy, Scalar, Tensor, ViewRef
+from .values import BufferRef, Coordinate, Derived, Lazy, Scalar, Tensor, ViewRef, coordinate_axes
 from .lowering import LOWERINGS
 
 
@@ -229,7 +229,10 @@ def _read_op(em, op):
     if not shape:
         return Scalar(type_.dtype, (), element([]))
     if em.hooks.lazy_read(em, acc.resource):
-        return Lazy(type_.dtype, shape, lambda e, idx: element(idx), costly=True)
+        # a Derived of the coordinate: each element is loaded once per coordinate and basic
+        # block (elements.py), not once per use
+        return Derived(type_.dtype, shape, costly=not em.hooks.read_at_each_use(em, acc.resource),
+                       combine=lambda e, coordinate: element(list(coordinate)), operands=coordinate_axes(shape))
     vectorizable = isinstance(acc.resource, ViewRef) and type_.dtype in VECTOR_DTYPES
     return em.tabulate(type_.dtype, shape, element, group if vectorizable else None)
 

@@ -26,10 +26,10 @@ def philox_word(em: Emitter, seed: ir.Value, counter: ir.Value) -> ir.Value:
     block = b.lshr(counter, ir.Constant(I64, 2))
     c0, c1, c2, c3 = low(block), high(block), ir.Constant(I32, 0), ir.Constant(I32, 0)
     k0, k1 = low(seed), high(seed)
+    m0, m1 = ir.Constant(I32, M0), ir.Constant(I32, M1)
     for _ in range(10):
-        p0 = b.mul(ir.Constant(I64, M0), b.zext(c0, I64))
-        p1 = b.mul(ir.Constant(I64, M1), b.zext(c2, I64))
-        hi0, lo0, hi1, lo1 = high(p0), low(p0), high(p1), low(p1)
+        hi0, lo0 = em.hooks.mul_wide_u32(em, m0, c0)
+        hi1, lo1 = em.hooks.mul_wide_u32(em, m1, c2)
         c0, c1, c2, c3 = b.xor(b.xor(hi1, c1), k0), lo1, b.xor(b.xor(hi0, c3), k1), lo0
         k0 = b.add(k0, ir.Constant(I32, W0))
         k1 = b.add(k1, ir.Constant(I32, W1))

@@ -30,6 +30,16 @@ class TargetHooks(ABC):
     data_layout = ""
 
     # ---- the physical mapping ----------------------------------------------------------------
+    def lower_top_level(self, em: Emitter, ops: list[Op], lower: Callable[[Emitter, list[Op]], object]) -> None:
+        """Lower the kernel's top-level `ops` with `lower` (a target may run them inside a loop
+        of its own, or emit other code for a stage of the kernel)."""
+        lower(em, ops)
+
+    def substitute(self, em: Emitter, op: Op) -> object | None:
+        """None to lower `op` as usual; otherwise the op's value instead of lowering it
+        (anything for an op without results: it is then skipped)."""
+        return None
+
     @abstractmethod
     def parallel(self, em: Emitter, op: Op, extents: Shape, iteration: Body) -> None:
         """Run iteration(idx) for every coordinate of the domain `extents` (any order)."""
@@ -68,6 +78,17 @@ class TargetHooks(ABC):
         """Read `resource` at each use of the result (no temporary) instead of once."""
         return False
 
+    def per_coordinate(self, em: Emitter, op: Op) -> bool:
+        """Lower the `loop` or `if` op as lazy tensors whose elements each run the region at
+        their own coordinate (`coordinate_region.py`; the target has checked that its body
+        is element-wise) instead of carrying whole tensors."""
+        return False
+
+    def read_at_each_use(self, em: Emitter, resource: object) -> bool:
+        """A `lazy_read` of `resource` that is never materialized, not even inside a
+        `parallel` iteration (a view every thread of the grid reads: copying it per thread
+        would cost more than reading each element where it is used)."""
+        return False
     def once(self, em: Emitter, effect: Callable[[], Sequence[ir.Value]]) -> Sequence[ir.Value]:
         """Run `effect` (a scalar access with side effects) once for the iteration being
         lowered and give its values to every thread that runs the iteration (here, one)."""
@@ -128,6 +149,13 @@ class TargetHooks(ABC):
         """An approximate-mode f32 `name` (exp2, tanh, fdiv) in the target's own instruction
         (within the spec's bounds, §5.1), or None for the shared correctly rounded code."""
         return None
+
+    def mul_wide_u32(self, em: Emitter, a: ir.Value, b: ir.Value) -> tuple[ir.Value, ir.Value]:
+        """(high, low) 32 bits of the 64-bit product of two u32 values (Philox's rounds): a
+        64-bit product here."""
+        wide = em.b.mul(em.b.zext(a, ir.IntType(64)), em.b.zext(b, ir.IntType(64)))
+        return em.b.trunc(em.b.lshr(wide, ir.Constant(ir.IntType(64), 32)), ir.IntType(32)), em.b.trunc(
+            wide, ir.IntType(32))
 
     def float_bits(self, em: Emitter, value: ir.Value) -> ir.Value:
         """The bits of an f32 as an i32 (a target may keep the value opaque to work around

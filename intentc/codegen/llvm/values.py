@@ -154,5 +154,12 @@ class RecordVal:
     fields: dict = field(default_factory=dict)
 
 
+def coordinate_axes(shape: Sequence[ir.Value]) -> tuple[Lazy, ...]:
+    """The coordinate's components as index tensors of `shape`: the operands of a `Derived`
+    whose element is a function of its coordinate (`combine` gets the coordinate), so that
+    it is emitted once per coordinate and basic block (elements.py)."""
+    return tuple(Lazy("index", tuple(shape), lambda e, idx, a=a: idx[a]) for a in range(len(shape)))
+
+
 def scalar(dtype: str, value: ir.Value) -> Scalar:
     return Scalar(dtype, (), value)

@@ -14,12 +14,19 @@ from ...diagnostics import Diagnostic, DiagnosticError
 from ...ir.nodes import Kernel, Module
 from ...options import Specialization
 from ..llvm.kernel import LoweredKernel, lower_kernel
-from . import libdevice, machine
+from . import machine
+from .emit import optimized_ptx
 from .hooks import NvptxHooks
 from .mapping import LaunchConfig, Mapping, launch_config, plan_mapping
+from .stage_compile import compile_stages
+from .stages import stage_plan
 from .variants import link_variant, variant_mappings
 
 BAD_ARCH = "E0062"
+# The mappings a tensor program over one domain leaves for the chunked stages (stages.py):
+# one thread (grid-wide ops), and the grid form's loop an op (element-wise programs: one
+# chunk loop for every op, each element read once, K coordinates a thread in flight).
+STAGED_MAPPINGS = ("single-thread", "grid")
 
 
 @dataclass
@@ -56,6 +63,10 @@ def compile_ptx(module: Module, kernel_name: str, arch: str, specialization: Spe
     assert isinstance(kernel, Kernel), kernel_name
     mark = time.perf_counter()
     mapping = plan_mapping(kernel, specialization, module)
+    staged = stage_plan(kernel, specialization) if mapping.kind in STAGED_MAPPINGS else None
+    if staged is not None:
+        return PtxKernel(*compile_stages(module, kernel, staged, arch, specialization, timings, file, source,
+                                         _mark_entry))
 
     def lower(mapping: Mapping, sites: list | None = None) -> LoweredKernel:
         lowered = lower_kernel(module, kernel_name, NvptxHooks(mapping), specialization, file, source, sites)
@@ -75,16 +86,8 @@ def compile_ptx(module: Module, kernel_name: str, arch: str, specialization: Spe
         for variant, variant_lowered in variants:
             link_variant(parsed, str(variant_lowered.module), variant_lowered.function, variant.entry)
         parsed.verify()
-        libdevice.link(parsed, arch)
         entries = {lowered.function} | {variant.entry for variant, _ in variants}
-        for function in parsed.functions:
-            if not function.is_declaration and function.name not in entries:
-                function.linkage = "internal"
-        machine.optimize(parsed, arch)
-        timings["llvm-opt"] = timings.get("llvm-opt", 0.0) + time.perf_counter() - mark
-        mark = time.perf_counter()
-        ptx = machine.emit_ptx(parsed, arch)
-    timings["ptx-emit"] = timings.get("ptx-emit", 0.0) + time.perf_counter() - mark
+        ptx = optimized_ptx(parsed, arch, entries, timings, mark)
     config = launch_config(mapping, lowered.function, arch, [variant.to_json() for variant, _ in variants])
     return PtxKernel(ptx, config, lowered)
 

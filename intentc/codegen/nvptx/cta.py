@@ -42,6 +42,7 @@ from ..layout.assign import elements
 from ..layout.encodings import Blocked, row_blocked
 from ..llvm.types import F32, F64, I32, I64, LOW_FLOATS, register_type
 from ..llvm.values import Body, Memory, Shape
+from .coordinate_regions import coordinate_regions
 from .cta_groups import GROUP_CTA_THREADS, group_width
 from .cta_regions import (CTA_WIDE, ELEMENTWISE, chunk_scans_ok, nested_ops, region_op_ok, scans_last_axis,
                           staged_reductions)
@@ -303,7 +304,8 @@ def masked_plans(kernel: Kernel, known: dict[str, int], bounds: tuple[int, ...])
     serving every S up to it (each slot guarded against the run-time S); none when the
     body does not fit the register form."""
     found = iteration(kernel)
-    if found is None or not _body_ok(found[1], _views(kernel), True, known):
+    if found is None or not _body_ok(_outside_regions(found[1], per_coordinate_regions(kernel)), _views(kernel), True,
+                                     known):
         return []
     parallel, ops = found
     wanted = _slots_wanted(ops, kernel.body)
@@ -321,11 +323,12 @@ def cta_plan(kernel: Kernel, specialization: Specialization | None = None,
     if found is None:
         return None
     parallel, ops = found
+    flat = _outside_regions(ops, per_coordinate_regions(kernel))   # regions per coordinate: like element-wise ops
     views = _views(kernel)
     read_only = frozenset(name for name, direction in views.items() if direction == "in")
     known = known_extents(kernel, specialization)
     size = register_size(kernel.body, ops, known)
-    if size and size <= MAX_SLOTS * MAX_THREADS and _body_ok(ops, views, True, known, helpers):
+    if size and size <= MAX_SLOTS * MAX_THREADS and _body_ok(flat, views, True, known, helpers):
         # several iterations a CTA only where every combine is a group's butterfly
         whole_cta = any(op.name in CTA_WIDE for op in nested_ops(ops, helpers))
         width = None if whole_cta else group_width(size, ops, MIN_SLOTS)
@@ -340,13 +343,30 @@ def cta_plan(kernel: Kernel, specialization: Specialization | None = None,
                        transposed=tuple((name, order) for name, order in transposed.items() if name in staged),
                        costly_prologue=_costly_prologue(kernel.body, size, known))
     shared_results = staged_reductions(nested_ops(ops, helpers), known, DYNAMIC_THREADS)
-    if not (_body_ok(ops, views, False, known, helpers) and chunk_scans_ok(ops, helpers)
+    if not (_body_ok(flat, views, False, known, helpers) and chunk_scans_ok(ops, helpers)
             and shared_results is not None):
         return None
     inout_read = frozenset(op.operands[0] for op in ops if op.name == "read" and views[op.operands[0]] == "inout")
     return CtaPlan(parallel, read_only | inout_read, DYNAMIC_THREADS, 0, shared_results=shared_results)
 
 GRID_THREADS = 256         # the grid form's CTA size
+
+
+def per_coordinate_regions(kernel: Kernel) -> frozenset[str]:
+    """The loops and ifs of `kernel` that run per coordinate (`coordinate_regions.py`): their
+    bodies hold element-wise ops and reads of `in` views."""
+    views = _views(kernel)
+
+    def allowed(op: Op) -> bool:
+        if op.name == "read":
+            return views.get(op.operands[0]) == "in"
+        return op.name in ELEMENTWISE and _body_ok([op], views, False, {})
+    return coordinate_regions(kernel.body, allowed)
+
+
+def _outside_regions(ops: list[Op], regions: frozenset[str]) -> list[Op]:
+    """`ops` without the regions that run per coordinate (lazy tensors, like element-wise ops)."""
+    return [op for op in ops if not (op.results and op.results[0] in regions)]
 
 
 def _per_coordinate(op: Op) -> bool:
@@ -358,11 +378,12 @@ def _per_coordinate(op: Op) -> bool:
 def grid_plan(kernel: Kernel) -> CtaPlan | None:
     """The grid form of a kernel without `parallel` whose top level is an element-wise tensor
     program: reads of `in` views (or an inout view read then written at the same lanes),
-    element-wise ops and writes of every view at most once. Each coordinate of every tensor
+    element-wise ops, loops and ifs that run per coordinate (`coordinate_regions.py`) and writes of
+    every view at most once. Each coordinate of every tensor
     belongs to one thread of the grid (linear e ≡ global thread id mod grid size), so every
     element is read, computed and written by its own thread."""
-    ops = [op for op in kernel.body if op.name != "yield"]
     views = _views(kernel)
+    ops = _outside_regions([op for op in kernel.body if op.name != "yield"], per_coordinate_regions(kernel))
     writes = [op.operands[0] for op in ops if op.name == "write"]
     if (not writes or len(writes) != len(set(writes)) or not all(_per_coordinate(op) for op in ops)
             or not _body_ok(ops, views, False, {}, {})):

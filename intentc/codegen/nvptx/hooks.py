@@ -154,10 +154,17 @@ class NvptxHooks(TargetHooks):
         return before_parallel and not self._hoists_prologue
 
     def lazy_read(self, em: Emitter, resource: object) -> bool:
-        if self.plan is None or (self.in_cta and self.plan.slots):
+        if self.plan is None:
+            return self.read_at_each_use(em, resource)
+        if self.in_cta and self.plan.slots:
             return False
         return getattr(resource, "name", None) in self.plan.lazy_views
 
+    def read_at_each_use(self, em: Emitter, resource: object) -> bool:
+        return self.plan is None and getattr(resource, "name", None) in self.mapping.lazy_views
+
+    def per_coordinate(self, em: Emitter, op: Op) -> bool:
+        return op.results[0] in self.mapping.coordinate_regions
     @property
     def _hoists_prologue(self) -> bool:
         """In the register form a thread owns the same coordinates in every iteration, so a
@@ -304,6 +311,11 @@ class NvptxHooks(TargetHooks):
     def widen_exactly(self, em: Emitter, word: ir.Value, dtype: str) -> ir.Value | None:
         return widen.widen_exactly(em, word, dtype)
 
+    def mul_wide_u32(self, em: Emitter, a: ir.Value, b: ir.Value) -> tuple[ir.Value, ir.Value]:
+        # `mul.hi.u32` and `mul.lo.u32`: from a 64-bit product, LLVM's InstCombine turned the
+        # zext(trunc) operands into masks of i64 values and the NVPTX backend emitted
+        # `mul.lo.s64` (several IMADs) for Philox's 20 products an element.
+        return em.b.call(em.declare("llvm.nvvm.mulhi.ui", I32, [I32, I32]), [a, b]), em.b.mul(a, b)
     def narrow_exactly(self, em: Emitter, value: ir.Value, dtype: str) -> ir.Value | None:
         return narrow.narrow_exactly(em, value, dtype)
 

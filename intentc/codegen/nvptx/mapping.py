@@ -16,11 +16,12 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from ...ir.nodes import Helper, Kernel, Module, Op
+from ...ir.types import ViewType
 from ...options import Specialization
 from ...passes.ir_walk import is_pure_tree
 from ..layout.assign import Assignment, assign, elements
 from ..layout.encodings import Shared, row_blocked
-from .cta import CtaPlan, cta_plan, grid_plan, known_extents
+from .cta import CtaPlan, cta_plan, grid_plan, known_extents, per_coordinate_regions
 from .cta_staging import mark_staged
 
 BLOCK_THREADS = 256
@@ -33,24 +34,34 @@ COSTLY_PROLOGUE_SHRINK = 4
 
 @dataclass(frozen=True)
 class Mapping:
-    kind: str                    # "cta" | "grid" | "grid-stride" | "single-thread"
+    kind: str                    # "cta" | "grid" | "grid-stride" | "staged" | "single-thread"
     threads: int                 # the CTA size
     parallel: Op | None          # the top-level `parallel` spread over the grid
     cta: CtaPlan | None = None
     layouts: Assignment = field(default_factory=Assignment)   # every tensor value's layout
+    lazy_views: frozenset = frozenset()   # (grid-stride) views the prologue reads, read at each use
+    reason: str = ""                      # (single-thread) why
+    coordinate_regions: frozenset = frozenset()   # loops and ifs run per coordinate, by first result
 
 
 @dataclass(frozen=True)
 class LaunchConfig:
     """How the runtime launches the kernel; stored beside the PTX/cubin as JSON."""
     kernel: str                  # the PTX entry name
-    mapping: str                 # "cta" | "grid" | "grid-stride" | "single-thread"
+    mapping: str                 # "cta" | "grid" | "grid-stride" | "staged" | "single-thread"
     block: tuple[int, int, int]  # exact for "cta" and "grid" (the code is compiled for it), an upper bound otherwise
     grid: str                    # "ctas_per_sm:N" (sized to the device) | "fixed:1"
     ctas_per_sm: int
     arch: str
     slots: int = 0               # coordinates each thread keeps in registers (the CTA mapping's register form)
     layouts: dict = field(default_factory=dict)   # Assignment.to_json(): encodings, values, conversions
+    per_coordinate: list = field(default_factory=list)   # loops and ifs run per coordinate (first results)
+    lazy_views: list = field(default_factory=list)       # (grid-stride) views the prologue reads at each use
+    reason: str = ""             # why a kernel runs on one thread
+    # "staged" (stages.py): the entries launched in order ({entry, role, block, grid}), and the
+    # scratch memory the runtime allocates (chunk, words_per_chunk, domain extents, grid-wide ops)
+    stages: list = field(default_factory=list)
+    scratch: dict = field(default_factory=dict)
     # register-form entries for run-time row lengths (nvptx/variants.py), by increasing `max`;
     # a launch whose extent exceeds every `max` runs `kernel` as configured above
     variants: list = field(default_factory=list)
@@ -66,17 +77,28 @@ class LaunchConfig:
 
 
 def grid_parallel(kernel: Kernel) -> Op | None:
-    """The top-level `parallel` op to spread over the grid, or None for one thread."""
+    """The top-level `parallel` op to spread over the grid, or None for one thread: the
+    other top-level ops must be pure or reads of `in` views (which every thread re-reads at
+    each use, `prologue_views`)."""
     parallels = [op for op in kernel.body if op.name == "parallel"]
     if len(parallels) != 1:
         return None
     others = [op for op in kernel.body if op is not parallels[0] and op.name != "yield"]
-    return parallels[0] if all(is_pure_tree(op) for op in others) else None
+    read_only = {p.name for p in kernel.params if isinstance(p.type, ViewType) and p.type.direction == "in"}
+    return parallels[0] if all(is_pure_tree(op) or (op.name == "read" and op.operands[0] in read_only)
+                               for op in others) else None
+
+
+def prologue_views(kernel: Kernel, parallel: Op) -> frozenset[str]:
+    """The views a grid-stride kernel reads before its `parallel`: read where each element is
+    used (the same elements for every thread: cached), not copied into a temporary per thread."""
+    return frozenset(op.operands[0] for op in kernel.body[:kernel.body.index(parallel)] if op.name == "read")
 
 
 def plan_mapping(kernel: Kernel, specialization: Specialization | None = None, module: Module | None = None) -> Mapping:
     known = known_extents(kernel, specialization or Specialization())
     helpers = {item.name: item for item in module.items if isinstance(item, Helper)} if module else {}
+    regions = per_coordinate_regions(kernel)
     cta = cta_plan(kernel, specialization, helpers) or grid_plan(kernel)
     if cta is not None:
         # every tensor over the row-major linearization of its coordinates, T threads
@@ -87,21 +109,39 @@ def plan_mapping(kernel: Kernel, specialization: Specialization | None = None, m
         mark_staged(layouts, cta.staged)
         for name, _, _ in cta.shared_results:   # partial reductions' results live in shared memory
             layouts.values[name] = Shared(tuple(reversed(range(layouts.values[name].rank))))
-        return Mapping(kind, cta.threads, cta.parallel, cta, layouts)
+        return Mapping(kind, cta.threads, cta.parallel, cta, layouts, coordinate_regions=regions)
     grid = grid_parallel(kernel)
     one_thread = assign(kernel.body, None, known, one_thread_per_iteration=True)
     if grid is not None:
-        return Mapping("grid-stride", BLOCK_THREADS, grid, layouts=one_thread)
-    return Mapping("single-thread", 1, None, layouts=one_thread)
+        return Mapping("grid-stride", BLOCK_THREADS, grid, layouts=one_thread, lazy_views=prologue_views(kernel, grid),
+                       coordinate_regions=regions)
+    return Mapping("single-thread", 1, None, layouts=one_thread, reason=single_thread_reason(kernel))
+
+
+def single_thread_reason(kernel: Kernel) -> str:
+    """Why no mapping spreads `kernel` over threads, naming the op that keeps it in order."""
+    parallels = [op for op in kernel.body if op.name == "parallel"]
+    if len(parallels) > 1:
+        return f"{len(parallels)} top-level `parallel` ops (each would need the previous one finished grid-wide)"
+    for op in kernel.body:
+        if op in parallels or op.name == "read" or is_pure_tree(op):
+            continue
+        where = f" at {op.loc.line}:{op.loc.col}" if op.loc else ""
+        if op.regions:
+            return f"`{op.name}`{where} has effects outside `parallel`: its body runs in order, on one thread"
+        return f"`{op.name}`{where} outside `parallel` is not an element-wise write of a tensor program"
+    return "the top-level program holds ops no grid mapping spreads over threads yet"
 
 
 def launch_config(mapping: Mapping, entry: str, arch: str, variants: list | None = None) -> LaunchConfig:
     layouts, variants = mapping.layouts.to_json(), list(variants or [])
     if mapping.kind == "single-thread":
-        return LaunchConfig(entry, mapping.kind, (1, 1, 1), "fixed:1", 0, arch, layouts=layouts, variants=variants)
+        return LaunchConfig(entry, mapping.kind, (1, 1, 1), "fixed:1", 0, arch, layouts=layouts, variants=variants,
+                            reason=mapping.reason)
     per_sm = max(1, RESIDENT_THREADS // mapping.threads)
     if mapping.cta is not None and mapping.cta.costly_prologue:
         per_sm = max(1, per_sm // COSTLY_PROLOGUE_SHRINK)
     return LaunchConfig(entry, mapping.kind, (mapping.threads, 1, 1), f"ctas_per_sm:{per_sm}", per_sm, arch,
                         mapping.cta.slots if mapping.cta else 0, layouts=layouts, variants=variants,
-                        iterations_per_cta=mapping.cta.iterations if mapping.cta else 1)
+                        iterations_per_cta=mapping.cta.iterations if mapping.cta else 1,
+                        per_coordinate=sorted(mapping.coordinate_regions), lazy_views=sorted(mapping.lazy_views))

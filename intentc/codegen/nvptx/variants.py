@@ -103,7 +103,8 @@ def variant_mappings(kernel: Kernel, base: Mapping, specialization: Specializati
     if row is None:
         return []
     extent, factor = row
-    return [(_variant(kernel.name, plan, extent, factor), Mapping("cta", plan.threads, plan.parallel, plan))
+    return [(_variant(kernel.name, plan, extent, factor),
+             Mapping("cta", plan.threads, plan.parallel, plan, coordinate_regions=base.coordinate_regions))
             for plan in masked_plans(kernel, known, VARIANT_SIZES)]
 
 

@@ -1,0 +1,23 @@
+"""From a parsed LLVM module of kernel entries to PTX: libdevice linked, every function but
+the entries internal, the kernel pipeline (`machine.optimize`), LLVM's NVPTX printer."""
+from __future__ import annotations
+
+import time
+
+import llvmlite.binding as llvm
+
+from . import libdevice, machine
+
+
+def optimized_ptx(module: llvm.ModuleRef, arch: str, entries: set[str], timings: dict, mark: float) -> str:
+    """PTX of `module` (call under `machine.LOCK`); times `llvm-opt` from `mark`, then `ptx-emit`."""
+    libdevice.link(module, arch)
+    for function in module.functions:
+        if not function.is_declaration and function.name not in entries:
+            function.linkage = "internal"
+    machine.optimize(module, arch)
+    timings["llvm-opt"] = timings.get("llvm-opt", 0.0) + time.perf_counter() - mark
+    mark = time.perf_counter()
+    ptx = machine.emit_ptx(module, arch)
+    timings["ptx-emit"] = timings.get("ptx-emit", 0.0) + time.perf_counter() - mark
+    return ptx

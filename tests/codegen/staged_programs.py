@@ -1,0 +1,68 @@
+"""Top-level programs with whole-tensor reductions and scans (nvptx/stages.py), shared by the
+mapping tests and the GPU differential tests."""
+from __future__ import annotations
+
+import numpy as np
+
+# Normalize by the sum: one reduction (depth 1) then element-wise use of its value.
+NORMALIZE = """
+kernel @normalize(%x: view<f32, [%N], in>, %y: view<f32, [%N], out>, %total: view<f32, [], out>) {
+  %i = iota : tensor<index, [%N]>
+  %v = read %x index(%i) : tensor<f32, [%N]>
+  %s = reduce %v {axes = [0], kind = sum} : f32
+  %sb = broadcast %s : tensor<f32, [%N]>
+  %q = div %v, %sb : tensor<f32, [%N]>
+  write %y, %q index(%i)
+  write %total, %s
+}
+"""
+
+# Integers, two depths: the maximum, then an inclusive scan of the distances to it, and a
+# min scan beside it (every result exact).
+SPREAD = """
+kernel @spread(%x: view<i32, [%N], in>, %m: view<i32, [], out>, %c: view<i64, [%N], out>, %lo: view<i32, [%N], out>) {
+  %i = iota : tensor<index, [%N]>
+  %v = read %x index(%i) : tensor<i32, [%N]>
+  %mx = reduce %v {axes = [0], kind = max} : i32
+  %mb = broadcast %mx : tensor<i32, [%N]>
+  %d = sub %mb, %v : tensor<i32, [%N]>
+  %cs = scan %d {acc = i64, axis = 0, kind = sum} : tensor<i64, [%N]>
+  %mins = scan %v {axis = 0, kind = min} : tensor<i32, [%N]>
+  write %m, %mx
+  write %c, %cs index(%i)
+  write %lo, %mins index(%i)
+}
+"""
+
+# A float prefix sum (a scan keeps source order; its parenthesization is the compiler's, §6).
+CUMSUM = """
+kernel @cumsum(%x: view<f32, [%N], in>, %y: view<f32, [%N], out>) {
+  %i = iota : tensor<index, [%N]>
+  %v = read %x index(%i) : tensor<f32, [%N]>
+  %c = scan %v {axis = 0, kind = sum} : tensor<f32, [%N]>
+  write %y, %c index(%i)
+}
+"""
+
+
+# A 2-D domain: the maximum magnitude of a matrix, then every element scaled by it.
+SCALE_2D = """
+kernel @scale2d(%x: view<f32, [%M, %N], in>, %y: view<f32, [%M, %N], out>, %peak: view<f32, [], out>) {
+  %r = iota {axis = 0} : tensor<index, [%M, %N]>
+  %c = iota {axis = 1} : tensor<index, [%M, %N]>
+  %v = read %x index(%r, %c) : tensor<f32, [%M, %N]>
+  %a = abs %v : tensor<f32, [%M, %N]>
+  %m = reduce %a {axes = [0, 1], kind = max} : f32
+  %mb = broadcast %m : tensor<f32, [%M, %N]>
+  %q = div %v, %mb : tensor<f32, [%M, %N]>
+  write %y, %q index(%r, %c)
+  write %peak, %m
+}
+"""
+
+
+def staged_inputs(kernel: str, n: int, rng) -> dict:
+    return {"normalize": lambda: {"x": rng.uniform(0.5, 2.0, n).astype(np.float32)},
+            "spread": lambda: {"x": rng.integers(-2 ** 20, 2 ** 20, n).astype(np.int32)},
+            "cumsum": lambda: {"x": rng.uniform(-1, 1, n).astype(np.float32)},
+            "exclusive_offsets": lambda: {"counts": rng.integers(0, 60000, n).astype(np.uint16)}}[kernel]()

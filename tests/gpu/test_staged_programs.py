@@ -1,0 +1,106 @@
+"""Top-level programs with whole-tensor reductions and scans run as stages (docs/gpu.md,
+"Staged programs"): the stage plan as launch.json records it (no GPU needed), and on the
+GPU the interpreter's results for extents 0, 1, odd, one chunk (of 1024 or 2048), past a
+chunk and past the grid (132 SMs x 8 CTAs x a chunk)."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from differential import assert_close, assert_same_bits
+from gpu_differential import on_gpu_and_interp
+from gpu_required import requires_gpu
+from sample_paths import sample_text
+from staged_programs import CUMSUM, NORMALIZE, SCALE_2D, SPREAD, staged_inputs
+
+EXTENTS = [0, 1, 33, 1024, 2049, 3_000_001]
+PROGRAMS = {"normalize": NORMALIZE, "spread": SPREAD, "cumsum": CUMSUM,
+            "exclusive_offsets": sample_text("cumsum")}
+
+
+def _launch(kernel: str, specialization: dict | None = None) -> dict:
+    from intentc.driver import compile_kernel
+    artifacts = compile_kernel(PROGRAMS[kernel], kernel, "ptx", "sm_90", specialization=specialization).artifacts
+    return json.loads(artifacts["launch.json"])
+
+
+def test_a_scan_is_three_launches_with_one_scratch_word_a_chunk():
+    launch = _launch("exclusive_offsets")
+    assert launch["mapping"] == "staged"
+    assert [(s["role"], s["grid"]) for s in launch["stages"]] == [
+        ("partials", "ctas_per_sm:8"), ("combine", "fixed:1"), ("final", "ctas_per_sm:8")]
+    assert launch["scratch"]["words_per_chunk"] == 1 and launch["scratch"]["chunk"] == 256 * launch["slots"]
+    assert launch["scratch"]["domain"] == [["slot", 4]]      # %B: the extent word of view %counts
+
+
+def test_dependent_grid_wide_ops_get_one_partials_and_combine_pair_a_depth():
+    launch = _launch("spread")
+    assert [s["role"] for s in launch["stages"]] == ["partials", "combine", "partials", "combine", "final"]
+    depths = {g["value"]: g["depth"] for g in launch["scratch"]["grid_wide"]}
+    assert depths == {"mx": 1, "mins": 1, "cs": 2}
+
+
+def test_a_specialized_domain_is_recorded_as_its_extent():
+    assert _launch("cumsum", {"extents": {"N": 5000}})["scratch"]["domain"] == [5000]
+
+
+def test_an_element_wise_program_is_one_chunked_grid_launch():
+    from intentc.driver import compile_kernel
+    artifacts = compile_kernel(sample_text("integer_hash_u32"), "murmur3_bucket", "ptx", "sm_90").artifacts
+    launch = json.loads(artifacts["launch.json"])
+    slots = launch["slots"]
+    assert launch["mapping"] == "grid" and launch["stages"] == [] and slots > 0
+    assert artifacts["kernel.ptx"].count(".entry") == 1
+    # both writes in one loop over the chunks, each key loaded once a slot
+    assert artifacts["kernel.ptx"].count("ld.b32") == slots
+
+
+def test_every_stage_is_an_entry_of_one_module():
+    from intentc.driver import compile_kernel
+    ptx = compile_kernel(SPREAD, "spread", "ptx", "sm_90").artifacts["kernel.ptx"]
+    assert ptx.count(".entry") == 5 and "malloc" not in ptx and "shfl.sync" in ptx
+
+
+@requires_gpu()
+@pytest.mark.parametrize("n", EXTENTS)
+@pytest.mark.parametrize("kernel", sorted(PROGRAMS))
+def test_staged_programs_match_the_interpreter(kernel, n):
+    inputs = staged_inputs(kernel, n, np.random.default_rng(n))
+    got, expected = on_gpu_and_interp(PROGRAMS[kernel], kernel, inputs)
+    for name in expected:
+        if kernel == "normalize":               # a reassociated f32 sum (§6)
+            assert_close(got[name], expected[name], 1e-5 * max(1.0, np.log2(max(n, 1))), name)
+        elif kernel == "cumsum":                # a parenthesization of the prefix that keeps its order
+            scale = np.maximum(1.0, np.abs(np.cumsum(np.abs(inputs["x"].astype(np.float64)))))
+            assert np.all(np.abs(got[name] - expected[name]) <= 1e-6 * scale * max(1, np.log2(max(n, 1)))), name
+        else:
+            assert_same_bits(got[name], expected[name], name)
+
+
+@requires_gpu()
+@pytest.mark.parametrize("shape", [(0, 5), (1, 1), (7, 33), (300, 1001), (1500, 2001)])
+def test_a_reduction_over_a_2d_domain_matches_the_interpreter(shape):
+    x = np.random.default_rng(shape[0]).standard_normal(shape).astype(np.float32)
+    got, expected = on_gpu_and_interp(SCALE_2D, "scale2d", {"x": x})
+    for name in expected:                      # max is exact; the quotients are correctly rounded
+        assert_same_bits(got[name], expected[name], name)
+
+
+@requires_gpu()
+def test_a_staged_kernel_launches_in_place_again_and_again():
+    import intentc
+    import torch
+    from intentc.api import run
+    x = staged_inputs("spread", 100_003, np.random.default_rng(5))["x"]
+    expected = run(SPREAD, "spread", {"x": x})
+    kernel = intentc.load(SPREAD, "spread", target="cuda")
+    device = {"x": torch.from_numpy(x).cuda(), "m": torch.empty((), dtype=torch.int32, device="cuda"),
+              "c": torch.empty(x.size, dtype=torch.int64, device="cuda"),
+              "lo": torch.empty(x.size, dtype=torch.int32, device="cuda")}
+    for _ in range(3):
+        kernel(**device)
+    kernel.synchronize()
+    for name in ("m", "c", "lo"):
+        assert_same_bits(device[name].cpu().numpy(), expected[name], name)
