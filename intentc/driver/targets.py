@@ -93,7 +93,7 @@ def _nvidia_toolchain():
             **toolchain_facts()}
 
 
-NVPTX_ARCHS = ("sm_80", "sm_90")
+NVPTX_ARCHS = ("sm_80", "sm_90", "sm_90a")
 register_target(Target("ptx", "PTX text for NVIDIA GPUs (LLVM NVPTX, libdevice) + launch.json", _lower_ptx,
                        archs=NVPTX_ARCHS, toolchain=_nvidia_toolchain))
 register_target(Target("cubin", "a cubin for NVIDIA GPUs (PTX through ptxas) + launch.json and abi.json",

@@ -54,7 +54,7 @@ def compile_ptx(module: Module, kernel_name: str, arch: str, specialization: Spe
     kernel = module.find(kernel_name)
     assert isinstance(kernel, Kernel), kernel_name
     mark = time.perf_counter()
-    mapping = plan_mapping(kernel, specialization)
+    mapping = plan_mapping(kernel, specialization, arch)
     lowered = lower_kernel(module, kernel_name, NvptxHooks(mapping), specialization, file, source)
     _mark_entry(lowered, mapping.threads)
     text = str(lowered.module)

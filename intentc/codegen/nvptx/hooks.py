@@ -18,6 +18,7 @@ from ..llvm.values import Body, ElementAt, Group, Memory, Registers, Shape, Tens
 from .cta import (barrier, block_combine, block_scan, block_slots, block_stride, in_tensor, on_thread_zero,
                   shared_array, slot_coordinate, sreg, unravel)
 from .mapping import Mapping
+from .tile_matmul import emit_tile_contraction
 
 if TYPE_CHECKING:
     from ..llvm.emitter import Emitter
@@ -58,6 +59,9 @@ class NvptxHooks(TargetHooks):
     def parallel(self, em: Emitter, op: Op, extents: Shape, iteration: Body) -> None:
         if op is not self.mapping.parallel or em.loop_depth:
             em.serial_for_each(extents, iteration)
+            return
+        if self.mapping.mma is not None:    # a tiled contraction on the tensor cores
+            emit_tile_contraction(em, self.mapping.mma)
             return
         b = em.b
         total = em.element_count(extents)

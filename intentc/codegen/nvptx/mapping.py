@@ -20,7 +20,9 @@ from ...options import Specialization
 from ...passes.ir_walk import is_pure_tree
 from ..layout.assign import Assignment, assign, elements
 from ..layout.encodings import row_blocked
+from ..layout.mma import mma_assignment
 from .cta import CtaPlan, cta_plan, grid_plan, known_extents
+from .tile_matmul import MmaPlan, plan_mma
 
 BLOCK_THREADS = 256
 RESIDENT_THREADS = 2048    # per SM on sm_80/sm_90: the grid holds this many threads per SM
@@ -28,11 +30,12 @@ RESIDENT_THREADS = 2048    # per SM on sm_80/sm_90: the grid holds this many thr
 
 @dataclass(frozen=True)
 class Mapping:
-    kind: str                    # "cta" | "grid" | "grid-stride" | "single-thread"
+    kind: str                    # "cta" | "grid" | "mma" | "grid-stride" | "single-thread"
     threads: int                 # the CTA size
     parallel: Op | None          # the top-level `parallel` spread over the grid
     cta: CtaPlan | None = None
     layouts: Assignment = field(default_factory=Assignment)   # every tensor value's layout
+    mma: MmaPlan | None = None   # the tensor-core plan of a tiled contraction (tile_matmul.py)
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,7 @@ class LaunchConfig:
     arch: str
     slots: int = 0               # coordinates each thread keeps in registers (the CTA mapping's register form)
     layouts: dict = field(default_factory=dict)   # Assignment.to_json(): encodings, values, conversions
+    mma: dict = field(default_factory=dict)       # MmaPlan.to_json() of the "mma" mapping
     abi: str = "void kernel(i64 *args, i64 *status): args and status in global memory"
 
     def to_json(self) -> dict:
@@ -65,8 +69,11 @@ def grid_parallel(kernel: Kernel) -> Op | None:
     return parallels[0] if all(is_pure_tree(op) for op in others) else None
 
 
-def plan_mapping(kernel: Kernel, specialization: Specialization | None = None) -> Mapping:
+def plan_mapping(kernel: Kernel, specialization: Specialization | None = None, arch: str = "sm_90") -> Mapping:
     known = known_extents(kernel, specialization or Specialization())
+    mma = plan_mma(kernel, arch)
+    if mma is not None:
+        return Mapping("mma", mma.threads, mma.contraction.parallel, layouts=mma_assignment(mma, known), mma=mma)
     cta = cta_plan(kernel, specialization) or grid_plan(kernel)
     if cta is not None:
         # every tensor over the row-major linearization of its coordinates, T threads
@@ -87,4 +94,5 @@ def launch_config(mapping: Mapping, entry: str, arch: str) -> LaunchConfig:
         return LaunchConfig(entry, mapping.kind, (1, 1, 1), "fixed:1", 0, arch, layouts=layouts)
     per_sm = max(1, RESIDENT_THREADS // mapping.threads)
     return LaunchConfig(entry, mapping.kind, (mapping.threads, 1, 1), f"ctas_per_sm:{per_sm}", per_sm, arch,
-                        mapping.cta.slots if mapping.cta else 0, layouts=layouts)
+                        mapping.cta.slots if mapping.cta else 0, layouts=layouts,
+                        mma=mapping.mma.to_json() if mapping.mma else {})

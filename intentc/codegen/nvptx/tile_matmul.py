@@ -1,0 +1,309 @@
+"""The MMA mapping (docs/gpu.md, "MMA mapping"): a recognized tiled contraction
+(`tile_contraction.py`) runs one output tile per CTA on the tensor cores.
+
+The plan is data (`MmaPlan`, recorded in launch.json): a BM x BN x BK CTA tile, a
+`stages`-deep ring of shared-memory operand tiles filled by `cp.async` (16-byte chunks
+whose out-of-range bytes are zero-filled: the IR's masked reads with fill 0), and the
+instruction that consumes them (`mma_sync.py` for sm_80/sm_90, `wgmma.py` for sm_90a).
+Both stage their operands in the same swizzled layout (`layout/mma.py`): A as BM rows of
+BK = 32 elements (64 bytes), B as BN/32 blocks of BK rows of 32 elements; the 16-byte chunk
+c of row r sits at chunk c ^ ((r >> 1) & 3), the hardware's 64-byte swizzle, so ldmatrix
+and the copies are free of bank conflicts and wgmma reads the tiles through descriptors.
+
+Operands whose contiguous axis is not the one staged (a transposed view), whose rows are
+not 16-byte aligned, or whose strides are not known to be 1 are copied element by element
+by the same threads into the same layout (a uniform run-time choice): slower, same bits.
+The K loop accumulates in registers in the instruction's fragment layout; the epilogue
+casts the fragments and writes them to C with C's strides, masked by C's bounds.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from llvmlite import ir
+
+from ..llvm.types import F32, I16, I32, I64
+from .cta import barrier, sreg
+from .ptx_asm import asm, cp_async, cp_async_commit, cp_async_wait, shared_address, store_shared_v4
+from .tile_contraction import TileContraction
+
+CHUNK = 8                 # elements a 16-byte copy moves
+ROW_BYTES = 64            # a staged row: BK = 32 two-byte elements
+BLOCK_COLUMNS = 32        # B is staged in blocks of 32 columns (64-byte rows)
+SHARED_LIMIT = 48 * 1024  # static shared memory a CTA may declare
+
+
+@dataclass(frozen=True)
+class MmaPlan:
+    contraction: TileContraction
+    instruction: str          # "mma.sync.m16n8k16" | "wgmma.m64n128k16"
+    block: tuple              # (BM, BN, BK)
+    warps: tuple              # warps along (M, N) (wgmma: warpgroups along M)
+    stages: int
+    group_m: int = 8          # tiles of M visited together, for L2 reuse of B
+
+    @property
+    def threads(self) -> int:
+        return 32 * self.warps[0] * self.warps[1] * (4 if self.instruction.startswith("wgmma") else 1)
+
+    @property
+    def stage_bytes(self) -> int:
+        bm, bn, bk = self.block
+        return 2 * bk * (bm + bn)
+
+    def to_json(self) -> dict:
+        bm, bn, bk = self.block
+        c = self.contraction
+        return {"instruction": self.instruction, "block": [bm, bn, bk], "warps": list(self.warps),
+                "stages": self.stages, "group_m": self.group_m, "operands": c.operand_dtype, "acc": c.acc_dtype,
+                "epilogue": list(c.casts), "shared_bytes": self.stages * self.stage_bytes,
+                "staging": "cp.async 16B, zero-filled tails; swizzle 64B (chunk ^= (row >> 1) & 3)"}
+
+
+def _ceil(b: ir.IRBuilder, value: ir.Value, divisor: int) -> ir.Value:
+    return b.sdiv(b.add(value, ir.Constant(I64, divisor - 1)), ir.Constant(I64, divisor))
+
+
+def _const(value: int) -> ir.Constant:
+    return ir.Constant(I64, value)
+
+
+def swizzled(b: ir.IRBuilder, row: ir.Value, chunk: ir.Value) -> ir.Value:
+    """Byte offset of 16-byte `chunk` of staged `row` (i32): the 64-byte swizzle."""
+    row_bits = b.and_(b.lshr(row, ir.Constant(I32, 1)), ir.Constant(I32, 3))
+    return b.add(b.mul(row, ir.Constant(I32, ROW_BYTES)), b.shl(b.xor(chunk, row_bits), ir.Constant(I32, 4)))
+
+
+@dataclass
+class Operand:
+    """A view staged as rows (the non-contiguous axis) of 16-byte chunks (the contiguous one)."""
+    view: object              # ViewRef
+    row_axis: int
+    column_axis: int
+    fast: ir.Value = None     # i1: unit column stride, 16-byte aligned rows
+
+    def extent(self, axis_kind: str) -> ir.Value:
+        return self.view.shape[self.row_axis if axis_kind == "row" else self.column_axis]
+
+
+def _fast(b: ir.IRBuilder, operand: Operand) -> ir.Value:
+    view = operand.view
+    start = b.add(b.ptrtoint(view.ptr, I64), b.mul(view.offset, _const(2)))
+    aligned = b.icmp_unsigned("==", b.and_(start, _const(15)), _const(0))
+    unit = b.icmp_signed("==", view.strides[operand.column_axis], _const(1))
+    rows = b.icmp_signed("==", b.and_(view.strides[operand.row_axis], _const(CHUNK - 1)), _const(0))
+    return b.and_(aligned, b.and_(unit, rows))
+
+
+def _element(b: ir.IRBuilder, view, axes: tuple, coordinates: tuple) -> ir.Value:
+    offset = view.offset
+    for axis, coordinate in zip(axes, coordinates):
+        offset = b.add(offset, b.mul(coordinate, view.strides[axis]))
+    return b.gep(view.ptr, [offset])
+
+
+class TileEmitter:
+    """Emits the MMA mapping's kernel body; `compute` (the instruction's variant) consumes a
+    stage and keeps the accumulator fragments, `fragments` says where each register lies."""
+
+    def __init__(self, em, plan: MmaPlan, variant):
+        self.em, self.plan, self.variant = em, plan, variant
+        c = plan.contraction
+        views = em.env
+        self.a = Operand(views[c.a], c.a_axes[0], c.a_axes[1])
+        self.b_op = Operand(views[c.b], c.b_axes[0], c.b_axes[1])
+        self.c_view = views[c.c]
+        self.m, self.k = self.a.extent("row"), self.a.extent("column")
+        self.n = self.b_op.extent("column")
+
+    # ---- the kernel --------------------------------------------------------------------------
+    def emit(self) -> None:
+        em, plan = self.em, self.plan
+        b = em.b
+        bm, bn, bk = plan.block
+        self.shared = self._shared_memory()
+        self.tid = b.zext(sreg(em, "tid.x"), I64)
+        self.a.fast, self.b_op.fast = _fast(b, self.a), _fast(b, self.b_op)
+        tiles_m, tiles_n = _ceil(b, self.m, bm), _ceil(b, self.n, bn)
+        self.k_tiles = _ceil(b, self.k, bk)
+        self.acc = self.variant.accumulators(em, plan)
+        start = b.zext(sreg(em, "ctaid.x"), I64)
+        stride = b.zext(sreg(em, "nctaid.x"), I64)
+        em.loop(start, b.mul(tiles_m, tiles_n), lambda tile: self._tile(tile, tiles_m, tiles_n), stride, name="tile")
+
+    def _shared_memory(self) -> ir.Value:
+        size = self.plan.stages * self.plan.stage_bytes
+        array = ir.GlobalVariable(self.em.module, ir.ArrayType(ir.IntType(8), size), "intentc_mma_stages",
+                                  addrspace=3)
+        array.linkage = "internal"
+        array.align = 1024
+        array.initializer = ir.Constant(array.value_type, None)
+        zero = ir.Constant(I32, 0)
+        return shared_address(self.em.b, self.em.b.gep(array, [zero, zero], inbounds=True))
+
+    def stage_base(self, stage: ir.Value, operand: str) -> ir.Value:
+        """Shared address of `operand`'s tile ("a" | "b") in ring slot `stage` (i32)."""
+        b = self.em.b
+        bm, _, bk = self.plan.block
+        base = b.add(self.shared, b.mul(stage, ir.Constant(I32, self.plan.stage_bytes)))
+        return base if operand == "a" else b.add(base, ir.Constant(I32, 2 * bm * bk))
+
+    def _tile(self, tile: ir.Value, tiles_m: ir.Value, tiles_n: ir.Value) -> None:
+        em, plan = self.em, self.plan
+        b = em.b
+        bm, bn, _ = plan.block
+        group = _const(plan.group_m)
+        per_group = b.mul(group, tiles_n)
+        first_m = b.mul(b.sdiv(tile, per_group), group)
+        rows_in_group = b.select(b.icmp_signed("<", b.sub(tiles_m, first_m), group), b.sub(tiles_m, first_m), group)
+        within = b.srem(tile, per_group)
+        self.m0 = b.mul(b.add(first_m, b.srem(within, rows_in_group)), _const(bm))
+        self.n0 = b.mul(b.sdiv(within, rows_in_group), _const(bn))
+        barrier(em)                     # the previous tile's last reads of the ring are done
+        self.variant.reset(em, self.acc, plan.contraction)
+        for stage in range(plan.stages - 1):
+            with b.if_then(b.icmp_signed("<", _const(stage), self.k_tiles)):
+                self._load(_const(stage), ir.Constant(I32, stage))
+            cp_async_commit(b)
+        em.loop(_const(0), self.k_tiles, self._k_step, name="ktile")
+        cp_async_wait(b, 0)
+        self.variant.epilogue(self)
+
+    def _k_step(self, kt: ir.Value) -> None:
+        em, plan = self.em, self.plan
+        b = em.b
+        stages = _const(plan.stages)
+        cp_async_wait(b, plan.stages - 2)
+        self.variant.before_barrier(b)
+        barrier(em)
+        ahead = b.add(kt, _const(plan.stages - 1))
+        with b.if_then(b.icmp_signed("<", ahead, self.k_tiles)):
+            self._load(ahead, b.trunc(b.srem(ahead, stages), I32))
+        cp_async_commit(b)
+        self.variant.compute(self, b.trunc(b.srem(kt, stages), I32))
+
+    # ---- staging -----------------------------------------------------------------------------
+    def _load(self, kt: ir.Value, stage: ir.Value) -> None:
+        """K tile `kt` of A and B into ring slot `stage`, every thread its share of chunks."""
+        b = self.em.b
+        bm, bn, bk = self.plan.block
+        k0 = b.mul(kt, _const(bk))
+        threads = self.plan.threads
+        per_row = bk // CHUNK
+        for index in range(bm * bk // CHUNK // threads):
+            chunk = b.add(self.tid, _const(index * threads))
+            row, column = b.sdiv(chunk, _const(per_row)), b.srem(chunk, _const(per_row))
+            destination = b.add(self.stage_base(stage, "a"), swizzled(b, b.trunc(row, I32), b.trunc(column, I32)))
+            self._chunk(self.a, b.add(self.m0, row), b.add(k0, b.mul(column, _const(CHUNK))), destination)
+        per_row = bn // CHUNK
+        block_chunks = BLOCK_COLUMNS // CHUNK
+        for index in range(bn * bk // CHUNK // threads):
+            chunk = b.add(self.tid, _const(index * threads))
+            row, column = b.sdiv(chunk, _const(per_row)), b.srem(chunk, _const(per_row))
+            block, within = b.sdiv(column, _const(block_chunks)), b.srem(column, _const(block_chunks))
+            offset = b.add(b.mul(b.trunc(block, I32), ir.Constant(I32, bk * ROW_BYTES)),
+                           swizzled(b, b.trunc(row, I32), b.trunc(within, I32)))
+            destination = b.add(self.stage_base(stage, "b"), offset)
+            self._chunk(self.b_op, b.add(k0, row), b.add(self.n0, b.mul(column, _const(CHUNK))), destination)
+
+    def _chunk(self, operand: Operand, row: ir.Value, column: ir.Value, destination: ir.Value) -> None:
+        """CHUNK elements of `operand` from (row, column) on along its columns; out of range: 0."""
+        b = self.em.b
+        rows, columns = operand.extent("row"), operand.extent("column")
+        left = b.sub(columns, column)
+        left = b.select(b.icmp_signed("<", left, _const(0)), _const(0), left)
+        left = b.select(b.icmp_signed(">", left, _const(CHUNK)), _const(CHUNK), left)
+        valid = b.select(b.icmp_signed("<", row, rows), left, _const(0))
+        axes = (operand.row_axis, operand.column_axis)
+        with b.if_else(operand.fast) as (fast, slow):
+            with fast:
+                inside = b.icmp_signed(">", valid, _const(0))
+                source = b.select(inside, _element(b, operand.view, axes, (row, column)),
+                                  b.gep(operand.view.ptr, [operand.view.offset]))
+                cp_async(b, destination, source, b.trunc(b.mul(valid, _const(2)), I32))
+            with slow:
+                halves = []
+                for lane in range(CHUNK):
+                    halves.append(self._element_or_zero(operand, axes, row, b.add(column, _const(lane)),
+                                                        b.icmp_signed(">", valid, _const(lane))))
+                words = [b.or_(b.zext(halves[2 * i], I32), b.shl(b.zext(halves[2 * i + 1], I32), ir.Constant(I32, 16)))
+                         for i in range(CHUNK // 2)]
+                store_shared_v4(b, destination, words)
+
+    def _element_or_zero(self, operand, axes, row, column, inside) -> ir.Value:
+        b = self.em.b
+        before = b.block
+        with b.if_then(inside):
+            loaded = b.load(_element(b, operand.view, axes, (row, column)))
+            then_block = b.block
+        merged = b.phi(I16)
+        merged.add_incoming(ir.Constant(I16, 0), before)
+        merged.add_incoming(loaded, then_block)
+        return merged
+
+    # ---- epilogue ----------------------------------------------------------------------------
+    def store(self, value: ir.Value, row: ir.Value, column: ir.Value) -> None:
+        """One accumulator element (f32, or half for an f16 accumulator) through the IR's
+        casts into C at tile coordinate (row, column), masked by C's bounds."""
+        b = self.em.b
+        c = self.plan.contraction
+        m, n = b.add(self.m0, row), b.add(self.n0, column)
+        inside = b.and_(b.icmp_signed("<", m, self.m), b.icmp_signed("<", n, self.n))
+        with b.if_then(inside):
+            converted = cast_chain(b, value, c.acc_dtype, c.casts)
+            stored = b.bitcast(converted, I16) if c.out_dtype == "f16" else converted
+            b.store(stored, _element(b, self.c_view, c.c_axes, (m, n)))
+
+
+def _widen(b: ir.IRBuilder, value: ir.Value, dtype: str) -> ir.Value:
+    """An f16 (half) or bf16 (its i16 bits) value as the f32 that holds it exactly."""
+    if dtype == "f32":
+        return value
+    if dtype == "f16":
+        return b.fpext(value, F32)
+    return b.bitcast(b.shl(b.zext(value, I32), ir.Constant(I32, 16)), F32)
+
+
+def _narrow(b: ir.IRBuilder, value: ir.Value, dtype: str) -> ir.Value:
+    """f32 -> dtype, correctly rounded (`cvt.rn`: RNE, overflow to infinity, no FTZ)."""
+    if dtype == "f32":
+        return value
+    if dtype == "f16":
+        return b.fptrunc(value, ir.HalfType())
+    return asm(b, "cvt.rn.bf16.f32 $0, $1;", "=h,f", I16, [value])
+
+
+def cast_chain(b: ir.IRBuilder, value: ir.Value, dtype: str, casts: tuple) -> ir.Value:
+    """The epilogue's casts between f32, f16 and bf16, each one correctly rounded, through
+    f32, which holds every f16 and bf16 value exactly; f16 values are `half`, bf16 its bits."""
+    for target in casts:
+        if target != dtype:
+            value, dtype = _narrow(b, _widen(b, value, dtype), target), target
+    return value
+
+
+TENSOR_CORE_OPERANDS = {"f16": {"f32", "f16"}, "bf16": {"f32"}}    # operand dtype -> accumulators
+
+
+def plan_mma(kernel, arch: str) -> MmaPlan | None:
+    """The MMA mapping's plan for `kernel` on `arch`, or None when it is not a tiled
+    contraction of tensor-core dtypes (f32, i8 and f64 contractions keep the CUDA cores)."""
+    from .tile_contraction import NoMatch, match_tile_contraction
+    try:
+        contraction = match_tile_contraction(kernel)
+    except NoMatch:
+        return None
+    if contraction.acc_dtype not in TENSOR_CORE_OPERANDS.get(contraction.operand_dtype, ()):
+        return None
+    if arch == "sm_90a" and contraction.acc_dtype == "f32":
+        return MmaPlan(contraction, "wgmma.m64n128k16", (128, 128, 32), (2, 1), 3)
+    return MmaPlan(contraction, "mma.sync.m16n8k16", (128, 128, 32), (2, 4), 3)
+
+
+def emit_tile_contraction(em, plan: MmaPlan) -> None:
+    if plan.instruction.startswith("wgmma"):
+        from .wgmma import Wgmma as Variant
+    else:
+        from .mma_sync import MmaSync as Variant
+    variant = Variant()
+    TileEmitter(em, plan, variant).emit()

@@ -1,0 +1,1 @@
+"""The MMA mapping's sm_90a instruction (placeholder until written)."""
