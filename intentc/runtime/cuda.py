@@ -42,13 +42,21 @@ def cuda_error(error: Exception, file: str = "<cuda>") -> DiagnosticError:
     return DiagnosticError([Diagnostic(CUDA_FAILED, f"CUDA: {text}", 1, 1, file, hint)])
 
 
+def _arch_version(arch: str) -> tuple[int, int, bool]:
+    """sm_90a -> (9, 0, True): major, minor, arch-specific (runs only on exactly that arch)."""
+    digits = arch[3:].rstrip("a")
+    return int(digits[:-1]), int(digits[-1]), arch.endswith("a")
+
+
 def compile_arch(device_arch: str) -> str:
-    """The newest supported arch whose cubin runs on the device (same major, minor ≤)."""
-    major, minor = int(device_arch[3:-1]), int(device_arch[-1])
-    fitting = [a for a in ARCHS if int(a[3:-1]) == major and int(a[-1]) <= minor]
+    """The newest supported arch whose cubin runs on the device (same major, minor ≤),
+    preferring the arch-specific variant (sm_90a: wgmma) on exactly its arch."""
+    major, minor, _ = _arch_version(device_arch)
+    fitting = [a for a in ARCHS if _arch_version(a)[0] == major and _arch_version(a)[1] <= minor
+               and (not _arch_version(a)[2] or _arch_version(a)[1] == minor)]
     if not fitting:
         raise CudaError(f"no cubin arch for {device_arch} (intentc targets {', '.join(ARCHS)})")
-    return fitting[-1]
+    return max(fitting, key=_arch_version)
 
 
 class CudaKernel(CompiledKernel):
@@ -78,7 +86,7 @@ class CudaKernel(CompiledKernel):
 
     def grid(self) -> tuple[int, int, int]:
         config = self.launch_config
-        if config.mapping in ("grid-stride", "cta", "grid"):
+        if config.grid.startswith("ctas_per_sm"):
             return (config.ctas_per_sm * self.device.sm_count, 1, 1)
         return (1, 1, 1)
 
