@@ -1,1 +1,80 @@
-"""The MMA mapping's sm_90a instruction (placeholder until written)."""
+"""The MMA mapping's sm_90a instruction: `wgmma.mma_async.m64n128k16` reading both operands
+from shared memory through matrix descriptors.
+
+Two warpgroups (256 threads) split the 128 x 128 CTA tile into 64-row halves; a thread keeps
+64 f32 accumulators (`#mma<{versionMajor = 3}>` in `layout/mma.py`). The staged tiles are the
+canonical layouts of the 64-byte swizzle: A K-major (rows of 32 K elements, 8-row groups
+512 bytes apart: SBO), B MN-major (blocks of 32 N columns, 8-row groups 512 bytes apart:
+SBO, blocks BK · 64 bytes apart: LBO; `imm-trans-b = 1`). A 16-wide K step moves A's start
+32 bytes along its rows and B's 16 rows down. The copies of a stage reach the async proxy
+through `fence.proxy.async` before the barrier that publishes them; each K tile's MMAs are
+committed and waited for before the ring slot they read can be refilled.
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ..llvm.types import F32, I32, I64
+from .cta import sreg
+from .ptx_asm import fence_proxy_async, wgmma_commit, wgmma_fence, wgmma_m64, wgmma_wait
+from .tile_matmul import ROW_BYTES, TileEmitter
+
+INSTRUCTION_M = 64
+SWIZZLE_64B = 2           # the descriptor's layout type for the 64-byte swizzle
+GROUP_BYTES = 8 * ROW_BYTES   # eight staged rows: the stride between core-matrix groups
+
+
+def descriptor(b: ir.IRBuilder, address: ir.Value, leading: int, stride: int) -> ir.Value:
+    """A wgmma shared-memory matrix descriptor: start address, leading and stride byte
+    offsets (16-byte units) and the swizzle mode."""
+    start = b.zext(b.lshr(b.and_(address, ir.Constant(I32, 0x3FFFF)), ir.Constant(I32, 4)), I64)
+    fixed = (leading >> 4) << 16 | (stride >> 4) << 32 | SWIZZLE_64B << 62
+    return b.or_(start, ir.Constant(I64, fixed))
+
+
+class Wgmma:
+    def accumulators(self, em, plan) -> ir.Value:
+        return em.entry_alloca(ir.ArrayType(F32, plan.block[1] // 2))
+
+    def reset(self, em, acc, contraction) -> None:
+        for index in range(acc.type.pointee.count):
+            em.b.store(ir.Constant(F32, contraction.init), self._slot(em.b, acc, index))
+
+    @staticmethod
+    def _slot(b, acc, index):
+        return b.gep(acc, [ir.Constant(I32, 0), ir.Constant(I32, index)], inbounds=True)
+
+    def before_barrier(self, b) -> None:
+        fence_proxy_async(b)
+
+    def compute(self, tiles: TileEmitter, stage: ir.Value) -> None:
+        b = tiles.em.b
+        c = tiles.plan.contraction
+        bm, bn, bk = tiles.plan.block
+        group = b.udiv(sreg(tiles.em, "tid.x"), ir.Constant(I32, 128))
+        a_base = b.add(tiles.stage_base(stage, "a"), b.mul(group, ir.Constant(I32, INSTRUCTION_M * ROW_BYTES)))
+        b_base = tiles.stage_base(stage, "b")
+        slots = [self._slot(b, tiles.acc, i) for i in range(bn // 2)]
+        acc = [b.load(s) for s in slots]
+        wgmma_fence(b)
+        for kk in range(bk // 16):
+            a_desc = descriptor(b, b.add(a_base, ir.Constant(I32, 32 * kk)), 16, GROUP_BYTES)
+            b_desc = descriptor(b, b.add(b_base, ir.Constant(I32, 16 * kk * ROW_BYTES)), bk * ROW_BYTES, GROUP_BYTES)
+            acc = wgmma_m64(b, bn, c.operand_dtype, a_desc, b_desc, acc, transpose_b=True)
+        wgmma_commit(b)
+        acc = wgmma_wait(b, 0, acc)
+        for slot, value in zip(slots, acc):
+            b.store(value, slot)
+
+    def epilogue(self, tiles: TileEmitter) -> None:
+        em = tiles.em
+        b = em.b
+        i64 = tiles.tid.type
+        tid = tiles.tid
+        warp, lane = b.udiv(tid, ir.Constant(i64, 32)), b.urem(tid, ir.Constant(i64, 32))
+        row0 = b.add(b.mul(warp, ir.Constant(i64, 16)), b.udiv(lane, ir.Constant(i64, 4)))
+        col0 = b.mul(b.urem(lane, ir.Constant(i64, 4)), ir.Constant(i64, 2))
+        for index in range(tiles.plan.block[1] // 2):
+            row = b.add(row0, ir.Constant(i64, 8 * ((index >> 1) & 1)))
+            col = b.add(col0, ir.Constant(i64, 8 * (index >> 2) + (index & 1)))
+            tiles.store(b.load(self._slot(b, tiles.acc, index)), row, col)
