@@ -55,9 +55,9 @@ class MmaSync:
     def before_barrier(self, b) -> None:
         """ldmatrix reads shared memory through the generic proxy: nothing to fence."""
 
-    def _lanes(self, em):
+    def _lanes(self, em, tid=None):
         b = em.b
-        tid = sreg(em, "tid.x")
+        tid = tid if tid is not None else sreg(em, "tid.x")
         warp, lane = b.udiv(tid, _i32(32)), b.urem(tid, _i32(32))
         return b.urem(warp, _i32(WARPS[0])), b.udiv(warp, _i32(WARPS[0])), lane
 
@@ -95,8 +95,8 @@ class MmaSync:
         em = tiles.em
         b = em.b
         c = tiles.plan.contraction
-        warp_m, warp_n, lane = (b.zext(v, tiles.tid.type) for v in self._lanes(em))
         i64 = tiles.tid.type
+        warp_m, warp_n, lane = (b.zext(v, i64) for v in self._lanes(em, b.trunc(tiles.epilogue_thread(), I32)))
         row0 = b.add(b.mul(warp_m, ir.Constant(i64, WARP_TILE[0])), b.udiv(lane, ir.Constant(i64, 4)))
         col0 = b.add(b.mul(warp_n, ir.Constant(i64, WARP_TILE[1])), b.mul(b.urem(lane, ir.Constant(i64, 4)),
                                                                           ir.Constant(i64, 2)))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ..llvm.types import F32, I32
+from ..llvm.types import F32, I32, I64
 
 VOID = ir.VoidType()
 
@@ -22,6 +22,12 @@ def outputs(b: ir.IRBuilder, value: ir.Value, count: int) -> list:
 def shared_address(b: ir.IRBuilder, pointer: ir.Value) -> ir.Value:
     """The 32-bit shared-window address of an addrspace(3) pointer."""
     return b.ptrtoint(pointer, I32)
+
+
+def opaque(b: ir.IRBuilder, value: ir.Value) -> ir.Value:
+    """`value`, computed where it stands: LLVM cannot hoist what derives from it out of the
+    enclosing loop (a volatile `mov`)."""
+    return asm(b, "mov.b64 $0, $1;", "=l,l", I64, [value])
 
 
 def cp_async(b: ir.IRBuilder, destination: ir.Value, source: ir.Value, source_bytes: ir.Value) -> None:

@@ -24,7 +24,7 @@ from llvmlite import ir
 
 from ..llvm.types import F32, I16, I32, I64
 from .cta import barrier, sreg
-from .ptx_asm import asm, cp_async, cp_async_commit, cp_async_wait, shared_address, store_shared_v4
+from .ptx_asm import asm, cp_async, opaque, cp_async_commit, cp_async_wait, shared_address, store_shared_v4
 from .tile_contraction import TileContraction
 
 CHUNK = 8                 # elements a 16-byte copy moves
@@ -250,6 +250,11 @@ class TileEmitter:
         return merged
 
     # ---- epilogue ----------------------------------------------------------------------------
+    def epilogue_thread(self) -> ir.Value:
+        """tid.x for the epilogue's coordinates, opaque to LLVM: its per-element offsets would
+        otherwise be hoisted out of the tile loop and stay in registers through the K loop."""
+        return opaque(self.em.b, self.tid)
+
     def store(self, value: ir.Value, row: ir.Value, column: ir.Value) -> None:
         """One accumulator element (f32, or half for an f16 accumulator) through the IR's
         casts into C at tile coordinate (row, column), masked by C's bounds."""

@@ -70,7 +70,7 @@ class Wgmma:
         em = tiles.em
         b = em.b
         i64 = tiles.tid.type
-        tid = tiles.tid
+        tid = tiles.epilogue_thread()
         warp, lane = b.udiv(tid, ir.Constant(i64, 32)), b.urem(tid, ir.Constant(i64, 32))
         row0 = b.add(b.mul(warp, ir.Constant(i64, 16)), b.udiv(lane, ir.Constant(i64, 4)))
         col0 = b.mul(b.urem(lane, ir.Constant(i64, 4)), ir.Constant(i64, 2))
