@@ -45,8 +45,8 @@ def cp_async_wait(b: ir.IRBuilder, pending: int) -> None:
     asm(b, f"cp.async.wait_group {pending};", "~{memory}", VOID, [])
 
 
-def store_shared_v4(b: ir.IRBuilder, address: ir.Value, words: list) -> None:
-    asm(b, "st.shared.v4.b32 [$0], {$1, $2, $3, $4};", "r,r,r,r,r,~{memory}", VOID, [address, *words])
+def store_shared_b16(b: ir.IRBuilder, address: ir.Value, value: ir.Value) -> None:
+    asm(b, "st.shared.b16 [$0], $1;", "r,h,~{memory}", VOID, [address, value])
 
 
 def ldmatrix_x4(b: ir.IRBuilder, address: ir.Value, transpose: bool) -> list:

@@ -24,7 +24,7 @@ from llvmlite import ir
 
 from ..llvm.types import F32, I16, I32, I64
 from .cta import barrier, sreg
-from .ptx_asm import asm, cp_async, opaque, cp_async_commit, cp_async_wait, shared_address, store_shared_v4
+from .ptx_asm import asm, cp_async, cp_async_commit, cp_async_wait, opaque, shared_address, store_shared_b16
 from .tile_contraction import TileContraction
 
 CHUNK = 8                 # elements a 16-byte copy moves
@@ -161,25 +161,20 @@ class TileEmitter:
         self.n0 = b.mul(b.sdiv(within, rows_in_group), _const(bn))
         barrier(em)                     # the previous tile's last reads of the ring are done
         self.variant.reset(em, self.acc, plan.contraction)
-        # Two copies of the K loop, so that each keeps only its own addressing in registers.
-        with b.if_else(b.and_(self.a.fast, self.b_op.fast)) as (fast, slow):
-            with fast:
-                self._k_loop(fast=True)
-            with slow:
-                self._k_loop(fast=False)
+        self._k_loop()
         self.variant.epilogue(self)
 
-    def _k_loop(self, fast: bool) -> None:
+    def _k_loop(self) -> None:
         em, plan = self.em, self.plan
         b = em.b
         for stage in range(plan.stages - 1):
             with b.if_then(b.icmp_signed("<", _const(stage), self.k_tiles)):
-                self._load(_const(stage), ir.Constant(I32, stage), fast)
+                self._load(_const(stage), ir.Constant(I32, stage))
             cp_async_commit(b)
-        em.loop(_const(0), self.k_tiles, lambda kt: self._k_step(kt, fast), name="ktile")
+        em.loop(_const(0), self.k_tiles, self._k_step, name="ktile")
         cp_async_wait(b, 0)
 
-    def _k_step(self, kt: ir.Value, fast: bool) -> None:
+    def _k_step(self, kt: ir.Value) -> None:
         em, plan = self.em, self.plan
         b = em.b
         stages = _const(plan.stages)
@@ -188,37 +183,41 @@ class TileEmitter:
         barrier(em)
         ahead = b.add(kt, _const(plan.stages - 1))
         with b.if_then(b.icmp_signed("<", ahead, self.k_tiles)):
-            self._load(ahead, b.trunc(b.srem(ahead, stages), I32), fast)
+            self._load(ahead, b.trunc(b.srem(ahead, stages), I32))
         cp_async_commit(b)
         self.variant.compute(self, b.trunc(b.srem(kt, stages), I32))
 
     # ---- staging -----------------------------------------------------------------------------
-    def _load(self, kt: ir.Value, stage: ir.Value, fast: bool) -> None:
+    def _load(self, kt: ir.Value, stage: ir.Value) -> None:
         """K tile `kt` of A and B into ring slot `stage`, every thread its share of chunks."""
         b = self.em.b
         bm, bn, bk = self.plan.block
         k0 = b.mul(kt, _const(bk))
         threads = self.plan.threads
+        # Each load recomputes its chunks' coordinates: held across the K loop instead, they
+        # took about a hundred registers.
+        tid = opaque(b, self.tid)
         per_row = bk // CHUNK
         for index in range(bm * bk // CHUNK // threads):
-            chunk = b.add(self.tid, _const(index * threads))
+            chunk = b.add(tid, _const(index * threads))
             row, column = b.sdiv(chunk, _const(per_row)), b.srem(chunk, _const(per_row))
             destination = b.add(self.stage_base(stage, "a"), swizzled(b, b.trunc(row, I32), b.trunc(column, I32)))
-            self._chunk(self.a, b.add(self.m0, row), b.add(k0, b.mul(column, _const(CHUNK))), destination, fast)
+            self._chunk(self.a, b.add(self.m0, row), b.add(k0, b.mul(column, _const(CHUNK))), destination)
         per_row = bn // CHUNK
         block_chunks = BLOCK_COLUMNS // CHUNK
         for index in range(bn * bk // CHUNK // threads):
-            chunk = b.add(self.tid, _const(index * threads))
+            chunk = b.add(tid, _const(index * threads))
             row, column = b.sdiv(chunk, _const(per_row)), b.srem(chunk, _const(per_row))
             block, within = b.sdiv(column, _const(block_chunks)), b.srem(column, _const(block_chunks))
             offset = b.add(b.mul(b.trunc(block, I32), ir.Constant(I32, bk * ROW_BYTES)),
                            swizzled(b, b.trunc(row, I32), b.trunc(within, I32)))
             destination = b.add(self.stage_base(stage, "b"), offset)
-            self._chunk(self.b_op, b.add(k0, row), b.add(self.n0, b.mul(column, _const(CHUNK))), destination, fast)
+            self._chunk(self.b_op, b.add(k0, row), b.add(self.n0, b.mul(column, _const(CHUNK))), destination)
 
-    def _chunk(self, operand: Operand, row: ir.Value, column: ir.Value, destination: ir.Value, fast: bool) -> None:
+    def _chunk(self, operand: Operand, row: ir.Value, column: ir.Value, destination: ir.Value) -> None:
         """CHUNK elements of `operand` from (row, column) on along its columns; out of range: 0.
-        `fast`: one cp.async (unit column stride, aligned rows); otherwise element by element."""
+        One cp.async where the operand allows it (unit column stride, aligned rows: a uniform
+        branch), otherwise element by element."""
         b = self.em.b
         rows, columns = operand.extent("row"), operand.extent("column")
         left = b.sub(columns, column)
@@ -226,17 +225,23 @@ class TileEmitter:
         left = b.select(b.icmp_signed(">", left, _const(CHUNK)), _const(CHUNK), left)
         valid = b.select(b.icmp_signed("<", row, rows), left, _const(0))
         axes = (operand.row_axis, operand.column_axis)
-        if fast:
-            inside = b.icmp_signed(">", valid, _const(0))
-            source = b.select(inside, _element(b, operand.view, axes, (row, column)),
-                              b.gep(operand.view.ptr, [operand.view.offset]))
-            cp_async(b, destination, source, b.trunc(b.mul(valid, _const(2)), I32))
-            return
-        halves = [self._element_or_zero(operand, axes, row, b.add(column, _const(lane)),
-                                        b.icmp_signed(">", valid, _const(lane))) for lane in range(CHUNK)]
-        words = [b.or_(b.zext(halves[2 * i], I32), b.shl(b.zext(halves[2 * i + 1], I32), ir.Constant(I32, 16)))
-                 for i in range(CHUNK // 2)]
-        store_shared_v4(b, destination, words)
+        with b.if_else(operand.fast) as (fast, slow):
+            with fast:
+                inside = b.icmp_signed(">", valid, _const(0))
+                source = b.select(inside, _element(b, operand.view, axes, (row, column)),
+                                  b.gep(operand.view.ptr, [operand.view.offset]))
+                cp_async(b, destination, source, b.trunc(b.mul(valid, _const(2)), I32))
+            with slow:
+                self._copy_elements(operand, axes, row, column, valid, destination)
+
+    def _copy_elements(self, operand, axes, row, column, valid, destination) -> None:
+        b = self.em.b
+        # A rolled loop (its trip count hidden from the unroller): unrolled, the element
+        # copies of a thread's chunks kept every address live at once and spilled.
+        def element(lane):
+            value = self._element_or_zero(operand, axes, row, b.add(column, lane), b.icmp_signed("<", lane, valid))
+            store_shared_b16(b, b.add(destination, b.trunc(b.mul(lane, _const(2)), I32)), value)
+        self.em.loop(_const(0), opaque(b, _const(CHUNK)), element, name="lane")
 
     def _element_or_zero(self, operand, axes, row, column, inside) -> ir.Value:
         b = self.em.b
