@@ -34,7 +34,6 @@ ONE_THREAD = {
     "interleave": "grid-stride: join/reshape",
     "rope_interleaved": "grid-stride: join/reshape",
     "rank1_update": "grid-stride: a 2-D tile",
-    "matmul_tiled": "grid-stride: a loop carrying a tile (the K loop)",
     "mxfp4_matmul": "grid-stride: scaled contraction",
     "sparse12_matmul": "grid-stride: sparse contraction",
     "sparse24_matmul": "grid-stride: sparse contraction",
