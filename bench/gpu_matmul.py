@@ -16,8 +16,8 @@ import triton.language as tl
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "gpu"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "codegen"))
-import intentc  # noqa: E402
-from mma_cases import variant  # noqa: E402
+import intentc
+from mma_cases import variant
 
 TORCH = {"f16": torch.float16, "bf16": torch.bfloat16}
 

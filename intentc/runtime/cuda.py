@@ -203,11 +203,11 @@ def _signature(arrays: dict, constexprs: dict | None):
 
 
 def _block_threads(launch, limit: int, file: str) -> int:
-    """The CTA size: exactly the compiled one for the CTA mapping (its code is specialized
+    """The CTA size: exactly the compiled one for the CTA and MMA mappings (their code is specialized
     to it, and `.maxntid` makes ptxas fit it); otherwise as large as the configuration asks
     or the kernel's registers allow."""
     threads = launch.block[0]
-    if launch.mapping in ("cta", "grid"):
+    if launch.mapping in ("cta", "grid", "mma"):
         if limit < threads:
             raise DiagnosticError([Diagnostic(CUDA_FAILED, f"CUDA: the kernel fits {limit} threads a CTA, "
                                               f"but was compiled for {threads}", 1, 1, file)])

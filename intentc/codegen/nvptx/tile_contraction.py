@@ -164,12 +164,14 @@ class _Evaluator:
     def scalar_op(self, op: Op) -> None:
         """Top-level and iteration scalars: index constants, add, mul by a constant, ceil."""
         name, args = op.name, op.operands
-        if len(op.result_types) != 1 or not isinstance(op.result_types[0], TensorType) or op.regions:
+        type_ = op.result_types[0] if len(op.result_types) == 1 else None
+        if not isinstance(type_, TensorType) or op.regions:
             raise NoMatch(f"op `{name}` at the top level")
-        if name == "constant" and op.result_types[0].dtype == "index":
-            value: object = Affine((), int(op.attributes["value"]))
+        number = op.attributes.get("value")
+        if name == "constant" and type_.dtype == "index" and isinstance(number, int):
+            value: object = Affine((), number)
         elif name == "constant":
-            value = ("constant", op.result_types[0].dtype, op.attributes["value"])
+            value = ("constant", type_.dtype, number)
         elif name == "add":
             value = self.affine(args[0]) + self.affine(args[1])
         elif name == "mul":
@@ -189,7 +191,9 @@ class _Evaluator:
 
     def tensor_op(self, op: Op) -> None:
         name, args, type_ = op.name, op.operands, op.result_types[0] if op.result_types else None
-        if type_ is not None and isinstance(type_, TensorType) and not type_.shape:
+        if not isinstance(type_, TensorType):
+            raise NoMatch(f"op `{name}` in the iteration")
+        if not type_.shape:
             self.scalar_op(op)
             return
         shape = _static_shape(type_)

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from llvmlite import ir
 
 from ..llvm.types import F32, I16, I32, I64
+from ..llvm.values import ViewRef
 from .cta import barrier, sreg
 from .ptx_asm import asm, cp_async, cp_async_commit, cp_async_wait, opaque, shared_address, store_shared_b16
 from .tile_contraction import TileContraction
@@ -77,7 +78,7 @@ def swizzled(b: ir.IRBuilder, row: ir.Value, chunk: ir.Value) -> ir.Value:
 @dataclass
 class Operand:
     """A view staged as rows (the non-contiguous axis) of 16-byte chunks (the contiguous one)."""
-    view: object              # ViewRef
+    view: ViewRef
     row_axis: int
     column_axis: int
     fast: ir.Value = None     # i1: unit column stride, 16-byte aligned rows
@@ -319,9 +320,7 @@ def plan_mma(kernel, arch: str) -> MmaPlan | None:
 
 
 def emit_tile_contraction(em, plan: MmaPlan) -> None:
-    if plan.instruction.startswith("wgmma"):
-        from .wgmma import Wgmma as Variant
-    else:
-        from .mma_sync import MmaSync as Variant
-    variant = Variant()
+    from .mma_sync import MmaSync
+    from .wgmma import Wgmma
+    variant = Wgmma() if plan.instruction.startswith("wgmma") else MmaSync()
     TileEmitter(em, plan, variant).emit()

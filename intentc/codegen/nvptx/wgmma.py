@@ -50,7 +50,7 @@ class Wgmma:
     def compute(self, tiles: TileEmitter, stage: ir.Value) -> None:
         b = tiles.em.b
         c = tiles.plan.contraction
-        bm, bn, bk = tiles.plan.block
+        _, bn, bk = tiles.plan.block
         group = b.udiv(sreg(tiles.em, "tid.x"), ir.Constant(I32, 128))
         a_base = b.add(tiles.stage_base(stage, "a"), b.mul(group, ir.Constant(I32, INSTRUCTION_M * ROW_BYTES)))
         b_base = tiles.stage_base(stage, "b")
