@@ -72,6 +72,8 @@ class CudaKernel(CompiledKernel):
             self._module = self.device.load(artifacts["kernel.cubin"])
             self._function = self._module.function(self.launch_config.kernel)
             limit = self._module.max_threads(self._function)
+            if self.launch_config.shared_bytes:
+                self._module.allow_shared(self._function, self.launch_config.shared_bytes)
         except CudaError as error:
             raise cuda_error(error, self.file) from None
         self.block = (_block_threads(self.launch_config, limit, self.file), 1, 1)
@@ -116,7 +118,7 @@ class CudaKernel(CompiledKernel):
             status = DeviceBuffer.from_array(np.zeros(1, dtype=np.int64))
             try:
                 launch(self._function, self.grid(), self.block,
-                       [np.uint64(arguments.address), np.uint64(status.address)])
+                       [np.uint64(arguments.address), np.uint64(status.address)], self.launch_config.shared_bytes)
                 self.device.synchronize()
                 word = int(status.download(np.zeros(1, dtype=np.int64))[0])
                 for name in outputs:
@@ -168,7 +170,8 @@ class CudaKernel(CompiledKernel):
             arguments = DeviceBuffer.from_array(slots)
             self._buffers.append(arguments)
             prepared = self._launches[signature] = PreparedLaunch(self._function, self.grid(), self.block,
-                                                                  arguments.address, self._status.address)
+                                                                  arguments.address, self._status.address,
+                                                                  self.launch_config.shared_bytes)
         return prepared
 
     def synchronize(self, stream: int = 0) -> None:

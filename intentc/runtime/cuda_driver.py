@@ -99,6 +99,15 @@ class Module:
         return _check(driver.cuFuncGetAttribute(
             driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, function), "cuFuncGetAttribute")
 
+    @staticmethod
+    def allow_shared(function, nbytes: int) -> None:
+        """Let launches of `function` ask for `nbytes` of dynamic shared memory (past 48 KiB
+        only after this attribute is raised)."""
+        driver = _driver()
+        _check(driver.cuFuncSetAttribute(
+            function, driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, nbytes),
+            "cuFuncSetAttribute")
+
     def unload(self) -> None:
         _check(_driver().cuModuleUnload(self.handle), "cuModuleUnload")
 
@@ -162,10 +171,10 @@ class PreparedLaunch:
     was most of a launch's host time."""
 
     def __init__(self, function, grid: tuple[int, int, int], block: tuple[int, int, int], arguments: int,
-                 status: int):
+                 status: int, shared_bytes: int = 0):
         self._values = np.array([arguments, status], dtype=np.uint64)
         self._params = np.array([self._values.ctypes.data, self._values.ctypes.data + 8], dtype=np.uint64)
-        self._call = (int(function), *grid, *block, 0)
+        self._call = (int(function), *grid, *block, shared_bytes)
         self._params_address = self._params.ctypes.data
         self._launch = _raw_launch()
 

@@ -50,6 +50,7 @@ class LaunchConfig:
     slots: int = 0               # coordinates each thread keeps in registers (the CTA mapping's register form)
     layouts: dict = field(default_factory=dict)   # Assignment.to_json(): encodings, values, conversions
     mma: dict = field(default_factory=dict)       # MmaPlan.to_json() of the "mma" mapping
+    shared_bytes: int = 0        # dynamic shared memory a launch asks for (the MMA mapping's ring past 48 KiB)
     abi: str = "void kernel(i64 *args, i64 *status): args and status in global memory"
 
     def to_json(self) -> dict:
@@ -95,4 +96,5 @@ def launch_config(mapping: Mapping, entry: str, arch: str) -> LaunchConfig:
     per_sm = max(1, RESIDENT_THREADS // mapping.threads)
     return LaunchConfig(entry, mapping.kind, (mapping.threads, 1, 1), f"ctas_per_sm:{per_sm}", per_sm, arch,
                         mapping.cta.slots if mapping.cta else 0, layouts=layouts,
-                        mma=mapping.mma.to_json() if mapping.mma else {})
+                        mma=mapping.mma.to_json() if mapping.mma else {},
+                        shared_bytes=mapping.mma.dynamic_shared_bytes if mapping.mma else 0)

@@ -55,6 +55,9 @@ class MmaSync:
     def before_barrier(self, b) -> None:
         """ldmatrix reads shared memory through the generic proxy: nothing to fence."""
 
+    def drain(self, b, tiles) -> None:
+        """mma.sync is synchronous: nothing in flight after the K loop."""
+
     def _lanes(self, em, tid=None):
         b = em.b
         tid = tid if tid is not None else sreg(em, "tid.x")

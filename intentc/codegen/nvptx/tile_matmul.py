@@ -41,6 +41,7 @@ class MmaPlan:
     block: tuple              # (BM, BN, BK)
     warps: tuple              # warps along (M, N) (wgmma: warpgroups along M)
     stages: int
+    pending: int = 0          # MMA groups left in flight across a K step (wgmma; mma.sync is synchronous)
     group_m: int = 8          # tiles of M visited together, for L2 reuse of B
 
     @property
@@ -52,11 +53,23 @@ class MmaPlan:
         bm, bn, bk = self.block
         return 2 * bk * (bm + bn)
 
+    @property
+    def dynamic_shared_bytes(self) -> int:
+        """The ring's bytes when it needs dynamic shared memory (past the static 48 KiB), else 0."""
+        size = self.stages * self.stage_bytes
+        return size if size > SHARED_LIMIT else 0
+
+    @property
+    def lookahead(self) -> int:
+        """K tiles in flight ahead of the one computed: a ring slot is refilled once the MMAs
+        that read it (the `pending` groups before the current one) are done everywhere."""
+        return self.stages - 1 - self.pending
+
     def to_json(self) -> dict:
         bm, bn, bk = self.block
         c = self.contraction
         return {"instruction": self.instruction, "block": [bm, bn, bk], "warps": list(self.warps),
-                "stages": self.stages, "group_m": self.group_m, "operands": c.operand_dtype, "acc": c.acc_dtype,
+                "stages": self.stages, "pending": self.pending, "group_m": self.group_m, "operands": c.operand_dtype, "acc": c.acc_dtype,
                 "epilogue": list(c.casts), "shared_bytes": self.stages * self.stage_bytes,
                 "staging": "cp.async 16B, zero-filled tails; swizzle 64B (chunk ^= (row >> 1) & 3)"}
 
@@ -133,12 +146,15 @@ class TileEmitter:
         em.loop(start, b.mul(tiles_m, tiles_n), lambda tile: self._tile(tile, tiles_m, tiles_n), stride, name="tile")
 
     def _shared_memory(self) -> ir.Value:
-        size = self.plan.stages * self.plan.stage_bytes
+        """The ring: static shared memory up to 48 KiB, else the launch's dynamic shared memory."""
+        dynamic = self.plan.dynamic_shared_bytes
+        size = 0 if dynamic else self.plan.stages * self.plan.stage_bytes
         array = ir.GlobalVariable(self.em.module, ir.ArrayType(ir.IntType(8), size), "intentc_mma_stages",
                                   addrspace=3)
-        array.linkage = "internal"
         array.align = 1024
-        array.initializer = ir.Constant(array.value_type, None)
+        if not dynamic:
+            array.linkage = "internal"
+            array.initializer = ir.Constant(array.value_type, None)
         zero = ir.Constant(I32, 0)
         return shared_address(self.em.b, self.em.b.gep(array, [zero, zero], inbounds=True))
 
@@ -168,7 +184,7 @@ class TileEmitter:
     def _k_loop(self) -> None:
         em, plan = self.em, self.plan
         b = em.b
-        for stage in range(plan.stages - 1):
+        for stage in range(plan.lookahead):
             with b.if_then(b.icmp_signed("<", _const(stage), self.k_tiles)):
                 self._load(_const(stage), ir.Constant(I32, stage))
             cp_async_commit(b)
@@ -179,10 +195,10 @@ class TileEmitter:
         em, plan = self.em, self.plan
         b = em.b
         stages = _const(plan.stages)
-        cp_async_wait(b, plan.stages - 2)
+        cp_async_wait(b, plan.lookahead - 1)
         self.variant.before_barrier(b)
         barrier(em)
-        ahead = b.add(kt, _const(plan.stages - 1))
+        ahead = b.add(kt, _const(plan.lookahead))
         with b.if_then(b.icmp_signed("<", ahead, self.k_tiles)):
             self._load(ahead, b.trunc(b.srem(ahead, stages), I32))
         cp_async_commit(b)

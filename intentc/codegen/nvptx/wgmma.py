@@ -62,9 +62,16 @@ class Wgmma:
             b_desc = descriptor(b, b.add(b_base, ir.Constant(I32, 16 * kk * ROW_BYTES)), bk * ROW_BYTES, GROUP_BYTES)
             acc = wgmma_m64(b, bn, c.operand_dtype, a_desc, b_desc, acc, transpose_b=True)
         wgmma_commit(b)
-        acc = wgmma_wait(b, 0, acc)
+        acc = wgmma_wait(b, tiles.plan.pending, acc)
         for slot, value in zip(slots, acc):
             b.store(value, slot)
+
+    def drain(self, b, tiles) -> None:
+        """Wait for the MMAs still in flight before the epilogue reads the accumulators."""
+        if tiles.plan.pending:
+            slots = [self._slot(b, tiles.acc, i) for i in range(tiles.plan.block[1] // 2)]
+            for slot, value in zip(slots, wgmma_wait(b, 0, [b.load(s) for s in slots])):
+                b.store(value, slot)
 
     def epilogue(self, tiles: TileEmitter) -> None:
         em = tiles.em
