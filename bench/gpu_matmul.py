@@ -100,14 +100,58 @@ def row(dtype: str, m: int, n: int, k: int) -> dict:
     return result
 
 
+# Plans timed by --sweep (instruction, block, warps, stages, in-flight wgmma groups): the
+# mapping's choice is data, so the sweep compiles the same kernel under each.
+SWEEP = [("wgmma.m64n128k16", (128, 128, 32), (2, 1), 3, 0), ("wgmma.m64n128k16", (128, 128, 32), (2, 1), 4, 1),
+         ("wgmma.m64n128k16", (128, 128, 32), (2, 1), 6, 1), ("wgmma.m64n256k16", (128, 256, 32), (2, 1), 4, 1),
+         ("wgmma.m64n256k16", (128, 256, 32), (2, 1), 6, 1), ("mma.sync.m16n8k16", (128, 128, 32), (2, 4), 3, 0),
+         ("mma.sync.m16n8k16", (128, 128, 32), (2, 4), 4, 0)]
+
+
+def sweep(m: int, n: int, k: int) -> list[dict]:
+    """TFLOP/s of f16 at m x n x k under each plan of SWEEP (compiled without the cache)."""
+    from intentc.codegen.nvptx import mapping, tile_matmul
+    from intentc.runtime.cuda import compile_cuda
+    chosen = tile_matmul.plan_mma
+    a = torch.randn(m, k, device="cuda", dtype=torch.float16)
+    b = torch.randn(k, n, device="cuda", dtype=torch.float16)
+    reference = torch.matmul(a.float(), b.float())
+    rows = []
+    for instruction, block, warps, stages, pending in SWEEP:
+        def plan(kernel, arch, spec=(instruction, block, warps, stages, pending)):
+            found = chosen(kernel, arch)
+            return None if found is None else tile_matmul.MmaPlan(found.contraction, *spec)
+        mapping.plan_mma = plan
+        row = {"plan": [instruction, list(block), list(warps), stages, pending], "size": [m, n, k]}
+        try:
+            arch = "sm_90a" if instruction.startswith("wgmma") else "sm_90"
+            kernel = compile_cuda(variant(), "matmul_tiled", arch=arch)
+            c = torch.empty(m, n, device="cuda", dtype=torch.float16)
+            arrays = {"a": a, "b": b, "c": c}
+            row["TFLOP/s"] = 2.0 * m * n * k / seconds(lambda kernel=kernel, arrays=arrays:
+                                                       kernel.launch_in_place(arrays)) / 1e12
+            row["max_abs_error_vs_f32"] = (c.float() - reference).abs().max().item()
+        except Exception as error:    # a failing plan is reported in its row
+            row["error"] = f"{type(error).__name__}: {str(error)[:300]}"
+        finally:
+            mapping.plan_mma = chosen
+        print(json.dumps(row), flush=True)
+        rows.append(row)
+    return rows
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", nargs="*", default=["4096,4096,4096"])
     parser.add_argument("--dtypes", default="f16")
     parser.add_argument("--out")
+    parser.add_argument("--sweep", action="store_true", help="time the plans of SWEEP instead (f16, first size)")
     args = parser.parse_args(argv)
     torch.backends.cuda.matmul.allow_tf32 = False
-    rows = [row(dtype, *map(int, size.split(","))) for size in args.sizes for dtype in args.dtypes.split(",")]
+    if args.sweep:
+        rows = sweep(*map(int, args.sizes[0].split(",")))
+    else:
+        rows = [row(dtype, *map(int, size.split(","))) for size in args.sizes for dtype in args.dtypes.split(",")]
     if args.out:
         Path(args.out).write_text(json.dumps({"gpu": torch.cuda.get_device_name(), "rows": rows}, indent=1) + "\n")
     return 0
