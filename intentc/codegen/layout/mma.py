@@ -6,7 +6,8 @@
   `version = 3` is `wgmma.m64nN` (a warpgroup holds 64 rows: warp w of the group rows
   16w.., register r holds row l/4 + 8((r/2)%2), column 8(r/4) + 2(l%4) + r%2).
 - `SwizzledShared`: an operand tile staged in shared memory, `vec` elements a 16-byte chunk,
-  chunk c of row r at chunk c ^ ((r / per_phase) % max_phase) of its row.
+  chunk c of row r at chunk c ^ ((r / per_phase) % max_phase) of its row (Triton's
+  parameters; rows of 64 bytes: per_phase 2, max_phase 4; of 128 bytes: 1 and 8).
 """
 from __future__ import annotations
 
@@ -70,7 +71,10 @@ def accumulator_layout(plan) -> Mma:
     return Mma(2, (warp_m, warp_n), (16, 8), (plan.block[0] // warp_m // 16, plan.block[1] // warp_n // 8))
 
 
-STAGED = SwizzledShared(8, 2, 4, (1, 0))      # K-major A rows and N-major B rows, 64 bytes each
+def staged(plan) -> SwizzledShared:
+    """The operand tiles' layout: rows of `row_bytes` (K-major A, N-major B blocks), chunk c
+    of row r at c ^ ((r · row_bytes / 128) mod (row_bytes / 16))."""
+    return SwizzledShared(8, 128 // plan.row_bytes, plan.row_bytes // 16, (1, 0))
 
 
 def mma_assignment(plan, known: dict) -> Assignment:
@@ -81,5 +85,5 @@ def mma_assignment(plan, known: dict) -> Assignment:
     result = Assignment()
     accumulator = accumulator_layout(plan)
     for name, role in plan.contraction.values.items():
-        result.values[name] = accumulator if role == "accumulator" else STAGED
+        result.values[name] = accumulator if role == "accumulator" else staged(plan)
     return result

@@ -15,7 +15,7 @@ from llvmlite import ir
 from ..llvm.types import F32, I32
 from .cta import sreg
 from .ptx_asm import ldmatrix_x4, mma_m16n8k16
-from .tile_matmul import ROW_BYTES, TileEmitter, swizzled
+from .tile_matmul import TileEmitter, swizzled
 
 WARPS = (2, 4)
 WARP_TILE = (64, 32)
@@ -71,19 +71,23 @@ class MmaSync:
         warp_m, warp_n, lane = self._lanes(em)
         a_base, b_base = tiles.stage_base(stage, "a"), tiles.stage_base(stage, "b")
         words = 4 if c.acc_dtype == "f32" else 2
-        for kk in range(tiles.plan.block[2] // 16):
+        bk, row_bytes = tiles.plan.block[2], tiles.plan.row_bytes
+        for kk in range(bk // 16):
             a_frags = []
             for i in range(M_FRAGMENTS):
                 row = b.add(b.mul(warp_m, _i32(WARP_TILE[0])), b.add(_i32(16 * i), b.urem(lane, _i32(16))))
                 chunk = b.add(_i32(2 * kk), b.udiv(lane, _i32(16)))
-                a_frags.append(ldmatrix_x4(b, b.add(a_base, swizzled(b, row, chunk)), transpose=False))
+                a_frags.append(ldmatrix_x4(b, b.add(a_base, swizzled(b, row, chunk, row_bytes)), transpose=False))
             b_frags = []
             for pair in range(N_FRAGMENTS // 2):
                 row = b.add(_i32(16 * kk), b.add(b.urem(lane, _i32(8)), b.mul(_i32(8), b.urem(b.udiv(lane, _i32(8)),
                                                                                               _i32(2)))))
-                chunk = b.add(_i32(2 * pair), b.udiv(lane, _i32(16)))
-                block = b.mul(warp_n, _i32(tiles.plan.block[2] * ROW_BYTES))
-                words4 = ldmatrix_x4(b, b.add(b_base, b.add(block, swizzled(b, row, chunk))), transpose=True)
+                # the warp's 32 columns start at column 32·warp_n: block (32·warp_n) / BK
+                column = b.add(b.mul(warp_n, _i32(WARP_TILE[1])), _i32(16 * pair))
+                block = b.mul(b.udiv(column, _i32(bk)), _i32(bk * row_bytes))
+                chunk = b.add(b.udiv(b.urem(column, _i32(bk)), _i32(8)), b.udiv(lane, _i32(16)))
+                words4 = ldmatrix_x4(b, b.add(b_base, b.add(block, swizzled(b, row, chunk, row_bytes))),
+                                     transpose=True)
                 b_frags += [words4[:2], words4[2:]]
             for i in range(M_FRAGMENTS):
                 for j in range(N_FRAGMENTS):

@@ -29,8 +29,6 @@ from .ptx_asm import asm, cp_async, cp_async_commit, cp_async_wait, opaque, shar
 from .tile_contraction import TileContraction
 
 CHUNK = 8                 # elements a 16-byte copy moves
-ROW_BYTES = 64            # a staged row: BK = 32 two-byte elements
-BLOCK_COLUMNS = 32        # B is staged in blocks of 32 columns (64-byte rows)
 SHARED_LIMIT = 48 * 1024  # static shared memory a CTA may declare
 
 
@@ -52,6 +50,12 @@ class MmaPlan:
     def stage_bytes(self) -> int:
         bm, bn, bk = self.block
         return 2 * bk * (bm + bn)
+
+    @property
+    def row_bytes(self) -> int:
+        """A staged row: BK two-byte elements of A, or BK columns of a B block (64 or 128
+        bytes: the hardware swizzle of that width)."""
+        return 2 * self.block[2]
 
     @property
     def dynamic_shared_bytes(self) -> int:
@@ -82,10 +86,11 @@ def _const(value: int) -> ir.Constant:
     return ir.Constant(I64, value)
 
 
-def swizzled(b: ir.IRBuilder, row: ir.Value, chunk: ir.Value) -> ir.Value:
-    """Byte offset of 16-byte `chunk` of staged `row` (i32): the 64-byte swizzle."""
-    row_bits = b.and_(b.lshr(row, ir.Constant(I32, 1)), ir.Constant(I32, 3))
-    return b.add(b.mul(row, ir.Constant(I32, ROW_BYTES)), b.shl(b.xor(chunk, row_bits), ir.Constant(I32, 4)))
+def swizzled(b: ir.IRBuilder, row: ir.Value, chunk: ir.Value, row_bytes: int) -> ir.Value:
+    """Byte offset of 16-byte `chunk` of staged `row` (i32) in rows of `row_bytes` (64 or
+    128): the chunk's index XOR bits 7.. of the row's offset, as the hardware swizzles."""
+    phase = b.and_(b.lshr(row, ir.Constant(I32, 128 // row_bytes - 1)), ir.Constant(I32, row_bytes // 16 - 1))
+    return b.add(b.mul(row, ir.Constant(I32, row_bytes)), b.shl(b.xor(chunk, phase), ir.Constant(I32, 4)))
 
 
 @dataclass
@@ -218,16 +223,17 @@ class TileEmitter:
         for index in range(bm * bk // CHUNK // threads):
             chunk = b.add(tid, _const(index * threads))
             row, column = b.sdiv(chunk, _const(per_row)), b.srem(chunk, _const(per_row))
-            destination = b.add(self.stage_base(stage, "a"), swizzled(b, b.trunc(row, I32), b.trunc(column, I32)))
+            destination = b.add(self.stage_base(stage, "a"),
+                                swizzled(b, b.trunc(row, I32), b.trunc(column, I32), self.plan.row_bytes))
             self._chunk(self.a, b.add(self.m0, row), b.add(k0, b.mul(column, _const(CHUNK))), destination)
         per_row = bn // CHUNK
-        block_chunks = BLOCK_COLUMNS // CHUNK
+        block_chunks = bk // CHUNK          # B blocks are BK columns wide
         for index in range(bn * bk // CHUNK // threads):
             chunk = b.add(tid, _const(index * threads))
             row, column = b.sdiv(chunk, _const(per_row)), b.srem(chunk, _const(per_row))
             block, within = b.sdiv(column, _const(block_chunks)), b.srem(column, _const(block_chunks))
-            offset = b.add(b.mul(b.trunc(block, I32), ir.Constant(I32, bk * ROW_BYTES)),
-                           swizzled(b, b.trunc(row, I32), b.trunc(within, I32)))
+            offset = b.add(b.mul(b.trunc(block, I32), ir.Constant(I32, bk * self.plan.row_bytes)),
+                           swizzled(b, b.trunc(row, I32), b.trunc(within, I32), self.plan.row_bytes))
             destination = b.add(self.stage_base(stage, "b"), offset)
             self._chunk(self.b_op, b.add(k0, row), b.add(self.n0, b.mul(column, _const(CHUNK))), destination)
 

@@ -17,18 +17,17 @@ from llvmlite import ir
 from ..llvm.types import F32, I32, I64
 from .cta import sreg
 from .ptx_asm import fence_proxy_async, wgmma_commit, wgmma_fence, wgmma_m64, wgmma_wait
-from .tile_matmul import ROW_BYTES, TileEmitter
+from .tile_matmul import TileEmitter
 
 INSTRUCTION_M = 64
-SWIZZLE_64B = 2           # the descriptor's layout type for the 64-byte swizzle
-GROUP_BYTES = 8 * ROW_BYTES   # eight staged rows: the stride between core-matrix groups
+SWIZZLE_MODE = {128: 1, 64: 2}   # the descriptor's layout type for a swizzle of that many bytes
 
 
-def descriptor(b: ir.IRBuilder, address: ir.Value, leading: int, stride: int) -> ir.Value:
+def descriptor(b: ir.IRBuilder, address: ir.Value, leading: int, stride: int, row_bytes: int) -> ir.Value:
     """A wgmma shared-memory matrix descriptor: start address, leading and stride byte
     offsets (16-byte units) and the swizzle mode."""
     start = b.zext(b.lshr(b.and_(address, ir.Constant(I32, 0x3FFFF)), ir.Constant(I32, 4)), I64)
-    fixed = (leading >> 4) << 16 | (stride >> 4) << 32 | SWIZZLE_64B << 62
+    fixed = (leading >> 4) << 16 | (stride >> 4) << 32 | SWIZZLE_MODE[row_bytes] << 62
     return b.or_(start, ir.Constant(I64, fixed))
 
 
@@ -52,14 +51,17 @@ class Wgmma:
         c = tiles.plan.contraction
         _, bn, bk = tiles.plan.block
         group = b.udiv(sreg(tiles.em, "tid.x"), ir.Constant(I32, 128))
-        a_base = b.add(tiles.stage_base(stage, "a"), b.mul(group, ir.Constant(I32, INSTRUCTION_M * ROW_BYTES)))
+        row_bytes = tiles.plan.row_bytes
+        group_bytes = 8 * row_bytes     # eight staged rows: the stride between core-matrix groups
+        a_base = b.add(tiles.stage_base(stage, "a"), b.mul(group, ir.Constant(I32, INSTRUCTION_M * row_bytes)))
         b_base = tiles.stage_base(stage, "b")
         slots = [self._slot(b, tiles.acc, i) for i in range(bn // 2)]
         acc = [b.load(s) for s in slots]
         wgmma_fence(b)
         for kk in range(bk // 16):
-            a_desc = descriptor(b, b.add(a_base, ir.Constant(I32, 32 * kk)), 16, GROUP_BYTES)
-            b_desc = descriptor(b, b.add(b_base, ir.Constant(I32, 16 * kk * ROW_BYTES)), bk * ROW_BYTES, GROUP_BYTES)
+            a_desc = descriptor(b, b.add(a_base, ir.Constant(I32, 32 * kk)), 16, group_bytes, row_bytes)
+            b_desc = descriptor(b, b.add(b_base, ir.Constant(I32, 16 * kk * row_bytes)), bk * row_bytes, group_bytes,
+                                row_bytes)
             acc = wgmma_m64(b, bn, c.operand_dtype, a_desc, b_desc, acc, transpose_b=True)
         wgmma_commit(b)
         acc = wgmma_wait(b, tiles.plan.pending, acc)
