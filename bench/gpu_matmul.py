@@ -102,12 +102,10 @@ def row(dtype: str, m: int, n: int, k: int) -> dict:
 
 # Plans timed by --sweep (instruction, block, warps, stages, in-flight wgmma groups): the
 # mapping's choice is data, so the sweep compiles the same kernel under each.
-SWEEP = [("wgmma.m64n128k16", (128, 128, 32), (2, 1), 3, 0), ("wgmma.m64n128k16", (128, 128, 32), (2, 1), 4, 1),
-         ("wgmma.m64n128k16", (128, 128, 32), (2, 1), 6, 1), ("wgmma.m64n256k16", (128, 256, 32), (2, 1), 4, 1),
-         ("wgmma.m64n256k16", (128, 256, 32), (2, 1), 6, 1), ("mma.sync.m16n8k16", (128, 128, 32), (2, 4), 3, 0),
-         ("mma.sync.m16n8k16", (128, 128, 32), (2, 4), 4, 0), ("wgmma.m64n128k16", (128, 128, 64), (2, 1), 3, 1),
-         ("wgmma.m64n128k16", (128, 128, 64), (2, 1), 4, 1), ("wgmma.m64n256k16", (128, 256, 64), (2, 1), 3, 1),
-         ("mma.sync.m16n8k16", (128, 128, 64), (2, 4), 3, 0)]
+SWEEP = [("wgmma.m64n128k16", (128, 128, 32), (2, 1), 3, 0, 2), ("wgmma.m64n128k16", (128, 128, 32), (2, 1), 4, 1, 2),
+         ("wgmma.m64n128k16", (128, 128, 64), (2, 1), 3, 1, 2), ("wgmma.m64n128k16", (128, 128, 64), (2, 1), 4, 1, 1),
+         ("wgmma.m64n256k16", (128, 256, 32), (2, 1), 4, 1, 1), ("wgmma.m64n256k16", (128, 256, 64), (2, 1), 3, 1, 1),
+         ("mma.sync.m16n8k16", (128, 128, 32), (2, 4), 3, 0, 2), ("mma.sync.m16n8k16", (128, 128, 32), (2, 4), 3, 0, 1)]
 
 
 def sweep(m: int, n: int, k: int) -> list[dict]:
@@ -119,12 +117,12 @@ def sweep(m: int, n: int, k: int) -> list[dict]:
     b = torch.randn(k, n, device="cuda", dtype=torch.float16)
     reference = torch.matmul(a.float(), b.float())
     rows = []
-    for instruction, block, warps, stages, pending in SWEEP:
-        def plan(kernel, arch, spec=(instruction, block, warps, stages, pending)):
+    for instruction, block, warps, stages, pending, resident in SWEEP:
+        def plan(kernel, arch, spec=(instruction, block, warps, stages, pending), resident=resident):
             found = chosen(kernel, arch)
-            return None if found is None else tile_matmul.MmaPlan(found.contraction, *spec)
+            return None if found is None else tile_matmul.MmaPlan(found.contraction, *spec, resident=resident)
         mapping.plan_mma = plan
-        row = {"plan": [instruction, list(block), list(warps), stages, pending], "size": [m, n, k]}
+        row = {"plan": [instruction, list(block), list(warps), stages, pending, resident], "size": [m, n, k]}
         try:
             arch = "sm_90a" if instruction.startswith("wgmma") else "sm_90"
             kernel = compile_cuda(variant(), "matmul_tiled", arch=arch)

@@ -73,11 +73,6 @@ class MmaSync:
         words = 4 if c.acc_dtype == "f32" else 2
         bk, row_bytes = tiles.plan.block[2], tiles.plan.row_bytes
         for kk in range(bk // 16):
-            a_frags = []
-            for i in range(M_FRAGMENTS):
-                row = b.add(b.mul(warp_m, _i32(WARP_TILE[0])), b.add(_i32(16 * i), b.urem(lane, _i32(16))))
-                chunk = b.add(_i32(2 * kk), b.udiv(lane, _i32(16)))
-                a_frags.append(ldmatrix_x4(b, b.add(a_base, swizzled(b, row, chunk, row_bytes)), transpose=False))
             b_frags = []
             for pair in range(N_FRAGMENTS // 2):
                 row = b.add(_i32(16 * kk), b.add(b.urem(lane, _i32(8)), b.mul(_i32(8), b.urem(b.udiv(lane, _i32(8)),
@@ -89,11 +84,15 @@ class MmaSync:
                 words4 = ldmatrix_x4(b, b.add(b_base, b.add(block, swizzled(b, row, chunk, row_bytes))),
                                      transpose=True)
                 b_frags += [words4[:2], words4[2:]]
+            # one A fragment at a time: its four MMAs use it up (fewer registers live)
             for i in range(M_FRAGMENTS):
+                row = b.add(b.mul(warp_m, _i32(WARP_TILE[0])), b.add(_i32(16 * i), b.urem(lane, _i32(16))))
+                chunk = b.add(_i32(2 * kk), b.udiv(lane, _i32(16)))
+                a_frag = ldmatrix_x4(b, b.add(a_base, swizzled(b, row, chunk, row_bytes)), transpose=False)
                 for j in range(N_FRAGMENTS):
                     first = (i * N_FRAGMENTS + j) * words
                     slots = [self._slot(b, tiles.acc, first + r) for r in range(words)]
-                    result = mma_m16n8k16(b, c.operand_dtype, c.acc_dtype, a_frags[i], b_frags[j],
+                    result = mma_m16n8k16(b, c.operand_dtype, c.acc_dtype, a_frag, b_frags[j],
                                           [b.load(s) for s in slots])
                     for slot, value in zip(slots, result):
                         b.store(value, slot)

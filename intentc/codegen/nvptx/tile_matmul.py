@@ -41,6 +41,7 @@ class MmaPlan:
     stages: int
     pending: int = 0          # MMA groups left in flight across a K step (wgmma; mma.sync is synchronous)
     group_m: int = 8          # tiles of M visited together, for L2 reuse of B
+    resident: int = 2         # CTAs an SM must fit (`.minnctapersm`: ptxas caps registers to match)
 
     @property
     def threads(self) -> int:
@@ -73,7 +74,7 @@ class MmaPlan:
         bm, bn, bk = self.block
         c = self.contraction
         return {"instruction": self.instruction, "block": [bm, bn, bk], "warps": list(self.warps),
-                "stages": self.stages, "pending": self.pending, "group_m": self.group_m, "operands": c.operand_dtype, "acc": c.acc_dtype,
+                "stages": self.stages, "pending": self.pending, "group_m": self.group_m, "resident": self.resident, "operands": c.operand_dtype, "acc": c.acc_dtype,
                 "epilogue": list(c.casts), "shared_bytes": self.stages * self.stage_bytes,
                 "staging": "cp.async 16B, zero-filled tails; swizzle 64B (chunk ^= (row >> 1) & 3)"}
 
@@ -112,6 +113,12 @@ def _fast(b: ir.IRBuilder, operand: Operand) -> ir.Value:
     unit = b.icmp_signed("==", view.strides[operand.column_axis], _const(1))
     rows = b.icmp_signed("==", b.and_(view.strides[operand.row_axis], _const(CHUNK - 1)), _const(0))
     return b.and_(aligned, b.and_(unit, rows))
+
+
+def _clamp(b: ir.IRBuilder, count: ir.Value) -> ir.Value:
+    """`count` clamped to [0, CHUNK]: the elements of a 16-byte copy inside the view."""
+    count = b.select(b.icmp_signed("<", count, _const(0)), _const(0), count)
+    return b.select(b.icmp_signed(">", count, _const(CHUNK)), _const(CHUNK), count)
 
 
 def _element(b: ir.IRBuilder, view, axes: tuple, coordinates: tuple) -> ir.Value:
@@ -184,78 +191,97 @@ class TileEmitter:
         barrier(em)                     # the previous tile's last reads of the ring are done
         self.variant.reset(em, self.acc, plan.contraction)
         self._k_loop()
+        self.variant.drain(b, self)
         self.variant.epilogue(self)
 
     def _k_loop(self) -> None:
         em, plan = self.em, self.plan
         b = em.b
+        copies = self._copies(self.tid)
         for stage in range(plan.lookahead):
             with b.if_then(b.icmp_signed("<", _const(stage), self.k_tiles)):
-                self._load(_const(stage), ir.Constant(I32, stage))
+                self._load(copies, _const(stage), ir.Constant(I32, stage))
             cp_async_commit(b)
-        em.loop(_const(0), self.k_tiles, self._k_step, name="ktile")
+        em.loop(_const(0), self.k_tiles, lambda kt: self._k_step(kt, copies), name="ktile")
         cp_async_wait(b, 0)
 
-    def _k_step(self, kt: ir.Value) -> None:
+    def _k_step(self, kt: ir.Value, copies: list) -> None:
         em, plan = self.em, self.plan
         b = em.b
-        stages = _const(plan.stages)
+        stages = ir.Constant(I32, plan.stages)
         cp_async_wait(b, plan.lookahead - 1)
         self.variant.before_barrier(b)
         barrier(em)
         ahead = b.add(kt, _const(plan.lookahead))
         with b.if_then(b.icmp_signed("<", ahead, self.k_tiles)):
-            self._load(ahead, b.trunc(b.srem(ahead, stages), I32))
+            self._load(copies, ahead, b.urem(b.trunc(ahead, I32), stages))
         cp_async_commit(b)
-        self.variant.compute(self, b.trunc(b.srem(kt, stages), I32))
+        self.variant.compute(self, b.urem(b.trunc(kt, I32), stages))
 
     # ---- staging -----------------------------------------------------------------------------
-    def _load(self, kt: ir.Value, stage: ir.Value) -> None:
-        """K tile `kt` of A and B into ring slot `stage`, every thread its share of chunks."""
+    def _geometry(self, tid: ir.Value) -> list:
+        """(operand, row, column, destination) of each 16-byte copy thread `tid` makes of K
+        tile 0: A's rows of BK elements; B's BK rows of BN columns, staged in blocks of BK
+        columns. Coordinates are the view's (i64); the destination is a byte offset in the
+        operand's stage tile (i32)."""
         b = self.em.b
         bm, bn, bk = self.plan.block
-        k0 = b.mul(kt, _const(bk))
-        threads = self.plan.threads
-        # Each load recomputes its chunks' coordinates: held across the K loop instead, they
-        # took about a hundred registers.
-        tid = opaque(b, self.tid)
-        per_row = bk // CHUNK
+        threads, row_bytes = self.plan.threads, self.plan.row_bytes
+        copies = []
         for index in range(bm * bk // CHUNK // threads):
             chunk = b.add(tid, _const(index * threads))
-            row, column = b.sdiv(chunk, _const(per_row)), b.srem(chunk, _const(per_row))
-            destination = b.add(self.stage_base(stage, "a"),
-                                swizzled(b, b.trunc(row, I32), b.trunc(column, I32), self.plan.row_bytes))
-            self._chunk(self.a, b.add(self.m0, row), b.add(k0, b.mul(column, _const(CHUNK))), destination)
-        per_row = bn // CHUNK
-        block_chunks = bk // CHUNK          # B blocks are BK columns wide
+            row, column = b.udiv(chunk, _const(bk // CHUNK)), b.urem(chunk, _const(bk // CHUNK))
+            destination = swizzled(b, b.trunc(row, I32), b.trunc(column, I32), row_bytes)
+            copies.append((self.a, b.add(self.m0, row), b.mul(column, _const(CHUNK)), destination))
         for index in range(bn * bk // CHUNK // threads):
             chunk = b.add(tid, _const(index * threads))
-            row, column = b.sdiv(chunk, _const(per_row)), b.srem(chunk, _const(per_row))
-            block, within = b.sdiv(column, _const(block_chunks)), b.srem(column, _const(block_chunks))
-            offset = b.add(b.mul(b.trunc(block, I32), ir.Constant(I32, bk * self.plan.row_bytes)),
-                           swizzled(b, b.trunc(row, I32), b.trunc(within, I32), self.plan.row_bytes))
-            destination = b.add(self.stage_base(stage, "b"), offset)
-            self._chunk(self.b_op, b.add(k0, row), b.add(self.n0, b.mul(column, _const(CHUNK))), destination)
+            row, column = b.udiv(chunk, _const(bn // CHUNK)), b.urem(chunk, _const(bn // CHUNK))
+            block, within = b.udiv(column, _const(bk // CHUNK)), b.urem(column, _const(bk // CHUNK))
+            destination = b.add(b.mul(b.trunc(block, I32), ir.Constant(I32, bk * row_bytes)),
+                                swizzled(b, b.trunc(row, I32), b.trunc(within, I32), row_bytes))
+            copies.append((self.b_op, row, b.add(self.n0, b.mul(column, _const(CHUNK))), destination))
+        return copies
 
-    def _chunk(self, operand: Operand, row: ir.Value, column: ir.Value, destination: ir.Value) -> None:
-        """CHUNK elements of `operand` from (row, column) on along its columns; out of range: 0.
-        One cp.async where the operand allows it (unit column stride, aligned rows: a uniform
-        branch), otherwise element by element."""
+    def _copies(self, tid: ir.Value) -> list:
+        """What a thread keeps through the K loop for each of its copies: the fast path's
+        source address at K tile 0 and the room left along K (A: elements of the row left
+        past the chunk, 0 for a row past M; B: rows left past the chunk's row, with the
+        chunk's columns within N). Only these stay in registers; the element path
+        recomputes the rest."""
         b = self.em.b
-        rows, columns = operand.extent("row"), operand.extent("column")
-        left = b.sub(columns, column)
-        left = b.select(b.icmp_signed("<", left, _const(0)), _const(0), left)
-        left = b.select(b.icmp_signed(">", left, _const(CHUNK)), _const(CHUNK), left)
-        valid = b.select(b.icmp_signed("<", row, rows), left, _const(0))
-        axes = (operand.row_axis, operand.column_axis)
-        with b.if_else(operand.fast) as (fast, slow):
-            with fast:
-                inside = b.icmp_signed(">", valid, _const(0))
-                source = b.select(inside, _element(b, operand.view, axes, (row, column)),
-                                  b.gep(operand.view.ptr, [operand.view.offset]))
-                cp_async(b, destination, source, b.trunc(b.mul(valid, _const(2)), I32))
-            with slow:
-                self._copy_elements(operand, axes, row, column, valid, destination)
+        copies = []
+        for operand, row, column, destination in self._geometry(tid):
+            source = _element(b, operand.view, (operand.row_axis, operand.column_axis), (row, column))
+            if operand is self.a:
+                room = b.select(b.icmp_signed("<", row, self.m), b.sub(self.k, column), _const(0))
+                width = None
+            else:
+                room = b.sub(self.k, row)
+                width = _clamp(b, b.sub(self.n, column))
+            copies.append((operand, destination, source, room, width))
+        return copies
+
+    def _load(self, copies: list, kt: ir.Value, stage: ir.Value) -> None:
+        """K tile `kt` of A and B into ring slot `stage`, every thread its copies."""
+        b = self.em.b
+        k0 = b.mul(kt, _const(self.plan.block[2]))
+        for number, (operand, destination, source, room, width) in enumerate(copies):
+            left = b.sub(room, k0)
+            valid = _clamp(b, left) if width is None else b.select(b.icmp_signed(">", left, _const(0)), width,
+                                                                    _const(0))
+            target = b.add(self.stage_base(stage, "a" if operand is self.a else "b"), destination)
+            with b.if_else(operand.fast) as (fast, slow):
+                with fast:       # unit stride along the chunk: K moves A's source by 2·BK bytes, B's by BK rows
+                    along = operand.column_axis if operand is self.a else operand.row_axis
+                    moved = b.gep(source, [b.mul(k0, operand.view.strides[along])])
+                    start = b.select(b.icmp_signed(">", valid, _const(0)), moved,
+                                     b.gep(operand.view.ptr, [operand.view.offset]))
+                    cp_async(b, target, start, b.trunc(b.mul(valid, _const(2)), I32))
+                with slow:
+                    _, row, column, _ = self._geometry(opaque(b, self.tid))[number]
+                    row, column = (row, b.add(column, k0)) if operand is self.a else (b.add(row, k0), column)
+                    self._copy_elements(operand, (operand.row_axis, operand.column_axis), row, column, valid,
+                                        target)
 
     def _copy_elements(self, operand, axes, row, column, valid, destination) -> None:
         b = self.em.b
@@ -337,8 +363,8 @@ def plan_mma(kernel, arch: str) -> MmaPlan | None:
     if contraction.acc_dtype not in TENSOR_CORE_OPERANDS.get(contraction.operand_dtype, ()):
         return None
     if arch == "sm_90a" and contraction.acc_dtype == "f32":
-        return MmaPlan(contraction, "wgmma.m64n128k16", (128, 128, 32), (2, 1), 3)
-    return MmaPlan(contraction, "mma.sync.m16n8k16", (128, 128, 32), (2, 4), 3)
+        return MmaPlan(contraction, "wgmma.m64n128k16", (128, 128, 32), (2, 1), stages=4, pending=1)
+    return MmaPlan(contraction, "mma.sync.m16n8k16", (128, 128, 32), (2, 4), stages=3, resident=1)
 
 
 def emit_tile_contraction(em, plan: MmaPlan) -> None:
