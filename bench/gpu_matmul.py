@@ -108,6 +108,39 @@ SWEEP = [("wgmma.m64n128k16", (128, 128, 32), (2, 1), 3, 0, 2), ("wgmma.m64n128k
          ("mma.sync.m16n8k16", (128, 128, 32), (2, 4), 3, 0, 2), ("mma.sync.m16n8k16", (128, 128, 32), (2, 4), 3, 0, 1)]
 
 
+# Timing ablations of the default sm_90a plan: each leaves one part of the kernel out at
+# compile time (results are wrong on purpose; only the time is read), so the differences
+# say where the time goes.
+ABLATIONS = {"no epilogue stores": ("TileEmitter", "store"), "no operand copies": ("TileEmitter", "_load"),
+             "no MMAs": ("Wgmma", "compute")}
+
+
+def ablations(m: int, n: int, k: int) -> list[dict]:
+    from intentc.codegen.nvptx import tile_matmul, wgmma
+    from intentc.runtime.cuda import compile_cuda
+    a = torch.randn(m, k, device="cuda", dtype=torch.float16)
+    b = torch.randn(k, n, device="cuda", dtype=torch.float16)
+    c = torch.empty(m, n, device="cuda", dtype=torch.float16)
+    rows = []
+    for label, (owner, method) in ABLATIONS.items():
+        cls = getattr(tile_matmul if owner == "TileEmitter" else wgmma, owner)
+        kept = getattr(cls, method)
+        setattr(cls, method, lambda *args, **kwargs: None)
+        row = {"ablation": label, "size": [m, n, k]}
+        try:
+            kernel = compile_cuda(variant(), "matmul_tiled", arch="sm_90a")
+            arrays = {"a": a, "b": b, "c": c}
+            row["TFLOP/s-equivalent"] = 2.0 * m * n * k / seconds(reps=10, fn=lambda kernel=kernel, arrays=arrays:
+                                                                  kernel.launch_in_place(arrays)) / 1e12
+        except Exception as error:    # a failing variant is reported in its row
+            row["error"] = f"{type(error).__name__}: {str(error)[:300]}"
+        finally:
+            setattr(cls, method, kept)
+        print(json.dumps(row), flush=True)
+        rows.append(row)
+    return rows
+
+
 def sweep(m: int, n: int, k: int) -> list[dict]:
     """TFLOP/s of f16 at m x n x k under each plan of SWEEP (compiled without the cache)."""
     from intentc.codegen.nvptx import mapping, tile_matmul
@@ -149,7 +182,8 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     torch.backends.cuda.matmul.allow_tf32 = False
     if args.sweep:
-        rows = sweep(*map(int, args.sizes[0].split(",")))
+        size = tuple(map(int, args.sizes[0].split(",")))
+        rows = sweep(*size) + ablations(*size)
     else:
         rows = [row(dtype, *map(int, size.split(","))) for size in args.sizes for dtype in args.dtypes.split(",")]
     if args.out:
