@@ -108,10 +108,12 @@ class MmaSync:
                                                                           ir.Constant(i64, 2)))
         for i in range(M_FRAGMENTS):
             for j in range(N_FRAGMENTS):
-                for r in range(4):
-                    row = b.add(row0, ir.Constant(i64, 16 * i + 8 * (r // 2)))
-                    col = b.add(col0, ir.Constant(i64, 8 * j + r % 2))
-                    tiles.store(self._element(b, tiles.acc, c.acc_dtype, (i * N_FRAGMENTS + j), r), row, col)
+                for half in range(2):      # registers 2·half, 2·half + 1: one row, two columns
+                    row = b.add(row0, ir.Constant(i64, 16 * i + 8 * half))
+                    col = b.add(col0, ir.Constant(i64, 8 * j))
+                    pair = tuple(self._element(b, tiles.acc, c.acc_dtype, i * N_FRAGMENTS + j, 2 * half + r)
+                                 for r in range(2))
+                    tiles.store_pair(pair, row, col)
 
     def _element(self, b, acc, dtype, fragment, r):
         if dtype == "f32":

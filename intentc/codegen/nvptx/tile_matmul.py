@@ -150,6 +150,7 @@ class TileEmitter:
         self.shared = self._shared_memory()
         self.tid = b.zext(sreg(em, "tid.x"), I64)
         self.a.fast, self.b_op.fast = _fast(b, self.a), _fast(b, self.b_op)
+        self.c_pairs = self._pairs()
         tiles_m, tiles_n = _ceil(b, self.m, bm), _ceil(b, self.n, bn)
         self.k_tiles = _ceil(b, self.k, bk)
         self.acc = self.variant.accumulators(em, plan)
@@ -309,17 +310,48 @@ class TileEmitter:
         otherwise be hoisted out of the tile loop and stay in registers through the K loop."""
         return opaque(self.em.b, self.tid)
 
-    def store(self, value: ir.Value, row: ir.Value, column: ir.Value) -> None:
-        """One accumulator element (f32, or half for an f16 accumulator) through the IR's
-        casts into C at tile coordinate (row, column), masked by C's bounds."""
+    def store_pair(self, values: tuple, row: ir.Value, column: ir.Value) -> None:
+        """Two accumulator elements of one row (f32, or half for an f16 accumulator), at tile
+        columns `column` (even) and `column` + 1, through the IR's casts into C, masked by C's
+        bounds: one two-element store where C's columns are contiguous and the pair is
+        aligned and inside, else one store each."""
         b = self.em.b
         c = self.plan.contraction
         m, n = b.add(self.m0, row), b.add(self.n0, column)
-        inside = b.and_(b.icmp_signed("<", m, self.m), b.icmp_signed("<", n, self.n))
-        with b.if_then(inside):
-            converted = cast_chain(b, value, c.acc_dtype, c.casts)
-            stored = b.bitcast(converted, I16) if c.out_dtype == "f16" else converted
-            b.store(stored, _element(b, self.c_view, c.c_axes, (m, n)))
+        words = [self._stored(value) for value in values]
+        row_inside = b.icmp_signed("<", m, self.m)
+        pair_inside = b.and_(row_inside, b.icmp_signed("<", b.add(n, _const(1)), self.n))
+        with b.if_else(b.and_(pair_inside, self.c_pairs)) as (paired, single):
+            with paired:
+                vector = ir.VectorType(words[0].type, 2)
+                pair = b.insert_element(b.insert_element(ir.Constant(vector, None), words[0], ir.Constant(I32, 0)),
+                                        words[1], ir.Constant(I32, 1))
+                address = b.bitcast(_element(b, self.c_view, c.c_axes, (m, n)), vector.as_pointer())
+                b.store(pair, address, align=2 * _BYTES[c.out_dtype])
+            with single:
+                for lane, word in enumerate(words):
+                    column_lane = b.add(n, _const(lane))
+                    with b.if_then(b.and_(row_inside, b.icmp_signed("<", column_lane, self.n))):
+                        b.store(word, _element(b, self.c_view, c.c_axes, (m, column_lane)))
+
+    def _stored(self, value: ir.Value) -> ir.Value:
+        c = self.plan.contraction
+        converted = cast_chain(self.em.b, value, c.acc_dtype, c.casts)
+        return self.em.b.bitcast(converted, I16) if c.out_dtype == "f16" else converted
+
+    def _pairs(self) -> ir.Value:
+        """C's columns are contiguous and every even column is aligned for a two-element store."""
+        b = self.em.b
+        c = self.plan.contraction
+        view, size = self.c_view, _BYTES[c.out_dtype]
+        start = b.add(b.ptrtoint(view.ptr, I64), b.mul(view.offset, _const(size)))
+        aligned = b.icmp_unsigned("==", b.and_(start, _const(2 * size - 1)), _const(0))
+        unit = b.icmp_signed("==", view.strides[c.c_axes[1]], _const(1))
+        even_rows = b.icmp_signed("==", b.and_(view.strides[c.c_axes[0]], _const(1)), _const(0))
+        return b.and_(aligned, b.and_(unit, even_rows))
+
+
+_BYTES = {"f32": 4, "f16": 2, "bf16": 2}
 
 
 def _widen(b: ir.IRBuilder, value: ir.Value, dtype: str) -> ir.Value:

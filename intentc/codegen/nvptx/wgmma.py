@@ -83,7 +83,7 @@ class Wgmma:
         warp, lane = b.udiv(tid, ir.Constant(i64, 32)), b.urem(tid, ir.Constant(i64, 32))
         row0 = b.add(b.mul(warp, ir.Constant(i64, 16)), b.udiv(lane, ir.Constant(i64, 4)))
         col0 = b.mul(b.urem(lane, ir.Constant(i64, 4)), ir.Constant(i64, 2))
-        for index in range(tiles.plan.block[1] // 2):
+        for index in range(0, tiles.plan.block[1] // 2, 2):   # registers index, index + 1: one row, two columns
             row = b.add(row0, ir.Constant(i64, 8 * ((index >> 1) & 1)))
-            col = b.add(col0, ir.Constant(i64, 8 * (index >> 2) + (index & 1)))
-            tiles.store(b.load(self._slot(b, tiles.acc, index)), row, col)
+            col = b.add(col0, ir.Constant(i64, 8 * (index >> 2)))
+            tiles.store_pair(tuple(b.load(self._slot(b, tiles.acc, index + r)) for r in range(2)), row, col)
