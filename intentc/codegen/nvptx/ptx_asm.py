@@ -45,8 +45,10 @@ def cp_async_wait(b: ir.IRBuilder, pending: int) -> None:
     asm(b, f"cp.async.wait_group {pending};", "~{memory}", VOID, [])
 
 
-def store_shared_b16(b: ir.IRBuilder, address: ir.Value, value: ir.Value) -> None:
-    asm(b, "st.shared.b16 [$0], $1;", "r,h,~{memory}", VOID, [address, value])
+def store_shared(b: ir.IRBuilder, address: ir.Value, value: ir.Value) -> None:
+    """A 16- or 32-bit integer to a shared address."""
+    bits, constraint = (16, "h") if value.type.width == 16 else (32, "r")
+    asm(b, f"st.shared.b{bits} [$0], $1;", f"r,{constraint},~{{memory}}", VOID, [address, value])
 
 
 def ldmatrix_x4(b: ir.IRBuilder, address: ir.Value, transpose: bool) -> list:

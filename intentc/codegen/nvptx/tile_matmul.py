@@ -25,10 +25,10 @@ from llvmlite import ir
 from ..llvm.types import F32, I16, I32, I64
 from ..llvm.values import ViewRef
 from .cta import barrier, sreg
-from .ptx_asm import asm, cp_async, cp_async_commit, cp_async_wait, opaque, shared_address, store_shared_b16
+from .ptx_asm import asm, cp_async, cp_async_commit, cp_async_wait, opaque, shared_address, store_shared
 from .tile_contraction import TileContraction
 
-CHUNK = 8                 # elements a 16-byte copy moves
+COPY_BYTES = 16           # a cp.async copy
 SHARED_LIMIT = 48 * 1024  # static shared memory a CTA may declare
 
 
@@ -50,13 +50,22 @@ class MmaPlan:
     @property
     def stage_bytes(self) -> int:
         bm, bn, bk = self.block
-        return 2 * bk * (bm + bn)
+        return self.element_bytes * bk * (bm + bn)
+
+    @property
+    def element_bytes(self) -> int:
+        return 4 if self.contraction.operand_dtype == "f32" else 2
+
+    @property
+    def chunk(self) -> int:
+        """Elements a 16-byte copy moves."""
+        return COPY_BYTES // self.element_bytes
 
     @property
     def row_bytes(self) -> int:
-        """A staged row: BK two-byte elements of A, or BK columns of a B block (64 or 128
-        bytes: the hardware swizzle of that width)."""
-        return 2 * self.block[2]
+        """A staged row: BK elements of A, or BK columns of a B block (64 or 128 bytes: the
+        hardware swizzle of that width)."""
+        return self.element_bytes * self.block[2]
 
     @property
     def dynamic_shared_bytes(self) -> int:
@@ -106,19 +115,20 @@ class Operand:
         return self.view.shape[self.row_axis if axis_kind == "row" else self.column_axis]
 
 
-def _fast(b: ir.IRBuilder, operand: Operand) -> ir.Value:
+def _fast(b: ir.IRBuilder, operand: Operand, element_bytes: int) -> ir.Value:
     view = operand.view
-    start = b.add(b.ptrtoint(view.ptr, I64), b.mul(view.offset, _const(2)))
-    aligned = b.icmp_unsigned("==", b.and_(start, _const(15)), _const(0))
+    start = b.add(b.ptrtoint(view.ptr, I64), b.mul(view.offset, _const(element_bytes)))
+    aligned = b.icmp_unsigned("==", b.and_(start, _const(COPY_BYTES - 1)), _const(0))
     unit = b.icmp_signed("==", view.strides[operand.column_axis], _const(1))
-    rows = b.icmp_signed("==", b.and_(view.strides[operand.row_axis], _const(CHUNK - 1)), _const(0))
+    rows = b.icmp_signed("==", b.and_(view.strides[operand.row_axis], _const(COPY_BYTES // element_bytes - 1)),
+                         _const(0))
     return b.and_(aligned, b.and_(unit, rows))
 
 
-def _clamp(b: ir.IRBuilder, count: ir.Value) -> ir.Value:
-    """`count` clamped to [0, CHUNK]: the elements of a 16-byte copy inside the view."""
+def _clamp(b: ir.IRBuilder, count: ir.Value, chunk: int) -> ir.Value:
+    """`count` clamped to [0, chunk]: the elements of a 16-byte copy inside the view."""
     count = b.select(b.icmp_signed("<", count, _const(0)), _const(0), count)
-    return b.select(b.icmp_signed(">", count, _const(CHUNK)), _const(CHUNK), count)
+    return b.select(b.icmp_signed(">", count, _const(chunk)), _const(chunk), count)
 
 
 def _element(b: ir.IRBuilder, view, axes: tuple, coordinates: tuple) -> ir.Value:
@@ -149,7 +159,8 @@ class TileEmitter:
         bm, bn, bk = plan.block
         self.shared = self._shared_memory()
         self.tid = b.zext(sreg(em, "tid.x"), I64)
-        self.a.fast, self.b_op.fast = _fast(b, self.a), _fast(b, self.b_op)
+        self.a.fast = _fast(b, self.a, plan.element_bytes)
+        self.b_op.fast = _fast(b, self.b_op, plan.element_bytes)
         self.c_pairs = self._pairs()
         tiles_m, tiles_n = _ceil(b, self.m, bm), _ceil(b, self.n, bn)
         self.k_tiles = _ceil(b, self.k, bk)
@@ -176,7 +187,7 @@ class TileEmitter:
         b = self.em.b
         bm, _, bk = self.plan.block
         base = b.add(self.shared, b.mul(stage, ir.Constant(I32, self.plan.stage_bytes)))
-        return base if operand == "a" else b.add(base, ir.Constant(I32, 2 * bm * bk))
+        return base if operand == "a" else b.add(base, ir.Constant(I32, self.plan.element_bytes * bm * bk))
 
     def _tile(self, tile: ir.Value, tiles_m: ir.Value, tiles_n: ir.Value) -> None:
         em, plan = self.em, self.plan
@@ -227,20 +238,20 @@ class TileEmitter:
         operand's stage tile (i32)."""
         b = self.em.b
         bm, bn, bk = self.plan.block
-        threads, row_bytes = self.plan.threads, self.plan.row_bytes
+        threads, row_bytes, chunk_size = self.plan.threads, self.plan.row_bytes, self.plan.chunk
         copies = []
-        for index in range(bm * bk // CHUNK // threads):
+        for index in range(bm * bk // chunk_size // threads):
             chunk = b.add(tid, _const(index * threads))
-            row, column = b.udiv(chunk, _const(bk // CHUNK)), b.urem(chunk, _const(bk // CHUNK))
+            row, column = b.udiv(chunk, _const(bk // chunk_size)), b.urem(chunk, _const(bk // chunk_size))
             destination = swizzled(b, b.trunc(row, I32), b.trunc(column, I32), row_bytes)
-            copies.append((self.a, b.add(self.m0, row), b.mul(column, _const(CHUNK)), destination))
-        for index in range(bn * bk // CHUNK // threads):
+            copies.append((self.a, b.add(self.m0, row), b.mul(column, _const(chunk_size)), destination))
+        for index in range(bn * bk // chunk_size // threads):
             chunk = b.add(tid, _const(index * threads))
-            row, column = b.udiv(chunk, _const(bn // CHUNK)), b.urem(chunk, _const(bn // CHUNK))
-            block, within = b.udiv(column, _const(bk // CHUNK)), b.urem(column, _const(bk // CHUNK))
+            row, column = b.udiv(chunk, _const(bn // chunk_size)), b.urem(chunk, _const(bn // chunk_size))
+            block, within = b.udiv(column, _const(bk // chunk_size)), b.urem(column, _const(bk // chunk_size))
             destination = b.add(b.mul(b.trunc(block, I32), ir.Constant(I32, bk * row_bytes)),
                                 swizzled(b, b.trunc(row, I32), b.trunc(within, I32), row_bytes))
-            copies.append((self.b_op, row, b.add(self.n0, b.mul(column, _const(CHUNK))), destination))
+            copies.append((self.b_op, row, b.add(self.n0, b.mul(column, _const(chunk_size))), destination))
         return copies
 
     def _copies(self, tid: ir.Value) -> list:
@@ -258,7 +269,7 @@ class TileEmitter:
                 width = None
             else:
                 room = b.sub(self.k, row)
-                width = _clamp(b, b.sub(self.n, column))
+                width = _clamp(b, b.sub(self.n, column), self.plan.chunk)
             copies.append((operand, destination, source, room, width))
         return copies
 
@@ -268,7 +279,7 @@ class TileEmitter:
         k0 = b.mul(kt, _const(self.plan.block[2]))
         for number, (operand, destination, source, room, width) in enumerate(copies):
             left = b.sub(room, k0)
-            valid = _clamp(b, left) if width is None else b.select(b.icmp_signed(">", left, _const(0)), width,
+            valid = _clamp(b, left, self.plan.chunk) if width is None else b.select(b.icmp_signed(">", left, _const(0)), width,
                                                                     _const(0))
             target = b.add(self.stage_base(stage, "a" if operand is self.a else "b"), destination)
             with b.if_else(operand.fast) as (fast, slow):
@@ -277,7 +288,7 @@ class TileEmitter:
                     moved = b.gep(source, [b.mul(k0, operand.view.strides[along])])
                     start = b.select(b.icmp_signed(">", valid, _const(0)), moved,
                                      b.gep(operand.view.ptr, [operand.view.offset]))
-                    cp_async(b, target, start, b.trunc(b.mul(valid, _const(2)), I32))
+                    cp_async(b, target, start, b.trunc(b.mul(valid, _const(self.plan.element_bytes)), I32))
                 with slow:
                     _, row, column, _ = self._geometry(opaque(b, self.tid))[number]
                     row, column = (row, b.add(column, k0)) if operand is self.a else (b.add(row, k0), column)
@@ -290,17 +301,20 @@ class TileEmitter:
         # copies of a thread's chunks kept every address live at once and spilled.
         def element(lane):
             value = self._element_or_zero(operand, axes, row, b.add(column, lane), b.icmp_signed("<", lane, valid))
-            store_shared_b16(b, b.add(destination, b.trunc(b.mul(lane, _const(2)), I32)), value)
-        self.em.loop(_const(0), opaque(b, _const(CHUNK)), element, name="lane")
+            offset = b.trunc(b.mul(lane, _const(self.plan.element_bytes)), I32)
+            store_shared(b, b.add(destination, offset), value)
+        self.em.loop(_const(0), opaque(b, _const(self.plan.chunk)), element, name="lane")
 
     def _element_or_zero(self, operand, axes, row, column, inside) -> ir.Value:
         b = self.em.b
         before = b.block
         with b.if_then(inside):
             loaded = b.load(_element(b, operand.view, axes, (row, column)))
+            if loaded.type == F32:
+                loaded = b.bitcast(loaded, I32)
             then_block = b.block
-        merged = b.phi(I16)
-        merged.add_incoming(ir.Constant(I16, 0), before)
+        merged = b.phi(loaded.type)
+        merged.add_incoming(ir.Constant(loaded.type, 0), before)
         merged.add_incoming(loaded, then_block)
         return merged
 
