@@ -51,6 +51,12 @@ def test_f16_accumulator(m, n, k, arch):
 
 
 @pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("m,n,k", [(128, 128, 64), (100, 130, 70), (5, 7, 0), (257, 263, 300)])
+def test_f32_operands_on_cuda_cores(m, n, k, arch):
+    _check(variant("f32", "f32", "f32"), m, n, k, "f32", "f32", "f32", arch)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
 def test_f32_output_without_narrowing(arch):
     _check(variant("f16", "f32", "f32"), 130, 70, 90, "f16", "f32", "f32", arch)
 

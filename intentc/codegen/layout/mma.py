@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .assign import Assignment
-from .encodings import WARP, _list
+from .encodings import WARP, Blocked, _list
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,9 @@ class SwizzledShared:
                 f"order = {_list(self.order)}}}>")
 
 
-def accumulator_layout(plan) -> Mma:
+def accumulator_layout(plan) -> Mma | Blocked:
+    if plan.instruction == "fma.f32":     # CUDA cores: 4 x 4 blocks, repeated in each quadrant
+        return Blocked(plan.block[:2], (4, 4), (2, 16), (8, 1), (1, 0))
     if plan.instruction.startswith("wgmma"):
         return Mma(3, (4 * plan.warps[0], 1), (64, plan.block[1]), (1, plan.block[1] // 8))
     warp_m, warp_n = plan.warps

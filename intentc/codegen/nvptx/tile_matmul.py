@@ -395,19 +395,22 @@ def cast_chain(b: ir.IRBuilder, value: ir.Value, dtype: str, casts: tuple) -> ir
     return value
 
 
-TENSOR_CORE_OPERANDS = {"f16": {"f32", "f16"}, "bf16": {"f32"}}    # operand dtype -> accumulators
+# operand dtype -> accumulators: the tensor cores' (f16, bf16) and the CUDA cores' (f32)
+TILED_OPERANDS = {"f16": {"f32", "f16"}, "bf16": {"f32"}, "f32": {"f32"}}
 
 
 def plan_mma(kernel, arch: str) -> MmaPlan | None:
-    """The MMA mapping's plan for `kernel` on `arch`, or None when it is not a tiled
-    contraction of tensor-core dtypes (f32, i8 and f64 contractions keep the CUDA cores)."""
+    """The tiled-contraction plan for `kernel` on `arch`, or None when it is not a tiled
+    contraction of these dtypes (i8 and f64 contractions keep the generic mapping)."""
     from .tile_contraction import NoMatch, match_tile_contraction
     try:
         contraction = match_tile_contraction(kernel)
     except NoMatch:
         return None
-    if contraction.acc_dtype not in TENSOR_CORE_OPERANDS.get(contraction.operand_dtype, ()):
+    if contraction.acc_dtype not in TILED_OPERANDS.get(contraction.operand_dtype, ()):
         return None
+    if contraction.operand_dtype == "f32":     # no TF32: CUDA cores, FMA, register tiles
+        return MmaPlan(contraction, "fma.f32", (128, 128, 16), (8, 1), stages=3, resident=1)
     if arch == "sm_90a" and contraction.acc_dtype == "f32":
         return MmaPlan(contraction, "wgmma.m64n128k16", (128, 128, 32), (2, 1), stages=4, pending=1)
     return MmaPlan(contraction, "mma.sync.m16n8k16", (128, 128, 32), (2, 4), stages=3, resident=1)
@@ -415,6 +418,8 @@ def plan_mma(kernel, arch: str) -> MmaPlan | None:
 
 def emit_tile_contraction(em, plan: MmaPlan) -> None:
     from .mma_sync import MmaSync
+    from .simt_matmul import Simt
     from .wgmma import Wgmma
-    variant = Wgmma() if plan.instruction.startswith("wgmma") else MmaSync()
+    variant = Wgmma() if plan.instruction.startswith("wgmma") else Simt() if plan.instruction == "fma.f32" \
+        else MmaSync()
     TileEmitter(em, plan, variant).emit()
