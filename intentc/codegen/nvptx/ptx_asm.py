@@ -31,8 +31,9 @@ def opaque(b: ir.IRBuilder, value: ir.Value) -> ir.Value:
 
 
 def cp_async(b: ir.IRBuilder, destination: ir.Value, source: ir.Value, source_bytes: ir.Value) -> None:
-    """16 bytes global -> shared, bypassing L1; bytes past `source_bytes` are zero-filled."""
-    asm(b, "cp.async.cg.shared.global [$0], [$1], 16, $2;", "r,l,r,~{memory}", VOID,
+    """16 bytes global -> shared, bypassing L1 (L2 fetches whole 128-byte lines: the
+    neighbouring copies of a tile row want them); bytes past `source_bytes` are zero-filled."""
+    asm(b, "cp.async.cg.shared.global.L2::128B [$0], [$1], 16, $2;", "r,l,r,~{memory}", VOID,
         [destination, source, source_bytes])
 
 
