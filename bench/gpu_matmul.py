@@ -175,6 +175,17 @@ def sweep(m: int, n: int, k: int) -> list[dict]:
     return rows
 
 
+# The contraction rows of issue #14 that exist so far (bench/gpu.py's "contractions").
+ROWS = [("f16", (1024, 1024, 1024)), ("bf16", (1024, 1024, 1024)), ("f16", (4096, 4096, 4096)),
+        ("bf16", (4096, 4096, 4096)), ("f16", (8192, 8192, 8192)), ("bf16", (8192, 8192, 8192)),
+        ("f16", (4000, 4100, 3900)), ("bf16", (4000, 4100, 3900)), ("f32", (4096, 4096, 4096))]
+
+
+def contraction_rows(quick: bool) -> list[dict]:
+    torch.backends.cuda.matmul.allow_tf32 = False
+    return [row(dtype, *size) for dtype, size in (ROWS[2:4] if quick else ROWS)]
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", nargs="*", default=["4096,4096,4096"])
