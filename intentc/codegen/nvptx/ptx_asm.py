@@ -30,10 +30,13 @@ def opaque(b: ir.IRBuilder, value: ir.Value) -> ir.Value:
     return asm(b, "mov.b64 $0, $1;", "=l,l", I64, [value])
 
 
-def cp_async(b: ir.IRBuilder, destination: ir.Value, source: ir.Value, source_bytes: ir.Value) -> None:
-    """16 bytes global -> shared, bypassing L1 (L2 fetches whole 128-byte lines: the
-    neighbouring copies of a tile row want them); bytes past `source_bytes` are zero-filled."""
-    asm(b, "cp.async.cg.shared.global.L2::128B [$0], [$1], 16, $2;", "r,l,r,~{memory}", VOID,
+def cp_async(b: ir.IRBuilder, destination: ir.Value, source: ir.Value, source_bytes: ir.Value,
+             size: int = 16) -> None:
+    """`size` (4, 8 or 16) bytes global -> shared; bytes past `source_bytes` are zero-filled.
+    16-byte copies bypass L1 (`.cg`, the only kind for 16) and have L2 fetch whole 128-byte
+    lines: the neighbouring copies of a tile row want them."""
+    kind = "cg" if size == 16 else "ca"
+    asm(b, f"cp.async.{kind}.shared.global.L2::128B [$0], [$1], {size}, $2;", "r,l,r,~{memory}", VOID,
         [destination, source, source_bytes])
 
 

@@ -109,24 +109,31 @@ class Operand:
     view: ViewRef
     row_axis: int
     column_axis: int
-    fast: ir.Value = None     # i1: unit column stride, 16-byte aligned rows
+    # (bytes, i1): copy pieces of this many bytes fit (unit column stride, rows and start
+    # aligned to them), widest first; none of them: element by element
+    pieces: tuple = ()
 
     def extent(self, axis_kind: str) -> ir.Value:
         return self.view.shape[self.row_axis if axis_kind == "row" else self.column_axis]
 
 
-def _fast(b: ir.IRBuilder, operand: Operand, element_bytes: int) -> ir.Value:
+PIECES = (16, 8, 4)       # cp.async sizes, widest first
+
+
+def _pieces(b: ir.IRBuilder, operand: Operand, element_bytes: int) -> tuple:
     view = operand.view
     start = b.add(b.ptrtoint(view.ptr, I64), b.mul(view.offset, _const(element_bytes)))
-    aligned = b.icmp_unsigned("==", b.and_(start, _const(COPY_BYTES - 1)), _const(0))
     unit = b.icmp_signed("==", view.strides[operand.column_axis], _const(1))
-    rows = b.icmp_signed("==", b.and_(view.strides[operand.row_axis], _const(COPY_BYTES // element_bytes - 1)),
-                         _const(0))
-    return b.and_(aligned, b.and_(unit, rows))
+    row_bytes = b.mul(view.strides[operand.row_axis], _const(element_bytes))
+    fits = []
+    for width in (w for w in PIECES if w >= element_bytes):
+        aligned = b.icmp_unsigned("==", b.and_(b.or_(start, row_bytes), _const(width - 1)), _const(0))
+        fits.append((width, b.and_(unit, aligned)))
+    return tuple(fits)
 
 
 def _clamp(b: ir.IRBuilder, count: ir.Value, chunk: int) -> ir.Value:
-    """`count` clamped to [0, chunk]: the elements of a 16-byte copy inside the view."""
+    """`count` clamped to [0, chunk] (elements or bytes of a copy inside the view)."""
     count = b.select(b.icmp_signed("<", count, _const(0)), _const(0), count)
     return b.select(b.icmp_signed(">", count, _const(chunk)), _const(chunk), count)
 
@@ -159,8 +166,8 @@ class TileEmitter:
         bm, bn, bk = plan.block
         self.shared = self._shared_memory()
         self.tid = b.zext(sreg(em, "tid.x"), I64)
-        self.a.fast = _fast(b, self.a, plan.element_bytes)
-        self.b_op.fast = _fast(b, self.b_op, plan.element_bytes)
+        self.a.pieces = _pieces(b, self.a, plan.element_bytes)
+        self.b_op.pieces = _pieces(b, self.b_op, plan.element_bytes)
         self.c_pairs = self._pairs()
         tiles_m, tiles_n = _ceil(b, self.m, bm), _ceil(b, self.n, bn)
         self.k_tiles = _ceil(b, self.k, bk)
@@ -282,18 +289,31 @@ class TileEmitter:
             valid = _clamp(b, left, self.plan.chunk) if width is None else b.select(b.icmp_signed(">", left, _const(0)), width,
                                                                     _const(0))
             target = b.add(self.stage_base(stage, "a" if operand is self.a else "b"), destination)
-            with b.if_else(operand.fast) as (fast, slow):
-                with fast:       # unit stride along the chunk: K moves A's source by 2·BK bytes, B's by BK rows
-                    along = operand.column_axis if operand is self.a else operand.row_axis
-                    moved = b.gep(source, [b.mul(k0, operand.view.strides[along])])
-                    start = b.select(b.icmp_signed(">", valid, _const(0)), moved,
-                                     b.gep(operand.view.ptr, [operand.view.offset]))
-                    cp_async(b, target, start, b.trunc(b.mul(valid, _const(self.plan.element_bytes)), I32))
-                with slow:
-                    _, row, column, _ = self._geometry(opaque(b, self.tid))[number]
-                    row, column = (row, b.add(column, k0)) if operand is self.a else (b.add(row, k0), column)
-                    self._copy_elements(operand, (operand.row_axis, operand.column_axis), row, column, valid,
-                                        target)
+            self._copy(number, operand, source, k0, valid, target, operand.pieces)
+
+    def _copy(self, number: int, operand: Operand, source, k0, valid, target, pieces: tuple) -> None:
+        """Copy `number` of K tile k0 into `target`: cp.async pieces of the widest size the
+        operand allows (a uniform branch), else element by element."""
+        b = self.em.b
+        if not pieces:
+            _, row, column, _ = self._geometry(opaque(b, self.tid))[number]
+            row, column = (row, b.add(column, k0)) if operand is self.a else (b.add(row, k0), column)
+            self._copy_elements(operand, (operand.row_axis, operand.column_axis), row, column, valid, target)
+            return
+        (width, fits), narrower = pieces[0], pieces[1:]
+        with b.if_else(fits) as (wide, other):
+            with wide:     # K moves A's source BK elements along its row, B's BK rows down
+                along = operand.column_axis if operand is self.a else operand.row_axis
+                moved = b.gep(source, [b.mul(k0, operand.view.strides[along])])
+                base = b.gep(operand.view.ptr, [operand.view.offset])
+                valid_bytes = b.mul(valid, _const(self.plan.element_bytes))
+                for piece in range(COPY_BYTES // width):
+                    inside = _clamp(b, b.sub(valid_bytes, _const(piece * width)), width)
+                    start = b.select(b.icmp_signed(">", inside, _const(0)),
+                                     b.gep(moved, [_const(piece * width // self.plan.element_bytes)]), base)
+                    cp_async(b, b.add(target, ir.Constant(I32, piece * width)), start, b.trunc(inside, I32), width)
+            with other:
+                self._copy(number, operand, source, k0, valid, target, narrower)
 
     def _copy_elements(self, operand, axes, row, column, valid, destination) -> None:
         b = self.em.b
