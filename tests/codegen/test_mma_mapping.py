@@ -92,10 +92,11 @@ def test_launch_json_records_the_plan(arch, instruction, stages):
     assert layouts["values"]["acc"] == "#layout0" and layouts["values"]["a_tile"].startswith("#shared<{vec = 8")
 
 
-def test_f16_accumulator_uses_the_f16_mma_on_every_arch():
-    ptx, launch = _launch(variant("f16", "f16", "f16"), "sm_90a")
-    assert launch["mma"]["instruction"] == "mma.sync.m16n8k16"
-    assert "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16" in ptx
+@pytest.mark.parametrize("arch,instruction", [("sm_80", "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16"),
+                                              ("sm_90a", "wgmma.mma_async.sync.aligned.m64n128k16.f16.f16.f16")])
+def test_f16_accumulator_uses_the_f16_accumulating_mma(arch, instruction):
+    ptx, _ = _launch(variant("f16", "f16", "f16"), arch)
+    assert instruction in ptx and ".f32.f16.f16" not in ptx
 
 
 def test_bf16_operands_use_the_bf16_mma():

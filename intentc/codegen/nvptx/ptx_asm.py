@@ -87,27 +87,34 @@ def wgmma_commit(b: ir.IRBuilder) -> None:
     asm(b, "wgmma.commit_group.sync.aligned;", "~{memory}", VOID, [])
 
 
+def _register(value: ir.Value) -> str:
+    """The inline-asm constraint of an accumulator register: f32, or two f16 in a b32."""
+    return "f" if value.type == F32 else "r"
+
+
 def wgmma_wait(b: ir.IRBuilder, pending: int, accumulators: list) -> list:
     """Wait for the warpgroup's MMAs; the accumulators pass through the asm so that no use
     of them is scheduled before the wait."""
     count = len(accumulators)
-    constraints = ",".join(["=f"] * count + [str(i) for i in range(count)] + ["~{memory}"])
+    constraints = ",".join([f"={_register(accumulators[0])}"] * count + [str(i) for i in range(count)] + ["~{memory}"])
     result = asm(b, f"wgmma.wait_group.sync.aligned {pending};", constraints,
-                 ir.LiteralStructType([F32] * count), accumulators)
+                 ir.LiteralStructType([accumulators[0].type] * count), accumulators)
     return outputs(b, result, count)
 
 
-def wgmma_m64(b: ir.IRBuilder, n: int, operand: str, a_descriptor: ir.Value, b_descriptor: ir.Value,
+def wgmma_m64(b: ir.IRBuilder, n: int, operand: str, acc: str, a_descriptor: ir.Value, b_descriptor: ir.Value,
               c: list, transpose_b: bool) -> list:
-    """D = A·B + D for one warpgroup, m64nNk16, f32 accumulator (N/2 registers a thread);
-    A and B from shared memory through their descriptors (B's MN-major when transposed)."""
+    """D = A·B + D for one warpgroup, m64nNk16; an f32 accumulator is N/2 registers a thread,
+    an f16 one N/4 (two f16 a register); A and B from shared memory through their
+    descriptors (B's MN-major when transposed)."""
     count = len(c)
     d = ", ".join(f"${i}" for i in range(count))
     text = ("{ .reg .pred p; setp.ne.b32 p, 1, 0; "
-            f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{operand}.{operand} "
+            f"wgmma.mma_async.sync.aligned.m64n{n}k16.{acc}.{operand}.{operand} "
             f"{{{d}}}, ${count}, ${count + 1}, p, 1, 1, 0, {1 if transpose_b else 0}; }}")
-    constraints = ",".join(["=f"] * count + ["l", "l"] + [str(i) for i in range(count)] + ["~{memory}"])
-    result = asm(b, text, constraints, ir.LiteralStructType([F32] * count), [a_descriptor, b_descriptor, *c])
+    constraints = ",".join([f"={_register(c[0])}"] * count + ["l", "l"] + [str(i) for i in range(count)]
+                           + ["~{memory}"])
+    result = asm(b, text, constraints, ir.LiteralStructType([c[0].type] * count), [a_descriptor, b_descriptor, *c])
     return outputs(b, result, count)
 
 

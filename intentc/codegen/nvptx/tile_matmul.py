@@ -431,7 +431,7 @@ def plan_mma(kernel, arch: str) -> MmaPlan | None:
         return None
     if contraction.operand_dtype == "f32":     # no TF32: CUDA cores, FMA, register tiles
         return MmaPlan(contraction, "fma.f32", (128, 128, 16), (8, 1), stages=3, resident=1)
-    if arch == "sm_90a" and contraction.acc_dtype == "f32":
+    if arch == "sm_90a":
         return MmaPlan(contraction, "wgmma.m64n128k16", (128, 128, 32), (2, 1), stages=4, pending=1)
     return MmaPlan(contraction, "mma.sync.m16n8k16", (128, 128, 32), (2, 4), stages=3, resident=1)
 

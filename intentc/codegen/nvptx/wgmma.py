@@ -1,8 +1,8 @@
 """The MMA mapping's sm_90a instruction: `wgmma.mma_async.m64n128k16` reading both operands
 from shared memory through matrix descriptors.
 
-Two warpgroups (256 threads) split the 128 x 128 CTA tile into 64-row halves; a thread keeps
-64 f32 accumulators (`#mma<{versionMajor = 3}>` in `layout/mma.py`). The staged tiles are the
+Warpgroups split the CTA tile into 64-row bands (two for 128 rows, 256 threads); a thread
+keeps N/2 f32 accumulators (N/4 registers of two f16 for an f16 accumulator, the f16 MMA) (`#mma<{versionMajor = 3}>` in `layout/mma.py`). The staged tiles are the
 canonical layouts of the 64-byte swizzle: A K-major (rows of 32 K elements, 8-row groups
 512 bytes apart: SBO), B MN-major (blocks of 32 N columns, 8-row groups 512 bytes apart:
 SBO, blocks BK · 64 bytes apart: LBO; `imm-trans-b = 1`). A 16-wide K step moves A's start
@@ -16,6 +16,7 @@ from llvmlite import ir
 
 from ..llvm.types import F32, I32, I64
 from .cta import sreg
+from .mma_sync import f16_pair_bits
 from .ptx_asm import fence_proxy_async, wgmma_commit, wgmma_fence, wgmma_m64, wgmma_wait
 from .tile_matmul import TileEmitter
 
@@ -31,13 +32,20 @@ def descriptor(b: ir.IRBuilder, address: ir.Value, leading: int, stride: int, ro
     return b.or_(start, ir.Constant(I64, fixed))
 
 
+def _registers(plan) -> int:
+    """Accumulator registers a thread holds: N/2 f32, or N/4 pairs of f16."""
+    return plan.block[1] // (2 if plan.contraction.acc_dtype == "f32" else 4)
+
+
 class Wgmma:
     def accumulators(self, em, plan) -> ir.Value:
-        return em.entry_alloca(ir.ArrayType(F32, plan.block[1] // 2))
+        return em.entry_alloca(ir.ArrayType(F32 if plan.contraction.acc_dtype == "f32" else I32, _registers(plan)))
 
     def reset(self, em, acc, contraction) -> None:
+        value = ir.Constant(F32, contraction.init) if contraction.acc_dtype == "f32" else \
+            ir.Constant(I32, f16_pair_bits(contraction.init))
         for index in range(acc.type.pointee.count):
-            em.b.store(ir.Constant(F32, contraction.init), self._slot(em.b, acc, index))
+            em.b.store(value, self._slot(em.b, acc, index))
 
     @staticmethod
     def _slot(b, acc, index):
@@ -55,14 +63,14 @@ class Wgmma:
         group_bytes = 8 * row_bytes     # eight staged rows: the stride between core-matrix groups
         a_base = b.add(tiles.stage_base(stage, "a"), b.mul(group, ir.Constant(I32, INSTRUCTION_M * row_bytes)))
         b_base = tiles.stage_base(stage, "b")
-        slots = [self._slot(b, tiles.acc, i) for i in range(bn // 2)]
+        slots = [self._slot(b, tiles.acc, i) for i in range(_registers(tiles.plan))]
         acc = [b.load(s) for s in slots]
         wgmma_fence(b)
         for kk in range(bk // 16):
             a_desc = descriptor(b, b.add(a_base, ir.Constant(I32, 32 * kk)), 16, group_bytes, row_bytes)
             b_desc = descriptor(b, b.add(b_base, ir.Constant(I32, 16 * kk * row_bytes)), bk * row_bytes, group_bytes,
                                 row_bytes)
-            acc = wgmma_m64(b, bn, c.operand_dtype, a_desc, b_desc, acc, transpose_b=True)
+            acc = wgmma_m64(b, bn, c.operand_dtype, c.acc_dtype, a_desc, b_desc, acc, transpose_b=True)
         wgmma_commit(b)
         acc = wgmma_wait(b, tiles.plan.pending, acc)
         for slot, value in zip(slots, acc):
@@ -71,7 +79,7 @@ class Wgmma:
     def drain(self, b, tiles) -> None:
         """Wait for the MMAs still in flight before the epilogue reads the accumulators."""
         if tiles.plan.pending:
-            slots = [self._slot(b, tiles.acc, i) for i in range(tiles.plan.block[1] // 2)]
+            slots = [self._slot(b, tiles.acc, i) for i in range(_registers(tiles.plan))]
             for slot, value in zip(slots, wgmma_wait(b, 0, [b.load(s) for s in slots])):
                 b.store(value, slot)
 
@@ -86,4 +94,12 @@ class Wgmma:
         for index in range(0, tiles.plan.block[1] // 2, 2):   # registers index, index + 1: one row, two columns
             row = b.add(row0, ir.Constant(i64, 8 * ((index >> 1) & 1)))
             col = b.add(col0, ir.Constant(i64, 8 * (index >> 2)))
-            tiles.store_pair(tuple(b.load(self._slot(b, tiles.acc, index + r)) for r in range(2)), row, col)
+            tiles.store_pair(self._pair(b, tiles, index), row, col)
+
+    def _pair(self, b, tiles, index: int) -> tuple:
+        """The accumulator elements `index` and `index + 1` (f32), or the two halves of
+        register index / 2 (f16: the same elements, packed)."""
+        if tiles.plan.contraction.acc_dtype == "f32":
+            return tuple(b.load(self._slot(b, tiles.acc, index + r)) for r in range(2))
+        halves = b.bitcast(b.load(self._slot(b, tiles.acc, index // 2)), ir.VectorType(ir.HalfType(), 2))
+        return tuple(b.extract_element(halves, ir.Constant(I32, r)) for r in range(2))
