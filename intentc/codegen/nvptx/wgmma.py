@@ -1,14 +1,15 @@
-"""The MMA mapping's sm_90a instruction: `wgmma.mma_async.m64n128k16` reading both operands
+"""The MMA mapping's sm_90a instruction: `wgmma.mma_async.m64nNk16` reading both operands
 from shared memory through matrix descriptors.
 
-Warpgroups split the CTA tile into 64-row bands (two for 128 rows, 256 threads); a thread
-keeps N/2 f32 accumulators (N/4 registers of two f16 for an f16 accumulator, the f16 MMA) (`#mma<{versionMajor = 3}>` in `layout/mma.py`). The staged tiles are the
-canonical layouts of the 64-byte swizzle: A K-major (rows of 32 K elements, 8-row groups
-512 bytes apart: SBO), B MN-major (blocks of 32 N columns, 8-row groups 512 bytes apart:
-SBO, blocks BK · 64 bytes apart: LBO; `imm-trans-b = 1`). A 16-wide K step moves A's start
-32 bytes along its rows and B's 16 rows down. The copies of a stage reach the async proxy
-through `fence.proxy.async` before the barrier that publishes them; each K tile's MMAs are
-committed and waited for before the ring slot they read can be refilled.
+Warpgroups split the CTA tile into 64-row bands (two for 128 rows: 256 threads); a thread
+keeps N/2 f32 accumulators, or N/4 registers of two f16 for an f16 accumulator (the f16
+MMA) (`#mma<{versionMajor = 3}>` in `layout/mma.py`). The staged tiles are the canonical
+layouts of the 64- or 128-byte swizzle (rows of BK = 32 or 64 elements): A K-major (8-row
+groups 8 rows apart: SBO), B MN-major (blocks of BK N columns: LBO = BK rows apart, 8-row
+groups: SBO; `imm-trans-b = 1`). A 16-wide K step moves A's start 32 bytes along its rows
+and B's 16 rows down. The copies of a stage reach the async proxy through
+`fence.proxy.async` before the barrier that publishes them; a ring slot is refilled only
+after the MMAs that read it have been waited for (`pending` groups stay in flight).
 """
 from __future__ import annotations
 
