@@ -43,14 +43,19 @@ TRITON_PAIRS = [
 ]
 
 
+def compile_args(spec, dynamic: bool = False) -> tuple:
+    """(KIR text, kernel, Specialization): the sample compiled as the GPU table runs it."""
+    from bench.gpu_samples import view_params
+    from intentc.options import Specialization
+    text = (ROOT / "ir_samples" / f"{spec.sample}.kir").read_text()
+    return text, spec.kernel, Specialization(**spec.specialization(view_params(text, spec.kernel), spec.dims, dynamic))
+
+
 def intentc_times(spec, reps: int, to_cubin: bool, dynamic: bool = False) -> dict:
     """Median seconds to PTX (and to cubin) after one warm-up compile (libdevice parsed,
     pipelines built), with the GPU table's specialization of the kernel."""
-    from bench.gpu_samples import view_params
     from intentc.driver import compile_kernel
-    from intentc.options import Specialization
-    text = (ROOT / "ir_samples" / f"{spec.sample}.kir").read_text()
-    specialization = Specialization(**spec.specialization(view_params(text, spec.kernel), spec.dims, dynamic))
+    text, _, specialization = compile_args(spec, dynamic)
     targets = ("ptx", "cubin") if to_cubin else ("ptx",)
     compile_kernel(text, spec.kernel, "ptx", "sm_90", specialization=specialization)
     seconds: dict[str, list[float]] = {target: [] for target in targets}

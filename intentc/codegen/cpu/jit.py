@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import threading
 
 import llvmlite
 import llvmlite.binding as llvm
 
-_LOCK = threading.Lock()
+from ..llvm_switches import LOCK as _LOCK   # process-wide LLVM options hold still while we compile
 
 
 @functools.lru_cache(maxsize=1)

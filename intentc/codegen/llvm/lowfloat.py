@@ -121,8 +121,12 @@ def _nan_code(b: ir.IRBuilder, bits: ir.Value, fmt: LowFormat, inf_code: int, na
 
 
 def decode(em: Emitter, word: ir.Value, dtype: str) -> ir.Value:
-    """The exact f64 value of a bit pattern of `dtype`."""
+    """The exact f64 value of a bit pattern of `dtype`: its numbers through the target's own
+    exact widening where it has one (`TargetHooks.widen_exactly`), else all of it here."""
     fmt: LowFormat = LOW_FORMATS[dtype]
+    widened = em.hooks.widen_exactly(em, word, dtype)
+    if widened is not None:
+        return _number_or_nan(em, fmt, word, widened)
     b = em.b
     bits = b.zext(word, I64)
     mantissa_mask = (1 << fmt.mantissa_bits) - 1
@@ -150,6 +154,22 @@ def decode(em: Emitter, word: ir.Value, dtype: str) -> ir.Value:
                                     ir.Constant(I64, 1 << (fmt.mantissa_bits - 1)), mantissa),
                            ir.Constant(I64, 52 - fmt.mantissa_bits)))
     return b.select(nan, b.bitcast(nan_bits, F64), value)
+
+
+def _number_or_nan(em: Emitter, fmt: LowFormat, word: ir.Value, number: ir.Value) -> ir.Value:
+    """`number` (a pattern's exact value unless it is a NaN), or the f64 NaN `decode` makes
+    of the pattern: its sign and payload at the top of the fraction (a format with
+    infinities: a NaN's mantissa is never zero)."""
+    assert fmt.has_inf, fmt
+    b = em.b
+    bits = b.zext(word, I64)
+    magnitude = b.and_(bits, ir.Constant(I64, (1 << (fmt.width - 1)) - 1))
+    infinity = ((1 << fmt.exponent_bits) - 1) << fmt.mantissa_bits
+    nan = b.icmp_unsigned(">", magnitude, ir.Constant(I64, infinity))
+    sign = b.and_(b.shl(bits, ir.Constant(I64, 64 - fmt.width)), ir.Constant(I64, 1 << 63))
+    payload = b.shl(b.and_(bits, ir.Constant(I64, (1 << fmt.mantissa_bits) - 1)), ir.Constant(I64, 52 - fmt.mantissa_bits))
+    nan_bits = b.or_(b.or_(sign, payload), ir.Constant(I64, 0x7FF << 52))
+    return b.select(nan, b.bitcast(nan_bits, F64), number)
 
 
 def to_register(em: Emitter, word: ir.Value, dtype: str) -> ir.Value:

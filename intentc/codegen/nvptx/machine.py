@@ -9,6 +9,8 @@ import threading
 
 import llvmlite.binding as llvm
 
+from .. import llvm_switches
+
 # sm_90a: Hopper with its arch-specific instructions (wgmma, setmaxnreg); a Hopper launch picks it.
 ARCHS = ("sm_80", "sm_90", "sm_90a")
 PTX_VERSION = {"sm_80": "+ptx80", "sm_90": "+ptx80", "sm_90a": "+ptx80"}
@@ -24,7 +26,7 @@ def _initialize() -> None:
 def new_target_machine(arch: str) -> llvm.TargetMachine:
     _initialize()
     target = llvm.Target.from_triple("nvptx64-nvidia-cuda")
-    return target.create_target_machine(cpu=arch, features=PTX_VERSION[arch], opt=3)
+    return target.create_target_machine(cpu=arch, features=PTX_VERSION[arch], opt=2)
 
 
 @functools.cache
@@ -69,7 +71,20 @@ def _noinline(function) -> bool:
 
 
 def emit_ptx(module: llvm.ModuleRef, arch: str) -> str:
+    """PTX for an optimized module. The code generator runs without Loop Strength Reduction:
+    on the unrolled register form (many addresses affine in the grid loop's counter) LSR took
+    about half of NVPTX code generation, and ptxas strength-reduces addresses itself
+    (docs/gpu.md, "Compile pipeline")."""
+    with llvm_switches.switched("disable-lsr", "1", "0"):
+        return _machine_for(module, arch).emit_assembly(module)
+
+
+def _machine_for(module: llvm.ModuleRef, arch: str) -> llvm.TargetMachine:
     # The NVPTX printer numbers call sequences across everything one target machine emitted;
-    # a fresh machine per module (about 1 ms) keeps the PTX a function of the module alone,
-    # which the artifact cache relies on.
-    return new_target_machine(arch).emit_assembly(module)
+    # a module that can make a call gets a fresh machine (1-10 ms), which keeps its PTX a
+    # function of the module alone (the artifact cache relies on it). A module whose only
+    # function besides the entry is an LLVM intrinsic has no call sequence to number.
+    if all(function.name.startswith("llvm.") for function in module.functions if function.is_declaration) \
+            and sum(not function.is_declaration for function in module.functions) == 1:
+        return target_machine(arch)
+    return new_target_machine(arch)
