@@ -85,7 +85,7 @@ class MmaPlan:
         return {"instruction": self.instruction, "block": [bm, bn, bk], "warps": list(self.warps),
                 "stages": self.stages, "pending": self.pending, "group_m": self.group_m, "resident": self.resident, "operands": c.operand_dtype, "acc": c.acc_dtype,
                 "epilogue": list(c.casts), "shared_bytes": self.stages * self.stage_bytes,
-                "staging": "cp.async 16B, zero-filled tails; swizzle 64B (chunk ^= (row >> 1) & 3)"}
+                "staging": f"cp.async 16/8/4-byte pieces, zero-filled tails; {self.row_bytes}-byte swizzled rows"}
 
 
 def _ceil(b: ir.IRBuilder, value: ir.Value, divisor: int) -> ir.Value:
