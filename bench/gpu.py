@@ -4,7 +4,8 @@ bytes written once each. Writes bench/results/gpu-<date>-<host>.json (or --out).
 
     python3 bench/gpu.py [--quick] [--out FILE] [--no-samples | --samples-only] [gpu_samples options]
 
-After its own rows it runs the per-sample table of `bench/gpu_samples.py` (every kernel of
+After its own rows come the contraction rows of `bench/gpu_matmul.py` (TFLOP/s beside
+torch.matmul and Triton's tutorial matmul), then the per-sample table of `bench/gpu_samples.py` (every kernel of
 ir_samples/ beside its closest torch/Triton equivalent); options it does not know go to that
 table (e.g. --only, --dynamic-extents, --max-launch-s). How to run it on the lent GPU:
 bench/README.md.
@@ -209,19 +210,22 @@ def main(argv=None):
     parser.add_argument("--out")
     parser.add_argument("--no-samples", action="store_true", help="skip the per-sample table")
     parser.add_argument("--samples-only", action="store_true", help="only the per-sample table")
+    parser.add_argument("--no-contractions", action="store_true", help="skip the contraction rows (gpu_matmul.py)")
     args, rest = parser.parse_known_args(argv)
     sample_args = gpu_samples.parser().parse_args(rest)
     started = datetime.datetime.now(datetime.UTC)
     rows = [] if args.samples_only else bench_all(args.quick)
     if rows:
         print_table(rows)
+    from bench import gpu_matmul
+    contractions = [] if args.samples_only or args.no_contractions else gpu_matmul.contraction_rows(args.quick)
     torch.cuda.empty_cache()          # the table's worker process needs the memory
     samples = [] if args.no_samples else gpu_samples.run_table(sample_args)
     gpu_samples.print_table(samples)
     gpu_samples.print_summary(samples)
     report = {"date": started.isoformat(timespec="seconds"), "host": socket.gethostname(),
               "device": torch.cuda.get_device_name(0), "torch": torch.__version__, "triton": triton.__version__,
-              "python": platform.python_version(), "quick": args.quick, "results": rows, "samples": samples,
+              "python": platform.python_version(), "quick": args.quick, "results": rows, "contractions": contractions, "samples": samples,
               "samples_summary": gpu_samples.summary(samples),
               "sample_options": {k: v for k, v in vars(sample_args).items() if k not in ("worker", "out")}}
     out = Path(args.out) if args.out else ROOT / "bench" / "results" / \

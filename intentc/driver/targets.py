@@ -93,7 +93,9 @@ def _nvidia_toolchain():
             **toolchain_facts()}
 
 
-NVPTX_ARCHS = ("sm_80", "sm_90")
+# Portable archs oldest first, the default last; sm_90a (Hopper's wgmma) is listed before it
+# since its cubins run only on compute capability 9.0 (a Hopper launch picks it).
+NVPTX_ARCHS = ("sm_80", "sm_90a", "sm_90")
 register_target(Target("ptx", "PTX text for NVIDIA GPUs (LLVM NVPTX, libdevice) + launch.json", _lower_ptx,
                        archs=NVPTX_ARCHS, toolchain=_nvidia_toolchain))
 register_target(Target("cubin", "a cubin for NVIDIA GPUs (PTX through ptxas) + launch.json and abi.json",

@@ -45,13 +45,21 @@ def cuda_error(error: Exception, file: str = "<cuda>") -> DiagnosticError:
     return DiagnosticError([Diagnostic(CUDA_FAILED, f"CUDA: {text}", 1, 1, file, hint)])
 
 
+def _arch_version(arch: str) -> tuple[int, int, bool]:
+    """sm_90a -> (9, 0, True): major, minor, arch-specific (runs only on exactly that arch)."""
+    digits = arch[3:].rstrip("a")
+    return int(digits[:-1]), int(digits[-1]), arch.endswith("a")
+
+
 def compile_arch(device_arch: str) -> str:
-    """The newest supported arch whose cubin runs on the device (same major, minor ≤)."""
-    major, minor = int(device_arch[3:-1]), int(device_arch[-1])
-    fitting = [a for a in ARCHS if int(a[3:-1]) == major and int(a[-1]) <= minor]
+    """The newest supported arch whose cubin runs on the device (same major, minor ≤),
+    preferring the arch-specific variant (sm_90a: wgmma) on exactly its arch."""
+    major, minor, _ = _arch_version(device_arch)
+    fitting = [a for a in ARCHS if _arch_version(a)[0] == major and _arch_version(a)[1] <= minor
+               and (not _arch_version(a)[2] or _arch_version(a)[1] == minor)]
     if not fitting:
         raise CudaError(f"no cubin arch for {device_arch} (intentc targets {', '.join(ARCHS)})")
-    return fitting[-1]
+    return max(fitting, key=_arch_version)
 
 
 class CudaKernel(CompiledKernel):
@@ -72,6 +80,8 @@ class CudaKernel(CompiledKernel):
                             if self.launch_config.stages else None)
             if self._stages:
                 limit = min(self._module.max_threads(f) for f in self._stages.functions)
+            if self.launch_config.shared_bytes:
+                self._module.allow_shared(self._function, self.launch_config.shared_bytes)
         except CudaError as error:
             raise cuda_error(error, self.file) from None
         self.block = (_block_threads(self.launch_config, limit, self.file), 1, 1)
@@ -89,13 +99,13 @@ class CudaKernel(CompiledKernel):
 
     def grid(self) -> tuple[int, int, int]:
         config = self.launch_config
-        if config.mapping in ("grid-stride", "cta", "grid"):
+        if config.grid.startswith("ctas_per_sm"):
             return (config.ctas_per_sm * self.device.sm_count, 1, 1)
         return (1, 1, 1)
 
     def _entry_table(self) -> EntryTable:
         """The kernel's entry and its register-form variants (`launch.json` `variants`)."""
-        default = Entry(self._function, self.grid(), self.block)
+        default = Entry(self._function, self.grid(), self.block, self.launch_config.shared_bytes)
         variants = self.launch_config.variants
         try:
             functions = [self._module.function(variant["entry"]) for variant in variants]
@@ -145,7 +155,8 @@ class CudaKernel(CompiledKernel):
             status = DeviceBuffer.from_array(np.zeros(1, dtype=np.int64))
             try:
                 for function, grid, block in self._stage_launches(chosen):
-                    launch(function, grid, block, [np.uint64(arguments.address), np.uint64(status.address)])
+                    launch(function, grid, block, [np.uint64(arguments.address), np.uint64(status.address)],
+                           chosen.shared_bytes)
                 self.device.synchronize()
                 word = int(status.download(np.zeros(1, dtype=np.int64))[0])
                 for name in outputs:
@@ -207,7 +218,7 @@ class CudaKernel(CompiledKernel):
     def _new_launch(self, slots: np.ndarray, entry: Entry) -> PreparedLaunch | LaunchSequence:
         if self._stages is None:
             return PreparedLaunch(entry.function, entry.grid, entry.block, DeviceBuffer.from_array(slots),
-                                  self._status.address)
+                                  self._status.address, entry.shared_bytes)
         words, scratch = self._stages.with_scratch(slots)
         # each stage owns a copy of the argument words (a launch frees its buffer when it goes)
         return LaunchSequence([PreparedLaunch(function, grid, block, DeviceBuffer.from_array(words),
@@ -236,11 +247,11 @@ class CudaKernel(CompiledKernel):
 
 
 def _block_threads(launch, limit: int, file: str) -> int:
-    """The CTA size: exactly the compiled one for the CTA mapping (its code is specialized
+    """The CTA size: exactly the compiled one for the CTA and MMA mappings (their code is specialized
     to it, and `.maxntid` makes ptxas fit it); otherwise as large as the configuration asks
     or the kernel's registers allow."""
     threads = launch.block[0]
-    if launch.mapping in ("cta", "grid", "staged"):
+    if launch.mapping in ("cta", "grid", "staged", "mma"):
         return _exact_block(threads, limit, file)
     return max(32, min(threads, limit // 32 * 32)) if threads > 1 else 1
 

@@ -107,6 +107,15 @@ class Module:
         return _check(driver.cuFuncGetAttribute(
             driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, function), "cuFuncGetAttribute")
 
+    @staticmethod
+    def allow_shared(function, nbytes: int) -> None:
+        """Let launches of `function` ask for `nbytes` of dynamic shared memory (past 48 KiB
+        only after this attribute is raised)."""
+        driver = _driver()
+        _check(driver.cuFuncSetAttribute(
+            function, driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, nbytes),
+            "cuFuncSetAttribute")
+
     def unload(self) -> None:
         _check(_driver().cuModuleUnload(self.handle), "cuModuleUnload")
 
@@ -173,11 +182,12 @@ class PreparedLaunch:
     streams do not race on it; the driver reads it only during the call."""
 
     def __init__(self, function, grid: tuple[int, int, int], block: tuple[int, int, int], arguments: DeviceBuffer,
-                 status: int):
+                 status: int, shared_bytes: int = 0):
         self._arguments = arguments
         self._values = np.array([arguments.address, status], dtype=np.uint64)
         self._params = np.array([self._values.ctypes.data, self._values.ctypes.data + 8], dtype=np.uint64)
         self._function, self._grid, self._block = int(function), grid, block
+        self._shared_bytes = shared_bytes
         self.by_stream: dict[int, functools.partial] = {}
 
     def __call__(self, stream: int = 0) -> None:
@@ -192,7 +202,7 @@ class PreparedLaunch:
     def bind(self, stream: int) -> functools.partial:
         if len(self.by_stream) >= MAX_STREAMS:
             self.by_stream.clear()
-        config = _LaunchConfig(self._grid, self._block, 0, stream, None, 0)
+        config = _LaunchConfig(self._grid, self._block, self._shared_bytes, stream, None, 0)
         launch = functools.partial(_raw_launch(), ctypes.addressof(config), self._function, self._params.ctypes.data,
                                    None)
         launch.config = config          # type: ignore[attr-defined]  # alive as long as the call that points at it

@@ -20,6 +20,7 @@ class Entry:
     function: object        # the driver's function handle
     grid: tuple[int, int, int]
     block: tuple[int, int, int]
+    shared_bytes: int = 0   # dynamic shared memory (the MMA mapping's operand ring past 48 KiB)
 
 
 class EntryTable:

@@ -20,7 +20,6 @@ ONE_THREAD = {
     "causal_attention": "grid-stride: matvec and region_fold per iteration",
     "q4k_q8k_matvec": "grid-stride: a quantized contraction per iteration",
     "ema_rows": "grid-stride: a buffer",
-    "matmul_tiled": "grid-stride: a loop carrying a tile (the K loop)",
     "mxfp4_matmul": "grid-stride: scaled contraction",
     "sparse12_matmul": "grid-stride: sparse contraction",
     "sparse24_matmul": "grid-stride: sparse contraction",

@@ -39,13 +39,16 @@ class PtxKernel:
         return json.dumps(self.launch.to_json(), indent=2) + "\n"
 
 
-def _mark_entry(lowered: LoweredKernel, threads: int) -> None:
+def _mark_entry(lowered: LoweredKernel, threads: int, resident_ctas: int = 0) -> None:
     module = lowered.module
     entry = module.get_global(lowered.function)
     entry.calling_convention = "ptx_kernel"
     # .maxntid: ptxas fits registers to the CTA size the code is compiled for.
     module.add_named_metadata("nvvm.annotations", [entry, ir.MetaDataString(module, "maxntidx"),
                                                     ir.Constant(ir.IntType(32), threads)])
+    if resident_ctas:   # .minnctapersm: registers capped so that this many CTAs fit an SM
+        module.add_named_metadata("nvvm.annotations", [entry, ir.MetaDataString(module, "minctasm"),
+                                                        ir.Constant(ir.IntType(32), resident_ctas)])
     # libdevice's __nvvm_reflect("__CUDA_FTZ") → 0: subnormals kept, IEEE everywhere.
     flag = module.add_metadata([ir.Constant(ir.IntType(32), 4), ir.MetaDataString(module, "nvvm-reflect-ftz"),
                                 ir.Constant(ir.IntType(32), 0)])
@@ -62,7 +65,7 @@ def compile_ptx(module: Module, kernel_name: str, arch: str, specialization: Spe
     kernel = module.find(kernel_name)
     assert isinstance(kernel, Kernel), kernel_name
     mark = time.perf_counter()
-    mapping = plan_mapping(kernel, specialization, module)
+    mapping = plan_mapping(kernel, specialization, module, arch)
     staged = stage_plan(kernel, specialization) if mapping.kind in STAGED_MAPPINGS else None
     if staged is not None:
         return PtxKernel(*compile_stages(module, kernel, staged, arch, specialization, timings, file, source,
@@ -70,7 +73,7 @@ def compile_ptx(module: Module, kernel_name: str, arch: str, specialization: Spe
 
     def lower(mapping: Mapping, sites: list | None = None) -> LoweredKernel:
         lowered = lower_kernel(module, kernel_name, NvptxHooks(mapping), specialization, file, source, sites)
-        _mark_entry(lowered, mapping.threads)
+        _mark_entry(lowered, mapping.threads, mapping.mma.resident if mapping.mma else 0)
         return lowered
     lowered = lower(mapping)
     variants = []

@@ -25,6 +25,7 @@ from .cta_staging import stage
 from .cta_transpose import permuted
 from . import narrow, widen
 from .mapping import Mapping
+from .tile_matmul import emit_tile_contraction
 
 if TYPE_CHECKING:
     from ..llvm.emitter import Emitter
@@ -66,6 +67,9 @@ class NvptxHooks(TargetHooks):
     def parallel(self, em: Emitter, op: Op, extents: Shape, iteration: Body) -> None:
         if op is not self.mapping.parallel or em.loop_depth:
             em.serial_for_each(extents, iteration)
+            return
+        if self.mapping.mma is not None:    # a tiled contraction on the tensor cores
+            emit_tile_contraction(em, self.mapping.mma)
             return
         b = em.b
         total = em.element_count(extents)

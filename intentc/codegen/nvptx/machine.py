@@ -11,8 +11,9 @@ import llvmlite.binding as llvm
 
 from .. import llvm_switches
 
-ARCHS = ("sm_80", "sm_90")
-PTX_VERSION = {"sm_80": "+ptx80", "sm_90": "+ptx80"}
+# sm_90a: Hopper with its arch-specific instructions (wgmma, setmaxnreg); a Hopper launch picks it.
+ARCHS = ("sm_80", "sm_90", "sm_90a")
+PTX_VERSION = {"sm_80": "+ptx80", "sm_90": "+ptx80", "sm_90a": "+ptx80"}
 LOCK = threading.Lock()
 
 

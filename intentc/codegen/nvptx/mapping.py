@@ -21,8 +21,10 @@ from ...options import Specialization
 from ...passes.ir_walk import is_pure_tree
 from ..layout.assign import Assignment, assign, elements
 from ..layout.encodings import Shared, row_blocked
+from ..layout.mma import mma_assignment
 from .cta import CtaPlan, cta_plan, grid_plan, known_extents, per_coordinate_regions
 from .cta_staging import mark_staged
+from .tile_matmul import MmaPlan, plan_mma
 
 BLOCK_THREADS = 256
 RESIDENT_THREADS = 2048    # per SM on sm_80/sm_90: the grid holds this many threads per SM
@@ -34,7 +36,7 @@ COSTLY_PROLOGUE_SHRINK = 4
 
 @dataclass(frozen=True)
 class Mapping:
-    kind: str                    # "cta" | "grid" | "grid-stride" | "staged" | "single-thread"
+    kind: str                    # "cta" | "grid" | "mma" | "grid-stride" | "staged" | "single-thread"
     threads: int                 # the CTA size
     parallel: Op | None          # the top-level `parallel` spread over the grid
     cta: CtaPlan | None = None
@@ -42,6 +44,7 @@ class Mapping:
     lazy_views: frozenset = frozenset()   # (grid-stride) views the prologue reads, read at each use
     reason: str = ""                      # (single-thread) why
     coordinate_regions: frozenset = frozenset()   # loops and ifs run per coordinate, by first result
+    mma: MmaPlan | None = None   # the tensor-core plan of a tiled contraction (tile_matmul.py)
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,8 @@ class LaunchConfig:
     # a launch whose extent exceeds every `max` runs `kernel` as configured above
     variants: list = field(default_factory=list)
     iterations_per_cta: int = 1  # iterations of the `parallel` a CTA runs at once (short rows: cta_groups.py)
+    mma: dict = field(default_factory=dict)       # MmaPlan.to_json() of the "mma" mapping
+    shared_bytes: int = 0        # dynamic shared memory a launch asks for (the MMA mapping's ring past 48 KiB)
     abi: str = "void kernel(i64 *args, i64 *status): args and status in global memory"
 
     def to_json(self) -> dict:
@@ -95,8 +100,12 @@ def prologue_views(kernel: Kernel, parallel: Op) -> frozenset[str]:
     return frozenset(op.operands[0] for op in kernel.body[:kernel.body.index(parallel)] if op.name == "read")
 
 
-def plan_mapping(kernel: Kernel, specialization: Specialization | None = None, module: Module | None = None) -> Mapping:
+def plan_mapping(kernel: Kernel, specialization: Specialization | None = None, module: Module | None = None,
+                 arch: str = "sm_90") -> Mapping:
     known = known_extents(kernel, specialization or Specialization())
+    mma = plan_mma(kernel, arch)
+    if mma is not None:
+        return Mapping("mma", mma.threads, mma.contraction.parallel, layouts=mma_assignment(mma, known), mma=mma)
     helpers = {item.name: item for item in module.items if isinstance(item, Helper)} if module else {}
     regions = per_coordinate_regions(kernel)
     cta = cta_plan(kernel, specialization, helpers) or grid_plan(kernel)
@@ -144,4 +153,6 @@ def launch_config(mapping: Mapping, entry: str, arch: str, variants: list | None
     return LaunchConfig(entry, mapping.kind, (mapping.threads, 1, 1), f"ctas_per_sm:{per_sm}", per_sm, arch,
                         mapping.cta.slots if mapping.cta else 0, layouts=layouts, variants=variants,
                         iterations_per_cta=mapping.cta.iterations if mapping.cta else 1,
-                        per_coordinate=sorted(mapping.coordinate_regions), lazy_views=sorted(mapping.lazy_views))
+                        per_coordinate=sorted(mapping.coordinate_regions), lazy_views=sorted(mapping.lazy_views),
+                        mma=mapping.mma.to_json() if mapping.mma else {},
+                        shared_bytes=mapping.mma.dynamic_shared_bytes if mapping.mma else 0)

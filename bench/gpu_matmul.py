@@ -1,0 +1,205 @@
+"""Contraction rows (issue #14): `ir_samples/tiled_matmul.kir` on the MMA mapping beside
+cuBLAS (torch.matmul) and Triton's tutorial matmul, TFLOP/s on the same data in one run.
+
+    python3 bench/gpu_matmul.py [--sizes 4096,4096,4096 ...] [--dtypes f16,bf16] [--out FILE.json]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import torch
+import triton
+import triton.language as tl
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "gpu"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "codegen"))
+import intentc
+from mma_cases import variant
+
+TORCH = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}
+
+
+@triton.jit
+def tutorial_matmul(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+    """Triton's tutorial matmul (03-matrix-multiplication), f32 accumulator."""
+    pid = tl.program_id(0)
+    num_pid_m, num_pid_n = tl.cdiv(M, BLOCK_M), tl.cdiv(N, BLOCK_N)
+    group_id = pid // (GROUP_M * num_pid_n)
+    first_m = group_id * GROUP_M
+    group_size = min(num_pid_m - first_m, GROUP_M)
+    pid_m = first_m + ((pid % (GROUP_M * num_pid_n)) % group_size)
+    pid_n = (pid % (GROUP_M * num_pid_n)) // group_size
+    offs_m = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M
+    offs_n = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
+    offs_k = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :] * stride_ak
+    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :] * stride_bn
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_K, other=0.0)
+        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_K, other=0.0)
+        acc = tl.dot(a, b, acc)
+        a_ptrs += BLOCK_K * stride_ak
+        b_ptrs += BLOCK_K * stride_bk
+    cm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    cn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    mask = (cm[:, None] < M) & (cn[None, :] < N)
+    tl.store(c_ptr + cm[:, None] * stride_cm + cn[None, :] * stride_cn, acc.to(c_ptr.dtype.element_ty), mask=mask)
+
+
+def triton_matmul(a, b, c):
+    m, k = a.shape
+    n = b.shape[1]
+    grid = (triton.cdiv(m, 128) * triton.cdiv(n, 256),)
+    return lambda: tutorial_matmul[grid](a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
+                                         c.stride(0), c.stride(1), BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, GROUP_M=8,
+                                         num_stages=3, num_warps=8)
+
+
+def seconds(fn, reps: int = 20) -> float:
+    fn()
+    torch.cuda.synchronize()
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(reps):
+        fn()
+    stop.record()
+    torch.cuda.synchronize()
+    return start.elapsed_time(stop) / reps * 1e-3
+
+
+def row(dtype: str, m: int, n: int, k: int) -> dict:
+    text = variant(dtype, "f32", dtype)
+    kernel = intentc.load(text, "matmul_tiled", target="cuda", facts={"unit_stride": ["a", "b", "c"]})
+    a = torch.randn(m, k, device="cuda", dtype=TORCH[dtype])
+    b = torch.randn(k, n, device="cuda", dtype=TORCH[dtype])
+    c, c_torch, c_triton = (torch.empty(m, n, device="cuda", dtype=TORCH[dtype]) for _ in range(3))
+    flop = 2.0 * m * n * k
+    result = {"bench": f"matmul {dtype} {m}x{n}x{k}", "launch": kernel.launch_config.to_json()["mma"]
+              if hasattr(kernel, "launch_config") else None}
+    impls = {"intentc": lambda: kernel(a=a, b=b, c=c), "torch": lambda: torch.matmul(a, b, out=c_torch)}
+    if dtype != "f32":      # the tutorial's tl.dot would take f32 inputs through TF32
+        impls["triton"] = triton_matmul(a, b, c_triton)
+    for label, fn in impls.items():
+        try:
+            result[label] = {"TFLOP/s": flop / seconds(fn) / 1e12}
+        except Exception as error:    # a failing implementation is reported in its row
+            result[label] = {"error": f"{type(error).__name__}: {str(error)[:300]}"}
+    torch.cuda.synchronize()
+    reference = torch.matmul(a.float(), b.float())
+    error = (c.float() - reference).abs().max().item()
+    result["intentc_max_abs_error_vs_f32"] = error
+    result["torch_max_abs_error_vs_f32"] = (c_torch.float() - reference).abs().max().item()
+    for label in ("torch", "triton"):
+        if "TFLOP/s" in result.get("intentc", {}) and "TFLOP/s" in result.get(label, {}):
+            result[f"intentc/{label}"] = result["intentc"]["TFLOP/s"] / result[label]["TFLOP/s"]
+    print(json.dumps(result), flush=True)
+    return result
+
+
+# Plans timed by --sweep (instruction, block, warps, stages, in-flight wgmma groups): the
+# mapping's choice is data, so the sweep compiles the same kernel under each.
+SWEEP = [("wgmma.m64n128k16", (128, 128, 32), (2, 1), 4, 1, 2), ("wgmma.m64n128k16", (128, 128, 32), (2, 1), 4, 0, 2),
+         ("wgmma.m64n256k16", (128, 256, 64), (2, 1), 3, 1, 1), ("wgmma.m64n128k16", (256, 128, 64), (4, 1), 3, 1, 1)]
+
+
+# Timing ablations of the default sm_90a plan: each leaves one part of the kernel out at
+# compile time (results are wrong on purpose; only the time is read), so the differences
+# say where the time goes.
+ABLATIONS = {"no epilogue stores": ("TileEmitter", "store_pair"), "no operand copies": ("TileEmitter", "_load"),
+             "no MMAs": ("Wgmma", "compute")}
+
+
+def ablations(m: int, n: int, k: int) -> list[dict]:
+    from intentc.codegen.nvptx import tile_matmul, wgmma
+    from intentc.runtime.cuda import compile_cuda
+    a = torch.randn(m, k, device="cuda", dtype=torch.float16)
+    b = torch.randn(k, n, device="cuda", dtype=torch.float16)
+    c = torch.empty(m, n, device="cuda", dtype=torch.float16)
+    rows = []
+    for label, (owner, method) in ABLATIONS.items():
+        cls = getattr(tile_matmul if owner == "TileEmitter" else wgmma, owner)
+        kept = getattr(cls, method)
+        setattr(cls, method, lambda *args, **kwargs: None)
+        row = {"ablation": label, "size": [m, n, k]}
+        try:
+            kernel = compile_cuda(variant(), "matmul_tiled", arch="sm_90a")
+            arrays = {"a": a, "b": b, "c": c}
+            row["TFLOP/s-equivalent"] = 2.0 * m * n * k / seconds(reps=10, fn=lambda kernel=kernel, arrays=arrays:
+                                                                  kernel.launch_in_place(arrays)) / 1e12
+        except Exception as error:    # a failing variant is reported in its row
+            row["error"] = f"{type(error).__name__}: {str(error)[:300]}"
+        finally:
+            setattr(cls, method, kept)
+        print(json.dumps(row), flush=True)
+        rows.append(row)
+    return rows
+
+
+def sweep(m: int, n: int, k: int) -> list[dict]:
+    """TFLOP/s of f16 at m x n x k under each plan of SWEEP (compiled without the cache)."""
+    from intentc.codegen.nvptx import mapping, tile_matmul
+    from intentc.runtime.cuda import compile_cuda
+    chosen = tile_matmul.plan_mma
+    a = torch.randn(m, k, device="cuda", dtype=torch.float16)
+    b = torch.randn(k, n, device="cuda", dtype=torch.float16)
+    reference = torch.matmul(a.float(), b.float())
+    rows = []
+    for instruction, block, warps, stages, pending, resident in SWEEP:
+        def plan(kernel, arch, spec=(instruction, block, warps, stages, pending), resident=resident):
+            found = chosen(kernel, arch)
+            return None if found is None else tile_matmul.MmaPlan(found.contraction, *spec, resident=resident)
+        mapping.plan_mma = plan
+        row = {"plan": [instruction, list(block), list(warps), stages, pending, resident], "size": [m, n, k]}
+        try:
+            arch = "sm_90a" if instruction.startswith("wgmma") else "sm_90"
+            kernel = compile_cuda(variant(), "matmul_tiled", arch=arch)
+            c = torch.empty(m, n, device="cuda", dtype=torch.float16)
+            arrays = {"a": a, "b": b, "c": c}
+            row["TFLOP/s"] = 2.0 * m * n * k / seconds(reps=10, fn=lambda kernel=kernel, arrays=arrays:
+                                                       kernel.launch_in_place(arrays)) / 1e12
+            row["max_abs_error_vs_f32"] = (c.float() - reference).abs().max().item()
+        except Exception as error:    # a failing plan is reported in its row
+            row["error"] = f"{type(error).__name__}: {str(error)[:300]}"
+        finally:
+            mapping.plan_mma = chosen
+        print(json.dumps(row), flush=True)
+        rows.append(row)
+    return rows
+
+
+# The contraction rows of issue #14 that exist so far (bench/gpu.py's "contractions").
+ROWS = [("f16", (1024, 1024, 1024)), ("bf16", (1024, 1024, 1024)), ("f16", (4096, 4096, 4096)),
+        ("bf16", (4096, 4096, 4096)), ("f16", (8192, 8192, 8192)), ("bf16", (8192, 8192, 8192)),
+        ("f16", (4000, 4100, 3900)), ("bf16", (4000, 4100, 3900)), ("f32", (4096, 4096, 4096))]
+
+
+def contraction_rows(quick: bool) -> list[dict]:
+    torch.backends.cuda.matmul.allow_tf32 = False
+    return [row(dtype, *size) for dtype, size in (ROWS[2:4] if quick else ROWS)]
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", nargs="*", default=["4096,4096,4096"])
+    parser.add_argument("--dtypes", default="f16")
+    parser.add_argument("--out")
+    parser.add_argument("--sweep", action="store_true", help="time the plans of SWEEP instead (f16, first size)")
+    args = parser.parse_args(argv)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    if args.sweep:
+        size = tuple(map(int, args.sizes[0].split(",")))
+        rows = sweep(*size) + ablations(*size)
+    else:
+        rows = [row(dtype, *map(int, size.split(","))) for size in args.sizes for dtype in args.dtypes.split(",")]
+    if args.out:
+        Path(args.out).write_text(json.dumps({"gpu": torch.cuda.get_device_name(), "rows": rows}, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,122 @@
+"""The MMA mapping's sm_80 instruction: `mma.sync.aligned.m16n8k16` fed by `ldmatrix`.
+
+Eight warps tile the 128 x 128 CTA tile as 2 (M) x 4 (N); a warp owns 64 x 32: 4 x 4
+m16n8 accumulator fragments (`#mma<{version = 2}>` in `layout/mma.py`: register r of
+fragment (i, j) in lane l holds row 16i + l/4 + 8(r/2), column 8j + 2(l%4) + r%2). Per
+16-wide K step a warp loads its A fragments with `ldmatrix.x4` (rows of the K-major A tile)
+and its B fragments with `ldmatrix.x4.trans` (B is staged N-contiguous), then issues 16
+MMAs. f32 accumulators take `.f32.{f16,bf16}.{f16,bf16}.f32`; an f16 accumulator the f16
+MMA (`.f16.f16.f16.f16`, two f16 pairs a fragment), so the sum is never kept in more or
+less than the declared dtype's format at the fragment boundary."""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ..llvm.types import F32, I32
+from .cta import sreg
+from .ptx_asm import ldmatrix_x4, mma_m16n8k16
+from .tile_matmul import TileEmitter, swizzled
+
+WARPS = (2, 4)
+WARP_TILE = (64, 32)
+M_FRAGMENTS, N_FRAGMENTS = 4, 4
+
+
+def _i32(value: int) -> ir.Constant:
+    return ir.Constant(I32, value)
+
+
+def f16_pair_bits(value: float) -> int:
+    import numpy as np
+    half = int(np.array(value, dtype=np.float16).view(np.uint16))
+    return half | (half << 16)
+
+
+class MmaSync:
+    def accumulators(self, em, plan) -> ir.Value:
+        """One slot per accumulator register, promoted to registers by SROA."""
+        words = 4 if plan.contraction.acc_dtype == "f32" else 2
+        element = F32 if plan.contraction.acc_dtype == "f32" else I32
+        return em.entry_alloca(ir.ArrayType(element, M_FRAGMENTS * N_FRAGMENTS * words))
+
+    def reset(self, em, acc, contraction) -> None:
+        count = acc.type.pointee.count
+        if contraction.acc_dtype == "f32":
+            value = ir.Constant(F32, contraction.init)
+        else:
+            value = ir.Constant(I32, f16_pair_bits(contraction.init))
+        for index in range(count):
+            em.b.store(value, self._slot(em.b, acc, index))
+
+    @staticmethod
+    def _slot(b, acc, index):
+        return b.gep(acc, [_i32(0), _i32(index)], inbounds=True)
+
+    def before_barrier(self, b) -> None:
+        """ldmatrix reads shared memory through the generic proxy: nothing to fence."""
+
+    def drain(self, b, tiles) -> None:
+        """mma.sync is synchronous: nothing in flight after the K loop."""
+
+    def _lanes(self, em, tid=None):
+        b = em.b
+        tid = tid if tid is not None else sreg(em, "tid.x")
+        warp, lane = b.udiv(tid, _i32(32)), b.urem(tid, _i32(32))
+        return b.urem(warp, _i32(WARPS[0])), b.udiv(warp, _i32(WARPS[0])), lane
+
+    def compute(self, tiles: TileEmitter, stage: ir.Value) -> None:
+        em = tiles.em
+        b = em.b
+        c = tiles.plan.contraction
+        warp_m, warp_n, lane = self._lanes(em)
+        a_base, b_base = tiles.stage_base(stage, "a"), tiles.stage_base(stage, "b")
+        words = 4 if c.acc_dtype == "f32" else 2
+        bk, row_bytes = tiles.plan.block[2], tiles.plan.row_bytes
+        for kk in range(bk // 16):
+            b_frags = []
+            for pair in range(N_FRAGMENTS // 2):
+                row = b.add(_i32(16 * kk), b.add(b.urem(lane, _i32(8)), b.mul(_i32(8), b.urem(b.udiv(lane, _i32(8)),
+                                                                                              _i32(2)))))
+                # the warp's 32 columns start at column 32·warp_n: block (32·warp_n) / BK
+                column = b.add(b.mul(warp_n, _i32(WARP_TILE[1])), _i32(16 * pair))
+                block = b.mul(b.udiv(column, _i32(bk)), _i32(bk * row_bytes))
+                chunk = b.add(b.udiv(b.urem(column, _i32(bk)), _i32(8)), b.udiv(lane, _i32(16)))
+                words4 = ldmatrix_x4(b, b.add(b_base, b.add(block, swizzled(b, row, chunk, row_bytes))),
+                                     transpose=True)
+                b_frags += [words4[:2], words4[2:]]
+            # one A fragment at a time: its four MMAs use it up (fewer registers live)
+            for i in range(M_FRAGMENTS):
+                row = b.add(b.mul(warp_m, _i32(WARP_TILE[0])), b.add(_i32(16 * i), b.urem(lane, _i32(16))))
+                chunk = b.add(_i32(2 * kk), b.udiv(lane, _i32(16)))
+                a_frag = ldmatrix_x4(b, b.add(a_base, swizzled(b, row, chunk, row_bytes)), transpose=False)
+                for j in range(N_FRAGMENTS):
+                    first = (i * N_FRAGMENTS + j) * words
+                    slots = [self._slot(b, tiles.acc, first + r) for r in range(words)]
+                    result = mma_m16n8k16(b, c.operand_dtype, c.acc_dtype, a_frag, b_frags[j],
+                                          [b.load(s) for s in slots])
+                    for slot, value in zip(slots, result):
+                        b.store(value, slot)
+
+    def epilogue(self, tiles: TileEmitter) -> None:
+        em = tiles.em
+        b = em.b
+        c = tiles.plan.contraction
+        i64 = tiles.tid.type
+        warp_m, warp_n, lane = (b.zext(v, i64) for v in self._lanes(em, b.trunc(tiles.epilogue_thread(), I32)))
+        row0 = b.add(b.mul(warp_m, ir.Constant(i64, WARP_TILE[0])), b.udiv(lane, ir.Constant(i64, 4)))
+        col0 = b.add(b.mul(warp_n, ir.Constant(i64, WARP_TILE[1])), b.mul(b.urem(lane, ir.Constant(i64, 4)),
+                                                                          ir.Constant(i64, 2)))
+        for i in range(M_FRAGMENTS):
+            for j in range(N_FRAGMENTS):
+                for half in range(2):      # registers 2·half, 2·half + 1: one row, two columns
+                    row = b.add(row0, ir.Constant(i64, 16 * i + 8 * half))
+                    col = b.add(col0, ir.Constant(i64, 8 * j))
+                    pair = tuple(self._element(b, tiles.acc, c.acc_dtype, i * N_FRAGMENTS + j, 2 * half + r)
+                                 for r in range(2))
+                    tiles.store_pair(pair, row, col)
+
+    def _element(self, b, acc, dtype, fragment, r):
+        if dtype == "f32":
+            return b.load(self._slot(b, acc, fragment * 4 + r))
+        pair = b.bitcast(b.load(self._slot(b, acc, fragment * 2 + r // 2)), ir.VectorType(ir.HalfType(), 2))
+        return b.extract_element(pair, _i32(r % 2))

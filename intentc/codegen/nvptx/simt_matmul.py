@@ -1,0 +1,96 @@
+"""The tiled-contraction mapping for f32 operands: CUDA cores with register tiling, as
+cuBLAS's SGEMM does (no TF32: §5.3/§5.4 allow no undeclared input-precision reduction).
+
+The staging is the tensor-core mapping's (`tile_matmul.py`: a cp.async ring, 16-byte copies
+of four f32, 64-byte swizzled rows). 256 threads as 16 x 16 each own a 4 x 4 block in each
+quadrant of the 128 x 128 tile: rows 4·ty.. and 64 + 4·ty.., columns 4·tx.. and 64 + 4·tx..
+(the accumulator's `#blocked<{sizePerThread = [4, 4], threadsPerWarp = [2, 16],
+warpsPerCTA = [8, 1]}>`). Per K element a thread reads 8 A values (threads of a half-warp
+read the same ones: broadcasts) and two 16-byte vectors of B, then makes 64 FMAs
+(`fma.rn.f32`: the contraction's fused multiply-add semantics, §5.3, may change rounding).
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ..llvm.types import F32, I32
+from .tile_matmul import TileEmitter, swizzled
+
+SIDE = 16                 # threads along each tile axis
+PER_THREAD = 4            # rows (and columns) of each of a thread's four blocks
+HALF = 64                 # the second block starts this many rows (columns) on
+
+
+def _i32(value: int) -> ir.Constant:
+    return ir.Constant(I32, value)
+
+
+def _shared_pointer(b: ir.IRBuilder, address: ir.Value, type_: ir.Type) -> ir.Value:
+    return b.inttoptr(address, type_.as_pointer(3))
+
+
+class Simt:
+    def accumulators(self, em, plan) -> ir.Value:
+        return em.entry_alloca(ir.ArrayType(F32, (2 * PER_THREAD) ** 2))
+
+    def reset(self, em, acc, contraction) -> None:
+        for index in range(acc.type.pointee.count):
+            em.b.store(ir.Constant(F32, contraction.init), self._slot(em.b, acc, index))
+
+    @staticmethod
+    def _slot(b, acc, index):
+        return b.gep(acc, [_i32(0), _i32(index)], inbounds=True)
+
+    def before_barrier(self, b) -> None:
+        """Ordinary shared loads read the copies: the barrier alone orders them."""
+
+    def drain(self, b, tiles) -> None:
+        """FMAs are synchronous: nothing in flight after the K loop."""
+
+    @staticmethod
+    def _offsets(tid: ir.Value, b: ir.IRBuilder) -> tuple:
+        """(rows, columns): the tile coordinates of a thread's 8 rows and 8 columns."""
+        ty, tx = b.udiv(tid, tid.type(SIDE)), b.urem(tid, tid.type(SIDE))
+        rows = [b.add(b.mul(ty, tid.type(PER_THREAD)), tid.type(half * HALF + i))
+                for half in range(2) for i in range(PER_THREAD)]
+        columns = [b.add(b.mul(tx, tid.type(PER_THREAD)), tid.type(half * HALF + j))
+                   for half in range(2) for j in range(PER_THREAD)]
+        return rows, columns
+
+    def compute(self, tiles: TileEmitter, stage: ir.Value) -> None:
+        b = tiles.em.b
+        plan = tiles.plan
+        bk, row_bytes, chunk = plan.block[2], plan.row_bytes, plan.chunk
+        rows, columns = self._offsets(b.trunc(tiles.tid, I32), b)
+        a_base, b_base = tiles.stage_base(stage, "a"), tiles.stage_base(stage, "b")
+        fma = tiles.em.declare("llvm.fma.f32", F32, [F32, F32, F32])
+        slots = [self._slot(b, tiles.acc, index) for index in range((2 * PER_THREAD) ** 2)]
+        acc = [b.load(slot) for slot in slots]
+        vector = ir.VectorType(F32, PER_THREAD)
+        for k in range(bk):
+            a_values = []
+            for row in rows:
+                address = b.add(b.add(a_base, swizzled(b, row, _i32(k // chunk), row_bytes)), _i32(4 * (k % chunk)))
+                a_values.append(b.load(_shared_pointer(b, address, F32), align=4))
+            b_values = []
+            for half in range(2):
+                column = columns[half * PER_THREAD]
+                block = b.mul(b.udiv(column, _i32(bk)), _i32(bk * row_bytes))
+                within = b.udiv(b.urem(column, _i32(bk)), _i32(chunk))
+                address = b.add(b_base, b.add(block, swizzled(b, _i32(k), within, row_bytes)))
+                loaded = b.load(_shared_pointer(b, address, vector), align=16)
+                b_values += [b.extract_element(loaded, _i32(j)) for j in range(PER_THREAD)]
+            acc = [b.call(fma, [a_values[i], b_values[j], acc[i * 2 * PER_THREAD + j]])
+                   for i in range(2 * PER_THREAD) for j in range(2 * PER_THREAD)]
+        for slot, value in zip(slots, acc):
+            b.store(value, slot)
+
+    def epilogue(self, tiles: TileEmitter) -> None:
+        b = tiles.em.b
+        rows, columns = self._offsets(tiles.epilogue_thread(), b)
+        width = 2 * PER_THREAD
+        for i, row in enumerate(rows):
+            for j in range(0, width, 2):
+                pair = tuple(b.load(self._slot(b, tiles.acc, i * width + j + r)) for r in range(2))
+                tiles.store_pair(pair, row, columns[j])
+

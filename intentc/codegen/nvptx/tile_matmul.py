@@ -1,0 +1,445 @@
+"""The MMA mapping (docs/gpu.md, "MMA mapping"): a recognized tiled contraction
+(`tile_contraction.py`) runs one output tile per CTA on the tensor cores.
+
+The plan is data (`MmaPlan`, recorded in launch.json): a BM x BN x BK CTA tile, a
+`stages`-deep ring of shared-memory operand tiles filled by `cp.async` (16-byte chunks
+whose out-of-range bytes are zero-filled: the IR's masked reads with fill 0), and the
+instruction that consumes them (`mma_sync.py` for sm_80/sm_90, `wgmma.py` for sm_90a).
+Both stage their operands in the same swizzled layout (`layout/mma.py`): A as BM rows of
+BK = 32 elements (64 bytes), B as BN/32 blocks of BK rows of 32 elements; the 16-byte chunk
+c of row r sits at chunk c ^ ((r >> 1) & 3), the hardware's 64-byte swizzle, so ldmatrix
+and the copies are free of bank conflicts and wgmma reads the tiles through descriptors.
+
+Operands whose contiguous axis is not the one staged (a transposed view), whose rows are
+not 16-byte aligned, or whose strides are not known to be 1 are copied element by element
+by the same threads into the same layout (a uniform run-time choice): slower, same bits.
+The K loop accumulates in registers in the instruction's fragment layout; the epilogue
+casts the fragments and writes them to C with C's strides, masked by C's bounds.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from llvmlite import ir
+
+from ..llvm.types import F32, I16, I32, I64
+from ..llvm.values import ViewRef
+from .cta import barrier, sreg
+from .ptx_asm import asm, cp_async, cp_async_commit, cp_async_wait, opaque, shared_address, store_shared
+from .tile_contraction import TileContraction
+
+COPY_BYTES = 16           # a cp.async copy
+SHARED_LIMIT = 48 * 1024  # static shared memory a CTA may declare
+
+
+@dataclass(frozen=True)
+class MmaPlan:
+    contraction: TileContraction
+    instruction: str          # "mma.sync.m16n8k16" | "wgmma.m64n128k16"
+    block: tuple              # (BM, BN, BK)
+    warps: tuple              # warps along (M, N) (wgmma: warpgroups along M)
+    stages: int
+    pending: int = 0          # MMA groups left in flight across a K step (wgmma; mma.sync is synchronous)
+    group_m: int = 8          # tiles of M visited together, for L2 reuse of B
+    resident: int = 2         # CTAs an SM must fit (`.minnctapersm`: ptxas caps registers to match)
+
+    @property
+    def threads(self) -> int:
+        return 32 * self.warps[0] * self.warps[1] * (4 if self.instruction.startswith("wgmma") else 1)
+
+    @property
+    def stage_bytes(self) -> int:
+        bm, bn, bk = self.block
+        return self.element_bytes * bk * (bm + bn)
+
+    @property
+    def element_bytes(self) -> int:
+        return 4 if self.contraction.operand_dtype == "f32" else 2
+
+    @property
+    def chunk(self) -> int:
+        """Elements a 16-byte copy moves."""
+        return COPY_BYTES // self.element_bytes
+
+    @property
+    def row_bytes(self) -> int:
+        """A staged row: BK elements of A, or BK columns of a B block (64 or 128 bytes: the
+        hardware swizzle of that width)."""
+        return self.element_bytes * self.block[2]
+
+    @property
+    def dynamic_shared_bytes(self) -> int:
+        """The ring's bytes when it needs dynamic shared memory (past the static 48 KiB), else 0."""
+        size = self.stages * self.stage_bytes
+        return size if size > SHARED_LIMIT else 0
+
+    @property
+    def lookahead(self) -> int:
+        """K tiles in flight ahead of the one computed: a ring slot is refilled once the MMAs
+        that read it (the `pending` groups before the current one) are done everywhere."""
+        return self.stages - 1 - self.pending
+
+    def to_json(self) -> dict:
+        bm, bn, bk = self.block
+        c = self.contraction
+        return {"instruction": self.instruction, "block": [bm, bn, bk], "warps": list(self.warps),
+                "stages": self.stages, "pending": self.pending, "group_m": self.group_m, "resident": self.resident, "operands": c.operand_dtype, "acc": c.acc_dtype,
+                "epilogue": list(c.casts), "shared_bytes": self.stages * self.stage_bytes,
+                "staging": f"cp.async 16/8/4-byte pieces, zero-filled tails; {self.row_bytes}-byte swizzled rows"}
+
+
+def _ceil(b: ir.IRBuilder, value: ir.Value, divisor: int) -> ir.Value:
+    return b.sdiv(b.add(value, ir.Constant(I64, divisor - 1)), ir.Constant(I64, divisor))
+
+
+def _const(value: int) -> ir.Constant:
+    return ir.Constant(I64, value)
+
+
+def swizzled(b: ir.IRBuilder, row: ir.Value, chunk: ir.Value, row_bytes: int) -> ir.Value:
+    """Byte offset of 16-byte `chunk` of staged `row` (i32) in rows of `row_bytes` (64 or
+    128): the chunk's index XOR bits 7.. of the row's offset, as the hardware swizzles."""
+    phase = b.and_(b.lshr(row, ir.Constant(I32, 128 // row_bytes - 1)), ir.Constant(I32, row_bytes // 16 - 1))
+    return b.add(b.mul(row, ir.Constant(I32, row_bytes)), b.shl(b.xor(chunk, phase), ir.Constant(I32, 4)))
+
+
+@dataclass
+class Operand:
+    """A view staged as rows (the non-contiguous axis) of 16-byte chunks (the contiguous one)."""
+    view: ViewRef
+    row_axis: int
+    column_axis: int
+    # (bytes, i1): copy pieces of this many bytes fit (unit column stride, rows and start
+    # aligned to them), widest first; none of them: element by element
+    pieces: tuple = ()
+
+    def extent(self, axis_kind: str) -> ir.Value:
+        return self.view.shape[self.row_axis if axis_kind == "row" else self.column_axis]
+
+
+PIECES = (16, 8, 4)       # cp.async sizes, widest first
+
+
+def _pieces(b: ir.IRBuilder, operand: Operand, element_bytes: int) -> tuple:
+    view = operand.view
+    start = b.add(b.ptrtoint(view.ptr, I64), b.mul(view.offset, _const(element_bytes)))
+    unit = b.icmp_signed("==", view.strides[operand.column_axis], _const(1))
+    row_bytes = b.mul(view.strides[operand.row_axis], _const(element_bytes))
+    fits = []
+    for width in (w for w in PIECES if w >= element_bytes):
+        aligned = b.icmp_unsigned("==", b.and_(b.or_(start, row_bytes), _const(width - 1)), _const(0))
+        fits.append((width, b.and_(unit, aligned)))
+    return tuple(fits)
+
+
+def _clamp(b: ir.IRBuilder, count: ir.Value, chunk: int) -> ir.Value:
+    """`count` clamped to [0, chunk] (elements or bytes of a copy inside the view)."""
+    count = b.select(b.icmp_signed("<", count, _const(0)), _const(0), count)
+    return b.select(b.icmp_signed(">", count, _const(chunk)), _const(chunk), count)
+
+
+def _element(b: ir.IRBuilder, view, axes: tuple, coordinates: tuple) -> ir.Value:
+    offset = view.offset
+    for axis, coordinate in zip(axes, coordinates):
+        offset = b.add(offset, b.mul(coordinate, view.strides[axis]))
+    return b.gep(view.ptr, [offset])
+
+
+class TileEmitter:
+    """Emits the MMA mapping's kernel body; `compute` (the instruction's variant) consumes a
+    stage and keeps the accumulator fragments, `fragments` says where each register lies."""
+
+    def __init__(self, em, plan: MmaPlan, variant):
+        self.em, self.plan, self.variant = em, plan, variant
+        c = plan.contraction
+        views = em.env
+        self.a = Operand(views[c.a], c.a_axes[0], c.a_axes[1])
+        self.b_op = Operand(views[c.b], c.b_axes[0], c.b_axes[1])
+        self.c_view = views[c.c]
+        self.m, self.k = self.a.extent("row"), self.a.extent("column")
+        self.n = self.b_op.extent("column")
+
+    # ---- the kernel --------------------------------------------------------------------------
+    def emit(self) -> None:
+        em, plan = self.em, self.plan
+        b = em.b
+        bm, bn, bk = plan.block
+        self.shared = self._shared_memory()
+        self.tid = b.zext(sreg(em, "tid.x"), I64)
+        self.a.pieces = _pieces(b, self.a, plan.element_bytes)
+        self.b_op.pieces = _pieces(b, self.b_op, plan.element_bytes)
+        self.c_pairs = self._pairs()
+        tiles_m, tiles_n = _ceil(b, self.m, bm), _ceil(b, self.n, bn)
+        self.k_tiles = _ceil(b, self.k, bk)
+        self.acc = self.variant.accumulators(em, plan)
+        start = b.zext(sreg(em, "ctaid.x"), I64)
+        stride = b.zext(sreg(em, "nctaid.x"), I64)
+        em.loop(start, b.mul(tiles_m, tiles_n), lambda tile: self._tile(tile, tiles_m, tiles_n), stride, name="tile")
+
+    def _shared_memory(self) -> ir.Value:
+        """The ring: static shared memory up to 48 KiB, else the launch's dynamic shared memory."""
+        dynamic = self.plan.dynamic_shared_bytes
+        size = 0 if dynamic else self.plan.stages * self.plan.stage_bytes
+        array = ir.GlobalVariable(self.em.module, ir.ArrayType(ir.IntType(8), size), "intentc_mma_stages",
+                                  addrspace=3)
+        array.align = 1024
+        if not dynamic:
+            array.linkage = "internal"
+            array.initializer = ir.Constant(array.value_type, None)
+        zero = ir.Constant(I32, 0)
+        return shared_address(self.em.b, self.em.b.gep(array, [zero, zero], inbounds=True))
+
+    def stage_base(self, stage: ir.Value, operand: str) -> ir.Value:
+        """Shared address of `operand`'s tile ("a" | "b") in ring slot `stage` (i32)."""
+        b = self.em.b
+        bm, _, bk = self.plan.block
+        base = b.add(self.shared, b.mul(stage, ir.Constant(I32, self.plan.stage_bytes)))
+        return base if operand == "a" else b.add(base, ir.Constant(I32, self.plan.element_bytes * bm * bk))
+
+    def _tile(self, tile: ir.Value, tiles_m: ir.Value, tiles_n: ir.Value) -> None:
+        em, plan = self.em, self.plan
+        b = em.b
+        bm, bn, _ = plan.block
+        group = _const(plan.group_m)
+        per_group = b.mul(group, tiles_n)
+        first_m = b.mul(b.sdiv(tile, per_group), group)
+        rows_in_group = b.select(b.icmp_signed("<", b.sub(tiles_m, first_m), group), b.sub(tiles_m, first_m), group)
+        within = b.srem(tile, per_group)
+        self.m0 = b.mul(b.add(first_m, b.srem(within, rows_in_group)), _const(bm))
+        self.n0 = b.mul(b.sdiv(within, rows_in_group), _const(bn))
+        barrier(em)                     # the previous tile's last reads of the ring are done
+        self.variant.reset(em, self.acc, plan.contraction)
+        self._k_loop()
+        self.variant.drain(b, self)
+        self.variant.epilogue(self)
+
+    def _k_loop(self) -> None:
+        em, plan = self.em, self.plan
+        b = em.b
+        copies = self._copies(self.tid)
+        for stage in range(plan.lookahead):
+            with b.if_then(b.icmp_signed("<", _const(stage), self.k_tiles)):
+                self._load(copies, _const(stage), ir.Constant(I32, stage))
+            cp_async_commit(b)
+        em.loop(_const(0), self.k_tiles, lambda kt: self._k_step(kt, copies), name="ktile")
+        cp_async_wait(b, 0)
+
+    def _k_step(self, kt: ir.Value, copies: list) -> None:
+        em, plan = self.em, self.plan
+        b = em.b
+        stages = ir.Constant(I32, plan.stages)
+        cp_async_wait(b, plan.lookahead - 1)
+        self.variant.before_barrier(b)
+        barrier(em)
+        ahead = b.add(kt, _const(plan.lookahead))
+        with b.if_then(b.icmp_signed("<", ahead, self.k_tiles)):
+            self._load(copies, ahead, b.urem(b.trunc(ahead, I32), stages))
+        cp_async_commit(b)
+        self.variant.compute(self, b.urem(b.trunc(kt, I32), stages))
+
+    # ---- staging -----------------------------------------------------------------------------
+    def _geometry(self, tid: ir.Value) -> list:
+        """(operand, row, column, destination) of each 16-byte copy thread `tid` makes of K
+        tile 0: A's rows of BK elements; B's BK rows of BN columns, staged in blocks of BK
+        columns. Coordinates are the view's (i64); the destination is a byte offset in the
+        operand's stage tile (i32)."""
+        b = self.em.b
+        bm, bn, bk = self.plan.block
+        threads, row_bytes, chunk_size = self.plan.threads, self.plan.row_bytes, self.plan.chunk
+        copies = []
+        for index in range(bm * bk // chunk_size // threads):
+            chunk = b.add(tid, _const(index * threads))
+            row, column = b.udiv(chunk, _const(bk // chunk_size)), b.urem(chunk, _const(bk // chunk_size))
+            destination = swizzled(b, b.trunc(row, I32), b.trunc(column, I32), row_bytes)
+            copies.append((self.a, b.add(self.m0, row), b.mul(column, _const(chunk_size)), destination))
+        for index in range(bn * bk // chunk_size // threads):
+            chunk = b.add(tid, _const(index * threads))
+            row, column = b.udiv(chunk, _const(bn // chunk_size)), b.urem(chunk, _const(bn // chunk_size))
+            block, within = b.udiv(column, _const(bk // chunk_size)), b.urem(column, _const(bk // chunk_size))
+            destination = b.add(b.mul(b.trunc(block, I32), ir.Constant(I32, bk * row_bytes)),
+                                swizzled(b, b.trunc(row, I32), b.trunc(within, I32), row_bytes))
+            copies.append((self.b_op, row, b.add(self.n0, b.mul(column, _const(chunk_size))), destination))
+        return copies
+
+    def _copies(self, tid: ir.Value) -> list:
+        """What a thread keeps through the K loop for each of its copies: the fast path's
+        source address at K tile 0 and the room left along K (A: elements of the row left
+        past the chunk, 0 for a row past M; B: rows left past the chunk's row, with the
+        chunk's columns within N). Only these stay in registers; the element path
+        recomputes the rest."""
+        b = self.em.b
+        copies = []
+        for operand, row, column, destination in self._geometry(tid):
+            source = _element(b, operand.view, (operand.row_axis, operand.column_axis), (row, column))
+            if operand is self.a:
+                room = b.select(b.icmp_signed("<", row, self.m), b.sub(self.k, column), _const(0))
+                width = None
+            else:
+                room = b.sub(self.k, row)
+                width = _clamp(b, b.sub(self.n, column), self.plan.chunk)
+            copies.append((operand, destination, source, room, width))
+        return copies
+
+    def _load(self, copies: list, kt: ir.Value, stage: ir.Value) -> None:
+        """K tile `kt` of A and B into ring slot `stage`, every thread its copies."""
+        b = self.em.b
+        k0 = b.mul(kt, _const(self.plan.block[2]))
+        for number, (operand, destination, source, room, width) in enumerate(copies):
+            left = b.sub(room, k0)
+            valid = _clamp(b, left, self.plan.chunk) if width is None else b.select(b.icmp_signed(">", left, _const(0)), width,
+                                                                    _const(0))
+            target = b.add(self.stage_base(stage, "a" if operand is self.a else "b"), destination)
+            self._copy(number, operand, source, k0, valid, target, operand.pieces)
+
+    def _copy(self, number: int, operand: Operand, source, k0, valid, target, pieces: tuple) -> None:
+        """Copy `number` of K tile k0 into `target`: cp.async pieces of the widest size the
+        operand allows (a uniform branch), else element by element."""
+        b = self.em.b
+        if not pieces:
+            _, row, column, _ = self._geometry(opaque(b, self.tid))[number]
+            row, column = (row, b.add(column, k0)) if operand is self.a else (b.add(row, k0), column)
+            self._copy_elements(operand, (operand.row_axis, operand.column_axis), row, column, valid, target)
+            return
+        (width, fits), narrower = pieces[0], pieces[1:]
+        with b.if_else(fits) as (wide, other):
+            with wide:     # K moves A's source BK elements along its row, B's BK rows down
+                along = operand.column_axis if operand is self.a else operand.row_axis
+                moved = b.gep(source, [b.mul(k0, operand.view.strides[along])])
+                base = b.gep(operand.view.ptr, [operand.view.offset])
+                valid_bytes = b.mul(valid, _const(self.plan.element_bytes))
+                for piece in range(COPY_BYTES // width):
+                    inside = _clamp(b, b.sub(valid_bytes, _const(piece * width)), width)
+                    start = b.select(b.icmp_signed(">", inside, _const(0)),
+                                     b.gep(moved, [_const(piece * width // self.plan.element_bytes)]), base)
+                    cp_async(b, b.add(target, ir.Constant(I32, piece * width)), start, b.trunc(inside, I32), width)
+            with other:
+                self._copy(number, operand, source, k0, valid, target, narrower)
+
+    def _copy_elements(self, operand, axes, row, column, valid, destination) -> None:
+        b = self.em.b
+        # A rolled loop (its trip count hidden from the unroller): unrolled, the element
+        # copies of a thread's chunks kept every address live at once and spilled.
+        def element(lane):
+            value = self._element_or_zero(operand, axes, row, b.add(column, lane), b.icmp_signed("<", lane, valid))
+            offset = b.trunc(b.mul(lane, _const(self.plan.element_bytes)), I32)
+            store_shared(b, b.add(destination, offset), value)
+        self.em.loop(_const(0), opaque(b, _const(self.plan.chunk)), element, name="lane")
+
+    def _element_or_zero(self, operand, axes, row, column, inside) -> ir.Value:
+        b = self.em.b
+        before = b.block
+        with b.if_then(inside):
+            loaded = b.load(_element(b, operand.view, axes, (row, column)))
+            if loaded.type == F32:
+                loaded = b.bitcast(loaded, I32)
+            then_block = b.block
+        merged = b.phi(loaded.type)
+        merged.add_incoming(ir.Constant(loaded.type, 0), before)
+        merged.add_incoming(loaded, then_block)
+        return merged
+
+    # ---- epilogue ----------------------------------------------------------------------------
+    def epilogue_thread(self) -> ir.Value:
+        """tid.x for the epilogue's coordinates, opaque to LLVM: its per-element offsets would
+        otherwise be hoisted out of the tile loop and stay in registers through the K loop."""
+        return opaque(self.em.b, self.tid)
+
+    def store_pair(self, values: tuple, row: ir.Value, column: ir.Value) -> None:
+        """Two accumulator elements of one row (f32, or half for an f16 accumulator), at tile
+        columns `column` (even) and `column` + 1, through the IR's casts into C, masked by C's
+        bounds: one two-element store where C's columns are contiguous and the pair is
+        aligned and inside, else one store each."""
+        b = self.em.b
+        c = self.plan.contraction
+        m, n = b.add(self.m0, row), b.add(self.n0, column)
+        words = [self._stored(value) for value in values]
+        row_inside = b.icmp_signed("<", m, self.m)
+        pair_inside = b.and_(row_inside, b.icmp_signed("<", b.add(n, _const(1)), self.n))
+        with b.if_else(b.and_(pair_inside, self.c_pairs)) as (paired, single):
+            with paired:
+                vector = ir.VectorType(words[0].type, 2)
+                pair = b.insert_element(b.insert_element(ir.Constant(vector, None), words[0], ir.Constant(I32, 0)),
+                                        words[1], ir.Constant(I32, 1))
+                address = b.bitcast(_element(b, self.c_view, c.c_axes, (m, n)), vector.as_pointer())
+                b.store(pair, address, align=2 * _BYTES[c.out_dtype])
+            with single:
+                for lane, word in enumerate(words):
+                    column_lane = b.add(n, _const(lane))
+                    with b.if_then(b.and_(row_inside, b.icmp_signed("<", column_lane, self.n))):
+                        b.store(word, _element(b, self.c_view, c.c_axes, (m, column_lane)))
+
+    def _stored(self, value: ir.Value) -> ir.Value:
+        c = self.plan.contraction
+        converted = cast_chain(self.em.b, value, c.acc_dtype, c.casts)
+        return self.em.b.bitcast(converted, I16) if c.out_dtype == "f16" else converted
+
+    def _pairs(self) -> ir.Value:
+        """C's columns are contiguous and every even column is aligned for a two-element store."""
+        b = self.em.b
+        c = self.plan.contraction
+        view, size = self.c_view, _BYTES[c.out_dtype]
+        start = b.add(b.ptrtoint(view.ptr, I64), b.mul(view.offset, _const(size)))
+        aligned = b.icmp_unsigned("==", b.and_(start, _const(2 * size - 1)), _const(0))
+        unit = b.icmp_signed("==", view.strides[c.c_axes[1]], _const(1))
+        even_rows = b.icmp_signed("==", b.and_(view.strides[c.c_axes[0]], _const(1)), _const(0))
+        return b.and_(aligned, b.and_(unit, even_rows))
+
+
+_BYTES = {"f32": 4, "f16": 2, "bf16": 2}
+
+
+def _widen(b: ir.IRBuilder, value: ir.Value, dtype: str) -> ir.Value:
+    """An f16 (half) or bf16 (its i16 bits) value as the f32 that holds it exactly."""
+    if dtype == "f32":
+        return value
+    if dtype == "f16":
+        return b.fpext(value, F32)
+    return b.bitcast(b.shl(b.zext(value, I32), ir.Constant(I32, 16)), F32)
+
+
+def _narrow(b: ir.IRBuilder, value: ir.Value, dtype: str) -> ir.Value:
+    """f32 -> dtype, correctly rounded (`cvt.rn`: RNE, overflow to infinity, no FTZ)."""
+    if dtype == "f32":
+        return value
+    if dtype == "f16":
+        return b.fptrunc(value, ir.HalfType())
+    return asm(b, "cvt.rn.bf16.f32 $0, $1;", "=h,f", I16, [value])
+
+
+def cast_chain(b: ir.IRBuilder, value: ir.Value, dtype: str, casts: tuple) -> ir.Value:
+    """The epilogue's casts between f32, f16 and bf16, each one correctly rounded, through
+    f32, which holds every f16 and bf16 value exactly; f16 values are `half`, bf16 its bits."""
+    for target in casts:
+        if target != dtype:
+            value, dtype = _narrow(b, _widen(b, value, dtype), target), target
+    return value
+
+
+# operand dtype -> accumulators: the tensor cores' (f16, bf16) and the CUDA cores' (f32)
+TILED_OPERANDS = {"f16": {"f32", "f16"}, "bf16": {"f32"}, "f32": {"f32"}}
+
+
+def plan_mma(kernel, arch: str) -> MmaPlan | None:
+    """The tiled-contraction plan for `kernel` on `arch`, or None when it is not a tiled
+    contraction of these dtypes (i8 and f64 contractions keep the generic mapping)."""
+    from .tile_contraction import NoMatch, match_tile_contraction
+    try:
+        contraction = match_tile_contraction(kernel)
+    except NoMatch:
+        return None
+    if contraction.acc_dtype not in TILED_OPERANDS.get(contraction.operand_dtype, ()):
+        return None
+    if contraction.operand_dtype == "f32":     # no TF32: CUDA cores, FMA, register tiles
+        return MmaPlan(contraction, "fma.f32", (128, 128, 16), (8, 1), stages=3, resident=1)
+    if arch == "sm_90a":
+        return MmaPlan(contraction, "wgmma.m64n128k16", (128, 128, 32), (2, 1), stages=4, pending=1)
+    return MmaPlan(contraction, "mma.sync.m16n8k16", (128, 128, 32), (2, 4), stages=3, resident=1)
+
+
+def emit_tile_contraction(em, plan: MmaPlan) -> None:
+    from .mma_sync import MmaSync
+    from .simt_matmul import Simt
+    from .wgmma import Wgmma
+    variant = Wgmma() if plan.instruction.startswith("wgmma") else Simt() if plan.instruction == "fma.f32" \
+        else MmaSync()
+    TileEmitter(em, plan, variant).emit()

@@ -1,0 +1,138 @@
+"""The MMA mapping without a GPU (docs/gpu.md, "MMA mapping"): which kernels the tiled-
+contraction recognizer accepts and why it refuses the others, the plan and layouts recorded
+in launch.json, the fragment layouts' coverage, and ptxas accepting the PTX of every arch."""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import intentc
+from intentc.codegen.layout.mma import Mma, accumulator_layout
+from intentc.codegen.nvptx.tile_contraction import NoMatch, match_tile_contraction
+from intentc.codegen.nvptx.tile_matmul import plan_mma
+from intentc.driver import compile_kernel
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "gpu"))
+from mma_cases import BASE, variant
+
+
+def _kernel(text: str):
+    module = intentc.parse(text, "t.kir")
+    intentc.verify_or_raise(module)
+    return module.find("matmul_tiled")
+
+
+@pytest.mark.parametrize("operands,acc,out,transposed", [("f16", "f32", "f16", False), ("bf16", "f32", "bf16", False),
+                                                         ("f16", "f16", "f16", False), ("f16", "f32", "f32", False),
+                                                         ("f16", "f32", "f16", True)])
+def test_recognizes_the_tiled_matmul_and_its_variants(operands, acc, out, transposed):
+    found = match_tile_contraction(_kernel(variant(operands, acc, out, transposed)))
+    assert (found.a, found.b, found.c, found.operand_dtype, found.acc_dtype) == ("a", "b", "c", operands, acc)
+    assert found.ir_tile == (64, 64, 32) and found.init == 0.0
+    assert found.b_axes == ((1, 0) if transposed else (0, 1))
+    assert found.casts == (out,)
+
+
+REFUSED = {
+    "a mask that is not the view's bounds": ("%a_mask = and %row_ok_a, %ka_ok_b", "%a_mask = and %row_ok_a, %row_ok_a"),
+    "a fill other than 0": ("read %a index(%rows, %ka) mask(%a_mask) fill(%zero_h)",
+                            "read %a index(%rows, %ka) mask(%a_mask) fill(%one_h)"),
+    "a K loop whose step is not the tile's K": ("loop %c0, %K, %c32", "loop %c0, %K, %c64"),
+    "a K loop that does not start at 0": ("loop %c0, %K, %c32", "loop %c32, %K, %c32"),
+    "a write at another tile": ("write %c, %out index(%rows, %cols)", "write %c, %out index(%cols_r, %cols)"),
+}
+
+
+@pytest.mark.parametrize("why", sorted(REFUSED))
+def test_refuses_kernels_that_compute_something_else(why):
+    old, new = REFUSED[why]
+    assert old in BASE
+    text = BASE.replace(old, new).replace("%zero_h = constant {value = 0.0} : f16",
+                                          "%zero_h = constant {value = 0.0} : f16\n  %one_h = constant {value = 1.0} : f16")
+    text = text.replace("%cols = add %n0_b, %col_l : tensor<index, [64]>",
+                        "%cols = add %n0_b, %col_l : tensor<index, [64]>\n    %n0_r = broadcast %n0 : tensor<index, [64, 1]>"
+                        "\n    %cols_r = add %n0_r, %row_l : tensor<index, [64, 1]>")
+    with pytest.raises(NoMatch):
+        match_tile_contraction(_kernel(text))
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_f32_operands_keep_the_cuda_cores(arch):
+    """No TF32 (§5.3/§5.4): an f32 contraction runs as FMAs on register tiles, never on the
+    tensor cores."""
+    ptx, launch = _launch(variant("f32", "f32", "f32"), arch)
+    assert launch["mma"]["instruction"] == "fma.f32"
+    assert launch["layouts"]["encodings"]["#layout0"].startswith("#blocked<{sizePerThread = [4, 4]")
+    assert "fma.rn.f32" in ptx and "cp.async.cg.shared.global" in ptx
+    assert "mma" not in ptx.replace("intentc_mma_stages", "") and "tf32" not in ptx
+
+
+def _launch(text: str, arch: str) -> tuple[str, dict]:
+    artifacts = compile_kernel(text, "matmul_tiled", "ptx", arch).artifacts
+    return artifacts["kernel.ptx"], json.loads(artifacts["launch.json"])
+
+
+@pytest.mark.parametrize("arch,instruction,stages", [("sm_80", "mma.sync.m16n8k16", 3), ("sm_90", "mma.sync.m16n8k16", 3),
+                                                     ("sm_90a", "wgmma.m64n128k16", 4)])
+def test_launch_json_records_the_plan(arch, instruction, stages):
+    _, launch = _launch(BASE, arch)
+    assert launch["mapping"] == "mma" and launch["block"] == [256, 1, 1] and launch["arch"] == arch
+    plan = launch["mma"]
+    assert plan["instruction"] == instruction and plan["block"] == [128, 128, 32] and plan["stages"] == stages
+    ring = stages * 2 * 32 * 256
+    assert plan["shared_bytes"] == ring and launch["shared_bytes"] == (ring if ring > 48 * 1024 else 0)
+    layouts = launch["layouts"]
+    assert layouts["encodings"]["#layout0"].startswith("#mma<{versionMajor = " + ("3" if arch == "sm_90a" else "2"))
+    assert layouts["values"]["acc"] == "#layout0" and layouts["values"]["a_tile"].startswith("#shared<{vec = 8")
+
+
+@pytest.mark.parametrize("arch,instruction", [("sm_80", "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16"),
+                                              ("sm_90a", "wgmma.mma_async.sync.aligned.m64n128k16.f16.f16.f16")])
+def test_f16_accumulator_uses_the_f16_accumulating_mma(arch, instruction):
+    ptx, _ = _launch(variant("f16", "f16", "f16"), arch)
+    assert instruction in ptx and ".f32.f16.f16" not in ptx
+
+
+def test_bf16_operands_use_the_bf16_mma():
+    ptx, _ = _launch(variant("bf16", "f32", "bf16"), "sm_80")
+    assert "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32" in ptx and "cvt.rn.bf16.f32" in ptx
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="no ptxas on PATH")
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90", "sm_90a"])
+def test_ptxas_accepts_the_mma_kernel_with_at_most_small_spills(arch, tmp_path):
+    """sm_90a caps registers at 128 (two CTAs an SM): ptxas spills a few words there."""
+    ptx, _ = _launch(BASE, arch)
+    source = tmp_path / "k.ptx"
+    source.write_text(ptx)
+    done = subprocess.run(["ptxas", f"-arch={arch}", "-v", str(source), "-o", str(tmp_path / "k.cubin")],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    spilled = [int(n) for n in re.findall(r"(\d+) bytes spill stores", done.stderr)]
+    assert spilled and max(spilled) <= 128, done.stderr
+
+
+@pytest.mark.parametrize("instruction,warps", [("mma.sync.m16n8k16", (2, 4)), ("wgmma.m64n128k16", (2, 1))])
+def test_accumulator_layout_covers_the_tile_once(instruction, warps):
+    plan = plan_mma(_kernel(BASE), "sm_90a")
+    plan = type(plan)(plan.contraction, instruction, (128, 128, 32), warps, 3)
+    layout = accumulator_layout(plan)
+    assert isinstance(layout, Mma)
+    owners = {}
+    for thread in range(plan.threads):
+        for register in range(layout.registers):
+            row, column = layout.coordinate(register, thread)
+            owners.setdefault((row, column), []).append((thread, register))
+    assert sorted(owners) == [(r, c) for r in range(128) for c in range(128)]
+    assert all(len(v) == 1 for v in owners.values())
+
+
+def test_a_hopper_launch_picks_sm_90a():
+    from intentc.runtime.cuda import compile_arch
+    assert compile_arch("sm_90") == "sm_90a" and compile_arch("sm_86") == "sm_80"

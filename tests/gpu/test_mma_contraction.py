@@ -1,0 +1,95 @@
+"""The MMA mapping on the GPU (docs/gpu.md, "MMA mapping"): tiled contractions on the
+tensor cores against the interpreter — tails in M, N and K, K = 0, special values, f16 and
+bf16 operands, f32 and f16 accumulators, a transposed B view — for the arch a Hopper launch
+picks (sm_90a: wgmma) and for plain sm_90 (mma.sync)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gpu_required import requires_gpu
+from mma_cases import assert_within, error_bound, inputs, variant
+
+pytestmark = requires_gpu()
+
+SHAPES = [(128, 128, 64), (96, 136, 40), (100, 130, 70), (1, 1, 1), (5, 7, 0), (257, 263, 300), (33, 300, 17)]
+ARCHS = ["sm_90", "sm_90a"]
+
+
+def _check(text, m, n, k, operands, acc, out, arch, b_transposed=False, special=False):
+    from intentc.runtime.cuda import compile_cuda
+    from intentc.api import run
+    values = inputs(operands, m, n, k, b_transposed)
+    if special and m * k and k * n:
+        values["a"][0, 0] = np.inf
+        values["a"][-1, -1] = np.nan
+        values["b"][0, 0] = -np.inf if not b_transposed else np.inf
+    compiled = compile_cuda(text, "matmul_tiled", arch=arch)
+    assert compiled.launch_config.mapping == "mma", compiled.launch_config.mapping
+    got = compiled(values)["c"]
+    expected = run(text, "matmul_tiled", values)["c"]
+    assert_within(got, expected, error_bound(values["a"], values["b"], acc, out, b_transposed),
+                  f"{operands}/{acc}->{out} {m}x{n}x{k} {arch}")
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("m,n,k", SHAPES)
+def test_f16_f32_accumulator(m, n, k, arch):
+    _check(variant(), m, n, k, "f16", "f32", "f16", arch)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("m,n,k", [(96, 136, 40), (100, 130, 70)])
+def test_bf16_operands(m, n, k, arch):
+    _check(variant("bf16", "f32", "bf16"), m, n, k, "bf16", "f32", "bf16", arch)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("m,n,k", [(96, 136, 40), (100, 130, 70), (5, 7, 0)])
+def test_f16_accumulator(m, n, k, arch):
+    _check(variant("f16", "f16", "f16"), m, n, k, "f16", "f16", "f16", arch)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("m,n,k", [(128, 128, 64), (100, 130, 70), (5, 7, 0), (257, 263, 300)])
+def test_f32_operands_on_cuda_cores(m, n, k, arch):
+    _check(variant("f32", "f32", "f32"), m, n, k, "f32", "f32", "f32", arch)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_f32_output_without_narrowing(arch):
+    _check(variant("f16", "f32", "f32"), 130, 70, 90, "f16", "f32", "f32", arch)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("m,n,k", [(96, 136, 40), (100, 130, 70)])
+def test_transposed_b_view(m, n, k, arch):
+    _check(variant(b_transposed=True), m, n, k, "f16", "f32", "f16", arch, b_transposed=True)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_special_values(arch):
+    _check(variant("f16", "f32", "f32"), 64, 64, 64, "f16", "f32", "f32", arch, special=True)
+
+
+def test_hopper_launch_picks_wgmma():
+    from intentc.runtime.cuda import compile_cuda
+    compiled = compile_cuda(variant(), "matmul_tiled")
+    assert compiled.launch_config.arch == "sm_90a" and "wgmma.mma_async" in compiled.ptx
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_unaligned_and_strided_views(arch):
+    """A starts one element into its allocation (rows not 16-byte aligned) and B takes every
+    other row of a larger array: both are staged element by element, with the same result."""
+    from intentc.api import run
+    from intentc.runtime.cuda import compile_cuda
+    m, n, k = 70, 90, 50
+    rng = np.random.default_rng(1)
+    wide_a = rng.standard_normal((m, k + 1)).astype(np.float16)
+    tall_b = rng.standard_normal((2 * k, n)).astype(np.float16)
+    values = {"a": wide_a[:, 1:], "b": tall_b[::2]}
+    text = variant()
+    got = compile_cuda(text, "matmul_tiled", arch=arch)(values)["c"]
+    expected = run(text, "matmul_tiled", values)["c"]
+    assert_within(got, expected, error_bound(values["a"], values["b"], "f32", "f16"), f"strided {arch}")
