@@ -4,7 +4,13 @@ time of `intentc.load` when the kernel is in the disk cache, in a fresh process.
 
 Overhead: the host time of `calls` back-to-back launches on a tiny problem (n = 4096, a few
 µs of GPU work each, launches queue asynchronously), divided by `calls`; the median of
-`repeats` such rounds. Writes bench/results/launch-<date>-<host>.json (or --out).
+`repeats` such rounds. Where the GPU runs a kernel slower than the host launches it, the
+queue fills and that number is the GPU's; so the same is also measured with the GPU held
+busy by a sleep kernel queued first (`*_host_us`: nothing the GPU does can slow the loop),
+beside the GPU time a launch takes when back to back (`*_gpu_us`: events around launches
+queued behind the sleep). For intentc the floor is printed too: its prepared launch called
+directly (ctypes and the driver's cuLaunchKernelEx, no argument checks), and torch's own
+`torch.add(x, y, out=z)` for scale. Writes bench/results/launch-<date>-<host>.json (or --out).
 
     python3 bench/launch.py [--calls 2000] [--repeats 7] [--out FILE]
 """
@@ -55,6 +61,29 @@ def per_call_us(launch, calls: int, repeats: int) -> list[float]:
     return rounds
 
 
+# Launches a round behind the sleep kernel: few enough that the stream's queue never fills.
+BEHIND_SLEEP_CALLS = 256
+SLEEP_CYCLES = 50_000_000         # about 25 ms at 2 GHz: longer than queueing the launches takes
+
+
+def behind_sleep_us(launch, repeats: int) -> tuple[list[float], list[float]]:
+    """(host µs a launch, GPU µs a launch) with the launches queued behind a sleep kernel."""
+    host, gpu = [], []
+    for _ in range(repeats):
+        torch.cuda.synchronize()
+        torch.cuda._sleep(SLEEP_CYCLES)
+        first, last = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        first.record()
+        start = time.perf_counter()
+        for _ in range(BEHIND_SLEEP_CALLS):
+            launch()
+        host.append((time.perf_counter() - start) / BEHIND_SLEEP_CALLS * 1e6)
+        last.record()
+        torch.cuda.synchronize()
+        gpu.append(first.elapsed_time(last) * 1e3 / BEHIND_SLEEP_CALLS)
+    return host, gpu
+
+
 def fresh_process_load(cache: str) -> list[dict]:
     env = {**os.environ, "INTENTC_CACHE_DIR": cache}
     runs = []
@@ -77,19 +106,35 @@ def main(argv=None) -> None:
     z1, z2 = torch.empty_like(x), torch.empty_like(x)
     kernel = intentc.load(VECTOR_ADD, "vector_add", target="cuda")
     grid = (triton.cdiv(n, 1024),)
-    ours = per_call_us(lambda: kernel(x=x, y=y, z=z1), args.calls, args.repeats)
-    theirs = per_call_us(lambda: t_add[grid](x, y, z2, n, BLOCK=1024), args.calls, args.repeats)
+    launches = {"intentc": lambda: kernel(x=x, y=y, z=z1),
+                "triton": lambda: t_add[grid](x, y, z2, n, BLOCK=1024)}
+    kernel(x=x, y=y, z=z1)
+    prepared, stream = kernel.runner.seen.find({"x": x, "y": y, "z": z1}), torch.cuda.current_stream().cuda_stream
+    floors = {"intentc_prepared_launch": lambda: prepared(stream), "torch_add": lambda: torch.add(x, y, out=z2)}
+    rounds = {name: per_call_us(launch, args.calls, args.repeats) for name, launch in {**launches, **floors}.items()}
+    behind = {name: behind_sleep_us(launch, args.repeats) for name, launch in {**launches, **floors}.items()}
     kernel.synchronize()
+    t_add[grid](x, y, z2, n, BLOCK=1024)
+    torch.cuda.synchronize()
     assert torch.equal(z1, x + y) and torch.equal(z2, x + y)
     with tempfile.TemporaryDirectory() as cache:
         fresh = fresh_process_load(cache)
-    intentc_us, triton_us = statistics.median(ours), statistics.median(theirs)
+    median = {name: statistics.median(r) for name, r in rounds.items()}
     payload = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__, "triton": triton.__version__,
-               "n": n, "calls": args.calls, "repeats": args.repeats,
-               "intentc_us_per_launch": intentc_us, "triton_us_per_launch": triton_us,
-               "intentc/triton": intentc_us / triton_us, "intentc_rounds_us": ours, "triton_rounds_us": theirs,
+               "python": sys.version.split()[0], "n": n, "calls": args.calls, "repeats": args.repeats,
+               "intentc_us_per_launch": median["intentc"], "triton_us_per_launch": median["triton"],
+               "intentc/triton": median["intentc"] / median["triton"],
+               "intentc_rounds_us": rounds["intentc"], "triton_rounds_us": rounds["triton"],
+               "floors_us_per_launch": {name: median[name] for name in floors},
+               "behind_sleep_calls": BEHIND_SLEEP_CALLS,
+               "host_us_per_launch": {name: statistics.median(h) for name, (h, _) in behind.items()},
+               "gpu_us_per_launch": {name: statistics.median(g) for name, (_, g) in behind.items()},
+               "behind_sleep_rounds": behind, "intentc_grid_block": [kernel.runner.grid(), kernel.runner.block],
                "fresh_process_loads": fresh}
     print(json.dumps(payload, indent=2))
+    for name in rounds:
+        print(f"{name:24s} back to back {median[name]:6.2f} µs/launch; behind a sleep: host "
+              f"{payload['host_us_per_launch'][name]:6.2f}, GPU {payload['gpu_us_per_launch'][name]:6.2f}")
     if args.out:
         Path(args.out).write_text(json.dumps(payload, indent=2) + "\n")
     else:

@@ -25,7 +25,8 @@ from ..options import CompileOptions, Specialization
 from .binding import bind_copied, bind_in_place
 from .compiled import CompiledKernel
 from .extents import check_extents
-from .interop import call_key
+from .interop import cuda_device
+from .seen_calls import SeenCalls
 from .status import illegal_input
 from .cuda_driver import CudaError, DeviceBuffer, PreparedLaunch, default_device, launch, stream_synchronize
 
@@ -54,7 +55,8 @@ def compile_arch(device_arch: str) -> str:
 class CudaKernel(CompiledKernel):
     """A kernel compiled to a cubin (the driver's `cubin` target), loaded on the first GPU."""
 
-    def __init__(self, request: Request, artifacts: dict[str, str | bytes], timings: dict[str, float]):
+    def __init__(self, request: Request, artifacts: dict[str, str | bytes], timings: dict[str, float],
+                 seen: SeenCalls | None = None):
         super().__init__(request, artifacts, timings)
         self.launch_config = LaunchConfig.from_json(json.loads(artifacts["launch.json"]))
         try:
@@ -68,8 +70,10 @@ class CudaKernel(CompiledKernel):
             raise cuda_error(error, self.file) from None
         self.block = (_block_threads(self.launch_config, limit, self.file), 1, 1)
         self._launches: dict[bytes, PreparedLaunch] = {}
-        self._by_signature: dict[tuple, PreparedLaunch] = {}
-        self._buffers: list[DeviceBuffer] = []
+        # Launches prepared for calls seen before (`seen`: shared with the other shape variants
+        # of one `LoadedKernel`); `LoadedKernel` looks calls up here first. Emptied (never
+        # replaced) when the argument buffers are recycled.
+        self.seen = seen if seen is not None else SeenCalls(4 * MAX_ARGUMENT_BUFFERS)
         self._status = DeviceBuffer.from_array(np.zeros(1, dtype=np.int64))
 
     @property
@@ -123,44 +127,46 @@ class CudaKernel(CompiledKernel):
             for _, buffer in buffers.values():
                 buffer.free()
 
-    def launch_in_place(self, arrays: dict, constexprs: dict | None = None, stream: int = 0) -> None:
+    def launch_in_place(self, arrays: dict, constexprs: dict | None = None, stream: int = 0,
+                        call: dict | None = None) -> None:
         """Launch on the caller's GPU arrays (`__cuda_array_interface__`: torch, CuPy), asynchronously
-        on `stream`; illegal inputs are reported by `synchronize`. Arguments are checked as the
-        interpreter checks a launch; arguments seen before (the same memory, layout and scalar
-        values, so the same checks pass) reuse their prepared launch without binding again."""
-        signature = _signature(arrays, constexprs)
-        try:
-            prepared = self._by_signature.get(signature)
-        except TypeError:
-            signature = prepared = None
+        on `stream`; illegal inputs are reported by `synchronize`. A launch prepared before for
+        an equal call (`call`: the arguments as given, constexprs included) is reused."""
+        call = call if call is not None else {**arrays, **(constexprs or {})}
+        prepared = self.seen.find(call)
         if prepared is None:
-            env, slots, _ = bind_in_place(self._launch(), self.abi.slots, arrays, self._constexprs(constexprs), "cuda",
-                                          self.specialization)
-            check_extents(self._extent_params, env, self.file, self.source)
-            prepared = self._prepared(slots.tobytes(), slots)
-            if signature is not None:
-                if len(self._by_signature) >= 4 * MAX_ARGUMENT_BUFFERS:
-                    self._by_signature.clear()
-                self._by_signature[signature] = prepared
+            prepared = self.prepare(arrays, constexprs)
+            self.seen.remember(call, prepared)
         try:
             prepared(stream)
         except CudaError as error:
-            raise cuda_error(error, self.file) from None
+            raise self.diagnostic(error) from None
+
+    def prepare(self, arrays: dict, constexprs: dict | None = None) -> PreparedLaunch:
+        """Bind and check the arguments as the interpreter checks a launch; the launch of their
+        argument words (uploaded once per distinct set of words)."""
+        env, slots, _ = bind_in_place(self._launch(), self.abi.slots, arrays, self._constexprs(constexprs),
+                                      cuda_device(self.device.ordinal), self.specialization)
+        check_extents(self._extent_params, env, self.file, self.source)
+        try:
+            return self._prepared(slots.tobytes(), slots)
+        except CudaError as error:
+            raise self.diagnostic(error) from None
+
+    def diagnostic(self, error: CudaError) -> DiagnosticError:
+        return cuda_error(error, self.file)
 
     def _prepared(self, signature: bytes, slots: np.ndarray) -> PreparedLaunch:
         prepared = self._launches.get(signature)
         if prepared is None:
             if len(self._launches) >= MAX_ARGUMENT_BUFFERS:
-                self.device.synchronize()   # no launch in flight reads the buffers freed here
-                for buffer in self._buffers:
-                    buffer.free()
-                self._buffers.clear()
+                # Each buffer is freed with the last reference to its launch: here, or later
+                # where another thread still holds one (cuMemFree waits for the device).
+                self.device.synchronize()
                 self._launches.clear()
-                self._by_signature.clear()
-            arguments = DeviceBuffer.from_array(slots)
-            self._buffers.append(arguments)
+                self.seen.clear()
             prepared = self._launches[signature] = PreparedLaunch(self._function, self.grid(), self.block,
-                                                                  arguments.address, self._status.address)
+                                                                  DeviceBuffer.from_array(slots), self._status.address)
         return prepared
 
     def synchronize(self, stream: int = 0) -> None:
@@ -182,16 +188,6 @@ class CudaKernel(CompiledKernel):
                                                f"temporaries come from device malloc ({HEAP_BYTES >> 20} MiB)")],
                                    self.source)
         return illegal_input(self.abi, ident, self.file, self.source)
-
-
-def _signature(arrays: dict, constexprs: dict | None):
-    """What a launch's checks and argument words depend on: each array's memory, layout and
-    dtype, each scalar's type and value. Unhashable parts (a 0-d array) make it unhashable,
-    and such calls are bound every time."""
-    parts = [(name, call_key(value)) for name, value in arrays.items()]
-    if constexprs:
-        parts += [(name, type(value), value) for name, value in constexprs.items()]
-    return tuple(parts)
 
 
 def _block_threads(launch, limit: int, file: str) -> int:

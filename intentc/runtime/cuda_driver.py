@@ -4,6 +4,7 @@ call, the error and what to do; nothing here knows about KIR.
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 
@@ -36,15 +37,21 @@ def _load_driver_library(driver):
 
 def _check(result, call: str):
     """cuda-bindings returns (CUresult, values...); raise on failure, return the values."""
-    driver = _driver()
     status, *values = result if isinstance(result, tuple) else (result,)
-    if status != driver.CUresult.CUDA_SUCCESS:
-        _, name = driver.cuGetErrorName(status)
-        _, text = driver.cuGetErrorString(status)
-        name = name.decode() if isinstance(name, bytes) else str(name)
-        text = text.decode() if isinstance(text, bytes) else str(text)
-        raise CudaError(f"{call} failed: {name}: {text}")
+    if status != _driver().CUresult.CUDA_SUCCESS:
+        raise failure(status, call)
     return values[0] if len(values) == 1 else tuple(values)
+
+
+def failure(status, call: str) -> CudaError:
+    """The error of a call that returned `status` (a CUresult, or its integer)."""
+    driver = _driver()
+    status = driver.CUresult(status)
+    _, name = driver.cuGetErrorName(status)
+    _, text = driver.cuGetErrorString(status)
+    name = name.decode() if isinstance(name, bytes) else str(name)
+    text = text.decode() if isinstance(text, bytes) else str(text)
+    return CudaError(f"{call} failed: {name}: {text}")
 
 
 class Device:
@@ -56,6 +63,7 @@ class Device:
         count = _check(driver.cuDeviceGetCount(), "cuDeviceGetCount")
         if ordinal >= count:
             raise CudaError(f"no CUDA device {ordinal}: this machine has {count}")
+        self.ordinal = ordinal
         self.handle = _check(driver.cuDeviceGet(ordinal), "cuDeviceGet")
         self.context = _check(driver.cuDevicePrimaryCtxRetain(self.handle), "cuDevicePrimaryCtxRetain")
         _check(driver.cuCtxSetCurrent(self.context), "cuCtxSetCurrent")
@@ -156,30 +164,57 @@ def default_device() -> Device:
 
 
 class PreparedLaunch:
-    """One kernel's launch with fixed argument and status buffers: the driver's parameter
-    array is built once, and a launch is one `cuLaunchKernel` call through ctypes
-    (asynchronous, on `stream`) — the per-launch cost of cuda-bindings' argument conversion
-    was most of a launch's host time."""
+    """One kernel's launch with fixed argument and status buffers (it owns the argument buffer:
+    freed when the last reference to the launch goes), made once so that a launch
+    is one ctypes call of `cuLaunchKernelEx` with nothing to convert: the driver's parameter
+    array once, and per stream the launch configuration and the bound call (a `functools.partial`
+    of plain integers, returning the CUresult) the first time: `by_stream.get(s) or bind(s)`.
+    A configuration is never changed after it is made, so threads launching on different
+    streams do not race on it; the driver reads it only during the call."""
 
-    def __init__(self, function, grid: tuple[int, int, int], block: tuple[int, int, int], arguments: int,
+    def __init__(self, function, grid: tuple[int, int, int], block: tuple[int, int, int], arguments: DeviceBuffer,
                  status: int):
-        self._values = np.array([arguments, status], dtype=np.uint64)
+        self._arguments = arguments
+        self._values = np.array([arguments.address, status], dtype=np.uint64)
         self._params = np.array([self._values.ctypes.data, self._values.ctypes.data + 8], dtype=np.uint64)
-        self._call = (int(function), *grid, *block, 0)
-        self._params_address = self._params.ctypes.data
-        self._launch = _raw_launch()
+        self._function, self._grid, self._block = int(function), grid, block
+        self.by_stream: dict[int, functools.partial] = {}
 
     def __call__(self, stream: int = 0) -> None:
-        status = self._launch(*self._call, stream, self._params_address, None)
+        status = (self.by_stream.get(stream) or self.bind(stream))()
         if status:
-            _check((_driver().CUresult(status),), "cuLaunchKernel")
+            raise failure(status, "cuLaunchKernelEx")
+
+    def __del__(self):
+        with contextlib.suppress(Exception):    # at interpreter exit the driver may be gone first
+            self._arguments.free()
+
+    def bind(self, stream: int) -> functools.partial:
+        if len(self.by_stream) >= MAX_STREAMS:
+            self.by_stream.clear()
+        config = _LaunchConfig(self._grid, self._block, 0, stream, None, 0)
+        launch = functools.partial(_raw_launch(), ctypes.addressof(config), self._function, self._params.ctypes.data,
+                                   None)
+        launch.config = config          # type: ignore[attr-defined]  # alive as long as the call that points at it
+        self.by_stream[stream] = launch
+        return launch
+
+
+# Streams a prepared launch keeps a bound call for (more are rebound as they come).
+MAX_STREAMS = 16
+
+
+class _LaunchConfig(ctypes.Structure):
+    """cuda.h's CUlaunchConfig."""
+    _fields_ = [("grid", ctypes.c_uint * 3), ("block", ctypes.c_uint * 3), ("shared_bytes", ctypes.c_uint),
+                ("stream", ctypes.c_void_p), ("attributes", ctypes.c_void_p), ("attribute_count", ctypes.c_uint)]
 
 
 @functools.cache
 def _raw_launch():
-    """libcuda's cuLaunchKernel (the library cuda-bindings loaded: the same driver and context)."""
-    function = ctypes.CDLL("libcuda.so.1").cuLaunchKernel
-    function.argtypes = [ctypes.c_void_p, *[ctypes.c_uint] * 7, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+    """libcuda's cuLaunchKernelEx (the library cuda-bindings loaded: the same driver and context)."""
+    function = ctypes.CDLL("libcuda.so.1").cuLaunchKernelEx
+    function.argtypes = [ctypes.c_void_p] * 4
     function.restype = ctypes.c_int
     return function
 

@@ -4,6 +4,8 @@ Accepted: numpy arrays (`__array_interface__`), objects with `__cuda_array_inter
 (torch and CuPy GPU tensors: their device pointer), and objects with `__dlpack__` on the
 host (torch CPU tensors, JAX CPU arrays: read through `numpy.from_dlpack`, zero-copy).
 Anything else goes through `numpy.asarray` (lists, scalars) and is a fresh host array.
+A GPU array's device is `cuda:<ordinal>`: torch's and CuPy's say which GPU; an object with
+only `__cuda_array_interface__` (which names none) is taken to be on GPU 0.
 """
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-CPU, CUDA = "cpu", "cuda"
+CPU = "cpu"
 # DLPack device types (dlpack.h): kDLCPU and kDLCUDAHost are host memory.
 _DLPACK_HOST = (1, 3)
 
@@ -22,7 +24,7 @@ class ArrayRef:
     shape: tuple[int, ...]
     strides: tuple[int, ...]        # in bytes, any sign
     dtype: np.dtype
-    device: str
+    device: str                     # "cpu" or "cuda:<ordinal>"
     owner: object                   # keeps the memory alive while the launch uses it
 
     def span(self) -> tuple[int, int]:
@@ -39,7 +41,7 @@ def array_ref(value) -> ArrayRef:
         return _torch_ref(value)
     interface = getattr(value, "__cuda_array_interface__", None)
     if interface is not None:
-        return _from_interface(interface, CUDA, value)
+        return _from_interface(interface, cuda_device(getattr(getattr(value, "device", None), "id", 0)), value)
     if not isinstance(value, np.ndarray) and hasattr(value, "__dlpack__"):
         device_type, _ = value.__dlpack_device__()
         if device_type not in _DLPACK_HOST:
@@ -50,29 +52,27 @@ def array_ref(value) -> ArrayRef:
     return _from_interface(array.__array_interface__, CPU, array)
 
 
-def call_key(value):
-    """A hashable summary of an argument for recognizing a call seen before: an array's
-    address, shape, strides, dtype and device; a scalar's type and value."""
-    if type(value).__module__ == "torch":
-        return (value.data_ptr(), value.shape, value.stride(), value.dtype, value.is_cuda)
-    if isinstance(value, (bool, int, float, np.generic)):
-        return (type(value), value)
-    try:
-        ref = array_ref(value)
-    except TypeError:
-        return [value]          # unhashable: bound every time (array_ref's error comes from the binding)
-    return (ref.address, ref.shape, ref.strides, ref.dtype, ref.device)
+def cuda_device(ordinal: int) -> str:
+    return f"cuda:{ordinal}"
 
 
 def _torch_ref(tensor) -> ArrayRef:
     """A torch tensor read through its accessors: a few times faster per call than building
-    its `__cuda_array_interface__` (which is what launch overhead is made of)."""
+    its `__cuda_array_interface__` (which is what launch overhead is made of). Only dense
+    (strided) tensors in host or CUDA memory are arrays; a tensor with torch's lazy negation
+    bit (`c.conj().imag`) is refused too: its memory holds the negated values."""
+    device = tensor.device
+    if device.type not in (CPU, "cuda") or str(tensor.layout) != "torch.strided":
+        raise TypeError(f"a {tensor.layout} tensor on {device} is not a dense array in host or GPU memory")
+    if tensor.is_neg():
+        raise TypeError("the tensor has torch's negative bit set (its memory holds the negated values); "
+                        "pass tensor.resolve_neg()")
     dtype = _TORCH_DTYPES.get(tensor.dtype)
     if dtype is None:
         dtype = _TORCH_DTYPES[tensor.dtype] = _numpy_dtype(str(tensor.dtype).rpartition(".")[2])
     itemsize = dtype.itemsize
     return ArrayRef(tensor.data_ptr(), tuple(tensor.shape), tuple(s * itemsize for s in tensor.stride()), dtype,
-                    CUDA if tensor.is_cuda else CPU, tensor)
+                    CPU if device.type == CPU else cuda_device(device.index), tensor)
 
 
 _TORCH_DTYPES: dict = {}

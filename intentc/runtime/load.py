@@ -12,11 +12,14 @@ parameters follow the literal rules (§3): accepted where representable in the d
 from __future__ import annotations
 
 import functools
+import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from ..ir.types import ConstexprType, ViewType
 from ..options import CompileOptions
+from .cuda_driver import failure
 from .interop import array_ref
 from .kernel_cache import CACHE
 
@@ -87,6 +90,10 @@ class LoadedKernel:
         self._constexpr_names = {p.name for p in self.kernel.params if isinstance(p.type, ConstexprType)}
         self._outputs = [p.name for p in self.kernel.params
                          if isinstance(p.type, ViewType) and p.type.direction in ("out", "inout")]
+        # The launches of calls seen before (cuda), shared by all shape variants: a call's key
+        # and layouts fix its extents, so they fix the variant too.
+        self._seen = self.runner.seen if target == "cuda" else None
+        self._current_stream = _current_stream_getter()
 
     # ---- what was built -------------------------------------------------------------------
     @property
@@ -113,16 +120,30 @@ class LoadedKernel:
     def __call__(self, stream=None, **arguments):
         """Run with views and scalars by parameter name (constexprs too, unless fixed at load);
         returns the out/inout views (the caller's arrays, written in place)."""
-        constexprs = ({name: arguments.pop(name) for name in list(arguments) if name in self._constexpr_names}
+        if self._seen is not None:      # the launch fast path: a call equal to one bound before
+            prepared = self._seen.find(arguments)
+            if prepared is not None:    # PreparedLaunch.__call__, inlined (one Python call less)
+                handle = self._current_stream() if stream is None else _stream(stream)
+                status = (prepared.by_stream.get(handle) or prepared.bind(handle))()
+                if status:
+                    raise self.runner.diagnostic(failure(status, "cuLaunchKernelEx"))
+                return {name: arguments[name] for name in self._outputs}
+        return self._call(stream, arguments)
+
+    def _call(self, stream, arguments: dict) -> dict:
+        """A call bound and checked in full (and remembered for the fast path where it can be)."""
+        constexprs = ({name: arguments[name] for name in arguments if name in self._constexpr_names}
                       if self._constexpr_names else None)
-        runner = self._variant(arguments) if self.specialize == "auto" else self.runner
+        arrays = {name: value for name, value in arguments.items() if name not in constexprs} if constexprs else arguments
+        runner = self._variant(arrays) if self.specialize == "auto" else self.runner
         if self.target == "cuda":
-            runner.launch_in_place(arguments, constexprs, _stream(stream))
+            self._current_stream = _current_stream_getter()
+            runner.launch_in_place(arrays, constexprs, _stream(stream), arguments)
         elif self.target == "cpu":
-            runner.launch(constexprs, **arguments)
+            runner.launch(constexprs, **arrays)
         else:
-            self._interpret(arguments, constexprs)
-        return {name: arguments[name] for name in self._outputs if name in arguments}
+            self._interpret(arrays, constexprs)
+        return {name: arrays[name] for name in self._outputs if name in arrays}
 
     def synchronize(self, stream=None) -> None:
         """cuda: wait for the stream; raise the first illegal input a launch reported since."""
@@ -130,13 +151,13 @@ class LoadedKernel:
             for runner in (self.runner, *self._variants.values()):
                 runner.synchronize(_stream(stream))
 
-    def _build(self, request, compiled):
+    def _build(self, request, compiled, seen=None):
         if self.target == "cpu":
             from .cpu import CpuKernel
             return CpuKernel(request, compiled.artifacts, compiled.timings)
         if self.target == "cuda":
             from .cuda import CudaKernel
-            return CudaKernel(request, compiled.artifacts, compiled.timings)
+            return CudaKernel(request, compiled.artifacts, compiled.timings, seen)
         return None
 
     def _interpret(self, arguments: dict, constexprs: dict | None) -> None:
@@ -164,7 +185,7 @@ class LoadedKernel:
                 fixed = {**self._fixed, "extents": {**extents, **self._fixed["extents"]}}
                 request = front_end(self.request.module, self.name, self.request.target, self.request.arch,
                                     self.request.options, fixed, self.file, self.text)
-                runner = self._variants[signature] = self._build(request, CACHE.artifacts(request))
+                runner = self._variants[signature] = self._build(request, CACHE.artifacts(request), self._seen)
         return runner or self.runner
 
 
@@ -174,7 +195,10 @@ def _call_extents(kernel, arguments: dict) -> dict[str, int]:
     for param in kernel.params:
         value = arguments.get(param.name)
         if isinstance(param.type, ViewType) and value is not None:
-            shape = array_ref(value).shape
+            try:
+                shape = array_ref(value).shape
+            except TypeError:
+                continue                # not an array: the binding reports it
             for declared, actual in zip(param.type.shape, shape):
                 if isinstance(declared, str):
                     extents.setdefault(declared, actual)
@@ -189,11 +213,19 @@ def _stream(stream) -> int:
     return int(getattr(stream, "cuda_stream", getattr(stream, "ptr", stream)))
 
 
-@functools.cache
 def _current_stream_getter():
-    try:
+    """Reads torch's current stream on device 0 (0, the default stream, without torch). Torch
+    is looked for only once it has been imported: importing it here would cost a second."""
+    global _current_stream_reader
+    if _current_stream_reader is None and "torch" in sys.modules:
         import torch
-        raw = torch._C._cuda_getCurrentRawStream     # what Triton's launcher asks too: one C call
-        return lambda: raw(0)
-    except (ImportError, AttributeError):
-        return lambda: 0
+        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)   # what Triton's launcher asks too: one C call
+        _current_stream_reader = functools.partial(raw, 0) if raw is not None else _default_stream
+    return _current_stream_reader or _default_stream
+
+
+def _default_stream() -> int:
+    return 0
+
+
+_current_stream_reader: Callable[[], int] | None = None

@@ -38,6 +38,15 @@ DIVIDE = """kernel @div(%a: view<i32, [%N], in>, %b: view<i32, [%N], in>, %y: vi
 }
 """
 
+ACCUMULATE = """kernel @acc(%x: view<f32, [%N], in>, %y: view<f32, [%N], inout, noalias>) {
+  %i = iota : tensor<index, [%N]>
+  %v = read %x index(%i) : tensor<f32, [%N]>
+  %u = read %y index(%i) : tensor<f32, [%N]>
+  %w = add %v, %u : tensor<f32, [%N]>
+  write %y, %w index(%i)
+}
+"""
+
 
 def _interpreted(path: Path, kernel: str, inputs: dict) -> dict:
     host = {name: value.cpu().numpy() if hasattr(value, "cpu") else value for name, value in inputs.items()}
@@ -133,3 +142,46 @@ def test_a_fresh_process_loads_from_the_disk_cache(tmp_path):
     runs = [json.loads(subprocess.run([sys.executable, "-c", script, NEGATE], env=env, capture_output=True,
                                       text=True, check=True, timeout=300).stdout) for _ in range(2)]
     assert [r["source"] for r in runs] == ["compiled", "disk"] and runs[0]["key"] == runs[1]["key"]
+
+
+def _counting_binds(kernel) -> list:
+    """The calls that were bound and checked in full (the rest took the fast path)."""
+    binds: list = []
+    prepare = kernel.runner.prepare
+    kernel.runner.prepare = lambda arrays, constexprs: binds.append(sorted(arrays)) or prepare(arrays, constexprs)
+    return binds
+
+
+def _code(work) -> str:
+    with pytest.raises(intentc.DiagnosticError) as error:
+        work()
+    return error.value.diagnostics[0].code
+
+
+def test_a_call_seen_before_binds_nothing_and_any_change_it_was_checked_for_is_checked_again():
+    """The fast path reuses a launch only for a call equal to the one bound and checked: new
+    tensor objects on the same memory reuse it; a change of shape, dtype, strides, offset
+    (aliasing a noalias view), device or torch's negation bit is bound and checked again."""
+    kernel = intentc.load(ACCUMULATE, "acc", target="cuda")
+    binds = _counting_binds(kernel)
+    base = torch.zeros(64, device="cuda")
+    base[0:16] = torch.arange(1, 17, dtype=torch.float32, device="cuda")
+    expected = base.clone()
+    for _ in range(3):
+        kernel(x=base[0:8], y=base[32:40])         # new view objects each time, same memory and layout
+        expected[32:40] += expected[0:8]
+    kernel.synchronize()
+    assert torch.equal(base, expected) and len(binds) == 1
+    assert _code(lambda: kernel(x=base[0:8], y=base[4:12])) == "R0109"        # offset: now overlapping
+    assert _code(lambda: kernel(x=base[0:8], y=base[32:39])) == "R0105"       # shape
+    assert _code(lambda: kernel(x=base[0:8].double(), y=base[32:40])) == "R0103"   # dtype
+    assert _code(lambda: kernel(x=base[0:8].cpu(), y=base[32:40])) == "R0108"      # device
+    negated = torch.zeros(8, dtype=torch.cfloat, device="cuda").conj().imag
+    assert _code(lambda: kernel(x=negated, y=base[32:40])) == "R0108"              # negation bit
+    kernel(x=base[0:16:2], y=base[32:40])          # strides: legal, and read with the new strides
+    expected[32:40] += expected[0:16:2]
+    assert len(binds) == 7
+    kernel(x=base[0:8], y=base[32:40])             # the same pointers as the strided call, other strides:
+    expected[32:40] += expected[0:8]               # bound again (it replaced the first call's entry)
+    kernel.synchronize()
+    assert torch.equal(base, expected) and len(binds) == 8

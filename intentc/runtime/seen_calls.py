@@ -1,0 +1,183 @@
+"""Recognizing a call seen before, cheaply: the launch fast path (`docs/runtime.md`).
+
+A launch's checks (the interpreter's R0101–R0109, layout facts, R0206) and its argument
+words depend on each argument's address, shape, strides, dtype and device, and on each
+scalar's type and exact bits — on nothing else (and on torch's lazy negation bit, which the
+binding refuses). A call is looked up in two parts:
+
+- its key: the names in call order, each torch tensor's `data_ptr()`, and a summary of
+  every other argument (a scalar's type and bits; an array's address, layout, dtype and
+  device);
+- for the torch tensors, a layout check: each has the Python type, dtype, device, shape,
+  strides and dispatch bits (negation, conjugation) of the tensor the call was bound with.
+  That is torch's own C++ tensor check (`torch._C._dynamo.guards.TensorGuards`, what
+  `torch.compile` guards its compiled code with) where torch has it: one C call for all the
+  tensors instead of six accessor calls a tensor; else the same facts read through the
+  accessors.
+
+A call that matches both passes the same checks and needs the same argument words as the
+call that was bound and checked for it, so its prepared launch is reused as it is.
+"""
+from __future__ import annotations
+
+import functools
+import struct
+import sys
+from collections.abc import Callable, Collection
+from typing import Any
+
+import numpy as np
+
+from ..interp.values import EnumValue
+from .interop import array_ref
+
+_DOUBLE = struct.Struct("<d")
+
+
+class SeenCalls:
+    """Prepared launches of calls seen before, by key; an entry is used only when the call's
+    tensors pass its layout check (a call with the same key and other layouts replaces it)."""
+
+    def __init__(self, capacity: int):
+        self.capacity = capacity
+        self._entries: dict[tuple, tuple] = {}     # key: (its layout check's bound `check`, launch)
+
+    def find(self, arguments: dict):
+        """The launch remembered for a call equal to this one, or None."""
+        tensors: Collection = arguments.values()
+        try:                            # call_key's common kind, inlined (one Python call less)
+            key: tuple | None = (*arguments, *map(_data_ptr, tensors))
+        except (TypeError, RuntimeError):
+            key, tensors = _mixed_key(arguments)
+        entry = self._entries.get(key)   # type: ignore[arg-type]  # None is never stored
+        if entry is not None and entry[0](*tensors):
+            return entry[1]
+        return None
+
+    def remember(self, arguments: dict, launch) -> None:
+        """Use `launch` for calls equal to this one (bound and checked) from now on."""
+        key, tensors = call_key(arguments)
+        if key is None or not all(isinstance(t, _tensor_type()) for t in tensors):
+            return
+        if len(self._entries) >= self.capacity:
+            self._entries.clear()
+        self._entries[key] = ((_tensor_layouts()(*tensors) if tensors else _NO_TENSORS).check, launch)
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+def call_key(arguments: dict) -> tuple[tuple | None, Collection]:
+    """(key, tensors). The common call, torch tensors only: the key is the names, then their
+    data pointers, and `tensors` are all the arguments. Otherwise the key is per argument its
+    name, then for a torch tensor its data pointer (one int), for anything else its type and
+    summary (two items, the first a type), so the item after a name says how many follow, and
+    `tensors` are the torch tensors. Two different calls never share a key: the item after
+    the first name is a name in a key of the first kind (unless there is one argument, where
+    both kinds agree), an int or a type in the second. The key is None when an argument is of
+    a kind bound afresh at every call (lists, host DLPack objects, ...)."""
+    values = arguments.values()
+    try:
+        return (*arguments, *map(_data_ptr, values)), values
+    except (TypeError, RuntimeError):      # not all torch tensors; a sparse tensor has no data_ptr
+        return _mixed_key(arguments)
+
+
+def _no_tensor(value):
+    raise TypeError("torch is not imported")
+
+
+# torch.Tensor.data_ptr once torch is imported (as a descriptor it raises TypeError for
+# anything but a tensor: one C call a value, no Python frame).
+_data_ptr = _no_tensor
+
+
+def _mixed_key(arguments: dict) -> tuple[tuple | None, Collection]:
+    global _data_ptr
+    tensor_type = _tensor_type()
+    if tensor_type and _data_ptr is _no_tensor:     # torch was imported since: try the first kind again
+        _data_ptr = tensor_type.data_ptr
+        return call_key(arguments)
+    parts: list = []
+    tensors: list = []
+    for name, value in arguments.items():
+        if isinstance(value, tensor_type):
+            try:
+                parts += (name, value.data_ptr())
+            except RuntimeError:                 # sparse: bound (and refused) every time
+                return None, tensors
+            tensors.append(value)
+        else:
+            summary = _summary(value)
+            if summary is None:
+                return None, tensors
+            parts += (name, type(value), summary)
+    return tuple(parts), tensors
+
+
+def _tensor_type():
+    """torch.Tensor, or () (an isinstance that is always false) while torch is not imported."""
+    torch = sys.modules.get("torch")
+    return torch.Tensor if torch is not None else ()
+
+
+def _summary(value):
+    """What the checks of an argument other than a torch tensor depend on."""
+    if isinstance(value, float):
+        return _DOUBLE.pack(value)               # -0.0 == 0.0 and NaNs differ: compare bits
+    if isinstance(value, int):                   # bool too: its type is in the key
+        return value
+    if isinstance(value, np.generic):
+        return value.tobytes()
+    if isinstance(value, EnumValue):             # a constexpr enum member: compared by name
+        return value
+    if hasattr(value, "__cuda_array_interface__"):
+        ref = array_ref(value)
+        return (ref.address, ref.shape, ref.strides, ref.dtype, ref.device)
+    return None
+
+
+@functools.cache
+def _tensor_layouts():
+    """The layout check of a list of torch tensors: `_tensor_layouts()(*tensors).check(*others)`.
+    TensorGuards is torch's private API: it is used only if it is there and, tried once on a
+    probe tensor, tells an equal layout from another; otherwise the accessors are read."""
+    try:
+        import torch
+        from torch._C._dynamo.guards import TensorGuards
+        # The tensors are positional (torch's stub leaves them out).
+        guards: Callable[..., Any] = functools.partial(TensorGuards, dynamic_dims_sizes=None,
+                                                       dynamic_dims_strides=None)
+        probe = torch.zeros(4)
+        if guards(probe).check(probe[:]) and not guards(probe).check(probe[::2]):
+            return guards
+    except Exception:       # any failure of the private API means: not usable here
+        pass
+    return AccessorLayouts
+
+
+class AccessorLayouts:
+    """The layout check read through the tensors' accessors (a torch without TensorGuards)."""
+
+    def __init__(self, *tensors):
+        self._layouts = [_layout(t) for t in tensors]
+
+    def check(self, *tensors) -> bool:
+        return [_layout(t) for t in tensors] == self._layouts
+
+
+def _layout(tensor) -> tuple:
+    return (type(tensor), tensor.shape, tensor.stride(), tensor.dtype, tensor.device, tensor.is_neg(),
+            tensor.is_conj())
+
+
+class _NoTensors:
+    @staticmethod
+    def check() -> bool:
+        return True
+
+
+_NO_TENSORS = _NoTensors()
