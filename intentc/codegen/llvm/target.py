@@ -5,7 +5,7 @@ atomics to scoped instructions, and reuses everything else."""
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from llvmlite import ir
@@ -34,13 +34,16 @@ class TargetHooks(ABC):
     def parallel(self, em: Emitter, op: Op, extents: Shape, iteration: Body) -> None:
         """Run iteration(idx) for every coordinate of the domain `extents` (any order)."""
 
-    def for_each(self, em: Emitter, shape: Shape, body: Body, group: Group | None = None) -> None:
+    def for_each(self, em: Emitter, shape: Shape, body: Body, group: Group | None = None,
+                 lane_safe: bool = False) -> None:
         """body(idx) for every coordinate of a tensor-level `shape` (row-major loops here; a
         target may spread the coordinates over threads, always giving a coordinate to the
         same thread for every op of an iteration). `group(idxs, visit)`, when given, is the
         op's vector form over row-major consecutive coordinates, which a target may use
         instead of body (visit(k) makes lane k current); the contiguity of what they address
-        is still the group's to check."""
+        is still the group's to check. `lane_safe`: body honors `Emitter.lane_mask` (its
+        memory effects go through `Access` lanes, other state only through selects on the
+        mask), so a target may run it unbranched on lanes past a tensor's end."""
         em.serial_for_each(shape, body)
 
     def combine_partials(self, em: Emitter, op: Op, kind: str, value: ir.Value, dtype: str,
@@ -57,6 +60,17 @@ class TargetHooks(ABC):
     def lazy_read(self, em: Emitter, resource: object) -> bool:
         """Read `resource` at each use of the result (no temporary) instead of once."""
         return False
+
+    def once(self, em: Emitter, effect: Callable[[], Sequence[ir.Value]]) -> Sequence[ir.Value]:
+        """Run `effect` (a scalar access with side effects) once for the iteration being
+        lowered and give its values to every thread that runs the iteration (here, one)."""
+        return effect()
+
+    def shared_temporary(self, em: Emitter, dtype: str, shape: Shape) -> tuple[Memory, Callable[[], None]]:
+        """(a row-major temporary of `shape` that an op fills part by part, finish()): after
+        finish() every thread running the iteration may read every element (a target whose
+        threads share an iteration puts it in memory they share). A plain temporary here."""
+        return em.alloc(dtype, shape), lambda: None
 
     def tabulate(self, em: Emitter, dtype: str, shape: Shape, element: ElementAt,
                  group: Group | None = None) -> Tensor:
@@ -100,6 +114,12 @@ class TargetHooks(ABC):
         """The f64 value of the stored pattern `word` of the low float `dtype`, exact for
         every pattern that is not a NaN (the caller handles NaNs), in the target's own
         conversion; None for the shared branch-free decoding."""
+        return None
+
+    def narrow_exactly(self, em: Emitter, value: ir.Value, dtype: str) -> ir.Value | None:
+        """The stored pattern (iN) of an f64 `value` on the low float `dtype`'s grid, exact for
+        every value that is not a NaN (the caller handles NaNs), in the target's own
+        conversion; None for the shared branch-free encoding."""
         return None
 
     def math_f32(self, em: Emitter, name: str, x: ir.Value) -> ir.Value | None:

@@ -26,9 +26,9 @@ grid-stride mapping.
 """
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from llvmlite import ir
@@ -38,9 +38,14 @@ from ...ir.optable import all_ops, ops_where
 from ...ir.types import TensorType, ViewType
 from ...options import Specialization
 from ...passes.ir_walk import is_pure_tree
+from ..layout.assign import elements
 from ..layout.encodings import Blocked, row_blocked
 from ..llvm.types import F32, F64, I32, I64, register_type
 from ..llvm.values import Body, Memory, Shape
+from .cta_groups import GROUP_CTA_THREADS, group_width
+from .cta_staging import staged_reads
+from .cta_tiles import accepts, register_size
+from .cta_transpose import transposed_reads
 
 if TYPE_CHECKING:
     from ..llvm.emitter import Emitter
@@ -53,6 +58,10 @@ SCAN_KINDS = {"sum", "prod", "max", "min"}
 SHARED_WORDS = 32          # one i64 per warp: 1024 threads at most
 SHARED_BYTES = 32 * 1024   # a histogram's counts in shared memory (48 KiB static at most, partials too)
 DYNAMIC_THREADS = 512      # the dynamic form's CTA size
+# The dynamic form's block-stride loops visit this many of a thread's coordinates an
+# iteration (unguarded while all lie below the end): a pass's loads issue together rather
+# than one an iteration, each waited for before the next.
+DYNAMIC_UNROLL = 4
 # The register form's coordinates per thread: on the H200, softmax rows of 1024/4096/16384
 # ran 10-30% faster at 16-32 a thread than at 8 (more loads in flight, fewer warps meeting
 # at each barrier; bench/results/cta-sweep-20261129-h200.jsonl), but bodies that keep many
@@ -90,6 +99,20 @@ class CtaPlan:
     vector: int = 1            # V: a thread's slots come in groups of V consecutive coordinates
     unrolled: bool = True      # the slot loops are unrolled at lowering (registers); else rolled (local memory)
     grid: bool = False         # a top-level tensor program: coordinates spread over the whole grid
+    masked: bool = False       # S is only a bound (a variant, nvptx/variants.py): every slot is guarded
+                               # against the run-time element count of the iteration's shape
+    staged: frozenset = frozenset()   # values staged in shared memory (cta_staging.py)
+    transposed: tuple = ()     # (staged read, axis order its staging visits): cta_transpose.py
+    # a costly top-level value of the iteration's size, which every CTA computes once into its
+    # threads' slots (kaiser's window): a smaller grid computes it fewer times
+    costly_prologue: bool = False
+    iterations: int = 1        # iterations a CTA runs at once, each on its own `width` threads (short rows)
+
+    @property
+    def width(self) -> int:
+        """The threads one iteration's tensors are spread over (the CTA's, unless several
+        iterations share a CTA: then a group of at most a warp, see cta_groups.py)."""
+        return self.threads // self.iterations
 
     @property
     def groups(self) -> int:
@@ -97,14 +120,16 @@ class CtaPlan:
 
     @property
     def full_slots(self) -> int:
-        """The slots of the groups that lie wholly below S."""
-        return min(self.slots, self.size // (self.threads * self.vector) * self.vector)
+        """The slots of the groups that lie wholly below S (none is known to when S is a bound)."""
+        if self.masked:
+            return 0
+        return min(self.slots, self.size // (self.width * self.vector) * self.vector)
 
     @property
     def layout(self) -> Blocked:
         """The iteration's tensors' layout (over their row-major linearization): V
         consecutive coordinates a thread, T threads, the tile repeated K/V times."""
-        return row_blocked(self.size or None, self.threads, self.vector)
+        return row_blocked(self.size or None, self.width, self.vector)
 
     def coordinate(self, slot: int) -> int:
         """The linear coordinate of `slot` for thread 0 (thread t adds t·V): group g = j // V
@@ -114,7 +139,12 @@ class CtaPlan:
 
     def full(self, group: int) -> bool:
         """Whether every coordinate of `group` lies below S (no guard needed)."""
-        return (group + 1) * self.threads * self.vector <= self.size
+        return not self.masked and (group + 1) * self.width * self.vector <= self.size
+
+    def holds(self, size: int | None) -> bool:
+        """Whether a tensor of `size` elements (None: a run-time count) is one of the
+        iteration's, kept in slots (other shapes, such as a histogram's bins, are not)."""
+        return size is None if self.masked else size == self.size
 
 
 def _views(kernel: Kernel) -> dict[str, str]:
@@ -137,27 +167,11 @@ def known_extents(kernel: Kernel, specialization: Specialization) -> dict[str, i
     return known
 
 
-def _static_size(ops: list[Op], known: dict[str, int]) -> int | None:
-    """S when every tensor result of the iteration (but histogram counts, which live in
-    shared memory) has the same static shape of S elements."""
-    shapes = set()
-    for op in ops:
-        if op.name == "histogram":
-            continue
-        for type_ in op.result_types:
-            if not isinstance(type_, TensorType):
-                return None
-            if type_.shape:
-                extents = [e if isinstance(e, int) else known.get(e) for e in type_.shape]
-                if None in extents:
-                    return None
-                shapes.add(tuple(extents))
-    return math.prod(shapes.pop()) if len(shapes) == 1 else None
-
-
 def _body_ok(ops: list[Op], views: dict[str, str], register_form: bool, known: dict[str, int]) -> bool:
     counts = {op.results[0] for op in ops if op.name == "histogram"}
     for position, op in enumerate(ops):
+        if accepts(op, ops, views, known, SHARED_BYTES, lambda region: _body_ok(region, views, register_form, known)):
+            continue
         if op.regions:
             return False
         if op.name == "histogram":
@@ -236,15 +250,22 @@ def _slots_wanted(ops: list[Op], prologue: list[Op]) -> int:
     return min(MAX_SLOTS, max(MIN_SLOTS, 1 << (wanted.bit_length() - 1)))
 
 
+def _costly_prologue(body: list[Op], size: int, known: dict[str, int]) -> bool:
+    """Whether the top level computes a costly value (math calls) of the iteration's size."""
+    return any(all_ops()[op.name].costly or all_ops()[op.name].libm for op in body
+               if op.name in all_ops() and op.result_types and isinstance(op.result_types[0], TensorType)
+               and op.result_types[0].shape and elements(op.result_types[0], known) == size)
+
+
 def _threads_for(size: int, slots: int) -> int:
     """T for S coordinates at about `slots` a thread, a power of two in [64, 1024]."""
     wanted = max(1, -(-size // slots))
     return min(MAX_THREADS, max(MIN_THREADS, 1 << (wanted - 1).bit_length()))
 
 
-def cta_plan(kernel: Kernel, specialization: Specialization | None = None) -> CtaPlan | None:
-    """The CTA mapping of `kernel`, or None when it does not apply."""
-    specialization = specialization or Specialization()
+def iteration(kernel: Kernel) -> tuple[Op, list[Op]] | None:
+    """The top-level `parallel` and its body's ops, when the rest of the top level is pure
+    ops and reads of `in` views (what the CTA mapping needs outside the iteration)."""
     parallels = [op for op in kernel.body if op.name == "parallel"]
     if len(parallels) != 1:
         return None
@@ -255,20 +276,62 @@ def cta_plan(kernel: Kernel, specialization: Specialization | None = None) -> Ct
         if op.name == "read" and views.get(op.operands[0]) == "in":
             continue
         return None
-    ops = [op for op in parallels[0].regions[0].ops if op.name != "yield"]
+    return parallels[0], [op for op in parallels[0].regions[0].ops if op.name != "yield"]
+
+
+def _register_plan(kernel: Kernel, parallel: Op, ops: list[Op], threads: int, size: int,
+                   masked: bool = False) -> CtaPlan:
+    """The register form of S = `size` coordinates (a bound when `masked`) on T = `threads`."""
+    read_only = frozenset(name for name, direction in _views(kernel).items() if direction == "in")
+    scans = any(op.name == "scan" for op in ops)
+    vector = VECTOR if scans and -(-size // threads) >= VECTOR else 1
+    slots = vector * -(-size // (threads * vector))
+    return CtaPlan(parallel, read_only, threads, slots, size, vector, len(ops) * slots <= UNROLL_BUDGET,
+                   masked=masked)
+
+
+def masked_plans(kernel: Kernel, known: dict[str, int], bounds: tuple[int, ...]) -> list[CtaPlan]:
+    """The register form for an iteration whose S is known only at launch: for each bound
+    of `bounds` that the register form can hold, the plan a static S of that bound gets,
+    serving every S up to it (each slot guarded against the run-time S); none when the
+    body does not fit the register form."""
+    found = iteration(kernel)
+    if found is None or not _body_ok(found[1], _views(kernel), True, known):
+        return []
+    parallel, ops = found
+    wanted = _slots_wanted(ops, kernel.body)
+    plans = [_register_plan(kernel, parallel, ops, _threads_for(bound, wanted), bound, masked=True)
+             for bound in bounds if bound <= wanted * MAX_THREADS]
+    return [plan for plan in plans if plan.unrolled]   # a rolled loop would need S's full slots at compile time
+
+
+def cta_plan(kernel: Kernel, specialization: Specialization | None = None) -> CtaPlan | None:
+    """The CTA mapping of `kernel`, or None when it does not apply."""
+    specialization = specialization or Specialization()
+    found = iteration(kernel)
+    if found is None:
+        return None
+    parallel, ops = found
+    views = _views(kernel)
     read_only = frozenset(name for name, direction in views.items() if direction == "in")
     known = known_extents(kernel, specialization)
-    size = _static_size(ops, known)
+    size = register_size(kernel.body, ops, known)
     if size and size <= MAX_SLOTS * MAX_THREADS and _body_ok(ops, views, True, known):
-        threads = _threads_for(size, _slots_wanted(ops, kernel.body))
-        scans = any(op.name == "scan" for op in ops)
-        vector = VECTOR if scans and -(-size // threads) >= VECTOR else 1
-        slots = vector * -(-size // (threads * vector))
-        return CtaPlan(parallels[0], read_only, threads, slots, size, vector, len(ops) * slots <= UNROLL_BUDGET)
+        width = group_width(size, ops, MIN_SLOTS)
+        if width is not None:              # short rows: several iterations a CTA (cta_groups.py)
+            slots = -(-size // width)
+            return CtaPlan(parallel, read_only, GROUP_CTA_THREADS, slots, size, 1,
+                           len(ops) * slots <= UNROLL_BUDGET, iterations=GROUP_CTA_THREADS // width)
+        plan = _register_plan(kernel, parallel, ops, _threads_for(size, _slots_wanted(ops, kernel.body)), size)
+        transposed = transposed_reads(kernel.body, ops)
+        staged = staged_reads(ops, size, known, transposed)
+        return replace(plan, staged=staged,
+                       transposed=tuple((name, order) for name, order in transposed.items() if name in staged),
+                       costly_prologue=_costly_prologue(kernel.body, size, known))
     if not _body_ok(ops, views, False, known):
         return None
     inout_read = frozenset(op.operands[0] for op in ops if op.name == "read" and views[op.operands[0]] == "inout")
-    return CtaPlan(parallels[0], read_only | inout_read, DYNAMIC_THREADS, 0)
+    return CtaPlan(parallel, read_only | inout_read, DYNAMIC_THREADS, 0)
 
 
 GRID_THREADS = 256         # the grid form's CTA size
@@ -307,10 +370,13 @@ def barrier(em: Emitter) -> None:
 
 
 def thread_index(em: Emitter, plan: CtaPlan) -> ir.Value:
-    """tid.x as i64, known to LLVM to lie below T (`!range`), so coordinates tid + j·T of
-    full chunks need no bounds compare."""
+    """The thread's index among its iteration's threads as i64: tid.x, known to LLVM to lie
+    below T (`!range`), so coordinates tid + j·T of full chunks need no bounds compare; with
+    several iterations a CTA, tid.x mod the group width."""
     tid = sreg(em, "tid.x")
     tid.set_metadata("range", em.module.add_metadata([ir.Constant(I32, 0), ir.Constant(I32, plan.threads)]))
+    if plan.iterations > 1:
+        tid = em.b.and_(tid, ir.Constant(I32, plan.width - 1))
     return em.b.zext(tid, I64)
 
 
@@ -326,14 +392,29 @@ def unravel(em: Emitter, linear: ir.Value, shape: Shape) -> list[ir.Value]:
 
 def block_stride(em: Emitter, plan: CtaPlan, shape: Shape, body: Body) -> None:
     """body(idx) for the coordinates of `shape` this thread owns: linear e ≡ tid mod T, or in
-    the grid form e ≡ ctaid·T + tid mod nctaid·T."""
+    the grid form e ≡ ctaid·T + tid mod nctaid·T. The dynamic form visits DYNAMIC_UNROLL of
+    them an iteration while they all lie below the end, then the rest one by one."""
     b = em.b
     total = em.element_count(shape)
-    start, step = thread_index(em, plan), ir.Constant(I64, plan.threads)
+    start, step = thread_index(em, plan), ir.Constant(I64, plan.width)
+
+    def visit(linear):
+        body(unravel(em, linear, shape))
     if plan.grid:
         start = b.add(b.mul(b.zext(sreg(em, "ctaid.x"), I64), step), start)
         step = b.mul(b.zext(sreg(em, "nctaid.x"), I64), step)
-    em.loop(start, total, lambda linear: body(unravel(em, linear, shape)), step, name="lane")
+    if plan.grid or plan.slots or DYNAMIC_UNROLL == 1:
+        em.loop(start, total, visit, step, name="lane")
+        return
+    owned = b.udiv(b.add(b.sub(total, start), ir.Constant(I64, plan.width - 1)), step)   # start < T
+    chunk = ir.Constant(I64, plan.width * DYNAMIC_UNROLL)
+    unrolled_end = b.add(start, b.mul(b.udiv(owned, ir.Constant(I64, DYNAMIC_UNROLL)), chunk))
+
+    def visit_chunk(linear):
+        for k in range(DYNAMIC_UNROLL):
+            visit(b.add(linear, ir.Constant(I64, k * plan.width)))
+    em.loop(start, unrolled_end, visit_chunk, chunk, name="lanes")
+    em.loop(unrolled_end, total, visit, step, name="lane")
 
 
 def slot_coordinate(em: Emitter, plan: CtaPlan, slot: int | ir.Value) -> ir.Value:
@@ -346,16 +427,44 @@ def slot_coordinate(em: Emitter, plan: CtaPlan, slot: int | ir.Value) -> ir.Valu
     if isinstance(slot, int):
         return b.add(base, ir.Constant(I64, plan.coordinate(slot)))
     vector = ir.Constant(I64, plan.vector)
-    group_start = b.mul(b.udiv(slot, vector), ir.Constant(I64, plan.threads * plan.vector))
+    group_start = b.mul(b.udiv(slot, vector), ir.Constant(I64, plan.width * plan.vector))
     return b.add(b.add(base, group_start), b.urem(slot, vector))
 
 
-def in_tensor(em: Emitter, plan: CtaPlan, linear: ir.Value) -> ir.Value:
-    return em.b.icmp_unsigned("<", linear, ir.Constant(I64, plan.size))
+def in_tensor(em: Emitter, plan: CtaPlan, slot: int, linear: ir.Value, shape: Shape) -> ir.Value:
+    """Whether this thread's coordinate `linear` of `slot` lies below S. A masked plan
+    compares the run-time S − tid·V, one value a thread, with the slot's constant offset:
+    comparing each slot's coordinate kept K 64-bit coordinates live across the iteration
+    loop (LLVM hoists them), up to 64 more registers."""
+    b = em.b
+    if not plan.masked:
+        return b.icmp_unsigned("<", linear, ir.Constant(I64, plan.size))
+    base = thread_index(em, plan)
+    if plan.vector > 1:
+        base = b.mul(base, ir.Constant(I64, plan.vector))
+    remaining = b.sub(em.element_count(shape), base)
+    return b.icmp_signed(">", remaining, ir.Constant(I64, plan.coordinate(slot)))
+
+
+@contextmanager
+def guarded_slot(em: Emitter, plan: CtaPlan, slot: int, linear: ir.Value, shape: Shape,
+                 lane_safe: bool = False) -> Iterator[None]:
+    """Code within runs only where `slot`'s coordinate lies below S: in a branch, or for a
+    `lane_safe` body (TargetHooks.for_each) of a masked plan, straight with the lanes past
+    S masked (`Emitter.masked_lanes`), so the slots' math interleaves, as a specialized
+    kernel's does. In a masked plan's rows the emitter also knows the coordinate lies
+    below the row's extent, so accesses at it check no extent (the guard did)."""
+    live = in_tensor(em, plan, slot, linear, shape)
+    with em.masked_lanes(live) if lane_safe and plan.masked else em.b.if_then(live):
+        if plan.masked and len(shape) == 1:
+            with em.knowing_below(linear, shape[0]):
+                yield
+        else:
+            yield
 
 
 def block_slots(em: Emitter, plan: CtaPlan, shape: Shape, body: Body,
-                on_slot: Callable[[int | ir.Value], None]) -> None:
+                on_slot: Callable[[int | ir.Value], None], lane_safe: bool = False) -> None:
     """The register form's block_stride: body(idx) for slot j = 0..K-1; on_slot(j) names
     the slot first. Unrolled here when the plan says so; otherwise the slots of full groups
     are one loop, emitted once (its slots in local memory). The slots of the group that
@@ -373,21 +482,21 @@ def block_slots(em: Emitter, plan: CtaPlan, shape: Shape, body: Body,
     for slot in range(full, plan.slots):
         linear = slot_coordinate(em, plan, slot)
         on_slot(slot)
-        with em.b.if_then(in_tensor(em, plan, linear)):
+        with guarded_slot(em, plan, slot, linear, shape, lane_safe):
             body(unravel(em, linear, shape))
 
 
 def on_thread_zero(em: Emitter, plan: CtaPlan, body: Callable[[], None]) -> None:
-    """body() on thread 0 of the CTA (of the grid, in the grid form)."""
+    """body() on thread 0 of the iteration's threads (of the grid, in the grid form)."""
     b = em.b
-    first = b.icmp_unsigned("==", sreg(em, "tid.x"), ir.Constant(I32, 0))
+    first = b.icmp_unsigned("==", thread_index(em, plan), ir.Constant(I64, 0))
     if plan.grid:
         first = b.and_(first, b.icmp_unsigned("==", sreg(em, "ctaid.x"), ir.Constant(I32, 0)))
     with b.if_then(first):
         body()
 
 
-def _to_i64(em, value: ir.Value) -> ir.Value:
+def to_word(em, value: ir.Value) -> ir.Value:
     b = em.b
     if value.type == F64:
         return b.bitcast(value, I64)
@@ -396,7 +505,7 @@ def _to_i64(em, value: ir.Value) -> ir.Value:
     return value if value.type == I64 else b.zext(value, I64)
 
 
-def _from_i64(em, word: ir.Value, type_: ir.Type) -> ir.Value:
+def from_word(em, word: ir.Value, type_: ir.Type) -> ir.Value:
     b = em.b
     if type_ == F64:
         return b.bitcast(word, F64)
@@ -405,13 +514,14 @@ def _from_i64(em, word: ir.Value, type_: ir.Type) -> ir.Value:
     return word if type_ == I64 else b.trunc(word, type_)
 
 
-def _shuffle(em, mode: str, value: ir.Value, lanes, clamp: int) -> ir.Value:
+def _shuffle(em, mode: str, value: ir.Value, lanes, clamp: int, mask: ir.Value | None = None) -> ir.Value:
     """shfl.sync.<mode> of any value up to 64 bits (two 32-bit shuffles for 64); `lanes`:
-    the lane delta or (idx) source lane, an int or an i32 value."""
+    the lane delta or (idx) source lane, an int or an i32 value; `mask`: the lanes taking
+    part (the whole warp unless given)."""
     b = em.b
     shfl = em.declare(f"llvm.nvvm.shfl.sync.{mode}.i32", I32, [I32, I32, I32, I32])
-    word = _to_i64(em, value)
-    mask, clamp_ = ir.Constant(I32, -1), ir.Constant(I32, clamp)
+    word = to_word(em, value)
+    mask, clamp_ = mask or ir.Constant(I32, -1), ir.Constant(I32, clamp)
     offset = ir.Constant(I32, lanes) if isinstance(lanes, int) else lanes
     low = b.call(shfl, [mask, b.trunc(word, I32), offset, clamp_])
     if value.type in (I64, F64):
@@ -419,7 +529,7 @@ def _shuffle(em, mode: str, value: ir.Value, lanes, clamp: int) -> ir.Value:
         word = b.or_(b.zext(low, I64), b.shl(b.zext(high, I64), ir.Constant(I64, 32)))
     else:
         word = b.zext(low, I64)
-    return _from_i64(em, word, value.type)
+    return from_word(em, word, value.type)
 
 
 def shared_array(em: Emitter, dtype: str, count: int) -> Memory:
@@ -452,27 +562,43 @@ def _warp_totals(em, plan: CtaPlan, value: ir.Value, last_lane: int, identity: i
     shared, zero = _shared(em), ir.Constant(I32, 0)
     lane = b.and_(tid, ir.Constant(I32, 31))
     with b.if_then(b.icmp_unsigned("==", lane, ir.Constant(I32, last_lane))):
-        b.store(_to_i64(em, value), b.gep(shared, [zero, b.lshr(tid, ir.Constant(I32, 5))], inbounds=True))
+        b.store(to_word(em, value), b.gep(shared, [zero, b.lshr(tid, ir.Constant(I32, 5))], inbounds=True))
     barrier(em)
-    warps = ir.Constant(I32, -(-plan.threads // 32))
+    warps = ir.Constant(I32, -(-plan.width // 32))
     slot = b.gep(shared, [zero, b.select(b.icmp_unsigned("<", lane, warps), lane, zero)], inbounds=True)
-    total = b.select(b.icmp_unsigned("<", lane, warps), _from_i64(em, b.load(slot), value.type), identity)
+    total = b.select(b.icmp_unsigned("<", lane, warps), from_word(em, b.load(slot), value.type), identity)
     barrier(em)          # the partials may be overwritten by the next reduction or scan only now
     return total
 
 
-def _butterfly(em, value: ir.Value, combine) -> ir.Value:
-    """The warp's combination of `value`, the same bits in every lane: lanes i and i^k
-    combine the same two operands at each step, and combine is commutative."""
-    for lanes in (16, 8, 4, 2, 1):
-        value = combine(value, _shuffle(em, "bfly", value, lanes, 31))
+def _butterfly(em, value: ir.Value, combine, width: int = 32, mask: ir.Value | None = None) -> ir.Value:
+    """The combination of `value` over aligned groups of `width` lanes (the warp by default),
+    the same bits in every lane: lanes i and i^k combine the same two operands at each
+    step, and combine is commutative."""
+    lanes = width // 2
+    while lanes:
+        value = combine(value, _shuffle(em, "bfly", value, lanes, 31, mask))
+        lanes //= 2
     return value
 
 
 def block_combine(em: Emitter, plan: CtaPlan, value: ir.Value, identity: ir.Value, combine: Combine) -> ir.Value:
-    """The CTA-wide combination of every thread's `value` (each thread gets it): a butterfly
-    within each warp, then a butterfly over the warps' results in every warp."""
+    """The combination of every thread's `value` over the iteration's threads (each thread
+    gets it): a butterfly within each warp, then a butterfly over the warps' results in
+    every warp; a group of at most a warp (several iterations a CTA) needs only its own
+    lanes' butterfly."""
+    if plan.width <= 32:
+        return _butterfly(em, value, combine, plan.width, group_lanes(em, plan))
     return _butterfly(em, _warp_totals(em, plan, _butterfly(em, value, combine), 0, identity), combine)
+
+
+def group_lanes(em: Emitter, plan: CtaPlan) -> ir.Value | None:
+    """The shuffle member mask of this thread's group of `width` lanes (None: the warp)."""
+    if plan.width >= 32:
+        return None
+    b = em.b
+    first = b.and_(sreg(em, "tid.x"), ir.Constant(I32, 32 - plan.width))
+    return b.shl(ir.Constant(I32, (1 << plan.width) - 1), first)
 
 
 def _warp_scan(em, value: ir.Value, lane: ir.Value, combine) -> ir.Value:
@@ -495,7 +621,7 @@ def block_scan(em: Emitter, plan: CtaPlan, value: ir.Value, carry: ir.Value, ide
     lane, warp = b.and_(tid, ir.Constant(I32, 31)), b.lshr(tid, ir.Constant(I32, 5))
     value = _warp_scan(em, value, lane, combine)
     totals = _warp_scan(em, _warp_totals(em, plan, value, 31, identity), lane, combine)
-    last_warp = -(-plan.threads // 32) - 1
+    last_warp = -(-plan.width // 32) - 1
     earlier_warps = b.select(b.icmp_unsigned(">", warp, ir.Constant(I32, 0)),
                              _shuffle(em, "idx", totals, b.sub(warp, ir.Constant(I32, 1)), 31), identity)
     before = combine(carry, earlier_warps)
