@@ -51,20 +51,30 @@ def compile_args(spec, dynamic: bool = False) -> tuple:
     return text, spec.kernel, Specialization(**spec.specialization(view_params(text, spec.kernel), spec.dims, dynamic))
 
 
+# The driver's stages to PTX (`CompileResult.timings`), reported as medians beside the totals.
+STAGES = ("parse", "verify", "passes", "lower-llvm", "llvm-opt", "ptx-emit")
+
+
 def intentc_times(spec, reps: int, to_cubin: bool, dynamic: bool = False) -> dict:
     """Median seconds to PTX (and to cubin) after one warm-up compile (libdevice parsed,
-    pipelines built), with the GPU table's specialization of the kernel."""
+    pipelines built), with the GPU table's specialization of the kernel, and the median
+    milliseconds of each stage to PTX."""
     from intentc.driver import compile_kernel
     text, _, specialization = compile_args(spec, dynamic)
     targets = ("ptx", "cubin") if to_cubin else ("ptx",)
     compile_kernel(text, spec.kernel, "ptx", "sm_90", specialization=specialization)
     seconds: dict[str, list[float]] = {target: [] for target in targets}
+    stages: dict[str, list[float]] = {stage: [] for stage in STAGES}
     for _ in range(reps):
         for target in targets:
             start = time.perf_counter()
-            compile_kernel(text, spec.kernel, target, "sm_90", specialization=specialization)
+            result = compile_kernel(text, spec.kernel, target, "sm_90", specialization=specialization)
             seconds[target].append(time.perf_counter() - start)
-    return {f"to_{target}_s": round(statistics.median(values), 4) for target, values in seconds.items()}
+            if target == "ptx":
+                for stage in STAGES:
+                    stages[stage].append(result.timings.get(stage, 0.0))
+    return {**{f"to_{target}_s": round(statistics.median(values), 4) for target, values in seconds.items()},
+            "stages_ms": {stage: round(statistics.median(values) * 1e3, 1) for stage, values in stages.items()}}
 
 
 @contextlib.contextmanager

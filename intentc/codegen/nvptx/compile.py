@@ -77,9 +77,11 @@ def compile_ptx(module: Module, kernel_name: str, arch: str, specialization: Spe
         return lowered
     lowered = lower(mapping)
     variants = []
+    mappings = [mapping]
     for variant, variant_mapping in variant_mappings(kernel, mapping, specialization):
         # every entry numbers the check sites alike (one abi.json decodes every entry's status)
         variants.append((variant, lower(variant_mapping, lowered.sites)))
+        mappings.append(variant_mapping)
         lowered.sites = variants[-1][1].sites
     text = str(lowered.module)
     timings["lower-llvm"] = timings.get("lower-llvm", 0.0) + time.perf_counter() - mark
@@ -90,9 +92,17 @@ def compile_ptx(module: Module, kernel_name: str, arch: str, specialization: Spe
             link_variant(parsed, str(variant_lowered.module), variant_lowered.function, variant.entry)
         parsed.verify()
         entries = {lowered.function} | {variant.entry for variant, _ in variants}
-        ptx = optimized_ptx(parsed, arch, entries, timings, mark)
+        ptx = optimized_ptx(parsed, arch, entries, timings, mark, strength_reduce=not all(map(_unrolled, mappings)))
     config = launch_config(mapping, lowered.function, arch, [variant.to_json() for variant, _ in variants])
     return PtxKernel(ptx, config, lowered)
+
+
+def _unrolled(mapping: Mapping) -> bool:
+    """The CTA mapping's register form: each iteration is one unrolled block whose many
+    addresses are affine in the grid loop's counter. There, LLVM's Loop Strength Reduction
+    took about half of code generation for PTX that ran as fast or faster without it on the
+    H200; in the other mappings' loops over a row it saves registers and spills."""
+    return mapping.cta is not None and mapping.cta.slots > 0
 
 
 def assemble_cubin(ptx: str, arch: str, timings: dict | None = None) -> bytes:

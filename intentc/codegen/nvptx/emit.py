@@ -9,8 +9,10 @@ import llvmlite.binding as llvm
 from . import libdevice, machine
 
 
-def optimized_ptx(module: llvm.ModuleRef, arch: str, entries: set[str], timings: dict, mark: float) -> str:
-    """PTX of `module` (call under `machine.LOCK`); times `llvm-opt` from `mark`, then `ptx-emit`."""
+def optimized_ptx(module: llvm.ModuleRef, arch: str, entries: set[str], timings: dict, mark: float,
+                  strength_reduce: bool = True) -> str:
+    """PTX of `module` (call under `machine.LOCK`); times `llvm-opt` from `mark`, then `ptx-emit`
+    (`strength_reduce`: see `machine.emit_ptx`)."""
     libdevice.link(module, arch)
     for function in module.functions:
         if not function.is_declaration and function.name not in entries:
@@ -18,6 +20,6 @@ def optimized_ptx(module: llvm.ModuleRef, arch: str, entries: set[str], timings:
     machine.optimize(module, arch)
     timings["llvm-opt"] = timings.get("llvm-opt", 0.0) + time.perf_counter() - mark
     mark = time.perf_counter()
-    ptx = machine.emit_ptx(module, arch)
+    ptx = machine.emit_ptx(module, arch, strength_reduce=strength_reduce)
     timings["ptx-emit"] = timings.get("ptx-emit", 0.0) + time.perf_counter() - mark
     return ptx

@@ -70,11 +70,11 @@ def _noinline(function) -> bool:
     return any(b"noinline" in attributes.split() for attributes in function.attributes)
 
 
-def emit_ptx(module: llvm.ModuleRef, arch: str) -> str:
-    """PTX for an optimized module. The code generator runs without Loop Strength Reduction:
-    on the unrolled register form (many addresses affine in the grid loop's counter) LSR took
-    about half of NVPTX code generation, and ptxas strength-reduces addresses itself
-    (docs/gpu.md, "Compile pipeline")."""
+def emit_ptx(module: llvm.ModuleRef, arch: str, strength_reduce: bool = True) -> str:
+    """PTX for an optimized module; `strength_reduce=False` runs the code generator without
+    Loop Strength Reduction (docs/gpu.md, "Compile pipeline")."""
+    if strength_reduce:
+        return _machine_for(module, arch).emit_assembly(module)
     with llvm_switches.switched("disable-lsr", "1", "0"):
         return _machine_for(module, arch).emit_assembly(module)
 
