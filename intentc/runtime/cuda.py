@@ -28,6 +28,7 @@ from .extents import check_extents
 from .interop import cuda_device
 from .seen_calls import SeenCalls
 from .status import illegal_input
+from .variants import Entry, EntryTable
 from .cuda_driver import CudaError, DeviceBuffer, PreparedLaunch, default_device, launch, stream_synchronize
 
 CUDA_FAILED = "E0090"
@@ -69,6 +70,7 @@ class CudaKernel(CompiledKernel):
         except CudaError as error:
             raise cuda_error(error, self.file) from None
         self.block = (_block_threads(self.launch_config, limit, self.file), 1, 1)
+        self._entries = self._entry_table()
         self._launches: dict[bytes, PreparedLaunch] = {}
         # Launches prepared for calls seen before (`seen`: shared with the other shape variants
         # of one `LoadedKernel`); `LoadedKernel` looks calls up here first. Emptied (never
@@ -86,11 +88,26 @@ class CudaKernel(CompiledKernel):
             return (config.ctas_per_sm * self.device.sm_count, 1, 1)
         return (1, 1, 1)
 
+    def _entry_table(self) -> EntryTable:
+        """The kernel's entry and its register-form variants (`launch.json` `variants`)."""
+        default = Entry(self._function, self.grid(), self.block)
+        variants = self.launch_config.variants
+        try:
+            functions = [self._module.function(variant["entry"]) for variant in variants]
+            limits = [self._module.max_threads(function) for function in functions]
+        except CudaError as error:
+            raise cuda_error(error, self.file) from None
+        return EntryTable(default, variants[0]["extent"] if variants else None, [
+            (variant["max"], Entry(function, (variant["ctas_per_sm"] * self.device.sm_count, 1, 1),
+                                   (_exact_block(variant["block"], limit, self.file), 1, 1)))
+            for variant, function, limit in zip(variants, functions, limits)])
+
     def __call__(self, inputs: dict | None = None, constexprs: dict | None = None) -> dict[str, np.ndarray]:
-        env, slots, keep = bind_copied(self._launch(), self.abi.slots, inputs or {}, self._constexprs(constexprs))
+        binding = self._launch()
+        env, slots, keep = bind_copied(binding, self.abi.slots, inputs or {}, self._constexprs(constexprs))
         check_extents(self._extent_params, env, self.file, self.source)
         try:
-            status = self._run(env, slots, self._outputs)
+            status = self._run(self._entries.pick(binding.extents, env), env, slots, self._outputs)
         except CudaError as error:
             raise cuda_error(error, self.file) from None
         del keep
@@ -98,7 +115,7 @@ class CudaKernel(CompiledKernel):
             raise self._illegal_input(status)
         return {name: env[name].logical() for name in self._outputs}
 
-    def _run(self, env: dict, slots: np.ndarray, outputs: list[str]) -> int:
+    def _run(self, chosen: Entry, env: dict, slots: np.ndarray, outputs: list[str]) -> int:
         buffers: dict[int, tuple[np.ndarray, DeviceBuffer]] = {}
         try:
             for entry in self.abi.slots:
@@ -111,7 +128,7 @@ class CudaKernel(CompiledKernel):
             arguments = DeviceBuffer.from_array(slots)
             status = DeviceBuffer.from_array(np.zeros(1, dtype=np.int64))
             try:
-                launch(self._function, self.grid(), self.block,
+                launch(chosen.function, chosen.grid, chosen.block,
                        [np.uint64(arguments.address), np.uint64(status.address)])
                 self.device.synchronize()
                 word = int(status.download(np.zeros(1, dtype=np.int64))[0])
@@ -145,18 +162,19 @@ class CudaKernel(CompiledKernel):
     def prepare(self, arrays: dict, constexprs: dict | None = None) -> PreparedLaunch:
         """Bind and check the arguments as the interpreter checks a launch; the launch of their
         argument words (uploaded once per distinct set of words)."""
-        env, slots, _ = bind_in_place(self._launch(), self.abi.slots, arrays, self._constexprs(constexprs),
+        binding = self._launch()
+        env, slots, _ = bind_in_place(binding, self.abi.slots, arrays, self._constexprs(constexprs),
                                       cuda_device(self.device.ordinal), self.specialization)
         check_extents(self._extent_params, env, self.file, self.source)
         try:
-            return self._prepared(slots.tobytes(), slots)
+            return self._prepared(slots.tobytes(), slots, self._entries.pick(binding.extents, env))
         except CudaError as error:
             raise self.diagnostic(error) from None
 
     def diagnostic(self, error: CudaError) -> DiagnosticError:
         return cuda_error(error, self.file)
 
-    def _prepared(self, signature: bytes, slots: np.ndarray) -> PreparedLaunch:
+    def _prepared(self, signature: bytes, slots: np.ndarray, entry: Entry) -> PreparedLaunch:
         prepared = self._launches.get(signature)
         if prepared is None:
             if len(self._launches) >= MAX_ARGUMENT_BUFFERS:
@@ -165,7 +183,7 @@ class CudaKernel(CompiledKernel):
                 self.device.synchronize()
                 self._launches.clear()
                 self.seen.clear()
-            prepared = self._launches[signature] = PreparedLaunch(self._function, self.grid(), self.block,
+            prepared = self._launches[signature] = PreparedLaunch(entry.function, entry.grid, entry.block,
                                                                   DeviceBuffer.from_array(slots), self._status.address)
         return prepared
 
@@ -196,11 +214,16 @@ def _block_threads(launch, limit: int, file: str) -> int:
     or the kernel's registers allow."""
     threads = launch.block[0]
     if launch.mapping in ("cta", "grid"):
-        if limit < threads:
-            raise DiagnosticError([Diagnostic(CUDA_FAILED, f"CUDA: the kernel fits {limit} threads a CTA, "
-                                              f"but was compiled for {threads}", 1, 1, file)])
-        return threads
+        return _exact_block(threads, limit, file)
     return max(32, min(threads, limit // 32 * 32)) if threads > 1 else 1
+
+
+def _exact_block(threads: int, limit: int, file: str) -> int:
+    """The CTA size code compiled for `threads` runs with, if its registers fit it."""
+    if limit < threads:
+        raise DiagnosticError([Diagnostic(CUDA_FAILED, f"CUDA: the kernel fits {limit} threads a CTA, "
+                                          f"but was compiled for {threads}", 1, 1, file)])
+    return threads
 
 
 def _download_into(buffer: DeviceBuffer, base: np.ndarray) -> None:

@@ -57,6 +57,8 @@ class Emitter:
         self.loop_depth = 0
         self.branch_depth = 0              # inside an if_then branch: temporaries die with it
         self.element_memo: dict = {}      # elements emitted during the current op (elements.py)
+        self._below: list[tuple[ir.Value, ir.Value]] = []   # (value, bound): value < bound holds here
+        self.lane_mask: ir.Value | None = None   # i1: the element being emitted is live (None: always)
 
     # ---- declarations --------------------------------------------------------------------
     def declare(self, name: str, ret: ir.Type, args: list[ir.Type]) -> ir.Function:
@@ -100,10 +102,11 @@ class Emitter:
         b.position_at_end(after)
         return latch
 
-    def for_each(self, shape: Shape, body: Body, group: Group | None = None) -> None:
+    def for_each(self, shape: Shape, body: Body, group: Group | None = None, lane_safe: bool = False) -> None:
         """body(idx) for every coordinate of a tensor-level `shape` (the target decides how;
-        `group`: the op's optional vector form, see TargetHooks.for_each)."""
-        self.hooks.for_each(self, shape, body, group)
+        `group`: the op's optional vector form, `lane_safe`: body may run on masked-off
+        lanes, see TargetHooks.for_each)."""
+        self.hooks.for_each(self, shape, body, group, lane_safe)
 
     def serial_for_each(self, shape: Shape, body: Body) -> None:
         """body(idx) for every coordinate of `shape`, row-major (the last axis innermost)."""
@@ -223,13 +226,48 @@ class Emitter:
             for raw in self.scopes.pop():
                 self.hooks.heap_free(self, self.b, raw)
 
+    # ---- facts a guard establishes ----------------------------------------------------------------
+    @contextmanager
+    def knowing_below(self, value: ir.Value, bound: ir.Value) -> Iterator[None]:
+        """Within: `value` < `bound` (unsigned) holds (the branch of a guard that says so),
+        so a bounds check of exactly these two values is left out."""
+        self._below.append((value, bound))
+        try:
+            yield
+        finally:
+            self._below.pop()
+
+    def known_below(self, value: ir.Value, bound: ir.Value) -> bool:
+        return any(known is value and limit is bound for known, limit in self._below)
+
+    @contextmanager
+    def masked_lanes(self, live: ir.Value) -> Iterator[None]:
+        """Within: elements are emitted unconditionally (no branch), but only where `live`
+        holds do they access memory or raise checks: a masked-off element's value is
+        garbage, for code that never uses it (a variant's slots past the row's end)."""
+        saved = self.lane_mask
+        self.lane_mask = live if saved is None else self.b.and_(saved, live)
+        try:
+            yield
+        finally:
+            self.lane_mask = saved
+
     # ---- checks --------------------------------------------------------------------------------
+    def number_sites_as(self, sites: list[CheckSite]) -> None:
+        """Give these sites the ids they have in another lowering of the same kernel (its
+        other entries share one status decoding); sites new here are numbered after them."""
+        self.sites = list(sites)
+        self._site_ids = {site: ident for ident, site in enumerate(self.sites, 1)}
+
     def check(self, site: CheckSite, bad: ir.Value) -> None:
-        """Note that `bad` (i1) marks an illegal input at `site`."""
+        """Note that `bad` (i1) marks an illegal input at `site` (on a live lane)."""
+        if self.lane_mask is not None:
+            bad = self.b.and_(bad, self.lane_mask)
         ident = self._site_ids.get(site)
         if ident is None:
             self.sites.append(site)
             ident = self._site_ids[site] = len(self.sites)
+        if ident not in self._flags:
             # An i8 flag, not i1: with i1 flags LLVM interleaves the predicate ors with the
             # unrolled slots' loads, and the H200 ran vector add 7% and dropout 6% slower
             # (bench/results/gpu-bench-20261201-h200-lead-r2-{new,old3fee745}.log, same run).

@@ -35,8 +35,9 @@ def function_name(kernel: str) -> str:
 
 
 def lower_kernel(module: Module, kernel_name: str, hooks: TargetHooks, specialization: Specialization | None = None,
-                 file: str = "<input>", source: str | None = None) -> LoweredKernel:
-    """LLVM IR for `kernel_name`; raises DiagnosticError for what cannot be lowered yet."""
+                 file: str = "<input>", source: str | None = None, sites: list[CheckSite] | None = None) -> LoweredKernel:
+    """LLVM IR for `kernel_name`; raises DiagnosticError for what cannot be lowered yet.
+    `sites`: the check sites of another lowering of the kernel, whose ids this one keeps."""
     specialization = specialization or Specialization()
     kernel = module.find(kernel_name)
     assert isinstance(kernel, Kernel), kernel_name
@@ -56,6 +57,8 @@ def lower_kernel(module: Module, kernel_name: str, hooks: TargetHooks, specializ
     em.kir_module = module
     em.defs = {}
     em.uses = count_uses(kernel.body, {})
+    if sites:
+        em.number_sites_as(sites)
     _bind_params(em, kernel, slots, function.args[0], specialization)
     try:
         lower_ops(em, kernel.body)
@@ -137,6 +140,10 @@ def _bind_view(em, entry: ParamSlots, type_: ViewType, slot, remember, specializ
             extents.append(ir.Constant(I64, declared))
         elif declared in specialization.extents:
             extents.append(ir.Constant(I64, int(specialization.extents[declared])))
+        elif isinstance(em.env.get(declared), Scalar):
+            # the launch binds one value to an extent name (R0105): every view's axis of that
+            # name is one SSA value, so a guard on one's extent also covers the others' checks
+            extents.append(em.env[declared].value)
         else:
             extents.append(slot(entry.start + 3 + rank + axis))
         if isinstance(declared, str) and declared not in em.env:

@@ -55,10 +55,13 @@ class Access:
         with a written-mask) its mask byte."""
         em, b = self.em, self.em.b
         active = element_at(em, self.mask, idx) if self.mask is not None else ir.Constant(I1, 1)
+        if em.lane_mask is not None:
+            active = b.and_(active, em.lane_mask)
         coords = [as_index(em, element_at(em, t, idx), t.dtype) for t in self.indices]
         inside = ir.Constant(I1, 1)
         for c, extent in zip(coords, self.resource.shape):
-            inside = b.and_(inside, b.icmp_unsigned("<", c, extent))
+            if not em.known_below(c, extent):
+                inside = b.and_(inside, b.icmp_unsigned("<", c, extent))
         resource = self.resource
         if isinstance(resource, ViewRef):
             address = resource.offset
@@ -247,7 +250,7 @@ def _store_each(em, op, combine=None, kind=None):
         _vector_store(em, acc, lanes, values)
 
     vectorizable = combine is None and isinstance(acc.resource, ViewRef) and acc.resource.dtype in VECTOR_DTYPES
-    em.for_each(shape, element, group if vectorizable else None)
+    em.for_each(shape, element, group if vectorizable else None, lane_safe=isinstance(acc.resource, ViewRef))
 
 
 @LOWERINGS.register("write", "unique_store")

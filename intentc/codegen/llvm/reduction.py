@@ -82,8 +82,10 @@ def _reduce_op(em, op):
 
         def step(reduced):
             element = convert(em, op, x.at(em, merge_index(axes, reduced, rest)), x.dtype, acc)
-            em.b.store(combine_builtin(em, op, kind, em.b.load(slot), element, acc), slot)
-        em.for_each(reduced_shape, step)
+            before = em.b.load(slot)
+            after = combine_builtin(em, op, kind, before, element, acc)
+            em.b.store(after if em.lane_mask is None else em.b.select(em.lane_mask, after, before), slot)
+        em.for_each(reduced_shape, step, lane_safe=True)
         return em.hooks.combine_partials(em, op, kind, em.b.load(slot), acc,
                                          lambda a, b: combine_builtin(em, op, kind, a, b, acc))
     return _into(em, rest_shape, acc, compute)

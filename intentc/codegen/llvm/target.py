@@ -34,13 +34,16 @@ class TargetHooks(ABC):
     def parallel(self, em: Emitter, op: Op, extents: Shape, iteration: Body) -> None:
         """Run iteration(idx) for every coordinate of the domain `extents` (any order)."""
 
-    def for_each(self, em: Emitter, shape: Shape, body: Body, group: Group | None = None) -> None:
+    def for_each(self, em: Emitter, shape: Shape, body: Body, group: Group | None = None,
+                 lane_safe: bool = False) -> None:
         """body(idx) for every coordinate of a tensor-level `shape` (row-major loops here; a
         target may spread the coordinates over threads, always giving a coordinate to the
         same thread for every op of an iteration). `group(idxs, visit)`, when given, is the
         op's vector form over row-major consecutive coordinates, which a target may use
         instead of body (visit(k) makes lane k current); the contiguity of what they address
-        is still the group's to check."""
+        is still the group's to check. `lane_safe`: body honors `Emitter.lane_mask` (its
+        memory effects go through `Access` lanes, other state only through selects on the
+        mask), so a target may run it unbranched on lanes past a tensor's end."""
         em.serial_for_each(shape, body)
 
     def combine_partials(self, em: Emitter, op: Op, kind: str, value: ir.Value, dtype: str,

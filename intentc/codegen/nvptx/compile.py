@@ -16,7 +16,8 @@ from ...options import Specialization
 from ..llvm.kernel import LoweredKernel, lower_kernel
 from . import libdevice, machine
 from .hooks import NvptxHooks
-from .mapping import LaunchConfig, launch_config, plan_mapping
+from .mapping import LaunchConfig, Mapping, launch_config, plan_mapping
+from .variants import link_variant, variant_mappings
 
 BAD_ARCH = "E0062"
 
@@ -55,24 +56,37 @@ def compile_ptx(module: Module, kernel_name: str, arch: str, specialization: Spe
     assert isinstance(kernel, Kernel), kernel_name
     mark = time.perf_counter()
     mapping = plan_mapping(kernel, specialization)
-    lowered = lower_kernel(module, kernel_name, NvptxHooks(mapping), specialization, file, source)
-    _mark_entry(lowered, mapping.threads)
+
+    def lower(mapping: Mapping, sites: list | None = None) -> LoweredKernel:
+        lowered = lower_kernel(module, kernel_name, NvptxHooks(mapping), specialization, file, source, sites)
+        _mark_entry(lowered, mapping.threads)
+        return lowered
+    lowered = lower(mapping)
+    variants = []
+    for variant, variant_mapping in variant_mappings(kernel, mapping, specialization):
+        # every entry numbers the check sites alike (one abi.json decodes every entry's status)
+        variants.append((variant, lower(variant_mapping, lowered.sites)))
+        lowered.sites = variants[-1][1].sites
     text = str(lowered.module)
     timings["lower-llvm"] = timings.get("lower-llvm", 0.0) + time.perf_counter() - mark
     mark = time.perf_counter()
     with machine.LOCK:
         parsed = llvm.parse_assembly(text)
+        for variant, variant_lowered in variants:
+            link_variant(parsed, str(variant_lowered.module), variant_lowered.function, variant.entry)
         parsed.verify()
         libdevice.link(parsed, arch)
+        entries = {lowered.function} | {variant.entry for variant, _ in variants}
         for function in parsed.functions:
-            if not function.is_declaration and function.name != lowered.function:
+            if not function.is_declaration and function.name not in entries:
                 function.linkage = "internal"
         machine.optimize(parsed, arch)
         timings["llvm-opt"] = timings.get("llvm-opt", 0.0) + time.perf_counter() - mark
         mark = time.perf_counter()
         ptx = machine.emit_ptx(parsed, arch)
     timings["ptx-emit"] = timings.get("ptx-emit", 0.0) + time.perf_counter() - mark
-    return PtxKernel(ptx, launch_config(mapping, lowered.function, arch), lowered)
+    config = launch_config(mapping, lowered.function, arch, [variant.to_json() for variant, _ in variants])
+    return PtxKernel(ptx, config, lowered)
 
 
 def assemble_cubin(ptx: str, arch: str, timings: dict | None = None) -> bytes:

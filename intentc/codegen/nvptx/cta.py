@@ -27,7 +27,8 @@ grid-stride mapping.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -53,6 +54,10 @@ SCAN_KINDS = {"sum", "prod", "max", "min"}
 SHARED_WORDS = 32          # one i64 per warp: 1024 threads at most
 SHARED_BYTES = 32 * 1024   # a histogram's counts in shared memory (48 KiB static at most, partials too)
 DYNAMIC_THREADS = 512      # the dynamic form's CTA size
+# The dynamic form's block-stride loops visit this many of a thread's coordinates an
+# iteration (unguarded while all lie below the end): a pass's loads issue together rather
+# than one an iteration, each waited for before the next.
+DYNAMIC_UNROLL = 4
 # The register form's coordinates per thread: on the H200, softmax rows of 1024/4096/16384
 # ran 10-30% faster at 16-32 a thread than at 8 (more loads in flight, fewer warps meeting
 # at each barrier; bench/results/cta-sweep-20261129-h200.jsonl), but bodies that keep many
@@ -90,6 +95,8 @@ class CtaPlan:
     vector: int = 1            # V: a thread's slots come in groups of V consecutive coordinates
     unrolled: bool = True      # the slot loops are unrolled at lowering (registers); else rolled (local memory)
     grid: bool = False         # a top-level tensor program: coordinates spread over the whole grid
+    masked: bool = False       # S is only a bound (a variant, nvptx/variants.py): every slot is guarded
+                               # against the run-time element count of the iteration's shape
 
     @property
     def groups(self) -> int:
@@ -97,7 +104,9 @@ class CtaPlan:
 
     @property
     def full_slots(self) -> int:
-        """The slots of the groups that lie wholly below S."""
+        """The slots of the groups that lie wholly below S (none is known to when S is a bound)."""
+        if self.masked:
+            return 0
         return min(self.slots, self.size // (self.threads * self.vector) * self.vector)
 
     @property
@@ -114,7 +123,12 @@ class CtaPlan:
 
     def full(self, group: int) -> bool:
         """Whether every coordinate of `group` lies below S (no guard needed)."""
-        return (group + 1) * self.threads * self.vector <= self.size
+        return not self.masked and (group + 1) * self.threads * self.vector <= self.size
+
+    def holds(self, size: int | None) -> bool:
+        """Whether a tensor of `size` elements (None: a run-time count) is one of the
+        iteration's, kept in slots (other shapes, such as a histogram's bins, are not)."""
+        return size is None if self.masked else size == self.size
 
 
 def _views(kernel: Kernel) -> dict[str, str]:
@@ -242,9 +256,9 @@ def _threads_for(size: int, slots: int) -> int:
     return min(MAX_THREADS, max(MIN_THREADS, 1 << (wanted - 1).bit_length()))
 
 
-def cta_plan(kernel: Kernel, specialization: Specialization | None = None) -> CtaPlan | None:
-    """The CTA mapping of `kernel`, or None when it does not apply."""
-    specialization = specialization or Specialization()
+def iteration(kernel: Kernel) -> tuple[Op, list[Op]] | None:
+    """The top-level `parallel` and its body's ops, when the rest of the top level is pure
+    ops and reads of `in` views (what the CTA mapping needs outside the iteration)."""
     parallels = [op for op in kernel.body if op.name == "parallel"]
     if len(parallels) != 1:
         return None
@@ -255,20 +269,52 @@ def cta_plan(kernel: Kernel, specialization: Specialization | None = None) -> Ct
         if op.name == "read" and views.get(op.operands[0]) == "in":
             continue
         return None
-    ops = [op for op in parallels[0].regions[0].ops if op.name != "yield"]
+    return parallels[0], [op for op in parallels[0].regions[0].ops if op.name != "yield"]
+
+
+def _register_plan(kernel: Kernel, parallel: Op, ops: list[Op], threads: int, size: int,
+                   masked: bool = False) -> CtaPlan:
+    """The register form of S = `size` coordinates (a bound when `masked`) on T = `threads`."""
+    read_only = frozenset(name for name, direction in _views(kernel).items() if direction == "in")
+    scans = any(op.name == "scan" for op in ops)
+    vector = VECTOR if scans and -(-size // threads) >= VECTOR else 1
+    slots = vector * -(-size // (threads * vector))
+    return CtaPlan(parallel, read_only, threads, slots, size, vector, len(ops) * slots <= UNROLL_BUDGET,
+                   masked=masked)
+
+
+def masked_plans(kernel: Kernel, known: dict[str, int], bounds: tuple[int, ...]) -> list[CtaPlan]:
+    """The register form for an iteration whose S is known only at launch: for each bound
+    of `bounds` that the register form can hold, the plan a static S of that bound gets,
+    serving every S up to it (each slot guarded against the run-time S); none when the
+    body does not fit the register form."""
+    found = iteration(kernel)
+    if found is None or not _body_ok(found[1], _views(kernel), True, known):
+        return []
+    parallel, ops = found
+    wanted = _slots_wanted(ops, kernel.body)
+    plans = [_register_plan(kernel, parallel, ops, _threads_for(bound, wanted), bound, masked=True)
+             for bound in bounds if bound <= wanted * MAX_THREADS]
+    return [plan for plan in plans if plan.unrolled]   # a rolled loop would need S's full slots at compile time
+
+
+def cta_plan(kernel: Kernel, specialization: Specialization | None = None) -> CtaPlan | None:
+    """The CTA mapping of `kernel`, or None when it does not apply."""
+    specialization = specialization or Specialization()
+    found = iteration(kernel)
+    if found is None:
+        return None
+    parallel, ops = found
+    views = _views(kernel)
     read_only = frozenset(name for name, direction in views.items() if direction == "in")
     known = known_extents(kernel, specialization)
     size = _static_size(ops, known)
     if size and size <= MAX_SLOTS * MAX_THREADS and _body_ok(ops, views, True, known):
-        threads = _threads_for(size, _slots_wanted(ops, kernel.body))
-        scans = any(op.name == "scan" for op in ops)
-        vector = VECTOR if scans and -(-size // threads) >= VECTOR else 1
-        slots = vector * -(-size // (threads * vector))
-        return CtaPlan(parallels[0], read_only, threads, slots, size, vector, len(ops) * slots <= UNROLL_BUDGET)
+        return _register_plan(kernel, parallel, ops, _threads_for(size, _slots_wanted(ops, kernel.body)), size)
     if not _body_ok(ops, views, False, known):
         return None
     inout_read = frozenset(op.operands[0] for op in ops if op.name == "read" and views[op.operands[0]] == "inout")
-    return CtaPlan(parallels[0], read_only | inout_read, DYNAMIC_THREADS, 0)
+    return CtaPlan(parallel, read_only | inout_read, DYNAMIC_THREADS, 0)
 
 
 GRID_THREADS = 256         # the grid form's CTA size
@@ -326,14 +372,29 @@ def unravel(em: Emitter, linear: ir.Value, shape: Shape) -> list[ir.Value]:
 
 def block_stride(em: Emitter, plan: CtaPlan, shape: Shape, body: Body) -> None:
     """body(idx) for the coordinates of `shape` this thread owns: linear e ≡ tid mod T, or in
-    the grid form e ≡ ctaid·T + tid mod nctaid·T."""
+    the grid form e ≡ ctaid·T + tid mod nctaid·T. The dynamic form visits DYNAMIC_UNROLL of
+    them an iteration while they all lie below the end, then the rest one by one."""
     b = em.b
     total = em.element_count(shape)
     start, step = thread_index(em, plan), ir.Constant(I64, plan.threads)
+
+    def visit(linear):
+        body(unravel(em, linear, shape))
     if plan.grid:
         start = b.add(b.mul(b.zext(sreg(em, "ctaid.x"), I64), step), start)
         step = b.mul(b.zext(sreg(em, "nctaid.x"), I64), step)
-    em.loop(start, total, lambda linear: body(unravel(em, linear, shape)), step, name="lane")
+    if plan.grid or plan.slots or DYNAMIC_UNROLL == 1:
+        em.loop(start, total, visit, step, name="lane")
+        return
+    owned = b.udiv(b.add(b.sub(total, start), ir.Constant(I64, plan.threads - 1)), step)   # start < T
+    chunk = ir.Constant(I64, plan.threads * DYNAMIC_UNROLL)
+    unrolled_end = b.add(start, b.mul(b.udiv(owned, ir.Constant(I64, DYNAMIC_UNROLL)), chunk))
+
+    def visit_chunk(linear):
+        for k in range(DYNAMIC_UNROLL):
+            visit(b.add(linear, ir.Constant(I64, k * plan.threads)))
+    em.loop(start, unrolled_end, visit_chunk, chunk, name="lanes")
+    em.loop(unrolled_end, total, visit, step, name="lane")
 
 
 def slot_coordinate(em: Emitter, plan: CtaPlan, slot: int | ir.Value) -> ir.Value:
@@ -350,12 +411,40 @@ def slot_coordinate(em: Emitter, plan: CtaPlan, slot: int | ir.Value) -> ir.Valu
     return b.add(b.add(base, group_start), b.urem(slot, vector))
 
 
-def in_tensor(em: Emitter, plan: CtaPlan, linear: ir.Value) -> ir.Value:
-    return em.b.icmp_unsigned("<", linear, ir.Constant(I64, plan.size))
+def in_tensor(em: Emitter, plan: CtaPlan, slot: int, linear: ir.Value, shape: Shape) -> ir.Value:
+    """Whether this thread's coordinate `linear` of `slot` lies below S. A masked plan
+    compares the run-time S − tid·V, one value a thread, with the slot's constant offset:
+    comparing each slot's coordinate kept K 64-bit coordinates live across the iteration
+    loop (LLVM hoists them), up to 64 more registers."""
+    b = em.b
+    if not plan.masked:
+        return b.icmp_unsigned("<", linear, ir.Constant(I64, plan.size))
+    base = thread_index(em, plan)
+    if plan.vector > 1:
+        base = b.mul(base, ir.Constant(I64, plan.vector))
+    remaining = b.sub(em.element_count(shape), base)
+    return b.icmp_signed(">", remaining, ir.Constant(I64, plan.coordinate(slot)))
+
+
+@contextmanager
+def guarded_slot(em: Emitter, plan: CtaPlan, slot: int, linear: ir.Value, shape: Shape,
+                 lane_safe: bool = False) -> Iterator[None]:
+    """Code within runs only where `slot`'s coordinate lies below S: in a branch, or for a
+    `lane_safe` body (TargetHooks.for_each) of a masked plan, straight with the lanes past
+    S masked (`Emitter.masked_lanes`), so the slots' math interleaves, as a specialized
+    kernel's does. In a masked plan's rows the emitter also knows the coordinate lies
+    below the row's extent, so accesses at it check no extent (the guard did)."""
+    live = in_tensor(em, plan, slot, linear, shape)
+    with em.masked_lanes(live) if lane_safe and plan.masked else em.b.if_then(live):
+        if plan.masked and len(shape) == 1:
+            with em.knowing_below(linear, shape[0]):
+                yield
+        else:
+            yield
 
 
 def block_slots(em: Emitter, plan: CtaPlan, shape: Shape, body: Body,
-                on_slot: Callable[[int | ir.Value], None]) -> None:
+                on_slot: Callable[[int | ir.Value], None], lane_safe: bool = False) -> None:
     """The register form's block_stride: body(idx) for slot j = 0..K-1; on_slot(j) names
     the slot first. Unrolled here when the plan says so; otherwise the slots of full groups
     are one loop, emitted once (its slots in local memory). The slots of the group that
@@ -373,7 +462,7 @@ def block_slots(em: Emitter, plan: CtaPlan, shape: Shape, body: Body,
     for slot in range(full, plan.slots):
         linear = slot_coordinate(em, plan, slot)
         on_slot(slot)
-        with em.b.if_then(in_tensor(em, plan, linear)):
+        with guarded_slot(em, plan, slot, linear, shape, lane_safe):
             body(unravel(em, linear, shape))
 
 

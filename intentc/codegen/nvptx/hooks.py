@@ -15,7 +15,7 @@ from ..llvm.special import i0
 from ..llvm.target import Combine, TargetHooks
 from ..llvm.types import F32, F64, I32, I64, I8, register_type
 from ..llvm.values import Body, ElementAt, Group, Memory, Registers, Shape, Tensor
-from .cta import (barrier, block_combine, block_scan, block_slots, block_stride, in_tensor, on_thread_zero,
+from .cta import (barrier, block_combine, block_scan, block_slots, block_stride, guarded_slot, on_thread_zero,
                   shared_array, slot_coordinate, sreg, unravel)
 from . import widen
 from .mapping import Mapping
@@ -76,7 +76,8 @@ class NvptxHooks(TargetHooks):
                 self.in_cta = False
         em.loop(start, total, body, stride, name="grid")
 
-    def for_each(self, em: Emitter, shape: Shape, body: Body, group: Group | None = None) -> None:
+    def for_each(self, em: Emitter, shape: Shape, body: Body, group: Group | None = None,
+                 lane_safe: bool = False) -> None:
         if not self.in_cta:
             em.serial_for_each(shape, body)
         elif not shape:
@@ -84,20 +85,20 @@ class NvptxHooks(TargetHooks):
         else:
             self.in_cta = False            # a coordinate's own work stays on its thread
             try:
-                if self.plan.slots and _size(shape) == self.plan.size:
-                    self._each_slot(em, shape, body, group)
+                if self.plan.slots and self.plan.holds(_size(shape)):
+                    self._each_slot(em, shape, body, group, lane_safe)
                 else:                      # the dynamic form, or a histogram's bins
                     block_stride(em, self.plan, shape, body)
             finally:
                 self.in_cta = True
 
-    def _each_slot(self, em, shape, body, group) -> None:
+    def _each_slot(self, em, shape, body, group, lane_safe) -> None:
         """The register form: body per slot, or group(idxs, visit) per full group of V
         consecutive coordinates when the op has a vector form (visit(k): lane k's slot
         becomes current, for reading other tensors there)."""
         plan = self.plan
         if group is None or plan.vector == 1:
-            block_slots(em, plan, shape, body, self._visit)
+            block_slots(em, plan, shape, body, self._visit, lane_safe)
             return
         for number in range(plan.groups):
             slots = range(number * plan.vector, (number + 1) * plan.vector)
@@ -105,7 +106,7 @@ class NvptxHooks(TargetHooks):
                 for slot in slots:
                     self.current_slot = slot
                     linear = slot_coordinate(em, plan, slot)
-                    with em.b.if_then(in_tensor(em, plan, linear)):
+                    with guarded_slot(em, plan, slot, linear, shape, lane_safe):
                         body(unravel(em, linear, shape))
                 continue
             idxs = [unravel(em, slot_coordinate(em, plan, slot), shape) for slot in slots]
@@ -141,7 +142,7 @@ class NvptxHooks(TargetHooks):
                 visit(lane)
                 em.b.store(value, registers.slot(em, self.current_slot))
         self.for_each(em, shape, lambda idx: em.b.store(element(idx), registers.slot(em, self.current_slot)),
-                      store_group if group is not None else None)
+                      store_group if group is not None else None, lane_safe=True)
         return registers
 
     def _registers(self, em, dtype, shape) -> Registers:
@@ -204,7 +205,7 @@ class NvptxHooks(TargetHooks):
             return element(unravel(em, linear, shape))
         value = em.entry_alloca(register_type(dtype))
         b.store(identity, value)
-        with b.if_then(in_tensor(em, plan, linear)):
+        with guarded_slot(em, plan, slot, linear, shape):
             b.store(element(unravel(em, linear, shape)), value)
         return b.load(value)
 

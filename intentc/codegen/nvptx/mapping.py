@@ -46,6 +46,9 @@ class LaunchConfig:
     arch: str
     slots: int = 0               # coordinates each thread keeps in registers (the CTA mapping's register form)
     layouts: dict = field(default_factory=dict)   # Assignment.to_json(): encodings, values, conversions
+    # register-form entries for run-time row lengths (nvptx/variants.py), by increasing `max`;
+    # a launch whose extent exceeds every `max` runs `kernel` as configured above
+    variants: list = field(default_factory=list)
     abi: str = "void kernel(i64 *args, i64 *status): args and status in global memory"
 
     def to_json(self) -> dict:
@@ -81,10 +84,10 @@ def plan_mapping(kernel: Kernel, specialization: Specialization | None = None) -
     return Mapping("single-thread", 1, None, layouts=one_thread)
 
 
-def launch_config(mapping: Mapping, entry: str, arch: str) -> LaunchConfig:
-    layouts = mapping.layouts.to_json()
+def launch_config(mapping: Mapping, entry: str, arch: str, variants: list | None = None) -> LaunchConfig:
+    layouts, variants = mapping.layouts.to_json(), list(variants or [])
     if mapping.kind == "single-thread":
-        return LaunchConfig(entry, mapping.kind, (1, 1, 1), "fixed:1", 0, arch, layouts=layouts)
+        return LaunchConfig(entry, mapping.kind, (1, 1, 1), "fixed:1", 0, arch, layouts=layouts, variants=variants)
     per_sm = max(1, RESIDENT_THREADS // mapping.threads)
     return LaunchConfig(entry, mapping.kind, (mapping.threads, 1, 1), f"ctas_per_sm:{per_sm}", per_sm, arch,
-                        mapping.cta.slots if mapping.cta else 0, layouts=layouts)
+                        mapping.cta.slots if mapping.cta else 0, layouts=layouts, variants=variants)

@@ -1,0 +1,126 @@
+"""Variants of a CTA-mapped kernel whose row length is known only at launch (docs/gpu.md,
+"Variants for dynamic extents").
+
+The register form needs S, the iteration's element count, at compile time. When S is the
+product of static extents and ONE dynamic extent (a view's extent or an `index`
+parameter), the compile also emits the register form for a few bounds, like Triton's
+power-of-two blocks: for each CTA size T of VARIANT_THREADS, an entry that keeps K slots a
+thread (K from the body, as for a static S) and serves every S ≤ K·T, each slot guarded
+against the run-time S. All entries live in one PTX module beside the kernel's own entry
+(the dynamic form, or grid-stride), which serves the rows longer than the largest bound.
+`launch.json` lists them (`variants`: entry, extent, max, block, slots, ctas_per_sm) in
+increasing `max`; the runtime launches the first whose `max` is at least the bound
+extent's value (`runtime/variants.py`), else the kernel's own entry.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import llvmlite.binding as llvm
+
+from ...ir.nodes import Kernel
+from ...ir.types import TensorType, ViewType
+from ...options import Specialization
+from ..llvm.kernel import function_name
+from .cta import CtaPlan, iteration, known_extents, masked_plans
+from .mapping import RESIDENT_THREADS, Mapping
+
+# The row lengths (S) compiled for, like Triton's power-of-two blocks: each gets the plan a
+# static S of that length gets (T and K), so a row of exactly that length runs as fast as
+# specialized and shorter ones mask their tail. Each variant costs a lowering, LLVM and
+# ptxas time (about as much as a specialized compile), so the set stops at 16384 (longer
+# rows take the kernel's own entry) and below at 1024 (shorter rows take that variant).
+VARIANT_SIZES = (1024, 2048, 4096, 8192, 16384)
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One register-form entry: it serves launches where `extent` ≤ `max`."""
+    entry: str
+    extent: str          # the kernel's dynamic extent (or index parameter) that selects it
+    max: int             # the largest value of `extent` it serves
+    block: int           # its CTA size (exact: the code is compiled for it)
+    slots: int           # coordinates a thread keeps in registers
+    ctas_per_sm: int
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def row_extent(kernel: Kernel, known: dict[str, int]) -> tuple[str, int] | None:
+    """(extent, factor) when every tensor of the iteration (but histogram counts) has
+    factor × extent elements, `extent` a dynamic extent or `index` parameter of the kernel
+    and the other axes static; None otherwise."""
+    found = iteration(kernel)
+    if found is None:
+        return None
+    _, ops = found
+    shapes = {tuple(type_.shape) for op in ops if op.name != "histogram"
+              for type_ in op.result_types if isinstance(type_, TensorType) and type_.shape}
+    if len(shapes) != 1:
+        return None
+    (shape,) = shapes
+    names = _extent_names(kernel)
+    factor, dynamic = 1, []
+    for extent in shape:
+        if isinstance(extent, int):
+            factor *= extent
+        elif extent in known:
+            factor *= known[extent]
+        else:
+            dynamic.append(names.get(extent))
+    if len(dynamic) != 1 or dynamic[0] is None or factor == 0:
+        return None
+    return dynamic[0], factor
+
+
+def _extent_names(kernel: Kernel) -> dict[str, str]:
+    """Names a shape may use for a kernel-level extent → that extent: the views' declared
+    extents, `index` parameters, and `dim`s of views along a declared extent."""
+    names: dict[str, str] = {}
+    shapes = {p.name: p.type.shape for p in kernel.params if isinstance(p.type, ViewType)}
+    for shape in shapes.values():
+        names.update((e, e) for e in shape if isinstance(e, str))
+    names.update((p.name, p.name) for p in kernel.params
+                 if isinstance(p.type, TensorType) and not p.type.shape and p.type.dtype == "index")
+    for op in kernel.body:
+        if op.name == "dim" and op.operands[0] in shapes:
+            declared = shapes[op.operands[0]][op.int_attr("axis")]
+            if isinstance(declared, str):
+                names[op.results[0]] = declared
+    return names
+
+
+def variant_mappings(kernel: Kernel, base: Mapping, specialization: Specialization | None) -> list[
+        tuple[Variant, Mapping]]:
+    """The register-form variants of a kernel whose own mapping is not the register form,
+    each with the mapping to lower it with; none when its row length is static or not one
+    dynamic extent, or its body does not fit the register form."""
+    if base.cta is not None and (base.cta.slots or base.cta.grid):
+        return []
+    known = known_extents(kernel, specialization or Specialization())
+    row = row_extent(kernel, known)
+    if row is None:
+        return []
+    extent, factor = row
+    return [(_variant(kernel.name, plan, extent, factor), Mapping("cta", plan.threads, plan.parallel, plan))
+            for plan in masked_plans(kernel, known, VARIANT_SIZES)]
+
+
+def _variant(kernel: str, plan: CtaPlan, extent: str, factor: int) -> Variant:
+    return Variant(f"{function_name(kernel)}_s{plan.size}", extent, plan.size // factor, plan.threads, plan.slots,
+                   max(1, RESIDENT_THREADS // plan.threads))
+
+
+def link_variant(module: llvm.ModuleRef, text: str, function: str, entry: str) -> None:
+    """Links a variant's lowered module (LLVM IR `text`, entry `function`) into `module` as
+    `entry`; its other definitions become internal so they cannot clash."""
+    variant = llvm.parse_assembly(text)
+    for defined in variant.functions:
+        if defined.is_declaration:
+            continue
+        if defined.name == function:
+            defined.name = entry
+        else:
+            defined.linkage = llvm.Linkage.internal
+    module.link_in(variant)

@@ -1,0 +1,107 @@
+"""Register-form variants for dynamic row extents (docs/gpu.md, "Variants for dynamic
+extents"), without a GPU: which kernels get them, what launch.json records, the PTX
+entries, and the check-site numbering every entry shares. `tests/gpu/test_dynamic_variants.py`
+runs them against the interpreter."""
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from sample_paths import sample_text
+
+from intentc.codegen.nvptx.variants import VARIANT_SIZES
+from intentc.driver import compile_kernel
+
+
+def _compiled(text: str, kernel: str, extents: dict | None = None) -> tuple[str, dict]:
+    artifacts = compile_kernel(text, kernel, "ptx", "sm_90", specialization={"extents": extents or {}}).artifacts
+    return artifacts["kernel.ptx"], json.loads(artifacts["launch.json"])
+
+
+@pytest.mark.parametrize("sample,kernel", [("row_softmax", "row_softmax"), ("philox_dropout", "dropout"),
+                                           ("cumsum", "row_cumsum")])
+def test_each_variant_is_the_register_plan_of_its_bound(sample, kernel):
+    """A variant for S ≤ B runs the CTA size and slots a static S = B gets."""
+    ptx, launch = _compiled(sample_text(sample), kernel)
+    variants = launch["variants"]
+    assert variants and [v["max"] for v in variants] == sorted(v["max"] for v in variants)
+    assert {v["max"] for v in variants} <= set(VARIANT_SIZES)
+    for variant in variants:
+        _, specialized = _compiled(sample_text(sample), kernel, {"N": variant["max"]})
+        assert (variant["block"], variant["slots"]) == (specialized["block"][0], specialized["slots"])
+        assert variant["extent"] == "N" and variant["ctas_per_sm"] == specialized["ctas_per_sm"]
+        entry = re.search(rf"\.entry {variant['entry']}\(.*?\)\s*\.maxntid (\d+)", ptx, re.S)
+        assert entry and int(entry.group(1)) == variant["block"]
+    assert re.search(rf"\.entry {launch['kernel']}\(", ptx)     # the fallback above the largest bound
+
+
+def test_a_row_length_through_dim_selects_by_the_views_extent():
+    _, launch = _compiled(sample_text("row_sum"), "row_sum_f16")
+    assert {v["extent"] for v in launch["variants"]} == {"N"}
+
+
+INDEX_EXTENT = """
+kernel @scale_rows(%x: view<f32, [%M, %n], in>, %n: index, %y: view<f32, [%M, %n], out>) {
+  parallel %M {
+  ^row(%i: index):
+    %cols = iota : tensor<index, [%n]>
+    %v = read %x index(%i, %cols) : tensor<f32, [%n]>
+    %s = reduce %v {axes = [0], kind = sum} : f32
+    %s_b = broadcast %s : tensor<f32, [%n]>
+    %w = div %v, %s_b : tensor<f32, [%n]>
+    write %y, %w index(%i, %cols)
+  }
+}
+"""
+
+TWO_DYNAMIC_EXTENTS = """
+kernel @tiles(%x: view<f32, [%M, %R, %C], in>, %y: view<f32, [%M, %R, %C], out>) {
+  parallel %M {
+  ^tile(%i: index):
+    %r = iota {axis = 0} : tensor<index, [%R, %C]>
+    %c = iota {axis = 1} : tensor<index, [%R, %C]>
+    %v = read %x index(%i, %r, %c) : tensor<f32, [%R, %C]>
+    write %y, %v index(%i, %r, %c)
+  }
+}
+"""
+
+
+def test_an_index_parameter_extent_selects_variants():
+    _, launch = _compiled(INDEX_EXTENT, "scale_rows")
+    assert {v["extent"] for v in launch["variants"]} == {"n"}
+
+
+@pytest.mark.parametrize("text,kernel,extents,why", [
+    (sample_text("row_softmax"), "row_softmax", {"N": 1000}, "a static row: the register form itself"),
+    (sample_text("vector_add"), "vector_add", {}, "literal extents"),
+    (sample_text("histogram_masked"), "histogram256", {}, "static rows"),
+    (TWO_DYNAMIC_EXTENTS, "tiles", {}, "the row length is a product of two dynamic extents"),
+    (sample_text("segment_sum_scatter_reduce"), None, {}, "the body does not fit the register form"),
+])
+def test_no_variants(text, kernel, extents, why):
+    kernel = kernel or text.split("kernel @", 1)[1].split("(", 1)[0]
+    ptx, launch = _compiled(text, kernel, extents)
+    assert launch["variants"] == [], why
+    assert len(re.findall(r"\.entry ", ptx)) == 1
+
+
+def test_every_entry_numbers_the_check_sites_alike():
+    """The entries raise their checks in different orders; a lowering given another's sites
+    keeps their ids, so one abi.json decodes the status of every entry."""
+    from intentc.codegen.llvm.kernel import lower_kernel
+    from intentc.codegen.nvptx.hooks import NvptxHooks
+    from intentc.codegen.nvptx.mapping import plan_mapping
+    from intentc.codegen.nvptx.variants import variant_mappings
+    from intentc.parse import parse
+    module = parse(sample_text("philox_dropout"))
+    kernel = module.find("dropout")
+    base = plan_mapping(kernel)
+    first = lower_kernel(module, "dropout", NvptxHooks(base))
+    (_, variant_mapping), *_ = variant_mappings(kernel, base, None)
+    alone = lower_kernel(module, "dropout", NvptxHooks(variant_mapping))
+    shared = lower_kernel(module, "dropout", NvptxHooks(variant_mapping), sites=first.sites)
+    assert alone.sites != first.sites and set(alone.sites) == set(first.sites)   # another order alone
+    assert shared.sites == first.sites
