@@ -41,8 +41,6 @@ def test_reductions_use_warp_shuffles_and_shared_memory(sample, kernel):
 
 @pytest.mark.parametrize("sample,kernel,reason", [
     ("cumsum", "row_cumsum", "scans keep source order"),
-    ("segment_sum_scatter_reduce", None, "scatter_reduce of a computed tensor"),
-    ("atomic_counter", "count_above", "atomics"),
 ])
 def test_other_kernels_fall_back_to_one_thread_per_iteration(sample, kernel, reason):
     text = sample_text(sample)

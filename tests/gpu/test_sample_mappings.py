@@ -31,22 +31,13 @@ ONE_THREAD = {
     "ema_rows": "grid-stride: a buffer",
     "gelu_fwd": "grid-stride: a helper call",
     "nan_max": "grid-stride: a partial reduction",
-    "interleave": "grid-stride: join/reshape",
-    "rope_interleaved": "grid-stride: join/reshape",
-    "rank1_update": "grid-stride: a 2-D tile",
     "matmul_tiled": "grid-stride: a loop carrying a tile (the K loop)",
     "mxfp4_matmul": "grid-stride: scaled contraction",
     "sparse12_matmul": "grid-stride: sparse contraction",
     "sparse24_matmul": "grid-stride: sparse contraction",
     "decode_scores": "grid-stride: a contraction per iteration",
     "prefix_logsumexp": "grid-stride: region_scan",
-    "quantize_q8_k": "grid-stride: records and a per-row malloc",
-    "dequantize_q4_k": "grid-stride: records",
-    "embedding_lookup": "grid-stride: a 2-D gather",
-    "window2_block_sums": "grid-stride: atomics with memory orders",
-    "segment_sum": "grid-stride: scatter_reduce of a computed tensor",
-    "count_above": "grid-stride: a 1024-element block per thread with an atomic",
-    "atomic_max_f32": "grid-stride: a 1024-element block per thread with an atomic CAS loop",
+    "quantize_q8_k": "grid-stride without --extent NB: a row's records go to static shared memory (nvptx/cta_tiles.py)",
 }
 
 

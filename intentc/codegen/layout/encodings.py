@@ -120,7 +120,7 @@ class Shared:
 def row_blocked(extent: int | None, threads: int, vector: int = 1, grid_wide: bool = False) -> Blocked:
     """The CTA mapping's 1-D form: `vector` consecutive elements a thread, T threads, the
     tile repeated along the row (over the grid's CTAs when `grid_wide`)."""
-    return Blocked((extent,), (vector,), (WARP,), (max(1, threads // WARP),), (0,), grid_wide)
+    return Blocked((extent,), (vector,), (min(WARP, threads),), (max(1, threads // WARP),), (0,), grid_wide)
 
 
 # Any of the encodings above.

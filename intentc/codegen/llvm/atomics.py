@@ -8,7 +8,7 @@ from llvmlite import ir
 from .conversion import bits_of, from_bits
 from .memory import access
 from .types import I1, register_type
-from .values import RecordVal, Scalar
+from .values import Lazy, RecordVal, Scalar
 from .lowering import LOWERINGS
 
 ORDERS = {"relaxed": "monotonic", "acquire": "acquire", "release": "release", "acq_rel": "acq_rel"}
@@ -21,8 +21,11 @@ def _order(op):
 
 def _per_lane(em, op, shape, dtypes, lane):
     """Run lane(idx) -> tuple of register values for each coordinate; collect results."""
-    if not shape:
-        return [Scalar(d, (), v) for d, v in zip(dtypes, lane([]))]
+    if not shape:          # one access an iteration, whatever threads the target runs it on
+        return [Scalar(d, (), v) for d, v in zip(dtypes, em.hooks.once(em, lambda: lane([])))]
+    if not any(em.uses.get(name) for name in op.results):     # only the effect: no temporary
+        em.for_each(shape, lane)
+        return [Lazy(d, tuple(shape), _unused) for d in dtypes]
     outs = [em.alloc(d, shape) for d in dtypes]
 
     def each(idx):
@@ -30,6 +33,10 @@ def _per_lane(em, op, shape, dtypes, lane):
             em.b.store(value, out.address(em, idx))
     em.for_each(shape, each)
     return outs
+
+
+def _unused(em, idx):
+    raise AssertionError("the result of an atomic nobody uses was read")
 
 
 def _int_pointer(em, pointer, dtype):

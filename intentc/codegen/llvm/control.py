@@ -16,6 +16,7 @@ from ...ir import errors
 from ...ir.nodes import Helper, Region
 from ...ir.types import EnumType, RecordType, TensorType, TupleType, Type
 from .emitter import CheckSite, Emitter
+from .fixed_point import loop_to_fixed_point, stops_at_fixed_point
 from .lowering import NotLowered, lower_ops
 from .types import I64, register_type
 from .values import Memory, RecordVal, Scalar, Tensor
@@ -142,7 +143,10 @@ def _loop_op(em, op):
         with em.scope():
             yielded = run_region(em, region, [Scalar("index", (), k)] + [read_slot(em, s) for s in slots])
             write_slots(em, slots, yielded)
-    em.loop(lower, upper, body, step, name="k")
+    if stops_at_fixed_point(op, slots):
+        loop_to_fixed_point(em, lower, upper, step, slots, body)
+    else:
+        em.loop(lower, upper, body, step, name="k")
     return [read_slot(em, s) for s in slots]
 
 

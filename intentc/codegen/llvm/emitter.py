@@ -59,6 +59,10 @@ class Emitter:
         self.element_memo: dict = {}      # elements emitted during the current op (elements.py)
         self._below: list[tuple[ir.Value, ir.Value]] = []   # (value, bound): value < bound holds here
         self.lane_mask: ir.Value | None = None   # i1: the element being emitted is live (None: always)
+        # i8 flags of the loop trips being lowered that stop at a fixed point (fixed_point.py):
+        # an op that touches memory sets them all where it runs.
+        self.trip_effects: list[ir.Value] = []
+        self.current_op: Op | None = None   # the op being lowered (a target's decisions name its values)
 
     # ---- declarations --------------------------------------------------------------------
     def declare(self, name: str, ret: ir.Type, args: list[ir.Type]) -> ir.Function:
@@ -79,9 +83,10 @@ class Emitter:
         return self.function.append_basic_block(name)
 
     def loop(self, start: ir.Value, stop: ir.Value, body: Callable[[ir.Value], None], step: ir.Value | None = None,
-             name: str = "i") -> ir.Instruction:
+             name: str = "i", running: ir.Value | None = None) -> ir.Instruction:
         """for (i = start; i < stop; i += step) body(i)   (signed i64); returns the latch
-        branch (where loop metadata goes)."""
+        branch (where loop metadata goes). `running`: an i1 pointer the loop also stops on
+        when false (checked before each trip)."""
         b = self.b
         step = step if step is not None else ir.Constant(I64, 1)
         before = b.block
@@ -90,7 +95,8 @@ class Emitter:
         b.position_at_end(header)
         index = b.phi(I64, name=name)
         index.add_incoming(start, before)
-        b.cbranch(b.icmp_signed("<", index, stop), inside, after)
+        more = b.icmp_signed("<", index, stop)
+        b.cbranch(b.and_(more, b.load(running)) if running is not None else more, inside, after)
         b.position_at_end(inside)
         self.loop_depth += 1
         try:

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
+from llvmlite import ir
+
 from ...ir.nodes import Op
 from ...ir.optable import ops_where
 from ...ir.registry import Registry
@@ -20,6 +22,7 @@ if TYPE_CHECKING:
     from .emitter import Emitter
 
 MULTI = ops_where(lambda op: op.multi_result)
+TOUCHES_MEMORY = ops_where(lambda op: bool(op.effects or op.accesses))
 
 
 class NotLowered(Exception):
@@ -38,7 +41,14 @@ def lower_op(em: Emitter, op: Op) -> None:
     if impl is None:
         raise NotLowered(op)
     em.element_memo = {}
-    out = impl(em, op)
+    if em.trip_effects and op.name in TOUCHES_MEMORY:
+        for flag in em.trip_effects:
+            em.b.store(ir.Constant(ir.IntType(8), 1), flag)
+    outer, em.current_op = em.current_op, op
+    try:
+        out = impl(em, op)
+    finally:
+        em.current_op = outer
     em.defs.update(dict.fromkeys(op.results, op))
     if op.results:
         values = list(out) if op.name in MULTI else [out]

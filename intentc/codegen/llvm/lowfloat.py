@@ -74,10 +74,15 @@ def round_f64(em: Emitter, x: ir.Value, dtype: str, overflow: str = "inf") -> tu
 
 
 def encode(em: Emitter, value: ir.Value, dtype: str) -> ir.Value:
-    """Bit pattern (iN) of an f64 value that lies on `dtype`'s grid (or is ±inf / NaN)."""
+    """Bit pattern (iN) of an f64 value that lies on `dtype`'s grid (or is ±inf / NaN): its
+    numbers through the target's own exact narrowing where it has one
+    (`TargetHooks.narrow_exactly`), else all of it here."""
     fmt: LowFormat = LOW_FORMATS[dtype]
     b = em.b
     out = ir_int(fmt.width)
+    narrowed = em.hooks.narrow_exactly(em, value, dtype)
+    if narrowed is not None:
+        return _pattern_or_nan(em, fmt, value, narrowed)
     bits = _f64_bits(b, value)
     sign = b.lshr(bits, ir.Constant(I64, 63))
     magnitude = _abs(em, value)
@@ -106,6 +111,19 @@ def encode(em: Emitter, value: ir.Value, dtype: str) -> ir.Value:
     body = b.select(is_nan, _nan_code(b, bits, fmt, inf_code, nan_code), body)
     word = b.or_(b.shl(sign, ir.Constant(I64, fmt.width - 1)), body)
     return b.trunc(word, out)
+
+
+def _pattern_or_nan(em: Emitter, fmt: LowFormat, value: ir.Value, pattern: ir.Value) -> ir.Value:
+    """`pattern` (a value's exact encoding unless it is a NaN), or the code `encode` makes of
+    a NaN: its sign and payload's top bits (§5.2: a read then write keeps a NaN's bits)."""
+    assert fmt.has_inf, fmt
+    b = em.b
+    bits = _f64_bits(b, value)
+    inf_code = ((1 << fmt.exponent_bits) - 1) << fmt.mantissa_bits
+    code = _nan_code(b, bits, fmt, inf_code, inf_code | (1 << (fmt.mantissa_bits - 1)))
+    sign = b.shl(b.lshr(bits, ir.Constant(I64, 63)), ir.Constant(I64, fmt.width - 1))
+    nan = b.trunc(b.or_(sign, code), ir_int(fmt.width))
+    return b.select(b.fcmp_unordered("uno", value, value), nan, pattern)
 
 
 def _nan_code(b: ir.IRBuilder, bits: ir.Value, fmt: LowFormat, inf_code: int, nan_code: int) -> ir.Value:

@@ -123,7 +123,7 @@ def q4_nibble(em: Emitter, records: Tensor, block: ir.Value, j: ir.Value, l: ir.
 # ---- Q8_K ------------------------------------------------------------------------------------------
 def quantize_q8_k(em: Emitter, x: Tensor, blocks: ir.Value) -> Memory:
     """quantize_row_q8_K_ref on each row of x [B, 256] f32."""
-    out = em.alloc("u8", (blocks, c64(Q8_K_BYTES)))
+    out, finish = em.hooks.shared_temporary(em, "u8", (blocks, c64(Q8_K_BYTES)))
     b = em.b
 
     def block(blk):
@@ -155,6 +155,7 @@ def quantize_q8_k(em: Emitter, x: Tensor, blocks: ir.Value) -> Memory:
             put_le(em, out, blk, b.add(b.mul(g, c64(2)), c64(Q8_BSUMS)), b.trunc(total.get(), I16))
         count_loop(em, QK_K // 16, group)
     em.for_each((blocks,), lambda idx: block(idx[0]))
+    finish()
     return out
 
 

@@ -165,7 +165,7 @@ def _six_bits(em, inverse, value):
 
 
 def quantize_q4_k(em: Emitter, x: Tensor, blocks: ir.Value) -> Memory:
-    out = em.alloc("u8", (blocks, c64(Q4_K_BYTES)))
+    out, finish = em.hooks.shared_temporary(em, "u8", (blocks, c64(Q4_K_BYTES)))
     b = em.b
     xs, ws = Array(em, F32, 32), Array(em, F32, 32)
     scales, mins = Array(em, F32, 8), Array(em, F32, 8)
@@ -223,6 +223,7 @@ def quantize_q4_k(em: Emitter, x: Tensor, blocks: ir.Value) -> Memory:
             b.store(b.or_(low, b.shl(high, ir.Constant(I8, 4))), out.address(em, [blk, b.add(i, c64(Q4_QS))]))
         count_loop(em, QK_K // 2, pack)
     em.for_each((blocks,), lambda idx: block(idx[0]))
+    finish()
     return out
 
 

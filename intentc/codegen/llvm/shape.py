@@ -9,7 +9,7 @@ from llvmlite import ir
 from .conversion import constant_value
 from .types import I64, register_type
 from .lowering import LOWERINGS
-from .values import Coordinate, Derived, Lazy, Memory, Scalar, Shape, Tensor
+from .values import Coordinate, Derived, Lazy, Memory, Registers, Scalar, Shape, Tensor
 
 if TYPE_CHECKING:
     from .emitter import Emitter
@@ -79,9 +79,29 @@ def _reshape_op(em, op):
     if isinstance(source, Scalar):
         return Lazy(source.dtype, shape, lambda e, idx: source.value) if shape else source
     memory = source if isinstance(source, Memory) and source.row_major else em.materialize(source)
+    if isinstance(memory, Registers):        # a thread's slots follow the row-major order
+        return Registers(source.dtype, tuple(shape), memory.array)
+    if not (isinstance(memory, Memory) and memory.row_major):    # kept lazy by the target
+        if not shape:
+            return Scalar(source.dtype, (), memory.at(em, [ir.Constant(I64, 0)] * memory.rank))
+        return Derived(source.dtype, tuple(shape), combine=lambda e, values: values[0], operands=(memory,),
+                       index_maps=(lambda idx: _reshaped_index(em, idx, shape, memory.shape),))
     if not shape:
         return Scalar(source.dtype, (), em.b.load(memory.ptr))
     return Memory(source.dtype, shape, memory.ptr, em.row_major_strides(shape))
+
+
+def _reshaped_index(em: Emitter, idx: Coordinate, shape: Shape, source_shape: Shape) -> Coordinate:
+    """The source coordinate of reshape result coordinate `idx`: the same row-major position."""
+    b = em.b
+    linear = ir.Constant(I64, 0)
+    for c, extent in zip(idx, shape):
+        linear = b.add(b.mul(linear, extent), c)
+    source_idx = []
+    for extent in reversed(source_shape[1:]):
+        source_idx.append(b.urem(linear, extent))
+        linear = b.udiv(linear, extent)
+    return [linear, *reversed(source_idx)] if source_shape else []
 
 
 @LOWERINGS.register("join")

@@ -5,7 +5,7 @@ atomics to scoped instructions, and reuses everything else."""
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from llvmlite import ir
@@ -61,6 +61,17 @@ class TargetHooks(ABC):
         """Read `resource` at each use of the result (no temporary) instead of once."""
         return False
 
+    def once(self, em: Emitter, effect: Callable[[], Sequence[ir.Value]]) -> Sequence[ir.Value]:
+        """Run `effect` (a scalar access with side effects) once for the iteration being
+        lowered and give its values to every thread that runs the iteration (here, one)."""
+        return effect()
+
+    def shared_temporary(self, em: Emitter, dtype: str, shape: Shape) -> tuple[Memory, Callable[[], None]]:
+        """(a row-major temporary of `shape` that an op fills part by part, finish()): after
+        finish() every thread running the iteration may read every element (a target whose
+        threads share an iteration puts it in memory they share). A plain temporary here."""
+        return em.alloc(dtype, shape), lambda: None
+
     def tabulate(self, em: Emitter, dtype: str, shape: Shape, element: ElementAt,
                  group: Group | None = None) -> Tensor:
         """A temporary of `shape` holding element(idx) at every coordinate: a row-major one here
@@ -103,6 +114,12 @@ class TargetHooks(ABC):
         """The f64 value of the stored pattern `word` of the low float `dtype`, exact for
         every pattern that is not a NaN (the caller handles NaNs), in the target's own
         conversion; None for the shared branch-free decoding."""
+        return None
+
+    def narrow_exactly(self, em: Emitter, value: ir.Value, dtype: str) -> ir.Value | None:
+        """The stored pattern (iN) of an f64 `value` on the low float `dtype`'s grid, exact for
+        every value that is not a NaN (the caller handles NaNs), in the target's own
+        conversion; None for the shared branch-free encoding."""
         return None
 
     def math_f32(self, em: Emitter, name: str, x: ir.Value) -> ir.Value | None:

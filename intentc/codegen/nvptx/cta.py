@@ -26,10 +26,9 @@ grid-stride mapping.
 """
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from llvmlite import ir
@@ -39,9 +38,14 @@ from ...ir.optable import all_ops, ops_where
 from ...ir.types import TensorType, ViewType
 from ...options import Specialization
 from ...passes.ir_walk import is_pure_tree
+from ..layout.assign import elements
 from ..layout.encodings import Blocked, row_blocked
 from ..llvm.types import F32, F64, I32, I64, register_type
 from ..llvm.values import Body, Memory, Shape
+from .cta_groups import GROUP_CTA_THREADS, group_width
+from .cta_staging import staged_reads
+from .cta_tiles import accepts, register_size
+from .cta_transpose import transposed_reads
 
 if TYPE_CHECKING:
     from ..llvm.emitter import Emitter
@@ -97,6 +101,18 @@ class CtaPlan:
     grid: bool = False         # a top-level tensor program: coordinates spread over the whole grid
     masked: bool = False       # S is only a bound (a variant, nvptx/variants.py): every slot is guarded
                                # against the run-time element count of the iteration's shape
+    staged: frozenset = frozenset()   # values staged in shared memory (cta_staging.py)
+    transposed: tuple = ()     # (staged read, axis order its staging visits): cta_transpose.py
+    # a costly top-level value of the iteration's size, which every CTA computes once into its
+    # threads' slots (kaiser's window): a smaller grid computes it fewer times
+    costly_prologue: bool = False
+    iterations: int = 1        # iterations a CTA runs at once, each on its own `width` threads (short rows)
+
+    @property
+    def width(self) -> int:
+        """The threads one iteration's tensors are spread over (the CTA's, unless several
+        iterations share a CTA: then a group of at most a warp, see cta_groups.py)."""
+        return self.threads // self.iterations
 
     @property
     def groups(self) -> int:
@@ -107,13 +123,13 @@ class CtaPlan:
         """The slots of the groups that lie wholly below S (none is known to when S is a bound)."""
         if self.masked:
             return 0
-        return min(self.slots, self.size // (self.threads * self.vector) * self.vector)
+        return min(self.slots, self.size // (self.width * self.vector) * self.vector)
 
     @property
     def layout(self) -> Blocked:
         """The iteration's tensors' layout (over their row-major linearization): V
         consecutive coordinates a thread, T threads, the tile repeated K/V times."""
-        return row_blocked(self.size or None, self.threads, self.vector)
+        return row_blocked(self.size or None, self.width, self.vector)
 
     def coordinate(self, slot: int) -> int:
         """The linear coordinate of `slot` for thread 0 (thread t adds t·V): group g = j // V
@@ -123,7 +139,7 @@ class CtaPlan:
 
     def full(self, group: int) -> bool:
         """Whether every coordinate of `group` lies below S (no guard needed)."""
-        return not self.masked and (group + 1) * self.threads * self.vector <= self.size
+        return not self.masked and (group + 1) * self.width * self.vector <= self.size
 
     def holds(self, size: int | None) -> bool:
         """Whether a tensor of `size` elements (None: a run-time count) is one of the
@@ -151,27 +167,11 @@ def known_extents(kernel: Kernel, specialization: Specialization) -> dict[str, i
     return known
 
 
-def _static_size(ops: list[Op], known: dict[str, int]) -> int | None:
-    """S when every tensor result of the iteration (but histogram counts, which live in
-    shared memory) has the same static shape of S elements."""
-    shapes = set()
-    for op in ops:
-        if op.name == "histogram":
-            continue
-        for type_ in op.result_types:
-            if not isinstance(type_, TensorType):
-                return None
-            if type_.shape:
-                extents = [e if isinstance(e, int) else known.get(e) for e in type_.shape]
-                if None in extents:
-                    return None
-                shapes.add(tuple(extents))
-    return math.prod(shapes.pop()) if len(shapes) == 1 else None
-
-
 def _body_ok(ops: list[Op], views: dict[str, str], register_form: bool, known: dict[str, int]) -> bool:
     counts = {op.results[0] for op in ops if op.name == "histogram"}
     for position, op in enumerate(ops):
+        if accepts(op, ops, views, known, SHARED_BYTES, lambda region: _body_ok(region, views, register_form, known)):
+            continue
         if op.regions:
             return False
         if op.name == "histogram":
@@ -250,6 +250,13 @@ def _slots_wanted(ops: list[Op], prologue: list[Op]) -> int:
     return min(MAX_SLOTS, max(MIN_SLOTS, 1 << (wanted.bit_length() - 1)))
 
 
+def _costly_prologue(body: list[Op], size: int, known: dict[str, int]) -> bool:
+    """Whether the top level computes a costly value (math calls) of the iteration's size."""
+    return any(all_ops()[op.name].costly or all_ops()[op.name].libm for op in body
+               if op.name in all_ops() and op.result_types and isinstance(op.result_types[0], TensorType)
+               and op.result_types[0].shape and elements(op.result_types[0], known) == size)
+
+
 def _threads_for(size: int, slots: int) -> int:
     """T for S coordinates at about `slots` a thread, a power of two in [64, 1024]."""
     wanted = max(1, -(-size // slots))
@@ -308,9 +315,19 @@ def cta_plan(kernel: Kernel, specialization: Specialization | None = None) -> Ct
     views = _views(kernel)
     read_only = frozenset(name for name, direction in views.items() if direction == "in")
     known = known_extents(kernel, specialization)
-    size = _static_size(ops, known)
+    size = register_size(kernel.body, ops, known)
     if size and size <= MAX_SLOTS * MAX_THREADS and _body_ok(ops, views, True, known):
-        return _register_plan(kernel, parallel, ops, _threads_for(size, _slots_wanted(ops, kernel.body)), size)
+        width = group_width(size, ops, MIN_SLOTS)
+        if width is not None:              # short rows: several iterations a CTA (cta_groups.py)
+            slots = -(-size // width)
+            return CtaPlan(parallel, read_only, GROUP_CTA_THREADS, slots, size, 1,
+                           len(ops) * slots <= UNROLL_BUDGET, iterations=GROUP_CTA_THREADS // width)
+        plan = _register_plan(kernel, parallel, ops, _threads_for(size, _slots_wanted(ops, kernel.body)), size)
+        transposed = transposed_reads(kernel.body, ops)
+        staged = staged_reads(ops, size, known, transposed)
+        return replace(plan, staged=staged,
+                       transposed=tuple((name, order) for name, order in transposed.items() if name in staged),
+                       costly_prologue=_costly_prologue(kernel.body, size, known))
     if not _body_ok(ops, views, False, known):
         return None
     inout_read = frozenset(op.operands[0] for op in ops if op.name == "read" and views[op.operands[0]] == "inout")
@@ -353,10 +370,13 @@ def barrier(em: Emitter) -> None:
 
 
 def thread_index(em: Emitter, plan: CtaPlan) -> ir.Value:
-    """tid.x as i64, known to LLVM to lie below T (`!range`), so coordinates tid + j·T of
-    full chunks need no bounds compare."""
+    """The thread's index among its iteration's threads as i64: tid.x, known to LLVM to lie
+    below T (`!range`), so coordinates tid + j·T of full chunks need no bounds compare; with
+    several iterations a CTA, tid.x mod the group width."""
     tid = sreg(em, "tid.x")
     tid.set_metadata("range", em.module.add_metadata([ir.Constant(I32, 0), ir.Constant(I32, plan.threads)]))
+    if plan.iterations > 1:
+        tid = em.b.and_(tid, ir.Constant(I32, plan.width - 1))
     return em.b.zext(tid, I64)
 
 
@@ -376,7 +396,7 @@ def block_stride(em: Emitter, plan: CtaPlan, shape: Shape, body: Body) -> None:
     them an iteration while they all lie below the end, then the rest one by one."""
     b = em.b
     total = em.element_count(shape)
-    start, step = thread_index(em, plan), ir.Constant(I64, plan.threads)
+    start, step = thread_index(em, plan), ir.Constant(I64, plan.width)
 
     def visit(linear):
         body(unravel(em, linear, shape))
@@ -386,13 +406,13 @@ def block_stride(em: Emitter, plan: CtaPlan, shape: Shape, body: Body) -> None:
     if plan.grid or plan.slots or DYNAMIC_UNROLL == 1:
         em.loop(start, total, visit, step, name="lane")
         return
-    owned = b.udiv(b.add(b.sub(total, start), ir.Constant(I64, plan.threads - 1)), step)   # start < T
-    chunk = ir.Constant(I64, plan.threads * DYNAMIC_UNROLL)
+    owned = b.udiv(b.add(b.sub(total, start), ir.Constant(I64, plan.width - 1)), step)   # start < T
+    chunk = ir.Constant(I64, plan.width * DYNAMIC_UNROLL)
     unrolled_end = b.add(start, b.mul(b.udiv(owned, ir.Constant(I64, DYNAMIC_UNROLL)), chunk))
 
     def visit_chunk(linear):
         for k in range(DYNAMIC_UNROLL):
-            visit(b.add(linear, ir.Constant(I64, k * plan.threads)))
+            visit(b.add(linear, ir.Constant(I64, k * plan.width)))
     em.loop(start, unrolled_end, visit_chunk, chunk, name="lanes")
     em.loop(unrolled_end, total, visit, step, name="lane")
 
@@ -407,7 +427,7 @@ def slot_coordinate(em: Emitter, plan: CtaPlan, slot: int | ir.Value) -> ir.Valu
     if isinstance(slot, int):
         return b.add(base, ir.Constant(I64, plan.coordinate(slot)))
     vector = ir.Constant(I64, plan.vector)
-    group_start = b.mul(b.udiv(slot, vector), ir.Constant(I64, plan.threads * plan.vector))
+    group_start = b.mul(b.udiv(slot, vector), ir.Constant(I64, plan.width * plan.vector))
     return b.add(b.add(base, group_start), b.urem(slot, vector))
 
 
@@ -467,16 +487,16 @@ def block_slots(em: Emitter, plan: CtaPlan, shape: Shape, body: Body,
 
 
 def on_thread_zero(em: Emitter, plan: CtaPlan, body: Callable[[], None]) -> None:
-    """body() on thread 0 of the CTA (of the grid, in the grid form)."""
+    """body() on thread 0 of the iteration's threads (of the grid, in the grid form)."""
     b = em.b
-    first = b.icmp_unsigned("==", sreg(em, "tid.x"), ir.Constant(I32, 0))
+    first = b.icmp_unsigned("==", thread_index(em, plan), ir.Constant(I64, 0))
     if plan.grid:
         first = b.and_(first, b.icmp_unsigned("==", sreg(em, "ctaid.x"), ir.Constant(I32, 0)))
     with b.if_then(first):
         body()
 
 
-def _to_i64(em, value: ir.Value) -> ir.Value:
+def to_word(em, value: ir.Value) -> ir.Value:
     b = em.b
     if value.type == F64:
         return b.bitcast(value, I64)
@@ -485,7 +505,7 @@ def _to_i64(em, value: ir.Value) -> ir.Value:
     return value if value.type == I64 else b.zext(value, I64)
 
 
-def _from_i64(em, word: ir.Value, type_: ir.Type) -> ir.Value:
+def from_word(em, word: ir.Value, type_: ir.Type) -> ir.Value:
     b = em.b
     if type_ == F64:
         return b.bitcast(word, F64)
@@ -494,13 +514,14 @@ def _from_i64(em, word: ir.Value, type_: ir.Type) -> ir.Value:
     return word if type_ == I64 else b.trunc(word, type_)
 
 
-def _shuffle(em, mode: str, value: ir.Value, lanes, clamp: int) -> ir.Value:
+def _shuffle(em, mode: str, value: ir.Value, lanes, clamp: int, mask: ir.Value | None = None) -> ir.Value:
     """shfl.sync.<mode> of any value up to 64 bits (two 32-bit shuffles for 64); `lanes`:
-    the lane delta or (idx) source lane, an int or an i32 value."""
+    the lane delta or (idx) source lane, an int or an i32 value; `mask`: the lanes taking
+    part (the whole warp unless given)."""
     b = em.b
     shfl = em.declare(f"llvm.nvvm.shfl.sync.{mode}.i32", I32, [I32, I32, I32, I32])
-    word = _to_i64(em, value)
-    mask, clamp_ = ir.Constant(I32, -1), ir.Constant(I32, clamp)
+    word = to_word(em, value)
+    mask, clamp_ = mask or ir.Constant(I32, -1), ir.Constant(I32, clamp)
     offset = ir.Constant(I32, lanes) if isinstance(lanes, int) else lanes
     low = b.call(shfl, [mask, b.trunc(word, I32), offset, clamp_])
     if value.type in (I64, F64):
@@ -508,7 +529,7 @@ def _shuffle(em, mode: str, value: ir.Value, lanes, clamp: int) -> ir.Value:
         word = b.or_(b.zext(low, I64), b.shl(b.zext(high, I64), ir.Constant(I64, 32)))
     else:
         word = b.zext(low, I64)
-    return _from_i64(em, word, value.type)
+    return from_word(em, word, value.type)
 
 
 def shared_array(em: Emitter, dtype: str, count: int) -> Memory:
@@ -541,27 +562,43 @@ def _warp_totals(em, plan: CtaPlan, value: ir.Value, last_lane: int, identity: i
     shared, zero = _shared(em), ir.Constant(I32, 0)
     lane = b.and_(tid, ir.Constant(I32, 31))
     with b.if_then(b.icmp_unsigned("==", lane, ir.Constant(I32, last_lane))):
-        b.store(_to_i64(em, value), b.gep(shared, [zero, b.lshr(tid, ir.Constant(I32, 5))], inbounds=True))
+        b.store(to_word(em, value), b.gep(shared, [zero, b.lshr(tid, ir.Constant(I32, 5))], inbounds=True))
     barrier(em)
-    warps = ir.Constant(I32, -(-plan.threads // 32))
+    warps = ir.Constant(I32, -(-plan.width // 32))
     slot = b.gep(shared, [zero, b.select(b.icmp_unsigned("<", lane, warps), lane, zero)], inbounds=True)
-    total = b.select(b.icmp_unsigned("<", lane, warps), _from_i64(em, b.load(slot), value.type), identity)
+    total = b.select(b.icmp_unsigned("<", lane, warps), from_word(em, b.load(slot), value.type), identity)
     barrier(em)          # the partials may be overwritten by the next reduction or scan only now
     return total
 
 
-def _butterfly(em, value: ir.Value, combine) -> ir.Value:
-    """The warp's combination of `value`, the same bits in every lane: lanes i and i^k
-    combine the same two operands at each step, and combine is commutative."""
-    for lanes in (16, 8, 4, 2, 1):
-        value = combine(value, _shuffle(em, "bfly", value, lanes, 31))
+def _butterfly(em, value: ir.Value, combine, width: int = 32, mask: ir.Value | None = None) -> ir.Value:
+    """The combination of `value` over aligned groups of `width` lanes (the warp by default),
+    the same bits in every lane: lanes i and i^k combine the same two operands at each
+    step, and combine is commutative."""
+    lanes = width // 2
+    while lanes:
+        value = combine(value, _shuffle(em, "bfly", value, lanes, 31, mask))
+        lanes //= 2
     return value
 
 
 def block_combine(em: Emitter, plan: CtaPlan, value: ir.Value, identity: ir.Value, combine: Combine) -> ir.Value:
-    """The CTA-wide combination of every thread's `value` (each thread gets it): a butterfly
-    within each warp, then a butterfly over the warps' results in every warp."""
+    """The combination of every thread's `value` over the iteration's threads (each thread
+    gets it): a butterfly within each warp, then a butterfly over the warps' results in
+    every warp; a group of at most a warp (several iterations a CTA) needs only its own
+    lanes' butterfly."""
+    if plan.width <= 32:
+        return _butterfly(em, value, combine, plan.width, group_lanes(em, plan))
     return _butterfly(em, _warp_totals(em, plan, _butterfly(em, value, combine), 0, identity), combine)
+
+
+def group_lanes(em: Emitter, plan: CtaPlan) -> ir.Value | None:
+    """The shuffle member mask of this thread's group of `width` lanes (None: the warp)."""
+    if plan.width >= 32:
+        return None
+    b = em.b
+    first = b.and_(sreg(em, "tid.x"), ir.Constant(I32, 32 - plan.width))
+    return b.shl(ir.Constant(I32, (1 << plan.width) - 1), first)
 
 
 def _warp_scan(em, value: ir.Value, lane: ir.Value, combine) -> ir.Value:
@@ -584,7 +621,7 @@ def block_scan(em: Emitter, plan: CtaPlan, value: ir.Value, carry: ir.Value, ide
     lane, warp = b.and_(tid, ir.Constant(I32, 31)), b.lshr(tid, ir.Constant(I32, 5))
     value = _warp_scan(em, value, lane, combine)
     totals = _warp_scan(em, _warp_totals(em, plan, value, 31, identity), lane, combine)
-    last_warp = -(-plan.threads // 32) - 1
+    last_warp = -(-plan.width // 32) - 1
     earlier_warps = b.select(b.icmp_unsigned(">", warp, ir.Constant(I32, 0)),
                              _shuffle(em, "idx", totals, b.sub(warp, ir.Constant(I32, 1)), 31), identity)
     before = combine(carry, earlier_warps)

@@ -3,7 +3,7 @@ device malloc/free for dynamic temporaries. Atomics use the shared LLVM atomics 
 NVPTX backend emits scoped `atom`/`ld.acquire`/`st.release` for them)."""
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from llvmlite import ir
@@ -14,10 +14,14 @@ from ..llvm.reduction import identity_const, scan_neutral
 from ..llvm.special import i0
 from ..llvm.target import Combine, TargetHooks
 from ..llvm.types import F32, F64, I32, I64, I8, register_type
-from ..llvm.values import Body, ElementAt, Group, Memory, Registers, Shape, Tensor
+from ..llvm.values import Body, ElementAt, Group, Lazy, Memory, Registers, Shape, Tensor
 from .cta import (barrier, block_combine, block_scan, block_slots, block_stride, guarded_slot, on_thread_zero,
                   shared_array, slot_coordinate, sreg, unravel)
-from . import widen
+from .cta_effects import once
+from .cta_groups import group_iterations
+from .cta_staging import stage
+from .cta_transpose import permuted
+from . import narrow, widen
 from .mapping import Mapping
 
 if TYPE_CHECKING:
@@ -64,6 +68,8 @@ class NvptxHooks(TargetHooks):
         total = em.element_count(extents)
         if self.plan is not None:          # iteration it on CTA it mod nctaid, all its threads
             start, stride = b.zext(sreg(em, "ctaid.x"), I64), b.zext(sreg(em, "nctaid.x"), I64)
+            if self.plan.iterations > 1:   # or on one group of `width` threads of the CTA
+                start, stride = group_iterations(em, self.plan, start, stride)
         else:                               # iteration it on thread it mod (nctaid * ntid)
             start = b.zext(b.add(b.mul(sreg(em, "ctaid.x"), sreg(em, "ntid.x")), sreg(em, "tid.x")), I64)
             stride = b.zext(b.mul(sreg(em, "nctaid.x"), sreg(em, "ntid.x")), I64)
@@ -124,17 +130,34 @@ class NvptxHooks(TargetHooks):
     def keep_lazy(self, em: Emitter, before_parallel: bool = False) -> bool:
         if self.plan is None:
             return False
-        return not self.plan.slots if self.in_cta else before_parallel
+        if self.in_cta:
+            return not self.plan.slots
+        return before_parallel and not self._hoists_prologue
 
     def lazy_read(self, em: Emitter, resource: object) -> bool:
         if self.plan is None or (self.in_cta and self.plan.slots):
             return False
         return getattr(resource, "name", None) in self.plan.lazy_views
 
+    @property
+    def _hoists_prologue(self) -> bool:
+        """In the register form a thread owns the same coordinates in every iteration, so a
+        costly value the top level computes before the `parallel` (a window, a table) is
+        computed once a thread, into its slots, rather than in every iteration."""
+        return bool(self.plan and self.plan.slots and not self.plan.grid)
+
     def tabulate(self, em: Emitter, dtype: str, shape: Shape, element: ElementAt,
                  group: Group | None = None) -> Tensor:
+        if not self.in_cta and self._hoists_prologue and shape:
+            return self._prologue_value(em, dtype, shape, element)
         if not (self.in_cta and self.plan.slots and shape):
             return super().tabulate(em, dtype, shape, element, group)
+        op = em.current_op
+        if op is not None and op.results and op.results[0] in self.plan.staged:
+            order = dict(self.plan.transposed).get(op.results[0])
+            return stage(em, dtype, shape, element, self._visitor(em, shape, order), padded=order is not None)
+        if not self.plan.holds(_size(shape)):  # a smaller tensor beside the tiles: recomputed at each use
+            return Lazy(dtype, tuple(shape), lambda e, idx: element(idx))
         registers = self._registers(em, dtype, shape)
 
         def store_group(idxs, visit):
@@ -143,6 +166,38 @@ class NvptxHooks(TargetHooks):
                 em.b.store(value, registers.slot(em, self.current_slot))
         self.for_each(em, shape, lambda idx: em.b.store(element(idx), registers.slot(em, self.current_slot)),
                       store_group if group is not None else None, lane_safe=True)
+        return registers
+
+    def shared_temporary(self, em: Emitter, dtype: str, shape: Shape) -> tuple[Memory, Callable[[], None]]:
+        """In a CTA-mapped iteration: the CTA's shared memory (static, checked by the plan),
+        complete for every thread after finish()."""
+        if not self.in_cta or self.plan.grid:
+            return super().shared_temporary(em, dtype, shape)
+        barrier(em)                         # the previous iteration's readers are done
+        flat = shared_array(em, dtype, _size(shape))
+        return Memory(dtype, tuple(shape), flat.ptr, em.row_major_strides(shape)), lambda: barrier(em)
+
+    def once(self, em: Emitter, effect: Callable[[], Sequence[ir.Value]]) -> Sequence[ir.Value]:
+        if not self.in_cta or self.plan.grid:
+            return super().once(em, effect)
+        return once(em, self.plan, effect)
+
+    def _visitor(self, em, shape, order) -> Callable[[Body], None]:
+        """for_each over `shape` for staging, in the axis `order` the plan gives a transposed
+        read (cta_transpose.py: neighbouring lanes on neighbouring addresses)."""
+        if order is None:
+            return lambda body: self.for_each(em, shape, body)
+        return lambda body: self.for_each(em, permuted(shape, order), lambda idx: body(permuted(idx, order)))
+
+    def _prologue_value(self, em, dtype, shape, element) -> Tensor:
+        """A top-level value for the iterations: this thread's slots of it when it has the
+        iteration's size (the same coordinates in every iteration), else recomputed at
+        each use."""
+        if not self.plan.holds(_size(shape)):
+            return Lazy(dtype, tuple(shape), lambda e, idx: element(idx))
+        registers = self._registers(em, dtype, shape)
+        block_slots(em, self.plan, shape, lambda idx: em.b.store(element(idx), registers.slot(em, self.current_slot)),
+                    self._visit)
         return registers
 
     def _registers(self, em, dtype, shape) -> Registers:
@@ -233,6 +288,9 @@ class NvptxHooks(TargetHooks):
 
     def widen_exactly(self, em: Emitter, word: ir.Value, dtype: str) -> ir.Value | None:
         return widen.widen_exactly(em, word, dtype)
+
+    def narrow_exactly(self, em: Emitter, value: ir.Value, dtype: str) -> ir.Value | None:
+        return narrow.narrow_exactly(em, value, dtype)
 
     def float_bits(self, em: Emitter, value: ir.Value) -> ir.Value:
         # A register move the optimizer cannot see through: ptxas stored the low byte of

@@ -21,9 +21,14 @@ from ...passes.ir_walk import is_pure_tree
 from ..layout.assign import Assignment, assign, elements
 from ..layout.encodings import row_blocked
 from .cta import CtaPlan, cta_plan, grid_plan, known_extents
+from .cta_staging import mark_staged
 
 BLOCK_THREADS = 256
 RESIDENT_THREADS = 2048    # per SM on sm_80/sm_90: the grid holds this many threads per SM
+# A CTA mapping whose CTAs each compute a costly top-level value (kaiser's window, i0 in f64
+# for every coordinate) before their iterations gets a grid this many times smaller: each
+# CTA then runs more iterations for one computation of it.
+COSTLY_PROLOGUE_SHRINK = 4
 
 
 @dataclass(frozen=True)
@@ -49,6 +54,7 @@ class LaunchConfig:
     # register-form entries for run-time row lengths (nvptx/variants.py), by increasing `max`;
     # a launch whose extent exceeds every `max` runs `kernel` as configured above
     variants: list = field(default_factory=list)
+    iterations_per_cta: int = 1  # iterations of the `parallel` a CTA runs at once (short rows: cta_groups.py)
     abi: str = "void kernel(i64 *args, i64 *status): args and status in global memory"
 
     def to_json(self) -> dict:
@@ -74,9 +80,11 @@ def plan_mapping(kernel: Kernel, specialization: Specialization | None = None) -
     if cta is not None:
         # every tensor over the row-major linearization of its coordinates, T threads
         def distribution(type_):
-            return row_blocked(elements(type_, known), cta.threads, cta.vector, cta.grid)
+            return row_blocked(elements(type_, known), cta.width, cta.vector, cta.grid)
         kind = "grid" if cta.grid else "cta"
-        return Mapping(kind, cta.threads, cta.parallel, cta, assign(kernel.body, distribution, known))
+        layouts = assign(kernel.body, distribution, known)
+        mark_staged(layouts, cta.staged)
+        return Mapping(kind, cta.threads, cta.parallel, cta, layouts)
     grid = grid_parallel(kernel)
     one_thread = assign(kernel.body, None, known, one_thread_per_iteration=True)
     if grid is not None:
@@ -89,5 +97,8 @@ def launch_config(mapping: Mapping, entry: str, arch: str, variants: list | None
     if mapping.kind == "single-thread":
         return LaunchConfig(entry, mapping.kind, (1, 1, 1), "fixed:1", 0, arch, layouts=layouts, variants=variants)
     per_sm = max(1, RESIDENT_THREADS // mapping.threads)
+    if mapping.cta is not None and mapping.cta.costly_prologue:
+        per_sm = max(1, per_sm // COSTLY_PROLOGUE_SHRINK)
     return LaunchConfig(entry, mapping.kind, (mapping.threads, 1, 1), f"ctas_per_sm:{per_sm}", per_sm, arch,
-                        mapping.cta.slots if mapping.cta else 0, layouts=layouts, variants=variants)
+                        mapping.cta.slots if mapping.cta else 0, layouts=layouts, variants=variants,
+                        iterations_per_cta=mapping.cta.iterations if mapping.cta else 1)
