@@ -4,7 +4,7 @@ time of `intentc.load` when the kernel is in the disk cache, in a fresh process.
 
 Overhead: the host time of `calls` back-to-back launches on a tiny problem (n = 4096, a few
 µs of GPU work each, launches queue asynchronously), divided by `calls`; the median of
-`repeats` such rounds. Where the GPU runs a kernel slower than the host launches it, the
+`repeats` such rounds, the launchers taking turns round by round. Where the GPU runs a kernel slower than the host launches it, the
 queue fills and that number is the GPU's; so the same is also measured with the GPU held
 busy by a sleep kernel queued first (`*_host_us`: nothing the GPU does can slow the loop),
 beside the GPU time a launch takes when back to back (`*_gpu_us`: events around launches
@@ -47,18 +47,13 @@ print(json.dumps({"source": kernel.compiled.source, "import_s": imported - start
 """
 
 
-def per_call_us(launch, calls: int, repeats: int) -> list[float]:
-    for _ in range(50):
-        launch()
+def back_to_back_us(launch, calls: int) -> float:
+    """Host µs a launch over `calls` launches in a row (the queue may fill: then it is the GPU's)."""
     torch.cuda.synchronize()
-    rounds = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        for _ in range(calls):
-            launch()
-        rounds.append((time.perf_counter() - start) / calls * 1e6)
-        torch.cuda.synchronize()
-    return rounds
+    start = time.perf_counter()
+    for _ in range(calls):
+        launch()
+    return (time.perf_counter() - start) / calls * 1e6
 
 
 # Launches a round behind the sleep kernel: few enough that the stream's queue never fills.
@@ -66,22 +61,33 @@ BEHIND_SLEEP_CALLS = 256
 SLEEP_CYCLES = 50_000_000         # about 25 ms at 2 GHz: longer than queueing the launches takes
 
 
-def behind_sleep_us(launch, repeats: int) -> tuple[list[float], list[float]]:
+def behind_sleep_us(launch) -> tuple[float, float]:
     """(host µs a launch, GPU µs a launch) with the launches queued behind a sleep kernel."""
-    host, gpu = [], []
-    for _ in range(repeats):
-        torch.cuda.synchronize()
-        torch.cuda._sleep(SLEEP_CYCLES)
-        first, last = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        first.record()
-        start = time.perf_counter()
-        for _ in range(BEHIND_SLEEP_CALLS):
+    torch.cuda.synchronize()
+    torch.cuda._sleep(SLEEP_CYCLES)
+    first, last = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    first.record()
+    start = time.perf_counter()
+    for _ in range(BEHIND_SLEEP_CALLS):
+        launch()
+    host = (time.perf_counter() - start) / BEHIND_SLEEP_CALLS * 1e6
+    last.record()
+    torch.cuda.synchronize()
+    return host, first.elapsed_time(last) * 1e3 / BEHIND_SLEEP_CALLS
+
+
+def interleaved(measure, launches: dict, repeats: int) -> dict[str, list]:
+    """`repeats` rounds of `measure(launch)` for every launch, the launches taking turns round
+    by round, so that a drift of the host's speed during the run weighs on all of them alike."""
+    for launch in launches.values():
+        for _ in range(50):
             launch()
-        host.append((time.perf_counter() - start) / BEHIND_SLEEP_CALLS * 1e6)
-        last.record()
-        torch.cuda.synchronize()
-        gpu.append(first.elapsed_time(last) * 1e3 / BEHIND_SLEEP_CALLS)
-    return host, gpu
+    rounds: dict[str, list] = {name: [] for name in launches}
+    for _ in range(repeats):
+        for name, launch in launches.items():
+            rounds[name].append(measure(launch))
+    torch.cuda.synchronize()
+    return rounds
 
 
 def fresh_process_load(cache: str) -> list[dict]:
@@ -111,8 +117,8 @@ def main(argv=None) -> None:
     kernel(x=x, y=y, z=z1)
     prepared, stream = kernel.runner.seen.find({"x": x, "y": y, "z": z1}), torch.cuda.current_stream().cuda_stream
     floors = {"intentc_prepared_launch": lambda: prepared(stream), "torch_add": lambda: torch.add(x, y, out=z2)}
-    rounds = {name: per_call_us(launch, args.calls, args.repeats) for name, launch in {**launches, **floors}.items()}
-    behind = {name: behind_sleep_us(launch, args.repeats) for name, launch in {**launches, **floors}.items()}
+    rounds = interleaved(lambda launch: back_to_back_us(launch, args.calls), {**launches, **floors}, args.repeats)
+    behind = interleaved(behind_sleep_us, {**launches, **floors}, args.repeats)
     kernel.synchronize()
     t_add[grid](x, y, z2, n, BLOCK=1024)
     torch.cuda.synchronize()
@@ -127,8 +133,8 @@ def main(argv=None) -> None:
                "intentc_rounds_us": rounds["intentc"], "triton_rounds_us": rounds["triton"],
                "floors_us_per_launch": {name: median[name] for name in floors},
                "behind_sleep_calls": BEHIND_SLEEP_CALLS,
-               "host_us_per_launch": {name: statistics.median(h) for name, (h, _) in behind.items()},
-               "gpu_us_per_launch": {name: statistics.median(g) for name, (_, g) in behind.items()},
+               "host_us_per_launch": {name: statistics.median(h for h, _ in r) for name, r in behind.items()},
+               "gpu_us_per_launch": {name: statistics.median(g for _, g in r) for name, r in behind.items()},
                "behind_sleep_rounds": behind, "intentc_grid_block": [kernel.runner.grid(), kernel.runner.block],
                "fresh_process_loads": fresh}
     print(json.dumps(payload, indent=2))
