@@ -135,11 +135,6 @@ def exact_f64_of_int(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return total, odd
 
 
-def bits_unsigned(x: np.ndarray, dtype: str) -> np.ndarray:
-    """The bit pattern of a signed-integer array as its unsigned counterpart (a view)."""
-    return x.view(NUMPY_DTYPE[UNSIGNED_OF[dtype]]) if dtype in UNSIGNED_OF else x
-
-
 def is_subnormal(x: np.ndarray, dtype: str) -> np.ndarray:
     tiny = 2.0 ** FORMATS[dtype].min_exponent
     ax = np.abs(to_f64(x))

@@ -9,7 +9,7 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-from .types import BIT_WIDTH, FLOATS, INTEGERS, SIGNED_INTS, UNSIGNED_INTS
+from .types import BIT_WIDTH, FLOATS, INTEGERS, SIGNED_INTS
 
 # §3: reduce.sum / cumsum accumulator when none is given.
 SUM_WIDENING = {
@@ -54,10 +54,6 @@ def is_int(dtype: str) -> bool:
 
 def is_signed(dtype: str) -> bool:
     return dtype in SIGNED_INTS
-
-
-def is_unsigned(dtype: str) -> bool:
-    return dtype in UNSIGNED_INTS
 
 
 def is_float(dtype: str) -> bool:

@@ -175,10 +175,6 @@ def _rename_region(region: Region, mapping: dict[str, str]) -> Region:
     return region.model_copy(update={"args": args, "ops": ops})
 
 
-def rename_block(ops: Iterable[Op], mapping: dict[str, str]) -> Block:
-    return tuple(rename_op(op, mapping) for op in ops)
-
-
 # ---- rewriting -----------------------------------------------------------------------------------
 def rewrite_blocks(module: Module, rewrite: BlockRewrite) -> Module:
     """Apply `rewrite` to every block of every kernel and helper, innermost blocks first."""

@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 from ..diagnostics import Diagnostic
 from ..ir.nodes import EnumDecl, Helper, Module, Op
-from ..ir.types import BufferType, Extent, TensorType, ViewType
+from ..ir.types import BufferType, Extent, ViewType
 from .codes import CODES
 
 NO_DEPS: frozenset[str] = frozenset()
@@ -138,7 +138,3 @@ def _cite(section: str) -> str:
 
 def is_resource(type_: object) -> bool:
     return isinstance(type_, (ViewType, BufferType))
-
-
-def is_tensor(type_: object) -> bool:
-    return isinstance(type_, TensorType)

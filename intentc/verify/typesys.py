@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..ir.types import BufferType, ConstexprType, EnumType, Extent, RecordType, TensorType, TupleType, Type, ViewType
+from ..ir.types import BufferType, ConstexprType, Extent, RecordType, TensorType, TupleType, ViewType
 from ..printer.printer import type_text
 
 if TYPE_CHECKING:
@@ -65,8 +65,3 @@ def broadcast_shapes(ctx: Context, shapes: Sequence[tuple[Extent, ...]]) -> tupl
             elif extent != 1 and not ctx.same_extent(current, extent):
                 return None
     return tuple(result)
-
-
-def value_kind(type_: Type) -> str:
-    return {TensorType: "tensor", TupleType: "tuple", RecordType: "record", ViewType: "view",
-            BufferType: "buffer", EnumType: "enum", ConstexprType: "constexpr"}[type(type_)]

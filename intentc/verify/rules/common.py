@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable
-from typing import Any
 
 from ...ir.nodes import Op, Region
 from ...ir.types import Extent, TensorType, Type
@@ -81,10 +80,6 @@ def check_axes(ctx: Context, op: Op, axes: list[int], rank: int, name: str = "ax
 def without_axes(shape: tuple[Extent, ...], axes: Iterable[int]) -> tuple[Extent, ...]:
     dropped = set(axes)
     return tuple(e for k, e in enumerate(shape) if k not in dropped)
-
-
-def result_values(op: Op, **facts: Any) -> list[Value]:
-    return [Value(t, **facts) for t in op.result_types]
 
 
 def region_args(ctx: Context, op: Op, region: Region, expected: list[Type], code: str, what: str) -> bool:
