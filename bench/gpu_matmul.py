@@ -16,7 +16,9 @@ import triton.language as tl
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "gpu"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "codegen"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import intentc
+from bench.gpu import timed
 from mma_cases import variant
 
 TORCH = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}
@@ -60,18 +62,6 @@ def triton_matmul(a, b, c):
                                          num_stages=3, num_warps=8)
 
 
-def seconds(fn, reps: int = 20) -> float:
-    fn()
-    torch.cuda.synchronize()
-    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(reps):
-        fn()
-    stop.record()
-    torch.cuda.synchronize()
-    return start.elapsed_time(stop) / reps * 1e-3
-
-
 def row(dtype: str, m: int, n: int, k: int) -> dict:
     text = variant(dtype, "f32", dtype)
     kernel = intentc.load(text, "matmul_tiled", target="cuda", facts={"unit_stride": ["a", "b", "c"]})
@@ -86,7 +76,7 @@ def row(dtype: str, m: int, n: int, k: int) -> dict:
         impls["triton"] = triton_matmul(a, b, c_triton)
     for label, fn in impls.items():
         try:
-            result[label] = {"TFLOP/s": flop / seconds(fn) / 1e12}
+            result[label] = {"TFLOP/s": flop / timed(fn, 20) / 1e12}
         except Exception as error:    # a failing implementation is reported in its row
             result[label] = {"error": f"{type(error).__name__}: {str(error)[:300]}"}
     torch.cuda.synchronize()
@@ -129,7 +119,7 @@ def ablations(m: int, n: int, k: int) -> list[dict]:
         try:
             kernel = compile_cuda(variant(), "matmul_tiled", arch="sm_90a")
             arrays = {"a": a, "b": b, "c": c}
-            row["TFLOP/s-equivalent"] = 2.0 * m * n * k / seconds(reps=10, fn=lambda kernel=kernel, arrays=arrays:
+            row["TFLOP/s-equivalent"] = 2.0 * m * n * k / timed(reps=10, fn=lambda kernel=kernel, arrays=arrays:
                                                                   kernel.launch_in_place(arrays)) / 1e12
         except Exception as error:    # a failing variant is reported in its row
             row["error"] = f"{type(error).__name__}: {str(error)[:300]}"
@@ -160,7 +150,7 @@ def sweep(m: int, n: int, k: int) -> list[dict]:
             kernel = compile_cuda(variant(), "matmul_tiled", arch=arch)
             c = torch.empty(m, n, device="cuda", dtype=torch.float16)
             arrays = {"a": a, "b": b, "c": c}
-            row["TFLOP/s"] = 2.0 * m * n * k / seconds(reps=10, fn=lambda kernel=kernel, arrays=arrays:
+            row["TFLOP/s"] = 2.0 * m * n * k / timed(reps=10, fn=lambda kernel=kernel, arrays=arrays:
                                                        kernel.launch_in_place(arrays)) / 1e12
             row["max_abs_error_vs_f32"] = (c.float() - reference).abs().max().item()
         except Exception as error:    # a failing plan is reported in its row
