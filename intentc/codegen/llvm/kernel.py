@@ -13,6 +13,7 @@ from .abi import ParamSlots, layout
 from .conversion import constant_value
 from .emitter import CheckSite, Emitter
 from .lowering import NotLowered, count_uses, lower_ops
+from .nan_payloads import payload_free_reads
 from .lowfloat import to_register
 from .target import TargetHooks
 from .types import F32, F64, I32, I64, is_low, register_type, storage_type
@@ -57,6 +58,7 @@ def lower_kernel(module: Module, kernel_name: str, hooks: TargetHooks, specializ
     em.kir_module = module
     em.defs = {}
     em.uses = count_uses(kernel.body, {})
+    em.payload_free_reads = payload_free_reads(kernel.body)
     if sites:
         em.number_sites_as(sites)
     _bind_params(em, kernel, slots, function.args[0], specialization)

@@ -47,6 +47,8 @@ class Access:
     def __init__(self, em: Emitter, op: Op, resource: ViewRef | BufferRef, indices: list[Tensor],
                  mask: Tensor | None):
         self.em, self.op, self.resource, self.indices, self.mask = em, op, resource, indices, mask
+        # whether a NaN read keeps its bits (False where no use observes them, nan_payloads.py)
+        self.nan_bits = id(op) not in em.payload_free_reads
         self.site = CheckSite(op, errors.OUT_OF_BOUNDS, "active access is outside the resource's extents "
                               "or allocation", "mask the lane off or clamp the index")
 
@@ -92,7 +94,8 @@ class Access:
 
     def load(self, pointer: ir.Value) -> ir.Value:
         value = self.em.b.load(pointer)
-        return to_register(self.em, value, self.resource.dtype) if isinstance(self.resource, ViewRef) else value
+        return (to_register(self.em, value, self.resource.dtype, self.nan_bits) if isinstance(self.resource, ViewRef)
+                else value)
 
     @property
     def _view_words(self) -> bool:
@@ -109,7 +112,7 @@ class Access:
             return self.em.hooks.masked_load(self.em, lane.pointer, lane.live, default)
         if isinstance(self.resource, ViewRef) and self.resource.dtype in LOW_FLOATS:
             word = self.em.hooks.masked_load(self.em, lane.pointer, lane.live, ir.Constant(lane.pointer.type.pointee, 0))
-            return self.em.b.select(lane.live, to_register(self.em, word, self.resource.dtype), default)
+            return self.em.b.select(lane.live, to_register(self.em, word, self.resource.dtype, self.nan_bits), default)
         return self.em.when(lane.live, lambda: self.load(lane.pointer), default)
 
     def masked_store(self, lane: Lane, value: ir.Value) -> None:

@@ -162,6 +162,11 @@ class TargetHooks(ABC):
         its code generator)."""
         return em.b.bitcast(value, ir.IntType(32))
 
+    def float_extreme(self, em: Emitter, name: str, a: ir.Value, b: ir.Value) -> ir.Value | None:
+        """IEEE 754-2019 `maximum` / `minimum` (NaN propagates, -0 < +0) of two floats in the
+        target's own instruction, or None for the shared compare-and-select code."""
+        return None
+
     def widen_exactly(self, em: Emitter, word: ir.Value, dtype: str) -> ir.Value | None:
         """The f64 value of the stored pattern `word` of the low float `dtype`, exact for
         every pattern that is not a NaN (the caller handles NaNs), in the target's own

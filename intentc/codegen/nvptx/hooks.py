@@ -312,6 +312,13 @@ class NvptxHooks(TargetHooks):
         constraints = "=f," + ",".join("f" for _ in args)
         return em.b.asm(ir.FunctionType(F32, [F32] * len(args)), text, constraints, list(args), side_effect=False)
 
+    def float_extreme(self, em: Emitter, name: str, a: ir.Value, b: ir.Value) -> ir.Value | None:
+        # `max.NaN.f32` / `min.NaN.f32` (sm_80+): one instruction where the shared code takes
+        # eight (compares, a select for -0 < +0, a NaN test); f64 has no such instruction.
+        if not name.endswith("_num") and a.type == F32:
+            return em.call_intrinsic(name, a, b)
+        return None
+
     def widen_exactly(self, em: Emitter, word: ir.Value, dtype: str) -> ir.Value | None:
         return widen.widen_exactly(em, word, dtype)
 
