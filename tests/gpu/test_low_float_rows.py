@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from differential import assert_close, assert_same_bits
-from gpu_differential import on_gpu_and_interp
+from gpu_differential import load_test_module, on_gpu_and_interp
 from gpu_required import requires_gpu
 from sample_paths import sample_text
 
@@ -131,3 +131,23 @@ kernel @copy(%x: view<f16, [%N], in>, %y: view<f16, [%N], out>, %s: view<f32, [%
 def test_float_maximum_is_one_instruction():
     ptx = _ptx(sample_text("row_max"), "row_max", {"N": 2048})
     assert "max.NaN.f32" in ptx and "setp.nan.f32" not in ptx
+
+
+@requires_gpu()
+@pytest.mark.parametrize("dtype", ["f16", "bf16", "f8e4m3fn", "f8e5m2"])
+@pytest.mark.parametrize("form", ["register", "dynamic"])
+def test_a_copied_row_moves_storage_words(dtype, form):
+    cases = load_test_module("tests/codegen/test_nan_payloads.py", "nan_payload_cases")
+    width = np.dtype(cases.NUMPY[dtype]).itemsize * 8
+    bits = f"u{width // 8}"
+    x = np.arange(1 << width, dtype=bits).view(cases.NUMPY[dtype]).reshape(-1, 256)
+    inputs = {"x": x, "y": np.zeros_like(x), "fill": np.array(-1.5, dtype=cases.NUMPY[dtype]), "limit": np.int64(200)}
+    got, expected = on_gpu_and_interp(cases.COPY.format(t=dtype), "copy", inputs,
+                                      extents={"N": 256} if form == "register" else None)
+    assert np.array_equal(got["y"].view(bits), expected["y"].view(bits))
+
+
+def test_a_copied_embedding_row_is_not_decoded():
+    ptx = _ptx(sample_text("embedding_assume_in_bounds"), "embedding_lookup", {"D": 1024})
+    assert "cvt.f64.f16" not in ptx and "cvt.rn.f16.f64" not in ptx
+    assert "@%p" in ptx.split("st.b16")[0][-200:]        # predicated 16-bit stores, no branch a lane

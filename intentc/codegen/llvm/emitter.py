@@ -66,6 +66,7 @@ class Emitter:
         self.current_op: Op | None = None   # the op being lowered (a target's decisions name its values)
         self.check_guards: list[ir.Value] = []   # conditions every check is and-ed with (checks_only_where)
         self.payload_free_reads: set[int] = set()   # ids of reads whose NaN bits no use observes (nan_payloads.py)
+        self.bit_copy_reads: set[int] = set()       # ids of reads only stored as they are (nan_payloads.py)
 
     # ---- declarations --------------------------------------------------------------------
     def declare(self, name: str, ret: ir.Type, args: list[ir.Type]) -> ir.Function:

@@ -1,4 +1,4 @@
-"""Which reads may drop their NaN bits (spec §5.2).
+"""Which reads may drop their NaN bits, and which need no value at all (spec §5.2).
 
 A value read from a view of a low-precision float keeps a NaN's sign and payload in its f64
 register image, because a read then write, a `select` or a `bitcast` must give back the very
@@ -7,6 +7,10 @@ bits. Where every use of the read's result is an op whose NaN results are new Na
 only their NaN-ness), nothing can observe those bits, and a target that widens in hardware
 (`TargetHooks.widen_exactly`) skips keeping them: in a row of f16 summed in f32 the select
 that kept them stopped LLVM folding f16 -> f64 -> f32 into one conversion.
+
+A read whose result is only stored, as it is, into views of its own dtype (an embedding row
+copied out) is a copy of bits: it moves the storage words (`bit_copy_reads`), where the f64
+image cost a decoding and an encoding an element (and a branch around every 16-bit store).
 """
 from __future__ import annotations
 
@@ -16,6 +20,8 @@ from ...ir.nodes import Op
 from ...ir.optable import ops_where
 
 FRESH_NAN = ops_where(lambda op: op.fresh_nan)
+# Stores of a value operand as it is (no combine, no atomicity).
+PLAIN_STORES = ops_where(lambda op: op.accesses == ("write",) and not op.regions and "atomic" not in op.effects)
 SAME_TYPE_IDENTITY = ops_where(lambda op: op.identity_at_same_type)
 
 
@@ -53,6 +59,26 @@ def _reads(ops: Iterable[Op]) -> Iterable[Op]:
             yield op
         for region in op.regions:
             yield from _reads(region.ops)
+
+
+def bit_copy_reads(body: Iterable[Op], view_dtypes: dict[str, str]) -> set[int]:
+    """ids of the `read` ops of views whose results are used only as the stored value of
+    plain stores into views of the same dtype (`view_dtypes`: the kernel's views)."""
+    body = list(body)
+    uses = _Uses(body)
+
+    def copied(op: Op) -> bool:
+        dtype = view_dtypes.get(op.operands[0])
+        users = uses.users.get(op.results[0], ())
+        return dtype is not None and bool(users) and all(
+            user.name in PLAIN_STORES and view_dtypes.get(user.operands[0]) == dtype
+            and list(user.operands[1:]) == [op.results[0]] and op.results[0] not in _group_values(user)
+            for user in users)
+    return {id(op) for op in _reads(body) if op.results and copied(op)}
+
+
+def _group_values(op: Op) -> set[str]:
+    return {v for g in op.groups for v in g.values}
 
 
 def payload_free_reads(body: Iterable[Op]) -> set[int]:
