@@ -327,6 +327,9 @@ class NvptxHooks(TargetHooks):
         # zext(trunc) operands into masks of i64 values and the NVPTX backend emitted
         # `mul.lo.s64` (several IMADs) for Philox's 20 products an element.
         return em.b.call(em.declare("llvm.nvvm.mulhi.ui", I32, [I32, I32]), [a, b]), em.b.mul(a, b)
+    def round_to_format(self, em: Emitter, x: ir.Value, src: str, dst: str) -> ir.Value | None:
+        return narrow.round_to_format(em, x, src, dst)
+
     def narrow_exactly(self, em: Emitter, value: ir.Value, dtype: str) -> ir.Value | None:
         return narrow.narrow_exactly(em, value, dtype)
 
