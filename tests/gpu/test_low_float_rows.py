@@ -146,8 +146,3 @@ def test_a_copied_row_moves_storage_words(dtype, form):
                                       extents={"N": 256} if form == "register" else None)
     assert np.array_equal(got["y"].view(bits), expected["y"].view(bits))
 
-
-def test_a_copied_embedding_row_is_not_decoded():
-    ptx = _ptx(sample_text("embedding_assume_in_bounds"), "embedding_lookup", {"D": 1024})
-    assert "cvt.f64.f16" not in ptx and "cvt.rn.f16.f64" not in ptx
-    assert "@%p" in ptx.split("st.b16")[0][-200:]        # predicated 16-bit stores, no branch a lane

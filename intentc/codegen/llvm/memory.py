@@ -213,6 +213,8 @@ def storage_word_dtype(dtype: str) -> str:
 
 def access(em: Emitter, op: Op) -> Access:
     resource = em.env[op.operands[0]]
+    if isinstance(resource, BufferRef):
+        em.hooks.before_buffer_access(em, resource)
     indices = [em.env[n] for n in (op.group("index") or ())]
     mask = op.group("mask")
     return Access(em, op, resource, indices, em.env[mask[0]] if mask else None)
@@ -312,11 +314,13 @@ def _scatter_reduce_op(em, op):
 @LOWERINGS.register("buffer")
 def _buffer_op(em, op):
     type_ = op.result_types[0]
-    memory = em.alloc(type_.dtype, em.shape_of(type_))
+    shape = em.shape_of(type_)
+    shared = em.hooks.buffer_memory(em, op, type_.dtype, shape)
+    memory = shared or em.alloc(type_.dtype, shape)
     init = op.group("init")
     if init:
         em.store_into(memory, broadcast_to(em, em.env[init[0]], memory.shape))
-        return BufferRef(type_.dtype, memory)
+        return BufferRef(type_.dtype, memory, shared=shared is not None)
     written = em.alloc("u8", memory.shape)
     em.store_into(written, Lazy("u8", memory.shape, lambda e, idx: ir.Constant(I8, 0)))
     return BufferRef(type_.dtype, memory, written)

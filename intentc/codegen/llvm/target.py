@@ -13,7 +13,7 @@ from llvmlite import ir
 from ...ir.nodes import Op
 from .pointwise import float_extreme
 from .types import is_float, is_signed, register_type
-from .values import Body, ElementAt, Group, Lazy, Memory, Shape, Tensor
+from .values import Body, BufferRef, ElementAt, Group, Lazy, Memory, Shape, Tensor
 
 if TYPE_CHECKING:
     from .emitter import Emitter
@@ -99,6 +99,15 @@ class TargetHooks(ABC):
         finish() every thread running the iteration may read every element (a target whose
         threads share an iteration puts it in memory they share). A plain temporary here."""
         return em.alloc(dtype, shape), lambda: None
+
+    def buffer_memory(self, em: Emitter, op: Op, dtype: str, shape: Shape) -> Memory | None:
+        """Storage for the `buffer` op `op` that all the threads running its iteration share
+        (each access then meets them at a barrier, `before_buffer_access`), or None for a
+        temporary of the thread's own (`Emitter.alloc`)."""
+        return None
+
+    def before_buffer_access(self, em: Emitter, buffer: BufferRef) -> None:
+        """Emitted before each access to `buffer` (outside the access's coordinate loop)."""
 
     def tabulate(self, em: Emitter, dtype: str, shape: Shape, element: ElementAt,
                  group: Group | None = None) -> Tensor:

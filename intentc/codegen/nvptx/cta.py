@@ -43,6 +43,7 @@ from ..layout.encodings import Blocked, row_blocked
 from ..llvm.types import F32, F64, I32, I64, LOW_FLOATS, register_type
 from ..llvm.values import Body, Memory, Shape
 from .coordinate_regions import coordinate_regions
+from .cta_buffers import shared_buffers
 from .cta_groups import GROUP_CTA_THREADS, group_width
 from .cta_regions import (CTA_WIDE, ELEMENTWISE, chunk_scans_ok, nested_ops, region_op_ok, scans_last_axis,
                           staged_reductions)
@@ -108,6 +109,7 @@ class CtaPlan:
     # threads' slots (kaiser's window): a smaller grid computes it fewer times
     costly_prologue: bool = False
     iterations: int = 1        # iterations a CTA runs at once, each on its own `width` threads (short rows)
+    buffers: frozenset = frozenset()   # the iteration's buffers in shared memory (cta_buffers.py)
 
     @property
     def width(self) -> int:
@@ -214,7 +216,11 @@ def _body_ok(ops: Sequence[Op], views: dict[str, str], register_form: bool, know
                 return False
             continue
         if op.name == "read":
-            if views.get(op.operands[0]) not in ("in", "inout"):
+            if views.get(op.operands[0]) not in ("in", "inout", "buffer"):
+                return False
+            continue
+        if op.name == "buffer":               # in shared memory when shared_buffers took it
+            if views.get(op.results[0]) != "buffer":
                 return False
             continue
         return False
@@ -324,9 +330,10 @@ def cta_plan(kernel: Kernel, specialization: Specialization | None = None,
         return None
     parallel, ops = found
     flat = _outside_regions(ops, per_coordinate_regions(kernel))   # regions per coordinate: like element-wise ops
-    views = _views(kernel)
-    read_only = frozenset(name for name, direction in views.items() if direction == "in")
     known = known_extents(kernel, specialization)
+    buffers = shared_buffers(ops, known)
+    views = {**_views(kernel), **buffers}     # buffers in shared memory are accessed like views
+    read_only = frozenset(name for name, direction in views.items() if direction == "in")
     size = register_size(kernel.body, ops, known)
     if size and size <= MAX_SLOTS * MAX_THREADS and _body_ok(flat, views, True, known, helpers):
         # several iterations a CTA only where every combine is a group's butterfly
@@ -335,11 +342,12 @@ def cta_plan(kernel: Kernel, specialization: Specialization | None = None,
         if width is not None:              # short rows: several iterations a CTA (cta_groups.py)
             slots = -(-size // width)
             return CtaPlan(parallel, read_only, GROUP_CTA_THREADS, slots, size, 1,
-                           len(ops) * slots <= UNROLL_BUDGET, iterations=GROUP_CTA_THREADS // width)
+                           len(ops) * slots <= UNROLL_BUDGET, iterations=GROUP_CTA_THREADS // width,
+                           buffers=frozenset(buffers))
         plan = _register_plan(kernel, parallel, ops, _threads_for(size, _slots_wanted(ops, kernel.body)), size)
         transposed = transposed_reads(kernel.body, ops)
         staged = staged_reads(ops, size, known, transposed)
-        return replace(plan, staged=staged,
+        return replace(plan, staged=staged, buffers=frozenset(buffers),
                        transposed=tuple((name, order) for name, order in transposed.items() if name in staged),
                        costly_prologue=_costly_prologue(kernel.body, size, known))
     shared_results = staged_reductions(nested_ops(ops, helpers), known, DYNAMIC_THREADS)
@@ -347,7 +355,8 @@ def cta_plan(kernel: Kernel, specialization: Specialization | None = None,
             and shared_results is not None):
         return None
     inout_read = frozenset(op.operands[0] for op in ops if op.name == "read" and views[op.operands[0]] == "inout")
-    return CtaPlan(parallel, read_only | inout_read, DYNAMIC_THREADS, 0, shared_results=shared_results)
+    return CtaPlan(parallel, read_only | inout_read, DYNAMIC_THREADS, 0, shared_results=shared_results,
+                   buffers=frozenset(buffers))
 
 GRID_THREADS = 256         # the grid form's CTA size
 

@@ -14,9 +14,10 @@ from ..llvm.reduction import identity_const
 from ..llvm.special import i0
 from ..llvm.target import Combine, TargetHooks
 from ..llvm.types import F32, F64, I32, I64, I8, register_type
-from ..llvm.values import Body, ElementAt, Group, Lazy, Memory, Registers, Shape, Tensor
+from ..llvm.values import Body, BufferRef, ElementAt, Group, Lazy, Memory, Registers, Shape, Tensor
 from .cta import (barrier, block_combine, block_slots, block_stride, guarded_slot, on_thread_zero, shared_array,
                   slot_coordinate, sreg, unravel)
+from .cta_buffers import shared_buffer
 from .cta_effects import once
 from .cta_groups import group_iterations
 from .cta_reduce import block_combine_tuple, shared_rows, stage_in_shared
@@ -209,6 +210,15 @@ class NvptxHooks(TargetHooks):
         barrier(em)                         # the previous iteration's readers are done
         flat = shared_array(em, dtype, _size(shape))
         return Memory(dtype, tuple(shape), flat.ptr, em.row_major_strides(shape)), lambda: barrier(em)
+
+    def buffer_memory(self, em: Emitter, op: Op, dtype: str, shape: Shape) -> Memory | None:
+        if not self.in_cta or self.plan.grid or op.results[0] not in self.plan.buffers:
+            return None
+        return shared_buffer(em, dtype, shape)
+
+    def before_buffer_access(self, em: Emitter, buffer: BufferRef) -> None:
+        if buffer.shared:
+            barrier(em)
 
     def once(self, em: Emitter, effect: Callable[[], Sequence[ir.Value]]) -> Sequence[ir.Value]:
         if not self.in_cta or self.plan.grid:
