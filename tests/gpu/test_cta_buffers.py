@@ -69,22 +69,33 @@ def test_iterations_with_static_buffers_get_the_cta_mapping(sample, kernel, exte
     assert launch["layouts"]["values"][buffer].startswith("#shared")
 
 
+def test_buffers_sized_at_launch_use_the_ctas_scratch():
+    launch = _launch(sample_text("ema_row_buffer"), "ema_rows", {})
+    assert launch["mapping"] == "cta" and launch["slots"] == 0        # the dynamic form
+    assert "scratch" not in launch["layouts"]["values"]               # device memory, not #shared
+    big = _launch(sample_text("ema_row_buffer"), "ema_rows", {"T": 16384})   # 64 KiB: past shared memory
+    assert big["mapping"] == "cta" and "scratch" not in big["layouts"]["values"]
+
+
 @requires_gpu()
-@pytest.mark.parametrize("t", [0, 1, 40, 1024])
-def test_ema_rows(t):
+@pytest.mark.parametrize("t", [0, 1, 40, 1024, 5000])
+@pytest.mark.parametrize("form", ["specialized", "dynamic"])
+def test_ema_rows(t, form):
     rng = np.random.default_rng(t)
     x = rng.standard_normal((37, t)).astype(np.float32)
     inputs = {"x": x, "alpha": np.float32(0.25), "y": np.zeros_like(x)}
-    got, expected = on_gpu_and_interp(sample_text("ema_row_buffer"), "ema_rows", inputs, extents={"T": t})
+    got, expected = on_gpu_and_interp(sample_text("ema_row_buffer"), "ema_rows", inputs,
+                                      extents={"T": t} if form == "specialized" else None)
     assert_same_bits(got["y"], expected["y"], "y")       # a loop keeps its order: the same bits
 
 
 @requires_gpu()
-@pytest.mark.parametrize("n", [8, 256, 1000])
-def test_buffer_accesses_across_threads(n):
+@pytest.mark.parametrize("n", [8, 256, 1000, 20000])
+@pytest.mark.parametrize("form", ["specialized", "dynamic"])
+def test_buffer_accesses_across_threads(n, form):
     rng = np.random.default_rng(n)
     x = rng.integers(-8, 8, (29, n)).astype(np.float32)    # small integers: sums are exact
     inputs = {"x": x, "y": np.zeros_like(x), "z": np.zeros(29, np.float32)}
-    got, expected = on_gpu_and_interp(CROSSING, "crossing", inputs, extents={"N": n})
+    got, expected = on_gpu_and_interp(CROSSING, "crossing", inputs, extents={"N": n} if form == "specialized" else None)
     assert_same_bits(got["y"], expected["y"], "y")
     assert_same_bits(got["z"], expected["z"], "z")

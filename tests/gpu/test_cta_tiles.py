@@ -423,10 +423,11 @@ CASES = [
     *[(f"dequantize-q4k-{r}x{nb}{'-spec' if spec else ''}", sample_text("quantize_q8_k"), "dequantize_q4_k",
        lambda rng, r=r, nb=nb: _inputs_dequantize(rng, r, nb), {"NB": nb} if spec else None, 0)
       for r, nb in [(0, 2), (1, 1), (3, 5)] for spec in (False, True)],
-    *[(f"quantize-{name}-{r}x{nb}", source, kernel, lambda rng, r=r, nb=nb, nbytes=nbytes: _inputs_quantize(rng, r, nb, nbytes),
-       {"NB": nb}, 0) for name, source, kernel, nbytes in [("q8k", sample_text("quantize_q8_k"), "quantize_q8_k", 292),
-                                                          ("q4k", QUANTIZE_Q4K, "quantize_q4_k", 144)]
-      for r, nb in [(0, 2), (1, 1), (3, 5), (40, 64)]],
+    *[(f"quantize-{name}-{r}x{nb}{'-spec' if spec else ''}", source, kernel,
+       lambda rng, r=r, nb=nb, nbytes=nbytes: _inputs_quantize(rng, r, nb, nbytes),
+       {"NB": nb} if spec else None, 0) for name, source, kernel, nbytes in [
+           ("q8k", sample_text("quantize_q8_k"), "quantize_q8_k", 292), ("q4k", QUANTIZE_Q4K, "quantize_q4_k", 144)]
+      for r, nb in [(0, 2), (1, 1), (3, 5), (40, 64)] for spec in (True, False)],   # unspecialized: records in CTA scratch
     *[(f"atomic-histogram-{n}", ATOMIC_HISTOGRAM, "atomic_histogram", lambda rng, n=n: _inputs_atomic_histogram(rng, n),
        None, 0) for n in (0, 1, 255, 4099)],
     *[(f"small-tiles-{b}", SMALL_TILES, "small_tiles", lambda rng, b=b: _inputs_small_tiles(rng, b), None, 1e-6)

@@ -42,6 +42,7 @@ class Emitter:
         self.module, self.function, self.status, self.hooks = module, function, status, hooks
         self.entry = ir.IRBuilder(function.append_basic_block("entry"))
         self.prologue = ir.IRBuilder(function.append_basic_block("prologue"))
+        self._prologue_start = self.prologue.block     # the prologue may grow more blocks
         self.body_block = function.append_basic_block("body")
         self.b = ir.IRBuilder(self.body_block)
         self.env: dict[str, object] = {}
@@ -53,6 +54,7 @@ class Emitter:
         self._raised: list[set[int]] = [set()]
         self.scopes: list[list[ir.Value]] = [[]]
         self.exit_frees: list[ir.Value] = []
+        self.exit_actions: list[Callable[[], None]] = []   # emitted at exit, before the frees
         self.invariant: set[int] = set()   # ids of values computed in the prologue
         self.loop_depth = 0
         self.branch_depth = 0              # inside an if_then branch: temporaries die with it
@@ -311,10 +313,12 @@ class Emitter:
     # ---- finishing -----------------------------------------------------------------------------
     def finish(self) -> None:
         self.flush_checks()
+        for action in self.exit_actions:
+            action()
         for raw in self.scopes[0] + self.exit_frees:
             self.hooks.heap_free(self, self.b, raw)
         self.b.ret_void()
-        self.entry.branch(self.prologue.block)
+        self.entry.branch(self._prologue_start)
         self.prologue.branch(self.body_block)
 
 

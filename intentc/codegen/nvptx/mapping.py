@@ -118,8 +118,9 @@ def plan_mapping(kernel: Kernel, specialization: Specialization | None = None, m
         mark_staged(layouts, cta.staged)
         for name, _, _ in cta.shared_results:   # partial reductions' results live in shared memory
             layouts.values[name] = Shared(tuple(reversed(range(layouts.values[name].rank))))
-        for name in sorted(cta.buffers):         # so do the iteration's buffers (cta_buffers.py)
-            layouts.values[name] = Shared((0,))
+        for name, place in cta.buffers:          # so do the iteration's buffers that fit (cta_buffers.py)
+            if place == "shared":
+                layouts.values[name] = Shared((0,))
         return Mapping(kind, cta.threads, cta.parallel, cta, layouts, coordinate_regions=regions)
     grid = grid_parallel(kernel)
     one_thread = assign(kernel.body, None, known, one_thread_per_iteration=True)
