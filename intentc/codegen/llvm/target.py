@@ -107,7 +107,9 @@ class TargetHooks(ABC):
         return None
 
     def before_buffer_access(self, em: Emitter, buffer: BufferRef) -> None:
-        """Emitted before each access to `buffer` (outside the access's coordinate loop)."""
+        """Emitted before each access to `buffer` (outside the access's coordinate loop):
+        nothing for a buffer of the thread's own."""
+        return None
 
     def tabulate(self, em: Emitter, dtype: str, shape: Shape, element: ElementAt,
                  group: Group | None = None) -> Tensor:
