@@ -4,7 +4,6 @@ precondition, but the targets must still agree: every fold starts from its first
 never from the identity, so an all-NaN row is NaN on the interpreter and on cpu alike (and
 cuda's CTA partials, tests/gpu/test_cta_reductions.py)."""
 import numpy as np
-import pytest
 
 import intentc
 from sample_paths import sample_text

@@ -264,7 +264,7 @@ def _generic_reduce_op(em, op):
             [b.or_(seen_a, seen_c)]
     partials = [read_slot(em, s).value for s in slots] + [b.load(present)]
     identities = [i.at(em, []) for i in inits]
-    *values, seen = em.hooks.combine_tuple(em, op, partials, identities + [FALSE], combine)
+    *values, seen = em.hooks.combine_tuple(em, op, partials, [*identities, FALSE], combine)
     return [Scalar(d, (), b.select(seen, v, i)) for d, v, i in zip(dtypes, values, identities)]
 
 
