@@ -77,9 +77,10 @@ def cta_buffers(ops: Iterable[Op], known: dict[str, int], launch: frozenset[str]
     "scratch"}, shared memory for the static ones within BUFFER_BYTES together."""
     found, left = {}, BUFFER_BYTES
     for op in every_op(ops):
-        if op.name != "buffer" or not op.group("init") or not sized_at_launch(op.result_types[0], launch):
+        type_ = op.result_types[0] if op.name == "buffer" else None
+        if not isinstance(type_, BufferType) or not op.group("init") or not sized_at_launch(type_, launch):
             continue
-        size = buffer_bytes(op.result_types[0], known)
+        size = buffer_bytes(type_, known)
         if size is not None and size <= left:
             found[op.results[0]], left = "shared", left - size
         else:
