@@ -26,11 +26,12 @@ def _block_source(counter: ir.Value) -> ir.Value | None:
 
 def philox_block(em: Emitter, seed: ir.Value, counter: ir.Value) -> tuple[ir.Value, ...]:
     """The 4 words of Philox4x32-10 block `counter >> 2` under `seed` (both i64). Counters
-    `x | k` share one computation of it, placed right after x (which dominates them all,
-    guarded or not), so the 10 rounds run once for 4 consecutive counters."""
+    `x | k` under a seed of the prologue share one computation of it, placed right after x
+    (which dominates them all, guarded or not), so the 10 rounds run once for 4 consecutive
+    counters."""
     source = _block_source(counter)
-    if source is None:
-        return _philox_rounds(em, seed, counter)
+    if source is None or not (isinstance(seed, ir.Constant) or id(seed) in em.invariant):
+        return _philox_rounds(em, seed, counter)    # (a seed computed in the body may come after x)
     key = ("philox", id(seed), id(source))
     memo = em.element_memo.get(key)
     if memo is None:

@@ -114,6 +114,8 @@ def cta_scratch(em: Emitter, plan: CtaPlan, dtype: str, shape: Shape) -> Memory:
         count: ir.Value = ir.Constant(I64, _register_bytes(dtype))
         for extent in shape:
             count = em.b.mul(count, extent)
+        # never malloc(0): it may answer NULL, which the checked malloc takes for an exhausted heap
+        count = em.b.select(em.b.icmp_unsigned("<", count, ir.Constant(I64, 16)), ir.Constant(I64, 16), count)
         slot = shared_array(em, "u64", 1)
 
         def allocate():
