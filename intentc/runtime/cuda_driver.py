@@ -4,7 +4,6 @@ call, the error and what to do; nothing here knows about KIR.
 """
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import functools
 
@@ -172,40 +171,59 @@ def default_device() -> Device:
     return Device(0)
 
 
-class PreparedLaunch:
-    """One kernel's launch with fixed argument and status buffers (it owns the argument buffer:
-    freed when the last reference to the launch goes), made once so that a launch
-    is one ctypes call of `cuLaunchKernelEx` with nothing to convert: the driver's parameter
-    array once, and per stream the launch configuration and the bound call (a `functools.partial`
-    of plain integers, returning the CUresult) the first time: `by_stream.get(s) or bind(s)`.
-    A configuration is never changed after it is made, so threads launching on different
-    streams do not race on it; the driver reads it only during the call."""
+class LaunchShape:
+    """What launches of one kernel entry share: the function, grid, CTA and dynamic shared
+    memory, and per stream the driver's launch configuration (`CUlaunchConfig`), made once."""
 
-    def __init__(self, function, grid: tuple[int, int, int], block: tuple[int, int, int], arguments: DeviceBuffer,
-                 status: int, shared_bytes: int = 0):
-        self._arguments = arguments
-        self._values = np.array([arguments.address, status], dtype=np.uint64)
-        self._params = np.array([self._values.ctypes.data, self._values.ctypes.data + 8], dtype=np.uint64)
-        self._function, self._grid, self._block = int(function), grid, block
-        self._shared_bytes = shared_bytes
+    def __init__(self, function, grid: tuple[int, int, int], block: tuple[int, int, int], shared_bytes: int = 0):
+        self.function, self.grid, self.block, self.shared_bytes = int(function), grid, block, shared_bytes
+        self._configs: dict[int, _LaunchConfig] = {}
+
+    def config(self, stream: int) -> _LaunchConfig:
+        config = self._configs.get(stream)
+        if config is None:
+            if len(self._configs) >= MAX_STREAMS:
+                self._configs.clear()       # a bound launch keeps its own configuration alive
+            config = self._configs[stream] = _LaunchConfig(self.grid, self.block, self.shared_bytes, stream, None, 0)
+        return config
+
+
+class PreparedLaunch:
+    """One kernel launch with its parameter words fixed (the argument words, then the status
+    address: docs/gpu.md "GPU ABI"), passed by value: the driver copies them into the launch
+    (`extra` = CU_LAUNCH_PARAM_BUFFER_POINTER), so nothing is uploaded and the words may be
+    dropped once the call returns. Made once so that a launch is one ctypes call of
+    `cuLaunchKernelEx` with nothing to convert: per stream the bound call (a
+    `functools.partial` of plain integers, returning the CUresult) the first time:
+    `by_stream.get(s) or bind(s)`. Nothing is changed after it is made but `by_stream`, so
+    threads launching on different streams do not race."""
+
+    def __init__(self, shape: LaunchShape, words: list[int]):
+        count = len(words)
+        # [words..., BUFFER_POINTER, &words, BUFFER_SIZE, &size, END, size]: the `extra` array after the words
+        block = (ctypes.c_uint64 * (count + 6))(*words, 1, 0, 2, 0, 0, 8 * count)
+        base = ctypes.addressof(block)
+        block[count + 1], block[count + 3] = base, base + 8 * (count + 5)
+        self._block, self._extra, self._shape = block, base + 8 * count, shape
         self.by_stream: dict[int, functools.partial] = {}
+
+    @property
+    def words(self) -> list[int]:
+        """The parameter words (unsigned)."""
+        return list(self._block[:len(self._block) - 6])
 
     def __call__(self, stream: int = 0) -> None:
         status = (self.by_stream.get(stream) or self.bind(stream))()
         if status:
             raise failure(status, "cuLaunchKernelEx")
 
-    def __del__(self):
-        with contextlib.suppress(Exception):    # at interpreter exit the driver may be gone first
-            self._arguments.free()
-
     def bind(self, stream: int) -> functools.partial:
         if len(self.by_stream) >= MAX_STREAMS:
             self.by_stream.clear()
-        config = _LaunchConfig(self._grid, self._block, self._shared_bytes, stream, None, 0)
-        launch = functools.partial(_raw_launch(), ctypes.addressof(config), self._function, self._params.ctypes.data,
-                                   None)
-        launch.config = config          # type: ignore[attr-defined]  # alive as long as the call that points at it
+        config = self._shape.config(stream)
+        launch = functools.partial(_raw_launch(), ctypes.addressof(config), self._shape.function, None, self._extra)
+        # the configuration and the words live as long as the call that points at them
+        launch.config, launch.words = config, self._block      # type: ignore[attr-defined]
         self.by_stream[stream] = launch
         return launch
 

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .cuda_driver import MAX_STREAMS, DeviceBuffer, PreparedLaunch, failure
+from .cuda_driver import MAX_STREAMS, DeviceBuffer, LaunchShape, PreparedLaunch, failure
 
 
 class StagedEntries:
@@ -39,12 +39,15 @@ def _grid(text: str, sm_count: int) -> tuple[int, int, int]:
 
 
 class LaunchSequence:
-    """Prepared launches run in order on one stream (the stages of one kernel launch), and the
-    scratch memory they share (freed when the sequence goes). Shaped like one
-    `PreparedLaunch` (`by_stream`, `bind`, a call) for the launch fast path (`load.py`)."""
+    """Launches run in order on one stream (the stages of one kernel launch), shaped like one
+    `PreparedLaunch` (`by_stream`, `bind`, a call) for the launch fast path (`load.py`). Each
+    stream gets scratch memory of its own (made at its first launch there, freed when the
+    sequence goes): launches on one stream run in order, so they may share it; launches on
+    two streams may run at once, so they must not."""
 
-    def __init__(self, launches: list[PreparedLaunch], scratch: DeviceBuffer):
-        self.launches, self._scratch = launches, scratch
+    def __init__(self, shapes: list[LaunchShape], slots: np.ndarray, status: int, stages: StagedEntries):
+        self._shapes, self._slots, self._status, self._stages = shapes, slots, status, stages
+        self._scratch: dict[int, DeviceBuffer] = {}
         self.by_stream: dict[int, Callable[[], int]] = {}
 
     def __call__(self, stream: int = 0) -> None:
@@ -52,9 +55,17 @@ class LaunchSequence:
         if status:
             raise failure(status, "cuLaunchKernelEx")
 
+    def scratch(self, stream: int) -> DeviceBuffer:
+        """The scratch memory of the launches on `stream`."""
+        scratch = self._scratch.get(stream)
+        if scratch is None:
+            scratch = self._scratch[stream] = DeviceBuffer(8 * self._stages.words(self._slots))
+        return scratch
+
     def bind(self, stream: int) -> Callable[[], int]:
         """The call of every stage on `stream`: the first failing launch's CUresult, else 0."""
-        calls = [launch.by_stream.get(stream) or launch.bind(stream) for launch in self.launches]
+        words = [*self._slots.view(np.uint64).tolist(), self.scratch(stream).address, self._status]
+        calls = [PreparedLaunch(shape, words).bind(stream) for shape in self._shapes]
 
         def run() -> int:
             for call in calls:
@@ -69,4 +80,5 @@ class LaunchSequence:
 
     def __del__(self):
         with contextlib.suppress(Exception):    # at interpreter exit the driver may be gone first
-            self._scratch.free()
+            for scratch in self._scratch.values():
+                scratch.free()

@@ -38,14 +38,7 @@ DIVIDE = """kernel @div(%a: view<i32, [%N], in>, %b: view<i32, [%N], in>, %y: vi
 }
 """
 
-ACCUMULATE = """kernel @acc(%x: view<f32, [%N], in>, %y: view<f32, [%N], inout, noalias>) {
-  %i = iota : tensor<index, [%N]>
-  %v = read %x index(%i) : tensor<f32, [%N]>
-  %u = read %y index(%i) : tensor<f32, [%N]>
-  %w = add %v, %u : tensor<f32, [%N]>
-  write %y, %w index(%i)
-}
-"""
+ACCUMULATE = (ROOT / "tests" / "runtime" / "accumulate.kir").read_text()      # y += x, y noalias
 
 
 def _interpreted(path: Path, kernel: str, inputs: dict) -> dict:
