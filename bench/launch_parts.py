@@ -63,20 +63,24 @@ def main(argv=None) -> None:
     launch_kernel = ctypes.CDLL("libcuda.so.1").cuLaunchKernel
     launch_kernel.argtypes = [ctypes.c_void_p, *[ctypes.c_uint] * 7, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
     launch_kernel.restype = ctypes.c_int
-    old_call = (prepared._function, *prepared._grid, *prepared._block, 0, stream, prepared._params.ctypes.data, None)
+    shape = prepared._shape
+    old_call = (shape.function, *shape.grid, *shape.block, 0, stream, None, prepared._extra)
     labs = ctypes.CDLL(None).labs
     labs.argtypes, labs.restype = [ctypes.c_long], ctypes.c_long
     # The same two entry points with nothing for ctypes to convert, the Ex one holding the GIL,
     # and the prepared launch on a stream of its own (not the legacy default stream).
     bare_kernel = ctypes.CDLL("libcuda.so.1").cuLaunchKernel
     bare_kernel.restype = ctypes.c_int
-    bare_call = (ctypes.c_void_p(prepared._function), *prepared._grid, *prepared._block, 0,
-                 ctypes.c_void_p(stream) if stream else None, ctypes.c_void_p(prepared._params.ctypes.data), None)
+    bare_call = (ctypes.c_void_p(shape.function), *shape.grid, *shape.block, 0,
+                 ctypes.c_void_p(stream) if stream else None, None, ctypes.c_void_p(prepared._extra))
     bound = prepared.by_stream[stream]
     gil_held = ctypes.PyDLL("libcuda.so.1").cuLaunchKernelEx
     gil_held.argtypes, gil_held.restype = [ctypes.c_void_p] * 4, ctypes.c_int
     gil_held_call = functools.partial(gil_held, *bound.args)
     own_stream = torch.cuda.Stream().cuda_stream
+    count = len(arguments)
+    template = seen._layouts[call_key(arguments)[0][:count]][0][1]
+    pointers = call_key(arguments)[0][count:]
 
     steps = {
         "whole call: kernel(x=x, y=y, z=z)": lambda: kernel(x=x, y=y, z=z),
@@ -92,17 +96,26 @@ def main(argv=None) -> None:
         "cuLaunchKernelEx holding the GIL (PyDLL)": gil_held_call,
         "prepared launch on a stream of its own": lambda: prepared(own_stream),
         "the returned dict": lambda: {name: arguments[name] for name in ("z",)},
+        "new pointers: the launch made from the template": lambda: template.launch(pointers),
+        "new pointers: binding a made launch to the stream": lambda: template.launch(pointers).bind(stream),
         "torch.add(x, y, out=z)": lambda: torch.add(x, y, out=z),
     }
     result = {"python": sys.version.split()[0], "torch": torch.__version__, "layouts": str(check),
               "ns": {name: best_ns(step, args.calls, args.repeats) for name, step in steps.items()}}
-    # A call never seen before (new pointers): bound, checked, its words uploaded.
-    fresh = [torch.randn(4096, device="cuda") for _ in range(MISSES)]
+    # Calls on memory never passed before: from the template of their layout, and (the fast
+    # paths' tables emptied first) bound and checked in full.
+    fresh = [torch.randn(4096, device="cuda") for _ in range(2 * MISSES)]
     torch.cuda.synchronize()
     start = time.perf_counter_ns()
-    for tensor in fresh:
+    for tensor in fresh[:MISSES]:
         kernel(x=tensor, y=y, z=z)
-    result["ns"]["a call with new pointers (bound and checked)"] = (time.perf_counter_ns() - start) / MISSES
+    result["ns"]["a call with new pointers (from its layout's template)"] = (time.perf_counter_ns() - start) / MISSES
+    torch.cuda.synchronize()
+    start = time.perf_counter_ns()
+    for tensor in fresh[MISSES:]:
+        seen.clear()
+        kernel(x=tensor, y=y, z=z)
+    result["ns"]["a call bound and checked in full"] = (time.perf_counter_ns() - start) / MISSES
     torch.cuda.synchronize()
     for name, ns in result["ns"].items():
         print(f"{name:40s} {ns / 1000:7.3f} µs")

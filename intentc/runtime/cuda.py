@@ -165,7 +165,7 @@ class CudaKernel(CompiledKernel):
             status = DeviceBuffer.from_array(np.zeros(1, dtype=np.int64))
             try:
                 for shape in self._stage_shapes(chosen):
-                    PreparedLaunch(shape, [*_unsigned(words), status.address])()
+                    PreparedLaunch.of(shape, [*_unsigned(words), status.address])()
                 self.device.synchronize()
                 word = int(status.download(np.zeros(1, dtype=np.int64))[0])
                 for name in outputs:
@@ -214,7 +214,7 @@ class CudaKernel(CompiledKernel):
             raise self.diagnostic(error) from None
         words = [*_unsigned(slots), self._status.address]
         shape = self._stage_shapes(entry)[0]
-        return PreparedLaunch(shape, words), LaunchTemplate(shape, words, self._template_views(env))
+        return PreparedLaunch.of(shape, words), LaunchTemplate(shape, words, self._template_views(env))
 
     def _template_views(self, env: dict) -> list[TemplateView]:
         facts = self.specialization

@@ -188,24 +188,41 @@ class LaunchShape:
         return config
 
 
-class PreparedLaunch:
-    """One kernel launch with its parameter words fixed (the argument words, then the status
-    address: docs/gpu.md "GPU ABI"), passed by value: the driver copies them into the launch
-    (`extra` = CU_LAUNCH_PARAM_BUFFER_POINTER), so nothing is uploaded and the words may be
-    dropped once the call returns. Made once so that a launch is one ctypes call of
-    `cuLaunchKernelEx` with nothing to convert: per stream the bound call (a
-    `functools.partial` of plain integers, returning the CUresult) the first time:
-    `by_stream.get(s) or bind(s)`. Nothing is changed after it is made but `by_stream`, so
-    threads launching on different streams do not race."""
+class ParameterBlock:
+    """A launch's parameter words (the argument words, then the status address: docs/gpu.md
+    "GPU ABI"), followed by the `extra` array that passes them to `cuLaunchKernelEx`:
+    [CU_LAUNCH_PARAM_BUFFER_POINTER, &words, CU_LAUNCH_PARAM_BUFFER_SIZE, &size, END, size].
+    `new()` makes a copy that points at itself: one memory copy and two stores, a few
+    times cheaper than building a ctypes array from Python integers."""
 
-    def __init__(self, shape: LaunchShape, words: list[int]):
-        count = len(words)
-        # [words..., BUFFER_POINTER, &words, BUFFER_SIZE, &size, END, size]: the `extra` array after the words
-        block = (ctypes.c_uint64 * (count + 6))(*words, 1, 0, 2, 0, 0, 8 * count)
+    def __init__(self, words: list[int]):
+        self.count = len(words)
+        self._type = ctypes.c_uint64 * (self.count + 6)
+        self._bytes = bytes(self._type(*words, 1, 0, 2, 0, 0, 8 * self.count))
+
+    def new(self) -> ctypes.Array:
+        block = self._type.from_buffer_copy(self._bytes)
         base = ctypes.addressof(block)
-        block[count + 1], block[count + 3] = base, base + 8 * (count + 5)
-        self._block, self._extra, self._shape = block, base + 8 * count, shape
+        block[self.count + 1], block[self.count + 3] = base, base + 8 * (self.count + 5)
+        return block
+
+
+class PreparedLaunch:
+    """One kernel launch with its parameter words fixed (a `ParameterBlock` copy), passed by
+    value: the driver copies them into the launch (`extra`), so nothing is uploaded. Made
+    once so that a launch is one ctypes call of `cuLaunchKernelEx` with nothing to convert:
+    per stream the bound call (a `functools.partial` of plain integers, returning the
+    CUresult) the first time: `by_stream.get(s) or bind(s)`. Nothing is changed after it is
+    made but `by_stream`, so threads launching on different streams do not race."""
+
+    def __init__(self, shape: LaunchShape, block: ctypes.Array):
+        self._shape, self._block = shape, block
+        self._extra = ctypes.addressof(block) + 8 * (len(block) - 6)
         self.by_stream: dict[int, functools.partial] = {}
+
+    @classmethod
+    def of(cls, shape: LaunchShape, words: list[int]) -> PreparedLaunch:
+        return cls(shape, ParameterBlock(words).new())
 
     @property
     def words(self) -> list[int]:

@@ -65,7 +65,7 @@ class LaunchSequence:
     def bind(self, stream: int) -> Callable[[], int]:
         """The call of every stage on `stream`: the first failing launch's CUresult, else 0."""
         words = [*self._slots.view(np.uint64).tolist(), self.scratch(stream).address, self._status]
-        calls = [PreparedLaunch(shape, words).bind(stream) for shape in self._shapes]
+        calls = [PreparedLaunch.of(shape, words).bind(stream) for shape in self._shapes]
 
         def run() -> int:
             for call in calls:

@@ -19,9 +19,10 @@ parameters, docs/gpu.md "GPU ABI").
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .cuda_driver import LaunchShape, PreparedLaunch
+from .cuda_driver import LaunchShape, ParameterBlock, PreparedLaunch
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,7 @@ class LaunchTemplate:
     words: list[int]            # the parameter words (unsigned), status address last
     views: list[TemplateView]
 
-    def for_call(self, pointers: dict[str, int], index: dict[str, int]) -> CallTemplate:
+    def for_call(self, pointers: Sequence[int], index: dict[str, int]) -> CallTemplate:
         """The template for calls whose view `name` is the data pointer `pointers[index[name]]`
         (views not in `index`, or empty, lie where they lay in the call it was made from);
         `pointers` are this call's."""
@@ -59,19 +60,19 @@ class LaunchTemplate:
         aligned = [(index[v.name], v.first - pointers[index[v.name]]) for v in moving.values() if v.aligned16]
         disjoint = [(*relative(a), *relative(b)) for a in self.views if a.noalias for b in self.views
                     if b is not a and (a.name in moving or b.name in moving)]
-        return CallTemplate(self.shape, self.words, addresses, aligned, disjoint)
+        return CallTemplate(self.shape, ParameterBlock(self.words), addresses, aligned, disjoint)
 
 
 class CallTemplate:
     """A template with its views' places in a call's data pointers."""
 
-    def __init__(self, shape: LaunchShape, words: list[int], addresses: list, aligned: list, disjoint: list):
-        self._shape, self._words = shape, words
+    def __init__(self, shape: LaunchShape, parameters: ParameterBlock, addresses: list, aligned: list, disjoint: list):
+        self._shape, self._parameters = shape, parameters
         self._addresses = addresses     # (word, pointer index, address - pointer)
         self._aligned = aligned         # (pointer index, element 0 - pointer): 16-byte aligned
         self._disjoint = disjoint       # (index, low, high, index, low, high): index None = fixed bytes
 
-    def launch(self, pointers) -> PreparedLaunch | None:
+    def launch(self, pointers: Sequence[int]) -> PreparedLaunch | None:
         """The launch for a call with these data pointers (a tuple by pointer index), or None
         when a check that depends on them fails."""
         for index, first in self._aligned:
@@ -84,7 +85,7 @@ class CallTemplate:
                 other_low, other_high = pointers[other] + other_low, pointers[other] + other_high
             if low < other_high and other_low < high:
                 return None
-        words = self._words.copy()
+        block = self._parameters.new()
         for word, index, difference in self._addresses:
-            words[word] = pointers[index] + difference
-        return PreparedLaunch(self._shape, words)
+            block[word] = pointers[index] + difference
+        return PreparedLaunch(self._shape, block)

@@ -54,17 +54,27 @@ class SeenCalls:
         a call with its layout; None if neither."""
         tensors: Collection = arguments.values()
         try:                            # _keys's common kind, inlined (one Python call less)
-            key: tuple | None = (*arguments, *map(_data_ptr, tensors))
+            key: tuple = (*arguments, *map(_data_ptr, tensors))
         except (TypeError, RuntimeError):
-            key, tensors, layout_key, pointers = _mixed_keys(arguments)
-            if key is None:
-                return None
-        else:
-            count = len(arguments)
-            layout_key, pointers = key[:count], key[count:]   # type: ignore[index]
-        entry = self._entries.get(key)   # type: ignore[arg-type]  # None is never stored
+            return self._find_mixed(arguments)
+        entry = self._entries.get(key)
         if entry is not None and entry[0](*tensors):
             return entry[1]
+        count = len(arguments)
+        return self._from_template(key, tensors, key[:count], key[count:])
+
+    def _find_mixed(self, arguments: dict):
+        key, tensors, layout_key, pointers = _mixed_keys(arguments)
+        if key is None or layout_key is None:
+            return None
+        entry = self._entries.get(key)
+        if entry is not None and entry[0](*tensors):
+            return entry[1]
+        return self._from_template(key, tensors, layout_key, pointers)
+
+    def _from_template(self, key: tuple, tensors: Collection, layout_key: tuple, pointers: tuple):
+        """The launch made from the template of a call with this call's layout (new data
+        pointers), remembered for the call; None if there is none or a pointer check fails."""
         for check, template in self._layouts.get(layout_key, ()):
             if check(*tensors):
                 launch = template.launch(pointers)
@@ -77,7 +87,7 @@ class SeenCalls:
         """Use `launch` for calls equal to this one (bound and checked) from now on, and
         `template` (a `LaunchTemplate`) for calls with its layout."""
         key, tensors, layout_key, pointers = _keys(arguments)
-        if key is None or not all(isinstance(t, _tensor_type()) for t in tensors):
+        if key is None or layout_key is None or not all(isinstance(t, _tensor_type()) for t in tensors):
             return
         check = (_tensor_layouts()(*tensors) if tensors else _NO_TENSORS).check
         self._store(key, check, launch)

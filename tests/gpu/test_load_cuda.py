@@ -15,6 +15,7 @@ import pytest
 from gpu_required import requires_gpu
 
 import intentc
+from staged_programs import CUMSUM
 
 pytestmark = requires_gpu()
 torch = pytest.importorskip("torch", reason="the CUDA API tests pass torch tensors")
@@ -41,9 +42,9 @@ DIVIDE = """kernel @div(%a: view<i32, [%N], in>, %b: view<i32, [%N], in>, %y: vi
 ACCUMULATE = (ROOT / "tests" / "runtime" / "accumulate.kir").read_text()      # y += x, y noalias
 
 
-def _interpreted(path: Path, kernel: str, inputs: dict) -> dict:
+def _interpreted(source: Path | str, kernel: str, inputs: dict) -> dict:
     host = {name: value.cpu().numpy() if hasattr(value, "cpu") else value for name, value in inputs.items()}
-    return intentc.run(path.read_text(), kernel, host)
+    return intentc.run(source.read_text() if isinstance(source, Path) else source, kernel, host)
 
 
 def test_torch_tensors_in_place_match_the_interpreter():
@@ -178,3 +179,41 @@ def test_a_call_seen_before_binds_nothing_and_any_change_it_was_checked_for_is_c
     expected[32:40] += expected[0:8]               # bound again (it replaced the first call's entry)
     kernel.synchronize()
     assert torch.equal(base, expected) and len(binds) == 8
+
+
+
+def test_calls_on_new_memory_with_a_seen_layout_bind_nothing_and_match_the_interpreter():
+    """New-pointer calls (`launch_template.py`): fresh tensors at every call, laid out as a
+    call bound before, are launched from its template; each result is the interpreter's."""
+    kernel = intentc.load(NEGATE, "neg", target="cuda")
+    binds = _counting_binds(kernel)
+    layouts = {"contiguous": lambda t: t[0:3000], "offset": lambda t: t[7:3007],
+               "reversed": lambda t: t.flip(0)[1:3001], "strided": lambda t: t[1::2][:3000]}
+    for name, layout in layouts.items():
+        for _ in range(4):
+            x, y = layout(torch.randn(6100, device="cuda")), layout(torch.full((6100,), 3.0, device="cuda"))
+            kernel(x=x, y=y)
+            kernel.synchronize()
+            np.testing.assert_array_equal(y.cpu().numpy(), _interpreted(NEGATE, "neg", {"x": x})["y"], name)
+    assert len(binds) == len(layouts)
+
+
+def test_a_staged_call_on_two_streams_at_once_gives_each_stream_its_scratch():
+    """The same staged call (same tensors) queued on two streams at once: each stream's
+    launches use scratch memory of their own, so both write the interpreter's prefix sums."""
+    kernel = intentc.load(CUMSUM, "cumsum", target="cuda")
+    assert kernel.launch_config.stages
+    x = torch.randint(-8, 8, (1 << 20,), device="cuda").float()      # sums exact in any order
+    y = torch.zeros_like(x)
+    streams = [torch.cuda.Stream(), torch.cuda.Stream()]
+    for stream in streams:
+        stream.wait_stream(torch.cuda.current_stream())
+    for _ in range(8):
+        for stream in streams:
+            kernel(x=x, y=y, stream=stream)
+    torch.cuda.synchronize()
+    kernel.synchronize()
+    sequence = kernel.runner.seen.find({"x": x, "y": y})
+    assert sorted(sequence._scratch) == sorted(s.cuda_stream for s in streams)
+    np.testing.assert_array_equal(y.cpu().numpy(), _interpreted(CUMSUM, "cumsum", {"x": x})["y"])
+

@@ -38,9 +38,9 @@ def _loaded(source: str, name: str, **options):
     return intentc.load(source, name, target="cuda", arch="sm_90", **options)
 
 
-def _code(work) -> str:
+def _code(work, **arguments) -> str:
     with pytest.raises(intentc.DiagnosticError) as error:
-        work()
+        work(**arguments)
     return error.value.diagnostics[0].code
 
 
@@ -92,7 +92,7 @@ def test_every_change_but_the_pointers_is_bound_and_checked_again(fake_driver):
         "R0108": {"x": tensor(other[0:8], ordinal=1), "y": tensor(other[32:40])},   # device
     }
     for code, arguments in illegal.items():
-        assert _code(lambda: kernel(**arguments)) == code, code
+        assert _code(kernel, **arguments) == code, code
     assert len(fake_driver.binds) == 1 + len(illegal)
     kernel(x=tensor(other[8:24:2]), y=tensor(other[32:40]))              # strides: legal, bound once
     assert fake_driver.launches[-1][3][3] == 2                           # x's stride word
