@@ -20,6 +20,8 @@ from .values import Scalar, ViewRef
 
 NOT_LOWERED = "E0080"
 ABI_UNSUPPORTED = "E0081"
+# Kernel parameter bytes every CUDA driver takes (Volta+ with CUDA 12.1 take 32764).
+PARAMETER_BYTES = 4096
 
 
 @dataclass
@@ -45,12 +47,17 @@ def lower_kernel(module: Module, kernel_name: str, hooks: TargetHooks, specializ
         slots = layout(kernel)
     except ValueError as problem:
         raise _diagnostic(ABI_UNSUPPORTED, f"kernel @{kernel.name}: {problem}", kernel, file, source) from None
+    words = slot_count(slots) + hooks.extra_argument_words
+    if hooks.words_as_params and 8 * (words + 1) > PARAMETER_BYTES:
+        raise _diagnostic(ABI_UNSUPPORTED, f"kernel @{kernel.name}: its {words} argument words do not fit the "
+                          f"{PARAMETER_BYTES} bytes of kernel parameters", kernel, file, source,
+                          "pass fewer or lower-rank views") from None
     llmod = ir.Module(name=kernel_name)
     if hooks.triple:
         llmod.triple = hooks.triple
     if hooks.data_layout:
         llmod.data_layout = hooks.data_layout
-    function = _kernel_function(llmod, function_name(kernel.name), slot_count(slots), hooks)
+    function = _kernel_function(llmod, function_name(kernel.name), words, hooks)
     em = Emitter(llmod, function, function.args[-1], hooks)
     em.argument_word = _argument_words(em, function, hooks)
     em.kir_module = module
@@ -76,15 +83,14 @@ def _diagnostic(code, message, node, file, source, hint="") -> DiagnosticError:
 
 
 def _kernel_function(llmod: ir.Module, name: str, words: int, hooks: TargetHooks) -> ir.Function:
-    """`void kernel(i64 *args, i64 *status)`, or with the argument words as parameters
+    """`void kernel(i64 *args, i64 *status)`, or with the `words` argument words as parameters
     (`hooks.words_as_params`): `void kernel(i64 w0, ..., i64 wN-1, i64 *status)` (`abi.py`)."""
     pointer = I64.as_pointer()
     if not hooks.words_as_params:
         function = ir.Function(llmod, ir.FunctionType(ir.VoidType(), [pointer, pointer]), name)
         function.args[0].name = "args"
     else:
-        count = words + hooks.extra_argument_words
-        function = ir.Function(llmod, ir.FunctionType(ir.VoidType(), [I64] * count + [pointer]), name)
+        function = ir.Function(llmod, ir.FunctionType(ir.VoidType(), [I64] * words + [pointer]), name)
         for index, word in enumerate(function.args[:-1]):
             word.name = f"w{index}"
     function.args[-1].name = "status"
