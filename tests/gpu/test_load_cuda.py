@@ -217,3 +217,51 @@ def test_a_staged_call_on_two_streams_at_once_gives_each_stream_its_scratch():
     assert sorted(sequence._scratch) == sorted(s.cuda_stream for s in streams)
     np.testing.assert_array_equal(y.cpu().numpy(), _interpreted(CUMSUM, "cumsum", {"x": x})["y"])
 
+
+
+class _OnlyProtocol:
+    """A torch CUDA tensor seen through one protocol only: DLPack (as JAX GPU arrays are) or
+    `__cuda_array_interface__` (as Numba and other libraries' arrays are)."""
+
+    def __init__(self, tensor, protocol: str):
+        self._tensor, self._protocol = tensor, protocol
+
+    def __getattr__(self, name: str):
+        if name.startswith("__dlpack") and self._protocol == "dlpack":
+            return getattr(self._tensor, name)
+        if name == "__cuda_array_interface__" and self._protocol == "cai":
+            return self._tensor.__cuda_array_interface__
+        raise AttributeError(name)
+
+
+@pytest.mark.parametrize("protocol", ["dlpack", "cai"])
+def test_arrays_of_any_library_pass_by_device_pointer(protocol):
+    kernel = intentc.load(NEGATE, "neg", target="cuda")
+    base, out = torch.randn(3001, device="cuda"), torch.zeros(3000, device="cuda")
+    x, y = base[1::2], out[::2]                    # strided and offset
+    kernel(x=_OnlyProtocol(x, protocol), y=_OnlyProtocol(y, protocol))
+    kernel.synchronize()
+    assert torch.equal(out[::2], -x) and not out[1::2].any()
+
+
+def test_threads_launching_on_their_own_streams_with_new_memory():
+    """Four threads, each on a stream of its own, call one kernel on fresh tensors: the fast
+    paths' shared tables under threads; every result is the interpreter's."""
+    from concurrent.futures import ThreadPoolExecutor
+    kernel = intentc.load(NEGATE, "neg", target="cuda")
+
+    def work(seed: int) -> bool:
+        stream = torch.cuda.Stream()
+        generator = torch.Generator(device="cuda").manual_seed(seed)
+        with torch.cuda.stream(stream):
+            pairs = []
+            for _ in range(50):
+                x = torch.randn(2048, device="cuda", generator=generator)
+                y = torch.empty_like(x)
+                kernel(x=x, y=y)
+                pairs.append((x, y))
+            stream.synchronize()
+            return all(torch.equal(y, -x) for x, y in pairs)
+    with ThreadPoolExecutor(4) as pool:
+        assert all(pool.map(work, range(4)))
+    kernel.synchronize()
