@@ -265,3 +265,12 @@ def test_threads_launching_on_their_own_streams_with_new_memory():
     with ThreadPoolExecutor(4) as pool:
         assert all(pool.map(work, range(4)))
     kernel.synchronize()
+
+
+def test_the_readme_gpu_example_runs_and_matches_the_interpreter(monkeypatch, capsys):
+    from readme_snippets import from_python_examples, run_example
+    names = run_example(from_python_examples()[0], monkeypatch)
+    rows = names["x"][:32]
+    expected = _interpreted(SOFTMAX, "row_softmax", {"x": rows, "t": np.float32(0.5)})["y"]
+    np.testing.assert_allclose(names["y"][:32].cpu().numpy(), expected, rtol=1e-5, atol=1e-7)
+    assert names["softmax"].key in capsys.readouterr().out
