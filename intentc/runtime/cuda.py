@@ -92,7 +92,7 @@ class CudaKernel(CompiledKernel):
         # Launches prepared for calls seen before (`seen`: shared with the other shape variants
         # of one `LoadedKernel`); `LoadedKernel` looks calls up here first.
         self.seen = seen if seen is not None else SeenCalls(SEEN_CALLS)
-        self._params = {p.name: p for p in self.kernel.params}
+        self._noalias = {p.name: bool(getattr(p.type, "noalias", False)) for p in self.kernel.params}
         self._status = DeviceBuffer.from_array(np.zeros(1, dtype=np.int64))
 
     @property
@@ -207,27 +207,23 @@ class CudaKernel(CompiledKernel):
                                       cuda_device(self.device.ordinal), self.specialization)
         check_extents(self._extent_params, env, self.file, self.source)
         entry = self._entries.pick(binding.extents, env)
-        try:
-            if self._stages is not None:
-                return LaunchSequence(self._stage_shapes(entry), slots, self._status.address, self._stages), None
-        except CudaError as error:
-            raise self.diagnostic(error) from None
+        if self._stages is not None:
+            return LaunchSequence(self._stage_shapes(entry), slots, self._status.address, self._stages), None
         words = [*_unsigned(slots), self._status.address]
         shape = self._stage_shapes(entry)[0]
         return PreparedLaunch.of(shape, words), LaunchTemplate(shape, words, self._template_views(env))
 
     def _template_views(self, env: dict) -> list[TemplateView]:
-        facts = self.specialization
+        """The bound views (`binding.DirectView`s) as a launch template records them."""
         views = []
         for entry in self.abi.slots:
-            view = env[entry.name]
             if entry.kind != "view":
                 continue
-            low, high = view.span(np_dtype(entry.dtype).itemsize)
-            param = self._params[entry.name]
+            view, itemsize = env[entry.name], np_dtype(entry.dtype).itemsize
+            low, high = view.span(itemsize)
             views.append(TemplateView(entry.name, entry.start, view.address, (low, high),
-                                      view.address + view.offset * np_dtype(entry.dtype).itemsize,
-                                      param.type.noalias, entry.name in facts.aligned16, high == low))
+                                      view.address + view.offset * itemsize, self._noalias[entry.name],
+                                      entry.name in self.specialization.aligned16, high == low))
         return views
 
     def diagnostic(self, error: CudaError) -> DiagnosticError:
