@@ -63,8 +63,8 @@ def main(argv=None) -> None:
     launch_kernel = ctypes.CDLL("libcuda.so.1").cuLaunchKernel
     launch_kernel.argtypes = [ctypes.c_void_p, *[ctypes.c_uint] * 7, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
     launch_kernel.restype = ctypes.c_int
-    shape = prepared._shape
-    old_call = (shape.function, *shape.grid, *shape.block, 0, stream, None, prepared._extra)
+    shape = prepared.shape
+    old_call = (shape.function, *shape.grid, *shape.block, 0, stream, None, prepared.extra)
     labs = ctypes.CDLL(None).labs
     labs.argtypes, labs.restype = [ctypes.c_long], ctypes.c_long
     # The same two entry points with nothing for ctypes to convert, the Ex one holding the GIL,
@@ -72,11 +72,11 @@ def main(argv=None) -> None:
     bare_kernel = ctypes.CDLL("libcuda.so.1").cuLaunchKernel
     bare_kernel.restype = ctypes.c_int
     bare_call = (ctypes.c_void_p(shape.function), *shape.grid, *shape.block, 0,
-                 ctypes.c_void_p(stream) if stream else None, None, ctypes.c_void_p(prepared._extra))
-    bound = prepared.by_stream[stream]
+                 ctypes.c_void_p(stream) if stream else None, None, ctypes.c_void_p(prepared.extra))
+    bound = shape.by_stream[stream]
     gil_held = ctypes.PyDLL("libcuda.so.1").cuLaunchKernelEx
     gil_held.argtypes, gil_held.restype = [ctypes.c_void_p] * 4, ctypes.c_int
-    gil_held_call = functools.partial(gil_held, *bound.args)
+    gil_held_call = functools.partial(gil_held, *bound.args, prepared.extra)
     own_stream = torch.cuda.Stream().cuda_stream
     count = len(arguments)
     template = seen._layouts[call_key(arguments)[0][:count]][0][1]

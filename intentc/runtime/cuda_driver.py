@@ -173,19 +173,25 @@ def default_device() -> Device:
 
 class LaunchShape:
     """What launches of one kernel entry share: the function, grid, CTA and dynamic shared
-    memory, and per stream the driver's launch configuration (`CUlaunchConfig`), made once."""
+    memory, and per stream the bound call of libcuda's `cuLaunchKernelEx` (a
+    `functools.partial` of plain integers: the configuration, the function, no
+    `kernelParams`), made the first time: `by_stream.get(s) or bind(s)`; called with a
+    parameter block's `extra` address, it returns the CUresult. A launch converts nothing.
+    A configuration is never changed after it is made, so threads launching on different
+    streams do not race on it; the driver reads it only during the call."""
 
     def __init__(self, function, grid: tuple[int, int, int], block: tuple[int, int, int], shared_bytes: int = 0):
         self.function, self.grid, self.block, self.shared_bytes = int(function), grid, block, shared_bytes
-        self._configs: dict[int, _LaunchConfig] = {}
+        self.by_stream: dict[int, functools.partial] = {}
 
-    def config(self, stream: int) -> _LaunchConfig:
-        config = self._configs.get(stream)
-        if config is None:
-            if len(self._configs) >= MAX_STREAMS:
-                self._configs.clear()       # a bound launch keeps its own configuration alive
-            config = self._configs[stream] = _LaunchConfig(self.grid, self.block, self.shared_bytes, stream, None, 0)
-        return config
+    def bind(self, stream: int) -> functools.partial:
+        if len(self.by_stream) >= MAX_STREAMS:
+            self.by_stream.clear()
+        config = _LaunchConfig(self.grid, self.block, self.shared_bytes, stream, None, 0)
+        launch = functools.partial(_raw_launch(), ctypes.addressof(config), self.function, None)
+        launch.config = config          # type: ignore[attr-defined]  # alive as long as the call that points at it
+        self.by_stream[stream] = launch
+        return launch
 
 
 class ParameterBlock:
@@ -209,43 +215,26 @@ class ParameterBlock:
 
 class PreparedLaunch:
     """One kernel launch with its parameter words fixed (a `ParameterBlock` copy), passed by
-    value: the driver copies them into the launch (`extra`), so nothing is uploaded. Made
-    once so that a launch is one ctypes call of `cuLaunchKernelEx` with nothing to convert:
-    per stream the bound call (a `functools.partial` of plain integers, returning the
-    CUresult) the first time: `by_stream.get(s) or bind(s)`. Nothing is changed after it is
-    made but `by_stream`, so threads launching on different streams do not race."""
+    value: the driver copies them into the launch (`extra`), so nothing is uploaded, and
+    making one costs a memory copy. Launched by its shape's call bound to the stream:
+    `(shape.by_stream.get(s) or shape.bind(s))(extra)`."""
 
     def __init__(self, shape: LaunchShape, block: ctypes.Array):
-        self._shape, self._block = shape, block
-        self._extra = ctypes.addressof(block) + 8 * (len(block) - 6)
-        self.by_stream: dict[int, functools.partial] = {}
+        self.shape, self._block = shape, block
+        self.extra = ctypes.addressof(block) + 8 * (len(block) - 6)
 
     @classmethod
     def of(cls, shape: LaunchShape, words: list[int]) -> PreparedLaunch:
         return cls(shape, ParameterBlock(words).new())
 
-    @property
-    def words(self) -> list[int]:
-        """The parameter words (unsigned)."""
-        return list(self._block[:len(self._block) - 6])
-
     def __call__(self, stream: int = 0) -> None:
-        status = (self.by_stream.get(stream) or self.bind(stream))()
+        shape = self.shape
+        status = (shape.by_stream.get(stream) or shape.bind(stream))(self.extra)
         if status:
             raise failure(status, "cuLaunchKernelEx")
 
-    def bind(self, stream: int) -> functools.partial:
-        if len(self.by_stream) >= MAX_STREAMS:
-            self.by_stream.clear()
-        config = self._shape.config(stream)
-        launch = functools.partial(_raw_launch(), ctypes.addressof(config), self._shape.function, None, self._extra)
-        # the configuration and the words live as long as the call that points at them
-        launch.config, launch.words = config, self._block      # type: ignore[attr-defined]
-        self.by_stream[stream] = launch
-        return launch
 
-
-# Streams a prepared launch keeps a bound call for (more are rebound as they come).
+# Streams a launch shape keeps a bound call for (more are rebound as they come).
 MAX_STREAMS = 16
 
 

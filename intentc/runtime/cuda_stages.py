@@ -39,19 +39,23 @@ def _grid(text: str, sm_count: int) -> tuple[int, int, int]:
 
 
 class LaunchSequence:
-    """Launches run in order on one stream (the stages of one kernel launch), shaped like one
-    `PreparedLaunch` (`by_stream`, `bind`, a call) for the launch fast path (`load.py`). Each
-    stream gets scratch memory of its own (made at its first launch there, freed when the
-    sequence goes): launches on one stream run in order, so they may share it; launches on
-    two streams may run at once, so they must not."""
+    """Launches run in order on one stream (the stages of one kernel launch). Shaped like a
+    `PreparedLaunch` for the launch fast path (`load.py`): it is its own `shape`, whose call
+    bound to a stream runs every stage there (its `extra` is not read). Each stream gets
+    scratch memory of its own (made at its first launch there, freed when the sequence goes):
+    launches on one stream run in order, so they may share it; launches on two streams may
+    run at once, so they must not."""
+
+    extra = 0
 
     def __init__(self, shapes: list[LaunchShape], slots: np.ndarray, status: int, stages: StagedEntries):
         self._shapes, self._slots, self._status, self._stages = shapes, slots, status, stages
         self._scratch: dict[int, DeviceBuffer] = {}
-        self.by_stream: dict[int, Callable[[], int]] = {}
+        self.shape = self
+        self.by_stream: dict[int, Callable[[int], int]] = {}
 
     def __call__(self, stream: int = 0) -> None:
-        status = (self.by_stream.get(stream) or self.bind(stream))()
+        status = (self.by_stream.get(stream) or self.bind(stream))(self.extra)
         if status:
             raise failure(status, "cuLaunchKernelEx")
 
@@ -62,17 +66,19 @@ class LaunchSequence:
             scratch = self._scratch[stream] = DeviceBuffer(8 * self._stages.words(self._slots))
         return scratch
 
-    def bind(self, stream: int) -> Callable[[], int]:
+    def bind(self, stream: int) -> Callable[[int], int]:
         """The call of every stage on `stream`: the first failing launch's CUresult, else 0."""
         words = [*self._slots.view(np.uint64).tolist(), self.scratch(stream).address, self._status]
-        calls = [PreparedLaunch.of(shape, words).bind(stream) for shape in self._shapes]
+        launches = [PreparedLaunch.of(shape, words) for shape in self._shapes]
+        calls = [(launch.shape.by_stream.get(stream) or launch.shape.bind(stream), launch.extra) for launch in launches]
 
-        def run() -> int:
-            for call in calls:
-                status = call()
+        def run(_extra: int) -> int:
+            for call, extra in calls:
+                status = call(extra)
                 if status:
                     return status
             return 0
+        run.launches = launches         # type: ignore[attr-defined]  # their words live as long as the call
         if len(self.by_stream) >= MAX_STREAMS:
             self.by_stream.clear()
         self.by_stream[stream] = run
