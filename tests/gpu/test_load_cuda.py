@@ -61,11 +61,11 @@ def test_strided_and_offset_views_without_copies():
     base = torch.randn(4001, device="cuda")
     out = torch.full((4000,), 7.0, device="cuda")
     kernel = intentc.load(NEGATE, "neg", target="cuda")
-    kernel(x=base[1::2], y=out.flip(0)[::2])
+    kernel(x=base[1::2], y=out[1::2])           # (torch.flip copies: torch has no negative strides)
     kernel.synchronize()
     expected = torch.full((4000,), 7.0, device="cuda")
-    expected.flip(0)[::2] = -base[1::2]
-    assert torch.equal(out, expected)
+    expected[1::2] = -base[1::2]
+    assert torch.equal(out, expected) and not torch.equal(out, torch.full_like(out, 7.0))
 
 
 def test_softmax_specialized_automatically_per_shape():
