@@ -96,8 +96,7 @@ def main(argv=None) -> None:
         "cuLaunchKernelEx holding the GIL (PyDLL)": gil_held_call,
         "prepared launch on a stream of its own": lambda: prepared(own_stream),
         "the returned dict": lambda: {name: arguments[name] for name in ("z",)},
-        "new pointers: the launch made from the template": lambda: template.launch(pointers),
-        "new pointers: binding a made launch to the stream": lambda: template.launch(pointers).bind(stream),
+        "new pointers: the template's launch set to them": lambda: template.launch(pointers),
         "torch.add(x, y, out=z)": lambda: torch.add(x, y, out=z),
     }
     result = {"python": sys.version.split()[0], "torch": torch.__version__, "layouts": str(check),

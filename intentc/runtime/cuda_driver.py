@@ -220,7 +220,7 @@ class PreparedLaunch:
     `(shape.by_stream.get(s) or shape.bind(s))(extra)`."""
 
     def __init__(self, shape: LaunchShape, block: ctypes.Array):
-        self.shape, self._block = shape, block
+        self.shape, self.block = shape, block
         self.extra = ctypes.addressof(block) + 8 * (len(block) - 6)
 
     @classmethod

@@ -13,12 +13,15 @@ it uses a template. The three, for a call with other data pointers:
 - the 16-byte alignment fact (R0108), where a kernel was compiled with it.
 
 `CallTemplate.launch(pointers)` re-checks the last two (None when one fails: the caller
-binds the call in full, which reports the interpreter's diagnostic) and makes the launch
-from the words with the new addresses: no binding, no upload (the words are kernel
-parameters, docs/gpu.md "GPU ABI").
+binds the call in full, which reports the interpreter's diagnostic) and sets the address
+words of the template's launch: no binding, no upload (the words are kernel parameters,
+docs/gpu.md "GPU ABI"), and nothing allocated. Each thread has a launch of its own per
+template, rewritten by its next call: the caller launches it at once (the driver copies the
+parameters during the launch), as `LoadedKernel.__call__` and `CudaKernel.launch_in_place` do.
 """
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -71,10 +74,12 @@ class CallTemplate:
         self._addresses = addresses     # (word, pointer index, address - pointer)
         self._aligned = aligned         # (pointer index, element 0 - pointer): 16-byte aligned
         self._disjoint = disjoint       # (index, low, high, index, low, high): index None = fixed bytes
+        self._per_thread = threading.local()
 
     def launch(self, pointers: Sequence[int]) -> PreparedLaunch | None:
-        """The launch for a call with these data pointers (a tuple by pointer index), or None
-        when a check that depends on them fails."""
+        """This thread's launch set to a call with these data pointers (a tuple by pointer
+        index; launch it before this thread's next call), or None when a check that depends
+        on them fails."""
         for index, first in self._aligned:
             if (pointers[index] + first) % 16:
                 return None
@@ -85,7 +90,11 @@ class CallTemplate:
                 other_low, other_high = pointers[other] + other_low, pointers[other] + other_high
             if low < other_high and other_low < high:
                 return None
-        block = self._parameters.new()
+        try:
+            launch = self._per_thread.launch
+        except AttributeError:
+            launch = self._per_thread.launch = PreparedLaunch(self._shape, self._parameters.new())
+        words = launch.block
         for word, index, difference in self._addresses:
-            block[word] = pointers[index] + difference
-        return PreparedLaunch(self._shape, block)
+            words[word] = pointers[index] + difference
+        return launch

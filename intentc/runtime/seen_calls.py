@@ -50,8 +50,8 @@ class SeenCalls:
         self._layouts: dict[tuple, list] = {}      # layout key: [(layout check, CallTemplate)], newest first
 
     def find(self, arguments: dict):
-        """The launch remembered for a call equal to this one, or made from the template of
-        a call with its layout; None if neither."""
+        """The launch remembered for a call equal to this one, or set from the template of
+        a call with its layout (to launch at once); None if neither."""
         tensors: Collection = arguments.values()
         try:                            # _keys's common kind, inlined (one Python call less)
             key: tuple = (*arguments, *map(_data_ptr, tensors))
@@ -61,7 +61,7 @@ class SeenCalls:
         if entry is not None and entry[0](*tensors):
             return entry[1]
         count = len(arguments)
-        return self._from_template(key, tensors, key[:count], key[count:])
+        return self._from_template(tensors, key[:count], key[count:])
 
     def _find_mixed(self, arguments: dict):
         key, tensors, layout_key, pointers = _mixed_keys(arguments)
@@ -70,17 +70,15 @@ class SeenCalls:
         entry = self._entries.get(key)
         if entry is not None and entry[0](*tensors):
             return entry[1]
-        return self._from_template(key, tensors, layout_key, pointers)
+        return self._from_template(tensors, layout_key, pointers)
 
-    def _from_template(self, key: tuple, tensors: Collection, layout_key: tuple, pointers: tuple):
-        """The launch made from the template of a call with this call's layout (new data
-        pointers), remembered for the call; None if there is none or a pointer check fails."""
+    def _from_template(self, tensors: Collection, layout_key: tuple, pointers: tuple):
+        """The launch set from the template of a call with this call's layout (new data
+        pointers; this thread's, to launch at once); None if there is none or a pointer
+        check fails."""
         for check, template in self._layouts.get(layout_key, ()):
             if check(*tensors):
-                launch = template.launch(pointers)
-                if launch is not None:
-                    self._store(key, check, launch)
-                return launch
+                return template.launch(pointers)
         return None
 
     def remember(self, arguments: dict, launch, template=None) -> None:
@@ -90,7 +88,9 @@ class SeenCalls:
         if key is None or layout_key is None or not all(isinstance(t, _tensor_type()) for t in tensors):
             return
         check = (_tensor_layouts()(*tensors) if tensors else _NO_TENSORS).check
-        self._store(key, check, launch)
+        if len(self._entries) >= self.capacity:
+            self._entries.clear()
+        self._entries[key] = (check, launch)
         if template is not None:
             names = [name for name, value in arguments.items() if isinstance(value, _tensor_type())]
             layouts = self._layouts.get(layout_key)
@@ -100,11 +100,6 @@ class SeenCalls:
                 layouts = self._layouts[layout_key] = []
             layouts.insert(0, (check, template.for_call(pointers, {name: i for i, name in enumerate(names)})))
             del layouts[LAYOUTS_PER_KEY:]
-
-    def _store(self, key: tuple, check, launch) -> None:
-        if len(self._entries) >= self.capacity:
-            self._entries.clear()
-        self._entries[key] = (check, launch)
 
     def clear(self) -> None:
         self._entries.clear()

@@ -137,3 +137,23 @@ def test_a_staged_kernel_has_scratch_memory_per_stream(fake_driver):
     assert len(fake_driver.launches) == 3 * stages and len(fake_driver.binds) == 1
     assert scratch[5] != scratch[6]
     assert {launch[3][-2] for launch in fake_driver.launches if launch[2] == 5} == {scratch[5]}
+
+
+def test_a_template_sets_one_launch_a_thread_and_allocates_nothing(fake_driver):
+    """New-memory calls reuse their thread's launch of the template (the driver copies the
+    parameters during the launch); another thread has its own."""
+    from concurrent.futures import ThreadPoolExecutor
+    kernel = _loaded(ACCUMULATE, "acc")
+    memory = np.zeros(256, np.float32)
+    kernel(x=FakeTensor(memory[0:8]), y=FakeTensor(memory[8:16]))
+
+    def new_memory_call(start: int):
+        call = {"x": FakeTensor(memory[start:start + 8]), "y": FakeTensor(memory[start + 8:start + 16])}
+        launch = kernel.runner.seen.find(call)
+        return launch, launch.block[0]
+    first, first_x = new_memory_call(32)
+    second, second_x = new_memory_call(64)
+    assert first is second and (first_x, second_x) == (memory[32:].ctypes.data, memory[64:].ctypes.data)
+    with ThreadPoolExecutor(1) as pool:
+        other, _ = pool.submit(new_memory_call, 96).result()
+    assert other is not first and len(fake_driver.binds) == 1
