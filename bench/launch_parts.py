@@ -3,13 +3,16 @@
 best of `repeats` rounds of `calls` calls. Steps that launch queue work on the GPU; the
 stream is synchronized between rounds, outside the timing.
 
-    python3 bench/launch_parts.py [--calls 2000] [--repeats 15] [--out FILE]
+    python3 bench/launch_parts.py [--calls 2000] [--repeats 15] [--out FILE] [--profile]
 """
 from __future__ import annotations
 
 import argparse
 import ctypes
+import cProfile
 import functools
+import itertools
+import pstats
 import json
 import sys
 import time
@@ -24,6 +27,7 @@ from intentc.runtime.seen_calls import call_key  # noqa: E402
 
 VECTOR_ADD = ROOT / "ir_samples" / "vector_add.kir"
 MISSES = 500
+NEW_SETS = 4096
 
 
 def best_ns(step, calls: int, repeats: int) -> float:
@@ -43,6 +47,7 @@ def main(argv=None) -> None:
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--out")
+    parser.add_argument("--profile", action="store_true", help="print cProfile's top of new-pointer calls")
     args = parser.parse_args(argv)
     x, y = torch.randn(4096, device="cuda"), torch.randn(4096, device="cuda")
     z = torch.empty_like(x)
@@ -79,6 +84,10 @@ def main(argv=None) -> None:
     gil_held_call = functools.partial(gil_held, *bound.args, prepared.extra)
     own_stream = torch.cuda.Stream().cuda_stream
     count = len(arguments)
+    # Argument sets on memory of their own (views of one allocation), taken in turn: a call's
+    # pointers are not the previous call's (template launches are not remembered as seen calls).
+    memory = torch.randn(NEW_SETS, 3, 4096, device="cuda")
+    next_new = itertools.cycle([dict(zip("xyz", views.unbind(0))) for views in memory.unbind(0)]).__next__
     template = seen._layouts[call_key(arguments)[0][:count]][0][1]
     pointers = call_key(arguments)[0][count:]
 
@@ -97,6 +106,9 @@ def main(argv=None) -> None:
         "prepared launch on a stream of its own": lambda: prepared(own_stream),
         "the returned dict": lambda: {name: arguments[name] for name in ("z",)},
         "new pointers: the template's launch set to them": lambda: template.launch(pointers),
+        "new pointers: SeenCalls.find (key, miss, layout check, template)": lambda: seen.find(next_new()),
+        "new pointers: whole call kernel(**new)": lambda: kernel(**next_new()),
+        "seen pointers: whole call kernel(**same)": lambda: kernel(**arguments),
         "torch.add(x, y, out=z)": lambda: torch.add(x, y, out=z),
     }
     result = {"python": sys.version.split()[0], "torch": torch.__version__, "layouts": str(check),
@@ -118,6 +130,11 @@ def main(argv=None) -> None:
     torch.cuda.synchronize()
     for name, ns in result["ns"].items():
         print(f"{name:40s} {ns / 1000:7.3f} µs")
+    if args.profile:            # where a new-pointer call's Python time goes
+        profile = cProfile.Profile()
+        profile.runcall(lambda: [kernel(**next_new()) for _ in range(args.calls)])
+        torch.cuda.synchronize()
+        pstats.Stats(profile).sort_stats("tottime").print_stats(14)
     if args.out:
         Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
 
