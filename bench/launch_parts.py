@@ -77,7 +77,7 @@ def main(argv=None) -> None:
     bare_kernel = ctypes.CDLL("libcuda.so.1").cuLaunchKernel
     bare_kernel.restype = ctypes.c_int
     bare_call = (ctypes.c_void_p(shape.function), *shape.grid, *shape.block, 0,
-                 ctypes.c_void_p(stream) if stream else None, None, ctypes.c_void_p(prepared.extra))
+                 ctypes.c_void_p(stream) if stream else None, None, prepared.extra)
     bound = shape.by_stream[stream]
     gil_held = ctypes.PyDLL("libcuda.so.1").cuLaunchKernelEx
     gil_held.argtypes, gil_held.restype = [ctypes.c_void_p] * 4, ctypes.c_int

@@ -188,7 +188,8 @@ class LaunchShape:
         if len(self.by_stream) >= MAX_STREAMS:
             self.by_stream.clear()
         config = _LaunchConfig(self.grid, self.block, self.shared_bytes, stream, None, 0)
-        launch = functools.partial(_raw_launch(), ctypes.addressof(config), self.function, None)
+        launch = functools.partial(_raw_launch(), ctypes.c_void_p(ctypes.addressof(config)),
+                                   ctypes.c_void_p(self.function), None)
         launch.config = config          # type: ignore[attr-defined]  # alive as long as the call that points at it
         self.by_stream[stream] = launch
         return launch
@@ -221,7 +222,7 @@ class PreparedLaunch:
 
     def __init__(self, shape: LaunchShape, block: ctypes.Array):
         self.shape, self.block = shape, block
-        self.extra = ctypes.addressof(block) + 8 * (len(block) - 6)
+        self.extra = ctypes.c_void_p(ctypes.addressof(block) + 8 * (len(block) - 6))
 
     @classmethod
     def of(cls, shape: LaunchShape, words: list[int]) -> PreparedLaunch:
@@ -246,9 +247,10 @@ class _LaunchConfig(ctypes.Structure):
 
 @functools.cache
 def _raw_launch():
-    """libcuda's cuLaunchKernelEx (the library cuda-bindings loaded: the same driver and context)."""
+    """libcuda's cuLaunchKernelEx (the library cuda-bindings loaded: the same driver and context),
+    called with `c_void_p` objects (or None) for its four pointers: without `argtypes`, ctypes
+    passes them as they are instead of converting each argument at every call."""
     function = ctypes.CDLL("libcuda.so.1").cuLaunchKernelEx
-    function.argtypes = [ctypes.c_void_p] * 4
     function.restype = ctypes.c_int
     return function
 

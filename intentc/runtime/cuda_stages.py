@@ -46,13 +46,13 @@ class LaunchSequence:
     launches on one stream run in order, so they may share it; launches on two streams may
     run at once, so they must not."""
 
-    extra = 0
+    extra = None
 
     def __init__(self, shapes: list[LaunchShape], slots: np.ndarray, status: int, stages: StagedEntries):
         self._shapes, self._slots, self._status, self._stages = shapes, slots, status, stages
         self._scratch: dict[int, DeviceBuffer] = {}
         self.shape = self
-        self.by_stream: dict[int, Callable[[int], int]] = {}
+        self.by_stream: dict[int, Callable[[object], int]] = {}
 
     def __call__(self, stream: int = 0) -> None:
         status = (self.by_stream.get(stream) or self.bind(stream))(self.extra)
@@ -66,13 +66,13 @@ class LaunchSequence:
             scratch = self._scratch[stream] = DeviceBuffer(8 * self._stages.words(self._slots))
         return scratch
 
-    def bind(self, stream: int) -> Callable[[int], int]:
+    def bind(self, stream: int) -> Callable[[object], int]:
         """The call of every stage on `stream`: the first failing launch's CUresult, else 0."""
         words = [*self._slots.view(np.uint64).tolist(), self.scratch(stream).address, self._status]
         launches = [PreparedLaunch.of(shape, words) for shape in self._shapes]
         calls = [(launch.shape.by_stream.get(stream) or launch.shape.bind(stream), launch.extra) for launch in launches]
 
-        def run(_extra: int) -> int:
+        def run(_extra: object) -> int:
             for call, extra in calls:
                 status = call(extra)
                 if status:

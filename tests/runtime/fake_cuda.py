@@ -108,10 +108,11 @@ def install_driver(monkeypatch) -> SimpleNamespace:
         binds.append(sorted(arrays))
         return prepare(self, arrays, constexprs)
 
-    def launch(config_address: int, function: int, params: None, extra: int) -> int:
-        config = cuda_driver._LaunchConfig.from_address(config_address)
+    def launch(config: ctypes.c_void_p, function: ctypes.c_void_p, params: None, extra: ctypes.c_void_p) -> int:
+        assert all(isinstance(pointer, ctypes.c_void_p) for pointer in (config, function, extra))
+        config = cuda_driver._LaunchConfig.from_address(config.value)
         # extra: [CU_LAUNCH_PARAM_BUFFER_POINTER, words, CU_LAUNCH_PARAM_BUFFER_SIZE, &size, END]
-        tags = (ctypes.c_uint64 * 5).from_address(extra)
+        tags = (ctypes.c_uint64 * 5).from_address(extra.value)
         assert params is None and (tags[0], tags[2], tags[4]) == (1, 2, 0)
         size = ctypes.c_uint64.from_address(tags[3]).value
         words = list((ctypes.c_int64 * (size // 8)).from_address(tags[1]))
