@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from llvmlite import ir
@@ -127,10 +128,11 @@ class CtaPlan:
             return 0
         return min(self.slots, self.size // (self.width * self.vector) * self.vector)
 
-    @property
+    @cached_property
     def layout(self) -> Blocked:
         """The iteration's tensors' layout (over their row-major linearization): V
-        consecutive coordinates a thread, T threads, the tile repeated K/V times."""
+        consecutive coordinates a thread, T threads, the tile repeated K/V times (kept: every
+        slot of every op asks it for its coordinate)."""
         return row_blocked(self.size or None, self.width, self.vector)
 
     def coordinate(self, slot: int) -> int:
@@ -406,6 +408,11 @@ def thread_index(em: Emitter, plan: CtaPlan) -> ir.Value:
     """The thread's index among its iteration's threads as i64: tid.x, known to LLVM to lie
     below T (`!range`), so coordinates tid + j·T of full chunks need no bounds compare; with
     several iterations a CTA, tid.x mod the group width."""
+    return em.once_per_block(("thread_index", plan.threads, plan.iterations, plan.width),
+                             lambda: _thread_index(em, plan))
+
+
+def _thread_index(em: Emitter, plan: CtaPlan) -> ir.Value:
     tid = sreg(em, "tid.x")
     tid.set_metadata("range", em.module.add_metadata([ir.Constant(I32, 0), ir.Constant(I32, plan.threads)]))
     if plan.iterations > 1:
