@@ -5,8 +5,8 @@ value built before).
 
 Lowering is generic (a unit stride, an access without a mask, slot 0's offset) and an
 unrolled iteration computes the same address parts, bounds compares and casts for every
-slot and every op, so both are common: together a third of the instructions of vector add
-and softmax in the register form. LLVM's InstCombine and EarlyCSE remove them anyway, but
+slot and every op, so both are common: with the reads of tid.x and check flags they were a
+fifth to a quarter of vector add and softmax in the register form. LLVM's InstCombine and EarlyCSE remove them anyway, but
 each costs the Python side its construction and its printing (~13 µs with llvmlite, the
 bulk of `lower-llvm`), and LLVM its parsing. Only integer (and i1) identities fold: `x + 0.0`
 is not `x` for x = -0.0. Reuse is limited to the block the builder appends to, where an
@@ -21,7 +21,7 @@ from llvmlite import ir
 
 def _constant(value: ir.Value) -> int | None:
     """The bits of an integer constant (two's complement, the type's width), else None."""
-    if isinstance(value, ir.Constant) and isinstance(value.type, ir.IntType) and isinstance(value.constant, int):
+    if type(value) is ir.Constant and type(value.constant) is int and isinstance(value.type, ir.IntType):
         return value.constant & ((1 << value.type.width) - 1)
     return None
 
@@ -39,7 +39,7 @@ def _signed_constant(type_: ir.IntType, bits: int) -> ir.Constant:
 def _key(item) -> object:
     """What identifies an operand: a scalar constant by its type and value, any other value
     by identity (the reused instruction keeps its operands alive, so no id is reused while
-    its entry lives), lists element by element, types and flags as themselves."""
+    its entry lives)."""
     kind = type(item)
     if kind is ir.Constant:
         constant = item.constant
@@ -47,25 +47,37 @@ def _key(item) -> object:
             return (item.type, constant)
         # a float by its bits: 0.0 == -0.0 in Python
         return (item.type, constant.hex()) if type(constant) is float else id(item)
-    if kind is list or kind is tuple:
-        return tuple(_key(element) for element in item)
-    if isinstance(item, ir.Value):
-        return id(item)
-    return item
+    return id(item)
 
 
-def _reused(method):
-    """`method` of the builder, returning the value the same call built earlier in the block
-    (the name, if given, is not part of the call)."""
-    def build(self, *args, name="", **kwargs):
-        key = (method, *map(_key, args), *((k, _key(v)) for k, v in kwargs.items()))
+def _reused(method, key_of):
+    """`method` of the builder, returning the value the same call (the same key_of(*args))
+    built earlier in the block."""
+    def build(self, *args, **kwargs):
+        key = (method, *key_of(*args, **kwargs))
         known = self._built.get(key)
         if known is not None and known[0] is self.block:
             return known[1]
-        value = method(self, *args, name=name, **kwargs)
+        value = method(self, *args, **kwargs)
         self._built[key] = (self.block, value)
         return value
     return build
+
+
+def _binary_key(lhs, rhs, name="", flags=()):
+    return _key(lhs), _key(rhs), *flags
+
+
+def _compare_key(cmpop, lhs, rhs, name=""):
+    return cmpop, _key(lhs), _key(rhs)
+
+
+def _cast_key(value, type_, name=""):
+    return _key(value), type_
+
+
+def _gep_key(pointer, indices, inbounds=False, name="", source_etype=None):
+    return _key(pointer), *map(_key, indices), inbounds, source_etype
 
 
 class LoweringBuilder(ir.IRBuilder):
@@ -78,19 +90,19 @@ class LoweringBuilder(ir.IRBuilder):
             return lhs
         if _constant(lhs) == 0:
             return rhs
-        return self._add(lhs, rhs, name=name, flags=flags)
+        return self._add(lhs, rhs, name, flags)
 
     def sub(self, lhs, rhs, name="", flags=()):
         if _constant(rhs) == 0:
             return lhs
-        return self._sub(lhs, rhs, name=name, flags=flags)
+        return self._sub(lhs, rhs, name, flags)
 
     def mul(self, lhs, rhs, name="", flags=()):
         if _constant(rhs) == 1:
             return lhs
         if _constant(lhs) == 1:
             return rhs
-        return self._mul(lhs, rhs, name=name, flags=flags)
+        return self._mul(lhs, rhs, name, flags)
 
     def and_(self, lhs, rhs, name="", flags=()):
         for this, other in ((lhs, rhs), (rhs, lhs)):
@@ -99,7 +111,7 @@ class LoweringBuilder(ir.IRBuilder):
                 return other
             if bits == 0:
                 return this
-        return self._and(lhs, rhs, name=name, flags=flags)
+        return super().and_(lhs, rhs, name, flags)
 
     def or_(self, lhs, rhs, name="", flags=()):
         for this, other in ((lhs, rhs), (rhs, lhs)):
@@ -108,7 +120,7 @@ class LoweringBuilder(ir.IRBuilder):
                 return other
             if bits is not None and bits == _ones(this):
                 return this
-        return self._or(lhs, rhs, name=name, flags=flags)
+        return super().or_(lhs, rhs, name, flags)
 
     def xor(self, lhs, rhs, name="", flags=()):
         left, right = _constant(lhs), _constant(rhs)
@@ -116,32 +128,25 @@ class LoweringBuilder(ir.IRBuilder):
             return lhs
         if left is not None and right is not None:
             return _signed_constant(lhs.type, left ^ right)
-        return self._xor(lhs, rhs, name=name, flags=flags)
+        return super().xor(lhs, rhs, name, flags)
 
     def select(self, cond, lhs, rhs, name="", flags=()):
         bits = _constant(cond)
         if bits is not None and cond.type.width == 1:
             return lhs if bits else rhs
-        return self._select(cond, lhs, rhs, name=name, flags=flags)
+        return super().select(cond, lhs, rhs, name, flags)
 
-    _add = _reused(ir.IRBuilder.add)
-    _sub = _reused(ir.IRBuilder.sub)
-    _mul = _reused(ir.IRBuilder.mul)
-    _and = _reused(ir.IRBuilder.and_)
-    _or = _reused(ir.IRBuilder.or_)
-    _xor = _reused(ir.IRBuilder.xor)
-    _select = _reused(ir.IRBuilder.select)
-    shl = _reused(ir.IRBuilder.shl)
-    lshr = _reused(ir.IRBuilder.lshr)
-    ashr = _reused(ir.IRBuilder.ashr)
-    udiv = _reused(ir.IRBuilder.udiv)
-    urem = _reused(ir.IRBuilder.urem)
-    icmp_signed = _reused(ir.IRBuilder.icmp_signed)
-    icmp_unsigned = _reused(ir.IRBuilder.icmp_unsigned)
-    trunc = _reused(ir.IRBuilder.trunc)
-    zext = _reused(ir.IRBuilder.zext)
-    sext = _reused(ir.IRBuilder.sext)
-    bitcast = _reused(ir.IRBuilder.bitcast)
-    ptrtoint = _reused(ir.IRBuilder.ptrtoint)
-    inttoptr = _reused(ir.IRBuilder.inttoptr)
-    gep = _reused(ir.IRBuilder.gep)
+    # Reused: the kinds an unrolled iteration repeats (address arithmetic, bounds compares,
+    # element pointers, float bitcasts); counted on tiled matmul, softmax, nan_max and
+    # dequantize_q4_k, the others (and, or, xor, select, shifts left, extensions, truncations)
+    # never repeated, and their keys would only cost time.
+    _add = _reused(ir.IRBuilder.add, _binary_key)
+    _sub = _reused(ir.IRBuilder.sub, _binary_key)
+    _mul = _reused(ir.IRBuilder.mul, _binary_key)
+    udiv = _reused(ir.IRBuilder.udiv, _binary_key)
+    urem = _reused(ir.IRBuilder.urem, _binary_key)
+    lshr = _reused(ir.IRBuilder.lshr, _binary_key)
+    icmp_signed = _reused(ir.IRBuilder.icmp_signed, _compare_key)
+    icmp_unsigned = _reused(ir.IRBuilder.icmp_unsigned, _compare_key)
+    bitcast = _reused(ir.IRBuilder.bitcast, _cast_key)
+    gep = _reused(ir.IRBuilder.gep, _gep_key)
