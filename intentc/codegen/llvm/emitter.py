@@ -260,7 +260,7 @@ class Emitter:
             self._below.pop()
 
     def known_below(self, value: ir.Value, bound: ir.Value) -> bool:
-        return any(known is value and limit is bound for known, limit in self._below)
+        return any(known is value and _same_value(limit, bound) for known, limit in self._below)
 
     @contextmanager
     def masked_lanes(self, live: ir.Value) -> Iterator[None]:
@@ -332,6 +332,13 @@ class Emitter:
         self.b.ret_void()
         self.entry.branch(self.prologue.block)
         self.prologue.branch(self.body_block)
+
+
+def _same_value(a: ir.Value, b: ir.Value) -> bool:
+    """The same SSA value, or equal integer constants (a specialized extent is a constant
+    of its own in every view that names it)."""
+    return a is b or (isinstance(a, ir.Constant) and isinstance(b, ir.Constant) and a.type == b.type
+                      and isinstance(a.constant, int) and a.constant == b.constant)
 
 
 def _is_const(value: ir.Value, number: int) -> bool:

@@ -27,7 +27,7 @@ grid-stride mapping.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -508,12 +508,15 @@ def block_slots(em: Emitter, plan: CtaPlan, shape: Shape, body: Body,
     """The register form's block_stride: body(idx) for slot j = 0..K-1; on_slot(j) names
     the slot first. Unrolled here when the plan says so; otherwise the slots of full groups
     are one loop, emitted once (its slots in local memory). The slots of the group that
-    reaches past S, if any, follow one by one, each guarded."""
+    reaches past S, if any, follow one by one, each guarded. A full slot's coordinate lies
+    below S by construction, so accesses at it (a row's) check no extent."""
     full = plan.full_slots
 
     def visit(slot):
         on_slot(slot)
-        body(unravel(em, slot_coordinate(em, plan, slot), shape))
+        linear = slot_coordinate(em, plan, slot)
+        with em.knowing_below(linear, shape[0]) if len(shape) == 1 else nullcontext():
+            body(unravel(em, linear, shape))
     if plan.unrolled:
         for slot in range(full):
             visit(slot)
