@@ -27,8 +27,9 @@ grid-stride mapping.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from llvmlite import ir
@@ -127,10 +128,11 @@ class CtaPlan:
             return 0
         return min(self.slots, self.size // (self.width * self.vector) * self.vector)
 
-    @property
+    @cached_property
     def layout(self) -> Blocked:
         """The iteration's tensors' layout (over their row-major linearization): V
-        consecutive coordinates a thread, T threads, the tile repeated K/V times."""
+        consecutive coordinates a thread, T threads, the tile repeated K/V times (kept: every
+        slot of every op asks it for its coordinate)."""
         return row_blocked(self.size or None, self.width, self.vector)
 
     def coordinate(self, slot: int) -> int:
@@ -406,6 +408,11 @@ def thread_index(em: Emitter, plan: CtaPlan) -> ir.Value:
     """The thread's index among its iteration's threads as i64: tid.x, known to LLVM to lie
     below T (`!range`), so coordinates tid + j·T of full chunks need no bounds compare; with
     several iterations a CTA, tid.x mod the group width."""
+    return em.once_per_block(("thread_index", plan.threads, plan.iterations, plan.width),
+                             lambda: _thread_index(em, plan))
+
+
+def _thread_index(em: Emitter, plan: CtaPlan) -> ir.Value:
     tid = sreg(em, "tid.x")
     tid.set_metadata("range", em.module.add_metadata([ir.Constant(I32, 0), ir.Constant(I32, plan.threads)]))
     if plan.iterations > 1:
@@ -501,12 +508,15 @@ def block_slots(em: Emitter, plan: CtaPlan, shape: Shape, body: Body,
     """The register form's block_stride: body(idx) for slot j = 0..K-1; on_slot(j) names
     the slot first. Unrolled here when the plan says so; otherwise the slots of full groups
     are one loop, emitted once (its slots in local memory). The slots of the group that
-    reaches past S, if any, follow one by one, each guarded."""
+    reaches past S, if any, follow one by one, each guarded. A full slot's coordinate lies
+    below S by construction, so accesses at it (a row's) check no extent."""
     full = plan.full_slots
 
     def visit(slot):
         on_slot(slot)
-        body(unravel(em, slot_coordinate(em, plan, slot), shape))
+        linear = slot_coordinate(em, plan, slot)
+        with em.knowing_below(linear, shape[0]) if len(shape) == 1 else nullcontext():
+            body(unravel(em, linear, shape))
     if plan.unrolled:
         for slot in range(full):
             visit(slot)
