@@ -112,7 +112,9 @@ def plan_mapping(kernel: Kernel, specialization: Specialization | None = None, m
         return Mapping("mma", mma.threads, mma.contraction.parallel, layouts=mma_assignment(mma, known), mma=mma)
     plan = kernel_plan(kernel, known, arch)
     if plan is not None:
-        return Mapping(plan.kind, plan.threads, plan.parallel, layouts=plan.layouts(known), plan=plan)
+        # the top-level reads are the plan's to stage: left lazy, never materialized
+        return Mapping(plan.kind, plan.threads, plan.parallel, layouts=plan.layouts(known), plan=plan,
+                       lazy_views=prologue_views(kernel, plan.parallel))
     helpers = {item.name: item for item in module.items if isinstance(item, Helper)} if module else {}
     regions = per_coordinate_regions(kernel)
     cta = cta_plan(kernel, specialization, helpers) or grid_plan(kernel)

@@ -1,0 +1,341 @@
+"""The flash mapping (docs/gpu.md, "Flash attention"): attention written as a `region_fold`
+over keys (`fold_attention.py`) runs a block of BM query rows per CTA, key tiles of BN
+streamed through shared memory, the fold's state in registers.
+
+For each block of D columns (one when D <= DB), every key tile of the axis is one slice of
+the fold (§6: slicing is the compiler's choice): the CTA computes the tile's scores
+(`matvec`: Q and K chunks of DK columns staged in shared memory, each thread R rows x K
+keys of `fma.rn.f32`, the contraction's fused f32 accumulation, in D order), the ops
+before the fold and the summarizer op by op on its rows and keys (`fold_values.py`), the
+summarizer's `vecmat` as P (the weights, 0 for keys past the axis) through shared memory
+times V chunks of VK keys (each thread R rows x C columns, in key order), then the combine
+with the running state — the first slice's summary is the state itself, as the
+interpreter's fold starts from the first slice, never the init (the init is the result
+only for an empty axis, which has no rows to write). After the last tile the ops after the
+fold run on the state and the thread writes its rows' columns. No temporaries: the state
+and the tile's values are a thread's registers, the tiles shared memory.
+
+f32 operands only (f32 contractions get no TF32, §5.3/§5.4: CUDA cores). Every key tile
+runs for every row block: a tile wholly past a row's causal bound is still folded, so
+values that are not finite anywhere in V reach every row as the interpreter's fold makes
+them (0 · inf = NaN).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from llvmlite import ir
+
+from ..layout.assign import Assignment
+from ..layout.encodings import Blocked
+from ...ir.types import RecordType
+from ..llvm.types import F32, I1, I32, I64, register_type
+from .cta import barrier, shared_array, sreg
+from .fold_attention import FoldAttention
+from .fold_values import ROW_LANES, FoldValues, PerThread, rebuild, record_leaves
+
+THREADS = 256
+ROW_GROUPS = THREADS // ROW_LANES    # 16 thread rows: thread row ty holds rows ty + 16 r
+ROWS = 2                             # query rows a thread (BM = 32)
+KEYS = 4                             # keys a thread of a tile (BN = 64)
+DK = 32                              # D columns of a Q / K chunk
+VK = 16                              # keys of a V chunk
+MAX_COLUMNS = 128                    # DB for a dynamic or large D
+RESIDENT = 1
+
+
+@dataclass(frozen=True)
+class FlashPlan:
+    attention: FoldAttention
+    columns: int                     # DB: D columns a pass keeps in registers (16 · C)
+    threads: int = THREADS
+
+    kind = "flash"
+    ctas_per_sm = RESIDENT
+    resident = RESIDENT
+    shared_bytes = 0
+
+    @property
+    def parallel(self):
+        return self.attention.parallel
+
+    @property
+    def block(self) -> tuple:
+        return (ROW_GROUPS * ROWS, ROW_LANES * KEYS, self.columns, DK)
+
+    def emit(self, em) -> None:
+        FlashEmitter(em, self).emit()
+
+    def to_json(self) -> dict:
+        bm, bn, db, dk = self.block
+        return {"block": {"query_rows": bm, "keys": bn, "columns": db, "qk_chunk": dk, "v_chunk": VK},
+                "per_thread": {"rows": ROWS, "keys": KEYS, "columns": self.columns // ROW_LANES},
+                "instruction": "fma.rn.f32 (f32 operands: no TF32)", "order": "row blocks heaviest first",
+                "slices": "every key tile of the axis, in order; the first summary starts the state",
+                "state": "registers", "staging": "Q/K chunks, P and V chunks in static shared memory"}
+
+    def layouts(self, known: dict) -> Assignment:
+        """The iteration's [T] and [D] vectors as the CTA holds them, over (the block's query
+        rows, keys or columns): lane bits 0..3 along the vector, bit 4 and the warps along
+        the rows; the 16 x 16 tile repeats (a thread's rows ty + 16r, its keys or columns
+        tx + 16n)."""
+        result = Assignment()
+        layout = Blocked((None, None), (1, 1), (2, ROW_LANES), (THREADS // 32, 1), (1, 0))
+        for name, kind in self.attention.kinds.items():
+            if kind in ("keys", "cols"):
+                result.values[name] = layout
+        return result
+
+
+def plan_flash(kernel, known: dict) -> FlashPlan | None:
+    from .fold_attention import match_fold_attention
+    from .tile_contraction import NoMatch
+    try:
+        attention = match_fold_attention(kernel)
+    except NoMatch:
+        return None
+    depth = attention.depth if isinstance(attention.depth, int) else known.get(attention.depth)
+    columns = MAX_COLUMNS if not depth else max(ROW_LANES, min(MAX_COLUMNS, 1 << (depth - 1).bit_length()))
+    return FlashPlan(attention, columns)
+
+
+def _i64(value: int) -> ir.Constant:
+    return ir.Constant(I64, value)
+
+
+def _i32(value: int) -> ir.Constant:
+    return ir.Constant(I32, value)
+
+
+class FlashEmitter:
+    def __init__(self, em, plan: FlashPlan):
+        self.em, self.plan = em, plan
+        a = plan.attention
+        self.q, self.k, self.v, self.o = (em.env[name] for name in (a.q, a.k, a.v, a.o))
+        self.rows_extent, self.depth = self.q.shape
+        self.cols = plan.columns // ROW_LANES
+
+    def emit(self) -> None:
+        em, plan = self.em, self.plan
+        b = em.b
+        bm, bn, db, _ = plan.block
+        tid = sreg(em, "tid.x")
+        self.lane = b.urem(tid, _i32(32))
+        self.tx, self.ty = b.zext(b.urem(tid, _i32(ROW_LANES)), I64), b.zext(b.udiv(tid, _i32(ROW_LANES)), I64)
+        self.tid = b.zext(tid, I64)
+        self.q_shared = shared_array(em, "f32", bm * (DK + 1)).ptr
+        self.k_shared = shared_array(em, "f32", bn * (DK + 1)).ptr
+        self.p_shared = shared_array(em, "f32", bm * (bn + 1)).ptr
+        self.v_shared = shared_array(em, "f32", VK * db).ptr
+        self.values = FoldValues(em, ROWS, {"rows": 1, "keys": KEYS, "cols": self.cols}, plan.attention.depth,
+                                 self._contract)
+        self.values.lane = self.lane
+        self.values.run([op for op in plan.attention.prologue if op.name not in ("iota", "read")])
+        blocks = b.sdiv(b.add(self.rows_extent, _i64(bm - 1)), _i64(bm))
+        start, stride = b.zext(sreg(em, "ctaid.x"), I64), b.zext(sreg(em, "nctaid.x"), I64)
+
+        def row_block(linear):
+            i0 = b.mul(b.sub(b.sub(blocks, _i64(1)), linear), _i64(bm))    # heaviest (last) blocks first
+            known_depth = self.depth if isinstance(self.depth, ir.Constant) else None
+            if known_depth is not None and known_depth.constant <= db:
+                self._pass(i0, _i64(0))
+            else:
+                em.loop(_i64(0), self.depth, lambda c0: self._pass(i0, c0), _i64(db), name="dblock")
+        em.loop(start, blocks, row_block, stride, name="rowblock")
+
+    # ---- one pass: the fold over every key tile for a block of rows and columns -------------
+    def _pass(self, i0: ir.Value, c0: ir.Value) -> None:
+        em, plan = self.em, self.plan
+        b = em.b
+        a = plan.attention
+        self.i0, self.c0 = i0, c0
+        values = self.values
+        region = a.parallel.regions[0]
+        rows = [b.add(i0, b.add(self.ty, _i64(ROW_GROUPS * r))) for r in range(ROWS)]
+        values.env[region.args[0].name] = PerThread("rows", "index", [[row] for row in rows])
+        ops = [op for op in region.ops if op.name != "yield"]
+        fold_at = ops.index(a.fold)
+        types = a.fold.result_types
+        leaves = [leaf for t in types for leaf in self._leaf_types(t)]
+        state = [[[em.entry_alloca(register_type(dtype)) for _ in range(slots)] for _ in range(ROWS)]
+                 for dtype, _, slots in leaves]
+        started = em.entry_alloca(I1)
+        b.store(ir.Constant(I1, 0), started)
+        bn = plan.block[1]
+
+        def tile(j0):
+            self.j0 = j0
+            values.key_exists = [b.icmp_signed("<", b.add(j0, b.add(self.tx, _i64(ROW_LANES * n))),
+                                               self.rows_extent) for n in range(KEYS)]
+            values.run(ops[1:fold_at])
+            summary = self._summarize(a.fold)
+            previous = [self._load_leaf(slots, leaf) for slots, leaf in zip(state, leaves)]
+            combined = self._combine(a.fold, previous, summary)
+            has = b.load(started)
+            for slots, new, first in zip(state, combined, summary):
+                for row_slots, new_row, first_row in zip(slots, new.values, first.values):
+                    for slot, x, y in zip(row_slots, new_row, first_row):
+                        b.store(b.select(has, x, y), slot)
+            b.store(ir.Constant(I1, 1), started)
+        em.loop(_i64(0), self.rows_extent, tile, _i64(bn), name="keytile")
+        results = [self._load_leaf(slots, leaf) for slots, leaf in zip(state, leaves)]
+        for name, type_ in zip(a.fold.results, types):
+            values.env[name] = rebuild(type_, results)
+        values.run(ops[fold_at + 1:-1])
+        self._write(ops[-1], rows)
+
+    def _leaf_types(self, type_) -> list:
+        """(dtype, kind, slots) of each leaf of a fold result: scalars and [D] vectors."""
+        if isinstance(type_, RecordType):
+            return [leaf for f in type_.fields for leaf in self._leaf_types(f.type)]
+        return [(type_.dtype, "rows", 1)] if not type_.shape else [(type_.dtype, "cols", self.cols)]
+
+    def _load_leaf(self, slots, leaf) -> PerThread:
+        b = self.em.b
+        dtype, kind, _ = leaf
+        return PerThread(kind, dtype, [[b.load(slot) for slot in row] for row in slots])
+
+    def _summarize(self, fold) -> list:
+        """The summarizer on the current tile: len, the keys' positions, the tile's scores."""
+        b = self.em.b
+        values = self.values
+        bn = self.plan.block[1]
+        length, positions, scores, tile = (arg.name for arg in fold.regions[0].args)
+        left = b.sub(self.rows_extent, self.j0)
+        values.env[length] = values.uniform("index", b.select(b.icmp_signed("<", left, _i64(bn)), left, _i64(bn)))
+        values.env[positions] = PerThread("keys", "index", [[b.add(self.j0, b.add(self.tx, _i64(ROW_LANES * n)))
+                                                             for n in range(KEYS)] for _ in range(ROWS)])
+        values.env[scores] = values.env[fold.operands[0]]
+        values.env[tile] = "values"
+        yielded = values.run(fold.regions[0].ops)
+        return [leaf for value, t in zip(yielded, fold.result_types) for leaf in record_leaves(value, t)]
+
+    def _combine(self, fold, previous: list, summary: list) -> list:
+        values = self.values
+        combine = fold.regions[1]
+        count = len(fold.results)
+        types = fold.result_types
+        left, right = list(previous), list(summary)
+        for arg, type_ in zip(combine.args[:count], types):
+            values.env[arg.name] = rebuild(type_, left)
+        for arg, type_ in zip(combine.args[count:], types):
+            values.env[arg.name] = rebuild(type_, right)
+        yielded = values.run(combine.ops)
+        return [leaf for value, t in zip(yielded, types) for leaf in record_leaves(value, t)]
+
+    # ---- contractions ------------------------------------------------------------------------
+    def _contract(self, op, env) -> PerThread:
+        if op.name == "matvec":
+            return self._scores()
+        return self._weighted_values(env[op.operands[0]])
+
+    def _scores(self) -> PerThread:
+        """S[r][n] = sum_d q[row r, d] · k[key n, d]: Q and K chunks of DK columns staged
+        (zero past the view), then fma in d order."""
+        em = self.em
+        b = em.b
+        bm, bn, _, _ = self.plan.block
+        acc = [[em.entry_alloca(F32) for _ in range(KEYS)] for _ in range(ROWS)]
+        for row in acc:
+            for slot in row:
+                b.store(ir.Constant(F32, 0.0), slot)
+        fma = em.declare("llvm.fma.f32", F32, [F32, F32, F32])
+
+        def chunk(d0):
+            barrier(em)
+            self._stage(self.q, self.q_shared, self.i0, d0, bm, DK, DK + 1)
+            self._stage(self.k, self.k_shared, self.j0, d0, bn, DK, DK + 1)
+            barrier(em)
+            for dd in range(DK):
+                qs = [b.load(b.gep(self.q_shared, [self._at(b.add(self.ty, _i64(ROW_GROUPS * r)), DK + 1, dd)]))
+                      for r in range(ROWS)]
+                ks = [b.load(b.gep(self.k_shared, [self._at(b.add(self.tx, _i64(ROW_LANES * n)), DK + 1, dd)]))
+                      for n in range(KEYS)]
+                for r in range(ROWS):
+                    for n in range(KEYS):
+                        b.store(b.call(fma, [qs[r], ks[n], b.load(acc[r][n])]), acc[r][n])
+        em.loop(_i64(0), self.depth, chunk, _i64(DK), name="dchunk")
+        return PerThread("keys", "f32", [[b.load(slot) for slot in row] for row in acc])
+
+    def _weighted_values(self, weights: PerThread) -> PerThread:
+        """sum_j w[r][j] · v[j, column]: P (0 for keys past the axis) through shared memory,
+        V chunks of VK keys, fma in key order."""
+        em = self.em
+        b = em.b
+        bm, bn, db, _ = self.plan.block
+        barrier(em)                   # the previous tile's readers of P are done
+        for r in range(ROWS):
+            row = b.add(self.ty, _i64(ROW_GROUPS * r))
+            for n in range(KEYS):
+                weight = b.select(self.values.key_exists[n], weights.values[r][n], ir.Constant(F32, 0.0))
+                b.store(weight, b.gep(self.p_shared, [self._at(row, bn + 1, b.add(self.tx, _i64(ROW_LANES * n)))]))
+        acc = [[em.entry_alloca(F32) for _ in range(self.cols)] for _ in range(ROWS)]
+        for row in acc:
+            for slot in row:
+                b.store(ir.Constant(F32, 0.0), slot)
+        fma = em.declare("llvm.fma.f32", F32, [F32, F32, F32])
+
+        def chunk(jv):
+            barrier(em)
+            self._stage_values(b.add(self.j0, jv))
+            barrier(em)
+            for kk in range(VK):
+                ps = [b.load(b.gep(self.p_shared, [self._at(b.add(self.ty, _i64(ROW_GROUPS * r)), bn + 1,
+                                                               b.add(jv, _i64(kk)))])) for r in range(ROWS)]
+                vs = [b.load(b.gep(self.v_shared, [self._at(_i64(kk), db, b.add(self.tx, _i64(ROW_LANES * m)))]))
+                      for m in range(self.cols)]
+                for r in range(ROWS):
+                    for m in range(self.cols):
+                        b.store(b.call(fma, [ps[r], vs[m], b.load(acc[r][m])]), acc[r][m])
+        em.loop(_i64(0), _i64(bn), chunk, _i64(VK), name="vchunk")
+        return PerThread("cols", "f32", [[b.load(slot) for slot in row] for row in acc])
+
+    def _at(self, row, pitch: int, column) -> ir.Value:
+        """Element (row, column) of a shared array of rows of `pitch` elements."""
+        b = self.em.b
+        column = column if isinstance(column, ir.Value) else _i64(column)
+        return b.add(b.mul(row, _i64(pitch)), column)
+
+    def _stage(self, view, shared, first_row, d0, rows: int, columns: int, pitch: int) -> None:
+        """view[first_row + i, d0 + j] (0 outside the view) into shared[i · pitch + j]."""
+        b = self.em.b
+        for e in range(rows * columns // THREADS):
+            linear = b.add(self.tid, _i64(e * THREADS))
+            i, j = b.udiv(linear, _i64(columns)), b.urem(linear, _i64(columns))
+            value = self._element(view, b.add(first_row, i), b.add(d0, j))
+            b.store(value, b.gep(shared, [self._at(i, pitch, j)]))
+
+    def _stage_values(self, first_key) -> None:
+        b = self.em.b
+        db = self.plan.columns
+        for e in range(VK * db // THREADS):
+            linear = b.add(self.tid, _i64(e * THREADS))
+            i, j = b.udiv(linear, _i64(db)), b.urem(linear, _i64(db))
+            value = self._element(self.v, b.add(first_key, i), b.add(self.c0, j))
+            b.store(value, b.gep(self.v_shared, [self._at(i, db, j)]))
+
+    def _element(self, view, row, column) -> ir.Value:
+        """view[row, column], or 0 outside [0, T) x [0, D)."""
+        b = self.em.b
+        inside = b.and_(b.icmp_signed("<", row, view.shape[0]), b.icmp_signed("<", column, view.shape[1]))
+        before = b.block
+        with b.if_then(inside):
+            offset = b.add(view.offset, b.add(b.mul(row, view.strides[0]), b.mul(column, view.strides[1])))
+            loaded = b.load(b.gep(view.ptr, [offset]))
+            loaded_block = b.block
+        merged = b.phi(F32)
+        merged.add_incoming(ir.Constant(F32, 0.0), before)
+        merged.add_incoming(loaded, loaded_block)
+        return merged
+
+    def _write(self, write, rows: list) -> None:
+        b = self.em.b
+        value = self.values.env[write.operands[1]]
+        o = self.o
+        for r, row in enumerate(rows):
+            for m in range(self.cols):
+                column = b.add(self.c0, b.add(self.tx, _i64(ROW_LANES * m)))
+                inside = b.and_(b.icmp_signed("<", row, o.shape[0]), b.icmp_signed("<", column, o.shape[1]))
+                with b.if_then(inside):
+                    offset = b.add(o.offset, b.add(b.mul(row, o.strides[0]), b.mul(column, o.strides[1])))
+                    b.store(value.values[r][m], b.gep(o.ptr, [offset]))

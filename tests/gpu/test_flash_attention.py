@@ -1,0 +1,65 @@
+"""The flash mapping on the GPU (docs/gpu.md, "Flash attention"): causal attention written as a
+region_fold against the interpreter — sequence lengths on and off the tiles (1, 31, 33, 100,
+130), head dims below, at and above a column block (1, 20, 64, 128, 200), specialized and
+dynamic extents, large scores (exp near overflow), ties, and NaN / inf values."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gpu_differential import ROOT, on_gpu_and_interp
+from gpu_required import requires_gpu
+
+pytestmark = requires_gpu()
+
+SOURCE = (ROOT / "ir_samples" / "attention_region_fold.kir").read_text()
+
+
+def _inputs(t, d, rng, scale=None):
+    q, k, v = (rng.standard_normal((t, d)).astype(np.float32) for _ in range(3))
+    return {"q": q, "k": k, "v": v, "scale": np.float32(scale if scale is not None else 1 / np.sqrt(max(d, 1))),
+            "o": np.zeros((t, d), np.float32)}
+
+
+def _close(got, want, what):
+    # f32 sums in another order and libdevice's expf (2 ulp) against the correctly rounded one
+    assert got.shape == want.shape
+    assert np.array_equal(np.isnan(got), np.isnan(want)), what
+    finite = np.isfinite(want)
+    assert np.array_equal(got[~finite & ~np.isnan(want)], want[~finite & ~np.isnan(want)]), what
+    np.testing.assert_allclose(got[finite], want[finite], rtol=2e-5, atol=2e-5, err_msg=what)
+
+
+def _check(values, extents=None, what=""):
+    gpu, interp = on_gpu_and_interp(SOURCE, "causal_attention", values, extents=extents)
+    _close(gpu["o"], interp["o"], what)
+
+
+@pytest.mark.parametrize("t,d", [(1, 16), (31, 64), (33, 20), (100, 128), (130, 64), (70, 1), (65, 200)])
+def test_causal_attention_dynamic(t, d):
+    _check(_inputs(t, d, np.random.default_rng(t * 1009 + d)), what=f"T={t} D={d}")
+
+
+@pytest.mark.parametrize("t,d", [(129, 128), (64, 64), (45, 40)])
+def test_causal_attention_specialized(t, d):
+    _check(_inputs(t, d, np.random.default_rng(t * 7 + d)), extents={"D": d}, what=f"T={t} D={d} specialized")
+
+
+def test_large_scores_and_ties():
+    values = _inputs(96, 32, np.random.default_rng(5), scale=20.0)
+    values["k"][10:20] = values["k"][10]          # tied keys
+    values["q"][40] = 0.0                         # a row of equal scores
+    _check(values, what="large scores, ties")
+
+
+def test_non_finite_values():
+    values = _inputs(80, 16, np.random.default_rng(6))
+    values["v"][3, 2] = np.inf                    # reaches every row at or past key 3, and the rows before
+    values["v"][50, 5] = np.nan                   # (0 · inf and 0 · nan are NaN in the fold's masked slices)
+    _check(values, what="inf and NaN values")
+
+
+def test_flash_mapping_chosen():
+    from intentc.runtime.cuda import compile_cuda
+    compiled = compile_cuda(SOURCE, "causal_attention")
+    assert compiled.launch_config.mapping == "flash"
