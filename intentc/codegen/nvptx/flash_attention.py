@@ -31,6 +31,7 @@ from ..layout.encodings import Blocked
 from ...ir.types import RecordType
 from ..llvm.types import F32, I1, I32, I64, register_type
 from .cta import barrier, shared_array, sreg
+from .ptx_asm import opaque
 from .fold_attention import FoldAttention
 from .fold_values import ROW_LANES, FoldValues, PerThread, rebuild, record_leaves
 
@@ -41,7 +42,7 @@ KEYS = 4                             # keys a thread of a tile (BN = 64)
 DK = 32                              # D columns of a Q / K chunk
 VK = 16                              # keys of a V chunk
 MAX_COLUMNS = 128                    # DB for a dynamic or large D
-RESIDENT = 1
+RESIDENT = 2
 
 
 @dataclass(frozen=True)
@@ -300,7 +301,7 @@ class FlashEmitter:
         """view[first_row + i, d0 + j] (0 outside the view) into shared[i · pitch + j]."""
         b = self.em.b
         for e in range(rows * columns // THREADS):
-            linear = b.add(self.tid, _i64(e * THREADS))
+            linear = b.add(opaque(b, self.tid), _i64(e * THREADS))
             i, j = b.udiv(linear, _i64(columns)), b.urem(linear, _i64(columns))
             value = self._element(view, b.add(first_row, i), b.add(d0, j))
             b.store(value, b.gep(shared, [self._at(i, pitch, j)]))
@@ -309,7 +310,7 @@ class FlashEmitter:
         b = self.em.b
         db = self.plan.columns
         for e in range(VK * db // THREADS):
-            linear = b.add(self.tid, _i64(e * THREADS))
+            linear = b.add(opaque(b, self.tid), _i64(e * THREADS))
             i, j = b.udiv(linear, _i64(db)), b.urem(linear, _i64(db))
             value = self._element(self.v, b.add(first_key, i), b.add(self.c0, j))
             b.store(value, b.gep(self.v_shared, [self._at(i, db, j)]))
