@@ -160,6 +160,10 @@ class FlashEmitter:
         leaves = [leaf for t in types for leaf in self._leaf_types(t)]
         state = [[[em.entry_alloca(register_type(dtype)) for _ in range(slots)] for _ in range(ROWS)]
                  for dtype, _, slots in leaves]
+        for slots, (dtype, _, _) in zip(state, leaves):     # defined before the first trip's combine
+            for row in slots:
+                for slot in row:
+                    b.store(ir.Constant(register_type(dtype), 0), slot)
         started = em.entry_alloca(I1)
         b.store(ir.Constant(I1, 0), started)
         bn = plan.block[1]
@@ -263,7 +267,7 @@ class FlashEmitter:
         V chunks of VK keys, fma in key order."""
         em = self.em
         b = em.b
-        bm, bn, db, _ = self.plan.block
+        _, bn, db, _ = self.plan.block
         barrier(em)                   # the previous tile's readers of P are done
         for r in range(ROWS):
             row = b.add(self.ty, _i64(ROW_GROUPS * r))

@@ -27,6 +27,8 @@ from .tile_contraction import NoMatch
 
 REDUCTIONS = {"sum", "max", "min", "any", "all"}
 DTYPES = {"f32", "bool", "index"}
+# the contractions the mapping stages: the scores of K and q, the weights times the value slice
+CONTRACTIONS = {("matvec", "keys", "query"), ("vecmat", None, "values")}
 
 
 @dataclass(frozen=True)
@@ -88,9 +90,7 @@ class _Shapes:
             definition = table.get(name)
             if name in ("yield", "record", "record_get"):
                 pass
-            elif name == "matvec" and tiles.get(op.operands[0]) == "keys" and tiles.get(op.operands[1]) == "query":
-                self._f32_acc(op)
-            elif name == "vecmat" and tiles.get(op.operands[1]) == "values":
+            elif (name, tiles.get(op.operands[0]), tiles.get(op.operands[-1])) in CONTRACTIONS:
                 self._f32_acc(op)
             elif any(tiles.get(operand) for operand in op.operands):
                 raise NoMatch(f"`{name}` uses a K, V or q tile")
