@@ -90,7 +90,7 @@ class _Shapes:
             definition = table.get(name)
             if name in ("yield", "record", "record_get"):
                 pass
-            elif (name, tiles.get(op.operands[0]), tiles.get(op.operands[-1])) in CONTRACTIONS:
+            elif op.operands and (name, tiles.get(op.operands[0]), tiles.get(op.operands[-1])) in CONTRACTIONS:
                 self._f32_acc(op)
             elif any(tiles.get(operand) for operand in op.operands):
                 raise NoMatch(f"`{name}` uses a K, V or q tile")
