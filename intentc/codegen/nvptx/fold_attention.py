@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from ...ir.nodes import Kernel, Op
 from ...ir.optable import all_ops
 from ...ir.types import RecordType, TensorType, ViewType
-from .iteration_dots import Iota, _broadcast_axis
+from .iteration_dots import Iota, _broadcast_axis, _tensor
 from .tile_contraction import NoMatch
 
 REDUCTIONS = {"sum", "max", "min", "any", "all"}
@@ -95,7 +95,7 @@ class _Shapes:
             elif any(tiles.get(operand) for operand in op.operands):
                 raise NoMatch(f"`{name}` uses a K, V or q tile")
             elif name == "reduce":
-                if op.attributes.get("axes") != [0] or op.attributes["kind"].name not in REDUCTIONS \
+                if op.attributes.get("axes") != [0] or op.keyword_attr("kind") not in REDUCTIONS \
                         or self.kinds.get(op.operands[0]) != "keys":
                     raise NoMatch("a reduction other than a whole [len] vector's builtin one")
             elif name == "broadcast" and "dims" in op.attributes:
@@ -111,7 +111,8 @@ class _Shapes:
 
     @staticmethod
     def _f32_acc(op: Op) -> None:
-        if op.attributes["acc"].dtype != "f32":
+        acc = op.attributes["acc"]
+        if not isinstance(acc, TensorType) or acc.dtype != "f32":
             raise NoMatch("a contraction without an f32 accumulator")
 
 
@@ -144,7 +145,7 @@ def match_fold_attention(kernel: Kernel) -> FoldAttention:
     top_reads = {}
     for op in prologue:
         if op.name == "iota":
-            type_ = op.result_types[0]
+            type_ = _tensor(op.result_types[0])
             env[op.results[0]] = Iota(tuple(type_.shape), op.int_attr("axis", len(type_.shape) - 1))
         elif op.name == "read":
             top_reads[op.results[0]] = _whole_tile(op, env, views, (rows, depth))

@@ -17,6 +17,7 @@ reductions may reassociate). `matvec` and `vecmat` are the emitter's (`contract`
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 from dataclasses import dataclass
 
 from llvmlite import ir
@@ -82,7 +83,8 @@ class FoldValues:
 
     def op(self, op: Op) -> None:
         em, env, name = self.em, self.env, op.name
-        type_ = op.result_types[0] if op.result_types else None
+        type_: Any = op.result_types[0] if op.result_types else None
+        result: PerThread | Record
         if name in ("matvec", "vecmat"):      # of tiles the emitter stages
             env[op.results[0]] = self.contract(op, env)
             return
@@ -92,8 +94,7 @@ class FoldValues:
         elif name == "record":
             result = Record({f.name: value for f, value in zip(type_.fields, operands)})
         elif name == "record_get":
-            field = op.attributes["field"]
-            result = operands[0].fields[getattr(field, "name", field)]
+            result = operands[0].fields[op.keyword_attr("field")]
         elif name == "constant":
             result = self.uniform(type_.dtype, constant_value(em, op.attributes["value"], type_.dtype))
         elif name == "full":
@@ -129,7 +130,7 @@ class FoldValues:
 
     def _product(self, op: Op):
         """(product operand index, its mul) of an add/sub that fusion-legality marked (§5.5)."""
-        index = 0 if op.attributes["fma"].name == "lhs" else 1
+        index = 0 if op.keyword_attr("fma") == "lhs" else 1
         producer = self.defs.get(op.operands[index])
         return (index, producer) if producer is not None and producer.name == "mul" else None
 
@@ -165,7 +166,7 @@ class FoldValues:
         the identity), then the butterfly over the row's 16 lanes."""
         em = self.em
         b = em.b
-        kind = op.attributes["kind"].name
+        kind = op.keyword_attr("kind")
         combine = COMBINE[kind]
         identity = _identity(kind, vector.dtype)
         results = []
@@ -181,7 +182,7 @@ class FoldValues:
                 total = binary(em, op, combine, first, second, vector.dtype)
                 offset *= 2
             results.append([total])
-        return PerThread("rows", op.result_types[0].dtype, results)
+        return PerThread("rows", vector.dtype if kind not in ("any", "all") else "bool", results)
 
 
 def record_leaves(value, type_) -> list:

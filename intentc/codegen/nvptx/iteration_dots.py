@@ -70,17 +70,25 @@ def _broadcast_axis(value, shape: tuple) -> int | None:
     return axis if value.shape[value.axis] != 1 else None
 
 
+def _tensor(type_) -> TensorType:
+    if not isinstance(type_, TensorType):
+        raise NoMatch("a value that is not a tensor")
+    return type_
+
+
 def _slice(env: dict, op: Op, coordinate: str, domain, views: dict) -> Slice:
     """The whole slice a read or write accesses, or NoMatch."""
     name = op.operands[0]
     view = views.get(name)
-    shape = tuple(op.result_types[0].shape) if op.name == "read" else tuple(env["types"][op.operands[1]].shape)
+    written = op.result_types[0] if op.name == "read" else env["types"][op.operands[1]]
+    shape = tuple(_tensor(written).shape)
     if view is None or op.group("mask") or op.group("fill"):
         raise NoMatch("an access with a mask, or not of a kernel view")
     indices = op.group("index") or ()
     if len(indices) != len(view.shape):
         raise NoMatch("an access that does not index every view axis")
-    axes, coordinate_axis = [None] * len(shape), None
+    axes: list[int | None] = [None] * len(shape)
+    coordinate_axis = None
     for view_axis, index in enumerate(indices):
         if index == coordinate:
             if coordinate_axis is not None or view.shape[view_axis] != domain:
@@ -109,7 +117,7 @@ def match_iteration_dots(kernel: Kernel) -> IterationDots:
             continue
         if op.name != "iota" or op.regions:
             raise NoMatch(f"op `{op.name}` at the top level")
-        type_ = op.result_types[0]
+        type_ = _tensor(op.result_types[0])
         env[op.results[0]] = Iota(tuple(type_.shape), op.int_attr("axis", len(type_.shape) - 1))
     parallel = parallels[0]
     domain = parallel.operands[0]

@@ -25,6 +25,7 @@ from llvmlite import ir
 from ..layout.assign import Assignment
 from ..layout.encodings import Blocked
 from ..llvm.types import F32, I32, I64
+from ..llvm.values import ViewRef
 from .cta import sreg
 from .ptx_asm import asm
 from .iteration_dots import IterationDots
@@ -102,12 +103,12 @@ class _Operand:
     """A view read along the contracted axis: its element size, the view, the view axis of
     each result axis (None: not this operand's) and of the iteration's coordinate, the
     contracted axis's stride, and whether V-element vector loads fit (uniform)."""
-    view: object
+    view: ViewRef
     dtype: str
     result_axes: tuple
     coordinate_axis: int
     stride: ir.Value
-    vectors: ir.Value = None
+    vectors: ir.Value | None = None
 
     @property
     def size(self) -> int:
