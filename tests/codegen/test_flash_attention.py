@@ -33,6 +33,17 @@ def test_recognizes_causal_attention():
     assert kinds["mx"] == kinds["wsum"] == kinds["m"] == kinds["i"] == "rows"
 
 
+@pytest.mark.parametrize("old,new,proved", [
+    ("", "", True),                                                       # the causal mask
+    ("%live = le %pos, %i_b", "%live = ge %pos, %i_b", False),            # anti-causal: later keys live
+    ("%mref = select %any, %mx, %zero", "%mref = select %any, %mx, %mx", False),   # max -inf: exp(nan)
+])
+def test_dead_slices_proof(old, new, proved):
+    from intentc.codegen.nvptx.dead_slices import dead_slices_are_identity
+    found = match_fold_attention(_kernel(SAMPLE.replace(old, new) if old else SAMPLE))
+    assert dead_slices_are_identity(found.prologue, found.fold, found.parallel.regions[0].args[0].name) is proved
+
+
 REFUSED = {
     "a second write": ("    write %o, %out index(%i, %dcols)\n",
                        "    write %o, %out index(%i, %dcols)\n    write %o, %zacc index(%i, %dcols)\n"),
@@ -58,6 +69,7 @@ def test_launch_json_and_ptxas(extents, columns, tmp_path):
     launch = json.loads(result.artifacts["launch.json"])
     assert launch["mapping"] == "flash" and launch["block"] == [256, 1, 1]
     assert launch["plan"]["block"]["columns"] == columns
+    assert "skipped" in launch["plan"]["slices"] and "bar.red.or" in result.artifacts["kernel.ptx"]
     assert not any("threadsPerWarp = [1" in text for text in launch["layouts"]["encodings"].values())
     ptx = result.artifacts["kernel.ptx"]
     assert "malloc" not in ptx and "bar.sync" in ptx and "shfl.sync.bfly.b32" in ptx

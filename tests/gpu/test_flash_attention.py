@@ -52,11 +52,14 @@ def test_large_scores_and_ties():
     _check(values, what="large scores, ties")
 
 
-def test_non_finite_values():
-    values = _inputs(80, 16, np.random.default_rng(6))
-    values["v"][3, 2] = np.inf                    # reaches every row at or past key 3, and the rows before
-    values["v"][50, 5] = np.nan                   # (0 · inf and 0 · nan are NaN in the fold's masked slices)
-    _check(values, what="inf and NaN values")
+@pytest.mark.parametrize("t,row", [(80, 3), (200, 150)])
+def test_non_finite_values(t, row):
+    # an inf and a NaN in V reach every row through the masked slices (0 · inf = NaN), also
+    # where they lie in tiles the mapping skips when V is finite there (row 150: it folds them)
+    values = _inputs(t, 16, np.random.default_rng(row))
+    values["v"][row, 2] = np.inf
+    values["v"][min(row + 40, t - 1), 5] = np.nan
+    _check(values, what=f"inf and NaN values at row {row}")
 
 
 def test_flash_mapping_chosen():

@@ -15,10 +15,11 @@ only for an empty axis, which has no rows to write). After the last tile the ops
 fold run on the state and the thread writes its rows' columns. No temporaries: the state
 and the tile's values are a thread's registers, the tiles shared memory.
 
-f32 operands only (f32 contractions get no TF32, §5.3/§5.4: CUDA cores). Every key tile
-runs for every row block: a tile wholly past a row's causal bound is still folded, so
-values that are not finite anywhere in V reach every row as the interpreter's fold makes
-them (0 · inf = NaN).
+f32 operands only (f32 contractions get no TF32, §5.3/§5.4: CUDA cores). Key tiles wholly
+past a row block are skipped when `dead_slices.py` proves that such a slice summarizes to
+the init (the combine's identity, §6: the causal half) and V's rows there are finite, which
+the CTA checks at run time for each pass (else it folds them: 0 · inf is NaN in the
+interpreter's fold too).
 """
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ from ...ir.types import RecordType
 from ..llvm.types import F32, I1, I32, I64, register_type
 from .cta import barrier, shared_array, sreg
 from .ptx_asm import opaque
+from .dead_slices import dead_slices_are_identity
 from .fold_attention import FoldAttention
 from .fold_values import ROW_LANES, FoldValues, PerThread, rebuild, record_leaves
 
@@ -49,6 +51,7 @@ RESIDENT = 2
 class FlashPlan:
     attention: FoldAttention
     columns: int                     # DB: D columns a pass keeps in registers (16 · C)
+    skip_dead: bool = False          # key tiles past a row block summarize to the init (dead_slices.py)
     threads: int = THREADS
 
     kind = "flash"
@@ -72,7 +75,8 @@ class FlashPlan:
         return {"block": {"query_rows": bm, "keys": bn, "columns": db, "qk_chunk": dk, "v_chunk": VK},
                 "per_thread": {"rows": ROWS, "keys": KEYS, "columns": self.columns // ROW_LANES},
                 "instruction": "fma.rn.f32 (f32 operands: no TF32)", "order": "row blocks heaviest first",
-                "slices": "every key tile of the axis, in order; the first summary starts the state",
+                "slices": "key tiles in order; the first summary starts the state"
+                + ("; tiles past the row block skipped where V's rows there are finite" if self.skip_dead else ""),
                 "state": "registers", "staging": "Q/K chunks, P and V chunks in static shared memory"}
 
     def layouts(self, known: dict) -> Assignment:
@@ -97,7 +101,8 @@ def plan_flash(kernel, known: dict) -> FlashPlan | None:
         return None
     depth = attention.depth if isinstance(attention.depth, int) else known.get(attention.depth)
     columns = MAX_COLUMNS if not depth else max(ROW_LANES, min(MAX_COLUMNS, 1 << (depth - 1).bit_length()))
-    return FlashPlan(attention, columns)
+    coordinate = attention.parallel.regions[0].args[0].name
+    return FlashPlan(attention, columns, dead_slices_are_identity(attention.prologue, attention.fold, coordinate))
 
 
 def _i64(value: int) -> ir.Constant:
@@ -182,12 +187,38 @@ class FlashEmitter:
                     for slot, x, y in zip(row_slots, new_row, first_row):
                         b.store(b.select(has, x, y), slot)
             b.store(ir.Constant(I1, 1), started)
-        em.loop(_i64(0), self.rows_extent, tile, _i64(bn), name="keytile")
+        em.loop(_i64(0), self._keys_end(i0, c0), tile, _i64(bn), name="keytile")
         results = [self._load_leaf(slots, leaf) for slots, leaf in zip(state, leaves)]
         for name, type_ in zip(a.fold.results, types):
             values.env[name] = rebuild(type_, results)
         values.run(ops[fold_at + 1:-1])
         self._write(ops[-1], rows)
+
+    def _keys_end(self, i0: ir.Value, c0: ir.Value) -> ir.Value:
+        """Where the fold's key tiles end for rows [i0, i0 + BM): T, or, where the plan skips
+        dead tiles, the first tile past the block's last row when V's rows from there on
+        (this pass's columns) are all finite — the CTA decides together (`bar.red.or`)."""
+        em = self.em
+        b = em.b
+        bm, bn, db, _ = self.plan.block
+        if not self.plan.skip_dead:
+            return self.rows_extent
+        past = b.add(i0, _i64(bm))
+        live_end = b.select(b.icmp_signed("<", past, self.rows_extent), past, self.rows_extent)
+        skip_start = b.mul(b.sdiv(b.add(live_end, _i64(bn - 1)), _i64(bn)), _i64(bn))
+        seen = em.entry_alloca(I1)
+        b.store(ir.Constant(I1, 0), seen)
+        count = b.mul(b.sub(self.rows_extent, skip_start), _i64(db))
+
+        def element(linear):
+            value = self._element(self.v, b.add(skip_start, b.udiv(linear, _i64(db))),
+                                  b.add(c0, b.urem(linear, _i64(db))))
+            finite = b.fcmp_ordered("<", em.call_intrinsic("fabs", value), ir.Constant(F32, float("inf")))
+            b.store(b.or_(b.load(seen), b.not_(finite)), seen)
+        em.loop(opaque(b, self.tid), count, element, _i64(THREADS), name="vcheck")
+        vote = em.declare("llvm.nvvm.barrier0.or", I32, [I32])
+        any_not_finite = b.icmp_unsigned("!=", b.call(vote, [b.zext(b.load(seen), I32)]), _i32(0))
+        return b.select(any_not_finite, self.rows_extent, skip_start)
 
     def _leaf_types(self, type_) -> list:
         """(dtype, kind, slots) of each leaf of a fold result: scalars and [D] vectors."""
