@@ -4,7 +4,11 @@ torch's flash kernel on f16 copies), and `decode_attention_scores_contract.kir` 
 lane-group dot mapping beside torch's einsum, in one run; times are medians of CUDA-event
 means (bench.gpu.timed), throughputs intentc over torch.
 
-    python3 bench/gpu_attention.py [--seq 4096] [--dims 64,128] [--out FILE.json]
+    python3 bench/gpu_attention.py [--seq 4096] [--dims 64,128] [--sweep] [--out FILE.json]
+
+`--sweep` also times the causal kernel (the last of --dims) under other flash plans (rows and
+keys a thread, resident CTAs an SM): the mapping's choice is data, so each is the same kernel
+compiled under another plan.
 """
 from __future__ import annotations
 
@@ -80,11 +84,48 @@ def decode_row(b: int, s: int, h: int, d: int) -> dict:
     return row
 
 
+# (rows, keys, resident CTAs) a plan: the default first
+SWEEP = [(2, 4, 2), (1, 4, 2), (4, 4, 1), (2, 2, 2), (1, 2, 4)]
+
+
+def sweep(t: int, d: int) -> list[dict]:
+    from intentc.codegen.nvptx import flash_attention
+    from intentc.runtime.cuda import compile_cuda
+    chosen = flash_attention.plan_flash
+    q, k, v = (torch.randn(t, d, device="cuda") for _ in range(3))
+    scale = 1 / math.sqrt(d)
+    want = F.scaled_dot_product_attention(q[None, None].double(), k[None, None].double(), v[None, None].double(),
+                                          is_causal=True, scale=scale)[0, 0]
+    rows = []
+    for rows_a_thread, keys, resident in SWEEP:
+        def plan(kernel, known, spec=(rows_a_thread, keys, resident)):
+            found = chosen(kernel, known)
+            return None if found is None else flash_attention.FlashPlan(found.attention, found.columns,
+                                                                        found.skip_dead, *spec)
+        flash_attention.plan_flash = plan
+        row = {"plan": {"rows": rows_a_thread, "keys": keys, "resident": resident}, "size": [t, d]}
+        try:
+            kernel = compile_cuda(CAUSAL, "causal_attention", {"extents": {"D": d}})
+            o = torch.empty(t, d, device="cuda")
+            arrays = {"q": q, "k": k, "v": v, "scale": scale, "o": o}
+            row["ms"] = _seconds(lambda kernel=kernel, arrays=arrays: kernel.launch_in_place(arrays)) * 1e3
+            torch.cuda.synchronize()
+            row["max_abs_error_vs_f64"] = (o.double() - want).abs().max().item()
+        except Exception as error:    # a failing plan is reported in its row
+            row["error"] = f"{type(error).__name__}: {str(error)[:300]}"
+        finally:
+            flash_attention.plan_flash = chosen
+        print(json.dumps(row), flush=True)
+        rows.append(row)
+    return rows
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seq", type=int, default=4096)
     parser.add_argument("--dims", default="64,128")
     parser.add_argument("--decode", default="8,2048,32,128", help="B,S,H,D of the decode row ('' for none)")
+    parser.add_argument("--sweep", action="store_true")
     parser.add_argument("--out")
     args = parser.parse_args(argv)
     rows = []
@@ -100,6 +141,8 @@ def main(argv=None) -> int:
         except Exception as error:
             rows.append({"bench": "decode scores", "error": f"{type(error).__name__}: {error}"})
             print(json.dumps(rows[-1]), flush=True)
+    if args.sweep:
+        rows += sweep(args.seq, int(args.dims.split(",")[-1]))
     if args.out:
         Path(args.out).write_text(json.dumps({"gpu": torch.cuda.get_device_name(), "rows": rows}, indent=1) + "\n")
     return 0

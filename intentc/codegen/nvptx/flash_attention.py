@@ -39,7 +39,7 @@ from .fold_values import ROW_LANES, FoldValues, PerThread, rebuild, record_leave
 
 THREADS = 256
 ROW_GROUPS = THREADS // ROW_LANES    # 16 thread rows: thread row ty holds rows ty + 16 r
-ROWS = 2                             # query rows a thread (BM = 32)
+ROWS = 2                             # query rows a thread (BM = 32; a plan may choose others)
 KEYS = 4                             # keys a thread of a tile (BN = 64)
 DK = 32                              # D columns of a Q / K chunk
 VK = 16                              # keys of a V chunk
@@ -52,12 +52,17 @@ class FlashPlan:
     attention: FoldAttention
     columns: int                     # DB: D columns a pass keeps in registers (16 · C)
     skip_dead: bool = False          # key tiles past a row block summarize to the init (dead_slices.py)
+    rows: int = ROWS                 # query rows a thread
+    keys: int = KEYS                 # keys a thread of a tile
+    resident: int = RESIDENT         # CTAs an SM (`.minnctapersm`) and the grid's CTAs an SM
     threads: int = THREADS
 
     kind = "flash"
-    ctas_per_sm = RESIDENT
-    resident = RESIDENT
     shared_bytes = 0
+
+    @property
+    def ctas_per_sm(self) -> int:
+        return self.resident
 
     @property
     def parallel(self):
@@ -65,7 +70,7 @@ class FlashPlan:
 
     @property
     def block(self) -> tuple:
-        return (ROW_GROUPS * ROWS, ROW_LANES * KEYS, self.columns, DK)
+        return (ROW_GROUPS * self.rows, ROW_LANES * self.keys, self.columns, DK)
 
     def emit(self, em) -> None:
         FlashEmitter(em, self).emit()
@@ -73,7 +78,8 @@ class FlashPlan:
     def to_json(self) -> dict:
         bm, bn, db, dk = self.block
         return {"block": {"query_rows": bm, "keys": bn, "columns": db, "qk_chunk": dk, "v_chunk": VK},
-                "per_thread": {"rows": ROWS, "keys": KEYS, "columns": self.columns // ROW_LANES},
+                "per_thread": {"rows": self.rows, "keys": self.keys, "columns": self.columns // ROW_LANES},
+                "resident": self.resident,
                 "instruction": "fma.rn.f32 (f32 operands: no TF32)", "order": "row blocks heaviest first",
                 "slices": "key tiles in order; the first summary starts the state"
                 + ("; tiles past the row block skipped where V's rows there are finite" if self.skip_dead else ""),
@@ -120,6 +126,7 @@ class FlashEmitter:
         self.q, self.k, self.v, self.o = (em.env[name] for name in (a.q, a.k, a.v, a.o))
         self.rows_extent, self.depth = self.q.shape
         self.cols = plan.columns // ROW_LANES
+        self.rows, self.keys = plan.rows, plan.keys
 
     def emit(self) -> None:
         em, plan = self.em, self.plan
@@ -133,7 +140,7 @@ class FlashEmitter:
         self.k_shared = shared_array(em, "f32", bn * (DK + 1)).ptr
         self.p_shared = shared_array(em, "f32", bm * (bn + 1)).ptr
         self.v_shared = shared_array(em, "f32", VK * db).ptr
-        self.values = FoldValues(em, ROWS, {"rows": 1, "keys": KEYS, "cols": self.cols}, plan.attention.depth,
+        self.values = FoldValues(em, self.rows, {"rows": 1, "keys": self.keys, "cols": self.cols}, plan.attention.depth,
                                  self._contract)
         self.values.lane = self.lane
         self.values.run([op for op in plan.attention.prologue if op.name not in ("iota", "read")])
@@ -157,13 +164,13 @@ class FlashEmitter:
         self.i0, self.c0 = i0, c0
         values = self.values
         region = a.parallel.regions[0]
-        rows = [b.add(i0, b.add(self.ty, _i64(ROW_GROUPS * r))) for r in range(ROWS)]
+        rows = [b.add(i0, b.add(self.ty, _i64(ROW_GROUPS * r))) for r in range(self.rows)]
         values.env[region.args[0].name] = PerThread("rows", "index", [[row] for row in rows])
         ops = [op for op in region.ops if op.name != "yield"]
         fold_at = ops.index(a.fold)
         types = a.fold.result_types
         leaves = [leaf for t in types for leaf in self._leaf_types(t)]
-        state = [[[em.entry_alloca(register_type(dtype)) for _ in range(slots)] for _ in range(ROWS)]
+        state = [[[em.entry_alloca(register_type(dtype)) for _ in range(slots)] for _ in range(self.rows)]
                  for dtype, _, slots in leaves]
         for slots, (dtype, _, _) in zip(state, leaves):     # defined before the first trip's combine
             for row in slots:
@@ -176,7 +183,7 @@ class FlashEmitter:
         def tile(j0):
             self.j0 = j0
             values.key_exists = [b.icmp_signed("<", b.add(j0, b.add(self.tx, _i64(ROW_LANES * n))),
-                                               self.rows_extent) for n in range(KEYS)]
+                                               self.rows_extent) for n in range(self.keys)]
             values.run(ops[1:fold_at])
             summary = self._summarize(a.fold)
             previous = [self._load_leaf(slots, leaf) for slots, leaf in zip(state, leaves)]
@@ -240,7 +247,7 @@ class FlashEmitter:
         left = b.sub(self.rows_extent, self.j0)
         values.env[length] = values.uniform("index", b.select(b.icmp_signed("<", left, _i64(bn)), left, _i64(bn)))
         values.env[positions] = PerThread("keys", "index", [[b.add(self.j0, b.add(self.tx, _i64(ROW_LANES * n)))
-                                                             for n in range(KEYS)] for _ in range(ROWS)])
+                                                             for n in range(self.keys)] for _ in range(self.rows)])
         values.env[scores] = values.env[fold.operands[0]]
         values.env[tile] = "values"
         yielded = values.run(fold.regions[0].ops)
@@ -271,7 +278,7 @@ class FlashEmitter:
         em = self.em
         b = em.b
         bm, bn, _, _ = self.plan.block
-        acc = [[em.entry_alloca(F32) for _ in range(KEYS)] for _ in range(ROWS)]
+        acc = [[em.entry_alloca(F32) for _ in range(self.keys)] for _ in range(self.rows)]
         for row in acc:
             for slot in row:
                 b.store(ir.Constant(F32, 0.0), slot)
@@ -284,11 +291,11 @@ class FlashEmitter:
             barrier(em)
             for dd in range(DK):
                 qs = [b.load(b.gep(self.q_shared, [self._at(b.add(self.ty, _i64(ROW_GROUPS * r)), DK + 1, dd)]))
-                      for r in range(ROWS)]
+                      for r in range(self.rows)]
                 ks = [b.load(b.gep(self.k_shared, [self._at(b.add(self.tx, _i64(ROW_LANES * n)), DK + 1, dd)]))
-                      for n in range(KEYS)]
-                for r in range(ROWS):
-                    for n in range(KEYS):
+                      for n in range(self.keys)]
+                for r in range(self.rows):
+                    for n in range(self.keys):
                         b.store(b.call(fma, [qs[r], ks[n], b.load(acc[r][n])]), acc[r][n])
         em.loop(_i64(0), self.depth, chunk, _i64(DK), name="dchunk")
         return PerThread("keys", "f32", [[b.load(slot) for slot in row] for row in acc])
@@ -300,12 +307,12 @@ class FlashEmitter:
         b = em.b
         _, bn, db, _ = self.plan.block
         barrier(em)                   # the previous tile's readers of P are done
-        for r in range(ROWS):
+        for r in range(self.rows):
             row = b.add(self.ty, _i64(ROW_GROUPS * r))
-            for n in range(KEYS):
+            for n in range(self.keys):
                 weight = b.select(self.values.key_exists[n], weights.values[r][n], ir.Constant(F32, 0.0))
                 b.store(weight, b.gep(self.p_shared, [self._at(row, bn + 1, b.add(self.tx, _i64(ROW_LANES * n)))]))
-        acc = [[em.entry_alloca(F32) for _ in range(self.cols)] for _ in range(ROWS)]
+        acc = [[em.entry_alloca(F32) for _ in range(self.cols)] for _ in range(self.rows)]
         for row in acc:
             for slot in row:
                 b.store(ir.Constant(F32, 0.0), slot)
@@ -317,10 +324,10 @@ class FlashEmitter:
             barrier(em)
             for kk in range(VK):
                 ps = [b.load(b.gep(self.p_shared, [self._at(b.add(self.ty, _i64(ROW_GROUPS * r)), bn + 1,
-                                                               b.add(jv, _i64(kk)))])) for r in range(ROWS)]
+                                                               b.add(jv, _i64(kk)))])) for r in range(self.rows)]
                 vs = [b.load(b.gep(self.v_shared, [self._at(_i64(kk), db, b.add(self.tx, _i64(ROW_LANES * m)))]))
                       for m in range(self.cols)]
-                for r in range(ROWS):
+                for r in range(self.rows):
                     for m in range(self.cols):
                         b.store(b.call(fma, [ps[r], vs[m], b.load(acc[r][m])]), acc[r][m])
         em.loop(_i64(0), _i64(bn), chunk, _i64(VK), name="vchunk")
