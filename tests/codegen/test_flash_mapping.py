@@ -45,6 +45,9 @@ def test_dead_slices_proof(old, new, proved):
 
 
 REFUSED = {
+    "a reduction outside the summarizer": ("    %summary = region_fold",
+                                           "    %top = reduce %scores {axes = [0], kind = max} : f32\n"
+                                           "    %summary = region_fold"),
     "a second write": ("    write %o, %out index(%i, %dcols)\n",
                        "    write %o, %out index(%i, %dcols)\n    write %o, %zacc index(%i, %dcols)\n"),
     "a reduction along D": ("%fs = record_get %summary {field = sum} : f32",

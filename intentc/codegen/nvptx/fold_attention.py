@@ -167,7 +167,16 @@ def match_fold_attention(kernel: Kernel) -> FoldAttention:
         raise NoMatch("the key and value tiles are not two f32 views")
     tiles[keys_tile], tiles[values_tile] = "keys", "values"
     shapes.kinds[coordinate] = "rows"
-    shapes.check([op for op in ops[1:] if op is not fold and op is not write], tiles)
+    before, after = ops[1:ops.index(fold)], ops[ops.index(fold) + 1:-1]
+    # a keys vector exists one tile at a time: only the summarizer reduces one, and nothing
+    # after the fold may read one
+    if any(op.name in ("reduce", "vecmat") for op in before + after) or any(op.name == "matvec" for op in after):
+        raise NoMatch("a reduction or weighting outside the summarizer, or scores after the fold")
+    shapes.check(before, tiles)
+    keys_values = {name for name, kind in shapes.kinds.items() if kind == "keys"}
+    if any(set(op.operands) & keys_values for op in after):
+        raise NoMatch("a [T] vector used after the fold")
+    shapes.check(after, tiles)
     if shapes.kinds.get(sources[0]) != "keys":
         raise NoMatch("the folded scores are not a [T] vector")
     _check_fold(shapes, fold, tiles)
@@ -188,6 +197,8 @@ def _row_read(op: Op, coordinate: str, env: dict, depth) -> None:
 
 def _check_fold(shapes: _Shapes, fold: Op, tiles: dict) -> None:
     summarize, combine = fold.regions
+    if any(op.name == "matvec" for op in summarize.ops + combine.ops) or any(op.name == "vecmat" for op in combine.ops):
+        raise NoMatch("scores inside the fold, or a weighting in its combine")
     length, positions, scores, values = (arg.name for arg in summarize.args)
     shapes.kinds[length] = "rows"
     shapes.kinds[positions] = shapes.kinds[scores] = "keys"
