@@ -43,6 +43,8 @@ ROWS = 2                             # query rows a thread (BM = 32; a plan may 
 KEYS = 4                             # keys a thread of a tile (BN = 64)
 DK = 32                              # D columns of a Q / K chunk
 VK = 16                              # keys of a V chunk
+VECTOR = 4                           # f32 elements of one ld.shared.v4
+PAD = VECTOR                         # staged rows padded by one vector: 16-byte aligned, banks apart
 MAX_COLUMNS = 128                    # DB for a dynamic or large D
 RESIDENT = 2
 
@@ -88,13 +90,15 @@ class FlashPlan:
     def layouts(self, known: dict) -> Assignment:
         """The iteration's [T] and [D] vectors as the CTA holds them, over (the block's query
         rows, keys or columns): lane bits 0..3 along the vector, bit 4 and the warps along
-        the rows; the 16 x 16 tile repeats (a thread's rows ty + 16r, its keys or columns
-        tx + 16n)."""
+        the rows, the tile repeating (a thread's rows ty + 16r, keys tx + 16n, columns four
+        consecutive ones a lane in groups of 64 where it holds a multiple of four)."""
         result = Assignment()
-        layout = Blocked((None, None), (1, 1), (2, ROW_LANES), (THREADS // 32, 1), (1, 0))
+        keys = Blocked((None, None), (1, 1), (2, ROW_LANES), (THREADS // 32, 1), (1, 0))
+        per_lane = VECTOR if (self.columns // ROW_LANES) % VECTOR == 0 else 1
+        cols = Blocked((None, None), (1, per_lane), (2, ROW_LANES), (THREADS // 32, 1), (1, 0))
         for name, kind in self.attention.kinds.items():
             if kind in ("keys", "cols"):
-                result.values[name] = layout
+                result.values[name] = keys if kind == "keys" else cols
         return result
 
 
@@ -136,10 +140,10 @@ class FlashEmitter:
         self.lane = b.urem(tid, _i32(32))
         self.tx, self.ty = b.zext(b.urem(tid, _i32(ROW_LANES)), I64), b.zext(b.udiv(tid, _i32(ROW_LANES)), I64)
         self.tid = b.zext(tid, I64)
-        self.q_shared = shared_array(em, "f32", bm * (DK + 1)).ptr
-        self.k_shared = shared_array(em, "f32", bn * (DK + 1)).ptr
-        self.p_shared = shared_array(em, "f32", bm * (bn + 1)).ptr
-        self.v_shared = shared_array(em, "f32", VK * db).ptr
+        self.q_shared = shared_array(em, "f32", bm * (DK + PAD), 16).ptr
+        self.k_shared = shared_array(em, "f32", bn * (DK + PAD), 16).ptr
+        self.p_shared = shared_array(em, "f32", bm * (bn + PAD), 16).ptr
+        self.v_shared = shared_array(em, "f32", VK * db, 16).ptr
         self.values = FoldValues(em, self.rows, {"rows": 1, "keys": self.keys, "cols": self.cols}, plan.attention.depth,
                                  self._contract)
         self.values.lane = self.lane
@@ -286,17 +290,18 @@ class FlashEmitter:
 
         def chunk(d0):
             barrier(em)
-            self._stage(self.q, self.q_shared, self.i0, d0, bm, DK, DK + 1)
-            self._stage(self.k, self.k_shared, self.j0, d0, bn, DK, DK + 1)
+            self._stage(self.q, self.q_shared, self.i0, d0, bm, DK, DK + PAD)
+            self._stage(self.k, self.k_shared, self.j0, d0, bn, DK, DK + PAD)
             barrier(em)
-            for dd in range(DK):
-                qs = [b.load(b.gep(self.q_shared, [self._at(b.add(self.ty, _i64(ROW_GROUPS * r)), DK + 1, dd)]))
+            for dd in range(0, DK, VECTOR):      # four columns of each row and key at once
+                qs = [self._vector(self.q_shared, self._at(b.add(self.ty, _i64(ROW_GROUPS * r)), DK + PAD, dd))
                       for r in range(self.rows)]
-                ks = [b.load(b.gep(self.k_shared, [self._at(b.add(self.tx, _i64(ROW_LANES * n)), DK + 1, dd)]))
+                ks = [self._vector(self.k_shared, self._at(b.add(self.tx, _i64(ROW_LANES * n)), DK + PAD, dd))
                       for n in range(self.keys)]
-                for r in range(self.rows):
-                    for n in range(self.keys):
-                        b.store(b.call(fma, [qs[r], ks[n], b.load(acc[r][n])]), acc[r][n])
+                for step in range(VECTOR):
+                    for r in range(self.rows):
+                        for n in range(self.keys):
+                            b.store(b.call(fma, [qs[r][step], ks[n][step], b.load(acc[r][n])]), acc[r][n])
         em.loop(_i64(0), self.depth, chunk, _i64(DK), name="dchunk")
         return PerThread("keys", "f32", [[b.load(slot) for slot in row] for row in acc])
 
@@ -305,13 +310,13 @@ class FlashEmitter:
         V chunks of VK keys, fma in key order."""
         em = self.em
         b = em.b
-        _, bn, db, _ = self.plan.block
+        bn = self.plan.block[1]
         barrier(em)                   # the previous tile's readers of P are done
         for r in range(self.rows):
             row = b.add(self.ty, _i64(ROW_GROUPS * r))
             for n in range(self.keys):
                 weight = b.select(self.values.key_exists[n], weights.values[r][n], ir.Constant(F32, 0.0))
-                b.store(weight, b.gep(self.p_shared, [self._at(row, bn + 1, b.add(self.tx, _i64(ROW_LANES * n)))]))
+                b.store(weight, b.gep(self.p_shared, [self._at(row, bn + PAD, b.add(self.tx, _i64(ROW_LANES * n)))]))
         acc = [[em.entry_alloca(F32) for _ in range(self.cols)] for _ in range(self.rows)]
         for row in acc:
             for slot in row:
@@ -322,16 +327,41 @@ class FlashEmitter:
             barrier(em)
             self._stage_values(b.add(self.j0, jv))
             barrier(em)
-            for kk in range(VK):
-                ps = [b.load(b.gep(self.p_shared, [self._at(b.add(self.ty, _i64(ROW_GROUPS * r)), bn + 1,
-                                                               b.add(jv, _i64(kk)))])) for r in range(self.rows)]
-                vs = [b.load(b.gep(self.v_shared, [self._at(_i64(kk), db, b.add(self.tx, _i64(ROW_LANES * m)))]))
-                      for m in range(self.cols)]
-                for r in range(self.rows):
-                    for m in range(self.cols):
-                        b.store(b.call(fma, [ps[r], vs[m], b.load(acc[r][m])]), acc[r][m])
+            for kk in range(0, VK, VECTOR):      # four keys' weights of each row at once
+                ps = [self._vector(self.p_shared, self._at(b.add(self.ty, _i64(ROW_GROUPS * r)), bn + PAD,
+                                                           b.add(jv, _i64(kk)))) for r in range(self.rows)]
+                for step in range(VECTOR):
+                    vs = self._value_row(kk + step)
+                    for r in range(self.rows):
+                        for m in range(self.cols):
+                            b.store(b.call(fma, [ps[r][step], vs[m], b.load(acc[r][m])]), acc[r][m])
         em.loop(_i64(0), _i64(bn), chunk, _i64(VK), name="vchunk")
         return PerThread("cols", "f32", [[b.load(slot) for slot in row] for row in acc])
+
+    def column(self, m: int) -> ir.Value:
+        """The thread's column slot m within the block: four consecutive columns a lane
+        where the slots come in fours (one vector load of V each), else tx + 16m."""
+        if self.cols % VECTOR:
+            return self.em.b.add(self.tx, _i64(ROW_LANES * m))
+        group, within = divmod(m, VECTOR)
+        return self.em.b.add(self.em.b.mul(self.tx, _i64(VECTOR)), _i64(ROW_LANES * VECTOR * group + within))
+
+    def _value_row(self, kk: int) -> list:
+        """The thread's columns of staged V row kk."""
+        db = self.plan.columns
+        if self.cols % VECTOR:
+            b = self.em.b
+            return [b.load(b.gep(self.v_shared, [self._at(_i64(kk), db, self.column(m))])) for m in range(self.cols)]
+        return [value for group in range(0, self.cols, VECTOR)
+                for value in self._vector(self.v_shared, self._at(_i64(kk), db, self.column(group)))]
+
+    def _vector(self, shared, index: ir.Value) -> list:
+        """Four f32 of shared memory from `index` (a multiple of 4): one ld.shared.v4."""
+        b = self.em.b
+        vector = ir.VectorType(F32, VECTOR)
+        pointer = b.bitcast(b.gep(shared, [index]), vector.as_pointer(shared.type.addrspace))
+        loaded = b.load(pointer, align=16)
+        return [b.extract_element(loaded, _i32(i)) for i in range(VECTOR)]
 
     def _at(self, row, pitch: int, column) -> ir.Value:
         """Element (row, column) of a shared array of rows of `pitch` elements."""
@@ -377,7 +407,7 @@ class FlashEmitter:
         o = self.o
         for r, row in enumerate(rows):
             for m in range(self.cols):
-                column = b.add(self.c0, b.add(self.tx, _i64(ROW_LANES * m)))
+                column = b.add(self.c0, self.column(m))
                 inside = b.and_(b.icmp_signed("<", row, o.shape[0]), b.icmp_signed("<", column, o.shape[1]))
                 with b.if_then(inside):
                     offset = b.add(o.offset, b.add(b.mul(row, o.strides[0]), b.mul(column, o.strides[1])))
