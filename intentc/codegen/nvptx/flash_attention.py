@@ -282,11 +282,7 @@ class FlashEmitter:
         em = self.em
         b = em.b
         bm, bn, _, _ = self.plan.block
-        acc = [[em.entry_alloca(F32) for _ in range(self.keys)] for _ in range(self.rows)]
-        for row in acc:
-            for slot in row:
-                b.store(ir.Constant(F32, 0.0), slot)
-        fma = em.declare("llvm.fma.f32", F32, [F32, F32, F32])
+        acc = self._zeroed(self.keys)
 
         def chunk(d0):
             barrier(em)
@@ -299,9 +295,7 @@ class FlashEmitter:
                 ks = [self._vector(self.k_shared, self._at(b.add(self.tx, _i64(ROW_LANES * n)), DK + PAD, dd))
                       for n in range(self.keys)]
                 for step in range(VECTOR):
-                    for r in range(self.rows):
-                        for n in range(self.keys):
-                            b.store(b.call(fma, [qs[r][step], ks[n][step], b.load(acc[r][n])]), acc[r][n])
+                    self._rank_one(acc, [q[step] for q in qs], [k[step] for k in ks])
         em.loop(_i64(0), self.depth, chunk, _i64(DK), name="dchunk")
         return PerThread("keys", "f32", [[b.load(slot) for slot in row] for row in acc])
 
@@ -317,11 +311,7 @@ class FlashEmitter:
             for n in range(self.keys):
                 weight = b.select(self.values.key_exists[n], weights.values[r][n], ir.Constant(F32, 0.0))
                 b.store(weight, b.gep(self.p_shared, [self._at(row, bn + PAD, b.add(self.tx, _i64(ROW_LANES * n)))]))
-        acc = [[em.entry_alloca(F32) for _ in range(self.cols)] for _ in range(self.rows)]
-        for row in acc:
-            for slot in row:
-                b.store(ir.Constant(F32, 0.0), slot)
-        fma = em.declare("llvm.fma.f32", F32, [F32, F32, F32])
+        acc = self._zeroed(self.cols)
 
         def chunk(jv):
             barrier(em)
@@ -331,12 +321,25 @@ class FlashEmitter:
                 ps = [self._vector(self.p_shared, self._at(b.add(self.ty, _i64(ROW_GROUPS * r)), bn + PAD,
                                                            b.add(jv, _i64(kk)))) for r in range(self.rows)]
                 for step in range(VECTOR):
-                    vs = self._value_row(kk + step)
-                    for r in range(self.rows):
-                        for m in range(self.cols):
-                            b.store(b.call(fma, [ps[r][step], vs[m], b.load(acc[r][m])]), acc[r][m])
+                    self._rank_one(acc, [p[step] for p in ps], self._value_row(kk + step))
         em.loop(_i64(0), _i64(bn), chunk, _i64(VK), name="vchunk")
         return PerThread("cols", "f32", [[b.load(slot) for slot in row] for row in acc])
+
+    def _zeroed(self, slots: int) -> list:
+        """f32 accumulators, `slots` a row, at 0 (promoted to registers)."""
+        acc = [[self.em.entry_alloca(F32) for _ in range(slots)] for _ in range(self.rows)]
+        for row in acc:
+            for slot in row:
+                self.em.b.store(ir.Constant(F32, 0.0), slot)
+        return acc
+
+    def _rank_one(self, acc: list, lefts: list, rights: list) -> None:
+        """acc[r][n] = fma(lefts[r], rights[n], acc[r][n]): one step of a contraction."""
+        em = self.em
+        fma = em.declare("llvm.fma.f32", F32, [F32, F32, F32])
+        for left, row in zip(lefts, acc):
+            for right, slot in zip(rights, row):
+                em.b.store(em.b.call(fma, [left, right, em.b.load(slot)]), slot)
 
     def column(self, m: int) -> ir.Value:
         """The thread's column slot m within the block: four consecutive columns a lane
