@@ -32,6 +32,7 @@ from ..layout.encodings import Blocked
 from ...ir.types import RecordType
 from ..llvm.types import F32, I1, I32, I64, register_type
 from .cta import barrier, shared_array, sreg
+from .lane_dots import global_vector
 from .ptx_asm import opaque
 from .dead_slices import dead_slices_are_identity
 from .fold_attention import FoldAttention
@@ -147,6 +148,7 @@ class FlashEmitter:
         self.values = FoldValues(em, self.rows, {"rows": 1, "keys": self.keys, "cols": self.cols}, plan.attention.depth,
                                  self._contract)
         self.values.lane = self.lane
+        self.vectors = {view.name: self._vectors_fit(view) for view in (self.q, self.k, self.v)}
         self.values.run([op for op in plan.attention.prologue if op.name not in ("iota", "read")])
         blocks = b.sdiv(b.add(self.rows_extent, _i64(bm - 1)), _i64(bm))
         start, stride = b.zext(sreg(em, "ctaid.x"), I64), b.zext(sreg(em, "nctaid.x"), I64)
@@ -304,7 +306,7 @@ class FlashEmitter:
         V chunks of VK keys, fma in key order."""
         em = self.em
         b = em.b
-        bn = self.plan.block[1]
+        _, bn, db, _ = self.plan.block
         barrier(em)                   # the previous tile's readers of P are done
         for r in range(self.rows):
             row = b.add(self.ty, _i64(ROW_GROUPS * r))
@@ -315,7 +317,7 @@ class FlashEmitter:
 
         def chunk(jv):
             barrier(em)
-            self._stage_values(b.add(self.j0, jv))
+            self._stage(self.v, self.v_shared, b.add(self.j0, jv), self.c0, VK, db, db)
             barrier(em)
             for kk in range(0, VK, VECTOR):      # four keys' weights of each row at once
                 ps = [self._vector(self.p_shared, self._at(b.add(self.ty, _i64(ROW_GROUPS * r)), bn + PAD,
@@ -372,23 +374,51 @@ class FlashEmitter:
         column = column if isinstance(column, ir.Value) else _i64(column)
         return b.add(b.mul(row, _i64(pitch)), column)
 
-    def _stage(self, view, shared, first_row, d0, rows: int, columns: int, pitch: int) -> None:
-        """view[first_row + i, d0 + j] (0 outside the view) into shared[i · pitch + j]."""
+    def _stage(self, view, shared, first_row, first_column, rows: int, columns: int, pitch: int) -> None:
+        """view[first_row + i, first_column + j] (0 outside the view) into shared[i · pitch + j]:
+        16-byte vectors where the view's rows allow them (a uniform branch), else elements."""
         b = self.em.b
-        for e in range(rows * columns // THREADS):
-            linear = b.add(opaque(b, self.tid), _i64(e * THREADS))
-            i, j = b.udiv(linear, _i64(columns)), b.urem(linear, _i64(columns))
-            value = self._element(view, b.add(first_row, i), b.add(d0, j))
-            b.store(value, b.gep(shared, [self._at(i, pitch, j)]))
+        with b.if_else(self.vectors[view.name]) as (vectors, elements):
+            with vectors:
+                self._stage_vectors(view, shared, first_row, first_column, rows, columns, pitch)
+            with elements:
+                for e in range(-(-rows * columns // THREADS)):
+                    linear = b.add(opaque(b, self.tid), _i64(e * THREADS))
+                    i, j = b.udiv(linear, _i64(columns)), b.urem(linear, _i64(columns))
+                    with b.if_then(b.icmp_signed("<", linear, _i64(rows * columns))):
+                        value = self._element(view, b.add(first_row, i), b.add(first_column, j))
+                        b.store(value, b.gep(shared, [self._at(i, pitch, j)]))
 
-    def _stage_values(self, first_key) -> None:
+    def _stage_vectors(self, view, shared, first_row, first_column, rows: int, columns: int, pitch: int) -> None:
+        """Each thread its vectors of four columns: one predicated `ld.global.v4` (zeros past
+        the view: D is a multiple of four here, so a vector is wholly in or out) and one
+        `st.shared.v4`."""
         b = self.em.b
-        db = self.plan.columns
-        for e in range(VK * db // THREADS):
+        count = rows * columns // VECTOR
+        vector = ir.VectorType(F32, VECTOR)
+        for e in range(-(-count // THREADS)):
             linear = b.add(opaque(b, self.tid), _i64(e * THREADS))
-            i, j = b.udiv(linear, _i64(db)), b.urem(linear, _i64(db))
-            value = self._element(self.v, b.add(first_key, i), b.add(self.c0, j))
-            b.store(value, b.gep(self.v_shared, [self._at(i, db, j)]))
+            i, j = b.udiv(linear, _i64(columns // VECTOR)), b.mul(b.urem(linear, _i64(columns // VECTOR)), _i64(VECTOR))
+            row, column = b.add(first_row, i), b.add(first_column, j)
+            inside = b.and_(b.icmp_signed("<", row, view.shape[0]), b.icmp_signed("<", column, view.shape[1]))
+            with b.if_then(b.icmp_signed("<", linear, _i64(count))):
+                offset = b.add(view.offset, b.add(b.mul(row, view.strides[0]), column))
+                words = global_vector(b, b.gep(view.ptr, [offset]), VECTOR, inside)
+                packed = ir.Constant(vector, None)
+                for lane, word in enumerate(words):
+                    packed = b.insert_element(packed, b.bitcast(word, F32), _i32(lane))
+                target = b.bitcast(b.gep(shared, [self._at(i, pitch, j)]), vector.as_pointer(shared.type.addrspace))
+                b.store(packed, target, align=16)
+
+    def _vectors_fit(self, view) -> ir.Value:
+        """Rows of `view` load as 16-byte vectors: unit column stride, the start and the row
+        stride 16-byte aligned, D a multiple of four (uniform, checked once)."""
+        b = self.em.b
+        start = b.add(b.ptrtoint(view.ptr, I64), b.mul(view.offset, _i64(4)))
+        fits = b.and_(b.icmp_signed("==", view.strides[1], _i64(1)),
+                      b.icmp_unsigned("==", b.and_(start, _i64(15)), _i64(0)))
+        fits = b.and_(fits, b.icmp_signed("==", b.srem(view.strides[0], _i64(VECTOR)), _i64(0)))
+        return b.and_(fits, b.icmp_signed("==", b.srem(view.shape[1], _i64(VECTOR)), _i64(0)))
 
     def _element(self, view, row, column) -> ir.Value:
         """view[row, column], or 0 outside [0, T) x [0, D)."""
