@@ -85,7 +85,7 @@ def decode_row(b: int, s: int, h: int, d: int) -> dict:
 
 
 # (rows, keys, resident CTAs) a plan: the default first
-SWEEP = [(2, 4, 2), (1, 4, 2), (4, 4, 1), (2, 2, 2), (1, 2, 4)]
+SWEEP = [(2, 4, 2), (1, 4, 2), (2, 8, 2), (1, 8, 2)]
 
 
 def sweep(t: int, d: int) -> list[dict]:
