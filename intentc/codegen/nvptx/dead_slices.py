@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...ir.nodes import Op
+from ...ir.optable import all_ops
 
 FINITE = "finite"
 UNKNOWN = "unknown"
@@ -52,9 +53,9 @@ class _Abstract:
     def op(self, op: Op):
         args = [self.env.get(name, UNKNOWN) for name in op.operands]
         name = op.name
-        if name in ("constant", "full"):
+        if "value" in op.attributes and not op.operands:      # constant, full
             return _f32(op.attributes["value"])
-        if name == "broadcast":
+        if all_ops()[name].rearranges and len(args) == 1:     # broadcast: a splat stays a splat
             return args[0]
         if name in PAST_ROW and args[0] in (POSITIONS, ROW) and args[1] in (POSITIONS, ROW) and args[0] != args[1]:
             return PAST_ROW[name] if args[0] == POSITIONS else PAST_ROW[MIRRORED[name]]
@@ -86,9 +87,7 @@ def dead_slices_are_identity(prologue, fold: Op, coordinate: str) -> bool:
     """Whether a slice whose positions all exceed `coordinate` summarizes to the fold's init,
     provided its values are finite (the top-level constants known to the summarizer)."""
     constants = _Abstract({})
-    for op in prologue:
-        if op.name in ("constant", "full", "record", "broadcast"):
-            constants.env[op.results[0]] = constants.op(op)
+    constants.run(prologue)
     init = [constants.env.get(name, UNKNOWN) for name in fold.group("init") or ()]
     length, positions, scores, values = (arg.name for arg in fold.regions[0].args)
     env = {**constants.env, coordinate: ROW, positions: POSITIONS, scores: UNKNOWN, values: FINITE, length: UNKNOWN}

@@ -38,8 +38,7 @@ from .dead_slices import dead_slices_are_identity
 from .fold_attention import FoldAttention
 from .fold_values import ROW_LANES, FoldValues, PerThread, rebuild, record_leaves
 
-THREADS = 256
-ROW_GROUPS = THREADS // ROW_LANES    # 16 thread rows: thread row ty holds rows ty + 16 r
+THREADS = 256                        # a CTA: thread row ty (of threads / 16) holds rows ty + (threads / 16) r
 ROWS = 2                             # query rows a thread (BM = 32; a plan may choose others)
 KEYS = 4                             # keys a thread of a tile (BN = 64)
 DK = 32                              # D columns of a Q / K chunk
@@ -73,7 +72,12 @@ class FlashPlan:
 
     @property
     def block(self) -> tuple:
-        return (ROW_GROUPS * self.rows, ROW_LANES * self.keys, self.columns, DK)
+        return (self.row_groups * self.rows, ROW_LANES * self.keys, self.columns, DK)
+
+    @property
+    def row_groups(self) -> int:
+        """Thread rows: thread row ty holds query rows ty + row_groups · r of the block."""
+        return self.threads // ROW_LANES
 
     def emit(self, em) -> None:
         FlashEmitter(em, self).emit()
@@ -94,9 +98,9 @@ class FlashPlan:
         the rows, the tile repeating (a thread's rows ty + 16r, keys tx + 16n, columns four
         consecutive ones a lane in groups of 64 where it holds a multiple of four)."""
         result = Assignment()
-        keys = Blocked((None, None), (1, 1), (2, ROW_LANES), (THREADS // 32, 1), (1, 0))
+        keys = Blocked((None, None), (1, 1), (2, ROW_LANES), (self.threads // 32, 1), (1, 0))
         per_lane = VECTOR if (self.columns // ROW_LANES) % VECTOR == 0 else 1
-        cols = Blocked((None, None), (1, per_lane), (2, ROW_LANES), (THREADS // 32, 1), (1, 0))
+        cols = Blocked((None, None), (1, per_lane), (2, ROW_LANES), (self.threads // 32, 1), (1, 0))
         for name, kind in self.attention.kinds.items():
             if kind in ("keys", "cols"):
                 result.values[name] = keys if kind == "keys" else cols
@@ -149,7 +153,7 @@ class FlashEmitter:
                                  self._contract)
         self.values.lane = self.lane
         self.vectors = {view.name: self._vectors_fit(view) for view in (self.q, self.k, self.v)}
-        self.values.run([op for op in plan.attention.prologue if op.name not in ("iota", "read")])
+        self.values.run(plan.attention.prologue)
         blocks = b.sdiv(b.add(self.rows_extent, _i64(bm - 1)), _i64(bm))
         start, stride = b.zext(sreg(em, "ctaid.x"), I64), b.zext(sreg(em, "nctaid.x"), I64)
 
@@ -170,7 +174,7 @@ class FlashEmitter:
         self.i0, self.c0 = i0, c0
         values = self.values
         region = a.parallel.regions[0]
-        rows = [b.add(i0, b.add(self.ty, _i64(ROW_GROUPS * r))) for r in range(self.rows)]
+        rows = [b.add(i0, b.add(self.ty, _i64(self.plan.row_groups * r))) for r in range(self.rows)]
         values.env[region.args[0].name] = PerThread("rows", "index", [[row] for row in rows])
         ops = [op for op in region.ops if op.name != "yield"]
         fold_at = ops.index(a.fold)
@@ -228,7 +232,7 @@ class FlashEmitter:
                                   b.add(c0, b.urem(linear, _i64(db))))
             finite = b.fcmp_ordered("<", em.call_intrinsic("fabs", value), ir.Constant(F32, float("inf")))
             b.store(b.or_(b.load(seen), b.not_(finite)), seen)
-        em.loop(opaque(b, self.tid), count, element, _i64(THREADS), name="vcheck")
+        em.loop(opaque(b, self.tid), count, element, _i64(self.plan.threads), name="vcheck")
         vote = em.declare("llvm.nvvm.barrier0.or", I32, [I32])
         any_not_finite = b.icmp_unsigned("!=", b.call(vote, [b.zext(b.load(seen), I32)]), _i32(0))
         return b.select(any_not_finite, self.rows_extent, skip_start)
@@ -292,7 +296,7 @@ class FlashEmitter:
             self._stage(self.k, self.k_shared, self.j0, d0, bn, DK, DK + PAD)
             barrier(em)
             for dd in range(0, DK, VECTOR):      # four columns of each row and key at once
-                qs = [self._vector(self.q_shared, self._at(b.add(self.ty, _i64(ROW_GROUPS * r)), DK + PAD, dd))
+                qs = [self._vector(self.q_shared, self._at(b.add(self.ty, _i64(self.plan.row_groups * r)), DK + PAD, dd))
                       for r in range(self.rows)]
                 ks = [self._vector(self.k_shared, self._at(b.add(self.tx, _i64(ROW_LANES * n)), DK + PAD, dd))
                       for n in range(self.keys)]
@@ -309,7 +313,7 @@ class FlashEmitter:
         _, bn, db, _ = self.plan.block
         barrier(em)                   # the previous tile's readers of P are done
         for r in range(self.rows):
-            row = b.add(self.ty, _i64(ROW_GROUPS * r))
+            row = b.add(self.ty, _i64(self.plan.row_groups * r))
             for n in range(self.keys):
                 weight = b.select(self.values.key_exists[n], weights.values[r][n], ir.Constant(F32, 0.0))
                 b.store(weight, b.gep(self.p_shared, [self._at(row, bn + PAD, b.add(self.tx, _i64(ROW_LANES * n)))]))
@@ -320,7 +324,7 @@ class FlashEmitter:
             self._stage(self.v, self.v_shared, b.add(self.j0, jv), self.c0, VK, db, db)
             barrier(em)
             for kk in range(0, VK, VECTOR):      # four keys' weights of each row at once
-                ps = [self._vector(self.p_shared, self._at(b.add(self.ty, _i64(ROW_GROUPS * r)), bn + PAD,
+                ps = [self._vector(self.p_shared, self._at(b.add(self.ty, _i64(self.plan.row_groups * r)), bn + PAD,
                                                            b.add(jv, _i64(kk)))) for r in range(self.rows)]
                 for step in range(VECTOR):
                     self._rank_one(acc, [p[step] for p in ps], self._value_row(kk + step))
@@ -382,8 +386,9 @@ class FlashEmitter:
             with vectors:
                 self._stage_vectors(view, shared, first_row, first_column, rows, columns, pitch)
             with elements:
-                for e in range(-(-rows * columns // THREADS)):
-                    linear = b.add(opaque(b, self.tid), _i64(e * THREADS))
+                threads = self.plan.threads
+                for e in range(-(-rows * columns // threads)):
+                    linear = b.add(opaque(b, self.tid), _i64(e * threads))
                     i, j = b.udiv(linear, _i64(columns)), b.urem(linear, _i64(columns))
                     with b.if_then(b.icmp_signed("<", linear, _i64(rows * columns))):
                         value = self._element(view, b.add(first_row, i), b.add(first_column, j))
@@ -396,8 +401,9 @@ class FlashEmitter:
         b = self.em.b
         count = rows * columns // VECTOR
         vector = ir.VectorType(F32, VECTOR)
-        for e in range(-(-count // THREADS)):
-            linear = b.add(opaque(b, self.tid), _i64(e * THREADS))
+        threads = self.plan.threads
+        for e in range(-(-count // threads)):
+            linear = b.add(opaque(b, self.tid), _i64(e * threads))
             i, j = b.udiv(linear, _i64(columns // VECTOR)), b.mul(b.urem(linear, _i64(columns // VECTOR)), _i64(VECTOR))
             row, column = b.add(first_row, i), b.add(first_column, j)
             inside = b.and_(b.icmp_signed("<", row, view.shape[0]), b.icmp_signed("<", column, view.shape[1]))

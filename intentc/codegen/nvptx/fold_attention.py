@@ -23,7 +23,8 @@ from ...ir.nodes import Kernel, Op
 from ...ir.optable import all_ops
 from ...ir.types import RecordType, TensorType, ViewType
 from .iteration_dots import Iota, _broadcast_axis, _tensor
-from .tile_contraction import NoMatch
+from .fold_values import STRUCTURAL
+from .tile_contraction import NoMatch, _is_contraction
 
 REDUCTIONS = {"sum", "max", "min", "any", "all"}
 DTYPES = {"f32", "bool", "index"}
@@ -41,7 +42,7 @@ class FoldAttention:
     rows: int | str               # T: the query rows and the keys
     depth: int | str              # D
     fold: Op                      # the region_fold
-    prologue: tuple               # top-level ops other than the parallel
+    prologue: tuple               # top-level value ops (not the iotas and reads, nor the parallel)
     keys_tile: str                # the top-level value holding K
     values_tile: str              # ... and V
     query: str                    # the iteration's read of q[i, :]
@@ -87,24 +88,20 @@ class _Shapes:
         table = all_ops()
         for op in ops:
             name = op.name
-            definition = table.get(name)
-            if name in ("yield", "record", "record_get"):
-                pass
-            elif op.operands and (name, tiles.get(op.operands[0]), tiles.get(op.operands[-1])) in CONTRACTIONS:
+            definition = table[name]
+            contracted = op.operands and (name, tiles.get(op.operands[0]), tiles.get(op.operands[-1])) in CONTRACTIONS
+            if contracted:
                 self._f32_acc(op)
-            elif any(tiles.get(operand) for operand in op.operands):
+            elif definition.contraction or any(tiles.get(operand) for operand in op.operands):
                 raise NoMatch(f"`{name}` uses a K, V or q tile")
-            elif name == "reduce":
-                if op.attributes.get("axes") != [0] or op.keyword_attr("kind") not in REDUCTIONS \
-                        or self.kinds.get(op.operands[0]) != "keys":
-                    raise NoMatch("a reduction other than a whole [len] vector's builtin one")
+            elif name == "reduce" and (op.int_list_attr("axes") != [0] or op.keyword_attr("kind") not in REDUCTIONS
+                                       or self.kinds.get(op.operands[0]) != "keys"):
+                raise NoMatch("a reduction other than a whole [len] vector's builtin one")
             elif name == "broadcast" and "dims" in op.attributes:
                 raise NoMatch("a broadcast along dims")
-            elif name in ("constant", "full", "broadcast", "select") or (
-                    definition is not None and (definition.family == "pointwise" or definition.libm)
-                    and not op.attributes.get("approximate", False)):
-                pass
-            else:
+            elif not (name == "yield" or name in STRUCTURAL or (
+                    (definition.family == "pointwise" or definition.libm)
+                    and not op.attributes.get("approximate", False))):
                 raise NoMatch(f"op `{name}` in the attention")
             for result, type_ in zip(op.results, op.result_types):
                 self.kinds[result] = self.kind_of(type_, length)
@@ -141,9 +138,11 @@ def match_fold_attention(kernel: Kernel) -> FoldAttention:
     shapes = _Shapes(rows, depth)
     env: dict = {}
     tiles: dict[str, str] = {}
-    prologue = [op for op in kernel.body if op is not parallel and op.name != "yield"]
+    prologue = []             # the top-level values other than index tensors and the tiles
     top_reads = {}
-    for op in prologue:
+    for op in kernel.body:
+        if op is parallel or op.name == "yield":
+            continue
         if op.name == "iota":
             type_ = _tensor(op.result_types[0])
             env[op.results[0]] = Iota(tuple(type_.shape), op.int_attr("axis", len(type_.shape) - 1))
@@ -151,6 +150,7 @@ def match_fold_attention(kernel: Kernel) -> FoldAttention:
             top_reads[op.results[0]] = _whole_tile(op, env, views, (rows, depth))
         else:
             shapes.check([op], tiles)
+            prologue.append(op)
     coordinate = region.args[0].name
     _row_read(query_read, coordinate, env, depth)
     tiles[query_read.results[0]] = "query"
@@ -170,7 +170,7 @@ def match_fold_attention(kernel: Kernel) -> FoldAttention:
     before, after = ops[1:ops.index(fold)], ops[ops.index(fold) + 1:-1]
     # a keys vector exists one tile at a time: only the summarizer reduces one, and nothing
     # after the fold may read one
-    if any(op.name in ("reduce", "vecmat") for op in before + after) or any(op.name == "matvec" for op in after):
+    if any(op.name == "reduce" or _is_weighting(op) for op in before + after) or any(map(_is_contraction, after)):
         raise NoMatch("a reduction or weighting outside the summarizer, or scores after the fold")
     shapes.check(before, tiles)
     keys_values = {name for name, kind in shapes.kinds.items() if kind == "keys"}
@@ -185,6 +185,11 @@ def match_fold_attention(kernel: Kernel) -> FoldAttention:
         raise NoMatch("the written row is not a [D] vector")
     return FoldAttention(parallel, q, top_reads[keys_tile], top_reads[values_tile], o, rows, depth, fold,
                          tuple(prologue), keys_tile, values_tile, query_read.results[0], dict(shapes.kinds))
+
+
+def _is_weighting(op: Op) -> bool:
+    """A contraction of a vector by a tile (the summarizer's weights times the values)."""
+    return _is_contraction(op) and op.name != "matvec"
 
 
 def _row_read(op: Op, coordinate: str, env: dict, depth) -> None:

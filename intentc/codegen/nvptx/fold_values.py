@@ -33,6 +33,9 @@ from .cta import _shuffle
 
 ROW_LANES = 16            # lanes sharing a row's keys (lane bits 0..3)
 COMBINE = {"sum": "add", "max": "maximum", "min": "minimum", "any": "or", "all": "and"}
+# the ops other than contractions and element-wise ones that FoldValues lowers: op -> method
+STRUCTURAL = {"record": "_record", "record_get": "_record_get", "constant": "_constant", "full": "_constant",
+              "broadcast": "_broadcast", "select": "_select", "reduce": "_reduce"}
 
 
 @dataclass
@@ -82,44 +85,47 @@ class FoldValues:
         return []
 
     def op(self, op: Op) -> None:
-        em, env, name = self.em, self.env, op.name
+        em, name = self.em, op.name
         type_: Any = op.result_types[0] if op.result_types else None
+        definition = all_ops()[name]
         result: PerThread | Record
-        if name in ("matvec", "vecmat"):      # of tiles the emitter stages
-            env[op.results[0]] = self.contract(op, env)
-            return
-        operands = [self.value(n) for n in op.operands]
-        if False:
-            pass
-        elif name == "record":
-            result = Record({f.name: value for f, value in zip(type_.fields, operands)})
-        elif name == "record_get":
-            result = operands[0].fields[op.keyword_attr("field")]
-        elif name == "constant":
-            result = self.uniform(type_.dtype, constant_value(em, op.attributes["value"], type_.dtype))
-        elif name == "full":
-            result = self.filled(self._kind(type_), type_.dtype,
-                                 constant_value(em, op.attributes["value"], type_.dtype))
-        elif name == "broadcast":
-            source = operands[0]
-            kind = self._kind(type_)
-            result = PerThread(kind, type_.dtype, [[row[0]] * self.slots[kind] for row in source.values]) \
-                if kind != "rows" else source
-        elif name == "reduce":
-            result = self._reduce(op, operands[0])
-        elif name == "select":
-            result = self._map(operands, type_.dtype, lambda v: em.b.select(*v))
-        elif name in ("neg", "abs", "not"):
-            result = self._map(operands, type_.dtype, lambda v: unary(em, name, v[0], operands[0].dtype))
+        if definition.contraction:              # of tiles the emitter stages
+            result = self.contract(op, self.env)
+        elif name in STRUCTURAL:
+            result = getattr(self, STRUCTURAL[name])(op, [self.value(n) for n in op.operands], type_)
         elif "fma" in op.attributes and self._product(op) is not None:
             result = self._fused(op, *self._product(op))
-        elif all_ops()[name].libm:
-            result = self._map(operands, type_.dtype, lambda v: llvm_math.evaluate(em, op, name, v[0],
-                                                                                    operands[0].dtype))
         else:
-            result = self._map(operands, type_.dtype, lambda v: binary(em, op, name, v[0], v[1], operands[0].dtype))
-        env[op.results[0]] = result
+            operands = [self.value(n) for n in op.operands]
+            dtype = operands[0].dtype
+            if definition.libm:
+                result = self._map(operands, type_.dtype, lambda v: llvm_math.evaluate(em, op, name, v[0], dtype))
+            elif len(operands) == 1:
+                result = self._map(operands, type_.dtype, lambda v: unary(em, name, v[0], dtype))
+            else:
+                result = self._map(operands, type_.dtype, lambda v: binary(em, op, name, v[0], v[1], dtype))
+        self.env[op.results[0]] = result
         self.defs[op.results[0]] = op
+
+    def _record(self, op: Op, operands: list, type_) -> Record:
+        return Record({f.name: value for f, value in zip(type_.fields, operands)})
+
+    def _record_get(self, op: Op, operands: list, type_) -> PerThread:
+        return operands[0].fields[op.keyword_attr("field")]
+
+    def _constant(self, op: Op, operands: list, type_) -> PerThread:
+        value = constant_value(self.em, op.attributes["value"], type_.dtype)
+        return self.uniform(type_.dtype, value) if not type_.shape else self.filled(self._kind(type_), type_.dtype,
+                                                                                    value)
+
+    def _broadcast(self, op: Op, operands: list, type_) -> PerThread:
+        kind = self._kind(type_)
+        if kind == "rows":
+            return operands[0]
+        return PerThread(kind, type_.dtype, [[row[0]] * self.slots[kind] for row in operands[0].values])
+
+    def _select(self, op: Op, operands: list, type_) -> PerThread:
+        return self._map(operands, type_.dtype, lambda v: self.em.b.select(*v))
 
     def value(self, name: str):
         """An evaluated value, or a kernel scalar (the same on every row)."""
@@ -161,13 +167,14 @@ class FoldValues:
                          for s in range(len(first.values[r]))])
         return PerThread(first.kind, dtype, rows)
 
-    def _reduce(self, op: Op, vector: PerThread) -> PerThread:
+    def _reduce(self, op: Op, operands: list, type_) -> PerThread:
         """A keys vector to each row's scalar: the thread's keys in order (missing keys take
         the identity), then the butterfly over the row's 16 lanes."""
         em = self.em
         b = em.b
         kind = op.keyword_attr("kind")
         combine = COMBINE[kind]
+        vector = operands[0]
         identity = _identity(kind, vector.dtype)
         results = []
         for row in vector.values:
