@@ -71,6 +71,7 @@ def test_launch_json_and_ptxas(extents, columns, tmp_path):
                             specialization={"extents": extents} if extents else None)
     launch = json.loads(result.artifacts["launch.json"])
     assert launch["mapping"] == "flash" and launch["block"] == [256, 1, 1]
+    assert launch["lazy_views"] == ["k", "v"]      # the K and V tiles stay lazy: the plan stages them
     assert launch["plan"]["block"]["columns"] == columns
     assert "skipped" in launch["plan"]["slices"] and "bar.red.or" in result.artifacts["kernel.ptx"]
     assert not any("threadsPerWarp = [1" in text for text in launch["layouts"]["encodings"].values())
