@@ -160,7 +160,7 @@ def launch_config(mapping: Mapping, entry: str, arch: str, variants: list | None
         plan = mapping.plan
         return LaunchConfig(entry, mapping.kind, (plan.threads, 1, 1), f"ctas_per_sm:{plan.ctas_per_sm}",
                             plan.ctas_per_sm, arch, layouts=layouts, variants=variants, plan=plan.to_json(),
-                            shared_bytes=plan.shared_bytes)
+                            shared_bytes=plan.shared_bytes, lazy_views=sorted(mapping.lazy_views))
     per_sm = max(1, RESIDENT_THREADS // mapping.threads)
     if mapping.cta is not None and mapping.cta.costly_prologue:
         per_sm = max(1, per_sm // COSTLY_PROLOGUE_SHRINK)
