@@ -255,7 +255,7 @@ def _block_threads(launch, limit: int, file: str) -> int:
     to it, and `.maxntid` makes ptxas fit it); otherwise as large as the configuration asks
     or the kernel's registers allow."""
     threads = launch.block[0]
-    if launch.mapping in ("cta", "grid", "staged", "mma"):
+    if launch.mapping in ("cta", "grid", "staged", "mma") or launch.plan:
         return _exact_block(threads, limit, file)
     return max(32, min(threads, limit // 32 * 32)) if threads > 1 else 1
 

@@ -575,11 +575,14 @@ def _shuffle(em, mode: str, value: ir.Value, lanes, clamp: int, mask: ir.Value |
     return from_word(em, word, value.type)
 
 
-def shared_array(em: Emitter, dtype: str, count: int) -> Memory:
-    """A fresh `count`-element array of `dtype` registers in the CTA's shared memory."""
+def shared_array(em: Emitter, dtype: str, count: int, align: int | None = None) -> Memory:
+    """A fresh `count`-element array of `dtype` registers in the CTA's shared memory
+    (`align`: bytes, for vector accesses)."""
     element = register_type(dtype)
     name = f"intentc_cta_shared{sum(1 for g in em.module.globals if g.startswith('intentc_cta_shared'))}"
     array = ir.GlobalVariable(em.module, ir.ArrayType(element, count), name, addrspace=3)
+    if align:
+        array.align = align
     array.linkage = "internal"
     array.initializer = ir.Constant(ir.ArrayType(element, count), None)
     zero = ir.Constant(I32, 0)

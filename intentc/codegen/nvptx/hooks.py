@@ -73,6 +73,9 @@ class NvptxHooks(TargetHooks):
         if self.mapping.mma is not None:    # a tiled contraction on the tensor cores
             emit_tile_contraction(em, self.mapping.mma)
             return
+        if self.mapping.plan is not None:   # a whole-kernel plan with its own emitter
+            self.mapping.plan.emit(em)
+            return
         b = em.b
         total = em.element_count(extents)
         if self.plan is not None:          # iteration it on CTA it mod nctaid, all its threads
