@@ -67,6 +67,14 @@ def measure(spec, cols: int, dynamic, budget_s: float) -> dict:
     dynamic.check_status()
     row["correct"] = check_result(case.check)
     launches = {"dynamic": dynamic.bind(case.values), "specialized": special.bind(case.values)}
+    bucket = bucket_launcher(spec, text, views, dynamic, cols)
+    if bucket is not None:
+        if case.reset:
+            case.reset()
+        bucket.bind(case.values)()
+        bucket.check_status()
+        facts = {"elements": list(bucket.kernel.request.specialization.variant), "correct": check_result(case.check)}
+        launches["bucket"] = bucket.bind(case.values)
     for _ in range(WARM_UP):          # the GPU at its clocks before either form is timed
         launches["specialized"]()
     best = {name: float("inf") for name in launches}
@@ -78,7 +86,31 @@ def measure(spec, cols: int, dynamic, budget_s: float) -> dict:
     for name, seconds in best.items():
         row[name] = {"ms": round(seconds * 1e3, 4), "GB/s": round(case.bytes / seconds / 1e9, 1)}
     row["ratio"] = round(row["specialized"]["ms"] / row["dynamic"]["ms"], 3)
+    if bucket is not None:
+        row["bucket"].update(facts, ratio=round(row["specialized"]["ms"] / row["bucket"]["ms"], 3))
     return row
+
+
+def bucket_launcher(spec, text: str, views: list[str], dynamic, cols: int):
+    """The kernel compiled as the one register-form variant serving rows of `cols`
+    (`Specialization.variant`, the bucket of launch.json's `variant_rule`), or None."""
+    from bench.gpu_samples import Launcher
+    rule = dynamic.kernel.launch_config.variant_rule
+    if not rule:
+        return None
+    from intentc.codegen.nvptx.variants import VariantRule
+    bucket = VariantRule(**rule).bucket(cols)
+    if bucket is None:
+        return None
+    launcher = Launcher.__new__(Launcher)
+    start = time.perf_counter()
+    import intentc
+    specialization = spec.specialization(views, spec.dims, True)
+    facts = {name: list(specialization[name]) for name in ("unit_stride", "contiguous")}
+    launcher.kernel = intentc.load(text, spec.kernel, target="cuda", constexprs=specialization["constexprs"],
+                                   facts={**facts, "variant": list(bucket)})
+    launcher.compile_s = time.perf_counter() - start
+    return launcher
 
 
 def compile_times(ids: list[str], reps: int = 3) -> list[dict]:

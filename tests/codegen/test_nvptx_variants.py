@@ -94,13 +94,15 @@ def test_every_entry_numbers_the_check_sites_alike():
     from intentc.codegen.llvm.kernel import lower_kernel
     from intentc.codegen.nvptx.hooks import NvptxHooks
     from intentc.codegen.nvptx.mapping import plan_mapping
-    from intentc.codegen.nvptx.variants import variant_mappings
+    from intentc.codegen.nvptx.variants import eager_variants, variant_rule
     from intentc.parse import parse
     module = parse(sample_text("philox_dropout"))
     kernel = module.find("dropout")
     base = plan_mapping(kernel)
     first = lower_kernel(module, "dropout", NvptxHooks(base))
-    (_, variant_mapping), *_ = variant_mappings(kernel, base, None)
+    rule = variant_rule(kernel, base, None)
+    assert rule is not None
+    (_, variant_mapping), *_ = eager_variants(kernel, base, rule, None)
     alone = lower_kernel(module, "dropout", NvptxHooks(variant_mapping))
     shared = lower_kernel(module, "dropout", NvptxHooks(variant_mapping), sites=first.sites)
     assert alone.sites != first.sites and set(alone.sites) == set(first.sites)   # another order alone

@@ -100,8 +100,10 @@ class CtaPlan:
     vector: int = 1            # V: a thread's slots come in groups of V consecutive coordinates
     unrolled: bool = True      # the slot loops are unrolled at lowering (registers); else rolled (local memory)
     grid: bool = False         # a top-level tensor program: coordinates spread over the whole grid
-    masked: bool = False       # S is only a bound (a variant, nvptx/variants.py): every slot is guarded
-                               # against the run-time element count of the iteration's shape
+    masked: bool = False       # S is only a bound (a variant, nvptx/variants.py): the slots past
+                               # `fewest` are guarded against the run-time element count of the iteration's shape
+    fewest: int = 0            # masked: the fewest elements the iteration's shape has (the variant's lower
+                               # bound): the groups below it are full, unguarded
     staged: frozenset = frozenset()   # values staged in shared memory (cta_staging.py)
     transposed: tuple = ()     # (staged read, axis order its staging visits): cta_transpose.py
     # a costly top-level value of the iteration's size, which every CTA computes once into its
@@ -122,10 +124,13 @@ class CtaPlan:
 
     @property
     def full_slots(self) -> int:
-        """The slots of the groups that lie wholly below S (none is known to when S is a bound)."""
-        if self.masked:
-            return 0
-        return min(self.slots, self.size // (self.width * self.vector) * self.vector)
+        """The slots of the groups that lie wholly below S (below `fewest` when S is a bound)."""
+        return min(self.slots, self.present // (self.width * self.vector) * self.vector)
+
+    @property
+    def present(self) -> int:
+        """The elements every run of the iteration has: S, or `fewest` when S is a bound."""
+        return self.fewest if self.masked else self.size
 
     @property
     def layout(self) -> Blocked:
@@ -141,7 +146,7 @@ class CtaPlan:
 
     def full(self, group: int) -> bool:
         """Whether every coordinate of `group` lies below S (no guard needed)."""
-        return not self.masked and (group + 1) * self.width * self.vector <= self.size
+        return (group + 1) * self.width * self.vector <= self.present
 
     def holds(self, size: int | None) -> bool:
         """Whether a tensor of `size` elements (None: a run-time count) is one of the
@@ -298,20 +303,42 @@ def _register_plan(kernel: Kernel, parallel: Op, ops: list[Op], threads: int, si
                    masked=masked)
 
 
-def masked_plans(kernel: Kernel, known: dict[str, int], bounds: tuple[int, ...]) -> list[CtaPlan]:
-    """The register form for an iteration whose S is known only at launch: for each bound
-    of `bounds` that the register form can hold, the plan a static S of that bound gets,
-    serving every S up to it (each slot guarded against the run-time S); none when the
-    body does not fit the register form."""
+def row_slots(kernel: Kernel, known: dict[str, int]) -> tuple[int, int] | None:
+    """(K, V) the register form gives an iteration whose S is known only at launch: the
+    slots a thread wants for the body (K, at most; fewer for short rows) and the vector
+    width; None when the body does not fit the register form or K slots would not unroll
+    (a rolled loop needs S's full slots at compile time)."""
     found = iteration(kernel)
     if found is None or not _body_ok(_outside_regions(found[1], per_coordinate_regions(kernel)), _views(kernel), True,
                                      known):
-        return []
-    parallel, ops = found
+        return None
+    ops = found[1]
     wanted = _slots_wanted(ops, kernel.body)
-    plans = [_register_plan(kernel, parallel, ops, _threads_for(bound, wanted), bound, masked=True)
-             for bound in bounds if bound <= wanted * MAX_THREADS]
-    return [plan for plan in plans if plan.unrolled]   # a rolled loop would need S's full slots at compile time
+    if len(ops) * wanted > UNROLL_BUDGET:
+        return None
+    return wanted, VECTOR if any(op.name == "scan" for op in ops) else 1
+
+
+def register_bucket(size: int, wanted: int, vector: int) -> tuple[int, int]:
+    """(fewest, most): the element counts whose register form gets the T and the slots a
+    static S = `size` gets (`_register_plan`): the CTA's last group of V·T coordinates a
+    thread is its only partial one. A variant compiled for `most` and guarding only that
+    group serves them all."""
+    threads = _threads_for(size, wanted)
+    group = threads * (vector if -(-size // threads) >= vector else 1)
+    most = -(-size // group) * group
+    return max(1, most - group + 1), most
+
+
+def masked_plan(kernel: Kernel, known: dict[str, int], fewest: int, most: int) -> CtaPlan:
+    """The register form serving every S in [fewest, most] known only at launch: the plan a
+    static S = `most` gets (its T and K), the slots of the groups past `fewest` guarded
+    against the run-time S."""
+    parallel, ops = iteration(kernel) or (None, [])
+    assert parallel is not None, kernel.name
+    plan = _register_plan(kernel, parallel, ops, _threads_for(most, _slots_wanted(ops, kernel.body)), most,
+                          masked=True)
+    return replace(plan, fewest=fewest)
 
 
 def cta_plan(kernel: Kernel, specialization: Specialization | None = None,
@@ -485,15 +512,23 @@ def guarded_slot(em: Emitter, plan: CtaPlan, slot: int, linear: ir.Value, shape:
     """Code within runs only where `slot`'s coordinate lies below S: in a branch, or for a
     `lane_safe` body (TargetHooks.for_each) of a masked plan, straight with the lanes past
     S masked (`Emitter.masked_lanes`), so the slots' math interleaves, as a specialized
-    kernel's does. In a masked plan's rows the emitter also knows the coordinate lies
-    below the row's extent, so accesses at it check no extent (the guard did)."""
+    kernel's does."""
     live = in_tensor(em, plan, slot, linear, shape)
     with em.masked_lanes(live) if lane_safe and plan.masked else em.b.if_then(live):
-        if plan.masked and len(shape) == 1:
-            with em.knowing_below(linear, shape[0]):
-                yield
-        else:
+        with within_row(em, plan, linear, shape):
             yield
+
+
+@contextmanager
+def within_row(em: Emitter, plan: CtaPlan, linear: ir.Value, shape: Shape) -> Iterator[None]:
+    """Code within runs at a coordinate known to lie below S (a full slot, or a guarded one
+    on its live lanes). In a masked plan's rows the emitter then knows the coordinate lies
+    below the row's run-time extent, so accesses at it check no extent (the plan did)."""
+    if plan.masked and len(shape) == 1:
+        with em.knowing_below(linear, shape[0]):
+            yield
+    else:
+        yield
 
 
 def block_slots(em: Emitter, plan: CtaPlan, shape: Shape, body: Body,
@@ -506,7 +541,9 @@ def block_slots(em: Emitter, plan: CtaPlan, shape: Shape, body: Body,
 
     def visit(slot):
         on_slot(slot)
-        body(unravel(em, slot_coordinate(em, plan, slot), shape))
+        linear = slot_coordinate(em, plan, slot)
+        with within_row(em, plan, linear, shape):
+            body(unravel(em, linear, shape))
     if plan.unrolled:
         for slot in range(full):
             visit(slot)

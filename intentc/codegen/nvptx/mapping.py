@@ -68,6 +68,9 @@ class LaunchConfig:
     # register-form entries for run-time row lengths (nvptx/variants.py), by increasing `max`;
     # a launch whose extent exceeds every `max` runs `kernel` as configured above
     variants: list = field(default_factory=list)
+    # which variant serves a row length (VariantRule.to_json()): where `variants` is empty (a
+    # lazy compile), the runtime compiles the one a launch needs on first use
+    variant_rule: dict = field(default_factory=dict)
     iterations_per_cta: int = 1  # iterations of the `parallel` a CTA runs at once (short rows: cta_groups.py)
     mma: dict = field(default_factory=dict)       # MmaPlan.to_json() of the "mma" mapping
     shared_bytes: int = 0        # dynamic shared memory a launch asks for (the MMA mapping's ring past 48 KiB)
@@ -142,17 +145,18 @@ def single_thread_reason(kernel: Kernel) -> str:
     return "the top-level program holds ops no grid mapping spreads over threads yet"
 
 
-def launch_config(mapping: Mapping, entry: str, arch: str, variants: list | None = None) -> LaunchConfig:
-    layouts, variants = mapping.layouts.to_json(), list(variants or [])
+def launch_config(mapping: Mapping, entry: str, arch: str, variants: list | None = None,
+                  variant_rule: dict | None = None) -> LaunchConfig:
+    layouts, variants, variant_rule = mapping.layouts.to_json(), list(variants or []), dict(variant_rule or {})
     if mapping.kind == "single-thread":
         return LaunchConfig(entry, mapping.kind, (1, 1, 1), "fixed:1", 0, arch, layouts=layouts, variants=variants,
-                            reason=mapping.reason)
+                            variant_rule=variant_rule, reason=mapping.reason)
     per_sm = max(1, RESIDENT_THREADS // mapping.threads)
     if mapping.cta is not None and mapping.cta.costly_prologue:
         per_sm = max(1, per_sm // COSTLY_PROLOGUE_SHRINK)
     return LaunchConfig(entry, mapping.kind, (mapping.threads, 1, 1), f"ctas_per_sm:{per_sm}", per_sm, arch,
                         mapping.cta.slots if mapping.cta else 0, layouts=layouts, variants=variants,
-                        iterations_per_cta=mapping.cta.iterations if mapping.cta else 1,
+                        variant_rule=variant_rule, iterations_per_cta=mapping.cta.iterations if mapping.cta else 1,
                         per_coordinate=sorted(mapping.coordinate_regions), lazy_views=sorted(mapping.lazy_views),
                         mma=mapping.mma.to_json() if mapping.mma else {},
                         shared_bytes=mapping.mma.dynamic_shared_bytes if mapping.mma else 0)
