@@ -22,9 +22,12 @@ from intentc.codegen.nvptx.variants import VARIANT_SIZES
 from intentc.diagnostics import DiagnosticError
 
 # 63/64/65 and 960/961: edges of softmax's lazy buckets of 64 (T = 64 up to 1024); 1472/1473
-# and 3000: inside larger buckets; 2^k ± 1: the eager variants' bounds
+# and 3000: inside larger buckets; 2^k ± 1: the eager variants' bounds; 19384: past the
+# eager variants (the kernel's own entry), in a lazy bucket of T = 1024; 33768: past every
+# lazy variant (softmax's: 32 slots × 1024 threads)
 BOUNDARIES = sorted({0, 1, 2, 63, 64, 65, 960, 961, 1472, 1473, 3000,
-                     *(size + delta for size in VARIANT_SIZES for delta in (-1, 0, 1)), VARIANT_SIZES[-1] + 3000})
+                     *(size + delta for size in VARIANT_SIZES for delta in (-1, 0, 1)), VARIANT_SIZES[-1] + 3000,
+                     33768})
 ROWS = 3
 FORMS = ("lazy", "eager")
 
@@ -109,7 +112,7 @@ kernel @shifted(%x: view<f32, [%M, %N], in>, %y: view<f32, [%M, %N], out>) {
 
 @requires_gpu()
 @pytest.mark.parametrize("form", FORMS)
-@pytest.mark.parametrize("cols", [5, VARIANT_SIZES[-1] + 5])
+@pytest.mark.parametrize("cols", [5, VARIANT_SIZES[-1] + 5, 40000])
 def test_an_illegal_read_is_reported_at_its_op_by_every_entry(cols, form):
     """Every entry of a module numbers its check sites alike, and a lazily compiled variant
     decodes its own, so a variant's status names the read."""
@@ -130,14 +133,14 @@ def test_load_in_place_compiles_each_bucket_once_and_reports_its_checks():
     kernel = intentc.load(sample_text("row_softmax"), "row_softmax", target="cuda")
     lazy = kernel.runner._lazy
     assert lazy is not None and not kernel.launch_config.variants
-    for cols in (1000, 1024, 1000, 20000, 1000):
+    for cols in (1000, 1024, 1000, 40000, 1000):
         x = torch.randn(ROWS, cols, device="cuda")
         y = torch.empty_like(x)
         kernel(x=x, t=0.7, y=y)
         kernel.synchronize()
         expected = run(sample_text("row_softmax"), "row_softmax", {"x": x.cpu().numpy(), "t": np.float32(0.7)})
         assert_close(y.cpu().numpy(), expected["y"], 1e-6)
-    assert sorted(lazy.built) == [(961, 1024)]     # 1000 and 1024 share a bucket; 20000 runs the own entry
+    assert sorted(lazy.built) == [(961, 1024)]     # 1000 and 1024 share a bucket; 40000 runs the own entry
     shifted = intentc.load(SHIFTED_READ, "shifted", target="cuda")
     shifted(x=torch.zeros(2, 5, device="cuda"), y=torch.zeros(2, 5, device="cuda"))
     with pytest.raises(DiagnosticError) as raised:

@@ -325,9 +325,12 @@ def register_bucket(size: int, wanted: int, vector: int) -> tuple[int, int]:
     thread is its only partial one. A variant compiled for `most` and guarding only that
     group serves them all."""
     threads = _threads_for(size, wanted)
-    group = threads * (vector if -(-size // threads) >= vector else 1)
+    if -(-size // threads) < vector:         # too few slots for groups of V: one coordinate a group
+        vector = 1
+    group = threads * vector
     most = -(-size // group) * group
-    return max(1, most - group + 1), most
+    # with V > 1 the rows of at most T·(V - 1) elements get groups of one (above)
+    return max(1, most - group + 1, threads * (vector - 1) + 1 if vector > 1 else 1), most
 
 
 def masked_plan(kernel: Kernel, known: dict[str, int], fewest: int, most: int) -> CtaPlan:
