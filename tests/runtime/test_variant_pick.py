@@ -27,3 +27,37 @@ def test_an_index_parameter_extent_is_read_from_the_bound_scalars():
 
 def test_without_variants_the_kernels_own_entry():
     assert EntryTable(DEFAULT).pick({}, {}) is DEFAULT
+
+
+def _lazy():
+    from intentc.codegen.nvptx.variants import VariantRule
+    from intentc.runtime.variants import LazyVariants
+    built = []
+
+    def build(bucket):
+        built.append(bucket)
+        return f"kernel {bucket}"
+    return LazyVariants(VariantRule("N", 1, 16, 1, 16 * 1024), build), built
+
+
+def test_a_lazy_variant_is_built_on_the_first_launch_of_its_bucket_only():
+    lazy, built = _lazy()
+    picks = [lazy.pick({"N": (n, "x")}, {}) for n in (1000, 1024, 961, 1000, 2000)]
+    assert picks == ["kernel (961, 1024)"] * 4 + ["kernel (1921, 2048)"]
+    assert built == [(961, 1024), (1921, 2048)]
+
+
+def test_empty_and_too_long_rows_take_the_kernels_own_entry():
+    lazy, built = _lazy()
+    assert lazy.pick({"N": (0, "x")}, {}) is None and lazy.pick({"N": (16 * 1024 + 1, "x")}, {}) is None
+    assert built == []
+
+
+def test_the_runtime_asks_for_lazy_variants_unless_told_otherwise():
+    from intentc.options import Specialization
+    from intentc.runtime.cuda import lazy_variants
+    assert lazy_variants(None) == {"lazy_variants": True}
+    assert lazy_variants({"extents": {"M": 3}}) == {"lazy_variants": True, "extents": {"M": 3}}
+    assert lazy_variants({"lazy_variants": False}) == {"lazy_variants": False}
+    assert lazy_variants(Specialization()).lazy_variants
+    assert not lazy_variants(Specialization(lazy_variants=False)).lazy_variants
