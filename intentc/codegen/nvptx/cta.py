@@ -517,9 +517,9 @@ def guarded_slot(em: Emitter, plan: CtaPlan, slot: int, linear: ir.Value, shape:
     S masked (`Emitter.masked_lanes`), so the slots' math interleaves, as a specialized
     kernel's does."""
     live = in_tensor(em, plan, slot, linear, shape)
-    with em.masked_lanes(live) if lane_safe and plan.masked else em.b.if_then(live):
-        with within_row(em, plan, linear, shape):
-            yield
+    with em.masked_lanes(live) if lane_safe and plan.masked else em.b.if_then(live), \
+            within_row(em, plan, linear, shape):
+        yield
 
 
 @contextmanager

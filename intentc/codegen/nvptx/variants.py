@@ -133,7 +133,10 @@ def variant_rule(kernel: Kernel, base: Mapping, specialization: Specialization |
 def variant_mapping(kernel: Kernel, base: Mapping, specialization: Specialization | None, fewest: int,
                     most: int) -> Mapping:
     """The mapping of the register-form variant serving rows of `fewest`..`most` elements."""
-    plan = masked_plan(kernel, known_extents(kernel, specialization or Specialization()), fewest, most)
+    return _mapping(masked_plan(kernel, known_extents(kernel, specialization or Specialization()), fewest, most), base)
+
+
+def _mapping(plan: CtaPlan, base: Mapping) -> Mapping:
     return Mapping("cta", plan.threads, plan.parallel, plan, coordinate_regions=base.coordinate_regions)
 
 
@@ -143,8 +146,8 @@ def eager_variants(kernel: Kernel, base: Mapping, rule: VariantRule,
     VARIANT_SIZES that the register form holds, each serving the rows above the previous."""
     fewest, found = 1, []
     for most in (size for size in VARIANT_SIZES if size <= rule.largest):
-        mapping = variant_mapping(kernel, base, specialization, fewest, most)
-        found.append((_variant(kernel.name, mapping.cta, rule), mapping))
+        plan = masked_plan(kernel, known_extents(kernel, specialization or Specialization()), fewest, most)
+        found.append((_variant(kernel.name, plan, rule), _mapping(plan, base)))
         fewest = most + 1
     return found
 
