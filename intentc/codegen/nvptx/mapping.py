@@ -113,21 +113,25 @@ def plan_mapping(kernel: Kernel, specialization: Specialization | None = None, m
     regions = per_coordinate_regions(kernel)
     cta = cta_plan(kernel, specialization, helpers) or grid_plan(kernel)
     if cta is not None:
-        # every tensor over the row-major linearization of its coordinates, T threads
-        def distribution(type_):
-            return row_blocked(elements(type_, known), cta.width, cta.vector, cta.grid)
-        kind = "grid" if cta.grid else "cta"
-        layouts = assign(kernel.body, distribution, known)
-        mark_staged(layouts, cta.staged)
-        for name, _, _ in cta.shared_results:   # partial reductions' results live in shared memory
-            layouts.values[name] = Shared(tuple(reversed(range(layouts.values[name].rank))))
-        return Mapping(kind, cta.threads, cta.parallel, cta, layouts, coordinate_regions=regions)
+        return cta_mapping(kernel, cta, known, regions)
     grid = grid_parallel(kernel)
     one_thread = assign(kernel.body, None, known, one_thread_per_iteration=True)
     if grid is not None:
         return Mapping("grid-stride", BLOCK_THREADS, grid, layouts=one_thread, lazy_views=prologue_views(kernel, grid),
                        coordinate_regions=regions)
     return Mapping("single-thread", 1, None, layouts=one_thread, reason=single_thread_reason(kernel))
+
+
+def cta_mapping(kernel: Kernel, cta: CtaPlan, known: dict[str, int], regions: frozenset) -> Mapping:
+    """The CTA (or grid) mapping of the plan `cta`, with every tensor's layout: over the
+    row-major linearization of its coordinates, T threads."""
+    def distribution(type_):
+        return row_blocked(elements(type_, known), cta.width, cta.vector, cta.grid)
+    layouts = assign(kernel.body, distribution, known)
+    mark_staged(layouts, cta.staged)
+    for name, _, _ in cta.shared_results:   # partial reductions' results live in shared memory
+        layouts.values[name] = Shared(tuple(reversed(range(layouts.values[name].rank))))
+    return Mapping("grid" if cta.grid else "cta", cta.threads, cta.parallel, cta, layouts, coordinate_regions=regions)
 
 
 def single_thread_reason(kernel: Kernel) -> str:

@@ -23,7 +23,7 @@ from ...ir.types import TensorType, ViewType
 from ...options import Specialization
 from ..llvm.kernel import function_name
 from .cta import MAX_THREADS, CtaPlan, iteration, known_extents, masked_plan, register_bucket, row_slots
-from .mapping import RESIDENT_THREADS, Mapping
+from .mapping import RESIDENT_THREADS, Mapping, cta_mapping
 
 # The row lengths (S) compiled for, like Triton's power-of-two blocks: each gets the plan a
 # static S of that length gets (T and K), so a row of exactly that length runs as fast as
@@ -133,11 +133,8 @@ def variant_rule(kernel: Kernel, base: Mapping, specialization: Specialization |
 def variant_mapping(kernel: Kernel, base: Mapping, specialization: Specialization | None, fewest: int,
                     most: int) -> Mapping:
     """The mapping of the register-form variant serving rows of `fewest`..`most` elements."""
-    return _mapping(masked_plan(kernel, known_extents(kernel, specialization or Specialization()), fewest, most), base)
-
-
-def _mapping(plan: CtaPlan, base: Mapping) -> Mapping:
-    return Mapping("cta", plan.threads, plan.parallel, plan, coordinate_regions=base.coordinate_regions)
+    known = known_extents(kernel, specialization or Specialization())
+    return cta_mapping(kernel, masked_plan(kernel, known, fewest, most), known, base.coordinate_regions)
 
 
 def eager_variants(kernel: Kernel, base: Mapping, rule: VariantRule,
@@ -146,8 +143,9 @@ def eager_variants(kernel: Kernel, base: Mapping, rule: VariantRule,
     VARIANT_SIZES that the register form holds, each serving the rows above the previous."""
     fewest, found = 1, []
     for most in (size for size in VARIANT_SIZES if size <= rule.largest):
-        plan = masked_plan(kernel, known_extents(kernel, specialization or Specialization()), fewest, most)
-        found.append((_variant(kernel.name, plan, rule), _mapping(plan, base)))
+        mapping = variant_mapping(kernel, base, specialization, fewest, most)
+        assert mapping.cta is not None
+        found.append((_variant(kernel.name, mapping.cta, rule), mapping))
         fewest = most + 1
     return found
 
