@@ -128,25 +128,27 @@ def test_a_lazy_compile_holds_only_the_kernels_entry_and_the_rule():
                                                  ("cumsum", "row_cumsum", 16), ("layernorm", "layernorm", 16)])
 def test_buckets_partition_the_row_lengths(sample, kernel, slots):
     """Every row length lies in exactly one bucket, spanning less than one group of slots
-    (T·V elements) below its `most`, and every length in a bucket maps to that bucket."""
+    (T·V elements), and every length in a bucket maps to that bucket."""
     from intentc.codegen.nvptx.variants import register_bucket
     _, rule = _rule(sample, kernel)
     assert rule.slots == slots
     lengths = sorted({*range(1, 2100), *range(2100, rule.largest + 1, 37), rule.largest})
     for length in lengths:
         fewest, most = rule.bucket(length)
-        assert fewest <= length <= most
+        assert fewest <= length <= most and most - fewest < 1024 * rule.vector
         assert rule.bucket(fewest) == rule.bucket(most) == (fewest, most)
         assert register_bucket(most, rule.slots, rule.vector) == (fewest, most)
 
 
 @pytest.mark.parametrize("sample,kernel,cols", [("row_softmax", "row_softmax", 1000), ("row_softmax", "row_softmax", 1536),
+                                                ("row_softmax", "row_softmax", 1024), ("philox_dropout", "dropout", 2048),
                                                 ("philox_dropout", "dropout", 1500), ("cumsum", "row_cumsum", 3000),
                                                 ("row_sum", "row_sum_f16", 3000)])
 def test_a_variant_runs_the_specialized_plan_of_its_row_length(sample, kernel, cols):
     """The variant compiled for a bucket has one entry with the CTA size and slots that the
     kernel specialized to a row length of the bucket gets, and guards only its last group
-    of slots (the plan's full slots: those below the bucket's fewest)."""
+    of slots (the plan's full slots: those below the bucket's fewest), none where the row
+    fills its groups exactly."""
     from intentc.codegen.nvptx.cta import known_extents, masked_plan
     from intentc.parse import parse
     _, rule = _rule(sample, kernel)
@@ -159,7 +161,8 @@ def test_a_variant_runs_the_specialized_plan_of_its_row_length(sample, kernel, c
     assert launch["variants"] == [] and launch["variant_rule"] == {}
     kernel_ir = parse(sample_text(sample)).find(kernel)
     plan = masked_plan(kernel_ir, known_extents(kernel_ir, Specialization()), *bucket)
-    assert plan.masked and plan.full_slots == plan.slots - plan.vector
+    exact = bucket[0] == bucket[1] == cols       # the groups fill the row: no guard at all
+    assert plan.masked and plan.full_slots == plan.slots - (0 if exact else plan.vector)
 
 
 def test_eager_variants_guard_only_the_slots_above_the_previous_bound():

@@ -42,9 +42,9 @@ def _lazy():
 
 def test_a_lazy_variant_is_built_on_the_first_launch_of_its_bucket_only():
     lazy, built = _lazy()
-    picks = [lazy.pick({"N": (n, "x")}, {}) for n in (1000, 1024, 961, 1000, 2000)]
-    assert picks == ["kernel (961, 1024)"] * 4 + ["kernel (1921, 2048)"]
-    assert built == [(961, 1024), (1921, 2048)]
+    picks = [lazy.pick({"N": (n, "x")}, {}) for n in (1000, 1023, 961, 1000, 1024, 2000)]
+    assert picks == ["kernel (961, 1023)"] * 4 + ["kernel (1024, 1024)", "kernel (1921, 2047)"]
+    assert built == [(961, 1023), (1024, 1024), (1921, 2047)]
 
 
 def test_empty_and_too_long_rows_take_the_kernels_own_entry():

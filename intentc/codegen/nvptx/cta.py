@@ -321,22 +321,24 @@ def row_slots(kernel: Kernel, known: dict[str, int]) -> tuple[int, int] | None:
 
 def register_bucket(size: int, wanted: int, vector: int) -> tuple[int, int]:
     """(fewest, most): the element counts whose register form gets the T and the slots a
-    static S = `size` gets (`_register_plan`): the CTA's last group of V·T coordinates a
-    thread is its only partial one. A variant compiled for `most` and guarding only that
-    group serves them all."""
+    static S = `size` gets (`_register_plan`) and whose last group of V·T coordinates is
+    partial, so a variant guarding only that group serves them all; or (S, S) where the
+    groups fill S exactly (then no slot needs a guard: the specialized code)."""
     threads = _threads_for(size, wanted)
     if -(-size // threads) < vector:         # too few slots for groups of V: one coordinate a group
         vector = 1
     group = threads * vector
     most = -(-size // group) * group
+    if size == most:
+        return most, most
     # with V > 1 the rows of at most T·(V - 1) elements get groups of one (above)
-    return max(1, most - group + 1, threads * (vector - 1) + 1 if vector > 1 else 1), most
+    return max(1, most - group + 1, threads * (vector - 1) + 1 if vector > 1 else 1), most - 1
 
 
 def masked_plan(kernel: Kernel, known: dict[str, int], fewest: int, most: int) -> CtaPlan:
     """The register form serving every S in [fewest, most] known only at launch: the plan a
     static S = `most` gets (its T and K), the slots of the groups past `fewest` guarded
-    against the run-time S."""
+    against the run-time S (none when fewest = most)."""
     parallel, ops = iteration(kernel) or (None, [])
     assert parallel is not None, kernel.name
     plan = _register_plan(kernel, parallel, ops, _threads_for(most, _slots_wanted(ops, kernel.body)), most,
