@@ -72,6 +72,10 @@ def measure(spec, cols: int, dynamic, eager, budget_s: float) -> dict:
     dynamic_launch()                  # a lazy kernel compiles (or finds cached) the variant this row needs
     dynamic.check_status()
     row["compile_s"]["first_launch"] = round(time.perf_counter() - start, 3)
+    lazy = getattr(dynamic.kernel.runner, "_lazy", None)
+    if lazy is not None:              # what the lazy kernel compiled so far: the variants' CTA size and slots
+        row["lazy_built"] = {f"{fewest}-{most}": [variant.block[0], variant.launch_config.slots]
+                             for (fewest, most), variant in lazy.built.items()}
     row["correct"] = check_result(case.check)
     launches = {"dynamic": dynamic.bind(case.values), "specialized": special.bind(case.values)}
     if eager is not None:
