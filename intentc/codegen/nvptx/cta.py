@@ -514,13 +514,17 @@ def in_tensor(em: Emitter, plan: CtaPlan, slot: int, linear: ir.Value, shape: Sh
 @contextmanager
 def guarded_slot(em: Emitter, plan: CtaPlan, slot: int, linear: ir.Value, shape: Shape,
                  lane_safe: bool = False) -> Iterator[None]:
-    """Code within runs only where `slot`'s coordinate lies below S: in a branch, or for a
-    `lane_safe` body (TargetHooks.for_each) of a masked plan, straight with the lanes past
-    S masked (`Emitter.masked_lanes`), so the slots' math interleaves, as a specialized
-    kernel's does."""
+    """Code within runs only where `slot`'s coordinate lies below S: in a branch, as the
+    specialized kernel guards its one partial group, or, for a `lane_safe` body
+    (TargetHooks.for_each) of a plan guarding several groups (an eager variant's), straight
+    with the lanes past S masked (`Emitter.masked_lanes`), so the slots' math interleaves
+    rather than waiting at a branch a slot. (One guarded group masked instead ran f16 row
+    sums at 0.57 of specialized on the H200: LLVM then put each load's widening right
+    after it, where the branch kept all the loads ahead of the math,
+    bench/results/dynamic-20261201-s5-h200-r1.json.)"""
     live = in_tensor(em, plan, slot, linear, shape)
-    with em.masked_lanes(live) if lane_safe and plan.masked else em.b.if_then(live), \
-            within_row(em, plan, linear, shape):
+    masked = lane_safe and plan.groups - plan.full_slots // plan.vector > 1
+    with em.masked_lanes(live) if masked else em.b.if_then(live), within_row(em, plan, linear, shape):
         yield
 
 
