@@ -179,3 +179,14 @@ def test_eager_variants_guard_only_the_slots_above_the_previous_bound():
     for variant, mapping in variants:
         plan = mapping.cta
         assert plan.fewest == variant.min and plan.full_slots == (variant.min - 1) // plan.threads
+
+
+@pytest.mark.parametrize("sample,kernel,variant", [("row_softmax", "row_softmax", (960, 1023)),
+                                                   ("row_softmax", "row_softmax", (0, 0)),
+                                                   ("row_softmax", "row_softmax", (40000, 40000)),
+                                                   ("vector_add", "vector_add", (961, 1023))])
+def test_a_variant_that_is_no_bucket_is_a_diagnostic(sample, kernel, variant):
+    from intentc.diagnostics import DiagnosticError
+    with pytest.raises(DiagnosticError) as raised:
+        compile_kernel(sample_text(sample), kernel, "ptx", "sm_90", specialization={"variant": variant})
+    assert raised.value.diagnostics[0].code == "E0066"

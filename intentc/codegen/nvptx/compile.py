@@ -20,7 +20,7 @@ from .hooks import NvptxHooks
 from .mapping import LaunchConfig, Mapping, launch_config, plan_mapping
 from .stage_compile import compile_stages
 from .stages import stage_plan
-from .variants import eager_variants, link_variant, variant_mapping, variant_rule
+from .variants import check_variant, eager_variants, link_variant, variant_mapping, variant_rule
 
 BAD_ARCH = "E0062"
 # The mappings a tensor program over one domain leaves for the chunked stages (stages.py):
@@ -76,8 +76,9 @@ def compile_ptx(module: Module, kernel_name: str, arch: str, specialization: Spe
         _mark_entry(lowered, mapping.threads, mapping.mma.resident if mapping.mma else 0)
         return lowered
     rule = variant_rule(kernel, mapping, specialization)
-    if rule is not None and specialization is not None and specialization.variant:
-        mapping, rule = variant_mapping(kernel, mapping, specialization, *specialization.variant), None
+    if specialization is not None and specialization.variant:   # this one variant alone
+        fewest, most = check_variant(kernel, rule, specialization.variant, file, source)
+        mapping, rule = variant_mapping(kernel, mapping, specialization, fewest, most), None
     lowered = lower(mapping)
     variants = []
     mappings = [mapping]

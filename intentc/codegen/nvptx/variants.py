@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass
 
 import llvmlite.binding as llvm
 
+from ...diagnostics import Diagnostic, DiagnosticError
 from ...ir.nodes import Kernel
 from ...ir.types import TensorType, ViewType
 from ...options import Specialization
@@ -31,6 +32,7 @@ from .mapping import RESIDENT_THREADS, Mapping, cta_mapping
 # ptxas time (about as much as a specialized compile), so the set stops at 16384 (longer
 # rows take the kernel's own entry) and below at 1024 (shorter rows take that variant).
 VARIANT_SIZES = (1024, 2048, 4096, 8192, 16384)
+BAD_VARIANT = "E0066"
 
 
 @dataclass(frozen=True)
@@ -128,6 +130,20 @@ def variant_rule(kernel: Kernel, base: Mapping, specialization: Specialization |
         return None
     (extent, factor), (slots, vector) = row, form
     return VariantRule(extent, factor, slots, vector, slots * MAX_THREADS)
+
+
+def check_variant(kernel: Kernel, rule: VariantRule | None, variant: tuple[int, ...], file: str,
+                  source: str | None) -> tuple[int, int]:
+    """`variant` (Specialization.variant: fewest, most elements) when it is a bucket of the
+    kernel's `rule`; otherwise a BAD_VARIANT diagnostic at the kernel."""
+    if rule is not None and len(variant) == 2 and 0 < variant[1] <= rule.largest \
+            and register_bucket(variant[1], rule.slots, rule.vector) == tuple(variant):
+        return variant[0], variant[1]
+    line, col = (kernel.loc.line, kernel.loc.col) if kernel.loc else (1, 1)
+    hint = (f"buckets come from launch.json's variant_rule: VariantRule.bucket(row length), rows up to "
+            f"{rule.largest} elements" if rule else "only a CTA-mapped row of one dynamic extent has variants")
+    raise DiagnosticError([Diagnostic(BAD_VARIANT, f"specialization `variant` {tuple(variant)} is not a register-form "
+                                      f"variant of kernel @{kernel.name}", line, col, file, hint)], source)
 
 
 def variant_mapping(kernel: Kernel, base: Mapping, specialization: Specialization | None, fewest: int,
