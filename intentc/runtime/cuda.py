@@ -30,7 +30,7 @@ from .extents import check_extents
 from .interop import cuda_device
 from .seen_calls import SeenCalls
 from .status import illegal_input
-from .variants import Entry, EntryTable, LazyVariants
+from .variants import Entry, EntryTable, LazyVariants, extent_sources
 from .cuda_driver import CudaError, DeviceBuffer, PreparedLaunch, default_device, launch, stream_synchronize
 from .cuda_stages import LaunchSequence, StagedEntries
 
@@ -96,7 +96,8 @@ class CudaKernel(CompiledKernel):
         self._status = DeviceBuffer.from_array(np.zeros(1, dtype=np.int64))
         rule = self.launch_config.variant_rule
         # a lazy compile's register-form variants, each a kernel of its own compiled on first use
-        self._lazy = (LazyVariants(VariantRule(**rule), self._variant_kernel)
+        self._lazy = (LazyVariants(VariantRule(**rule), self._variant_kernel,
+                                   extent_sources(self.kernel.params, rule["extent"]))
                       if rule and not self.launch_config.variants else None)
         self._request = request
 
@@ -137,6 +138,9 @@ class CudaKernel(CompiledKernel):
             for variant, function, limit in zip(variants, functions, limits)])
 
     def __call__(self, inputs: dict | None = None, constexprs: dict | None = None) -> dict[str, np.ndarray]:
+        variant = self._lazy.pick_unbound(inputs or {}) if self._lazy is not None else None
+        if variant is not None:             # it binds (copies) and checks the inputs itself
+            return variant(inputs, constexprs)
         binding = self._launch()
         env, slots, keep = bind_copied(binding, self.abi.slots, inputs or {}, self._constexprs(constexprs))
         check_extents(self._extent_params, env, self.file, self.source)
@@ -212,7 +216,11 @@ class CudaKernel(CompiledKernel):
 
     def prepare(self, arrays: dict, constexprs: dict | None = None) -> PreparedLaunch | LaunchSequence:
         """Bind and check the arguments as the interpreter checks a launch; the launch of their
-        argument words (uploaded once per distinct set of words)."""
+        argument words (uploaded once per distinct set of words). A lazily compiled variant
+        picked from the arguments' shapes binds them itself."""
+        variant = self._lazy.pick_unbound(arrays) if self._lazy is not None else None
+        if variant is not None:
+            return variant.prepare(arrays, constexprs)
         binding = self._launch()
         env, slots, _ = bind_in_place(binding, self.abi.slots, arrays, self._constexprs(constexprs),
                                       cuda_device(self.device.ordinal), self.specialization)

@@ -58,17 +58,35 @@ def bound_value(extents: dict, env: dict, extent: str) -> int:
 
 class LazyVariants(Generic[Kernel]):
     """The variants a lazy compile left out: `build((fewest, most))` compiles the one serving
-    rows of that many elements (on the first launch in its bucket); kept for later launches."""
+    rows of that many elements (on the first launch in its bucket); kept for later launches.
+    `sources`: where a call's arguments give the rule's extent before they are bound (view
+    name and axis, or the `index` parameter with axis None: `extent_sources`)."""
 
-    def __init__(self, rule: VariantRule, build: Callable[[tuple[int, int]], Kernel]):
-        self.rule, self._build = rule, build
+    def __init__(self, rule: VariantRule, build: Callable[[tuple[int, int]], Kernel],
+                 sources: list[tuple[str, int | None]] | None = None):
+        self.rule, self._build, self._sources = rule, build, sources or []
         self.built: dict[tuple[int, int], Kernel] = {}
         self._lock = threading.Lock()
 
     def pick(self, extents: dict, env: dict) -> Kernel | None:
         """The variant for a launch binding `extents` and `env`; None where the kernel's own
         entry serves it (an empty row, or one longer than any variant's)."""
-        bucket = self.rule.bucket(bound_value(extents, env, self.rule.extent))
+        return self._variant(bound_value(extents, env, self.rule.extent))
+
+    def pick_unbound(self, arguments: dict) -> Kernel | None:
+        """The variant for a call's arguments as given (arrays and scalars by name), read
+        from their shapes before binding, so that only the variant binds them (it checks
+        them all, a mismatch included); None where they do not say (then bind them here)."""
+        for name, axis in self._sources:
+            try:
+                value = arguments[name]
+                return self._variant(int(value) if axis is None else int(value.shape[axis]))
+            except (AttributeError, IndexError, KeyError, TypeError, ValueError):
+                continue
+        return None
+
+    def _variant(self, value: int) -> Kernel | None:
+        bucket = self.rule.bucket(value)
         if bucket is None:
             return None
         with self._lock:
@@ -76,3 +94,14 @@ class LazyVariants(Generic[Kernel]):
             if kernel is None:
                 kernel = self.built[bucket] = self._build(bucket)
         return kernel
+
+
+def extent_sources(params: list, extent: str) -> list[tuple[str, int | None]]:
+    """Where a call's arguments give `extent`: (view, axis) for each view parameter that
+    declares it, or (`index` parameter, None)."""
+    sources: list[tuple[str, int | None]] = [(param.name, None) for param in params if param.name == extent]
+    for param in params:
+        shape = getattr(param.type, "shape", ())
+        if getattr(param.type, "direction", None) is not None and extent in shape:
+            sources.append((param.name, shape.index(extent)))
+    return sources

@@ -61,3 +61,30 @@ def test_the_runtime_asks_for_lazy_variants_unless_told_otherwise():
     assert lazy_variants({"lazy_variants": False}) == {"lazy_variants": False}
     assert lazy_variants(Specialization()).lazy_variants
     assert not lazy_variants(Specialization(lazy_variants=False)).lazy_variants
+
+
+def test_a_call_picks_its_variant_from_the_arguments_shapes_before_binding():
+    from intentc.parse import parse
+    from intentc.runtime.variants import extent_sources
+    kernel = parse(ROW_AND_INDEX).find("k")
+    lazy, built = _lazy()
+    lazy._sources = extent_sources(kernel.params, "N")
+    assert lazy._sources == [("x", 1), ("y", 0)]
+    assert lazy.pick_unbound({"x": np.zeros((3, 1000), np.float32)}) == "kernel (961, 1023)"
+    assert lazy.pick_unbound({"x": np.float32(1), "y": np.zeros(2048, np.float32)}) == "kernel (2048, 2048)"
+    assert lazy.pick_unbound({"t": 1.0}) is None          # nothing to read it from: bind, then pick
+    assert lazy.pick_unbound({"x": np.zeros((3, 0), np.float32)}) is None     # an empty row: the own entry
+    assert extent_sources(kernel.params, "n") == [("n", None)]
+    assert built == [(961, 1023), (2048, 2048)]
+
+
+ROW_AND_INDEX = """
+kernel @k(%x: view<f32, [%M, %N], in>, %n: index, %y: view<f32, [%N], out>) {
+  parallel %M {
+  ^row(%i: index):
+    %cols = iota : tensor<index, [%N]>
+    %v = read %x index(%i, %cols) : tensor<f32, [%N]>
+    write %y, %v index(%cols)
+  }
+}
+"""
