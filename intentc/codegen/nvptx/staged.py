@@ -158,7 +158,8 @@ class StagedHooks(NvptxHooks):
         group = slot - slot % vector
         if group not in firsts:
             firsts[group] = em.b.add(self.chunk_start, slot_coordinate(em, self.layout, group))
-        return em.b.or_(firsts[group], ir.Constant(I64, slot % vector))
+        # (llvmlite's own `or`, kept for k = 0 too: the lowering builder would fold `x | 0`)
+        return ir.IRBuilder.or_(em.b, firsts[group], ir.Constant(I64, slot % vector))
 
     def tabulate(self, em, dtype: str, shape: Shape, element: ElementAt, group: Group | None = None) -> Tensor:
         if not (self.top and shape):
