@@ -14,6 +14,7 @@ from ...diagnostics import Diagnostic, DiagnosticError
 from ...ir.nodes import Kernel, Module
 from ...options import Specialization
 from ..llvm.kernel import LoweredKernel, lower_kernel
+from ..llvm.printing import module_text
 from . import machine
 from .emit import optimized_ptx
 from .hooks import NvptxHooks
@@ -84,13 +85,13 @@ def compile_ptx(module: Module, kernel_name: str, arch: str, specialization: Spe
         variants.append((variant, lower(variant_mapping, lowered.sites)))
         mappings.append(variant_mapping)
         lowered.sites = variants[-1][1].sites
-    text = str(lowered.module)
+    text = module_text(lowered.module)
     timings["lower-llvm"] = timings.get("lower-llvm", 0.0) + time.perf_counter() - mark
     mark = time.perf_counter()
     with machine.LOCK:
         parsed = llvm.parse_assembly(text)
         for variant, variant_lowered in variants:
-            link_variant(parsed, str(variant_lowered.module), variant_lowered.function, variant.entry)
+            link_variant(parsed, module_text(variant_lowered.module), variant_lowered.function, variant.entry)
         parsed.verify()
         entries = {lowered.function} | {variant.entry for variant, _ in variants}
         ptx = optimized_ptx(parsed, arch, entries, timings, mark, strength_reduce=not all(map(_unrolled, mappings)))

@@ -55,6 +55,8 @@ class NvptxHooks(TargetHooks):
     name = "nvptx"
     triple = TRIPLE
     data_layout = DATA_LAYOUT
+    # argument words as kernel parameters: a launch passes them by value (no upload)
+    words_as_params = True
 
     def __init__(self, mapping: Mapping):
         self.mapping = mapping
