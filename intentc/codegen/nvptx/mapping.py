@@ -25,6 +25,7 @@ from ..layout.mma import mma_assignment
 from .cta import CtaPlan, cta_plan, grid_plan, known_extents, per_coordinate_regions
 from .cta_staging import mark_staged
 from .tile_matmul import MmaPlan, plan_mma
+from .tile_structured import plan_structured
 
 BLOCK_THREADS = 256
 RESIDENT_THREADS = 2048    # per SM on sm_80/sm_90: the grid holds this many threads per SM
@@ -103,7 +104,7 @@ def prologue_views(kernel: Kernel, parallel: Op) -> frozenset[str]:
 def plan_mapping(kernel: Kernel, specialization: Specialization | None = None, module: Module | None = None,
                  arch: str = "sm_90") -> Mapping:
     known = known_extents(kernel, specialization or Specialization())
-    mma = plan_mma(kernel, arch)
+    mma = plan_mma(kernel, arch) or plan_structured(kernel, arch)
     if mma is not None:
         return Mapping("mma", mma.threads, mma.contraction.parallel, layouts=mma_assignment(mma, known), mma=mma)
     helpers = {item.name: item for item in module.items if isinstance(item, Helper)} if module else {}

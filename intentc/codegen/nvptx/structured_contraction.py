@@ -1,0 +1,177 @@
+"""Recognizing a tiled *structured* contraction (docs/gpu.md, "Structured contractions"):
+the kernel shapes of `scaled_contract` (MX: e2m1 elements with e8m0 scales) that the
+tensor-core mapping runs (`tile_structured.py`).
+
+The scaled form: a `parallel` over `ceil(M / TM) x ceil(N / TN)` output tiles whose
+iteration reads, at the tile's rows, the whole K of A (`[TM, G, C]` of a `[M, G, C]` u8
+carrier) and its scales (`[TM, G]` of `[M, G]`), and at the tile's columns the whole K of
+B (`[G, C, TN]` of `[G, C, N]`) and its scales (`[TN, G]` of `[N, G]`); every read masked by
+exactly its view's bound along M (N), the other axes covered whole by `iota`s of the view's
+extents; one `scaled_contract` of the four; casts; one write at the tile masked by C's
+bounds. Such a kernel computes `C = cast(scaled_contract(A, As, B, Bs))` on `[0, M) x
+[0, N)` whatever its IR tile: the fill of a masked row or column reaches only outputs the
+write leaves out. The symbolic evaluation is the dense recognizer's (`tile_contraction.py`),
+with shapes that may name extents (`G`) and unit-axis reshapes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ...ir.nodes import Kernel, Op
+from ...ir.types import TensorType
+from .tile_contraction import Affine, Ceil, IndexTensor, Mask, NoMatch, _broadcast, _epilogue, _Evaluator
+
+
+@dataclass(frozen=True)
+class ScaledContraction:
+    """c[m, n] = epilogue(Σ_g Σ_k decode(a[m, g, k]) · 2^(as[m, g] - 127) · decode(b[g, k, n]) · 2^(bs[n, g] - 127)).
+
+    The fields the dense mapping's epilogue and layouts read (`c`, `c_axes`, dtypes, `casts`,
+    `init`, `values`) have the dense `TileContraction`'s meaning."""
+    parallel: Op
+    a: str
+    a_scale: str
+    b: str
+    b_scale: str
+    c: str
+    c_axes: tuple
+    element_format: str                   # "e2m1"
+    group_size: int
+    acc_dtype: str
+    out_dtype: str
+    casts: tuple
+    ir_tile: tuple                        # (TM, TN)
+    operand_dtype: str = "f16"            # what the elements are decoded to for the tensor cores
+    init: float = 0.0
+    kind: str = "scaled"
+    values: dict = field(default_factory=dict, compare=False)
+
+
+class _SymbolicShapes(_Evaluator):
+    """The dense evaluator, with extents that may be symbols and `reshape`s that add or drop
+    unit axes."""
+
+    def shape(self, type_) -> tuple:
+        if not isinstance(type_, TensorType):
+            raise NoMatch("not a tensor")
+        return tuple(type_.shape)
+
+    def tensor_op(self, op: Op) -> None:
+        if op.name != "reshape":
+            super().tensor_op(op)
+            return
+        shape = self.shape(op.result_types[0])
+        value = self.env.get(op.operands[0])
+        self.env[op.results[0]] = _reshaped(value, shape)
+
+
+def _unit_free(shape: tuple, coefficients: tuple) -> list:
+    return [c for extent, c in zip(shape, coefficients) if extent != 1]
+
+
+def _reshaped(value, shape: tuple):
+    """`value` reshaped to `shape` where only unit axes come or go."""
+    if isinstance(value, IndexTensor):
+        source = [e for e in value.shape if e != 1]
+        if source != [e for e in shape if e != 1]:
+            raise NoMatch("a reshape that moves elements")
+        kept = iter(_unit_free(value.shape, value.axes))
+        return IndexTensor(shape, value.base, tuple(next(kept) if extent != 1 else 0 for extent in shape))
+    if isinstance(value, Mask):
+        return Mask(shape, frozenset((_reshaped(index, shape), bound) for index, bound in value.facts))
+    raise NoMatch("a reshape of an unknown value")
+
+
+def _bound(extent) -> Affine:
+    return Affine.of(extent) if isinstance(extent, str) else Affine((), extent)
+
+
+def _access(evaluator: _SymbolicShapes, op: Op, shape: tuple, tiled: dict) -> tuple:
+    """(view, index tensors) of a read or write whose view axis `a` is, for `a` in `tiled`,
+    `base + tile axis` (tiled[a] = (tile axis, base)), and otherwise the whole axis along its
+    own tile axis (an iota of the view's extent); masked by exactly the bounds of the tiled
+    axes."""
+    view_name = op.operands[0]
+    view = evaluator.views.get(view_name)
+    indices = op.group("index") or ()
+    if view is None or len(indices) != len(view.shape) or len(shape) != len(view.shape):
+        raise NoMatch("an access that is not a tile of its view")
+    facts = set()
+    for axis, name in enumerate(indices):
+        index = _broadcast(evaluator.env.get(name), shape)
+        if not isinstance(index, IndexTensor):
+            raise NoMatch("an index that is not affine")
+        tile_axis, base = tiled.get(axis, (axis, Affine()))
+        expected = tuple(1 if a == tile_axis and shape[a] != 1 else 0 for a in range(len(shape)))
+        if index.axes != expected or index.base != base:
+            raise NoMatch(f"view axis {axis} of %{view_name} is not indexed as a tile")
+        if axis in tiled:
+            facts.add((index, _bound(view.shape[axis])))
+        elif shape[tile_axis] != view.shape[axis]:
+            raise NoMatch(f"view axis {axis} of %{view_name} is not read whole")
+    mask_names = op.group("mask")
+    mask = _broadcast(evaluator.env.get(mask_names[0]), shape) if mask_names else Mask(shape, frozenset())
+    if not isinstance(mask, Mask) or set(mask.facts) != facts:
+        raise NoMatch(f"the mask of %{view_name} is not its bounds")
+    return view_name, view
+
+
+def match_scaled_contraction(kernel: Kernel) -> ScaledContraction:
+    """The kernel as a tiled MX contraction, or NoMatch saying why not."""
+    evaluator = _SymbolicShapes(kernel)
+    parallels = [op for op in kernel.body if op.name == "parallel"]
+    if len(parallels) != 1:
+        raise NoMatch("not one top-level parallel")
+    for op in kernel.body:
+        if op is parallels[0] or op.name == "yield":
+            continue
+        if op.name == "iota":
+            evaluator.tensor_op(op)
+        else:
+            evaluator.scalar_op(op)
+    parallel = parallels[0]
+    extents = [evaluator.env.get(name) for name in parallel.operands]
+    region = parallel.regions[0]
+    if len(extents) != 2 or not all(isinstance(e, Ceil) for e in extents):
+        raise NoMatch("the parallel domain is not ceil(M / TM) x ceil(N / TN)")
+    ti, tj = (arg.name for arg in region.args)
+    for name in (ti, tj):
+        evaluator.env[name] = Affine.of(name)
+    ops = [op for op in region.ops if op.name != "yield"]
+    contractions = [op for op in ops if op.name == "scaled_contract"]
+    if len(contractions) != 1:
+        raise NoMatch("not one scaled_contract in the iteration")
+    contraction = contractions[0]
+    position = ops.index(contraction)
+    reads = {}
+    for op in ops[:position]:
+        if op.name == "read":
+            reads[op.results[0]] = op
+        else:
+            evaluator.tensor_op(op)
+    attrs = contraction.attributes
+    fmt, group, acc = attrs["format"].name, int(attrs["group_size"]), attrs["acc"].dtype
+    if fmt != "e2m1" or group != 32 or acc != "f32":
+        raise NoMatch(f"a {fmt} scaled_contract with groups of {group} and an {acc} accumulator")
+    a_op, as_op, b_op, bs_op = (reads.get(name) for name in contraction.operands)
+    if None in (a_op, as_op, b_op, bs_op) or len(reads) != 4:
+        raise NoMatch("scaled_contract operands that are not the iteration's reads")
+    tm, tn = contraction.result_types[0].shape
+    if not isinstance(tm, int) or not isinstance(tn, int):
+        raise NoMatch("a dynamic output tile")
+    rows, cols = Affine.of(ti, tm), Affine.of(tj, tn)
+    a, a_view = _access(evaluator, a_op, evaluator.shape(a_op.result_types[0]), {0: (0, rows)})
+    a_scale, _ = _access(evaluator, as_op, evaluator.shape(as_op.result_types[0]), {0: (0, rows)})
+    b, b_view = _access(evaluator, b_op, evaluator.shape(b_op.result_types[0]), {2: (2, cols)})
+    b_scale, _ = _access(evaluator, bs_op, evaluator.shape(bs_op.result_types[0]), {0: (0, cols)})
+    carriers = a_view.shape[2]
+    if carriers != group // 2 or b_view.shape[1] != carriers or a_view.shape[1] != b_view.shape[0]:
+        raise NoMatch("carriers that do not hold one group")
+    m_extent, n_extent = a_view.shape[0], b_view.shape[2]
+    if extents != [Ceil(m_extent, tm), Ceil(n_extent, tn)]:
+        raise NoMatch("the parallel domain does not tile M x N")
+    c_name, c_axes, casts = _epilogue(evaluator, contraction.results[0], ops[position + 1:], (ti, tj), (tm, tn),
+                                      (m_extent, n_extent))
+    values = {contraction.results[0]: "accumulator", a_op.results[0]: "a", b_op.results[0]: "b"}
+    return ScaledContraction(parallel, a, a_scale, b, b_scale, c_name, c_axes, fmt, group, acc,
+                             casts[-1] if casts else acc, tuple(casts), (tm, tn), values=values)
