@@ -30,7 +30,7 @@ from llvmlite import ir
 
 from ..llvm.types import F32, I8, I16, I32, I64
 from .cta import barrier, sreg
-from .ptx_asm import asm
+from .ptx_asm import asm, mma_m16n8k16
 from .tile_matmul import MmaPlan, TileEmitter, _ceil, _const, swizzled
 
 GROUP = 32                    # K elements a step: one MX group
@@ -137,7 +137,6 @@ class ScaledEmitter(TileEmitter):
         self.wide_a, self.wide_b = self._wide(self.a_view), self._wide(self.b_view)
         tiles_m, tiles_n = _ceil(b, self.m, bm), _ceil(b, self.n, bn)
         self.acc = self.variant.accumulators(em, plan)
-        self.group_acc = self.variant.accumulators(em, plan)
         self.raw = [em.entry_alloca(I64), em.entry_alloca(I64), em.entry_alloca(I32)]
         start, stride = b.zext(sreg(em, "ctaid.x"), I64), b.zext(sreg(em, "nctaid.x"), I64)
         em.loop(start, b.mul(tiles_m, tiles_n), lambda tile: self._tile(tile, tiles_m, tiles_n), stride, name="tile")
@@ -163,11 +162,7 @@ class ScaledEmitter(TileEmitter):
         barrier(em)
         with b.if_then(b.icmp_signed("<", b.add(g, _const(1)), self.groups)):
             self._fetch(b.add(g, _const(1)))
-        self.variant.reset(em, self.group_acc, self.plan.contraction)
-        self.acc, total = self.group_acc, self.acc
-        self.variant.compute(self, stage)
-        self.acc = total
-        self._combine(stage)
+        self._multiply_and_combine(stage)
 
     # ---- raw bytes into registers ------------------------------------------------------------
     def _wide(self, view) -> ir.Value:
@@ -277,71 +272,103 @@ class ScaledEmitter(TileEmitter):
             _store_shared_v4(b, address, [_rescale(b, w) for w in words])
         b.store(b.trunc(code, I8), _shared_pointer(b, b.add(self.scales_base(stage), tid), I8))
 
-    # ---- the group's sum into the accumulator ------------------------------------------------
-    def _fragment_lines(self) -> tuple:
+    # ---- the group's MMAs, each fragment's sum scaled into the accumulator --------------------
+    def _fragment_lines(self, lanes: tuple) -> tuple:
         """(rows, columns) of the tile a thread's accumulator registers cover (mma.sync's
-        m16n8 fragments: row 16i + lane/4 + 8h, column 8j + 2(lane%4) + r)."""
+        m16n8 fragments: row 16i + lane/4 + 8h, column 8j + 2(lane%4) + r), as the lines
+        2i + h and 2j + r."""
         b = self.em.b
-        warp_m, warp_n, lane = self.variant._lanes(self.em)
+        warp_m, warp_n, lane = lanes
         row0 = b.add(b.mul(warp_m, _i32(64)), b.udiv(lane, _i32(4)))
         col0 = b.add(b.mul(warp_n, _i32(32)), b.mul(b.urem(lane, _i32(4)), _i32(2)))
         rows = [b.add(row0, _i32(16 * i + 8 * h)) for i in range(4) for h in range(2)]
         cols = [b.add(col0, _i32(8 * j + r)) for j in range(4) for r in range(2)]
         return rows, cols
 
-    def _combine(self, stage: ir.Value) -> None:
+    def _multiply_and_combine(self, stage: ir.Value) -> None:
+        """The group's MMAs fragment by fragment, each fragment's exact group sum scaled into
+        the accumulator at once (fewer registers than a second accumulator); when some
+        scale pair of the thread's elements is off the exact path, their contributions are
+        computed first, the interpreter's way (`_corrections`)."""
         em = self.em
         b = em.b
-        bm = self.plan.block[0]
-        rows, cols = self._fragment_lines()
+        lanes = self.variant._lanes(em)
+        rows, cols = self._fragment_lines(lanes)
         base = self.scales_base(stage)
-        row_codes = [b.zext(b.load(_shared_pointer(b, b.add(base, r), I8)), I32) for r in rows]
-        col_codes = [b.zext(b.load(_shared_pointer(b, b.add(base, b.add(c, _i32(bm))), I8)), I32) for c in cols]
-        extremes = [_fold(b, codes, kind) for codes in (row_codes, col_codes) for kind in ("<", ">")]
-        (low_a, high_a), (low_b, high_b) = extremes[:2], extremes[2:]
+        row_codes = [self._code(base, r) for r in rows]
+        col_codes = [self._code(base, b.add(c, _i32(self.plan.block[0]))) for c in cols]
+        low_a, high_a, low_b, high_b = (_fold(b, codes, kind) for codes in (row_codes, col_codes)
+                                        for kind in ("<", ">"))
         all_safe = b.and_(_safe_sum(b, b.add(low_a, low_b), b.add(high_a, high_b)),
-                          b.icmp_unsigned("<=", b.select(b.icmp_unsigned(">", high_a, high_b), high_a, high_b),
-                                          _i32(SAFE_CODE)))
+                          b.and_(b.icmp_unsigned("<=", high_a, _i32(SAFE_CODE)),
+                                 b.icmp_unsigned("<=", high_b, _i32(SAFE_CODE))))
+        # 2^(a+b-254) as f32 bits: (a << 23) + ((b - 127) << 23), one add an element
+        row_bits = [b.shl(code, _i32(23)) for code in row_codes]
+        col_bits = [b.shl(b.sub(code, _i32(127)), _i32(23)) for code in col_codes]
+        fma = em.declare("llvm.fma.f32", F32, [F32, F32, F32])
+
+        def scaled(i, j, value, total, index):
+            return b.call(fma, [value, b.bitcast(b.add(row_bits[i], col_bits[j]), F32), total])
         with b.if_else(all_safe) as (fast, careful):
             with fast:
-                self._each_element(lambda i, j, slot, a, c: self._scaled_add(slot, a, c), row_codes, col_codes)
+                self._fragments(stage, lanes, scaled)
             with careful:
-                self._each_element(lambda i, j, slot, a, c: self._careful_add(stage, rows[i], cols[j], slot, a, c),
-                                   row_codes, col_codes)
+                corrections = self._corrections(stage, lanes)
 
-    def _each_element(self, visit, row_codes, col_codes) -> None:
-        """visit(row line, column line, register index, A code, B code) for every register."""
-        for fragment_i in range(4):
-            for fragment_j in range(4):
+                def either(i, j, value, total, index):
+                    safe = _pair_safe(b, row_codes[i], col_codes[j])
+                    exact = b.fadd(total, b.load(b.gep(corrections, [_i32(0), _i32(index)], inbounds=True)))
+                    return b.select(safe, scaled(i, j, value, total, index), exact)
+                self._fragments(stage, lanes, either)
+
+    def _code(self, base: ir.Value, line: ir.Value) -> ir.Value:
+        b = self.em.b
+        return b.zext(b.load(_shared_pointer(b, b.add(base, line), I8)), I32)
+
+    def _fragments(self, stage, lanes, combine) -> None:
+        """Each m16n8 fragment's K16 MMAs from zero, then acc = combine(row line, column line,
+        group sum, acc, register index) for its four registers."""
+        b = self.em.b
+        variant, c = self.variant, self.plan.contraction
+        steps = self.plan.block[2] // 16
+        b_frags = [variant.b_fragments(self, stage, kk, lanes) for kk in range(steps)]
+        zero = [ir.Constant(F32, 0.0)] * 4
+        for i in range(4):
+            a_frags = [variant.a_fragment(self, stage, kk, i, lanes) for kk in range(steps)]
+            for j in range(4):
+                part = zero
+                for kk in range(steps):
+                    part = mma_m16n8k16(b, c.operand_dtype, "f32", a_frags[kk], b_frags[kk][j], part)
                 for register in range(4):
-                    i, j = 2 * fragment_i + register // 2, 2 * fragment_j + register % 2
-                    index = (fragment_i * 4 + fragment_j) * 4 + register
-                    visit(i, j, index, row_codes[i], col_codes[j])
+                    index = (i * 4 + j) * 4 + register
+                    slot = b.gep(self.acc, [_i32(0), _i32(index)], inbounds=True)
+                    row_line, col_line = 2 * i + register // 2, 2 * j + register % 2
+                    b.store(combine(row_line, col_line, part[register], b.load(slot), index), slot)
 
-    def _slots(self, index: int) -> tuple:
-        b = self.em.b
-        zero = _i32(0)
-        return (b.gep(self.acc, [zero, _i32(index)], inbounds=True),
-                b.gep(self.group_acc, [zero, _i32(index)], inbounds=True))
+    def _corrections(self, stage, lanes) -> ir.Value:
+        """Per accumulator register, the interpreter's contribution of the group where the
+        element's scale pair is off the exact path (a rolled loop over the registers into a
+        local array: this path is rare)."""
+        em = self.em
+        b = em.b
+        warp_m, warp_n, lane = lanes
+        corrections = em.entry_alloca(ir.ArrayType(F32, 64))
+        base = self.scales_base(stage)
 
-    def _scaled_add(self, index: int, code_a: ir.Value, code_b: ir.Value) -> None:
-        b = self.em.b
-        total, group = self._slots(index)
-        factor = b.bitcast(b.shl(b.sub(b.add(code_a, code_b), _i32(127)), _i32(23)), F32)
-        fma = self.em.declare("llvm.fma.f32", F32, [F32, F32, F32])
-        b.store(b.call(fma, [b.load(group), factor, b.load(total)]), total)
-
-    def _careful_add(self, stage, row, col, index, code_a, code_b) -> None:
-        b = self.em.b
-        safe = b.and_(_safe_sum(b, b.add(code_a, code_b), b.add(code_a, code_b)),
-                      b.and_(b.icmp_unsigned("<=", code_a, _i32(SAFE_CODE)),
-                             b.icmp_unsigned("<=", code_b, _i32(SAFE_CODE))))
-        with b.if_else(safe) as (fast, exact):
-            with fast:
-                self._scaled_add(index, code_a, code_b)
-            with exact:
-                total, _ = self._slots(index)
-                b.store(b.fadd(b.load(total), self._exact_group(stage, row, col, code_a, code_b)), total)
+        def element(index64):
+            index = b.trunc(index64, I32)
+            fragment, register = b.udiv(index, _i32(4)), b.urem(index, _i32(4))
+            i, j = b.udiv(fragment, _i32(4)), b.urem(fragment, _i32(4))
+            row = b.add(b.add(b.mul(warp_m, _i32(64)), b.udiv(lane, _i32(4))),
+                        b.add(b.mul(i, _i32(16)), b.mul(b.udiv(register, _i32(2)), _i32(8))))
+            col = b.add(b.add(b.mul(warp_n, _i32(32)), b.mul(b.urem(lane, _i32(4)), _i32(2))),
+                        b.add(b.mul(j, _i32(8)), b.urem(register, _i32(2))))
+            code_a, code_b = self._code(base, row), self._code(base, b.add(col, _i32(self.plan.block[0])))
+            with b.if_then(b.not_(_pair_safe(b, code_a, code_b))):
+                b.store(self._exact_group(stage, row, col, code_a, code_b),
+                        b.gep(corrections, [_i32(0), index], inbounds=True))
+        em.loop(_const(0), _const(64), element, name="careful")
+        return corrections
 
     def _exact_group(self, stage, row, col, code_a, code_b) -> ir.Value:
         """Σ_k f32(a_k · 2^(a-127)) · f32(b_k · 2^(b-127)), products fused in K order."""
@@ -382,3 +409,10 @@ def _fold(b: ir.IRBuilder, values: list, kind: str) -> ir.Value:
 
 def _safe_sum(b: ir.IRBuilder, low: ir.Value, high: ir.Value) -> ir.Value:
     return b.and_(b.icmp_unsigned(">=", low, _i32(SAFE_SUM[0])), b.icmp_unsigned("<=", high, _i32(SAFE_SUM[1])))
+
+
+def _pair_safe(b: ir.IRBuilder, code_a: ir.Value, code_b: ir.Value) -> ir.Value:
+    """The pair's group sum scales exactly (module docstring)."""
+    total = b.add(code_a, code_b)
+    return b.and_(_safe_sum(b, total, total), b.and_(b.icmp_unsigned("<=", code_a, _i32(SAFE_CODE)),
+                                                     b.icmp_unsigned("<=", code_b, _i32(SAFE_CODE))))
