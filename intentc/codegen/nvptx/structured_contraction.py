@@ -203,6 +203,7 @@ class SparseContraction:
     out_dtype: str
     casts: tuple
     ir_tile: tuple
+    op: Op | None = None                  # the sparse_contract (its metadata checks' site)
     init: float = 0.0
     kind: str = "sparse"
     values: dict = field(default_factory=dict, compare=False)
@@ -360,7 +361,7 @@ def _sparse_finish(evaluator, parallel, coordinates, extents, loop, loop_facts, 
         raise NoMatch("a masked value or B element that does not read 0")
     found = SparseContraction(parallel, a, meta, b, "", (), pattern, tuple((f.shift, f.mask) for f in fields),
                               int(_constant(evaluator, meta_op, "fill")), tg, (stop.terms[0][0], step, scale),
-                              a_view.dtype, acc, acc, (), (tm, tn))
+                              a_view.dtype, acc, acc, (), (tm, tn), contraction)
     if not _valid(found.positions(found.meta_fill), pattern):
         raise NoMatch("masked metadata that is not a valid encoding")
     init = evaluator.env.get(loop.group("iter")[0])
