@@ -13,12 +13,17 @@ barrier a step. A subclass says what a step fetches, deposits and computes.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from llvmlite import ir
 
 from ..llvm.types import F32, I8, I16, I32, I64
 from .cta import barrier, sreg
 from .ptx_asm import asm, mma_m16n8k16
 from .tile_matmul import TileEmitter, _ceil, _const, swizzled
+
+if TYPE_CHECKING:
+    from .tile_structured import StructuredPlan
 
 RUN_BYTES = 16            # the widest load a thread makes
 
@@ -48,6 +53,7 @@ class RegisterStaged(TileEmitter):
     """The K loop of register-staged operands; subclasses define `steps`, `fetch(step)`
     (global -> `self.raw`), `deposit(stage)` (-> shared, returning an i1 the CTA ors at the
     step's barrier, or None) and `compute(stage, step, flag)`."""
+    plan: StructuredPlan
 
     def __init__(self, em, plan, variant, m: ir.Value, n: ir.Value):
         self.em, self.plan, self.variant = em, plan, variant
@@ -69,6 +75,22 @@ class RegisterStaged(TileEmitter):
 
     def prepare(self) -> None:
         """Per-kernel values (alignment flags, register slots) before the tile loop."""
+
+    def steps(self) -> ir.Value:
+        """The K loop's trip count (i64)."""
+        raise NotImplementedError
+
+    def fetch(self, step: ir.Value) -> None:
+        """Step `step`'s raw operand bytes into this thread's registers."""
+        raise NotImplementedError
+
+    def deposit(self, stage: ir.Value) -> ir.Value | None:
+        """The registers decoded into ring slot `stage`; an i1 for the CTA to or, or None."""
+        raise NotImplementedError
+
+    def compute(self, stage: ir.Value, step: ir.Value, flag: ir.Value | None) -> None:
+        """The slot's products into the accumulator (`flag`: the CTA's or of deposit's i1s)."""
+        raise NotImplementedError
 
     def extra_base(self, stage: ir.Value) -> ir.Value:
         """Shared address of the stage's bytes after the operand tiles (scales, selections)."""

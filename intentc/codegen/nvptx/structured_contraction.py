@@ -16,6 +16,7 @@ with shapes that may name extents (`G`) and unit-axis reshapes.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from ...ir.nodes import Kernel, Op
 from ...ir.types import TensorType
@@ -149,14 +150,14 @@ def match_scaled_contraction(kernel: Kernel) -> ScaledContraction:
             reads[op.results[0]] = op
         else:
             evaluator.tensor_op(op)
-    attrs = contraction.attributes
+    attrs: dict[str, Any] = dict(contraction.attributes)
     fmt, group, acc = attrs["format"].name, int(attrs["group_size"]), attrs["acc"].dtype
     if fmt != "e2m1" or group != 32 or acc != "f32":
         raise NoMatch(f"a {fmt} scaled_contract with groups of {group} and an {acc} accumulator")
-    a_op, as_op, b_op, bs_op = (reads.get(name) for name in contraction.operands)
-    if None in (a_op, as_op, b_op, bs_op) or len(reads) != 4:
+    if not set(contraction.operands) <= set(reads) or len(reads) != 4:
         raise NoMatch("scaled_contract operands that are not the iteration's reads")
-    tm, tn = contraction.result_types[0].shape
+    a_op, as_op, b_op, bs_op = (reads[name] for name in contraction.operands)
+    tm, tn = evaluator.shape(contraction.result_types[0])
     if not isinstance(tm, int) or not isinstance(tn, int):
         raise NoMatch("a dynamic output tile")
     rows, cols = Affine.of(ti, tm), Affine.of(tj, tn)
@@ -293,7 +294,8 @@ def match_sparse_contraction(kernel: Kernel) -> SparseContraction:
                 evaluator.env[op.results[0]] = _Field(op.results[0])
         elif op.name == "record":       # the fields in the order the interpreter takes them
             named = dict(zip((f.name for f in op.result_types[0].fields), op.operands))
-            evaluator.env[op.results[0]] = tuple(evaluator.env.get(named.get(f)) for f in ("first", "second"))
+            evaluator.env[op.results[0]] = tuple(evaluator.env.get(named[f]) if f in named else None
+                                                 for f in ("first", "second"))
         elif op.name == "sparse_contract":
             contraction = op
         elif op.name == "add" and contraction is not None and set(op.operands) == {acc_in, contraction.results[0]}:

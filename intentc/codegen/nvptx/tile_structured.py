@@ -26,6 +26,7 @@ exact, converted to f32, products and sums in f32 in any order, FMA allowed):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from llvmlite import ir
 
@@ -44,11 +45,12 @@ class StructuredPlan(MmaPlan):
     """The dense plan's tile, warps and ring, with `extra_bytes` a stage after the operand
     tiles (scales, selection bits). Recorded in launch.json as `mma`, with what the steps
     decode and how a step's sum joins the accumulator."""
+    contraction: Any              # a ScaledContraction or SparseContraction (structured_contraction.py)
     extra_bytes: int = 0
 
     @property
     def stage_bytes(self) -> int:
-        return MmaPlan.stage_bytes.fget(self) + self.extra_bytes
+        return super().stage_bytes + self.extra_bytes
 
     def to_json(self) -> dict:
         c = self.contraction
