@@ -51,7 +51,7 @@ def byte_of(b: ir.IRBuilder, words: list, index: int) -> ir.Value:
 
 class RegisterStaged(TileEmitter):
     """The K loop of register-staged operands; subclasses define `steps`, `fetch(step)`
-    (global -> `self.raw`), `deposit(stage)` (-> shared, returning an i1 the CTA ors at the
+    (global -> `self.raw`, with `load_run`), `deposit(stage)` (-> shared, returning an i1 the CTA ors at the
     step's barrier, or None) and `compute(stage, step, flag)`."""
     plan: StructuredPlan
 
@@ -120,96 +120,6 @@ class RegisterStaged(TileEmitter):
         with b.if_then(b.icmp_signed("<", b.add(step, _const(1)), steps)):
             self.fetch(b.add(step, _const(1)))
         self.compute(stage, step, flag)
-
-    # ---- global memory into registers --------------------------------------------------------
-    def wide(self, view, run_bytes: int) -> ir.Value:
-        """The view is contiguous along its last axis and every run of `run_bytes` a thread
-        loads at a multiple of `run_bytes` along it is aligned to `run_bytes` (start, strides)."""
-        b = self.em.b
-        size = _bytes(view)
-        start = b.add(b.ptrtoint(view.ptr, I64), b.mul(view.offset, _const(size)))
-        misaligned = start
-        for stride in view.strides[:-1]:
-            misaligned = b.or_(misaligned, b.mul(stride, _const(size)))
-        aligned = b.icmp_unsigned("==", b.and_(misaligned, _const(run_bytes - 1)), _const(0))
-        return b.and_(aligned, b.icmp_signed("==", view.strides[-1], _const(1)))
-
-    def load_run(self, view, coordinates: tuple, inside: ir.Value, count: ir.Value, elements: int,
-                 wide: ir.Value) -> list:
-        """`elements` consecutive elements along the view's last axis from `coordinates`, as
-        little-endian i32 words; 0 where `inside` fails and past the first `count` elements.
-        Vector loads of up to 16 bytes where `wide` holds and the whole run is inside."""
-        b = self.em.b
-        size = _bytes(view)
-        count_words = max(1, elements * size // 4)
-        before = b.block
-        with b.if_then(inside):
-            with b.if_else(b.and_(wide, b.icmp_signed(">=", count, _const(elements)))) as (fast, slow):
-                with fast:
-                    fast_words = self._vector_run(view, coordinates, elements * size)
-                    fast_block = b.block
-                with slow:
-                    slow_words = self._element_run(view, coordinates, count, elements)
-                    slow_block = b.block
-            loaded = []
-            for word_fast, word_slow in zip(fast_words, slow_words):
-                merged = b.phi(I32)
-                merged.add_incoming(word_fast, fast_block)
-                merged.add_incoming(word_slow, slow_block)
-                loaded.append(merged)
-            inside_block = b.block
-        words = []
-        for word in loaded:
-            merged = b.phi(I32)
-            merged.add_incoming(i32(0), before)
-            merged.add_incoming(word, inside_block)
-            words.append(merged)
-        assert len(words) == count_words
-        return words
-
-    def _vector_run(self, view, coordinates: tuple, run_bytes: int) -> list:
-        b = self.em.b
-        words = []
-        for offset in range(0, run_bytes, RUN_BYTES):
-            width = min(RUN_BYTES, run_bytes - offset) // 4
-            *lead, last = coordinates
-            here = self.address(view, (*lead, b.add(last, _const(offset // _bytes(view)))))
-            vector = ir.VectorType(I32, width)
-            pointer = b.addrspacecast(b.bitcast(here, vector.as_pointer()), vector.as_pointer(1))
-            loaded = b.load(pointer, align=4 * width)
-            words += [b.extract_element(loaded, i32(i)) for i in range(width)]
-        return words
-
-    def _element_run(self, view, coordinates: tuple, count: ir.Value, elements: int) -> list:
-        b = self.em.b
-        size = _bytes(view)
-        integer = ir.IntType(8 * size)
-        words = [i32(0)] * max(1, elements * size // 4)
-        *lead, last = coordinates
-        for j in range(elements):
-            here = b.bitcast(self.address(view, (*lead, b.add(last, _const(j)))), integer.as_pointer())
-            value = b.zext(self.load_or_zero(here, b.icmp_signed("<", _const(j), count)), I32)
-            word, shift = divmod(j * size, 4)
-            words[word] = b.or_(words[word], b.shl(value, i32(8 * shift)) if shift else value)
-        return words
-
-    def load_or_zero(self, pointer: ir.Value, inside: ir.Value) -> ir.Value:
-        b = self.em.b
-        before = b.block
-        with b.if_then(inside):
-            loaded = b.load(pointer)
-            then = b.block
-        merged = b.phi(loaded.type)
-        merged.add_incoming(ir.Constant(loaded.type, 0), before)
-        merged.add_incoming(loaded, then)
-        return merged
-
-    def address(self, view, coordinates: tuple) -> ir.Value:
-        b = self.em.b
-        offset = view.offset
-        for coordinate, stride in zip(coordinates, view.strides):
-            offset = b.add(offset, b.mul(coordinate, stride))
-        return b.gep(view.ptr, [offset])
 
     def keep(self, values: list) -> list:
         """Fresh entry allocas holding `values` (raw registers carried to the next step)."""
@@ -302,6 +212,97 @@ class RegisterStaged(TileEmitter):
             visit(index, slot)
         em.loop(_const(0), _const(count), element, name=name)
         return values
+
+
+# ---- global memory into registers ------------------------------------------------------------
+def wide(em, view, run_bytes: int) -> ir.Value:
+    """The view is contiguous along its last axis and every run of `run_bytes` a thread
+    loads at a multiple of `run_bytes` along it is aligned to `run_bytes` (start, strides)."""
+    b = em.b
+    size = _bytes(view)
+    start = b.add(b.ptrtoint(view.ptr, I64), b.mul(view.offset, _const(size)))
+    misaligned = start
+    for stride in view.strides[:-1]:
+        misaligned = b.or_(misaligned, b.mul(stride, _const(size)))
+    aligned = b.icmp_unsigned("==", b.and_(misaligned, _const(run_bytes - 1)), _const(0))
+    return b.and_(aligned, b.icmp_signed("==", view.strides[-1], _const(1)))
+
+def load_run(em, view, coordinates: tuple, inside: ir.Value, count: ir.Value, elements: int,
+             wide: ir.Value) -> list:
+    """`elements` consecutive elements along the view's last axis from `coordinates`, as
+    little-endian i32 words; 0 where `inside` fails and past the first `count` elements.
+    Vector loads of up to 16 bytes where `wide` holds and the whole run is inside."""
+    b = em.b
+    size = _bytes(view)
+    count_words = max(1, elements * size // 4)
+    before = b.block
+    with b.if_then(inside):
+        with b.if_else(b.and_(wide, b.icmp_signed(">=", count, _const(elements)))) as (fast, slow):
+            with fast:
+                fast_words = _vector_run(em, view, coordinates, elements * size)
+                fast_block = b.block
+            with slow:
+                slow_words = _element_run(em, view, coordinates, count, elements)
+                slow_block = b.block
+        loaded = []
+        for word_fast, word_slow in zip(fast_words, slow_words):
+            merged = b.phi(I32)
+            merged.add_incoming(word_fast, fast_block)
+            merged.add_incoming(word_slow, slow_block)
+            loaded.append(merged)
+        inside_block = b.block
+    words = []
+    for word in loaded:
+        merged = b.phi(I32)
+        merged.add_incoming(i32(0), before)
+        merged.add_incoming(word, inside_block)
+        words.append(merged)
+    assert len(words) == count_words
+    return words
+
+def _vector_run(em, view, coordinates: tuple, run_bytes: int) -> list:
+    b = em.b
+    words = []
+    for offset in range(0, run_bytes, RUN_BYTES):
+        width = min(RUN_BYTES, run_bytes - offset) // 4
+        *lead, last = coordinates
+        here = view_address(em, view, (*lead, b.add(last, _const(offset // _bytes(view)))))
+        vector = ir.VectorType(I32, width)
+        pointer = b.addrspacecast(b.bitcast(here, vector.as_pointer()), vector.as_pointer(1))
+        loaded = b.load(pointer, align=4 * width)
+        words += [b.extract_element(loaded, i32(i)) for i in range(width)]
+    return words
+
+def _element_run(em, view, coordinates: tuple, count: ir.Value, elements: int) -> list:
+    b = em.b
+    size = _bytes(view)
+    integer = ir.IntType(8 * size)
+    words = [i32(0)] * max(1, elements * size // 4)
+    *lead, last = coordinates
+    for j in range(elements):
+        here = b.bitcast(view_address(em, view, (*lead, b.add(last, _const(j)))), integer.as_pointer())
+        value = b.zext(load_or_zero(em, here, b.icmp_signed("<", _const(j), count)), I32)
+        word, shift = divmod(j * size, 4)
+        words[word] = b.or_(words[word], b.shl(value, i32(8 * shift)) if shift else value)
+    return words
+
+def load_or_zero(em, pointer: ir.Value, inside: ir.Value) -> ir.Value:
+    b = em.b
+    before = b.block
+    with b.if_then(inside):
+        loaded = b.load(pointer)
+        then = b.block
+    merged = b.phi(loaded.type)
+    merged.add_incoming(ir.Constant(loaded.type, 0), before)
+    merged.add_incoming(loaded, then)
+    return merged
+
+def view_address(em, view, coordinates: tuple) -> ir.Value:
+    b = em.b
+    offset = view.offset
+    for coordinate, stride in zip(coordinates, view.strides):
+        offset = b.add(offset, b.mul(coordinate, stride))
+    return b.gep(view.ptr, [offset])
 
 
 def _bytes(view) -> int:

@@ -25,7 +25,8 @@ from llvmlite import ir
 from ...ir import errors
 from ..llvm.emitter import CheckSite
 from ..llvm.types import I32
-from .register_staging import RegisterStaged, byte_of, i32, shared_pointer, store_shared_words
+from .register_staging import (RegisterStaged, byte_of, i32, load_run, shared_pointer,
+                               store_shared_words, wide)
 from .simt_matmul import Simt
 from .tile_matmul import _ceil, _const, swizzled
 from .tile_structured import StructuredPlan
@@ -64,9 +65,9 @@ class SparseEmitter(RegisterStaged):
 
     def prepare(self) -> None:
         c, eb = self.plan.contraction, self.plan.element_bytes
-        self.wide_values = self.wide(self.values, min(16, self.half_values * eb))
-        self.wide_meta = self.wide(self.meta, self.half_groups)
-        self.wide_b = self.wide(self.b_view, 16)
+        self.wide_values = wide(self.em, self.values, min(16, self.half_values * eb))
+        self.wide_meta = wide(self.em, self.meta, self.half_groups)
+        self.wide_b = wide(self.em, self.b_view, 16)
         self.k = self.b_view.shape[0]
         extent, step, scale = c.group_stop
         self.groups_end = self.em.b.mul(_ceil(self.em.b, self.em.extent(extent), step), _const(step * scale))
@@ -90,10 +91,10 @@ class SparseEmitter(RegisterStaged):
         inside = b.icmp_signed("<", row, self.m)
         first_group = b.add(b.mul(step, _const(bk // c.group)), b.mul(half, _const(self.half_groups)))
         first_value = b.mul(first_group, _const(c.kept))
-        values = self.load_run(self.values, (row, first_value), inside, b.sub(self.values.shape[1], first_value),
+        values = load_run(self.em, self.values, (row, first_value), inside, b.sub(self.values.shape[1], first_value),
                                self.half_values, self.wide_values)
         groups = self.meta.shape[1]
-        meta = self.load_run(self.meta, (row, first_group), inside, b.sub(groups, first_group), self.half_groups,
+        meta = load_run(self.em, self.meta, (row, first_group), inside, b.sub(groups, first_group), self.half_groups,
                              self.wide_meta)
         meta = self._filled(meta, b.and_(inside, b.icmp_signed("<", first_group, groups)),
                             b.sub(groups, first_group))
@@ -103,7 +104,7 @@ class SparseEmitter(RegisterStaged):
             run = b.add(tid, _const(p * self.plan.threads))
             k = b.add(b.mul(step, _const(bk)), b.udiv(run, _const(rows_per)))
             col = b.add(self.n0, b.mul(b.urem(run, _const(rows_per)), _const(self.run)))
-            b_words += self.load_run(self.b_view, (k, col), b.and_(b.icmp_signed("<", k, self.k),
+            b_words += load_run(self.em, self.b_view, (k, col), b.and_(b.icmp_signed("<", k, self.k),
                                                                     b.icmp_signed("<", col, self.n)),
                                      b.sub(self.n, col), self.run, self.wide_b)
         for slot, value in zip(self.raw, (*values, *meta, *b_words)):

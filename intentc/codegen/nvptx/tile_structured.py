@@ -31,7 +31,8 @@ from typing import Any
 from llvmlite import ir
 
 from ..llvm.types import F32, I8, I32
-from .register_staging import RegisterStaged, byte_of, i32, shared_pointer, store_shared_words
+from .register_staging import (RegisterStaged, byte_of, i32, load_or_zero, load_run, shared_pointer,
+                               store_shared_words, view_address, wide)
 from .tile_matmul import MmaPlan, _const, swizzled
 
 GROUP = 32                    # K elements a step: one MX group
@@ -128,7 +129,7 @@ class ScaledEmitter(RegisterStaged):
         super().__init__(em, plan, variant, self.a_view.shape[0], self.b_view.shape[2])
 
     def prepare(self) -> None:
-        self.wide_a, self.wide_b = self.wide(self.a_view, 8), self.wide(self.b_view, 8)
+        self.wide_a, self.wide_b = wide(self.em, self.a_view, 8), wide(self.em, self.b_view, 8)
         self.raw = [self.em.entry_alloca(I32) for _ in range(5)]
 
     def steps(self) -> ir.Value:
@@ -146,16 +147,16 @@ class ScaledEmitter(RegisterStaged):
         bm, _, _ = self.plan.block
         tid = self.tid
         row, half = b.add(self.m0, b.udiv(tid, _const(2))), b.urem(tid, _const(2))
-        a_raw = self.load_run(self.a_view, (row, g, b.mul(half, _const(8))), b.icmp_signed("<", row, self.m),
+        a_raw = load_run(self.em, self.a_view, (row, g, b.mul(half, _const(8))), b.icmp_signed("<", row, self.m),
                               _const(8), 8, self.wide_a)
         carrier, column = b.udiv(tid, _const(16)), b.add(self.n0, b.mul(b.urem(tid, _const(16)), _const(8)))
-        b_raw = self.load_run(self.b_view, (g, carrier, column), b.icmp_signed("<", column, self.n),
+        b_raw = load_run(self.em, self.b_view, (g, carrier, column), b.icmp_signed("<", column, self.n),
                               b.sub(self.n, column), 8, self.wide_b)
         is_a = b.icmp_unsigned("<", tid, _const(bm))
         line = b.select(is_a, b.add(self.m0, tid), b.add(self.n0, b.sub(tid, _const(bm))))
-        scale = b.select(is_a, self.address(self.as_view, (line, g)), self.address(self.bs_view, (line, g)))
+        scale = b.select(is_a, view_address(self.em, self.as_view, (line, g)), view_address(self.em, self.bs_view, (line, g)))
         inside = b.icmp_signed("<", line, b.select(is_a, self.m, self.n))
-        code = b.select(inside, b.zext(self.load_or_zero(scale, inside), I32), i32(127))
+        code = b.select(inside, b.zext(load_or_zero(self.em, scale, inside), I32), i32(127))
         for slot, value in zip(self.raw, (*a_raw, *b_raw, code)):
             b.store(value, slot)
 
