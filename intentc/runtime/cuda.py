@@ -247,11 +247,11 @@ class CudaKernel(CompiledKernel):
 
 
 def _block_threads(launch, limit: int, file: str) -> int:
-    """The CTA size: exactly the compiled one for the CTA and MMA mappings (their code is specialized
+    """The CTA size: exactly the compiled one for the CTA, MMA and warp-rows mappings (their code is specialized
     to it, and `.maxntid` makes ptxas fit it); otherwise as large as the configuration asks
     or the kernel's registers allow."""
     threads = launch.block[0]
-    if launch.mapping in ("cta", "grid", "staged", "mma"):
+    if launch.mapping in ("cta", "grid", "staged", "mma", "warp-rows"):
         return _exact_block(threads, limit, file)
     return max(32, min(threads, limit // 32 * 32)) if threads > 1 else 1
 

@@ -25,6 +25,7 @@ from ..layout.mma import mma_assignment
 from .cta import CtaPlan, cta_plan, grid_plan, known_extents, per_coordinate_regions
 from .cta_staging import mark_staged
 from .tile_matmul import MmaPlan, plan_mma
+from .quantized_rows import QuantizedRows, plan_quantized_rows
 from .tile_structured import plan_structured
 
 BLOCK_THREADS = 256
@@ -37,7 +38,7 @@ COSTLY_PROLOGUE_SHRINK = 4
 
 @dataclass(frozen=True)
 class Mapping:
-    kind: str                    # "cta" | "grid" | "mma" | "grid-stride" | "staged" | "single-thread"
+    kind: str                    # "cta" | "grid" | "mma" | "warp-rows" | "grid-stride" | "staged" | "single-thread"
     threads: int                 # the CTA size
     parallel: Op | None          # the top-level `parallel` spread over the grid
     cta: CtaPlan | None = None
@@ -46,6 +47,7 @@ class Mapping:
     reason: str = ""                      # (single-thread) why
     coordinate_regions: frozenset = frozenset()   # loops and ifs run per coordinate, by first result
     mma: MmaPlan | None = None   # the tensor-core plan of a tiled contraction (tile_matmul.py)
+    rows: QuantizedRows | None = None   # (warp-rows) a quantized dot a row, a warp a row (quantized_rows.py)
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,7 @@ class LaunchConfig:
     variants: list = field(default_factory=list)
     iterations_per_cta: int = 1  # iterations of the `parallel` a CTA runs at once (short rows: cta_groups.py)
     mma: dict = field(default_factory=dict)       # MmaPlan.to_json() of the "mma" mapping
+    warp_rows: dict = field(default_factory=dict)  # QuantizedRows.to_json() of the "warp-rows" mapping
     shared_bytes: int = 0        # dynamic shared memory a launch asks for (the MMA mapping's ring past 48 KiB)
     abi: str = "void kernel(i64 *args, i64 *status): args and status in global memory"
 
@@ -107,6 +110,10 @@ def plan_mapping(kernel: Kernel, specialization: Specialization | None = None, m
     mma = plan_mma(kernel, arch) or plan_structured(kernel, arch)
     if mma is not None:
         return Mapping("mma", mma.threads, mma.contraction.parallel, layouts=mma_assignment(mma, known), mma=mma)
+    rows = plan_quantized_rows(kernel)
+    if rows is not None:
+        return Mapping("warp-rows", rows.threads, rows.parallel, layouts=rows.layouts(),
+                       lazy_views=prologue_views(kernel, rows.parallel), rows=rows)
     helpers = {item.name: item for item in module.items if isinstance(item, Helper)} if module else {}
     regions = per_coordinate_regions(kernel)
     cta = cta_plan(kernel, specialization, helpers) or grid_plan(kernel)
@@ -156,4 +163,5 @@ def launch_config(mapping: Mapping, entry: str, arch: str, variants: list | None
                         iterations_per_cta=mapping.cta.iterations if mapping.cta else 1,
                         per_coordinate=sorted(mapping.coordinate_regions), lazy_views=sorted(mapping.lazy_views),
                         mma=mapping.mma.to_json() if mapping.mma else {},
+                        warp_rows=mapping.rows.to_json() if mapping.rows else {},
                         shared_bytes=mapping.mma.dynamic_shared_bytes if mapping.mma else 0)
