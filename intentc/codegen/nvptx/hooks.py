@@ -26,7 +26,6 @@ from .cta_transpose import permuted
 from . import narrow, widen
 from .mapping import Mapping
 from .tile_matmul import emit_tile_contraction
-from .quantized_rows import emit_quantized_rows
 from .tile_structured import StructuredPlan, emit_structured
 
 if TYPE_CHECKING:
@@ -74,8 +73,8 @@ class NvptxHooks(TargetHooks):
             (emit_structured if isinstance(self.mapping.mma, StructuredPlan) else emit_tile_contraction)(
                 em, self.mapping.mma)
             return
-        if self.mapping.rows is not None:   # a quantized dot a row, a warp a row
-            emit_quantized_rows(em, self.mapping.rows)
+        if self.mapping.rows is not None:   # a row a warp
+            self.mapping.rows.emit(em)
             return
         b = em.b
         total = em.element_count(extents)

@@ -25,6 +25,7 @@ from ..layout.mma import mma_assignment
 from .cta import CtaPlan, cta_plan, grid_plan, known_extents, per_coordinate_regions
 from .cta_staging import mark_staged
 from .tile_matmul import MmaPlan, plan_mma
+from .dot_rows import DotRows, plan_dot_rows
 from .quantized_rows import QuantizedRows, plan_quantized_rows
 from .tile_structured import plan_structured
 
@@ -47,7 +48,7 @@ class Mapping:
     reason: str = ""                      # (single-thread) why
     coordinate_regions: frozenset = frozenset()   # loops and ifs run per coordinate, by first result
     mma: MmaPlan | None = None   # the tensor-core plan of a tiled contraction (tile_matmul.py)
-    rows: QuantizedRows | None = None   # (warp-rows) a quantized dot a row, a warp a row (quantized_rows.py)
+    rows: QuantizedRows | DotRows | None = None   # (warp-rows) a row a warp (quantized_rows.py, dot_rows.py)
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,7 @@ class LaunchConfig:
     variants: list = field(default_factory=list)
     iterations_per_cta: int = 1  # iterations of the `parallel` a CTA runs at once (short rows: cta_groups.py)
     mma: dict = field(default_factory=dict)       # MmaPlan.to_json() of the "mma" mapping
-    warp_rows: dict = field(default_factory=dict)  # QuantizedRows.to_json() of the "warp-rows" mapping
+    warp_rows: dict = field(default_factory=dict)  # the "warp-rows" plan's to_json()
     shared_bytes: int = 0        # dynamic shared memory a launch asks for (the MMA mapping's ring past 48 KiB)
     abi: str = "void kernel(i64 *args, i64 *status): args and status in global memory"
 
@@ -110,7 +111,7 @@ def plan_mapping(kernel: Kernel, specialization: Specialization | None = None, m
     mma = plan_mma(kernel, arch) or plan_structured(kernel, arch)
     if mma is not None:
         return Mapping("mma", mma.threads, mma.contraction.parallel, layouts=mma_assignment(mma, known), mma=mma)
-    rows = plan_quantized_rows(kernel)
+    rows = plan_quantized_rows(kernel) or plan_dot_rows(kernel)
     if rows is not None:
         return Mapping("warp-rows", rows.threads, rows.parallel, layouts=rows.layouts(),
                        lazy_views=prologue_views(kernel, rows.parallel), rows=rows)

@@ -26,13 +26,12 @@ from llvmlite import ir
 from ...ir.nodes import Kernel, Op
 from ..layout.assign import Assignment
 from ..layout.encodings import Blocked, Uniform
-from ..llvm.types import F32, I32, I64
-from .cta import sreg
+from ..llvm.types import F32, I64
 from .register_staging import i32, load_run, view_address, wide
 from .structured_contraction import _access, _SymbolicShapes
 from .tile_contraction import Affine, IndexTensor, NoMatch, _broadcast
+from .warp_rows import WARPS, RowWalk
 
-WARPS = 8                 # rows a CTA runs at once
 RESIDENT = 2              # CTAs an SM must fit (`.minnctapersm`: 128 registers; capped at 64 or 85 ptxas spilled)
 Q4K_BYTES, Q8K_BYTES = 144, 292
 
@@ -63,6 +62,9 @@ class QuantizedRows:
             result.values[name] = Uniform() if role == "dot" else \
                 Blocked((None, Q4K_BYTES if role == "w" else Q8K_BYTES), (1, 4), (1, 32), (1, 1), (1, 0))
         return result
+
+    def emit(self, em) -> None:
+        _Rows(em, self).emit()
 
 
 def match_quantized_rows(kernel: Kernel) -> QuantizedRows:
@@ -136,26 +138,18 @@ def plan_quantized_rows(kernel: Kernel) -> QuantizedRows | None:
 
 
 # ---- emission -----------------------------------------------------------------------------------
-def emit_quantized_rows(em, plan: QuantizedRows) -> None:
-    _Rows(em, plan).emit()
-
-
-class _Rows:
+class _Rows(RowWalk):
     def __init__(self, em, plan: QuantizedRows):
-        self.em, self.plan = em, plan
+        super().__init__(em)
+        self.plan = plan
         self.w, self.x, self.y = em.env[plan.w], em.env[plan.x], em.env[plan.y]
 
     def emit(self) -> None:
         em = self.em
-        b = em.b
-        tid = sreg(em, "tid.x")
-        self.lane = b.urem(tid, i32(32))
-        warp = b.add(b.mul(sreg(em, "ctaid.x"), i32(WARPS)), b.udiv(tid, i32(32)))
-        warps = b.mul(sreg(em, "nctaid.x"), i32(WARPS))
         self.wide_w, self.wide_x = wide(em, self.w, 4), wide(em, self.x, 4)
         self.sums = [em.entry_alloca(F32) for _ in range(4)]
         self.sumf = em.entry_alloca(F32)
-        em.loop(b.zext(warp, I64), self.w.shape[0], self._row, b.zext(warps, I64), name="row")
+        self.walk(self.w.shape[0], self._row)
 
     def _row(self, row: ir.Value) -> None:
         em = self.em
@@ -166,7 +160,7 @@ class _Rows:
         em.loop(ir.Constant(I64, 0), self.w.shape[1], lambda block: self._block(row, block), name="block")
         # sumf + sums[0..7] in lane order: the odd lanes hold sums[4..7]
         sums = [b.load(slot) for slot in self.sums]
-        odd = [self._from_lane_plus_one(value) for value in sums]
+        odd = [self.from_next_lane(value) for value in sums]
         total = b.load(self.sumf)
         for value in (*sums, *odd):
             total = b.fadd(total, value)
@@ -200,14 +194,14 @@ class _Rows:
             low, high = b.and_(byte, i32(15)), b.lshr(byte, i32(4))
             q_low, q_high = (_signed_byte(b, word, t) for word in quants)
             partials.append(b.add(b.mul(sc_low, b.mul(low, q_low)), b.mul(sc_high, b.mul(high, q_high))))
-        aux = [self._butterfly(value, (2, 4, 8, 16)) for value in partials]
+        aux = [self.butterfly_sum(value, (2, 4, 8, 16), b.add) for value in partials]
         # sumi: lane L < 16 takes bsums[L] times the min of sub-block L/2
         bsum_pair = self._words(self.x, (block, b.zext(b.add(i32(4 + 256), b.mul(b.udiv(lane, i32(2)), i32(4))), I64)),
                                 4, self.wide_x)[0]
         bsum = b.ashr(b.shl(b.lshr(bsum_pair, b.mul(b.urem(lane, i32(2)), i32(16))), i32(16)), i32(16))
         _, minimum = _scale_min(b, scales, b.udiv(lane, i32(2)))
-        sumi = self._butterfly(b.select(b.icmp_unsigned("<", lane, i32(16)), b.mul(bsum, minimum), i32(0)),
-                               (1, 2, 4, 8, 16))
+        sumi = self.butterfly_sum(b.select(b.icmp_unsigned("<", lane, i32(16)), b.mul(bsum, minimum), i32(0)),
+                                  (1, 2, 4, 8, 16), b.add)
         d8 = b.bitcast(self._words(self.x, (block, ir.Constant(I64, 0)), 4, self.wide_x)[0], F32)
         d4 = _half(b, header[0], 0)
         dmin4 = _half(b, header[0], 1)
@@ -215,19 +209,6 @@ class _Rows:
         for slot, value in zip(self.sums, aux):
             b.store(b.fadd(b.load(slot), b.fmul(d, b.sitofp(value, F32))), slot)
         b.store(b.fsub(b.load(self.sumf), b.fmul(dmin, b.sitofp(sumi, F32))), self.sumf)
-
-    def _butterfly(self, value: ir.Value, deltas: tuple) -> ir.Value:
-        """The i32 sum over the lanes reached by XOR with `deltas` (exact: any order)."""
-        b = self.em.b
-        shfl = self.em.declare("llvm.nvvm.shfl.sync.bfly.i32", I32, [I32, I32, I32, I32])
-        for delta in deltas:
-            value = b.add(value, b.call(shfl, [i32(-1), value, i32(delta), i32(31)]))
-        return value
-
-    def _from_lane_plus_one(self, value: ir.Value) -> ir.Value:
-        b = self.em.b
-        shfl = self.em.declare("llvm.nvvm.shfl.sync.down.i32", I32, [I32, I32, I32, I32])
-        return b.bitcast(b.call(shfl, [i32(-1), b.bitcast(value, I32), i32(1), i32(31)]), F32)
 
 
 def _signed_byte(b: ir.IRBuilder, word: ir.Value, index: int) -> ir.Value:

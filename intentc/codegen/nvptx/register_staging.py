@@ -239,7 +239,7 @@ def load_run(em, view, coordinates: tuple, inside: ir.Value, count: ir.Value, el
     with b.if_then(inside):
         with b.if_else(b.and_(wide, b.icmp_signed(">=", count, _const(elements)))) as (fast, slow):
             with fast:
-                fast_words = _vector_run(em, view, coordinates, elements * size)
+                fast_words = vector_run(em, view, coordinates, elements * size)
                 fast_block = b.block
             with slow:
                 slow_words = _element_run(em, view, coordinates, count, elements)
@@ -260,7 +260,7 @@ def load_run(em, view, coordinates: tuple, inside: ir.Value, count: ir.Value, el
     assert len(words) == count_words
     return words
 
-def _vector_run(em, view, coordinates: tuple, run_bytes: int) -> list:
+def vector_run(em, view, coordinates: tuple, run_bytes: int) -> list:
     b = em.b
     words = []
     for offset in range(0, run_bytes, RUN_BYTES):
