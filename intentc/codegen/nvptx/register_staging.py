@@ -274,17 +274,27 @@ def vector_run(em, view, coordinates: tuple, run_bytes: int) -> list:
     return words
 
 def _element_run(em, view, coordinates: tuple, count: ir.Value, elements: int) -> list:
+    """The run element by element, in a rolled loop (the rare path of unaligned or strided
+    views: one copy of its code, not one an element), each element or-ed into its word."""
     b = em.b
     size = _bytes(view)
     integer = ir.IntType(8 * size)
-    words = [i32(0)] * max(1, elements * size // 4)
+    slots = [em.entry_alloca(I32) for _ in range(max(1, elements * size // 4))]
+    for slot in slots:
+        b.store(i32(0), slot)
     *lead, last = coordinates
-    for j in range(elements):
-        here = b.bitcast(view_address(em, view, (*lead, b.add(last, _const(j)))), integer.as_pointer())
-        value = b.zext(load_or_zero(em, here, b.icmp_signed("<", _const(j), count)), I32)
-        word, shift = divmod(j * size, 4)
-        words[word] = b.or_(words[word], b.shl(value, i32(8 * shift)) if shift else value)
-    return words
+
+    def element(j):
+        here = b.bitcast(view_address(em, view, (*lead, b.add(last, j))), integer.as_pointer())
+        value = b.zext(load_or_zero(em, here, b.icmp_signed("<", j, count)), I32)
+        offset = b.trunc(b.mul(j, _const(size)), I32)
+        placed = b.shl(value, b.mul(b.urem(offset, i32(4)), i32(8)))
+        for number, slot in enumerate(slots):
+            mine = b.icmp_unsigned("==", b.udiv(offset, i32(4)), i32(number))
+            b.store(b.or_(b.load(slot), b.select(mine, placed, i32(0))), slot)
+    em.loop(_const(0), _const(elements), element, name="element")
+    return [b.load(slot) for slot in slots]
+
 
 def load_or_zero(em, pointer: ir.Value, inside: ir.Value) -> ir.Value:
     b = em.b

@@ -191,7 +191,8 @@ class ScaledEmitter(RegisterStaged):
     def compute(self, stage: ir.Value, step: ir.Value, flag) -> None:
         """The group's MMAs fragment by fragment, each fragment's exact group sum scaled into
         the accumulator at once; when some scale pair of the thread's elements is off the
-        exact path, their contributions are computed first, the interpreter's way."""
+        exact path, every register's contribution is computed from the staged elements
+        instead (`_contribution`), without the MMAs."""
         em = self.em
         b = em.b
         lanes = self.variant._lanes(em)
@@ -211,35 +212,34 @@ class ScaledEmitter(RegisterStaged):
         col_bits = [b.shl(b.sub(code, i32(127)), i32(23)) for code in col_codes]
         fma = em.declare("llvm.fma.f32", F32, [F32, F32, F32])
 
-        def lines(index):
-            fragment, register = divmod(index, 4)
-            return 2 * (fragment // 4) + register // 2, 2 * (fragment % 4) + register % 2
-
         def scaled(index, value, total):
-            i, j = lines(index)
+            fragment, register = divmod(index, 4)
+            i, j = 2 * (fragment // 4) + register // 2, 2 * (fragment % 4) + register % 2
             return b.call(fma, [value, b.bitcast(b.add(row_bits[i], col_bits[j]), F32), total])
         with b.if_else(all_safe) as (fast, careful):
             with fast:
                 self.fragments(stage, lanes, scaled)
-            with careful:
-                corrections = self.per_register(64, lambda index, slot: self._correction(stage, lanes, index, slot),
-                                                "careful")
+            with careful:       # rare: each register's contribution in a rolled loop, then added
+                contributions = self.per_register(64, lambda index, slot: self._contribution(stage, lanes, index, slot),
+                                                  "careful")
+                for index in range(64):
+                    slot = self.acc_slot(index)
+                    b.store(b.fadd(b.load(slot), b.load(self.acc_slot(index, contributions))), slot)
 
-                def either(index, value, total):
-                    i, j = lines(index)
-                    exact = b.fadd(total, b.load(self.acc_slot(index, corrections)))
-                    return b.select(_pair_safe(b, row_codes[i], col_codes[j]), scaled(index, value, total), exact)
-                self.fragments(stage, lanes, either)
-
-    def _correction(self, stage, lanes, index, slot) -> None:
-        """The interpreter's contribution of the group to register `index` where its scale
-        pair is off the exact path."""
+    def _contribution(self, stage, lanes, index, slot) -> None:
+        """What the group adds to register `index`: its exact sum of unscaled products times
+        2^(a+b-254) (an exact f32) where the scale pair is on the exact path, else the
+        interpreter's sum of scaled products."""
         b = self.em.b
         row, col = self.fragment_coordinates(lanes, index)
         base = self.scales_base(stage)
-        code_a, code_b = self.staged_byte(b.add(base, row)), self.staged_byte(b.add(base, b.add(col, i32(self.plan.block[0]))))
-        with b.if_then(b.not_(_pair_safe(b, code_a, code_b))):
-            b.store(self._exact_group(stage, row, col, code_a, code_b), slot)
+        code_a = self.staged_byte(b.add(base, row))
+        code_b = self.staged_byte(b.add(base, b.add(col, i32(self.plan.block[0]))))
+        safe = _pair_safe(b, code_a, code_b)
+        unit = i32(127)
+        exact = self._exact_group(stage, row, col, b.select(safe, unit, code_a), b.select(safe, unit, code_b))
+        factor = b.bitcast(b.shl(b.sub(b.add(code_a, code_b), unit), i32(23)), F32)
+        b.store(b.select(safe, b.fmul(exact, factor), exact), slot)
 
     def _exact_group(self, stage, row, col, code_a, code_b) -> ir.Value:
         """Σ_k f32(a_k · 2^(a-127)) · f32(b_k · 2^(b-127)), products fused in K order."""
