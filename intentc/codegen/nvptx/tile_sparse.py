@@ -32,6 +32,7 @@ from .tile_matmul import _ceil, _const, swizzled
 from .tile_structured import StructuredPlan
 
 TILE = 128
+ELEMENT_BITS = {"f16": 16, "bf16": 16, "f32": 32}
 SELECTION_BYTES = 4 * 2 * TILE        # a selection word per half row of a stage's A tile
 METADATA_MESSAGES = {"one_of_two": "one_of_two metadata outside {0, 1}",
                      "two_of_four": "two_of_four metadata must satisfy 0 <= first < second < 4"}
@@ -41,6 +42,8 @@ def plan_sparse(contraction) -> StructuredPlan | None:
     """f16/bf16 on mma.sync, a K step the IR's (32 or 64 positions); f32 on the CUDA cores,
     K steps of 16; None for other dtypes and IR steps."""
     step = contraction.group * contraction.step_groups
+    if contraction.group * ELEMENT_BITS.get(contraction.operand_dtype, 128) > 64:
+        return None                     # (a group's dense elements are decoded in one 64-bit word)
     if contraction.operand_dtype in ("f16", "bf16") and step in (32, 64):
         return StructuredPlan(contraction, "mma.sync.m16n8k16", (TILE, TILE, step), (2, 4), stages=2, resident=1,
                               extra_bytes=SELECTION_BYTES)
@@ -131,23 +134,30 @@ class SparseEmitter(RegisterStaged):
         meta_words = max(1, self.half_groups // 4)
         values, meta, b_words = raw[:value_words], raw[value_words:value_words + meta_words], \
             raw[value_words + meta_words:]
-        dense, selected = [], i32(0)
+        group_bits = ir.IntType(8 * eb * c.group)       # a group's dense elements, lowest position first
+        words, selected, invalid = [], i32(0), ir.Constant(ir.IntType(1), 0)
         for group in range(self.half_groups):
             byte = byte_of(b, meta, group)
             positions = [b.and_(b.lshr(byte, i32(shift)), i32(0xFF if mask is None else mask))
                          for shift, mask in c.fields]
-            self.em.check(self.site, _invalid(b, positions, c.pattern))
-            kept = [self._element(values, group * c.kept + v) for v in range(c.kept)]
-            for within in range(c.group):
-                element = i32(0)
-                for position, value in reversed(list(zip(positions, kept))):
-                    hit = b.icmp_unsigned("==", position, i32(within))
-                    element = b.select(hit, value, element)
-                    selected = b.or_(selected, b.shl(b.zext(hit, I32), i32(group * c.group + within)))
-                dense.append(element)
+            invalid = b.or_(invalid, _invalid(b, positions, c.pattern))
+            dense = ir.Constant(group_bits, 0)
+            for slot, position in enumerate(positions):
+                # an invalid position selects nothing (the check reports it); the first of two
+                # equal positions wins
+                value = b.zext(self._element(values, group * c.kept + slot), group_bits)
+                shift = b.zext(b.mul(position, i32(8 * eb)), group_bits)
+                free = b.icmp_unsigned("==", b.and_(b.lshr(dense, shift), ir.Constant(group_bits, (1 << 8 * eb) - 1)),
+                                       ir.Constant(group_bits, 0))
+                inside = b.select(b.icmp_unsigned("<", position, i32(c.group)), free, ir.Constant(ir.IntType(1), 0))
+                dense = b.or_(dense, b.select(inside, b.shl(value, shift), ir.Constant(group_bits, 0)))
+                bit = b.shl(i32(1), b.add(position, i32(group * c.group)))
+                selected = b.or_(selected, b.select(inside, bit, i32(0)))
+            words += [b.trunc(b.lshr(dense, ir.Constant(group_bits, 32 * w)), I32)
+                      for w in range(group_bits.width // 32)]
+        self.em.check(self.site, invalid)
         tid = b.trunc(self.tid, I32)
         row, half = b.udiv(tid, i32(2)), b.urem(tid, i32(2))
-        words = _packed(b, dense, eb)
         chunks = len(words) // 4
         for piece in range(chunks):
             chunk = b.add(b.mul(half, i32(chunks)), i32(piece))
@@ -263,12 +273,6 @@ def _invalid(b: ir.IRBuilder, positions: list, pattern: str) -> ir.Value:
         return b.icmp_unsigned(">", positions[0], i32(1))
     first, second = positions
     return b.or_(b.icmp_unsigned(">=", first, second), b.icmp_unsigned(">=", second, i32(4)))
-
-
-def _packed(b: ir.IRBuilder, elements: list, element_bytes: int) -> list:
-    if element_bytes == 4:
-        return elements
-    return [b.or_(elements[j], b.shl(elements[j + 1], i32(16))) for j in range(0, len(elements), 2)]
 
 
 EXPONENTS = {"f32": (0x7F800000,), "f16": (0x7C00, 0x7C000000), "bf16": (0x7F80, 0x7F800000)}
