@@ -26,12 +26,14 @@ from llvmlite import ir
 from ...ir.nodes import Kernel, Op
 from ..layout.assign import Assignment
 from ..layout.encodings import Blocked, Uniform
-from ..llvm.types import F32, I64
-from .register_staging import i32, load_run, view_address, wide
+from ..llvm.types import F32, I32, I64
+from .ptx_asm import opaque
+from .register_staging import i32, load_run, vector_run, view_address, wide
 from .structured_contraction import _access, _SymbolicShapes
 from .tile_contraction import Affine, IndexTensor, NoMatch, _broadcast
 from .warp_rows import WARPS, RowWalk
 
+UNROLL = 4                # blocks whose loads a lane has in flight together
 RESIDENT = 2              # CTAs an SM must fit (`.minnctapersm`: 128 registers; capped at 64 or 85 ptxas spilled)
 Q4K_BYTES, Q8K_BYTES = 144, 292
 
@@ -152,12 +154,25 @@ class _Rows(RowWalk):
         self.walk(self.w.shape[0], self._row)
 
     def _row(self, row: ir.Value) -> None:
+        """The row's blocks in order: UNROLL at a time with plain vector loads, all issued
+        before the first block's arithmetic (one block at a time, a warp waited for each
+        block's loads: latency-bound), where both views are contiguous and aligned; then
+        the rest one at a time."""
         em = self.em
         b = em.b
         zero = ir.Constant(F32, 0.0)
         for slot in (*self.sums, self.sumf):
             b.store(zero, slot)
-        em.loop(ir.Constant(I64, 0), self.w.shape[1], lambda block: self._block(row, block), name="block")
+        blocks = self.w.shape[1]
+        full = b.mul(b.sdiv(blocks, ir.Constant(I64, UNROLL)), ir.Constant(I64, UNROLL))
+        fast_end = b.select(b.and_(self.wide_w, self.wide_x), full, ir.Constant(I64, 0))
+
+        def together(first):
+            loaded = [self._load(row, b.add(first, ir.Constant(I64, k)), None) for k in range(UNROLL)]
+            for words in loaded:
+                self._accumulate(words)
+        em.loop(ir.Constant(I64, 0), fast_end, together, ir.Constant(I64, UNROLL), name="blocks")
+        em.loop(fast_end, blocks, lambda block: self._accumulate(self._load(row, block, True)), name="block")
         # sumf + sums[0..7] in lane order: the odd lanes hold sums[4..7]
         sums = [b.load(slot) for slot in self.sums]
         odd = [self.from_next_lane(value) for value in sums]
@@ -167,27 +182,43 @@ class _Rows(RowWalk):
         with b.if_then(b.icmp_unsigned("==", self.lane, i32(0))):
             b.store(total, view_address(em, self.y, (row,)))
 
-    def _words(self, view, coordinates: tuple, count: int, wide_flag) -> list:
-        return load_run(self.em, view, coordinates, ir.Constant(ir.IntType(1), 1), ir.Constant(I64, count), count,
-                        wide_flag)
+    def _load(self, row: ir.Value, block: ir.Value, guarded) -> dict:
+        """The lane's 32-bit words of a block: d and dmin, the 12 scale bytes, its 4 nibble
+        bytes, its Q8_K quants of sub-blocks 2(L/8) and 2(L/8)+1, the bsums pair of lane
+        L/2 and the Q8_K d (`guarded`: through `load_run`, any view; else vector loads)."""
+        b = self.em.b
+        # the lane, opaque to LLVM: its offsets recomputed here rather than hoisted out of
+        # the row's loop into long-lived registers (ptxas spilled them)
+        lane = b.trunc(opaque(b, b.zext(self.lane, I64)), I32)
+        within = b.mul(b.urem(lane, i32(8)), i32(4))
+        j_low = b.mul(b.udiv(lane, i32(8)), i32(2))
 
-    def _block(self, row: ir.Value, block: ir.Value) -> None:
-        em = self.em
-        b = em.b
+        def word(view, coordinates, wide_flag):
+            if guarded is None:
+                return vector_run(self.em, view, coordinates, 4)[0]
+            return load_run(self.em, view, coordinates, ir.Constant(ir.IntType(1), 1), ir.Constant(I64, 4), 4,
+                            wide_flag)[0]
+
+        def w_at(offset):
+            return word(self.w, (row, block, b.zext(offset, I64)), self.wide_w)
+
+        def x_at(offset):
+            return word(self.x, (block, b.zext(offset, I64)), self.wide_x)
+        return {"header": [w_at(i32(4 * k)) for k in range(4)],
+                "nibbles": w_at(b.add(i32(16), b.mul(lane, i32(4)))),
+                "quants": [x_at(b.add(i32(4), b.add(b.mul(j, i32(32)), within))) for j in (j_low, b.add(j_low, i32(1)))],
+                "bsums": x_at(b.add(i32(4 + 256), b.mul(b.udiv(lane, i32(2)), i32(4)))),
+                "d8": x_at(i32(0))}
+
+    def _accumulate(self, words: dict) -> None:
+        """One block's contribution, in the reference's order (module docstring)."""
+        b = self.em.b
         lane = self.lane
-        chunk, within = b.udiv(lane, i32(4 * 2)), b.mul(b.urem(lane, i32(8)), i32(4))
-        j_low = b.mul(chunk, i32(2))
-        j_high = b.add(j_low, i32(1))
-        # d and dmin, then the 12 packed scale bytes (4-byte loads: a block is 16-byte aligned
-        # only where its view is)
-        header = [self._words(self.w, (row, block, ir.Constant(I64, 4 * word)), 4, self.wide_w)[0]
-                  for word in range(4)]
-        nibbles = self._words(self.w, (row, block, b.zext(b.add(i32(16), b.mul(lane, i32(4))), I64)), 4, self.wide_w)[0]
-        quants = [self._words(self.x, (block, b.zext(b.add(i32(4), b.add(b.mul(j, i32(32)), within)), I64)), 4,
-                              self.wide_x)[0] for j in (j_low, j_high)]
+        j_low = b.mul(b.udiv(lane, i32(8)), i32(2))
+        header, nibbles, quants = words["header"], words["nibbles"], words["quants"]
         scales = header[1:4]
         sc_low, _ = _scale_min(b, scales, j_low)
-        sc_high, _ = _scale_min(b, scales, j_high)
+        sc_high, _ = _scale_min(b, scales, b.add(j_low, i32(1)))
         partials = []
         for t in range(4):
             byte = b.and_(b.lshr(nibbles, i32(8 * t)), i32(255))
@@ -196,16 +227,12 @@ class _Rows(RowWalk):
             partials.append(b.add(b.mul(sc_low, b.mul(low, q_low)), b.mul(sc_high, b.mul(high, q_high))))
         aux = [self.butterfly_sum(value, (2, 4, 8, 16), b.add) for value in partials]
         # sumi: lane L < 16 takes bsums[L] times the min of sub-block L/2
-        bsum_pair = self._words(self.x, (block, b.zext(b.add(i32(4 + 256), b.mul(b.udiv(lane, i32(2)), i32(4))), I64)),
-                                4, self.wide_x)[0]
-        bsum = b.ashr(b.shl(b.lshr(bsum_pair, b.mul(b.urem(lane, i32(2)), i32(16))), i32(16)), i32(16))
+        bsum = b.ashr(b.shl(b.lshr(words["bsums"], b.mul(b.urem(lane, i32(2)), i32(16))), i32(16)), i32(16))
         _, minimum = _scale_min(b, scales, b.udiv(lane, i32(2)))
         sumi = self.butterfly_sum(b.select(b.icmp_unsigned("<", lane, i32(16)), b.mul(bsum, minimum), i32(0)),
                                   (1, 2, 4, 8, 16), b.add)
-        d8 = b.bitcast(self._words(self.x, (block, ir.Constant(I64, 0)), 4, self.wide_x)[0], F32)
-        d4 = _half(b, header[0], 0)
-        dmin4 = _half(b, header[0], 1)
-        d, dmin = b.fmul(d4, d8), b.fmul(dmin4, d8)
+        d8 = b.bitcast(words["d8"], F32)
+        d, dmin = b.fmul(_half(b, header[0], 0), d8), b.fmul(_half(b, header[0], 1), d8)
         for slot, value in zip(self.sums, aux):
             b.store(b.fadd(b.load(slot), b.fmul(d, b.sitofp(value, F32))), slot)
         b.store(b.fsub(b.load(self.sumf), b.fmul(dmin, b.sitofp(sumi, F32))), self.sumf)
