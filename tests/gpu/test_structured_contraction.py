@@ -77,7 +77,12 @@ def test_mxfp4_scales_off_the_fast_path():
 
 
 def test_mxfp4_scale_extremes_everywhere():
-    _check(_mx_inputs(64, 64, 3, seed=3, low=0, high=256))
+    """Codes from 0 (subnormal products) to 184, and NaN codes: products stay below f32's
+    overflow, so no partial sum overflows in one summation order and not in another."""
+    values = _mx_inputs(64, 64, 3, seed=3, low=0, high=185)
+    values["a_scale"][::9, 1] = 255
+    values["b_scale"][::13, 2] = 255
+    _check(values)
 
 
 # ---- sparse 2:4 and 1:2 ------------------------------------------------------------------------

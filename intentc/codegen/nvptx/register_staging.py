@@ -182,17 +182,19 @@ class RegisterStaged(TileEmitter):
         variant, c = self.variant, self.plan.contraction
         steps = self.plan.block[2] // 16
         b_frags = [variant.b_fragments(self, stage, kk, lanes) for kk in range(steps)]
-        zero = [ir.Constant(F32, 0.0)] * 4
         for i in range(4):
             a_frags = [variant.a_fragment(self, stage, kk, i, lanes) for kk in range(steps)]
+            # the four fragments of a row of them advance together: four independent MMAs
+            # between two that depend on each other
+            parts = [[ir.Constant(F32, 0.0)] * 4 for _ in range(4)]
+            for kk in range(steps):
+                parts = [mma_m16n8k16(b, c.operand_dtype, "f32", a_frags[kk], b_frags[kk][j], parts[j])
+                         for j in range(4)]
             for j in range(4):
-                part = zero
-                for kk in range(steps):
-                    part = mma_m16n8k16(b, c.operand_dtype, "f32", a_frags[kk], b_frags[kk][j], part)
                 for register in range(4):
                     index = (i * 4 + j) * 4 + register
                     slot = self.acc_slot(index)
-                    b.store(combine(index, part[register], b.load(slot)), slot)
+                    b.store(combine(index, parts[j][register], b.load(slot)), slot)
 
     def acc_slot(self, index, accumulators=None) -> ir.Value:
         index = i32(index) if isinstance(index, int) else index
