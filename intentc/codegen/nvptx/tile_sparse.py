@@ -180,7 +180,7 @@ class SparseEmitter(RegisterStaged):
         bk, row_bytes, chunk = plan.block[2], plan.row_bytes, plan.chunk
         tid = b.trunc(self.tid, I32)
         rows_per = TILE // self.run
-        special = ir.Constant(ir.IntType(1), 0)
+        carries = i32(0)
         for p in range(self.runs):
             run = b.add(tid, i32(p * plan.threads))
             k, col = b.udiv(run, i32(rows_per)), b.mul(b.urem(run, i32(rows_per)), i32(self.run))
@@ -190,8 +190,8 @@ class SparseEmitter(RegisterStaged):
             run_words = words[4 * p:4 * p + 4]
             store_shared_words(b, address, run_words)
             for word in run_words:
-                special = b.or_(special, _nonfinite(b, word, plan.contraction.operand_dtype))
-        return special
+                carries = b.or_(carries, _nonfinite_bits(b, word, plan.contraction.operand_dtype))
+        return b.icmp_unsigned("!=", b.and_(carries, i32(SIGNS[plan.element_bytes])), i32(0))
 
     # ---- a step's sum into the accumulator ---------------------------------------------------
     def compute(self, stage: ir.Value, step: ir.Value, special: ir.Value) -> None:
@@ -275,16 +275,16 @@ def _invalid(b: ir.IRBuilder, positions: list, pattern: str) -> ir.Value:
     return b.or_(b.icmp_unsigned(">=", first, second), b.icmp_unsigned(">=", second, i32(4)))
 
 
-EXPONENTS = {"f32": (0x7F800000,), "f16": (0x7C00, 0x7C000000), "bf16": (0x7F80, 0x7F800000)}
+# A word's exponent bits (all ones: inf or NaN) and the unit of each element's exponent: the
+# sum carries into the element's sign bit exactly when its exponent bits are all set.
+EXPONENTS = {"f32": (0x7F800000, 0x00800000), "f16": (0x7C007C00, 0x04000400), "bf16": (0x7F807F80, 0x00800080)}
+SIGNS = {2: 0x80008000 - (1 << 32), 4: 0x80000000 - (1 << 32)}    # element bytes -> a word's sign bits
 
 
-def _nonfinite(b: ir.IRBuilder, word: ir.Value, dtype: str) -> ir.Value:
-    """Some element of the word (an f32, or two f16/bf16) is an inf or NaN: all its
-    exponent bits are set."""
-    found = ir.Constant(ir.IntType(1), 0)
-    for mask in EXPONENTS[dtype]:
-        found = b.or_(found, b.icmp_unsigned("==", b.and_(word, i32(mask)), i32(mask)))
-    return found
+def _nonfinite_bits(b: ir.IRBuilder, word: ir.Value, dtype: str) -> ir.Value:
+    """Sign-bit positions set where the word's element (an f32, or two f16/bf16) is inf or NaN."""
+    exponent, unit = EXPONENTS[dtype]
+    return b.add(b.and_(word, i32(exponent)), i32(unit))
 
 
 def _pick(b: ir.IRBuilder, values: list, index: ir.Value) -> ir.Value:
