@@ -112,13 +112,14 @@ class RegisterStaged(TileEmitter):
         b = em.b
         stage = b.urem(b.trunc(step, I32), i32(self.plan.stages))
         flag = self.deposit(stage)
+        # the next step's loads go out before the barrier: their latency overlaps its wait
+        with b.if_then(b.icmp_signed("<", b.add(step, _const(1)), steps)):
+            self.fetch(b.add(step, _const(1)))
         if flag is None:
             barrier(em)
         else:       # bar.red.or: the barrier, and whether any thread's flag is set
             vote = em.declare("llvm.nvvm.barrier0.or", I32, [I32])
             flag = b.icmp_unsigned("!=", b.call(vote, [b.zext(flag, I32)]), i32(0))
-        with b.if_then(b.icmp_signed("<", b.add(step, _const(1)), steps)):
-            self.fetch(b.add(step, _const(1)))
         self.compute(stage, step, flag)
 
     def keep(self, values: list) -> list:
