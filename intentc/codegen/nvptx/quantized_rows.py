@@ -83,17 +83,15 @@ def match_quantized_rows(kernel: Kernel) -> QuantizedRows:
         if op.name == "read":
             _access(evaluator, op, evaluator.shape(op.result_types[0]), {})
             whole_reads[op.results[0]] = op.operands[0]
-        elif op.name == "iota":
-            evaluator.tensor_op(op)
         else:
-            evaluator.scalar_op(op)
+            evaluator.tensor_op(op)      # (scalars go on to scalar_op)
     region = parallel.regions[0]
     if len(parallel.operands) != 1 or len(region.args) != 1:
         raise NoMatch("not a parallel over rows")
     row = region.args[0].name
     evaluator.env[row] = Affine.of(row)
     ops = [op for op in region.ops if op.name != "yield"]
-    if [op.name for op in ops] != ["read", "quantized_dot", "write"]:
+    if len(ops) != 3 or ops[0].name != "read" or ops[1].name != "quantized_dot" or ops[2].name != "write":
         raise NoMatch("an iteration other than read, quantized_dot, write")
     read, dot, write = ops
     attrs = dot.attributes

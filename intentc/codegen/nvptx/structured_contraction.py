@@ -126,10 +126,7 @@ def match_scaled_contraction(kernel: Kernel) -> ScaledContraction:
     for op in kernel.body:
         if op is parallels[0] or op.name == "yield":
             continue
-        if op.name == "iota":
-            evaluator.tensor_op(op)
-        else:
-            evaluator.scalar_op(op)
+        evaluator.tensor_op(op)          # (scalars go on to scalar_op)
     parallel = parallels[0]
     extents = [evaluator.env.get(name) for name in parallel.operands]
     region = parallel.regions[0]
@@ -320,10 +317,7 @@ def _tile_iteration(evaluator, kernel: Kernel):
     for op in kernel.body:
         if op is parallels[0] or op.name == "yield":
             continue
-        if op.name in ("iota", "full"):
-            evaluator.tensor_op(op)
-        else:
-            evaluator.scalar_op(op)
+        evaluator.tensor_op(op)          # (scalars go on to scalar_op)
     parallel = parallels[0]
     extents = [evaluator.env.get(name) for name in parallel.operands]
     region = parallel.regions[0]
