@@ -117,7 +117,7 @@ def test_sparse_steps_or_their_b_flags_at_the_barrier():
 def test_rows_map_one_row_a_warp(kernel, role):
     ptx, launch = _launch(kernel)
     assert launch["mapping"] == "warp-rows" and launch["block"] == [256, 1, 1] and launch["variants"] == []
-    assert launch["warp_rows"]["rows_per_cta"] == 8 and "shfl.sync.bfly" in ptx and "malloc" not in ptx
+    assert launch["plan"]["rows_per_cta"] == 8 and "shfl.sync.bfly" in ptx and "malloc" not in ptx
     assert "threadsPerWarp = [32]" in str(launch["layouts"]) or "threadsPerWarp = [1, 32]" in str(launch["layouts"])
     if role == "q4_k":
         assert "fma" not in ptx                     # the reference's float sequence: no FMA across roundings

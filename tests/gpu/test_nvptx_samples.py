@@ -49,8 +49,8 @@ def test_sample_compiles_to_ptx_that_ptxas_accepts(sample, kernel, arch):
     compiled = compile_ptx(module, kernel, arch)
     assert f".target {arch}" in compiled.ptx and f".entry {compiled.launch.kernel}" in compiled.ptx
     assert "__nvvm_reflect" not in compiled.ptx
-    assert json.loads(compiled.launch_json())["mapping"] in ("cta", "grid", "mma", "warp-rows", "grid-stride",
-                                                             "staged", "single-thread")
+    assert json.loads(compiled.launch_json())["mapping"] in ("cta", "grid", "mma", "grid-stride", "staged",
+                                                             "single-thread", "lane-dots", "flash", "warp-rows")
     try:
         ptxas_path()
     except ToolchainError as missing:

@@ -14,6 +14,7 @@ from ...diagnostics import Diagnostic, DiagnosticError
 from ...ir.nodes import Kernel, Module
 from ...options import Specialization
 from ..llvm.kernel import LoweredKernel, lower_kernel
+from ..llvm.printing import module_text
 from . import machine
 from .emit import optimized_ptx
 from .hooks import NvptxHooks
@@ -73,8 +74,8 @@ def compile_ptx(module: Module, kernel_name: str, arch: str, specialization: Spe
 
     def lower(mapping: Mapping, sites: list | None = None) -> LoweredKernel:
         lowered = lower_kernel(module, kernel_name, NvptxHooks(mapping), specialization, file, source, sites)
-        plan = mapping.mma or mapping.rows
-        _mark_entry(lowered, mapping.threads, plan.resident if plan else 0)
+        resident = mapping.mma.resident if mapping.mma else mapping.plan.resident if mapping.plan else 0
+        _mark_entry(lowered, mapping.threads, resident)
         return lowered
     lowered = lower(mapping)
     variants = []
@@ -84,13 +85,13 @@ def compile_ptx(module: Module, kernel_name: str, arch: str, specialization: Spe
         variants.append((variant, lower(variant_mapping, lowered.sites)))
         mappings.append(variant_mapping)
         lowered.sites = variants[-1][1].sites
-    text = str(lowered.module)
+    text = module_text(lowered.module)
     timings["lower-llvm"] = timings.get("lower-llvm", 0.0) + time.perf_counter() - mark
     mark = time.perf_counter()
     with machine.LOCK:
         parsed = llvm.parse_assembly(text)
         for variant, variant_lowered in variants:
-            link_variant(parsed, str(variant_lowered.module), variant_lowered.function, variant.entry)
+            link_variant(parsed, module_text(variant_lowered.module), variant_lowered.function, variant.entry)
         parsed.verify()
         entries = {lowered.function} | {variant.entry for variant, _ in variants}
         ptx = optimized_ptx(parsed, arch, entries, timings, mark, strength_reduce=not all(map(_unrolled, mappings)))

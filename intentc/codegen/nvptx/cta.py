@@ -27,8 +27,9 @@ grid-stride mapping.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from llvmlite import ir
@@ -40,7 +41,7 @@ from ...options import Specialization
 from ...passes.ir_walk import is_pure_tree
 from ..layout.assign import elements
 from ..layout.encodings import Blocked, row_blocked
-from ..llvm.types import F32, F64, I32, I64, LOW_FLOATS, register_type
+from ..llvm.types import F32, F64, I1, I32, I64, LOW_FLOATS, register_type
 from ..llvm.values import Body, Memory, Shape
 from .coordinate_regions import coordinate_regions
 from .cta_groups import GROUP_CTA_THREADS, group_width
@@ -127,10 +128,11 @@ class CtaPlan:
             return 0
         return min(self.slots, self.size // (self.width * self.vector) * self.vector)
 
-    @property
+    @cached_property
     def layout(self) -> Blocked:
         """The iteration's tensors' layout (over their row-major linearization): V
-        consecutive coordinates a thread, T threads, the tile repeated K/V times."""
+        consecutive coordinates a thread, T threads, the tile repeated K/V times (kept: every
+        slot of every op asks it for its coordinate)."""
         return row_blocked(self.size or None, self.width, self.vector)
 
     def coordinate(self, slot: int) -> int:
@@ -406,6 +408,11 @@ def thread_index(em: Emitter, plan: CtaPlan) -> ir.Value:
     """The thread's index among its iteration's threads as i64: tid.x, known to LLVM to lie
     below T (`!range`), so coordinates tid + j·T of full chunks need no bounds compare; with
     several iterations a CTA, tid.x mod the group width."""
+    return em.once_per_block(("thread_index", plan.threads, plan.iterations, plan.width),
+                             lambda: _thread_index(em, plan))
+
+
+def _thread_index(em: Emitter, plan: CtaPlan) -> ir.Value:
     tid = sreg(em, "tid.x")
     tid.set_metadata("range", em.module.add_metadata([ir.Constant(I32, 0), ir.Constant(I32, plan.threads)]))
     if plan.iterations > 1:
@@ -501,12 +508,15 @@ def block_slots(em: Emitter, plan: CtaPlan, shape: Shape, body: Body,
     """The register form's block_stride: body(idx) for slot j = 0..K-1; on_slot(j) names
     the slot first. Unrolled here when the plan says so; otherwise the slots of full groups
     are one loop, emitted once (its slots in local memory). The slots of the group that
-    reaches past S, if any, follow one by one, each guarded."""
+    reaches past S, if any, follow one by one, each guarded. A full slot's coordinate lies
+    below S by construction, so accesses at it (a row's) check no extent."""
     full = plan.full_slots
 
     def visit(slot):
         on_slot(slot)
-        body(unravel(em, slot_coordinate(em, plan, slot), shape))
+        linear = slot_coordinate(em, plan, slot)
+        with em.knowing_below(linear, shape[0]) if len(shape) == 1 else nullcontext():
+            body(unravel(em, linear, shape))
     if plan.unrolled:
         for slot in range(full):
             visit(slot)
@@ -565,11 +575,14 @@ def _shuffle(em, mode: str, value: ir.Value, lanes, clamp: int, mask: ir.Value |
     return from_word(em, word, value.type)
 
 
-def shared_array(em: Emitter, dtype: str, count: int) -> Memory:
-    """A fresh `count`-element array of `dtype` registers in the CTA's shared memory."""
+def shared_array(em: Emitter, dtype: str, count: int, align: int | None = None) -> Memory:
+    """A fresh `count`-element array of `dtype` registers in the CTA's shared memory
+    (`align`: bytes, for vector accesses)."""
     element = register_type(dtype)
     name = f"intentc_cta_shared{sum(1 for g in em.module.globals if g.startswith('intentc_cta_shared'))}"
     array = ir.GlobalVariable(em.module, ir.ArrayType(element, count), name, addrspace=3)
+    if align:
+        array.align = align
     array.linkage = "internal"
     array.initializer = ir.Constant(ir.ArrayType(element, count), None)
     zero = ir.Constant(I32, 0)
@@ -590,10 +603,11 @@ def _shared(em, components: int = 1) -> ir.Value:
 
 
 def _warp_totals(em, plan: CtaPlan, values: list[ir.Value], last_lane: int, identities: list[ir.Value],
-                 reverse: bool = False) -> list[ir.Value]:
+                 reverse: bool = False, cyclic: bool = False) -> list[ir.Value]:
     """Lane l of every warp gets warp l's `values` at lane `last_lane` (warp W-1-l's when
     `reverse`; the identities past the last warp), through shared memory: one barrier pair
-    for every component."""
+    for every component. `cyclic` (W a power of two): lane l gets warp l mod W's, so every
+    aligned group of W lanes holds all the totals and no identity joins them."""
     b = em.b
     tid = sreg(em, "tid.x")
     shared, zero = _shared(em, len(values)), ir.Constant(I32, 0)
@@ -604,8 +618,11 @@ def _warp_totals(em, plan: CtaPlan, values: list[ir.Value], last_lane: int, iden
             b.store(to_word(em, value), warp_slot)
     barrier(em)
     warps = ir.Constant(I32, -(-plan.width // 32))
-    present = b.icmp_unsigned("<", lane, warps)
-    source = b.select(present, b.sub(b.sub(warps, ir.Constant(I32, 1)), lane) if reverse else lane, zero)
+    if cyclic:
+        present, source = ir.Constant(I1, 1), b.and_(lane, b.sub(warps, ir.Constant(I32, 1)))
+    else:
+        present = b.icmp_unsigned("<", lane, warps)
+        source = b.select(present, b.sub(b.sub(warps, ir.Constant(I32, 1)), lane) if reverse else lane, zero)
     totals = [b.select(present, from_word(em, b.load(b.gep(shared, [zero, ir.Constant(I32, row), source],
                                                                inbounds=True)), value.type), identity)
               for row, (value, identity) in enumerate(zip(values, identities))]

@@ -27,14 +27,14 @@ from .register_staging import i32, load_run, vector_run, view_address, wide
 from .structured_contraction import _SymbolicShapes
 from .tile_contraction import FLOAT_CASTS, Affine, IndexTensor, NoMatch, _broadcast, _is_contraction
 from .tile_matmul import cast_chain
-from .warp_rows import WARPS, RowWalk
+from .warp_rows import WARPS, RowsPlanData, RowWalk
 
 ELEMENT_BYTES = {"f16": 2, "bf16": 2, "f32": 4}
 UNROLL = 2                # 16-byte runs of each row a lane has in flight a step
 
 
 @dataclass(frozen=True)
-class DotRows:
+class DotRows(RowsPlanData):
     parallel: Op
     x: str
     y: str
@@ -43,16 +43,12 @@ class DotRows:
     values: dict = field(default_factory=dict, compare=False)
     resident: int = 2                     # CTAs an SM (`.minnctapersm`)
 
-    @property
-    def threads(self) -> int:
-        return 32 * WARPS
-
     def to_json(self) -> dict:
         return {"rows_per_cta": WARPS, "row": f"one warp: 16 bytes of each row a lane a step ({self.dtype})",
                 "sum": "f32 FMA partials, a butterfly (every lane the same bits)",
                 "writes": [{"view": view, "casts": list(casts)} for view, casts in self.writes]}
 
-    def layouts(self) -> Assignment:
+    def layouts(self, known: dict | None = None) -> Assignment:
         result = Assignment()
         per_lane = 16 // ELEMENT_BYTES[self.dtype]
         for name, role in self.values.items():
@@ -136,7 +132,7 @@ def _row_write(evaluator, op: Op, row: str) -> str:
     return op.operands[0]
 
 
-def plan_dot_rows(kernel: Kernel) -> DotRows | None:
+def plan_dot_rows(kernel: Kernel, known: dict | None = None) -> DotRows | None:
     try:
         return match_dot_rows(kernel)
     except NoMatch:

@@ -56,6 +56,8 @@ class NvptxHooks(TargetHooks):
     name = "nvptx"
     triple = TRIPLE
     data_layout = DATA_LAYOUT
+    # argument words as kernel parameters: a launch passes them by value (no upload)
+    words_as_params = True
 
     def __init__(self, mapping: Mapping):
         self.mapping = mapping
@@ -73,8 +75,8 @@ class NvptxHooks(TargetHooks):
             (emit_structured if isinstance(self.mapping.mma, StructuredPlan) else emit_tile_contraction)(
                 em, self.mapping.mma)
             return
-        if self.mapping.rows is not None:   # a row a warp
-            self.mapping.rows.emit(em)
+        if self.mapping.plan is not None:   # a whole-kernel plan with its own emitter
+            self.mapping.plan.emit(em)
             return
         b = em.b
         total = em.element_count(extents)

@@ -24,9 +24,8 @@ from ..layout.encodings import Shared, row_blocked
 from ..layout.mma import mma_assignment
 from .cta import CtaPlan, cta_plan, grid_plan, known_extents, per_coordinate_regions
 from .cta_staging import mark_staged
+from .kernel_plans import kernel_plan
 from .tile_matmul import MmaPlan, plan_mma
-from .dot_rows import DotRows, plan_dot_rows
-from .quantized_rows import QuantizedRows, plan_quantized_rows
 from .tile_structured import plan_structured
 
 BLOCK_THREADS = 256
@@ -39,7 +38,7 @@ COSTLY_PROLOGUE_SHRINK = 4
 
 @dataclass(frozen=True)
 class Mapping:
-    kind: str                    # "cta" | "grid" | "mma" | "warp-rows" | "grid-stride" | "staged" | "single-thread"
+    kind: str                    # "cta" | "grid" | "mma" | a kernel plan's kind | "grid-stride" | "staged" | "single-thread"
     threads: int                 # the CTA size
     parallel: Op | None          # the top-level `parallel` spread over the grid
     cta: CtaPlan | None = None
@@ -48,7 +47,8 @@ class Mapping:
     reason: str = ""                      # (single-thread) why
     coordinate_regions: frozenset = frozenset()   # loops and ifs run per coordinate, by first result
     mma: MmaPlan | None = None   # the tensor-core plan of a tiled contraction (tile_matmul.py)
-    rows: QuantizedRows | DotRows | None = None   # (warp-rows) a row a warp (quantized_rows.py, dot_rows.py)
+    # a whole-kernel plan with its own emitter (`kernel_plans.py`: lane-group dots, flash attention, warp rows)
+    plan: object | None = None
 
 
 @dataclass(frozen=True)
@@ -74,9 +74,9 @@ class LaunchConfig:
     variants: list = field(default_factory=list)
     iterations_per_cta: int = 1  # iterations of the `parallel` a CTA runs at once (short rows: cta_groups.py)
     mma: dict = field(default_factory=dict)       # MmaPlan.to_json() of the "mma" mapping
-    warp_rows: dict = field(default_factory=dict)  # the "warp-rows" plan's to_json()
+    plan: dict = field(default_factory=dict)      # a kernel plan's to_json() (kernel_plans.py)
     shared_bytes: int = 0        # dynamic shared memory a launch asks for (the MMA mapping's ring past 48 KiB)
-    abi: str = "void kernel(i64 *args, i64 *status): args and status in global memory"
+    abi: str = "void kernel(i64 w0, ..., i64 wN-1, i64 *status): argument words as parameters, status in global memory"
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -111,10 +111,11 @@ def plan_mapping(kernel: Kernel, specialization: Specialization | None = None, m
     mma = plan_mma(kernel, arch) or plan_structured(kernel, arch)
     if mma is not None:
         return Mapping("mma", mma.threads, mma.contraction.parallel, layouts=mma_assignment(mma, known), mma=mma)
-    rows = plan_quantized_rows(kernel) or plan_dot_rows(kernel)
-    if rows is not None:
-        return Mapping("warp-rows", rows.threads, rows.parallel, layouts=rows.layouts(),
-                       lazy_views=prologue_views(kernel, rows.parallel), rows=rows)
+    plan = kernel_plan(kernel, known, arch)
+    if plan is not None:
+        # the top-level reads are the plan's to stage: left lazy, never materialized
+        return Mapping(plan.kind, plan.threads, plan.parallel, layouts=plan.layouts(known), plan=plan,
+                       lazy_views=prologue_views(kernel, plan.parallel))
     helpers = {item.name: item for item in module.items if isinstance(item, Helper)} if module else {}
     regions = per_coordinate_regions(kernel)
     cta = cta_plan(kernel, specialization, helpers) or grid_plan(kernel)
@@ -156,6 +157,11 @@ def launch_config(mapping: Mapping, entry: str, arch: str, variants: list | None
     if mapping.kind == "single-thread":
         return LaunchConfig(entry, mapping.kind, (1, 1, 1), "fixed:1", 0, arch, layouts=layouts, variants=variants,
                             reason=mapping.reason)
+    if mapping.plan is not None:
+        plan = mapping.plan
+        return LaunchConfig(entry, mapping.kind, (plan.threads, 1, 1), f"ctas_per_sm:{plan.ctas_per_sm}",
+                            plan.ctas_per_sm, arch, layouts=layouts, variants=variants, plan=plan.to_json(),
+                            shared_bytes=plan.shared_bytes, lazy_views=sorted(mapping.lazy_views))
     per_sm = max(1, RESIDENT_THREADS // mapping.threads)
     if mapping.cta is not None and mapping.cta.costly_prologue:
         per_sm = max(1, per_sm // COSTLY_PROLOGUE_SHRINK)
@@ -164,5 +170,4 @@ def launch_config(mapping: Mapping, entry: str, arch: str, variants: list | None
                         iterations_per_cta=mapping.cta.iterations if mapping.cta else 1,
                         per_coordinate=sorted(mapping.coordinate_regions), lazy_views=sorted(mapping.lazy_views),
                         mma=mapping.mma.to_json() if mapping.mma else {},
-                        warp_rows=mapping.rows.to_json() if mapping.rows else {},
                         shared_bytes=mapping.mma.dynamic_shared_bytes if mapping.mma else 0)

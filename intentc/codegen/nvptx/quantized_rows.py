@@ -31,7 +31,7 @@ from .ptx_asm import opaque
 from .register_staging import i32, load_run, vector_run, view_address, wide
 from .structured_contraction import _access, _SymbolicShapes
 from .tile_contraction import Affine, IndexTensor, NoMatch, _broadcast
-from .warp_rows import WARPS, RowWalk
+from .warp_rows import WARPS, RowsPlanData, RowWalk
 
 UNROLL = 4                # blocks whose loads a lane has in flight together
 RESIDENT = 2              # CTAs an SM must fit (`.minnctapersm`: 128 registers; capped at 64 or 85 ptxas spilled)
@@ -39,16 +39,12 @@ Q4K_BYTES, Q8K_BYTES = 144, 292
 
 
 @dataclass(frozen=True)
-class QuantizedRows:
+class QuantizedRows(RowsPlanData):
     parallel: Op
     w: str                                # Q4_K rows [R, NB, 144]
     x: str                                # the Q8_K vector [NB, 292]
     y: str                                # [R] f32
     values: dict = field(default_factory=dict, compare=False)
-
-    @property
-    def threads(self) -> int:
-        return 32 * WARPS
 
     @property
     def resident(self) -> int:
@@ -58,7 +54,7 @@ class QuantizedRows:
         return {"rows_per_cta": WARPS, "row": "one warp: lane L owns qs bytes 4L..4L+3 of each block",
                 "integers": "butterflies over lanes (exact)", "floats": "the reference's order, no FMA"}
 
-    def layouts(self) -> Assignment:
+    def layouts(self, known: dict | None = None) -> Assignment:
         result = Assignment()
         for name, role in self.values.items():
             result.values[name] = Uniform() if role == "dot" else \
@@ -130,7 +126,7 @@ def _row_read(evaluator, read: Op, view, row: str) -> None:
             raise NoMatch("a row read along other coordinates")
 
 
-def plan_quantized_rows(kernel: Kernel) -> QuantizedRows | None:
+def plan_quantized_rows(kernel: Kernel, known: dict | None = None) -> QuantizedRows | None:
     try:
         return match_quantized_rows(kernel)
     except NoMatch:

@@ -96,8 +96,8 @@ def variant_mappings(kernel: Kernel, base: Mapping, specialization: Specializati
     """The register-form variants of a kernel whose own mapping is not the register form,
     each with the mapping to lower it with; none when its row length is static or not one
     dynamic extent, or its body does not fit the register form."""
-    if base.kind in ("mma", "warp-rows") or (base.cta is not None and (base.cta.slots or base.cta.grid)):
-        return []       # (the tensor-core and row-a-warp mappings serve every extent themselves)
+    if base.mma is not None or base.plan is not None or (base.cta is not None and (base.cta.slots or base.cta.grid)):
+        return []       # (the tensor-core mapping and the kernel plans serve every extent themselves)
     known = known_extents(kernel, specialization or Specialization())
     row = row_extent(kernel, known)
     if row is None:

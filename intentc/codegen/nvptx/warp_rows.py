@@ -14,6 +14,18 @@ from .cta import sreg
 from .register_staging import i32
 
 WARPS = 8                 # rows a CTA runs at once
+CTAS_PER_SM = 8           # the grid: 2048 threads an SM (more than reside: rows are dealt round-robin)
+
+
+class RowsPlanData:
+    """What every warp-rows plan tells the mapping (kernel_plans.py): its kind, CTA size and grid."""
+    kind = "warp-rows"
+    ctas_per_sm = CTAS_PER_SM
+    shared_bytes = 0
+
+    @property
+    def threads(self) -> int:
+        return 32 * WARPS
 
 
 class RowWalk:
