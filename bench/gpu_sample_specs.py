@@ -825,9 +825,21 @@ def sparse24_matmul(d, dev):
         dense.scatter_(2, ((meta >> 2) & 3).long()[:, :, None], values[:, :, 1:])
         return dense.reshape(m, 2 * kh)
     dense = densify()
-    return Case({"a": a, "meta": meta, "b": b, "c": c}, 2 * m * kh + m * kq + 2 * 2 * kh * n + 4 * m * n, {
-        "torch": lambda: densify() @ b, "torch_matmul": lambda: dense @ b},
-        lambda: matmul_check(c, dense.double() @ b.double(), 1e-4), flops=2 * m * n * 2 * kh)
+    baselines = {"torch": lambda: densify() @ b, "torch_matmul": lambda: dense @ b}
+    semi = semi_structured(dense)
+    if semi is not None:        # torch's 2:4 sparse matmul (cuSPARSELt / CUTLASS), the issue's baseline
+        baselines["torch_semi_structured"] = lambda: torch.mm(semi, b)
+    return Case({"a": a, "meta": meta, "b": b, "c": c}, 2 * m * kh + m * kq + 2 * 2 * kh * n + 4 * m * n,
+                baselines, lambda: matmul_check(c, dense.double() @ b.double(), 1e-4), flops=2 * m * n * 2 * kh)
+
+
+def semi_structured(dense):
+    """`dense` (2:4 sparse along its rows) in torch's semi-structured sparse format, or None
+    where this torch or device has none (or the shape does not fit it)."""
+    try:
+        return torch.sparse.to_sparse_semi_structured(dense)
+    except Exception:       # a missing backend or an unsupported shape: no such baseline
+        return None
 
 
 def batched_dot(d, dev):

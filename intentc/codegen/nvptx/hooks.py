@@ -28,6 +28,7 @@ from .cta_transpose import permuted
 from . import narrow, widen
 from .mapping import Mapping
 from .tile_matmul import emit_tile_contraction
+from .tile_structured import StructuredPlan, emit_structured
 
 if TYPE_CHECKING:
     from ..llvm.emitter import Emitter
@@ -73,7 +74,8 @@ class NvptxHooks(TargetHooks):
             em.serial_for_each(extents, iteration)
             return
         if self.mapping.mma is not None:    # a tiled contraction on the tensor cores
-            emit_tile_contraction(em, self.mapping.mma)
+            (emit_structured if isinstance(self.mapping.mma, StructuredPlan) else emit_tile_contraction)(
+                em, self.mapping.mma)
             return
         if self.mapping.plan is not None:   # a whole-kernel plan with its own emitter
             self.mapping.plan.emit(em)
