@@ -124,7 +124,8 @@ class LoadedKernel:
             prepared = self._seen.find(arguments)
             if prepared is not None:    # PreparedLaunch.__call__, inlined (one Python call less)
                 handle = self._current_stream() if stream is None else _stream(stream)
-                status = (prepared.by_stream.get(handle) or prepared.bind(handle))()
+                shape = prepared.shape
+                status = (shape.by_stream.get(handle) or shape.bind(handle))(prepared.extra)
                 if status:
                     raise self.runner.diagnostic(failure(status, "cuLaunchKernelEx"))
                 return {name: arguments[name] for name in self._outputs}

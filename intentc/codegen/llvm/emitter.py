@@ -67,6 +67,8 @@ class Emitter:
         self.trip_effects: list[ir.Value] = []
         self.current_op: Op | None = None   # the op being lowered (a target's decisions name its values)
         self.check_guards: list[ir.Value] = []   # conditions every check is and-ed with (checks_only_where)
+        # the kernel's argument word by index, read in the prologue (set by kernel.py: abi.py)
+        self.argument_word: Callable[[int], ir.Value] = function.args.__getitem__
 
     # ---- declarations --------------------------------------------------------------------
     def declare(self, name: str, ret: ir.Type, args: list[ir.Type]) -> ir.Function:

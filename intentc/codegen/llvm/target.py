@@ -28,6 +28,11 @@ class TargetHooks(ABC):
     name = "abstract"
     triple = ""
     data_layout = ""
+    # The kernel takes its argument words as parameters (one i64 each, then the status
+    # pointer) instead of a pointer to them in memory (`abi.py`); and how many words past
+    # the ABI's own it takes (a staged program's scratch pointer).
+    words_as_params = False
+    extra_argument_words = 0
 
     # ---- the physical mapping ----------------------------------------------------------------
     def lower_top_level(self, em: Emitter, ops: list[Op], lower: Callable[[Emitter, list[Op]], object]) -> None:

@@ -41,7 +41,7 @@ from ...options import Specialization
 from ...passes.ir_walk import is_pure_tree
 from ..layout.assign import elements
 from ..layout.encodings import Blocked, row_blocked
-from ..llvm.types import F32, F64, I32, I64, LOW_FLOATS, register_type
+from ..llvm.types import F32, F64, I1, I32, I64, LOW_FLOATS, register_type
 from ..llvm.values import Body, Memory, Shape
 from .coordinate_regions import coordinate_regions
 from .cta_groups import GROUP_CTA_THREADS, group_width
@@ -575,11 +575,14 @@ def _shuffle(em, mode: str, value: ir.Value, lanes, clamp: int, mask: ir.Value |
     return from_word(em, word, value.type)
 
 
-def shared_array(em: Emitter, dtype: str, count: int) -> Memory:
-    """A fresh `count`-element array of `dtype` registers in the CTA's shared memory."""
+def shared_array(em: Emitter, dtype: str, count: int, align: int | None = None) -> Memory:
+    """A fresh `count`-element array of `dtype` registers in the CTA's shared memory
+    (`align`: bytes, for vector accesses)."""
     element = register_type(dtype)
     name = f"intentc_cta_shared{sum(1 for g in em.module.globals if g.startswith('intentc_cta_shared'))}"
     array = ir.GlobalVariable(em.module, ir.ArrayType(element, count), name, addrspace=3)
+    if align:
+        array.align = align
     array.linkage = "internal"
     array.initializer = ir.Constant(ir.ArrayType(element, count), None)
     zero = ir.Constant(I32, 0)
@@ -600,10 +603,11 @@ def _shared(em, components: int = 1) -> ir.Value:
 
 
 def _warp_totals(em, plan: CtaPlan, values: list[ir.Value], last_lane: int, identities: list[ir.Value],
-                 reverse: bool = False) -> list[ir.Value]:
+                 reverse: bool = False, cyclic: bool = False) -> list[ir.Value]:
     """Lane l of every warp gets warp l's `values` at lane `last_lane` (warp W-1-l's when
     `reverse`; the identities past the last warp), through shared memory: one barrier pair
-    for every component."""
+    for every component. `cyclic` (W a power of two): lane l gets warp l mod W's, so every
+    aligned group of W lanes holds all the totals and no identity joins them."""
     b = em.b
     tid = sreg(em, "tid.x")
     shared, zero = _shared(em, len(values)), ir.Constant(I32, 0)
@@ -614,8 +618,11 @@ def _warp_totals(em, plan: CtaPlan, values: list[ir.Value], last_lane: int, iden
             b.store(to_word(em, value), warp_slot)
     barrier(em)
     warps = ir.Constant(I32, -(-plan.width // 32))
-    present = b.icmp_unsigned("<", lane, warps)
-    source = b.select(present, b.sub(b.sub(warps, ir.Constant(I32, 1)), lane) if reverse else lane, zero)
+    if cyclic:
+        present, source = ir.Constant(I1, 1), b.and_(lane, b.sub(warps, ir.Constant(I32, 1)))
+    else:
+        present = b.icmp_unsigned("<", lane, warps)
+        source = b.select(present, b.sub(b.sub(warps, ir.Constant(I32, 1)), lane) if reverse else lane, zero)
     totals = [b.select(present, from_word(em, b.load(b.gep(shared, [zero, ir.Constant(I32, row), source],
                                                                inbounds=True)), value.type), identity)
               for row, (value, identity) in enumerate(zip(values, identities))]

@@ -55,6 +55,8 @@ class NvptxHooks(TargetHooks):
     name = "nvptx"
     triple = TRIPLE
     data_layout = DATA_LAYOUT
+    # argument words as kernel parameters: a launch passes them by value (no upload)
+    words_as_params = True
 
     def __init__(self, mapping: Mapping):
         self.mapping = mapping
@@ -70,6 +72,9 @@ class NvptxHooks(TargetHooks):
             return
         if self.mapping.mma is not None:    # a tiled contraction on the tensor cores
             emit_tile_contraction(em, self.mapping.mma)
+            return
+        if self.mapping.plan is not None:   # a whole-kernel plan with its own emitter
+            self.mapping.plan.emit(em)
             return
         b = em.b
         total = em.element_count(extents)

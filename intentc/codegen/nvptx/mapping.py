@@ -24,6 +24,7 @@ from ..layout.encodings import Shared, row_blocked
 from ..layout.mma import mma_assignment
 from .cta import CtaPlan, cta_plan, grid_plan, known_extents, per_coordinate_regions
 from .cta_staging import mark_staged
+from .kernel_plans import kernel_plan
 from .tile_matmul import MmaPlan, plan_mma
 
 BLOCK_THREADS = 256
@@ -45,6 +46,8 @@ class Mapping:
     reason: str = ""                      # (single-thread) why
     coordinate_regions: frozenset = frozenset()   # loops and ifs run per coordinate, by first result
     mma: MmaPlan | None = None   # the tensor-core plan of a tiled contraction (tile_matmul.py)
+    # a whole-kernel plan with its own emitter (`kernel_plans.py`: lane-group dots, flash attention)
+    plan: object | None = None
 
 
 @dataclass(frozen=True)
@@ -70,8 +73,9 @@ class LaunchConfig:
     variants: list = field(default_factory=list)
     iterations_per_cta: int = 1  # iterations of the `parallel` a CTA runs at once (short rows: cta_groups.py)
     mma: dict = field(default_factory=dict)       # MmaPlan.to_json() of the "mma" mapping
+    plan: dict = field(default_factory=dict)      # a kernel plan's to_json() (kernel_plans.py)
     shared_bytes: int = 0        # dynamic shared memory a launch asks for (the MMA mapping's ring past 48 KiB)
-    abi: str = "void kernel(i64 *args, i64 *status): args and status in global memory"
+    abi: str = "void kernel(i64 w0, ..., i64 wN-1, i64 *status): argument words as parameters, status in global memory"
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -106,6 +110,11 @@ def plan_mapping(kernel: Kernel, specialization: Specialization | None = None, m
     mma = plan_mma(kernel, arch)
     if mma is not None:
         return Mapping("mma", mma.threads, mma.contraction.parallel, layouts=mma_assignment(mma, known), mma=mma)
+    plan = kernel_plan(kernel, known, arch)
+    if plan is not None:
+        # the top-level reads are the plan's to stage: left lazy, never materialized
+        return Mapping(plan.kind, plan.threads, plan.parallel, layouts=plan.layouts(known), plan=plan,
+                       lazy_views=prologue_views(kernel, plan.parallel))
     helpers = {item.name: item for item in module.items if isinstance(item, Helper)} if module else {}
     regions = per_coordinate_regions(kernel)
     cta = cta_plan(kernel, specialization, helpers) or grid_plan(kernel)
@@ -147,6 +156,11 @@ def launch_config(mapping: Mapping, entry: str, arch: str, variants: list | None
     if mapping.kind == "single-thread":
         return LaunchConfig(entry, mapping.kind, (1, 1, 1), "fixed:1", 0, arch, layouts=layouts, variants=variants,
                             reason=mapping.reason)
+    if mapping.plan is not None:
+        plan = mapping.plan
+        return LaunchConfig(entry, mapping.kind, (plan.threads, 1, 1), f"ctas_per_sm:{plan.ctas_per_sm}",
+                            plan.ctas_per_sm, arch, layouts=layouts, variants=variants, plan=plan.to_json(),
+                            shared_bytes=plan.shared_bytes, lazy_views=sorted(mapping.lazy_views))
     per_sm = max(1, RESIDENT_THREADS // mapping.threads)
     if mapping.cta is not None and mapping.cta.costly_prologue:
         per_sm = max(1, per_sm // COSTLY_PROLOGUE_SHRINK)
