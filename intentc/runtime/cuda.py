@@ -12,12 +12,14 @@ Illegal inputs raise the interpreter's `DiagnosticError`; every CUDA or ptxas fa
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 
 from ..codegen.nvptx.hooks import STATUS_OUT_OF_HEAP
 from ..codegen.nvptx.machine import ARCHS
 from ..codegen.nvptx.mapping import LaunchConfig
+from ..codegen.nvptx.variants import VariantRule
 from ..diagnostics import Diagnostic, DiagnosticError
 from ..driver import Request, compile_request, front_end
 from ..interp.values import np_dtype
@@ -29,7 +31,7 @@ from .extents import check_extents
 from .interop import cuda_device
 from .seen_calls import SeenCalls
 from .status import illegal_input
-from .variants import Entry, EntryTable
+from .variants import Entry, EntryTable, LazyVariants, extent_sources
 from .cuda_driver import CudaError, DeviceBuffer, LaunchShape, PreparedLaunch, default_device, stream_synchronize
 from .cuda_stages import LaunchSequence, StagedEntries
 from .launch_template import LaunchTemplate, TemplateView
@@ -94,6 +96,24 @@ class CudaKernel(CompiledKernel):
         self.seen = seen if seen is not None else SeenCalls(SEEN_CALLS)
         self._noalias = {p.name: bool(getattr(p.type, "noalias", False)) for p in self.kernel.params}
         self._status = DeviceBuffer.from_array(np.zeros(1, dtype=np.int64))
+        rule = self.launch_config.variant_rule
+        # a lazy compile's register-form variants, each a kernel of its own compiled on first use
+        self._lazy = (LazyVariants(VariantRule(**rule), self._variant_kernel,
+                                   extent_sources(self.kernel.params, rule["extent"]))
+                      if rule and not self.launch_config.variants else None)
+        self._request = request
+
+    def _variant_kernel(self, bucket: tuple[int, int]) -> CudaKernel:
+        """The register-form variant serving rows of `bucket` elements, from the kernel
+        cache (compiled on a miss); it shares this kernel's calls seen before."""
+        from .kernel_cache import CACHE
+        specialization = self.specialization.model_copy(update={"variant": bucket, "lazy_variants": False})
+        request = replace(self._request, specialization=specialization, timings={})
+        compiled = CACHE.artifacts(request)
+        return CudaKernel(request, compiled.artifacts, compiled.timings, self.seen)
+
+    def _lazy_variant(self, binding, env: dict) -> CudaKernel | None:
+        return self._lazy.pick(binding.extents, env) if self._lazy is not None else None
 
     @property
     def ptx(self) -> str:
@@ -120,9 +140,15 @@ class CudaKernel(CompiledKernel):
             for variant, function, limit in zip(variants, functions, limits)])
 
     def __call__(self, inputs: dict | None = None, constexprs: dict | None = None) -> dict[str, np.ndarray]:
+        variant = self._lazy.pick_unbound(inputs or {}) if self._lazy is not None else None
+        if variant is not None:             # it binds (copies) and checks the inputs itself
+            return variant(inputs, constexprs)
         binding = self._launch()
         env, slots, keep = bind_copied(binding, self.abi.slots, inputs or {}, self._constexprs(constexprs))
         check_extents(self._extent_params, env, self.file, self.source)
+        variant = self._lazy_variant(binding, env)
+        if variant is not None:
+            return variant(inputs, constexprs)
         try:
             status = self._run(self._entries.pick(binding.extents, env), env, slots, self._outputs)
         except CudaError as error:
@@ -201,11 +227,18 @@ class CudaKernel(CompiledKernel):
                 ) -> tuple[PreparedLaunch | LaunchSequence, LaunchTemplate | None]:
         """Bind and check the arguments as the interpreter checks a launch: the launch of their
         argument words, and its template for calls that differ in data pointers only (None
-        for a staged kernel)."""
+        for a staged kernel). A lazily compiled variant picked from the arguments' shapes
+        binds them itself."""
+        variant = self._lazy.pick_unbound(arrays) if self._lazy is not None else None
+        if variant is not None:
+            return variant.prepare(arrays, constexprs)
         binding = self._launch()
         env, slots, _ = bind_in_place(binding, self.abi.slots, arrays, self._constexprs(constexprs),
                                       cuda_device(self.device.ordinal), self.specialization)
         check_extents(self._extent_params, env, self.file, self.source)
+        variant = self._lazy_variant(binding, env)
+        if variant is not None:
+            return variant.prepare(arrays, constexprs)
         entry = self._entries.pick(binding.extents, env)
         if self._stages is not None:
             return LaunchSequence(self._stage_shapes(entry), slots, self._status.address, self._stages), None
@@ -230,7 +263,10 @@ class CudaKernel(CompiledKernel):
         return cuda_error(error, self.file)
 
     def synchronize(self, stream: int = 0) -> None:
-        """Wait for `stream`; raise the first illegal input an asynchronous launch reported."""
+        """Wait for `stream`; raise the first illegal input an asynchronous launch reported
+        (by this kernel's entries or its lazily compiled variants)."""
+        for variant in self._lazy.built.values() if self._lazy is not None else ():
+            variant.synchronize(stream)
         try:
             stream_synchronize(stream)
             word = int(self._status.download(np.zeros(1, dtype=np.int64))[0])
@@ -291,7 +327,18 @@ def compile_cuda(module_or_text: Module | str, kernel: str, specialization: Spec
                  options: CompileOptions | None = None, file: str = "<input>", source: str | None = None,
                  arch: str | None = None) -> CudaKernel:
     """Parse (when given text), verify and compile `kernel` to a cubin for this machine's GPU
-    (the driver's `cubin` target)."""
-    request = front_end(module_or_text, kernel, "cubin", arch or device_arch(), options, specialization, file, source)
+    (the driver's `cubin` target); register-form variants for a dynamic row length are
+    compiled on first use unless `specialization` sets `lazy_variants` False."""
+    request = front_end(module_or_text, kernel, "cubin", arch or device_arch(), options,
+                        lazy_variants(specialization), file, source)
     result = compile_request(request)
     return CudaKernel(request, result.artifacts, result.timings)
+
+
+def lazy_variants(specialization: Specialization | dict | None) -> Specialization | dict:
+    """`specialization` asking for lazy variants unless it says otherwise: the runtime's
+    kernels compile each register-form variant on first use (docs/gpu.md)."""
+    if isinstance(specialization, Specialization):
+        return specialization if "lazy_variants" in specialization.model_fields_set else \
+            specialization.model_copy(update={"lazy_variants": True})
+    return {"lazy_variants": True, **(specialization or {})}

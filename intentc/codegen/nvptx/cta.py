@@ -101,8 +101,10 @@ class CtaPlan:
     vector: int = 1            # V: a thread's slots come in groups of V consecutive coordinates
     unrolled: bool = True      # the slot loops are unrolled at lowering (registers); else rolled (local memory)
     grid: bool = False         # a top-level tensor program: coordinates spread over the whole grid
-    masked: bool = False       # S is only a bound (a variant, nvptx/variants.py): every slot is guarded
-                               # against the run-time element count of the iteration's shape
+    masked: bool = False       # S is only a bound (a variant, nvptx/variants.py): the slots past
+                               # `fewest` are guarded against the run-time element count of the iteration's shape
+    fewest: int = 0            # masked: the fewest elements the iteration's shape has (the variant's lower
+                               # bound): the groups below it are full, unguarded
     staged: frozenset = frozenset()   # values staged in shared memory (cta_staging.py)
     transposed: tuple = ()     # (staged read, axis order its staging visits): cta_transpose.py
     # a costly top-level value of the iteration's size, which every CTA computes once into its
@@ -123,10 +125,13 @@ class CtaPlan:
 
     @property
     def full_slots(self) -> int:
-        """The slots of the groups that lie wholly below S (none is known to when S is a bound)."""
-        if self.masked:
-            return 0
-        return min(self.slots, self.size // (self.width * self.vector) * self.vector)
+        """The slots of the groups that lie wholly below S (below `fewest` when S is a bound)."""
+        return min(self.slots, self.present // (self.width * self.vector) * self.vector)
+
+    @property
+    def present(self) -> int:
+        """The elements every run of the iteration has: S, or `fewest` when S is a bound."""
+        return self.fewest if self.masked else self.size
 
     @cached_property
     def layout(self) -> Blocked:
@@ -143,7 +148,7 @@ class CtaPlan:
 
     def full(self, group: int) -> bool:
         """Whether every coordinate of `group` lies below S (no guard needed)."""
-        return not self.masked and (group + 1) * self.width * self.vector <= self.size
+        return (group + 1) * self.width * self.vector <= self.present
 
     def holds(self, size: int | None) -> bool:
         """Whether a tensor of `size` elements (None: a run-time count) is one of the
@@ -300,20 +305,47 @@ def _register_plan(kernel: Kernel, parallel: Op, ops: list[Op], threads: int, si
                    masked=masked)
 
 
-def masked_plans(kernel: Kernel, known: dict[str, int], bounds: tuple[int, ...]) -> list[CtaPlan]:
-    """The register form for an iteration whose S is known only at launch: for each bound
-    of `bounds` that the register form can hold, the plan a static S of that bound gets,
-    serving every S up to it (each slot guarded against the run-time S); none when the
-    body does not fit the register form."""
+def row_slots(kernel: Kernel, known: dict[str, int]) -> tuple[int, int] | None:
+    """(K, V) the register form gives an iteration whose S is known only at launch: the
+    slots a thread wants for the body (K, at most; fewer for short rows) and the vector
+    width; None when the body does not fit the register form or K slots would not unroll
+    (a rolled loop needs S's full slots at compile time)."""
     found = iteration(kernel)
     if found is None or not _body_ok(_outside_regions(found[1], per_coordinate_regions(kernel)), _views(kernel), True,
                                      known):
-        return []
-    parallel, ops = found
+        return None
+    ops = found[1]
     wanted = _slots_wanted(ops, kernel.body)
-    plans = [_register_plan(kernel, parallel, ops, _threads_for(bound, wanted), bound, masked=True)
-             for bound in bounds if bound <= wanted * MAX_THREADS]
-    return [plan for plan in plans if plan.unrolled]   # a rolled loop would need S's full slots at compile time
+    if len(ops) * wanted > UNROLL_BUDGET:
+        return None
+    return wanted, VECTOR if any(op.name == "scan" for op in ops) else 1
+
+
+def register_bucket(size: int, wanted: int, vector: int) -> tuple[int, int]:
+    """(fewest, most): the element counts whose register form gets the T and the slots a
+    static S = `size` gets (`_register_plan`) and whose last group of V·T coordinates is
+    partial, so a variant guarding only that group serves them all; or (S, S) where the
+    groups fill S exactly (then no slot needs a guard: the specialized code)."""
+    threads = _threads_for(size, wanted)
+    if -(-size // threads) < vector:         # too few slots for groups of V: one coordinate a group
+        vector = 1
+    group = threads * vector
+    most = -(-size // group) * group
+    if size == most:
+        return most, most
+    # with V > 1 the rows of at most T·(V - 1) elements get groups of one (above)
+    return max(1, most - group + 1, threads * (vector - 1) + 1 if vector > 1 else 1), most - 1
+
+
+def masked_plan(kernel: Kernel, known: dict[str, int], fewest: int, most: int) -> CtaPlan:
+    """The register form serving every S in [fewest, most] known only at launch: the plan a
+    static S = `most` gets (its T and K), the slots of the groups past `fewest` guarded
+    against the run-time S (none when fewest = most)."""
+    parallel, ops = iteration(kernel) or (None, [])
+    assert parallel is not None, kernel.name
+    plan = _register_plan(kernel, parallel, ops, _threads_for(most, _slots_wanted(ops, kernel.body)), most,
+                          masked=True)
+    return replace(plan, fewest=fewest)
 
 
 def cta_plan(kernel: Kernel, specialization: Specialization | None = None,
@@ -489,18 +521,30 @@ def in_tensor(em: Emitter, plan: CtaPlan, slot: int, linear: ir.Value, shape: Sh
 @contextmanager
 def guarded_slot(em: Emitter, plan: CtaPlan, slot: int, linear: ir.Value, shape: Shape,
                  lane_safe: bool = False) -> Iterator[None]:
-    """Code within runs only where `slot`'s coordinate lies below S: in a branch, or for a
-    `lane_safe` body (TargetHooks.for_each) of a masked plan, straight with the lanes past
-    S masked (`Emitter.masked_lanes`), so the slots' math interleaves, as a specialized
-    kernel's does. In a masked plan's rows the emitter also knows the coordinate lies
-    below the row's extent, so accesses at it check no extent (the guard did)."""
+    """Code within runs only where `slot`'s coordinate lies below S: in a branch, as the
+    specialized kernel guards its one partial group, or, for a `lane_safe` body
+    (TargetHooks.for_each) of a plan guarding several groups (an eager variant's), straight
+    with the lanes past S masked (`Emitter.masked_lanes`), so the slots' math interleaves
+    rather than waiting at a branch a slot. (One guarded group masked instead ran f16 row
+    sums at 0.57 of specialized on the H200: LLVM then put each load's widening right
+    after it, where the branch kept all the loads ahead of the math,
+    bench/results/dynamic-20261201-s5-h200-r1.json.)"""
     live = in_tensor(em, plan, slot, linear, shape)
-    with em.masked_lanes(live) if lane_safe and plan.masked else em.b.if_then(live):
-        if plan.masked and len(shape) == 1:
-            with em.knowing_below(linear, shape[0]):
-                yield
-        else:
+    masked = lane_safe and plan.groups - plan.full_slots // plan.vector > 1
+    with em.masked_lanes(live) if masked else em.b.if_then(live), within_row(em, plan, linear, shape):
+        yield
+
+
+@contextmanager
+def within_row(em: Emitter, plan: CtaPlan, linear: ir.Value, shape: Shape) -> Iterator[None]:
+    """Code within runs at a coordinate known to lie below S (a full slot, or a guarded one
+    on its live lanes). In a masked plan's rows the emitter then knows the coordinate lies
+    below the row's run-time extent, so accesses at it check no extent (the plan did)."""
+    if plan.masked and len(shape) == 1:
+        with em.knowing_below(linear, shape[0]):
             yield
+    else:
+        yield
 
 
 def block_slots(em: Emitter, plan: CtaPlan, shape: Shape, body: Body,

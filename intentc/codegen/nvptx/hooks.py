@@ -4,6 +4,7 @@ NVPTX backend emits scoped `atom`/`ld.acquire`/`st.release` for them)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from typing import TYPE_CHECKING
 
 from llvmlite import ir
@@ -16,7 +17,7 @@ from ..llvm.target import Combine, TargetHooks
 from ..llvm.types import F32, F64, I32, I64, I8, register_type
 from ..llvm.values import Body, ElementAt, Group, Lazy, Memory, Registers, Shape, Tensor
 from .cta import (barrier, block_combine, block_slots, block_stride, guarded_slot, on_thread_zero, shared_array,
-                  slot_coordinate, sreg, unravel)
+                  slot_coordinate, sreg, unravel, within_row)
 from .cta_effects import once
 from .cta_groups import group_iterations
 from .cta_reduce import block_combine_tuple, shared_rows, stage_in_shared
@@ -129,8 +130,12 @@ class NvptxHooks(TargetHooks):
                     with guarded_slot(em, plan, slot, linear, shape, lane_safe):
                         body(unravel(em, linear, shape))
                 continue
-            idxs = [unravel(em, slot_coordinate(em, plan, slot), shape) for slot in slots]
-            group(idxs, lambda lane, first=slots[0]: self._visit(first + lane))
+            linears = [slot_coordinate(em, plan, slot) for slot in slots]
+            with ExitStack() as known:
+                for linear in linears:
+                    known.enter_context(within_row(em, plan, linear, shape))
+                group([unravel(em, linear, shape) for linear in linears],
+                      lambda lane, first=slots[0]: self._visit(first + lane))
 
     def _scans_read(self, em) -> list:
         op = em.current_op

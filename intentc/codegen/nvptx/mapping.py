@@ -71,6 +71,9 @@ class LaunchConfig:
     # register-form entries for run-time row lengths (nvptx/variants.py), by increasing `max`;
     # a launch whose extent exceeds every `max` runs `kernel` as configured above
     variants: list = field(default_factory=list)
+    # which variant serves a row length (VariantRule.to_json()): where `variants` is empty (a
+    # lazy compile), the runtime compiles the one a launch needs on first use
+    variant_rule: dict = field(default_factory=dict)
     iterations_per_cta: int = 1  # iterations of the `parallel` a CTA runs at once (short rows: cta_groups.py)
     mma: dict = field(default_factory=dict)       # MmaPlan.to_json() of the "mma" mapping
     plan: dict = field(default_factory=dict)      # a kernel plan's to_json() (kernel_plans.py)
@@ -119,21 +122,25 @@ def plan_mapping(kernel: Kernel, specialization: Specialization | None = None, m
     regions = per_coordinate_regions(kernel)
     cta = cta_plan(kernel, specialization, helpers) or grid_plan(kernel)
     if cta is not None:
-        # every tensor over the row-major linearization of its coordinates, T threads
-        def distribution(type_):
-            return row_blocked(elements(type_, known), cta.width, cta.vector, cta.grid)
-        kind = "grid" if cta.grid else "cta"
-        layouts = assign(kernel.body, distribution, known)
-        mark_staged(layouts, cta.staged)
-        for name, _, _ in cta.shared_results:   # partial reductions' results live in shared memory
-            layouts.values[name] = Shared(tuple(reversed(range(layouts.values[name].rank))))
-        return Mapping(kind, cta.threads, cta.parallel, cta, layouts, coordinate_regions=regions)
+        return cta_mapping(kernel, cta, known, regions)
     grid = grid_parallel(kernel)
     one_thread = assign(kernel.body, None, known, one_thread_per_iteration=True)
     if grid is not None:
         return Mapping("grid-stride", BLOCK_THREADS, grid, layouts=one_thread, lazy_views=prologue_views(kernel, grid),
                        coordinate_regions=regions)
     return Mapping("single-thread", 1, None, layouts=one_thread, reason=single_thread_reason(kernel))
+
+
+def cta_mapping(kernel: Kernel, cta: CtaPlan, known: dict[str, int], regions: frozenset) -> Mapping:
+    """The CTA (or grid) mapping of the plan `cta`, with every tensor's layout: over the
+    row-major linearization of its coordinates, T threads."""
+    def distribution(type_):
+        return row_blocked(elements(type_, known), cta.width, cta.vector, cta.grid)
+    layouts = assign(kernel.body, distribution, known)
+    mark_staged(layouts, cta.staged)
+    for name, _, _ in cta.shared_results:   # partial reductions' results live in shared memory
+        layouts.values[name] = Shared(tuple(reversed(range(layouts.values[name].rank))))
+    return Mapping("grid" if cta.grid else "cta", cta.threads, cta.parallel, cta, layouts, coordinate_regions=regions)
 
 
 def single_thread_reason(kernel: Kernel) -> str:
@@ -151,11 +158,12 @@ def single_thread_reason(kernel: Kernel) -> str:
     return "the top-level program holds ops no grid mapping spreads over threads yet"
 
 
-def launch_config(mapping: Mapping, entry: str, arch: str, variants: list | None = None) -> LaunchConfig:
-    layouts, variants = mapping.layouts.to_json(), list(variants or [])
+def launch_config(mapping: Mapping, entry: str, arch: str, variants: list | None = None,
+                  variant_rule: dict | None = None) -> LaunchConfig:
+    layouts, variants, variant_rule = mapping.layouts.to_json(), list(variants or []), dict(variant_rule or {})
     if mapping.kind == "single-thread":
         return LaunchConfig(entry, mapping.kind, (1, 1, 1), "fixed:1", 0, arch, layouts=layouts, variants=variants,
-                            reason=mapping.reason)
+                            variant_rule=variant_rule, reason=mapping.reason)
     if mapping.plan is not None:
         plan = mapping.plan
         return LaunchConfig(entry, mapping.kind, (plan.threads, 1, 1), f"ctas_per_sm:{plan.ctas_per_sm}",
@@ -166,7 +174,7 @@ def launch_config(mapping: Mapping, entry: str, arch: str, variants: list | None
         per_sm = max(1, per_sm // COSTLY_PROLOGUE_SHRINK)
     return LaunchConfig(entry, mapping.kind, (mapping.threads, 1, 1), f"ctas_per_sm:{per_sm}", per_sm, arch,
                         mapping.cta.slots if mapping.cta else 0, layouts=layouts, variants=variants,
-                        iterations_per_cta=mapping.cta.iterations if mapping.cta else 1,
+                        variant_rule=variant_rule, iterations_per_cta=mapping.cta.iterations if mapping.cta else 1,
                         per_coordinate=sorted(mapping.coordinate_regions), lazy_views=sorted(mapping.lazy_views),
                         mma=mapping.mma.to_json() if mapping.mma else {},
                         shared_bytes=mapping.mma.dynamic_shared_bytes if mapping.mma else 0)
