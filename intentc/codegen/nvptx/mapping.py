@@ -140,6 +140,9 @@ def cta_mapping(kernel: Kernel, cta: CtaPlan, known: dict[str, int], regions: fr
     mark_staged(layouts, cta.staged)
     for name, _, _ in cta.shared_results:   # partial reductions' results live in shared memory
         layouts.values[name] = Shared(tuple(reversed(range(layouts.values[name].rank))))
+    for name, place in cta.buffers:          # so do the iteration's buffers that fit (cta_buffers.py)
+        if place == "shared":
+            layouts.values[name] = Shared((0,))
     return Mapping("grid" if cta.grid else "cta", cta.threads, cta.parallel, cta, layouts, coordinate_regions=regions)
 
 
