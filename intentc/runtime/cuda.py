@@ -28,6 +28,7 @@ from .extents import check_extents
 from .interop import cuda_device
 from .seen_calls import SeenCalls
 from .status import illegal_input
+from .tensor_maps import with_maps
 from .variants import Entry, EntryTable
 from .cuda_driver import CudaError, DeviceBuffer, PreparedLaunch, default_device, launch, stream_synchronize
 from .cuda_stages import LaunchSequence, StagedEntries
@@ -115,7 +116,22 @@ class CudaKernel(CompiledKernel):
         return EntryTable(default, variants[0]["extent"] if variants else None, [
             (variant["max"], Entry(function, (variant["ctas_per_sm"] * self.device.sm_count, 1, 1),
                                    (_exact_block(variant["block"], limit, self.file), 1, 1)))
-            for variant, function, limit in zip(variants, functions, limits)])
+            for variant, function, limit in zip(variants, functions, limits)], self._fallback_entry())
+
+    def _fallback_entry(self) -> Entry | None:
+        """The MMA mapping's cp.async entry, for launches whose views have no tensor map."""
+        fallback = self.launch_config.mma.get("fallback")
+        if not fallback:
+            return None
+        try:
+            function = self._module.function(fallback["entry"])
+            if fallback["dynamic_shared_bytes"]:
+                self._module.allow_shared(function, fallback["dynamic_shared_bytes"])
+            limit = self._module.max_threads(function)
+        except CudaError as error:
+            raise cuda_error(error, self.file) from None
+        return Entry(function, (fallback["ctas_per_sm"] * self.device.sm_count, 1, 1),
+                     (_exact_block(fallback["threads"], limit, self.file), 1, 1), fallback["dynamic_shared_bytes"])
 
     def __call__(self, inputs: dict | None = None, constexprs: dict | None = None) -> dict[str, np.ndarray]:
         binding = self._launch()
@@ -151,6 +167,7 @@ class CudaKernel(CompiledKernel):
                     buffers[id(base)] = (base, DeviceBuffer.from_array(base) if base.size else DeviceBuffer(16))
                 slots[entry.start] = np.int64(np.uint64(buffers[id(base)][1].address).view(np.int64))
             words, scratch = self._with_scratch(slots)
+            words, chosen = self._with_tensor_maps(words, chosen)
             arguments = DeviceBuffer.from_array(words)
             status = DeviceBuffer.from_array(np.zeros(1, dtype=np.int64))
             try:
@@ -215,7 +232,22 @@ class CudaKernel(CompiledKernel):
             prepared = self._launches[signature] = self._new_launch(slots, entry)
         return prepared
 
+    def _with_tensor_maps(self, words: np.ndarray, entry: Entry) -> tuple[np.ndarray, Entry]:
+        """The argument words with the copy engine's tensor maps after them (`mma.tma`), or,
+        for views no map describes, the words as they are and the cp.async fallback entry."""
+        tma = self.launch_config.mma.get("tma")
+        if not tma:
+            return words, entry
+        extended = with_maps(tma, {s.name: s.start for s in self.abi.slots if s.kind == "view"}, words)
+        if extended is not None:
+            return extended, entry
+        if self._entries.fallback is None:
+            raise CudaError("a view of this launch has no tensor map (unaligned or transposed) and the kernel "
+                            "has no fallback entry")
+        return words, self._entries.fallback
+
     def _new_launch(self, slots: np.ndarray, entry: Entry) -> PreparedLaunch | LaunchSequence:
+        slots, entry = self._with_tensor_maps(slots, entry)
         if self._stages is None:
             return PreparedLaunch(entry.function, entry.grid, entry.block, DeviceBuffer.from_array(slots),
                                   self._status.address, entry.shared_bytes)

@@ -83,18 +83,33 @@ def compile_ptx(module: Module, kernel_name: str, arch: str, specialization: Spe
         variants.append((variant, lower(variant_mapping, lowered.sites)))
         mappings.append(variant_mapping)
         lowered.sites = variants[-1][1].sites
+    fallback = _fallback(mapping, lowered, lower)
     text = str(lowered.module)
     timings["lower-llvm"] = timings.get("lower-llvm", 0.0) + time.perf_counter() - mark
     mark = time.perf_counter()
     with machine.LOCK:
         parsed = llvm.parse_assembly(text)
-        for variant, variant_lowered in variants:
-            link_variant(parsed, str(variant_lowered.module), variant_lowered.function, variant.entry)
+        for entry, variant_lowered in [(variant.entry, lowered_) for variant, lowered_ in variants] + fallback:
+            link_variant(parsed, str(variant_lowered.module), variant_lowered.function, entry)
         parsed.verify()
-        entries = {lowered.function} | {variant.entry for variant, _ in variants}
+        entries = {lowered.function} | {variant.entry for variant, _ in variants} | {entry for entry, _ in fallback}
         ptx = optimized_ptx(parsed, arch, entries, timings, mark, strength_reduce=not all(map(_unrolled, mappings)))
     config = launch_config(mapping, lowered.function, arch, [variant.to_json() for variant, _ in variants])
+    for entry, _ in fallback:
+        config.mma["fallback"]["entry"] = entry
     return PtxKernel(ptx, config, lowered)
+
+
+def _fallback(mapping: Mapping, lowered: LoweredKernel, lower) -> list[tuple[str, LoweredKernel]]:
+    """The MMA mapping's cp.async entry for launches whose views have no tensor map (the
+    TMA plan's `fallback`), as [(entry name, lowered)]; [] for other mappings."""
+    plan = mapping.mma
+    if plan is None or getattr(plan, "fallback", None) is None:
+        return []
+    from .wgmma_tma import FALLBACK_SUFFIX
+    fallback = lower(plan.fallback_mapping(mapping), lowered.sites)
+    lowered.sites = fallback.sites
+    return [(lowered.function + FALLBACK_SUFFIX, fallback)]
 
 
 def _unrolled(mapping: Mapping) -> bool:

@@ -148,6 +148,8 @@ def launch_config(mapping: Mapping, entry: str, arch: str, variants: list | None
         return LaunchConfig(entry, mapping.kind, (1, 1, 1), "fixed:1", 0, arch, layouts=layouts, variants=variants,
                             reason=mapping.reason)
     per_sm = max(1, RESIDENT_THREADS // mapping.threads)
+    if mapping.mma is not None and mapping.mma.ctas_per_sm:
+        per_sm = mapping.mma.ctas_per_sm
     if mapping.cta is not None and mapping.cta.costly_prologue:
         per_sm = max(1, per_sm // COSTLY_PROLOGUE_SHRINK)
     return LaunchConfig(entry, mapping.kind, (mapping.threads, 1, 1), f"ctas_per_sm:{per_sm}", per_sm, arch,

@@ -74,6 +74,11 @@ class MmaPlan:
         return size if size > SHARED_LIMIT else 0
 
     @property
+    def ctas_per_sm(self) -> int | None:
+        """The grid's CTAs an SM, where the plan fixes it (a persistent kernel), else None."""
+        return None
+
+    @property
     def lookahead(self) -> int:
         """K tiles in flight ahead of the one computed: a ring slot is refilled once the MMAs
         that read it (the `pending` groups before the current one) are done everywhere."""
@@ -196,17 +201,23 @@ class TileEmitter:
         base = b.add(self.shared, b.mul(stage, ir.Constant(I32, self.plan.stage_bytes)))
         return base if operand == "a" else b.add(base, ir.Constant(I32, self.plan.element_bytes * bm * bk))
 
-    def _tile(self, tile: ir.Value, tiles_m: ir.Value, tiles_n: ir.Value) -> None:
-        em, plan = self.em, self.plan
-        b = em.b
-        bm, bn, _ = plan.block
-        group = _const(plan.group_m)
+    def place(self, tile: ir.Value, tiles_m: ir.Value, tiles_n: ir.Value) -> None:
+        """The output tile's first row and column (`m0`, `n0`): tiles are visited in groups of
+        `group_m` along M, so the CTAs running at once share B's columns in L2."""
+        b = self.em.b
+        bm, bn, _ = self.plan.block
+        group = _const(self.plan.group_m)
         per_group = b.mul(group, tiles_n)
         first_m = b.mul(b.sdiv(tile, per_group), group)
         rows_in_group = b.select(b.icmp_signed("<", b.sub(tiles_m, first_m), group), b.sub(tiles_m, first_m), group)
         within = b.srem(tile, per_group)
         self.m0 = b.mul(b.add(first_m, b.srem(within, rows_in_group)), _const(bm))
         self.n0 = b.mul(b.sdiv(within, rows_in_group), _const(bn))
+
+    def _tile(self, tile: ir.Value, tiles_m: ir.Value, tiles_n: ir.Value) -> None:
+        em, plan = self.em, self.plan
+        b = em.b
+        self.place(tile, tiles_m, tiles_n)
         barrier(em)                     # the previous tile's last reads of the ring are done
         self.variant.reset(em, self.acc, plan.contraction)
         self._k_loop()
@@ -432,7 +443,8 @@ def plan_mma(kernel, arch: str) -> MmaPlan | None:
     if contraction.operand_dtype == "f32":     # no TF32: CUDA cores, FMA, register tiles
         return MmaPlan(contraction, "fma.f32", (128, 128, 16), (8, 1), stages=3, resident=1)
     if arch == "sm_90a":
-        return MmaPlan(contraction, "wgmma.m64n128k16", (128, 128, 32), (2, 1), stages=4, pending=1)
+        from .wgmma_tma import tma_plan
+        return tma_plan(kernel, MmaPlan(contraction, "wgmma.m64n128k16", (128, 128, 32), (2, 1), stages=4))
     return MmaPlan(contraction, "mma.sync.m16n8k16", (128, 128, 32), (2, 4), stages=3, resident=1)
 
 
@@ -440,6 +452,10 @@ def emit_tile_contraction(em, plan: MmaPlan) -> None:
     from .mma_sync import MmaSync
     from .simt_matmul import Simt
     from .wgmma import Wgmma
+    from .wgmma_tma import TmaEmitter, TmaPlan
+    if isinstance(plan, TmaPlan):
+        TmaEmitter(em, plan, Wgmma()).emit()
+        return
     variant = Wgmma() if plan.instruction.startswith("wgmma") else Simt() if plan.instruction == "fma.f32" \
         else MmaSync()
     TileEmitter(em, plan, variant).emit()

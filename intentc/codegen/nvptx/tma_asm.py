@@ -1,0 +1,57 @@
+"""Inline PTX for the warp-specialized wgmma kernel (`wgmma_tma.py`): the tensor memory
+accelerator's bulk tensor copies (`cp.async.bulk.tensor`), the shared-memory mbarriers
+they complete on, and `setmaxnreg`. Shared-memory operands are 32-bit addresses in the
+shared window; a tensor map is the 64-bit generic address of its 128 bytes in global
+memory (the runtime writes them after the kernel's argument words)."""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ..llvm.types import I32
+from .ptx_asm import VOID, asm
+
+
+def mbarrier_init(b: ir.IRBuilder, barrier: ir.Value, count: int) -> None:
+    asm(b, f"mbarrier.init.shared::cta.b64 [$0], {count};", "r,~{memory}", VOID, [barrier])
+
+
+def fence_barrier_init(b: ir.IRBuilder) -> None:
+    """Make initialized mbarriers visible to the async proxy (the copy engine completes on them)."""
+    asm(b, "fence.mbarrier_init.release.cluster;", "~{memory}", VOID, [])
+
+
+def mbarrier_expect_bytes(b: ir.IRBuilder, barrier: ir.Value, nbytes: int) -> None:
+    """Arrive once on `barrier` and expect `nbytes` more from the copy engine in this phase."""
+    asm(b, f"mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], {nbytes};", "r,~{memory}", VOID, [barrier])
+
+
+def mbarrier_arrive(b: ir.IRBuilder, barrier: ir.Value) -> None:
+    asm(b, "mbarrier.arrive.shared::cta.b64 _, [$0];", "r,~{memory}", VOID, [barrier])
+
+
+def mbarrier_wait(em, barrier: ir.Value, parity: ir.Value) -> None:
+    """Spin until the phase of `barrier` with parity `parity` (i32, 0 or 1) has completed
+    (`try_wait` suspends the thread a while each try)."""
+    b = em.b
+    head, after = em.new_block("mbarrier.wait"), em.new_block("mbarrier.done")
+    b.branch(head)
+    b.position_at_end(head)
+    done = asm(b, "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2; selp.u32 $0, 1, 0, p; }",
+               "=r,r,r,~{memory}", I32, [barrier, parity])
+    b.cbranch(b.icmp_unsigned("!=", done, ir.Constant(I32, 0)), after, head)
+    b.position_at_end(after)
+
+
+def tma_load_2d(b: ir.IRBuilder, destination: ir.Value, tensor_map: ir.Value, inner: ir.Value, outer: ir.Value,
+                barrier: ir.Value) -> None:
+    """The box of `tensor_map` at element coordinates (inner, outer) (i32) into shared memory
+    at `destination`, completing its bytes on `barrier`; elements outside the tensor are
+    zero-filled (and still counted)."""
+    asm(b, "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1, {$2, $3}], [$4];",
+        "r,l,r,r,r,~{memory}", VOID, [destination, tensor_map, inner, outer, barrier])
+
+
+def setmaxnreg(b: ir.IRBuilder, registers: int, increase: bool) -> None:
+    """Give this warpgroup `registers` registers a thread (every thread of it executes this)."""
+    kind = "inc" if increase else "dec"
+    asm(b, f"setmaxnreg.{kind}.sync.aligned.u32 {registers};", "~{memory}", VOID, [])
