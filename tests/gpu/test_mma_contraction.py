@@ -1,7 +1,8 @@
 """The MMA mapping on the GPU (docs/gpu.md, "MMA mapping"): tiled contractions on the
 tensor cores against the interpreter — tails in M, N and K, K = 0, special values, f16 and
 bf16 operands, f32 and f16 accumulators, a transposed B view — for the arch a Hopper launch
-picks (sm_90a: wgmma) and for plain sm_90 (mma.sync)."""
+picks (sm_90a: wgmma, fed by the copy engine where the views allow tensor maps, else by
+cp.async) and for plain sm_90 (mma.sync)."""
 from __future__ import annotations
 
 import numpy as np
@@ -16,7 +17,7 @@ SHAPES = [(128, 128, 64), (96, 136, 40), (100, 130, 70), (1, 1, 1), (5, 7, 0), (
 ARCHS = ["sm_90", "sm_90a"]
 
 
-def _check(text, m, n, k, operands, acc, out, arch, b_transposed=False, special=False):
+def _check(text, m, n, k, operands, acc, out, arch, b_transposed=False, special=False, copy_engine=None):
     from intentc.runtime.cuda import compile_cuda
     from intentc.api import run
     values = inputs(operands, m, n, k, b_transposed)
@@ -26,10 +27,60 @@ def _check(text, m, n, k, operands, acc, out, arch, b_transposed=False, special=
         values["b"][0, 0] = -np.inf if not b_transposed else np.inf
     compiled = compile_cuda(text, "matmul_tiled", arch=arch)
     assert compiled.launch_config.mapping == "mma", compiled.launch_config.mapping
-    got = compiled(values)["c"]
+    got = _launched(compiled, values, copy_engine)
     expected = run(text, "matmul_tiled", values)["c"]
     assert_within(got, expected, error_bound(values["a"], values["b"], acc, out, b_transposed),
                   f"{operands}/{acc}->{out} {m}x{n}x{k} {arch}")
+
+
+def _launched(compiled, values, copy_engine):
+    """C from one launch; `copy_engine` (True / False): the launch must (not) have had tensor
+    maps, i.e. run the TMA entry (the cp.async fallback)."""
+    from intentc.runtime import cuda
+    if copy_engine is None:
+        return compiled(values)["c"]
+    encoded = []
+    original = cuda.with_maps
+
+    def recorded(*args):
+        encoded.append(original(*args))
+        return encoded[-1]
+    cuda.with_maps = recorded
+    try:
+        got = compiled(values)["c"]
+    finally:
+        cuda.with_maps = original
+    assert len(encoded) == 1 and (encoded[0] is not None) == copy_engine, encoded
+    return got
+
+
+# Shapes whose rows are 16-byte multiples (K and N multiples of 8 for 16-bit operands): the
+# copy engine's; tails in M, N and K, K = 0, several K tiles and tiles a persistent CTA.
+TMA_SHAPES = [(128, 256, 64), (300, 520, 200), (1, 8, 8), (257, 264, 136), (64, 64, 0), (129, 8, 1000),
+              (2048, 2304, 24)]
+
+
+@pytest.mark.parametrize("m,n,k", TMA_SHAPES)
+def test_copy_engine_form(m, n, k):
+    _check(variant(), m, n, k, "f16", "f32", "f16", "sm_90a", copy_engine=True)
+
+
+@pytest.mark.parametrize("operands,acc,out", [("bf16", "f32", "bf16"), ("f16", "f16", "f16"), ("f16", "f32", "f32")])
+@pytest.mark.parametrize("m,n,k", [(300, 520, 200), (64, 64, 0)])
+def test_copy_engine_dtypes(operands, acc, out, m, n, k):
+    _check(variant(operands, acc, out), m, n, k, operands, acc, out, "sm_90a", copy_engine=True)
+
+
+def test_copy_engine_special_values():
+    _check(variant("f16", "f32", "f32"), 64, 64, 64, "f16", "f32", "f32", "sm_90a", special=True, copy_engine=True)
+
+
+@pytest.mark.parametrize("m,n,k", [(100, 130, 70), (96, 136, 40)])
+def test_views_without_tensor_maps_take_the_fallback(m, n, k):
+    """Rows of 140 bytes (K = 70), or a transposed B: the cp.async entry, same results."""
+    transposed = k == 40
+    _check(variant(b_transposed=transposed), m, n, k, "f16", "f32", "f16", "sm_90a", b_transposed=transposed,
+           copy_engine=False)
 
 
 @pytest.mark.parametrize("arch", ARCHS)

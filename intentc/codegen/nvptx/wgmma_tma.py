@@ -39,6 +39,7 @@ from .wgmma import INSTRUCTION_M, Wgmma, descriptor
 WARPGROUP = 128
 BOX_COLUMNS = 64            # B's box: 64 N columns (128 bytes, the widest swizzled row) by BK rows
 MAP_BYTES = 128             # a CUtensorMap
+RING_ALIGN = 1024
 BARRIER_BYTES = 8
 PRODUCER_REGISTERS, CONSUMER_REGISTERS = 40, 232
 
@@ -61,7 +62,9 @@ class TmaPlan(MmaPlan):
 
     @property
     def dynamic_shared_bytes(self) -> int:
-        return self.ring_bytes + 2 * self.stages * BARRIER_BYTES
+        """The ring, its barriers, and room to align the ring to 1024 bytes (the 128-byte
+        swizzle's period, which TMA and the wgmma descriptors assume)."""
+        return self.ring_bytes + 2 * self.stages * BARRIER_BYTES + RING_ALIGN
 
     @property
     def ctas_per_sm(self) -> int:
@@ -89,14 +92,14 @@ class TmaPlan(MmaPlan):
         return replace(mapping, threads=self.fallback.threads, mma=self.fallback)
 
 
-def tma_plan(kernel, fallback: MmaPlan) -> TmaPlan:
-    """128 x 256 tiles of BK = 64 (the 128-byte swizzle), two consumer warpgroups of
-    m64n256k16, four ring slots (192 KiB); the maps start at the first 64-byte aligned word
-    after the kernel's own."""
+def tma_plan(kernel, fallback: MmaPlan, columns: int = 256, stages: int = 4) -> TmaPlan:
+    """128 x `columns` tiles of BK = 64 (the 128-byte swizzle), two consumer warpgroups of
+    m64n<columns>k16, `stages` ring slots (4 of 48 KiB for 256 columns); the maps start at the first 64-byte
+    aligned word after the kernel's own."""
     aligned = 64 // 8
     words = slot_count(layout(kernel))
-    return TmaPlan(fallback.contraction, "wgmma.m64n256k16", (128, 256, 64), (2, 1), stages=4, resident=1,
-                   maps_word=-(-words // aligned) * aligned, fallback=fallback)
+    return TmaPlan(fallback.contraction, f"wgmma.m64n{columns}k16", (128, columns, 64), (2, 1), stages=stages,
+                   resident=1, maps_word=-(-words // aligned) * aligned, fallback=fallback)
 
 
 class TmaEmitter(TileEmitter):
@@ -104,7 +107,8 @@ class TmaEmitter(TileEmitter):
         em, plan = self.em, self.plan
         b = em.b
         bm, bn, bk = plan.block
-        self.shared = self._shared_memory()
+        unaligned = self._shared_memory()
+        self.shared = b.and_(b.add(unaligned, ir.Constant(I32, RING_ALIGN - 1)), ir.Constant(I32, -RING_ALIGN))
         thread = sreg(em, "tid.x")
         self.tid = b.zext(thread, I64)
         self.c_pairs = self._pairs()
