@@ -16,8 +16,8 @@ import torch
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tests" / "gpu"), str(ROOT / "tests" / "codegen"), str(ROOT)]
-from bench.gpu import timed
-from mma_cases import variant
+from bench.gpu import timed  # noqa: E402
+from mma_cases import variant  # noqa: E402
 
 TORCH = {"f16": torch.float16, "bf16": torch.bfloat16}
 PLANS = [(256, 4), (128, 6)]      # (tile columns, ring stages) of the TMA form; the first is the default

@@ -44,7 +44,7 @@ def map_requests(tma: dict, views: dict, words: np.ndarray) -> list[MapRequest |
     """The maps of `tma` (launch.json) for a launch whose argument words are `words`
     (`views`: view name -> first argument word of its slots, rank 2; an empty view's is
     None), or None when a view is one the copy engine cannot describe."""
-    requests = []
+    requests: list[MapRequest | None] = []
     element = tma["element_bytes"]
     for spec in tma["maps"]:
         start = views[spec["view"]]

@@ -71,7 +71,7 @@ class TmaPlan(MmaPlan):
         return 1
 
     def to_json(self) -> dict:
-        bm, bn, bk = self.block
+        bm, _, bk = self.block
         c = self.contraction
         data = super().to_json()
         data.update(shared_bytes=self.dynamic_shared_bytes, warpgroups={"producer": 1, "consumers": self.warps[0]},
@@ -89,6 +89,7 @@ class TmaPlan(MmaPlan):
     def fallback_mapping(self, mapping):
         """The fallback's mapping (its own entry in the module, `FALLBACK_SUFFIX`)."""
         from dataclasses import replace
+        assert self.fallback is not None
         return replace(mapping, threads=self.fallback.threads, mma=self.fallback)
 
 
@@ -103,6 +104,8 @@ def tma_plan(kernel, fallback: MmaPlan, columns: int = 256, stages: int = 4) -> 
 
 
 class TmaEmitter(TileEmitter):
+    plan: TmaPlan
+
     def emit(self) -> None:
         em, plan = self.em, self.plan
         b = em.b
@@ -173,7 +176,7 @@ class TmaEmitter(TileEmitter):
         """Wait until the consumers released ring slot `slot`, then copy K tile `kt` into it."""
         em, plan = self.em, self.plan
         b = em.b
-        bm, bn, bk = plan.block
+        _, bn, bk = plan.block
         mbarrier_wait(em, self._barrier("empty", slot), b.xor(parity, ir.Constant(I32, 1)))
         full = self._barrier("full", slot)
         mbarrier_expect_bytes(b, full, plan.stage_bytes)
