@@ -47,8 +47,16 @@ def check(kernel, dtype, m, n, k) -> dict:
     kernel.synchronize()
     reference = a.double() @ b.double()
     scale = (a.double().abs() @ b.double().abs()).clamp_min(1e-30)
-    error = ((c.double() - reference).abs() / scale).max().item() if m * n else 0.0
-    return {"shape": [m, n, k], "nan": bool(torch.isnan(c).any().item()), "max_rel_error": error}
+    relative = (c.double() - reference).abs() / scale
+    bad = ~(relative <= 2.0 ** -9)      # NaN (unwritten) or off by more than f16's rounding
+    row = {"shape": [m, n, k], "max_rel_error": relative.max().item() if m * n else 0.0,
+           "bad_fraction": bad.double().mean().item() if m * n else 0.0}
+    if bad.any():       # where the wrong elements lie says which part of the kernel is wrong
+        rows, columns = torch.nonzero(bad, as_tuple=True)
+        row["first_bad"] = [int(rows[0]), int(columns[0])]
+        row["bad_rows_mod_128"] = sorted({int(r) % 128 for r in rows[:4096]})[:16]
+        row["bad_columns_mod_256"] = sorted({int(col) % 256 for col in columns[:4096]})[:16]
+    return row
 
 
 def speed(kernel, dtype, m, n, k, cublas: dict) -> dict:
