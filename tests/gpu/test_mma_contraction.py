@@ -5,6 +5,8 @@ picks (sm_90a: wgmma, fed by the copy engine where the views allow tensor maps, 
 cp.async) and for plain sm_90 (mma.sync)."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -17,15 +19,21 @@ SHAPES = [(128, 128, 64), (96, 136, 40), (100, 130, 70), (1, 1, 1), (5, 7, 0), (
 ARCHS = ["sm_90", "sm_90a"]
 
 
-def _check(text, m, n, k, operands, acc, out, arch, b_transposed=False, special=False, copy_engine=None):
+@functools.cache
+def _compiled(text: str, arch: str):
+    """One compile per kernel text and arch in a test process (the shapes share it)."""
     from intentc.runtime.cuda import compile_cuda
+    return compile_cuda(text, "matmul_tiled", arch=arch)
+
+
+def _check(text, m, n, k, operands, acc, out, arch, b_transposed=False, special=False, copy_engine=None):
     from intentc.api import run
     values = inputs(operands, m, n, k, b_transposed)
     if special and m * k and k * n:
         values["a"][0, 0] = np.inf
         values["a"][-1, -1] = np.nan
         values["b"][0, 0] = -np.inf if not b_transposed else np.inf
-    compiled = compile_cuda(text, "matmul_tiled", arch=arch)
+    compiled = _compiled(text, arch)
     assert compiled.launch_config.mapping == "mma", compiled.launch_config.mapping
     got = _launched(compiled, values, copy_engine)
     expected = run(text, "matmul_tiled", values)["c"]
