@@ -31,7 +31,7 @@ from .status import illegal_input
 from .tensor_maps import with_maps
 from .variants import Entry, EntryTable
 from .cuda_driver import CudaError, DeviceBuffer, PreparedLaunch, default_device, launch, stream_synchronize
-from .cuda_stages import LaunchSequence, StagedEntries
+from .cuda_stages import LaunchSequence, StagedEntries, launch_grid
 
 CUDA_FAILED = "E0090"
 HEAP_BYTES = 4 << 30   # device malloc heap for dynamic temporaries
@@ -85,7 +85,7 @@ class CudaKernel(CompiledKernel):
                 self._module.allow_shared(self._function, self.launch_config.shared_bytes)
         except CudaError as error:
             raise cuda_error(error, self.file) from None
-        self.block = (_block_threads(self.launch_config, limit, self.file), 1, 1)
+        self.block = (_block_threads(self.launch_config.mapping, self.launch_config.block[0], limit, self.file), 1, 1)
         self._entries = self._entry_table()
         self._launches: dict[bytes, PreparedLaunch | LaunchSequence] = {}
         # Launches prepared for calls seen before (`seen`: shared with the other shape variants
@@ -130,8 +130,9 @@ class CudaKernel(CompiledKernel):
             limit = self._module.max_threads(function)
         except CudaError as error:
             raise cuda_error(error, self.file) from None
-        return Entry(function, (fallback["ctas_per_sm"] * self.device.sm_count, 1, 1),
-                     (_exact_block(fallback["threads"], limit, self.file), 1, 1), fallback["dynamic_shared_bytes"])
+        return Entry(function, launch_grid(fallback["grid"], self.device.sm_count),
+                     (_block_threads(fallback["mapping"], fallback["threads"], limit, self.file), 1, 1),
+                     fallback["dynamic_shared_bytes"])
 
     def __call__(self, inputs: dict | None = None, constexprs: dict | None = None) -> dict[str, np.ndarray]:
         binding = self._launch()
@@ -278,12 +279,11 @@ class CudaKernel(CompiledKernel):
         return illegal_input(self.abi, ident, self.file, self.source)
 
 
-def _block_threads(launch, limit: int, file: str) -> int:
+def _block_threads(mapping: str, threads: int, limit: int, file: str) -> int:
     """The CTA size: exactly the compiled one for the CTA and MMA mappings (their code is specialized
     to it, and `.maxntid` makes ptxas fit it); otherwise as large as the configuration asks
     or the kernel's registers allow."""
-    threads = launch.block[0]
-    if launch.mapping in ("cta", "grid", "staged", "mma"):
+    if mapping in ("cta", "grid", "staged", "mma"):
         return _exact_block(threads, limit, file)
     return max(32, min(threads, limit // 32 * 32)) if threads > 1 else 1
 

@@ -108,10 +108,28 @@ def test_launch_json_records_the_warp_specialized_plan_and_its_fallback():
     assert tma["maps"] == [{"view": "a", "inner_axis": 1, "outer_axis": 0, "box": [64, 128]},
                            {"view": "b", "inner_axis": 1, "outer_axis": 0, "box": [64, 64]}]
     fallback = plan["fallback"]
-    assert fallback["entry"] == launch["kernel"] + "_cp_async" and fallback["block"] == [128, 128, 32]
-    assert fallback["threads"] == 256 and fallback["dynamic_shared_bytes"] == 4 * 2 * 32 * 256
+    assert fallback["entry"] == launch["kernel"] + "_fallback" and fallback["plan"]["block"] == [128, 128, 32]
+    assert fallback["mapping"] == "mma" and fallback["threads"] == 256 and fallback["grid"] == "ctas_per_sm:8"
+    assert fallback["dynamic_shared_bytes"] == 4 * 2 * 32 * 256 and fallback["plan"]["instruction"] == "wgmma.m64n128k16"
     assert f".entry {fallback['entry']}(" in ptx and f".entry {launch['kernel']}(" in ptx
     assert launch["layouts"]["encodings"]["#layout0"].startswith("#mma<{versionMajor = 3")
+
+
+@pytest.mark.parametrize("operands,pair", [("f8e4m3fn", "e4m3x2"), ("f8e5m2", "e5m2x2")])
+def test_8bit_floats_are_widened_to_f16_for_the_f16_wgmma(operands, pair):
+    """Never Hopper's 8-bit wgmma (its accumulation keeps fewer bits than f32): the raw
+    copies are widened exactly to f16 and the f16 wgmma accumulates in f32; without maps,
+    the generic mapping; before sm_90a, the generic mapping."""
+    ptx, launch = _launch(variant(operands, "f32", "f32"), "sm_90a")
+    kernel = ptx.split(".entry")[1]
+    assert f"cvt.rn.f16x2.{pair}" in kernel and "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16" in kernel
+    assert "e4m3" not in kernel.replace("cvt.rn.f16x2.e4m3x2", "") and ".e5m2" not in kernel.replace(
+        "cvt.rn.f16x2.e5m2x2", "")
+    plan = launch["mma"]
+    assert plan["stages"] == 3 and plan["shared_bytes"] <= 227 * 1024
+    assert plan["tma"]["element_bytes"] == 1 and plan["tma"]["swizzle_bytes"] == 0
+    assert plan["fallback"]["mapping"] != "mma"
+    assert _launch(variant(operands, "f32", "f32"), "sm_90")[1]["mapping"] != "mma"
 
 
 def test_warp_specialized_kernel_uses_the_copy_engine_and_mbarriers():
@@ -138,16 +156,20 @@ def test_bf16_operands_use_the_bf16_mma():
 
 
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="no ptxas on PATH")
-@pytest.mark.parametrize("arch", ["sm_80", "sm_90", "sm_90a"])
-def test_ptxas_accepts_the_mma_kernel_with_at_most_small_spills(arch, tmp_path):
-    """sm_90a caps registers at 128 (two CTAs an SM): ptxas spills a few words there."""
-    ptx, _ = _launch(BASE, arch)
+@pytest.mark.parametrize("arch,operands", [("sm_80", "f16"), ("sm_90", "f16"), ("sm_90a", "f16"),
+                                           ("sm_90a", "f8e4m3fn")])
+def test_ptxas_accepts_the_mma_kernel_with_at_most_small_spills(arch, operands, tmp_path):
+    """Spills of every MMA entry (the 8-bit floats' generic fallback keeps its tiles on the stack)."""
+    ptx, launch = _launch(variant(operands, "f32", "f16"), arch)
     source = tmp_path / "k.ptx"
     source.write_text(ptx)
     done = subprocess.run(["ptxas", f"-arch={arch}", "-v", str(source), "-o", str(tmp_path / "k.cubin")],
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    spilled = [int(n) for n in re.findall(r"(\d+) bytes spill stores", done.stderr)]
+    generic = launch["mma"].get("fallback", {}).get("mapping") not in (None, "mma")
+    spilled = [int(n) for entry, n in re.findall(r"Function properties for (\w+)\n\s+\d+ bytes stack frame, (\d+) "
+                                                 r"bytes spill stores", done.stderr)
+               if not (generic and entry.endswith("_fallback"))]
     assert spilled and max(spilled) <= 128, done.stderr
     # C7514: ptxas serializes wgmmas when other instructions read their accumulators while
     # a group is in flight; C7508: it ignores setmaxnreg

@@ -28,7 +28,8 @@ def variant(operands: str = "f16", acc: str = "f32", out: str = "f16", b_transpo
 
 def inputs(dtype: str, m: int, n: int, k: int, b_transposed: bool = False, seed: int = 0) -> dict:
     import ml_dtypes
-    numpy_dtype = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32}[dtype]
+    numpy_dtype = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32,
+                   "f8e4m3fn": ml_dtypes.float8_e4m3fn, "f8e5m2": ml_dtypes.float8_e5m2}[dtype]
     rng = np.random.default_rng(seed)
     a = rng.standard_normal((m, k)).astype(numpy_dtype)
     b = rng.standard_normal((n, k) if b_transposed else (k, n)).astype(numpy_dtype)

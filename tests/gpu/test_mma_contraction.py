@@ -83,6 +83,25 @@ def test_copy_engine_special_values():
     _check(variant("f16", "f32", "f32"), 64, 64, 64, "f16", "f32", "f32", "sm_90a", special=True, copy_engine=True)
 
 
+@pytest.mark.parametrize("operands,acc,out", [("f8e4m3fn", "f32", "f32"), ("f8e5m2", "f32", "f16"),
+                                              ("f8e4m3fn", "f16", "f16")])
+@pytest.mark.parametrize("m,n,k", [(128, 256, 64), (300, 528, 208), (64, 64, 0), (129, 16, 1000)])
+def test_8bit_floats_widened_to_f16(operands, acc, out, m, n, k):
+    """e4m3 / e5m2 operands copied raw, widened exactly to f16 in shared memory, f16 wgmma
+    accumulating in the declared dtype; rows of 16-byte multiples (K, N multiples of 16)."""
+    _check(variant(operands, acc, out), m, n, k, operands, acc, out, "sm_90a", copy_engine=True)
+
+
+def test_8bit_float_special_values():
+    _check(variant("f8e5m2", "f32", "f32"), 64, 64, 64, "f8e5m2", "f32", "f32", "sm_90a", special=True,
+           copy_engine=True)
+
+
+def test_8bit_floats_without_tensor_maps_take_the_generic_fallback():
+    """K = 40 (rows of 40 bytes): no map; the generic mapping's entry, same results."""
+    _check(variant("f8e4m3fn", "f32", "f32"), 33, 24, 40, "f8e4m3fn", "f32", "f32", "sm_90a", copy_engine=False)
+
+
 @pytest.mark.parametrize("m,n,k", [(100, 130, 70), (96, 136, 40)])
 def test_views_without_tensor_maps_take_the_fallback(m, n, k):
     """Rows of 140 bytes (K = 70), or a transposed B: the cp.async entry, same results."""

@@ -106,6 +106,13 @@ def plan_mapping(kernel: Kernel, specialization: Specialization | None = None, m
     mma = plan_mma(kernel, arch)
     if mma is not None:
         return Mapping("mma", mma.threads, mma.contraction.parallel, layouts=mma_assignment(mma, known), mma=mma)
+    return generic_mapping(kernel, specialization, module)
+
+
+def generic_mapping(kernel: Kernel, specialization: Specialization | None = None,
+                    module: Module | None = None) -> Mapping:
+    """The mapping of a kernel the tensor cores do not run (CTA, grid, grid-stride or one thread)."""
+    known = known_extents(kernel, specialization or Specialization())
     helpers = {item.name: item for item in module.items if isinstance(item, Helper)} if module else {}
     regions = per_coordinate_regions(kernel)
     cta = cta_plan(kernel, specialization, helpers) or grid_plan(kernel)

@@ -426,13 +426,17 @@ def cast_chain(b: ir.IRBuilder, value: ir.Value, dtype: str, casts: tuple) -> ir
     return value
 
 
-# operand dtype -> accumulators: the tensor cores' (f16, bf16) and the CUDA cores' (f32)
-TILED_OPERANDS = {"f16": {"f32", "f16"}, "bf16": {"f32"}, "f32": {"f32"}}
+# operand dtype -> accumulators: the tensor cores' (f16, bf16; 8-bit floats widened exactly
+# to f16 on sm_90a, wgmma_tma.py) and the CUDA cores' (f32)
+TILED_OPERANDS = {"f16": {"f32", "f16"}, "bf16": {"f32"}, "f32": {"f32"}, "f8e4m3fn": {"f32", "f16"},
+                  "f8e5m2": {"f32", "f16"}}
+WIDENED_ON_SM_90A = ("f8e4m3fn", "f8e5m2")
 
 
 def plan_mma(kernel, arch: str) -> MmaPlan | None:
     """The tiled-contraction plan for `kernel` on `arch`, or None when it is not a tiled
-    contraction of these dtypes (i8 and f64 contractions keep the generic mapping)."""
+    contraction of these dtypes (i8 and f64 contractions, and 8-bit floats before sm_90a,
+    keep the generic mapping)."""
     from .tile_contraction import NoMatch, match_tile_contraction
     try:
         contraction = match_tile_contraction(kernel)
@@ -444,7 +448,12 @@ def plan_mma(kernel, arch: str) -> MmaPlan | None:
         return MmaPlan(contraction, "fma.f32", (128, 128, 16), (8, 1), stages=3, resident=1)
     if arch == "sm_90a":
         from .wgmma_tma import tma_plan
-        return tma_plan(kernel, MmaPlan(contraction, "wgmma.m64n128k16", (128, 128, 32), (2, 1), stages=4))
+        if contraction.operand_dtype in WIDENED_ON_SM_90A:    # views without maps: the generic mapping
+            return tma_plan(kernel, contraction, None)
+        return tma_plan(kernel, contraction,
+                        MmaPlan(contraction, "wgmma.m64n128k16", (128, 128, 32), (2, 1), stages=4))
+    if contraction.operand_dtype in WIDENED_ON_SM_90A:
+        return None
     return MmaPlan(contraction, "mma.sync.m16n8k16", (128, 128, 32), (2, 4), stages=3, resident=1)
 
 

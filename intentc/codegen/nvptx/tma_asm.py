@@ -55,3 +55,24 @@ def setmaxnreg(b: ir.IRBuilder, registers: int, increase: bool) -> None:
     """Give this warpgroup `registers` registers a thread (every thread of it executes this)."""
     kind = "inc" if increase else "dec"
     asm(b, f"setmaxnreg.{kind}.sync.aligned.u32 {registers};", "~{memory}", VOID, [])
+
+
+def load_shared_pair(b: ir.IRBuilder, address: ir.Value) -> list:
+    """Two 32-bit words from an 8-byte aligned shared address."""
+    result = asm(b, "ld.shared.v2.b32 {$0, $1}, [$2];", "=r,=r,r,~{memory}", ir.LiteralStructType([I32, I32]),
+                 [address])
+    return [b.extract_value(result, i) for i in range(2)]
+
+
+def store_shared_quad(b: ir.IRBuilder, address: ir.Value, words: list) -> None:
+    """Four 32-bit words to a 16-byte aligned shared address."""
+    asm(b, "st.shared.v4.b32 [$0], {$1, $2, $3, $4};", "r,r,r,r,r,~{memory}", VOID, [address, *words])
+
+
+F8_PAIRS = {"f8e4m3fn": "e4m3x2", "f8e5m2": "e5m2x2"}
+
+
+def f16_pair_of_f8_pair(b: ir.IRBuilder, pair: ir.Value, dtype: str) -> ir.Value:
+    """Two 8-bit floats (the low byte first) as two f16 in a b32 (the low half first): exact,
+    every e4m3 and e5m2 value (NaN, e5m2's infinities) is an f16."""
+    return asm(b, f"cvt.rn.f16x2.{F8_PAIRS[dtype]} $0, $1;", "=r,h", I32, [pair])
