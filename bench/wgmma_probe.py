@@ -1,6 +1,6 @@
 """Probe of the warp-specialized TMA wgmma form (issue #14) on the H200: correctness against
-torch (f64 reference) on tail shapes, then TFLOP/s beside cuBLAS (torch.matmul) in one run;
-`--plans` also times other tile widths and ring depths.
+torch (f64 reference) on tail shapes, then TFLOP/s beside cuBLAS (torch.matmul; for e4m3
+operands torch._scaled_mm) in one run; `--plans` also times other tile widths and ring depths.
 
     python3 bench/wgmma_probe.py [--out FILE.json]
 """
@@ -19,7 +19,8 @@ sys.path[:0] = [str(ROOT / "tests" / "gpu"), str(ROOT / "tests" / "codegen"), st
 from bench.gpu import timed  # noqa: E402
 from mma_cases import variant  # noqa: E402
 
-TORCH = {"f16": torch.float16, "bf16": torch.bfloat16}
+TORCH = {"f16": torch.float16, "bf16": torch.bfloat16, "f8e4m3fn": torch.float8_e4m3fn, "f8e5m2": torch.float8_e5m2}
+OUT = {"f16": "f16", "bf16": "bf16", "f8e4m3fn": "f16", "f8e5m2": "f16"}
 PLANS = [(256, 4), (128, 6)]      # (tile columns, ring stages) of the TMA form; the first is the default
 
 
@@ -31,18 +32,21 @@ def compiled(dtype: str, plan=None):
 
     def planned(kernel, arch):
         found = chosen(kernel, arch)
-        return wgmma_tma.tma_plan(kernel, found.fallback, *plan) if plan else found
+        return wgmma_tma.tma_plan(kernel, found.contraction, found.fallback, *plan) if plan else found
     mapping.plan_mma = planned
     try:
-        return compile_cuda(variant(dtype, "f32", dtype), "matmul_tiled", arch="sm_90a")
+        return compile_cuda(variant(dtype, "f32", OUT[dtype]), "matmul_tiled", arch="sm_90a")
     finally:
         mapping.plan_mma = chosen
 
 
+def operands(dtype, m, n, k):
+    return (torch.randn(m, k, device="cuda").to(TORCH[dtype]), torch.randn(k, n, device="cuda").to(TORCH[dtype]),
+            torch.full((m, n), float("nan"), device="cuda", dtype=TORCH[OUT[dtype]]))
+
+
 def check(kernel, dtype, m, n, k) -> dict:
-    a = torch.randn(m, k, device="cuda", dtype=TORCH[dtype])
-    b = torch.randn(k, n, device="cuda", dtype=TORCH[dtype])
-    c = torch.full((m, n), float("nan"), device="cuda", dtype=TORCH[dtype])
+    a, b, c = operands(dtype, m, n, k)
     kernel.launch_in_place({"a": a, "b": b, "c": c})
     kernel.synchronize()
     reference = a.double() @ b.double()
@@ -59,10 +63,16 @@ def check(kernel, dtype, m, n, k) -> dict:
     return row
 
 
+def baseline(a, b, c):
+    """cuBLAS: torch.matmul, or for 8-bit floats torch._scaled_mm (B column-major, unit scales)."""
+    if a.dtype in (torch.float16, torch.bfloat16):
+        return lambda: torch.matmul(a, b, out=c)
+    b_columns, one = b.t().contiguous().t(), torch.ones((), device="cuda")
+    return lambda: torch._scaled_mm(a, b_columns, scale_a=one, scale_b=one, out_dtype=c.dtype)
+
+
 def speed(kernel, dtype, m, n, k, cublas: dict) -> dict:
-    a = torch.randn(m, k, device="cuda", dtype=TORCH[dtype])
-    b = torch.randn(k, n, device="cuda", dtype=TORCH[dtype])
-    c = torch.empty(m, n, device="cuda", dtype=TORCH[dtype])
+    a, b, c = operands(dtype, m, n, k)
     flop = 2.0 * m * n * k
     row = {"dtype": dtype, "size": [m, n, k]}
     try:
@@ -71,7 +81,7 @@ def speed(kernel, dtype, m, n, k, cublas: dict) -> dict:
         row["error"] = f"{type(error).__name__}: {str(error)[:300]}"
     key = (dtype, m, n, k)
     if key not in cublas:
-        cublas[key] = flop / timed(lambda: torch.matmul(a, b, out=c), 10) / 1e12
+        cublas[key] = flop / timed(baseline(a, b, c), 10) / 1e12
     row["cublas_TFLOP/s"] = cublas[key]
     if "TFLOP/s" in row:
         row["x_cublas"] = row["TFLOP/s"] / row["cublas_TFLOP/s"]
@@ -82,27 +92,30 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--out")
     parser.add_argument("--plans", action="store_true")
+    parser.add_argument("--cubin", help="write the f16 kernel's cubin here (for cuobjdump)")
     args = parser.parse_args()
     rows, cublas = [], {}
 
     def emit(row):
         print(json.dumps(row), flush=True)
         rows.append(row)
-    for dtype in ("f16", "bf16"):
+    sizes = {"f16": ((4096, 4096, 4096), (8192, 8192, 8192), (4000, 4100, 3900)),
+             "bf16": ((4096, 4096, 4096), (8192, 8192, 8192)), "f8e4m3fn": ((4096, 4096, 4096), (8192, 8192, 8192))}
+    for dtype in ("f16", "bf16", "f8e4m3fn"):
         start = time.time()
         kernel = compiled(dtype)
         emit({"dtype": dtype, "compile_s": time.time() - start, "plan": kernel.launch_config.mma["instruction"]})
-        for shape in ((128, 256, 64), (300, 520, 200), (1, 8, 8), (257, 264, 136), (64, 64, 0), (2048, 2304, 64)):
+        if dtype == "f16" and args.cubin:
+            Path(args.cubin).write_bytes(kernel.artifacts["kernel.cubin"])
+        for shape in ((128, 256, 64), (300, 528, 208), (1, 16, 16), (257, 272, 144), (64, 64, 0), (2048, 2304, 64)):
             try:
                 emit({"dtype": dtype, **check(kernel, dtype, *shape)})
             except Exception as error:
                 emit({"dtype": dtype, "shape": shape, "error": f"{type(error).__name__}: {str(error)[:300]}"})
-        for size in ((4096, 4096, 4096), (8192, 8192, 8192), (4000, 4100, 3900)):
+        for size in sizes[dtype]:
             emit(speed(kernel, dtype, *size, cublas))
     for plan in PLANS[1:] if args.plans else []:
-        kernel = compiled("f16", plan)
-        for size in ((4096, 4096, 4096), (8192, 8192, 8192)):
-            emit({"plan": plan, **speed(kernel, "f16", *size, cublas)})
+        emit({"plan": plan, **speed(compiled("f16", plan), "f16", 4096, 4096, 4096, cublas)})
     if args.out:
         Path(args.out).write_text(json.dumps({"gpu": torch.cuda.get_device_name(), "rows": rows}, indent=1) + "\n")
     return 0
