@@ -21,7 +21,9 @@ import intentc
 from bench.gpu import timed
 from mma_cases import variant
 
-TORCH = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}
+TORCH = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32, "f8e4m3fn": torch.float8_e4m3fn,
+         "f8e5m2": torch.float8_e5m2}
+OUT = {"f8e4m3fn": "f16", "f8e5m2": "f16"}      # the output dtype where it is not the operands'
 
 
 @triton.jit
@@ -62,17 +64,26 @@ def triton_matmul(a, b, c):
                                          num_stages=3, num_warps=8)
 
 
+def baseline(a, b, c):
+    """cuBLAS: torch.matmul, or for 8-bit floats torch._scaled_mm (B column-major, unit scales)."""
+    if a.element_size() > 1:
+        return lambda: torch.matmul(a, b, out=c)
+    b_columns, one = b.t().contiguous().t(), torch.ones((), device="cuda")
+    return lambda: c.copy_(torch._scaled_mm(a, b_columns, scale_a=one, scale_b=one, out_dtype=c.dtype))
+
+
 def row(dtype: str, m: int, n: int, k: int) -> dict:
-    text = variant(dtype, "f32", dtype)
+    out = OUT.get(dtype, dtype)
+    text = variant(dtype, "f32", out)
     kernel = intentc.load(text, "matmul_tiled", target="cuda", facts={"unit_stride": ["a", "b", "c"]})
-    a = torch.randn(m, k, device="cuda", dtype=TORCH[dtype])
-    b = torch.randn(k, n, device="cuda", dtype=TORCH[dtype])
-    c, c_torch, c_triton = (torch.empty(m, n, device="cuda", dtype=TORCH[dtype]) for _ in range(3))
+    a = torch.randn(m, k, device="cuda").to(TORCH[dtype])
+    b = torch.randn(k, n, device="cuda").to(TORCH[dtype])
+    c, c_torch, c_triton = (torch.empty(m, n, device="cuda", dtype=TORCH[out]) for _ in range(3))
     flop = 2.0 * m * n * k
     result = {"bench": f"matmul {dtype} {m}x{n}x{k}", "launch": kernel.launch_config.to_json()["mma"]
               if hasattr(kernel, "launch_config") else None}
-    impls = {"intentc": lambda: kernel(a=a, b=b, c=c), "torch": lambda: torch.matmul(a, b, out=c_torch)}
-    if dtype != "f32":      # the tutorial's tl.dot would take f32 inputs through TF32
+    impls = {"intentc": lambda: kernel(a=a, b=b, c=c), "torch": baseline(a, b, c_torch)}
+    if dtype in ("f16", "bf16"):      # the tutorial's tl.dot would take f32 inputs through TF32
         impls["triton"] = triton_matmul(a, b, c_triton)
     for label, fn in impls.items():
         try:
@@ -165,7 +176,8 @@ def sweep(m: int, n: int, k: int) -> list[dict]:
 # The contraction rows of issue #14 that exist so far (bench/gpu.py's "contractions").
 ROWS = [("f16", (1024, 1024, 1024)), ("bf16", (1024, 1024, 1024)), ("f16", (4096, 4096, 4096)),
         ("bf16", (4096, 4096, 4096)), ("f16", (8192, 8192, 8192)), ("bf16", (8192, 8192, 8192)),
-        ("f16", (4000, 4100, 3900)), ("bf16", (4000, 4100, 3900)), ("f32", (4096, 4096, 4096))]
+        ("f16", (4000, 4100, 3900)), ("bf16", (4000, 4100, 3900)), ("f32", (4096, 4096, 4096)),
+        ("f8e4m3fn", (4096, 4096, 4096)), ("f8e5m2", (4096, 4096, 4096))]
 
 
 def contraction_rows(quick: bool) -> list[dict]:
