@@ -216,11 +216,15 @@ class TmaEmitter(TileEmitter):
                 self._each_tile(lambda: self._each_k_tile(lambda kt, slot, parity: self._fill(maps, kt, slot, parity)))
             return
         # 8-bit operands: thread 0 copies, warps 1-3 convert (warp 0's other lanes idle)
-        converter = b.sub(thread, ir.Constant(I32, WARPGROUP - CONVERTERS))
+        first = WARPGROUP - CONVERTERS
+        converter = b.sub(thread, ir.Constant(I32, first))
+
+        def convert():
+            with b.if_then(b.icmp_unsigned(">=", thread, ir.Constant(I32, first))):
+                self._converting(converter)
         em.if_then(is_copier,
                    lambda: self._each_tile(lambda: self._each_k_tile(
-                       lambda kt, slot, parity: self._fill(maps, kt, slot, parity))),
-                   lambda: self._converting(converter))
+                       lambda kt, slot, parity: self._fill(maps, kt, slot, parity))), convert)
 
     def _fill(self, maps: list, kt: ir.Value, slot: ir.Value, parity: ir.Value) -> None:
         """Wait until the consumers released ring slot `slot`, then copy K tile `kt` into it
