@@ -2,7 +2,7 @@
 "MMA mapping"; `codegen/nvptx/wgmma_tma.py`).
 
 `launch.json`'s `mma.tma` names, for each map, the view, which of its axes is the
-contiguous (inner) one and which the outer, and the box the kernel copies. At launch the
+contiguous (inner) one and which the outer, the box the kernel copies and its swizzle. At launch the
 views' device addresses, extents and strides are in the argument words; each map is
 encoded there (`cuTensorMapEncodeTiled`: 2-D, the element's size as an unsigned integer
 type, the swizzle of the staged rows, zero fill outside the view) and written after the
@@ -23,7 +23,7 @@ import numpy as np
 MAP_WORDS = 16
 ALIGN = 16                          # bytes: a map's global address and its row pitch
 DATA_TYPE = {1: 0, 2: 1, 4: 2}      # CU_TENSOR_MAP_DATA_TYPE_UINT8 / UINT16 / UINT32, by element bytes
-SWIZZLE = {32: 1, 64: 2, 128: 3}    # CU_TENSOR_MAP_SWIZZLE_32B / 64B / 128B
+SWIZZLE = {0: 0, 32: 1, 64: 2, 128: 3}    # CU_TENSOR_MAP_SWIZZLE_NONE / 32B / 64B / 128B
 L2_PROMOTION_128B = 2
 MAX_EXTENT = 1 << 32
 
@@ -59,7 +59,7 @@ def map_requests(tma: dict, views: dict, words: np.ndarray) -> list[MapRequest |
         if int(strides[inner]) != 1 or address % ALIGN or pitch <= 0 or pitch % ALIGN or \
                 max(sizes) >= MAX_EXTENT or pitch >= 1 << 40:
             return None
-        requests.append(MapRequest(address, sizes, pitch, tuple(spec["box"]), element, tma["swizzle_bytes"]))
+        requests.append(MapRequest(address, sizes, pitch, tuple(spec["box"]), element, spec["swizzle_bytes"]))
     return requests
 
 

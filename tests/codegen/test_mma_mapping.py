@@ -105,8 +105,8 @@ def test_launch_json_records_the_warp_specialized_plan_and_its_fallback():
     assert plan["warpgroups"] == {"producer": 1, "consumers": 2}
     tma = plan["tma"]
     assert tma["word"] == 24 and tma["word"] % 8 == 0     # 3 views of 7 words, then 64-byte aligned
-    assert tma["maps"] == [{"view": "a", "inner_axis": 1, "outer_axis": 0, "box": [64, 128]},
-                           {"view": "b", "inner_axis": 1, "outer_axis": 0, "box": [64, 64]}]
+    assert tma["maps"] == [{"view": "a", "inner_axis": 1, "outer_axis": 0, "box": [64, 128], "swizzle_bytes": 128},
+                           {"view": "b", "inner_axis": 1, "outer_axis": 0, "box": [64, 64], "swizzle_bytes": 128}]
     fallback = plan["fallback"]
     assert fallback["entry"] == launch["kernel"] + "_fallback" and fallback["plan"]["block"] == [128, 128, 32]
     assert fallback["mapping"] == "mma" and fallback["threads"] == 256 and fallback["grid"] == "ctas_per_sm:8"
@@ -127,9 +127,19 @@ def test_8bit_floats_are_widened_to_f16_for_the_f16_wgmma(operands, pair):
         "cvt.rn.f16x2.e5m2x2", "")
     plan = launch["mma"]
     assert plan["stages"] == 3 and plan["shared_bytes"] <= 227 * 1024
-    assert plan["tma"]["element_bytes"] == 1 and plan["tma"]["swizzle_bytes"] == 0
+    assert plan["tma"]["element_bytes"] == 1 and [m["swizzle_bytes"] for m in plan["tma"]["maps"]] == [0, 0]
     assert plan["fallback"]["mapping"] != "mma"
     assert _launch(variant(operands, "f32", "f32"), "sm_90")[1]["mapping"] != "mma"
+
+
+def test_i8_uses_the_integer_wgmma_with_b_transposed_in_shared_memory():
+    ptx, launch = _launch(variant("i8", "i32", "i32"), "sm_90a")
+    kernel = ptx.split(".entry")[1]
+    assert "wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8" in kernel and "prmt.b32" in kernel
+    plan = launch["mma"]
+    assert plan["block"] == [128, 128, 128] and plan["acc"] == "i32" and plan["shared_bytes"] <= 227 * 1024
+    assert [m["swizzle_bytes"] for m in plan["tma"]["maps"]] == [128, 0] and plan["fallback"]["mapping"] != "mma"
+    assert _launch(variant("i8", "i32", "i32"), "sm_90")[1]["mapping"] != "mma"
 
 
 def test_warp_specialized_kernel_uses_the_copy_engine_and_mbarriers():
@@ -157,10 +167,11 @@ def test_bf16_operands_use_the_bf16_mma():
 
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="no ptxas on PATH")
 @pytest.mark.parametrize("arch,operands", [("sm_80", "f16"), ("sm_90", "f16"), ("sm_90a", "f16"),
-                                           ("sm_90a", "f8e4m3fn")])
+                                           ("sm_90a", "f8e4m3fn"), ("sm_90a", "i8")])
 def test_ptxas_accepts_the_mma_kernel_with_at_most_small_spills(arch, operands, tmp_path):
-    """Spills of every MMA entry (the 8-bit floats' generic fallback keeps its tiles on the stack)."""
-    ptx, launch = _launch(variant(operands, "f32", "f16"), arch)
+    """Spills of every MMA entry (the 8-bit operands' generic fallback keeps its tiles on the stack)."""
+    ptx, launch = _launch(variant(operands, "i32", "i32") if operands == "i8" else variant(operands, "f32", "f16"),
+                          arch)
     source = tmp_path / "k.ptx"
     source.write_text(ptx)
     done = subprocess.run(["ptxas", f"-arch={arch}", "-v", str(source), "-o", str(tmp_path / "k.cubin")],

@@ -92,6 +92,16 @@ def test_8bit_floats_widened_to_f16(operands, acc, out, m, n, k):
     _check(variant(operands, acc, out), m, n, k, operands, acc, out, "sm_90a", copy_engine=True)
 
 
+@pytest.mark.parametrize("m,n,k", [(128, 128, 128), (300, 272, 208), (64, 64, 0), (129, 16, 1040), (1, 16, 16)])
+def test_i8_operands_accumulate_exactly_in_i32(m, n, k):
+    """i8 x i8 -> i32 on the s8 wgmma (B transposed to K-major in shared memory): exact."""
+    _check(variant("i8", "i32", "i32"), m, n, k, "i8", "i32", "i32", "sm_90a", copy_engine=True)
+
+
+def test_i8_without_tensor_maps_takes_the_generic_fallback():
+    _check(variant("i8", "i32", "i32"), 33, 24, 40, "i8", "i32", "i32", "sm_90a", copy_engine=False)
+
+
 def test_8bit_float_special_values():
     _check(variant("f8e5m2", "f32", "f32"), 64, 64, 64, "f8e5m2", "f32", "f32", "sm_90a", special=True,
            copy_engine=True)

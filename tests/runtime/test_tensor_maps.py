@@ -8,9 +8,9 @@ import numpy as np
 
 from intentc.runtime.tensor_maps import MapRequest, map_requests
 
-TMA = {"word": 24, "element_bytes": 2, "swizzle_bytes": 128,
-       "maps": [{"view": "a", "inner_axis": 1, "outer_axis": 0, "box": [64, 128]},
-                {"view": "b", "inner_axis": 1, "outer_axis": 0, "box": [64, 64]}]}
+TMA = {"word": 24, "element_bytes": 2,
+       "maps": [{"view": "a", "inner_axis": 1, "outer_axis": 0, "box": [64, 128], "swizzle_bytes": 128},
+                {"view": "b", "inner_axis": 1, "outer_axis": 0, "box": [64, 64], "swizzle_bytes": 128}]}
 VIEWS = {"a": 0, "b": 7, "c": 14}
 
 

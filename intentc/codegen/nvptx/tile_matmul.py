@@ -54,7 +54,8 @@ class MmaPlan:
 
     @property
     def element_bytes(self) -> int:
-        return 4 if self.contraction.operand_dtype == "f32" else 2
+        """Bytes of a staged operand element (8-bit floats are staged widened to f16)."""
+        return {"f32": 4, "i8": 1}.get(self.contraction.operand_dtype, 2)
 
     @property
     def chunk(self) -> int:
@@ -396,7 +397,7 @@ class TileEmitter:
         return b.and_(aligned, b.and_(unit, even_rows))
 
 
-_BYTES = {"f32": 4, "f16": 2, "bf16": 2}
+_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "i32": 4}
 
 
 def _widen(b: ir.IRBuilder, value: ir.Value, dtype: str) -> ir.Value:
@@ -429,14 +430,16 @@ def cast_chain(b: ir.IRBuilder, value: ir.Value, dtype: str, casts: tuple) -> ir
 # operand dtype -> accumulators: the tensor cores' (f16, bf16; 8-bit floats widened exactly
 # to f16 on sm_90a, wgmma_tma.py) and the CUDA cores' (f32)
 TILED_OPERANDS = {"f16": {"f32", "f16"}, "bf16": {"f32"}, "f32": {"f32"}, "f8e4m3fn": {"f32", "f16"},
-                  "f8e5m2": {"f32", "f16"}}
-WIDENED_ON_SM_90A = ("f8e4m3fn", "f8e5m2")
+                  "f8e5m2": {"f32", "f16"}, "i8": {"i32"}}
+# Operands only the sm_90a copy-engine form runs (8-bit floats widened to f16, i8 with B
+# transposed for the integer wgmma): elsewhere, and for views without maps, the generic mapping
+COPY_ENGINE_ONLY = ("f8e4m3fn", "f8e5m2", "i8")
 
 
 def plan_mma(kernel, arch: str) -> MmaPlan | None:
     """The tiled-contraction plan for `kernel` on `arch`, or None when it is not a tiled
-    contraction of these dtypes (i8 and f64 contractions, and 8-bit floats before sm_90a,
-    keep the generic mapping)."""
+    contraction of these dtypes (f64 contractions, and 8-bit operands before sm_90a, keep
+    the generic mapping)."""
     from .tile_contraction import NoMatch, match_tile_contraction
     try:
         contraction = match_tile_contraction(kernel)
@@ -448,11 +451,11 @@ def plan_mma(kernel, arch: str) -> MmaPlan | None:
         return MmaPlan(contraction, "fma.f32", (128, 128, 16), (8, 1), stages=3, resident=1)
     if arch == "sm_90a":
         from .wgmma_tma import tma_plan
-        if contraction.operand_dtype in WIDENED_ON_SM_90A:    # views without maps: the generic mapping
+        if contraction.operand_dtype in COPY_ENGINE_ONLY:    # views without maps: the generic mapping
             return tma_plan(kernel, contraction, None)
         return tma_plan(kernel, contraction,
                         MmaPlan(contraction, "wgmma.m64n128k16", (128, 128, 32), (2, 1), stages=4))
-    if contraction.operand_dtype in WIDENED_ON_SM_90A:
+    if contraction.operand_dtype in COPY_ENGINE_ONLY:
         return None
     return MmaPlan(contraction, "mma.sync.m16n8k16", (128, 128, 32), (2, 4), stages=3, resident=1)
 

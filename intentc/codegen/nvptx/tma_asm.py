@@ -76,3 +76,12 @@ def f16_pair_of_f8_pair(b: ir.IRBuilder, pair: ir.Value, dtype: str) -> ir.Value
     """Two 8-bit floats (the low byte first) as two f16 in a b32 (the low half first): exact,
     every e4m3 and e5m2 value (NaN, e5m2's infinities) is an f16."""
     return asm(b, f"cvt.rn.f16x2.{F8_PAIRS[dtype]} $0, $1;", "=r,h", I32, [pair])
+
+
+def load_shared_word(b: ir.IRBuilder, address: ir.Value) -> ir.Value:
+    return asm(b, "ld.shared.b32 $0, [$1];", "=r,r,~{memory}", I32, [address])
+
+
+def byte_permute(b: ir.IRBuilder, low: ir.Value, high: ir.Value, selector: int) -> ir.Value:
+    """`prmt.b32`: byte i of the result is byte (selector >> 4i) & 7 of {high, low}."""
+    return asm(b, f"prmt.b32 $0, $1, $2, {selector:#x};", "=r,r,r", I32, [low, high])

@@ -39,9 +39,10 @@ from ..llvm.types import I32, I64
 from .cta import barrier, sreg
 from .ptx_asm import opaque, wgmma_commit, wgmma_fence, wgmma_m64, wgmma_wait
 from .tile_matmul import MmaPlan, TileEmitter, _ceil, _const
-from .ptx_asm import fence_proxy_async
-from .tma_asm import (F8_PAIRS, f16_pair_of_f8_pair, fence_barrier_init, load_shared_pair, mbarrier_arrive,
-                      mbarrier_expect_bytes, mbarrier_init, mbarrier_wait, setmaxnreg, store_shared_quad, tma_load_2d)
+from .ptx_asm import fence_proxy_async, store_shared
+from .tma_asm import (F8_PAIRS, byte_permute, f16_pair_of_f8_pair, fence_barrier_init, load_shared_pair,
+                      load_shared_word, mbarrier_arrive, mbarrier_expect_bytes, mbarrier_init, mbarrier_wait,
+                      setmaxnreg, store_shared_quad, tma_load_2d)
 from .wgmma import INSTRUCTION_M, Wgmma, descriptor
 
 WARPGROUP = 128
@@ -51,7 +52,8 @@ RING_ALIGN = 1024
 BARRIER_BYTES = 8
 PRODUCER_REGISTERS, CONSUMER_REGISTERS = 40, 232
 CONVERTERS = 96             # producer threads 32..127: the 8-bit operands' conversion to f16
-RAW_ROW = 64                # bytes of an 8-bit staged row (BK elements), unswizzled
+RAW_ROW = 64                # bytes of an 8-bit float row as copied (BK elements), unswizzled
+STEP_BYTES = 32             # K bytes one wgmma reads of each row
 FALLBACK_SUFFIX = "_fallback"
 BARRIERS = ("full", "empty", "raw")     # raw: an 8-bit slot's copies have landed (converted next)
 
@@ -60,11 +62,21 @@ BARRIERS = ("full", "empty", "raw")     # raw: an 8-bit slot's copies have lande
 class TmaPlan(MmaPlan):
     maps_word: int = 0      # argument word where the runtime writes the tensor maps
     fallback: MmaPlan | None = None     # the cp.async plan for views without a map (None: the generic mapping)
-    convert: str = ""       # an 8-bit float operand dtype, copied raw and converted to f16 in shared memory
+    # 8-bit operands copied raw and rewritten in shared memory before the wgmma: "f8e4m3fn" /
+    # "f8e5m2" widened to f16 (A and B), "i8" B transposed to K-major (the integer wgmma's)
+    convert: str = ""
 
     @property
     def threads(self) -> int:
         return WARPGROUP * (1 + self.warps[0])
+
+    @property
+    def widens(self) -> bool:
+        return self.convert in F8_PAIRS
+
+    @property
+    def transposes(self) -> bool:
+        return self.convert == "i8"
 
     @property
     def ring_bytes(self) -> int:
@@ -72,9 +84,10 @@ class TmaPlan(MmaPlan):
 
     @property
     def raw_stage_bytes(self) -> int:
-        """An 8-bit operand slot as copied (A then B's blocks, rows of BK bytes), or 0."""
+        """A slot of the operands copied raw (8-bit floats: A then B's blocks; i8: B's
+        blocks), rows of BK bytes; 0 when the copies land where the wgmma reads them."""
         bm, bn, bk = self.block
-        return (bm + bn) * bk if self.convert else 0
+        return (bm + bn) * bk if self.widens else bn * bk if self.transposes else 0
 
     @property
     def barriers(self) -> tuple:
@@ -93,8 +106,13 @@ class TmaPlan(MmaPlan):
 
     @property
     def mma_dtype(self) -> str:
-        """The wgmma's operand type: f16 for converted 8-bit floats."""
-        return "f16" if self.convert else self.contraction.operand_dtype
+        """The wgmma's operand type: f16 for widened 8-bit floats, s8 for i8."""
+        return "f16" if self.widens else "s8" if self.transposes else self.contraction.operand_dtype
+
+    @property
+    def copied_bytes(self) -> int:
+        """Bytes of a copy element: 8-bit operands are copied as they are."""
+        return 1 if self.convert else self.element_bytes
 
     def to_json(self) -> dict:
         bm, _, bk = self.block
@@ -102,16 +120,19 @@ class TmaPlan(MmaPlan):
         data = super().to_json()
         data.update(shared_bytes=self.dynamic_shared_bytes, warpgroups={"producer": 1, "consumers": self.warps[0]},
                     staging=f"TMA boxes, {self.row_bytes}-byte swizzle, mbarrier ring (full/empty)")
-        if self.convert:
+        if self.widens:
             data["convert"] = f"{self.convert} -> f16 exactly (cvt.rn.f16x2.{F8_PAIRS[self.convert]}) by " \
                               f"{CONVERTERS} producer threads, then the f16 wgmma"
-        data["tma"] = {"word": self.maps_word, "element_bytes": 1 if self.convert else self.element_bytes,
-                       "swizzle_bytes": 0 if self.convert else self.row_bytes,
-                       "maps": [{"view": c.a, "inner_axis": c.a_axes[1], "outer_axis": c.a_axes[0], "box": [bk, bm]},
+        if self.transposes:
+            data["convert"] = f"B transposed to K-major (prmt 4x4 byte blocks) by {CONVERTERS} producer threads, " \
+                              "then the s8 wgmma accumulating in s32"
+        a_swizzle = 0 if self.widens else self.row_bytes
+        data["tma"] = {"word": self.maps_word, "element_bytes": self.copied_bytes,
+                       "maps": [{"view": c.a, "inner_axis": c.a_axes[1], "outer_axis": c.a_axes[0], "box": [bk, bm],
+                                 "swizzle_bytes": a_swizzle},
                                 {"view": c.b, "inner_axis": c.b_axes[1], "outer_axis": c.b_axes[0],
-                                 "box": [BOX_COLUMNS, bk]}]}
+                                 "box": [BOX_COLUMNS, bk], "swizzle_bytes": 0 if self.convert else self.row_bytes}]}
         return data
-
 
     def fallback_mapping(self, mapping):
         """The cp.async fallback's mapping (its own entry in the module, `FALLBACK_SUFFIX`)."""
@@ -121,15 +142,20 @@ class TmaPlan(MmaPlan):
 
 
 def tma_plan(kernel, contraction, fallback: MmaPlan | None, columns: int = 256, stages: int = 4) -> TmaPlan:
-    """128 x `columns` tiles of BK = 64 (the 128-byte swizzle), two consumer warpgroups of
-    m64n<columns>k16, `stages` ring slots (4 of 48 KiB for 256 columns; 8-bit operands keep
-    3, beside their raw ring); the maps start at the first 64-byte aligned word after the
-    kernel's own."""
+    """128 x `columns` tiles of 128-byte K rows (BK = 64 16-bit elements: the 128-byte
+    swizzle), two consumer warpgroups of m64n<columns>, `stages` ring slots (4 of 48 KiB for
+    256 columns; 8-bit floats keep 3 beside their raw ring; i8 takes 128 columns, BK = 128,
+    4 slots); the maps start at the first 64-byte aligned word after the kernel's own."""
     aligned = 64 // 8
     words = slot_count(layout(kernel))
-    convert = contraction.operand_dtype if contraction.operand_dtype in F8_PAIRS else ""
-    return TmaPlan(contraction, f"wgmma.m64n{columns}k16", (128, columns, 64), (2, 1),
-                   stages=min(stages, 3) if convert else stages, resident=1,
+    operands = contraction.operand_dtype
+    convert = operands if operands in F8_PAIRS or operands == "i8" else ""
+    if operands == "i8":
+        columns, depth = 128, 128
+    else:
+        depth, stages = 64, min(stages, 3) if convert else stages
+    shape = f"m64n{columns}k{32 if operands == 'i8' else 16}"
+    return TmaPlan(contraction, f"wgmma.{shape}", (128, columns, depth), (2, 1), stages=stages, resident=1,
                    maps_word=-(-words // aligned) * aligned, fallback=fallback, convert=convert)
 
 
@@ -227,37 +253,40 @@ class TmaEmitter(TileEmitter):
                        lambda kt, slot, parity: self._fill(maps, kt, slot, parity))), convert)
 
     def _fill(self, maps: list, kt: ir.Value, slot: ir.Value, parity: ir.Value) -> None:
-        """Wait until the consumers released ring slot `slot`, then copy K tile `kt` into it
-        (8-bit operands: into the raw ring's slot, completing on its `raw` barrier)."""
+        """Wait until the consumers released ring slot `slot`, then copy K tile `kt` into it:
+        where the wgmma reads it (announced on `full`), or the operands to rewrite into the raw
+        ring's slot (announced on `raw`: 8-bit floats both, i8 B while A lands in place)."""
         em, plan = self.em, self.plan
         b = em.b
         bm, bn, bk = plan.block
         mbarrier_wait(em, self._barrier("empty", slot), b.xor(parity, ir.Constant(I32, 1)))
-        if plan.convert:
-            landed, a_base, row_bytes = self._barrier("raw", slot), self._raw_base(slot), RAW_ROW
-            b_base = b.add(a_base, ir.Constant(I32, bm * RAW_ROW))
-            mbarrier_expect_bytes(b, landed, plan.raw_stage_bytes)
-        else:
-            landed, a_base, row_bytes = self._barrier("full", slot), self.stage_base(slot, "a"), plan.row_bytes
-            b_base = self.stage_base(slot, "b")
-            mbarrier_expect_bytes(b, landed, plan.stage_bytes)
+        raw = self._raw_base(slot)
+        a_base = raw if plan.widens else self.stage_base(slot, "a")
+        b_base = b.add(raw, ir.Constant(I32, bm * bk)) if plan.widens else raw if plan.transposes else \
+            self.stage_base(slot, "b")
+        landed = self._barrier("raw" if plan.convert else "full", slot)
+        a_bytes = 0 if plan.widens else bm * bk * plan.copied_bytes
+        mbarrier_expect_bytes(b, landed, plan.raw_stage_bytes + a_bytes if plan.convert else plan.stage_bytes)
         k0 = b.trunc(b.mul(kt, _const(bk)), I32)
         tma_load_2d(b, a_base, maps[0], k0, b.trunc(self.m0, I32), landed)
         n0 = b.trunc(self.n0, I32)
         for block in range(bn // BOX_COLUMNS):
-            destination = b.add(b_base, ir.Constant(I32, block * bk * row_bytes))
+            destination = b.add(b_base, ir.Constant(I32, block * bk * BOX_COLUMNS * plan.copied_bytes))
             tma_load_2d(b, destination, maps[1], b.add(n0, ir.Constant(I32, block * BOX_COLUMNS)), k0, landed)
 
     def _converting(self, converter: ir.Value) -> None:
         """Converter `converter` (0..CONVERTERS-1): for each K tile, once its raw copies have
-        landed, its share of the slot's rows of BK bytes into f16 rows of 128 bytes at their
-        swizzled chunks (A's rows, then B's blocks: both staged as rows of BK), published to
-        the tensor cores (`fence.proxy.async`) and announced on the slot's `full` barrier."""
+        landed, its share of the slot rewritten for the wgmma (`_widen_chunk`,
+        `_transpose_block`), published to the tensor cores (`fence.proxy.async`) and announced
+        on the slot's `full` barrier."""
         em, plan = self.em, self.plan
         b = em.b
-        rows = plan.block[0] + plan.block[1]
-        chunks = rows * RAW_ROW // 8          # 8 raw bytes -> one 16-byte chunk of f16
-        unrolled = 4                          # chunks a trip: loads in flight, within 40 registers
+        bm, bn, bk = plan.block
+        if plan.widens:         # 8 raw bytes -> one 16-byte chunk of f16, A's rows then B's blocks
+            items, unrolled, rewrite = (bm + bn) * bk // 8, 4, self._widen_chunk
+        else:                   # 4 x 4 bytes of B
+            items, unrolled, rewrite = (bn // 4) * (bk // 4), 1, self._transpose_block
+        per_trip = CONVERTERS * unrolled
 
         def convert(slot, parity):
             mbarrier_wait(em, self._barrier("raw", slot), parity)
@@ -265,15 +294,46 @@ class TmaEmitter(TileEmitter):
 
             def trip(first):
                 for lane in range(unrolled):
-                    chunk = b.add(b.trunc(first, I32), b.add(converter, ir.Constant(I32, lane * CONVERTERS)))
-                    self._convert_chunk(raw, staged, chunk)
-            em.loop(_const(0), opaque(b, _const(chunks // (CONVERTERS * unrolled))),
-                    lambda i: trip(b.mul(i, _const(CONVERTERS * unrolled))), name="convert")
+                    item = b.add(b.trunc(first, I32), b.add(converter, ir.Constant(I32, lane * CONVERTERS)))
+                    if items % per_trip:
+                        with b.if_then(b.icmp_unsigned("<", item, ir.Constant(I32, items))):
+                            rewrite(raw, staged, item)
+                    else:
+                        rewrite(raw, staged, item)
+            # a rolled loop (its trip count hidden from the unroller), `unrolled` items a trip:
+            # loads in flight within the producer's 40 registers
+            em.loop(_const(0), opaque(b, _const(-(-items // per_trip))), lambda i: trip(b.mul(i, _const(per_trip))),
+                    name="convert")
             fence_proxy_async(b)
             mbarrier_arrive(b, self._barrier("full", slot))
         self._each_tile(lambda: self._each_k_tile(lambda kt, slot, parity: convert(slot, parity)))
 
-    def _convert_chunk(self, raw: ir.Value, staged: ir.Value, chunk: ir.Value) -> None:
+    def _transpose_block(self, raw: ir.Value, staged: ir.Value, item: ir.Value) -> None:
+        """i8 B: the 4 x 4 bytes at K rows 4k.., N columns 4n.. of the raw blocks (rows of
+        64 N bytes) into K-major rows n.. of BK bytes at their 128-byte-swizzled chunks."""
+        b = self.em.b
+        bm, bn, bk = self.plan.block
+        columns4 = ir.Constant(I32, bn // 4)
+        n4, k4 = b.urem(item, columns4), b.udiv(item, columns4)
+        column = b.mul(n4, ir.Constant(I32, 4))
+        block, within = b.udiv(column, ir.Constant(I32, BOX_COLUMNS)), b.urem(column, ir.Constant(I32, BOX_COLUMNS))
+        first = b.add(raw, b.add(b.mul(block, ir.Constant(I32, bk * BOX_COLUMNS)),
+                                 b.add(b.mul(k4, ir.Constant(I32, 4 * BOX_COLUMNS)), within)))
+        rows = [load_shared_word(b, b.add(first, ir.Constant(I32, i * BOX_COLUMNS))) for i in range(4)]
+        # byte j of row i -> byte i of column j (prmt: pairs of rows interleaved, then pairs of pairs)
+        low = [byte_permute(b, rows[i], rows[i + 1], 0x5140) for i in (0, 2)]
+        high = [byte_permute(b, rows[i], rows[i + 1], 0x7362) for i in (0, 2)]
+        columns = [byte_permute(b, pair[0], pair[1], selector) for pair in (low, high) for selector in (0x5410, 0x7632)]
+        k = b.mul(k4, ir.Constant(I32, 4))
+        b_tile = b.add(staged, ir.Constant(I32, bm * self.plan.row_bytes))
+        for j, word in enumerate(columns):
+            n = b.add(column, ir.Constant(I32, j))
+            chunk = b.xor(b.lshr(k, ir.Constant(I32, 4)), b.and_(n, ir.Constant(I32, 7)))
+            offset = b.add(b.mul(n, ir.Constant(I32, self.plan.row_bytes)),
+                           b.add(b.shl(chunk, ir.Constant(I32, 4)), b.and_(k, ir.Constant(I32, 15))))
+            store_shared(b, b.add(b_tile, offset), word)
+
+    def _widen_chunk(self, raw: ir.Value, staged: ir.Value, chunk: ir.Value) -> None:
         """Eight 8-bit elements (chunk c of row r: bytes 8c.. of the raw row) as the f16 chunk
         c ^ (r mod 8) of staged row r (the 128-byte swizzle)."""
         b = self.em.b
@@ -314,11 +374,14 @@ class TmaEmitter(TileEmitter):
                  for i in range(self.acc.type.pointee.count)]
         acc = [b.load(s) for s in slots]
         wgmma_fence(b)
-        for kk in range(bk // 16):
-            a_desc = descriptor(b, b.add(a_base, ir.Constant(I32, 32 * kk)), 16, 8 * row_bytes, row_bytes)
-            b_desc = descriptor(b, b.add(b_base, ir.Constant(I32, 16 * kk * row_bytes)), bk * row_bytes,
-                                8 * row_bytes, row_bytes)
-            acc = wgmma_m64(b, bn, plan.mma_dtype, c.acc_dtype, a_desc, b_desc, acc, transpose_b=True)
+        for kk in range(row_bytes // STEP_BYTES):     # each wgmma takes 32 bytes of K (k16 f16, k32 s8)
+            a_desc = descriptor(b, b.add(a_base, ir.Constant(I32, STEP_BYTES * kk)), 16, 8 * row_bytes, row_bytes)
+            if plan.transposes:     # B K-major, like A
+                b_desc = descriptor(b, b.add(b_base, ir.Constant(I32, STEP_BYTES * kk)), 16, 8 * row_bytes, row_bytes)
+            else:                   # B MN-major: 16 K rows a step
+                b_desc = descriptor(b, b.add(b_base, ir.Constant(I32, 16 * kk * row_bytes)), bk * row_bytes,
+                                    8 * row_bytes, row_bytes)
+            acc = wgmma_m64(b, bn, plan.mma_dtype, c.acc_dtype, a_desc, b_desc, acc, transpose_b=not plan.transposes)
         wgmma_commit(b)
         for s, value in zip(slots, wgmma_wait(b, 0, acc)):
             b.store(value, s)
