@@ -373,7 +373,8 @@ def _epilogue(evaluator, acc_name, ops, coordinates, tile, extents, acc_dtype):
     """The ops after the loop: casts of the accumulator (each used once, by the next; between
     float dtypes, or an integer accumulator's cast to its own dtype) and one masked write of
     the last at the tile's coordinates."""
-    current, casts, write = acc_name, [], None
+    current, write = acc_name, None
+    casts: list[str] = []
     for op in ops:
         if op.name == "cast" and op.operands == (current,) and write is None:
             dtype = op.result_types[0].dtype

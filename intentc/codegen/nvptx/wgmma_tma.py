@@ -333,11 +333,11 @@ class TmaEmitter(TileEmitter):
                            b.add(b.shl(chunk, ir.Constant(I32, 4)), b.and_(k, ir.Constant(I32, 15))))
             store_shared(b, b.add(b_tile, offset), word)
 
-    def _widen_chunk(self, raw: ir.Value, staged: ir.Value, chunk: ir.Value) -> None:
-        """Eight 8-bit elements (chunk c of row r: bytes 8c.. of the raw row) as the f16 chunk
+    def _widen_chunk(self, raw: ir.Value, staged: ir.Value, item: ir.Value) -> None:
+        """Eight 8-bit floats (item 8r + c: bytes 8c.. of raw row r) as the f16 chunk
         c ^ (r mod 8) of staged row r (the 128-byte swizzle)."""
         b = self.em.b
-        row, column = b.udiv(chunk, ir.Constant(I32, 8)), b.urem(chunk, ir.Constant(I32, 8))
+        row, column = b.udiv(item, ir.Constant(I32, 8)), b.urem(item, ir.Constant(I32, 8))
         words = load_shared_pair(b, b.add(raw, b.add(b.mul(row, ir.Constant(I32, RAW_ROW)),
                                                          b.mul(column, ir.Constant(I32, 8)))))
         halves = [b.trunc(b.lshr(word, ir.Constant(I32, shift)), ir.IntType(16)) for word in words for shift in (0, 16)]
