@@ -19,8 +19,9 @@ sys.path[:0] = [str(ROOT / "tests" / "gpu"), str(ROOT / "tests" / "codegen"), st
 from bench.gpu import timed  # noqa: E402
 from mma_cases import variant  # noqa: E402
 
-TORCH = {"f16": torch.float16, "bf16": torch.bfloat16, "f8e4m3fn": torch.float8_e4m3fn, "f8e5m2": torch.float8_e5m2}
-OUT = {"f16": "f16", "bf16": "bf16", "f8e4m3fn": "f16", "f8e5m2": "f16"}
+TORCH = {"f16": torch.float16, "bf16": torch.bfloat16, "f8e4m3fn": torch.float8_e4m3fn, "f8e5m2": torch.float8_e5m2,
+         "i8": torch.int8, "i32": torch.int32}
+OUT = {"f16": "f16", "bf16": "bf16", "f8e4m3fn": "f16", "f8e5m2": "f16", "i8": "i32"}
 PLANS = [(256, 4), (128, 6)]      # (tile columns, ring stages) of the TMA form; the first is the default
 
 
@@ -35,12 +36,18 @@ def compiled(dtype: str, plan=None):
         return wgmma_tma.tma_plan(kernel, found.contraction, found.fallback, *plan) if plan else found
     mapping.plan_mma = planned
     try:
-        return compile_cuda(variant(dtype, "f32", OUT[dtype]), "matmul_tiled", arch="sm_90a")
+        return compile_cuda(variant(dtype, "i32" if dtype == "i8" else "f32", OUT[dtype]), "matmul_tiled",
+                            arch="sm_90a")
     finally:
         mapping.plan_mma = chosen
 
 
 def operands(dtype, m, n, k):
+    """A, B and a poisoned C (NaN, or for integers a value no product of these sizes gives)."""
+    if dtype == "i8":
+        return (torch.randint(-128, 128, (m, k), device="cuda", dtype=torch.int8),
+                torch.randint(-128, 128, (k, n), device="cuda", dtype=torch.int8),
+                torch.full((m, n), -2 ** 31, device="cuda", dtype=torch.int32))
     return (torch.randn(m, k, device="cuda").to(TORCH[dtype]), torch.randn(k, n, device="cuda").to(TORCH[dtype]),
             torch.full((m, n), float("nan"), device="cuda", dtype=TORCH[OUT[dtype]]))
 
@@ -52,7 +59,8 @@ def check(kernel, dtype, m, n, k) -> dict:
     reference = a.double() @ b.double()
     scale = (a.double().abs() @ b.double().abs()).clamp_min(1e-30)
     relative = (c.double() - reference).abs() / scale
-    bad = ~(relative <= 2.0 ** -9)      # NaN (unwritten) or off by more than f16's rounding
+    # NaN (unwritten) or off by more than f16's rounding; integers exactly
+    bad = relative != 0 if dtype == "i8" else ~(relative <= 2.0 ** -9)
     row = {"shape": [m, n, k], "max_rel_error": relative.max().item() if m * n else 0.0,
            "bad_fraction": bad.double().mean().item() if m * n else 0.0}
     if bad.any():       # where the wrong elements lie says which part of the kernel is wrong
@@ -64,9 +72,12 @@ def check(kernel, dtype, m, n, k) -> dict:
 
 
 def baseline(a, b, c):
-    """cuBLAS: torch.matmul, or for 8-bit floats torch._scaled_mm (B column-major, unit scales)."""
+    """cuBLAS: torch.matmul, torch._int_mm for i8, or for 8-bit floats torch._scaled_mm (B
+    column-major, unit scales)."""
     if a.dtype in (torch.float16, torch.bfloat16):
         return lambda: torch.matmul(a, b, out=c)
+    if a.dtype == torch.int8:
+        return lambda: torch._int_mm(a, b, out=c)
     b_columns, one = b.t().contiguous().t(), torch.ones((), device="cuda")
     return lambda: torch._scaled_mm(a, b_columns, scale_a=one, scale_b=one, out_dtype=c.dtype)
 
@@ -100,8 +111,9 @@ def main() -> int:
         print(json.dumps(row), flush=True)
         rows.append(row)
     sizes = {"f16": ((4096, 4096, 4096), (8192, 8192, 8192), (4000, 4100, 3900)),
-             "bf16": ((4096, 4096, 4096), (8192, 8192, 8192)), "f8e4m3fn": ((4096, 4096, 4096), (8192, 8192, 8192))}
-    for dtype in ("f16", "bf16", "f8e4m3fn"):
+             "bf16": ((4096, 4096, 4096), (8192, 8192, 8192)), "f8e4m3fn": ((4096, 4096, 4096), (8192, 8192, 8192)),
+             "i8": ((4096, 4096, 4096), (8192, 8192, 8192))}
+    for dtype in ("f16", "bf16", "f8e4m3fn", "i8"):
         start = time.time()
         kernel = compiled(dtype)
         emit({"dtype": dtype, "compile_s": time.time() - start, "plan": kernel.launch_config.mma["instruction"]})
