@@ -17,11 +17,9 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tests" / "gpu"), str(ROOT / "tests" / "codegen"), str(ROOT)]
 from bench.gpu import timed  # noqa: E402
-from mma_cases import variant  # noqa: E402
+from bench.gpu_matmul import OUT, TORCH, baseline, kernel_text  # noqa: E402
+from bench.gpu_matmul import operands as random_operands  # noqa: E402
 
-TORCH = {"f16": torch.float16, "bf16": torch.bfloat16, "f8e4m3fn": torch.float8_e4m3fn, "f8e5m2": torch.float8_e5m2,
-         "i8": torch.int8, "i32": torch.int32}
-OUT = {"f16": "f16", "bf16": "bf16", "f8e4m3fn": "f16", "f8e5m2": "f16", "i8": "i32"}
 PLANS = [(256, 4), (128, 6)]      # (tile columns, ring stages) of the TMA form; the first is the default
 
 
@@ -36,20 +34,16 @@ def compiled(dtype: str, plan=None):
         return wgmma_tma.tma_plan(kernel, found.contraction, found.fallback, *plan) if plan else found
     mapping.plan_mma = planned
     try:
-        return compile_cuda(variant(dtype, "i32" if dtype == "i8" else "f32", OUT[dtype]), "matmul_tiled",
-                            arch="sm_90a")
+        return compile_cuda(kernel_text(dtype), "matmul_tiled", arch="sm_90a")
     finally:
         mapping.plan_mma = chosen
 
 
 def operands(dtype, m, n, k):
     """A, B and a poisoned C (NaN, or for integers a value no product of these sizes gives)."""
-    if dtype == "i8":
-        return (torch.randint(-128, 128, (m, k), device="cuda", dtype=torch.int8),
-                torch.randint(-128, 128, (k, n), device="cuda", dtype=torch.int8),
-                torch.full((m, n), -2 ** 31, device="cuda", dtype=torch.int32))
-    return (torch.randn(m, k, device="cuda").to(TORCH[dtype]), torch.randn(k, n, device="cuda").to(TORCH[dtype]),
-            torch.full((m, n), float("nan"), device="cuda", dtype=TORCH[OUT[dtype]]))
+    out = TORCH[OUT.get(dtype, dtype)]
+    poison = -2 ** 31 if dtype == "i8" else float("nan")
+    return (*random_operands(dtype, m, n, k), torch.full((m, n), poison, device="cuda", dtype=out))
 
 
 def check(kernel, dtype, m, n, k) -> dict:
@@ -69,17 +63,6 @@ def check(kernel, dtype, m, n, k) -> dict:
         row["bad_rows_mod_128"] = sorted({int(r) % 128 for r in rows[:4096]})[:16]
         row["bad_columns_mod_256"] = sorted({int(col) % 256 for col in columns[:4096]})[:16]
     return row
-
-
-def baseline(a, b, c):
-    """cuBLAS: torch.matmul, torch._int_mm for i8, or for 8-bit floats torch._scaled_mm (B
-    column-major, unit scales)."""
-    if a.dtype in (torch.float16, torch.bfloat16):
-        return lambda: torch.matmul(a, b, out=c)
-    if a.dtype == torch.int8:
-        return lambda: torch._int_mm(a, b, out=c)
-    b_columns, one = b.t().contiguous().t(), torch.ones((), device="cuda")
-    return lambda: torch._scaled_mm(a, b_columns, scale_a=one, scale_b=one, out_dtype=c.dtype)
 
 
 def speed(kernel, dtype, m, n, k, cublas: dict) -> dict:
