@@ -19,14 +19,15 @@ The tensor maps (one per operand, 128 bytes each) are encoded by the runtime fro
 views' pointers, extents and strides (`launch.json` `mma.tma`) and written after the
 kernel's argument words, 64-byte aligned; a launch whose views a map cannot describe (an
 unaligned row, a transposed view) runs the module's fallback entry instead: the cp.async
-form, or for 8-bit floats (which only this form widens) the generic mapping.
+form, or for 8-bit operands (which only this form rewrites) the generic mapping.
 
-8-bit float operands (`convert`) are copied raw into a second ring (rows of BK bytes,
-unswizzled) completing on a `raw` barrier; producer warps 1-3 then widen each slot to f16
-(exactly: every e4m3 and e5m2 value is an f16) into the f16 ring's swizzled layout,
-publish it to the async proxy and arrive on `full`; the consumers run the f16 wgmma. Hopper's
-own 8-bit wgmma is not used: its accumulation keeps fewer bits than f32, and the spec's
-accumulator is the declared dtype (issue #14).
+8-bit operands (`convert`) are copied raw into a second ring (rows of BK bytes, unswizzled)
+completing on a `raw` barrier; producer warps 1-3 then rewrite each slot for the wgmma, publish
+it to the async proxy (`fence.proxy.async`) and arrive on `full`. 8-bit floats are widened to
+f16 (exactly: every e4m3 and e5m2 value is an f16) into the f16 ring's swizzled layout for the
+f16 wgmma — Hopper's own 8-bit float wgmma is not used: its accumulation keeps fewer bits
+than f32, and the spec's accumulator is the declared dtype (issue #14). For i8, A lands in
+place and B is transposed to the K-major rows the integer wgmma (s8 x s8 -> s32, exact) reads.
 """
 from __future__ import annotations
 
@@ -37,9 +38,8 @@ from llvmlite import ir
 from ..llvm.abi import layout, slot_count
 from ..llvm.types import I32, I64
 from .cta import barrier, sreg
-from .ptx_asm import opaque, wgmma_commit, wgmma_fence, wgmma_m64, wgmma_wait
+from .ptx_asm import fence_proxy_async, opaque, store_shared, wgmma_commit, wgmma_fence, wgmma_m64, wgmma_wait
 from .tile_matmul import MmaPlan, TileEmitter, _ceil, _const
-from .ptx_asm import fence_proxy_async, store_shared
 from .tma_asm import (F8_PAIRS, byte_permute, f16_pair_of_f8_pair, fence_barrier_init, load_shared_pair,
                       load_shared_word, mbarrier_arrive, mbarrier_expect_bytes, mbarrier_init, mbarrier_wait,
                       setmaxnreg, store_shared_quad, tma_load_2d)
