@@ -53,8 +53,8 @@ def check(kernel, dtype, m, n, k) -> dict:
     reference = a.double() @ b.double()
     scale = (a.double().abs() @ b.double().abs()).clamp_min(1e-30)
     relative = (c.double() - reference).abs() / scale
-    # NaN (unwritten) or off by more than f16's rounding; integers exactly
-    bad = relative != 0 if dtype == "i8" else ~(relative <= 2.0 ** -9)
+    # NaN (unwritten) or off by more than the output's rounding (bf16: 2^-8); integers exactly
+    bad = relative != 0 if dtype == "i8" else ~(relative <= 2.0 ** (-8 if dtype == "bf16" else -10))
     row = {"shape": [m, n, k], "max_rel_error": relative.max().item() if m * n else 0.0,
            "bad_fraction": bad.double().mean().item() if m * n else 0.0}
     if bad.any():       # where the wrong elements lie says which part of the kernel is wrong

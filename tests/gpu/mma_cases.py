@@ -28,12 +28,12 @@ def variant(operands: str = "f16", acc: str = "f32", out: str = "f16", b_transpo
 
 def inputs(dtype: str, m: int, n: int, k: int, b_transposed: bool = False, seed: int = 0) -> dict:
     import ml_dtypes
-    numpy_dtype = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32,
-                   "f8e4m3fn": ml_dtypes.float8_e4m3fn, "f8e5m2": ml_dtypes.float8_e5m2}[dtype]
     rng = np.random.default_rng(seed)
     if dtype == "i8":       # the whole range, -128 included
         return {"a": rng.integers(-128, 128, (m, k), dtype=np.int8),
                 "b": rng.integers(-128, 128, (n, k) if b_transposed else (k, n), dtype=np.int8)}
+    numpy_dtype = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32,
+                   "f8e4m3fn": ml_dtypes.float8_e4m3fn, "f8e5m2": ml_dtypes.float8_e5m2}[dtype]
     a = rng.standard_normal((m, k)).astype(numpy_dtype)
     b = rng.standard_normal((n, k) if b_transposed else (k, n)).astype(numpy_dtype)
     return {"a": a, "b": b}
