@@ -20,7 +20,9 @@ from bench.gpu import timed  # noqa: E402
 from bench.gpu_matmul import OUT, TORCH, baseline, kernel_text  # noqa: E402
 from bench.gpu_matmul import operands as random_operands  # noqa: E402
 
-PLANS = [(256, 4), (128, 6)]      # (tile columns, ring stages) of the TMA form; the first is the default
+# Other plans of the TMA form timed by --plans: (operands, tile columns, ring stages, 8-bit chunks a
+# converter keeps in flight); the defaults are (256, 4) and (256, 3, 4) for 8-bit floats
+PLANS = [("f8e4m3fn", 256, 3, 8), ("f8e4m3fn", 256, 3, 16)]
 
 
 def compiled(dtype: str, plan=None):
@@ -109,8 +111,11 @@ def main() -> int:
                 emit({"dtype": dtype, "shape": shape, "error": f"{type(error).__name__}: {str(error)[:300]}"})
         for size in sizes[dtype]:
             emit(speed(kernel, dtype, *size, cublas))
-    for plan in PLANS[1:] if args.plans else []:
-        emit({"plan": plan, **speed(compiled("f16", plan), "f16", 4096, 4096, 4096, cublas)})
+    for dtype, *plan in PLANS if args.plans else []:
+        kernel = compiled(dtype, plan)
+        for shape in ((300, 528, 208), (2048, 2304, 64)):
+            emit({"plan": plan, "dtype": dtype, **check(kernel, dtype, *shape)})
+        emit({"plan": plan, **speed(kernel, dtype, 4096, 4096, 4096, cublas)})
     if args.out:
         Path(args.out).write_text(json.dumps({"gpu": torch.cuda.get_device_name(), "rows": rows}, indent=1) + "\n")
     return 0

@@ -50,7 +50,8 @@ BOX_COLUMNS = 64            # B's box: 64 N columns (128 bytes, the widest swizz
 MAP_BYTES = 128             # a CUtensorMap
 RING_ALIGN = 1024
 BARRIER_BYTES = 8
-PRODUCER_REGISTERS, CONSUMER_REGISTERS = 40, 232
+REGISTERS = 65536          # an SM's, shared by the CTA's 384 threads
+CONSUMER_REGISTERS = 232    # 128 f32 accumulators a thread and the rest (setmaxnreg: a multiple of 8)
 CONVERTERS = 96             # producer threads 32..127: the 8-bit operands' conversion to f16
 RAW_ROW = 64                # bytes of an 8-bit float row as copied (BK elements), unswizzled
 STEP_BYTES = 32             # K bytes one wgmma reads of each row
@@ -65,6 +66,14 @@ class TmaPlan(MmaPlan):
     # 8-bit operands copied raw and rewritten in shared memory before the wgmma: "f8e4m3fn" /
     # "f8e5m2" widened to f16 (A and B), "i8" B transposed to K-major (the integer wgmma's)
     convert: str = ""
+    widen_unroll: int = 4   # 8-bit float chunks a converter has in flight (more: registers from the consumers)
+
+    @property
+    def registers(self) -> tuple:
+        """setmaxnreg's (producer, consumer) registers a thread: the consumers keep their
+        accumulators; converters widening more chunks at once take 8 registers a chunk."""
+        consumer = CONSUMER_REGISTERS - (self.widen_unroll - 4) * 4 if self.widens else CONSUMER_REGISTERS
+        return (REGISTERS - 2 * WARPGROUP * consumer) // WARPGROUP, consumer
 
     @property
     def threads(self) -> int:
@@ -141,7 +150,8 @@ class TmaPlan(MmaPlan):
         return replace(mapping, threads=self.fallback.threads, mma=self.fallback)
 
 
-def tma_plan(kernel, contraction, fallback: MmaPlan | None, columns: int = 256, stages: int = 4) -> TmaPlan:
+def tma_plan(kernel, contraction, fallback: MmaPlan | None, columns: int = 256, stages: int = 4,
+             widen_unroll: int = 4) -> TmaPlan:
     """128 x `columns` tiles of 128-byte K rows (BK = 64 16-bit elements: the 128-byte
     swizzle), two consumer warpgroups of m64n<columns>, `stages` ring slots (4 of 48 KiB for
     256 columns; 8-bit floats keep 3 beside their raw ring; i8 takes 128 columns, BK = 128,
@@ -156,7 +166,8 @@ def tma_plan(kernel, contraction, fallback: MmaPlan | None, columns: int = 256, 
         depth, stages = 64, min(stages, 3) if convert else stages
     shape = f"m64n{columns}k{32 if operands == 'i8' else 16}"
     return TmaPlan(contraction, f"wgmma.{shape}", (128, columns, depth), (2, 1), stages=stages, resident=1,
-                   maps_word=-(-words // aligned) * aligned, fallback=fallback, convert=convert)
+                   maps_word=-(-words // aligned) * aligned, fallback=fallback, convert=convert,
+                   widen_unroll=widen_unroll)
 
 
 class TmaEmitter(TileEmitter):
@@ -231,7 +242,7 @@ class TmaEmitter(TileEmitter):
     def _producer(self, thread: ir.Value) -> None:
         em = self.em
         b = em.b
-        setmaxnreg(b, PRODUCER_REGISTERS, increase=False)
+        setmaxnreg(b, self.plan.registers[0], increase=False)
         args = em.function.args[0]
         word = self.plan.maps_word
         maps = [b.ptrtoint(b.gep(args, [_const(word + index * MAP_BYTES // 8)], inbounds=True), I64)
@@ -283,7 +294,7 @@ class TmaEmitter(TileEmitter):
         b = em.b
         bm, bn, bk = plan.block
         if plan.widens:         # 8 raw bytes -> one 16-byte chunk of f16, A's rows then B's blocks
-            items, unrolled, rewrite = (bm + bn) * bk // 8, 4, self._widen_chunk
+            items, unrolled, rewrite = (bm + bn) * bk // 8, plan.widen_unroll, self._widen_chunk
         else:                   # 4 x 4 bytes of B
             items, unrolled, rewrite = (bn // 4) * (bk // 4), 1, self._transpose_block
         per_trip = CONVERTERS * unrolled
@@ -301,7 +312,7 @@ class TmaEmitter(TileEmitter):
                     else:
                         rewrite(raw, staged, item)
             # a rolled loop (its trip count hidden from the unroller), `unrolled` items a trip:
-            # loads in flight within the producer's 40 registers
+            # loads in flight within the producer's registers
             em.loop(_const(0), opaque(b, _const(-(-items // per_trip))), lambda i: trip(b.mul(i, _const(per_trip))),
                     name="convert")
             fence_proxy_async(b)
@@ -348,7 +359,7 @@ class TmaEmitter(TileEmitter):
     # ---- consumers ---------------------------------------------------------------------------
     def _consumer(self, thread: ir.Value) -> None:
         b = self.em.b
-        setmaxnreg(b, CONSUMER_REGISTERS, increase=True)
+        setmaxnreg(b, self.plan.registers[1], increase=True)
         self.consumer_thread = b.sub(thread, ir.Constant(I32, WARPGROUP))
         leader = b.icmp_unsigned("==", b.urem(thread, ir.Constant(I32, WARPGROUP)), ir.Constant(I32, 0))
 
