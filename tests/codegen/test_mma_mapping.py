@@ -142,6 +142,20 @@ def test_i8_uses_the_integer_wgmma_with_b_transposed_in_shared_memory():
     assert _launch(variant("i8", "i32", "i32"), "sm_90")[1]["mapping"] != "mma"
 
 
+@pytest.mark.parametrize("operands,unroll", [("f16", 4), ("f8e4m3fn", 4), ("f8e4m3fn", 8), ("f8e4m3fn", 16),
+                                             ("i8", 4)])
+def test_setmaxnreg_stays_within_the_registers_the_cta_starts_with(operands, unroll):
+    """ptxas starts each of the 384 threads with 168 registers; an increase waits for the
+    decreases to free enough, so the warpgroups' new counts must fit that pool (else: a hang)."""
+    from intentc.codegen.nvptx.wgmma_tma import tma_plan
+    kernel = _kernel(variant(operands, "i32" if operands == "i8" else "f32", "i32" if operands == "i8" else "f16"))
+    plan = tma_plan(kernel, match_tile_contraction(kernel), None, widen_unroll=unroll)
+    producer, consumer = plan.registers
+    assert producer % 8 == 0 and consumer % 8 == 0 and 24 <= producer <= consumer <= 256
+    assert 128 * producer + 256 * consumer <= 168 * 384
+    assert consumer >= 128 + 48     # the 128 accumulators (f32 or s32) and the consumer's other values
+
+
 def test_warp_specialized_kernel_uses_the_copy_engine_and_mbarriers():
     ptx, _ = _launch(BASE, "sm_90a")
     kernel = ptx.split(".entry")[1]     # the TMA entry comes first

@@ -50,7 +50,7 @@ BOX_COLUMNS = 64            # B's box: 64 N columns (128 bytes, the widest swizz
 MAP_BYTES = 128             # a CUtensorMap
 RING_ALIGN = 1024
 BARRIER_BYTES = 8
-REGISTERS = 65536          # an SM's, shared by the CTA's 384 threads
+SM_REGISTERS = 65536
 CONSUMER_REGISTERS = 232    # 128 f32 accumulators a thread and the rest (setmaxnreg: a multiple of 8)
 CONVERTERS = 96             # producer threads 32..127: the 8-bit operands' conversion to f16
 RAW_ROW = 64                # bytes of an 8-bit float row as copied (BK elements), unswizzled
@@ -70,10 +70,15 @@ class TmaPlan(MmaPlan):
 
     @property
     def registers(self) -> tuple:
-        """setmaxnreg's (producer, consumer) registers a thread: the consumers keep their
-        accumulators; converters widening more chunks at once take 8 registers a chunk."""
+        """setmaxnreg's (producer, consumer) registers a thread, within the pool the CTA
+        starts with (ptxas gives each thread the SM's registers / 384, a multiple of 8: 168;
+        a warpgroup's increase waits until the others' decreases free enough, so asking for
+        more than the pool hangs): the consumers keep their accumulators; converters widening
+        more chunks at once take 8 registers a chunk."""
+        pool = SM_REGISTERS // self.threads // 8 * 8 * self.threads
         consumer = CONSUMER_REGISTERS - (self.widen_unroll - 4) * 4 if self.widens else CONSUMER_REGISTERS
-        return (REGISTERS - 2 * WARPGROUP * consumer) // WARPGROUP, consumer
+        consumers = self.warps[0] * WARPGROUP
+        return (pool - consumers * consumer) // WARPGROUP // 8 * 8, consumer
 
     @property
     def threads(self) -> int:
