@@ -176,6 +176,16 @@ def test_8bit_float_a_widened_in_registers_feeds_the_register_a_wgmma(tmp_path, 
     assert done.returncode == 0 and "C7514" not in done.stderr, done.stderr
 
 
+def test_a_transposed_b_view_is_copied_k_major():
+    """B declared [N, K] (K contiguous): its map's inner axis is K, boxes of 64 K by 64 N, and
+    the wgmma reads B K-major (imm-trans-b 0)."""
+    ptx, launch = _launch(variant(b_transposed=True), "sm_90a")
+    assert launch["mma"]["tma"]["maps"][1] == {"view": "b", "inner_axis": 1, "outer_axis": 0, "box": [64, 64],
+                                               "swizzle_bytes": 128}
+    kernel = ptx.split(".entry")[1]
+    assert re.findall(r"wgmma\.mma_async[^{]*\{[^}]*\}, %rd\d+, %rd\d+, p, 1, 1, 0, (\d)", kernel) == ["0"] * 4
+
+
 def test_warp_specialized_kernel_uses_the_copy_engine_and_mbarriers():
     ptx, _ = _launch(BASE, "sm_90a")
     kernel = ptx.split(".entry")[1]     # the TMA entry comes first

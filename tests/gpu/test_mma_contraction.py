@@ -112,12 +112,19 @@ def test_8bit_floats_without_tensor_maps_take_the_generic_fallback():
     _check(variant("f8e4m3fn", "f32", "f32"), 33, 24, 40, "f8e4m3fn", "f32", "f32", "sm_90a", copy_engine=False)
 
 
-@pytest.mark.parametrize("m,n,k", [(100, 130, 70), (96, 136, 40)])
+@pytest.mark.parametrize("m,n,k", [(100, 130, 70), (96, 130, 40)])
 def test_views_without_tensor_maps_take_the_fallback(m, n, k):
-    """Rows of 140 bytes (K = 70), or a transposed B: the cp.async entry, same results."""
+    """Rows of 140 bytes (K = 70), or a transposed B with rows of 130 x 2 bytes: the cp.async
+    entry, same results."""
     transposed = k == 40
     _check(variant(b_transposed=transposed), m, n, k, "f16", "f32", "f16", "sm_90a", b_transposed=transposed,
            copy_engine=False)
+
+
+@pytest.mark.parametrize("m,n,k", [(96, 136, 40), (300, 520, 200), (2048, 2304, 24)])
+def test_transposed_b_view_staged_k_major_by_the_copy_engine(m, n, k):
+    """B as an [N, K] view (x @ W^T): boxes of BK x 64 N rows, B K-major for the wgmma."""
+    _check(variant(b_transposed=True), m, n, k, "f16", "f32", "f16", "sm_90a", b_transposed=True, copy_engine=True)
 
 
 @pytest.mark.parametrize("arch", ARCHS)

@@ -95,6 +95,12 @@ class TmaPlan(MmaPlan):
         return self.convert == "i8"
 
     @property
+    def b_k_major(self) -> bool:
+        """B staged K-major (N rows of BK): i8 after its transposition, or a 16-bit B view whose
+        contiguous axis is K (a transposed view, x @ W^T), copied so by the copy engine."""
+        return self.transposes or (not self.convert and self.contraction.b_axes[0] == 1)
+
+    @property
     def ring_bytes(self) -> int:
         return self.stages * self.stage_bytes
 
@@ -146,9 +152,18 @@ class TmaPlan(MmaPlan):
         data["tma"] = {"word": self.maps_word, "element_bytes": self.copied_bytes,
                        "maps": [{"view": c.a, "inner_axis": c.a_axes[1], "outer_axis": c.a_axes[0], "box": [bk, bm],
                                  "swizzle_bytes": a_swizzle},
-                                {"view": c.b, "inner_axis": c.b_axes[1], "outer_axis": c.b_axes[0],
-                                 "box": [BOX_COLUMNS, bk], "swizzle_bytes": 0 if self.convert else self.row_bytes}]}
+                                self._b_map()]}
         return data
+
+    def _b_map(self) -> dict:
+        """B's boxes: 64 N columns by BK rows, or for a K-contiguous B view BK by 64 N rows."""
+        c, bk = self.contraction, self.block[2]
+        swizzle = 0 if self.convert else self.row_bytes
+        if self.b_k_major and not self.transposes:
+            return {"view": c.b, "inner_axis": c.b_axes[0], "outer_axis": c.b_axes[1], "box": [bk, BOX_COLUMNS],
+                    "swizzle_bytes": swizzle}
+        return {"view": c.b, "inner_axis": c.b_axes[1], "outer_axis": c.b_axes[0], "box": [BOX_COLUMNS, bk],
+                "swizzle_bytes": swizzle}
 
     def fallback_mapping(self, mapping):
         """The cp.async fallback's mapping (its own entry in the module, `FALLBACK_SUFFIX`)."""
@@ -290,7 +305,9 @@ class TmaEmitter(TileEmitter):
         n0 = b.trunc(self.n0, I32)
         for block in range(bn // BOX_COLUMNS):
             destination = b.add(b_base, ir.Constant(I32, block * bk * BOX_COLUMNS * plan.copied_bytes))
-            tma_load_2d(b, destination, maps[1], b.add(n0, ir.Constant(I32, block * BOX_COLUMNS)), k0, landed)
+            columns = b.add(n0, ir.Constant(I32, block * BOX_COLUMNS))
+            inner, outer = (k0, columns) if plan.b_k_major and not plan.transposes else (columns, k0)
+            tma_load_2d(b, destination, maps[1], inner, outer, landed)
 
     def _converting(self, converter: ir.Value) -> None:
         """Converter `converter` (0..CONVERTERS-1): for each K tile, once its raw copies have
@@ -399,12 +416,12 @@ class TmaEmitter(TileEmitter):
         wgmma_fence(b)
         for kk in range(row_bytes // STEP_BYTES):     # each wgmma takes 32 bytes of K (k16 f16, k32 s8)
             a_desc = descriptor(b, b.add(a_base, ir.Constant(I32, STEP_BYTES * kk)), 16, 8 * row_bytes, row_bytes)
-            if plan.transposes:     # B K-major, like A
+            if plan.b_k_major:      # like A
                 b_desc = descriptor(b, b.add(b_base, ir.Constant(I32, STEP_BYTES * kk)), 16, 8 * row_bytes, row_bytes)
             else:                   # B MN-major: 16 K rows a step
                 b_desc = descriptor(b, b.add(b_base, ir.Constant(I32, 16 * kk * row_bytes)), bk * row_bytes,
                                     8 * row_bytes, row_bytes)
-            acc = wgmma_m64(b, bn, plan.mma_dtype, c.acc_dtype, a_desc, b_desc, acc, transpose_b=not plan.transposes)
+            acc = wgmma_m64(b, bn, plan.mma_dtype, c.acc_dtype, a_desc, b_desc, acc, transpose_b=not plan.b_k_major)
         wgmma_commit(b)
         for s, value in zip(slots, wgmma_wait(b, 0, acc)):
             b.store(value, s)
