@@ -49,17 +49,15 @@ def operands(dtype, m, n, k):
     return (*random_operands(dtype, m, n, k), torch.full((m, n), poison, device="cuda", dtype=out))
 
 
-def check(kernel, dtype, m, n, k) -> dict:
-    a, b, c = operands(dtype, m, n, k)
-    kernel.launch_in_place({"a": a, "b": b, "c": c})
-    kernel.synchronize()
+def errors(a, b, c, dtype) -> dict:
+    """C against the f64 product, relative to sum |a||b|, and where the wrong elements lie."""
     reference = a.double() @ b.double()
     scale = (a.double().abs() @ b.double().abs()).clamp_min(1e-30)
     relative = (c.double() - reference).abs() / scale
     # NaN (unwritten) or off by more than the output's rounding (bf16: 2^-8); integers exactly
     bad = relative != 0 if dtype == "i8" else ~(relative <= 2.0 ** (-8 if dtype == "bf16" else -10))
-    row = {"shape": [m, n, k], "max_rel_error": relative.max().item() if m * n else 0.0,
-           "bad_fraction": bad.double().mean().item() if m * n else 0.0}
+    row = {"max_rel_error": relative.max().item() if c.numel() else 0.0,
+           "bad_fraction": bad.double().mean().item() if c.numel() else 0.0}
     if bad.any():       # where the wrong elements lie says which part of the kernel is wrong
         rows, columns = torch.nonzero(bad, as_tuple=True)
         row["first_bad"] = [int(rows[0]), int(columns[0])]
@@ -68,17 +66,27 @@ def check(kernel, dtype, m, n, k) -> dict:
     return row
 
 
+def check(kernel, dtype, m, n, k) -> dict:
+    a, b, c = operands(dtype, m, n, k)
+    kernel.launch_in_place({"a": a, "b": b, "c": c})
+    kernel.synchronize()
+    return {"shape": [m, n, k], **errors(a, b, c, dtype)}
+
+
 def speed(kernel, dtype, m, n, k, cublas: dict) -> dict:
+    """TFLOP/s of the kernel and of cuBLAS on the same operands; the kernel's result checked."""
     a, b, c = operands(dtype, m, n, k)
     flop = 2.0 * m * n * k
     row = {"dtype": dtype, "size": [m, n, k]}
     try:
         row["TFLOP/s"] = flop / timed(lambda: kernel.launch_in_place({"a": a, "b": b, "c": c}), 10) / 1e12
+        kernel.synchronize()
+        row.update(errors(a, b, c, dtype))
     except Exception as error:
         row["error"] = f"{type(error).__name__}: {str(error)[:300]}"
     key = (dtype, m, n, k)
     if key not in cublas:
-        cublas[key] = flop / timed(baseline(a, b, c), 10) / 1e12
+        cublas[key] = flop / timed(baseline(a, b, torch.empty_like(c)), 10) / 1e12
     row["cublas_TFLOP/s"] = cublas[key]
     if "TFLOP/s" in row:
         row["x_cublas"] = row["TFLOP/s"] / row["cublas_TFLOP/s"]
