@@ -156,26 +156,6 @@ def test_setmaxnreg_stays_within_the_registers_the_cta_starts_with(operands, unr
     assert consumer >= 128 + 48     # the 128 accumulators (f32 or s32) and the consumer's other values
 
 
-@pytest.mark.skipif(shutil.which("ptxas") is None, reason="no ptxas on PATH")
-def test_8bit_float_a_widened_in_registers_feeds_the_register_a_wgmma(tmp_path, monkeypatch):
-    """The plan option: consumers widen their A fragments from the raw slot (b16 loads) and
-    the wgmma takes A from registers; converters widen only B. ptxas accepts it unserialized."""
-    from intentc.codegen.nvptx import mapping, tile_matmul
-    from intentc.codegen.nvptx.wgmma_tma import tma_plan
-    chosen = tile_matmul.plan_mma
-    monkeypatch.setattr(mapping, "plan_mma", lambda kernel, arch: tma_plan(
-        kernel, chosen(kernel, arch).contraction, None, widen_a_in_registers=True))
-    ptx, _ = _launch(variant("f8e4m3fn", "f32", "f16"), "sm_90a")
-    kernel = ptx.split(".entry")[1]
-    assert re.search(r"wgmma\.mma_async\.sync\.aligned\.m64n256k16\.f32\.f16\.f16 \{[^}]*\}, \{", kernel)
-    assert kernel.count("ld.shared.b16") == 16 and "cvt.rn.f16x2.e4m3x2" in kernel
-    source = tmp_path / "k.ptx"
-    source.write_text(ptx)
-    done = subprocess.run(["ptxas", "-arch=sm_90a", "-v", str(source), "-o", str(tmp_path / "k.cubin")],
-                          capture_output=True, text=True)
-    assert done.returncode == 0 and "C7514" not in done.stderr, done.stderr
-
-
 def test_a_transposed_b_view_is_copied_k_major():
     """B declared [N, K] (K contiguous): its map's inner axis is K, boxes of 64 K by 64 N, and
     the wgmma reads B K-major (imm-trans-b 0)."""

@@ -122,22 +122,6 @@ def wgmma_m64(b: ir.IRBuilder, n: int, operand: str, acc: str, a_descriptor: ir.
     return outputs(b, result, count)
 
 
-def wgmma_m64_register_a(b: ir.IRBuilder, n: int, acc: str, a_fragment: list, b_descriptor: ir.Value,
-                         c: list) -> list:
-    """D = A·B + D for one warpgroup, m64nNk16 f16: A from registers (4 b32 of two f16 a
-    thread, the m16n8k16 A fragment of each warp's 16 rows), B MN-major from shared memory."""
-    count = len(c)
-    d = ", ".join(f"${i}" for i in range(count))
-    a = ", ".join(f"${count + i}" for i in range(4))
-    text = ("{ .reg .pred p; setp.ne.b32 p, 1, 0; "
-            f"wgmma.mma_async.sync.aligned.m64n{n}k16.{acc}.f16.f16 "
-            f"{{{d}}}, {{{a}}}, ${count + 4}, p, 1, 1, 1; }}")
-    constraints = ",".join([f"={_register(c[0])}"] * count + ["r"] * 4 + ["l"] + [str(i) for i in range(count)]
-                           + ["~{memory}"])
-    result = asm(b, text, constraints, ir.LiteralStructType([c[0].type] * count), [*a_fragment, b_descriptor, *c])
-    return outputs(b, result, count)
-
-
 def fence_proxy_async(b: ir.IRBuilder) -> None:
     """Make this thread's ordinary shared-memory stores visible to the async proxy (wgmma)."""
     asm(b, "fence.proxy.async.shared::cta;", "~{memory}", VOID, [])

@@ -86,6 +86,3 @@ def byte_permute(b: ir.IRBuilder, low: ir.Value, high: ir.Value, selector: int) 
     """`prmt.b32`: byte i of the result is byte (selector >> 4i) & 7 of {high, low}."""
     return asm(b, f"prmt.b32 $0, $1, $2, {selector:#x};", "=r,r,r", I32, [low, high])
 
-
-def load_shared_half(b: ir.IRBuilder, address: ir.Value) -> ir.Value:
-    return asm(b, "ld.shared.b16 $0, [$1];", "=h,r,~{memory}", ir.IntType(16), [address])

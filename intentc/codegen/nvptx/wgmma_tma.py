@@ -38,11 +38,10 @@ from llvmlite import ir
 from ..llvm.abi import layout, slot_count
 from ..llvm.types import I32, I64
 from .cta import barrier, sreg
-from .ptx_asm import (fence_proxy_async, opaque, store_shared, wgmma_commit, wgmma_fence, wgmma_m64,
-                      wgmma_m64_register_a, wgmma_wait)
+from .ptx_asm import fence_proxy_async, opaque, store_shared, wgmma_commit, wgmma_fence, wgmma_m64, wgmma_wait
 from .tile_matmul import MmaPlan, TileEmitter, _ceil, _const
-from .tma_asm import (F8_PAIRS, byte_permute, f16_pair_of_f8_pair, fence_barrier_init, load_shared_half,
-                      load_shared_pair, load_shared_word, mbarrier_arrive, mbarrier_expect_bytes, mbarrier_init, mbarrier_wait,
+from .tma_asm import (F8_PAIRS, byte_permute, f16_pair_of_f8_pair, fence_barrier_init, load_shared_pair,
+                      load_shared_word, mbarrier_arrive, mbarrier_expect_bytes, mbarrier_init, mbarrier_wait,
                       setmaxnreg, store_shared_quad, tma_load_2d)
 from .wgmma import INSTRUCTION_M, Wgmma, descriptor
 
@@ -68,7 +67,6 @@ class TmaPlan(MmaPlan):
     # "f8e5m2" widened to f16 (A and B), "i8" B transposed to K-major (the integer wgmma's)
     convert: str = ""
     widen_unroll: int = 4   # 8-bit float chunks a converter has in flight (more: registers from the consumers)
-    widen_a_in_registers: bool = False  # 8-bit floats: consumers widen their A fragments (wgmma with A in registers)
 
     @property
     def registers(self) -> tuple:
@@ -173,7 +171,7 @@ class TmaPlan(MmaPlan):
 
 
 def tma_plan(kernel, contraction, fallback: MmaPlan | None, columns: int = 256, stages: int = 4,
-             widen_unroll: int = 4, widen_a_in_registers: bool = False) -> TmaPlan:
+             widen_unroll: int = 4) -> TmaPlan:
     """128 x `columns` tiles of 128-byte K rows (BK = 64 16-bit elements: the 128-byte
     swizzle), two consumer warpgroups of m64n<columns>, `stages` ring slots (4 of 48 KiB for
     256 columns; 8-bit floats keep 3 beside their raw ring; i8 takes 128 columns, BK = 128,
@@ -189,7 +187,7 @@ def tma_plan(kernel, contraction, fallback: MmaPlan | None, columns: int = 256, 
     shape = f"m64n{columns}k{32 if operands == 'i8' else 16}"
     return TmaPlan(contraction, f"wgmma.{shape}", (128, columns, depth), (2, 1), stages=stages, resident=1,
                    maps_word=-(-words // aligned) * aligned, fallback=fallback, convert=convert,
-                   widen_unroll=widen_unroll, widen_a_in_registers=widen_a_in_registers and convert in F8_PAIRS)
+                   widen_unroll=widen_unroll)
 
 
 class TmaEmitter(TileEmitter):
@@ -317,14 +315,11 @@ class TmaEmitter(TileEmitter):
         em, plan = self.em, self.plan
         b = em.b
         bm, bn, bk = plan.block
-        skipped = 0             # items before the first: A's, when the consumers widen A themselves
         if plan.widens:         # 8 raw bytes -> one 16-byte chunk of f16, A's rows then B's blocks
-            skipped = bm * bk // 8 if plan.widen_a_in_registers else 0
-            items, unrolled, rewrite = (bm + bn) * bk // 8 - skipped, plan.widen_unroll, self._widen_chunk
+            items, unrolled, rewrite = (bm + bn) * bk // 8, plan.widen_unroll, self._widen_chunk
         else:                   # 4 x 4 bytes of B
             items, unrolled, rewrite = (bn // 4) * (bk // 4), 1, self._transpose_block
         per_trip = CONVERTERS * unrolled
-        converter = b.add(converter, ir.Constant(I32, skipped)) if skipped else converter
 
         def convert(slot, parity):
             mbarrier_wait(em, self._barrier("raw", slot), parity)
@@ -334,7 +329,7 @@ class TmaEmitter(TileEmitter):
                 for lane in range(unrolled):
                     item = b.add(b.trunc(first, I32), b.add(converter, ir.Constant(I32, lane * CONVERTERS)))
                     if items % per_trip:
-                        with b.if_then(b.icmp_unsigned("<", item, ir.Constant(I32, skipped + items))):
+                        with b.if_then(b.icmp_unsigned("<", item, ir.Constant(I32, items))):
                             rewrite(raw, staged, item)
                     else:
                         rewrite(raw, staged, item)
@@ -406,9 +401,6 @@ class TmaEmitter(TileEmitter):
         mbarrier_wait(em, self._barrier("full", slot), parity)
         group = b.udiv(self.consumer_thread, ir.Constant(I32, WARPGROUP))
         row_bytes = plan.row_bytes
-        if plan.widen_a_in_registers:
-            self._consume_register_a(slot, parity, group, leader)
-            return
         a_base = b.add(self.stage_base(slot, "a"), b.mul(group, ir.Constant(I32, INSTRUCTION_M * row_bytes)))
         b_base = self.stage_base(slot, "b")
         slots = self._accumulator_slots()
@@ -422,41 +414,6 @@ class TmaEmitter(TileEmitter):
                 b_desc = descriptor(b, b.add(b_base, ir.Constant(I32, 16 * kk * row_bytes)), bk * row_bytes,
                                     8 * row_bytes, row_bytes)
             acc = wgmma_m64(b, bn, plan.mma_dtype, c.acc_dtype, a_desc, b_desc, acc, transpose_b=not plan.b_k_major)
-        wgmma_commit(b)
-        for s, value in zip(slots, wgmma_wait(b, 0, acc)):
-            b.store(value, s)
-        with b.if_then(leader):
-            mbarrier_arrive(b, self._barrier("empty", slot))
-
-    def _consume_register_a(self, slot: ir.Value, parity: ir.Value, group: ir.Value, leader: ir.Value) -> None:
-        """8-bit floats with A widened by the consumers: each thread reads its A fragment's
-        byte pairs from the raw slot (rows of BK bytes) and widens them in registers; B, widened
-        by the converters, from shared memory (the raw barrier is waited on too: its copies of
-        A are read here)."""
-        em, plan = self.em, self.plan
-        b = em.b
-        _, bn, bk = plan.block
-        mbarrier_wait(em, self._barrier("raw", slot), parity)
-        within = b.urem(self.consumer_thread, ir.Constant(I32, WARPGROUP))
-        warp, lane = b.udiv(within, ir.Constant(I32, 32)), b.urem(within, ir.Constant(I32, 32))
-        row = b.add(b.mul(group, ir.Constant(I32, INSTRUCTION_M)),
-                    b.add(b.mul(warp, ir.Constant(I32, 16)), b.udiv(lane, ir.Constant(I32, 4))))
-        first = b.add(self._raw_base(slot), b.add(b.mul(row, ir.Constant(I32, RAW_ROW)),
-                                                   b.mul(b.urem(lane, ir.Constant(I32, 4)), ir.Constant(I32, 2))))
-        fragments = []
-        for kk in range(bk // 16):          # registers: (row, k), (row + 8, k), (row, k + 8), (row + 8, k + 8)
-            offsets = [16 * kk + 8 * (r // 2) + 8 * RAW_ROW * (r % 2) for r in range(4)]
-            fragments.append([f16_pair_of_f8_pair(b, load_shared_half(b, b.add(first, ir.Constant(I32, o))),
-                                                  plan.convert) for o in offsets])
-        b_base = self.stage_base(slot, "b")
-        row_bytes = plan.row_bytes
-        slots = self._accumulator_slots()
-        acc = [b.load(s) for s in slots]
-        wgmma_fence(b)
-        for kk, fragment in enumerate(fragments):
-            b_desc = descriptor(b, b.add(b_base, ir.Constant(I32, 16 * kk * row_bytes)), bk * row_bytes,
-                                8 * row_bytes, row_bytes)
-            acc = wgmma_m64_register_a(b, bn, plan.contraction.acc_dtype, fragment, b_desc, acc)
         wgmma_commit(b)
         for s, value in zip(slots, wgmma_wait(b, 0, acc)):
             b.store(value, s)
