@@ -21,7 +21,9 @@ import intentc
 from bench.gpu import timed
 from mma_cases import variant
 
-TORCH = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}
+TORCH = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32, "f8e4m3fn": torch.float8_e4m3fn,
+         "f8e5m2": torch.float8_e5m2, "i8": torch.int8, "i32": torch.int32}
+OUT = {"f8e4m3fn": "f16", "f8e5m2": "f16", "i8": "i32"}      # the output dtype where it is not the operands'
 
 
 @triton.jit
@@ -62,17 +64,40 @@ def triton_matmul(a, b, c):
                                          num_stages=3, num_warps=8)
 
 
+def baseline(a, b, c):
+    """cuBLAS: torch.matmul, torch._int_mm for i8, or for 8-bit floats torch._scaled_mm (B
+    column-major, unit scales)."""
+    if a.element_size() > 1:
+        return lambda: torch.matmul(a, b, out=c)
+    if a.dtype == torch.int8:
+        return lambda: torch._int_mm(a, b, out=c)
+    b_columns, one = b.t().contiguous().t(), torch.ones((), device="cuda")
+    return lambda: c.copy_(torch._scaled_mm(a, b_columns, scale_a=one, scale_b=one, out_dtype=c.dtype))
+
+
+def kernel_text(dtype: str) -> str:
+    """The tiled matmul for `dtype` operands: an f32 accumulator (i32 for i8), the output
+    in the operands' dtype where the epilogue can write it (OUT)."""
+    return variant(dtype, "i32" if dtype == "i8" else "f32", OUT.get(dtype, dtype))
+
+
+def operands(dtype: str, m: int, n: int, k: int) -> tuple:
+    """Random A and B (i8: the whole range) on the GPU."""
+    if dtype == "i8":
+        return tuple(torch.randint(-128, 128, shape, device="cuda", dtype=torch.int8) for shape in ((m, k), (k, n)))
+    return torch.randn(m, k, device="cuda").to(TORCH[dtype]), torch.randn(k, n, device="cuda").to(TORCH[dtype])
+
+
 def row(dtype: str, m: int, n: int, k: int) -> dict:
-    text = variant(dtype, "f32", dtype)
-    kernel = intentc.load(text, "matmul_tiled", target="cuda", facts={"unit_stride": ["a", "b", "c"]})
-    a = torch.randn(m, k, device="cuda", dtype=TORCH[dtype])
-    b = torch.randn(k, n, device="cuda", dtype=TORCH[dtype])
-    c, c_torch, c_triton = (torch.empty(m, n, device="cuda", dtype=TORCH[dtype]) for _ in range(3))
+    out = OUT.get(dtype, dtype)
+    kernel = intentc.load(kernel_text(dtype), "matmul_tiled", target="cuda", facts={"unit_stride": ["a", "b", "c"]})
+    a, b = operands(dtype, m, n, k)
+    c, c_torch, c_triton = (torch.empty(m, n, device="cuda", dtype=TORCH[out]) for _ in range(3))
     flop = 2.0 * m * n * k
     result = {"bench": f"matmul {dtype} {m}x{n}x{k}", "launch": kernel.launch_config.to_json()["mma"]
               if hasattr(kernel, "launch_config") else None}
-    impls = {"intentc": lambda: kernel(a=a, b=b, c=c), "torch": lambda: torch.matmul(a, b, out=c_torch)}
-    if dtype != "f32":      # the tutorial's tl.dot would take f32 inputs through TF32
+    impls = {"intentc": lambda: kernel(a=a, b=b, c=c), "torch": baseline(a, b, c_torch)}
+    if dtype in ("f16", "bf16"):      # the tutorial's tl.dot would take f32 inputs through TF32
         impls["triton"] = triton_matmul(a, b, c_triton)
     for label, fn in impls.items():
         try:
@@ -80,10 +105,10 @@ def row(dtype: str, m: int, n: int, k: int) -> dict:
         except Exception as error:    # a failing implementation is reported in its row
             result[label] = {"error": f"{type(error).__name__}: {str(error)[:300]}"}
     torch.cuda.synchronize()
-    reference = torch.matmul(a.float(), b.float())
-    error = (c.float() - reference).abs().max().item()
+    reference = torch.matmul(a.double(), b.double()) if dtype == "i8" else torch.matmul(a.float(), b.float())
+    error = (c.double() - reference).abs().max().item()
     result["intentc_max_abs_error_vs_f32"] = error
-    result["torch_max_abs_error_vs_f32"] = (c_torch.float() - reference).abs().max().item()
+    result["torch_max_abs_error_vs_f32"] = (c_torch.double() - reference).abs().max().item()
     for label in ("torch", "triton"):
         if "TFLOP/s" in result.get("intentc", {}) and "TFLOP/s" in result.get(label, {}):
             result[f"intentc/{label}"] = result["intentc"]["TFLOP/s"] / result[label]["TFLOP/s"]
@@ -165,7 +190,8 @@ def sweep(m: int, n: int, k: int) -> list[dict]:
 # The contraction rows of issue #14 that exist so far (bench/gpu.py's "contractions").
 ROWS = [("f16", (1024, 1024, 1024)), ("bf16", (1024, 1024, 1024)), ("f16", (4096, 4096, 4096)),
         ("bf16", (4096, 4096, 4096)), ("f16", (8192, 8192, 8192)), ("bf16", (8192, 8192, 8192)),
-        ("f16", (4000, 4100, 3900)), ("bf16", (4000, 4100, 3900)), ("f32", (4096, 4096, 4096))]
+        ("f16", (4000, 4100, 3900)), ("bf16", (4000, 4100, 3900)), ("f32", (4096, 4096, 4096)),
+        ("f8e4m3fn", (4096, 4096, 4096)), ("f8e5m2", (4096, 4096, 4096)), ("i8", (4096, 4096, 4096))]
 
 
 def contraction_rows(quick: bool) -> list[dict]:

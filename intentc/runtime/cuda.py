@@ -33,8 +33,9 @@ from .seen_calls import SeenCalls
 from .status import illegal_input
 from .variants import Entry, EntryTable, LazyVariants, extent_sources
 from .cuda_driver import CudaError, DeviceBuffer, LaunchShape, PreparedLaunch, default_device, stream_synchronize
-from .cuda_stages import LaunchSequence, StagedEntries
+from .cuda_stages import LaunchSequence, StagedEntries, launch_grid
 from .launch_template import LaunchTemplate, TemplateView
+from .tensor_maps import encoded_maps
 
 CUDA_FAILED = "E0090"
 HEAP_BYTES = 4 << 30   # device malloc heap for dynamic temporaries
@@ -88,7 +89,8 @@ class CudaKernel(CompiledKernel):
                 self._module.allow_shared(self._function, self.launch_config.shared_bytes)
         except CudaError as error:
             raise cuda_error(error, self.file) from None
-        self.block = (_block_threads(self.launch_config, limit, self.file), 1, 1)
+        self.block = (_block_threads(self.launch_config.mapping, self.launch_config.block[0], limit, self.file,
+                                     bool(self.launch_config.plan)), 1, 1)
         self._entries = self._entry_table()
         self._shapes: dict[tuple, LaunchShape] = {}
         # Launches prepared for calls seen before (`seen`: shared with the other shape variants
@@ -137,7 +139,23 @@ class CudaKernel(CompiledKernel):
         return EntryTable(default, variants[0]["extent"] if variants else None, [
             (variant["max"], Entry(function, (variant["ctas_per_sm"] * self.device.sm_count, 1, 1),
                                    (_exact_block(variant["block"], limit, self.file), 1, 1)))
-            for variant, function, limit in zip(variants, functions, limits)])
+            for variant, function, limit in zip(variants, functions, limits)], self._fallback_entry())
+
+    def _fallback_entry(self) -> Entry | None:
+        """The MMA mapping's cp.async entry, for launches whose views have no tensor map."""
+        fallback = self.launch_config.mma.get("fallback")
+        if not fallback:
+            return None
+        try:
+            function = self._module.function(fallback["entry"])
+            if fallback["dynamic_shared_bytes"]:
+                self._module.allow_shared(function, fallback["dynamic_shared_bytes"])
+            limit = self._module.max_threads(function)
+        except CudaError as error:
+            raise cuda_error(error, self.file) from None
+        return Entry(function, launch_grid(fallback["grid"], self.device.sm_count),
+                     (_block_threads(fallback["mapping"], fallback["threads"], limit, self.file), 1, 1),
+                     fallback["dynamic_shared_bytes"])
 
     def __call__(self, inputs: dict | None = None, constexprs: dict | None = None) -> dict[str, np.ndarray]:
         variant = self._lazy.pick_unbound(inputs or {}) if self._lazy is not None else None
@@ -188,6 +206,7 @@ class CudaKernel(CompiledKernel):
                     buffers[id(base)] = (base, DeviceBuffer.from_array(base) if base.size else DeviceBuffer(16))
                 slots[entry.start] = np.int64(np.uint64(buffers[id(base)][1].address).view(np.int64))
             words, scratch = self._with_scratch(slots)
+            words, chosen, maps = self._with_tensor_maps(words, chosen)
             status = DeviceBuffer.from_array(np.zeros(1, dtype=np.int64))
             try:
                 for shape in self._stage_shapes(chosen):
@@ -200,8 +219,9 @@ class CudaKernel(CompiledKernel):
                         _download_into(buffer, base)
             finally:
                 status.free()
-                if scratch is not None:
-                    scratch.free()
+                for memory in (scratch, maps):
+                    if memory is not None:
+                        memory.free()
             return word
         finally:
             for _, buffer in buffers.values():
@@ -242,8 +262,11 @@ class CudaKernel(CompiledKernel):
         entry = self._entries.pick(binding.extents, env)
         if self._stages is not None:
             return LaunchSequence(self._stage_shapes(entry), slots, self._status.address, self._stages), None
+        slots, entry, maps = self._with_tensor_maps(slots, entry)
         words = [*_unsigned(slots), self._status.address]
         shape = self._stage_shapes(entry)[0]
+        if self.launch_config.mma.get("tma"):     # the maps hold the views' addresses: no template
+            return PreparedLaunch.of(shape, words, maps), None
         return PreparedLaunch.of(shape, words), LaunchTemplate(shape, words, self._template_views(env))
 
     def _template_views(self, env: dict) -> list[TemplateView]:
@@ -261,6 +284,22 @@ class CudaKernel(CompiledKernel):
 
     def diagnostic(self, error: CudaError) -> DiagnosticError:
         return cuda_error(error, self.file)
+
+    def _with_tensor_maps(self, words: np.ndarray, entry: Entry) -> tuple[np.ndarray, Entry, DeviceBuffer | None]:
+        """The argument words with the address of the copy engine's tensor maps appended
+        (`mma.tma`; the maps in device memory of their own, returned to keep), or, for views
+        no map describes, the words as they are and the cp.async fallback entry."""
+        tma = self.launch_config.mma.get("tma")
+        if not tma:
+            return words, entry, None
+        maps = encoded_maps(tma, {s.name: s.start for s in self.abi.slots if s.kind == "view"}, words)
+        if maps is not None:
+            buffer = DeviceBuffer.from_array(maps)
+            return np.append(words, np.int64(np.uint64(buffer.address).view(np.int64))), entry, buffer
+        if self._entries.fallback is None:
+            raise CudaError("a view of this launch has no tensor map (unaligned or transposed) and the kernel "
+                            "has no fallback entry")
+        return words, self._entries.fallback, None
 
     def synchronize(self, stream: int = 0) -> None:
         """Wait for `stream`; raise the first illegal input an asynchronous launch reported
@@ -286,12 +325,11 @@ class CudaKernel(CompiledKernel):
         return illegal_input(self.abi, ident, self.file, self.source)
 
 
-def _block_threads(launch, limit: int, file: str) -> int:
+def _block_threads(mapping: str, threads: int, limit: int, file: str, planned: bool = False) -> int:
     """The CTA size: exactly the compiled one for the CTA and MMA mappings (their code is specialized
     to it, and `.maxntid` makes ptxas fit it); otherwise as large as the configuration asks
     or the kernel's registers allow."""
-    threads = launch.block[0]
-    if launch.mapping in ("cta", "grid", "staged", "mma") or launch.plan:
+    if mapping in ("cta", "grid", "staged", "mma") or planned:
         return _exact_block(threads, limit, file)
     return max(32, min(threads, limit // 32 * 32)) if threads > 1 else 1
 

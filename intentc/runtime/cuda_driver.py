@@ -220,13 +220,14 @@ class PreparedLaunch:
     making one costs a memory copy. Launched by its shape's call bound to the stream:
     `(shape.by_stream.get(s) or shape.bind(s))(extra)`."""
 
-    def __init__(self, shape: LaunchShape, block: ctypes.Array):
+    def __init__(self, shape: LaunchShape, block: ctypes.Array, keep: DeviceBuffer | None = None):
         self.shape, self.block = shape, block
         self.extra = ctypes.c_void_p(ctypes.addressof(block) + 8 * (len(block) - 6))
+        self.keep = keep        # device memory a parameter points to (tensor maps), freed with the launch
 
     @classmethod
-    def of(cls, shape: LaunchShape, words: list[int]) -> PreparedLaunch:
-        return cls(shape, ParameterBlock(words).new())
+    def of(cls, shape: LaunchShape, words: list[int], keep: DeviceBuffer | None = None) -> PreparedLaunch:
+        return cls(shape, ParameterBlock(words).new(), keep)
 
     def __call__(self, stream: int = 0) -> None:
         shape = self.shape

@@ -17,7 +17,7 @@ class StagedEntries:
 
     def __init__(self, config, module, sm_count: int):
         self.functions = [module.function(stage["entry"]) for stage in config.stages]
-        self.grids = [_grid(stage["grid"], sm_count) for stage in config.stages]
+        self.grids = [launch_grid(stage["grid"], sm_count) for stage in config.stages]
         self.scratch = config.scratch
 
     def words(self, slots: np.ndarray) -> int:
@@ -33,7 +33,7 @@ class StagedEntries:
         return np.append(slots, np.int64(np.uint64(scratch.address).view(np.int64))), scratch
 
 
-def _grid(text: str, sm_count: int) -> tuple[int, int, int]:
+def launch_grid(text: str, sm_count: int) -> tuple[int, int, int]:
     kind, _, number = text.partition(":")
     return (int(number) * sm_count if kind == "ctas_per_sm" else int(number), 1, 1)
 

@@ -34,9 +34,11 @@ class Entry:
 
 
 class EntryTable:
-    def __init__(self, default: Entry, extent: str | None = None, variants: list[tuple[int, Entry]] | None = None):
+    def __init__(self, default: Entry, extent: str | None = None, variants: list[tuple[int, Entry]] | None = None,
+                 fallback: Entry | None = None):
         self.default, self.extent = default, extent
         self.variants = variants or []        # (max, entry) by increasing max
+        self.fallback = fallback              # for launches whose views have no tensor map (MMA mapping)
 
     def pick(self, extents: dict, env: dict) -> Entry:
         """The entry for a launch whose dynamic extents are bound in `extents` (name →

@@ -28,8 +28,12 @@ def variant(operands: str = "f16", acc: str = "f32", out: str = "f16", b_transpo
 
 def inputs(dtype: str, m: int, n: int, k: int, b_transposed: bool = False, seed: int = 0) -> dict:
     import ml_dtypes
-    numpy_dtype = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32}[dtype]
     rng = np.random.default_rng(seed)
+    if dtype == "i8":       # the whole range, -128 included
+        return {"a": rng.integers(-128, 128, (m, k), dtype=np.int8),
+                "b": rng.integers(-128, 128, (n, k) if b_transposed else (k, n), dtype=np.int8)}
+    numpy_dtype = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32,
+                   "f8e4m3fn": ml_dtypes.float8_e4m3fn, "f8e5m2": ml_dtypes.float8_e5m2}[dtype]
     a = rng.standard_normal((m, k)).astype(numpy_dtype)
     b = rng.standard_normal((n, k) if b_transposed else (k, n)).astype(numpy_dtype)
     return {"a": a, "b": b}
@@ -38,9 +42,11 @@ def inputs(dtype: str, m: int, n: int, k: int, b_transposed: bool = False, seed:
 def error_bound(a, b, acc: str, out: str, b_transposed: bool = False) -> np.ndarray:
     """|got - interpreter| allowed per element: the accumulation's reordering (the tensor
     cores sum in another order; f32: K·2^-22, f16: K·2^-9 of sum |a||b|) plus a rounding of
-    the output format on either side."""
+    the output format on either side; none for an integer accumulator (exact)."""
     a64, b64 = np.abs(a.astype(np.float64)), np.abs(b.astype(np.float64))
     magnitude = a64 @ (b64.T if b_transposed else b64)
+    if acc == "i32":
+        return np.zeros_like(magnitude)
     k = a.shape[1]
     reorder = k * (2.0 ** -22 if acc == "f32" else 2.0 ** -9) * magnitude
     unit = {"f32": 2.0 ** -23, "f16": 2.0 ** -10, "bf16": 2.0 ** -7}[out]

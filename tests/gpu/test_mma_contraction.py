@@ -1,8 +1,11 @@
 """The MMA mapping on the GPU (docs/gpu.md, "MMA mapping"): tiled contractions on the
 tensor cores against the interpreter — tails in M, N and K, K = 0, special values, f16 and
 bf16 operands, f32 and f16 accumulators, a transposed B view — for the arch a Hopper launch
-picks (sm_90a: wgmma) and for plain sm_90 (mma.sync)."""
+picks (sm_90a: wgmma, fed by the copy engine where the views allow tensor maps, else by
+cp.async) and for plain sm_90 (mma.sync)."""
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 import pytest
@@ -16,20 +19,110 @@ SHAPES = [(128, 128, 64), (96, 136, 40), (100, 130, 70), (1, 1, 1), (5, 7, 0), (
 ARCHS = ["sm_90", "sm_90a"]
 
 
-def _check(text, m, n, k, operands, acc, out, arch, b_transposed=False, special=False):
+@functools.cache
+def _compiled(text: str, arch: str):
+    """One compile per kernel text and arch in a test process (the shapes share it)."""
     from intentc.runtime.cuda import compile_cuda
+    return compile_cuda(text, "matmul_tiled", arch=arch)
+
+
+def _check(text, m, n, k, operands, acc, out, arch, b_transposed=False, special=False, copy_engine=None):
     from intentc.api import run
     values = inputs(operands, m, n, k, b_transposed)
     if special and m * k and k * n:
         values["a"][0, 0] = np.inf
         values["a"][-1, -1] = np.nan
         values["b"][0, 0] = -np.inf if not b_transposed else np.inf
-    compiled = compile_cuda(text, "matmul_tiled", arch=arch)
+    compiled = _compiled(text, arch)
     assert compiled.launch_config.mapping == "mma", compiled.launch_config.mapping
-    got = compiled(values)["c"]
+    got = _launched(compiled, values, copy_engine)
     expected = run(text, "matmul_tiled", values)["c"]
     assert_within(got, expected, error_bound(values["a"], values["b"], acc, out, b_transposed),
                   f"{operands}/{acc}->{out} {m}x{n}x{k} {arch}")
+
+
+def _launched(compiled, values, copy_engine):
+    """C from one launch; `copy_engine` (True / False): the launch must (not) have had tensor
+    maps, i.e. run the TMA entry (the cp.async fallback)."""
+    from intentc.runtime import cuda
+    if copy_engine is None:
+        return compiled(values)["c"]
+    encoded = []
+    original = cuda.encoded_maps
+
+    def recorded(*args):
+        encoded.append(original(*args))
+        return encoded[-1]
+    cuda.encoded_maps = recorded
+    try:
+        got = compiled(values)["c"]
+    finally:
+        cuda.encoded_maps = original
+    assert len(encoded) == 1 and (encoded[0] is not None) == copy_engine, encoded
+    return got
+
+
+# Shapes whose rows are 16-byte multiples (K and N multiples of 8 for 16-bit operands): the
+# copy engine's; tails in M, N and K, K = 0, several K tiles and tiles a persistent CTA.
+TMA_SHAPES = [(128, 256, 64), (300, 520, 200), (1, 8, 8), (257, 264, 136), (64, 64, 0), (129, 8, 1000),
+              (2048, 2304, 24)]
+
+
+@pytest.mark.parametrize("m,n,k", TMA_SHAPES)
+def test_copy_engine_form(m, n, k):
+    _check(variant(), m, n, k, "f16", "f32", "f16", "sm_90a", copy_engine=True)
+
+
+@pytest.mark.parametrize("operands,acc,out", [("bf16", "f32", "bf16"), ("f16", "f16", "f16"), ("f16", "f32", "f32")])
+@pytest.mark.parametrize("m,n,k", [(300, 520, 200), (64, 64, 0)])
+def test_copy_engine_dtypes(operands, acc, out, m, n, k):
+    _check(variant(operands, acc, out), m, n, k, operands, acc, out, "sm_90a", copy_engine=True)
+
+
+def test_copy_engine_special_values():
+    _check(variant("f16", "f32", "f32"), 64, 64, 64, "f16", "f32", "f32", "sm_90a", special=True, copy_engine=True)
+
+
+@pytest.mark.parametrize("operands,acc,out", [("f8e4m3fn", "f32", "f32"), ("f8e5m2", "f32", "f16"),
+                                              ("f8e4m3fn", "f16", "f16")])
+@pytest.mark.parametrize("m,n,k", [(128, 256, 64), (300, 528, 208), (64, 64, 0), (129, 16, 1008)])
+def test_8bit_floats_widened_to_f16(operands, acc, out, m, n, k):
+    """e4m3 / e5m2 operands copied raw, widened exactly to f16 in shared memory, f16 wgmma
+    accumulating in the declared dtype; rows of 16-byte multiples (K, N multiples of 16)."""
+    _check(variant(operands, acc, out), m, n, k, operands, acc, out, "sm_90a", copy_engine=True)
+
+
+@pytest.mark.parametrize("m,n,k", [(128, 128, 128), (300, 272, 208), (64, 64, 0), (129, 16, 1040), (1, 16, 16)])
+def test_i8_operands_accumulate_exactly_in_i32(m, n, k):
+    """i8 x i8 -> i32 on the s8 wgmma (B transposed to K-major in shared memory): exact."""
+    _check(variant("i8", "i32", "i32"), m, n, k, "i8", "i32", "i32", "sm_90a", copy_engine=True)
+
+
+def test_i8_without_tensor_maps_takes_the_generic_fallback():
+    _check(variant("i8", "i32", "i32"), 33, 24, 40, "i8", "i32", "i32", "sm_90a", copy_engine=False)
+
+
+def test_8bit_float_special_values():
+    _check(variant("f8e5m2", "f32", "f32"), 64, 64, 64, "f8e5m2", "f32", "f32", "sm_90a", special=True,
+           copy_engine=True)
+
+
+def test_8bit_floats_without_tensor_maps_take_the_generic_fallback():
+    """K = 40 (rows of 40 bytes): no map; the generic mapping's entry, same results."""
+    _check(variant("f8e4m3fn", "f32", "f32"), 33, 24, 40, "f8e4m3fn", "f32", "f32", "sm_90a", copy_engine=False)
+
+
+@pytest.mark.parametrize("m,n,k,transposed", [(100, 130, 70, False), (96, 136, 70, True)])
+def test_views_without_tensor_maps_take_the_fallback(m, n, k, transposed):
+    """Rows of 140 bytes (K = 70; B also transposed): the cp.async entry, same results."""
+    _check(variant(b_transposed=transposed), m, n, k, "f16", "f32", "f16", "sm_90a", b_transposed=transposed,
+           copy_engine=False)
+
+
+@pytest.mark.parametrize("m,n,k", [(96, 136, 40), (300, 520, 200), (2048, 2304, 24)])
+def test_transposed_b_view_staged_k_major_by_the_copy_engine(m, n, k):
+    """B as an [N, K] view (x @ W^T): boxes of BK x 64 N rows, B K-major for the wgmma."""
+    _check(variant(b_transposed=True), m, n, k, "f16", "f32", "f16", "sm_90a", b_transposed=True, copy_engine=True)
 
 
 @pytest.mark.parametrize("arch", ARCHS)

@@ -18,7 +18,7 @@ from ..llvm.printing import module_text
 from . import machine
 from .emit import optimized_ptx
 from .hooks import NvptxHooks
-from .mapping import LaunchConfig, Mapping, launch_config, plan_mapping
+from .mapping import LaunchConfig, Mapping, generic_mapping, launch_config, plan_mapping
 from .stage_compile import compile_stages
 from .stages import stage_plan
 from .variants import check_variant, eager_variants, link_variant, variant_mapping, variant_rule
@@ -90,19 +90,44 @@ def compile_ptx(module: Module, kernel_name: str, arch: str, specialization: Spe
         variants.append((variant, lower(entry_mapping, lowered.sites)))
         mappings.append(entry_mapping)
         lowered.sites = variants[-1][1].sites
+    fallback = _fallback(kernel, mapping, lowered, lower, specialization, module)
     text = module_text(lowered.module)
     timings["lower-llvm"] = timings.get("lower-llvm", 0.0) + time.perf_counter() - mark
     mark = time.perf_counter()
     with machine.LOCK:
         parsed = llvm.parse_assembly(text)
-        for variant, variant_lowered in variants:
-            link_variant(parsed, module_text(variant_lowered.module), variant_lowered.function, variant.entry)
+        linked = [(variant.entry, lowered_) for variant, lowered_ in variants] + [f[:2] for f in fallback]
+        for entry, variant_lowered in linked:
+            link_variant(parsed, module_text(variant_lowered.module), variant_lowered.function, entry)
         parsed.verify()
-        entries = {lowered.function} | {variant.entry for variant, _ in variants}
+        entries = {lowered.function} | {entry for entry, _ in linked}
         ptx = optimized_ptx(parsed, arch, entries, timings, mark, strength_reduce=not all(map(_unrolled, mappings)))
     config = launch_config(mapping, lowered.function, arch, [variant.to_json() for variant, _ in variants],
                            rule.to_json() if rule else {})
+    for entry, _, fallback_mapping in fallback:
+        config.mma["fallback"] = _fallback_record(launch_config(fallback_mapping, entry, arch))
     return PtxKernel(ptx, config, lowered)
+
+
+def _fallback(kernel: Kernel, mapping: Mapping, lowered: LoweredKernel, lower, specialization, module) -> list:
+    """The warp-specialized MMA mapping's entry for launches whose views have no tensor map:
+    [(entry name, lowered, its mapping)] — the cp.async plan, or for operands only the copy
+    engine widens, the generic mapping; [] for other mappings."""
+    from .wgmma_tma import FALLBACK_SUFFIX, TmaPlan
+    plan = mapping.mma
+    if not isinstance(plan, TmaPlan):
+        return []
+    chosen = plan.fallback_mapping(mapping) if plan.fallback is not None else \
+        generic_mapping(kernel, specialization, module)
+    fallback = lower(chosen, lowered.sites)
+    lowered.sites = fallback.sites
+    return [(lowered.function + FALLBACK_SUFFIX, fallback, chosen)]
+
+
+def _fallback_record(config: LaunchConfig) -> dict:
+    """How the runtime launches the fallback entry (`launch.json` `mma.fallback`)."""
+    return {"entry": config.kernel, "mapping": config.mapping, "threads": config.block[0], "grid": config.grid,
+            "dynamic_shared_bytes": config.shared_bytes, **({"plan": config.mma} if config.mma else {})}
 
 
 def _unrolled(mapping: Mapping) -> bool:

@@ -67,6 +67,7 @@ class NvptxHooks(TargetHooks):
         # lowering the body of a CTA-mapped iteration, or a grid-wide program's top level
         self.in_cta = self.plan is not None and self.plan.grid
         self.current_slot = 0                 # the register form's coordinate being visited
+        self.extra_argument_words = mapping.mma.extra_argument_words if mapping.mma is not None else 0
 
     # ---- the physical mapping ----------------------------------------------------------------
     def parallel(self, em: Emitter, op: Op, extents: Shape, iteration: Body) -> None:

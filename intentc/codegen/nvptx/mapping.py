@@ -119,6 +119,13 @@ def plan_mapping(kernel: Kernel, specialization: Specialization | None = None, m
         # the top-level reads are the plan's to stage: left lazy, never materialized
         return Mapping(plan.kind, plan.threads, plan.parallel, layouts=plan.layouts(known), plan=plan,
                        lazy_views=prologue_views(kernel, plan.parallel))
+    return generic_mapping(kernel, specialization, module)
+
+
+def generic_mapping(kernel: Kernel, specialization: Specialization | None = None,
+                    module: Module | None = None) -> Mapping:
+    """The mapping of a kernel the tensor cores do not run (CTA, grid, grid-stride or one thread)."""
+    known = known_extents(kernel, specialization or Specialization())
     helpers = {item.name: item for item in module.items if isinstance(item, Helper)} if module else {}
     regions = per_coordinate_regions(kernel)
     cta = cta_plan(kernel, specialization, helpers) or grid_plan(kernel)
@@ -174,6 +181,8 @@ def launch_config(mapping: Mapping, entry: str, arch: str, variants: list | None
                             plan.ctas_per_sm, arch, layouts=layouts, variants=variants, plan=plan.to_json(),
                             shared_bytes=plan.shared_bytes, lazy_views=sorted(mapping.lazy_views))
     per_sm = max(1, RESIDENT_THREADS // mapping.threads)
+    if mapping.mma is not None and mapping.mma.ctas_per_sm:
+        per_sm = mapping.mma.ctas_per_sm
     if mapping.cta is not None and mapping.cta.costly_prologue:
         per_sm = max(1, per_sm // COSTLY_PROLOGUE_SHRINK)
     return LaunchConfig(entry, mapping.kind, (mapping.threads, 1, 1), f"ctas_per_sm:{per_sm}", per_sm, arch,

@@ -109,9 +109,13 @@ def wgmma_m64(b: ir.IRBuilder, n: int, operand: str, acc: str, a_descriptor: ir.
     descriptors (B's MN-major when transposed)."""
     count = len(c)
     d = ", ".join(f"${i}" for i in range(count))
+    # 8-bit integers: k32, s32 accumulators, both operands K-major (no scale or transpose immediates)
+    integer = operand == "s8"
+    shape, kind = (f"m64n{n}k32", "s32") if integer else (f"m64n{n}k16", acc)
+    immediates = "" if integer else f", 1, 1, 0, {1 if transpose_b else 0}"
     text = ("{ .reg .pred p; setp.ne.b32 p, 1, 0; "
-            f"wgmma.mma_async.sync.aligned.m64n{n}k16.{acc}.{operand}.{operand} "
-            f"{{{d}}}, ${count}, ${count + 1}, p, 1, 1, 0, {1 if transpose_b else 0}; }}")
+            f"wgmma.mma_async.sync.aligned.{shape}.{kind}.{operand}.{operand} "
+            f"{{{d}}}, ${count}, ${count + 1}, p{immediates}; }}")
     constraints = ",".join([f"={_register(c[0])}"] * count + ["l", "l"] + [str(i) for i in range(count)]
                            + ["~{memory}"])
     result = asm(b, text, constraints, ir.LiteralStructType([c[0].type] * count), [a_descriptor, b_descriptor, *c])

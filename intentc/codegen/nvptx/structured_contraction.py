@@ -169,7 +169,7 @@ def match_scaled_contraction(kernel: Kernel) -> ScaledContraction:
     if extents != [Ceil(m_extent, tm), Ceil(n_extent, tn)]:
         raise NoMatch("the parallel domain does not tile M x N")
     c_name, c_axes, casts = _epilogue(evaluator, contraction.results[0], ops[position + 1:], (ti, tj), (tm, tn),
-                                      (m_extent, n_extent))
+                                      (m_extent, n_extent), acc)
     values = {contraction.results[0]: "accumulator", a_op.results[0]: "a", b_op.results[0]: "b"}
     return ScaledContraction(parallel, a, a_scale, b, b_scale, c_name, c_axes, fmt, group, acc,
                              casts[-1] if casts else acc, tuple(casts), (tm, tn), values=values)
@@ -367,7 +367,8 @@ def _sparse_finish(evaluator, parallel, coordinates, extents, loop, loop_facts, 
     m_extent, n_extent = a_view.shape[0], b_view.shape[1]
     if extents != [Ceil(m_extent, tm), Ceil(n_extent, tn)]:
         raise NoMatch("the parallel domain does not tile M x N")
-    c_name, c_axes, casts = _epilogue(evaluator, loop.results[0], epilogue, coordinates, (tm, tn), (m_extent, n_extent))
+    c_name, c_axes, casts = _epilogue(evaluator, loop.results[0], epilogue, coordinates, (tm, tn), (m_extent, n_extent),
+                                      acc)
     values = {loop.results[0]: "accumulator", contraction.results[0]: "accumulator", values_name: "a", b_name: "b"}
     return SparseContraction(**{**found.__dict__, "c": c_name, "c_axes": c_axes, "casts": tuple(casts),
                                 "out_dtype": casts[-1] if casts else acc, "values": values})

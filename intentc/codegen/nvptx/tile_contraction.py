@@ -365,7 +365,7 @@ def _finish(evaluator, parallel, extents, coordinates, loop, contraction, loop_f
     if a_view.dtype != b_view.dtype:
         raise NoMatch("operands of different dtypes")
     c_name, c_axes, casts = _epilogue(evaluator, loop.results[0], epilogue, (ti, tj), (tm, tn),
-                                      (m_extent, n_extent))
+                                      (m_extent, n_extent), acc)
     out_dtype = casts[-1] if casts else acc
     values = {loop.results[0]: "accumulator", contraction.results[0]: "accumulator",
               contraction.operands[0]: "a", contraction.operands[1]: "b"}
@@ -373,14 +373,17 @@ def _finish(evaluator, parallel, extents, coordinates, loop, contraction, loop_f
                            tuple(casts), init.value, (tm, tn, tk), values)
 
 
-def _epilogue(evaluator, acc_name, ops, coordinates, tile, extents):
-    """The ops after the loop: casts of the accumulator (each used once, by the next) and
-    one masked write of the last at the tile's coordinates."""
-    current, casts, write = acc_name, [], None
+def _epilogue(evaluator, acc_name, ops, coordinates, tile, extents, acc_dtype):
+    """The ops after the loop: casts of the accumulator (each used once, by the next; between
+    float dtypes, or an integer accumulator's cast to its own dtype) and one masked write of
+    the last at the tile's coordinates."""
+    current, write = acc_name, None
+    casts: list[str] = []
     for op in ops:
         if op.name == "cast" and op.operands == (current,) and write is None:
             dtype = op.result_types[0].dtype
-            if dtype not in FLOAT_CASTS:
+            floats = dtype in FLOAT_CASTS and acc_dtype in FLOAT_CASTS
+            if not floats and (dtype != acc_dtype or casts):
                 raise NoMatch(f"an epilogue cast to {dtype}")
             current = op.results[0]
             casts.append(dtype)

@@ -19,6 +19,7 @@ casts the fragments and writes them to C with C's strides, masked by C's bounds.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from llvmlite import ir
 
@@ -34,6 +35,8 @@ SHARED_LIMIT = 48 * 1024  # static shared memory a CTA may declare
 
 @dataclass(frozen=True)
 class MmaPlan:
+    # argument words the kernel takes past its own (TmaPlan: the tensor maps' address)
+    extra_argument_words: ClassVar[int] = 0
     contraction: TileContraction
     instruction: str          # "mma.sync.m16n8k16" | "wgmma.m64n128k16"
     block: tuple              # (BM, BN, BK)
@@ -54,7 +57,8 @@ class MmaPlan:
 
     @property
     def element_bytes(self) -> int:
-        return 4 if self.contraction.operand_dtype == "f32" else 2
+        """Bytes of a staged operand element (8-bit floats are staged widened to f16)."""
+        return {"f32": 4, "i8": 1}.get(self.contraction.operand_dtype, 2)
 
     @property
     def chunk(self) -> int:
@@ -72,6 +76,11 @@ class MmaPlan:
         """The ring's bytes when it needs dynamic shared memory (past the static 48 KiB), else 0."""
         size = self.stages * self.stage_bytes
         return size if size > SHARED_LIMIT else 0
+
+    @property
+    def ctas_per_sm(self) -> int | None:
+        """The grid's CTAs an SM, where the plan fixes it (a persistent kernel), else None."""
+        return None
 
     @property
     def lookahead(self) -> int:
@@ -196,17 +205,23 @@ class TileEmitter:
         base = b.add(self.shared, b.mul(stage, ir.Constant(I32, self.plan.stage_bytes)))
         return base if operand == "a" else b.add(base, ir.Constant(I32, self.plan.element_bytes * bm * bk))
 
-    def _tile(self, tile: ir.Value, tiles_m: ir.Value, tiles_n: ir.Value) -> None:
-        em, plan = self.em, self.plan
-        b = em.b
-        bm, bn, _ = plan.block
-        group = _const(plan.group_m)
+    def place(self, tile: ir.Value, tiles_m: ir.Value, tiles_n: ir.Value) -> None:
+        """The output tile's first row and column (`m0`, `n0`): tiles are visited in groups of
+        `group_m` along M, so the CTAs running at once share B's columns in L2."""
+        b = self.em.b
+        bm, bn, _ = self.plan.block
+        group = _const(self.plan.group_m)
         per_group = b.mul(group, tiles_n)
         first_m = b.mul(b.sdiv(tile, per_group), group)
         rows_in_group = b.select(b.icmp_signed("<", b.sub(tiles_m, first_m), group), b.sub(tiles_m, first_m), group)
         within = b.srem(tile, per_group)
         self.m0 = b.mul(b.add(first_m, b.srem(within, rows_in_group)), _const(bm))
         self.n0 = b.mul(b.sdiv(within, rows_in_group), _const(bn))
+
+    def _tile(self, tile: ir.Value, tiles_m: ir.Value, tiles_n: ir.Value) -> None:
+        em, plan = self.em, self.plan
+        b = em.b
+        self.place(tile, tiles_m, tiles_n)
         barrier(em)                     # the previous tile's last reads of the ring are done
         self.variant.reset(em, self.acc, plan.contraction)
         self._k_loop()
@@ -385,7 +400,7 @@ class TileEmitter:
         return b.and_(aligned, b.and_(unit, even_rows))
 
 
-_BYTES = {"f32": 4, "f16": 2, "bf16": 2}
+_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "i32": 4}
 
 
 def _widen(b: ir.IRBuilder, value: ir.Value, dtype: str) -> ir.Value:
@@ -415,13 +430,19 @@ def cast_chain(b: ir.IRBuilder, value: ir.Value, dtype: str, casts: tuple) -> ir
     return value
 
 
-# operand dtype -> accumulators: the tensor cores' (f16, bf16) and the CUDA cores' (f32)
-TILED_OPERANDS = {"f16": {"f32", "f16"}, "bf16": {"f32"}, "f32": {"f32"}}
+# operand dtype -> accumulators: the tensor cores' (f16, bf16; 8-bit floats widened exactly
+# to f16 on sm_90a, wgmma_tma.py) and the CUDA cores' (f32)
+TILED_OPERANDS = {"f16": {"f32", "f16"}, "bf16": {"f32"}, "f32": {"f32"}, "f8e4m3fn": {"f32", "f16"},
+                  "f8e5m2": {"f32", "f16"}, "i8": {"i32"}}
+# Operands only the sm_90a copy-engine form runs (8-bit floats widened to f16, i8 with B
+# transposed for the integer wgmma): elsewhere, and for views without maps, the generic mapping
+COPY_ENGINE_ONLY = ("f8e4m3fn", "f8e5m2", "i8")
 
 
 def plan_mma(kernel, arch: str) -> MmaPlan | None:
     """The tiled-contraction plan for `kernel` on `arch`, or None when it is not a tiled
-    contraction of these dtypes (i8 and f64 contractions keep the generic mapping)."""
+    contraction of these dtypes (f64 contractions, and 8-bit operands before sm_90a, keep
+    the generic mapping)."""
     from .tile_contraction import NoMatch, match_tile_contraction
     try:
         contraction = match_tile_contraction(kernel)
@@ -432,7 +453,13 @@ def plan_mma(kernel, arch: str) -> MmaPlan | None:
     if contraction.operand_dtype == "f32":     # no TF32: CUDA cores, FMA, register tiles
         return MmaPlan(contraction, "fma.f32", (128, 128, 16), (8, 1), stages=3, resident=1)
     if arch == "sm_90a":
-        return MmaPlan(contraction, "wgmma.m64n128k16", (128, 128, 32), (2, 1), stages=4, pending=1)
+        from .wgmma_tma import tma_plan
+        if contraction.operand_dtype in COPY_ENGINE_ONLY:    # views without maps: the generic mapping
+            return tma_plan(kernel, contraction, None)
+        return tma_plan(kernel, contraction,
+                        MmaPlan(contraction, "wgmma.m64n128k16", (128, 128, 32), (2, 1), stages=4))
+    if contraction.operand_dtype in COPY_ENGINE_ONLY:
+        return None
     return MmaPlan(contraction, "mma.sync.m16n8k16", (128, 128, 32), (2, 4), stages=3, resident=1)
 
 
@@ -440,6 +467,10 @@ def emit_tile_contraction(em, plan: MmaPlan) -> None:
     from .mma_sync import MmaSync
     from .simt_matmul import Simt
     from .wgmma import Wgmma
+    from .wgmma_tma import TmaEmitter, TmaPlan
+    if isinstance(plan, TmaPlan):
+        TmaEmitter(em, plan, Wgmma()).emit()
+        return
     variant = Wgmma() if plan.instruction.startswith("wgmma") else Simt() if plan.instruction == "fma.f32" \
         else MmaSync()
     TileEmitter(em, plan, variant).emit()

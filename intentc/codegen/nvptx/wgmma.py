@@ -34,8 +34,8 @@ def descriptor(b: ir.IRBuilder, address: ir.Value, leading: int, stride: int, ro
 
 
 def _registers(plan) -> int:
-    """Accumulator registers a thread holds: N/2 f32, or N/4 pairs of f16."""
-    return plan.block[1] // (2 if plan.contraction.acc_dtype == "f32" else 4)
+    """Accumulator registers a thread holds: N/2 f32 (or s32), or N/4 pairs of f16."""
+    return plan.block[1] // (4 if plan.contraction.acc_dtype == "f16" else 2)
 
 
 class Wgmma:
@@ -43,8 +43,12 @@ class Wgmma:
         return em.entry_alloca(ir.ArrayType(F32 if plan.contraction.acc_dtype == "f32" else I32, _registers(plan)))
 
     def reset(self, em, acc, contraction) -> None:
-        value = ir.Constant(F32, contraction.init) if contraction.acc_dtype == "f32" else \
-            ir.Constant(I32, f16_pair_bits(contraction.init))
+        if contraction.acc_dtype == "f32":
+            value = ir.Constant(F32, contraction.init)
+        elif contraction.acc_dtype == "i32":
+            value = ir.Constant(I32, int(contraction.init))
+        else:
+            value = ir.Constant(I32, f16_pair_bits(contraction.init))
         for index in range(acc.type.pointee.count):
             em.b.store(value, self._slot(em.b, acc, index))
 
@@ -98,9 +102,9 @@ class Wgmma:
             tiles.store_pair(self._pair(b, tiles, index), row, col)
 
     def _pair(self, b, tiles, index: int) -> tuple:
-        """The accumulator elements `index` and `index + 1` (f32), or the two halves of
+        """The accumulator elements `index` and `index + 1` (f32, s32), or the two halves of
         register index / 2 (f16: the same elements, packed)."""
-        if tiles.plan.contraction.acc_dtype == "f32":
+        if tiles.plan.contraction.acc_dtype != "f16":
             return tuple(b.load(self._slot(b, tiles.acc, index + r)) for r in range(2))
         halves = b.bitcast(b.load(self._slot(b, tiles.acc, index // 2)), ir.VectorType(ir.HalfType(), 2))
         return tuple(b.extract_element(halves, ir.Constant(I32, r)) for r in range(2))

@@ -1,0 +1,133 @@
+"""Probe of the warp-specialized TMA wgmma form (issue #14) on the H200: correctness against
+torch (f64 reference) on tail shapes, then TFLOP/s beside cuBLAS (torch.matmul; for e4m3
+operands torch._scaled_mm) in one run; `--plans` also times other tile widths and ring depths.
+
+    python3 bench/wgmma_probe.py [--out FILE.json]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "tests" / "gpu"), str(ROOT / "tests" / "codegen"), str(ROOT)]
+from bench.gpu import timed  # noqa: E402
+from bench.gpu_matmul import OUT, TORCH, baseline, kernel_text  # noqa: E402
+from bench.gpu_matmul import operands as random_operands  # noqa: E402
+
+# Other plans of the TMA form timed by --plans: (operands, tile columns, ring stages, 8-bit chunks a
+# converter keeps in flight); the defaults are (256, 4) and, for 8-bit floats, (256, 3, 4)
+PLANS = [("f8e4m3fn", 256, 3, 8), ("f8e4m3fn", 256, 3, 16)]
+
+
+def compiled(dtype: str, plan=None):
+    """The sm_90a kernel (the mapping's plan, or the TMA form under `plan`)."""
+    from intentc.codegen.nvptx import mapping, tile_matmul, wgmma_tma
+    from intentc.runtime.cuda import compile_cuda
+    chosen = tile_matmul.plan_mma
+
+    def planned(kernel, arch):
+        found = chosen(kernel, arch)
+        return wgmma_tma.tma_plan(kernel, found.contraction, found.fallback, *plan) if plan else found
+    mapping.plan_mma = planned
+    try:
+        return compile_cuda(kernel_text(dtype), "matmul_tiled", arch="sm_90a")
+    finally:
+        mapping.plan_mma = chosen
+
+
+def operands(dtype, m, n, k):
+    """A, B and a poisoned C (NaN, or for integers a value no product of these sizes gives)."""
+    out = TORCH[OUT.get(dtype, dtype)]
+    poison = -2 ** 31 if dtype == "i8" else float("nan")
+    return (*random_operands(dtype, m, n, k), torch.full((m, n), poison, device="cuda", dtype=out))
+
+
+def errors(a, b, c, dtype) -> dict:
+    """C against the f64 product, relative to sum |a||b|, and where the wrong elements lie."""
+    reference = a.double() @ b.double()
+    scale = (a.double().abs() @ b.double().abs()).clamp_min(1e-30)
+    relative = (c.double() - reference).abs() / scale
+    # NaN (unwritten) or off by more than the output's rounding (bf16: 2^-8); integers exactly
+    bad = relative != 0 if dtype == "i8" else ~(relative <= 2.0 ** (-8 if dtype == "bf16" else -10))
+    row = {"max_rel_error": relative.max().item() if c.numel() else 0.0,
+           "bad_fraction": bad.double().mean().item() if c.numel() else 0.0}
+    if bad.any():       # where the wrong elements lie says which part of the kernel is wrong
+        rows, columns = torch.nonzero(bad, as_tuple=True)
+        row["first_bad"] = [int(rows[0]), int(columns[0])]
+        row["bad_rows_mod_128"] = sorted({int(r) % 128 for r in rows[:4096]})[:16]
+        row["bad_columns_mod_256"] = sorted({int(col) % 256 for col in columns[:4096]})[:16]
+    return row
+
+
+def check(kernel, dtype, m, n, k) -> dict:
+    a, b, c = operands(dtype, m, n, k)
+    kernel.launch_in_place({"a": a, "b": b, "c": c})
+    kernel.synchronize()
+    return {"shape": [m, n, k], **errors(a, b, c, dtype)}
+
+
+def speed(kernel, dtype, m, n, k, cublas: dict) -> dict:
+    """TFLOP/s of the kernel and of cuBLAS on the same operands; the kernel's result checked."""
+    a, b, c = operands(dtype, m, n, k)
+    flop = 2.0 * m * n * k
+    row = {"dtype": dtype, "size": [m, n, k]}
+    try:
+        row["TFLOP/s"] = flop / timed(lambda: kernel.launch_in_place({"a": a, "b": b, "c": c}), 10) / 1e12
+        kernel.synchronize()
+        row.update(errors(a, b, c, dtype))
+    except Exception as error:
+        row["error"] = f"{type(error).__name__}: {str(error)[:300]}"
+    key = (dtype, m, n, k)
+    if key not in cublas:
+        cublas[key] = flop / timed(baseline(a, b, torch.empty_like(c)), 10) / 1e12
+    row["cublas_TFLOP/s"] = cublas[key]
+    if "TFLOP/s" in row:
+        row["x_cublas"] = row["TFLOP/s"] / row["cublas_TFLOP/s"]
+    return row
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out")
+    parser.add_argument("--plans", action="store_true")
+    parser.add_argument("--cubin", help="write the f16 kernel's cubin here (for cuobjdump)")
+    args = parser.parse_args()
+    rows, cublas = [], {}
+
+    def emit(row):
+        print(json.dumps(row), flush=True)
+        rows.append(row)
+    sizes = {"f16": ((4096, 4096, 4096), (8192, 8192, 8192), (4000, 4100, 3900)),
+             "bf16": ((4096, 4096, 4096), (8192, 8192, 8192)), "f8e4m3fn": ((4096, 4096, 4096), (8192, 8192, 8192)),
+             "i8": ((4096, 4096, 4096), (8192, 8192, 8192))}
+    for dtype in ("f16", "bf16", "f8e4m3fn", "i8"):
+        start = time.time()
+        kernel = compiled(dtype)
+        emit({"dtype": dtype, "compile_s": time.time() - start, "plan": kernel.launch_config.mma["instruction"]})
+        if dtype == "f16" and args.cubin:
+            Path(args.cubin).write_bytes(kernel.artifacts["kernel.cubin"])
+        for shape in ((128, 256, 64), (300, 528, 208), (1, 16, 16), (257, 272, 144), (64, 64, 0), (2048, 2304, 64)):
+            try:
+                emit({"dtype": dtype, **check(kernel, dtype, *shape)})
+            except Exception as error:
+                emit({"dtype": dtype, "shape": shape, "error": f"{type(error).__name__}: {str(error)[:300]}"})
+        for size in sizes[dtype]:
+            emit(speed(kernel, dtype, *size, cublas))
+    for dtype, *plan in PLANS if args.plans else []:
+        kernel = compiled(dtype, plan)
+        for shape in ((300, 528, 208), (2048, 2304, 64)):
+            emit({"plan": plan, "dtype": dtype, **check(kernel, dtype, *shape)})
+        emit({"plan": plan, **speed(kernel, dtype, 4096, 4096, 4096, cublas)})
+    if args.out:
+        Path(args.out).write_text(json.dumps({"gpu": torch.cuda.get_device_name(), "rows": rows}, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

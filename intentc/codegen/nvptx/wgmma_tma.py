@@ -1,0 +1,431 @@
+"""The warp-specialized sm_90a form of the MMA mapping (docs/gpu.md, "MMA mapping"): the copy
+engine (TMA) stages the operands, `wgmma` consumes them, and mbarriers hand ring slots
+between the two.
+
+A CTA is 1 + C warpgroups (`TmaPlan`): warpgroup 0 is the producer, whose thread 0 issues
+`cp.async.bulk.tensor` copies of each K tile — A as one box of BK x BM, B as BN / 64 boxes
+of 64 x BK — into a `stages`-deep ring of 128-byte-swizzled tiles (the layouts `wgmma.py`
+describes, rows of BK = 64 elements), expecting the ring slot's bytes on its `full`
+barrier; the other C warpgroups are consumers, each 64 rows of the BM x BN tile, which wait
+on `full`, run the slot's wgmmas, wait for them (`wgmma.wait_group 0`, so no instruction
+touches the accumulators while a group is in flight: ptxas keeps the wgmmas asynchronous)
+and arrive on the slot's `empty` barrier, which the producer waits on before refilling it.
+The copy engine zero-fills what lies outside the views: M, N and K tails and K = 0 need
+nothing else. `setmaxnreg` moves registers from the producer to the consumers' accumulators.
+CTAs are persistent (one an SM): CTA c takes tiles c, c + nctaid, ..., and producer and
+consumers walk the same tiles and K tiles, counting ring uses to find each slot's phase.
+
+The tensor maps (one per operand, 128 bytes each) are encoded by the runtime from the
+views' pointers, extents and strides (`launch.json` `mma.tma`) into device memory of their
+own, whose address is one argument word past the kernel's own (`maps_word`: the kernel's
+words are parameters, and a map must sit in global memory, 64-byte aligned, for the copy
+engine to read it); a launch whose views a map cannot describe (an
+unaligned row, a transposed view) runs the module's fallback entry instead: the cp.async
+form, or for 8-bit operands (which only this form rewrites) the generic mapping.
+
+8-bit operands (`convert`) are copied raw into a second ring (rows of BK bytes, unswizzled)
+completing on a `raw` barrier; producer warps 1-3 then rewrite each slot for the wgmma, publish
+it to the async proxy (`fence.proxy.async`) and arrive on `full`. 8-bit floats are widened to
+f16 (exactly: every e4m3 and e5m2 value is an f16) into the f16 ring's swizzled layout for the
+f16 wgmma — Hopper's own 8-bit float wgmma is not used: its accumulation keeps fewer bits
+than f32, and the spec's accumulator is the declared dtype (issue #14). For i8, A lands in
+place and B is transposed to the K-major rows the integer wgmma (s8 x s8 -> s32, exact) reads.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from llvmlite import ir
+
+from ..llvm.abi import layout, slot_count
+from ..llvm.types import I32, I64
+from .cta import barrier, sreg
+from .ptx_asm import fence_proxy_async, opaque, store_shared, wgmma_commit, wgmma_fence, wgmma_m64, wgmma_wait
+from .tile_matmul import MmaPlan, TileEmitter, _ceil, _const
+from .tma_asm import (F8_PAIRS, byte_permute, f16_pair_of_f8_pair, fence_barrier_init, load_shared_pair,
+                      load_shared_word, mbarrier_arrive, mbarrier_expect_bytes, mbarrier_init, mbarrier_wait,
+                      setmaxnreg, store_shared_quad, tma_load_2d)
+from .wgmma import INSTRUCTION_M, Wgmma, descriptor
+
+WARPGROUP = 128
+BOX_COLUMNS = 64            # B's box: 64 N columns (128 bytes, the widest swizzled row) by BK rows
+MAP_BYTES = 128             # a CUtensorMap
+RING_ALIGN = 1024
+BARRIER_BYTES = 8
+SM_REGISTERS = 65536
+CONSUMER_REGISTERS = 232    # 128 f32 accumulators a thread and the rest (setmaxnreg: a multiple of 8)
+CONVERTERS = 96             # producer threads 32..127: the 8-bit operands' conversion to f16
+RAW_ROW = 64                # bytes of an 8-bit float row as copied (BK elements), unswizzled
+STEP_BYTES = 32             # K bytes one wgmma reads of each row
+FALLBACK_SUFFIX = "_fallback"
+BARRIERS = ("full", "empty", "raw")     # raw: an 8-bit slot's copies have landed (converted next)
+
+
+@dataclass(frozen=True)
+class TmaPlan(MmaPlan):
+    maps_word: int = 0      # the argument word holding the tensor maps' device address
+    extra_argument_words: ClassVar[int] = 1     # that word, past the kernel's own
+    fallback: MmaPlan | None = None     # the cp.async plan for views without a map (None: the generic mapping)
+    # 8-bit operands copied raw and rewritten in shared memory before the wgmma: "f8e4m3fn" /
+    # "f8e5m2" widened to f16 (A and B), "i8" B transposed to K-major (the integer wgmma's)
+    convert: str = ""
+    widen_unroll: int = 4   # 8-bit float chunks a converter has in flight (more: registers from the consumers)
+
+    @property
+    def registers(self) -> tuple:
+        """setmaxnreg's (producer, consumer) registers a thread, within the pool the CTA
+        starts with (ptxas gives each thread the SM's registers / 384, a multiple of 8: 168;
+        a warpgroup's increase waits until the others' decreases free enough, so asking for
+        more than the pool hangs): the consumers keep their accumulators; converters widening
+        more chunks at once take 8 registers a chunk."""
+        pool = SM_REGISTERS // self.threads // 8 * 8 * self.threads
+        consumer = CONSUMER_REGISTERS - (self.widen_unroll - 4) * 4 if self.widens else CONSUMER_REGISTERS
+        consumers = self.warps[0] * WARPGROUP
+        return (pool - consumers * consumer) // WARPGROUP // 8 * 8, consumer
+
+    @property
+    def threads(self) -> int:
+        return WARPGROUP * (1 + self.warps[0])
+
+    @property
+    def widens(self) -> bool:
+        return self.convert in F8_PAIRS
+
+    @property
+    def transposes(self) -> bool:
+        return self.convert == "i8"
+
+    @property
+    def b_k_major(self) -> bool:
+        """B staged K-major (N rows of BK): i8 after its transposition, or a 16-bit B view whose
+        contiguous axis is K (a transposed view, x @ W^T), copied so by the copy engine."""
+        return self.transposes or (not self.convert and self.contraction.b_axes[0] == 1)
+
+    @property
+    def ring_bytes(self) -> int:
+        return self.stages * self.stage_bytes
+
+    @property
+    def raw_stage_bytes(self) -> int:
+        """A slot of the operands copied raw (8-bit floats: A then B's blocks; i8: B's
+        blocks), rows of BK bytes; 0 when the copies land where the wgmma reads them."""
+        bm, bn, bk = self.block
+        return (bm + bn) * bk if self.widens else bn * bk if self.transposes else 0
+
+    @property
+    def barriers(self) -> tuple:
+        return BARRIERS if self.convert else BARRIERS[:2]
+
+    @property
+    def dynamic_shared_bytes(self) -> int:
+        """The rings, their barriers, and room to align the ring to 1024 bytes (the 128-byte
+        swizzle's period, which TMA and the wgmma descriptors assume)."""
+        ring = self.ring_bytes + self.stages * self.raw_stage_bytes
+        return ring + len(self.barriers) * self.stages * BARRIER_BYTES + RING_ALIGN
+
+    @property
+    def ctas_per_sm(self) -> int:
+        return 1
+
+    @property
+    def mma_dtype(self) -> str:
+        """The wgmma's operand type: f16 for widened 8-bit floats, s8 for i8."""
+        return "f16" if self.widens else "s8" if self.transposes else self.contraction.operand_dtype
+
+    @property
+    def copied_bytes(self) -> int:
+        """Bytes of a copy element: 8-bit operands are copied as they are."""
+        return 1 if self.convert else self.element_bytes
+
+    def to_json(self) -> dict:
+        bm, _, bk = self.block
+        c = self.contraction
+        data = super().to_json()
+        data.update(shared_bytes=self.dynamic_shared_bytes, warpgroups={"producer": 1, "consumers": self.warps[0]},
+                    staging=f"TMA boxes, {self.row_bytes}-byte swizzle, mbarrier ring (full/empty)")
+        if self.widens:
+            data["convert"] = f"{self.convert} -> f16 exactly (cvt.rn.f16x2.{F8_PAIRS[self.convert]}) by " \
+                              f"{CONVERTERS} producer threads, then the f16 wgmma"
+        if self.transposes:
+            data["convert"] = f"B transposed to K-major (prmt 4x4 byte blocks) by {CONVERTERS} producer threads, " \
+                              "then the s8 wgmma accumulating in s32"
+        a_swizzle = 0 if self.widens else self.row_bytes
+        data["tma"] = {"word": self.maps_word, "element_bytes": self.copied_bytes,
+                       "maps": [{"view": c.a, "inner_axis": c.a_axes[1], "outer_axis": c.a_axes[0], "box": [bk, bm],
+                                 "swizzle_bytes": a_swizzle},
+                                self._b_map()]}
+        return data
+
+    def _b_map(self) -> dict:
+        """B's boxes: 64 N columns by BK rows, or for a K-contiguous B view BK by 64 N rows."""
+        c, bk = self.contraction, self.block[2]
+        swizzle = 0 if self.convert else self.row_bytes
+        if self.b_k_major and not self.transposes:
+            return {"view": c.b, "inner_axis": c.b_axes[0], "outer_axis": c.b_axes[1], "box": [bk, BOX_COLUMNS],
+                    "swizzle_bytes": swizzle}
+        return {"view": c.b, "inner_axis": c.b_axes[1], "outer_axis": c.b_axes[0], "box": [BOX_COLUMNS, bk],
+                "swizzle_bytes": swizzle}
+
+    def fallback_mapping(self, mapping):
+        """The cp.async fallback's mapping (its own entry in the module, `FALLBACK_SUFFIX`)."""
+        from dataclasses import replace
+        assert self.fallback is not None
+        return replace(mapping, threads=self.fallback.threads, mma=self.fallback)
+
+
+def tma_plan(kernel, contraction, fallback: MmaPlan | None, columns: int = 256, stages: int = 4,
+             widen_unroll: int = 4) -> TmaPlan:
+    """128 x `columns` tiles of 128-byte K rows (BK = 64 16-bit elements: the 128-byte
+    swizzle), two consumer warpgroups of m64n<columns>, `stages` ring slots (4 of 48 KiB for
+    256 columns; 8-bit floats keep 3 beside their raw ring; i8 takes 128 columns, BK = 128,
+    4 slots); the maps' address is the word after the kernel's own."""
+    words = slot_count(layout(kernel))
+    operands = contraction.operand_dtype
+    convert = operands if operands in F8_PAIRS or operands == "i8" else ""
+    if operands == "i8":
+        columns, depth = 128, 128
+    else:
+        depth, stages = 64, min(stages, 3) if convert else stages
+    shape = f"m64n{columns}k{32 if operands == 'i8' else 16}"
+    return TmaPlan(contraction, f"wgmma.{shape}", (128, columns, depth), (2, 1), stages=stages, resident=1,
+                   maps_word=words, fallback=fallback, convert=convert,
+                   widen_unroll=widen_unroll)
+
+
+class TmaEmitter(TileEmitter):
+    plan: TmaPlan
+
+    def emit(self) -> None:
+        em, plan = self.em, self.plan
+        b = em.b
+        bm, bn, bk = plan.block
+        unaligned = self._shared_memory()
+        self.shared = b.and_(b.add(unaligned, ir.Constant(I32, RING_ALIGN - 1)), ir.Constant(I32, -RING_ALIGN))
+        thread = sreg(em, "tid.x")
+        self.tid = b.zext(thread, I64)
+        self.c_pairs = self._pairs()
+        self.tiles = (_ceil(b, self.m, bm), _ceil(b, self.n, bn))
+        self.k_tiles = _ceil(b, self.k, bk)
+        self.wgmma = Wgmma()
+        self.acc = self.wgmma.accumulators(em, plan)
+        self.uses = em.entry_alloca(I64, _const(0))     # ring slots used so far by this thread's role
+        # arrivals a phase: full, the copies' one expect_tx (or every converter); empty, one a
+        # consumer warpgroup; raw, the copies' expect_tx
+        arrivals = {"full": CONVERTERS if plan.convert else 1, "empty": plan.warps[0], "raw": 1}
+        with b.if_then(b.icmp_unsigned("==", thread, ir.Constant(I32, 0))):
+            for stage in range(plan.stages):
+                for kind in plan.barriers:
+                    mbarrier_init(b, self._barrier(kind, ir.Constant(I32, stage)), arrivals[kind])
+            fence_barrier_init(b)
+        barrier(em)
+        warpgroup = b.udiv(thread, ir.Constant(I32, WARPGROUP))
+        em.if_then(b.icmp_unsigned("==", warpgroup, ir.Constant(I32, 0)), lambda: self._producer(thread),
+                   lambda: self._consumer(thread))
+
+    def _barrier(self, kind: str, stage: ir.Value) -> ir.Value:
+        """Shared address of ring slot `stage`'s barrier of `kind` (after the rings)."""
+        b = self.em.b
+        plan = self.plan
+        first = plan.ring_bytes + plan.stages * (plan.raw_stage_bytes + BARRIER_BYTES * plan.barriers.index(kind))
+        return b.add(self.shared, b.add(ir.Constant(I32, first), b.mul(stage, ir.Constant(I32, BARRIER_BYTES))))
+
+    def _raw_base(self, stage: ir.Value) -> ir.Value:
+        """Shared address of ring slot `stage` of the 8-bit operands as copied."""
+        b = self.em.b
+        offset = b.mul(stage, ir.Constant(I32, self.plan.raw_stage_bytes))
+        return b.add(self.shared, b.add(ir.Constant(I32, self.plan.ring_bytes), offset))
+
+    def _each_tile(self, body) -> None:
+        em = self.em
+        b = em.b
+        tiles_m, tiles_n = self.tiles
+
+        def tile(index):
+            self.place(index, tiles_m, tiles_n)
+            body()
+        em.loop(b.zext(sreg(em, "ctaid.x"), I64), b.mul(tiles_m, tiles_n), tile, b.zext(sreg(em, "nctaid.x"), I64),
+                name="tile")
+
+    def _each_k_tile(self, body) -> None:
+        """body(k tile, ring slot (i32), the slot's phase parity (i32)) for each K tile."""
+        em = self.em
+        b = em.b
+        stages = _const(self.plan.stages)
+
+        def step(kt):
+            used = b.load(self.uses)
+            slot = b.trunc(b.urem(used, stages), I32)
+            parity = b.trunc(b.and_(b.udiv(used, stages), _const(1)), I32)
+            body(kt, slot, parity)
+            b.store(b.add(used, _const(1)), self.uses)
+        em.loop(_const(0), self.k_tiles, step, name="ktile")
+
+    # ---- producer ----------------------------------------------------------------------------
+    def _producer(self, thread: ir.Value) -> None:
+        em = self.em
+        b = em.b
+        setmaxnreg(b, self.plan.registers[0], increase=False)
+        base = em.argument_word(self.plan.maps_word)
+        maps = [b.add(base, _const(index * MAP_BYTES)) for index in range(2)]
+        is_copier = b.icmp_unsigned("==", thread, ir.Constant(I32, 0))
+        if not self.plan.convert:
+            with b.if_then(is_copier):
+                self._each_tile(lambda: self._each_k_tile(lambda kt, slot, parity: self._fill(maps, kt, slot, parity)))
+            return
+        # 8-bit operands: thread 0 copies, warps 1-3 convert (warp 0's other lanes idle)
+        first = WARPGROUP - CONVERTERS
+        converter = b.sub(thread, ir.Constant(I32, first))
+
+        def convert():
+            with b.if_then(b.icmp_unsigned(">=", thread, ir.Constant(I32, first))):
+                self._converting(converter)
+        em.if_then(is_copier,
+                   lambda: self._each_tile(lambda: self._each_k_tile(
+                       lambda kt, slot, parity: self._fill(maps, kt, slot, parity))), convert)
+
+    def _fill(self, maps: list, kt: ir.Value, slot: ir.Value, parity: ir.Value) -> None:
+        """Wait until the consumers released ring slot `slot`, then copy K tile `kt` into it:
+        where the wgmma reads it (announced on `full`), or the operands to rewrite into the raw
+        ring's slot (announced on `raw`: 8-bit floats both, i8 B while A lands in place)."""
+        em, plan = self.em, self.plan
+        b = em.b
+        bm, bn, bk = plan.block
+        mbarrier_wait(em, self._barrier("empty", slot), b.xor(parity, ir.Constant(I32, 1)))
+        raw = self._raw_base(slot)
+        a_base = raw if plan.widens else self.stage_base(slot, "a")
+        b_base = b.add(raw, ir.Constant(I32, bm * bk)) if plan.widens else raw if plan.transposes else \
+            self.stage_base(slot, "b")
+        landed = self._barrier("raw" if plan.convert else "full", slot)
+        a_bytes = 0 if plan.widens else bm * bk * plan.copied_bytes
+        mbarrier_expect_bytes(b, landed, plan.raw_stage_bytes + a_bytes if plan.convert else plan.stage_bytes)
+        k0 = b.trunc(b.mul(kt, _const(bk)), I32)
+        tma_load_2d(b, a_base, maps[0], k0, b.trunc(self.m0, I32), landed)
+        n0 = b.trunc(self.n0, I32)
+        for block in range(bn // BOX_COLUMNS):
+            destination = b.add(b_base, ir.Constant(I32, block * bk * BOX_COLUMNS * plan.copied_bytes))
+            columns = b.add(n0, ir.Constant(I32, block * BOX_COLUMNS))
+            inner, outer = (k0, columns) if plan.b_k_major and not plan.transposes else (columns, k0)
+            tma_load_2d(b, destination, maps[1], inner, outer, landed)
+
+    def _converting(self, converter: ir.Value) -> None:
+        """Converter `converter` (0..CONVERTERS-1): for each K tile, once its raw copies have
+        landed, its share of the slot rewritten for the wgmma (`_widen_chunk`,
+        `_transpose_block`), published to the tensor cores (`fence.proxy.async`) and announced
+        on the slot's `full` barrier."""
+        em, plan = self.em, self.plan
+        b = em.b
+        bm, bn, bk = plan.block
+        if plan.widens:         # 8 raw bytes -> one 16-byte chunk of f16, A's rows then B's blocks
+            items, unrolled, rewrite = (bm + bn) * bk // 8, plan.widen_unroll, self._widen_chunk
+        else:                   # 4 x 4 bytes of B
+            items, unrolled, rewrite = (bn // 4) * (bk // 4), 1, self._transpose_block
+        per_trip = CONVERTERS * unrolled
+
+        def convert(slot, parity):
+            mbarrier_wait(em, self._barrier("raw", slot), parity)
+            raw, staged = self._raw_base(slot), self.stage_base(slot, "a")
+
+            def trip(first):
+                for lane in range(unrolled):
+                    item = b.add(b.trunc(first, I32), b.add(converter, ir.Constant(I32, lane * CONVERTERS)))
+                    if items % per_trip:
+                        with b.if_then(b.icmp_unsigned("<", item, ir.Constant(I32, items))):
+                            rewrite(raw, staged, item)
+                    else:
+                        rewrite(raw, staged, item)
+            # a rolled loop (its trip count hidden from the unroller), `unrolled` items a trip:
+            # loads in flight within the producer's registers
+            em.loop(_const(0), opaque(b, _const(-(-items // per_trip))), lambda i: trip(b.mul(i, _const(per_trip))),
+                    name="convert")
+            fence_proxy_async(b)
+            mbarrier_arrive(b, self._barrier("full", slot))
+        self._each_tile(lambda: self._each_k_tile(lambda kt, slot, parity: convert(slot, parity)))
+
+    def _transpose_block(self, raw: ir.Value, staged: ir.Value, item: ir.Value) -> None:
+        """i8 B: the 4 x 4 bytes at K rows 4k.., N columns 4n.. of the raw blocks (rows of
+        64 N bytes) into K-major rows n.. of BK bytes at their 128-byte-swizzled chunks."""
+        b = self.em.b
+        bm, bn, bk = self.plan.block
+        columns4 = ir.Constant(I32, bn // 4)
+        n4, k4 = b.urem(item, columns4), b.udiv(item, columns4)
+        column = b.mul(n4, ir.Constant(I32, 4))
+        block, within = b.udiv(column, ir.Constant(I32, BOX_COLUMNS)), b.urem(column, ir.Constant(I32, BOX_COLUMNS))
+        first = b.add(raw, b.add(b.mul(block, ir.Constant(I32, bk * BOX_COLUMNS)),
+                                 b.add(b.mul(k4, ir.Constant(I32, 4 * BOX_COLUMNS)), within)))
+        rows = [load_shared_word(b, b.add(first, ir.Constant(I32, i * BOX_COLUMNS))) for i in range(4)]
+        # byte j of row i -> byte i of column j (prmt: pairs of rows interleaved, then pairs of pairs)
+        low = [byte_permute(b, rows[i], rows[i + 1], 0x5140) for i in (0, 2)]
+        high = [byte_permute(b, rows[i], rows[i + 1], 0x7362) for i in (0, 2)]
+        columns = [byte_permute(b, pair[0], pair[1], selector) for pair in (low, high) for selector in (0x5410, 0x7632)]
+        k = b.mul(k4, ir.Constant(I32, 4))
+        b_tile = b.add(staged, ir.Constant(I32, bm * self.plan.row_bytes))
+        for j, word in enumerate(columns):
+            n = b.add(column, ir.Constant(I32, j))
+            chunk = b.xor(b.lshr(k, ir.Constant(I32, 4)), b.and_(n, ir.Constant(I32, 7)))
+            offset = b.add(b.mul(n, ir.Constant(I32, self.plan.row_bytes)),
+                           b.add(b.shl(chunk, ir.Constant(I32, 4)), b.and_(k, ir.Constant(I32, 15))))
+            store_shared(b, b.add(b_tile, offset), word)
+
+    def _widen_chunk(self, raw: ir.Value, staged: ir.Value, item: ir.Value) -> None:
+        """Eight 8-bit floats (item 8r + c: bytes 8c.. of raw row r) as the f16 chunk
+        c ^ (r mod 8) of staged row r (the 128-byte swizzle)."""
+        b = self.em.b
+        row, column = b.udiv(item, ir.Constant(I32, 8)), b.urem(item, ir.Constant(I32, 8))
+        words = load_shared_pair(b, b.add(raw, b.add(b.mul(row, ir.Constant(I32, RAW_ROW)),
+                                                         b.mul(column, ir.Constant(I32, 8)))))
+        halves = [b.trunc(b.lshr(word, ir.Constant(I32, shift)), ir.IntType(16)) for word in words for shift in (0, 16)]
+        converted = [f16_pair_of_f8_pair(b, half, self.plan.convert) for half in halves]
+        swizzled = b.shl(b.xor(column, b.and_(row, ir.Constant(I32, 7))), ir.Constant(I32, 4))
+        store_shared_quad(b, b.add(staged, b.add(b.mul(row, ir.Constant(I32, 2 * RAW_ROW)), swizzled)), converted)
+
+    # ---- consumers ---------------------------------------------------------------------------
+    def _consumer(self, thread: ir.Value) -> None:
+        b = self.em.b
+        setmaxnreg(b, self.plan.registers[1], increase=True)
+        self.consumer_thread = b.sub(thread, ir.Constant(I32, WARPGROUP))
+        leader = b.icmp_unsigned("==", b.urem(thread, ir.Constant(I32, WARPGROUP)), ir.Constant(I32, 0))
+
+        def tile():
+            self.wgmma.reset(self.em, self.acc, self.plan.contraction)
+            self._each_k_tile(lambda kt, slot, parity: self._consume(slot, parity, leader))
+            self.wgmma.epilogue(self)
+        self._each_tile(tile)
+
+    def _consume(self, slot: ir.Value, parity: ir.Value, leader: ir.Value) -> None:
+        """This warpgroup's 64 rows of ring slot `slot`: wgmmas over its BK, waited for, then
+        the slot released (one arrival a warpgroup)."""
+        em, plan = self.em, self.plan
+        b = em.b
+        c = plan.contraction
+        _, bn, bk = plan.block
+        mbarrier_wait(em, self._barrier("full", slot), parity)
+        group = b.udiv(self.consumer_thread, ir.Constant(I32, WARPGROUP))
+        row_bytes = plan.row_bytes
+        a_base = b.add(self.stage_base(slot, "a"), b.mul(group, ir.Constant(I32, INSTRUCTION_M * row_bytes)))
+        b_base = self.stage_base(slot, "b")
+        slots = self._accumulator_slots()
+        acc = [b.load(s) for s in slots]
+        wgmma_fence(b)
+        for kk in range(row_bytes // STEP_BYTES):     # each wgmma takes 32 bytes of K (k16 f16, k32 s8)
+            a_desc = descriptor(b, b.add(a_base, ir.Constant(I32, STEP_BYTES * kk)), 16, 8 * row_bytes, row_bytes)
+            if plan.b_k_major:      # like A
+                b_desc = descriptor(b, b.add(b_base, ir.Constant(I32, STEP_BYTES * kk)), 16, 8 * row_bytes, row_bytes)
+            else:                   # B MN-major: 16 K rows a step
+                b_desc = descriptor(b, b.add(b_base, ir.Constant(I32, 16 * kk * row_bytes)), bk * row_bytes,
+                                    8 * row_bytes, row_bytes)
+            acc = wgmma_m64(b, bn, plan.mma_dtype, c.acc_dtype, a_desc, b_desc, acc, transpose_b=not plan.b_k_major)
+        wgmma_commit(b)
+        for s, value in zip(slots, wgmma_wait(b, 0, acc)):
+            b.store(value, s)
+        with b.if_then(leader):
+            mbarrier_arrive(b, self._barrier("empty", slot))
+
+    def _accumulator_slots(self) -> list:
+        b = self.em.b
+        return [b.gep(self.acc, [ir.Constant(I32, 0), ir.Constant(I32, i)], inbounds=True)
+                for i in range(self.acc.type.pointee.count)]
+
+    def epilogue_thread(self) -> ir.Value:
+        """The consumer's index among the consumers (the accumulator layout's thread)."""
+        return opaque(self.em.b, self.em.b.zext(self.consumer_thread, I64))
