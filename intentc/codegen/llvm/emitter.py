@@ -284,7 +284,7 @@ class Emitter:
         b = self.b
         for guard in self.check_guards:
             bad = b.and_(bad, guard)
-        b.store(b.or_(b.load(flag), b.zext(bad, I8)), flag)
+        b.store(self.hooks.raise_flag(self, b.load(flag), bad), flag)
         self._raised[-1].add(ident)
 
     @contextmanager

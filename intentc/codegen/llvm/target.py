@@ -183,6 +183,11 @@ class TargetHooks(ABC):
     def math_f64(self, em: Emitter, name: str, x: ir.Value) -> ir.Value:
         """`name` (exp, log, erfc, i0, ...) of an f64 value within the spec's bounds."""
 
+    # ---- run-time checks ------------------------------------------------------------------------
+    def raise_flag(self, em: Emitter, flag: ir.Value, bad: ir.Value) -> ir.Value:
+        """The i8 check flag `flag` (nonzero: raised) with `bad` (i1) or-ed into it."""
+        return em.b.or_(flag, em.b.zext(bad, flag.type))
+
     # ---- memory ---------------------------------------------------------------------------------
     def masked_load(self, em: Emitter, pointer: ir.Value, live: ir.Value, default: ir.Value) -> ir.Value:
         """The element at `pointer` (storage = register type) where `live`, else `default`;

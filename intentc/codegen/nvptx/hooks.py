@@ -23,7 +23,7 @@ from .cta_reduce import block_combine_tuple, shared_rows, stage_in_shared
 from .cta_scan import Scan, chunk_scan, chunked_for_each, scan_slots, scans_read
 from .cta_staging import stage
 from .cta_transpose import permuted
-from . import narrow, widen
+from . import check_flags, narrow, widen
 from .mapping import Mapping
 from .tile_matmul import emit_tile_contraction
 
@@ -346,6 +346,10 @@ class NvptxHooks(TargetHooks):
             self.atomic_rmw(em, op, kind, pointer, new, dtype, "monotonic")
             return
         self.cas_loop(em, pointer, new, "monotonic", lambda old: combine(old, new))
+
+    # ---- run-time checks ------------------------------------------------------------------------
+    def raise_flag(self, em: Emitter, flag: ir.Value, bad: ir.Value) -> ir.Value:
+        return check_flags.raise_flag(em, flag, bad)
 
     # ---- memory ---------------------------------------------------------------------------------
     def masked_load(self, em: Emitter, pointer: ir.Value, live: ir.Value, default: ir.Value) -> ir.Value:
