@@ -15,6 +15,7 @@ from ..ir import errors
 from ..ir.nodes import Op, Param
 from ..ir.optable import ops_where
 from ..ir.types import ViewType
+from ..passes.ir_walk import walk
 from .memory import ViewValue
 from .values import np_dtype
 
@@ -64,13 +65,6 @@ def _views(launch, env: dict, names: set[str]) -> list[tuple[Param, Layout]]:
 PLAIN_WRITES = frozenset(ops_where(lambda op: op.writes and not op.regions and "atomic" not in op.effects))
 
 
-def _ops(ops):
-    for op in ops:
-        yield op
-        for region in op.regions:
-            yield from _ops(region.ops)
-
-
 def _repeats_addresses(view: Layout) -> bool:
     """Whether two coordinates of the view reach one element: sorted by |stride|, each axis
     stepping past the span of the smaller ones proves distinct; else count the addresses."""
@@ -87,7 +81,7 @@ def _repeats_addresses(view: Layout) -> bool:
 
 def check_writable_layouts(launch, env: dict) -> None:
     """Raise R0303 if a view the kernel writes with plain writes repeats addresses."""
-    written = {op.operands[0] for op in _ops(launch.kernel.body) if isinstance(op, Op) and op.name in PLAIN_WRITES}
+    written = {op.operands[0] for op in walk(launch.kernel.body) if isinstance(op, Op) and op.name in PLAIN_WRITES}
     for param, layout in _views(launch, env, written):      # only written views are laid out (each launch)
         if _repeats_addresses(layout):
             raise launch.fail(errors.WRITE_COLLISION, f"%{param.name} is written with plain writes but its strides "

@@ -18,7 +18,6 @@ from ..ir.nodes import Helper, Kernel, Module, Op, OperandGroup, Param, Region
 from ..ir.types import BufferType, ConstexprType, RecordField, RecordType, TensorType, TupleType, Type, ViewType
 
 Block = tuple[Op, ...]
-BlockRewrite = Callable[[Block], Block]
 
 
 # ---- reading ----------------------------------------------------------------------------------
@@ -175,12 +174,7 @@ def _rename_region(region: Region, mapping: dict[str, str]) -> Region:
     return region.model_copy(update={"args": args, "ops": ops})
 
 
-# ---- rewriting -----------------------------------------------------------------------------------
-def rewrite_blocks(module: Module, rewrite: BlockRewrite) -> Module:
-    """Apply `rewrite` to every block of every kernel and helper, innermost blocks first."""
-    return map_bodies(module, lambda item: _block(item.body, rewrite))
-
-
+# ---- rebuilding -----------------------------------------------------------------------------------
 def map_bodies(module: Module, body_of: Callable[[Kernel | Helper], Block]) -> Module:
     """Rebuild each kernel/helper whose new body (from `body_of`) is a different object."""
     items, changed = [], False
@@ -191,26 +185,6 @@ def map_bodies(module: Module, body_of: Callable[[Kernel | Helper], Block]) -> M
                 item, changed = item.model_copy(update={"body": tuple(body)}), True
         items.append(item)
     return module.model_copy(update={"items": tuple(items)}) if changed else module
-
-
-def _block(ops: Block, rewrite: BlockRewrite) -> Block:
-    inner = tuple(_op_regions(op, rewrite) for op in ops)
-    if all(a is b for a, b in zip(inner, ops)):
-        inner = ops
-    result = rewrite(inner)
-    return ops if result is inner and inner is ops else tuple(result)
-
-
-def _op_regions(op: Op, rewrite: BlockRewrite) -> Op:
-    if not op.regions:
-        return op
-    regions = []
-    for region in op.regions:
-        ops = _block(region.ops, rewrite)
-        regions.append(region if ops is region.ops else region.model_copy(update={"ops": ops}))
-    if all(a is b for a, b in zip(regions, op.regions)):
-        return op
-    return op.model_copy(update={"regions": tuple(regions)})
 
 
 class Namer:

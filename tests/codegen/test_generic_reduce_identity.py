@@ -1,19 +1,14 @@
-"""A known divergence, kept visible: generic_reduce with an identity that is not neutral for
-every value (nan_max's maximum_num with -inf: maximum_num(-inf, NaN) = -inf). §6 makes
-neutrality the author's precondition, so either answer is allowed, but the targets must
-agree: the interpreter folds an all-NaN row from its first member (NaN), while the shared
-lowering (cpu, and cuda's CTA partials) starts every fold from the identity (-inf). Strict:
-this fails once the backends keep the identity out of non-empty folds (a presence flag, as
-the CTA generic_scan has), and the xfail must then go."""
+"""generic_reduce with an identity that is not neutral for every value (nan_max's
+maximum_num with -inf: maximum_num(-inf, NaN) = -inf). §6 makes neutrality the author's
+precondition, but the targets must still agree: every fold starts from its first member,
+never from the identity, so an all-NaN row is NaN on the interpreter and on cpu alike (and
+cuda's CTA partials, tests/gpu/test_cta_reductions.py)."""
 import numpy as np
-import pytest
 
 import intentc
 from sample_paths import sample_text
 
 
-@pytest.mark.xfail(strict=True, reason="cpu folds generic_reduce from the identity, the interpreter from the "
-                                       "first member: they differ where the identity is not neutral")
 def test_all_nan_row_of_nan_max_agrees_with_the_interpreter():
     x = np.full((2, 3), np.nan, dtype=np.float32)
     results = {}

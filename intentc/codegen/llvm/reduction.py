@@ -25,6 +25,8 @@ from .types import I1, I64, const, is_float, is_signed, register_type
 from .values import Lazy, Memory, RecordVal, Scalar
 from .lowering import LOWERINGS
 
+TRUE, FALSE = ir.Constant(I1, 1), ir.Constant(I1, 0)
+
 if TYPE_CHECKING:
     from .emitter import Emitter
 
@@ -223,10 +225,19 @@ def _slice(em, source, axes, fixed):
 
 @LOWERINGS.register("generic_reduce")
 def _generic_reduce_op(em, op):
+    """Each fold starts from its first member, never from the identity, like the
+    interpreter's tree: an identity that is not neutral for every value (nan_max's -inf
+    under maximum_num) must not join a non-empty fold on one target and not another. A
+    presence flag marks partials that hold a member; only an empty domain gives the
+    identity."""
+    b = em.b
     sources = [em.env[n] for n in op.operands]
     axes = sorted(op.attributes["axes"])
     slots = [make_slot(em, t) for t in op.result_types]
-    write_slots(em, slots, [em.env[n] for n in op.group("init")])
+    inits = [em.env[n] for n in op.group("init")]
+    write_slots(em, slots, inits)
+    present = em.entry_alloca(I1)
+    b.store(FALSE, present)
     reduced_shape, _ = _split(sources[0].shape, axes)
     region = op.regions[0]
 
@@ -234,19 +245,34 @@ def _generic_reduce_op(em, op):
         with em.scope():
             accumulators = [read_slot(em, s) for s in slots]
             elements = [_slice(em, s, axes, reduced) for s in sources]
-            write_slots(em, slots, run_region(em, region, accumulators + elements))
+            folded = run_region(em, region, accumulators + elements)
+            seen = b.load(present)
+            write_slots(em, slots, [_select_tensor(em, seen, f, e) for f, e in zip(folded, elements)])
+            b.store(TRUE, present)
     em.for_each(reduced_shape, step)
     if not all(isinstance(t, TensorType) and not t.shape for t in op.result_types):
         return [read_slot(em, s) for s in slots]
     dtypes = [t.dtype for t in op.result_types]
 
     def combine(first, second):
+        *values_a, seen_a = first
+        *values_c, seen_c = second
         with em.scope():
-            args = [Scalar(d, (), v) for d, v in zip(dtypes + dtypes, list(first) + list(second))]
-            return [value.at(em, []) for value in run_region(em, region, args)]
-    partials = [read_slot(em, s).value for s in slots]
-    inits = [em.env[n].at(em, []) for n in op.group("init")]
-    return [Scalar(d, (), v) for d, v in zip(dtypes, em.hooks.combine_tuple(em, op, partials, inits, combine))]
+            args = [Scalar(d, (), v) for d, v in zip(dtypes + dtypes, values_a + values_c)]
+            merged = [value.at(em, []) for value in run_region(em, region, args)]
+        return [b.select(seen_a, b.select(seen_c, m, a), c) for m, a, c in zip(merged, values_a, values_c)] + \
+            [b.or_(seen_a, seen_c)]
+    partials = [read_slot(em, s).value for s in slots] + [b.load(present)]
+    identities = [i.at(em, []) for i in inits]
+    *values, seen = em.hooks.combine_tuple(em, op, partials, [*identities, FALSE], combine)
+    return [Scalar(d, (), b.select(seen, v, i)) for d, v, i in zip(dtypes, values, identities)]
+
+
+def _select_tensor(em, condition, then, otherwise):
+    """`then` where `condition` holds, else `otherwise`: tensors of any shape."""
+    if not then.shape:
+        return Scalar(then.dtype, (), em.b.select(condition, then.at(em, []), otherwise.at(em, [])))
+    return Lazy(then.dtype, then.shape, lambda e, idx: e.b.select(condition, then.at(e, idx), otherwise.at(e, idx)))
 
 
 def _write_line(em, out: Memory, axis, k, value):
