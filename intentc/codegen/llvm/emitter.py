@@ -284,7 +284,7 @@ class Emitter:
         b = self.b
         for guard in self.check_guards:
             bad = b.and_(bad, guard)
-        b.store(self.hooks.raise_flag(self, b.load(flag), bad), flag)
+        self.hooks.raise_flag(self, flag, bad)
         self._raised[-1].add(ident)
 
     @contextmanager
@@ -299,6 +299,7 @@ class Emitter:
 
     def flush_checks(self) -> None:
         """Record the first raised check since the last flush in the status word."""
+        self.hooks.settle_flags(self)
         b = self.b
         for ident in sorted(self._raised[-1]):
             raised = b.icmp_unsigned("!=", b.load(self._flags[ident]), ir.Constant(I8, 0))

@@ -184,9 +184,16 @@ class TargetHooks(ABC):
         """`name` (exp, log, erfc, i0, ...) of an f64 value within the spec's bounds."""
 
     # ---- run-time checks ------------------------------------------------------------------------
-    def raise_flag(self, em: Emitter, flag: ir.Value, bad: ir.Value) -> ir.Value:
-        """The i8 check flag `flag` (nonzero: raised) with `bad` (i1) or-ed into it."""
-        return em.b.or_(flag, em.b.zext(bad, flag.type))
+    def raise_flag(self, em: Emitter, flag: ir.Value, bad: ir.Value) -> None:
+        """Or `bad` (i1) into the i8 check flag at `flag` (nonzero: raised), by `settle_flags`."""
+        b = em.b
+        value = b.load(flag)
+        b.store(b.or_(value, b.zext(bad, value.type)), flag)
+
+    def settle_flags(self, em: Emitter) -> None:
+        """Finish every `raise_flag` so far (called before the flags are read); here each
+        was finished where it was raised."""
+        return None
 
     # ---- memory ---------------------------------------------------------------------------------
     def masked_load(self, em: Emitter, pointer: ir.Value, live: ir.Value, default: ir.Value) -> ir.Value:

@@ -1,10 +1,14 @@
-"""How the GPU ors a run-time check into its site's i8 flag (`TargetHooks.raise_flag`).
+"""How the GPU ors run-time checks into their sites' i8 flags (`TargetHooks.raise_flag`).
 
-An unrolled register-form iteration checks every slot of every access: `flag | zext(bad)`
-a slot made chains of `or` that InstCombine folds into one i1 `or` chain a flag, and then
-asks `isImpliedCondition` about every link against the others (about 2/3 of the kernel
-pipeline's time for vector add). `umax(flag, zext(bad))` means the same (nonzero once any
-`bad` held) and InstCombine leaves it alone: one `selp` and one `max` a slot in the PTX."""
+An unrolled register-form iteration checks every slot of every access. `flag | zext(bad)` a
+slot made chains of `or` that InstCombine folds into one chain of i1 ors a flag, and then asks
+`isImpliedCondition` about every link against the others (about 2/3 of the kernel pipeline's
+time for vector add). `umax(flag, zext(bad))` means the same (nonzero once any `bad` held) and
+InstCombine leaves it alone. Emitted where the check is, its `selp` and `max` a slot sit
+between the slots' loads, and the H200 ran vector add 13 % and softmax 7 % slower
+(bench/results/gpu-samples-ab-20261201-s5-h200-llvmopt-r2.json); so the checks of a basic
+block are settled at its end (before its terminator), after its loads, when the flags are
+next read (`Emitter.flush_checks`)."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -15,6 +19,28 @@ if TYPE_CHECKING:
     from ..llvm.emitter import Emitter
 
 
-def raise_flag(em: Emitter, flag: ir.Value, bad: ir.Value) -> ir.Value:
+class PendingChecks:
+    """The checks raised since the flags were last read, by basic block."""
+
+    def __init__(self) -> None:
+        self.pending: dict[ir.Block, list[tuple[ir.Value, ir.Value]]] = {}
+
+    def raise_flag(self, em: Emitter, flag: ir.Value, bad: ir.Value) -> None:
+        self.pending.setdefault(em.b.block, []).append((flag, bad))
+
+    def settle(self, em: Emitter) -> None:
+        here = em.b.block
+        for block, checks in self.pending.items():
+            if block.is_terminated:
+                em.b.position_before(block.terminator)
+            else:
+                em.b.position_at_end(block)
+            for flag, bad in checks:
+                em.b.store(_umax(em, em.b.load(flag), bad), flag)
+        self.pending.clear()
+        em.b.position_at_end(here)
+
+
+def _umax(em: Emitter, flag: ir.Value, bad: ir.Value) -> ir.Value:
     umax = em.declare(f"llvm.umax.{flag.type}", flag.type, [flag.type, flag.type])
     return em.b.call(umax, [flag, em.b.zext(bad, flag.type)])

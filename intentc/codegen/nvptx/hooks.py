@@ -58,6 +58,7 @@ class NvptxHooks(TargetHooks):
 
     def __init__(self, mapping: Mapping):
         self.mapping = mapping
+        self.pending_checks = check_flags.PendingChecks()
         self.plan = mapping.cta               # the CTA mapping's plan (cta.py), or None
         # lowering the body of a CTA-mapped iteration, or a grid-wide program's top level
         self.in_cta = self.plan is not None and self.plan.grid
@@ -348,8 +349,11 @@ class NvptxHooks(TargetHooks):
         self.cas_loop(em, pointer, new, "monotonic", lambda old: combine(old, new))
 
     # ---- run-time checks ------------------------------------------------------------------------
-    def raise_flag(self, em: Emitter, flag: ir.Value, bad: ir.Value) -> ir.Value:
-        return check_flags.raise_flag(em, flag, bad)
+    def raise_flag(self, em: Emitter, flag: ir.Value, bad: ir.Value) -> None:
+        self.pending_checks.raise_flag(em, flag, bad)
+
+    def settle_flags(self, em: Emitter) -> None:
+        self.pending_checks.settle(em)
 
     # ---- memory ---------------------------------------------------------------------------------
     def masked_load(self, em: Emitter, pointer: ir.Value, live: ir.Value, default: ir.Value) -> ir.Value:
