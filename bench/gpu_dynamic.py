@@ -43,13 +43,18 @@ ROUNDS = 2        # medians per form, interleaved; the best counts
 
 
 def entry_for(launcher, dims: dict) -> str:
-    """The entry a dynamic launch runs (the runtime's pick, read back from launch.json)."""
-    variants = launcher.kernel.launch_config.variants
-    chosen = next((v for v in variants if dims[v["extent"]] <= v["max"]), None)
-    return chosen["entry"] if chosen else launcher.kernel.launch_config.kernel
+    """The entry a dynamic launch runs (the runtime's pick, read back from launch.json): a
+    variant of the module, a lazily compiled one (`bucket FEWEST-MOST`: its elements), or
+    the kernel's own entry."""
+    from intentc.codegen.nvptx.variants import VariantRule
+    config = launcher.kernel.launch_config
+    chosen = next((v for v in config.variants if dims[v["extent"]] <= v["max"]), None)
+    bucket = VariantRule(**config.variant_rule).bucket(dims[config.variant_rule["extent"]]) \
+        if config.variant_rule and not config.variants else None
+    return chosen["entry"] if chosen else f"bucket {bucket[0]}-{bucket[1]}" if bucket else config.kernel
 
 
-def measure(spec, cols: int, dynamic, budget_s: float) -> dict:
+def measure(spec, cols: int, dynamic, eager, budget_s: float) -> dict:
     from bench.gpu_samples import Launcher, check_result, median_seconds, view_params
     text = (ROOT / "ir_samples" / f"{spec.sample}.kir").read_text()
     dims = dict(spec.dims)
@@ -63,10 +68,23 @@ def measure(spec, cols: int, dynamic, budget_s: float) -> dict:
     dynamic_launch = dynamic.bind(case.values)
     if case.reset:
         case.reset()
-    dynamic_launch()
+    start = time.perf_counter()
+    dynamic_launch()                  # a lazy kernel compiles (or finds cached) the variant this row needs
     dynamic.check_status()
+    row["compile_s"]["first_launch"] = round(time.perf_counter() - start, 3)
+    lazy = getattr(dynamic.kernel.runner, "_lazy", None)
+    if lazy is not None:              # what the lazy kernel compiled so far: the variants' CTA size and slots
+        row["lazy_built"] = {f"{fewest}-{most}": [variant.block[0], variant.launch_config.slots]
+                             for (fewest, most), variant in lazy.built.items()}
     row["correct"] = check_result(case.check)
     launches = {"dynamic": dynamic.bind(case.values), "specialized": special.bind(case.values)}
+    if eager is not None:
+        if case.reset:
+            case.reset()
+        eager.bind(case.values)()
+        eager.check_status()
+        eager_row = {"entry": entry_for(eager, dims), "correct": check_result(case.check)}
+        launches["eager"] = eager.bind(case.values)
     for _ in range(WARM_UP):          # the GPU at its clocks before either form is timed
         launches["specialized"]()
     best = {name: float("inf") for name in launches}
@@ -78,15 +96,28 @@ def measure(spec, cols: int, dynamic, budget_s: float) -> dict:
     for name, seconds in best.items():
         row[name] = {"ms": round(seconds * 1e3, 4), "GB/s": round(case.bytes / seconds / 1e9, 1)}
     row["ratio"] = round(row["specialized"]["ms"] / row["dynamic"]["ms"], 3)
+    if eager is not None:
+        row["eager"].update(eager_row, ratio=round(row["specialized"]["ms"] / row["eager"]["ms"], 3))
     return row
+
+
+def eager_launcher(spec, text: str, views: list[str]):
+    """The kernel compiled with every variant of VARIANT_SIZES in its module (what `intentc
+    compile` writes: `lazy_variants` False), or None without variants."""
+    from bench.gpu_samples import Launcher
+    specialization = spec.specialization(views, spec.dims, True)
+    launcher = Launcher(text, spec.kernel, {**specialization, "lazy_variants": False}, f"ir_samples/{spec.sample}.kir")
+    return launcher if launcher.kernel.launch_config.variants else None
 
 
 def compile_times(ids: list[str], reps: int = 3) -> list[dict]:
     """--compile-only (no GPU): seconds of CPU time (best of `reps`, warm process) to PTX for
-    sm_90 of each kernel with its row length dynamic (every variant) and specialized to the
-    spec's row length."""
+    sm_90 of each kernel with its row length dynamic — eagerly (every variant of
+    VARIANT_SIZES in the module) and lazily (the kernel's own entry; then the one variant
+    the spec's row length needs) — and specialized to the spec's row length."""
     from bench.gpu_sample_specs import SPECS
     from bench.gpu_samples import view_params
+    from intentc.codegen.nvptx.variants import VariantRule
     from intentc.driver import compile_kernel
     specs = {spec.id: spec for spec in SPECS}
     rows = []
@@ -94,9 +125,15 @@ def compile_times(ids: list[str], reps: int = 3) -> list[dict]:
         spec = specs[ident]
         text = (ROOT / "ir_samples" / f"{spec.sample}.kir").read_text()
         views = view_params(text, spec.kernel)
+        dynamic = spec.specialization(views, spec.dims, True)
+        lazy = compile_kernel(text, spec.kernel, "ptx", "sm_90", specialization={**dynamic, "lazy_variants": True})
+        rule = json.loads(lazy.artifacts["launch.json"])["variant_rule"]
+        forms = {"eager": dynamic, "lazy": {**dynamic, "lazy_variants": True},
+                 "specialized": spec.specialization(views, spec.dims)}
+        if rule:
+            forms["variant"] = {**dynamic, "variant": VariantRule(**rule).bucket(spec.dims["N"])}
         row: dict = {"id": ident}
-        for name, dynamic in (("dynamic", True), ("specialized", False)):
-            specialization = spec.specialization(views, spec.dims, dynamic)
+        for name, specialization in forms.items():
             compile_kernel(text, spec.kernel, "ptx", "sm_90", specialization=specialization)
             best = float("inf")
             for _ in range(reps):
@@ -120,6 +157,8 @@ def main() -> None:
     parser.add_argument("--variant-sizes")
     parser.add_argument("--dynamic-unroll", type=int)
     parser.add_argument("--compile-only", action="store_true", help="compile times to PTX here, no GPU")
+    parser.add_argument("--eager", action="store_true",
+                        help="also time the eager compile's variants (VARIANT_SIZES, all in one module)")
     args = parser.parse_args()
     if args.variant_sizes:
         from intentc.codegen.nvptx import variants
@@ -138,15 +177,16 @@ def main() -> None:
     for ident in args.only.split(","):
         spec = specs[ident]
         text = (ROOT / "ir_samples" / f"{spec.sample}.kir").read_text()
-        dynamic = Launcher(text, spec.kernel, spec.specialization(view_params(text, spec.kernel), spec.dims, True),
+        views = view_params(text, spec.kernel)
+        dynamic = Launcher(text, spec.kernel, spec.specialization(views, spec.dims, True),
                            f"ir_samples/{spec.sample}.kir")
+        eager = eager_launcher(spec, text, views) if args.eager else None
         lengths = [int(n) for n in args.lengths.split(",")] if args.lengths else ROW_LENGTHS[ident]
         for cols in lengths:
             try:
-                row = measure(spec, cols, dynamic, args.budget_s)
+                row = measure(spec, cols, dynamic, eager, args.budget_s)
             except Exception as error:     # a row per failure; the others still run
                 row = {"id": ident, "N": cols, "error": f"{type(error).__name__}: {str(error)[:300]}"}
-            row["variant_sizes"] = [v["max"] for v in dynamic.kernel.launch_config.variants]
             print(json.dumps(row), flush=True)
             rows.append(row)
             if args.out:          # after every row: a run cut short keeps what it measured

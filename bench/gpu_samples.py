@@ -53,6 +53,8 @@ class Launcher:
         import intentc
         start = time.perf_counter()
         facts = {name: list(specialization[name]) for name in ("unit_stride", "contiguous")}
+        if "lazy_variants" in specialization:    # a Specialization field too (bench/gpu_dynamic.py --eager)
+            facts["lazy_variants"] = specialization["lazy_variants"]
         self.kernel = intentc.load(text, kernel, target="cuda", extents=specialization["extents"],
                                    constexprs=specialization["constexprs"], facts=facts)
         self.compile_s = time.perf_counter() - start     # compile, or a hit in intentc's kernel cache

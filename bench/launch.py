@@ -1,6 +1,8 @@
 """Per-launch host overhead from Python on the GPU: `intentc.load(...)(...)` on torch tensors
-beside Triton's `kernel[grid](...)` launch of the same vector add, in one process; plus the
-time of `intentc.load` when the kernel is in the disk cache, in a fresh process.
+beside Triton's `kernel[grid](...)` launch of the same vector add, in one process, on two
+call patterns: the same tensors at every call (seen pointers), and tensors never passed
+before at every call (new pointers: views of fresh memory, made before the timed loop);
+plus the time of `intentc.load` when the kernel is in the disk cache, in a fresh process.
 
 Overhead: the host time of `calls` back-to-back launches on a tiny problem (n = 4096, a few
 µs of GPU work each, launches queue asynchronously), divided by `calls`; the median of
@@ -49,6 +51,7 @@ print(json.dumps({"source": kernel.compiled.source, "import_s": imported - start
 
 def back_to_back_us(launch, calls: int) -> float:
     """Host µs a launch over `calls` launches in a row (the queue may fill: then it is the GPU's)."""
+    prepared(launch, calls)
     torch.cuda.synchronize()
     start = time.perf_counter()
     for _ in range(calls):
@@ -63,6 +66,7 @@ SLEEP_CYCLES = 50_000_000         # about 25 ms at 2 GHz: longer than queueing t
 
 def behind_sleep_us(launch) -> tuple[float, float]:
     """(host µs a launch, GPU µs a launch) with the launches queued behind a sleep kernel."""
+    prepared(launch, BEHIND_SLEEP_CALLS)
     torch.cuda.synchronize()
     torch.cuda._sleep(SLEEP_CYCLES)
     first, last = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -80,6 +84,7 @@ def interleaved(measure, launches: dict, repeats: int) -> dict[str, list]:
     """`repeats` rounds of `measure(launch)` for every launch, the launches taking turns round
     by round, so that a drift of the host's speed during the run weighs on all of them alike."""
     for launch in launches.values():
+        prepared(launch, 50)
         for _ in range(50):
             launch()
     rounds: dict[str, list] = {name: [] for name in launches}
@@ -88,6 +93,32 @@ def interleaved(measure, launches: dict, repeats: int) -> dict[str, list]:
             rounds[name].append(measure(launch))
     torch.cuda.synchronize()
     return rounds
+
+
+class NewPointers:
+    """A launch on tensors never passed before at each call: `prepare(count)` makes the views
+    for the next `count` calls out of memory allocated for them (kept until the end, so the
+    allocator cannot hand an address back)."""
+
+    def __init__(self, launch_on, n: int):
+        self.launch_on, self.n = launch_on, n
+        self._memory: list = []
+        self._next = iter(()).__next__
+
+    def prepare(self, count: int) -> None:
+        memory = torch.randn(count * 3 * self.n, device="cuda")
+        self._memory.append(memory)
+        self._next = iter([tuple(call.unbind(0)) for call in memory.view(count, 3, self.n).unbind(0)]).__next__
+
+    def __call__(self) -> None:
+        self.launch_on(*self._next())
+
+
+def prepared(launch, count: int):
+    """`launch`, with its tensors for the next `count` calls made now where it needs new ones."""
+    if isinstance(launch, NewPointers):
+        launch.prepare(count)
+    return launch
 
 
 def fresh_process_load(cache: str) -> list[dict]:
@@ -113,16 +144,21 @@ def main(argv=None) -> None:
     kernel = intentc.load(VECTOR_ADD, "vector_add", target="cuda")
     grid = (triton.cdiv(n, 1024),)
     launches = {"intentc": lambda: kernel(x=x, y=y, z=z1),
-                "triton": lambda: t_add[grid](x, y, z2, n, BLOCK=1024)}
+                "triton": lambda: t_add[grid](x, y, z2, n, BLOCK=1024),
+                "intentc_new_pointers": NewPointers(lambda a, b, c: kernel(x=a, y=b, z=c), n),
+                "triton_new_pointers": NewPointers(lambda a, b, c: t_add[grid](a, b, c, n, BLOCK=1024), n)}
     kernel(x=x, y=y, z=z1)
-    prepared, stream = kernel.runner.seen.find({"x": x, "y": y, "z": z1}), torch.cuda.current_stream().cuda_stream
-    floors = {"intentc_prepared_launch": lambda: prepared(stream), "torch_add": lambda: torch.add(x, y, out=z2)}
+    launch, stream = kernel.runner.seen.find({"x": x, "y": y, "z": z1}), torch.cuda.current_stream().cuda_stream
+    floors = {"intentc_prepared_launch": lambda: launch(stream), "torch_add": lambda: torch.add(x, y, out=z2)}
     rounds = interleaved(lambda launch: back_to_back_us(launch, args.calls), {**launches, **floors}, args.repeats)
     behind = interleaved(behind_sleep_us, {**launches, **floors}, args.repeats)
     kernel.synchronize()
     t_add[grid](x, y, z2, n, BLOCK=1024)
     torch.cuda.synchronize()
     assert torch.equal(z1, x + y) and torch.equal(z2, x + y)
+    for name in ("intentc_new_pointers", "triton_new_pointers"):      # the last call's tensors: its sum
+        memory = launches[name]._memory[-1].view(-1, 3, n)[-1]
+        assert torch.equal(memory[2], memory[0] + memory[1]), name
     with tempfile.TemporaryDirectory() as cache:
         fresh = fresh_process_load(cache)
     median = {name: statistics.median(r) for name, r in rounds.items()}
@@ -130,6 +166,10 @@ def main(argv=None) -> None:
                "python": sys.version.split()[0], "n": n, "calls": args.calls, "repeats": args.repeats,
                "intentc_us_per_launch": median["intentc"], "triton_us_per_launch": median["triton"],
                "intentc/triton": median["intentc"] / median["triton"],
+               "intentc_new_pointers_us_per_launch": median["intentc_new_pointers"],
+               "triton_new_pointers_us_per_launch": median["triton_new_pointers"],
+               "intentc/triton_new_pointers": median["intentc_new_pointers"] / median["triton_new_pointers"],
+               "new_pointer_rounds_us": {name: rounds[f"{name}_new_pointers"] for name in ("intentc", "triton")},
                "intentc_rounds_us": rounds["intentc"], "triton_rounds_us": rounds["triton"],
                "floors_us_per_launch": {name: median[name] for name in floors},
                "behind_sleep_calls": BEHIND_SLEEP_CALLS,

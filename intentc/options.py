@@ -39,3 +39,9 @@ class Specialization(BaseModel):
     # Views the runtime proved dense row-major (each stride is the product of the extents
     # after it); with known extents this bounds every address (the address-width pass, §2).
     contiguous: tuple[str, ...] = ()
+    # GPU register-form variants for a row length known only at launch (nvptx/variants.py):
+    # `lazy_variants` leaves them out of the compile (launch.json's `variant_rule` says which
+    # to ask for; the runtime compiles each on first use); `variant` = (fewest, most)
+    # elements compiles only the variant serving rows of that many elements.
+    lazy_variants: bool = False
+    variant: tuple[int, int] | tuple[()] = ()

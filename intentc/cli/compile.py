@@ -89,6 +89,9 @@ def _print_layouts(kernel: str, artifacts: dict) -> None:
     launch = json.loads(artifacts["launch.json"])
     print(f"// @{kernel}: mapping {launch['mapping']}, block {launch['block'][0]}, slots {launch['slots']}",
           file=sys.stderr)
+    for variant in launch.get("variants", []):      # register-form variants for a dynamic row length
+        print(f"//   variant {variant['entry']}: {variant['extent']} in [{variant['min']}, {variant['max']}], "
+              f"block {variant['block']}, slots {variant['slots']}", file=sys.stderr)
     sys.stderr.write(dump(launch["layouts"]))
 
 

@@ -11,6 +11,7 @@ from ..diagnostics import Diagnostic, DiagnosticError
 from ..ir.nodes import Kernel, Module
 from ..options import CompileOptions, Specialization
 from . import specialization as spec
+from .collector import collector_paused
 from .targets import TARGETS
 
 NO_KERNEL, UNKNOWN_TARGET, NO_ARCH = "E0060", "E0061", "E0062"
@@ -42,6 +43,12 @@ def front_end(source: str | Module, kernel: str, target: str, arch: str | None =
               file: str = "<input>", text: str | None = None) -> Request:
     """Everything before the passes; raises DiagnosticError for bad input. `text` is the
     source of an already parsed module (for carets in diagnostics)."""
+    with collector_paused():
+        return _front_end(source, kernel, target, arch, options, specialization, file, text)
+
+
+def _front_end(source: str | Module, kernel: str, target: str, arch: str | None, options: CompileOptions | None,
+               specialization: Specialization | dict | None, file: str, text: str | None) -> Request:
     timings: dict[str, float] = {}
     text = source if isinstance(source, str) else text
     if isinstance(source, str):
@@ -62,10 +69,11 @@ def front_end(source: str | Module, kernel: str, target: str, arch: str | None =
 def compile_request(request: Request) -> CompileResult:
     """The passes and the target's lowering of a checked request."""
     timings = request.timings
-    module = _optimize(request, timings)
-    backend = TARGETS[request.target]
-    artifacts = _timed(timings, "lower", lambda: backend.lower(module, request.kernel.name, request.arch,
-                                                               request.options, request.specialization, timings))
+    with collector_paused():
+        module = _optimize(request, timings)
+        backend = TARGETS[request.target]
+        artifacts = _timed(timings, "lower", lambda: backend.lower(module, request.kernel.name, request.arch,
+                                                                   request.options, request.specialization, timings))
     return CompileResult(artifacts, timings)
 
 
@@ -73,7 +81,8 @@ def compile_kernel(source: str | Module, kernel: str, target: str, arch: str | N
                    options: CompileOptions | None = None, specialization: Specialization | dict | None = None,
                    file: str = "<input>", text: str | None = None) -> CompileResult:
     """Compile one kernel; raises DiagnosticError for bad input (never for compiler bugs)."""
-    return compile_request(front_end(source, kernel, target, arch, options, specialization, file, text))
+    with collector_paused():
+        return compile_request(front_end(source, kernel, target, arch, options, specialization, file, text))
 
 
 def _optimize(request: Request, timings: dict[str, float]) -> Module:

@@ -12,14 +12,17 @@ Illegal inputs raise the interpreter's `DiagnosticError`; every CUDA or ptxas fa
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 
 from ..codegen.nvptx.hooks import STATUS_OUT_OF_HEAP
 from ..codegen.nvptx.machine import ARCHS
 from ..codegen.nvptx.mapping import LaunchConfig
+from ..codegen.nvptx.variants import VariantRule
 from ..diagnostics import Diagnostic, DiagnosticError
 from ..driver import Request, compile_request, front_end
+from ..interp.values import np_dtype
 from ..ir.nodes import Module
 from ..options import CompileOptions, Specialization
 from .binding import bind_copied, bind_in_place
@@ -28,14 +31,15 @@ from .extents import check_extents
 from .interop import cuda_device
 from .seen_calls import SeenCalls
 from .status import illegal_input
-from .variants import Entry, EntryTable
-from .cuda_driver import CudaError, DeviceBuffer, PreparedLaunch, default_device, launch, stream_synchronize
+from .variants import Entry, EntryTable, LazyVariants, extent_sources
+from .cuda_driver import CudaError, DeviceBuffer, LaunchShape, PreparedLaunch, default_device, stream_synchronize
 from .cuda_stages import LaunchSequence, StagedEntries
+from .launch_template import LaunchTemplate, TemplateView
 
 CUDA_FAILED = "E0090"
 HEAP_BYTES = 4 << 30   # device malloc heap for dynamic temporaries
-# Argument buffers a kernel keeps for argument sets seen before (each is 8 bytes a slot).
-MAX_ARGUMENT_BUFFERS = 256
+# Launches (and layout templates) a kernel keeps for calls seen before.
+SEEN_CALLS = 1024
 
 
 def cuda_error(error: Exception, file: str = "<cuda>") -> DiagnosticError:
@@ -86,12 +90,30 @@ class CudaKernel(CompiledKernel):
             raise cuda_error(error, self.file) from None
         self.block = (_block_threads(self.launch_config, limit, self.file), 1, 1)
         self._entries = self._entry_table()
-        self._launches: dict[bytes, PreparedLaunch | LaunchSequence] = {}
+        self._shapes: dict[tuple, LaunchShape] = {}
         # Launches prepared for calls seen before (`seen`: shared with the other shape variants
-        # of one `LoadedKernel`); `LoadedKernel` looks calls up here first. Emptied (never
-        # replaced) when the argument buffers are recycled.
-        self.seen = seen if seen is not None else SeenCalls(4 * MAX_ARGUMENT_BUFFERS)
+        # of one `LoadedKernel`); `LoadedKernel` looks calls up here first.
+        self.seen = seen if seen is not None else SeenCalls(SEEN_CALLS)
+        self._noalias = {p.name: bool(getattr(p.type, "noalias", False)) for p in self.kernel.params}
         self._status = DeviceBuffer.from_array(np.zeros(1, dtype=np.int64))
+        rule = self.launch_config.variant_rule
+        # a lazy compile's register-form variants, each a kernel of its own compiled on first use
+        self._lazy = (LazyVariants(VariantRule(**rule), self._variant_kernel,
+                                   extent_sources(self.kernel.params, rule["extent"]))
+                      if rule and not self.launch_config.variants else None)
+        self._request = request
+
+    def _variant_kernel(self, bucket: tuple[int, int]) -> CudaKernel:
+        """The register-form variant serving rows of `bucket` elements, from the kernel
+        cache (compiled on a miss); it shares this kernel's calls seen before."""
+        from .kernel_cache import CACHE
+        specialization = self.specialization.model_copy(update={"variant": bucket, "lazy_variants": False})
+        request = replace(self._request, specialization=specialization, timings={})
+        compiled = CACHE.artifacts(request)
+        return CudaKernel(request, compiled.artifacts, compiled.timings, self.seen)
+
+    def _lazy_variant(self, binding, env: dict) -> CudaKernel | None:
+        return self._lazy.pick(binding.extents, env) if self._lazy is not None else None
 
     @property
     def ptx(self) -> str:
@@ -118,9 +140,15 @@ class CudaKernel(CompiledKernel):
             for variant, function, limit in zip(variants, functions, limits)])
 
     def __call__(self, inputs: dict | None = None, constexprs: dict | None = None) -> dict[str, np.ndarray]:
+        variant = self._lazy.pick_unbound(inputs or {}) if self._lazy is not None else None
+        if variant is not None:             # it binds (copies) and checks the inputs itself
+            return variant(inputs, constexprs)
         binding = self._launch()
         env, slots, keep = bind_copied(binding, self.abi.slots, inputs or {}, self._constexprs(constexprs))
         check_extents(self._extent_params, env, self.file, self.source)
+        variant = self._lazy_variant(binding, env)
+        if variant is not None:
+            return variant(inputs, constexprs)
         try:
             status = self._run(self._entries.pick(binding.extents, env), env, slots, self._outputs)
         except CudaError as error:
@@ -130,12 +158,21 @@ class CudaKernel(CompiledKernel):
             raise self._illegal_input(status)
         return {name: env[name].logical() for name in self._outputs}
 
-    def _stage_launches(self, chosen: Entry) -> list[tuple]:
-        """(function, grid, block) of each launch one kernel launch makes, in order: the chosen
-        entry, or a staged kernel's stages."""
+    def _stage_shapes(self, chosen: Entry) -> list[LaunchShape]:
+        """The shape of each launch one kernel launch makes, in order: the chosen entry, or a
+        staged kernel's stages."""
         if self._stages is None:
-            return [(chosen.function, chosen.grid, chosen.block)]
-        return [(function, grid, self.block) for function, grid in zip(self._stages.functions, self._stages.grids)]
+            return [self._shape(chosen.function, chosen.grid, chosen.block, chosen.shared_bytes)]
+        return [self._shape(function, grid, self.block, chosen.shared_bytes)
+                for function, grid in zip(self._stages.functions, self._stages.grids)]
+
+    def _shape(self, function, grid: tuple, block: tuple, shared_bytes: int) -> LaunchShape:
+        """One `LaunchShape` an entry (its launch configurations are made once per stream)."""
+        key = (int(function), grid, block, shared_bytes)
+        shape = self._shapes.get(key)
+        if shape is None:
+            shape = self._shapes[key] = LaunchShape(function, grid, block, shared_bytes)
+        return shape
 
     def _with_scratch(self, slots: np.ndarray) -> tuple[np.ndarray, DeviceBuffer | None]:
         return (slots, None) if self._stages is None else self._stages.with_scratch(slots)
@@ -151,12 +188,10 @@ class CudaKernel(CompiledKernel):
                     buffers[id(base)] = (base, DeviceBuffer.from_array(base) if base.size else DeviceBuffer(16))
                 slots[entry.start] = np.int64(np.uint64(buffers[id(base)][1].address).view(np.int64))
             words, scratch = self._with_scratch(slots)
-            arguments = DeviceBuffer.from_array(words)
             status = DeviceBuffer.from_array(np.zeros(1, dtype=np.int64))
             try:
-                for function, grid, block in self._stage_launches(chosen):
-                    launch(function, grid, block, [np.uint64(arguments.address), np.uint64(status.address)],
-                           chosen.shared_bytes)
+                for shape in self._stage_shapes(chosen):
+                    PreparedLaunch.of(shape, [*_unsigned(words), status.address])()
                 self.device.synchronize()
                 word = int(status.download(np.zeros(1, dtype=np.int64))[0])
                 for name in outputs:
@@ -164,7 +199,6 @@ class CudaKernel(CompiledKernel):
                     if base.size:
                         _download_into(buffer, base)
             finally:
-                arguments.free()
                 status.free()
                 if scratch is not None:
                     scratch.free()
@@ -177,56 +211,62 @@ class CudaKernel(CompiledKernel):
                         call: dict | None = None) -> None:
         """Launch on the caller's GPU arrays (`__cuda_array_interface__`: torch, CuPy), asynchronously
         on `stream`; illegal inputs are reported by `synchronize`. A launch prepared before for
-        an equal call (`call`: the arguments as given, constexprs included) is reused."""
+        an equal call (`call`: the arguments as given, constexprs included), or made from the
+        template of a call with the same layout, is reused."""
         call = call if call is not None else {**arrays, **(constexprs or {})}
         prepared = self.seen.find(call)
         if prepared is None:
-            prepared = self.prepare(arrays, constexprs)
-            self.seen.remember(call, prepared)
+            prepared, template = self.prepare(arrays, constexprs)
+            self.seen.remember(call, prepared, template)
         try:
             prepared(stream)
         except CudaError as error:
             raise self.diagnostic(error) from None
 
-    def prepare(self, arrays: dict, constexprs: dict | None = None) -> PreparedLaunch | LaunchSequence:
-        """Bind and check the arguments as the interpreter checks a launch; the launch of their
-        argument words (uploaded once per distinct set of words)."""
+    def prepare(self, arrays: dict, constexprs: dict | None = None
+                ) -> tuple[PreparedLaunch | LaunchSequence, LaunchTemplate | None]:
+        """Bind and check the arguments as the interpreter checks a launch: the launch of their
+        argument words, and its template for calls that differ in data pointers only (None
+        for a staged kernel). A lazily compiled variant picked from the arguments' shapes
+        binds them itself."""
+        variant = self._lazy.pick_unbound(arrays) if self._lazy is not None else None
+        if variant is not None:
+            return variant.prepare(arrays, constexprs)
         binding = self._launch()
         env, slots, _ = bind_in_place(binding, self.abi.slots, arrays, self._constexprs(constexprs),
                                       cuda_device(self.device.ordinal), self.specialization)
         check_extents(self._extent_params, env, self.file, self.source)
-        try:
-            return self._prepared(slots.tobytes(), slots, self._entries.pick(binding.extents, env))
-        except CudaError as error:
-            raise self.diagnostic(error) from None
+        variant = self._lazy_variant(binding, env)
+        if variant is not None:
+            return variant.prepare(arrays, constexprs)
+        entry = self._entries.pick(binding.extents, env)
+        if self._stages is not None:
+            return LaunchSequence(self._stage_shapes(entry), slots, self._status.address, self._stages), None
+        words = [*_unsigned(slots), self._status.address]
+        shape = self._stage_shapes(entry)[0]
+        return PreparedLaunch.of(shape, words), LaunchTemplate(shape, words, self._template_views(env))
+
+    def _template_views(self, env: dict) -> list[TemplateView]:
+        """The bound views (`binding.DirectView`s) as a launch template records them."""
+        views = []
+        for entry in self.abi.slots:
+            if entry.kind != "view":
+                continue
+            view, itemsize = env[entry.name], np_dtype(entry.dtype).itemsize
+            low, high = view.span(itemsize)
+            views.append(TemplateView(entry.name, entry.start, view.address, (low, high),
+                                      view.address + view.offset * itemsize, self._noalias[entry.name],
+                                      entry.name in self.specialization.aligned16, high == low))
+        return views
 
     def diagnostic(self, error: CudaError) -> DiagnosticError:
         return cuda_error(error, self.file)
 
-    def _prepared(self, signature: bytes, slots: np.ndarray, entry: Entry) -> PreparedLaunch | LaunchSequence:
-        prepared = self._launches.get(signature)
-        if prepared is None:
-            if len(self._launches) >= MAX_ARGUMENT_BUFFERS:
-                # Each buffer is freed with the last reference to its launch: here, or later
-                # where another thread still holds one (cuMemFree waits for the device).
-                self.device.synchronize()
-                self._launches.clear()
-                self.seen.clear()
-            prepared = self._launches[signature] = self._new_launch(slots, entry)
-        return prepared
-
-    def _new_launch(self, slots: np.ndarray, entry: Entry) -> PreparedLaunch | LaunchSequence:
-        if self._stages is None:
-            return PreparedLaunch(entry.function, entry.grid, entry.block, DeviceBuffer.from_array(slots),
-                                  self._status.address, entry.shared_bytes)
-        words, scratch = self._stages.with_scratch(slots)
-        # each stage owns a copy of the argument words (a launch frees its buffer when it goes)
-        return LaunchSequence([PreparedLaunch(function, grid, block, DeviceBuffer.from_array(words),
-                                              self._status.address)
-                               for function, grid, block in self._stage_launches(entry)], scratch)
-
     def synchronize(self, stream: int = 0) -> None:
-        """Wait for `stream`; raise the first illegal input an asynchronous launch reported."""
+        """Wait for `stream`; raise the first illegal input an asynchronous launch reported
+        (by this kernel's entries or its lazily compiled variants)."""
+        for variant in self._lazy.built.values() if self._lazy is not None else ():
+            variant.synchronize(stream)
         try:
             stream_synchronize(stream)
             word = int(self._status.download(np.zeros(1, dtype=np.int64))[0])
@@ -251,7 +291,7 @@ def _block_threads(launch, limit: int, file: str) -> int:
     to it, and `.maxntid` makes ptxas fit it); otherwise as large as the configuration asks
     or the kernel's registers allow."""
     threads = launch.block[0]
-    if launch.mapping in ("cta", "grid", "staged", "mma"):
+    if launch.mapping in ("cta", "grid", "staged", "mma") or launch.plan:
         return _exact_block(threads, limit, file)
     return max(32, min(threads, limit // 32 * 32)) if threads > 1 else 1
 
@@ -262,6 +302,10 @@ def _exact_block(threads: int, limit: int, file: str) -> int:
         raise DiagnosticError([Diagnostic(CUDA_FAILED, f"CUDA: the kernel fits {limit} threads a CTA, "
                                           f"but was compiled for {threads}", 1, 1, file)])
     return threads
+
+
+def _unsigned(words: np.ndarray) -> list[int]:
+    return words.view(np.uint64).tolist()
 
 
 def _download_into(buffer: DeviceBuffer, base: np.ndarray) -> None:
@@ -283,7 +327,18 @@ def compile_cuda(module_or_text: Module | str, kernel: str, specialization: Spec
                  options: CompileOptions | None = None, file: str = "<input>", source: str | None = None,
                  arch: str | None = None) -> CudaKernel:
     """Parse (when given text), verify and compile `kernel` to a cubin for this machine's GPU
-    (the driver's `cubin` target)."""
-    request = front_end(module_or_text, kernel, "cubin", arch or device_arch(), options, specialization, file, source)
+    (the driver's `cubin` target); register-form variants for a dynamic row length are
+    compiled on first use unless `specialization` sets `lazy_variants` False."""
+    request = front_end(module_or_text, kernel, "cubin", arch or device_arch(), options,
+                        lazy_variants(specialization), file, source)
     result = compile_request(request)
     return CudaKernel(request, result.artifacts, result.timings)
+
+
+def lazy_variants(specialization: Specialization | dict | None) -> Specialization | dict:
+    """`specialization` asking for lazy variants unless it says otherwise: the runtime's
+    kernels compile each register-form variant on first use (docs/gpu.md)."""
+    if isinstance(specialization, Specialization):
+        return specialization if "lazy_variants" in specialization.model_fields_set else \
+            specialization.model_copy(update={"lazy_variants": True})
+    return {"lazy_variants": True, **(specialization or {})}

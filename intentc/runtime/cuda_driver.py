@@ -4,7 +4,6 @@ call, the error and what to do; nothing here knows about KIR.
 """
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import functools
 
@@ -172,45 +171,71 @@ def default_device() -> Device:
     return Device(0)
 
 
-class PreparedLaunch:
-    """One kernel's launch with fixed argument and status buffers (it owns the argument buffer:
-    freed when the last reference to the launch goes), made once so that a launch
-    is one ctypes call of `cuLaunchKernelEx` with nothing to convert: the driver's parameter
-    array once, and per stream the launch configuration and the bound call (a `functools.partial`
-    of plain integers, returning the CUresult) the first time: `by_stream.get(s) or bind(s)`.
+class LaunchShape:
+    """What launches of one kernel entry share: the function, grid, CTA and dynamic shared
+    memory, and per stream the bound call of libcuda's `cuLaunchKernelEx` (a
+    `functools.partial` of plain integers: the configuration, the function, no
+    `kernelParams`), made the first time: `by_stream.get(s) or bind(s)`; called with a
+    parameter block's `extra` address, it returns the CUresult. A launch converts nothing.
     A configuration is never changed after it is made, so threads launching on different
     streams do not race on it; the driver reads it only during the call."""
 
-    def __init__(self, function, grid: tuple[int, int, int], block: tuple[int, int, int], arguments: DeviceBuffer,
-                 status: int, shared_bytes: int = 0):
-        self._arguments = arguments
-        self._values = np.array([arguments.address, status], dtype=np.uint64)
-        self._params = np.array([self._values.ctypes.data, self._values.ctypes.data + 8], dtype=np.uint64)
-        self._function, self._grid, self._block = int(function), grid, block
-        self._shared_bytes = shared_bytes
+    def __init__(self, function, grid: tuple[int, int, int], block: tuple[int, int, int], shared_bytes: int = 0):
+        self.function, self.grid, self.block, self.shared_bytes = int(function), grid, block, shared_bytes
         self.by_stream: dict[int, functools.partial] = {}
-
-    def __call__(self, stream: int = 0) -> None:
-        status = (self.by_stream.get(stream) or self.bind(stream))()
-        if status:
-            raise failure(status, "cuLaunchKernelEx")
-
-    def __del__(self):
-        with contextlib.suppress(Exception):    # at interpreter exit the driver may be gone first
-            self._arguments.free()
 
     def bind(self, stream: int) -> functools.partial:
         if len(self.by_stream) >= MAX_STREAMS:
             self.by_stream.clear()
-        config = _LaunchConfig(self._grid, self._block, self._shared_bytes, stream, None, 0)
-        launch = functools.partial(_raw_launch(), ctypes.addressof(config), self._function, self._params.ctypes.data,
-                                   None)
+        config = _LaunchConfig(self.grid, self.block, self.shared_bytes, stream, None, 0)
+        launch = functools.partial(_raw_launch(), ctypes.c_void_p(ctypes.addressof(config)),
+                                   ctypes.c_void_p(self.function), None)
         launch.config = config          # type: ignore[attr-defined]  # alive as long as the call that points at it
         self.by_stream[stream] = launch
         return launch
 
 
-# Streams a prepared launch keeps a bound call for (more are rebound as they come).
+class ParameterBlock:
+    """A launch's parameter words (the argument words, then the status address: docs/gpu.md
+    "GPU ABI"), followed by the `extra` array that passes them to `cuLaunchKernelEx`:
+    [CU_LAUNCH_PARAM_BUFFER_POINTER, &words, CU_LAUNCH_PARAM_BUFFER_SIZE, &size, END, size].
+    `new()` makes a copy that points at itself: one memory copy and two stores, a few
+    times cheaper than building a ctypes array from Python integers."""
+
+    def __init__(self, words: list[int]):
+        self.count = len(words)
+        self._type = ctypes.c_uint64 * (self.count + 6)
+        self._bytes = bytes(self._type(*words, 1, 0, 2, 0, 0, 8 * self.count))
+
+    def new(self) -> ctypes.Array:
+        block = self._type.from_buffer_copy(self._bytes)
+        base = ctypes.addressof(block)
+        block[self.count + 1], block[self.count + 3] = base, base + 8 * (self.count + 5)
+        return block
+
+
+class PreparedLaunch:
+    """One kernel launch with its parameter words fixed (a `ParameterBlock` copy), passed by
+    value: the driver copies them into the launch (`extra`), so nothing is uploaded, and
+    making one costs a memory copy. Launched by its shape's call bound to the stream:
+    `(shape.by_stream.get(s) or shape.bind(s))(extra)`."""
+
+    def __init__(self, shape: LaunchShape, block: ctypes.Array):
+        self.shape, self.block = shape, block
+        self.extra = ctypes.c_void_p(ctypes.addressof(block) + 8 * (len(block) - 6))
+
+    @classmethod
+    def of(cls, shape: LaunchShape, words: list[int]) -> PreparedLaunch:
+        return cls(shape, ParameterBlock(words).new())
+
+    def __call__(self, stream: int = 0) -> None:
+        shape = self.shape
+        status = (shape.by_stream.get(stream) or shape.bind(stream))(self.extra)
+        if status:
+            raise failure(status, "cuLaunchKernelEx")
+
+
+# Streams a launch shape keeps a bound call for (more are rebound as they come).
 MAX_STREAMS = 16
 
 
@@ -222,9 +247,10 @@ class _LaunchConfig(ctypes.Structure):
 
 @functools.cache
 def _raw_launch():
-    """libcuda's cuLaunchKernelEx (the library cuda-bindings loaded: the same driver and context)."""
+    """libcuda's cuLaunchKernelEx (the library cuda-bindings loaded: the same driver and context),
+    called with `c_void_p` objects (or None) for its four pointers: without `argtypes`, ctypes
+    passes them as they are instead of converting each argument at every call."""
     function = ctypes.CDLL("libcuda.so.1").cuLaunchKernelEx
-    function.argtypes = [ctypes.c_void_p] * 4
     function.restype = ctypes.c_int
     return function
 

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .cuda_driver import MAX_STREAMS, DeviceBuffer, PreparedLaunch, failure
+from .cuda_driver import MAX_STREAMS, DeviceBuffer, LaunchShape, PreparedLaunch, failure
 
 
 class StagedEntries:
@@ -39,29 +39,46 @@ def _grid(text: str, sm_count: int) -> tuple[int, int, int]:
 
 
 class LaunchSequence:
-    """Prepared launches run in order on one stream (the stages of one kernel launch), and the
-    scratch memory they share (freed when the sequence goes). Shaped like one
-    `PreparedLaunch` (`by_stream`, `bind`, a call) for the launch fast path (`load.py`)."""
+    """Launches run in order on one stream (the stages of one kernel launch). Shaped like a
+    `PreparedLaunch` for the launch fast path (`load.py`): it is its own `shape`, whose call
+    bound to a stream runs every stage there (its `extra` is not read). Each stream gets
+    scratch memory of its own (made at its first launch there, freed when the sequence goes):
+    launches on one stream run in order, so they may share it; launches on two streams may
+    run at once, so they must not."""
 
-    def __init__(self, launches: list[PreparedLaunch], scratch: DeviceBuffer):
-        self.launches, self._scratch = launches, scratch
-        self.by_stream: dict[int, Callable[[], int]] = {}
+    extra = None
+
+    def __init__(self, shapes: list[LaunchShape], slots: np.ndarray, status: int, stages: StagedEntries):
+        self._shapes, self._slots, self._status, self._stages = shapes, slots, status, stages
+        self._scratch: dict[int, DeviceBuffer] = {}
+        self.shape = self
+        self.by_stream: dict[int, Callable[[object], int]] = {}
 
     def __call__(self, stream: int = 0) -> None:
-        status = (self.by_stream.get(stream) or self.bind(stream))()
+        status = (self.by_stream.get(stream) or self.bind(stream))(self.extra)
         if status:
             raise failure(status, "cuLaunchKernelEx")
 
-    def bind(self, stream: int) -> Callable[[], int]:
-        """The call of every stage on `stream`: the first failing launch's CUresult, else 0."""
-        calls = [launch.by_stream.get(stream) or launch.bind(stream) for launch in self.launches]
+    def scratch(self, stream: int) -> DeviceBuffer:
+        """The scratch memory of the launches on `stream`."""
+        scratch = self._scratch.get(stream)
+        if scratch is None:
+            scratch = self._scratch[stream] = DeviceBuffer(8 * self._stages.words(self._slots))
+        return scratch
 
-        def run() -> int:
-            for call in calls:
-                status = call()
+    def bind(self, stream: int) -> Callable[[object], int]:
+        """The call of every stage on `stream`: the first failing launch's CUresult, else 0."""
+        words = [*self._slots.view(np.uint64).tolist(), self.scratch(stream).address, self._status]
+        launches = [PreparedLaunch.of(shape, words) for shape in self._shapes]
+        calls = [(launch.shape.by_stream.get(stream) or launch.shape.bind(stream), launch.extra) for launch in launches]
+
+        def run(_extra: object) -> int:
+            for call, extra in calls:
+                status = call(extra)
                 if status:
                     return status
             return 0
+        run.launches = launches         # type: ignore[attr-defined]  # their words live as long as the call
         if len(self.by_stream) >= MAX_STREAMS:
             self.by_stream.clear()
         self.by_stream[stream] = run
@@ -69,4 +86,5 @@ class LaunchSequence:
 
     def __del__(self):
         with contextlib.suppress(Exception):    # at interpreter exit the driver may be gone first
-            self._scratch.free()
+            for scratch in self._scratch.values():
+                scratch.free()

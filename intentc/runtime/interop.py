@@ -1,8 +1,9 @@
 """Arrays from any library as (address, shape, byte strides, dtype, device), without copying.
 
 Accepted: numpy arrays (`__array_interface__`), objects with `__cuda_array_interface__`
-(torch and CuPy GPU tensors: their device pointer), and objects with `__dlpack__` on the
-host (torch CPU tensors, JAX CPU arrays: read through `numpy.from_dlpack`, zero-copy).
+(torch and CuPy GPU tensors: their device pointer), and objects with `__dlpack__`: on the
+host (torch CPU tensors, JAX CPU arrays) through `numpy.from_dlpack`, on a CUDA device (JAX
+GPU arrays) through the capsule's `DLTensor` (`dlpack.py`), both zero-copy.
 Anything else goes through `numpy.asarray` (lists, scalars) and is a fresh host array.
 A GPU array's device is `cuda:<ordinal>`: torch's and CuPy's say which GPU; an object with
 only `__cuda_array_interface__` (which names none) is taken to be on GPU 0.
@@ -12,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
+from .dlpack import CUDA_DEVICE_TYPES, read_cuda
 
 CPU = "cpu"
 # DLPack device types (dlpack.h): kDLCPU and kDLCUDAHost are host memory.
@@ -43,10 +46,13 @@ def array_ref(value) -> ArrayRef:
     if interface is not None:
         return _from_interface(interface, cuda_device(getattr(getattr(value, "device", None), "id", 0)), value)
     if not isinstance(value, np.ndarray) and hasattr(value, "__dlpack__"):
-        device_type, _ = value.__dlpack_device__()
+        device_type, ordinal = value.__dlpack_device__()
+        if device_type in CUDA_DEVICE_TYPES:
+            address, shape, strides, dtype, owner = read_cuda(value)
+            return ArrayRef(address, shape, strides or _c_strides(shape, dtype.itemsize), dtype, cuda_device(ordinal),
+                            owner)
         if device_type not in _DLPACK_HOST:
-            raise TypeError(f"a DLPack tensor on device type {device_type} has no __cuda_array_interface__; "
-                            "pass a torch or CuPy CUDA tensor, or a host array")
+            raise TypeError(f"a DLPack tensor on device type {device_type} is neither in host nor in CUDA memory")
         value = np.from_dlpack(value)
     array = np.asarray(value)
     return _from_interface(array.__array_interface__, CPU, array)

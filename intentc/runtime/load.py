@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..ir.types import ConstexprType, ViewType
-from ..options import CompileOptions
+from ..options import CompileOptions, Specialization
 from .cuda_driver import failure
 from .interop import array_ref
 from .kernel_cache import CACHE
@@ -78,10 +78,12 @@ class LoadedKernel:
         self.text, self.file, self.name, self.target = text, file, name, target
         self.constexprs, self.specialize, self._fixed = fixed["constexprs"], specialize, fixed
         compile_target = {"cpu": "cpu", "cuda": "cubin", "interp": "kir"}[target]
-        if target == "cuda" and arch is None:
-            from .cuda import device_arch
-            arch = device_arch()
-        self.request = front_end(text, name, compile_target, arch, options, fixed, file)
+        specialization: dict | Specialization = fixed
+        if target == "cuda":
+            from .cuda import device_arch, lazy_variants
+            arch = device_arch() if arch is None else arch
+            specialization = lazy_variants(fixed)    # variants for a dynamic row length: compiled on first use
+        self.request = front_end(text, name, compile_target, arch, options, specialization, file)
         self.kernel = self.request.kernel
         self._variants: dict[tuple, object] = {}
         self._lock = threading.Lock()
@@ -124,7 +126,8 @@ class LoadedKernel:
             prepared = self._seen.find(arguments)
             if prepared is not None:    # PreparedLaunch.__call__, inlined (one Python call less)
                 handle = self._current_stream() if stream is None else _stream(stream)
-                status = (prepared.by_stream.get(handle) or prepared.bind(handle))()
+                shape = prepared.shape
+                status = (shape.by_stream.get(handle) or shape.bind(handle))(prepared.extra)
                 if status:
                     raise self.runner.diagnostic(failure(status, "cuLaunchKernelEx"))
                 return {name: arguments[name] for name in self._outputs}

@@ -34,37 +34,76 @@ from .interop import array_ref
 _DOUBLE = struct.Struct("<d")
 
 
+# Layouts remembered for one set of names and scalars (other shapes, strides, dtypes).
+LAYOUTS_PER_KEY = 4
+
+
 class SeenCalls:
     """Prepared launches of calls seen before, by key; an entry is used only when the call's
-    tensors pass its layout check (a call with the same key and other layouts replaces it)."""
+    tensors pass its layout check (a call with the same key and other layouts replaces it).
+    Beside them, launch templates by layout (`launch_template.py`): a call with new data
+    pointers but a layout seen before is launched from its template, not bound."""
 
     def __init__(self, capacity: int):
         self.capacity = capacity
         self._entries: dict[tuple, tuple] = {}     # key: (its layout check's bound `check`, launch)
+        self._layouts: dict[tuple, list] = {}      # layout key: [(layout check, CallTemplate)], newest first
 
     def find(self, arguments: dict):
-        """The launch remembered for a call equal to this one, or None."""
+        """The launch remembered for a call equal to this one, or set from the template of
+        a call with its layout (to launch at once); None if neither."""
         tensors: Collection = arguments.values()
-        try:                            # call_key's common kind, inlined (one Python call less)
-            key: tuple | None = (*arguments, *map(_data_ptr, tensors))
+        try:                            # _keys's common kind, inlined (one Python call less)
+            key: tuple = (*arguments, *map(_data_ptr, tensors))
         except (TypeError, RuntimeError):
-            key, tensors = _mixed_key(arguments)
-        entry = self._entries.get(key)   # type: ignore[arg-type]  # None is never stored
+            return self._find_mixed(arguments)
+        entry = self._entries.get(key)
         if entry is not None and entry[0](*tensors):
             return entry[1]
+        count = len(arguments)
+        return self._from_template(tensors, key[:count], key[count:])
+
+    def _find_mixed(self, arguments: dict):
+        key, tensors, layout_key, pointers = _mixed_keys(arguments)
+        if key is None or layout_key is None:
+            return None
+        entry = self._entries.get(key)
+        if entry is not None and entry[0](*tensors):
+            return entry[1]
+        return self._from_template(tensors, layout_key, pointers)
+
+    def _from_template(self, tensors: Collection, layout_key: tuple, pointers: tuple):
+        """The launch set from the template of a call with this call's layout (new data
+        pointers; this thread's, to launch at once); None if there is none or a pointer
+        check fails."""
+        for check, template in self._layouts.get(layout_key, ()):
+            if check(*tensors):
+                return template.launch(pointers)
         return None
 
-    def remember(self, arguments: dict, launch) -> None:
-        """Use `launch` for calls equal to this one (bound and checked) from now on."""
-        key, tensors = call_key(arguments)
-        if key is None or not all(isinstance(t, _tensor_type()) for t in tensors):
+    def remember(self, arguments: dict, launch, template=None) -> None:
+        """Use `launch` for calls equal to this one (bound and checked) from now on, and
+        `template` (a `LaunchTemplate`) for calls with its layout."""
+        key, tensors, layout_key, pointers = _keys(arguments)
+        if key is None or layout_key is None or not all(isinstance(t, _tensor_type()) for t in tensors):
             return
+        check = (_tensor_layouts()(*tensors) if tensors else _NO_TENSORS).check
         if len(self._entries) >= self.capacity:
             self._entries.clear()
-        self._entries[key] = ((_tensor_layouts()(*tensors) if tensors else _NO_TENSORS).check, launch)
+        self._entries[key] = (check, launch)
+        if template is not None:
+            names = [name for name, value in arguments.items() if isinstance(value, _tensor_type())]
+            layouts = self._layouts.get(layout_key)
+            if layouts is None:
+                if len(self._layouts) >= self.capacity:
+                    self._layouts.clear()
+                layouts = self._layouts[layout_key] = []
+            layouts.insert(0, (check, template.for_call(pointers, {name: i for i, name in enumerate(names)})))
+            del layouts[LAYOUTS_PER_KEY:]
 
     def clear(self) -> None:
         self._entries.clear()
+        self._layouts.clear()
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -79,11 +118,20 @@ def call_key(arguments: dict) -> tuple[tuple | None, Collection]:
     the first name is a name in a key of the first kind (unless there is one argument, where
     both kinds agree), an int or a type in the second. The key is None when an argument is of
     a kind bound afresh at every call (lists, host DLPack objects, ...)."""
+    return _keys(arguments)[:2]
+
+
+def _keys(arguments: dict) -> tuple[tuple | None, Collection, tuple | None, tuple]:
+    """(key, tensors, layout key, pointers): `call_key`'s two, the key without the data
+    pointers (the same for calls that differ in them only; a torch tensor's pointer is None
+    in a key of the second kind) and the torch tensors' data pointers."""
     values = arguments.values()
     try:
-        return (*arguments, *map(_data_ptr, values)), values
+        pointers = (*map(_data_ptr, values),)
     except (TypeError, RuntimeError):      # not all torch tensors; a sparse tensor has no data_ptr
-        return _mixed_key(arguments)
+        return _mixed_keys(arguments)
+    names = (*arguments,)
+    return names + pointers, values, names, pointers
 
 
 def _no_tensor(value):
@@ -95,27 +143,33 @@ def _no_tensor(value):
 _data_ptr = _no_tensor
 
 
-def _mixed_key(arguments: dict) -> tuple[tuple | None, Collection]:
+def _mixed_keys(arguments: dict) -> tuple[tuple | None, Collection, tuple | None, tuple]:
     global _data_ptr
     tensor_type = _tensor_type()
     if tensor_type and _data_ptr is _no_tensor:     # torch was imported since: try the first kind again
         _data_ptr = tensor_type.data_ptr
-        return call_key(arguments)
+        return _keys(arguments)
     parts: list = []
+    layout: list = []
     tensors: list = []
+    pointers: list = []
     for name, value in arguments.items():
         if isinstance(value, tensor_type):
             try:
-                parts += (name, value.data_ptr())
+                pointer = value.data_ptr()
             except RuntimeError:                 # sparse: bound (and refused) every time
-                return None, tensors
+                return None, tensors, None, ()
+            parts += (name, pointer)
+            layout += (name, None)
             tensors.append(value)
+            pointers.append(pointer)
         else:
             summary = _summary(value)
             if summary is None:
-                return None, tensors
+                return None, tensors, None, ()
             parts += (name, type(value), summary)
-    return tuple(parts), tensors
+            layout += (name, type(value), summary)
+    return tuple(parts), tensors, tuple(layout), tuple(pointers)
 
 
 def _tensor_type():

@@ -59,7 +59,7 @@ class CompileRequest(BaseModel):
                        if isinstance(value, (dict, tuple, list))]
         if max((len(c) for c in collections), default=0) > MAX_SPECIALIZATION_ENTRIES:
             raise ValueError(f"at most {MAX_SPECIALIZATION_ENTRIES} entries per specialization field")
-        names = [name for c in collections for name in c]
+        names = [name for c in collections for name in c if isinstance(name, str)]   # not `variant`'s bounds
         values = [v for v in spec.constexprs.values() if isinstance(v, str)]
         if self.options.pipeline is not None:
             values.append(self.options.pipeline)

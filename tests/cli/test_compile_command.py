@@ -50,3 +50,11 @@ def test_one_kernel_files_need_no_kernel_flag_and_a_directory_gets_kernel_named_
 def test_writing_into_a_missing_directory_is_a_usage_error(tmp_path, capsys):
     assert main(["compile", str(SOFTMAX), "-o", str(tmp_path / "missing" / "k.ll")]) == 2
     assert "cannot write" in capsys.readouterr().err
+
+
+def test_print_layouts_lists_the_register_form_variants_of_a_dynamic_row(tmp_path, capsys):
+    assert main(["compile", str(SOFTMAX), "--target", "ptx", "-o", str(tmp_path / "s.ptx"), "--print-layouts"]) == 0
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == "// @row_softmax: mapping cta, block 512, slots 0"
+    assert lines[1] == "//   variant intentc_kernel_row_softmax_s1024: N in [1, 1024], block 64, slots 16"
+    assert lines[2] == "//   variant intentc_kernel_row_softmax_s2048: N in [1025, 2048], block 64, slots 32"

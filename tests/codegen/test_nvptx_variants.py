@@ -13,6 +13,7 @@ from sample_paths import sample_text
 
 from intentc.codegen.nvptx.variants import VARIANT_SIZES
 from intentc.driver import compile_kernel
+from intentc.options import Specialization
 
 
 def _compiled(text: str, kernel: str, extents: dict | None = None) -> tuple[str, dict]:
@@ -94,14 +95,98 @@ def test_every_entry_numbers_the_check_sites_alike():
     from intentc.codegen.llvm.kernel import lower_kernel
     from intentc.codegen.nvptx.hooks import NvptxHooks
     from intentc.codegen.nvptx.mapping import plan_mapping
-    from intentc.codegen.nvptx.variants import variant_mappings
+    from intentc.codegen.nvptx.variants import eager_variants, variant_rule
     from intentc.parse import parse
     module = parse(sample_text("philox_dropout"))
     kernel = module.find("dropout")
     base = plan_mapping(kernel)
     first = lower_kernel(module, "dropout", NvptxHooks(base))
-    (_, variant_mapping), *_ = variant_mappings(kernel, base, None)
+    rule = variant_rule(kernel, base, None)
+    assert rule is not None
+    (_, variant_mapping), *_ = eager_variants(kernel, base, rule, None)
     alone = lower_kernel(module, "dropout", NvptxHooks(variant_mapping))
     shared = lower_kernel(module, "dropout", NvptxHooks(variant_mapping), sites=first.sites)
     assert alone.sites != first.sites and set(alone.sites) == set(first.sites)   # another order alone
     assert shared.sites == first.sites
+
+
+def _rule(sample: str, kernel: str):
+    from intentc.codegen.nvptx.variants import VariantRule
+    artifacts = compile_kernel(sample_text(sample), kernel, "ptx", "sm_90",
+                               specialization={"lazy_variants": True}).artifacts
+    return artifacts["kernel.ptx"], VariantRule(**json.loads(artifacts["launch.json"])["variant_rule"])
+
+
+def test_a_lazy_compile_holds_only_the_kernels_entry_and_the_rule():
+    ptx, rule = _rule("row_softmax", "row_softmax")
+    assert len(re.findall(r"\.entry ", ptx)) == 1
+    assert (rule.extent, rule.factor, rule.slots, rule.vector, rule.largest) == ("N", 1, 32, 1, 32 * 1024)
+    assert rule.bucket(0) is None and rule.bucket(rule.largest + 1) is None
+
+
+@pytest.mark.parametrize("sample,kernel,slots", [("row_softmax", "row_softmax", 32), ("philox_dropout", "dropout", 8),
+                                                 ("cumsum", "row_cumsum", 16), ("layernorm", "layernorm", 16)])
+def test_buckets_partition_the_row_lengths(sample, kernel, slots):
+    """Every row length lies in exactly one bucket, spanning less than one group of slots
+    (T·V elements), and every length in a bucket maps to that bucket."""
+    from intentc.codegen.nvptx.variants import register_bucket
+    _, rule = _rule(sample, kernel)
+    assert rule.slots == slots
+    lengths = sorted({*range(1, 2100), *range(2100, rule.largest + 1, 37), rule.largest})
+    for length in lengths:
+        fewest, most = rule.bucket(length)
+        assert fewest <= length <= most and most - fewest < 1024 * rule.vector
+        assert rule.bucket(fewest) == rule.bucket(most) == (fewest, most)
+        assert register_bucket(most, rule.slots, rule.vector) == (fewest, most)
+
+
+@pytest.mark.parametrize("sample,kernel,cols", [("row_softmax", "row_softmax", 1000), ("row_softmax", "row_softmax", 1536),
+                                                ("row_softmax", "row_softmax", 1024), ("philox_dropout", "dropout", 2048),
+                                                ("philox_dropout", "dropout", 1500), ("cumsum", "row_cumsum", 3000),
+                                                ("row_sum", "row_sum_f16", 3000)])
+def test_a_variant_runs_the_specialized_plan_of_its_row_length(sample, kernel, cols):
+    """The variant compiled for a bucket has one entry with the CTA size and slots that the
+    kernel specialized to a row length of the bucket gets, and guards only its last group
+    of slots (the plan's full slots: those below the bucket's fewest), none where the row
+    fills its groups exactly."""
+    from intentc.codegen.nvptx.cta import known_extents, masked_plan
+    from intentc.parse import parse
+    _, rule = _rule(sample, kernel)
+    bucket = rule.bucket(cols)
+    artifacts = compile_kernel(sample_text(sample), kernel, "ptx", "sm_90", specialization={"variant": bucket}).artifacts
+    launch = json.loads(artifacts["launch.json"])
+    _, specialized = _compiled(sample_text(sample), kernel, {"N": cols})
+    assert len(re.findall(r"\.entry ", artifacts["kernel.ptx"])) == 1
+    assert (launch["mapping"], launch["block"], launch["slots"]) == ("cta", specialized["block"], specialized["slots"])
+    assert launch["variants"] == [] and launch["variant_rule"] == {}
+    kernel_ir = parse(sample_text(sample)).find(kernel)
+    plan = masked_plan(kernel_ir, known_extents(kernel_ir, Specialization()), *bucket)
+    exact = bucket[0] == bucket[1] == cols       # the groups fill the row: no guard at all
+    assert plan.masked and plan.full_slots == plan.slots - (0 if exact else plan.vector)
+
+
+def test_eager_variants_guard_only_the_slots_above_the_previous_bound():
+    from intentc.codegen.nvptx.mapping import plan_mapping
+    from intentc.codegen.nvptx.variants import eager_variants, variant_rule
+    from intentc.parse import parse
+    kernel = parse(sample_text("row_softmax")).find("row_softmax")
+    base = plan_mapping(kernel)
+    rule = variant_rule(kernel, base, None)
+    assert rule is not None
+    variants = eager_variants(kernel, base, rule, None)
+    assert [(v.min, v.max) for v, _ in variants] == [(1, 1024), (1025, 2048), (2049, 4096), (4097, 8192),
+                                                     (8193, 16384)]
+    for variant, mapping in variants:
+        plan = mapping.cta
+        assert plan.fewest == variant.min and plan.full_slots == (variant.min - 1) // plan.threads
+
+
+@pytest.mark.parametrize("sample,kernel,variant", [("row_softmax", "row_softmax", (960, 1023)),
+                                                   ("row_softmax", "row_softmax", (0, 0)),
+                                                   ("row_softmax", "row_softmax", (40000, 40000)),
+                                                   ("vector_add", "vector_add", (961, 1023))])
+def test_a_variant_that_is_no_bucket_is_a_diagnostic(sample, kernel, variant):
+    from intentc.diagnostics import DiagnosticError
+    with pytest.raises(DiagnosticError) as raised:
+        compile_kernel(sample_text(sample), kernel, "ptx", "sm_90", specialization={"variant": variant})
+    assert raised.value.diagnostics[0].code == "E0066"

@@ -15,6 +15,7 @@ import pytest
 from gpu_required import requires_gpu
 
 import intentc
+from staged_programs import CUMSUM
 
 pytestmark = requires_gpu()
 torch = pytest.importorskip("torch", reason="the CUDA API tests pass torch tensors")
@@ -38,19 +39,12 @@ DIVIDE = """kernel @div(%a: view<i32, [%N], in>, %b: view<i32, [%N], in>, %y: vi
 }
 """
 
-ACCUMULATE = """kernel @acc(%x: view<f32, [%N], in>, %y: view<f32, [%N], inout, noalias>) {
-  %i = iota : tensor<index, [%N]>
-  %v = read %x index(%i) : tensor<f32, [%N]>
-  %u = read %y index(%i) : tensor<f32, [%N]>
-  %w = add %v, %u : tensor<f32, [%N]>
-  write %y, %w index(%i)
-}
-"""
+ACCUMULATE = (ROOT / "tests" / "runtime" / "accumulate.kir").read_text()      # y += x, y noalias
 
 
-def _interpreted(path: Path, kernel: str, inputs: dict) -> dict:
+def _interpreted(source: Path | str, kernel: str, inputs: dict) -> dict:
     host = {name: value.cpu().numpy() if hasattr(value, "cpu") else value for name, value in inputs.items()}
-    return intentc.run(path.read_text(), kernel, host)
+    return intentc.run(source.read_text() if isinstance(source, Path) else source, kernel, host)
 
 
 def test_torch_tensors_in_place_match_the_interpreter():
@@ -67,11 +61,11 @@ def test_strided_and_offset_views_without_copies():
     base = torch.randn(4001, device="cuda")
     out = torch.full((4000,), 7.0, device="cuda")
     kernel = intentc.load(NEGATE, "neg", target="cuda")
-    kernel(x=base[1::2], y=out.flip(0)[::2])
+    kernel(x=base[1::2], y=out[1::2])           # (torch.flip copies: torch has no negative strides)
     kernel.synchronize()
     expected = torch.full((4000,), 7.0, device="cuda")
-    expected.flip(0)[::2] = -base[1::2]
-    assert torch.equal(out, expected)
+    expected[1::2] = -base[1::2]
+    assert torch.equal(out, expected) and not torch.equal(out, torch.full_like(out, 7.0))
 
 
 def test_softmax_specialized_automatically_per_shape():
@@ -182,6 +176,101 @@ def test_a_call_seen_before_binds_nothing_and_any_change_it_was_checked_for_is_c
     expected[32:40] += expected[0:16:2]
     assert len(binds) == 7
     kernel(x=base[0:8], y=base[32:40])             # the same pointers as the strided call, other strides:
-    expected[32:40] += expected[0:8]               # bound again (it replaced the first call's entry)
+    expected[32:40] += expected[0:8]               # not that call's launch, the first layout's template
     kernel.synchronize()
-    assert torch.equal(base, expected) and len(binds) == 8
+    assert torch.equal(base, expected) and len(binds) == 7
+
+
+
+def test_calls_on_new_memory_with_a_seen_layout_bind_nothing_and_match_the_interpreter():
+    """New-pointer calls (`launch_template.py`): fresh tensors at every call, laid out as a
+    call bound before, are launched from its template; each result is the interpreter's."""
+    kernel = intentc.load(NEGATE, "neg", target="cuda")
+    binds = _counting_binds(kernel)
+    # an offset view has the contiguous one's layout (its data pointer says where it starts)
+    layouts = {"contiguous": lambda t: t[0:3000], "offset": lambda t: t[7:3007], "strided": lambda t: t[1::2][:3000]}
+    for name, layout in layouts.items():
+        for _ in range(4):
+            x, y = layout(torch.randn(6100, device="cuda")), layout(torch.full((6100,), 3.0, device="cuda"))
+            kernel(x=x, y=y)
+            kernel.synchronize()
+            np.testing.assert_array_equal(y.cpu().numpy(), _interpreted(NEGATE, "neg", {"x": x})["y"], name)
+    assert len(binds) == 2
+
+
+def test_a_staged_call_on_two_streams_at_once_gives_each_stream_its_scratch():
+    """The same staged call (same tensors) queued on two streams at once: each stream's
+    launches use scratch memory of their own, so both write the interpreter's prefix sums."""
+    kernel = intentc.load(CUMSUM, "cumsum", target="cuda")
+    assert kernel.launch_config.stages
+    x = torch.randint(-8, 8, (1 << 20,), device="cuda").float()      # sums exact in any order
+    y = torch.zeros_like(x)
+    streams = [torch.cuda.Stream(), torch.cuda.Stream()]
+    for stream in streams:
+        stream.wait_stream(torch.cuda.current_stream())
+    for _ in range(8):
+        for stream in streams:
+            kernel(x=x, y=y, stream=stream)
+    torch.cuda.synchronize()
+    kernel.synchronize()
+    sequence = kernel.runner.seen.find({"x": x, "y": y})
+    assert sorted(sequence._scratch) == sorted(s.cuda_stream for s in streams)
+    np.testing.assert_array_equal(y.cpu().numpy(), _interpreted(CUMSUM, "cumsum", {"x": x})["y"])
+
+
+
+class _OnlyProtocol:
+    """A torch CUDA tensor seen through one protocol only: DLPack (as JAX GPU arrays are) or
+    `__cuda_array_interface__` (as Numba and other libraries' arrays are)."""
+
+    def __init__(self, tensor, protocol: str):
+        self._tensor, self._protocol = tensor, protocol
+
+    def __getattr__(self, name: str):
+        if name.startswith("__dlpack") and self._protocol == "dlpack":
+            return getattr(self._tensor, name)
+        if name == "__cuda_array_interface__" and self._protocol == "cai":
+            return self._tensor.__cuda_array_interface__
+        raise AttributeError(name)
+
+
+@pytest.mark.parametrize("protocol", ["dlpack", "cai"])
+def test_arrays_of_any_library_pass_by_device_pointer(protocol):
+    kernel = intentc.load(NEGATE, "neg", target="cuda")
+    base, out = torch.randn(3001, device="cuda"), torch.zeros(3000, device="cuda")
+    x, y = base[1::2], out[::2]                    # strided and offset
+    kernel(x=_OnlyProtocol(x, protocol), y=_OnlyProtocol(y, protocol))
+    kernel.synchronize()
+    assert torch.equal(out[::2], -x) and not out[1::2].any()
+
+
+def test_threads_launching_on_their_own_streams_with_new_memory():
+    """Four threads, each on a stream of its own, call one kernel on fresh tensors: the fast
+    paths' shared tables under threads; every result is the interpreter's."""
+    from concurrent.futures import ThreadPoolExecutor
+    kernel = intentc.load(NEGATE, "neg", target="cuda")
+
+    def work(seed: int) -> bool:
+        stream = torch.cuda.Stream()
+        generator = torch.Generator(device="cuda").manual_seed(seed)
+        with torch.cuda.stream(stream):
+            pairs = []
+            for _ in range(50):
+                x = torch.randn(2048, device="cuda", generator=generator)
+                y = torch.empty_like(x)
+                kernel(x=x, y=y)
+                pairs.append((x, y))
+            stream.synchronize()
+            return all(torch.equal(y, -x) for x, y in pairs)
+    with ThreadPoolExecutor(4) as pool:
+        assert all(pool.map(work, range(4)))
+    kernel.synchronize()
+
+
+def test_the_readme_gpu_example_runs_and_matches_the_interpreter(monkeypatch, capsys):
+    from readme_snippets import from_python_examples, run_example
+    names = run_example(from_python_examples()[0], monkeypatch)
+    rows = names["x"][:32]
+    expected = _interpreted(SOFTMAX, "row_softmax", {"x": rows, "t": np.float32(0.5)})["y"]
+    np.testing.assert_allclose(names["y"][:32].cpu().numpy(), expected, rtol=1e-5, atol=1e-7)
+    assert names["softmax"].key in capsys.readouterr().out

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from intentc.codegen.nvptx.variants import VariantRule
 from intentc.diagnostics import DiagnosticError
 from intentc.ir.nodes import Kernel
 from intentc.options import CompileOptions, Specialization
@@ -46,16 +47,26 @@ def test_sample_compiles_to_ptx_that_ptxas_accepts(sample, kernel, arch):
             compile_ptx(module, kernel, arch)
         assert error.value.diagnostics[0].code == "E0080"
         return
-    compiled = compile_ptx(module, kernel, arch)
+    # lazily, as the runtime compiles: the kernel's own entry, then one register-form variant
+    # for a dynamic row length (each variant is its own compile; the eager module holding
+    # them all took 5x the time, test_nvptx_variants.py covers it)
+    compiled = compile_ptx(module, kernel, arch, Specialization(lazy_variants=True))
     assert f".target {arch}" in compiled.ptx and f".entry {compiled.launch.kernel}" in compiled.ptx
     assert "__nvvm_reflect" not in compiled.ptx
     assert json.loads(compiled.launch_json())["mapping"] in ("cta", "grid", "mma", "grid-stride", "staged",
-                                                             "single-thread")
+                                                             "single-thread", "lane-dots", "flash")
+    compiled_ptx = [compiled.ptx]
+    if compiled.launch.variant_rule:
+        bucket = VariantRule(**compiled.launch.variant_rule).bucket(1000)
+        variant = compile_ptx(module, kernel, arch, Specialization(variant=bucket))
+        assert variant.launch.mapping == "cta" and variant.launch.slots > 0
+        compiled_ptx.append(variant.ptx)
     try:
         ptxas_path()
     except ToolchainError as missing:
         pytest.skip(f"PTX made, but ptxas is not installed here to assemble it ({missing})")
-    assert assemble(compiled.ptx, arch)[:4] == b"\x7fELF"
+    for ptx in compiled_ptx:
+        assert assemble(ptx, arch)[:4] == b"\x7fELF"
 
 
 def test_ptx_and_cubin_targets_through_the_driver():

@@ -17,13 +17,11 @@ from sample_paths import SAMPLES
 # kernel -> why it still runs on one thread (mapping single-thread, or tensors in a
 # grid-stride iteration); the bar of issue 13 is an empty table.
 ONE_THREAD = {
-    "causal_attention": "grid-stride: matvec and region_fold per iteration",
     "q4k_q8k_matvec": "grid-stride: a quantized contraction per iteration",
     "ema_rows": "grid-stride: a buffer",
     "mxfp4_matmul": "grid-stride: scaled contraction",
     "sparse12_matmul": "grid-stride: sparse contraction",
     "sparse24_matmul": "grid-stride: sparse contraction",
-    "decode_scores": "grid-stride: a contraction per iteration",
     "quantize_q8_k": "grid-stride without --extent NB: a row's records go to static shared memory (nvptx/cta_tiles.py)",
 }
 

@@ -9,6 +9,7 @@ import llvmlite.binding as llvm
 from ...ir.nodes import Module
 from ...options import CompileOptions, Specialization
 from ..llvm.kernel import LoweredKernel, lower_kernel
+from ..llvm.printing import module_text
 from . import jit
 from .hooks import HostHooks
 
@@ -31,6 +32,6 @@ def lower_and_optimize(module: Module, kernel: str, options: CompileOptions, spe
     the time of LLVM's pipeline lands in `timings["llvm-opt"]`."""
     lowered = lower_for_host(module, kernel, specialization, file, source)
     start = time.perf_counter()
-    optimized = jit.parse_and_optimize(str(lowered.module), options.opt_level)
+    optimized = jit.parse_and_optimize(module_text(lowered.module), options.opt_level)
     timings["llvm-opt"] = timings.get("llvm-opt", 0.0) + time.perf_counter() - start
     return lowered, optimized

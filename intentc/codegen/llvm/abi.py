@@ -8,6 +8,8 @@
 - a constexpr: like a scalar (an enum member as its value); ignored when specialized.
 
 `status` is one word: 0, or the 1-based id of the first run-time check that failed.
+A target may take the slots as parameters instead, one i64 each before `status`
+(`TargetHooks.words_as_params`: the GPU ABI, docs/gpu.md).
 """
 from __future__ import annotations
 

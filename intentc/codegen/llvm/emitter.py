@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from llvmlite import ir
 
 from ...ir.nodes import Op
+from .builder import LoweringBuilder
 from .types import I8, I64, register_type
 from .values import Body, ElementAt, Group, Memory, Registers, Shape, Tensor
 
@@ -40,10 +41,10 @@ class CheckSite:
 class Emitter:
     def __init__(self, module: ir.Module, function: ir.Function, status: ir.Value, hooks: TargetHooks):
         self.module, self.function, self.status, self.hooks = module, function, status, hooks
-        self.entry = ir.IRBuilder(function.append_basic_block("entry"))
-        self.prologue = ir.IRBuilder(function.append_basic_block("prologue"))
+        self.entry = LoweringBuilder(function.append_basic_block("entry"))
+        self.prologue = LoweringBuilder(function.append_basic_block("prologue"))
         self.body_block = function.append_basic_block("body")
-        self.b = ir.IRBuilder(self.body_block)
+        self.b = LoweringBuilder(self.body_block)
         self.env: dict[str, object] = {}
         self.sites: list[CheckSite] = []
         self._site_ids: dict[CheckSite, int] = {}
@@ -57,6 +58,7 @@ class Emitter:
         self.loop_depth = 0
         self.branch_depth = 0              # inside an if_then branch: temporaries die with it
         self.element_memo: dict = {}      # elements emitted during the current op (elements.py)
+        self.block_memo: dict = {}        # pure values per basic block (once_per_block)
         self.at_one_coordinate = 0        # lowering a region for one coordinate (coordinate_region.py)
         self._below: list[tuple[ir.Value, ir.Value]] = []   # (value, bound): value < bound holds here
         self.lane_mask: ir.Value | None = None   # i1: the element being emitted is live (None: always)
@@ -65,6 +67,8 @@ class Emitter:
         self.trip_effects: list[ir.Value] = []
         self.current_op: Op | None = None   # the op being lowered (a target's decisions name its values)
         self.check_guards: list[ir.Value] = []   # conditions every check is and-ed with (checks_only_where)
+        # the kernel's argument word by index, read in the prologue (set by kernel.py: abi.py)
+        self.argument_word: Callable[[int], ir.Value] = function.args.__getitem__
 
     # ---- declarations --------------------------------------------------------------------
     def declare(self, name: str, ret: ir.Type, args: list[ir.Type]) -> ir.Function:
@@ -163,6 +167,18 @@ class Emitter:
         merged.add_incoming(default, before)
         return merged
 
+    def once_per_block(self, key: tuple, compute: Callable[[], ir.Value]) -> ir.Value:
+        """compute()'s value, emitted once per basic block for `key`: for values that are a
+        pure function of the key (a thread's coordinate of a slot), which every op of an
+        unrolled iteration would otherwise emit again. An earlier instruction of the block
+        where the builder appends dominates the rest of it."""
+        known = self.block_memo.get(key)
+        if known is not None and known[0] is self.b.block:
+            return known[1]
+        value = compute()
+        self.block_memo[key] = (self.b.block, value)
+        return value
+
     # ---- temporaries and scopes --------------------------------------------------------------
     def entry_alloca(self, type_: ir.Type, init: ir.Value | None = None) -> ir.Value:
         slot = self.entry.alloca(type_)
@@ -246,7 +262,7 @@ class Emitter:
             self._below.pop()
 
     def known_below(self, value: ir.Value, bound: ir.Value) -> bool:
-        return any(known is value and limit is bound for known, limit in self._below)
+        return any(known is value and _same_value(limit, bound) for known, limit in self._below)
 
     @contextmanager
     def masked_lanes(self, live: ir.Value) -> Iterator[None]:
@@ -284,7 +300,7 @@ class Emitter:
         b = self.b
         for guard in self.check_guards:
             bad = b.and_(bad, guard)
-        self.hooks.raise_flag(self, flag, bad)
+        self.hooks.raise_flag(self, ident, flag, bad)
         self._raised[-1].add(ident)
 
     @contextmanager
@@ -315,6 +331,13 @@ class Emitter:
         self.b.ret_void()
         self.entry.branch(self.prologue.block)
         self.prologue.branch(self.body_block)
+
+
+def _same_value(a: ir.Value, b: ir.Value) -> bool:
+    """The same SSA value, or equal integer constants (a specialized extent is a constant
+    of its own in every view that names it)."""
+    return a is b or (isinstance(a, ir.Constant) and isinstance(b, ir.Constant) and a.type == b.type
+                      and isinstance(a.constant, int) and a.constant == b.constant)
 
 
 def _is_const(value: ir.Value, number: int) -> bool:

@@ -9,7 +9,7 @@ from ...diagnostics import Diagnostic, DiagnosticError
 from ...ir.nodes import Kernel, Module
 from ...ir.types import ViewType
 from ...options import Specialization
-from .abi import ParamSlots, layout
+from .abi import ParamSlots, layout, slot_count
 from .conversion import constant_value
 from .emitter import CheckSite, Emitter
 from .lowering import NotLowered, count_uses, lower_ops
@@ -20,6 +20,8 @@ from .values import Scalar, ViewRef
 
 NOT_LOWERED = "E0080"
 ABI_UNSUPPORTED = "E0081"
+# Kernel parameter bytes every CUDA driver takes (Volta+ with CUDA 12.1 take 32764).
+PARAMETER_BYTES = 4096
 
 
 @dataclass
@@ -45,21 +47,25 @@ def lower_kernel(module: Module, kernel_name: str, hooks: TargetHooks, specializ
         slots = layout(kernel)
     except ValueError as problem:
         raise _diagnostic(ABI_UNSUPPORTED, f"kernel @{kernel.name}: {problem}", kernel, file, source) from None
+    words = slot_count(slots) + hooks.extra_argument_words
+    if hooks.words_as_params and 8 * (words + 1) > PARAMETER_BYTES:
+        raise _diagnostic(ABI_UNSUPPORTED, f"kernel @{kernel.name}: its {words} argument words do not fit the "
+                          f"{PARAMETER_BYTES} bytes of kernel parameters", kernel, file, source,
+                          "pass fewer or lower-rank views") from None
     llmod = ir.Module(name=kernel_name)
     if hooks.triple:
         llmod.triple = hooks.triple
     if hooks.data_layout:
         llmod.data_layout = hooks.data_layout
-    pointer = I64.as_pointer()
-    function = ir.Function(llmod, ir.FunctionType(ir.VoidType(), [pointer, pointer]), function_name(kernel.name))
-    function.args[0].name, function.args[1].name = "args", "status"
-    em = Emitter(llmod, function, function.args[1], hooks)
+    function = _kernel_function(llmod, function_name(kernel.name), words, hooks)
+    em = Emitter(llmod, function, function.args[-1], hooks)
+    em.argument_word = _argument_words(em, function, hooks)
     em.kir_module = module
     em.defs = {}
     em.uses = count_uses(kernel.body, {})
     if sites:
         em.number_sites_as(sites)
-    _bind_params(em, kernel, slots, function.args[0], specialization)
+    _bind_params(em, kernel, slots, specialization)
     try:
         hooks.lower_top_level(em, list(kernel.body), lower_ops)
     except NotLowered as missing:
@@ -76,13 +82,38 @@ def _diagnostic(code, message, node, file, source, hint="") -> DiagnosticError:
     return DiagnosticError([Diagnostic(code, message, line, col, file, hint)], source)
 
 
-def _bind_params(em, kernel: Kernel, slots: list[ParamSlots], args, specialization: Specialization) -> None:
-    b = em.prologue
+def _kernel_function(llmod: ir.Module, name: str, words: int, hooks: TargetHooks) -> ir.Function:
+    """`void kernel(i64 *args, i64 *status)`, or with the `words` argument words as parameters
+    (`hooks.words_as_params`): `void kernel(i64 w0, ..., i64 wN-1, i64 *status)` (`abi.py`)."""
+    pointer = I64.as_pointer()
+    if not hooks.words_as_params:
+        function = ir.Function(llmod, ir.FunctionType(ir.VoidType(), [pointer, pointer]), name)
+        function.args[0].name = "args"
+    else:
+        function = ir.Function(llmod, ir.FunctionType(ir.VoidType(), [I64] * words + [pointer]), name)
+        for index, word in enumerate(function.args[:-1]):
+            word.name = f"w{index}"
+    function.args[-1].name = "status"
+    return function
 
-    def slot(index: int) -> ir.Value:
+
+def _argument_words(em, function: ir.Function, hooks: TargetHooks):
+    """argument_word(index): the kernel's argument word `index` (read in the prologue)."""
+    if hooks.words_as_params:
+        em.invariant.update(id(word) for word in function.args[:-1])
+        return function.args.__getitem__
+    b, args = em.prologue, function.args[0]
+
+    def load(index: int) -> ir.Value:
         value = b.load(b.gep(args, [ir.Constant(I64, index)], inbounds=True))
         em.invariant.add(id(value))
         return value
+    return load
+
+
+def _bind_params(em, kernel: Kernel, slots: list[ParamSlots], specialization: Specialization) -> None:
+    b = em.prologue
+    slot = em.argument_word
 
     def remember(value):
         em.invariant.add(id(value))

@@ -12,7 +12,7 @@ from llvmlite import ir
 
 from ...ir.nodes import Op
 from .pointwise import float_extreme
-from .types import is_float, is_signed, register_type
+from .types import I8, is_float, is_signed, register_type
 from .values import Body, ElementAt, Group, Lazy, Memory, Shape, Tensor
 
 if TYPE_CHECKING:
@@ -28,6 +28,11 @@ class TargetHooks(ABC):
     name = "abstract"
     triple = ""
     data_layout = ""
+    # The kernel takes its argument words as parameters (one i64 each, then the status
+    # pointer) instead of a pointer to them in memory (`abi.py`); and how many words past
+    # the ABI's own it takes (a staged program's scratch pointer).
+    words_as_params = False
+    extra_argument_words = 0
 
     # ---- the physical mapping ----------------------------------------------------------------
     def lower_top_level(self, em: Emitter, ops: list[Op], lower: Callable[[Emitter, list[Op]], object]) -> None:
@@ -184,11 +189,15 @@ class TargetHooks(ABC):
         """`name` (exp, log, erfc, i0, ...) of an f64 value within the spec's bounds."""
 
     # ---- run-time checks ------------------------------------------------------------------------
-    def raise_flag(self, em: Emitter, flag: ir.Value, bad: ir.Value) -> None:
-        """Or `bad` (i1) into the i8 check flag at `flag` (nonzero: raised), by `settle_flags`."""
+    def raise_flag(self, em: Emitter, ident: int, flag: ir.Value, bad: ir.Value) -> None:
+        """Or `bad` (i1) into the i8 flag at `flag` of check site `ident` (nonzero: raised), by
+        `settle_flags`."""
         b = em.b
-        value = b.load(flag)
-        b.store(b.or_(value, b.zext(bad, value.type)), flag)
+        # only checks store to a flag: the value the last check of this block stored is the
+        # flag's value here (the load LLVM's SROA would remove, not built)
+        raised = b.or_(em.once_per_block(("check flag", ident), lambda: b.load(flag)), b.zext(bad, I8))
+        b.store(raised, flag)
+        em.block_memo[("check flag", ident)] = (b.block, raised)
 
     def settle_flags(self, em: Emitter) -> None:
         """Finish every `raise_flag` so far (called before the flags are read); here each

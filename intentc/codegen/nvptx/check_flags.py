@@ -35,8 +35,14 @@ class PendingChecks:
                 em.b.position_before(block.terminator)
             else:
                 em.b.position_at_end(block)
+            raised: dict[ir.Value, list[ir.Value]] = {}
             for flag, bad in checks:
-                em.b.store(_umax(em, em.b.load(flag), bad), flag)
+                raised.setdefault(flag, []).append(bad)
+            for flag, bads in raised.items():
+                value = em.b.load(flag)
+                for bad in bads:
+                    value = _umax(em, value, bad)
+                em.b.store(value, flag)
         self.pending.clear()
         em.b.position_at_end(here)
 

@@ -14,13 +14,14 @@ from ...diagnostics import Diagnostic, DiagnosticError
 from ...ir.nodes import Kernel, Module
 from ...options import Specialization
 from ..llvm.kernel import LoweredKernel, lower_kernel
+from ..llvm.printing import module_text
 from . import machine
 from .emit import optimized_ptx
 from .hooks import NvptxHooks
 from .mapping import LaunchConfig, Mapping, launch_config, plan_mapping
 from .stage_compile import compile_stages
 from .stages import stage_plan
-from .variants import link_variant, variant_mappings
+from .variants import check_variant, eager_variants, link_variant, variant_mapping, variant_rule
 
 BAD_ARCH = "E0062"
 # The mappings a tensor program over one domain leaves for the chunked stages (stages.py):
@@ -73,27 +74,34 @@ def compile_ptx(module: Module, kernel_name: str, arch: str, specialization: Spe
 
     def lower(mapping: Mapping, sites: list | None = None) -> LoweredKernel:
         lowered = lower_kernel(module, kernel_name, NvptxHooks(mapping), specialization, file, source, sites)
-        _mark_entry(lowered, mapping.threads, mapping.mma.resident if mapping.mma else 0)
+        resident = mapping.mma.resident if mapping.mma else mapping.plan.resident if mapping.plan else 0
+        _mark_entry(lowered, mapping.threads, resident)
         return lowered
+    rule = variant_rule(kernel, mapping, specialization)
+    if specialization is not None and specialization.variant:   # this one variant alone
+        fewest, most = check_variant(kernel, rule, specialization.variant, file, source)
+        mapping, rule = variant_mapping(kernel, mapping, specialization, fewest, most), None
     lowered = lower(mapping)
     variants = []
     mappings = [mapping]
-    for variant, variant_mapping in variant_mappings(kernel, mapping, specialization):
+    lazy = specialization is not None and specialization.lazy_variants
+    for variant, entry_mapping in eager_variants(kernel, mapping, rule, specialization) if rule and not lazy else ():
         # every entry numbers the check sites alike (one abi.json decodes every entry's status)
-        variants.append((variant, lower(variant_mapping, lowered.sites)))
-        mappings.append(variant_mapping)
+        variants.append((variant, lower(entry_mapping, lowered.sites)))
+        mappings.append(entry_mapping)
         lowered.sites = variants[-1][1].sites
-    text = str(lowered.module)
+    text = module_text(lowered.module)
     timings["lower-llvm"] = timings.get("lower-llvm", 0.0) + time.perf_counter() - mark
     mark = time.perf_counter()
     with machine.LOCK:
         parsed = llvm.parse_assembly(text)
         for variant, variant_lowered in variants:
-            link_variant(parsed, str(variant_lowered.module), variant_lowered.function, variant.entry)
+            link_variant(parsed, module_text(variant_lowered.module), variant_lowered.function, variant.entry)
         parsed.verify()
         entries = {lowered.function} | {variant.entry for variant, _ in variants}
         ptx = optimized_ptx(parsed, arch, entries, timings, mark, strength_reduce=not all(map(_unrolled, mappings)))
-    config = launch_config(mapping, lowered.function, arch, [variant.to_json() for variant, _ in variants])
+    config = launch_config(mapping, lowered.function, arch, [variant.to_json() for variant, _ in variants],
+                           rule.to_json() if rule else {})
     return PtxKernel(ptx, config, lowered)
 
 

@@ -27,8 +27,9 @@ grid-stride mapping.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from llvmlite import ir
@@ -40,7 +41,7 @@ from ...options import Specialization
 from ...passes.ir_walk import is_pure_tree
 from ..layout.assign import elements
 from ..layout.encodings import Blocked, row_blocked
-from ..llvm.types import F32, F64, I32, I64, LOW_FLOATS, register_type
+from ..llvm.types import F32, F64, I1, I32, I64, LOW_FLOATS, register_type
 from ..llvm.values import Body, Memory, Shape
 from .coordinate_regions import coordinate_regions
 from .cta_groups import GROUP_CTA_THREADS, group_width
@@ -100,8 +101,10 @@ class CtaPlan:
     vector: int = 1            # V: a thread's slots come in groups of V consecutive coordinates
     unrolled: bool = True      # the slot loops are unrolled at lowering (registers); else rolled (local memory)
     grid: bool = False         # a top-level tensor program: coordinates spread over the whole grid
-    masked: bool = False       # S is only a bound (a variant, nvptx/variants.py): every slot is guarded
-                               # against the run-time element count of the iteration's shape
+    masked: bool = False       # S is only a bound (a variant, nvptx/variants.py): the slots past
+                               # `fewest` are guarded against the run-time element count of the iteration's shape
+    fewest: int = 0            # masked: the fewest elements the iteration's shape has (the variant's lower
+                               # bound): the groups below it are full, unguarded
     staged: frozenset = frozenset()   # values staged in shared memory (cta_staging.py)
     transposed: tuple = ()     # (staged read, axis order its staging visits): cta_transpose.py
     # a costly top-level value of the iteration's size, which every CTA computes once into its
@@ -122,15 +125,19 @@ class CtaPlan:
 
     @property
     def full_slots(self) -> int:
-        """The slots of the groups that lie wholly below S (none is known to when S is a bound)."""
-        if self.masked:
-            return 0
-        return min(self.slots, self.size // (self.width * self.vector) * self.vector)
+        """The slots of the groups that lie wholly below S (below `fewest` when S is a bound)."""
+        return min(self.slots, self.present // (self.width * self.vector) * self.vector)
 
     @property
+    def present(self) -> int:
+        """The elements every run of the iteration has: S, or `fewest` when S is a bound."""
+        return self.fewest if self.masked else self.size
+
+    @cached_property
     def layout(self) -> Blocked:
         """The iteration's tensors' layout (over their row-major linearization): V
-        consecutive coordinates a thread, T threads, the tile repeated K/V times."""
+        consecutive coordinates a thread, T threads, the tile repeated K/V times (kept: every
+        slot of every op asks it for its coordinate)."""
         return row_blocked(self.size or None, self.width, self.vector)
 
     def coordinate(self, slot: int) -> int:
@@ -141,7 +148,7 @@ class CtaPlan:
 
     def full(self, group: int) -> bool:
         """Whether every coordinate of `group` lies below S (no guard needed)."""
-        return not self.masked and (group + 1) * self.width * self.vector <= self.size
+        return (group + 1) * self.width * self.vector <= self.present
 
     def holds(self, size: int | None) -> bool:
         """Whether a tensor of `size` elements (None: a run-time count) is one of the
@@ -298,20 +305,47 @@ def _register_plan(kernel: Kernel, parallel: Op, ops: list[Op], threads: int, si
                    masked=masked)
 
 
-def masked_plans(kernel: Kernel, known: dict[str, int], bounds: tuple[int, ...]) -> list[CtaPlan]:
-    """The register form for an iteration whose S is known only at launch: for each bound
-    of `bounds` that the register form can hold, the plan a static S of that bound gets,
-    serving every S up to it (each slot guarded against the run-time S); none when the
-    body does not fit the register form."""
+def row_slots(kernel: Kernel, known: dict[str, int]) -> tuple[int, int] | None:
+    """(K, V) the register form gives an iteration whose S is known only at launch: the
+    slots a thread wants for the body (K, at most; fewer for short rows) and the vector
+    width; None when the body does not fit the register form or K slots would not unroll
+    (a rolled loop needs S's full slots at compile time)."""
     found = iteration(kernel)
     if found is None or not _body_ok(_outside_regions(found[1], per_coordinate_regions(kernel)), _views(kernel), True,
                                      known):
-        return []
-    parallel, ops = found
+        return None
+    ops = found[1]
     wanted = _slots_wanted(ops, kernel.body)
-    plans = [_register_plan(kernel, parallel, ops, _threads_for(bound, wanted), bound, masked=True)
-             for bound in bounds if bound <= wanted * MAX_THREADS]
-    return [plan for plan in plans if plan.unrolled]   # a rolled loop would need S's full slots at compile time
+    if len(ops) * wanted > UNROLL_BUDGET:
+        return None
+    return wanted, VECTOR if any(op.name == "scan" for op in ops) else 1
+
+
+def register_bucket(size: int, wanted: int, vector: int) -> tuple[int, int]:
+    """(fewest, most): the element counts whose register form gets the T and the slots a
+    static S = `size` gets (`_register_plan`) and whose last group of V·T coordinates is
+    partial, so a variant guarding only that group serves them all; or (S, S) where the
+    groups fill S exactly (then no slot needs a guard: the specialized code)."""
+    threads = _threads_for(size, wanted)
+    if -(-size // threads) < vector:         # too few slots for groups of V: one coordinate a group
+        vector = 1
+    group = threads * vector
+    most = -(-size // group) * group
+    if size == most:
+        return most, most
+    # with V > 1 the rows of at most T·(V - 1) elements get groups of one (above)
+    return max(1, most - group + 1, threads * (vector - 1) + 1 if vector > 1 else 1), most - 1
+
+
+def masked_plan(kernel: Kernel, known: dict[str, int], fewest: int, most: int) -> CtaPlan:
+    """The register form serving every S in [fewest, most] known only at launch: the plan a
+    static S = `most` gets (its T and K), the slots of the groups past `fewest` guarded
+    against the run-time S (none when fewest = most)."""
+    parallel, ops = iteration(kernel) or (None, [])
+    assert parallel is not None, kernel.name
+    plan = _register_plan(kernel, parallel, ops, _threads_for(most, _slots_wanted(ops, kernel.body)), most,
+                          masked=True)
+    return replace(plan, fewest=fewest)
 
 
 def cta_plan(kernel: Kernel, specialization: Specialization | None = None,
@@ -406,6 +440,11 @@ def thread_index(em: Emitter, plan: CtaPlan) -> ir.Value:
     """The thread's index among its iteration's threads as i64: tid.x, known to LLVM to lie
     below T (`!range`), so coordinates tid + j·T of full chunks need no bounds compare; with
     several iterations a CTA, tid.x mod the group width."""
+    return em.once_per_block(("thread_index", plan.threads, plan.iterations, plan.width),
+                             lambda: _thread_index(em, plan))
+
+
+def _thread_index(em: Emitter, plan: CtaPlan) -> ir.Value:
     tid = sreg(em, "tid.x")
     tid.set_metadata("range", em.module.add_metadata([ir.Constant(I32, 0), ir.Constant(I32, plan.threads)]))
     if plan.iterations > 1:
@@ -482,18 +521,30 @@ def in_tensor(em: Emitter, plan: CtaPlan, slot: int, linear: ir.Value, shape: Sh
 @contextmanager
 def guarded_slot(em: Emitter, plan: CtaPlan, slot: int, linear: ir.Value, shape: Shape,
                  lane_safe: bool = False) -> Iterator[None]:
-    """Code within runs only where `slot`'s coordinate lies below S: in a branch, or for a
-    `lane_safe` body (TargetHooks.for_each) of a masked plan, straight with the lanes past
-    S masked (`Emitter.masked_lanes`), so the slots' math interleaves, as a specialized
-    kernel's does. In a masked plan's rows the emitter also knows the coordinate lies
-    below the row's extent, so accesses at it check no extent (the guard did)."""
+    """Code within runs only where `slot`'s coordinate lies below S: in a branch, as the
+    specialized kernel guards its one partial group, or, for a `lane_safe` body
+    (TargetHooks.for_each) of a plan guarding several groups (an eager variant's), straight
+    with the lanes past S masked (`Emitter.masked_lanes`), so the slots' math interleaves
+    rather than waiting at a branch a slot. (One guarded group masked instead ran f16 row
+    sums at 0.57 of specialized on the H200: LLVM then put each load's widening right
+    after it, where the branch kept all the loads ahead of the math,
+    bench/results/dynamic-20261201-s5-h200-r1.json.)"""
     live = in_tensor(em, plan, slot, linear, shape)
-    with em.masked_lanes(live) if lane_safe and plan.masked else em.b.if_then(live):
-        if plan.masked and len(shape) == 1:
-            with em.knowing_below(linear, shape[0]):
-                yield
-        else:
+    masked = lane_safe and plan.groups - plan.full_slots // plan.vector > 1
+    with em.masked_lanes(live) if masked else em.b.if_then(live), within_row(em, plan, linear, shape):
+        yield
+
+
+@contextmanager
+def within_row(em: Emitter, plan: CtaPlan, linear: ir.Value, shape: Shape) -> Iterator[None]:
+    """Code within runs at a coordinate known to lie below S (a full slot, or a guarded one
+    on its live lanes). In a masked plan's rows the emitter then knows the coordinate lies
+    below the row's run-time extent, so accesses at it check no extent (the plan did)."""
+    if plan.masked and len(shape) == 1:
+        with em.knowing_below(linear, shape[0]):
             yield
+    else:
+        yield
 
 
 def block_slots(em: Emitter, plan: CtaPlan, shape: Shape, body: Body,
@@ -501,12 +552,15 @@ def block_slots(em: Emitter, plan: CtaPlan, shape: Shape, body: Body,
     """The register form's block_stride: body(idx) for slot j = 0..K-1; on_slot(j) names
     the slot first. Unrolled here when the plan says so; otherwise the slots of full groups
     are one loop, emitted once (its slots in local memory). The slots of the group that
-    reaches past S, if any, follow one by one, each guarded."""
+    reaches past S, if any, follow one by one, each guarded. A full slot's coordinate lies
+    below S by construction, so accesses at it (a row's) check no extent."""
     full = plan.full_slots
 
     def visit(slot):
         on_slot(slot)
-        body(unravel(em, slot_coordinate(em, plan, slot), shape))
+        linear = slot_coordinate(em, plan, slot)
+        with em.knowing_below(linear, shape[0]) if len(shape) == 1 else nullcontext():
+            body(unravel(em, linear, shape))
     if plan.unrolled:
         for slot in range(full):
             visit(slot)
@@ -565,11 +619,14 @@ def _shuffle(em, mode: str, value: ir.Value, lanes, clamp: int, mask: ir.Value |
     return from_word(em, word, value.type)
 
 
-def shared_array(em: Emitter, dtype: str, count: int) -> Memory:
-    """A fresh `count`-element array of `dtype` registers in the CTA's shared memory."""
+def shared_array(em: Emitter, dtype: str, count: int, align: int | None = None) -> Memory:
+    """A fresh `count`-element array of `dtype` registers in the CTA's shared memory
+    (`align`: bytes, for vector accesses)."""
     element = register_type(dtype)
     name = f"intentc_cta_shared{sum(1 for g in em.module.globals if g.startswith('intentc_cta_shared'))}"
     array = ir.GlobalVariable(em.module, ir.ArrayType(element, count), name, addrspace=3)
+    if align:
+        array.align = align
     array.linkage = "internal"
     array.initializer = ir.Constant(ir.ArrayType(element, count), None)
     zero = ir.Constant(I32, 0)
@@ -590,10 +647,11 @@ def _shared(em, components: int = 1) -> ir.Value:
 
 
 def _warp_totals(em, plan: CtaPlan, values: list[ir.Value], last_lane: int, identities: list[ir.Value],
-                 reverse: bool = False) -> list[ir.Value]:
+                 reverse: bool = False, cyclic: bool = False) -> list[ir.Value]:
     """Lane l of every warp gets warp l's `values` at lane `last_lane` (warp W-1-l's when
     `reverse`; the identities past the last warp), through shared memory: one barrier pair
-    for every component."""
+    for every component. `cyclic` (W a power of two): lane l gets warp l mod W's, so every
+    aligned group of W lanes holds all the totals and no identity joins them."""
     b = em.b
     tid = sreg(em, "tid.x")
     shared, zero = _shared(em, len(values)), ir.Constant(I32, 0)
@@ -604,8 +662,11 @@ def _warp_totals(em, plan: CtaPlan, values: list[ir.Value], last_lane: int, iden
             b.store(to_word(em, value), warp_slot)
     barrier(em)
     warps = ir.Constant(I32, -(-plan.width // 32))
-    present = b.icmp_unsigned("<", lane, warps)
-    source = b.select(present, b.sub(b.sub(warps, ir.Constant(I32, 1)), lane) if reverse else lane, zero)
+    if cyclic:
+        present, source = ir.Constant(I1, 1), b.and_(lane, b.sub(warps, ir.Constant(I32, 1)))
+    else:
+        present = b.icmp_unsigned("<", lane, warps)
+        source = b.select(present, b.sub(b.sub(warps, ir.Constant(I32, 1)), lane) if reverse else lane, zero)
     totals = [b.select(present, from_word(em, b.load(b.gep(shared, [zero, ir.Constant(I32, row), source],
                                                                inbounds=True)), value.type), identity)
               for row, (value, identity) in enumerate(zip(values, identities))]

@@ -27,13 +27,14 @@ if TYPE_CHECKING:
 TupleCombine = Callable[[list[ir.Value], list[ir.Value]], list[ir.Value]]
 
 
-def _ordered_butterfly(em: Emitter, values: list[ir.Value], combine: TupleCombine) -> list[ir.Value]:
-    """The warp's combination of `values`, lower lane first at every step, so lanes i and
-    i^k compute combine(lower, upper) from the same two operands: the same bits in every
-    lane, for any combine."""
+def _ordered_butterfly(em: Emitter, values: list[ir.Value], combine: TupleCombine, width: int = 32) -> list[ir.Value]:
+    """The combination of `values` over aligned groups of `width` lanes (the warp by
+    default), lower lane first at every step, so lanes i and i^k compute combine(lower,
+    upper) from the same two operands: the same bits in every lane, for any combine."""
     b = em.b
     lane = b.and_(sreg(em, "tid.x"), ir.Constant(I32, 31))
-    for lanes in (16, 8, 4, 2, 1):
+    lanes = width
+    while lanes := lanes // 2:
         others = [_shuffle(em, "bfly", value, lanes, 31) for value in values]
         upper = b.icmp_unsigned("!=", b.and_(lane, ir.Constant(I32, lanes)), ir.Constant(I32, 0))
         first = [b.select(upper, other, value) for value, other in zip(values, others)]
@@ -46,8 +47,13 @@ def block_combine_tuple(em: Emitter, plan: CtaPlan, values: list[ir.Value], iden
                         combine: TupleCombine) -> list[ir.Value]:
     """The CTA-wide combination of every thread's partial `values` (each thread gets it):
     ordered butterflies within each warp, then over the warps' results in every warp (lane
-    l holding warp l's, the identities past the last warp)."""
+    l holding warp l's, the identities past the last warp; with a power-of-two count of
+    warps, only that many lanes' butterfly over lane l holding warp l mod W's)."""
     warp_results = _ordered_butterfly(em, values, combine)
+    warps = -(-plan.width // 32)
+    if warps & (warps - 1) == 0:
+        return _ordered_butterfly(em, _warp_totals(em, plan, warp_results, 0, identities, cyclic=True), combine,
+                                  warps)
     return _ordered_butterfly(em, _warp_totals(em, plan, warp_results, 0, identities), combine)
 
 

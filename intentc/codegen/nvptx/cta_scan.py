@@ -36,7 +36,8 @@ from llvmlite import ir
 
 from ..llvm.types import I1, I32, I64, register_type
 from ..llvm.values import Body, Registers, Shape, Tensor
-from .cta import CtaPlan, _shuffle, _warp_totals, in_tensor, slot_coordinate, sreg, thread_index, unravel
+from .cta import (CtaPlan, _shuffle, _warp_totals, in_tensor, slot_coordinate, sreg, thread_index, unravel,
+                  within_row)
 
 if TYPE_CHECKING:
     from ..llvm.emitter import Emitter
@@ -177,7 +178,8 @@ def _element_or(em: Emitter, plan: CtaPlan, scan: Scan, slot: int) -> Values:
     """The components at this thread's coordinate of `slot`, or the neutral value past S."""
     linear = slot_coordinate(em, plan, slot)
     if plan.full(slot // plan.vector):
-        return scan.elements(unravel(em, linear, scan.shape))
+        with within_row(em, plan, linear, scan.shape):
+            return scan.elements(unravel(em, linear, scan.shape))
     return _when(em, in_tensor(em, plan, slot, linear, scan.shape), lambda: scan.elements(unravel(em, linear, scan.shape)),
                  scan.neutral)
 

@@ -4,6 +4,7 @@ NVPTX backend emits scoped `atom`/`ld.acquire`/`st.release` for them)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from typing import TYPE_CHECKING
 
 from llvmlite import ir
@@ -16,7 +17,7 @@ from ..llvm.target import Combine, TargetHooks
 from ..llvm.types import F32, F64, I32, I64, I8, register_type
 from ..llvm.values import Body, ElementAt, Group, Lazy, Memory, Registers, Shape, Tensor
 from .cta import (barrier, block_combine, block_slots, block_stride, guarded_slot, on_thread_zero, shared_array,
-                  slot_coordinate, sreg, unravel)
+                  slot_coordinate, sreg, unravel, within_row)
 from .cta_effects import once
 from .cta_groups import group_iterations
 from .cta_reduce import block_combine_tuple, shared_rows, stage_in_shared
@@ -55,6 +56,8 @@ class NvptxHooks(TargetHooks):
     name = "nvptx"
     triple = TRIPLE
     data_layout = DATA_LAYOUT
+    # argument words as kernel parameters: a launch passes them by value (no upload)
+    words_as_params = True
 
     def __init__(self, mapping: Mapping):
         self.mapping = mapping
@@ -71,6 +74,9 @@ class NvptxHooks(TargetHooks):
             return
         if self.mapping.mma is not None:    # a tiled contraction on the tensor cores
             emit_tile_contraction(em, self.mapping.mma)
+            return
+        if self.mapping.plan is not None:   # a whole-kernel plan with its own emitter
+            self.mapping.plan.emit(em)
             return
         b = em.b
         total = em.element_count(extents)
@@ -125,8 +131,12 @@ class NvptxHooks(TargetHooks):
                     with guarded_slot(em, plan, slot, linear, shape, lane_safe):
                         body(unravel(em, linear, shape))
                 continue
-            idxs = [unravel(em, slot_coordinate(em, plan, slot), shape) for slot in slots]
-            group(idxs, lambda lane, first=slots[0]: self._visit(first + lane))
+            linears = [slot_coordinate(em, plan, slot) for slot in slots]
+            with ExitStack() as known:
+                for linear in linears:
+                    known.enter_context(within_row(em, plan, linear, shape))
+                group([unravel(em, linear, shape) for linear in linears],
+                      lambda lane, first=slots[0]: self._visit(first + lane))
 
     def _scans_read(self, em) -> list:
         op = em.current_op
@@ -349,7 +359,7 @@ class NvptxHooks(TargetHooks):
         self.cas_loop(em, pointer, new, "monotonic", lambda old: combine(old, new))
 
     # ---- run-time checks ------------------------------------------------------------------------
-    def raise_flag(self, em: Emitter, flag: ir.Value, bad: ir.Value) -> None:
+    def raise_flag(self, em: Emitter, ident: int, flag: ir.Value, bad: ir.Value) -> None:
         self.pending_checks.raise_flag(em, flag, bad)
 
     def settle_flags(self, em: Emitter) -> None:

@@ -24,6 +24,7 @@ from ..layout.encodings import Shared, row_blocked
 from ..layout.mma import mma_assignment
 from .cta import CtaPlan, cta_plan, grid_plan, known_extents, per_coordinate_regions
 from .cta_staging import mark_staged
+from .kernel_plans import kernel_plan
 from .tile_matmul import MmaPlan, plan_mma
 
 BLOCK_THREADS = 256
@@ -45,6 +46,8 @@ class Mapping:
     reason: str = ""                      # (single-thread) why
     coordinate_regions: frozenset = frozenset()   # loops and ifs run per coordinate, by first result
     mma: MmaPlan | None = None   # the tensor-core plan of a tiled contraction (tile_matmul.py)
+    # a whole-kernel plan with its own emitter (`kernel_plans.py`: lane-group dots, flash attention)
+    plan: object | None = None
 
 
 @dataclass(frozen=True)
@@ -68,10 +71,14 @@ class LaunchConfig:
     # register-form entries for run-time row lengths (nvptx/variants.py), by increasing `max`;
     # a launch whose extent exceeds every `max` runs `kernel` as configured above
     variants: list = field(default_factory=list)
+    # which variant serves a row length (VariantRule.to_json()): where `variants` is empty (a
+    # lazy compile), the runtime compiles the one a launch needs on first use
+    variant_rule: dict = field(default_factory=dict)
     iterations_per_cta: int = 1  # iterations of the `parallel` a CTA runs at once (short rows: cta_groups.py)
     mma: dict = field(default_factory=dict)       # MmaPlan.to_json() of the "mma" mapping
+    plan: dict = field(default_factory=dict)      # a kernel plan's to_json() (kernel_plans.py)
     shared_bytes: int = 0        # dynamic shared memory a launch asks for (the MMA mapping's ring past 48 KiB)
-    abi: str = "void kernel(i64 *args, i64 *status): args and status in global memory"
+    abi: str = "void kernel(i64 w0, ..., i64 wN-1, i64 *status): argument words as parameters, status in global memory"
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -106,25 +113,34 @@ def plan_mapping(kernel: Kernel, specialization: Specialization | None = None, m
     mma = plan_mma(kernel, arch)
     if mma is not None:
         return Mapping("mma", mma.threads, mma.contraction.parallel, layouts=mma_assignment(mma, known), mma=mma)
+    plan = kernel_plan(kernel, known, arch)
+    if plan is not None:
+        # the top-level reads are the plan's to stage: left lazy, never materialized
+        return Mapping(plan.kind, plan.threads, plan.parallel, layouts=plan.layouts(known), plan=plan,
+                       lazy_views=prologue_views(kernel, plan.parallel))
     helpers = {item.name: item for item in module.items if isinstance(item, Helper)} if module else {}
     regions = per_coordinate_regions(kernel)
     cta = cta_plan(kernel, specialization, helpers) or grid_plan(kernel)
     if cta is not None:
-        # every tensor over the row-major linearization of its coordinates, T threads
-        def distribution(type_):
-            return row_blocked(elements(type_, known), cta.width, cta.vector, cta.grid)
-        kind = "grid" if cta.grid else "cta"
-        layouts = assign(kernel.body, distribution, known)
-        mark_staged(layouts, cta.staged)
-        for name, _, _ in cta.shared_results:   # partial reductions' results live in shared memory
-            layouts.values[name] = Shared(tuple(reversed(range(layouts.values[name].rank))))
-        return Mapping(kind, cta.threads, cta.parallel, cta, layouts, coordinate_regions=regions)
+        return cta_mapping(kernel, cta, known, regions)
     grid = grid_parallel(kernel)
     one_thread = assign(kernel.body, None, known, one_thread_per_iteration=True)
     if grid is not None:
         return Mapping("grid-stride", BLOCK_THREADS, grid, layouts=one_thread, lazy_views=prologue_views(kernel, grid),
                        coordinate_regions=regions)
     return Mapping("single-thread", 1, None, layouts=one_thread, reason=single_thread_reason(kernel))
+
+
+def cta_mapping(kernel: Kernel, cta: CtaPlan, known: dict[str, int], regions: frozenset) -> Mapping:
+    """The CTA (or grid) mapping of the plan `cta`, with every tensor's layout: over the
+    row-major linearization of its coordinates, T threads."""
+    def distribution(type_):
+        return row_blocked(elements(type_, known), cta.width, cta.vector, cta.grid)
+    layouts = assign(kernel.body, distribution, known)
+    mark_staged(layouts, cta.staged)
+    for name, _, _ in cta.shared_results:   # partial reductions' results live in shared memory
+        layouts.values[name] = Shared(tuple(reversed(range(layouts.values[name].rank))))
+    return Mapping("grid" if cta.grid else "cta", cta.threads, cta.parallel, cta, layouts, coordinate_regions=regions)
 
 
 def single_thread_reason(kernel: Kernel) -> str:
@@ -142,17 +158,23 @@ def single_thread_reason(kernel: Kernel) -> str:
     return "the top-level program holds ops no grid mapping spreads over threads yet"
 
 
-def launch_config(mapping: Mapping, entry: str, arch: str, variants: list | None = None) -> LaunchConfig:
-    layouts, variants = mapping.layouts.to_json(), list(variants or [])
+def launch_config(mapping: Mapping, entry: str, arch: str, variants: list | None = None,
+                  variant_rule: dict | None = None) -> LaunchConfig:
+    layouts, variants, variant_rule = mapping.layouts.to_json(), list(variants or []), dict(variant_rule or {})
     if mapping.kind == "single-thread":
         return LaunchConfig(entry, mapping.kind, (1, 1, 1), "fixed:1", 0, arch, layouts=layouts, variants=variants,
-                            reason=mapping.reason)
+                            variant_rule=variant_rule, reason=mapping.reason)
+    if mapping.plan is not None:
+        plan = mapping.plan
+        return LaunchConfig(entry, mapping.kind, (plan.threads, 1, 1), f"ctas_per_sm:{plan.ctas_per_sm}",
+                            plan.ctas_per_sm, arch, layouts=layouts, variants=variants, plan=plan.to_json(),
+                            shared_bytes=plan.shared_bytes, lazy_views=sorted(mapping.lazy_views))
     per_sm = max(1, RESIDENT_THREADS // mapping.threads)
     if mapping.cta is not None and mapping.cta.costly_prologue:
         per_sm = max(1, per_sm // COSTLY_PROLOGUE_SHRINK)
     return LaunchConfig(entry, mapping.kind, (mapping.threads, 1, 1), f"ctas_per_sm:{per_sm}", per_sm, arch,
                         mapping.cta.slots if mapping.cta else 0, layouts=layouts, variants=variants,
-                        iterations_per_cta=mapping.cta.iterations if mapping.cta else 1,
+                        variant_rule=variant_rule, iterations_per_cta=mapping.cta.iterations if mapping.cta else 1,
                         per_coordinate=sorted(mapping.coordinate_regions), lazy_views=sorted(mapping.lazy_views),
                         mma=mapping.mma.to_json() if mapping.mma else {},
                         shared_bytes=mapping.mma.dynamic_shared_bytes if mapping.mma else 0)

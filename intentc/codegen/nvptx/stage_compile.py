@@ -15,6 +15,7 @@ from ..layout.assign import assign, elements
 from ..layout.encodings import row_blocked
 from ..llvm.abi import layout, slot_count
 from ..llvm.kernel import LoweredKernel, lower_kernel
+from ..llvm.printing import module_text
 from . import machine
 from .emit import optimized_ptx
 from .cta import known_extents, per_coordinate_regions
@@ -54,10 +55,10 @@ def compile_stages(module: Module, kernel: Kernel, plan: StagePlan, arch: str, s
     mark = time.perf_counter()
     (entry, first), *others = lowered_stages
     with machine.LOCK:
-        linked = llvm.parse_assembly(str(first.module))
+        linked = llvm.parse_assembly(module_text(first.module))
         linked.get_function(first.function).name = entry
         for other_entry, other in others:
-            link_variant(linked, str(other.module), other.function, other_entry)
+            link_variant(linked, module_text(other.module), other.function, other_entry)
         linked.verify()
         ptx = optimized_ptx(linked, arch, {name for name, _ in lowered_stages}, timings, mark)
     per_sm = RESIDENT_THREADS // THREADS

@@ -7,7 +7,7 @@ owns K coordinates (the slots) for every op, so element-wise chains stay thread-
 in the CTA mapping's register form, `cta.py`): chunk·T·K + t·K + j with a scan (one
 block scan a chunk), else chunk·T·K + j·T + t (each slot one coalesced access a warp).
 A chunk wholly inside the domain runs without per-slot guards; the last one with them. The scratch
-pointer is the argument word after the kernel's own (`args[abi_words]`); grid-wide op
+pointer is the argument word after the kernel's own (word `abi_words`); grid-wide op
 `row` keeps its word for chunk c at scratch[row·chunks + c].
 """
 from __future__ import annotations
@@ -42,6 +42,7 @@ class StagedHooks(NvptxHooks):
     def __init__(self, mapping: Mapping, plan: StagePlan, stage: Stage, kernel: Kernel, abi_words: int):
         super().__init__(mapping)
         self.stages, self.stage, self.abi_words = plan, stage, abi_words
+        self.extra_argument_words = 1 if plan.grid_wide else 0     # the scratch pointer
         self.ops = {op.results[0]: op for op in kernel.body if op.results}
         self.types = value_types(kernel)
         self.top = False               # lowering the top level inside the chunk loop
@@ -55,8 +56,7 @@ class StagedHooks(NvptxHooks):
     def lower_top_level(self, em, ops, lower) -> None:
         b = em.b
         if self.stages.grid_wide:
-            args = em.function.args[0]
-            word = em.prologue.load(em.prologue.gep(args, [ir.Constant(I64, self.abi_words)], inbounds=True))
+            word = em.argument_word(self.abi_words)
             self.scratch = em.prologue.inttoptr(word, I64.as_pointer())
         self.total = em.element_count([em.extent(e) for e in self.stages.domain])
         chunk_size = ir.Constant(I64, self.stages.chunk)

@@ -18,12 +18,13 @@ from dataclasses import asdict, dataclass
 
 import llvmlite.binding as llvm
 
+from ...diagnostics import Diagnostic, DiagnosticError
 from ...ir.nodes import Kernel
 from ...ir.types import TensorType, ViewType
 from ...options import Specialization
 from ..llvm.kernel import function_name
-from .cta import CtaPlan, iteration, known_extents, masked_plans
-from .mapping import RESIDENT_THREADS, Mapping
+from .cta import MAX_THREADS, CtaPlan, iteration, known_extents, masked_plan, register_bucket, row_slots
+from .mapping import RESIDENT_THREADS, Mapping, cta_mapping
 
 # The row lengths (S) compiled for, like Triton's power-of-two blocks: each gets the plan a
 # static S of that length gets (T and K), so a row of exactly that length runs as fast as
@@ -31,6 +32,7 @@ from .mapping import RESIDENT_THREADS, Mapping
 # ptxas time (about as much as a specialized compile), so the set stops at 16384 (longer
 # rows take the kernel's own entry) and below at 1024 (shorter rows take that variant).
 VARIANT_SIZES = (1024, 2048, 4096, 8192, 16384)
+BAD_VARIANT = "E0066"
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,7 @@ class Variant:
     """One register-form entry: it serves launches where `extent` ≤ `max`."""
     entry: str
     extent: str          # the kernel's dynamic extent (or index parameter) that selects it
+    min: int             # the smallest value of `extent` it serves (its slots below it are unguarded)
     max: int             # the largest value of `extent` it serves
     block: int           # its CTA size (exact: the code is compiled for it)
     slots: int           # coordinates a thread keeps in registers
@@ -91,26 +94,81 @@ def _extent_names(kernel: Kernel) -> dict[str, str]:
     return names
 
 
-def variant_mappings(kernel: Kernel, base: Mapping, specialization: Specialization | None) -> list[
-        tuple[Variant, Mapping]]:
-    """The register-form variants of a kernel whose own mapping is not the register form,
-    each with the mapping to lower it with; none when its row length is static or not one
-    dynamic extent, or its body does not fit the register form."""
+@dataclass(frozen=True)
+class VariantRule:
+    """How a launch's row length picks its register-form variant (launch.json `variant_rule`):
+    the iteration has `factor` × `extent` elements; a row of S ≤ `largest` elements runs the
+    variant of `register_bucket(S, slots, vector)`, compiled on first use where the compile
+    was lazy (`Specialization.lazy_variants`)."""
+    extent: str
+    factor: int
+    slots: int           # K the body wants (short rows get fewer)
+    vector: int
+    largest: int         # the most elements a variant serves (K × the largest CTA)
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    def bucket(self, value: int) -> tuple[int, int] | None:
+        """(fewest, most) elements of the variant for a launch binding `extent` to `value`;
+        None past `largest` or for an empty row (the kernel's own entry serves those)."""
+        elements = value * self.factor
+        if not 0 < elements <= self.largest:
+            return None
+        return register_bucket(elements, self.slots, self.vector)
+
+
+def variant_rule(kernel: Kernel, base: Mapping, specialization: Specialization | None) -> VariantRule | None:
+    """The rule of a kernel whose own mapping is not the register form; None when its row
+    length is static or not one dynamic extent, or its body does not fit the register form."""
     if base.cta is not None and (base.cta.slots or base.cta.grid):
-        return []
+        return None
     known = known_extents(kernel, specialization or Specialization())
     row = row_extent(kernel, known)
-    if row is None:
-        return []
-    extent, factor = row
-    return [(_variant(kernel.name, plan, extent, factor),
-             Mapping("cta", plan.threads, plan.parallel, plan, coordinate_regions=base.coordinate_regions))
-            for plan in masked_plans(kernel, known, VARIANT_SIZES)]
+    form = row_slots(kernel, known) if row is not None else None
+    if row is None or form is None:
+        return None
+    (extent, factor), (slots, vector) = row, form
+    return VariantRule(extent, factor, slots, vector, slots * MAX_THREADS)
 
 
-def _variant(kernel: str, plan: CtaPlan, extent: str, factor: int) -> Variant:
-    return Variant(f"{function_name(kernel)}_s{plan.size}", extent, plan.size // factor, plan.threads, plan.slots,
-                   max(1, RESIDENT_THREADS // plan.threads))
+def check_variant(kernel: Kernel, rule: VariantRule | None, variant: tuple[int, ...], file: str,
+                  source: str | None) -> tuple[int, int]:
+    """`variant` (Specialization.variant: fewest, most elements) when it is a bucket of the
+    kernel's `rule`; otherwise a BAD_VARIANT diagnostic at the kernel."""
+    if rule is not None and len(variant) == 2 and 0 < variant[1] <= rule.largest \
+            and register_bucket(variant[1], rule.slots, rule.vector) == tuple(variant):
+        return variant[0], variant[1]
+    line, col = (kernel.loc.line, kernel.loc.col) if kernel.loc else (1, 1)
+    hint = (f"buckets come from launch.json's variant_rule: VariantRule.bucket(row length), rows up to "
+            f"{rule.largest} elements" if rule else "only a CTA-mapped row of one dynamic extent has variants")
+    raise DiagnosticError([Diagnostic(BAD_VARIANT, f"specialization `variant` {tuple(variant)} is not a register-form "
+                                      f"variant of kernel @{kernel.name}", line, col, file, hint)], source)
+
+
+def variant_mapping(kernel: Kernel, base: Mapping, specialization: Specialization | None, fewest: int,
+                    most: int) -> Mapping:
+    """The mapping of the register-form variant serving rows of `fewest`..`most` elements."""
+    known = known_extents(kernel, specialization or Specialization())
+    return cta_mapping(kernel, masked_plan(kernel, known, fewest, most), known, base.coordinate_regions)
+
+
+def eager_variants(kernel: Kernel, base: Mapping, rule: VariantRule,
+                   specialization: Specialization | None) -> list[tuple[Variant, Mapping]]:
+    """The variants an eager compile emits into the kernel's module: one a bound of
+    VARIANT_SIZES that the register form holds, each serving the rows above the previous."""
+    fewest, found = 1, []
+    for most in (size for size in VARIANT_SIZES if size <= rule.largest):
+        mapping = variant_mapping(kernel, base, specialization, fewest, most)
+        assert mapping.cta is not None
+        found.append((_variant(kernel.name, mapping.cta, rule), mapping))
+        fewest = most + 1
+    return found
+
+
+def _variant(kernel: str, plan: CtaPlan, rule: VariantRule) -> Variant:
+    return Variant(f"{function_name(kernel)}_s{plan.size}", rule.extent, -(-plan.fewest // rule.factor),
+                   plan.size // rule.factor, plan.threads, plan.slots, max(1, RESIDENT_THREADS // plan.threads))
 
 
 def link_variant(module: llvm.ModuleRef, text: str, function: str, entry: str) -> None:

@@ -1,0 +1,153 @@
+"""Attention rows (issue #14): `ir_samples/attention_region_fold.kir` (causal, f32) on the flash
+mapping beside torch's scaled_dot_product_attention on the same f32 data (and, for scale,
+torch's flash kernel on f16 copies), and `decode_attention_scores_contract.kir` on the
+lane-group dot mapping beside torch's einsum, in one run; times are medians of CUDA-event
+means (bench.gpu.timed), throughputs intentc over torch.
+
+    python3 bench/gpu_attention.py [--seq 4096] [--dims 64,128] [--sweep] [--out FILE.json]
+
+`--sweep` also times the causal kernel (the last of --dims) under other flash plans (rows and
+keys a thread, resident CTAs an SM): the mapping's choice is data, so each is the same kernel
+compiled under another plan.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+import intentc  # noqa: E402
+from bench.gpu import timed  # noqa: E402
+
+CAUSAL = (ROOT / "ir_samples" / "attention_region_fold.kir").read_text()
+DECODE = (ROOT / "ir_samples" / "decode_attention_scores_contract.kir").read_text()
+
+
+def _seconds(fn, reps: int = 10) -> float:
+    return sorted(timed(fn, reps) for _ in range(3))[1]
+
+
+def causal_row(t: int, d: int) -> dict:
+    kernel = intentc.load(CAUSAL, "causal_attention", target="cuda", extents={"D": d},
+                          facts={"unit_stride": ["q", "k", "v", "o"]})
+    q, k, v = (torch.randn(t, d, device="cuda") for _ in range(3))
+    o = torch.empty(t, d, device="cuda")
+    scale = 1 / math.sqrt(d)
+    half = [x.half()[None, None] for x in (q, k, v)]
+    impls = {"intentc": lambda: kernel(q=q, k=k, v=v, scale=scale, o=o),
+             "torch_f32": lambda: F.scaled_dot_product_attention(q[None, None], k[None, None], v[None, None],
+                                                                 is_causal=True, scale=scale),
+             "torch_flash_f16": lambda: F.scaled_dot_product_attention(*half, is_causal=True, scale=scale)}
+    flop = 2.0 * t * t * d          # QK^T and PV over the causal half
+    row = {"bench": f"causal attention f32 T={t} D={d}", "launch": kernel.launch_config.to_json()["plan"]}
+    for label, fn in impls.items():
+        row[label] = {"ms": _seconds(fn) * 1e3}
+        row[label]["TFLOP/s"] = flop / row[label]["ms"] * 1e-9
+    want = F.scaled_dot_product_attention(q[None, None].double(), k[None, None].double(), v[None, None].double(),
+                                          is_causal=True, scale=scale)[0, 0]
+    kernel(q=q, k=k, v=v, scale=scale, o=o)
+    torch.cuda.synchronize()
+    row["max_abs_error_vs_f64"] = (o.double() - want).abs().max().item()
+    row["intentc/torch_f32"] = row["torch_f32"]["ms"] / row["intentc"]["ms"]
+    row["intentc/torch_flash_f16"] = row["torch_flash_f16"]["ms"] / row["intentc"]["ms"]
+    print(json.dumps(row), flush=True)
+    return row
+
+
+def decode_row(b: int, s: int, h: int, d: int) -> dict:
+    kernel = intentc.load(DECODE, "decode_scores", target="cuda", extents={"S": s, "H": h, "D": d},
+                          facts={"unit_stride": ["q", "k", "scores"]})
+    q = torch.randn(b, h, d, device="cuda", dtype=torch.bfloat16)
+    k = torch.randn(b, s, h, d, device="cuda", dtype=torch.bfloat16)
+    scores = torch.empty(b, h, s, device="cuda")
+    scale = 1 / math.sqrt(d)
+    impls = {"intentc": lambda: kernel(q=q, k=k, scale=scale, scores=scores),
+             "torch": lambda: torch.einsum("bhd,bshd->bhs", q, k).float() * scale}
+    nbytes = 2 * (b * h * d + b * s * h * d) + 4 * b * h * s
+    row = {"bench": f"decode scores bf16 B={b} S={s} H={h} D={d}", "launch": kernel.launch_config.to_json()["plan"]}
+    for label, fn in impls.items():
+        row[label] = {"ms": _seconds(fn) * 1e3}
+        row[label]["GB/s"] = nbytes / row[label]["ms"] * 1e-6
+    kernel(q=q, k=k, scale=scale, scores=scores)
+    torch.cuda.synchronize()
+    want = torch.einsum("bhd,bshd->bhs", q.double(), k.double()) * scale
+    row["max_abs_error_vs_f64"] = (scores.double() - want).abs().max().item()
+    row["intentc/torch"] = row["torch"]["ms"] / row["intentc"]["ms"]
+    print(json.dumps(row), flush=True)
+    return row
+
+
+# (rows, keys a thread, resident CTAs, threads) a plan: the default first
+SWEEP = [(2, 4, 2, 256), (1, 4, 2, 256), (2, 8, 2, 256), (1, 4, 1, 512), (2, 4, 1, 512)]
+
+
+def sweep(t: int, d: int) -> list[dict]:
+    from intentc.codegen.nvptx import flash_attention
+    from intentc.runtime.cuda import compile_cuda
+    chosen = flash_attention.plan_flash
+    q, k, v = (torch.randn(t, d, device="cuda") for _ in range(3))
+    scale = 1 / math.sqrt(d)
+    want = F.scaled_dot_product_attention(q[None, None].double(), k[None, None].double(), v[None, None].double(),
+                                          is_causal=True, scale=scale)[0, 0]
+    rows = []
+    for rows_a_thread, keys, resident, threads in SWEEP:
+        def plan(kernel, known, spec=(rows_a_thread, keys, resident, threads)):
+            found = chosen(kernel, known)
+            return None if found is None else flash_attention.FlashPlan(found.attention, found.columns,
+                                                                        found.skip_dead, *spec)
+        flash_attention.plan_flash = plan
+        row = {"plan": {"rows": rows_a_thread, "keys": keys, "resident": resident, "threads": threads},
+               "size": [t, d]}
+        try:
+            kernel = compile_cuda(CAUSAL, "causal_attention", {"extents": {"D": d}})
+            o = torch.empty(t, d, device="cuda")
+            arrays = {"q": q, "k": k, "v": v, "scale": scale, "o": o}
+            row["ms"] = _seconds(lambda kernel=kernel, arrays=arrays: kernel.launch_in_place(arrays)) * 1e3
+            torch.cuda.synchronize()
+            row["max_abs_error_vs_f64"] = (o.double() - want).abs().max().item()
+        except Exception as error:    # a failing plan is reported in its row
+            row["error"] = f"{type(error).__name__}: {str(error)[:300]}"
+        finally:
+            flash_attention.plan_flash = chosen
+        print(json.dumps(row), flush=True)
+        rows.append(row)
+    return rows
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seq", type=int, default=4096)
+    parser.add_argument("--dims", default="64,128")
+    parser.add_argument("--decode", default="8,2048,32,128", help="B,S,H,D of the decode row ('' for none)")
+    parser.add_argument("--sweep", action="store_true")
+    parser.add_argument("--out")
+    args = parser.parse_args(argv)
+    rows = []
+    for d in map(int, args.dims.split(",")):
+        try:
+            rows.append(causal_row(args.seq, d))
+        except Exception as error:      # a failing row is reported, the others still run
+            rows.append({"bench": f"causal attention T={args.seq} D={d}", "error": f"{type(error).__name__}: {error}"})
+            print(json.dumps(rows[-1]), flush=True)
+    if args.decode:
+        try:
+            rows.append(decode_row(*map(int, args.decode.split(","))))
+        except Exception as error:
+            rows.append({"bench": "decode scores", "error": f"{type(error).__name__}: {error}"})
+            print(json.dumps(rows[-1]), flush=True)
+    if args.sweep:
+        rows += sweep(args.seq, int(args.dims.split(",")[-1]))
+    if args.out:
+        Path(args.out).write_text(json.dumps({"gpu": torch.cuda.get_device_name(), "rows": rows}, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

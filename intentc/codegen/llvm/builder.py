@@ -1,0 +1,152 @@
+"""The IR builder the lowering uses: llvmlite's, with integer identities folded as they are
+built (`x + 0`, `x * 1`, `x & true`, `x | false`, `select true, a, b`, `~const`) and pure
+instructions reused within a basic block (the same op on the same operands returns the
+value built before).
+
+Lowering is generic (a unit stride, an access without a mask, slot 0's offset) and an
+unrolled iteration computes the same address parts, bounds compares and casts for every
+slot and every op, so both are common: with the reads of tid.x and check flags they were a
+fifth to a quarter of vector add and softmax in the register form. LLVM's InstCombine and EarlyCSE remove them anyway, but
+each costs the Python side its construction and its printing (~13 µs with llvmlite, the
+bulk of `lower-llvm`), and LLVM its parsing. Only integer (and i1) identities fold: `x + 0.0`
+is not `x` for x = -0.0. Reuse is limited to the block the builder appends to, where an
+earlier instruction dominates everything after it; an instruction whose value is reused
+is never changed afterwards (the lowering sets metadata only on loads, calls and branches,
+which are not reused).
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+
+
+def _constant(value: ir.Value) -> int | None:
+    """The bits of an integer constant (two's complement, the type's width), else None."""
+    if type(value) is ir.Constant and type(value.constant) is int and isinstance(value.type, ir.IntType):
+        return value.constant & ((1 << value.type.width) - 1)
+    return None
+
+
+def _ones(value: ir.Value) -> int:
+    return (1 << value.type.width) - 1
+
+
+def _signed_constant(type_: ir.IntType, bits: int) -> ir.Constant:
+    """The constant with these bits, written as LLVM's parser takes it (i1 as 0 or 1)."""
+    top = 1 << (type_.width - 1)
+    return ir.Constant(type_, bits - 2 * top if type_.width > 1 and bits & top else bits)
+
+
+def _key(item) -> object:
+    """What identifies an operand: a scalar constant by its type and value, any other value
+    by identity (the reused instruction keeps its operands alive, so no id is reused while
+    its entry lives)."""
+    kind = type(item)
+    if kind is ir.Constant:
+        constant = item.constant
+        if type(constant) is int:
+            return (item.type, constant)
+        # a float by its bits: 0.0 == -0.0 in Python
+        return (item.type, constant.hex()) if type(constant) is float else id(item)
+    return id(item)
+
+
+def _reused(method, key_of):
+    """`method` of the builder, returning the value the same call (the same key_of(*args))
+    built earlier in the block."""
+    def build(self, *args, **kwargs):
+        key = (method, *key_of(*args, **kwargs))
+        known = self._built.get(key)
+        if known is not None and known[0] is self.block:
+            return known[1]
+        value = method(self, *args, **kwargs)
+        self._built[key] = (self.block, value)
+        return value
+    return build
+
+
+def _binary_key(lhs, rhs, name="", flags=()):
+    return _key(lhs), _key(rhs), *flags
+
+
+def _compare_key(cmpop, lhs, rhs, name=""):
+    return cmpop, _key(lhs), _key(rhs)
+
+
+def _cast_key(value, type_, name=""):
+    return _key(value), type_
+
+
+def _gep_key(pointer, indices, inbounds=False, name="", source_etype=None):
+    return _key(pointer), *map(_key, indices), inbounds, source_etype
+
+
+class LoweringBuilder(ir.IRBuilder):
+    def __init__(self, block: ir.Block | None = None):
+        super().__init__(block)
+        self._built: dict = {}    # call key -> (block, value): the pure instructions built so far
+
+    def add(self, lhs, rhs, name="", flags=()):
+        if _constant(rhs) == 0:
+            return lhs
+        if _constant(lhs) == 0:
+            return rhs
+        return self._add(lhs, rhs, name, flags)
+
+    def sub(self, lhs, rhs, name="", flags=()):
+        if _constant(rhs) == 0:
+            return lhs
+        return self._sub(lhs, rhs, name, flags)
+
+    def mul(self, lhs, rhs, name="", flags=()):
+        if _constant(rhs) == 1:
+            return lhs
+        if _constant(lhs) == 1:
+            return rhs
+        return self._mul(lhs, rhs, name, flags)
+
+    def and_(self, lhs, rhs, name="", flags=()):
+        for this, other in ((lhs, rhs), (rhs, lhs)):
+            bits = _constant(this)
+            if bits is not None and bits == _ones(this):
+                return other
+            if bits == 0:
+                return this
+        return super().and_(lhs, rhs, name, flags)
+
+    def or_(self, lhs, rhs, name="", flags=()):
+        for this, other in ((lhs, rhs), (rhs, lhs)):
+            bits = _constant(this)
+            if bits == 0:
+                return other
+            if bits is not None and bits == _ones(this):
+                return this
+        return super().or_(lhs, rhs, name, flags)
+
+    def xor(self, lhs, rhs, name="", flags=()):
+        left, right = _constant(lhs), _constant(rhs)
+        if right == 0:
+            return lhs
+        if left is not None and right is not None:
+            return _signed_constant(lhs.type, left ^ right)
+        return super().xor(lhs, rhs, name, flags)
+
+    def select(self, cond, lhs, rhs, name="", flags=()):
+        bits = _constant(cond)
+        if bits is not None and cond.type.width == 1:
+            return lhs if bits else rhs
+        return super().select(cond, lhs, rhs, name, flags)
+
+    # Reused: the kinds an unrolled iteration repeats (address arithmetic, bounds compares,
+    # element pointers, float bitcasts); counted on tiled matmul, softmax, nan_max and
+    # dequantize_q4_k, the others (and, or, xor, select, shifts left, extensions, truncations)
+    # never repeated, and their keys would only cost time.
+    _add = _reused(ir.IRBuilder.add, _binary_key)
+    _sub = _reused(ir.IRBuilder.sub, _binary_key)
+    _mul = _reused(ir.IRBuilder.mul, _binary_key)
+    udiv = _reused(ir.IRBuilder.udiv, _binary_key)
+    urem = _reused(ir.IRBuilder.urem, _binary_key)
+    lshr = _reused(ir.IRBuilder.lshr, _binary_key)
+    icmp_signed = _reused(ir.IRBuilder.icmp_signed, _compare_key)
+    icmp_unsigned = _reused(ir.IRBuilder.icmp_unsigned, _compare_key)
+    bitcast = _reused(ir.IRBuilder.bitcast, _cast_key)
+    gep = _reused(ir.IRBuilder.gep, _gep_key)

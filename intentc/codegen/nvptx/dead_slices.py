@@ -1,0 +1,101 @@
+"""Which key slices the flash mapping may leave out of a region_fold (docs/gpu.md, "Flash
+attention"): a proof, by constant evaluation of the summarizer, that a slice all of whose
+positions lie past the query row summarizes to the fold's init.
+
+§6 makes the init an identity of the combine (combine(x, identity) == x), so folding such a
+slice changes nothing and the mapping may skip it — the causal half of attention. The
+summarizer is evaluated on abstract values: a known constant (the same at every element of
+a vector), FINITE (some finite number, as every value of V must be: the mapping checks the
+skipped rows of V at run time and folds them when one is not), or UNKNOWN. Positions
+compared with the row's coordinate give constants (every position is greater); `select`
+on a constant picks a side; element-wise ops and reductions of constants fold (f32, numpy);
+`vecmat` of a zero weight vector with finite values is zero. The proof holds when every leaf
+of the summary is the init's constant.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...ir.nodes import Op
+from ...ir.optable import all_ops
+
+FINITE = "finite"
+UNKNOWN = "unknown"
+POSITIONS = "positions"
+ROW = "row"
+# comparisons of a position with the row (position first): every position is greater
+PAST_ROW = {"lt": False, "le": False, "eq": False, "ne": True, "gt": True, "ge": True}
+MIRRORED = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}   # the row first
+FOLDS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "maximum": np.maximum,
+         "minimum": np.minimum}
+REDUCE = {"max": max, "min": min, "any": any, "all": all}
+
+
+def _const(value) -> bool:
+    return not isinstance(value, str)
+
+
+def _f32(value):
+    return np.float32(value) if isinstance(value, float | np.floating) else value
+
+
+class _Abstract:
+    def __init__(self, env: dict):
+        self.env = env
+
+    def run(self, ops) -> list:
+        for op in ops:
+            if op.name == "yield":
+                return [self.env.get(name, UNKNOWN) for name in op.operands]
+            self.env[op.results[0]] = self.op(op)
+        return []
+
+    def op(self, op: Op):
+        args = [self.env.get(name, UNKNOWN) for name in op.operands]
+        name = op.name
+        if "value" in op.attributes and not op.operands:      # constant, full
+            return _f32(op.attributes["value"])
+        if all_ops()[name].rearranges and len(args) == 1:     # broadcast: a splat stays a splat
+            return args[0]
+        if name in PAST_ROW and args[0] in (POSITIONS, ROW) and args[1] in (POSITIONS, ROW) and args[0] != args[1]:
+            return PAST_ROW[name] if args[0] == POSITIONS else PAST_ROW[MIRRORED[name]]
+        if name == "select" and isinstance(args[0], bool | np.bool_):
+            return args[1] if args[0] else args[2]
+        if name == "record":
+            return tuple(args)
+        if name == "reduce" and _const(args[0]):
+            return self._reduce(op.keyword_attr("kind"), args[0])
+        if name == "vecmat" and _const(args[0]) and args[0] == 0 and args[1] == FINITE:
+            return np.float32(0.0)
+        if name == "exp" and _const(args[0]):
+            with np.errstate(all="ignore"):
+                return np.exp(np.float32(args[0]))
+        if name in FOLDS and all(map(_const, args)):
+            with np.errstate(all="ignore"):
+                return FOLDS[name](np.float32(args[0]), np.float32(args[1]))
+        return UNKNOWN
+
+    @staticmethod
+    def _reduce(kind: str, value):
+        """A (non-empty) vector of one constant."""
+        if kind in REDUCE:
+            return REDUCE[kind]([value])
+        return value if kind == "sum" and value == 0 else UNKNOWN
+
+
+def dead_slices_are_identity(prologue, fold: Op, coordinate: str) -> bool:
+    """Whether a slice whose positions all exceed `coordinate` summarizes to the fold's init,
+    provided its values are finite (the top-level constants known to the summarizer)."""
+    constants = _Abstract({})
+    constants.run(prologue)
+    init = [constants.env.get(name, UNKNOWN) for name in fold.group("init") or ()]
+    length, positions, scores, values = (arg.name for arg in fold.regions[0].args)
+    env = {**constants.env, coordinate: ROW, positions: POSITIONS, scores: UNKNOWN, values: FINITE, length: UNKNOWN}
+    summary = _Abstract(env).run(fold.regions[0].ops)
+    return len(summary) == len(init) and all(_equal(s, i) for s, i in zip(summary, init))
+
+
+def _equal(summary, init) -> bool:
+    if isinstance(init, tuple):
+        return isinstance(summary, tuple) and len(summary) == len(init) and all(map(_equal, summary, init))
+    return _const(summary) and _const(init) and not isinstance(summary, tuple) and bool(summary == init)

@@ -1,0 +1,453 @@
+"""The flash mapping (docs/gpu.md, "Flash attention"): attention written as a `region_fold`
+over keys (`fold_attention.py`) runs a block of BM query rows per CTA, key tiles of BN
+streamed through shared memory, the fold's state in registers.
+
+For each block of D columns (one when D <= DB), every key tile of the axis is one slice of
+the fold (§6: slicing is the compiler's choice): the CTA computes the tile's scores
+(`matvec`: Q and K chunks of DK columns staged in shared memory, each thread R rows x K
+keys of `fma.rn.f32`, the contraction's fused f32 accumulation, in D order), the ops
+before the fold and the summarizer op by op on its rows and keys (`fold_values.py`), the
+summarizer's `vecmat` as P (the weights, 0 for keys past the axis) through shared memory
+times V chunks of VK keys (each thread R rows x C columns, in key order), then the combine
+with the running state — the first slice's summary is the state itself, as the
+interpreter's fold starts from the first slice, never the init (the init is the result
+only for an empty axis, which has no rows to write). After the last tile the ops after the
+fold run on the state and the thread writes its rows' columns. No temporaries: the state
+and the tile's values are a thread's registers, the tiles shared memory.
+
+f32 operands only (f32 contractions get no TF32, §5.3/§5.4: CUDA cores). Key tiles wholly
+past a row block are skipped when `dead_slices.py` proves that such a slice summarizes to
+the init (the combine's identity, §6: the causal half) and V's rows there are finite, which
+the CTA checks at run time for each pass (else it folds them: 0 · inf is NaN in the
+interpreter's fold too).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from llvmlite import ir
+
+from ..layout.assign import Assignment
+from ..layout.encodings import Blocked
+from ...ir.types import RecordType
+from ..llvm.types import F32, I1, I32, I64, register_type
+from .cta import barrier, shared_array, sreg
+from .lane_dots import global_vector
+from .ptx_asm import opaque
+from .dead_slices import dead_slices_are_identity
+from .fold_attention import FoldAttention
+from .fold_values import ROW_LANES, FoldValues, PerThread, rebuild, record_leaves
+
+THREADS = 256                        # a CTA: thread row ty (of threads / 16) holds rows ty + (threads / 16) r
+ROWS = 2                             # query rows a thread (BM = 32; a plan may choose others)
+KEYS = 4                             # keys a thread of a tile (BN = 64)
+DK = 32                              # D columns of a Q / K chunk
+VK = 16                              # keys of a V chunk
+VECTOR = 4                           # f32 elements of one ld.shared.v4
+PAD = VECTOR                         # staged rows padded by one vector: 16-byte aligned, banks apart
+MAX_COLUMNS = 128                    # DB for a dynamic or large D
+RESIDENT = 2
+
+
+@dataclass(frozen=True)
+class FlashPlan:
+    attention: FoldAttention
+    columns: int                     # DB: D columns a pass keeps in registers (16 · C)
+    skip_dead: bool = False          # key tiles past a row block summarize to the init (dead_slices.py)
+    rows: int = ROWS                 # query rows a thread
+    keys: int = KEYS                 # keys a thread of a tile
+    resident: int = RESIDENT         # CTAs an SM (`.minnctapersm`) and the grid's CTAs an SM
+    threads: int = THREADS
+
+    kind = "flash"
+    shared_bytes = 0
+
+    @property
+    def ctas_per_sm(self) -> int:
+        return self.resident
+
+    @property
+    def parallel(self):
+        return self.attention.parallel
+
+    @property
+    def block(self) -> tuple:
+        return (self.row_groups * self.rows, ROW_LANES * self.keys, self.columns, DK)
+
+    @property
+    def row_groups(self) -> int:
+        """Thread rows: thread row ty holds query rows ty + row_groups · r of the block."""
+        return self.threads // ROW_LANES
+
+    def emit(self, em) -> None:
+        FlashEmitter(em, self).emit()
+
+    def to_json(self) -> dict:
+        bm, bn, db, dk = self.block
+        return {"block": {"query_rows": bm, "keys": bn, "columns": db, "qk_chunk": dk, "v_chunk": VK},
+                "per_thread": {"rows": self.rows, "keys": self.keys, "columns": self.columns // ROW_LANES},
+                "resident": self.resident,
+                "instruction": "fma.rn.f32 (f32 operands: no TF32)", "order": "row blocks heaviest first",
+                "slices": "key tiles in order; the first summary starts the state"
+                + ("; tiles past the row block skipped where V's rows there are finite" if self.skip_dead else ""),
+                "state": "registers", "staging": "Q/K chunks, P and V chunks in static shared memory"}
+
+    def layouts(self, known: dict) -> Assignment:
+        """The iteration's [T] and [D] vectors as the CTA holds them, over (the block's query
+        rows, keys or columns): lane bits 0..3 along the vector, bit 4 and the warps along
+        the rows, the tile repeating (a thread's rows ty + 16r, keys tx + 16n, columns four
+        consecutive ones a lane in groups of 64 where it holds a multiple of four)."""
+        result = Assignment()
+        keys = Blocked((None, None), (1, 1), (2, ROW_LANES), (self.threads // 32, 1), (1, 0))
+        per_lane = VECTOR if (self.columns // ROW_LANES) % VECTOR == 0 else 1
+        cols = Blocked((None, None), (1, per_lane), (2, ROW_LANES), (self.threads // 32, 1), (1, 0))
+        for name, kind in self.attention.kinds.items():
+            if kind in ("keys", "cols"):
+                result.values[name] = keys if kind == "keys" else cols
+        return result
+
+
+def plan_flash(kernel, known: dict) -> FlashPlan | None:
+    from .fold_attention import match_fold_attention
+    from .tile_contraction import NoMatch
+    try:
+        attention = match_fold_attention(kernel)
+    except NoMatch:
+        return None
+    depth = attention.depth if isinstance(attention.depth, int) else known.get(attention.depth)
+    columns = MAX_COLUMNS if not depth else max(ROW_LANES, min(MAX_COLUMNS, 1 << (depth - 1).bit_length()))
+    coordinate = attention.parallel.regions[0].args[0].name
+    return FlashPlan(attention, columns, dead_slices_are_identity(attention.prologue, attention.fold, coordinate))
+
+
+def _i64(value: int) -> ir.Constant:
+    return ir.Constant(I64, value)
+
+
+def _i32(value: int) -> ir.Constant:
+    return ir.Constant(I32, value)
+
+
+class FlashEmitter:
+    def __init__(self, em, plan: FlashPlan):
+        self.em, self.plan = em, plan
+        a = plan.attention
+        self.q, self.k, self.v, self.o = (em.env[name] for name in (a.q, a.k, a.v, a.o))
+        self.rows_extent, self.depth = self.q.shape
+        self.cols = plan.columns // ROW_LANES
+        self.rows, self.keys = plan.rows, plan.keys
+
+    def emit(self) -> None:
+        em, plan = self.em, self.plan
+        b = em.b
+        bm, bn, db, _ = plan.block
+        tid = sreg(em, "tid.x")
+        self.lane = b.urem(tid, _i32(32))
+        self.tx, self.ty = b.zext(b.urem(tid, _i32(ROW_LANES)), I64), b.zext(b.udiv(tid, _i32(ROW_LANES)), I64)
+        self.tid = b.zext(tid, I64)
+        self.q_shared = shared_array(em, "f32", bm * (DK + PAD), 16).ptr
+        self.k_shared = shared_array(em, "f32", bn * (DK + PAD), 16).ptr
+        self.p_shared = shared_array(em, "f32", bm * (bn + PAD), 16).ptr
+        self.v_shared = shared_array(em, "f32", VK * db, 16).ptr
+        self.values = FoldValues(em, self.rows, {"rows": 1, "keys": self.keys, "cols": self.cols}, plan.attention.depth,
+                                 self._contract)
+        self.values.lane = self.lane
+        self.vectors = {view.name: self._vectors_fit(view) for view in (self.q, self.k, self.v)}
+        self.values.run(plan.attention.prologue)
+        blocks = b.sdiv(b.add(self.rows_extent, _i64(bm - 1)), _i64(bm))
+        start, stride = b.zext(sreg(em, "ctaid.x"), I64), b.zext(sreg(em, "nctaid.x"), I64)
+
+        def row_block(linear):
+            i0 = b.mul(b.sub(b.sub(blocks, _i64(1)), linear), _i64(bm))    # heaviest (last) blocks first
+            known_depth = self.depth if isinstance(self.depth, ir.Constant) else None
+            if known_depth is not None and known_depth.constant <= db:
+                self._pass(i0, _i64(0))
+            else:
+                em.loop(_i64(0), self.depth, lambda c0: self._pass(i0, c0), _i64(db), name="dblock")
+        em.loop(start, blocks, row_block, stride, name="rowblock")
+
+    # ---- one pass: the fold over every key tile for a block of rows and columns -------------
+    def _pass(self, i0: ir.Value, c0: ir.Value) -> None:
+        em, plan = self.em, self.plan
+        b = em.b
+        a = plan.attention
+        self.i0, self.c0 = i0, c0
+        values = self.values
+        region = a.parallel.regions[0]
+        rows = [b.add(i0, b.add(self.ty, _i64(self.plan.row_groups * r))) for r in range(self.rows)]
+        values.env[region.args[0].name] = PerThread("rows", "index", [[row] for row in rows])
+        ops = [op for op in region.ops if op.name != "yield"]
+        fold_at = ops.index(a.fold)
+        types = a.fold.result_types
+        leaves = [leaf for t in types for leaf in self._leaf_types(t)]
+        state = [[[em.entry_alloca(register_type(dtype)) for _ in range(slots)] for _ in range(self.rows)]
+                 for dtype, _, slots in leaves]
+        for slots, (dtype, _, _) in zip(state, leaves):     # defined before the first trip's combine
+            for row in slots:
+                for slot in row:
+                    b.store(ir.Constant(register_type(dtype), 0), slot)
+        started = em.entry_alloca(I1)
+        b.store(ir.Constant(I1, 0), started)
+        bn = plan.block[1]
+
+        def tile(j0):
+            self.j0 = j0
+            values.key_exists = [b.icmp_signed("<", b.add(j0, b.add(self.tx, _i64(ROW_LANES * n))),
+                                               self.rows_extent) for n in range(self.keys)]
+            values.run(ops[1:fold_at])
+            summary = self._summarize(a.fold)
+            previous = [self._load_leaf(slots, leaf) for slots, leaf in zip(state, leaves)]
+            combined = self._combine(a.fold, previous, summary)
+            has = b.load(started)
+            for slots, new, first in zip(state, combined, summary):
+                for row_slots, new_row, first_row in zip(slots, new.values, first.values):
+                    for slot, x, y in zip(row_slots, new_row, first_row):
+                        b.store(b.select(has, x, y), slot)
+            b.store(ir.Constant(I1, 1), started)
+        em.loop(_i64(0), self._keys_end(i0, c0), tile, _i64(bn), name="keytile")
+        results = [self._load_leaf(slots, leaf) for slots, leaf in zip(state, leaves)]
+        for name, type_ in zip(a.fold.results, types):
+            values.env[name] = rebuild(type_, results)
+        values.run(ops[fold_at + 1:-1])
+        self._write(ops[-1], rows)
+
+    def _keys_end(self, i0: ir.Value, c0: ir.Value) -> ir.Value:
+        """Where the fold's key tiles end for rows [i0, i0 + BM): T, or, where the plan skips
+        dead tiles, the first tile past the block's last row when V's rows from there on
+        (this pass's columns) are all finite — the CTA decides together (`bar.red.or`)."""
+        em = self.em
+        b = em.b
+        bm, bn, db, _ = self.plan.block
+        if not self.plan.skip_dead:
+            return self.rows_extent
+        past = b.add(i0, _i64(bm))
+        live_end = b.select(b.icmp_signed("<", past, self.rows_extent), past, self.rows_extent)
+        skip_start = b.mul(b.sdiv(b.add(live_end, _i64(bn - 1)), _i64(bn)), _i64(bn))
+        seen = em.entry_alloca(I1)
+        b.store(ir.Constant(I1, 0), seen)
+        count = b.mul(b.sub(self.rows_extent, skip_start), _i64(db))
+
+        def element(linear):
+            value = self._element(self.v, b.add(skip_start, b.udiv(linear, _i64(db))),
+                                  b.add(c0, b.urem(linear, _i64(db))))
+            finite = b.fcmp_ordered("<", em.call_intrinsic("fabs", value), ir.Constant(F32, float("inf")))
+            b.store(b.or_(b.load(seen), b.not_(finite)), seen)
+        em.loop(opaque(b, self.tid), count, element, _i64(self.plan.threads), name="vcheck")
+        vote = em.declare("llvm.nvvm.barrier0.or", I32, [I32])
+        any_not_finite = b.icmp_unsigned("!=", b.call(vote, [b.zext(b.load(seen), I32)]), _i32(0))
+        return b.select(any_not_finite, self.rows_extent, skip_start)
+
+    def _leaf_types(self, type_) -> list:
+        """(dtype, kind, slots) of each leaf of a fold result: scalars and [D] vectors."""
+        if isinstance(type_, RecordType):
+            return [leaf for f in type_.fields for leaf in self._leaf_types(f.type)]
+        return [(type_.dtype, "rows", 1)] if not type_.shape else [(type_.dtype, "cols", self.cols)]
+
+    def _load_leaf(self, slots, leaf) -> PerThread:
+        b = self.em.b
+        dtype, kind, _ = leaf
+        return PerThread(kind, dtype, [[b.load(slot) for slot in row] for row in slots])
+
+    def _summarize(self, fold) -> list:
+        """The summarizer on the current tile: len, the keys' positions, the tile's scores."""
+        b = self.em.b
+        values = self.values
+        bn = self.plan.block[1]
+        length, positions, scores, tile = (arg.name for arg in fold.regions[0].args)
+        left = b.sub(self.rows_extent, self.j0)
+        values.env[length] = values.uniform("index", b.select(b.icmp_signed("<", left, _i64(bn)), left, _i64(bn)))
+        values.env[positions] = PerThread("keys", "index", [[b.add(self.j0, b.add(self.tx, _i64(ROW_LANES * n)))
+                                                             for n in range(self.keys)] for _ in range(self.rows)])
+        values.env[scores] = values.env[fold.operands[0]]
+        values.env[tile] = "values"
+        yielded = values.run(fold.regions[0].ops)
+        return [leaf for value, t in zip(yielded, fold.result_types) for leaf in record_leaves(value, t)]
+
+    def _combine(self, fold, previous: list, summary: list) -> list:
+        values = self.values
+        combine = fold.regions[1]
+        count = len(fold.results)
+        types = fold.result_types
+        left, right = list(previous), list(summary)
+        for arg, type_ in zip(combine.args[:count], types):
+            values.env[arg.name] = rebuild(type_, left)
+        for arg, type_ in zip(combine.args[count:], types):
+            values.env[arg.name] = rebuild(type_, right)
+        yielded = values.run(combine.ops)
+        return [leaf for value, t in zip(yielded, types) for leaf in record_leaves(value, t)]
+
+    # ---- contractions ------------------------------------------------------------------------
+    def _contract(self, op, env) -> PerThread:
+        if op.name == "matvec":
+            return self._scores()
+        return self._weighted_values(env[op.operands[0]])
+
+    def _scores(self) -> PerThread:
+        """S[r][n] = sum_d q[row r, d] · k[key n, d]: Q and K chunks of DK columns staged
+        (zero past the view), then fma in d order."""
+        em = self.em
+        b = em.b
+        bm, bn, _, _ = self.plan.block
+        acc = self._zeroed(self.keys)
+
+        def chunk(d0):
+            barrier(em)
+            self._stage(self.q, self.q_shared, self.i0, d0, bm, DK, DK + PAD)
+            self._stage(self.k, self.k_shared, self.j0, d0, bn, DK, DK + PAD)
+            barrier(em)
+            for dd in range(0, DK, VECTOR):      # four columns of each row and key at once
+                qs = [self._vector(self.q_shared, self._at(b.add(self.ty, _i64(self.plan.row_groups * r)), DK + PAD, dd))
+                      for r in range(self.rows)]
+                ks = [self._vector(self.k_shared, self._at(b.add(self.tx, _i64(ROW_LANES * n)), DK + PAD, dd))
+                      for n in range(self.keys)]
+                for step in range(VECTOR):
+                    self._rank_one(acc, [q[step] for q in qs], [k[step] for k in ks])
+        em.loop(_i64(0), self.depth, chunk, _i64(DK), name="dchunk")
+        return PerThread("keys", "f32", [[b.load(slot) for slot in row] for row in acc])
+
+    def _weighted_values(self, weights: PerThread) -> PerThread:
+        """sum_j w[r][j] · v[j, column]: P (0 for keys past the axis) through shared memory,
+        V chunks of VK keys, fma in key order."""
+        em = self.em
+        b = em.b
+        _, bn, db, _ = self.plan.block
+        barrier(em)                   # the previous tile's readers of P are done
+        for r in range(self.rows):
+            row = b.add(self.ty, _i64(self.plan.row_groups * r))
+            for n in range(self.keys):
+                weight = b.select(self.values.key_exists[n], weights.values[r][n], ir.Constant(F32, 0.0))
+                b.store(weight, b.gep(self.p_shared, [self._at(row, bn + PAD, b.add(self.tx, _i64(ROW_LANES * n)))]))
+        acc = self._zeroed(self.cols)
+
+        def chunk(jv):
+            barrier(em)
+            self._stage(self.v, self.v_shared, b.add(self.j0, jv), self.c0, VK, db, db)
+            barrier(em)
+            for kk in range(0, VK, VECTOR):      # four keys' weights of each row at once
+                ps = [self._vector(self.p_shared, self._at(b.add(self.ty, _i64(self.plan.row_groups * r)), bn + PAD,
+                                                           b.add(jv, _i64(kk)))) for r in range(self.rows)]
+                for step in range(VECTOR):
+                    self._rank_one(acc, [p[step] for p in ps], self._value_row(kk + step))
+        em.loop(_i64(0), _i64(bn), chunk, _i64(VK), name="vchunk")
+        return PerThread("cols", "f32", [[b.load(slot) for slot in row] for row in acc])
+
+    def _zeroed(self, slots: int) -> list:
+        """f32 accumulators, `slots` a row, at 0 (promoted to registers)."""
+        acc = [[self.em.entry_alloca(F32) for _ in range(slots)] for _ in range(self.rows)]
+        for row in acc:
+            for slot in row:
+                self.em.b.store(ir.Constant(F32, 0.0), slot)
+        return acc
+
+    def _rank_one(self, acc: list, lefts: list, rights: list) -> None:
+        """acc[r][n] = fma(lefts[r], rights[n], acc[r][n]): one step of a contraction."""
+        em = self.em
+        fma = em.declare("llvm.fma.f32", F32, [F32, F32, F32])
+        for left, row in zip(lefts, acc):
+            for right, slot in zip(rights, row):
+                em.b.store(em.b.call(fma, [left, right, em.b.load(slot)]), slot)
+
+    def column(self, m: int) -> ir.Value:
+        """The thread's column slot m within the block: four consecutive columns a lane
+        where the slots come in fours (one vector load of V each), else tx + 16m."""
+        if self.cols % VECTOR:
+            return self.em.b.add(self.tx, _i64(ROW_LANES * m))
+        group, within = divmod(m, VECTOR)
+        return self.em.b.add(self.em.b.mul(self.tx, _i64(VECTOR)), _i64(ROW_LANES * VECTOR * group + within))
+
+    def _value_row(self, kk: int) -> list:
+        """The thread's columns of staged V row kk."""
+        db = self.plan.columns
+        if self.cols % VECTOR:
+            b = self.em.b
+            return [b.load(b.gep(self.v_shared, [self._at(_i64(kk), db, self.column(m))])) for m in range(self.cols)]
+        return [value for group in range(0, self.cols, VECTOR)
+                for value in self._vector(self.v_shared, self._at(_i64(kk), db, self.column(group)))]
+
+    def _vector(self, shared, index: ir.Value) -> list:
+        """Four f32 of shared memory from `index` (a multiple of 4): one ld.shared.v4."""
+        b = self.em.b
+        vector = ir.VectorType(F32, VECTOR)
+        pointer = b.bitcast(b.gep(shared, [index]), vector.as_pointer(shared.type.addrspace))
+        loaded = b.load(pointer, align=16)
+        return [b.extract_element(loaded, _i32(i)) for i in range(VECTOR)]
+
+    def _at(self, row, pitch: int, column) -> ir.Value:
+        """Element (row, column) of a shared array of rows of `pitch` elements."""
+        b = self.em.b
+        column = column if isinstance(column, ir.Value) else _i64(column)
+        return b.add(b.mul(row, _i64(pitch)), column)
+
+    def _stage(self, view, shared, first_row, first_column, rows: int, columns: int, pitch: int) -> None:
+        """view[first_row + i, first_column + j] (0 outside the view) into shared[i · pitch + j]:
+        16-byte vectors where the view's rows allow them (a uniform branch), else elements."""
+        b = self.em.b
+        with b.if_else(self.vectors[view.name]) as (vectors, elements):
+            with vectors:
+                self._stage_vectors(view, shared, first_row, first_column, rows, columns, pitch)
+            with elements:
+                threads = self.plan.threads
+                for e in range(-(-rows * columns // threads)):
+                    linear = b.add(opaque(b, self.tid), _i64(e * threads))
+                    i, j = b.udiv(linear, _i64(columns)), b.urem(linear, _i64(columns))
+                    with b.if_then(b.icmp_signed("<", linear, _i64(rows * columns))):
+                        value = self._element(view, b.add(first_row, i), b.add(first_column, j))
+                        b.store(value, b.gep(shared, [self._at(i, pitch, j)]))
+
+    def _stage_vectors(self, view, shared, first_row, first_column, rows: int, columns: int, pitch: int) -> None:
+        """Each thread its vectors of four columns: one predicated `ld.global.v4` (zeros past
+        the view: D is a multiple of four here, so a vector is wholly in or out) and one
+        `st.shared.v4`."""
+        b = self.em.b
+        count = rows * columns // VECTOR
+        vector = ir.VectorType(F32, VECTOR)
+        threads = self.plan.threads
+        for e in range(-(-count // threads)):
+            linear = b.add(opaque(b, self.tid), _i64(e * threads))
+            i, j = b.udiv(linear, _i64(columns // VECTOR)), b.mul(b.urem(linear, _i64(columns // VECTOR)), _i64(VECTOR))
+            row, column = b.add(first_row, i), b.add(first_column, j)
+            inside = b.and_(b.icmp_signed("<", row, view.shape[0]), b.icmp_signed("<", column, view.shape[1]))
+            with b.if_then(b.icmp_signed("<", linear, _i64(count))):
+                offset = b.add(view.offset, b.add(b.mul(row, view.strides[0]), column))
+                words = global_vector(b, b.gep(view.ptr, [offset]), VECTOR, inside)
+                packed = ir.Constant(vector, None)
+                for lane, word in enumerate(words):
+                    packed = b.insert_element(packed, b.bitcast(word, F32), _i32(lane))
+                target = b.bitcast(b.gep(shared, [self._at(i, pitch, j)]), vector.as_pointer(shared.type.addrspace))
+                b.store(packed, target, align=16)
+
+    def _vectors_fit(self, view) -> ir.Value:
+        """Rows of `view` load as 16-byte vectors: unit column stride, the start and the row
+        stride 16-byte aligned, D a multiple of four (uniform, checked once)."""
+        b = self.em.b
+        start = b.add(b.ptrtoint(view.ptr, I64), b.mul(view.offset, _i64(4)))
+        fits = b.and_(b.icmp_signed("==", view.strides[1], _i64(1)),
+                      b.icmp_unsigned("==", b.and_(start, _i64(15)), _i64(0)))
+        fits = b.and_(fits, b.icmp_signed("==", b.srem(view.strides[0], _i64(VECTOR)), _i64(0)))
+        return b.and_(fits, b.icmp_signed("==", b.srem(view.shape[1], _i64(VECTOR)), _i64(0)))
+
+    def _element(self, view, row, column) -> ir.Value:
+        """view[row, column], or 0 outside [0, T) x [0, D)."""
+        b = self.em.b
+        inside = b.and_(b.icmp_signed("<", row, view.shape[0]), b.icmp_signed("<", column, view.shape[1]))
+        before = b.block
+        with b.if_then(inside):
+            offset = b.add(view.offset, b.add(b.mul(row, view.strides[0]), b.mul(column, view.strides[1])))
+            loaded = b.load(b.gep(view.ptr, [offset]))
+            loaded_block = b.block
+        merged = b.phi(F32)
+        merged.add_incoming(ir.Constant(F32, 0.0), before)
+        merged.add_incoming(loaded, loaded_block)
+        return merged
+
+    def _write(self, write, rows: list) -> None:
+        b = self.em.b
+        value = self.values.env[write.operands[1]]
+        o = self.o
+        for r, row in enumerate(rows):
+            for m in range(self.cols):
+                column = b.add(self.c0, self.column(m))
+                inside = b.and_(b.icmp_signed("<", row, o.shape[0]), b.icmp_signed("<", column, o.shape[1]))
+                with b.if_then(inside):
+                    offset = b.add(o.offset, b.add(b.mul(row, o.strides[0]), b.mul(column, o.strides[1])))
+                    b.store(value.values[r][m], b.gep(o.ptr, [offset]))

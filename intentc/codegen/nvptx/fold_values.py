@@ -1,0 +1,206 @@
+"""The flash mapping's op-by-op lowering of the attention's iteration and fold regions onto a
+thread's share of a CTA's query block (docs/gpu.md, "Flash attention").
+
+A thread holds R query rows of the block; for each row it holds K keys of the current key
+tile (lanes with the same row index share the tile's keys, 16 lanes a row) and C columns of
+the current D block. So a value of the iteration is `PerThread` of one kind:
+- `rows`: a scalar of each row (R values; a uniform scalar is the same value R times),
+- `keys`: a [T] / [len] vector, the current tile's keys (R x K values),
+- `cols`: a [D] vector, the current column block (R x C values),
+or a record of such values. Element-wise ops run element by element through the shared
+element lowering (`codegen/llvm/pointwise.py`, `math.py`: the same bits as every other
+mapping); a reduction of a `keys` vector folds a thread's keys (keys past the axis's end
+take the identity) and then a `shfl.sync.bfly` butterfly over the 16 lanes of the row,
+each step with the lower lane's operand first, so every lane gets the same bits (§6:
+reductions may reassociate). `matvec` and `vecmat` are the emitter's (`contract`).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+from dataclasses import dataclass
+
+from llvmlite import ir
+
+from ...ir.nodes import Op
+from ...ir.optable import all_ops
+from ...ir.types import RecordType, TensorType
+from ..llvm import math as llvm_math
+from ..llvm.conversion import constant_value
+from ..llvm.pointwise import binary, unary
+from ..llvm.types import I32, register_type
+from .cta import _shuffle
+
+ROW_LANES = 16            # lanes sharing a row's keys (lane bits 0..3)
+COMBINE = {"sum": "add", "max": "maximum", "min": "minimum", "any": "or", "all": "and"}
+# the ops other than contractions and element-wise ones that FoldValues lowers: op -> method
+STRUCTURAL = {"record": "_record", "record_get": "_record_get", "constant": "_constant", "full": "_constant",
+              "broadcast": "_broadcast", "select": "_select", "reduce": "_reduce"}
+
+
+@dataclass
+class PerThread:
+    kind: str                 # "rows" | "keys" | "cols"
+    dtype: str
+    values: list              # [row][slot] (rows: one slot)
+
+
+@dataclass
+class Record:
+    fields: dict              # name -> PerThread
+
+
+def _identity(kind: str, dtype: str) -> ir.Constant:
+    if dtype == "bool":
+        return ir.Constant(ir.IntType(1), int(kind == "all"))
+    if dtype == "index":
+        return ir.Constant(register_type(dtype), {"sum": 0, "max": -(1 << 63), "min": (1 << 63) - 1}[kind])
+    return ir.Constant(register_type(dtype), {"sum": -0.0, "max": float("-inf"), "min": float("inf")}[kind])
+
+
+class FoldValues:
+    """Evaluates ops into `env` (name -> PerThread | Record); `slots` gives each kind's slot
+    count, `depth` names D (a [D] vector is `cols`, any other vector `keys`), `key_exists` the i1 of each key slot (inside the axis), `lane` the thread's lane
+    (i32), `contract(op, env)` lowers matvec / vecmat."""
+
+    def __init__(self, em, rows: int, slots: dict, depth, contract: Callable):
+        self.em, self.rows, self.slots, self.depth, self.contract = em, rows, slots, depth, contract
+        self.env: dict = {}
+        self.defs: dict = {}      # value -> its op (an fma-marked add's product)
+        self.key_exists: list = []
+        self.lane: ir.Value | None = None
+
+    def uniform(self, dtype: str, value: ir.Value) -> PerThread:
+        return PerThread("rows", dtype, [[value] for _ in range(self.rows)])
+
+    def filled(self, kind: str, dtype: str, value: ir.Value) -> PerThread:
+        return PerThread(kind, dtype, [[value] * self.slots[kind] for _ in range(self.rows)])
+
+    def run(self, ops) -> list:
+        """Evaluates `ops`; returns the yielded values (a region's), if any."""
+        for op in ops:
+            if op.name == "yield":
+                return [self.env[name] for name in op.operands]
+            self.op(op)
+        return []
+
+    def op(self, op: Op) -> None:
+        em, name = self.em, op.name
+        type_: Any = op.result_types[0] if op.result_types else None
+        definition = all_ops()[name]
+        result: PerThread | Record
+        if definition.contraction:              # of tiles the emitter stages
+            result = self.contract(op, self.env)
+        elif name in STRUCTURAL:
+            result = getattr(self, STRUCTURAL[name])(op, [self.value(n) for n in op.operands], type_)
+        elif "fma" in op.attributes and self._product(op) is not None:
+            result = self._fused(op, *self._product(op))
+        else:
+            operands = [self.value(n) for n in op.operands]
+            dtype = operands[0].dtype
+            if definition.libm:
+                result = self._map(operands, type_.dtype, lambda v: llvm_math.evaluate(em, op, name, v[0], dtype))
+            elif len(operands) == 1:
+                result = self._map(operands, type_.dtype, lambda v: unary(em, name, v[0], dtype))
+            else:
+                result = self._map(operands, type_.dtype, lambda v: binary(em, op, name, v[0], v[1], dtype))
+        self.env[op.results[0]] = result
+        self.defs[op.results[0]] = op
+
+    def _record(self, op: Op, operands: list, type_) -> Record:
+        return Record({f.name: value for f, value in zip(type_.fields, operands)})
+
+    def _record_get(self, op: Op, operands: list, type_) -> PerThread:
+        return operands[0].fields[op.keyword_attr("field")]
+
+    def _constant(self, op: Op, operands: list, type_) -> PerThread:
+        value = constant_value(self.em, op.attributes["value"], type_.dtype)
+        return self.uniform(type_.dtype, value) if not type_.shape else self.filled(self._kind(type_), type_.dtype,
+                                                                                    value)
+
+    def _broadcast(self, op: Op, operands: list, type_) -> PerThread:
+        kind = self._kind(type_)
+        if kind == "rows":
+            return operands[0]
+        return PerThread(kind, type_.dtype, [[row[0]] * self.slots[kind] for row in operands[0].values])
+
+    def _select(self, op: Op, operands: list, type_) -> PerThread:
+        return self._map(operands, type_.dtype, lambda v: self.em.b.select(*v))
+
+    def value(self, name: str):
+        """An evaluated value, or a kernel scalar (the same on every row)."""
+        if name in self.env:
+            return self.env[name]
+        scalar = self.em.env[name]
+        return self.uniform(scalar.dtype, scalar.value)
+
+    def _product(self, op: Op):
+        """(product operand index, its mul) of an add/sub that fusion-legality marked (§5.5)."""
+        index = 0 if op.keyword_attr("fma") == "lhs" else 1
+        producer = self.defs.get(op.operands[index])
+        return (index, producer) if producer is not None and producer.name == "mul" else None
+
+    def _fused(self, op: Op, index: int, producer: Op) -> PerThread:
+        """One llvm.fma, one rounding, as the shared lowering fuses a marked add/sub."""
+        em = self.em
+        x, y = (self.value(n) for n in producer.operands)
+        other = self.value(op.operands[1 - index])
+        negate_product, negate_other = op.name == "sub" and index == 1, op.name == "sub" and index == 0
+
+        def element(v):
+            first = em.b.fneg(v[0]) if negate_product else v[0]
+            addend = em.b.fneg(v[2]) if negate_other else v[2]
+            return em.call_intrinsic("fma", first, v[1], addend)
+        return self._map([x, y, other], other.dtype, element)
+
+    def _kind(self, type_: TensorType) -> str:
+        if not type_.shape:
+            return "rows"
+        return "cols" if type_.shape[0] == self.depth else "keys"
+
+    def _map(self, operands: list, dtype: str, element) -> PerThread:
+        first = operands[0] if operands[0].kind != "rows" or len(operands) == 1 else \
+            next((o for o in operands if o.kind != "rows"), operands[0])
+        rows = []
+        for r in range(self.rows):
+            rows.append([element([o.values[r][s if o.kind != "rows" else 0] for o in operands])
+                         for s in range(len(first.values[r]))])
+        return PerThread(first.kind, dtype, rows)
+
+    def _reduce(self, op: Op, operands: list, type_) -> PerThread:
+        """A keys vector to each row's scalar: the thread's keys in order (missing keys take
+        the identity), then the butterfly over the row's 16 lanes."""
+        em = self.em
+        b = em.b
+        kind = op.keyword_attr("kind")
+        combine = COMBINE[kind]
+        vector = operands[0]
+        identity = _identity(kind, vector.dtype)
+        results = []
+        for row in vector.values:
+            total = identity
+            for value, exists in zip(row, self.key_exists):
+                total = binary(em, op, combine, total, b.select(exists, value, identity), vector.dtype)
+            offset = 1
+            while offset < ROW_LANES:
+                other = _shuffle(em, "bfly", total, offset, 0x1F)
+                upper = b.icmp_unsigned("!=", b.and_(self.lane, ir.Constant(I32, offset)), ir.Constant(I32, 0))
+                first, second = b.select(upper, other, total), b.select(upper, total, other)
+                total = binary(em, op, combine, first, second, vector.dtype)
+                offset *= 2
+            results.append([total])
+        return PerThread("rows", vector.dtype if kind not in ("any", "all") else "bool", results)
+
+
+def record_leaves(value, type_) -> list:
+    """The PerThread leaves of a value of `type_` (a record's fields in order)."""
+    if isinstance(type_, RecordType):
+        return [leaf for f in type_.fields for leaf in record_leaves(value.fields[f.name], f.type)]
+    return [value]
+
+
+def rebuild(type_, leaves: list):
+    """A value of `type_` from `record_leaves` order (consumes `leaves`)."""
+    if isinstance(type_, RecordType):
+        return Record({f.name: rebuild(f.type, leaves) for f in type_.fields})
+    return leaves.pop(0)

@@ -1,0 +1,87 @@
+"""The flash mapping without a GPU (docs/gpu.md, "Flash attention"): the region_fold attention
+recognizer's per-thread kinds and refusals, the plan recorded in launch.json, and ptxas
+accepting the PTX with no device malloc."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import intentc
+from intentc.codegen.nvptx.fold_attention import match_fold_attention
+from intentc.codegen.nvptx.tile_contraction import NoMatch
+from intentc.driver import compile_kernel
+
+SAMPLE = (Path(__file__).resolve().parents[2] / "ir_samples" / "attention_region_fold.kir").read_text()
+
+
+def _kernel(text: str):
+    module = intentc.parse(text, "t.kir")
+    intentc.verify_or_raise(module)
+    return module.find("causal_attention")
+
+
+def test_recognizes_causal_attention():
+    found = match_fold_attention(_kernel(SAMPLE))
+    assert (found.q, found.k, found.v, found.o, found.rows, found.depth) == ("q", "k", "v", "o", "T", "D")
+    kinds = found.kinds
+    assert kinds["scores"] == kinds["w"] == kinds["pos"] == "keys"
+    assert kinds["wacc"] == kinds["acc"] == kinds["out"] == "cols"
+    assert kinds["mx"] == kinds["wsum"] == kinds["m"] == kinds["i"] == "rows"
+
+
+@pytest.mark.parametrize("old,new,proved", [
+    ("", "", True),                                                       # the causal mask
+    ("%live = le %pos, %i_b", "%live = ge %pos, %i_b", False),            # anti-causal: later keys live
+    ("%mref = select %any, %mx, %zero", "%mref = select %any, %mx, %mx", False),   # max -inf: exp(nan)
+])
+def test_dead_slices_proof(old, new, proved):
+    from intentc.codegen.nvptx.dead_slices import dead_slices_are_identity
+    found = match_fold_attention(_kernel(SAMPLE.replace(old, new) if old else SAMPLE))
+    assert dead_slices_are_identity(found.prologue, found.fold, found.parallel.regions[0].args[0].name) is proved
+
+
+REFUSED = {
+    "a reduction outside the summarizer": ("    %summary = region_fold",
+                                           "    %top = reduce %scores {axes = [0], kind = max} : f32\n"
+                                           "    %summary = region_fold"),
+    "a second write": ("    write %o, %out index(%i, %dcols)\n",
+                       "    write %o, %out index(%i, %dcols)\n    write %o, %zacc index(%i, %dcols)\n"),
+    "a reduction along D": ("%fs = record_get %summary {field = sum} : f32",
+                            "%fs = reduce %zacc {axes = [0], kind = sum} : f32"),
+    "the query row used outside the matvec": ("%normed = div %fa, %fs_b", "%normed = div %qi, %fs_b"),
+}
+
+
+@pytest.mark.parametrize("why", sorted(REFUSED))
+def test_refuses(why):
+    old, new = REFUSED[why]
+    assert old in SAMPLE
+    kernel = _kernel(SAMPLE.replace(old, new))
+    with pytest.raises(NoMatch):
+        match_fold_attention(kernel)
+
+
+@pytest.mark.parametrize("extents,columns", [({}, 128), ({"D": 64}, 64), ({"D": 40}, 64)])
+def test_launch_json_and_ptxas(extents, columns, tmp_path):
+    result = compile_kernel(SAMPLE, "causal_attention", "ptx", "sm_90",
+                            specialization={"extents": extents} if extents else None)
+    launch = json.loads(result.artifacts["launch.json"])
+    assert launch["mapping"] == "flash" and launch["block"] == [256, 1, 1]
+    assert launch["lazy_views"] == ["k", "v"]      # the K and V tiles stay lazy: the plan stages them
+    assert launch["plan"]["block"]["columns"] == columns
+    assert "skipped" in launch["plan"]["slices"] and "bar.red.or" in result.artifacts["kernel.ptx"]
+    assert not any("threadsPerWarp = [1" in text for text in launch["layouts"]["encodings"].values())
+    ptx = result.artifacts["kernel.ptx"]
+    assert "malloc" not in ptx and "bar.sync" in ptx and "shfl.sync.bfly.b32" in ptx
+    assert ".tf32" not in ptx
+    # the only flushing instruction is libdevice expf's ex2 on a reduced, never subnormal argument
+    assert all("ex2.approx.ftz.f32" in line for line in ptx.splitlines() if ".ftz" in line)
+    if shutil.which("ptxas"):
+        (tmp_path / "k.ptx").write_text(ptx)
+        done = subprocess.run(["ptxas", "-arch=sm_90", "-v", str(tmp_path / "k.ptx"), "-o", str(tmp_path / "k.cubin")],
+                              capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr

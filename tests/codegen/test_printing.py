@@ -1,0 +1,45 @@
+"""`codegen/llvm/printing.module_text` gives exactly llvmlite's text of a lowered module (it
+only formats the common instructions faster): every sample kernel lowered for the GPU (the
+mapping a dynamic extent gets) and the register form of a few, and the CPU lowering."""
+from __future__ import annotations
+
+import pytest
+
+from intentc import parse
+from intentc.cli.common import kernel_names
+from intentc.codegen.llvm.kernel import lower_kernel
+from intentc.codegen.llvm.printing import module_text
+from intentc.codegen.cpu.hooks import HostHooks
+from intentc.codegen.nvptx.hooks import NvptxHooks
+from intentc.codegen.nvptx.mapping import plan_mapping
+from intentc.diagnostics import DiagnosticError
+from intentc.options import Specialization
+from sample_paths import SAMPLES
+
+CASES = [(path.stem, kernel, {}) for path in sorted(SAMPLES.glob("*.kir"))
+         for kernel in kernel_names(parse(path.read_text(), path.name))]
+REGISTER_FORM = [("vector_add", "vector_add", {"N": 1 << 20}), ("row_softmax", "row_softmax", {"N": 1024}),
+                 ("nan_max_vs_maximum_num", "nan_max", {"N": 2048}), ("row_sum", "row_sum_f16", {"N": 2048})]
+
+
+def _lowered_twice(sample: str, kernel: str, extents: dict, gpu: bool):
+    module = parse((SAMPLES / f"{sample}.kir").read_text(), sample)
+    specialization = Specialization(extents=extents)
+    try:
+        return [lower_kernel(module, kernel, NvptxHooks(plan_mapping(module.find(kernel), specialization, module,
+                                                                     "sm_90")) if gpu else HostHooks(),
+                             specialization).module for _ in range(2)]
+    except DiagnosticError:
+        pytest.skip(f"{sample}:{kernel} has no lowering here")
+
+
+@pytest.mark.parametrize("sample, kernel, extents", CASES + REGISTER_FORM, ids=lambda case: str(case))
+def test_gpu_text_is_llvmlites(sample, kernel, extents):
+    theirs, ours = _lowered_twice(sample, kernel, extents, gpu=True)
+    assert module_text(ours) == str(theirs)
+
+
+@pytest.mark.parametrize("sample, kernel", [("row_softmax", "row_softmax"), ("layernorm", "layernorm")])
+def test_cpu_text_is_llvmlites(sample, kernel):
+    theirs, ours = _lowered_twice(sample, kernel, {}, gpu=False)
+    assert module_text(ours) == str(theirs)

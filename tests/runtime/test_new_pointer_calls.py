@@ -1,0 +1,159 @@
+"""The new-pointer fast path (`intentc/runtime/launch_template.py`): a call whose layout was
+bound and checked before, on other memory, is launched from that call's template without
+binding — with exactly the words a full binding gives — and every change of what the checks
+read other than the data pointers (shape, dtype, strides, offset into aliasing, device,
+scalar value and kind, names) is bound and checked again with the interpreter's diagnostics.
+On the fake driver of `fake_cuda.py`, with `FakeTensor`s taken for torch tensors."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from fake_cuda import FakeTensor
+
+import intentc
+
+ACCUMULATE = (Path(__file__).parent / "accumulate.kir").read_text()     # y += x, y noalias
+SCALE = """kernel @scale(%x: view<f32, [%N], in>, %t: f32, %y: view<f32, [%N], out>) {
+  %i = iota : tensor<index, [%N]>
+  %v = read %x index(%i) : tensor<f32, [%N]>
+  %tb = broadcast %t : tensor<f32, [%N]>
+  %r = mul %v, %tb : tensor<f32, [%N]>
+  write %y, %r index(%i)
+}
+"""
+CUMSUM = """kernel @cumsum(%x: view<f32, [%N], in>, %y: view<f32, [%N], out>) {
+  %i = iota : tensor<index, [%N]>
+  %v = read %x index(%i) : tensor<f32, [%N]>
+  %c = scan %v {axis = 0, kind = sum} : tensor<f32, [%N]>
+  write %y, %c index(%i)
+}
+"""
+
+pytestmark = pytest.mark.usefixtures("fake_torch")
+
+
+def _loaded(source: str, name: str, **options):
+    return intentc.load(source, name, target="cuda", arch="sm_90", **options)
+
+
+def _code(work, **arguments) -> str:
+    with pytest.raises(intentc.DiagnosticError) as error:
+        work(**arguments)
+    return error.value.diagnostics[0].code
+
+
+def _bound_words(kernel, arguments: dict, fake_driver) -> list[int]:
+    """The words of the call bound and checked in full (the fast paths' tables emptied)."""
+    kernel.runner.seen.clear()
+    binds = len(fake_driver.binds)
+    kernel(**arguments)
+    assert len(fake_driver.binds) == binds + 1
+    return fake_driver.launches[-1][3]
+
+
+LAYOUTS = {
+    "contiguous": lambda a: a[0:8],
+    "offset": lambda a: a[3:11],
+    "strided": lambda a: a[1:17:2],
+    "reversed": lambda a: a[10:2:-1],
+}
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_new_pointers_with_a_seen_layout_launch_the_words_a_full_binding_gives(fake_driver, layout):
+    kernel = _loaded(ACCUMULATE, "acc")
+    view = LAYOUTS[layout]
+    first, second = np.zeros(64, np.float32), np.zeros(80, np.float32)
+    kernel(x=FakeTensor(view(first)), y=FakeTensor(first[40:48]))
+    calls = [{"x": FakeTensor(view(second)), "y": FakeTensor(second[40:48])},
+             {"x": FakeTensor(view(second[16:])), "y": FakeTensor(first[32:40])}]
+    for arguments in calls:
+        binds = len(fake_driver.binds)
+        kernel(**arguments)
+        assert len(fake_driver.binds) == binds, "a layout seen before is not bound again"
+        assert fake_driver.launches[-1][3] == _bound_words(kernel, arguments, fake_driver)
+
+
+def test_every_change_but_the_pointers_is_bound_and_checked_again(fake_driver):
+    """A seen layout on new memory binds nothing; each other change binds (and, where
+    illegal, reports the interpreter's diagnostic)."""
+    kernel = _loaded(ACCUMULATE, "acc")
+    base, other = np.zeros(64, np.float32), np.zeros(64, np.float32)
+    tensor = FakeTensor
+    kernel(x=tensor(base[0:8]), y=tensor(base[32:40]))
+    kernel(x=tensor(other[0:8]), y=tensor(other[32:40]))                 # new pointers: the template
+    assert len(fake_driver.binds) == 1
+    illegal = {
+        "R0109": {"x": tensor(other[0:8]), "y": tensor(other[4:12])},           # offset: aliasing a noalias view
+        "R0105": {"x": tensor(other[0:8]), "y": tensor(other[32:39])},          # shape
+        "R0103": {"x": tensor(other[0:16].view(np.int32)[0:8]), "y": tensor(other[32:40])},   # dtype
+        "R0108": {"x": tensor(other[0:8], ordinal=1), "y": tensor(other[32:40])},   # device
+    }
+    for code, arguments in illegal.items():
+        assert _code(kernel, **arguments) == code, code
+    assert len(fake_driver.binds) == 1 + len(illegal)
+    kernel(x=tensor(other[8:24:2]), y=tensor(other[32:40]))              # strides: legal, bound once
+    assert fake_driver.launches[-1][3][3] == 2                           # x's stride word
+    kernel(x=tensor(base[8:24:2]), y=tensor(base[32:40]))                # that layout on other memory: templated
+    kernel(y=tensor(base[32:40]), x=tensor(base[0:8]))                   # other names' order: bound
+    assert len(fake_driver.binds) == 1 + len(illegal) + 2
+
+
+def test_scalars_are_part_of_the_layout(fake_driver):
+    kernel = _loaded(SCALE, "scale")
+    x, y = np.zeros(16, np.float32), np.zeros(16, np.float32)
+    kernel(x=FakeTensor(x[0:8]), t=0.5, y=FakeTensor(y[0:8]))
+    kernel(x=FakeTensor(x[8:16]), t=0.5, y=FakeTensor(y[8:16]))          # new pointers, same scalar
+    assert len(fake_driver.binds) == 1
+    for value in (0.25, -0.0, 1.0, 1, np.float32(0.5)):                # value, bits and kind
+        kernel(x=FakeTensor(x[8:16]), t=value, y=FakeTensor(y[8:16]))
+        assert fake_driver.launches[-1][3][5] == np.float32(value).view(np.uint32), value   # t's word
+    assert len(fake_driver.binds) == 1 + 5
+    assert _code(lambda: kernel(x=FakeTensor(x[0:8]), t=1e39, y=FakeTensor(y[0:8]))) == "R0103"   # overflow (§3)
+
+
+def test_the_alignment_fact_is_checked_on_new_pointers(fake_driver):
+    kernel = _loaded(ACCUMULATE, "acc", facts={"aligned16": ["x"]})
+    base = np.zeros(64, np.float32)
+    start = (-base.ctypes.data % 16) // 4                                # an element on a 16-byte boundary
+    kernel(x=FakeTensor(base[start:start + 8]), y=FakeTensor(base[40:48]))
+    kernel(x=FakeTensor(base[start + 4:start + 12]), y=FakeTensor(base[40:48]))     # aligned: templated
+    assert len(fake_driver.binds) == 1
+    assert _code(lambda: kernel(x=FakeTensor(base[start + 1:start + 9]), y=FakeTensor(base[40:48]))) == "R0108"
+
+
+def test_a_staged_kernel_has_scratch_memory_per_stream(fake_driver):
+    """Two launches of one staged call on two streams may run at once: each stream gets its
+    own scratch; launches on one stream (in order) share it."""
+    kernel = _loaded(CUMSUM, "cumsum")
+    assert kernel.launch_config.stages, "cumsum is a staged program"
+    x, y = np.zeros(4096, np.float32), np.zeros(4096, np.float32)
+    for stream in (5, 6, 5):
+        kernel(x=FakeTensor(x), y=FakeTensor(y), stream=stream)
+    stages = len(kernel.launch_config.stages)
+    scratch = {launch[2]: launch[3][-2] for launch in fake_driver.launches}     # the word before status
+    assert len(fake_driver.launches) == 3 * stages and len(fake_driver.binds) == 1
+    assert scratch[5] != scratch[6]
+    assert {launch[3][-2] for launch in fake_driver.launches if launch[2] == 5} == {scratch[5]}
+
+
+def test_a_template_sets_one_launch_a_thread_and_allocates_nothing(fake_driver):
+    """New-memory calls reuse their thread's launch of the template (the driver copies the
+    parameters during the launch); another thread has its own."""
+    from concurrent.futures import ThreadPoolExecutor
+    kernel = _loaded(ACCUMULATE, "acc")
+    memory = np.zeros(256, np.float32)
+    kernel(x=FakeTensor(memory[0:8]), y=FakeTensor(memory[8:16]))
+
+    def new_memory_call(start: int):
+        call = {"x": FakeTensor(memory[start:start + 8]), "y": FakeTensor(memory[start + 8:start + 16])}
+        launch = kernel.runner.seen.find(call)
+        return launch, launch.block[0]
+    first, first_x = new_memory_call(32)
+    second, second_x = new_memory_call(64)
+    assert first is second and (first_x, second_x) == (memory[32:].ctypes.data, memory[64:].ctypes.data)
+    with ThreadPoolExecutor(1) as pool:
+        other, _ = pool.submit(new_memory_call, 96).result()
+    assert other is not first and len(fake_driver.binds) == 1
