@@ -1,7 +1,7 @@
 """The CUDA runtime without a GPU: a fake driver (host memory presented as GPU memory,
 launches recorded with their parameter words), and arrays that the runtime takes for GPU
 arrays or for torch tensors. The binding, the checks and the launch configuration are the
-real ones (`conftest.py` installs these as fixtures)."""
+real ones (each test module makes these its fixtures)."""
 from __future__ import annotations
 
 import ctypes

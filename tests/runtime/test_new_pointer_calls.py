@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fake_cuda import FakeTensor
+from fake_cuda import FakeTensor, install_driver, install_torch
 
 import intentc
 
@@ -31,7 +31,13 @@ CUMSUM = """kernel @cumsum(%x: view<f32, [%N], in>, %y: view<f32, [%N], out>) {
 }
 """
 
-pytestmark = pytest.mark.usefixtures("fake_torch")
+
+
+@pytest.fixture
+def fake_driver(monkeypatch):
+    """The CUDA runtime on a fake driver, taking `FakeTensor`s for torch tensors (`fake_cuda.py`)."""
+    install_torch(monkeypatch)
+    return install_driver(monkeypatch)
 
 
 def _loaded(source: str, name: str, **options):

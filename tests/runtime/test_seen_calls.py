@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fake_cuda import FakeGpuArray
+from fake_cuda import FakeGpuArray, install_driver
 
 import intentc
 from intentc.runtime import seen_calls
@@ -24,6 +24,12 @@ def test_scalars_are_told_apart_by_type_and_bits():
     assert len(set(keys)) == len(keys)
     assert call_key({"t": 0.5})[0] == call_key({"t": 0.5})[0]
     assert call_key({"t": [1.0]})[0] is None            # a list is bound afresh every time
+
+
+@pytest.fixture
+def fake_driver(monkeypatch):
+    """The CUDA runtime on a fake driver (`fake_cuda.install_driver`)."""
+    return install_driver(monkeypatch)
 
 
 def _loaded(source: str, name: str, **options):
