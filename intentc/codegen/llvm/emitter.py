@@ -300,7 +300,11 @@ class Emitter:
         b = self.b
         for guard in self.check_guards:
             bad = b.and_(bad, guard)
-        self.hooks.raise_flag(self, ident, flag, bad)
+        # only checks store to a flag: the value the last check of this block stored is the
+        # flag's value here (the load LLVM's SROA would remove, not built)
+        raised = b.or_(self.once_per_block(("check flag", ident), lambda: b.load(flag)), b.zext(bad, I8))
+        b.store(raised, flag)
+        self.block_memo[("check flag", ident)] = (b.block, raised)
         self._raised[-1].add(ident)
 
     @contextmanager
@@ -315,7 +319,6 @@ class Emitter:
 
     def flush_checks(self) -> None:
         """Record the first raised check since the last flush in the status word."""
-        self.hooks.settle_flags(self)
         b = self.b
         for ident in sorted(self._raised[-1]):
             raised = b.icmp_unsigned("!=", b.load(self._flags[ident]), ir.Constant(I8, 0))

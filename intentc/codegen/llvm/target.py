@@ -12,7 +12,7 @@ from llvmlite import ir
 
 from ...ir.nodes import Op
 from .pointwise import float_extreme
-from .types import I8, is_float, is_signed, register_type
+from .types import is_float, is_signed, register_type
 from .values import Body, ElementAt, Group, Lazy, Memory, Shape, Tensor
 
 if TYPE_CHECKING:
@@ -187,22 +187,6 @@ class TargetHooks(ABC):
     @abstractmethod
     def math_f64(self, em: Emitter, name: str, x: ir.Value) -> ir.Value:
         """`name` (exp, log, erfc, i0, ...) of an f64 value within the spec's bounds."""
-
-    # ---- run-time checks ------------------------------------------------------------------------
-    def raise_flag(self, em: Emitter, ident: int, flag: ir.Value, bad: ir.Value) -> None:
-        """Or `bad` (i1) into the i8 flag at `flag` of check site `ident` (nonzero: raised), by
-        `settle_flags`."""
-        b = em.b
-        # only checks store to a flag: the value the last check of this block stored is the
-        # flag's value here (the load LLVM's SROA would remove, not built)
-        raised = b.or_(em.once_per_block(("check flag", ident), lambda: b.load(flag)), b.zext(bad, I8))
-        b.store(raised, flag)
-        em.block_memo[("check flag", ident)] = (b.block, raised)
-
-    def settle_flags(self, em: Emitter) -> None:
-        """Finish every `raise_flag` so far (called before the flags are read); here each
-        was finished where it was raised."""
-        return None
 
     # ---- memory ---------------------------------------------------------------------------------
     def masked_load(self, em: Emitter, pointer: ir.Value, live: ir.Value, default: ir.Value) -> ir.Value:

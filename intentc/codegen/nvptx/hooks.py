@@ -24,7 +24,7 @@ from .cta_reduce import block_combine_tuple, shared_rows, stage_in_shared
 from .cta_scan import Scan, chunk_scan, chunked_for_each, scan_slots, scans_read
 from .cta_staging import stage
 from .cta_transpose import permuted
-from . import check_flags, narrow, widen
+from . import narrow, widen
 from .mapping import Mapping
 from .tile_matmul import emit_tile_contraction
 
@@ -61,7 +61,6 @@ class NvptxHooks(TargetHooks):
 
     def __init__(self, mapping: Mapping):
         self.mapping = mapping
-        self.pending_checks = check_flags.PendingChecks()
         self.plan = mapping.cta               # the CTA mapping's plan (cta.py), or None
         # lowering the body of a CTA-mapped iteration, or a grid-wide program's top level
         self.in_cta = self.plan is not None and self.plan.grid
@@ -357,13 +356,6 @@ class NvptxHooks(TargetHooks):
             self.atomic_rmw(em, op, kind, pointer, new, dtype, "monotonic")
             return
         self.cas_loop(em, pointer, new, "monotonic", lambda old: combine(old, new))
-
-    # ---- run-time checks ------------------------------------------------------------------------
-    def raise_flag(self, em: Emitter, ident: int, flag: ir.Value, bad: ir.Value) -> None:
-        self.pending_checks.raise_flag(em, flag, bad)
-
-    def settle_flags(self, em: Emitter) -> None:
-        self.pending_checks.settle(em)
 
     # ---- memory ---------------------------------------------------------------------------------
     def masked_load(self, em: Emitter, pointer: ir.Value, live: ir.Value, default: ir.Value) -> ir.Value:
