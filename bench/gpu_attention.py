@@ -85,7 +85,7 @@ def decode_row(b: int, s: int, h: int, d: int) -> dict:
 
 
 # (rows, keys a thread, resident CTAs, threads) a plan: the default first
-SWEEP = [(2, 4, 2, 256), (1, 4, 2, 256), (2, 8, 2, 256), (1, 4, 1, 512), (2, 4, 1, 512)]
+SWEEP = [(2, 8, 2, 256), (2, 4, 2, 256), (1, 4, 2, 256), (1, 4, 1, 512)]
 
 
 def sweep(t: int, d: int) -> list[dict]:

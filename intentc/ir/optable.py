@@ -92,6 +92,10 @@ class OpDef:
     # have the results' shape, take each coordinate from the same coordinate alone: a GPU
     # mapping may run it per coordinate (docs/gpu.md, "Regions per coordinate").
     region_per_coordinate: bool = False
+    # A NaN among its results is a new NaN: only its NaN-ness is defined (§5.2: ordinary
+    # casts and IEEE arithmetic), so no operand's NaN payload or sign is observable through
+    # it (a backend may widen such an operand without keeping its NaN bits).
+    fresh_nan: bool = False
 
     @property
     def variadic(self) -> bool:

@@ -50,9 +50,11 @@ def test_a_transposed_tile_read_is_staged_and_visited_in_the_views_order():
     assert "ld.shared" in ptx and "st.shared" in ptx
 
 
-def test_f16_stores_narrow_in_hardware():
+def test_a_copied_f16_row_moves_words_with_predicated_stores():
+    # only stored as it is: no decoding or encoding (codegen/llvm/nan_payloads.py, bit_copy_reads)
     ptx, _ = _compile(sample_text("embedding_assume_in_bounds"), "embedding_lookup", {"D": 1024})
-    assert "cvt.rn.f16.f64" in ptx and "cvt.f64.f16" in ptx
+    assert "cvt.rn.f16.f64" not in ptx and "cvt.f64.f16" not in ptx
+    assert re.search(r"@%p\d+ st\.b16", ptx)
 
 
 def test_scalar_atomics_happen_once_an_iteration_behind_barriers():
@@ -421,10 +423,11 @@ CASES = [
     *[(f"dequantize-q4k-{r}x{nb}{'-spec' if spec else ''}", sample_text("quantize_q8_k"), "dequantize_q4_k",
        lambda rng, r=r, nb=nb: _inputs_dequantize(rng, r, nb), {"NB": nb} if spec else None, 0)
       for r, nb in [(0, 2), (1, 1), (3, 5)] for spec in (False, True)],
-    *[(f"quantize-{name}-{r}x{nb}", source, kernel, lambda rng, r=r, nb=nb, nbytes=nbytes: _inputs_quantize(rng, r, nb, nbytes),
-       {"NB": nb}, 0) for name, source, kernel, nbytes in [("q8k", sample_text("quantize_q8_k"), "quantize_q8_k", 292),
-                                                          ("q4k", QUANTIZE_Q4K, "quantize_q4_k", 144)]
-      for r, nb in [(0, 2), (1, 1), (3, 5), (40, 64)]],
+    *[(f"quantize-{name}-{r}x{nb}{'-spec' if spec else ''}", source, kernel,
+       lambda rng, r=r, nb=nb, nbytes=nbytes: _inputs_quantize(rng, r, nb, nbytes),
+       {"NB": nb} if spec else None, 0) for name, source, kernel, nbytes in [
+           ("q8k", sample_text("quantize_q8_k"), "quantize_q8_k", 292), ("q4k", QUANTIZE_Q4K, "quantize_q4_k", 144)]
+      for r, nb in [(0, 2), (1, 1), (3, 5), (40, 64)] for spec in (True, False)],   # unspecialized: records in CTA scratch
     *[(f"atomic-histogram-{n}", ATOMIC_HISTOGRAM, "atomic_histogram", lambda rng, n=n: _inputs_atomic_histogram(rng, n),
        None, 0) for n in (0, 1, 255, 4099)],
     *[(f"small-tiles-{b}", SMALL_TILES, "small_tiles", lambda rng, b=b: _inputs_small_tiles(rng, b), None, 1e-6)
@@ -459,6 +462,11 @@ def test_cta_tiles_on_gpu_match_the_interpreter(case):
 @pytest.mark.parametrize("case", [c for c in CASES if c[0].endswith(("-spec", "x1024", "x8")) or c[0].startswith(
     ("transpose-1x", "short-sum", "kaiser", "quantize", "atomic-histogram-1", "small-tiles-1", "records-1", "transpose-tile-1x"))], ids=lambda c: c[0])
 def test_every_case_compiles_to_the_cta_mapping_without_malloc(case):
-    _, source, kernel, _, extents, _ = case
+    name, source, kernel, _, extents, _ = case
     ptx, launch = _compile(source, kernel, extents)
-    assert launch["mapping"] == "cta" and "malloc" not in ptx
+    assert launch["mapping"] == "cta"
+    # records sized at launch: one CTA scratch block, allocated by thread 0 (cta_buffers.py)
+    if name.startswith("quantize-") and extents is None:
+        assert ptx.count("call.uni (retval0), malloc") == 1, name
+    else:
+        assert "malloc" not in ptx, name

@@ -54,7 +54,7 @@ def test_sample_compiles_to_ptx_that_ptxas_accepts(sample, kernel, arch):
     assert f".target {arch}" in compiled.ptx and f".entry {compiled.launch.kernel}" in compiled.ptx
     assert "__nvvm_reflect" not in compiled.ptx
     assert json.loads(compiled.launch_json())["mapping"] in ("cta", "grid", "mma", "grid-stride", "staged",
-                                                             "single-thread", "lane-dots", "flash")
+                                                             "single-thread", "lane-dots", "flash", "warp-rows")
     compiled_ptx = [compiled.ptx]
     if compiled.launch.variant_rule:
         bucket = VariantRule(**compiled.launch.variant_rule).bucket(1000)

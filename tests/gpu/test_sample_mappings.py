@@ -17,12 +17,6 @@ from sample_paths import SAMPLES
 # kernel -> why it still runs on one thread (mapping single-thread, or tensors in a
 # grid-stride iteration); the bar of issue 13 is an empty table.
 ONE_THREAD = {
-    "q4k_q8k_matvec": "grid-stride: a quantized contraction per iteration",
-    "ema_rows": "grid-stride: a buffer",
-    "mxfp4_matmul": "grid-stride: scaled contraction",
-    "sparse12_matmul": "grid-stride: sparse contraction",
-    "sparse24_matmul": "grid-stride: sparse contraction",
-    "quantize_q8_k": "grid-stride without --extent NB: a row's records go to static shared memory (nvptx/cta_tiles.py)",
 }
 
 
@@ -38,7 +32,8 @@ def mapping_of(sample: str, kernel: str) -> tuple[str, bool]:
     launch = json.loads(compile_kernel((SAMPLES / f"{sample}.kir").read_text(), kernel, "ptx", "sm_90")
                         .artifacts["launch.json"])
     layouts = launch["layouts"]
-    one_thread = {name for name, text in layouts["encodings"].items() if "threadsPerWarp = [1" in text}
+    one_thread = {name for name, text in layouts["encodings"].items()
+                  if re.search(r"threadsPerWarp = \[1(, 1)*\]", text)}
     return launch["mapping"], any(layout in one_thread for layout in layouts["values"].values())
 
 

@@ -47,10 +47,10 @@ def test_a_loop_with_effects_stays_in_order_on_one_thread_and_says_why():
     assert launch["reason"].startswith("`loop` at 8:3") and "effects outside `parallel`" in launch["reason"]
 
 
-@pytest.mark.parametrize("sample,kernel,views", [("q4k_q8k_matvec", "q4k_q8k_matvec", ["x"])])
-def test_a_prologue_that_reads_views_runs_grid_stride(sample, kernel, views):
+@pytest.mark.parametrize("sample,kernel,mapping,views", [("q4k_q8k_matvec", "q4k_q8k_matvec", "warp-rows", ["x"])])
+def test_a_prologue_that_reads_views_reads_them_at_each_use(sample, kernel, mapping, views):
     _, launch = _compiled(sample_text(sample), kernel)
-    assert launch["mapping"] == "grid-stride" and launch["lazy_views"] == views
+    assert launch["mapping"] == mapping and launch["lazy_views"] == views
 
 
 @requires_gpu()

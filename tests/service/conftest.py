@@ -1,9 +1,8 @@
-"""Fixtures of the service tests: one shared server (2 workers, the sleepy target) and helpers."""
+"""Fixtures of the service tests: one shared server (2 workers, the sleepy target)."""
 from __future__ import annotations
 
 import itertools
 
-import httpx
 import pytest
 
 from harness import ServiceProcess
@@ -43,12 +42,3 @@ def distinct_request():
         kernel = f"distinct_{next(_unique)}"
         return {"source": f"kernel @{kernel}() {{\n}}\n", "kernel": kernel, "target": "kir"}
     return make
-
-
-def sleepy_request(kernel: str) -> dict:
-    """A compile on the test target that blocks until `ServiceProcess.release(kernel)`."""
-    return {"source": f"kernel @{kernel}() {{\n}}\n", "kernel": kernel, "target": "test-sleep"}
-
-
-def post_compile(server: ServiceProcess, body: dict, **kwargs) -> httpx.Response:
-    return httpx.post(server.url + "/v1/compile", json=body, timeout=60, **kwargs)

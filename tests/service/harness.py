@@ -207,3 +207,12 @@ class RedisProcess:
             self.process.terminate()
             self.process.wait(10)
         self.process = None
+
+
+def sleepy_request(kernel: str) -> dict:
+    """A compile on the test target that blocks until `ServiceProcess.release(kernel)`."""
+    return {"source": f"kernel @{kernel}() {{\n}}\n", "kernel": kernel, "target": "test-sleep"}
+
+
+def post_compile(server: ServiceProcess, body: dict, **kwargs) -> httpx.Response:
+    return httpx.post(server.url + "/v1/compile", json=body, timeout=60, **kwargs)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import httpx
 
-from conftest import post_compile
+from harness import post_compile
 from intentc import parse, print_module
 from intentc.cache import KeyInputs, compute_key, key_text, toolchain
 from intentc.options import CompileOptions, Specialization

@@ -5,8 +5,7 @@ import os
 import signal
 from collections import Counter
 
-from conftest import post_compile, sleepy_request
-from harness import post_all_in_background
+from harness import post_all_in_background, post_compile, sleepy_request
 
 
 def test_fifty_identical_cold_requests_compile_once(service):

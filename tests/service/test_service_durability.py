@@ -9,8 +9,7 @@ import pytest
 
 from intentc.cache import RecordSeal, record_name
 
-from conftest import post_compile, sleepy_request
-from harness import RedisProcess, ServiceProcess, post_all_in_background
+from harness import post_all_in_background, post_compile, RedisProcess, ServiceProcess, sleepy_request
 
 REDIS_RETRY_S = 1.0  # RedisStore.retry_after_s: how long a failure keeps Redis marked down
 REDIS_PASSWORD = "test-redis-password-7f3a"

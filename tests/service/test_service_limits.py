@@ -6,8 +6,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from conftest import sleepy_request
-from harness import ServiceProcess, in_background
+from harness import in_background, ServiceProcess, sleepy_request
 from intentc import parse, print_module
 from intentc.cache import KeyInputs, compute_key, key_text, toolchain
 from intentc.options import CompileOptions, Specialization

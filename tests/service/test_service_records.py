@@ -2,8 +2,7 @@
 that pass their seal but hold no entry (a clean miss, never a 500)."""
 from __future__ import annotations
 
-from conftest import post_compile
-from harness import ServiceProcess
+from harness import post_compile, ServiceProcess
 from intentc.cache import RecordSeal, record_name
 
 

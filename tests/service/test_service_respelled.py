@@ -8,7 +8,7 @@ import re
 
 import httpx
 
-from conftest import post_compile
+from harness import post_compile
 from sample_files import ROOT
 
 JSON = {"Content-Type": "application/json"}

@@ -7,8 +7,7 @@ import signal
 
 import pytest
 
-from conftest import post_compile
-from harness import ServiceProcess, wait_until
+from harness import post_compile, ServiceProcess, wait_until
 
 WORKERS = 2
 REPLACED_WITHIN_S = 20.0

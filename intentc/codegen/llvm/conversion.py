@@ -80,6 +80,9 @@ def to_float(em: Emitter, op: Op, x: ir.Value, src: str, dst: str, saturate: boo
             b.sitofp(x, F64) if is_signed(src) else b.uitofp(x, F64))
         finite_source = ir.Constant(ir.IntType(1), 1)
     else:
+        native = None if saturate else em.hooks.round_to_format(em, x, src, dst)
+        if native is not None:
+            return native
         wide = _to_f64(em, x, src)
         finite_source = is_finite(em, wide)
     if dst == "f64":

@@ -43,6 +43,7 @@ class Emitter:
         self.module, self.function, self.status, self.hooks = module, function, status, hooks
         self.entry = LoweringBuilder(function.append_basic_block("entry"))
         self.prologue = LoweringBuilder(function.append_basic_block("prologue"))
+        self._prologue_start = self.prologue.block     # the prologue may grow more blocks
         self.body_block = function.append_basic_block("body")
         self.b = LoweringBuilder(self.body_block)
         self.env: dict[str, object] = {}
@@ -54,6 +55,7 @@ class Emitter:
         self._raised: list[set[int]] = [set()]
         self.scopes: list[list[ir.Value]] = [[]]
         self.exit_frees: list[ir.Value] = []
+        self.exit_actions: list[Callable[[], None]] = []   # emitted at exit, before the frees
         self.invariant: set[int] = set()   # ids of values computed in the prologue
         self.loop_depth = 0
         self.branch_depth = 0              # inside an if_then branch: temporaries die with it
@@ -67,6 +69,8 @@ class Emitter:
         self.trip_effects: list[ir.Value] = []
         self.current_op: Op | None = None   # the op being lowered (a target's decisions name its values)
         self.check_guards: list[ir.Value] = []   # conditions every check is and-ed with (checks_only_where)
+        self.payload_free_reads: set[int] = set()   # ids of reads whose NaN bits no use observes (nan_payloads.py)
+        self.bit_copy_reads: set[int] = set()       # ids of reads only stored as they are (nan_payloads.py)
         # the kernel's argument word by index, read in the prologue (set by kernel.py: abi.py)
         self.argument_word: Callable[[int], ir.Value] = function.args.__getitem__
 
@@ -329,10 +333,12 @@ class Emitter:
     # ---- finishing -----------------------------------------------------------------------------
     def finish(self) -> None:
         self.flush_checks()
+        for action in self.exit_actions:
+            action()
         for raw in self.scopes[0] + self.exit_frees:
             self.hooks.heap_free(self, self.b, raw)
         self.b.ret_void()
-        self.entry.branch(self.prologue.block)
+        self.entry.branch(self._prologue_start)
         self.prologue.branch(self.body_block)
 
 

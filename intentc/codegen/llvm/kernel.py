@@ -13,6 +13,7 @@ from .abi import ParamSlots, layout, slot_count
 from .conversion import constant_value
 from .emitter import CheckSite, Emitter
 from .lowering import NotLowered, count_uses, lower_ops
+from .nan_payloads import bit_copy_reads, payload_free_reads
 from .lowfloat import to_register
 from .target import TargetHooks
 from .types import F32, F64, I32, I64, is_low, register_type, storage_type
@@ -63,6 +64,9 @@ def lower_kernel(module: Module, kernel_name: str, hooks: TargetHooks, specializ
     em.kir_module = module
     em.defs = {}
     em.uses = count_uses(kernel.body, {})
+    em.payload_free_reads = payload_free_reads(kernel.body)
+    em.bit_copy_reads = bit_copy_reads(kernel.body, {param.name: param.type.dtype for param in kernel.params
+                                                     if isinstance(param.type, ViewType)})
     if sites:
         em.number_sites_as(sites)
     _bind_params(em, kernel, slots, specialization)

@@ -138,13 +138,15 @@ def _nan_code(b: ir.IRBuilder, bits: ir.Value, fmt: LowFormat, inf_code: int, na
     return b.select(empty, ir.Constant(I64, nan_code), b.or_(ir.Constant(I64, inf_code), payload))
 
 
-def decode(em: Emitter, word: ir.Value, dtype: str) -> ir.Value:
+def decode(em: Emitter, word: ir.Value, dtype: str, nan_bits: bool = True) -> ir.Value:
     """The exact f64 value of a bit pattern of `dtype`: its numbers through the target's own
-    exact widening where it has one (`TargetHooks.widen_exactly`), else all of it here."""
+    exact widening where it has one (`TargetHooks.widen_exactly`), else all of it here.
+    Without `nan_bits` (no use observes them, `nan_payloads.py`) a NaN may come out as any
+    NaN."""
     fmt: LowFormat = LOW_FORMATS[dtype]
     widened = em.hooks.widen_exactly(em, word, dtype)
     if widened is not None:
-        return _number_or_nan(em, fmt, word, widened)
+        return _number_or_nan(em, fmt, word, widened) if nan_bits else widened
     b = em.b
     bits = b.zext(word, I64)
     mantissa_mask = (1 << fmt.mantissa_bits) - 1
@@ -190,13 +192,13 @@ def _number_or_nan(em: Emitter, fmt: LowFormat, word: ir.Value, number: ir.Value
     return b.select(nan, b.bitcast(nan_bits, F64), number)
 
 
-def to_register(em: Emitter, word: ir.Value, dtype: str) -> ir.Value:
-    """A loaded storage element as a register value."""
+def to_register(em: Emitter, word: ir.Value, dtype: str, nan_bits: bool = True) -> ir.Value:
+    """A loaded storage element as a register value (`nan_bits`: see `decode`)."""
     b = em.b
     if dtype == "bool":
         return b.icmp_unsigned("!=", word, ir.Constant(word.type, 0))
     if dtype in LOW_FORMATS:
-        return decode(em, word, dtype)
+        return decode(em, word, dtype, nan_bits)
     return word
 
 

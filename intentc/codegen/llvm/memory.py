@@ -47,6 +47,11 @@ class Access:
     def __init__(self, em: Emitter, op: Op, resource: ViewRef | BufferRef, indices: list[Tensor],
                  mask: Tensor | None):
         self.em, self.op, self.resource, self.indices, self.mask = em, op, resource, indices, mask
+        # whether a NaN read keeps its bits (False where no use observes them, nan_payloads.py)
+        self.nan_bits = id(op) not in em.payload_free_reads
+        # a read only stored as it is moves storage words (`storage_words`), not values
+        self.copies_words = (id(op) in em.bit_copy_reads and isinstance(resource, ViewRef)
+                             and resource.dtype in LOW_FLOATS)
         self.site = CheckSite(op, errors.OUT_OF_BOUNDS, "active access is outside the resource's extents "
                               "or allocation", "mask the lane off or clamp the index")
 
@@ -92,7 +97,8 @@ class Access:
 
     def load(self, pointer: ir.Value) -> ir.Value:
         value = self.em.b.load(pointer)
-        return to_register(self.em, value, self.resource.dtype) if isinstance(self.resource, ViewRef) else value
+        return (to_register(self.em, value, self.resource.dtype, self.nan_bits) if isinstance(self.resource, ViewRef)
+                else value)
 
     @property
     def _view_words(self) -> bool:
@@ -101,26 +107,33 @@ class Access:
         dtype = self.resource.dtype
         return isinstance(self.resource, ViewRef) and storage_type(dtype) == register_type(dtype)
 
+    def _is_word(self, value: ir.Value) -> bool:
+        """Whether `value` is already a storage word of the view (a copied read's)."""
+        dtype = self.resource.dtype
+        return (isinstance(self.resource, ViewRef) and value.type == storage_type(dtype)
+                and storage_type(dtype) != register_type(dtype))
+
     def masked_load(self, lane: Lane, default: ir.Value) -> ir.Value:
         """The lane's element where it is live, else `default`. A view of low-precision
         floats loads its storage words the target's way too (a predicated load on the GPU,
-        no branch: a row's loads stay in flight together) and decodes after."""
-        if self._view_words:
+        no branch: a row's loads stay in flight together) and decodes after, unless the
+        read only copies them (`copies_words`)."""
+        if self._view_words or self._is_word(default):
             return self.em.hooks.masked_load(self.em, lane.pointer, lane.live, default)
         if isinstance(self.resource, ViewRef) and self.resource.dtype in LOW_FLOATS:
             word = self.em.hooks.masked_load(self.em, lane.pointer, lane.live, ir.Constant(lane.pointer.type.pointee, 0))
-            return self.em.b.select(lane.live, to_register(self.em, word, self.resource.dtype), default)
+            return self.em.b.select(lane.live, to_register(self.em, word, self.resource.dtype, self.nan_bits), default)
         return self.em.when(lane.live, lambda: self.load(lane.pointer), default)
 
     def masked_store(self, lane: Lane, value: ir.Value) -> None:
-        if self._view_words:
+        if self._view_words or self._is_word(value):
             self.em.hooks.masked_store(self.em, lane.pointer, value, lane.live)
             return
         with self.em.b.if_then(lane.live):
             self.store(lane.pointer, value)
 
     def store(self, pointer: ir.Value, value: ir.Value) -> None:
-        if isinstance(self.resource, ViewRef):
+        if isinstance(self.resource, ViewRef) and not self._is_word(value):
             value = to_storage(self.em, value, self.resource.dtype)
         self.em.b.store(value, pointer)
 
@@ -193,8 +206,15 @@ def _vector_store(em, acc, lanes, values) -> None:
                 acc.masked_store(lane, new)
 
 
+def storage_word_dtype(dtype: str) -> str:
+    """The unsigned integer dtype of a low float's storage words (a copied read's values)."""
+    return f"u{storage_type(dtype).width}"
+
+
 def access(em: Emitter, op: Op) -> Access:
     resource = em.env[op.operands[0]]
+    if isinstance(resource, BufferRef):
+        em.hooks.before_buffer_access(em, resource)
     indices = [em.env[n] for n in (op.group("index") or ())]
     mask = op.group("mask")
     return Access(em, op, resource, indices, em.env[mask[0]] if mask else None)
@@ -213,10 +233,14 @@ def _read_op(em, op):
     shape = em.shape_of(type_)
     fill_names = op.group("fill")
     fill = em.env[fill_names[0]] if fill_names else None
-    zero = ir.Constant(register_type(type_.dtype), 0 if isinstance(register_type(type_.dtype), ir.IntType) else 0.0)
+    dtype = storage_word_dtype(type_.dtype) if acc.copies_words else type_.dtype
+    zero = ir.Constant(register_type(dtype), 0 if isinstance(register_type(dtype), ir.IntType) else 0.0)
 
     def default(idx):
-        return element_at(em, fill, idx) if fill is not None else zero
+        if fill is None:
+            return zero
+        value = element_at(em, fill, idx)
+        return to_storage(em, value, type_.dtype) if acc.copies_words else value
 
     def element(idx):
         lane = acc.lane(idx)
@@ -227,14 +251,14 @@ def _read_op(em, op):
         return _vector_load(em, acc, *_group_lanes(acc, idxs, visit, default))
 
     if not shape:
-        return Scalar(type_.dtype, (), element([]))
+        return Scalar(dtype, (), element([]))
     if em.hooks.lazy_read(em, acc.resource):
         # a Derived of the coordinate: each element is loaded once per coordinate and basic
         # block (elements.py), not once per use
-        return Derived(type_.dtype, shape, costly=not em.hooks.read_at_each_use(em, acc.resource),
+        return Derived(dtype, shape, costly=not em.hooks.read_at_each_use(em, acc.resource),
                        combine=lambda e, coordinate: element(list(coordinate)), operands=coordinate_axes(shape))
     vectorizable = isinstance(acc.resource, ViewRef) and type_.dtype in VECTOR_DTYPES
-    return em.tabulate(type_.dtype, shape, element, group if vectorizable else None)
+    return em.tabulate(dtype, shape, element, group if vectorizable else None)
 
 
 def _store_each(em, op, combine=None, kind=None):
@@ -290,11 +314,13 @@ def _scatter_reduce_op(em, op):
 @LOWERINGS.register("buffer")
 def _buffer_op(em, op):
     type_ = op.result_types[0]
-    memory = em.alloc(type_.dtype, em.shape_of(type_))
+    shape = em.shape_of(type_)
+    shared = em.hooks.buffer_memory(em, op, type_.dtype, shape)
+    memory = shared or em.alloc(type_.dtype, shape)
     init = op.group("init")
     if init:
         em.store_into(memory, broadcast_to(em, em.env[init[0]], memory.shape))
-        return BufferRef(type_.dtype, memory)
+        return BufferRef(type_.dtype, memory, shared=shared is not None)
     written = em.alloc("u8", memory.shape)
     em.store_into(written, Lazy("u8", memory.shape, lambda e, idx: ir.Constant(I8, 0)))
     return BufferRef(type_.dtype, memory, written)

@@ -127,6 +127,9 @@ def bool_binary(em: Emitter, name: str, a: ir.Value, b: ir.Value) -> ir.Value:
 # ---- floats ---------------------------------------------------------------------------------
 def float_extreme(em: Emitter, name: str, a: ir.Value, b: ir.Value) -> ir.Value:
     """IEEE 754-2019 maximum/minimum (NaN propagates, -0 < +0) and the *_num forms."""
+    native = em.hooks.float_extreme(em, name, a, b)
+    if native is not None:
+        return native
     builder = em.b
     want_max = EXTREMES[name]
     pick = builder.select(builder.fcmp_ordered(">" if want_max else "<", a, b), a, b)

@@ -13,8 +13,39 @@ M0, M1 = 0xD2511F53, 0xCD9E8D57
 W0, W1 = 0x9E3779B9, 0xBB67AE85
 
 
-def philox_word(em: Emitter, seed: ir.Value, counter: ir.Value) -> ir.Value:
-    """The u32 word `counter % 4` of Philox4x32-10 block `counter // 4` under `seed` (both i64)."""
+def _block_source(counter: ir.Value) -> ir.Value | None:
+    """For a counter `x | k` with a constant k < 4 (how a target numbers a thread's 4
+    consecutive coordinates, nvptx/staged.py), x: `x >> 2` is the counter's block, which the
+    4 share; else None."""
+    if isinstance(counter, ir.Instruction) and counter.opname == "or":
+        x, k = counter.operands
+        if isinstance(k, ir.Constant) and 0 <= int(k.constant) < 4 and isinstance(x, ir.Instruction):
+            return x
+    return None
+
+
+def philox_block(em: Emitter, seed: ir.Value, counter: ir.Value) -> tuple[ir.Value, ...]:
+    """The 4 words of Philox4x32-10 block `counter >> 2` under `seed` (both i64). Counters
+    `x | k` under a seed of the prologue share one computation of it, placed right after x
+    (which dominates them all, guarded or not), so the 10 rounds run once for 4 consecutive
+    counters."""
+    source = _block_source(counter)
+    if source is None or not (isinstance(seed, ir.Constant) or id(seed) in em.invariant):
+        return _philox_rounds(em, seed, counter)    # (a seed computed in the body may come after x)
+    key = ("philox", id(seed), id(source))
+    memo = em.element_memo.get(key)
+    if memo is None:
+        here = em.b
+        em.b = ir.IRBuilder(source.parent)
+        em.b.position_after(source)
+        try:
+            memo = em.element_memo[key] = _philox_rounds(em, seed, source)
+        finally:
+            em.b = here
+    return memo
+
+
+def _philox_rounds(em: Emitter, seed: ir.Value, source: ir.Value) -> tuple[ir.Value, ...]:
     b = em.b
 
     def low(x):
@@ -23,7 +54,7 @@ def philox_word(em: Emitter, seed: ir.Value, counter: ir.Value) -> ir.Value:
     def high(x):
         return b.trunc(b.lshr(x, ir.Constant(I64, 32)), I32)
 
-    block = b.lshr(counter, ir.Constant(I64, 2))
+    block = b.lshr(source, ir.Constant(I64, 2))
     c0, c1, c2, c3 = low(block), high(block), ir.Constant(I32, 0), ir.Constant(I32, 0)
     k0, k1 = low(seed), high(seed)
     m0, m1 = ir.Constant(I32, M0), ir.Constant(I32, M1)
@@ -33,6 +64,13 @@ def philox_word(em: Emitter, seed: ir.Value, counter: ir.Value) -> ir.Value:
         c0, c1, c2, c3 = b.xor(b.xor(hi1, c1), k0), lo1, b.xor(b.xor(hi0, c3), k1), lo0
         k0 = b.add(k0, ir.Constant(I32, W0))
         k1 = b.add(k1, ir.Constant(I32, W1))
+    return c0, c1, c2, c3
+
+
+def philox_word(em: Emitter, seed: ir.Value, counter: ir.Value) -> ir.Value:
+    """The u32 word `counter % 4` of Philox4x32-10 block `counter // 4` under `seed` (both i64)."""
+    b = em.b
+    c0, c1, c2, c3 = philox_block(em, seed, counter)
     word = b.and_(counter, ir.Constant(I64, 3))
     pick = c3
     for number, value in ((2, c2), (1, c1), (0, c0)):

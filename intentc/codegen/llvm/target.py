@@ -13,7 +13,7 @@ from llvmlite import ir
 from ...ir.nodes import Op
 from .pointwise import float_extreme
 from .types import is_float, is_signed, register_type
-from .values import Body, ElementAt, Group, Lazy, Memory, Shape, Tensor
+from .values import Body, BufferRef, ElementAt, Group, Lazy, Memory, Shape, Tensor
 
 if TYPE_CHECKING:
     from .emitter import Emitter
@@ -105,6 +105,17 @@ class TargetHooks(ABC):
         threads share an iteration puts it in memory they share). A plain temporary here."""
         return em.alloc(dtype, shape), lambda: None
 
+    def buffer_memory(self, em: Emitter, op: Op, dtype: str, shape: Shape) -> Memory | None:
+        """Storage for the `buffer` op `op` that all the threads running its iteration share
+        (each access then meets them at a barrier, `before_buffer_access`), or None for a
+        temporary of the thread's own (`Emitter.alloc`)."""
+        return None
+
+    def before_buffer_access(self, em: Emitter, buffer: BufferRef) -> None:
+        """Emitted before each access to `buffer` (outside the access's coordinate loop):
+        nothing for a buffer of the thread's own."""
+        return None
+
     def tabulate(self, em: Emitter, dtype: str, shape: Shape, element: ElementAt,
                  group: Group | None = None) -> Tensor:
         """A temporary of `shape` holding element(idx) at every coordinate: a row-major one here
@@ -167,10 +178,21 @@ class TargetHooks(ABC):
         its code generator)."""
         return em.b.bitcast(value, ir.IntType(32))
 
+    def float_extreme(self, em: Emitter, name: str, a: ir.Value, b: ir.Value) -> ir.Value | None:
+        """IEEE 754-2019 `maximum` / `minimum` (NaN propagates, -0 < +0) of two floats in the
+        target's own instruction, or None for the shared compare-and-select code."""
+        return None
+
     def widen_exactly(self, em: Emitter, word: ir.Value, dtype: str) -> ir.Value | None:
         """The f64 value of the stored pattern `word` of the low float `dtype`, exact for
         every pattern that is not a NaN (the caller handles NaNs), in the target's own
         conversion; None for the shared branch-free decoding."""
+        return None
+
+    def round_to_format(self, em: Emitter, x: ir.Value, src: str, dst: str) -> ir.Value | None:
+        """The register image of float `x` (of dtype `src`) cast to the low float `dst`
+        (round to nearest even, finite overflow to infinity, §5.2) in the target's own
+        conversion, or None for the shared software rounding (`lowfloat.round_f64`)."""
         return None
 
     def narrow_exactly(self, em: Emitter, value: ir.Value, dtype: str) -> ir.Value | None:

@@ -143,6 +143,7 @@ class BufferRef:
     dtype: str
     memory: Memory
     written: Memory | None = None
+    shared: bool = False       # in memory all the iteration's threads share: accesses meet at barriers
 
     @property
     def shape(self) -> tuple[ir.Value, ...]:

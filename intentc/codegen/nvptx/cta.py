@@ -44,6 +44,7 @@ from ..layout.encodings import Blocked, row_blocked
 from ..llvm.types import F32, F64, I1, I32, I64, LOW_FLOATS, register_type
 from ..llvm.values import Body, Memory, Shape
 from .coordinate_regions import coordinate_regions
+from .cta_buffers import cta_buffers, launch_extents, sized_at_launch
 from .cta_groups import GROUP_CTA_THREADS, group_width
 from .cta_regions import (CTA_WIDE, ELEMENTWISE, chunk_scans_ok, nested_ops, region_op_ok, scans_last_axis,
                           staged_reductions)
@@ -111,6 +112,7 @@ class CtaPlan:
     # threads' slots (kaiser's window): a smaller grid computes it fewer times
     costly_prologue: bool = False
     iterations: int = 1        # iterations a CTA runs at once, each on its own `width` threads (short rows)
+    buffers: tuple = ()        # the iteration's buffers: (name, "shared" | "scratch"), cta_buffers.py
 
     @property
     def width(self) -> int:
@@ -177,12 +179,14 @@ def known_extents(kernel: Kernel, specialization: Specialization) -> dict[str, i
 
 
 def _body_ok(ops: Sequence[Op], views: dict[str, str], register_form: bool, known: dict[str, int],
-             helpers: Mapping[str, Helper] | None = None) -> bool:
+             helpers: Mapping[str, Helper] | None = None, launch: frozenset[str] = frozenset()) -> bool:
+    """Whether the CTA mapping lowers every op of `ops`; `launch`: the extents bound at
+    launch, which a CTA's scratch in device memory may be sized by (cta_buffers.py)."""
     counts = {op.results[0] for op in ops if op.name == "histogram"}
     helpers = helpers or {}
 
     def block_ok(block):
-        return _body_ok(block, views, register_form, known, helpers)
+        return _body_ok(block, views, register_form, known, helpers, launch)
     for position, op in enumerate(ops):
         nested = region_op_ok(op, helpers, block_ok)
         if nested is not None:
@@ -190,6 +194,8 @@ def _body_ok(ops: Sequence[Op], views: dict[str, str], register_form: bool, know
                 return False
             continue
         if accepts(op, list(ops), views, known, SHARED_BYTES, block_ok):
+            continue
+        if op.name == "quantize" and sized_at_launch(op.result_types[0], launch):   # records in CTA scratch
             continue
         if op.regions:
             return False
@@ -221,7 +227,11 @@ def _body_ok(ops: Sequence[Op], views: dict[str, str], register_form: bool, know
                 return False
             continue
         if op.name == "read":
-            if views.get(op.operands[0]) not in ("in", "inout"):
+            if views.get(op.operands[0]) not in ("in", "inout", "buffer"):
+                return False
+            continue
+        if op.name == "buffer":               # in shared memory when shared_buffers took it
+            if views.get(op.results[0]) != "buffer":
                 return False
             continue
         return False
@@ -358,30 +368,34 @@ def cta_plan(kernel: Kernel, specialization: Specialization | None = None,
         return None
     parallel, ops = found
     flat = _outside_regions(ops, per_coordinate_regions(kernel))   # regions per coordinate: like element-wise ops
-    views = _views(kernel)
-    read_only = frozenset(name for name, direction in views.items() if direction == "in")
     known = known_extents(kernel, specialization)
+    launch = launch_extents(kernel)
+    buffers = cta_buffers(ops, known, launch)
+    views = {**_views(kernel), **dict.fromkeys(buffers, "buffer")}     # the CTA's buffers are accessed like views
+    read_only = frozenset(name for name, direction in views.items() if direction == "in")
     size = register_size(kernel.body, ops, known)
-    if size and size <= MAX_SLOTS * MAX_THREADS and _body_ok(flat, views, True, known, helpers):
+    if size and size <= MAX_SLOTS * MAX_THREADS and _body_ok(flat, views, True, known, helpers, launch):
         # several iterations a CTA only where every combine is a group's butterfly
         whole_cta = any(op.name in CTA_WIDE for op in nested_ops(ops, helpers))
         width = None if whole_cta else group_width(size, ops, MIN_SLOTS)
         if width is not None:              # short rows: several iterations a CTA (cta_groups.py)
             slots = -(-size // width)
             return CtaPlan(parallel, read_only, GROUP_CTA_THREADS, slots, size, 1,
-                           len(ops) * slots <= UNROLL_BUDGET, iterations=GROUP_CTA_THREADS // width)
+                           len(ops) * slots <= UNROLL_BUDGET, iterations=GROUP_CTA_THREADS // width,
+                           buffers=tuple(sorted(buffers.items())))
         plan = _register_plan(kernel, parallel, ops, _threads_for(size, _slots_wanted(ops, kernel.body)), size)
         transposed = transposed_reads(kernel.body, ops)
         staged = staged_reads(ops, size, known, transposed)
-        return replace(plan, staged=staged,
+        return replace(plan, staged=staged, buffers=tuple(sorted(buffers.items())),
                        transposed=tuple((name, order) for name, order in transposed.items() if name in staged),
                        costly_prologue=_costly_prologue(kernel.body, size, known))
     shared_results = staged_reductions(nested_ops(ops, helpers), known, DYNAMIC_THREADS)
-    if not (_body_ok(flat, views, False, known, helpers) and chunk_scans_ok(ops, helpers)
+    if not (_body_ok(flat, views, False, known, helpers, launch) and chunk_scans_ok(ops, helpers)
             and shared_results is not None):
         return None
     inout_read = frozenset(op.operands[0] for op in ops if op.name == "read" and views[op.operands[0]] == "inout")
-    return CtaPlan(parallel, read_only | inout_read, DYNAMIC_THREADS, 0, shared_results=shared_results)
+    return CtaPlan(parallel, read_only | inout_read, DYNAMIC_THREADS, 0, shared_results=shared_results,
+                   buffers=tuple(sorted(buffers.items())))
 
 GRID_THREADS = 256         # the grid form's CTA size
 

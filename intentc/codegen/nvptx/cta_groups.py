@@ -26,12 +26,14 @@ if TYPE_CHECKING:
 GROUP_CTA_THREADS = 256      # the CTA size when iterations share a CTA (8 warps)
 WARP = 32
 # Ops whose CTA lowering meets at a barrier (shared memory): block scans, shared-memory
-# histograms, scalar effects made once an iteration and broadcast (cta_effects.py).
+# histograms, scalar effects made once an iteration and broadcast (cta_effects.py), buffers
+# (cta_buffers.py).
 _ATOMICS = ops_where(lambda op: op.family == "atomics")
 
 
 def _needs_barrier(op: Op) -> bool:
-    return op.name == "scan" or op.name == "histogram" or op.name == "quantize" or op.name in _ATOMICS
+    return (op.name == "scan" or op.name == "histogram" or op.name == "quantize" or op.name == "buffer"
+            or op.name in _ATOMICS)
 
 
 def _every_op(ops: Iterable[Op]) -> Iterable[Op]:

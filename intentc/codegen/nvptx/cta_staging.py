@@ -24,6 +24,7 @@ from ..layout.assign import Assignment, Conversion
 from ..layout.encodings import Shared
 from ..llvm.types import I64, register_type
 from ..llvm.values import Body, ElementAt, Memory, Shape
+from .cta_buffers import shared_buffer_bytes
 from .cta_tiles import every_op
 
 if TYPE_CHECKING:
@@ -58,6 +59,7 @@ def staged_reads(ops: list[Op], size: int, known: dict[str, int], transposed: It
              and isinstance(op.result_types[0], TensorType) and op.result_types[0].shape]
     left = SHARED_LIMIT - sum(sized[1] for op, type_ in typed if op.name == "histogram" or op.name == "quantize"
                               for sized in [_static_bytes(type_, known)] if sized is not None)
+    left -= shared_buffer_bytes(ops)
     staged = []
     for op, type_ in typed:
         sized = _static_bytes(type_, known) if op.name == "read" else None

@@ -15,9 +15,10 @@ from ..llvm.reduction import identity_const
 from ..llvm.special import i0
 from ..llvm.target import Combine, TargetHooks
 from ..llvm.types import F32, F64, I32, I64, I8, register_type
-from ..llvm.values import Body, ElementAt, Group, Lazy, Memory, Registers, Shape, Tensor
+from ..llvm.values import Body, BufferRef, ElementAt, Group, Lazy, Memory, Registers, Shape, Tensor
 from .cta import (barrier, block_combine, block_slots, block_stride, guarded_slot, on_thread_zero, shared_array,
                   slot_coordinate, sreg, unravel, within_row)
+from .cta_buffers import buffer_storage, cta_scratch
 from .cta_effects import once
 from .cta_groups import group_iterations
 from .cta_reduce import block_combine_tuple, shared_rows, stage_in_shared
@@ -27,6 +28,7 @@ from .cta_transpose import permuted
 from . import narrow, widen
 from .mapping import Mapping
 from .tile_matmul import emit_tile_contraction
+from .tile_structured import StructuredPlan, emit_structured
 
 if TYPE_CHECKING:
     from ..llvm.emitter import Emitter
@@ -72,7 +74,8 @@ class NvptxHooks(TargetHooks):
             em.serial_for_each(extents, iteration)
             return
         if self.mapping.mma is not None:    # a tiled contraction on the tensor cores
-            emit_tile_contraction(em, self.mapping.mma)
+            (emit_structured if isinstance(self.mapping.mma, StructuredPlan) else emit_tile_contraction)(
+                em, self.mapping.mma)
             return
         if self.mapping.plan is not None:   # a whole-kernel plan with its own emitter
             self.mapping.plan.emit(em)
@@ -191,6 +194,12 @@ class NvptxHooks(TargetHooks):
         staged = self._staged(em) if self.in_cta and shape else None
         if staged is not None:
             return stage_in_shared(em, self, dtype, shape, element, *staged)
+        if self.in_cta and not self.plan.slots and shape and self._reads_shared_buffer(em):
+            # the dynamic form: a snapshot the CTA shares (a later write must not show through)
+            memory, finish = self.shared_temporary(em, dtype, shape)
+            self.for_each(em, shape, lambda idx: em.b.store(element(idx), memory.address(em, idx)))
+            finish()
+            return memory
         if not self.in_cta and self._hoists_prologue and shape:
             return self._prologue_value(em, dtype, shape, element)
         if not (self.in_cta and self.plan.slots and shape):
@@ -217,8 +226,18 @@ class NvptxHooks(TargetHooks):
         if not self.in_cta or self.plan.grid:
             return super().shared_temporary(em, dtype, shape)
         barrier(em)                         # the previous iteration's readers are done
+        if _size(shape) is None:            # sized at launch (the plan checked): the CTA's scratch
+            return cta_scratch(em, self.plan, dtype, shape), lambda: barrier(em)
         flat = shared_array(em, dtype, _size(shape))
         return Memory(dtype, tuple(shape), flat.ptr, em.row_major_strides(shape)), lambda: barrier(em)
+
+    def buffer_memory(self, em: Emitter, op: Op, dtype: str, shape: Shape) -> Memory | None:
+        place = dict(self.plan.buffers).get(op.results[0]) if self.in_cta and not self.plan.grid else None
+        return buffer_storage(em, self.plan, place, dtype, shape) if place is not None else None
+
+    def before_buffer_access(self, em: Emitter, buffer: BufferRef) -> None:
+        if buffer.shared:
+            barrier(em)
 
     def once(self, em: Emitter, effect: Callable[[], Sequence[ir.Value]]) -> Sequence[ir.Value]:
         if not self.in_cta or self.plan.grid:
@@ -253,6 +272,11 @@ class NvptxHooks(TargetHooks):
         arrays = [shared_rows(em, dtype, shape, staged[0]) for dtype in dtypes]
         barrier(em)                         # the previous iteration's readers are done
         return arrays, lambda: barrier(em)
+
+    def _reads_shared_buffer(self, em) -> bool:
+        op = em.current_op
+        return (op is not None and op.name == "read" and isinstance(em.env.get(op.operands[0]), BufferRef)
+                and em.env[op.operands[0]].shared)
 
     def _staged(self, em) -> tuple[int, bool] | None:
         """(elements, by_block) when the op being lowered is a partial reduction that the
@@ -322,6 +346,13 @@ class NvptxHooks(TargetHooks):
         constraints = "=f," + ",".join("f" for _ in args)
         return em.b.asm(ir.FunctionType(F32, [F32] * len(args)), text, constraints, list(args), side_effect=False)
 
+    def float_extreme(self, em: Emitter, name: str, a: ir.Value, b: ir.Value) -> ir.Value | None:
+        # `max.NaN.f32` / `min.NaN.f32` (sm_80+): one instruction where the shared code takes
+        # eight (compares, a select for -0 < +0, a NaN test); f64 has no such instruction.
+        if not name.endswith("_num") and a.type == F32:
+            return em.call_intrinsic(name, a, b)
+        return None
+
     def widen_exactly(self, em: Emitter, word: ir.Value, dtype: str) -> ir.Value | None:
         return widen.widen_exactly(em, word, dtype)
 
@@ -330,6 +361,9 @@ class NvptxHooks(TargetHooks):
         # zext(trunc) operands into masks of i64 values and the NVPTX backend emitted
         # `mul.lo.s64` (several IMADs) for Philox's 20 products an element.
         return em.b.call(em.declare("llvm.nvvm.mulhi.ui", I32, [I32, I32]), [a, b]), em.b.mul(a, b)
+    def round_to_format(self, em: Emitter, x: ir.Value, src: str, dst: str) -> ir.Value | None:
+        return narrow.round_to_format(em, x, src, dst)
+
     def narrow_exactly(self, em: Emitter, value: ir.Value, dtype: str) -> ir.Value | None:
         return narrow.narrow_exactly(em, value, dtype)
 

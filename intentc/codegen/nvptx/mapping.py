@@ -26,6 +26,7 @@ from .cta import CtaPlan, cta_plan, grid_plan, known_extents, per_coordinate_reg
 from .cta_staging import mark_staged
 from .kernel_plans import kernel_plan
 from .tile_matmul import MmaPlan, plan_mma
+from .tile_structured import plan_structured
 
 BLOCK_THREADS = 256
 RESIDENT_THREADS = 2048    # per SM on sm_80/sm_90: the grid holds this many threads per SM
@@ -37,7 +38,7 @@ COSTLY_PROLOGUE_SHRINK = 4
 
 @dataclass(frozen=True)
 class Mapping:
-    kind: str                    # "cta" | "grid" | "mma" | "grid-stride" | "staged" | "single-thread"
+    kind: str                    # "cta" | "grid" | "mma" | a kernel plan's kind | "grid-stride" | "staged" | "single-thread"
     threads: int                 # the CTA size
     parallel: Op | None          # the top-level `parallel` spread over the grid
     cta: CtaPlan | None = None
@@ -46,7 +47,7 @@ class Mapping:
     reason: str = ""                      # (single-thread) why
     coordinate_regions: frozenset = frozenset()   # loops and ifs run per coordinate, by first result
     mma: MmaPlan | None = None   # the tensor-core plan of a tiled contraction (tile_matmul.py)
-    # a whole-kernel plan with its own emitter (`kernel_plans.py`: lane-group dots, flash attention)
+    # a whole-kernel plan with its own emitter (`kernel_plans.py`: lane-group dots, flash attention, warp rows)
     plan: object | None = None
 
 
@@ -110,7 +111,7 @@ def prologue_views(kernel: Kernel, parallel: Op) -> frozenset[str]:
 def plan_mapping(kernel: Kernel, specialization: Specialization | None = None, module: Module | None = None,
                  arch: str = "sm_90") -> Mapping:
     known = known_extents(kernel, specialization or Specialization())
-    mma = plan_mma(kernel, arch)
+    mma = plan_mma(kernel, arch) or plan_structured(kernel, arch)
     if mma is not None:
         return Mapping("mma", mma.threads, mma.contraction.parallel, layouts=mma_assignment(mma, known), mma=mma)
     plan = kernel_plan(kernel, known, arch)
@@ -140,6 +141,9 @@ def cta_mapping(kernel: Kernel, cta: CtaPlan, known: dict[str, int], regions: fr
     mark_staged(layouts, cta.staged)
     for name, _, _ in cta.shared_results:   # partial reductions' results live in shared memory
         layouts.values[name] = Shared(tuple(reversed(range(layouts.values[name].rank))))
+    for name, place in cta.buffers:          # so do the iteration's buffers that fit (cta_buffers.py)
+        if place == "shared":
+            layouts.values[name] = Shared((0,))
     return Mapping("grid" if cta.grid else "cta", cta.threads, cta.parallel, cta, layouts, coordinate_regions=regions)
 
 

@@ -68,27 +68,13 @@ class MmaSync:
         em = tiles.em
         b = em.b
         c = tiles.plan.contraction
-        warp_m, warp_n, lane = self._lanes(em)
-        a_base, b_base = tiles.stage_base(stage, "a"), tiles.stage_base(stage, "b")
+        lanes = self._lanes(em)
         words = 4 if c.acc_dtype == "f32" else 2
-        bk, row_bytes = tiles.plan.block[2], tiles.plan.row_bytes
-        for kk in range(bk // 16):
-            b_frags = []
-            for pair in range(N_FRAGMENTS // 2):
-                row = b.add(_i32(16 * kk), b.add(b.urem(lane, _i32(8)), b.mul(_i32(8), b.urem(b.udiv(lane, _i32(8)),
-                                                                                              _i32(2)))))
-                # the warp's 32 columns start at column 32·warp_n: block (32·warp_n) / BK
-                column = b.add(b.mul(warp_n, _i32(WARP_TILE[1])), _i32(16 * pair))
-                block = b.mul(b.udiv(column, _i32(bk)), _i32(bk * row_bytes))
-                chunk = b.add(b.udiv(b.urem(column, _i32(bk)), _i32(8)), b.udiv(lane, _i32(16)))
-                words4 = ldmatrix_x4(b, b.add(b_base, b.add(block, swizzled(b, row, chunk, row_bytes))),
-                                     transpose=True)
-                b_frags += [words4[:2], words4[2:]]
+        for kk in range(tiles.plan.block[2] // 16):
+            b_frags = self.b_fragments(tiles, stage, kk, lanes)
             # one A fragment at a time: its four MMAs use it up (fewer registers live)
             for i in range(M_FRAGMENTS):
-                row = b.add(b.mul(warp_m, _i32(WARP_TILE[0])), b.add(_i32(16 * i), b.urem(lane, _i32(16))))
-                chunk = b.add(_i32(2 * kk), b.udiv(lane, _i32(16)))
-                a_frag = ldmatrix_x4(b, b.add(a_base, swizzled(b, row, chunk, row_bytes)), transpose=False)
+                a_frag = self.a_fragment(tiles, stage, kk, i, lanes)
                 for j in range(N_FRAGMENTS):
                     first = (i * N_FRAGMENTS + j) * words
                     slots = [self._slot(b, tiles.acc, first + r) for r in range(words)]
@@ -96,6 +82,34 @@ class MmaSync:
                                           [b.load(s) for s in slots])
                     for slot, value in zip(slots, result):
                         b.store(value, slot)
+
+    def b_fragments(self, tiles: TileEmitter, stage: ir.Value, kk: int, lanes: tuple) -> list:
+        """The warp's N_FRAGMENTS B fragments (2 b32 each) of 16-wide K step `kk` of the stage."""
+        b = tiles.em.b
+        _, warp_n, lane = lanes
+        b_base = tiles.stage_base(stage, "b")
+        bk, row_bytes = tiles.plan.block[2], tiles.plan.row_bytes
+        b_frags = []
+        for pair in range(N_FRAGMENTS // 2):
+            row = b.add(_i32(16 * kk), b.add(b.urem(lane, _i32(8)), b.mul(_i32(8), b.urem(b.udiv(lane, _i32(8)),
+                                                                                          _i32(2)))))
+            # the warp's 32 columns start at column 32·warp_n: block (32·warp_n) / BK
+            column = b.add(b.mul(warp_n, _i32(WARP_TILE[1])), _i32(16 * pair))
+            block = b.mul(b.udiv(column, _i32(bk)), _i32(bk * row_bytes))
+            chunk = b.add(b.udiv(b.urem(column, _i32(bk)), _i32(8)), b.udiv(lane, _i32(16)))
+            words4 = ldmatrix_x4(b, b.add(b_base, b.add(block, swizzled(b, row, chunk, row_bytes))),
+                                 transpose=True)
+            b_frags += [words4[:2], words4[2:]]
+        return b_frags
+
+    def a_fragment(self, tiles: TileEmitter, stage: ir.Value, kk: int, i: int, lanes: tuple) -> list:
+        """A fragment `i` (4 b32) of the warp's rows at 16-wide K step `kk` of the stage."""
+        b = tiles.em.b
+        warp_m, _, lane = lanes
+        row = b.add(b.mul(warp_m, _i32(WARP_TILE[0])), b.add(_i32(16 * i), b.urem(lane, _i32(16))))
+        chunk = b.add(_i32(2 * kk), b.udiv(lane, _i32(16)))
+        return ldmatrix_x4(b, b.add(tiles.stage_base(stage, "a"), swizzled(b, row, chunk, tiles.plan.row_bytes)),
+                           transpose=False)
 
     def epilogue(self, tiles: TileEmitter) -> None:
         em = tiles.em

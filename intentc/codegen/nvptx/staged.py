@@ -132,9 +132,10 @@ class StagedHooks(NvptxHooks):
             return
         self.top = False
         try:
+            firsts: dict[int, ir.Value] = {}
             for slot in range(self.slots):
                 self.current_slot = slot
-                linear = self._coordinate(em, slot)
+                linear = self._coordinate(em, slot, firsts)
                 self._in_domain(em, linear, lambda at: body(unravel(em, at, shape)))
         finally:
             self.top = True
@@ -147,8 +148,18 @@ class StagedHooks(NvptxHooks):
         with em.b.if_then(em.b.icmp_unsigned("<", linear, self.total)):
             body(linear)
 
-    def _coordinate(self, em, slot: int) -> ir.Value:
-        return em.b.add(self.chunk_start, slot_coordinate(em, self.layout, slot))
+    def _coordinate(self, em, slot: int, firsts: dict[int, ir.Value] | None = None) -> ir.Value:
+        vector = self.layout.vector
+        firsts = {} if firsts is None else firsts
+        if vector == 1:
+            return em.b.add(self.chunk_start, slot_coordinate(em, self.layout, slot))
+        # the group's first coordinate (one value for its V slots) is a multiple of V:
+        # `| (slot mod V)` adds, and shows that they share it (Philox blocks, rng.philox_block)
+        group = slot - slot % vector
+        if group not in firsts:
+            firsts[group] = em.b.add(self.chunk_start, slot_coordinate(em, self.layout, group))
+        # (llvmlite's own `or`, kept for k = 0 too: the lowering builder would fold `x | 0`)
+        return ir.IRBuilder.or_(em.b, firsts[group], ir.Constant(I64, slot % vector))
 
     def tabulate(self, em, dtype: str, shape: Shape, element: ElementAt, group: Group | None = None) -> Tensor:
         if not (self.top and shape):

@@ -27,6 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...ir.nodes import Kernel, Keyword, Op
+from ...ir.optable import ops_where
 from ...ir.ops.reduction import COMBINE, accumulator
 from ...ir.types import TensorType, ViewType
 from ...options import Specialization
@@ -73,6 +74,7 @@ class StagePlan:
     domain: tuple            # the domain's extents: ints or extent names
     slots: int = SLOTS       # K coordinates a thread in a chunk
     split: bool = True       # full chunks run without per-slot guards (a second copy of the program)
+    philox: bool = False     # the program draws Philox words (random_bits, uniform)
 
     @property
     def chunk(self) -> int:
@@ -80,9 +82,11 @@ class StagePlan:
 
     @property
     def vector(self) -> int:
-        """V: a scan's chunk wants each thread's K slots consecutive (one block scan a chunk);
+        """V: a scan's chunk wants each thread's K slots consecutive (one block scan a chunk),
+        and so does a program drawing Philox words (one Philox4x32 block gives the words of 4
+        consecutive counters: computed once for a thread's 4 slots, `rng.philox_block`);
         otherwise slot j of every thread is one coalesced row of T coordinates."""
-        return self.slots if any(g.op == "scan" for g in self.grid_wide) else 1
+        return self.slots if self.philox or any(g.op == "scan" for g in self.grid_wide) else 1
 
     def by_name(self, name: str) -> GridWide | None:
         return next((g for g in self.grid_wide if g.name == name), None)
@@ -90,6 +94,10 @@ class StagePlan:
     def to_json(self) -> dict:
         return {"chunk": self.chunk, "words_per_chunk": len(self.grid_wide),
                 "grid_wide": [{"value": g.name, "op": g.op, "depth": g.depth} for g in self.grid_wide]}
+
+
+# Ops drawing Philox4x32 words (spec §12): 4 consecutive counters share a block.
+PHILOX = ops_where(lambda op: op.family == "rng")
 
 
 def _grid_wide(op: Op) -> bool:
@@ -143,7 +151,7 @@ def stage_plan(kernel: Kernel, specialization: Specialization | None = None) -> 
               Stage("final", deepest + 1))
     extents = specialization.extents if specialization else {}
     return StagePlan(found, stages, tuple(extents.get(e, e) if isinstance(e, str) else e for e in domain),
-                     slots, split)
+                     slots, split, any(op.name in PHILOX for op in ops))
 
 
 def _uses(op: Op) -> list[str]:

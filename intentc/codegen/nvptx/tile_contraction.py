@@ -149,6 +149,10 @@ class _Evaluator:
                 if isinstance(extent, str):
                     self.env[extent] = Affine.of(extent)
 
+    def shape(self, type_) -> tuple:
+        """A tensor's shape as the evaluator accepts it (static here; a subclass may allow symbols)."""
+        return _static_shape(type_)
+
     def affine(self, name: str) -> Affine:
         value = self.env.get(name)
         if not isinstance(value, Affine):
@@ -196,7 +200,7 @@ class _Evaluator:
         if not type_.shape:
             self.scalar_op(op)
             return
-        shape = _static_shape(type_)
+        shape = self.shape(type_)
         if name == "iota":
             axis = op.int_attr("axis", 0)
             axes = tuple(1 if a == axis and shape[a] != 1 else 0 for a in range(len(shape)))

@@ -121,8 +121,8 @@ class VariantRule:
 def variant_rule(kernel: Kernel, base: Mapping, specialization: Specialization | None) -> VariantRule | None:
     """The rule of a kernel whose own mapping is not the register form; None when its row
     length is static or not one dynamic extent, or its body does not fit the register form."""
-    if base.cta is not None and (base.cta.slots or base.cta.grid):
-        return None
+    if base.mma is not None or base.plan is not None or (base.cta is not None and (base.cta.slots or base.cta.grid)):
+        return None     # (the tensor-core mapping and the kernel plans serve every extent themselves)
     known = known_extents(kernel, specialization or Specialization())
     row = row_extent(kernel, known)
     form = row_slots(kernel, known) if row is not None else None

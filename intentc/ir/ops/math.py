@@ -38,19 +38,19 @@ _LIBM = ("exp", "log", "log2", "log1p", "expm1", "sin", "cos", "tan", "asin", "a
 
 register(__name__, *(
     OpDef(name, section, summary, operands=("source",), same_type=name not in _BOOL_RESULT, dtypes="float",
-          libm=name in _LIBM,
+          libm=name in _LIBM, fresh_nan=True,
           example=f"%r = {name} %x : tensor<f32, [%N]>", **POINTWISE)
     for name, (section, summary) in _UNARY.items()
 ))
 register(__name__,
     OpDef("exp2", "§5, §5.1", "2^x; approximate mode within 2 ULP",
           operands=("source",), attrs={"approximate": APPROXIMATE, "flush_to_zero": FLUSH_TO_ZERO},
-          same_type=True, dtypes="float", libm=True, example="%r = exp2 %x {approximate = true} : f32", **POINTWISE),
+          same_type=True, dtypes="float", libm=True, fresh_nan=True, example="%r = exp2 %x {approximate = true} : f32", **POINTWISE),
     OpDef("tanh", "§5, §5.1", "hyperbolic tangent; approximate mode within 2^-11 relative",
           operands=("source",), attrs={"approximate": APPROXIMATE},
-          same_type=True, dtypes="float", libm=True, example="%r = tanh %x {approximate = true} : f32", **POINTWISE),
+          same_type=True, dtypes="float", libm=True, fresh_nan=True, example="%r = tanh %x {approximate = true} : f32", **POINTWISE),
     OpDef("fdiv", "§5.1", "float division with explicit approximate / flush_to_zero modes",
           operands=("lhs", "rhs"), attrs={"approximate": APPROXIMATE, "flush_to_zero": FLUSH_TO_ZERO},
-          same_type=True, dtypes="float", example="%r = fdiv %a, %b {approximate = true, flush_to_zero = false} : f32",
+          same_type=True, dtypes="float", fresh_nan=True, example="%r = fdiv %a, %b {approximate = true, flush_to_zero = false} : f32",
           **POINTWISE),
 )

@@ -18,11 +18,15 @@ COMMUTATIVE = {"add", "mul", "and", "or", "xor", "maximum", "minimum", "maximum_
 # x op 0 == x for these; division-like ops are costly to compute.
 _ZERO_IS_IDENTITY = {"or", "xor", "shl", "shr"}
 _COSTLY = {"div", "fmod", "floordiv", "mod"}
+# Float arithmetic whose NaN results are new NaNs (§5.2); the *_num forms pass a NaN
+# operand through when both are NaN, and neg/abs move the sign bit of a NaN.
+_FRESH_NAN = {"mul", "div", "fmod", "maximum", "minimum"}
 
 
 def _binary(name: str, section: str, summary: str, dtypes: DtypeClass) -> OpDef:
     return OpDef(name, section, summary, operands=("lhs", "rhs"), same_type=True, commutative=name in COMMUTATIVE,
                  dtypes=dtypes, int_identity=0 if name in _ZERO_IS_IDENTITY else None, costly=name in _COSTLY,
+                 fresh_nan=name in _FRESH_NAN,
                  example=f"%r = {name} %a, %b : tensor<f32, [%N]>", **POINTWISE)
 
 
@@ -34,7 +38,7 @@ FMA = AttrSpec("keyword", choices=("lhs", "rhs"),
 
 def _fusable(name: str, summary: str) -> OpDef:
     return OpDef(name, "§4, §5, §5.5", summary, operands=("lhs", "rhs"), attrs={"fma": FMA},
-                 same_type=True, commutative=name in COMMUTATIVE, dtypes="numeric", int_identity=0,
+                 same_type=True, commutative=name in COMMUTATIVE, dtypes="numeric", int_identity=0, fresh_nan=True,
                  example=f"%r = {name} %p, %c {{fma = lhs}} : tensor<f32, [%N]>", **POINTWISE)
 
 
@@ -45,7 +49,7 @@ def _unary(name: str, section: str, summary: str, dtypes: DtypeClass) -> OpDef:
 
 def _compare(name: str, summary: str) -> OpDef:
     return OpDef(name, "§3", f"{summary}; yields bool", operands=("lhs", "rhs"), commutative=name in COMMUTATIVE,
-                 enum_operands=name in ("eq", "ne"),
+                 enum_operands=name in ("eq", "ne"), fresh_nan=True,
                  example=f"%r = {name} %a, %b : tensor<bool, [%N]>", **POINTWISE)
 
 

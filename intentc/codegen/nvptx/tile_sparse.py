@@ -1,0 +1,294 @@
+"""2:4 and 1:2 sparse contractions (`structured_contraction.SparseContraction`) on the MMA
+mapping (docs/gpu.md, "Structured contractions"): compressed A values and their metadata
+decoded in registers into dense A tiles (`register_staging.py`), B staged as it is;
+f16/bf16 on `mma.sync.m16n8k16` with K steps of the IR's (32 or 64 logical positions),
+f32 on the CUDA cores (`simt_matmul.py`, no TF32) with K steps of 16, four a 64-position
+IR step.
+
+Exactness (spec §7 sparse_contract: each kept value meets only the B row its metadata
+selects; the IR adds each step's sum to the carried one):
+- each IR step's sum starts from zero and is then added to the accumulator (the IR's
+  `add %acc, %part`), so no rounding crosses the IR's own boundary;
+- a dense A tile is the compressed values at their positions and zeros elsewhere; where a
+  step's B tile holds no inf or NaN, the zeros add nothing (0 · finite = 0), and the
+  tensor cores' sum is a reassociation of the selected products (§6);
+- a step whose B tile holds an inf or NaN anywhere (the CTA ors a flag at the step's
+  barrier) sums, for each output, only its selected products (fused, in K order) from the
+  staged tiles and the positions' selection bits: an unselected inf never meets a zero;
+- metadata outside the pattern (R7.27: 0 <= first < second < 4; one_of_two in {0, 1}) is
+  the run-time check the interpreter makes; masked metadata reads the IR's fill.
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ...ir import errors
+from ..llvm.emitter import CheckSite
+from ..llvm.types import I32
+from .register_staging import (RegisterStaged, byte_of, i32, load_run, shared_pointer,
+                               store_shared_words, wide)
+from .simt_matmul import Simt
+from .tile_matmul import _ceil, _const, swizzled
+from .tile_structured import StructuredPlan
+
+TILE = 128
+ELEMENT_BITS = {"f16": 16, "bf16": 16, "f32": 32}
+SELECTION_BYTES = 4 * 2 * TILE        # a selection word per half row of a stage's A tile
+METADATA_MESSAGES = {"one_of_two": "one_of_two metadata outside {0, 1}",
+                     "two_of_four": "two_of_four metadata must satisfy 0 <= first < second < 4"}
+
+
+def plan_sparse(contraction) -> StructuredPlan | None:
+    """f16/bf16 on mma.sync, a K step the IR's (32 or 64 positions); f32 on the CUDA cores,
+    K steps of 16; None for other dtypes and IR steps."""
+    step = contraction.group * contraction.step_groups
+    if contraction.group * ELEMENT_BITS.get(contraction.operand_dtype, 128) > 64:
+        return None                     # (a group's dense elements are decoded in one 64-bit word)
+    if contraction.operand_dtype in ("f16", "bf16") and step in (32, 64):
+        return StructuredPlan(contraction, "mma.sync.m16n8k16", (TILE, TILE, step), (2, 4), stages=2, resident=1,
+                              extra_bytes=SELECTION_BYTES)
+    if contraction.operand_dtype == "f32" and step % 16 == 0:
+        return StructuredPlan(contraction, "fma.f32", (TILE, TILE, 16), (8, 1), stages=2, resident=1,
+                              extra_bytes=SELECTION_BYTES)
+    return None
+
+
+class SparseEmitter(RegisterStaged):
+    def __init__(self, em, plan: StructuredPlan, variant):
+        c = plan.contraction
+        self.values, self.meta, self.b_view = em.env[c.a], em.env[c.meta], em.env[c.b]
+        super().__init__(em, plan, variant, self.values.shape[0], self.b_view.shape[1])
+        bk = plan.block[2]
+        self.half_positions = bk // 2                      # logical K a thread decodes a step
+        self.half_groups = self.half_positions // c.group
+        self.half_values = self.half_groups * c.kept
+        self.run = 16 // plan.element_bytes                # B elements a 16-byte run
+        self.runs = bk * TILE // self.run // plan.threads  # B runs a thread a step
+        self.per_ir_step = c.group * c.step_groups // bk   # steps an IR step spans
+
+    def prepare(self) -> None:
+        c, eb = self.plan.contraction, self.plan.element_bytes
+        self.wide_values = wide(self.em, self.values, min(16, self.half_values * eb))
+        self.wide_meta = wide(self.em, self.meta, self.half_groups)
+        self.wide_b = wide(self.em, self.b_view, 16)
+        self.k = self.b_view.shape[0]
+        extent, step, scale = c.group_stop
+        self.groups_end = self.em.b.mul(_ceil(self.em.b, self.em.extent(extent), step), _const(step * scale))
+        words = self.half_values * eb // 4 + max(1, self.half_groups // 4) + self.runs * 4
+        self.raw = [self.em.entry_alloca(I32) for _ in range(words)]
+        if self.per_ir_step > 1:
+            self.step_acc = self.variant.accumulators(self.em, self.plan)
+        self.site = CheckSite(c.op, errors.SPARSE_METADATA, METADATA_MESSAGES[c.pattern])
+
+    def steps(self) -> ir.Value:
+        b = self.em.b
+        return b.sdiv(self.groups_end, _const(self.plan.block[2] // self.plan.contraction.group))
+
+    # ---- raw values, metadata and B rows into registers ----------------------------------------
+    def fetch(self, step: ir.Value) -> None:
+        b = self.em.b
+        c = self.plan.contraction
+        bk = self.plan.block[2]
+        tid = self.tid
+        row, half = b.add(self.m0, b.udiv(tid, _const(2))), b.urem(tid, _const(2))
+        inside = b.icmp_signed("<", row, self.m)
+        first_group = b.add(b.mul(step, _const(bk // c.group)), b.mul(half, _const(self.half_groups)))
+        first_value = b.mul(first_group, _const(c.kept))
+        values = load_run(self.em, self.values, (row, first_value), inside, b.sub(self.values.shape[1], first_value),
+                               self.half_values, self.wide_values)
+        groups = self.meta.shape[1]
+        meta = load_run(self.em, self.meta, (row, first_group), inside, b.sub(groups, first_group), self.half_groups,
+                             self.wide_meta)
+        meta = self._filled(meta, b.and_(inside, b.icmp_signed("<", first_group, groups)),
+                            b.sub(groups, first_group))
+        rows_per = TILE // self.run
+        b_words = []
+        for p in range(self.runs):
+            run = b.add(tid, _const(p * self.plan.threads))
+            k = b.add(b.mul(step, _const(bk)), b.udiv(run, _const(rows_per)))
+            col = b.add(self.n0, b.mul(b.urem(run, _const(rows_per)), _const(self.run)))
+            b_words += load_run(self.em, self.b_view, (k, col), b.and_(b.icmp_signed("<", k, self.k),
+                                                                    b.icmp_signed("<", col, self.n)),
+                                     b.sub(self.n, col), self.run, self.wide_b)
+        for slot, value in zip(self.raw, (*values, *meta, *b_words)):
+            b.store(value, slot)
+
+    def _filled(self, words: list, inside: ir.Value, left: ir.Value) -> list:
+        """Metadata bytes past the view (or of a row past M) replaced by the IR's fill."""
+        b = self.em.b
+        fill = i32(self.plan.contraction.meta_fill)
+        filled = [i32(0)] * len(words)
+        for j in range(self.half_groups):
+            real = b.and_(inside, b.icmp_signed("<", _const(j), left))
+            byte = b.select(real, byte_of(b, words, j), fill)
+            filled[j // 4] = b.or_(filled[j // 4], b.shl(byte, i32(8 * (j % 4))))
+        return filled
+
+    # ---- decoded into the ring ---------------------------------------------------------------
+    def deposit(self, stage: ir.Value) -> ir.Value:
+        b = self.em.b
+        plan, c = self.plan, self.plan.contraction
+        eb = plan.element_bytes
+        raw = [b.load(slot) for slot in self.raw]
+        value_words = self.half_values * eb // 4
+        meta_words = max(1, self.half_groups // 4)
+        values, meta, b_words = raw[:value_words], raw[value_words:value_words + meta_words], \
+            raw[value_words + meta_words:]
+        group_bits = ir.IntType(8 * eb * c.group)       # a group's dense elements, lowest position first
+        words, selected, invalid = [], i32(0), ir.Constant(ir.IntType(1), 0)
+        for group in range(self.half_groups):
+            byte = byte_of(b, meta, group)
+            positions = [b.and_(b.lshr(byte, i32(shift)), i32(0xFF if mask is None else mask))
+                         for shift, mask in c.fields]
+            invalid = b.or_(invalid, _invalid(b, positions, c.pattern))
+            dense = ir.Constant(group_bits, 0)
+            for slot, position in enumerate(positions):
+                # an invalid position selects nothing (the check reports it); the first of two
+                # equal positions wins
+                value = b.zext(self._element(values, group * c.kept + slot), group_bits)
+                shift = b.zext(b.mul(position, i32(8 * eb)), group_bits)
+                free = b.icmp_unsigned("==", b.and_(b.lshr(dense, shift), ir.Constant(group_bits, (1 << 8 * eb) - 1)),
+                                       ir.Constant(group_bits, 0))
+                inside = b.select(b.icmp_unsigned("<", position, i32(c.group)), free, ir.Constant(ir.IntType(1), 0))
+                dense = b.or_(dense, b.select(inside, b.shl(value, shift), ir.Constant(group_bits, 0)))
+                bit = b.shl(i32(1), b.add(position, i32(group * c.group)))
+                selected = b.or_(selected, b.select(inside, bit, i32(0)))
+            words += [b.trunc(b.lshr(dense, ir.Constant(group_bits, 32 * w)), I32)
+                      for w in range(group_bits.width // 32)]
+        self.em.check(self.site, invalid)
+        tid = b.trunc(self.tid, I32)
+        row, half = b.udiv(tid, i32(2)), b.urem(tid, i32(2))
+        chunks = len(words) // 4
+        for piece in range(chunks):
+            chunk = b.add(b.mul(half, i32(chunks)), i32(piece))
+            address = b.add(self.stage_base(stage, "a"), swizzled(b, row, chunk, plan.row_bytes))
+            store_shared_words(b, address, words[4 * piece:4 * piece + 4])
+        store_shared_words(b, b.add(self.extra_base(stage), b.mul(tid, i32(4))), [selected])
+        return self._deposit_b(stage, b_words)
+
+    def _element(self, words: list, index: int) -> ir.Value:
+        """Compressed value `index` of the thread's run as its bits in an i32."""
+        b = self.em.b
+        if self.plan.element_bytes == 4:
+            return words[index]
+        return b.and_(b.lshr(words[index // 2], i32(16 * (index % 2))), i32(0xFFFF))
+
+    def _deposit_b(self, stage: ir.Value, words: list) -> ir.Value:
+        """B's runs into the stage; whether any of them holds an inf or NaN."""
+        b = self.em.b
+        plan = self.plan
+        bk, row_bytes, chunk = plan.block[2], plan.row_bytes, plan.chunk
+        tid = b.trunc(self.tid, I32)
+        rows_per = TILE // self.run
+        carries = i32(0)
+        for p in range(self.runs):
+            run = b.add(tid, i32(p * plan.threads))
+            k, col = b.udiv(run, i32(rows_per)), b.mul(b.urem(run, i32(rows_per)), i32(self.run))
+            block = b.mul(b.udiv(col, i32(bk)), i32(bk * row_bytes))
+            address = b.add(self.stage_base(stage, "b"),
+                            b.add(block, swizzled(b, k, b.udiv(b.urem(col, i32(bk)), i32(chunk)), row_bytes)))
+            run_words = words[4 * p:4 * p + 4]
+            store_shared_words(b, address, run_words)
+            for word in run_words:
+                carries = b.or_(carries, _nonfinite_bits(b, word, plan.contraction.operand_dtype))
+        return b.icmp_unsigned("!=", b.and_(carries, i32(SIGNS[plan.element_bytes])), i32(0))
+
+    # ---- a step's sum into the accumulator ---------------------------------------------------
+    def compute(self, stage: ir.Value, step: ir.Value, special: ir.Value) -> None:
+        if self.per_ir_step == 1:
+            self._mma_step(stage, special)
+        else:
+            self._simt_step(stage, step, special)
+
+    def _mma_step(self, stage, special) -> None:
+        b = self.em.b
+        lanes = self.variant._lanes(self.em)
+        with b.if_else(special) as (exact, fast):
+            with fast:
+                self.fragments(stage, lanes, lambda index, value, total: b.fadd(total, value))
+            with exact:
+                sums = self.per_register(64, lambda index, slot: b.store(
+                    self._selected_sum(stage, *self.fragment_coordinates(lanes, index)), slot), "exact")
+                for index in range(64):
+                    slot = self.acc_slot(index)
+                    b.store(b.fadd(b.load(slot), b.load(self.acc_slot(index, sums))), slot)
+
+    def _simt_step(self, stage, step, special) -> None:
+        """The CUDA cores' K step into the IR step's own sum, added to the accumulator at the
+        IR step's last K step."""
+        em = self.em
+        b = em.b
+        position = b.srem(step, _const(self.per_ir_step))
+        with b.if_then(b.icmp_signed("==", position, _const(0))):
+            self.variant.reset(em, self.step_acc, self.plan.contraction)
+        count = self.step_acc.type.pointee.count
+        with b.if_else(special) as (exact, fast):
+            with fast:
+                self.acc, total = self.step_acc, self.acc
+                self.variant.compute(self, stage)
+                self.acc = total
+            with exact:
+                sums = self.per_register(count, lambda index, slot: b.store(
+                    self._selected_sum(stage, *self._simt_coordinates(index)), slot), "exact")
+                for index in range(count):
+                    slot = self.acc_slot(index, self.step_acc)
+                    b.store(b.fadd(b.load(slot), b.load(self.acc_slot(index, sums))), slot)
+        with b.if_then(b.icmp_signed("==", position, _const(self.per_ir_step - 1))):
+            for index in range(count):
+                slot = self.acc_slot(index)
+                b.store(b.fadd(b.load(slot), b.load(self.acc_slot(index, self.step_acc))), slot)
+
+    def _simt_coordinates(self, index: ir.Value) -> tuple:
+        """(row, column) of the CUDA-core accumulator register `index` (row i, column j of
+        the thread's 8 x 8: `Simt._offsets`)."""
+        b = self.em.b
+        rows, columns = Simt._offsets(b.trunc(self.tid, I32), b)
+        i, j = b.udiv(index, i32(8)), b.urem(index, i32(8))
+        return _pick(b, rows, i), _pick(b, columns, j)
+
+    def _selected_sum(self, stage, row, col) -> ir.Value:
+        """Σ over the stage's K of the selected products only, fused in K order."""
+        em = self.em
+        b = em.b
+        half_positions = self.half_positions
+        partial = em.entry_alloca(ir.FloatType())
+        b.store(ir.Constant(ir.FloatType(), 0.0), partial)
+        fma = em.declare("llvm.fma.f32", ir.FloatType(), [ir.FloatType()] * 3)
+        base = self.extra_base(stage)
+
+        def step(k64):
+            k = b.trunc(k64, I32)
+            word = b.add(base, b.mul(b.add(b.mul(row, i32(2)), b.udiv(k, i32(half_positions))), i32(4)))
+            bits = b.load(shared_pointer(b, word, I32))
+            chosen = b.icmp_unsigned("!=", b.and_(b.lshr(bits, b.urem(k, i32(half_positions))), i32(1)), i32(0))
+            with b.if_then(chosen):
+                product = [self.staged_a(stage, row, k), self.staged_b(stage, k, col), b.load(partial)]
+                b.store(b.call(fma, product), partial)
+        em.loop(_const(0), _const(self.plan.block[2]), step, name="selected")
+        return b.load(partial)
+
+
+def _invalid(b: ir.IRBuilder, positions: list, pattern: str) -> ir.Value:
+    if pattern == "one_of_two":
+        return b.icmp_unsigned(">", positions[0], i32(1))
+    first, second = positions
+    return b.or_(b.icmp_unsigned(">=", first, second), b.icmp_unsigned(">=", second, i32(4)))
+
+
+# A word's exponent bits (all ones: inf or NaN) and the unit of each element's exponent: the
+# sum carries into the element's sign bit exactly when its exponent bits are all set.
+EXPONENTS = {"f32": (0x7F800000, 0x00800000), "f16": (0x7C007C00, 0x04000400), "bf16": (0x7F807F80, 0x00800080)}
+SIGNS = {2: 0x80008000 - (1 << 32), 4: 0x80000000 - (1 << 32)}    # element bytes -> a word's sign bits
+
+
+def _nonfinite_bits(b: ir.IRBuilder, word: ir.Value, dtype: str) -> ir.Value:
+    """Sign-bit positions set where the word's element (an f32, or two f16/bf16) is inf or NaN."""
+    exponent, unit = EXPONENTS[dtype]
+    return b.add(b.and_(word, i32(exponent)), i32(unit))
+
+
+def _pick(b: ir.IRBuilder, values: list, index: ir.Value) -> ir.Value:
+    result = values[0]
+    for position, value in enumerate(values[1:], start=1):
+        result = b.select(b.icmp_unsigned("==", index, i32(position)), value, result)
+    return result
