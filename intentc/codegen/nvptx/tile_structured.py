@@ -204,9 +204,12 @@ class ScaledEmitter(RegisterStaged):
         col_codes = [self.staged_byte(b.add(base, b.add(c, i32(self.plan.block[0])))) for c in cols]
         low_a, high_a, low_b, high_b = (_fold(b, codes, kind) for codes in (row_codes, col_codes)
                                         for kind in ("<", ">"))
-        all_safe = b.and_(_safe_sum(b, b.add(low_a, low_b), b.add(high_a, high_b)),
-                          b.and_(b.icmp_unsigned("<=", high_a, i32(SAFE_CODE)),
-                                 b.icmp_unsigned("<=", high_b, i32(SAFE_CODE))))
+        thread_safe = b.and_(_safe_sum(b, b.add(low_a, low_b), b.add(high_a, high_b)),
+                             b.and_(b.icmp_unsigned("<=", high_a, i32(SAFE_CODE)),
+                                    b.icmp_unsigned("<=", high_b, i32(SAFE_CODE))))
+        # one branch for the whole warp: the fast path's mma.sync needs every lane
+        vote = em.declare("llvm.nvvm.vote.all.sync", ir.IntType(1), [I32, ir.IntType(1)])
+        all_safe = b.call(vote, [i32(-1), thread_safe])
         # 2^(a+b-254) as f32 bits: (a << 23) + ((b - 127) << 23), one add an element
         row_bits = [b.shl(code, i32(23)) for code in row_codes]
         col_bits = [b.shl(b.sub(code, i32(127)), i32(23)) for code in col_codes]
