@@ -120,22 +120,7 @@ def _access(evaluator: _SymbolicShapes, op: Op, shape: tuple, tiled: dict) -> tu
 def match_scaled_contraction(kernel: Kernel) -> ScaledContraction:
     """The kernel as a tiled MX contraction, or NoMatch saying why not."""
     evaluator = _SymbolicShapes(kernel)
-    parallels = [op for op in kernel.body if op.name == "parallel"]
-    if len(parallels) != 1:
-        raise NoMatch("not one top-level parallel")
-    for op in kernel.body:
-        if op is parallels[0] or op.name == "yield":
-            continue
-        evaluator.tensor_op(op)          # (scalars go on to scalar_op)
-    parallel = parallels[0]
-    extents = [evaluator.env.get(name) for name in parallel.operands]
-    region = parallel.regions[0]
-    if len(extents) != 2 or not all(isinstance(e, Ceil) for e in extents):
-        raise NoMatch("the parallel domain is not ceil(M / TM) x ceil(N / TN)")
-    ti, tj = (arg.name for arg in region.args)
-    for name in (ti, tj):
-        evaluator.env[name] = Affine.of(name)
-    ops = [op for op in region.ops if op.name != "yield"]
+    parallel, (ti, tj), extents, ops = _tile_iteration(evaluator, kernel)
     contractions = [op for op in ops if op.name == "scaled_contract"]
     if len(contractions) != 1:
         raise NoMatch("not one scaled_contract in the iteration")
