@@ -13,6 +13,8 @@ barrier a step. A subclass says what a step fetches, deposits and computes.
 """
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 from typing import TYPE_CHECKING
 
 from llvmlite import ir
@@ -49,7 +51,7 @@ def byte_of(b: ir.IRBuilder, words: list, index: int) -> ir.Value:
     return b.and_(b.lshr(words[index // 4], i32(8 * (index % 4))), i32(255))
 
 
-class RegisterStaged(TileEmitter):
+class RegisterStaged(TileEmitter, ABC):
     """The K loop of register-staged operands; subclasses define `steps`, `fetch(step)`
     (global -> `self.raw`, with `load_run`), `deposit(stage)` (-> shared, returning an i1 the CTA ors at the
     step's barrier, or None) and `compute(stage, step, flag)`."""
@@ -76,21 +78,21 @@ class RegisterStaged(TileEmitter):
     def prepare(self) -> None:
         """Per-kernel values (alignment flags, register slots) before the tile loop."""
 
+    @abstractmethod
     def steps(self) -> ir.Value:
         """The K loop's trip count (i64)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def fetch(self, step: ir.Value) -> None:
         """Step `step`'s raw operand bytes into this thread's registers."""
-        raise NotImplementedError
 
+    @abstractmethod
     def deposit(self, stage: ir.Value) -> ir.Value | None:
         """The registers decoded into ring slot `stage`; an i1 for the CTA to or, or None."""
-        raise NotImplementedError
 
+    @abstractmethod
     def compute(self, stage: ir.Value, step: ir.Value, flag: ir.Value | None) -> None:
         """The slot's products into the accumulator (`flag`: the CTA's or of deposit's i1s)."""
-        raise NotImplementedError
 
     def extra_base(self, stage: ir.Value) -> ir.Value:
         """Shared address of the stage's bytes after the operand tiles (scales, selections)."""
