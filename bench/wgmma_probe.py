@@ -1,8 +1,10 @@
 """Probe of the warp-specialized TMA wgmma form (issue #14) on the H200: correctness against
 torch (f64 reference) on tail shapes, then TFLOP/s beside cuBLAS (torch.matmul; for e4m3
-operands torch._scaled_mm) in one run; `--plans` also times other tile widths and ring depths.
+operands torch._scaled_mm) in one run; `--plans` also times other tile widths and ring depths;
+`--fp8` times only 8-bit float plans (PLANS_F8) and timing ablations of the widening kernel
+(ABLATIONS_F8), with f16 as the control.
 
-    python3 bench/wgmma_probe.py [--out FILE.json]
+    python3 bench/wgmma_probe.py [--out FILE.json] [--plans | --fp8]
 """
 from __future__ import annotations
 
@@ -20,25 +22,52 @@ from bench.gpu import timed  # noqa: E402
 from bench.gpu_matmul import OUT, TORCH, baseline, kernel_text  # noqa: E402
 from bench.gpu_matmul import operands as random_operands  # noqa: E402
 
-# Other plans of the TMA form timed by --plans: (operands, tile columns, ring stages, 8-bit chunks a
-# converter keeps in flight); the defaults are (256, 4) and, for 8-bit floats, (256, 3, 4)
-PLANS = [("f8e4m3fn", 256, 3, 8), ("f8e4m3fn", 256, 3, 16)]
+# Other plans of the TMA form timed by --plans / --fp8: (operands, `wgmma_tma.tma_plan`'s keywords)
+PLANS = [("f8e4m3fn", {"widen_unroll": 8})]
+PLANS_F8 = [("f8e4m3fn", {"widening": "bits"}), ("f8e5m2", {"widening": "bits"}),
+            ("f8e4m3fn", {"widen_bytes": 16, "widen_unroll": 2}), ("f8e4m3fn", {"stages": 2, "raw_stages": 4}),
+            ("f8e4m3fn", {"widen_unroll": 8}), ("f8e4m3fn", {"widening": "bits", "widen_bytes": 16, "widen_unroll": 2}),
+            ("f8e5m2", {"widening": "bits", "widen_bytes": 16, "widen_unroll": 2}),
+            ("f8e4m3fn", {"widen_bytes": 16, "widen_unroll": 4})]
 
 
-def compiled(dtype: str, plan=None):
-    """The sm_90a kernel (the mapping's plan, or the TMA form under `plan`)."""
+def _skip_widening(self, raw, staged, item):
+    """Ablation: the converters wait and arrive as usual but rewrite nothing."""
+
+
+def _skip_wgmma(b, n, operand, acc, a_descriptor, b_descriptor, accumulators, transpose_b=True):
+    """Ablation: the consumers wait, fence and release as usual but issue no wgmma."""
+    return accumulators
+
+
+# Timing ablations of the e4m3 kernel (results wrong on purpose; only the time is read):
+# (label, module attribute replaced, replacement)
+ABLATIONS_F8 = [("no widening", "TmaEmitter._widen_chunk", _skip_widening), ("no wgmma", "wgmma_m64", _skip_wgmma)]
+
+
+def compiled(dtype: str, plan=None, ablation=None):
+    """The sm_90a kernel (the mapping's plan, or the TMA form under `plan`'s keywords; with
+    `ablation` = (attribute of `wgmma_tma`, replacement) that part left out)."""
     from intentc.codegen.nvptx import mapping, tile_matmul, wgmma_tma
     from intentc.runtime.cuda import compile_cuda
     chosen = tile_matmul.plan_mma
 
     def planned(kernel, arch):
         found = chosen(kernel, arch)
-        return wgmma_tma.tma_plan(kernel, found.contraction, found.fallback, *plan) if plan else found
+        return wgmma_tma.tma_plan(kernel, found.contraction, found.fallback, **plan) if plan else found
     mapping.plan_mma = planned
+    owner, name, kept = wgmma_tma, "", None
+    if ablation:
+        *path, name = ablation[0].split(".")
+        owner = getattr(wgmma_tma, path[0]) if path else wgmma_tma
+        kept = getattr(owner, name)
+        setattr(owner, name, ablation[1])
     try:
         return compile_cuda(kernel_text(dtype), "matmul_tiled", arch="sm_90a")
     finally:
         mapping.plan_mma = chosen
+        if ablation:
+            setattr(owner, name, kept)
 
 
 def operands(dtype, m, n, k):
@@ -96,6 +125,7 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--out")
     parser.add_argument("--plans", action="store_true")
+    parser.add_argument("--fp8", action="store_true", help="8-bit float plans and ablations, f16 as the control")
     parser.add_argument("--cubin", help="write the f16 kernel's cubin here (for cuobjdump)")
     args = parser.parse_args()
     rows, cublas = [], {}
@@ -105,8 +135,10 @@ def main() -> int:
         rows.append(row)
     sizes = {"f16": ((4096, 4096, 4096), (8192, 8192, 8192), (4000, 4100, 3900)),
              "bf16": ((4096, 4096, 4096), (8192, 8192, 8192)), "f8e4m3fn": ((4096, 4096, 4096), (8192, 8192, 8192)),
-             "i8": ((4096, 4096, 4096), (8192, 8192, 8192))}
-    for dtype in ("f16", "bf16", "f8e4m3fn", "i8"):
+             "i8": ((4096, 4096, 4096), (8192, 8192, 8192)), "f8e5m2": ((4096, 4096, 4096),)}
+    if args.fp8:
+        sizes.update(f16=((4096, 4096, 4096),))
+    for dtype in ("f16", "f8e4m3fn", "f8e5m2") if args.fp8 else ("f16", "bf16", "f8e4m3fn", "i8"):
         start = time.time()
         kernel = compiled(dtype)
         emit({"dtype": dtype, "compile_s": time.time() - start, "plan": kernel.launch_config.mma["instruction"]})
@@ -119,7 +151,13 @@ def main() -> int:
                 emit({"dtype": dtype, "shape": shape, "error": f"{type(error).__name__}: {str(error)[:300]}"})
         for size in sizes[dtype]:
             emit(speed(kernel, dtype, *size, cublas))
-    for dtype, *plan in PLANS if args.plans else []:
+    for label, *ablation in ABLATIONS_F8 if args.fp8 else []:
+        kernel = compiled("f8e4m3fn", ablation=ablation)
+        a, b, c = operands("f8e4m3fn", 4096, 4096, 4096)
+        seconds = timed(lambda kernel=kernel, arrays={"a": a, "b": b, "c": c}: kernel.launch_in_place(arrays), 10)
+        emit({"ablation": label, "dtype": "f8e4m3fn", "size": [4096] * 3,
+              "TFLOP/s-equivalent": 2.0 * 4096 ** 3 / seconds / 1e12})
+    for dtype, plan in PLANS_F8 if args.fp8 else PLANS if args.plans else []:
         kernel = compiled(dtype, plan)
         for shape in ((300, 528, 208), (2048, 2304, 64)):
             emit({"plan": plan, "dtype": dtype, **check(kernel, dtype, *shape)})

@@ -57,11 +57,12 @@ def setmaxnreg(b: ir.IRBuilder, registers: int, increase: bool) -> None:
     asm(b, f"setmaxnreg.{kind}.sync.aligned.u32 {registers};", "~{memory}", VOID, [])
 
 
-def load_shared_pair(b: ir.IRBuilder, address: ir.Value) -> list:
-    """Two 32-bit words from an 8-byte aligned shared address."""
-    result = asm(b, "ld.shared.v2.b32 {$0, $1}, [$2];", "=r,=r,r,~{memory}", ir.LiteralStructType([I32, I32]),
-                 [address])
-    return [b.extract_value(result, i) for i in range(2)]
+def load_shared_words(b: ir.IRBuilder, address: ir.Value, count: int) -> list:
+    """`count` (2 or 4) 32-bit words from a shared address aligned to their size."""
+    registers = ", ".join(f"${i}" for i in range(count))
+    result = asm(b, f"ld.shared.v{count}.b32 {{{registers}}}, [${count}];", "=r," * count + "r,~{memory}",
+                 ir.LiteralStructType([I32] * count), [address])
+    return [b.extract_value(result, i) for i in range(count)]
 
 
 def store_shared_quad(b: ir.IRBuilder, address: ir.Value, words: list) -> None:

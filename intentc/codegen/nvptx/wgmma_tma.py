@@ -23,11 +23,13 @@ engine to read it); a launch whose views a map cannot describe (an
 unaligned row, a transposed view) runs the module's fallback entry instead: the cp.async
 form, or for 8-bit operands (which only this form rewrites) the generic mapping.
 
-8-bit operands (`convert`) are copied raw into a second ring (rows of BK bytes, unswizzled)
-completing on a `raw` barrier; producer warps 1-3 then rewrite each slot for the wgmma, publish
-it to the async proxy (`fence.proxy.async`) and arrive on `full`. 8-bit floats are widened to
-f16 (exactly: every e4m3 and e5m2 value is an f16) into the f16 ring's swizzled layout for the
-f16 wgmma — Hopper's own 8-bit float wgmma is not used: its accumulation keeps fewer bits
+8-bit operands (`convert`) are copied raw into a second ring of `raw_stages` slots (rows of BK
+bytes, unswizzled) completing on a `raw` barrier; producer warps 1-3 then rewrite each slot for
+the wgmma, release the raw slot (`raw_free`, on which the copier waits before refilling it: the
+raw ring runs ahead of the wgmma's ring by its own depth), publish the rewritten slot to the
+async proxy (`fence.proxy.async`) and arrive on `full`. 8-bit floats are widened to f16
+(exactly: every e4m3 and e5m2 value is an f16; `f8_widening.py`) into the f16 ring's swizzled
+layout for the f16 wgmma — Hopper's own 8-bit float wgmma is not used: its accumulation keeps fewer bits
 than f32, and the spec's accumulator is the declared dtype (issue #14). For i8, A lands in
 place and B is transposed to the K-major rows the integer wgmma (s8 x s8 -> s32, exact) reads.
 """
@@ -41,11 +43,12 @@ from llvmlite import ir
 from ..llvm.abi import layout, slot_count
 from ..llvm.types import I32, I64
 from .cta import barrier, sreg
+from .f8_widening import f16_pairs_of_f8_word
 from .ptx_asm import fence_proxy_async, opaque, store_shared, wgmma_commit, wgmma_fence, wgmma_m64, wgmma_wait
 from .tile_matmul import MmaPlan, TileEmitter, _ceil, _const
-from .tma_asm import (F8_PAIRS, byte_permute, f16_pair_of_f8_pair, fence_barrier_init, load_shared_pair,
-                      load_shared_word, mbarrier_arrive, mbarrier_expect_bytes, mbarrier_init, mbarrier_wait,
-                      setmaxnreg, store_shared_quad, tma_load_2d)
+from .tma_asm import (F8_PAIRS, byte_permute, fence_barrier_init, load_shared_word, load_shared_words,
+                      mbarrier_arrive, mbarrier_expect_bytes, mbarrier_init, mbarrier_wait, setmaxnreg,
+                      store_shared_quad, tma_load_2d)
 from .wgmma import INSTRUCTION_M, Wgmma, descriptor
 
 WARPGROUP = 128
@@ -59,7 +62,9 @@ CONVERTERS = 96             # producer threads 32..127: the 8-bit operands' conv
 RAW_ROW = 64                # bytes of an 8-bit float row as copied (BK elements), unswizzled
 STEP_BYTES = 32             # K bytes one wgmma reads of each row
 FALLBACK_SUFFIX = "_fallback"
-BARRIERS = ("full", "empty", "raw")     # raw: an 8-bit slot's copies have landed (converted next)
+# raw: an 8-bit slot's copies have landed (converted next); raw_free: the converters have read it
+BARRIERS = ("full", "empty", "raw", "raw_free")
+RAW_KINDS = ("raw", "raw_free")     # barriers of the raw ring's slots, the others the wgmma ring's
 
 
 @dataclass(frozen=True)
@@ -71,6 +76,9 @@ class TmaPlan(MmaPlan):
     # "f8e5m2" widened to f16 (A and B), "i8" B transposed to K-major (the integer wgmma's)
     convert: str = ""
     widen_unroll: int = 4   # 8-bit float chunks a converter has in flight (more: registers from the consumers)
+    raw_stages: int = 0     # slots of the raw ring (8-bit operands)
+    widening: str = "cvt"   # how 8-bit floats become f16 (`f8_widening.WIDENINGS`)
+    widen_bytes: int = 8    # raw bytes of an 8-bit float chunk a converter widens at once (8 or 16)
 
     @property
     def registers(self) -> tuple:
@@ -80,7 +88,8 @@ class TmaPlan(MmaPlan):
         more than the pool hangs): the consumers keep their accumulators; converters widening
         more chunks at once take 8 registers a chunk."""
         pool = SM_REGISTERS // self.threads // 8 * 8 * self.threads
-        consumer = CONSUMER_REGISTERS - (self.widen_unroll - 4) * 4 if self.widens else CONSUMER_REGISTERS
+        in_flight = self.widen_unroll * self.widen_bytes // 8
+        consumer = CONSUMER_REGISTERS - (in_flight - 4) * 4 if self.widens else CONSUMER_REGISTERS
         consumers = self.warps[0] * WARPGROUP
         return (pool - consumers * consumer) // WARPGROUP // 8 * 8, consumer
 
@@ -121,8 +130,9 @@ class TmaPlan(MmaPlan):
     def dynamic_shared_bytes(self) -> int:
         """The rings, their barriers, and room to align the ring to 1024 bytes (the 128-byte
         swizzle's period, which TMA and the wgmma descriptors assume)."""
-        ring = self.ring_bytes + self.stages * self.raw_stage_bytes
-        return ring + len(self.barriers) * self.stages * BARRIER_BYTES + RING_ALIGN
+        ring = self.ring_bytes + self.raw_stages * self.raw_stage_bytes
+        slots = sum(self.raw_stages if kind in RAW_KINDS else self.stages for kind in self.barriers)
+        return ring + slots * BARRIER_BYTES + RING_ALIGN
 
     @property
     def ctas_per_sm(self) -> int:
@@ -144,8 +154,11 @@ class TmaPlan(MmaPlan):
         data = super().to_json()
         data.update(shared_bytes=self.dynamic_shared_bytes, warpgroups={"producer": 1, "consumers": self.warps[0]},
                     staging=f"TMA boxes, {self.row_bytes}-byte swizzle, mbarrier ring (full/empty)")
+        if self.convert:
+            data["raw_stages"] = self.raw_stages
         if self.widens:
-            data["convert"] = f"{self.convert} -> f16 exactly (cvt.rn.f16x2.{F8_PAIRS[self.convert]}) by " \
+            how = f"cvt.rn.f16x2.{F8_PAIRS[self.convert]}" if self.widening == "cvt" else "integer bit operations"
+            data["convert"] = f"{self.convert} -> f16 exactly ({how}, {self.widen_bytes}-byte chunks) by " \
                               f"{CONVERTERS} producer threads, then the f16 wgmma"
         if self.transposes:
             data["convert"] = f"B transposed to K-major (prmt 4x4 byte blocks) by {CONVERTERS} producer threads, " \
@@ -175,11 +188,12 @@ class TmaPlan(MmaPlan):
 
 
 def tma_plan(kernel, contraction, fallback: MmaPlan | None, columns: int = 256, stages: int = 4,
-             widen_unroll: int = 4) -> TmaPlan:
+             widen_unroll: int = 4, raw_stages: int = 0, widening: str = "cvt", widen_bytes: int = 8) -> TmaPlan:
     """128 x `columns` tiles of 128-byte K rows (BK = 64 16-bit elements: the 128-byte
     swizzle), two consumer warpgroups of m64n<columns>, `stages` ring slots (4 of 48 KiB for
     256 columns; 8-bit floats keep 3 beside their raw ring; i8 takes 128 columns, BK = 128,
-    4 slots); the maps' address is the word after the kernel's own."""
+    4 slots); the raw ring as deep as the wgmma's unless `raw_stages` says; the maps'
+    address is the word after the kernel's own."""
     words = slot_count(layout(kernel))
     operands = contraction.operand_dtype
     convert = operands if operands in F8_PAIRS or operands == "i8" else ""
@@ -190,7 +204,8 @@ def tma_plan(kernel, contraction, fallback: MmaPlan | None, columns: int = 256, 
     shape = f"m64n{columns}k{32 if operands == 'i8' else 16}"
     return TmaPlan(contraction, f"wgmma.{shape}", (128, columns, depth), (2, 1), stages=stages, resident=1,
                    maps_word=words, fallback=fallback, convert=convert,
-                   widen_unroll=widen_unroll)
+                   widen_unroll=widen_unroll, raw_stages=(raw_stages or stages) if convert else 0,
+                   widening=widening, widen_bytes=widen_bytes)
 
 
 class TmaEmitter(TileEmitter):
@@ -212,10 +227,11 @@ class TmaEmitter(TileEmitter):
         self.uses = em.entry_alloca(I64, _const(0))     # ring slots used so far by this thread's role
         # arrivals a phase: full, the copies' one expect_tx (or every converter); empty, one a
         # consumer warpgroup; raw, the copies' expect_tx
-        arrivals = {"full": CONVERTERS if plan.convert else 1, "empty": plan.warps[0], "raw": 1}
+        arrivals = {"full": CONVERTERS if plan.convert else 1, "empty": plan.warps[0], "raw": 1,
+                    "raw_free": CONVERTERS}
         with b.if_then(b.icmp_unsigned("==", thread, ir.Constant(I32, 0))):
-            for stage in range(plan.stages):
-                for kind in plan.barriers:
+            for kind in plan.barriers:
+                for stage in range(plan.raw_stages if kind in RAW_KINDS else plan.stages):
                     mbarrier_init(b, self._barrier(kind, ir.Constant(I32, stage)), arrivals[kind])
             fence_barrier_init(b)
         barrier(em)
@@ -224,14 +240,17 @@ class TmaEmitter(TileEmitter):
                    lambda: self._consumer(thread))
 
     def _barrier(self, kind: str, stage: ir.Value) -> ir.Value:
-        """Shared address of ring slot `stage`'s barrier of `kind` (after the rings)."""
+        """Shared address of ring slot `stage`'s barrier of `kind` (after the rings; the raw
+        ring's kinds have a barrier a raw slot)."""
         b = self.em.b
         plan = self.plan
-        first = plan.ring_bytes + plan.stages * (plan.raw_stage_bytes + BARRIER_BYTES * plan.barriers.index(kind))
+        kinds = plan.barriers[:plan.barriers.index(kind)]
+        before = sum(plan.raw_stages if other in RAW_KINDS else plan.stages for other in kinds)
+        first = plan.ring_bytes + plan.raw_stages * plan.raw_stage_bytes + BARRIER_BYTES * before
         return b.add(self.shared, b.add(ir.Constant(I32, first), b.mul(stage, ir.Constant(I32, BARRIER_BYTES))))
 
     def _raw_base(self, stage: ir.Value) -> ir.Value:
-        """Shared address of ring slot `stage` of the 8-bit operands as copied."""
+        """Shared address of raw ring slot `stage` (the 8-bit operands as copied)."""
         b = self.em.b
         offset = b.mul(stage, ir.Constant(I32, self.plan.raw_stage_bytes))
         return b.add(self.shared, b.add(ir.Constant(I32, self.plan.ring_bytes), offset))
@@ -247,17 +266,22 @@ class TmaEmitter(TileEmitter):
         em.loop(b.zext(sreg(em, "ctaid.x"), I64), b.mul(tiles_m, tiles_n), tile, b.zext(sreg(em, "nctaid.x"), I64),
                 name="tile")
 
-    def _each_k_tile(self, body) -> None:
-        """body(k tile, ring slot (i32), the slot's phase parity (i32)) for each K tile."""
+    def _each_k_tile(self, body, raw: bool = False) -> None:
+        """body(k tile, ring slot (i32), the slot's phase parity (i32)) for each K tile; with
+        `raw`, body(k tile, (slot, parity), (raw slot, its parity))."""
         em = self.em
         b = em.b
-        stages = _const(self.plan.stages)
+
+        def phase(used, stages):
+            return b.trunc(b.urem(used, _const(stages)), I32), b.trunc(b.and_(b.udiv(used, _const(stages)),
+                                                                            _const(1)), I32)
 
         def step(kt):
             used = b.load(self.uses)
-            slot = b.trunc(b.urem(used, stages), I32)
-            parity = b.trunc(b.and_(b.udiv(used, stages), _const(1)), I32)
-            body(kt, slot, parity)
+            if raw:
+                body(kt, phase(used, self.plan.stages), phase(used, self.plan.raw_stages))
+            else:
+                body(kt, *phase(used, self.plan.stages))
             b.store(b.add(used, _const(1)), self.uses)
         em.loop(_const(0), self.k_tiles, step, name="ktile")
 
@@ -282,21 +306,25 @@ class TmaEmitter(TileEmitter):
                 self._converting(converter)
         em.if_then(is_copier,
                    lambda: self._each_tile(lambda: self._each_k_tile(
-                       lambda kt, slot, parity: self._fill(maps, kt, slot, parity))), convert)
+                       lambda kt, ring, raw: self._fill(maps, kt, ring[0], ring[1], raw), raw=True)), convert)
 
-    def _fill(self, maps: list, kt: ir.Value, slot: ir.Value, parity: ir.Value) -> None:
-        """Wait until the consumers released ring slot `slot`, then copy K tile `kt` into it:
-        where the wgmma reads it (announced on `full`), or the operands to rewrite into the raw
-        ring's slot (announced on `raw`: 8-bit floats both, i8 B while A lands in place)."""
+    def _fill(self, maps: list, kt: ir.Value, slot: ir.Value, parity: ir.Value, raw: tuple = ()) -> None:
+        """Copy K tile `kt` where the wgmma reads it (ring slot `slot`, once the consumers
+        released it; announced on `full`), or the operands to rewrite into raw ring slot
+        `raw` = (slot, parity), once the converters released it (announced on `raw`: 8-bit
+        floats both, i8 B while A lands in place)."""
         em, plan = self.em, self.plan
         b = em.b
         bm, bn, bk = plan.block
-        mbarrier_wait(em, self._barrier("empty", slot), b.xor(parity, ir.Constant(I32, 1)))
-        raw = self._raw_base(slot)
-        a_base = raw if plan.widens else self.stage_base(slot, "a")
-        b_base = b.add(raw, ir.Constant(I32, bm * bk)) if plan.widens else raw if plan.transposes else \
+        if not plan.widens:
+            mbarrier_wait(em, self._barrier("empty", slot), b.xor(parity, ir.Constant(I32, 1)))
+        if plan.convert:
+            mbarrier_wait(em, self._barrier("raw_free", raw[0]), b.xor(raw[1], ir.Constant(I32, 1)))
+        raw_base = self._raw_base(raw[0]) if plan.convert else None
+        a_base = raw_base if plan.widens else self.stage_base(slot, "a")
+        b_base = b.add(raw_base, ir.Constant(I32, bm * bk)) if plan.widens else raw_base if plan.transposes else \
             self.stage_base(slot, "b")
-        landed = self._barrier("raw" if plan.convert else "full", slot)
+        landed = self._barrier("raw", raw[0]) if plan.convert else self._barrier("full", slot)
         a_bytes = 0 if plan.widens else bm * bk * plan.copied_bytes
         mbarrier_expect_bytes(b, landed, plan.raw_stage_bytes + a_bytes if plan.convert else plan.stage_bytes)
         k0 = b.trunc(b.mul(kt, _const(bk)), I32)
@@ -316,15 +344,18 @@ class TmaEmitter(TileEmitter):
         em, plan = self.em, self.plan
         b = em.b
         bm, bn, bk = plan.block
-        if plan.widens:         # 8 raw bytes -> one 16-byte chunk of f16, A's rows then B's blocks
-            items, unrolled, rewrite = (bm + bn) * bk // 8, plan.widen_unroll, self._widen_chunk
+        if plan.widens:         # `widen_bytes` raw bytes -> 16-byte chunks of f16, A's rows then B's blocks
+            items, unrolled, rewrite = (bm + bn) * bk // plan.widen_bytes, plan.widen_unroll, self._widen_chunk
         else:                   # 4 x 4 bytes of B
             items, unrolled, rewrite = (bn // 4) * (bk // 4), 1, self._transpose_block
         per_trip = CONVERTERS * unrolled
 
-        def convert(slot, parity):
-            mbarrier_wait(em, self._barrier("raw", slot), parity)
-            raw, staged = self._raw_base(slot), self.stage_base(slot, "a")
+        def convert(ring, raw_ring):
+            (slot, parity), (raw_slot, raw_parity) = ring, raw_ring
+            mbarrier_wait(em, self._barrier("raw", raw_slot), raw_parity)
+            if plan.widens:     # the copier does not wait for the consumers: the converters do
+                mbarrier_wait(em, self._barrier("empty", slot), b.xor(parity, ir.Constant(I32, 1)))
+            raw, staged = self._raw_base(raw_slot), self.stage_base(slot, "a")
 
             def trip(first):
                 for lane in range(unrolled):
@@ -338,9 +369,10 @@ class TmaEmitter(TileEmitter):
             # loads in flight within the producer's registers
             em.loop(_const(0), opaque(b, _const(-(-items // per_trip))), lambda i: trip(b.mul(i, _const(per_trip))),
                     name="convert")
+            mbarrier_arrive(b, self._barrier("raw_free", raw_slot))
             fence_proxy_async(b)
             mbarrier_arrive(b, self._barrier("full", slot))
-        self._each_tile(lambda: self._each_k_tile(lambda kt, slot, parity: convert(slot, parity)))
+        self._each_tile(lambda: self._each_k_tile(lambda kt, ring, raw_ring: convert(ring, raw_ring), raw=True))
 
     def _transpose_block(self, raw: ir.Value, staged: ir.Value, item: ir.Value) -> None:
         """i8 B: the 4 x 4 bytes at K rows 4k.., N columns 4n.. of the raw blocks (rows of
@@ -368,16 +400,22 @@ class TmaEmitter(TileEmitter):
             store_shared(b, b.add(b_tile, offset), word)
 
     def _widen_chunk(self, raw: ir.Value, staged: ir.Value, item: ir.Value) -> None:
-        """Eight 8-bit floats (item 8r + c: bytes 8c.. of raw row r) as the f16 chunk
-        c ^ (r mod 8) of staged row r (the 128-byte swizzle)."""
+        """w = `widen_bytes` 8-bit floats (item (64 / w) r + c: bytes wc.. of raw row r) as the
+        f16 chunks of staged row r they make, each chunk j at j ^ (r mod 8) (the 128-byte swizzle)."""
         b = self.em.b
-        row, column = b.udiv(item, ir.Constant(I32, 8)), b.urem(item, ir.Constant(I32, 8))
-        words = load_shared_pair(b, b.add(raw, b.add(b.mul(row, ir.Constant(I32, RAW_ROW)),
-                                                         b.mul(column, ir.Constant(I32, 8)))))
-        halves = [b.trunc(b.lshr(word, ir.Constant(I32, shift)), ir.IntType(16)) for word in words for shift in (0, 16)]
-        converted = [f16_pair_of_f8_pair(b, half, self.plan.convert) for half in halves]
-        swizzled = b.shl(b.xor(column, b.and_(row, ir.Constant(I32, 7))), ir.Constant(I32, 4))
-        store_shared_quad(b, b.add(staged, b.add(b.mul(row, ir.Constant(I32, 2 * RAW_ROW)), swizzled)), converted)
+        plan = self.plan
+        per_row = RAW_ROW // plan.widen_bytes
+        row, column = b.udiv(item, ir.Constant(I32, per_row)), b.urem(item, ir.Constant(I32, per_row))
+        words = load_shared_words(b, b.add(raw, b.add(b.mul(row, ir.Constant(I32, RAW_ROW)),
+                                                         b.mul(column, ir.Constant(I32, plan.widen_bytes)))),
+                                 plan.widen_bytes // 4)
+        converted = [pair for word in words for pair in f16_pairs_of_f8_word(b, word, plan.convert, plan.widening)]
+        staged_row = b.add(staged, b.mul(row, ir.Constant(I32, 2 * RAW_ROW)))
+        first_chunk = b.mul(column, ir.Constant(I32, plan.widen_bytes // 8))
+        for j in range(plan.widen_bytes // 8):
+            chunk = b.add(first_chunk, ir.Constant(I32, j)) if j else first_chunk
+            swizzled = b.shl(b.xor(chunk, b.and_(row, ir.Constant(I32, 7))), ir.Constant(I32, 4))
+            store_shared_quad(b, b.add(staged_row, swizzled), converted[4 * j:4 * j + 4])
 
     # ---- consumers ---------------------------------------------------------------------------
     def _consumer(self, thread: ir.Value) -> None:

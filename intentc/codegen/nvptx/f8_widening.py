@@ -1,0 +1,48 @@
+"""Exact widening of 8-bit floats to f16 for the f16 wgmma (`wgmma_tma.py`'s converters;
+docs/gpu.md, "8-bit operands"). Every e4m3 and e5m2 value is an f16, so each widening below
+is exact; they differ in which of the SM's pipes they use:
+
+- "cvt": `cvt.rn.f16x2.e4m3x2` / `.e5m2x2`, one conversion instruction a pair (the
+  conversion pipe, a quarter of the integer pipe's rate).
+- "bits": integer operations. An e5m2 is the high byte of the f16 with the same value, so
+  a byte permute (`prmt`) widens two pairs at once. An e4m3 `s eeee mmm` becomes the f16
+  `s 0eeee mmm0000000` (its value times 2^-8: the exponent bias is 15, not 7; e4m3
+  subnormals land on f16 subnormals with the same digits), multiplied by 2^8 in f16x2
+  (exact, no flush: `mul.rn.f16x2`); the only magnitude that is not a number, `1111 111`,
+  first gets an exponent of all ones (an f16 NaN) by an addition that carries into bit 14
+  only there.
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ..llvm.types import I32
+from .ptx_asm import asm
+from .tma_asm import F8_PAIRS, byte_permute, f16_pair_of_f8_pair
+
+WIDENINGS = ("cvt", "bits")
+LOW_PAIR, HIGH_PAIR = 0x1404, 0x3424    # prmt: bytes 0, 1 (2, 3) of a word as the high bytes of two halves
+
+
+def f16_pairs_of_f8_word(b: ir.IRBuilder, word: ir.Value, dtype: str, widening: str) -> list:
+    """Four 8-bit floats (a b32, the lowest byte first) as two b32 of f16 pairs (the low
+    half first), exactly."""
+    if widening == "cvt":
+        halves = [b.trunc(b.lshr(word, ir.Constant(I32, shift)), ir.IntType(16)) for shift in (0, 16)]
+        return [f16_pair_of_f8_pair(b, half, dtype) for half in halves]
+    zero = ir.Constant(I32, 0)
+    placed = [byte_permute(b, word, zero, selector) for selector in (LOW_PAIR, HIGH_PAIR)]
+    if dtype == "f8e5m2":
+        return placed
+    assert dtype in F8_PAIRS, dtype
+    return [_f16_pair_of_e4m3_high_bytes(b, pair) for pair in placed]
+
+
+def _f16_pair_of_e4m3_high_bytes(b: ir.IRBuilder, pair: ir.Value) -> ir.Value:
+    """Two e4m3 in the high bytes of a b32's halves as two f16 (see the module's doc)."""
+    def const(value):
+        return ir.Constant(I32, value)
+    magnitude = b.and_(b.lshr(pair, const(1)), const(0x3F803F80))
+    not_a_number = b.and_(b.add(magnitude, const(0x00800080)), const(0x40004000))
+    scaled_down = b.or_(b.or_(magnitude, not_a_number), b.and_(pair, const(0x80008000)))
+    return asm(b, "{ .reg .b32 k; mov.b32 k, 0x5C005C00; mul.rn.f16x2 $0, $1, k; }", "=r,r", I32, [scaled_down])
