@@ -15,7 +15,8 @@ from mma_cases import assert_within, error_bound, variant
 pytestmark = requires_gpu()
 
 WIDENINGS = [{"widening": "cvt"}, {"widening": "bits"}, {"widening": "bits", "widen_bytes": 16, "widen_unroll": 2},
-             {"widening": "cvt", "widen_bytes": 16, "widen_unroll": 2}, {"stages": 2, "raw_stages": 4}]
+             {"widening": "cvt", "widen_bytes": 16, "widen_unroll": 2}, {"stages": 2, "raw_stages": 4},
+             {"inline_copies": True}, {"inline_copies": True, "widening": "bits", "stages": 2, "raw_stages": 4}]
 
 
 def _compiled_under(text: str, plan: dict):

@@ -79,6 +79,13 @@ class TmaPlan(MmaPlan):
     raw_stages: int = 0     # slots of the raw ring (8-bit operands)
     widening: str = "cvt"   # how 8-bit floats become f16 (`f8_widening.WIDENINGS`)
     widen_bytes: int = 8    # raw bytes of an 8-bit float chunk a converter widens at once (8 or 16)
+    # 8-bit floats: the whole producer warpgroup widens and its thread 0 issues each K tile's
+    # copies raw_stages - 1 steps ahead between its conversions (else warp 0 only copies)
+    inline_copies: bool = False
+
+    @property
+    def converters(self) -> int:
+        return WARPGROUP if self.inline_copies else CONVERTERS
 
     @property
     def registers(self) -> tuple:
@@ -159,7 +166,7 @@ class TmaPlan(MmaPlan):
         if self.widens:
             how = f"cvt.rn.f16x2.{F8_PAIRS[self.convert]}" if self.widening == "cvt" else "integer bit operations"
             data["convert"] = f"{self.convert} -> f16 exactly ({how}, {self.widen_bytes}-byte chunks) by " \
-                              f"{CONVERTERS} producer threads, then the f16 wgmma"
+                              f"{self.converters} producer threads, then the f16 wgmma"
         if self.transposes:
             data["convert"] = f"B transposed to K-major (prmt 4x4 byte blocks) by {CONVERTERS} producer threads, " \
                               "then the s8 wgmma accumulating in s32"
@@ -188,7 +195,8 @@ class TmaPlan(MmaPlan):
 
 
 def tma_plan(kernel, contraction, fallback: MmaPlan | None, columns: int = 256, stages: int = 4,
-             widen_unroll: int = 4, raw_stages: int = 0, widening: str = "cvt", widen_bytes: int = 8) -> TmaPlan:
+             widen_unroll: int = 4, raw_stages: int = 0, widening: str = "cvt", widen_bytes: int = 8,
+             inline_copies: bool = False) -> TmaPlan:
     """128 x `columns` tiles of 128-byte K rows (BK = 64 16-bit elements: the 128-byte
     swizzle), two consumer warpgroups of m64n<columns>, `stages` ring slots (4 of 48 KiB for
     256 columns; 8-bit floats keep 3 beside their raw ring; i8 takes 128 columns, BK = 128,
@@ -205,7 +213,7 @@ def tma_plan(kernel, contraction, fallback: MmaPlan | None, columns: int = 256, 
     return TmaPlan(contraction, f"wgmma.{shape}", (128, columns, depth), (2, 1), stages=stages, resident=1,
                    maps_word=words, fallback=fallback, convert=convert,
                    widen_unroll=widen_unroll, raw_stages=(raw_stages or stages) if convert else 0,
-                   widening=widening, widen_bytes=widen_bytes)
+                   widening=widening, widen_bytes=widen_bytes, inline_copies=inline_copies and convert != "i8")
 
 
 class TmaEmitter(TileEmitter):
@@ -227,8 +235,8 @@ class TmaEmitter(TileEmitter):
         self.uses = em.entry_alloca(I64, _const(0))     # ring slots used so far by this thread's role
         # arrivals a phase: full, the copies' one expect_tx (or every converter); empty, one a
         # consumer warpgroup; raw, the copies' expect_tx
-        arrivals = {"full": CONVERTERS if plan.convert else 1, "empty": plan.warps[0], "raw": 1,
-                    "raw_free": CONVERTERS}
+        arrivals = {"full": plan.converters if plan.convert else 1, "empty": plan.warps[0], "raw": 1,
+                    "raw_free": plan.converters}
         with b.if_then(b.icmp_unsigned("==", thread, ir.Constant(I32, 0))):
             for kind in plan.barriers:
                 for stage in range(plan.raw_stages if kind in RAW_KINDS else plan.stages):
@@ -266,22 +274,23 @@ class TmaEmitter(TileEmitter):
         em.loop(b.zext(sreg(em, "ctaid.x"), I64), b.mul(tiles_m, tiles_n), tile, b.zext(sreg(em, "nctaid.x"), I64),
                 name="tile")
 
+    def _phase(self, used: ir.Value, stages: int) -> tuple:
+        """(slot, phase parity) (i32) of a ring of `stages` slots after `used` uses."""
+        b = self.em.b
+        return b.trunc(b.urem(used, _const(stages)), I32), b.trunc(b.and_(b.udiv(used, _const(stages)), _const(1)), I32)
+
     def _each_k_tile(self, body, raw: bool = False) -> None:
         """body(k tile, ring slot (i32), the slot's phase parity (i32)) for each K tile; with
-        `raw`, body(k tile, (slot, parity), (raw slot, its parity))."""
+        `raw`, body(k tile, (slot, parity), (raw slot, its parity), steps before this one)."""
         em = self.em
         b = em.b
-
-        def phase(used, stages):
-            return b.trunc(b.urem(used, _const(stages)), I32), b.trunc(b.and_(b.udiv(used, _const(stages)),
-                                                                            _const(1)), I32)
 
         def step(kt):
             used = b.load(self.uses)
             if raw:
-                body(kt, phase(used, self.plan.stages), phase(used, self.plan.raw_stages))
+                body(kt, self._phase(used, self.plan.stages), self._phase(used, self.plan.raw_stages), used)
             else:
-                body(kt, *phase(used, self.plan.stages))
+                body(kt, *self._phase(used, self.plan.stages))
             b.store(b.add(used, _const(1)), self.uses)
         em.loop(_const(0), self.k_tiles, step, name="ktile")
 
@@ -297,6 +306,9 @@ class TmaEmitter(TileEmitter):
             with b.if_then(is_copier):
                 self._each_tile(lambda: self._each_k_tile(lambda kt, slot, parity: self._fill(maps, kt, slot, parity)))
             return
+        if self.plan.inline_copies:
+            self._converting(thread, lambda step: self._copy_step(maps, step, is_copier))
+            return
         # 8-bit operands: thread 0 copies, warps 1-3 convert (warp 0's other lanes idle)
         first = WARPGROUP - CONVERTERS
         converter = b.sub(thread, ir.Constant(I32, first))
@@ -306,9 +318,23 @@ class TmaEmitter(TileEmitter):
                 self._converting(converter)
         em.if_then(is_copier,
                    lambda: self._each_tile(lambda: self._each_k_tile(
-                       lambda kt, ring, raw: self._fill(maps, kt, ring[0], ring[1], raw), raw=True)), convert)
+                       lambda kt, ring, raw, _: self._fill(maps, kt, ring[0], ring[1], raw), raw=True)), convert)
 
-    def _fill(self, maps: list, kt: ir.Value, slot: ir.Value, parity: ir.Value, raw: tuple = ()) -> None:
+    def _copy_step(self, maps: list, step: ir.Value, is_copier: ir.Value) -> None:
+        """`inline_copies`: the copier's copies of this role's step `step` (i64; K tile
+        step mod K tiles of the CTA's tile number step / K tiles), if the CTA has it."""
+        b = self.em.b
+        with b.if_then(is_copier):
+            some_k = b.icmp_signed(">", self.k_tiles, _const(0))
+            k_tiles = b.select(some_k, self.k_tiles, _const(1))
+            tiles_m, tiles_n = self.tiles
+            tile = b.add(b.zext(sreg(self.em, "ctaid.x"), I64),
+                         b.mul(b.udiv(step, k_tiles), b.zext(sreg(self.em, "nctaid.x"), I64)))
+            with b.if_then(b.and_(some_k, b.icmp_signed("<", tile, b.mul(tiles_m, tiles_n)))):
+                self.place(tile, tiles_m, tiles_n)
+                self._fill(maps, b.urem(step, k_tiles), None, None, self._phase(step, self.plan.raw_stages))
+
+    def _fill(self, maps: list, kt: ir.Value, slot, parity, raw: tuple = ()) -> None:
         """Copy K tile `kt` where the wgmma reads it (ring slot `slot`, once the consumers
         released it; announced on `full`), or the operands to rewrite into raw ring slot
         `raw` = (slot, parity), once the converters released it (announced on `raw`: 8-bit
@@ -336,11 +362,12 @@ class TmaEmitter(TileEmitter):
             inner, outer = (k0, columns) if plan.b_k_major and not plan.transposes else (columns, k0)
             tma_load_2d(b, destination, maps[1], inner, outer, landed)
 
-    def _converting(self, converter: ir.Value) -> None:
-        """Converter `converter` (0..CONVERTERS-1): for each K tile, once its raw copies have
+    def _converting(self, converter: ir.Value, copy_step=None) -> None:
+        """Converter `converter` (0..converters-1): for each K tile, once its raw copies have
         landed, its share of the slot rewritten for the wgmma (`_widen_chunk`,
         `_transpose_block`), published to the tensor cores (`fence.proxy.async`) and announced
-        on the slot's `full` barrier."""
+        on the slot's `full` barrier. `copy_step(step)` (inline copies): the copies of a
+        step, issued raw_stages - 1 steps ahead (the first ones before the first step)."""
         em, plan = self.em, self.plan
         b = em.b
         bm, bn, bk = plan.block
@@ -348,10 +375,13 @@ class TmaEmitter(TileEmitter):
             items, unrolled, rewrite = (bm + bn) * bk // plan.widen_bytes, plan.widen_unroll, self._widen_chunk
         else:                   # 4 x 4 bytes of B
             items, unrolled, rewrite = (bn // 4) * (bk // 4), 1, self._transpose_block
-        per_trip = CONVERTERS * unrolled
+        converters = plan.converters
+        per_trip = converters * unrolled
 
-        def convert(ring, raw_ring):
+        def convert(ring, raw_ring, used):
             (slot, parity), (raw_slot, raw_parity) = ring, raw_ring
+            if copy_step:
+                copy_step(b.add(used, _const(plan.raw_stages - 1)))
             mbarrier_wait(em, self._barrier("raw", raw_slot), raw_parity)
             if plan.widens:     # the copier does not wait for the consumers: the converters do
                 mbarrier_wait(em, self._barrier("empty", slot), b.xor(parity, ir.Constant(I32, 1)))
@@ -359,7 +389,7 @@ class TmaEmitter(TileEmitter):
 
             def trip(first):
                 for lane in range(unrolled):
-                    item = b.add(b.trunc(first, I32), b.add(converter, ir.Constant(I32, lane * CONVERTERS)))
+                    item = b.add(b.trunc(first, I32), b.add(converter, ir.Constant(I32, lane * converters)))
                     if items % per_trip:
                         with b.if_then(b.icmp_unsigned("<", item, ir.Constant(I32, items))):
                             rewrite(raw, staged, item)
@@ -372,7 +402,10 @@ class TmaEmitter(TileEmitter):
             mbarrier_arrive(b, self._barrier("raw_free", raw_slot))
             fence_proxy_async(b)
             mbarrier_arrive(b, self._barrier("full", slot))
-        self._each_tile(lambda: self._each_k_tile(lambda kt, ring, raw_ring: convert(ring, raw_ring), raw=True))
+        for step in range(plan.raw_stages - 1 if copy_step else 0):
+            copy_step(_const(step))
+        self._each_tile(lambda: self._each_k_tile(lambda kt, ring, raw_ring, used: convert(ring, raw_ring, used),
+                                                  raw=True))
 
     def _transpose_block(self, raw: ir.Value, staged: ir.Value, item: ir.Value) -> None:
         """i8 B: the 4 x 4 bytes at K rows 4k.., N columns 4n.. of the raw blocks (rows of
