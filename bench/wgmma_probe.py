@@ -24,7 +24,10 @@ from bench.gpu_matmul import operands as random_operands  # noqa: E402
 
 # Other plans of the TMA form timed by --plans / --fp8: (operands, `wgmma_tma.tma_plan`'s keywords)
 PLANS = [("f8e4m3fn", {"widen_unroll": 8})]
-PLANS_F8 = [("f8e4m3fn", {"inline_copies": True}), ("f8e4m3fn", {"widening": "bits"}), ("f8e5m2", {"widening": "bits"}),
+PLANS_F8 = [("f8e4m3fn", {"inline_copies": True}), ("f8e4m3fn", {"registers_a": True}),
+            ("f8e4m3fn", {"registers_a": True, "inline_copies": True}),
+            ("f8e4m3fn", {"widening": "bits"}), ("f8e5m2", {"widening": "bits"}),
+            ("f8e5m2", {"registers_a": True, "inline_copies": True, "widening": "bits"}),
             ("f8e4m3fn", {"inline_copies": True, "widening": "bits"}),
             ("f8e5m2", {"inline_copies": True, "widening": "bits"}), ("f8e4m3fn", {"stages": 2, "raw_stages": 4}),
             ("f8e4m3fn", {"widen_bytes": 16, "widen_unroll": 2}),

@@ -16,7 +16,8 @@ pytestmark = requires_gpu()
 
 WIDENINGS = [{"widening": "cvt"}, {"widening": "bits"}, {"widening": "bits", "widen_bytes": 16, "widen_unroll": 2},
              {"widening": "cvt", "widen_bytes": 16, "widen_unroll": 2}, {"stages": 2, "raw_stages": 4},
-             {"inline_copies": True}, {"inline_copies": True, "widening": "bits", "stages": 2, "raw_stages": 4}]
+             {"inline_copies": True}, {"inline_copies": True, "widening": "bits", "stages": 2, "raw_stages": 4},
+             {"registers_a": True}, {"registers_a": True, "inline_copies": True, "widening": "bits"}]
 
 
 def _compiled_under(text: str, plan: dict):

@@ -46,3 +46,33 @@ def _f16_pair_of_e4m3_high_bytes(b: ir.IRBuilder, pair: ir.Value) -> ir.Value:
     not_a_number = b.and_(b.add(magnitude, const(0x00800080)), const(0x40004000))
     scaled_down = b.or_(b.or_(magnitude, not_a_number), b.and_(pair, const(0x80008000)))
     return asm(b, "{ .reg .b32 k; mov.b32 k, 0x5C005C00; mul.rn.f16x2 $0, $1, k; }", "=r,r", I32, [scaled_down])
+
+
+# ---- A widened in the consumers' registers (`TmaPlan.registers_a`) ---------------------------
+# The register form of the f16 wgmma (m64nNk16) gives lane l of a warp, for row g = l / 4 of
+# its 16 and t = l mod 4, the K slots 2t, 2t + 1 and 2t + 8, 2t + 9 of each k16 step (rows g
+# and g + 8: four b32 of f16 pairs). Raw K element 16t + 4s + q of a K tile of 64 goes to
+# step s, slot 2t + q (q < 2) or 2t + 6 + q: a lane's 16 raw bytes of a row are then its
+# slots of all four steps, one 16-byte load. B's raw K rows are written to the same slots
+# (`permuted_k_row`): the products pair up as before and only their order within the tile's
+# sum changes (the MMA's summation order is the hardware's anyway, §6).
+A_STEPS = 4     # k16 steps of a K tile of 64
+
+
+def permuted_k_row(b: ir.IRBuilder, k: ir.Value) -> ir.Value:
+    """The K row (0..63, i32) of B's staged tile that holds raw K row `k`."""
+    def const(value):
+        return ir.Constant(I32, value)
+    t, step, q = b.lshr(k, const(4)), b.and_(b.lshr(k, const(2)), const(3)), b.and_(k, const(3))
+    slot = b.add(b.add(b.shl(t, const(1)), b.and_(q, const(1))), b.shl(b.lshr(q, const(1)), const(3)))
+    return b.add(b.shl(step, const(4)), slot)
+
+
+def a_fragments(b: ir.IRBuilder, rows: list, dtype: str, widening: str) -> list:
+    """The register A operand of each k16 step (four b32) from a lane's 16 raw bytes of rows
+    g and g + 8 (`rows`: four b32 each, the k-th holding step k's slots)."""
+    steps = []
+    for step in range(A_STEPS):
+        (low_g, high_g), (low_g8, high_g8) = (f16_pairs_of_f8_word(b, row[step], dtype, widening) for row in rows)
+        steps.append([low_g, low_g8, high_g, high_g8])
+    return steps

@@ -102,23 +102,28 @@ def wgmma_wait(b: ir.IRBuilder, pending: int, accumulators: list) -> list:
     return outputs(b, result, count)
 
 
-def wgmma_m64(b: ir.IRBuilder, n: int, operand: str, acc: str, a_descriptor: ir.Value, b_descriptor: ir.Value,
+def wgmma_m64(b: ir.IRBuilder, n: int, operand: str, acc: str, a_descriptor: ir.Value | list, b_descriptor: ir.Value,
               c: list, transpose_b: bool) -> list:
     """D = A·B + D for one warpgroup, m64nNk16; an f32 accumulator is N/2 registers a thread,
     an f16 one N/4 (two f16 a register); A and B from shared memory through their
-    descriptors (B's MN-major when transposed)."""
+    descriptors (B's MN-major when transposed), or A from four registers of f16 pairs (a
+    list: the register form, which has no A transpose immediate)."""
     count = len(c)
     d = ", ".join(f"${i}" for i in range(count))
     # 8-bit integers: k32, s32 accumulators, both operands K-major (no scale or transpose immediates)
     integer = operand == "s8"
     shape, kind = (f"m64n{n}k32", "s32") if integer else (f"m64n{n}k16", acc)
-    immediates = "" if integer else f", 1, 1, 0, {1 if transpose_b else 0}"
+    a_registers = a_descriptor if isinstance(a_descriptor, list) else [a_descriptor]
+    a_text = f"${count}" if len(a_registers) == 1 else "{" + ", ".join(f"${count + i}" for i in range(4)) + "}"
+    trans_a = "" if len(a_registers) > 1 else " 0,"
+    immediates = "" if integer else f", 1, 1,{trans_a} {1 if transpose_b else 0}"
     text = ("{ .reg .pred p; setp.ne.b32 p, 1, 0; "
             f"wgmma.mma_async.sync.aligned.{shape}.{kind}.{operand}.{operand} "
-            f"{{{d}}}, ${count}, ${count + 1}, p{immediates}; }}")
-    constraints = ",".join([f"={_register(c[0])}"] * count + ["l", "l"] + [str(i) for i in range(count)]
-                           + ["~{memory}"])
-    result = asm(b, text, constraints, ir.LiteralStructType([c[0].type] * count), [a_descriptor, b_descriptor, *c])
+            f"{{{d}}}, {a_text}, ${count + len(a_registers)}, p{immediates}; }}")
+    a_constraint = "l" if len(a_registers) == 1 else "r"
+    constraints = ",".join([f"={_register(c[0])}"] * count + [a_constraint] * len(a_registers) + ["l"]
+                           + [str(i) for i in range(count)] + ["~{memory}"])
+    result = asm(b, text, constraints, ir.LiteralStructType([c[0].type] * count), [*a_registers, b_descriptor, *c])
     return outputs(b, result, count)
 
 

@@ -43,7 +43,7 @@ from llvmlite import ir
 from ..llvm.abi import layout, slot_count
 from ..llvm.types import I32, I64
 from .cta import barrier, sreg
-from .f8_widening import f16_pairs_of_f8_word
+from .f8_widening import a_fragments, f16_pairs_of_f8_word, permuted_k_row
 from .ptx_asm import fence_proxy_async, opaque, store_shared, wgmma_commit, wgmma_fence, wgmma_m64, wgmma_wait
 from .tile_matmul import MmaPlan, TileEmitter, _ceil, _const
 from .tma_asm import (F8_PAIRS, byte_permute, fence_barrier_init, load_shared_word, load_shared_words,
@@ -82,10 +82,19 @@ class TmaPlan(MmaPlan):
     # 8-bit floats: the whole producer warpgroup widens and its thread 0 issues each K tile's
     # copies raw_stages - 1 steps ahead between its conversions (else warp 0 only copies)
     inline_copies: bool = False
+    # 8-bit floats: the consumers widen their rows of A from the raw ring into the register
+    # operand of the wgmma (`f8_widening.a_fragments`); the converters widen only B
+    registers_a: bool = False
 
     @property
     def converters(self) -> int:
         return WARPGROUP if self.inline_copies else CONVERTERS
+
+    @property
+    def stage_bytes(self) -> int:
+        """A ring slot: A and B tiles, or only B's when A comes from registers."""
+        bm, bn, bk = self.block
+        return self.element_bytes * bk * (bn if self.registers_a else bm + bn)
 
     @property
     def registers(self) -> tuple:
@@ -167,6 +176,8 @@ class TmaPlan(MmaPlan):
             how = f"cvt.rn.f16x2.{F8_PAIRS[self.convert]}" if self.widening == "cvt" else "integer bit operations"
             data["convert"] = f"{self.convert} -> f16 exactly ({how}, {self.widen_bytes}-byte chunks) by " \
                               f"{self.converters} producer threads, then the f16 wgmma"
+            if self.registers_a:
+                data["convert"] += " (A widened by the consumers into its register operand; K permuted within a tile)"
         if self.transposes:
             data["convert"] = f"B transposed to K-major (prmt 4x4 byte blocks) by {CONVERTERS} producer threads, " \
                               "then the s8 wgmma accumulating in s32"
@@ -196,24 +207,25 @@ class TmaPlan(MmaPlan):
 
 def tma_plan(kernel, contraction, fallback: MmaPlan | None, columns: int = 256, stages: int = 4,
              widen_unroll: int = 4, raw_stages: int = 0, widening: str = "cvt", widen_bytes: int = 8,
-             inline_copies: bool = False) -> TmaPlan:
+             inline_copies: bool = False, registers_a: bool = False) -> TmaPlan:
     """128 x `columns` tiles of 128-byte K rows (BK = 64 16-bit elements: the 128-byte
     swizzle), two consumer warpgroups of m64n<columns>, `stages` ring slots (4 of 48 KiB for
     256 columns; 8-bit floats keep 3 beside their raw ring; i8 takes 128 columns, BK = 128,
-    4 slots); the raw ring as deep as the wgmma's unless `raw_stages` says; the maps'
-    address is the word after the kernel's own."""
+    4 slots; A from registers leaves room for 4 slots of B); the raw ring as deep as the
+    wgmma's unless `raw_stages` says; the maps' address is the word after the kernel's own."""
     words = slot_count(layout(kernel))
     operands = contraction.operand_dtype
     convert = operands if operands in F8_PAIRS or operands == "i8" else ""
     if operands == "i8":
         columns, depth = 128, 128
     else:
-        depth, stages = 64, min(stages, 3) if convert else stages
+        depth, stages = 64, min(stages, 4 if registers_a else 3) if convert else stages
     shape = f"m64n{columns}k{32 if operands == 'i8' else 16}"
     return TmaPlan(contraction, f"wgmma.{shape}", (128, columns, depth), (2, 1), stages=stages, resident=1,
                    maps_word=words, fallback=fallback, convert=convert,
                    widen_unroll=widen_unroll, raw_stages=(raw_stages or stages) if convert else 0,
-                   widening=widening, widen_bytes=widen_bytes, inline_copies=inline_copies and convert != "i8")
+                   widening=widening, widen_bytes=widen_bytes, inline_copies=inline_copies and convert != "i8",
+                   registers_a=registers_a and convert in F8_PAIRS)
 
 
 class TmaEmitter(TileEmitter):
@@ -235,8 +247,10 @@ class TmaEmitter(TileEmitter):
         self.uses = em.entry_alloca(I64, _const(0))     # ring slots used so far by this thread's role
         # arrivals a phase: full, the copies' one expect_tx (or every converter); empty, one a
         # consumer warpgroup; raw, the copies' expect_tx
+        # raw_free: every converter, and every consumer thread when A is read from the raw ring
+        consumers_reading = plan.warps[0] * WARPGROUP if plan.registers_a else 0
         arrivals = {"full": plan.converters if plan.convert else 1, "empty": plan.warps[0], "raw": 1,
-                    "raw_free": plan.converters}
+                    "raw_free": plan.converters + consumers_reading}
         with b.if_then(b.icmp_unsigned("==", thread, ir.Constant(I32, 0))):
             for kind in plan.barriers:
                 for stage in range(plan.raw_stages if kind in RAW_KINDS else plan.stages):
@@ -256,6 +270,12 @@ class TmaEmitter(TileEmitter):
         before = sum(plan.raw_stages if other in RAW_KINDS else plan.stages for other in kinds)
         first = plan.ring_bytes + plan.raw_stages * plan.raw_stage_bytes + BARRIER_BYTES * before
         return b.add(self.shared, b.add(ir.Constant(I32, first), b.mul(stage, ir.Constant(I32, BARRIER_BYTES))))
+
+    def stage_base(self, stage: ir.Value, operand: str) -> ir.Value:
+        """As the tile emitter's, but with A from registers a slot holds only B."""
+        if self.plan.registers_a and operand == "b":
+            return super().stage_base(stage, "a")
+        return super().stage_base(stage, operand)
 
     def _raw_base(self, stage: ir.Value) -> ir.Value:
         """Shared address of raw ring slot `stage` (the 8-bit operands as copied)."""
@@ -371,8 +391,9 @@ class TmaEmitter(TileEmitter):
         em, plan = self.em, self.plan
         b = em.b
         bm, bn, bk = plan.block
-        if plan.widens:         # `widen_bytes` raw bytes -> 16-byte chunks of f16, A's rows then B's blocks
-            items, unrolled, rewrite = (bm + bn) * bk // plan.widen_bytes, plan.widen_unroll, self._widen_chunk
+        rows = bn if plan.registers_a else bm + bn      # A's rows then B's blocks (B's alone)
+        if plan.widens:         # `widen_bytes` raw bytes -> 16-byte chunks of f16
+            items, unrolled, rewrite = rows * bk // plan.widen_bytes, plan.widen_unroll, self._widen_chunk
         else:                   # 4 x 4 bytes of B
             items, unrolled, rewrite = (bn // 4) * (bk // 4), 1, self._transpose_block
         converters = plan.converters
@@ -386,6 +407,8 @@ class TmaEmitter(TileEmitter):
             if plan.widens:     # the copier does not wait for the consumers: the converters do
                 mbarrier_wait(em, self._barrier("empty", slot), b.xor(parity, ir.Constant(I32, 1)))
             raw, staged = self._raw_base(raw_slot), self.stage_base(slot, "a")
+            if plan.registers_a:
+                raw = b.add(raw, ir.Constant(I32, bm * bk))
 
             def trip(first):
                 for lane in range(unrolled):
@@ -443,6 +466,8 @@ class TmaEmitter(TileEmitter):
                                                          b.mul(column, ir.Constant(I32, plan.widen_bytes)))),
                                  plan.widen_bytes // 4)
         converted = [pair for word in words for pair in f16_pairs_of_f8_word(b, word, plan.convert, plan.widening)]
+        if plan.registers_a:    # B's K rows (64 a block) in the slots the A registers have
+            row = b.add(b.and_(row, ir.Constant(I32, -RAW_ROW)), permuted_k_row(b, b.and_(row, ir.Constant(I32, 63))))
         staged_row = b.add(staged, b.mul(row, ir.Constant(I32, 2 * RAW_ROW)))
         first_chunk = b.mul(column, ir.Constant(I32, plan.widen_bytes // 8))
         for j in range(plan.widen_bytes // 8):
@@ -459,13 +484,34 @@ class TmaEmitter(TileEmitter):
 
         def tile():
             self.wgmma.reset(self.em, self.acc, self.plan.contraction)
-            self._each_k_tile(lambda kt, slot, parity: self._consume(slot, parity, leader))
+            if self.plan.registers_a:
+                self._each_k_tile(lambda kt, ring, raw, _: self._consume(ring[0], ring[1], leader, self._raw_a(raw)),
+                                  raw=True)
+            else:
+                self._each_k_tile(lambda kt, slot, parity: self._consume(slot, parity, leader))
             self.wgmma.epilogue(self)
         self._each_tile(tile)
 
-    def _consume(self, slot: ir.Value, parity: ir.Value, leader: ir.Value) -> None:
-        """This warpgroup's 64 rows of ring slot `slot`: wgmmas over its BK, waited for, then
-        the slot released (one arrival a warpgroup)."""
+    def _raw_a(self, raw: tuple) -> list:
+        """`registers_a`: once raw ring slot `raw` = (slot, parity) has landed, this thread's
+        A operands of its four k16 steps (its 16 raw bytes of rows g and g + 8, widened), the
+        raw slot released."""
+        em, plan = self.em, self.plan
+        b = em.b
+        mbarrier_wait(em, self._barrier("raw", raw[0]), raw[1])
+        thread = self.consumer_thread
+        lane = b.urem(thread, ir.Constant(I32, 32))
+        row = b.add(b.mul(b.udiv(thread, ir.Constant(I32, 32)), ir.Constant(I32, 16)), b.lshr(lane, ir.Constant(I32, 2)))
+        first = b.add(self._raw_base(raw[0]), b.add(b.mul(row, ir.Constant(I32, RAW_ROW)),
+                                                    b.shl(b.and_(lane, ir.Constant(I32, 3)), ir.Constant(I32, 4))))
+        rows = [load_shared_words(b, b.add(first, ir.Constant(I32, 8 * RAW_ROW * i)), 4) for i in range(2)]
+        mbarrier_arrive(b, self._barrier("raw_free", raw[0]))
+        return a_fragments(b, rows, plan.convert, plan.widening)
+
+    def _consume(self, slot: ir.Value, parity: ir.Value, leader: ir.Value, a_registers: list | None = None) -> None:
+        """This warpgroup's 64 rows of ring slot `slot`: wgmmas over its BK (A from
+        `a_registers`, one list a k16 step, where given), waited for, then the slot released
+        (one arrival a warpgroup)."""
         em, plan = self.em, self.plan
         b = em.b
         c = plan.contraction
@@ -479,13 +525,14 @@ class TmaEmitter(TileEmitter):
         acc = [b.load(s) for s in slots]
         wgmma_fence(b)
         for kk in range(row_bytes // STEP_BYTES):     # each wgmma takes 32 bytes of K (k16 f16, k32 s8)
-            a_desc = descriptor(b, b.add(a_base, ir.Constant(I32, STEP_BYTES * kk)), 16, 8 * row_bytes, row_bytes)
+            a_operand = a_registers[kk] if a_registers else \
+                descriptor(b, b.add(a_base, ir.Constant(I32, STEP_BYTES * kk)), 16, 8 * row_bytes, row_bytes)
             if plan.b_k_major:      # like A
                 b_desc = descriptor(b, b.add(b_base, ir.Constant(I32, STEP_BYTES * kk)), 16, 8 * row_bytes, row_bytes)
             else:                   # B MN-major: 16 K rows a step
                 b_desc = descriptor(b, b.add(b_base, ir.Constant(I32, 16 * kk * row_bytes)), bk * row_bytes,
                                     8 * row_bytes, row_bytes)
-            acc = wgmma_m64(b, bn, plan.mma_dtype, c.acc_dtype, a_desc, b_desc, acc, transpose_b=not plan.b_k_major)
+            acc = wgmma_m64(b, bn, plan.mma_dtype, c.acc_dtype, a_operand, b_desc, acc, transpose_b=not plan.b_k_major)
         wgmma_commit(b)
         for s, value in zip(slots, wgmma_wait(b, 0, acc)):
             b.store(value, s)
