@@ -38,14 +38,28 @@ def f16_pairs_of_f8_word(b: ir.IRBuilder, word: ir.Value, dtype: str, widening: 
     return [_f16_pair_of_e4m3_high_bytes(b, pair) for pair in placed]
 
 
+# e4m3 in the high byte of each half of a b32, shifted right once: its 7 magnitude bits at 13..7
+E4M3_MAGNITUDES = 0x3F803F80
+NAN_CARRY = 0x00800080      # carries into bit 14 from magnitude 1111 111 (e4m3's NaN) only
+NAN_EXPONENTS = 0x40004000
+SIGNS = 0x80008000
+SCALE_UP = 0x5C005C00       # 2^8 in both halves (f16)
+
+
 def _f16_pair_of_e4m3_high_bytes(b: ir.IRBuilder, pair: ir.Value) -> ir.Value:
     """Two e4m3 in the high bytes of a b32's halves as two f16 (see the module's doc)."""
+    return asm(b, f"{{ .reg .b32 k; mov.b32 k, {SCALE_UP:#x}; mul.rn.f16x2 $0, $1, k; }}", "=r,r", I32,
+               [e4m3_pair_scaled_down(b, pair)])
+
+
+def e4m3_pair_scaled_down(b: ir.IRBuilder, pair: ir.Value) -> ir.Value:
+    """Two e4m3 in the high bytes of a b32's halves as the two f16 of 2^-8 times their values
+    (NaN stays NaN)."""
     def const(value):
         return ir.Constant(I32, value)
-    magnitude = b.and_(b.lshr(pair, const(1)), const(0x3F803F80))
-    not_a_number = b.and_(b.add(magnitude, const(0x00800080)), const(0x40004000))
-    scaled_down = b.or_(b.or_(magnitude, not_a_number), b.and_(pair, const(0x80008000)))
-    return asm(b, "{ .reg .b32 k; mov.b32 k, 0x5C005C00; mul.rn.f16x2 $0, $1, k; }", "=r,r", I32, [scaled_down])
+    magnitude = b.and_(b.lshr(pair, const(1)), const(E4M3_MAGNITUDES))
+    not_a_number = b.and_(b.add(magnitude, const(NAN_CARRY)), const(NAN_EXPONENTS))
+    return b.or_(b.or_(magnitude, not_a_number), b.and_(pair, const(SIGNS)))
 
 
 # ---- A widened in the consumers' registers (`TmaPlan.registers_a`) ---------------------------

@@ -1,0 +1,140 @@
+"""The sm_90a widening of 8-bit floats to f16 without a GPU (`nvptx/f8_widening.py`; the GPU
+test of every code is tests/gpu/test_f8_widening.py): the integer widening (its byte
+permutes emulated, its other operations run on the host) is exact for all 256 codes of
+e4m3 and e5m2; the
+K permutation that lets the consumers read A's register operand is one; and each plan's
+PTX has the instructions it promises, which ptxas accepts."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from intentc.codegen.nvptx import f8_widening
+from intentc.driver import compile_kernel
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "gpu"))
+from mma_cases import variant
+
+CODES = np.arange(256, dtype=np.uint32)
+
+
+def _permuted(words: np.ndarray, selector: int) -> np.ndarray:
+    """prmt.b32 with a zero second operand: byte i of the result is byte (selector >> 4i) & 7."""
+    out = np.zeros_like(words)
+    for i in range(4):
+        source = (selector >> (4 * i)) & 7
+        byte = (words >> (8 * source)) & 0xFF if source < 4 else 0
+        out |= byte << (8 * i)
+    return out
+
+
+def _halves(words: np.ndarray) -> np.ndarray:
+    return np.stack([words & 0xFFFF, words >> 16], axis=-1).astype(np.uint16).view(np.float16)
+
+
+@pytest.mark.parametrize("dtype", ["f8e4m3fn", "f8e5m2"])
+def test_integer_widening_is_exact_for_every_code(dtype):
+    """Four codes a word (every code in each byte position), widened as the PTX does (the
+    byte permutes emulated, e4m3's integer operations as emitted); e4m3's multiply by 2^8 is
+    exact in f16 (no flush: subnormal inputs stay)."""
+    words = np.concatenate([CODES << (8 * position) for position in range(4)])
+    pairs = [_permuted(words, selector) for selector in (f8_widening.LOW_PAIR, f8_widening.HIGH_PAIR)]
+    if dtype == "f8e4m3fn":     # the emitted integer part, run on the host, then mul.rn.f16x2 by 2^8
+        scaled_down = _host_function(f8_widening.e4m3_pair_scaled_down)
+        for index, pair in enumerate(pairs):
+            halves = _halves(np.array([scaled_down(int(word)) for word in pair], np.uint32))
+            scaled = (halves * np.float16(2.0 ** 8)).view(np.uint16).astype(np.uint32)
+            pairs[index] = scaled[:, 0] | scaled[:, 1] << 16
+    got = np.stack([_halves(pair) for pair in pairs], axis=1).reshape(len(words), 4)
+    numpy_dtype = {"f8e4m3fn": ml_dtypes.float8_e4m3fn, "f8e5m2": ml_dtypes.float8_e5m2}[dtype]
+    expected = words.view(np.uint8).reshape(len(words), 4).view(numpy_dtype).astype(np.float16)
+    assert np.array_equal(np.isnan(got), np.isnan(expected)) and np.isnan(expected).any()
+    finite = ~np.isnan(expected)
+    assert np.array_equal(got[finite].view(np.uint16), expected[finite].view(np.uint16))     # signed zeros too
+
+
+def _host_function(build):
+    """The i32 -> i32 function `build(builder, argument)` emits, compiled for this host."""
+    import ctypes
+
+    import llvmlite.binding as llvm
+    from llvmlite import ir
+
+    from intentc.codegen.llvm.types import I32
+    module = ir.Module()
+    function = ir.Function(module, ir.FunctionType(I32, [I32]), "f")
+    builder = ir.IRBuilder(function.append_basic_block())
+    builder.ret(build(builder, function.args[0]))
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    parsed = llvm.parse_assembly(str(module))
+    engine = llvm.create_mcjit_compiler(parsed, llvm.Target.from_default_triple().create_target_machine())
+    engine.finalize_object()
+    compiled = ctypes.CFUNCTYPE(ctypes.c_uint32, ctypes.c_uint32)(engine.get_function_address("f"))
+    return lambda value, engine=engine: compiled(value)
+
+
+def test_k_permutation_gives_each_lane_its_register_slots():
+    """Raw K element 16t + 4s + q is B's staged row 16s + (slot of lane t: 2t, 2t + 1,
+    2t + 8, 2t + 9 for q = 0..3), a permutation of the tile's 64 K rows (the emitted IR, run
+    on the host)."""
+    permuted = _host_function(f8_widening.permuted_k_row)
+    rows = [permuted(k) for k in range(64)]
+    assert sorted(rows) == list(range(64))
+    for t in range(4):
+        for step in range(4):
+            assert [rows[16 * t + 4 * step + q] for q in range(4)] == [16 * step + s for s in
+                                                                       (2 * t, 2 * t + 1, 2 * t + 8, 2 * t + 9)]
+
+
+def _planned_ptx(dtype: str, plan: dict) -> tuple:
+    from intentc.codegen.nvptx import mapping, tile_matmul, wgmma_tma
+    chosen = tile_matmul.plan_mma
+
+    def planned(kernel, arch):
+        found = chosen(kernel, arch)
+        return wgmma_tma.tma_plan(kernel, found.contraction, found.fallback, **plan)
+    mapping.plan_mma = planned
+    try:
+        artifacts = compile_kernel(variant(dtype, "f32", "f16"), "matmul_tiled", "ptx", "sm_90a").artifacts
+    finally:
+        mapping.plan_mma = chosen
+    return artifacts["kernel.ptx"], json.loads(artifacts["launch.json"])
+
+
+@pytest.mark.parametrize("dtype,plan,present,absent", [
+    ("f8e4m3fn", {"widening": "bits"}, ["prmt.b32", "mul.rn.f16x2"], ["cvt.rn.f16x2"]),
+    ("f8e5m2", {"widening": "bits"}, ["prmt.b32"], ["cvt.rn.f16x2", "mul.rn.f16x2"]),
+    ("f8e4m3fn", {"widen_bytes": 16, "widen_unroll": 2}, ["ld.shared.v4.b32", "cvt.rn.f16x2.e4m3x2"], []),
+    ("f8e4m3fn", {"registers_a": True}, ["f32.f16.f16 {", "}, {%r"], []),
+])
+def test_plan_ptx_has_its_instructions(dtype, plan, present, absent, tmp_path):
+    ptx, launch = _planned_ptx(dtype, plan)
+    kernel = ptx.split(".entry")[1]
+    for text in present:
+        assert text in kernel, text
+    for text in absent:
+        assert text not in kernel, text
+    assert launch["mma"]["shared_bytes"] <= 227 * 1024
+    if shutil.which("ptxas"):
+        source = tmp_path / "k.ptx"
+        source.write_text(ptx)
+        done = subprocess.run(["ptxas", "-arch=sm_90a", "-v", str(source), "-o", str(tmp_path / "k.cubin")],
+                              capture_output=True, text=True)
+        assert done.returncode == 0 and "C7514" not in done.stderr, done.stderr
+
+
+def test_raw_ring_is_recorded_and_fits():
+    """The raw ring's depth is launch.json data; A from registers leaves room for 4 B slots."""
+    _, launch = _planned_ptx("f8e4m3fn", {"registers_a": True})
+    plan = launch["mma"]
+    assert plan["stages"] == 4 and plan["raw_stages"] == 4 and "register operand" in plan["convert"]
+    ring = 4 * 64 * 256 * 2 + 4 * 64 * (128 + 256)
+    assert ring < plan["shared_bytes"] <= 227 * 1024
