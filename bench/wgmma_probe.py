@@ -26,7 +26,8 @@ from bench.gpu_matmul import operands as random_operands  # noqa: E402
 PLANS = [("f8e4m3fn", {"widen_unroll": 8})]
 PLANS_F8 = [("f8e4m3fn", {"inline_copies": True}), ("f8e4m3fn", {"registers_a": True}),
             ("f8e4m3fn", {"registers_a": True, "inline_copies": True}),
-            ("f8e4m3fn", {"widening": "bits"}), ("f8e5m2", {"widening": "bits"}),
+            ("f8e4m3fn", {"widening": "bits"}), ("f8e5m2", {"widening": "bits"}), ("f8e4m3fn", {"widening": "mixed"}),
+            ("f8e4m3fn", {"registers_a": True, "inline_copies": True, "widening": "mixed"}),
             ("f8e5m2", {"registers_a": True, "inline_copies": True, "widening": "bits"}),
             ("f8e4m3fn", {"inline_copies": True, "widening": "bits"}),
             ("f8e5m2", {"inline_copies": True, "widening": "bits"}), ("f8e4m3fn", {"stages": 2, "raw_stages": 4}),

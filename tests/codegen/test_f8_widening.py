@@ -114,6 +114,7 @@ def _planned_ptx(dtype: str, plan: dict) -> tuple:
     ("f8e5m2", {"widening": "bits"}, ["prmt.b32"], ["cvt.rn.f16x2", "mul.rn.f16x2"]),
     ("f8e4m3fn", {"widen_bytes": 16, "widen_unroll": 2}, ["ld.shared.v4.b32", "cvt.rn.f16x2.e4m3x2"], []),
     ("f8e4m3fn", {"registers_a": True}, ["f32.f16.f16 {", "}, {%r"], []),
+    ("f8e4m3fn", {"widening": "mixed"}, ["cvt.rn.f16x2.e4m3x2", "mul.rn.f16x2"], []),
 ])
 def test_plan_ptx_has_its_instructions(dtype, plan, present, absent, tmp_path):
     ptx, launch = _planned_ptx(dtype, plan)

@@ -2,7 +2,7 @@
 `nvptx/f8_widening.py`) on the GPU, against the interpreter: A's column 0 and B's row 1
 hold all 256 codes and B's row 0 and A's column 1 are ones, so C[i, j] = a_i + b_j — exact
 in the f32 accumulator, NaN where either is NaN (or e5m2's inf - inf) — shows each code
-widened exactly on either operand's path; under each widening (`cvt`, `bits`), chunk size and
+widened exactly on either operand's path; under each widening (`cvt`, `bits`, `mixed`), chunk size and
 ring depth."""
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ pytestmark = requires_gpu()
 WIDENINGS = [{"widening": "cvt"}, {"widening": "bits"}, {"widening": "bits", "widen_bytes": 16, "widen_unroll": 2},
              {"widening": "cvt", "widen_bytes": 16, "widen_unroll": 2}, {"stages": 2, "raw_stages": 4},
              {"inline_copies": True}, {"inline_copies": True, "widening": "bits", "stages": 2, "raw_stages": 4},
-             {"registers_a": True}, {"registers_a": True, "inline_copies": True, "widening": "bits"}]
+             {"registers_a": True}, {"registers_a": True, "inline_copies": True, "widening": "bits"},
+             {"registers_a": True, "widening": "mixed"}]
 
 
 def _compiled_under(text: str, plan: dict):

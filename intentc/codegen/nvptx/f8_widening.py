@@ -11,6 +11,7 @@ is exact; they differ in which of the SM's pipes they use:
   (exact, no flush: `mul.rn.f16x2`); the only magnitude that is not a number, `1111 111`,
   first gets an exponent of all ones (an f16 NaN) by an addition that carries into bit 14
   only there.
+- "mixed": "cvt" and "bits" for alternate words, so both pipes share the work.
 """
 from __future__ import annotations
 
@@ -20,13 +21,20 @@ from ..llvm.types import I32
 from .ptx_asm import asm
 from .tma_asm import F8_PAIRS, byte_permute, f16_pair_of_f8_pair
 
-WIDENINGS = ("cvt", "bits")
+WIDENINGS = ("cvt", "bits", "mixed")
 LOW_PAIR, HIGH_PAIR = 0x1404, 0x3424    # prmt: bytes 0, 1 (2, 3) of a word as the high bytes of two halves
+
+
+def f16_pairs_of_f8_words(b: ir.IRBuilder, words: list, dtype: str, widening: str) -> list:
+    """`f16_pairs_of_f8_word` of each word, in order (two b32 a word); "mixed" alternates."""
+    methods = ("cvt", "bits") if widening == "mixed" else (widening,)
+    return [pair for index, word in enumerate(words)
+            for pair in f16_pairs_of_f8_word(b, word, dtype, methods[index % len(methods)])]
 
 
 def f16_pairs_of_f8_word(b: ir.IRBuilder, word: ir.Value, dtype: str, widening: str) -> list:
     """Four 8-bit floats (a b32, the lowest byte first) as two b32 of f16 pairs (the low
-    half first), exactly."""
+    half first), exactly, by "cvt" or "bits"."""
     if widening == "cvt":
         halves = [b.trunc(b.lshr(word, ir.Constant(I32, shift)), ir.IntType(16)) for shift in (0, 16)]
         return [f16_pair_of_f8_pair(b, half, dtype) for half in halves]
@@ -87,6 +95,6 @@ def a_fragments(b: ir.IRBuilder, rows: list, dtype: str, widening: str) -> list:
     g and g + 8 (`rows`: four b32 each, the k-th holding step k's slots)."""
     steps = []
     for step in range(A_STEPS):
-        (low_g, high_g), (low_g8, high_g8) = (f16_pairs_of_f8_word(b, row[step], dtype, widening) for row in rows)
+        low_g, high_g, low_g8, high_g8 = f16_pairs_of_f8_words(b, [row[step] for row in rows], dtype, widening)
         steps.append([low_g, low_g8, high_g, high_g8])
     return steps

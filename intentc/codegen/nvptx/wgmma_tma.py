@@ -43,7 +43,7 @@ from llvmlite import ir
 from ..llvm.abi import layout, slot_count
 from ..llvm.types import I32, I64
 from .cta import barrier, sreg
-from .f8_widening import a_fragments, f16_pairs_of_f8_word, permuted_k_row
+from .f8_widening import a_fragments, f16_pairs_of_f8_words, permuted_k_row
 from .ptx_asm import fence_proxy_async, opaque, store_shared, wgmma_commit, wgmma_fence, wgmma_m64, wgmma_wait
 from .tile_matmul import MmaPlan, TileEmitter, _ceil, _const
 from .tma_asm import (F8_PAIRS, byte_permute, fence_barrier_init, load_shared_word, load_shared_words,
@@ -173,7 +173,8 @@ class TmaPlan(MmaPlan):
         if self.convert:
             data["raw_stages"] = self.raw_stages
         if self.widens:
-            how = f"cvt.rn.f16x2.{F8_PAIRS[self.convert]}" if self.widening == "cvt" else "integer bit operations"
+            how = {"cvt": f"cvt.rn.f16x2.{F8_PAIRS[self.convert]}", "bits": "integer bit operations",
+                   "mixed": "cvt and integer bit operations, alternate words"}[self.widening]
             data["convert"] = f"{self.convert} -> f16 exactly ({how}, {self.widen_bytes}-byte chunks) by " \
                               f"{self.converters} producer threads, then the f16 wgmma"
             if self.registers_a:
@@ -465,7 +466,7 @@ class TmaEmitter(TileEmitter):
         words = load_shared_words(b, b.add(raw, b.add(b.mul(row, ir.Constant(I32, RAW_ROW)),
                                                          b.mul(column, ir.Constant(I32, plan.widen_bytes)))),
                                  plan.widen_bytes // 4)
-        converted = [pair for word in words for pair in f16_pairs_of_f8_word(b, word, plan.convert, plan.widening)]
+        converted = f16_pairs_of_f8_words(b, words, plan.convert, plan.widening)
         if plan.registers_a:    # B's K rows (64 a block) in the slots the A registers have
             row = b.add(b.and_(row, ir.Constant(I32, -RAW_ROW)), permuted_k_row(b, b.and_(row, ir.Constant(I32, 63))))
         staged_row = b.add(staged, b.mul(row, ir.Constant(I32, 2 * RAW_ROW)))
