@@ -28,6 +28,7 @@ PLANS_F8 = [("f8e4m3fn", {"inline_copies": True}), ("f8e4m3fn", {"registers_a": 
             ("f8e4m3fn", {"registers_a": True, "inline_copies": True}),
             ("f8e4m3fn", {"widening": "bits"}), ("f8e5m2", {"widening": "bits"}), ("f8e4m3fn", {"widening": "mixed"}),
             ("f8e4m3fn", {"registers_a": True, "inline_copies": True, "widening": "mixed"}),
+            ("f8e4m3fn", {"inline_copies": True, "warp_arrivals": True}),
             ("f8e5m2", {"registers_a": True, "inline_copies": True, "widening": "bits"}),
             ("f8e4m3fn", {"inline_copies": True, "widening": "bits"}),
             ("f8e5m2", {"inline_copies": True, "widening": "bits"}), ("f8e4m3fn", {"stages": 2, "raw_stages": 4}),

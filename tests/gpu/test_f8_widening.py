@@ -18,7 +18,7 @@ WIDENINGS = [{"widening": "cvt"}, {"widening": "bits"}, {"widening": "bits", "wi
              {"widening": "cvt", "widen_bytes": 16, "widen_unroll": 2}, {"stages": 2, "raw_stages": 4},
              {"inline_copies": True}, {"inline_copies": True, "widening": "bits", "stages": 2, "raw_stages": 4},
              {"registers_a": True}, {"registers_a": True, "inline_copies": True, "widening": "bits"},
-             {"registers_a": True, "widening": "mixed"}]
+             {"registers_a": True, "widening": "mixed", "warp_arrivals": True}]
 
 
 def _compiled_under(text: str, plan: dict):

@@ -29,6 +29,12 @@ def mbarrier_arrive(b: ir.IRBuilder, barrier: ir.Value) -> None:
     asm(b, "mbarrier.arrive.shared::cta.b64 _, [$0];", "r,~{memory}", VOID, [barrier])
 
 
+def warp_sync(b: ir.IRBuilder) -> None:
+    """`bar.warp.sync`: the warp's threads meet, their memory accesses before it ordered
+    before every access after it."""
+    asm(b, "bar.warp.sync -1;", "~{memory}", VOID, [])
+
+
 def mbarrier_wait(em, barrier: ir.Value, parity: ir.Value) -> None:
     """Spin until the phase of `barrier` with parity `parity` (i32, 0 or 1) has completed
     (`try_wait` suspends the thread a while each try)."""

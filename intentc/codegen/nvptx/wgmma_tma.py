@@ -48,7 +48,7 @@ from .ptx_asm import fence_proxy_async, opaque, store_shared, wgmma_commit, wgmm
 from .tile_matmul import MmaPlan, TileEmitter, _ceil, _const
 from .tma_asm import (F8_PAIRS, byte_permute, fence_barrier_init, load_shared_word, load_shared_words,
                       mbarrier_arrive, mbarrier_expect_bytes, mbarrier_init, mbarrier_wait, setmaxnreg,
-                      store_shared_quad, tma_load_2d)
+                      store_shared_quad, tma_load_2d, warp_sync)
 from .wgmma import INSTRUCTION_M, Wgmma, descriptor
 
 WARPGROUP = 128
@@ -85,6 +85,9 @@ class TmaPlan(MmaPlan):
     # 8-bit floats: the consumers widen their rows of A from the raw ring into the register
     # operand of the wgmma (`f8_widening.a_fragments`); the converters widen only B
     registers_a: bool = False
+    # 8-bit operands: a warp arrives once on `full` and `raw_free` (its lane 0, after
+    # `bar.warp.sync`), not every thread
+    warp_arrivals: bool = False
 
     @property
     def converters(self) -> int:
@@ -173,6 +176,10 @@ class TmaPlan(MmaPlan):
         if self.convert:
             data["raw_stages"] = self.raw_stages
         if self.widens:
+            data["widen"] = {"widening": self.widening, "chunk_bytes": self.widen_bytes, "unroll": self.widen_unroll,
+                             "converters": self.converters, "inline_copies": self.inline_copies,
+                             "registers_a": self.registers_a, "warp_arrivals": self.warp_arrivals}
+        if self.widens:
             how = {"cvt": f"cvt.rn.f16x2.{F8_PAIRS[self.convert]}", "bits": "integer bit operations",
                    "mixed": "cvt and integer bit operations, alternate words"}[self.widening]
             data["convert"] = f"{self.convert} -> f16 exactly ({how}, {self.widen_bytes}-byte chunks) by " \
@@ -208,7 +215,7 @@ class TmaPlan(MmaPlan):
 
 def tma_plan(kernel, contraction, fallback: MmaPlan | None, columns: int = 256, stages: int = 4,
              widen_unroll: int = 4, raw_stages: int = 0, widening: str = "cvt", widen_bytes: int = 8,
-             inline_copies: bool = False, registers_a: bool = False) -> TmaPlan:
+             inline_copies: bool = False, registers_a: bool = False, warp_arrivals: bool = False) -> TmaPlan:
     """128 x `columns` tiles of 128-byte K rows (BK = 64 16-bit elements: the 128-byte
     swizzle), two consumer warpgroups of m64n<columns>, `stages` ring slots (4 of 48 KiB for
     256 columns; 8-bit floats keep 3 beside their raw ring; i8 takes 128 columns, BK = 128,
@@ -226,7 +233,7 @@ def tma_plan(kernel, contraction, fallback: MmaPlan | None, columns: int = 256, 
                    maps_word=words, fallback=fallback, convert=convert,
                    widen_unroll=widen_unroll, raw_stages=(raw_stages or stages) if convert else 0,
                    widening=widening, widen_bytes=widen_bytes, inline_copies=inline_copies and convert != "i8",
-                   registers_a=registers_a and convert in F8_PAIRS)
+                   registers_a=registers_a and convert in F8_PAIRS, warp_arrivals=warp_arrivals)
 
 
 class TmaEmitter(TileEmitter):
@@ -249,9 +256,11 @@ class TmaEmitter(TileEmitter):
         # arrivals a phase: full, the copies' one expect_tx (or every converter); empty, one a
         # consumer warpgroup; raw, the copies' expect_tx
         # raw_free: every converter, and every consumer thread when A is read from the raw ring
+        # (or each warp's lane 0: `warp_arrivals`)
         consumers_reading = plan.warps[0] * WARPGROUP if plan.registers_a else 0
-        arrivals = {"full": plan.converters if plan.convert else 1, "empty": plan.warps[0], "raw": 1,
-                    "raw_free": plan.converters + consumers_reading}
+        per_arrival = 32 if plan.warp_arrivals else 1
+        arrivals = {"full": plan.converters // per_arrival if plan.convert else 1, "empty": plan.warps[0], "raw": 1,
+                    "raw_free": (plan.converters + consumers_reading) // per_arrival}
         with b.if_then(b.icmp_unsigned("==", thread, ir.Constant(I32, 0))):
             for kind in plan.barriers:
                 for stage in range(plan.raw_stages if kind in RAW_KINDS else plan.stages):
@@ -423,9 +432,8 @@ class TmaEmitter(TileEmitter):
             # loads in flight within the producer's registers
             em.loop(_const(0), opaque(b, _const(-(-items // per_trip))), lambda i: trip(b.mul(i, _const(per_trip))),
                     name="convert")
-            mbarrier_arrive(b, self._barrier("raw_free", raw_slot))
             fence_proxy_async(b)
-            mbarrier_arrive(b, self._barrier("full", slot))
+            self._arrive(["raw_free", "full"], [raw_slot, slot])
         for step in range(plan.raw_stages - 1 if copy_step else 0):
             copy_step(_const(step))
         self._each_tile(lambda: self._each_k_tile(lambda kt, ring, raw_ring, used: convert(ring, raw_ring, used),
@@ -506,8 +514,22 @@ class TmaEmitter(TileEmitter):
         first = b.add(self._raw_base(raw[0]), b.add(b.mul(row, ir.Constant(I32, RAW_ROW)),
                                                     b.shl(b.and_(lane, ir.Constant(I32, 3)), ir.Constant(I32, 4))))
         rows = [load_shared_words(b, b.add(first, ir.Constant(I32, 8 * RAW_ROW * i)), 4) for i in range(2)]
-        mbarrier_arrive(b, self._barrier("raw_free", raw[0]))
+        self._arrive(["raw_free"], [raw[0]])
         return a_fragments(b, rows, plan.convert, plan.widening)
+
+    def _arrive(self, kinds: list, slots: list) -> None:
+        """This thread's arrival on each barrier, or (`warp_arrivals`) its warp's, once all
+        of the warp's threads are here."""
+        b = self.em.b
+        if not self.plan.warp_arrivals:
+            for kind, slot in zip(kinds, slots):
+                mbarrier_arrive(b, self._barrier(kind, slot))
+            return
+        warp_sync(b)
+        lane = b.urem(sreg(self.em, "tid.x"), ir.Constant(I32, 32))
+        with b.if_then(b.icmp_unsigned("==", lane, ir.Constant(I32, 0))):
+            for kind, slot in zip(kinds, slots):
+                mbarrier_arrive(b, self._barrier(kind, slot))
 
     def _consume(self, slot: ir.Value, parity: ir.Value, leader: ir.Value, a_registers: list | None = None) -> None:
         """This warpgroup's 64 rows of ring slot `slot`: wgmmas over its BK (A from
