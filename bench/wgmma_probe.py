@@ -9,6 +9,7 @@ operands torch._scaled_mm) in one run; `--plans` also times other tile widths an
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import time
@@ -21,6 +22,7 @@ sys.path[:0] = [str(ROOT / "tests" / "gpu"), str(ROOT / "tests" / "codegen"), st
 from bench.gpu import timed  # noqa: E402
 from bench.gpu_matmul import OUT, TORCH, baseline, kernel_text  # noqa: E402
 from bench.gpu_matmul import operands as random_operands  # noqa: E402
+from mma_cases import tma_plan_under  # noqa: E402
 
 # Other plans of the TMA form timed by --plans / --fp8: (operands, `wgmma_tma.tma_plan`'s keywords)
 PLANS = [("f8e4m3fn", {"widen_unroll": 8})]
@@ -52,14 +54,8 @@ ABLATIONS_F8 = [("no widening", "TmaEmitter._widen_chunk", _skip_widening), ("no
 def compiled(dtype: str, plan=None, ablation=None):
     """The sm_90a kernel (the mapping's plan, or the TMA form under `plan`'s keywords; with
     `ablation` = (attribute of `wgmma_tma`, replacement) that part left out)."""
-    from intentc.codegen.nvptx import mapping, tile_matmul, wgmma_tma
+    from intentc.codegen.nvptx import wgmma_tma
     from intentc.runtime.cuda import compile_cuda
-    chosen = tile_matmul.plan_mma
-
-    def planned(kernel, arch):
-        found = chosen(kernel, arch)
-        return wgmma_tma.tma_plan(kernel, found.contraction, found.fallback, **plan) if plan else found
-    mapping.plan_mma = planned
     owner, name, kept = wgmma_tma, "", None
     if ablation:
         *path, name = ablation[0].split(".")
@@ -67,9 +63,9 @@ def compiled(dtype: str, plan=None, ablation=None):
         kept = getattr(owner, name)
         setattr(owner, name, ablation[1])
     try:
-        return compile_cuda(kernel_text(dtype), "matmul_tiled", arch="sm_90a")
+        with tma_plan_under(plan) if plan else contextlib.nullcontext():
+            return compile_cuda(kernel_text(dtype), "matmul_tiled", arch="sm_90a")
     finally:
-        mapping.plan_mma = chosen
         if ablation:
             setattr(owner, name, kept)
 

@@ -3,6 +3,8 @@ accumulator dtypes, output dtype, a transposed B view; and the error bound the c
 with the interpreter uses."""
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from sample_paths import sample_text
@@ -63,3 +65,21 @@ def assert_within(got, expected, bound, name: str) -> None:
         (name, "infinities differ")
     error = np.abs(got64[finite] - expected64[finite])
     assert (error <= bound[finite]).all(), (name, float(np.max(error - bound[finite])))
+
+
+@contextlib.contextmanager
+def tma_plan_under(plan: dict):
+    """While inside: the sm_90a MMA mapping plans the TMA form with `wgmma_tma.tma_plan`'s
+    keywords `plan` (other ring depths, widenings, ...; the plan is data, so a test or a
+    benchmark can pick it)."""
+    from intentc.codegen.nvptx import mapping, tile_matmul, wgmma_tma
+    chosen = tile_matmul.plan_mma
+
+    def planned(kernel, arch):
+        found = chosen(kernel, arch)
+        return wgmma_tma.tma_plan(kernel, found.contraction, found.fallback, **plan)
+    mapping.plan_mma = planned
+    try:
+        yield
+    finally:
+        mapping.plan_mma = chosen

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from gpu_required import requires_gpu
-from mma_cases import assert_within, error_bound, variant
+from mma_cases import assert_within, error_bound, tma_plan_under, variant
 
 pytestmark = requires_gpu()
 
@@ -22,19 +22,9 @@ WIDENINGS = [{"widening": "cvt"}, {"widening": "bits"}, {"widening": "bits", "wi
 
 
 def _compiled_under(text: str, plan: dict):
-    """The sm_90a kernel with the TMA form's plan under `plan`'s keywords."""
-    from intentc.codegen.nvptx import mapping, tile_matmul, wgmma_tma
     from intentc.runtime.cuda import compile_cuda
-    chosen = tile_matmul.plan_mma
-
-    def planned(kernel, arch):
-        found = chosen(kernel, arch)
-        return wgmma_tma.tma_plan(kernel, found.contraction, found.fallback, **plan)
-    mapping.plan_mma = planned
-    try:
+    with tma_plan_under(plan):
         return compile_cuda(text, "matmul_tiled", arch="sm_90a")
-    finally:
-        mapping.plan_mma = chosen
 
 
 def _every_code(dtype: str, k: int) -> dict:

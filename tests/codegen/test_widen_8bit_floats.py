@@ -20,7 +20,7 @@ from intentc.codegen.nvptx import f8_widening
 from intentc.driver import compile_kernel
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "gpu"))
-from mma_cases import variant
+from mma_cases import tma_plan_under, variant
 
 CODES = np.arange(256, dtype=np.uint32)
 
@@ -95,17 +95,8 @@ def test_k_permutation_gives_each_lane_its_register_slots():
 
 
 def _planned_ptx(dtype: str, plan: dict) -> tuple:
-    from intentc.codegen.nvptx import mapping, tile_matmul, wgmma_tma
-    chosen = tile_matmul.plan_mma
-
-    def planned(kernel, arch):
-        found = chosen(kernel, arch)
-        return wgmma_tma.tma_plan(kernel, found.contraction, found.fallback, **plan)
-    mapping.plan_mma = planned
-    try:
+    with tma_plan_under(plan):
         artifacts = compile_kernel(variant(dtype, "f32", "f16"), "matmul_tiled", "ptx", "sm_90a").artifacts
-    finally:
-        mapping.plan_mma = chosen
     return artifacts["kernel.ptx"], json.loads(artifacts["launch.json"])
 
 
