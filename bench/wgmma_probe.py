@@ -47,8 +47,11 @@ def _skip_wgmma(b, n, operand, acc, a_descriptor, b_descriptor, accumulators, tr
 
 
 # Timing ablations of the e4m3 kernel (results wrong on purpose; only the time is read):
-# (label, module attribute replaced, replacement)
-ABLATIONS_F8 = [("no widening", "TmaEmitter._widen_chunk", _skip_widening), ("no wgmma", "wgmma_m64", _skip_wgmma)]
+# (label, module attribute replaced, replacement, plan keywords)
+ABLATIONS_F8 = [("no widening", "TmaEmitter._widen_chunk", _skip_widening, {}),
+                ("no wgmma", "wgmma_m64", _skip_wgmma, {}),
+                ("no widening of B", "TmaEmitter._widen_chunk", _skip_widening, {"registers_a": True,
+                                                                               "inline_copies": True})]
 
 
 def compiled(dtype: str, plan=None, ablation=None):
@@ -151,11 +154,11 @@ def main() -> int:
                 emit({"dtype": dtype, "shape": shape, "error": f"{type(error).__name__}: {str(error)[:300]}"})
         for size in sizes[dtype]:
             emit(speed(kernel, dtype, *size, cublas))
-    for label, *ablation in ABLATIONS_F8 if args.fp8 else []:
-        kernel = compiled("f8e4m3fn", ablation=ablation)
+    for label, attribute, replacement, plan in ABLATIONS_F8 if args.fp8 else []:
+        kernel = compiled("f8e4m3fn", plan, ablation=(attribute, replacement))
         a, b, c = operands("f8e4m3fn", 4096, 4096, 4096)
         seconds = timed(lambda kernel=kernel, arrays={"a": a, "b": b, "c": c}: kernel.launch_in_place(arrays), 10)
-        emit({"ablation": label, "dtype": "f8e4m3fn", "size": [4096] * 3,
+        emit({"ablation": label, "plan": plan, "dtype": "f8e4m3fn", "size": [4096] * 3,
               "TFLOP/s-equivalent": 2.0 * 4096 ** 3 / seconds / 1e12})
     for dtype, plan in PLANS_F8 if args.fp8 else PLANS if args.plans else []:
         kernel = compiled(dtype, plan)
