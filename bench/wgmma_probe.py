@@ -26,7 +26,7 @@ from mma_cases import tma_plan_under  # noqa: E402
 
 # Other plans of the TMA form timed by --plans / --fp8: (operands, `wgmma_tma.tma_plan`'s keywords)
 PLANS = [("f8e4m3fn", {"widen_unroll": 8})]
-PLANS_F8 = [("f8e4m3fn", {"inline_copies": True}), ("f8e4m3fn", {"registers_a": True}),
+PLANS_F8 = [("f8e4m3fn", {"decoupled_rings": True}), ("f8e4m3fn", {"inline_copies": True}), ("f8e4m3fn", {"registers_a": True}),
             ("f8e4m3fn", {"registers_a": True, "inline_copies": True}), ("f8e4m3fn", {"widening": "bits"}),
             ("f8e5m2", {"widening": "bits"}), ("f8e4m3fn", {"widening": "mixed"}),
             ("f8e4m3fn", {"registers_a": True, "inline_copies": True, "widening": "mixed"}),
@@ -50,6 +50,7 @@ def _skip_wgmma(b, n, operand, acc, a_descriptor, b_descriptor, accumulators, tr
 # (label, module attribute replaced, replacement, plan keywords)
 ABLATIONS_F8 = [("no widening", "TmaEmitter._widen_chunk", _skip_widening, {}),
                 ("no wgmma", "wgmma_m64", _skip_wgmma, {}),
+                ("no widening, decoupled rings", "TmaEmitter._widen_chunk", _skip_widening, {"decoupled_rings": True}),
                 ("no widening of B", "TmaEmitter._widen_chunk", _skip_widening, {"registers_a": True,
                                                                                "inline_copies": True})]
 

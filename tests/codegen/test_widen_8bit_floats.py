@@ -7,6 +7,7 @@ PTX has the instructions it promises, which ptxas accepts."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -121,6 +122,42 @@ def test_plan_ptx_has_its_instructions(dtype, plan, present, absent, tmp_path):
         done = subprocess.run(["ptxas", "-arch=sm_90a", "-v", str(source), "-o", str(tmp_path / "k.cubin")],
                               capture_output=True, text=True)
         assert done.returncode == 0 and "C7514" not in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("dtype", ["f8e4m3fn", "f8e5m2"])
+def test_default_is_the_form_verified_on_the_gpu(dtype):
+    """Until a GPU round verifies them, every option is off: the raw ring shares the wgmma
+    ring's slots and `empty` barrier (no `raw_free`), 96 converters widen by cvt, 8 bytes a
+    chunk, and the consumers read A from shared memory."""
+    ptx, launch = _planned_ptx(dtype, {})
+    plan = launch["mma"]
+    assert plan["widen"] == {"widening": "cvt", "chunk_bytes": 8, "unroll": 4, "converters": 96,
+                             "decoupled_rings": False, "inline_copies": False, "registers_a": False,
+                             "warp_arrivals": False}
+    assert plan["stages"] == plan["raw_stages"] == 3
+    kernel = ptx.split(".entry")[1]
+    # three barriers a slot (full, empty, raw): the copies' one, the converters' 96, the consumers' 2
+    assert sorted(re.findall(r"mbarrier\.init\.shared::cta\.b64 \[%r\d+\], (\d+);", kernel), key=int) == \
+        ["1"] * 3 + ["2"] * 3 + ["96"] * 3
+    assert "mul.rn.f16x2" not in kernel and "bar.warp.sync" not in kernel
+
+
+@pytest.mark.parametrize("plan,slots,arrivals", [
+    ({"decoupled_rings": True}, (3, 3), {"full": 96, "raw_free": 96}),
+    ({"inline_copies": True}, (3, 3), {"full": 128, "raw_free": 128}),
+    ({"registers_a": True}, (4, 4), {"full": 96, "raw_free": 96 + 256}),
+    ({"registers_a": True, "inline_copies": True, "warp_arrivals": True}, (4, 4), {"full": 4, "raw_free": 4 + 8}),
+    ({"stages": 2, "raw_stages": 4}, (2, 4), {"full": 96, "raw_free": 96}),
+])
+def test_decoupled_rings_have_their_own_release_barrier(plan, slots, arrivals):
+    """With the rings decoupled each raw slot has a `raw_free` barrier, counting every reader
+    of the raw slot (or each reading warp), beside the wgmma ring's full / empty and raw."""
+    ptx, launch = _planned_ptx("f8e4m3fn", plan)
+    stages, raw_stages = slots
+    assert (launch["mma"]["stages"], launch["mma"]["raw_stages"]) == slots and launch["mma"]["widen"]["decoupled_rings"]
+    counts = re.findall(r"mbarrier\.init\.shared::cta\.b64 \[%r\d+\], (\d+);", ptx.split(".entry")[1])
+    expected = [1] * raw_stages + [2] * stages + [arrivals["full"]] * stages + [arrivals["raw_free"]] * raw_stages
+    assert sorted(map(int, counts)) == sorted(expected)
 
 
 def test_raw_ring_is_recorded_and_fits():

@@ -14,7 +14,7 @@ from mma_cases import assert_within, error_bound, tma_plan_under, variant
 
 pytestmark = requires_gpu()
 
-WIDENINGS = [{"widening": "cvt"}, {"widening": "bits"}, {"widening": "bits", "widen_bytes": 16, "widen_unroll": 2},
+WIDENINGS = [{"widening": "cvt"}, {"decoupled_rings": True}, {"widening": "bits"}, {"widening": "bits", "widen_bytes": 16, "widen_unroll": 2},
              {"widening": "cvt", "widen_bytes": 16, "widen_unroll": 2}, {"stages": 2, "raw_stages": 4},
              {"inline_copies": True}, {"inline_copies": True, "widening": "bits", "stages": 2, "raw_stages": 4},
              {"registers_a": True}, {"registers_a": True, "inline_copies": True, "widening": "bits"},

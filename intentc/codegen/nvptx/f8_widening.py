@@ -26,24 +26,30 @@ LOW_PAIR, HIGH_PAIR = 0x1404, 0x3424    # prmt: bytes 0, 1 (2, 3) of a word as t
 
 
 def f16_pairs_of_f8_words(b: ir.IRBuilder, words: list, dtype: str, widening: str) -> list:
-    """`f16_pairs_of_f8_word` of each word, in order (two b32 a word); "mixed" alternates."""
+    """Four 8-bit floats a b32 word (the lowest byte first) as two b32 of f16 pairs a word
+    (the low half first), in order, exactly; "mixed" takes "cvt" and "bits" for alternate
+    words. Every word's pairs are picked out before any is widened."""
     methods = ("cvt", "bits") if widening == "mixed" else (widening,)
-    return [pair for index, word in enumerate(words)
-            for pair in f16_pairs_of_f8_word(b, word, dtype, methods[index % len(methods)])]
+    chosen = [methods[index % len(methods)] for index in range(len(words))]
+    picked = [_pairs_of_word(b, word, method) for word, method in zip(words, chosen)]
+    return [_widened(b, pair, dtype, method) for pairs, method in zip(picked, chosen) for pair in pairs]
 
 
-def f16_pairs_of_f8_word(b: ir.IRBuilder, word: ir.Value, dtype: str, widening: str) -> list:
-    """Four 8-bit floats (a b32, the lowest byte first) as two b32 of f16 pairs (the low
-    half first), exactly, by "cvt" or "bits"."""
-    if widening == "cvt":
-        halves = [b.trunc(b.lshr(word, ir.Constant(I32, shift)), ir.IntType(16)) for shift in (0, 16)]
-        return [f16_pair_of_f8_pair(b, half, dtype) for half in halves]
+def _pairs_of_word(b: ir.IRBuilder, word: ir.Value, method: str) -> list:
+    """A word's two pairs of 8-bit floats: as i16 ("cvt"), or in the high bytes of the
+    halves of a b32 ("bits")."""
+    if method == "cvt":
+        return [b.trunc(b.lshr(word, ir.Constant(I32, shift)), ir.IntType(16)) for shift in (0, 16)]
     zero = ir.Constant(I32, 0)
-    placed = [byte_permute(b, word, zero, selector) for selector in (LOW_PAIR, HIGH_PAIR)]
-    if dtype == "f8e5m2":
-        return placed
+    return [byte_permute(b, word, zero, selector) for selector in (LOW_PAIR, HIGH_PAIR)]
+
+
+def _widened(b: ir.IRBuilder, pair: ir.Value, dtype: str, method: str) -> ir.Value:
+    """A pair as picked by `_pairs_of_word`, as a b32 of two f16."""
     assert dtype in F8_PAIRS, dtype
-    return [_f16_pair_of_e4m3_high_bytes(b, pair) for pair in placed]
+    if method == "cvt":
+        return f16_pair_of_f8_pair(b, pair, dtype)
+    return pair if dtype == "f8e5m2" else _f16_pair_of_e4m3_high_bytes(b, pair)
 
 
 # e4m3 in the high byte of each half of a b32, shifted right once: its 7 magnitude bits at 13..7

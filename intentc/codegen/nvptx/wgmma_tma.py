@@ -76,7 +76,10 @@ class TmaPlan(MmaPlan):
     # "f8e5m2" widened to f16 (A and B), "i8" B transposed to K-major (the integer wgmma's)
     convert: str = ""
     widen_unroll: int = 4   # 8-bit float chunks a converter has in flight (more: registers from the consumers)
-    raw_stages: int = 0     # slots of the raw ring (8-bit operands)
+    raw_stages: int = 0     # slots of the raw ring (8-bit operands; as many as the wgmma ring's unless decoupled)
+    # 8-bit operands: the raw ring's slots are released by their readers (`raw_free`), not
+    # with the wgmma ring's (`empty`), so the copies run ahead of the consumers (awaits the GPU)
+    decoupled_rings: bool = False
     widening: str = "cvt"   # how 8-bit floats become f16 (`f8_widening.WIDENINGS`)
     widen_bytes: int = 8    # raw bytes of an 8-bit float chunk a converter widens at once (8 or 16)
     # 8-bit floats: the whole producer warpgroup widens and its thread 0 issues each K tile's
@@ -143,7 +146,7 @@ class TmaPlan(MmaPlan):
 
     @property
     def barriers(self) -> tuple:
-        return BARRIERS if self.convert else BARRIERS[:2]
+        return BARRIERS if self.decoupled_rings else BARRIERS[:3] if self.convert else BARRIERS[:2]
 
     @property
     def dynamic_shared_bytes(self) -> int:
@@ -177,7 +180,8 @@ class TmaPlan(MmaPlan):
             data["raw_stages"] = self.raw_stages
         if self.widens:
             data["widen"] = {"widening": self.widening, "chunk_bytes": self.widen_bytes, "unroll": self.widen_unroll,
-                             "converters": self.converters, "inline_copies": self.inline_copies,
+                             "converters": self.converters, "decoupled_rings": self.decoupled_rings,
+                             "inline_copies": self.inline_copies,
                              "registers_a": self.registers_a, "warp_arrivals": self.warp_arrivals}
         if self.widens:
             how = {"cvt": f"cvt.rn.f16x2.{F8_PAIRS[self.convert]}", "bits": "integer bit operations",
@@ -215,12 +219,16 @@ class TmaPlan(MmaPlan):
 
 def tma_plan(kernel, contraction, fallback: MmaPlan | None, columns: int = 256, stages: int = 4,
              widen_unroll: int = 4, raw_stages: int = 0, widening: str = "cvt", widen_bytes: int = 8,
-             inline_copies: bool = False, registers_a: bool = False, warp_arrivals: bool = False) -> TmaPlan:
+             inline_copies: bool = False, registers_a: bool = False, warp_arrivals: bool = False,
+             decoupled_rings: bool = False) -> TmaPlan:
     """128 x `columns` tiles of 128-byte K rows (BK = 64 16-bit elements: the 128-byte
     swizzle), two consumer warpgroups of m64n<columns>, `stages` ring slots (4 of 48 KiB for
     256 columns; 8-bit floats keep 3 beside their raw ring; i8 takes 128 columns, BK = 128,
     4 slots; A from registers leaves room for 4 slots of B); the raw ring as deep as the
-    wgmma's unless `raw_stages` says; the maps' address is the word after the kernel's own."""
+    wgmma's unless `raw_stages` says; the maps' address is the word after the kernel's own.
+    The 8-bit options past `widen_unroll` await verification on the GPU (docs/gpu.md): each
+    is off unless asked for, and the ones that read or refill the raw ring on their own
+    (`inline_copies`, `registers_a`, another `raw_stages`) decouple the rings."""
     words = slot_count(layout(kernel))
     operands = contraction.operand_dtype
     convert = operands if operands in F8_PAIRS or operands == "i8" else ""
@@ -232,6 +240,7 @@ def tma_plan(kernel, contraction, fallback: MmaPlan | None, columns: int = 256, 
     return TmaPlan(contraction, f"wgmma.{shape}", (128, columns, depth), (2, 1), stages=stages, resident=1,
                    maps_word=words, fallback=fallback, convert=convert,
                    widen_unroll=widen_unroll, raw_stages=(raw_stages or stages) if convert else 0,
+                   decoupled_rings=bool(convert) and (decoupled_rings or inline_copies or registers_a or bool(raw_stages)),
                    widening=widening, widen_bytes=widen_bytes, inline_copies=inline_copies and convert != "i8",
                    registers_a=registers_a and convert in F8_PAIRS, warp_arrivals=warp_arrivals)
 
@@ -262,9 +271,10 @@ class TmaEmitter(TileEmitter):
         arrivals = {"full": plan.converters // per_arrival if plan.convert else 1, "empty": plan.warps[0], "raw": 1,
                     "raw_free": (plan.converters + consumers_reading) // per_arrival}
         with b.if_then(b.icmp_unsigned("==", thread, ir.Constant(I32, 0))):
-            for kind in plan.barriers:
-                for stage in range(plan.raw_stages if kind in RAW_KINDS else plan.stages):
-                    mbarrier_init(b, self._barrier(kind, ir.Constant(I32, stage)), arrivals[kind])
+            for stage in range(max(plan.stages, plan.raw_stages)):
+                for kind in plan.barriers:
+                    if stage < (plan.raw_stages if kind in RAW_KINDS else plan.stages):
+                        mbarrier_init(b, self._barrier(kind, ir.Constant(I32, stage)), arrivals[kind])
             fence_barrier_init(b)
         barrier(em)
         warpgroup = b.udiv(thread, ir.Constant(I32, WARPGROUP))
@@ -372,9 +382,9 @@ class TmaEmitter(TileEmitter):
         em, plan = self.em, self.plan
         b = em.b
         bm, bn, bk = plan.block
-        if not plan.widens:
+        if not (plan.widens and plan.decoupled_rings):
             mbarrier_wait(em, self._barrier("empty", slot), b.xor(parity, ir.Constant(I32, 1)))
-        if plan.convert:
+        if plan.decoupled_rings:
             mbarrier_wait(em, self._barrier("raw_free", raw[0]), b.xor(raw[1], ir.Constant(I32, 1)))
         raw_base = self._raw_base(raw[0]) if plan.convert else None
         a_base = raw_base if plan.widens else self.stage_base(slot, "a")
@@ -414,7 +424,7 @@ class TmaEmitter(TileEmitter):
             if copy_step:
                 copy_step(b.add(used, _const(plan.raw_stages - 1)))
             mbarrier_wait(em, self._barrier("raw", raw_slot), raw_parity)
-            if plan.widens:     # the copier does not wait for the consumers: the converters do
+            if plan.widens and plan.decoupled_rings:    # the copier does not wait for the consumers
                 mbarrier_wait(em, self._barrier("empty", slot), b.xor(parity, ir.Constant(I32, 1)))
             raw, staged = self._raw_base(raw_slot), self.stage_base(slot, "a")
             if plan.registers_a:
@@ -433,7 +443,10 @@ class TmaEmitter(TileEmitter):
             em.loop(_const(0), opaque(b, _const(-(-items // per_trip))), lambda i: trip(b.mul(i, _const(per_trip))),
                     name="convert")
             fence_proxy_async(b)
-            self._arrive(["raw_free", "full"], [raw_slot, slot])
+            if plan.decoupled_rings:
+                self._arrive(["raw_free", "full"], [raw_slot, slot])
+            else:
+                self._arrive(["full"], [slot])
         for step in range(plan.raw_stages - 1 if copy_step else 0):
             copy_step(_const(step))
         self._each_tile(lambda: self._each_k_tile(lambda kt, ring, raw_ring, used: convert(ring, raw_ring, used),
@@ -477,12 +490,12 @@ class TmaEmitter(TileEmitter):
         converted = f16_pairs_of_f8_words(b, words, plan.convert, plan.widening)
         if plan.registers_a:    # B's K rows (64 a block) in the slots the A registers have
             row = b.add(b.and_(row, ir.Constant(I32, -RAW_ROW)), permuted_k_row(b, b.and_(row, ir.Constant(I32, 63))))
-        staged_row = b.add(staged, b.mul(row, ir.Constant(I32, 2 * RAW_ROW)))
         first_chunk = b.mul(column, ir.Constant(I32, plan.widen_bytes // 8))
         for j in range(plan.widen_bytes // 8):
             chunk = b.add(first_chunk, ir.Constant(I32, j)) if j else first_chunk
             swizzled = b.shl(b.xor(chunk, b.and_(row, ir.Constant(I32, 7))), ir.Constant(I32, 4))
-            store_shared_quad(b, b.add(staged_row, swizzled), converted[4 * j:4 * j + 4])
+            store_shared_quad(b, b.add(staged, b.add(b.mul(row, ir.Constant(I32, 2 * RAW_ROW)), swizzled)),
+                              converted[4 * j:4 * j + 4])
 
     # ---- consumers ---------------------------------------------------------------------------
     def _consumer(self, thread: ir.Value) -> None:
