@@ -23,14 +23,16 @@ engine to read it); a launch whose views a map cannot describe (an
 unaligned row, a transposed view) runs the module's fallback entry instead: the cp.async
 form, or for 8-bit operands (which only this form rewrites) the generic mapping.
 
-8-bit operands (`convert`) are copied raw into a second ring of `raw_stages` slots (rows of BK
-bytes, unswizzled) completing on a `raw` barrier; producer warps 1-3 then rewrite each slot for
-the wgmma, release the raw slot (`raw_free`, on which the copier waits before refilling it: the
-raw ring runs ahead of the wgmma's ring by its own depth), publish the rewritten slot to the
-async proxy (`fence.proxy.async`) and arrive on `full`. 8-bit floats are widened to f16
-(exactly: every e4m3 and e5m2 value is an f16; `f8_widening.py`) into the f16 ring's swizzled
-layout for the f16 wgmma — Hopper's own 8-bit float wgmma is not used: its accumulation keeps fewer bits
-than f32, and the spec's accumulator is the declared dtype (issue #14). For i8, A lands in
+8-bit operands (`convert`) are copied raw into a second ring (rows of BK bytes, unswizzled)
+completing on a `raw` barrier; producer warps 1-3 then rewrite each slot for the wgmma, publish
+it to the async proxy (`fence.proxy.async`) and arrive on `full`. 8-bit floats are widened to
+f16 (exactly: every e4m3 and e5m2 value is an f16; `f8_widening.py`) into the f16 ring's
+swizzled layout for the f16 wgmma — Hopper's own 8-bit float wgmma is not used: its
+accumulation keeps fewer bits than f32, and the spec's accumulator is the declared dtype
+(issue #14). Options not yet verified on a GPU (off by default; docs/gpu.md) decouple the raw
+ring (`raw_stages` slots released on `raw_free` by their readers, so the copies run ahead of
+the consumers), widen with all four producer warps (thread 0 copying between its widening),
+widen A in the consumers' registers, or widen by integer operations. For i8, A lands in
 place and B is transposed to the K-major rows the integer wgmma (s8 x s8 -> s32, exact) reads.
 """
 from __future__ import annotations
@@ -62,7 +64,8 @@ CONVERTERS = 96             # producer threads 32..127: the 8-bit operands' conv
 RAW_ROW = 64                # bytes of an 8-bit float row as copied (BK elements), unswizzled
 STEP_BYTES = 32             # K bytes one wgmma reads of each row
 FALLBACK_SUFFIX = "_fallback"
-# raw: an 8-bit slot's copies have landed (converted next); raw_free: the converters have read it
+# raw: an 8-bit slot's copies have landed (converted next); raw_free: its readers have read it
+# (decoupled rings only)
 BARRIERS = ("full", "empty", "raw", "raw_free")
 RAW_KINDS = ("raw", "raw_free")     # barriers of the raw ring's slots, the others the wgmma ring's
 
@@ -183,7 +186,6 @@ class TmaPlan(MmaPlan):
                              "converters": self.converters, "decoupled_rings": self.decoupled_rings,
                              "inline_copies": self.inline_copies,
                              "registers_a": self.registers_a, "warp_arrivals": self.warp_arrivals}
-        if self.widens:
             how = {"cvt": f"cvt.rn.f16x2.{F8_PAIRS[self.convert]}", "bits": "integer bit operations",
                    "mixed": "cvt and integer bit operations, alternate words"}[self.widening]
             data["convert"] = f"{self.convert} -> f16 exactly ({how}, {self.widen_bytes}-byte chunks) by " \
