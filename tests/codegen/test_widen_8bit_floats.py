@@ -17,6 +17,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+import intentc
 from intentc.codegen.nvptx import f8_widening
 from intentc.driver import compile_kernel
 
@@ -95,21 +96,23 @@ def test_k_permutation_gives_each_lane_its_register_slots():
                                                                        (2 * t, 2 * t + 1, 2 * t + 8, 2 * t + 9)]
 
 
-def _planned_ptx(dtype: str, plan: dict) -> tuple:
+def _planned_ptx(dtype: str, plan: dict, acc: str = "f32") -> tuple:
     with tma_plan_under(plan):
-        artifacts = compile_kernel(variant(dtype, "f32", "f16"), "matmul_tiled", "ptx", "sm_90a").artifacts
+        artifacts = compile_kernel(variant(dtype, acc, "f16"), "matmul_tiled", "ptx", "sm_90a").artifacts
     return artifacts["kernel.ptx"], json.loads(artifacts["launch.json"])
 
 
-@pytest.mark.parametrize("dtype,plan,present,absent", [
-    ("f8e4m3fn", {"widening": "bits"}, ["prmt.b32", "mul.rn.f16x2"], ["cvt.rn.f16x2"]),
-    ("f8e5m2", {"widening": "bits"}, ["prmt.b32"], ["cvt.rn.f16x2", "mul.rn.f16x2"]),
-    ("f8e4m3fn", {"widen_bytes": 16, "widen_unroll": 2}, ["ld.shared.v4.b32", "cvt.rn.f16x2.e4m3x2"], []),
-    ("f8e4m3fn", {"registers_a": True}, ["f32.f16.f16 {", "}, {%r"], []),
-    ("f8e4m3fn", {"widening": "mixed"}, ["cvt.rn.f16x2.e4m3x2", "mul.rn.f16x2"], []),
+@pytest.mark.parametrize("dtype,plan,present,absent,acc", [
+    ("f8e4m3fn", {"widening": "bits"}, ["prmt.b32", "mul.rn.f16x2"], ["cvt.rn.f16x2"], "f32"),
+    ("f8e5m2", {"widening": "bits"}, ["prmt.b32"], ["cvt.rn.f16x2", "mul.rn.f16x2"], "f32"),
+    ("f8e4m3fn", {"widen_bytes": 16, "widen_unroll": 2}, ["ld.shared.v4.b32", "cvt.rn.f16x2.e4m3x2"], [], "f32"),
+    ("f8e4m3fn", {"registers_a": True}, ["f32.f16.f16 {", "}, {%r"], [], "f32"),
+    ("f8e4m3fn", {"registers_a": True, "inline_copies": True}, ["f16.f16.f16 {", "}, {%r"], [], "f16"),
+    ("f8e4m3fn", {"widening": "mixed"}, ["cvt.rn.f16x2.e4m3x2", "mul.rn.f16x2"], [], "f32"),
 ])
-def test_plan_ptx_has_its_instructions(dtype, plan, present, absent, tmp_path):
-    ptx, launch = _planned_ptx(dtype, plan)
+def test_plan_ptx_has_its_instructions(dtype, plan, present, absent, acc, tmp_path):
+    """Each option's instructions, and ptxas accepting its kernel (f32 or f16 accumulator)."""
+    ptx, launch = _planned_ptx(dtype, plan, acc)
     kernel = ptx.split(".entry")[1]
     for text in present:
         assert text in kernel, text
@@ -158,6 +161,21 @@ def test_decoupled_rings_have_their_own_release_barrier(plan, slots, arrivals):
     counts = re.findall(r"mbarrier\.init\.shared::cta\.b64 \[%r\d+\], (\d+);", ptx.split(".entry")[1])
     expected = [1] * raw_stages + [2] * stages + [arrivals["full"]] * stages + [arrivals["raw_free"]] * raw_stages
     assert sorted(map(int, counts)) == sorted(expected)
+
+
+@pytest.mark.parametrize("plan", [{"widen_unroll": 8}, {"widen_bytes": 16, "widen_unroll": 4}, {"registers_a": True},
+                                  {"inline_copies": True, "widen_bytes": 16, "widen_unroll": 2}])
+def test_setmaxnreg_fits_the_pool_under_each_option(plan):
+    """Converters keeping more bytes in flight take registers from the consumers, within the
+    pool of 168 x 384 the CTA starts with (more would hang), the consumers keeping room for
+    their 128 accumulators."""
+    from intentc.codegen.nvptx.tile_contraction import match_tile_contraction
+    from intentc.codegen.nvptx.wgmma_tma import tma_plan
+    module = intentc.parse(variant("f8e4m3fn", "f32", "f16"), "t.kir")
+    kernel = module.find("matmul_tiled")
+    producer, consumer = tma_plan(kernel, match_tile_contraction(kernel), None, **plan).registers
+    assert producer % 8 == 0 and consumer % 8 == 0 and 24 <= producer <= consumer
+    assert 128 * producer + 256 * consumer <= 168 * 384 and consumer >= 128 + 48
 
 
 def test_raw_ring_is_recorded_and_fits():
