@@ -45,7 +45,7 @@ from llvmlite import ir
 from ..llvm.abi import layout, slot_count
 from ..llvm.types import I32, I64
 from .cta import barrier, sreg
-from .f8_widening import a_fragments, f16_pairs_of_f8_words, permuted_k_row
+from .f8_widening import WIDENINGS, a_fragments, f16_pairs_of_f8_words, permuted_k_row
 from .ptx_asm import fence_proxy_async, opaque, store_shared, wgmma_commit, wgmma_fence, wgmma_m64, wgmma_wait
 from .tile_matmul import MmaPlan, TileEmitter, _ceil, _const
 from .tma_asm import (F8_PAIRS, byte_permute, fence_barrier_init, load_shared_word, load_shared_words,
@@ -231,6 +231,7 @@ def tma_plan(kernel, contraction, fallback: MmaPlan | None, columns: int = 256, 
     The 8-bit options past `widen_unroll` await verification on the GPU (docs/gpu.md): each
     is off unless asked for, and the ones that read or refill the raw ring on their own
     (`inline_copies`, `registers_a`, another `raw_stages`) decouple the rings."""
+    assert widening in WIDENINGS and widen_bytes in (8, 16), (widening, widen_bytes)
     words = slot_count(layout(kernel))
     operands = contraction.operand_dtype
     convert = operands if operands in F8_PAIRS or operands == "i8" else ""
