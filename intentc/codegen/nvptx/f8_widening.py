@@ -3,8 +3,8 @@ docs/gpu.md, "8-bit operands"). Every e4m3 and e5m2 value is an f16, so each wid
 is exact; they differ in which of the SM's pipes they use:
 
 - "cvt": `cvt.rn.f16x2.e4m3x2` / `.e5m2x2`, one conversion instruction a pair (the
-  conversion pipe: by the CUDA guide's table for cc 9.0, 16 conversions a clock an SM
-  against 64 integer operations).
+  conversion pipe: if it runs at the CUDA guide's rate for most type conversions, 16 a
+  clock an SM against 64 integer operations — not yet measured for this one).
 - "bits": integer operations. An e5m2 is the high byte of the f16 with the same value, so
   a byte permute (`prmt`) widens two pairs at once. An e4m3 `s eeee mmm` becomes the f16
   `s 0eeee mmm0000000` (its value times 2^-8: the exponent bias is 15, not 7; e4m3
