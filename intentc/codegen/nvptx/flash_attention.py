@@ -30,6 +30,7 @@ from llvmlite import ir
 from ..layout.assign import Assignment
 from ..layout.encodings import Blocked
 from ...ir.types import RecordType
+from ..llvm.lowfloat import to_storage
 from ..llvm.types import F32, I1, I32, I64, register_type
 from .cta import barrier, shared_array, sreg
 from .lane_dots import global_vector
@@ -115,6 +116,9 @@ def plan_flash(kernel, known: dict) -> FlashPlan | None:
         attention = match_fold_attention(kernel)
     except NoMatch:
         return None
+    if attention.operand_dtype != "f32":     # 16-bit operands run on the tensor cores
+        from .flash_mma import plan_flash_mma
+        return plan_flash_mma(attention, known)
     depth = attention.depth if isinstance(attention.depth, int) else known.get(attention.depth)
     columns = MAX_COLUMNS if not depth else max(ROW_LANES, min(MAX_COLUMNS, 1 << (depth - 1).bit_length()))
     coordinate = attention.parallel.regions[0].args[0].name
@@ -141,19 +145,8 @@ class FlashEmitter:
     def emit(self) -> None:
         em, plan = self.em, self.plan
         b = em.b
-        bm, bn, db, _ = plan.block
-        tid = sreg(em, "tid.x")
-        self.lane = b.urem(tid, _i32(32))
-        self.tx, self.ty = b.zext(b.urem(tid, _i32(ROW_LANES)), I64), b.zext(b.udiv(tid, _i32(ROW_LANES)), I64)
-        self.tid = b.zext(tid, I64)
-        self.q_shared = shared_array(em, "f32", bm * (DK + PAD), 16).ptr
-        self.k_shared = shared_array(em, "f32", bn * (DK + PAD), 16).ptr
-        self.p_shared = shared_array(em, "f32", bm * (bn + PAD), 16).ptr
-        self.v_shared = shared_array(em, "f32", VK * db, 16).ptr
-        self.values = FoldValues(em, self.rows, {"rows": 1, "keys": self.keys, "cols": self.cols}, plan.attention.depth,
-                                 self._contract)
-        self.values.lane = self.lane
-        self.vectors = {view.name: self._vectors_fit(view) for view in (self.q, self.k, self.v)}
+        bm, _, db, _ = plan.block
+        self._setup()
         self.values.run(plan.attention.prologue)
         blocks = b.sdiv(b.add(self.rows_extent, _i64(bm - 1)), _i64(bm))
         start, stride = b.zext(sreg(em, "ctaid.x"), I64), b.zext(sreg(em, "nctaid.x"), I64)
@@ -167,6 +160,33 @@ class FlashEmitter:
                 em.loop(_i64(0), self.depth, lambda c0: self._pass(i0, c0), _i64(db), name="dblock")
         em.loop(start, blocks, row_block, stride, name="rowblock")
 
+    def _setup(self) -> None:
+        """The thread's coordinates, the shared arrays and the op-by-op lowering."""
+        em, plan = self.em, self.plan
+        b = em.b
+        bm, bn, db, _ = plan.block
+        tid = sreg(em, "tid.x")
+        self.lane = b.urem(tid, _i32(32))
+        self.tx, self.ty = b.zext(b.urem(tid, _i32(ROW_LANES)), I64), b.zext(b.udiv(tid, _i32(ROW_LANES)), I64)
+        self.tid = b.zext(tid, I64)
+        self.q_shared = shared_array(em, "f32", bm * (DK + PAD), 16).ptr
+        self.k_shared = shared_array(em, "f32", bn * (DK + PAD), 16).ptr
+        self.p_shared = shared_array(em, "f32", bm * (bn + PAD), 16).ptr
+        self.v_shared = shared_array(em, "f32", VK * db, 16).ptr
+        self.values = FoldValues(em, self.rows, {"rows": 1, "keys": self.keys, "cols": self.cols}, plan.attention.depth,
+                                 self._contract)
+        self.values.lane = self.lane
+        self.vectors = {view.name: self._vectors_fit(view) for view in (self.q, self.k, self.v)}
+
+    def query_rows(self, i0: ir.Value) -> list:
+        """The thread's query rows of the block from row i0."""
+        b = self.em.b
+        return [b.add(i0, b.add(self.ty, _i64(self.plan.row_groups * r))) for r in range(self.rows)]
+
+    def key_offset(self, n: int) -> ir.Value:
+        """The thread's key slot n within the current tile."""
+        return self.em.b.add(self.tx, _i64(ROW_LANES * n))
+
     # ---- one pass: the fold over every key tile for a block of rows and columns -------------
     def _pass(self, i0: ir.Value, c0: ir.Value) -> None:
         em, plan = self.em, self.plan
@@ -175,7 +195,7 @@ class FlashEmitter:
         self.i0, self.c0 = i0, c0
         values = self.values
         region = a.parallel.regions[0]
-        rows = [b.add(i0, b.add(self.ty, _i64(self.plan.row_groups * r))) for r in range(self.rows)]
+        rows = self.query_rows(i0)
         values.env[region.args[0].name] = PerThread("rows", "index", [[row] for row in rows])
         ops = [op for op in region.ops if op.name != "yield"]
         fold_at = ops.index(a.fold)
@@ -193,8 +213,8 @@ class FlashEmitter:
 
         def tile(j0):
             self.j0 = j0
-            values.key_exists = [b.icmp_signed("<", b.add(j0, b.add(self.tx, _i64(ROW_LANES * n))),
-                                               self.rows_extent) for n in range(self.keys)]
+            values.key_exists = [b.icmp_signed("<", b.add(j0, self.key_offset(n)), self.rows_extent)
+                                 for n in range(self.keys)]
             values.run(ops[1:fold_at])
             summary = self._summarize(a.fold)
             previous = [self._load_leaf(slots, leaf) for slots, leaf in zip(state, leaves)]
@@ -224,19 +244,28 @@ class FlashEmitter:
         past = b.add(i0, _i64(bm))
         live_end = b.select(b.icmp_signed("<", past, self.rows_extent), past, self.rows_extent)
         skip_start = b.mul(b.sdiv(b.add(live_end, _i64(bn - 1)), _i64(bn)), _i64(bn))
+        vote = em.declare("llvm.nvvm.barrier0.or", I32, [I32])
+        seen = self._values_not_finite(skip_start, c0)
+        any_not_finite = b.icmp_unsigned("!=", b.call(vote, [b.zext(seen, I32)]), _i32(0))
+        return b.select(any_not_finite, self.rows_extent, skip_start)
+
+    def _values_not_finite(self, first_row: ir.Value, c0: ir.Value) -> ir.Value:
+        """Whether this thread's share of V's rows from `first_row` on (this pass's columns)
+        holds an inf or NaN (i1)."""
+        em = self.em
+        b = em.b
+        db = self.plan.block[2]
         seen = em.entry_alloca(I1)
         b.store(ir.Constant(I1, 0), seen)
-        count = b.mul(b.sub(self.rows_extent, skip_start), _i64(db))
+        count = b.mul(b.sub(self.rows_extent, first_row), _i64(db))
 
         def element(linear):
-            value = self._element(self.v, b.add(skip_start, b.udiv(linear, _i64(db))),
+            value = self._element(self.v, b.add(first_row, b.udiv(linear, _i64(db))),
                                   b.add(c0, b.urem(linear, _i64(db))))
             finite = b.fcmp_ordered("<", em.call_intrinsic("fabs", value), ir.Constant(F32, float("inf")))
             b.store(b.or_(b.load(seen), b.not_(finite)), seen)
         em.loop(opaque(b, self.tid), count, element, _i64(self.plan.threads), name="vcheck")
-        vote = em.declare("llvm.nvvm.barrier0.or", I32, [I32])
-        any_not_finite = b.icmp_unsigned("!=", b.call(vote, [b.zext(b.load(seen), I32)]), _i32(0))
-        return b.select(any_not_finite, self.rows_extent, skip_start)
+        return b.load(seen)
 
     def _leaf_types(self, type_) -> list:
         """(dtype, kind, slots) of each leaf of a fold result: scalars and [D] vectors."""
@@ -257,7 +286,7 @@ class FlashEmitter:
         length, positions, scores, tile = (arg.name for arg in fold.regions[0].args)
         left = b.sub(self.rows_extent, self.j0)
         values.env[length] = values.uniform("index", b.select(b.icmp_signed("<", left, _i64(bn)), left, _i64(bn)))
-        values.env[positions] = PerThread("keys", "index", [[b.add(self.j0, b.add(self.tx, _i64(ROW_LANES * n)))
+        values.env[positions] = PerThread("keys", "index", [[b.add(self.j0, self.key_offset(n))
                                                              for n in range(self.keys)] for _ in range(self.rows)])
         values.env[scores] = values.env[fold.operands[0]]
         values.env[tile] = "values"
@@ -451,4 +480,4 @@ class FlashEmitter:
                 inside = b.and_(b.icmp_signed("<", row, o.shape[0]), b.icmp_signed("<", column, o.shape[1]))
                 with b.if_then(inside):
                     offset = b.add(o.offset, b.add(b.mul(row, o.strides[0]), b.mul(column, o.strides[1])))
-                    b.store(value.values[r][m], b.gep(o.ptr, [offset]))
+                    b.store(to_storage(self.em, value.values[r][m], value.dtype), b.gep(o.ptr, [offset]))

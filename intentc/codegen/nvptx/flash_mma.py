@@ -1,0 +1,367 @@
+"""The flash mapping on tensor cores (docs/gpu.md, "Flash attention"): the region_fold attention
+of `fold_attention.py` with f16 or bf16 Q, K and V runs QKᵀ and PV on
+`mma.sync.aligned.m16n8k16` (f16/bf16 operands, f32 accumulators, the IR's `acc = f32`).
+
+A CTA of four warps takes a block of BM = 64 query rows, warp w rows 16w .. 16w + 15; key
+tiles of BN = 64 keys are the fold's slices (§6), as in the CUDA-core flash mapping whose
+pass, fold, combine, causal skipping and writes this emitter inherits (`flash_attention.py`).
+The per-thread layout is the MMA accumulator's: lane l holds rows l/4 and l/4 + 8 of its
+warp's 16 and, of every 8-wide fragment, the two keys (or D columns) 2(l%4), 2(l%4) + 1 — so
+a row's keys are shared by the 4 lanes of a quad and the reductions end in a 2-step butterfly.
+
+Q, K and V are staged by predicated 16-byte loads (elements where the rows do not allow
+them) into shared memory in rows of 64 elements (128 bytes), 16-byte chunks swizzled by the
+row (chunk ^ row % 8), so `ldmatrix` reads are conflict free: Q and K as A and B (`.x4`),
+V as B through `ldmatrix.trans`. The scores' fragments are the summarizer's [len] vectors
+in place; the weights enter PV as the A operand straight from those registers (FA2's
+register reuse), in the operand type the IR casts them to (`cvt.rn.{f16,bf16}x2.f32` of
+the cast's f32 source: the cast's own rounding, two at once); a weight of a key past the
+axis is 0. A fixed D up to 128 keeps Q (padded to 64-column chunks) in shared memory for
+the whole pass and stages K whole a tile; any other D runs passes of 128 output columns,
+the scores from 64-column chunks of Q and K.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from llvmlite import ir
+
+from ..layout.assign import Assignment
+from ..layout.mma import Mma
+from ..llvm.lowfloat import is_finite, to_register, to_storage
+from ..llvm.types import F32, I1, I16, I32, I64
+from .cta import shared_array, sreg, barrier
+from .fold_attention import FoldAttention
+from .fold_values import FoldValues, PerThread
+from .flash_attention import FlashEmitter
+from .dead_slices import dead_slices_are_identity
+from .lane_dots import global_vector
+from .ptx_asm import asm, ldmatrix_x4, mma_m16n8k16, opaque, shared_address
+from .tile_matmul import swizzled
+
+WARPS = 4
+THREADS = 32 * WARPS
+BLOCK_ROWS = 16 * WARPS              # BM: a warp's m16 fragment each
+BLOCK_KEYS = 64                      # BN
+CHUNK = 64                           # elements of a staged row (128 bytes: the swizzle's row)
+ROW_BYTES = 2 * CHUNK
+VECTOR = 8                           # 16-bit elements of a 16-byte load
+MAX_COLUMNS = 128                    # DB: output columns a pass keeps in registers
+QUAD = 4                             # lanes sharing a row's keys
+RESIDENT = 2
+
+
+@dataclass(frozen=True)
+class FlashMmaPlan:
+    attention: FoldAttention
+    columns: int                     # DB: the output columns of a pass (a multiple of 64)
+    resident_depth: int              # D padded to 64 where Q stays staged a pass (D fixed, <= 128); else 0
+    skip_dead: bool = False
+    resident: int = RESIDENT
+
+    kind = "flash"
+    shared_bytes = 0
+    threads = THREADS
+    rows = 2                         # query rows a thread: l/4, l/4 + 8
+    keys = BLOCK_KEYS // QUAD        # keys a thread of a tile
+
+    @property
+    def ctas_per_sm(self) -> int:
+        return self.resident
+
+    @property
+    def parallel(self):
+        return self.attention.parallel
+
+    @property
+    def qk_chunk(self) -> int:
+        """D columns of Q and K staged at once."""
+        return self.resident_depth or CHUNK
+
+    @property
+    def block(self) -> tuple:
+        return (BLOCK_ROWS, BLOCK_KEYS, self.columns, self.qk_chunk)
+
+    def emit(self, em) -> None:
+        FlashMmaEmitter(em, self).emit()
+
+    def to_json(self) -> dict:
+        bm, bn, db, dk = self.block
+        operand = self.attention.operand_dtype
+        return {"block": {"query_rows": bm, "keys": bn, "columns": db, "qk_chunk": dk, "v_chunk": bn},
+                "per_thread": {"rows": self.rows, "keys": self.keys, "columns": db // QUAD},
+                "resident": self.resident, "warps": WARPS,
+                "instruction": f"mma.sync.aligned.m16n8k16.row.col.f32.{operand}.{operand}.f32 (ldmatrix, "
+                               "128-byte swizzled shared rows)",
+                "order": "row blocks heaviest first",
+                "slices": "key tiles in order; the first summary starts the state"
+                + ("; tiles past the row block skipped where V's rows there are finite" if self.skip_dead else ""),
+                "state": "registers (the MMA accumulator layout)",
+                "staging": "Q " + ("once a pass" if self.resident_depth else "and K chunks a tile")
+                + ", K and V tiles in static shared memory; P from the scores' registers"}
+
+    def layouts(self, known: dict) -> Assignment:
+        """The iteration's [T] and [D] vectors over (the block's query rows, keys or columns)
+        in the m16n8 accumulator layout: warp w rows 16w.., lane l rows l/4, l/4 + 8."""
+        result = Assignment()
+        keys = Mma(2, (WARPS, 1), (16, 8), (1, BLOCK_KEYS // 8))
+        cols = Mma(2, (WARPS, 1), (16, 8), (1, self.columns // 8))
+        for name, kind in self.attention.kinds.items():
+            if kind in ("keys", "cols"):
+                result.values[name] = keys if kind == "keys" else cols
+        return result
+
+
+def plan_flash_mma(attention: FoldAttention, known: dict) -> FlashMmaPlan:
+    depth = attention.depth if isinstance(attention.depth, int) else known.get(attention.depth)
+    padded = -(-depth // CHUNK) * CHUNK if depth else 0
+    resident = padded if padded and padded <= MAX_COLUMNS else 0
+    coordinate = attention.parallel.regions[0].args[0].name
+    return FlashMmaPlan(attention, resident or MAX_COLUMNS, resident,
+                        dead_slices_are_identity(attention.prologue, attention.fold, coordinate))
+
+
+def _i64(value: int) -> ir.Constant:
+    return ir.Constant(I64, value)
+
+
+def _i32(value: int) -> ir.Constant:
+    return ir.Constant(I32, value)
+
+
+class FlashMmaEmitter(FlashEmitter):
+    """FlashEmitter with the MMA layout: the thread coordinates, staging and contractions."""
+
+    def __init__(self, em, plan: FlashMmaPlan):
+        self.em, self.plan = em, plan
+        a = plan.attention
+        self.q, self.k, self.v, self.o = (em.env[name] for name in (a.q, a.k, a.v, a.o))
+        self.rows_extent, self.depth = self.q.shape
+        self.cols = plan.columns // QUAD
+        self.rows, self.keys = plan.rows, plan.keys
+        self.operand = a.operand_dtype
+
+    def _setup(self) -> None:
+        em, plan = self.em, self.plan
+        b = em.b
+        bm, bn, db, dk = plan.block
+        tid = sreg(em, "tid.x")
+        self.lane = b.urem(tid, _i32(32))
+        self.warp = b.udiv(tid, _i32(32))
+        self.group = b.zext(b.udiv(self.lane, _i32(QUAD)), I64)
+        self.quad = b.zext(b.urem(self.lane, _i32(QUAD)), I64)
+        self.tid = b.zext(tid, I64)
+        self.q_shared = shared_address(b, shared_array(em, "u16", bm * dk, 128).ptr)
+        self.k_shared = shared_address(b, shared_array(em, "u16", bn * dk, 128).ptr)
+        self.v_shared = shared_address(b, shared_array(em, "u16", bn * db, 128).ptr)
+        self.values = FoldValues(em, self.rows, {"rows": 1, "keys": self.keys, "cols": self.cols},
+                                 plan.attention.depth, self._contract, row_lanes=QUAD)
+        self.values.lane = self.lane
+        self.vectors = {view.name: self._vectors_fit(view) for view in (self.q, self.k, self.v)}
+
+    def query_rows(self, i0: ir.Value) -> list:
+        b = self.em.b
+        first = b.add(i0, b.add(b.zext(b.mul(self.warp, _i32(16)), I64), self.group))
+        return [b.add(first, _i64(8 * r)) for r in range(self.rows)]
+
+    def key_offset(self, n: int) -> ir.Value:
+        """Key slot n = 2j + e: key 8j + 2(l%4) + e of the tile (register e of fragment j)."""
+        b = self.em.b
+        return b.add(b.mul(self.quad, _i64(2)), _i64(8 * (n // 2) + n % 2))
+
+    def column(self, m: int) -> ir.Value:
+        return self.key_offset(m)
+
+    def _pass(self, i0: ir.Value, c0: ir.Value) -> None:
+        if self.plan.resident_depth:        # Q stays staged for the pass (the first tile's barrier orders it)
+            self._stage(self.q, self.q_shared, i0, _i64(0), BLOCK_ROWS, self.plan.resident_depth)
+        super()._pass(i0, c0)
+
+    # ---- contractions ----------------------------------------------------------------------
+    def _scores(self) -> PerThread:
+        """S = Q Kᵀ for the warp's 16 rows and the tile's keys: 8 m16n8 fragments, K steps of 16."""
+        em = self.em
+        b = em.b
+        plan = self.plan
+        fragments = BLOCK_KEYS // 8
+        if plan.resident_depth:
+            self._stage(self.k, self.k_shared, self.j0, _i64(0), BLOCK_KEYS, plan.resident_depth)
+            barrier(em)
+            acc = self._mma_steps([[ir.Constant(F32, 0.0)] * 4 for _ in range(fragments)], plan.resident_depth // 16)
+        else:
+            slots = [[em.entry_alloca(F32) for _ in range(4)] for _ in range(fragments)]
+            for fragment in slots:
+                for slot in fragment:
+                    b.store(ir.Constant(F32, 0.0), slot)
+
+            def chunk(d0):
+                barrier(em)
+                self._stage(self.q, self.q_shared, self.i0, d0, BLOCK_ROWS, CHUNK)
+                self._stage(self.k, self.k_shared, self.j0, d0, BLOCK_KEYS, CHUNK)
+                barrier(em)
+                summed = self._mma_steps([[b.load(s) for s in fragment] for fragment in slots], CHUNK // 16)
+                for fragment, values in zip(slots, summed):
+                    for slot, value in zip(fragment, values):
+                        b.store(value, slot)
+            em.loop(_i64(0), self.depth, chunk, _i64(CHUNK), name="dchunk")
+            acc = [[b.load(s) for s in fragment] for fragment in slots]
+        return PerThread("keys", "f32", [[acc[j][2 * r + e] for j in range(fragments) for e in range(2)]
+                                         for r in range(self.rows)])
+
+    def _mma_steps(self, acc: list, steps: int) -> list:
+        """`steps` K steps of 16 of the staged Q and K chunks into the fragments `acc`."""
+        b = self.em.b
+        lane = self.lane
+        a_row = b.add(b.mul(self.warp, _i32(16)), b.urem(lane, _i32(16)))
+        b_row = b.add(b.urem(lane, _i32(8)), b.mul(_i32(8), b.udiv(lane, _i32(16))))
+        for kk in range(steps):
+            a_frag = ldmatrix_x4(b, self._address(self.q_shared, BLOCK_ROWS, a_row,
+                                                  b.add(_i32(2 * kk), b.udiv(lane, _i32(16)))), transpose=False)
+            for pair in range(len(acc) // 2):
+                row = b.add(b_row, _i32(16 * pair))
+                chunk = b.add(_i32(2 * kk), b.urem(b.udiv(lane, _i32(8)), _i32(2)))
+                words = ldmatrix_x4(b, self._address(self.k_shared, BLOCK_KEYS, row, chunk), transpose=False)
+                for j, frag in ((2 * pair, words[:2]), (2 * pair + 1, words[2:])):
+                    acc[j] = mma_m16n8k16(b, self.operand, "f32", a_frag, frag, acc[j])
+        return acc
+
+    def _weighted_values(self, weights: PerThread, name: str) -> PerThread:
+        """O = P V: P the weights' registers as A fragments, V staged and read transposed."""
+        em = self.em
+        b = em.b
+        fragments = self.plan.columns // 8
+        words = self._weight_words(weights, name)
+        # no barrier first: every warp read the previous tile's V before this tile's K barrier
+        self._stage(self.v, self.v_shared, self.j0, self.c0, BLOCK_KEYS, self.plan.columns)
+        barrier(em)
+        acc = [[ir.Constant(F32, 0.0)] * 4 for _ in range(fragments)]
+        lane = self.lane
+        row_in_step = b.add(b.urem(lane, _i32(8)), b.mul(_i32(8), b.urem(b.udiv(lane, _i32(8)), _i32(2))))
+        for kk in range(BLOCK_KEYS // 16):
+            # A: rows g and g + 8 of keys 16kk + 2(l%4).. (fragment 2kk) and 16kk + 8 + .. (2kk + 1)
+            a_frag = [words[0][2 * kk], words[1][2 * kk], words[0][2 * kk + 1], words[1][2 * kk + 1]]
+            row = b.add(_i32(16 * kk), row_in_step)
+            for pair in range(fragments // 2):
+                chunk = b.add(_i32(2 * pair), b.udiv(lane, _i32(16)))
+                v_words = ldmatrix_x4(b, self._address(self.v_shared, BLOCK_KEYS, row, chunk), transpose=True)
+                for j, frag in ((2 * pair, v_words[:2]), (2 * pair + 1, v_words[2:])):
+                    acc[j] = mma_m16n8k16(b, self.operand, "f32", a_frag, frag, acc[j])
+        return PerThread("cols", "f32", [[acc[j][2 * r + e] for j in range(fragments) for e in range(2)]
+                                         for r in range(self.rows)])
+
+    def _weight_words(self, weights: PerThread, name: str) -> list:
+        """[row][fragment] b32 words of the weights in the operand type, (low, high) = keys
+        (2(l%4), 2(l%4) + 1) of the fragment; 0 for keys past the axis. Where the IR casts f32
+        weights, the f32 values convert pairwise (`cvt.rn`, the cast's rounding)."""
+        b = self.em.b
+        cast = self.values.defs.get(name)
+        source = self.values.env[cast.operands[0]] if cast is not None and cast.name == "cast" else None
+        if source is not None and source.dtype != "f32":
+            source = None
+        exists = self.values.key_exists
+        result = []
+        for r in range(self.rows):
+            row = []
+            for j in range(len(exists) // 2):
+                if source is not None:
+                    low, high = (b.select(exists[2 * j + e], source.values[r][2 * j + e], ir.Constant(F32, 0.0))
+                                 for e in range(2))
+                    row.append(asm(b, f"cvt.rn.{self.operand}x2.f32 $0, $1, $2;", "=r,f,f", I32, [high, low]))
+                else:
+                    halves = [b.select(exists[2 * j + e], to_storage(self.em, weights.values[r][2 * j + e], weights.dtype),
+                                       ir.Constant(I16, 0)) for e in range(2)]
+                    row.append(b.or_(b.zext(halves[0], I32), b.shl(b.zext(halves[1], I32), _i32(16))))
+            result.append(row)
+        return result
+
+    def _contract(self, op, env) -> PerThread:
+        if op.name == "matvec":
+            return self._scores()
+        return self._weighted_values(env[op.operands[0]], op.operands[0])
+
+    # ---- staging -------------------------------------------------------------------------
+    def _address(self, base: ir.Value, rows: int, row: ir.Value, chunk: ir.Value) -> ir.Value:
+        """Shared address of 16-byte `chunk` (i32, of the staged columns) of `row` (i32): 64-column
+        blocks of `rows` rows of 128 bytes, chunks swizzled by the row."""
+        b = self.em.b
+        block = b.mul(b.udiv(chunk, _i32(CHUNK // VECTOR)), _i32(rows * ROW_BYTES))
+        return b.add(base, b.add(block, swizzled(b, row, b.urem(chunk, _i32(CHUNK // VECTOR)), ROW_BYTES)))
+
+    def _stage(self, view, base, first_row, first_column, rows: int, columns: int) -> None:
+        """view[first_row + i, first_column + j] (0 outside the view) into the swizzled rows:
+        16-byte vectors where the view's rows allow them (a uniform branch), else elements."""
+        b = self.em.b
+        with b.if_else(self.vectors[view.name]) as (vectors, elements):
+            with vectors:
+                self._stage_vectors(view, base, first_row, first_column, rows, columns)
+            with elements:
+                self._stage_elements(view, base, first_row, first_column, rows, columns)
+
+    def _stage_vectors(self, view, base, first_row, first_column, rows: int, columns: int) -> None:
+        b = self.em.b
+        per_row = columns // VECTOR
+        for e in range(rows * per_row // THREADS):
+            linear = b.add(opaque(b, self.tid), _i64(e * THREADS))
+            i, c = b.udiv(linear, _i64(per_row)), b.urem(linear, _i64(per_row))
+            row, column = b.add(first_row, i), b.add(first_column, b.mul(c, _i64(VECTOR)))
+            inside = b.and_(b.icmp_signed("<", row, view.shape[0]), b.icmp_signed("<", column, view.shape[1]))
+            offset = b.add(view.offset, b.add(b.mul(row, view.strides[0]), column))
+            words = global_vector(b, b.gep(view.ptr, [offset]), 4, inside)
+            address = self._address(base, rows, b.trunc(i, I32), b.trunc(c, I32))
+            asm(b, "st.shared.v4.b32 [$0], {$1, $2, $3, $4};", "r,r,r,r,r,~{memory}", ir.VoidType(),
+                [address, *words])
+
+    def _stage_elements(self, view, base, first_row, first_column, rows: int, columns: int) -> None:
+        em = self.em
+        b = em.b
+
+        def element(linear):
+            i, j = b.udiv(linear, _i64(columns)), b.urem(linear, _i64(columns))
+            row, column = b.add(first_row, i), b.add(first_column, j)
+            inside = b.and_(b.icmp_signed("<", row, view.shape[0]), b.icmp_signed("<", column, view.shape[1]))
+            bits = self._raw(view, row, column, inside)
+            chunk = b.trunc(b.udiv(j, _i64(VECTOR)), I32)
+            address = b.add(self._address(base, rows, b.trunc(i, I32), chunk),
+                            b.trunc(b.mul(b.urem(j, _i64(VECTOR)), _i64(2)), I32))
+            asm(b, "st.shared.b16 [$0], $1;", "r,h,~{memory}", ir.VoidType(), [address, bits])
+        em.loop(opaque(b, self.tid), _i64(rows * columns), element, _i64(THREADS), name="stage")
+
+    def _raw(self, view, row, column, inside) -> ir.Value:
+        """The 16 bits of view[row, column], 0 where `inside` is false."""
+        b = self.em.b
+        before = b.block
+        with b.if_then(inside):
+            offset = b.add(view.offset, b.add(b.mul(row, view.strides[0]), b.mul(column, view.strides[1])))
+            loaded = b.load(b.gep(view.ptr, [offset]))
+            loaded_block = b.block
+        merged = b.phi(loaded.type)
+        merged.add_incoming(ir.Constant(loaded.type, 0), before)
+        merged.add_incoming(loaded, loaded_block)
+        return merged
+
+    def _vectors_fit(self, view) -> ir.Value:
+        """Rows of `view` load as 16-byte vectors: unit column stride, the start and the row
+        stride 16-byte aligned, D a multiple of eight (uniform, checked once)."""
+        b = self.em.b
+        start = b.add(b.ptrtoint(view.ptr, I64), b.mul(view.offset, _i64(2)))
+        fits = b.and_(b.icmp_signed("==", view.strides[1], _i64(1)),
+                      b.icmp_unsigned("==", b.and_(start, _i64(15)), _i64(0)))
+        fits = b.and_(fits, b.icmp_signed("==", b.srem(view.strides[0], _i64(VECTOR)), _i64(0)))
+        return b.and_(fits, b.icmp_signed("==", b.srem(view.shape[1], _i64(VECTOR)), _i64(0)))
+
+    def _values_not_finite(self, first_row: ir.Value, c0: ir.Value) -> ir.Value:
+        """The thread's share of V's rows from `first_row` (all D columns: a pass's skip
+        covers whole rows): 16-bit patterns whose exponent bits are all ones."""
+        em = self.em
+        b = em.b
+        seen = em.entry_alloca(I1)
+        b.store(ir.Constant(I1, 0), seen)
+        v = self.v
+        count = b.mul(b.sub(self.rows_extent, first_row), v.shape[1])
+
+        def element(linear):
+            row, column = b.add(first_row, b.udiv(linear, v.shape[1])), b.urem(linear, v.shape[1])
+            value = to_register(em, self._raw(v, row, column, ir.Constant(I1, 1)), self.operand)
+            b.store(b.or_(b.load(seen), b.not_(is_finite(em, value))), seen)
+        em.loop(opaque(b, self.tid), count, element, _i64(THREADS), name="vcheck")
+        return b.load(seen)
