@@ -1,10 +1,12 @@
 """Attention rows (issue #14): `ir_samples/attention_region_fold.kir` (causal, f32) on the flash
 mapping beside torch's scaled_dot_product_attention on the same f32 data (and, for scale,
-torch's flash kernel on f16 copies), and `decode_attention_scores_contract.kir` on the
-lane-group dot mapping beside torch's einsum, in one run; times are medians of CUDA-event
-means (bench.gpu.timed), throughputs intentc over torch.
+torch's flash kernel on f16 copies); `attention_tensor_cores.kir` (causal, f16 and bf16) on the
+flash mapping's tensor-core form beside torch's flash kernel (`SDPBackend.FLASH_ATTENTION`) on
+the same 16-bit data; and `decode_attention_scores_contract.kir` on the lane-group dot mapping
+beside torch's einsum, in one run; times are medians of CUDA-event means (bench.gpu.timed),
+throughputs intentc over torch.
 
-    python3 bench/gpu_attention.py [--seq 4096] [--dims 64,128] [--sweep] [--out FILE.json]
+    python3 bench/gpu_attention.py [--seq 4096] [--dims 64,128] [--dtypes f32,f16,bf16] [--sweep] [--out FILE.json]
 
 `--sweep` also times the causal kernel (the last of --dims) under other flash plans (rows and
 keys a thread, resident CTAs an SM): the mapping's choice is data, so each is the same kernel
@@ -27,6 +29,7 @@ import intentc  # noqa: E402
 from bench.gpu import timed  # noqa: E402
 
 CAUSAL = (ROOT / "ir_samples" / "attention_region_fold.kir").read_text()
+TENSOR_CORES = (ROOT / "ir_samples" / "attention_tensor_cores.kir").read_text()
 DECODE = (ROOT / "ir_samples" / "decode_attention_scores_contract.kir").read_text()
 
 
@@ -57,6 +60,37 @@ def causal_row(t: int, d: int) -> dict:
     row["max_abs_error_vs_f64"] = (o.double() - want).abs().max().item()
     row["intentc/torch_f32"] = row["torch_f32"]["ms"] / row["intentc"]["ms"]
     row["intentc/torch_flash_f16"] = row["torch_flash_f16"]["ms"] / row["intentc"]["ms"]
+    print(json.dumps(row), flush=True)
+    return row
+
+
+def causal_16bit_row(t: int, d: int, dtype: str) -> dict:
+    """The f16 / bf16 kernel beside torch's flash attention on the same tensors."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    kernel = intentc.load(TENSOR_CORES, f"causal_attention_{dtype}", target="cuda", extents={"D": d},
+                          facts={"unit_stride": ["q", "k", "v", "o"]})
+    torch_dtype = {"f16": torch.float16, "bf16": torch.bfloat16}[dtype]
+    q, k, v = (torch.randn(t, d, device="cuda").to(torch_dtype) for _ in range(3))
+    o = torch.empty(t, d, device="cuda", dtype=torch_dtype)
+    scale = 1 / math.sqrt(d)
+
+    def flash():
+        with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+            return F.scaled_dot_product_attention(q[None, None], k[None, None], v[None, None], is_causal=True,
+                                                  scale=scale)
+    impls = {"intentc": lambda: kernel(q=q, k=k, v=v, scale=scale, o=o), "torch_flash": flash}
+    flop = 2.0 * t * t * d          # QK^T and PV over the causal half
+    row = {"bench": f"causal attention {dtype} T={t} D={d}", "launch": kernel.launch_config.to_json()["plan"]}
+    for label, fn in impls.items():
+        row[label] = {"ms": _seconds(fn) * 1e3}
+        row[label]["TFLOP/s"] = flop / row[label]["ms"] * 1e-9
+    want = F.scaled_dot_product_attention(q[None, None].double(), k[None, None].double(), v[None, None].double(),
+                                          is_causal=True, scale=scale)[0, 0]
+    kernel(q=q, k=k, v=v, scale=scale, o=o)
+    torch.cuda.synchronize()
+    row["max_abs_error_vs_f64"] = (o.double() - want).abs().max().item()
+    row["torch_flash_max_abs_error_vs_f64"] = (flash()[0, 0].double() - want).abs().max().item()
+    row["intentc/torch_flash"] = row["torch_flash"]["ms"] / row["intentc"]["ms"]
     print(json.dumps(row), flush=True)
     return row
 
@@ -125,17 +159,20 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seq", type=int, default=4096)
     parser.add_argument("--dims", default="64,128")
+    parser.add_argument("--dtypes", default="f32,f16,bf16", help="the causal rows' operand types")
     parser.add_argument("--decode", default="8,2048,32,128", help="B,S,H,D of the decode row ('' for none)")
     parser.add_argument("--sweep", action="store_true")
     parser.add_argument("--out")
     args = parser.parse_args(argv)
     rows = []
-    for d in map(int, args.dims.split(",")):
-        try:
-            rows.append(causal_row(args.seq, d))
-        except Exception as error:      # a failing row is reported, the others still run
-            rows.append({"bench": f"causal attention T={args.seq} D={d}", "error": f"{type(error).__name__}: {error}"})
-            print(json.dumps(rows[-1]), flush=True)
+    for dtype in args.dtypes.split(","):
+        for d in map(int, args.dims.split(",")):
+            try:
+                rows.append(causal_row(args.seq, d) if dtype == "f32" else causal_16bit_row(args.seq, d, dtype))
+            except Exception as error:      # a failing row is reported, the others still run
+                rows.append({"bench": f"causal attention {dtype} T={args.seq} D={d}",
+                             "error": f"{type(error).__name__}: {error}"})
+                print(json.dumps(rows[-1]), flush=True)
     if args.decode:
         try:
             rows.append(decode_row(*map(int, args.decode.split(","))))

@@ -24,6 +24,7 @@ interpreter's fold too).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from llvmlite import ir
 
@@ -38,6 +39,9 @@ from .ptx_asm import opaque
 from .dead_slices import dead_slices_are_identity
 from .fold_attention import FoldAttention
 from .fold_values import ROW_LANES, FoldValues, PerThread, rebuild, record_leaves
+
+if TYPE_CHECKING:
+    from .flash_mma import FlashMmaPlan
 
 THREADS = 256                        # a CTA: thread row ty (of threads / 16) holds rows ty + (threads / 16) r
 ROWS = 2                             # query rows a thread (BM = 32; a plan may choose others)
@@ -109,7 +113,7 @@ class FlashPlan:
         return result
 
 
-def plan_flash(kernel, known: dict) -> FlashPlan | None:
+def plan_flash(kernel, known: dict) -> FlashPlan | FlashMmaPlan | None:
     from .fold_attention import match_fold_attention
     from .tile_contraction import NoMatch
     try:
@@ -134,7 +138,7 @@ def _i32(value: int) -> ir.Constant:
 
 
 class FlashEmitter:
-    def __init__(self, em, plan: FlashPlan):
+    def __init__(self, em, plan):            # a FlashPlan, or flash_mma.py's FlashMmaPlan
         self.em, self.plan = em, plan
         a = plan.attention
         self.q, self.k, self.v, self.o = (em.env[name] for name in (a.q, a.k, a.v, a.o))
@@ -238,7 +242,7 @@ class FlashEmitter:
         (this pass's columns) are all finite — the CTA decides together (`bar.red.or`)."""
         em = self.em
         b = em.b
-        bm, bn, db, _ = self.plan.block
+        bm, bn, _, _ = self.plan.block
         if not self.plan.skip_dead:
             return self.rows_extent
         past = b.add(i0, _i64(bm))

@@ -174,7 +174,7 @@ class FlashMmaEmitter(FlashEmitter):
 
     def _pass(self, i0: ir.Value, c0: ir.Value) -> None:
         if self.plan.resident_depth:        # Q stays staged for the pass (the first tile's barrier orders it)
-            self._stage(self.q, self.q_shared, i0, _i64(0), BLOCK_ROWS, self.plan.resident_depth)
+            self._stage_tile(self.q, self.q_shared, i0, _i64(0), BLOCK_ROWS, self.plan.resident_depth)
         super()._pass(i0, c0)
 
     # ---- contractions ----------------------------------------------------------------------
@@ -185,7 +185,7 @@ class FlashMmaEmitter(FlashEmitter):
         plan = self.plan
         fragments = BLOCK_KEYS // 8
         if plan.resident_depth:
-            self._stage(self.k, self.k_shared, self.j0, _i64(0), BLOCK_KEYS, plan.resident_depth)
+            self._stage_tile(self.k, self.k_shared, self.j0, _i64(0), BLOCK_KEYS, plan.resident_depth)
             barrier(em)
             acc = self._mma_steps([[ir.Constant(F32, 0.0)] * 4 for _ in range(fragments)], plan.resident_depth // 16)
         else:
@@ -196,8 +196,8 @@ class FlashMmaEmitter(FlashEmitter):
 
             def chunk(d0):
                 barrier(em)
-                self._stage(self.q, self.q_shared, self.i0, d0, BLOCK_ROWS, CHUNK)
-                self._stage(self.k, self.k_shared, self.j0, d0, BLOCK_KEYS, CHUNK)
+                self._stage_tile(self.q, self.q_shared, self.i0, d0, BLOCK_ROWS, CHUNK)
+                self._stage_tile(self.k, self.k_shared, self.j0, d0, BLOCK_KEYS, CHUNK)
                 barrier(em)
                 summed = self._mma_steps([[b.load(s) for s in fragment] for fragment in slots], CHUNK // 16)
                 for fragment, values in zip(slots, summed):
@@ -225,14 +225,14 @@ class FlashMmaEmitter(FlashEmitter):
                     acc[j] = mma_m16n8k16(b, self.operand, "f32", a_frag, frag, acc[j])
         return acc
 
-    def _weighted_values(self, weights: PerThread, name: str) -> PerThread:
+    def _values_by_weights(self, weights: PerThread, name: str) -> PerThread:
         """O = P V: P the weights' registers as A fragments, V staged and read transposed."""
         em = self.em
         b = em.b
         fragments = self.plan.columns // 8
         words = self._weight_words(weights, name)
         # no barrier first: every warp read the previous tile's V before this tile's K barrier
-        self._stage(self.v, self.v_shared, self.j0, self.c0, BLOCK_KEYS, self.plan.columns)
+        self._stage_tile(self.v, self.v_shared, self.j0, self.c0, BLOCK_KEYS, self.plan.columns)
         barrier(em)
         acc = [[ir.Constant(F32, 0.0)] * 4 for _ in range(fragments)]
         lane = self.lane
@@ -277,7 +277,7 @@ class FlashMmaEmitter(FlashEmitter):
     def _contract(self, op, env) -> PerThread:
         if op.name == "matvec":
             return self._scores()
-        return self._weighted_values(env[op.operands[0]], op.operands[0])
+        return self._values_by_weights(env[op.operands[0]], op.operands[0])
 
     # ---- staging -------------------------------------------------------------------------
     def _address(self, base: ir.Value, rows: int, row: ir.Value, chunk: ir.Value) -> ir.Value:
@@ -287,17 +287,17 @@ class FlashMmaEmitter(FlashEmitter):
         block = b.mul(b.udiv(chunk, _i32(CHUNK // VECTOR)), _i32(rows * ROW_BYTES))
         return b.add(base, b.add(block, swizzled(b, row, b.urem(chunk, _i32(CHUNK // VECTOR)), ROW_BYTES)))
 
-    def _stage(self, view, base, first_row, first_column, rows: int, columns: int) -> None:
+    def _stage_tile(self, view, base, first_row, first_column, rows: int, columns: int) -> None:
         """view[first_row + i, first_column + j] (0 outside the view) into the swizzled rows:
         16-byte vectors where the view's rows allow them (a uniform branch), else elements."""
         b = self.em.b
         with b.if_else(self.vectors[view.name]) as (vectors, elements):
             with vectors:
-                self._stage_vectors(view, base, first_row, first_column, rows, columns)
+                self._stage_tile_vectors(view, base, first_row, first_column, rows, columns)
             with elements:
-                self._stage_elements(view, base, first_row, first_column, rows, columns)
+                self._stage_tile_elements(view, base, first_row, first_column, rows, columns)
 
-    def _stage_vectors(self, view, base, first_row, first_column, rows: int, columns: int) -> None:
+    def _stage_tile_vectors(self, view, base, first_row, first_column, rows: int, columns: int) -> None:
         b = self.em.b
         per_row = columns // VECTOR
         for e in range(rows * per_row // THREADS):
@@ -311,7 +311,7 @@ class FlashMmaEmitter(FlashEmitter):
             asm(b, "st.shared.v4.b32 [$0], {$1, $2, $3, $4};", "r,r,r,r,r,~{memory}", ir.VoidType(),
                 [address, *words])
 
-    def _stage_elements(self, view, base, first_row, first_column, rows: int, columns: int) -> None:
+    def _stage_tile_elements(self, view, base, first_row, first_column, rows: int, columns: int) -> None:
         em = self.em
         b = em.b
 
