@@ -229,7 +229,8 @@ class FlashEmitter:
                     for slot, x, y in zip(row_slots, new_row, first_row):
                         b.store(b.select(has, x, y), slot)
             b.store(ir.Constant(I1, 1), started)
-        em.loop(_i64(0), self._keys_end(i0, c0), tile, _i64(bn), name="keytile")
+        self.keys_end = self._keys_end(i0, c0)
+        em.loop(_i64(0), self.keys_end, tile, _i64(bn), name="keytile")
         results = [self._load_leaf(slots, leaf) for slots, leaf in zip(state, leaves)]
         for name, type_ in zip(a.fold.results, types):
             values.env[name] = rebuild(type_, results)

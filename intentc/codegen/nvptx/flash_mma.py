@@ -36,7 +36,8 @@ from .fold_values import FoldValues, PerThread
 from .flash_attention import FlashEmitter
 from .dead_slices import dead_slices_are_identity
 from .lane_dots import global_vector
-from .ptx_asm import asm, ldmatrix_x4, mma_m16n8k16, opaque, shared_address
+from .ptx_asm import (asm, cp_async, cp_async_commit, cp_async_wait, ldmatrix_x4, mma_m16n8k16, opaque,
+                      shared_address)
 from .tile_matmul import swizzled
 
 WARPS = 4
@@ -173,8 +174,12 @@ class FlashMmaEmitter(FlashEmitter):
         return self.key_offset(m)
 
     def _pass(self, i0: ir.Value, c0: ir.Value) -> None:
-        if self.plan.resident_depth:        # Q stays staged for the pass (the first tile's barrier orders it)
+        if self.plan.resident_depth:
+            # Q stays staged for the pass, and the first K tile is on its way: every warp read
+            # the previous pass's Q and K before its last V barrier; the first tile's K
+            # barrier orders them
             self._stage_tile(self.q, self.q_shared, i0, _i64(0), BLOCK_ROWS, self.plan.resident_depth)
+            self._stage_tile(self.k, self.k_shared, _i64(0), _i64(0), BLOCK_KEYS, self.plan.resident_depth)
         super()._pass(i0, c0)
 
     # ---- contractions ----------------------------------------------------------------------
@@ -185,8 +190,10 @@ class FlashMmaEmitter(FlashEmitter):
         plan = self.plan
         fragments = BLOCK_KEYS // 8
         if plan.resident_depth:
-            self._stage_tile(self.k, self.k_shared, self.j0, _i64(0), BLOCK_KEYS, plan.resident_depth)
-            barrier(em)
+            self._arrived()                 # K (fetched during the previous tile's PV)
+            # V's tile comes during the scores and the summarizer: every warp read the
+            # previous one before the barrier above
+            self._stage_tile(self.v, self.v_shared, self.j0, self.c0, BLOCK_KEYS, plan.columns)
             acc = self._mma_steps([[ir.Constant(F32, 0.0)] * 4 for _ in range(fragments)], plan.resident_depth // 16)
         else:
             slots = [[em.entry_alloca(F32) for _ in range(4)] for _ in range(fragments)]
@@ -198,7 +205,7 @@ class FlashMmaEmitter(FlashEmitter):
                 barrier(em)
                 self._stage_tile(self.q, self.q_shared, self.i0, d0, BLOCK_ROWS, CHUNK)
                 self._stage_tile(self.k, self.k_shared, self.j0, d0, BLOCK_KEYS, CHUNK)
-                barrier(em)
+                self._arrived()
                 summed = self._mma_steps([[b.load(s) for s in fragment] for fragment in slots], CHUNK // 16)
                 for fragment, values in zip(slots, summed):
                     for slot, value in zip(fragment, values):
@@ -231,9 +238,13 @@ class FlashMmaEmitter(FlashEmitter):
         b = em.b
         fragments = self.plan.columns // 8
         words = self._weight_words(weights, name)
-        # no barrier first: every warp read the previous tile's V before this tile's K barrier
-        self._stage_tile(self.v, self.v_shared, self.j0, self.c0, BLOCK_KEYS, self.plan.columns)
-        barrier(em)
+        if self.plan.resident_depth:
+            self._arrived()
+            self._prefetch_keys()
+        else:
+            barrier(em)              # every warp is done with the previous tile's V (and this one's K)
+            self._stage_tile(self.v, self.v_shared, self.j0, self.c0, BLOCK_KEYS, self.plan.columns)
+            self._arrived()
         acc = [[ir.Constant(F32, 0.0)] * 4 for _ in range(fragments)]
         lane = self.lane
         row_in_step = b.add(b.urem(lane, _i32(8)), b.mul(_i32(8), b.urem(b.udiv(lane, _i32(8)), _i32(2))))
@@ -280,6 +291,19 @@ class FlashMmaEmitter(FlashEmitter):
         return self._values_by_weights(env[op.operands[0]], op.operands[0])
 
     # ---- staging -------------------------------------------------------------------------
+    def _arrived(self) -> None:
+        """This thread's copies landed (`cp.async.wait_group 0`), then every thread's (a barrier)."""
+        cp_async_wait(self.em.b, 0)
+        barrier(self.em)
+
+    def _prefetch_keys(self) -> None:
+        """The next tile's K, while this tile's PV runs: every warp read this tile's K (its
+        scores) before the V barrier just passed."""
+        b = self.em.b
+        following = b.add(self.j0, _i64(BLOCK_KEYS))
+        with b.if_then(b.icmp_signed("<", following, self.keys_end)):
+            self._stage_tile(self.k, self.k_shared, following, _i64(0), BLOCK_KEYS, self.plan.resident_depth)
+
     def _address(self, base: ir.Value, rows: int, row: ir.Value, chunk: ir.Value) -> ir.Value:
         """Shared address of 16-byte `chunk` (i32, of the staged columns) of `row` (i32): 64-column
         blocks of `rows` rows of 128 bytes, chunks swizzled by the row."""
@@ -298,6 +322,8 @@ class FlashMmaEmitter(FlashEmitter):
                 self._stage_tile_elements(view, base, first_row, first_column, rows, columns)
 
     def _stage_tile_vectors(self, view, base, first_row, first_column, rows: int, columns: int) -> None:
+        """`cp.async` of each 16-byte chunk (zero-filled past the view: D is a multiple of
+        eight here, so a chunk is wholly in or out), one commit group; `_arrived` waits."""
         b = self.em.b
         per_row = columns // VECTOR
         for e in range(rows * per_row // THREADS):
@@ -305,11 +331,11 @@ class FlashMmaEmitter(FlashEmitter):
             i, c = b.udiv(linear, _i64(per_row)), b.urem(linear, _i64(per_row))
             row, column = b.add(first_row, i), b.add(first_column, b.mul(c, _i64(VECTOR)))
             inside = b.and_(b.icmp_signed("<", row, view.shape[0]), b.icmp_signed("<", column, view.shape[1]))
-            offset = b.add(view.offset, b.add(b.mul(row, view.strides[0]), column))
-            words = global_vector(b, b.gep(view.ptr, [offset]), 4, inside)
+            # a chunk past the view reads nothing: its address is clamped to the view's start
+            offset = b.select(inside, b.add(view.offset, b.add(b.mul(row, view.strides[0]), column)), view.offset)
             address = self._address(base, rows, b.trunc(i, I32), b.trunc(c, I32))
-            asm(b, "st.shared.v4.b32 [$0], {$1, $2, $3, $4};", "r,r,r,r,r,~{memory}", ir.VoidType(),
-                [address, *words])
+            cp_async(b, address, b.gep(view.ptr, [offset]), b.select(inside, _i32(16), _i32(0)))
+        cp_async_commit(b)
 
     def _stage_tile_elements(self, view, base, first_row, first_column, rows: int, columns: int) -> None:
         em = self.em
@@ -350,18 +376,34 @@ class FlashMmaEmitter(FlashEmitter):
         return b.and_(fits, b.icmp_signed("==", b.srem(view.shape[1], _i64(VECTOR)), _i64(0)))
 
     def _values_not_finite(self, first_row: ir.Value, c0: ir.Value) -> ir.Value:
-        """The thread's share of V's rows from `first_row` (all D columns: a pass's skip
-        covers whole rows): 16-bit patterns whose exponent bits are all ones."""
+        """Whether the thread's share of V's rows from `first_row` (all D columns: a pass's
+        skip covers whole rows) holds an inf or NaN: 16-byte vectors where the rows allow
+        them (a 16-bit pattern is not finite when its exponent bits are all ones), else
+        element by element."""
         em = self.em
         b = em.b
         seen = em.entry_alloca(I1)
         b.store(ir.Constant(I1, 0), seen)
         v = self.v
-        count = b.mul(b.sub(self.rows_extent, first_row), v.shape[1])
+        exponent = {"f16": 0x7C00, "bf16": 0x7F80}[self.operand]
+        with b.if_else(self.vectors[v.name]) as (vectors, elements):
+            with vectors:
+                per_row = b.udiv(v.shape[1], _i64(VECTOR))
 
-        def element(linear):
-            row, column = b.add(first_row, b.udiv(linear, v.shape[1])), b.urem(linear, v.shape[1])
-            value = to_register(em, self._raw(v, row, column, ir.Constant(I1, 1)), self.operand)
-            b.store(b.or_(b.load(seen), b.not_(is_finite(em, value))), seen)
-        em.loop(opaque(b, self.tid), count, element, _i64(THREADS), name="vcheck")
+                def vector(linear):
+                    row, chunk = b.add(first_row, b.udiv(linear, per_row)), b.urem(linear, per_row)
+                    offset = b.add(v.offset, b.add(b.mul(row, v.strides[0]), b.mul(chunk, _i64(VECTOR))))
+                    for word in global_vector(b, b.gep(v.ptr, [offset]), 4, ir.Constant(I1, 1)):
+                        for half in range(2):
+                            mask = _i32(exponent << (16 * half))
+                            b.store(b.or_(b.load(seen), b.icmp_unsigned("==", b.and_(word, mask), mask)), seen)
+                em.loop(opaque(b, self.tid), b.mul(b.sub(self.rows_extent, first_row), per_row), vector,
+                        _i64(THREADS), name="vcheck")
+            with elements:
+                def element(linear):
+                    row, column = b.add(first_row, b.udiv(linear, v.shape[1])), b.urem(linear, v.shape[1])
+                    value = to_register(em, self._raw(v, row, column, ir.Constant(I1, 1)), self.operand)
+                    b.store(b.or_(b.load(seen), b.not_(is_finite(em, value))), seen)
+                em.loop(opaque(b, self.tid), b.mul(b.sub(self.rows_extent, first_row), v.shape[1]), element,
+                        _i64(THREADS), name="vcheck")
         return b.load(seen)
