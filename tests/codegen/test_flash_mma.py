@@ -45,8 +45,12 @@ def _compile(dtype: str, extents: dict, arch: str = "sm_90"):
                                                       ({"D": 40}, 64, 64), ({"D": 200}, 128, 64)])
 def test_launch_json_and_ptx(dtype, extents, columns, qk_chunk, tmp_path):
     launch, ptx = _compile(dtype, extents)
-    assert launch["mapping"] == "flash" and launch["block"] == [128, 1, 1]
+    assert launch["mapping"] == "flash" and launch["block"] == [256, 1, 1]
     plan = launch["plan"]
+    # two row warps and four key groups; dynamic shared memory for their Q, K and V buffers
+    assert (plan["row_warps"], plan["key_groups"], plan["block"]["query_rows"]) == (2, 4, 32)
+    assert launch["shared_bytes"] == plan["shared_bytes"] == 4 * 2 * (32 * qk_chunk + 64 * qk_chunk + 64 * columns)
+    assert ".extern .shared" in ptx
     assert (plan["block"]["columns"], plan["block"]["qk_chunk"]) == (columns, qk_chunk)
     assert f"m16n8k16.row.col.f32.{dtype}.{dtype}.f32" in plan["instruction"]
     assert "skipped" in plan["slices"] and launch["lazy_views"] == ["k", "v"]
@@ -67,6 +71,7 @@ def test_launch_json_and_ptx(dtype, extents, columns, qk_chunk, tmp_path):
 
 def test_mma_counts_follow_the_tiles():
     _, ptx = _compile("f16", {"D": 64})
-    # a tile: QK^T 4 K steps x 8 key fragments, PV 4 key steps x 8 column fragments
+    # a tile: QK^T 4 K steps x 8 key fragments, PV 4 key steps x 8 column fragments (the key
+    # groups run one loop body)
     assert len(re.findall(r"mma\.sync\.aligned", ptx)) == 4 * 8 + 4 * 8
 

@@ -229,13 +229,22 @@ class FlashEmitter:
                     for slot, x, y in zip(row_slots, new_row, first_row):
                         b.store(b.select(has, x, y), slot)
             b.store(ir.Constant(I1, 1), started)
-        self.keys_end = self._keys_end(i0, c0)
-        em.loop(_i64(0), self.keys_end, tile, _i64(bn), name="keytile")
-        results = [self._load_leaf(slots, leaf) for slots, leaf in zip(state, leaves)]
+        start, stop = self._key_range(self._keys_end(i0, c0))
+        em.loop(start, stop, tile, _i64(bn), name="keytile")
+        results = self._merged(a.fold, [self._load_leaf(slots, leaf) for slots, leaf in zip(state, leaves)],
+                               b.load(started))
         for name, type_ in zip(a.fold.results, types):
             values.env[name] = rebuild(type_, results)
         values.run(ops[fold_at + 1:-1])
         self._write(ops[-1], rows)
+
+    def _key_range(self, keys_end: ir.Value) -> tuple:
+        """The key tiles the thread folds, [start, stop): all of them."""
+        return _i64(0), keys_end
+
+    def _merged(self, fold, leaves: list, started: ir.Value) -> list:
+        """The fold's result from the thread's state (`started`: it folded a slice)."""
+        return leaves
 
     def _keys_end(self, i0: ir.Value, c0: ir.Value) -> ir.Value:
         """Where the fold's key tiles end for rows [i0, i0 + BM): T, or, where the plan skips

@@ -2,9 +2,15 @@
 of `fold_attention.py` with f16 or bf16 Q, K and V runs QKᵀ and PV on
 `mma.sync.aligned.m16n8k16` (f16/bf16 operands, f32 accumulators, the IR's `acc = f32`).
 
-A CTA of four warps takes a block of BM = 64 query rows, warp w rows 16w .. 16w + 15; key
-tiles of BN = 64 keys are the fold's slices (§6), as in the CUDA-core flash mapping whose
-pass, fold, combine, causal skipping and writes this emitter inherits (`flash_attention.py`).
+A CTA takes a block of BM = 16 · W query rows (W row warps, warp w rows 16w .. 16w + 15) with
+G key groups of W warps: key tiles of BN = 64 keys are the fold's slices (§6), as in the
+CUDA-core flash mapping whose pass, fold, combine, causal skipping and writes this emitter
+inherits (`flash_attention.py`), and group g folds the g-th of G contiguous runs of the
+block's tiles, so the heaviest (last) row blocks' keys are split G ways instead of running
+alone on one SM. The groups' states meet in shared memory and group 0 combines them in key
+order (the fold's combine: reassociation, §6; a group without tiles is left out) before
+the ops after the fold and the write. Each group has its own Q, K and V buffers and named
+barrier, so the groups run their tile loops independently.
 The per-thread layout is the MMA accumulator's: lane l holds rows l/4 and l/4 + 8 of its
 warp's 16 and, of every 8-wide fragment, the two keys (or D columns) 2(l%4), 2(l%4) + 1 — so
 a row's keys are shared by the 4 lanes of a quad and the reductions end in a 2-step butterfly.
@@ -29,8 +35,9 @@ from llvmlite import ir
 from ..layout.assign import Assignment
 from ..layout.mma import Mma
 from ..llvm.lowfloat import is_finite, to_register, to_storage
+from ...ir.types import RecordType
 from ..llvm.types import F32, I1, I16, I32, I64
-from .cta import shared_array, sreg, barrier
+from .cta import barrier, from_word, sreg, to_word
 from .fold_attention import FoldAttention
 from .fold_values import FoldValues, PerThread
 from .flash_attention import FlashEmitter
@@ -40,16 +47,16 @@ from .ptx_asm import (asm, cp_async, cp_async_commit, cp_async_wait, ldmatrix_x4
                       shared_address)
 from .tile_matmul import swizzled
 
-WARPS = 4
-THREADS = 32 * WARPS
-BLOCK_ROWS = 16 * WARPS              # BM: a warp's m16 fragment each
+ROW_WARPS = 2                        # W: BM = 16 W query rows (at T = 4096, 128 row blocks for 132 SMs)
+GROUPS = 4                           # G: key groups (8 warps a CTA; 255 registers a thread fit once an SM)
 BLOCK_KEYS = 64                      # BN
 CHUNK = 64                           # elements of a staged row (128 bytes: the swizzle's row)
 ROW_BYTES = 2 * CHUNK
 VECTOR = 8                           # 16-bit elements of a 16-byte load
 MAX_COLUMNS = 128                    # DB: output columns a pass keeps in registers
 QUAD = 4                             # lanes sharing a row's keys
-RESIDENT = 2
+RESIDENT = 1
+WORD = 8                             # bytes of a state value in the groups' exchange (cta.to_word)
 
 
 @dataclass(frozen=True)
@@ -57,14 +64,35 @@ class FlashMmaPlan:
     attention: FoldAttention
     columns: int                     # DB: the output columns of a pass (a multiple of 64)
     resident_depth: int              # D padded to 64 where Q stays staged a pass (D fixed, <= 128); else 0
+    state_words: int                 # values of the fold's state a thread holds
     skip_dead: bool = False
+    row_warps: int = ROW_WARPS
+    groups: int = GROUPS
     resident: int = RESIDENT
 
     kind = "flash"
-    shared_bytes = 0
-    threads = THREADS
     rows = 2                         # query rows a thread: l/4, l/4 + 8
     keys = BLOCK_KEYS // QUAD        # keys a thread of a tile
+
+    @property
+    def group_threads(self) -> int:
+        return 32 * self.row_warps
+
+    @property
+    def threads(self) -> int:
+        return self.group_threads * self.groups
+
+    @property
+    def group_bytes(self) -> int:
+        """A group's Q, K and V buffers."""
+        bm, bn, db, dk = self.block
+        return 2 * (bm * dk + bn * dk + bn * db)
+
+    @property
+    def shared_bytes(self) -> int:
+        """Dynamic shared memory: the groups' buffers, reused for their states at the end."""
+        exchange = (self.groups - 1) * (self.state_words + 1) * self.group_threads * WORD
+        return max(self.groups * self.group_bytes, exchange)
 
     @property
     def ctas_per_sm(self) -> int:
@@ -81,7 +109,7 @@ class FlashMmaPlan:
 
     @property
     def block(self) -> tuple:
-        return (BLOCK_ROWS, BLOCK_KEYS, self.columns, self.qk_chunk)
+        return (16 * self.row_warps, BLOCK_KEYS, self.columns, self.qk_chunk)
 
     def emit(self, em) -> None:
         FlashMmaEmitter(em, self).emit()
@@ -91,22 +119,24 @@ class FlashMmaPlan:
         operand = self.attention.operand_dtype
         return {"block": {"query_rows": bm, "keys": bn, "columns": db, "qk_chunk": dk, "v_chunk": bn},
                 "per_thread": {"rows": self.rows, "keys": self.keys, "columns": db // QUAD},
-                "resident": self.resident, "warps": WARPS,
+                "resident": self.resident, "row_warps": self.row_warps, "key_groups": self.groups,
+                "shared_bytes": self.shared_bytes,
                 "instruction": f"mma.sync.aligned.m16n8k16.row.col.f32.{operand}.{operand}.f32 (ldmatrix, "
                                "128-byte swizzled shared rows)",
                 "order": "row blocks heaviest first",
-                "slices": "key tiles in order; the first summary starts the state"
+                "slices": f"key tiles in order, in {self.groups} contiguous runs (one a key group), the groups' "
+                "states combined in key order; the first summary starts a state"
                 + ("; tiles past the row block skipped where V's rows there are finite" if self.skip_dead else ""),
                 "state": "registers (the MMA accumulator layout)",
                 "staging": "Q " + ("once a pass" if self.resident_depth else "and K chunks a tile")
-                + ", K and V tiles in static shared memory; P from the scores' registers"}
+                + ", K and V tiles a key group in dynamic shared memory; P from the scores' registers"}
 
     def layouts(self, known: dict) -> Assignment:
         """The iteration's [T] and [D] vectors over (the block's query rows, keys or columns)
         in the m16n8 accumulator layout: warp w rows 16w.., lane l rows l/4, l/4 + 8."""
         result = Assignment()
-        keys = Mma(2, (WARPS, 1), (16, 8), (1, BLOCK_KEYS // 8))
-        cols = Mma(2, (WARPS, 1), (16, 8), (1, self.columns // 8))
+        keys = Mma(2, (self.row_warps, 1), (16, 8), (1, BLOCK_KEYS // 8))
+        cols = Mma(2, (self.row_warps, 1), (16, 8), (1, self.columns // 8))
         for name, kind in self.attention.kinds.items():
             if kind in ("keys", "cols"):
                 result.values[name] = keys if kind == "keys" else cols
@@ -118,8 +148,18 @@ def plan_flash_mma(attention: FoldAttention, known: dict) -> FlashMmaPlan:
     padded = -(-depth // CHUNK) * CHUNK if depth else 0
     resident = padded if padded and padded <= MAX_COLUMNS else 0
     coordinate = attention.parallel.regions[0].args[0].name
-    return FlashMmaPlan(attention, resident or MAX_COLUMNS, resident,
+    columns = resident or MAX_COLUMNS
+    state = sum(FlashMmaPlan.rows * (1 if not leaf.shape else columns // QUAD)
+                for type_ in attention.fold.result_types for leaf in _leaf_tensors(type_))
+    return FlashMmaPlan(attention, columns, resident, state,
                         dead_slices_are_identity(attention.prologue, attention.fold, coordinate))
+
+
+def _leaf_tensors(type_) -> list:
+    """The tensor types of a fold result's leaves (a record's fields in order)."""
+    if isinstance(type_, RecordType):
+        return [leaf for f in type_.fields for leaf in _leaf_tensors(f.type)]
+    return [type_]
 
 
 def _i64(value: int) -> ir.Constant:
@@ -145,20 +185,31 @@ class FlashMmaEmitter(FlashEmitter):
     def _setup(self) -> None:
         em, plan = self.em, self.plan
         b = em.b
-        bm, bn, db, dk = plan.block
+        bm, bn, _, dk = plan.block
         tid = sreg(em, "tid.x")
         self.lane = b.urem(tid, _i32(32))
-        self.warp = b.udiv(tid, _i32(32))
+        self.warp = b.urem(b.udiv(tid, _i32(32)), _i32(plan.row_warps))        # the row warp
+        self.key_group = b.udiv(tid, _i32(plan.group_threads))
         self.group = b.zext(b.udiv(self.lane, _i32(QUAD)), I64)
         self.quad = b.zext(b.urem(self.lane, _i32(QUAD)), I64)
         self.tid = b.zext(tid, I64)
-        self.q_shared = shared_address(b, shared_array(em, "u16", bm * dk, 128).ptr)
-        self.k_shared = shared_address(b, shared_array(em, "u16", bn * dk, 128).ptr)
-        self.v_shared = shared_address(b, shared_array(em, "u16", bn * db, 128).ptr)
+        self.group_tid = b.zext(b.urem(tid, _i32(plan.group_threads)), I64)
+        self.shared = self._shared_memory()
+        self.q_shared = b.add(self.shared, b.mul(self.key_group, _i32(plan.group_bytes)))
+        self.k_shared = b.add(self.q_shared, _i32(2 * bm * dk))
+        self.v_shared = b.add(self.k_shared, _i32(2 * bn * dk))
         self.values = FoldValues(em, self.rows, {"rows": 1, "keys": self.keys, "cols": self.cols},
                                  plan.attention.depth, self._contract, row_lanes=QUAD)
         self.values.lane = self.lane
         self.vectors = {view.name: self._vectors_fit(view) for view in (self.q, self.k, self.v)}
+
+    def _shared_memory(self) -> ir.Value:
+        """The launch's dynamic shared memory (an external, unsized shared array)."""
+        array = ir.GlobalVariable(self.em.module, ir.ArrayType(ir.IntType(8), 0), "intentc_flash_shared",
+                                  addrspace=3)
+        array.align = 128
+        zero = ir.Constant(I32, 0)
+        return shared_address(self.em.b, self.em.b.gep(array, [zero, zero], inbounds=True))
 
     def query_rows(self, i0: ir.Value) -> list:
         b = self.em.b
@@ -173,14 +224,68 @@ class FlashMmaEmitter(FlashEmitter):
     def column(self, m: int) -> ir.Value:
         return self.key_offset(m)
 
-    def _pass(self, i0: ir.Value, c0: ir.Value) -> None:
+    def _key_range(self, keys_end: ir.Value) -> tuple:
+        """The group's run of the block's tiles: tiles [g n / G, (g + 1) n / G) of n."""
+        b = self.em.b
+        groups = self.plan.groups
+        tiles = b.sdiv(b.add(keys_end, _i64(BLOCK_KEYS - 1)), _i64(BLOCK_KEYS))
+        group = b.zext(self.key_group, I64)
+
+        def boundary(g):
+            return b.mul(b.sdiv(b.mul(tiles, g), _i64(groups)), _i64(BLOCK_KEYS))
+        start = boundary(group)
+        stop = boundary(b.add(group, _i64(1)))
+        self.keys_end = b.select(b.icmp_signed("<", stop, keys_end), stop, keys_end)
         if self.plan.resident_depth:
-            # Q stays staged for the pass, and the first K tile is on its way: every warp read
-            # the previous pass's Q and K before its last V barrier; the first tile's K
-            # barrier orders them
-            self._stage_tile(self.q, self.q_shared, i0, _i64(0), BLOCK_ROWS, self.plan.resident_depth)
-            self._stage_tile(self.k, self.k_shared, _i64(0), _i64(0), BLOCK_KEYS, self.plan.resident_depth)
-        super()._pass(i0, c0)
+            # Q stays staged for the pass, and the first K tile is on its way: the group read
+            # the previous pass's Q and K before its last V barrier, the exchange is over
+            # (`_merged`); the first tile's K barrier orders them
+            self._stage_tile(self.q, self.q_shared, self.i0, _i64(0), self.plan.block[0], self.plan.resident_depth)
+            self._stage_tile(self.k, self.k_shared, start, _i64(0), BLOCK_KEYS, self.plan.resident_depth)
+        return start, self.keys_end
+
+    def _merged(self, fold, leaves: list, started: ir.Value) -> list:
+        """Group 0's state combined with the other groups' in key order, through shared
+        memory (each thread with the threads of the same row warp and lane: the same rows
+        and columns); a group that folded no tile is left out."""
+        em = self.em
+        b = em.b
+        plan = self.plan
+        if plan.groups == 1:
+            return leaves
+        words = [value for leaf in leaves for row in leaf.values for value in row] + [started]
+        barrier(em)                  # every group is done with its buffers
+
+        def address(group, index):
+            slot = b.add(b.mul(b.add(b.mul(group, _i32(len(words))), _i32(index)), _i32(plan.group_threads)),
+                         b.trunc(self.group_tid, I32))
+            return b.add(self.shared, b.mul(slot, _i32(WORD)))
+        with b.if_then(b.icmp_unsigned("!=", self.key_group, _i32(0))):
+            for index, value in enumerate(words):
+                asm(b, "st.shared.b64 [$0], $1;", "r,l,~{memory}", ir.VoidType(),
+                    [address(b.sub(self.key_group, _i32(1)), index), to_word(em, value)])
+        barrier(em)
+        state, has = leaves, started
+        for group in range(1, plan.groups):
+            loaded = [from_word(em, asm(b, "ld.shared.b64 $0, [$1];", "=l,r,~{memory}", I64,
+                                        [address(_i32(group - 1), index)]), value.type)
+                      for index, value in enumerate(words)]
+            other_has = loaded.pop()
+            flat = iter(loaded)
+            other = [PerThread(leaf.kind, leaf.dtype, [[next(flat) for _ in row] for row in leaf.values])
+                     for leaf in leaves]
+            combined = self._combine(fold, state, other)
+            state = [PerThread(mine.kind, mine.dtype,
+                               [[b.select(other_has, b.select(has, x, y), z) for x, y, z in zip(*rows)]
+                                for rows in zip(new.values, theirs.values, mine.values)])
+                     for mine, new, theirs in zip(state, combined, other)]
+            has = b.or_(has, other_has)
+        barrier(em)                  # the exchange is read before any group stages again
+        return state
+
+    def _write(self, write, rows: list) -> None:
+        with self.em.b.if_then(self.em.b.icmp_unsigned("==", self.key_group, _i32(0))):
+            super()._write(write, rows)
 
     # ---- contractions ----------------------------------------------------------------------
     def _scores(self) -> PerThread:
@@ -202,8 +307,8 @@ class FlashMmaEmitter(FlashEmitter):
                     b.store(ir.Constant(F32, 0.0), slot)
 
             def chunk(d0):
-                barrier(em)
-                self._stage_tile(self.q, self.q_shared, self.i0, d0, BLOCK_ROWS, CHUNK)
+                self._group_barrier()
+                self._stage_tile(self.q, self.q_shared, self.i0, d0, self.plan.block[0], CHUNK)
                 self._stage_tile(self.k, self.k_shared, self.j0, d0, BLOCK_KEYS, CHUNK)
                 self._arrived()
                 summed = self._mma_steps([[b.load(s) for s in fragment] for fragment in slots], CHUNK // 16)
@@ -222,7 +327,7 @@ class FlashMmaEmitter(FlashEmitter):
         a_row = b.add(b.mul(self.warp, _i32(16)), b.urem(lane, _i32(16)))
         b_row = b.add(b.urem(lane, _i32(8)), b.mul(_i32(8), b.udiv(lane, _i32(16))))
         for kk in range(steps):
-            a_frag = ldmatrix_x4(b, self._address(self.q_shared, BLOCK_ROWS, a_row,
+            a_frag = ldmatrix_x4(b, self._address(self.q_shared, self.plan.block[0], a_row,
                                                   b.add(_i32(2 * kk), b.udiv(lane, _i32(16)))), transpose=False)
             for pair in range(len(acc) // 2):
                 row = b.add(b_row, _i32(16 * pair))
@@ -242,7 +347,7 @@ class FlashMmaEmitter(FlashEmitter):
             self._arrived()
             self._prefetch_keys()
         else:
-            barrier(em)              # every warp is done with the previous tile's V (and this one's K)
+            self._group_barrier()    # the group is done with the previous tile's V (and this one's K)
             self._stage_tile(self.v, self.v_shared, self.j0, self.c0, BLOCK_KEYS, self.plan.columns)
             self._arrived()
         acc = [[ir.Constant(F32, 0.0)] * 4 for _ in range(fragments)]
@@ -292,9 +397,15 @@ class FlashMmaEmitter(FlashEmitter):
 
     # ---- staging -------------------------------------------------------------------------
     def _arrived(self) -> None:
-        """This thread's copies landed (`cp.async.wait_group 0`), then every thread's (a barrier)."""
+        """This thread's copies landed (`cp.async.wait_group 0`), then the group's (its barrier)."""
         cp_async_wait(self.em.b, 0)
-        barrier(self.em)
+        self._group_barrier()
+
+    def _group_barrier(self) -> None:
+        """The key group's named barrier (1 + g, its threads)."""
+        b = self.em.b
+        asm(b, "bar.sync $0, $1;", "r,r,~{memory}", ir.VoidType(),
+            [b.add(self.key_group, _i32(1)), _i32(self.plan.group_threads)])
 
     def _prefetch_keys(self) -> None:
         """The next tile's K, while this tile's PV runs: every warp read this tile's K (its
@@ -326,8 +437,9 @@ class FlashMmaEmitter(FlashEmitter):
         eight here, so a chunk is wholly in or out), one commit group; `_arrived` waits."""
         b = self.em.b
         per_row = columns // VECTOR
-        for e in range(rows * per_row // THREADS):
-            linear = b.add(opaque(b, self.tid), _i64(e * THREADS))
+        threads = self.plan.group_threads
+        for e in range(rows * per_row // threads):
+            linear = b.add(opaque(b, self.group_tid), _i64(e * threads))
             i, c = b.udiv(linear, _i64(per_row)), b.urem(linear, _i64(per_row))
             row, column = b.add(first_row, i), b.add(first_column, b.mul(c, _i64(VECTOR)))
             inside = b.and_(b.icmp_signed("<", row, view.shape[0]), b.icmp_signed("<", column, view.shape[1]))
@@ -350,7 +462,7 @@ class FlashMmaEmitter(FlashEmitter):
             address = b.add(self._address(base, rows, b.trunc(i, I32), chunk),
                             b.trunc(b.mul(b.urem(j, _i64(VECTOR)), _i64(2)), I32))
             asm(b, "st.shared.b16 [$0], $1;", "r,h,~{memory}", ir.VoidType(), [address, bits])
-        em.loop(opaque(b, self.tid), _i64(rows * columns), element, _i64(THREADS), name="stage")
+        em.loop(opaque(b, self.group_tid), _i64(rows * columns), element, _i64(self.plan.group_threads), name="stage")
 
     def _raw(self, view, row, column, inside) -> ir.Value:
         """The 16 bits of view[row, column], 0 where `inside` is false."""
@@ -398,12 +510,12 @@ class FlashMmaEmitter(FlashEmitter):
                             mask = _i32(exponent << (16 * half))
                             b.store(b.or_(b.load(seen), b.icmp_unsigned("==", b.and_(word, mask), mask)), seen)
                 em.loop(opaque(b, self.tid), b.mul(b.sub(self.rows_extent, first_row), per_row), vector,
-                        _i64(THREADS), name="vcheck")
+                        _i64(self.plan.threads), name="vcheck")
             with elements:
                 def element(linear):
                     row, column = b.add(first_row, b.udiv(linear, v.shape[1])), b.urem(linear, v.shape[1])
                     value = to_register(em, self._raw(v, row, column, ir.Constant(I1, 1)), self.operand)
                     b.store(b.or_(b.load(seen), b.not_(is_finite(em, value))), seen)
                 em.loop(opaque(b, self.tid), b.mul(b.sub(self.rows_extent, first_row), v.shape[1]), element,
-                        _i64(THREADS), name="vcheck")
+                        _i64(self.plan.threads), name="vcheck")
         return b.load(seen)
