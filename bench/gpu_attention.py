@@ -155,6 +155,44 @@ def sweep(t: int, d: int) -> list[dict]:
     return rows
 
 
+# (row warps, key groups) of the tensor-core plan: the default first
+MMA_SWEEP = [(2, 4), (4, 1), (4, 2), (2, 2)]
+
+
+def mma_sweep(t: int, d: int, dtype: str) -> list[dict]:
+    """The 16-bit kernel under other tensor-core plans (the same kernel, another plan)."""
+    import dataclasses
+    from intentc.codegen.nvptx import flash_attention
+    from intentc.runtime.cuda import compile_cuda
+    chosen = flash_attention.plan_flash
+    torch_dtype = {"f16": torch.float16, "bf16": torch.bfloat16}[dtype]
+    q, k, v = (torch.randn(t, d, device="cuda").to(torch_dtype) for _ in range(3))
+    scale = 1 / math.sqrt(d)
+    want = F.scaled_dot_product_attention(q[None, None].double(), k[None, None].double(), v[None, None].double(),
+                                          is_causal=True, scale=scale)[0, 0]
+    rows = []
+    for row_warps, groups in MMA_SWEEP:
+        def plan(kernel, known, spec=(row_warps, groups)):
+            found = chosen(kernel, known)
+            return None if found is None else dataclasses.replace(found, row_warps=spec[0], groups=spec[1])
+        flash_attention.plan_flash = plan
+        row = {"plan": {"row_warps": row_warps, "key_groups": groups}, "dtype": dtype, "size": [t, d]}
+        try:
+            kernel = compile_cuda(TENSOR_CORES, f"causal_attention_{dtype}", {"extents": {"D": d}})
+            o = torch.empty(t, d, device="cuda", dtype=torch_dtype)
+            arrays = {"q": q, "k": k, "v": v, "scale": scale, "o": o}
+            row["ms"] = _seconds(lambda kernel=kernel, arrays=arrays: kernel.launch_in_place(arrays)) * 1e3
+            torch.cuda.synchronize()
+            row["max_abs_error_vs_f64"] = (o.double() - want).abs().max().item()
+        except Exception as error:    # a failing plan is reported in its row
+            row["error"] = f"{type(error).__name__}: {str(error)[:300]}"
+        finally:
+            flash_attention.plan_flash = chosen
+        print(json.dumps(row), flush=True)
+        rows.append(row)
+    return rows
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seq", type=int, default=4096)
@@ -162,6 +200,7 @@ def main(argv=None) -> int:
     parser.add_argument("--dtypes", default="f32,f16,bf16", help="the causal rows' operand types")
     parser.add_argument("--decode", default="8,2048,32,128", help="B,S,H,D of the decode row ('' for none)")
     parser.add_argument("--sweep", action="store_true")
+    parser.add_argument("--mma-sweep", help="DTYPE:D: time the 16-bit kernel under other tensor-core plans")
     parser.add_argument("--out")
     args = parser.parse_args(argv)
     rows = []
@@ -181,6 +220,9 @@ def main(argv=None) -> int:
             print(json.dumps(rows[-1]), flush=True)
     if args.sweep:
         rows += sweep(args.seq, int(args.dims.split(",")[-1]))
+    if args.mma_sweep:
+        dtype, depth = args.mma_sweep.split(":")
+        rows += mma_sweep(args.seq, int(depth), dtype)
     if args.out:
         Path(args.out).write_text(json.dumps({"gpu": torch.cuda.get_device_name(), "rows": rows}, indent=1) + "\n")
     return 0
