@@ -204,7 +204,7 @@ def main(argv=None) -> int:
     parser.add_argument("--out")
     args = parser.parse_args(argv)
     rows = []
-    for dtype in args.dtypes.split(","):
+    for dtype in filter(None, args.dtypes.split(",")):
         for d in map(int, args.dims.split(",")):
             try:
                 rows.append(causal_row(args.seq, d) if dtype == "f32" else causal_16bit_row(args.seq, d, dtype))
