@@ -254,6 +254,7 @@ class FlashMmaEmitter(FlashEmitter):
         if plan.groups == 1:
             return leaves
         words = [value for leaf in leaves for row in leaf.values for value in row] + [started]
+        cp_async_wait(b, 0)          # a group without tiles still fetched its first K tile
         barrier(em)                  # every group is done with its buffers
 
         def address(group, index):
