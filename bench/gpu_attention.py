@@ -118,8 +118,8 @@ def decode_row(b: int, s: int, h: int, d: int) -> dict:
     return row
 
 
-# (rows, keys a thread, resident CTAs, threads) a plan: the default first
-SWEEP = [(2, 8, 2, 256), (2, 4, 2, 256), (1, 4, 2, 256), (1, 4, 1, 512)]
+# (rows, keys a thread, resident CTAs, a key group's threads, key groups) a plan: the default first
+SWEEP = [(2, 8, 1, 256, 2), (2, 8, 2, 256, 1), (2, 4, 1, 256, 2), (1, 4, 1, 256, 2)]
 
 
 def sweep(t: int, d: int) -> list[dict]:
@@ -131,13 +131,14 @@ def sweep(t: int, d: int) -> list[dict]:
     want = F.scaled_dot_product_attention(q[None, None].double(), k[None, None].double(), v[None, None].double(),
                                           is_causal=True, scale=scale)[0, 0]
     rows = []
-    for rows_a_thread, keys, resident, threads in SWEEP:
-        def plan(kernel, known, spec=(rows_a_thread, keys, resident, threads)):
+    for rows_a_thread, keys, resident, threads, groups in SWEEP:
+        def plan(kernel, known, spec=(rows_a_thread, keys, resident, threads, groups)):
             found = chosen(kernel, known)
             return None if found is None else flash_attention.FlashPlan(found.attention, found.columns,
                                                                         found.skip_dead, *spec)
         flash_attention.plan_flash = plan
-        row = {"plan": {"rows": rows_a_thread, "keys": keys, "resident": resident, "threads": threads},
+        row = {"plan": {"rows": rows_a_thread, "keys": keys, "resident": resident, "threads": threads,
+                        "key_groups": groups},
                "size": [t, d]}
         try:
             kernel = compile_cuda(CAUSAL, "causal_attention", {"extents": {"D": d}})

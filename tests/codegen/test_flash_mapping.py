@@ -70,7 +70,9 @@ def test_launch_json_and_ptxas(extents, columns, tmp_path):
     result = compile_kernel(SAMPLE, "causal_attention", "ptx", "sm_90",
                             specialization={"extents": extents} if extents else None)
     launch = json.loads(result.artifacts["launch.json"])
-    assert launch["mapping"] == "flash" and launch["block"] == [256, 1, 1]
+    # two key groups of 256 threads, their buffers in dynamic shared memory
+    assert launch["mapping"] == "flash" and launch["block"] == [512, 1, 1]
+    assert launch["plan"]["key_groups"] == 2 and launch["shared_bytes"] == launch["plan"]["shared_bytes"] > 0
     assert launch["lazy_views"] == ["k", "v"]      # the K and V tiles stay lazy: the plan stages them
     assert launch["plan"]["block"]["columns"] == columns
     assert "skipped" in launch["plan"]["slices"] and "bar.red.or" in result.artifacts["kernel.ptx"]

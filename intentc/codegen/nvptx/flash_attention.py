@@ -33,9 +33,9 @@ from ..layout.encodings import Blocked
 from ...ir.types import RecordType
 from ..llvm.lowfloat import to_storage
 from ..llvm.types import F32, I1, I32, I64, register_type
-from .cta import barrier, shared_array, sreg
+from .cta import barrier, from_word, sreg, to_word
 from .lane_dots import global_vector
-from .ptx_asm import opaque
+from .ptx_asm import asm, cp_async_wait, opaque, shared_address
 from .dead_slices import dead_slices_are_identity
 from .fold_attention import FoldAttention
 from .fold_values import ROW_LANES, FoldValues, PerThread, rebuild, record_leaves
@@ -52,7 +52,23 @@ VK = 16                              # keys of a V chunk
 VECTOR = 4                           # f32 elements of one ld.shared.v4
 PAD = VECTOR                         # staged rows padded by one vector: 16-byte aligned, banks apart
 MAX_COLUMNS = 128                    # DB for a dynamic or large D
-RESIDENT = 2
+RESIDENT = 1
+GROUPS = 2                           # key groups of 256 threads (128 registers each: one CTA an SM)
+WORD = 8                             # bytes of a state value in the key groups' exchange (cta.to_word)
+
+
+def state_words(attention: FoldAttention, rows: int, columns: int) -> int:
+    """The values of the fold's state a thread holds: a scalar each row, `columns` of a [D]
+    vector each row."""
+    def leaves(type_) -> list:
+        return [leaf for f in type_.fields for leaf in leaves(f.type)] if isinstance(type_, RecordType) else [type_]
+    return sum(rows * (columns if leaf.shape else 1) for type_ in attention.fold.result_types
+               for leaf in leaves(type_))
+
+
+def exchange_bytes(attention: FoldAttention, rows: int, columns: int, groups: int, group_threads: int) -> int:
+    """Shared memory for the key groups' states but group 0's (and a flag each)."""
+    return (groups - 1) * (state_words(attention, rows, columns) + 1) * group_threads * WORD
 
 
 @dataclass(frozen=True)
@@ -63,10 +79,27 @@ class FlashPlan:
     rows: int = ROWS                 # query rows a thread
     keys: int = KEYS                 # keys a thread of a tile
     resident: int = RESIDENT         # CTAs an SM (`.minnctapersm`) and the grid's CTAs an SM
-    threads: int = THREADS
+    group_threads: int = THREADS     # a key group's threads
+    groups: int = GROUPS             # key groups: each folds a contiguous run of a row block's tiles
 
     kind = "flash"
-    shared_bytes = 0
+
+    @property
+    def threads(self) -> int:
+        return self.group_threads * self.groups
+
+    @property
+    def group_bytes(self) -> int:
+        """A key group's Q and K chunks, P and V chunk (f32)."""
+        bm, bn, db, dk = self.block
+        return 4 * (bm * (dk + PAD) + bn * (dk + PAD) + bm * (bn + PAD) + VK * db)
+
+    @property
+    def shared_bytes(self) -> int:
+        """Dynamic shared memory: the groups' buffers, reused for their states at the end."""
+        return max(self.groups * self.group_bytes,
+                   exchange_bytes(self.attention, self.rows, self.columns // ROW_LANES, self.groups,
+                                  self.group_threads))
 
     @property
     def ctas_per_sm(self) -> int:
@@ -83,7 +116,7 @@ class FlashPlan:
     @property
     def row_groups(self) -> int:
         """Thread rows: thread row ty holds query rows ty + row_groups · r of the block."""
-        return self.threads // ROW_LANES
+        return self.group_threads // ROW_LANES
 
     def emit(self, em) -> None:
         FlashEmitter(em, self).emit()
@@ -92,11 +125,10 @@ class FlashPlan:
         bm, bn, db, dk = self.block
         return {"block": {"query_rows": bm, "keys": bn, "columns": db, "qk_chunk": dk, "v_chunk": VK},
                 "per_thread": {"rows": self.rows, "keys": self.keys, "columns": self.columns // ROW_LANES},
-                "resident": self.resident,
+                "resident": self.resident, "key_groups": self.groups, "shared_bytes": self.shared_bytes,
                 "instruction": "fma.rn.f32 (f32 operands: no TF32)", "order": "row blocks heaviest first",
-                "slices": "key tiles in order; the first summary starts the state"
-                + ("; tiles past the row block skipped where V's rows there are finite" if self.skip_dead else ""),
-                "state": "registers", "staging": "Q/K chunks, P and V chunks in static shared memory"}
+                "slices": slices_text(self.groups, self.skip_dead),
+                "state": "registers", "staging": "Q/K chunks, P and V chunks a key group in dynamic shared memory"}
 
     def layouts(self, known: dict) -> Assignment:
         """The iteration's [T] and [D] vectors as the CTA holds them, over (the block's query
@@ -104,13 +136,21 @@ class FlashPlan:
         the rows, the tile repeating (a thread's rows ty + 16r, keys tx + 16n, columns four
         consecutive ones a lane in groups of 64 where it holds a multiple of four)."""
         result = Assignment()
-        keys = Blocked((None, None), (1, 1), (2, ROW_LANES), (self.threads // 32, 1), (1, 0))
+        keys = Blocked((None, None), (1, 1), (2, ROW_LANES), (self.group_threads // 32, 1), (1, 0))
         per_lane = VECTOR if (self.columns // ROW_LANES) % VECTOR == 0 else 1
-        cols = Blocked((None, None), (1, per_lane), (2, ROW_LANES), (self.threads // 32, 1), (1, 0))
+        cols = Blocked((None, None), (1, per_lane), (2, ROW_LANES), (self.group_threads // 32, 1), (1, 0))
         for name, kind in self.attention.kinds.items():
             if kind in ("keys", "cols"):
                 result.values[name] = keys if kind == "keys" else cols
         return result
+
+
+def slices_text(groups: int, skip_dead: bool) -> str:
+    """launch.json's account of the fold's slices."""
+    text = "key tiles in order; the first summary starts a state"
+    if groups > 1:
+        text += f"; {groups} key groups fold contiguous runs of a row block's tiles, combined in key order"
+    return text + ("; tiles past the row block skipped where V's rows there are finite" if skip_dead else "")
 
 
 def plan_flash(kernel, known: dict) -> FlashPlan | FlashMmaPlan | None:
@@ -169,18 +209,47 @@ class FlashEmitter:
         em, plan = self.em, self.plan
         b = em.b
         bm, bn, db, _ = plan.block
-        tid = sreg(em, "tid.x")
-        self.lane = b.urem(tid, _i32(32))
-        self.tx, self.ty = b.zext(b.urem(tid, _i32(ROW_LANES)), I64), b.zext(b.udiv(tid, _i32(ROW_LANES)), I64)
-        self.tid = b.zext(tid, I64)
-        self.q_shared = shared_array(em, "f32", bm * (DK + PAD), 16).ptr
-        self.k_shared = shared_array(em, "f32", bn * (DK + PAD), 16).ptr
-        self.p_shared = shared_array(em, "f32", bm * (bn + PAD), 16).ptr
-        self.v_shared = shared_array(em, "f32", VK * db, 16).ptr
+        self._thread_coordinates()
+        self.tx, self.ty = b.urem(self.group_tid, _i64(ROW_LANES)), b.udiv(self.group_tid, _i64(ROW_LANES))
+        memory = self._shared_memory()
+        group = b.gep(memory, [b.mul(self.key_group, _i32(plan.group_bytes))])
+        arrays = []
+        offset = 0
+        for count in (bm * (DK + PAD), bn * (DK + PAD), bm * (bn + PAD), VK * db):
+            arrays.append(b.bitcast(b.gep(group, [_i32(offset)]), F32.as_pointer(3)))
+            offset += 4 * count
+        self.q_shared, self.k_shared, self.p_shared, self.v_shared = arrays
         self.values = FoldValues(em, self.rows, {"rows": 1, "keys": self.keys, "cols": self.cols}, plan.attention.depth,
                                  self._contract)
         self.values.lane = self.lane
         self.vectors = {view.name: self._vectors_fit(view) for view in (self.q, self.k, self.v)}
+
+    def _thread_coordinates(self) -> None:
+        """tid (i64), the lane, the key group (i32) and the thread within it (i64)."""
+        em, plan = self.em, self.plan
+        b = em.b
+        tid = sreg(em, "tid.x")
+        self.tid = b.zext(tid, I64)
+        self.lane = b.urem(tid, _i32(32))
+        self.key_group = b.udiv(tid, _i32(plan.group_threads))
+        self.group_tid = b.zext(b.urem(tid, _i32(plan.group_threads)), I64)
+
+    def _shared_memory(self) -> ir.Value:
+        """The launch's dynamic shared memory (an external, unsized shared array of bytes);
+        `self.shared` its shared-window address."""
+        array = ir.GlobalVariable(self.em.module, ir.ArrayType(ir.IntType(8), 0), "intentc_flash_shared",
+                                  addrspace=3)
+        array.align = 128
+        zero = ir.Constant(I32, 0)
+        pointer = self.em.b.gep(array, [zero, zero], inbounds=True)
+        self.shared = shared_address(self.em.b, pointer)
+        return pointer
+
+    def _group_barrier(self) -> None:
+        """The key group's named barrier (1 + g, its threads)."""
+        b = self.em.b
+        asm(b, "bar.sync $0, $1;", "r,r,~{memory}", ir.VoidType(),
+            [b.add(self.key_group, _i32(1)), _i32(self.plan.group_threads)])
 
     def query_rows(self, i0: ir.Value) -> list:
         """The thread's query rows of the block from row i0."""
@@ -239,12 +308,58 @@ class FlashEmitter:
         self._write(ops[-1], rows)
 
     def _key_range(self, keys_end: ir.Value) -> tuple:
-        """The key tiles the thread folds, [start, stop): all of them."""
-        return _i64(0), keys_end
+        """The key group's run of the block's tiles, [start, stop): tiles [g n / G, (g + 1) n / G)
+        of n (also `self.keys_end`)."""
+        b = self.em.b
+        bn = self.plan.block[1]
+        tiles = b.sdiv(b.add(keys_end, _i64(bn - 1)), _i64(bn))
+        group = b.zext(self.key_group, I64)
+
+        def boundary(g):
+            return b.mul(b.sdiv(b.mul(tiles, g), _i64(self.plan.groups)), _i64(bn))
+        start, stop = boundary(group), boundary(b.add(group, _i64(1)))
+        self.keys_end = b.select(b.icmp_signed("<", stop, keys_end), stop, keys_end)
+        return start, self.keys_end
 
     def _merged(self, fold, leaves: list, started: ir.Value) -> list:
-        """The fold's result from the thread's state (`started`: it folded a slice)."""
-        return leaves
+        """Group 0's state combined with the other key groups' in key order, through shared
+        memory (each thread with the threads of the same place in their groups: the same rows
+        and columns); a group that folded no tile (`started` false) is left out."""
+        em = self.em
+        b = em.b
+        plan = self.plan
+        if plan.groups == 1:
+            return leaves
+        words = [value for leaf in leaves for row in leaf.values for value in row] + [started]
+        cp_async_wait(b, 0)          # a group's copies in flight land before its buffers are reused
+        barrier(em)                  # every group is done with its buffers
+
+        def address(group, index):
+            slot = b.add(b.mul(b.add(b.mul(group, _i32(len(words))), _i32(index)), _i32(plan.group_threads)),
+                         b.trunc(self.group_tid, I32))
+            return b.add(self.shared, b.mul(slot, _i32(WORD)))
+        with b.if_then(b.icmp_unsigned("!=", self.key_group, _i32(0))):
+            for index, value in enumerate(words):
+                asm(b, "st.shared.b64 [$0], $1;", "r,l,~{memory}", ir.VoidType(),
+                    [address(b.sub(self.key_group, _i32(1)), index), to_word(em, value)])
+        barrier(em)
+        state, has = leaves, started
+        for group in range(1, plan.groups):
+            loaded = [from_word(em, asm(b, "ld.shared.b64 $0, [$1];", "=l,r,~{memory}", I64,
+                                        [address(_i32(group - 1), index)]), value.type)
+                      for index, value in enumerate(words)]
+            other_has = loaded.pop()
+            flat = iter(loaded)
+            other = [PerThread(leaf.kind, leaf.dtype, [[next(flat) for _ in row] for row in leaf.values])
+                     for leaf in leaves]
+            combined = self._combine(fold, state, other)
+            state = [PerThread(mine.kind, mine.dtype,
+                               [[b.select(other_has, b.select(has, x, y), z) for x, y, z in zip(*rows)]
+                                for rows in zip(new.values, theirs.values, mine.values)])
+                     for mine, new, theirs in zip(state, combined, other)]
+            has = b.or_(has, other_has)
+        barrier(em)                  # the exchange is read before any group stages again
+        return state
 
     def _keys_end(self, i0: ir.Value, c0: ir.Value) -> ir.Value:
         """Where the fold's key tiles end for rows [i0, i0 + BM): T, or, where the plan skips
@@ -335,10 +450,10 @@ class FlashEmitter:
         acc = self._zeroed(self.keys)
 
         def chunk(d0):
-            barrier(em)
+            self._group_barrier()
             self._stage(self.q, self.q_shared, self.i0, d0, bm, DK, DK + PAD)
             self._stage(self.k, self.k_shared, self.j0, d0, bn, DK, DK + PAD)
-            barrier(em)
+            self._group_barrier()
             for dd in range(0, DK, VECTOR):      # four columns of each row and key at once
                 qs = [self._vector(self.q_shared, self._at(b.add(self.ty, _i64(self.plan.row_groups * r)), DK + PAD, dd))
                       for r in range(self.rows)]
@@ -355,7 +470,7 @@ class FlashEmitter:
         em = self.em
         b = em.b
         _, bn, db, _ = self.plan.block
-        barrier(em)                   # the previous tile's readers of P are done
+        self._group_barrier()         # the previous tile's readers of P are done
         for r in range(self.rows):
             row = b.add(self.ty, _i64(self.plan.row_groups * r))
             for n in range(self.keys):
@@ -364,9 +479,9 @@ class FlashEmitter:
         acc = self._zeroed(self.cols)
 
         def chunk(jv):
-            barrier(em)
+            self._group_barrier()
             self._stage(self.v, self.v_shared, b.add(self.j0, jv), self.c0, VK, db, db)
-            barrier(em)
+            self._group_barrier()
             for kk in range(0, VK, VECTOR):      # four keys' weights of each row at once
                 ps = [self._vector(self.p_shared, self._at(b.add(self.ty, _i64(self.plan.row_groups * r)), bn + PAD,
                                                            b.add(jv, _i64(kk)))) for r in range(self.rows)]
@@ -430,9 +545,9 @@ class FlashEmitter:
             with vectors:
                 self._stage_vectors(view, shared, first_row, first_column, rows, columns, pitch)
             with elements:
-                threads = self.plan.threads
+                threads = self.plan.group_threads
                 for e in range(-(-rows * columns // threads)):
-                    linear = b.add(opaque(b, self.tid), _i64(e * threads))
+                    linear = b.add(opaque(b, self.group_tid), _i64(e * threads))
                     i, j = b.udiv(linear, _i64(columns)), b.urem(linear, _i64(columns))
                     with b.if_then(b.icmp_signed("<", linear, _i64(rows * columns))):
                         value = self._element(view, b.add(first_row, i), b.add(first_column, j))
@@ -445,9 +560,9 @@ class FlashEmitter:
         b = self.em.b
         count = rows * columns // VECTOR
         vector = ir.VectorType(F32, VECTOR)
-        threads = self.plan.threads
+        threads = self.plan.group_threads
         for e in range(-(-count // threads)):
-            linear = b.add(opaque(b, self.tid), _i64(e * threads))
+            linear = b.add(opaque(b, self.group_tid), _i64(e * threads))
             i, j = b.udiv(linear, _i64(columns // VECTOR)), b.mul(b.urem(linear, _i64(columns // VECTOR)), _i64(VECTOR))
             row, column = b.add(first_row, i), b.add(first_column, j)
             inside = b.and_(b.icmp_signed("<", row, view.shape[0]), b.icmp_signed("<", column, view.shape[1]))
@@ -485,6 +600,12 @@ class FlashEmitter:
         return merged
 
     def _write(self, write, rows: list) -> None:
+        """Group 0 writes its rows' columns (the other groups' states are in its own)."""
+        b = self.em.b
+        with b.if_then(b.icmp_unsigned("==", self.key_group, _i32(0))):
+            self._write_rows(write, rows)
+
+    def _write_rows(self, write, rows: list) -> None:
         b = self.em.b
         value = self.values.env[write.operands[1]]
         o = self.o

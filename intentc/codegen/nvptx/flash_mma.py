@@ -35,16 +35,13 @@ from llvmlite import ir
 from ..layout.assign import Assignment
 from ..layout.mma import Mma
 from ..llvm.lowfloat import is_finite, to_register, to_storage
-from ...ir.types import RecordType
 from ..llvm.types import F32, I1, I16, I32, I64
-from .cta import barrier, from_word, sreg, to_word
 from .fold_attention import FoldAttention
 from .fold_values import FoldValues, PerThread
-from .flash_attention import FlashEmitter
+from .flash_attention import FlashEmitter, exchange_bytes, slices_text
 from .dead_slices import dead_slices_are_identity
 from .lane_dots import global_vector
-from .ptx_asm import (asm, cp_async, cp_async_commit, cp_async_wait, ldmatrix_x4, mma_m16n8k16, opaque,
-                      shared_address)
+from .ptx_asm import (asm, cp_async, cp_async_commit, cp_async_wait, ldmatrix_x4, mma_m16n8k16, opaque)
 from .tile_matmul import swizzled
 
 ROW_WARPS = 2                        # W: BM = 16 W query rows (at T = 4096, 128 row blocks for 132 SMs)
@@ -56,7 +53,6 @@ VECTOR = 8                           # 16-bit elements of a 16-byte load
 MAX_COLUMNS = 128                    # DB: output columns a pass keeps in registers
 QUAD = 4                             # lanes sharing a row's keys
 RESIDENT = 1
-WORD = 8                             # bytes of a state value in the groups' exchange (cta.to_word)
 
 
 @dataclass(frozen=True)
@@ -64,7 +60,6 @@ class FlashMmaPlan:
     attention: FoldAttention
     columns: int                     # DB: the output columns of a pass (a multiple of 64)
     resident_depth: int              # D padded to 64 where Q stays staged a pass (D fixed, <= 128); else 0
-    state_words: int                 # values of the fold's state a thread holds
     skip_dead: bool = False
     row_warps: int = ROW_WARPS
     groups: int = GROUPS
@@ -91,8 +86,8 @@ class FlashMmaPlan:
     @property
     def shared_bytes(self) -> int:
         """Dynamic shared memory: the groups' buffers, reused for their states at the end."""
-        exchange = (self.groups - 1) * (self.state_words + 1) * self.group_threads * WORD
-        return max(self.groups * self.group_bytes, exchange)
+        return max(self.groups * self.group_bytes,
+                   exchange_bytes(self.attention, self.rows, self.columns // QUAD, self.groups, self.group_threads))
 
     @property
     def ctas_per_sm(self) -> int:
@@ -124,9 +119,7 @@ class FlashMmaPlan:
                 "instruction": f"mma.sync.aligned.m16n8k16.row.col.f32.{operand}.{operand}.f32 (ldmatrix, "
                                "128-byte swizzled shared rows)",
                 "order": "row blocks heaviest first",
-                "slices": f"key tiles in order, in {self.groups} contiguous runs (one a key group), the groups' "
-                "states combined in key order; the first summary starts a state"
-                + ("; tiles past the row block skipped where V's rows there are finite" if self.skip_dead else ""),
+                "slices": slices_text(self.groups, self.skip_dead),
                 "state": "registers (the MMA accumulator layout)",
                 "staging": "Q " + ("once a pass" if self.resident_depth else "and K chunks a tile")
                 + ", K and V tiles a key group in dynamic shared memory; P from the scores' registers"}
@@ -148,18 +141,8 @@ def plan_flash_mma(attention: FoldAttention, known: dict) -> FlashMmaPlan:
     padded = -(-depth // CHUNK) * CHUNK if depth else 0
     resident = padded if padded and padded <= MAX_COLUMNS else 0
     coordinate = attention.parallel.regions[0].args[0].name
-    columns = resident or MAX_COLUMNS
-    state = sum(FlashMmaPlan.rows * (1 if not leaf.shape else columns // QUAD)
-                for type_ in attention.fold.result_types for leaf in _leaf_tensors(type_))
-    return FlashMmaPlan(attention, columns, resident, state,
+    return FlashMmaPlan(attention, resident or MAX_COLUMNS, resident,
                         dead_slices_are_identity(attention.prologue, attention.fold, coordinate))
-
-
-def _leaf_tensors(type_) -> list:
-    """The tensor types of a fold result's leaves (a record's fields in order)."""
-    if isinstance(type_, RecordType):
-        return [leaf for f in type_.fields for leaf in _leaf_tensors(f.type)]
-    return [type_]
 
 
 def _i64(value: int) -> ir.Constant:
@@ -186,15 +169,11 @@ class FlashMmaEmitter(FlashEmitter):
         em, plan = self.em, self.plan
         b = em.b
         bm, bn, _, dk = plan.block
-        tid = sreg(em, "tid.x")
-        self.lane = b.urem(tid, _i32(32))
-        self.warp = b.urem(b.udiv(tid, _i32(32)), _i32(plan.row_warps))        # the row warp
-        self.key_group = b.udiv(tid, _i32(plan.group_threads))
+        self._thread_coordinates()
+        self.warp = b.trunc(b.udiv(self.group_tid, _i64(32)), I32)        # the row warp
         self.group = b.zext(b.udiv(self.lane, _i32(QUAD)), I64)
         self.quad = b.zext(b.urem(self.lane, _i32(QUAD)), I64)
-        self.tid = b.zext(tid, I64)
-        self.group_tid = b.zext(b.urem(tid, _i32(plan.group_threads)), I64)
-        self.shared = self._shared_memory()
+        self._shared_memory()
         self.q_shared = b.add(self.shared, b.mul(self.key_group, _i32(plan.group_bytes)))
         self.k_shared = b.add(self.q_shared, _i32(2 * bm * dk))
         self.v_shared = b.add(self.k_shared, _i32(2 * bn * dk))
@@ -202,14 +181,6 @@ class FlashMmaEmitter(FlashEmitter):
                                  plan.attention.depth, self._contract, row_lanes=QUAD)
         self.values.lane = self.lane
         self.vectors = {view.name: self._vectors_fit(view) for view in (self.q, self.k, self.v)}
-
-    def _shared_memory(self) -> ir.Value:
-        """The launch's dynamic shared memory (an external, unsized shared array)."""
-        array = ir.GlobalVariable(self.em.module, ir.ArrayType(ir.IntType(8), 0), "intentc_flash_shared",
-                                  addrspace=3)
-        array.align = 128
-        zero = ir.Constant(I32, 0)
-        return shared_address(self.em.b, self.em.b.gep(array, [zero, zero], inbounds=True))
 
     def query_rows(self, i0: ir.Value) -> list:
         b = self.em.b
@@ -225,68 +196,14 @@ class FlashMmaEmitter(FlashEmitter):
         return self.key_offset(m)
 
     def _key_range(self, keys_end: ir.Value) -> tuple:
-        """The group's run of the block's tiles: tiles [g n / G, (g + 1) n / G) of n."""
-        b = self.em.b
-        groups = self.plan.groups
-        tiles = b.sdiv(b.add(keys_end, _i64(BLOCK_KEYS - 1)), _i64(BLOCK_KEYS))
-        group = b.zext(self.key_group, I64)
-
-        def boundary(g):
-            return b.mul(b.sdiv(b.mul(tiles, g), _i64(groups)), _i64(BLOCK_KEYS))
-        start = boundary(group)
-        stop = boundary(b.add(group, _i64(1)))
-        self.keys_end = b.select(b.icmp_signed("<", stop, keys_end), stop, keys_end)
+        start, stop = super()._key_range(keys_end)
         if self.plan.resident_depth:
             # Q stays staged for the pass, and the first K tile is on its way: the group read
             # the previous pass's Q and K before its last V barrier, the exchange is over
             # (`_merged`); the first tile's K barrier orders them
             self._stage_tile(self.q, self.q_shared, self.i0, _i64(0), self.plan.block[0], self.plan.resident_depth)
             self._stage_tile(self.k, self.k_shared, start, _i64(0), BLOCK_KEYS, self.plan.resident_depth)
-        return start, self.keys_end
-
-    def _merged(self, fold, leaves: list, started: ir.Value) -> list:
-        """Group 0's state combined with the other groups' in key order, through shared
-        memory (each thread with the threads of the same row warp and lane: the same rows
-        and columns); a group that folded no tile is left out."""
-        em = self.em
-        b = em.b
-        plan = self.plan
-        if plan.groups == 1:
-            return leaves
-        words = [value for leaf in leaves for row in leaf.values for value in row] + [started]
-        cp_async_wait(b, 0)          # a group without tiles still fetched its first K tile
-        barrier(em)                  # every group is done with its buffers
-
-        def address(group, index):
-            slot = b.add(b.mul(b.add(b.mul(group, _i32(len(words))), _i32(index)), _i32(plan.group_threads)),
-                         b.trunc(self.group_tid, I32))
-            return b.add(self.shared, b.mul(slot, _i32(WORD)))
-        with b.if_then(b.icmp_unsigned("!=", self.key_group, _i32(0))):
-            for index, value in enumerate(words):
-                asm(b, "st.shared.b64 [$0], $1;", "r,l,~{memory}", ir.VoidType(),
-                    [address(b.sub(self.key_group, _i32(1)), index), to_word(em, value)])
-        barrier(em)
-        state, has = leaves, started
-        for group in range(1, plan.groups):
-            loaded = [from_word(em, asm(b, "ld.shared.b64 $0, [$1];", "=l,r,~{memory}", I64,
-                                        [address(_i32(group - 1), index)]), value.type)
-                      for index, value in enumerate(words)]
-            other_has = loaded.pop()
-            flat = iter(loaded)
-            other = [PerThread(leaf.kind, leaf.dtype, [[next(flat) for _ in row] for row in leaf.values])
-                     for leaf in leaves]
-            combined = self._combine(fold, state, other)
-            state = [PerThread(mine.kind, mine.dtype,
-                               [[b.select(other_has, b.select(has, x, y), z) for x, y, z in zip(*rows)]
-                                for rows in zip(new.values, theirs.values, mine.values)])
-                     for mine, new, theirs in zip(state, combined, other)]
-            has = b.or_(has, other_has)
-        barrier(em)                  # the exchange is read before any group stages again
-        return state
-
-    def _write(self, write, rows: list) -> None:
-        with self.em.b.if_then(self.em.b.icmp_unsigned("==", self.key_group, _i32(0))):
-            super()._write(write, rows)
+        return start, stop
 
     # ---- contractions ----------------------------------------------------------------------
     def _scores(self) -> PerThread:
@@ -402,11 +319,6 @@ class FlashMmaEmitter(FlashEmitter):
         cp_async_wait(self.em.b, 0)
         self._group_barrier()
 
-    def _group_barrier(self) -> None:
-        """The key group's named barrier (1 + g, its threads)."""
-        b = self.em.b
-        asm(b, "bar.sync $0, $1;", "r,r,~{memory}", ir.VoidType(),
-            [b.add(self.key_group, _i32(1)), _i32(self.plan.group_threads)])
 
     def _prefetch_keys(self) -> None:
         """The next tile's K, while this tile's PV runs: every warp read this tile's K (its
