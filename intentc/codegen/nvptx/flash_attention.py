@@ -343,21 +343,28 @@ class FlashEmitter:
                 asm(b, "st.shared.b64 [$0], $1;", "r,l,~{memory}", ir.VoidType(),
                     [address(b.sub(self.key_group, _i32(1)), index), to_word(em, value)])
         barrier(em)
-        state, has = leaves, started
-        for group in range(1, plan.groups):
-            loaded = [from_word(em, asm(b, "ld.shared.b64 $0, [$1];", "=l,r,~{memory}", I64,
-                                        [address(_i32(group - 1), index)]), value.type)
-                      for index, value in enumerate(words)]
-            other_has = loaded.pop()
-            flat = iter(loaded)
-            other = [PerThread(leaf.kind, leaf.dtype, [[next(flat) for _ in row] for row in leaf.values])
-                     for leaf in leaves]
-            combined = self._combine(fold, state, other)
-            state = [PerThread(mine.kind, mine.dtype,
-                               [[b.select(other_has, b.select(has, x, y), z) for x, y, z in zip(*rows)]
-                                for rows in zip(new.values, theirs.values, mine.values)])
-                     for mine, new, theirs in zip(state, combined, other)]
-            has = b.or_(has, other_has)
+        slots = [em.entry_alloca(value.type) for value in words]   # the running state, then its flag
+        for slot, value in zip(slots, words):
+            b.store(value, slot)
+
+        def unflatten(values: list) -> list:
+            flat = iter(values)
+            return [PerThread(leaf.kind, leaf.dtype, [[next(flat) for _ in row] for row in leaf.values])
+                    for leaf in leaves]
+
+        def merge(group):            # one loop body: the combine's code once, whatever G
+            index32 = b.trunc(b.sub(group, _i64(1)), I32)
+            other = [from_word(em, asm(b, "ld.shared.b64 $0, [$1];", "=l,r,~{memory}", I64,
+                                       [address(index32, index)]), value.type) for index, value in enumerate(words)]
+            mine = [b.load(slot) for slot in slots]
+            combined = self._combine(fold, unflatten(mine[:-1]), unflatten(other[:-1]))
+            flat = [value for leaf in combined for row in leaf.values for value in row]
+            has, other_has = mine[-1], other[-1]
+            for slot, x, y, z in zip(slots, flat, other, mine):
+                b.store(b.select(other_has, b.select(has, x, y), z), slot)
+            b.store(b.or_(has, other_has), slots[-1])
+        em.loop(_i64(1), _i64(plan.groups), merge, name="merge")
+        state = unflatten([b.load(slot) for slot in slots[:-1]])
         barrier(em)                  # the exchange is read before any group stages again
         return state
 
