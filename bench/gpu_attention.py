@@ -37,6 +37,26 @@ def _seconds(fn, reps: int = 10) -> float:
     return sorted(timed(fn, reps) for _ in range(3))[1]
 
 
+def _reference(q, k, v, scale: float):
+    return F.scaled_dot_product_attention(q[None, None].double(), k[None, None].double(), v[None, None].double(),
+                                          is_causal=True, scale=scale)[0, 0]
+
+
+def _timed(label: str, kernel, impls: dict, tensors: tuple) -> dict:
+    """A causal row: each implementation's time and throughput, intentc's error against f64."""
+    q, k, v, o, scale = tensors
+    t, d = q.shape
+    flop = 2.0 * t * t * d          # QK^T and PV over the causal half
+    row = {"bench": label, "launch": kernel.launch_config.to_json()["plan"]}
+    for name, fn in impls.items():
+        row[name] = {"ms": _seconds(fn) * 1e3}
+        row[name]["TFLOP/s"] = flop / row[name]["ms"] * 1e-9
+    kernel(q=q, k=k, v=v, scale=scale, o=o)
+    torch.cuda.synchronize()
+    row["max_abs_error_vs_f64"] = (o.double() - _reference(q, k, v, scale)).abs().max().item()
+    return row
+
+
 def causal_row(t: int, d: int) -> dict:
     kernel = intentc.load(CAUSAL, "causal_attention", target="cuda", extents={"D": d},
                           facts={"unit_stride": ["q", "k", "v", "o"]})
@@ -48,16 +68,7 @@ def causal_row(t: int, d: int) -> dict:
              "torch_f32": lambda: F.scaled_dot_product_attention(q[None, None], k[None, None], v[None, None],
                                                                  is_causal=True, scale=scale),
              "torch_flash_f16": lambda: F.scaled_dot_product_attention(*half, is_causal=True, scale=scale)}
-    flop = 2.0 * t * t * d          # QK^T and PV over the causal half
-    row = {"bench": f"causal attention f32 T={t} D={d}", "launch": kernel.launch_config.to_json()["plan"]}
-    for label, fn in impls.items():
-        row[label] = {"ms": _seconds(fn) * 1e3}
-        row[label]["TFLOP/s"] = flop / row[label]["ms"] * 1e-9
-    want = F.scaled_dot_product_attention(q[None, None].double(), k[None, None].double(), v[None, None].double(),
-                                          is_causal=True, scale=scale)[0, 0]
-    kernel(q=q, k=k, v=v, scale=scale, o=o)
-    torch.cuda.synchronize()
-    row["max_abs_error_vs_f64"] = (o.double() - want).abs().max().item()
+    row = _timed(f"causal attention f32 T={t} D={d}", kernel, impls, (q, k, v, o, scale))
     row["intentc/torch_f32"] = row["torch_f32"]["ms"] / row["intentc"]["ms"]
     row["intentc/torch_flash_f16"] = row["torch_flash_f16"]["ms"] / row["intentc"]["ms"]
     print(json.dumps(row), flush=True)
@@ -79,16 +90,8 @@ def causal_16bit_row(t: int, d: int, dtype: str) -> dict:
             return F.scaled_dot_product_attention(q[None, None], k[None, None], v[None, None], is_causal=True,
                                                   scale=scale)
     impls = {"intentc": lambda: kernel(q=q, k=k, v=v, scale=scale, o=o), "torch_flash": flash}
-    flop = 2.0 * t * t * d          # QK^T and PV over the causal half
-    row = {"bench": f"causal attention {dtype} T={t} D={d}", "launch": kernel.launch_config.to_json()["plan"]}
-    for label, fn in impls.items():
-        row[label] = {"ms": _seconds(fn) * 1e3}
-        row[label]["TFLOP/s"] = flop / row[label]["ms"] * 1e-9
-    want = F.scaled_dot_product_attention(q[None, None].double(), k[None, None].double(), v[None, None].double(),
-                                          is_causal=True, scale=scale)[0, 0]
-    kernel(q=q, k=k, v=v, scale=scale, o=o)
-    torch.cuda.synchronize()
-    row["max_abs_error_vs_f64"] = (o.double() - want).abs().max().item()
+    row = _timed(f"causal attention {dtype} T={t} D={d}", kernel, impls, (q, k, v, o, scale))
+    want = _reference(q, k, v, scale)
     row["torch_flash_max_abs_error_vs_f64"] = (flash()[0, 0].double() - want).abs().max().item()
     row["intentc/torch_flash"] = row["torch_flash"]["ms"] / row["intentc"]["ms"]
     print(json.dumps(row), flush=True)
@@ -118,68 +121,32 @@ def decode_row(b: int, s: int, h: int, d: int) -> dict:
     return row
 
 
-# (rows, keys a thread, resident CTAs, a key group's threads, key groups) a plan: the default first
-SWEEP = [(2, 8, 1, 256, 2), (2, 8, 2, 256, 1), (2, 4, 1, 256, 2), (1, 4, 1, 256, 2)]
+# plan fields to replace, a plan each: the default first. The CUDA-core (f32) plan: rows and keys a
+# thread, resident CTAs, a key group's threads, key groups; the tensor-core plan: row warps, key groups
+SWEEP = [{}, {"resident": 2, "groups": 1}, {"keys": 4}, {"rows": 1, "keys": 4}]
+MMA_SWEEP = [{}, {"row_warps": 4, "groups": 1}, {"row_warps": 4, "groups": 2}, {"row_warps": 2, "groups": 2}]
 
 
-def sweep(t: int, d: int) -> list[dict]:
-    from intentc.codegen.nvptx import flash_attention
-    from intentc.runtime.cuda import compile_cuda
-    chosen = flash_attention.plan_flash
-    q, k, v = (torch.randn(t, d, device="cuda") for _ in range(3))
-    scale = 1 / math.sqrt(d)
-    want = F.scaled_dot_product_attention(q[None, None].double(), k[None, None].double(), v[None, None].double(),
-                                          is_causal=True, scale=scale)[0, 0]
-    rows = []
-    for rows_a_thread, keys, resident, threads, groups in SWEEP:
-        def plan(kernel, known, spec=(rows_a_thread, keys, resident, threads, groups)):
-            found = chosen(kernel, known)
-            return None if found is None else flash_attention.FlashPlan(found.attention, found.columns,
-                                                                        found.skip_dead, *spec)
-        flash_attention.plan_flash = plan
-        row = {"plan": {"rows": rows_a_thread, "keys": keys, "resident": resident, "threads": threads,
-                        "key_groups": groups},
-               "size": [t, d]}
-        try:
-            kernel = compile_cuda(CAUSAL, "causal_attention", {"extents": {"D": d}})
-            o = torch.empty(t, d, device="cuda")
-            arrays = {"q": q, "k": k, "v": v, "scale": scale, "o": o}
-            row["ms"] = _seconds(lambda kernel=kernel, arrays=arrays: kernel.launch_in_place(arrays)) * 1e3
-            torch.cuda.synchronize()
-            row["max_abs_error_vs_f64"] = (o.double() - want).abs().max().item()
-        except Exception as error:    # a failing plan is reported in its row
-            row["error"] = f"{type(error).__name__}: {str(error)[:300]}"
-        finally:
-            flash_attention.plan_flash = chosen
-        print(json.dumps(row), flush=True)
-        rows.append(row)
-    return rows
-
-
-# (row warps, key groups) of the tensor-core plan: the default first
-MMA_SWEEP = [(2, 4), (4, 1), (4, 2), (2, 2)]
-
-
-def mma_sweep(t: int, d: int, dtype: str) -> list[dict]:
-    """The 16-bit kernel under other tensor-core plans (the same kernel, another plan)."""
+def sweep(t: int, d: int, dtype: str = "f32") -> list[dict]:
+    """The causal kernel of `dtype` under other flash plans (the same kernel, another plan)."""
     import dataclasses
     from intentc.codegen.nvptx import flash_attention
     from intentc.runtime.cuda import compile_cuda
     chosen = flash_attention.plan_flash
-    torch_dtype = {"f16": torch.float16, "bf16": torch.bfloat16}[dtype]
+    torch_dtype = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[dtype]
+    source, name = (CAUSAL, "causal_attention") if dtype == "f32" else (TENSOR_CORES, f"causal_attention_{dtype}")
     q, k, v = (torch.randn(t, d, device="cuda").to(torch_dtype) for _ in range(3))
     scale = 1 / math.sqrt(d)
-    want = F.scaled_dot_product_attention(q[None, None].double(), k[None, None].double(), v[None, None].double(),
-                                          is_causal=True, scale=scale)[0, 0]
+    want = _reference(q, k, v, scale)
     rows = []
-    for row_warps, groups in MMA_SWEEP:
-        def plan(kernel, known, spec=(row_warps, groups)):
+    for fields in SWEEP if dtype == "f32" else MMA_SWEEP:
+        def plan(kernel, known, fields=fields):
             found = chosen(kernel, known)
-            return None if found is None else dataclasses.replace(found, row_warps=spec[0], groups=spec[1])
+            return None if found is None else dataclasses.replace(found, **fields)
         flash_attention.plan_flash = plan
-        row = {"plan": {"row_warps": row_warps, "key_groups": groups}, "dtype": dtype, "size": [t, d]}
+        row = {"plan": fields or "default", "dtype": dtype, "size": [t, d]}
         try:
-            kernel = compile_cuda(TENSOR_CORES, f"causal_attention_{dtype}", {"extents": {"D": d}})
+            kernel = compile_cuda(source, name, {"extents": {"D": d}})
             o = torch.empty(t, d, device="cuda", dtype=torch_dtype)
             arrays = {"q": q, "k": k, "v": v, "scale": scale, "o": o}
             row["ms"] = _seconds(lambda kernel=kernel, arrays=arrays: kernel.launch_in_place(arrays)) * 1e3
@@ -223,7 +190,7 @@ def main(argv=None) -> int:
         rows += sweep(args.seq, int(args.dims.split(",")[-1]))
     if args.mma_sweep:
         dtype, depth = args.mma_sweep.split(":")
-        rows += mma_sweep(args.seq, int(depth), dtype)
+        rows += sweep(args.seq, int(depth), dtype)
     if args.out:
         Path(args.out).write_text(json.dumps({"gpu": torch.cuda.get_device_name(), "rows": rows}, indent=1) + "\n")
     return 0

@@ -23,6 +23,7 @@ interpreter's fold too).
 """
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -71,35 +72,40 @@ def exchange_bytes(attention: FoldAttention, rows: int, columns: int, groups: in
     return (groups - 1) * (state_words(attention, rows, columns) + 1) * group_threads * WORD
 
 
-@dataclass(frozen=True)
-class FlashPlan:
+class KeyGroupPlan(ABC):
+    """What the flash plans share: a CTA of key groups (each folds a contiguous run of a row
+    block's key tiles) whose buffers, then states, live in dynamic shared memory."""
     attention: FoldAttention
-    columns: int                     # DB: D columns a pass keeps in registers (16 · C)
-    skip_dead: bool = False          # key tiles past a row block summarize to the init (dead_slices.py)
-    rows: int = ROWS                 # query rows a thread
-    keys: int = KEYS                 # keys a thread of a tile
-    resident: int = RESIDENT         # CTAs an SM (`.minnctapersm`) and the grid's CTAs an SM
-    group_threads: int = THREADS     # a key group's threads
-    groups: int = GROUPS             # key groups: each folds a contiguous run of a row block's tiles
+    groups: int
+    resident: int
+    rows: int
 
     kind = "flash"
+
+    @property
+    @abstractmethod
+    def group_threads(self) -> int:
+        """A key group's threads."""
+
+    @property
+    @abstractmethod
+    def group_bytes(self) -> int:
+        """A key group's buffers."""
+
+    @property
+    @abstractmethod
+    def state_columns(self) -> int:
+        """The columns of a [D] vector a thread holds."""
 
     @property
     def threads(self) -> int:
         return self.group_threads * self.groups
 
     @property
-    def group_bytes(self) -> int:
-        """A key group's Q and K chunks, P and V chunk (f32)."""
-        bm, bn, db, dk = self.block
-        return 4 * (bm * (dk + PAD) + bn * (dk + PAD) + bm * (bn + PAD) + VK * db)
-
-    @property
     def shared_bytes(self) -> int:
         """Dynamic shared memory: the groups' buffers, reused for their states at the end."""
         return max(self.groups * self.group_bytes,
-                   exchange_bytes(self.attention, self.rows, self.columns // ROW_LANES, self.groups,
-                                  self.group_threads))
+                   exchange_bytes(self.attention, self.rows, self.state_columns, self.groups, self.group_threads))
 
     @property
     def ctas_per_sm(self) -> int:
@@ -108,6 +114,32 @@ class FlashPlan:
     @property
     def parallel(self):
         return self.attention.parallel
+
+
+@dataclass(frozen=True)
+class FlashPlan(KeyGroupPlan):
+    attention: FoldAttention
+    columns: int                     # DB: D columns a pass keeps in registers (16 · C)
+    skip_dead: bool = False          # key tiles past a row block summarize to the init (dead_slices.py)
+    rows: int = ROWS                 # query rows a thread
+    keys: int = KEYS                 # keys a thread of a tile
+    resident: int = RESIDENT         # CTAs an SM (`.minnctapersm`) and the grid's CTAs an SM
+    threads_a_group: int = THREADS   # a key group's threads
+    groups: int = GROUPS             # key groups: each folds a contiguous run of a row block's tiles
+
+    @property
+    def group_threads(self) -> int:
+        return self.threads_a_group
+
+    @property
+    def group_bytes(self) -> int:
+        """A key group's Q and K chunks, P and V chunk (f32)."""
+        bm, bn, db, dk = self.block
+        return 4 * (bm * (dk + PAD) + bn * (dk + PAD) + bm * (bn + PAD) + VK * db)
+
+    @property
+    def state_columns(self) -> int:
+        return self.columns // ROW_LANES
 
     @property
     def block(self) -> tuple:
@@ -185,6 +217,7 @@ class FlashEmitter:
         self.rows_extent, self.depth = self.q.shape
         self.cols = plan.columns // ROW_LANES
         self.rows, self.keys = plan.rows, plan.keys
+        self.element_bytes = 4           # of Q, K and V
 
     def emit(self) -> None:
         em, plan = self.em, self.plan
@@ -584,13 +617,14 @@ class FlashEmitter:
 
     def _vectors_fit(self, view) -> ir.Value:
         """Rows of `view` load as 16-byte vectors: unit column stride, the start and the row
-        stride 16-byte aligned, D a multiple of four (uniform, checked once)."""
+        stride 16-byte aligned, D a multiple of a vector's elements (uniform, checked once)."""
         b = self.em.b
-        start = b.add(b.ptrtoint(view.ptr, I64), b.mul(view.offset, _i64(4)))
+        element = self.element_bytes
+        start = b.add(b.ptrtoint(view.ptr, I64), b.mul(view.offset, _i64(element)))
         fits = b.and_(b.icmp_signed("==", view.strides[1], _i64(1)),
                       b.icmp_unsigned("==", b.and_(start, _i64(15)), _i64(0)))
-        fits = b.and_(fits, b.icmp_signed("==", b.srem(view.strides[0], _i64(VECTOR)), _i64(0)))
-        return b.and_(fits, b.icmp_signed("==", b.srem(view.shape[1], _i64(VECTOR)), _i64(0)))
+        fits = b.and_(fits, b.icmp_signed("==", b.srem(view.strides[0], _i64(16 // element)), _i64(0)))
+        return b.and_(fits, b.icmp_signed("==", b.srem(view.shape[1], _i64(16 // element)), _i64(0)))
 
     def _element(self, view, row, column) -> ir.Value:
         """view[row, column], or 0 outside [0, T) x [0, D)."""

@@ -38,7 +38,7 @@ from ..llvm.lowfloat import is_finite, to_register, to_storage
 from ..llvm.types import F32, I1, I16, I32, I64
 from .fold_attention import FoldAttention
 from .fold_values import FoldValues, PerThread
-from .flash_attention import FlashEmitter, exchange_bytes, slices_text
+from .flash_attention import FlashEmitter, KeyGroupPlan, slices_text
 from .dead_slices import dead_slices_are_identity
 from .lane_dots import global_vector
 from .ptx_asm import (asm, cp_async, cp_async_commit, cp_async_wait, ldmatrix_x4, mma_m16n8k16, opaque)
@@ -56,7 +56,7 @@ RESIDENT = 1
 
 
 @dataclass(frozen=True)
-class FlashMmaPlan:
+class FlashMmaPlan(KeyGroupPlan):
     attention: FoldAttention
     columns: int                     # DB: the output columns of a pass (a multiple of 64)
     resident_depth: int              # D padded to 64 where Q stays staged a pass (D fixed, <= 128); else 0
@@ -65,7 +65,6 @@ class FlashMmaPlan:
     groups: int = GROUPS
     resident: int = RESIDENT
 
-    kind = "flash"
     rows = 2                         # query rows a thread: l/4, l/4 + 8
     keys = BLOCK_KEYS // QUAD        # keys a thread of a tile
 
@@ -74,28 +73,14 @@ class FlashMmaPlan:
         return 32 * self.row_warps
 
     @property
-    def threads(self) -> int:
-        return self.group_threads * self.groups
-
-    @property
     def group_bytes(self) -> int:
         """A group's Q, K and V buffers."""
         bm, bn, db, dk = self.block
         return 2 * (bm * dk + bn * dk + bn * db)
 
     @property
-    def shared_bytes(self) -> int:
-        """Dynamic shared memory: the groups' buffers, reused for their states at the end."""
-        return max(self.groups * self.group_bytes,
-                   exchange_bytes(self.attention, self.rows, self.columns // QUAD, self.groups, self.group_threads))
-
-    @property
-    def ctas_per_sm(self) -> int:
-        return self.resident
-
-    @property
-    def parallel(self):
-        return self.attention.parallel
+    def state_columns(self) -> int:
+        return self.columns // QUAD
 
     @property
     def qk_chunk(self) -> int:
@@ -164,6 +149,7 @@ class FlashMmaEmitter(FlashEmitter):
         self.cols = plan.columns // QUAD
         self.rows, self.keys = plan.rows, plan.keys
         self.operand = a.operand_dtype
+        self.element_bytes = 2
 
     def _setup(self) -> None:
         em, plan = self.em, self.plan
@@ -389,16 +375,6 @@ class FlashMmaEmitter(FlashEmitter):
         merged.add_incoming(ir.Constant(loaded.type, 0), before)
         merged.add_incoming(loaded, loaded_block)
         return merged
-
-    def _vectors_fit(self, view) -> ir.Value:
-        """Rows of `view` load as 16-byte vectors: unit column stride, the start and the row
-        stride 16-byte aligned, D a multiple of eight (uniform, checked once)."""
-        b = self.em.b
-        start = b.add(b.ptrtoint(view.ptr, I64), b.mul(view.offset, _i64(2)))
-        fits = b.and_(b.icmp_signed("==", view.strides[1], _i64(1)),
-                      b.icmp_unsigned("==", b.and_(start, _i64(15)), _i64(0)))
-        fits = b.and_(fits, b.icmp_signed("==", b.srem(view.strides[0], _i64(VECTOR)), _i64(0)))
-        return b.and_(fits, b.icmp_signed("==", b.srem(view.shape[1], _i64(VECTOR)), _i64(0)))
 
     def _values_not_finite(self, first_row: ir.Value, c0: ir.Value) -> ir.Value:
         """Whether the thread's share of V's rows from `first_row` (all D columns: a pass's
