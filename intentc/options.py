@@ -22,6 +22,13 @@ class CompileOptions(BaseModel):
     # A pass pipeline string (`canonicalize,cse,...`); None means the target's default.
     pipeline: str | None = None
     opt_level: int = Field(default=2, ge=0, le=3)
+    # NVIDIA, awaiting GPU verification (docs/gpu.md "Flash attention"): attention written as a
+    # region_fold with f16/bf16 Q, K and V on the tensor cores (`mma.sync`; off: those kernels
+    # keep the generic mapping), and the flash mapping's key groups (a row block's key tiles
+    # split over groups of the CTA; off: one group, the H200-verified CUDA-core plan). Same
+    # meaning either way.
+    flash_tensor_cores: bool = False
+    flash_key_groups: bool = False
 
 
 ConstexprValue = bool | int | float | str

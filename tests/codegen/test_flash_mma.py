@@ -1,6 +1,7 @@
 """The flash mapping's tensor-core form without a GPU (docs/gpu.md, "Flash attention"): the
 f16 / bf16 region_fold attention recognized with 16-bit operands, the plan in launch.json,
-the PTX's MMAs, ldmatrix reads and packed weight conversions, ptxas accepting it."""
+the PTX's MMAs, ldmatrix reads and packed weight conversions, ptxas accepting it. The form
+awaits GPU verification: it runs only with CompileOptions(flash_tensor_cores=True)."""
 from __future__ import annotations
 
 import json
@@ -15,6 +16,7 @@ import intentc
 from intentc.codegen.nvptx.dead_slices import dead_slices_are_identity
 from intentc.codegen.nvptx.fold_attention import match_fold_attention
 from intentc.driver import compile_kernel
+from intentc.options import CompileOptions
 
 SAMPLE = (Path(__file__).resolve().parents[2] / "ir_samples" / "attention_tensor_cores.kir").read_text()
 
@@ -34,8 +36,11 @@ def test_recognized_with_16bit_operands(dtype):
     assert dead_slices_are_identity(found.prologue, found.fold, found.parallel.regions[0].args[0].name)
 
 
-def _compile(dtype: str, extents: dict, arch: str = "sm_90"):
-    result = compile_kernel(SAMPLE, f"causal_attention_{dtype}", "ptx", arch,
+TENSOR_CORES = CompileOptions(flash_tensor_cores=True)
+
+
+def _compile(dtype: str, extents: dict, arch: str = "sm_90", options: CompileOptions = TENSOR_CORES):
+    result = compile_kernel(SAMPLE, f"causal_attention_{dtype}", "ptx", arch, options,
                             specialization={"extents": extents} if extents else None)
     return json.loads(result.artifacts["launch.json"]), result.artifacts["kernel.ptx"]
 
@@ -75,3 +80,9 @@ def test_mma_counts_follow_the_tiles():
     # groups run one loop body)
     assert len(re.findall(r"mma\.sync\.aligned", ptx)) == 4 * 8 + 4 * 8
 
+
+
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_off_by_default(dtype):
+    launch, ptx = _compile(dtype, {"D": 64}, options=CompileOptions())
+    assert launch["mapping"] != "flash" and "mma.sync" not in ptx

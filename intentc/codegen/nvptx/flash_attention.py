@@ -24,7 +24,7 @@ interpreter's fold too).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from llvmlite import ir
@@ -32,9 +32,10 @@ from llvmlite import ir
 from ..layout.assign import Assignment
 from ..layout.encodings import Blocked
 from ...ir.types import RecordType
+from ...options import CompileOptions
 from ..llvm.lowfloat import to_storage
 from ..llvm.types import F32, I1, I32, I64, register_type
-from .cta import barrier, from_word, sreg, to_word
+from .cta import barrier, from_word, shared_array, sreg, to_word
 from .lane_dots import global_vector
 from .ptx_asm import asm, cp_async_wait, opaque, shared_address
 from .dead_slices import dead_slices_are_identity
@@ -53,8 +54,9 @@ VK = 16                              # keys of a V chunk
 VECTOR = 4                           # f32 elements of one ld.shared.v4
 PAD = VECTOR                         # staged rows padded by one vector: 16-byte aligned, banks apart
 MAX_COLUMNS = 128                    # DB for a dynamic or large D
-RESIDENT = 1
-GROUPS = 2                           # key groups of 256 threads (128 registers each: one CTA an SM)
+RESIDENT = 2
+KEY_GROUPS = 2                       # with options.flash_key_groups: groups of 256 threads (128 registers
+                                     # each: one CTA an SM)
 WORD = 8                             # bytes of a state value in the key groups' exchange (cta.to_word)
 
 
@@ -125,7 +127,7 @@ class FlashPlan(KeyGroupPlan):
     keys: int = KEYS                 # keys a thread of a tile
     resident: int = RESIDENT         # CTAs an SM (`.minnctapersm`) and the grid's CTAs an SM
     threads_a_group: int = THREADS   # a key group's threads
-    groups: int = GROUPS             # key groups: each folds a contiguous run of a row block's tiles
+    groups: int = 1                  # key groups: each folds a contiguous run of a row block's tiles
 
     @property
     def group_threads(self) -> int:
@@ -140,6 +142,11 @@ class FlashPlan(KeyGroupPlan):
     @property
     def state_columns(self) -> int:
         return self.columns // ROW_LANES
+
+    @property
+    def shared_bytes(self) -> int:
+        """One group keeps its buffers in static shared memory (the H200-verified form)."""
+        return super().shared_bytes if self.groups > 1 else 0
 
     @property
     def block(self) -> tuple:
@@ -160,7 +167,8 @@ class FlashPlan(KeyGroupPlan):
                 "resident": self.resident, "key_groups": self.groups, "shared_bytes": self.shared_bytes,
                 "instruction": "fma.rn.f32 (f32 operands: no TF32)", "order": "row blocks heaviest first",
                 "slices": slices_text(self.groups, self.skip_dead),
-                "state": "registers", "staging": "Q/K chunks, P and V chunks a key group in dynamic shared memory"}
+                "state": "registers", "staging": "Q/K chunks, P and V chunks "
+                + ("a key group in dynamic" if self.groups > 1 else "in static") + " shared memory"}
 
     def layouts(self, known: dict) -> Assignment:
         """The iteration's [T] and [D] vectors as the CTA holds them, over (the block's query
@@ -179,26 +187,33 @@ class FlashPlan(KeyGroupPlan):
 
 def slices_text(groups: int, skip_dead: bool) -> str:
     """launch.json's account of the fold's slices."""
-    text = "key tiles in order; the first summary starts a state"
+    text = "key tiles in order; the first summary starts the state"
     if groups > 1:
-        text += f"; {groups} key groups fold contiguous runs of a row block's tiles, combined in key order"
+        text = ("key tiles in order, a contiguous run of a row block's tiles a key group; the first summary "
+                f"starts a group's state; the {groups} groups' states combined in key order")
     return text + ("; tiles past the row block skipped where V's rows there are finite" if skip_dead else "")
 
 
-def plan_flash(kernel, known: dict) -> FlashPlan | FlashMmaPlan | None:
+def plan_flash(kernel, known: dict, options: CompileOptions | None = None) -> FlashPlan | FlashMmaPlan | None:
+    """The flash plan of `kernel`, or None. f32 operands run on the CUDA cores, in key groups
+    only with `options.flash_key_groups`; 16-bit ones on the tensor cores only with
+    `options.flash_tensor_cores` (both await GPU verification; off, the kernel keeps the
+    mapping it had)."""
     from .fold_attention import match_fold_attention
     from .tile_contraction import NoMatch
+    options = options or CompileOptions()
     try:
         attention = match_fold_attention(kernel)
     except NoMatch:
         return None
     if attention.operand_dtype != "f32":     # 16-bit operands run on the tensor cores
         from .flash_mma import plan_flash_mma
-        return plan_flash_mma(attention, known)
+        return plan_flash_mma(attention, known) if options.flash_tensor_cores else None
     depth = attention.depth if isinstance(attention.depth, int) else known.get(attention.depth)
     columns = MAX_COLUMNS if not depth else max(ROW_LANES, min(MAX_COLUMNS, 1 << (depth - 1).bit_length()))
     coordinate = attention.parallel.regions[0].args[0].name
-    return FlashPlan(attention, columns, dead_slices_are_identity(attention.prologue, attention.fold, coordinate))
+    plan = FlashPlan(attention, columns, dead_slices_are_identity(attention.prologue, attention.fold, coordinate))
+    return replace(plan, groups=KEY_GROUPS, resident=1) if options.flash_key_groups else plan
 
 
 def _i64(value: int) -> ir.Constant:
@@ -242,30 +257,38 @@ class FlashEmitter:
         em, plan = self.em, self.plan
         b = em.b
         bm, bn, db, _ = plan.block
-        self._thread_coordinates()
-        self.tx, self.ty = b.urem(self.group_tid, _i64(ROW_LANES)), b.udiv(self.group_tid, _i64(ROW_LANES))
-        memory = self._shared_memory()
-        group = b.gep(memory, [b.mul(self.key_group, _i32(plan.group_bytes))])
-        arrays = []
-        offset = 0
-        for count in (bm * (DK + PAD), bn * (DK + PAD), bm * (bn + PAD), VK * db):
-            arrays.append(b.bitcast(b.gep(group, [_i32(offset)]), F32.as_pointer(3)))
-            offset += 4 * count
+        tid, thread = self._thread_coordinates()
+        self.tx, self.ty = b.zext(b.urem(thread, _i32(ROW_LANES)), I64), b.zext(b.udiv(thread, _i32(ROW_LANES)), I64)
+        self._thread_indices(tid, thread)
+        counts = (bm * (DK + PAD), bn * (DK + PAD), bm * (bn + PAD), VK * db)
+        if plan.groups == 1:
+            arrays = [shared_array(em, "f32", count, 16).ptr for count in counts]
+        else:
+            group = b.gep(self._shared_memory(), [b.mul(self.key_group, _i32(plan.group_bytes))])
+            offsets = [4 * sum(counts[:index]) for index in range(len(counts))]
+            arrays = [b.bitcast(b.gep(group, [_i32(offset)]), F32.as_pointer(3)) for offset in offsets]
         self.q_shared, self.k_shared, self.p_shared, self.v_shared = arrays
         self.values = FoldValues(em, self.rows, {"rows": 1, "keys": self.keys, "cols": self.cols}, plan.attention.depth,
                                  self._contract)
         self.values.lane = self.lane
         self.vectors = {view.name: self._vectors_fit(view) for view in (self.q, self.k, self.v)}
 
-    def _thread_coordinates(self) -> None:
-        """tid (i64), the lane, the key group (i32) and the thread within it (i64)."""
+    def _thread_coordinates(self) -> tuple:
+        """The lane and the key group (i32); returns tid and the thread within its group (i32)."""
         em, plan = self.em, self.plan
         b = em.b
         tid = sreg(em, "tid.x")
-        self.tid = b.zext(tid, I64)
         self.lane = b.urem(tid, _i32(32))
+        if plan.groups == 1:
+            self.key_group = _i32(0)
+            return tid, tid
         self.key_group = b.udiv(tid, _i32(plan.group_threads))
-        self.group_tid = b.zext(b.urem(tid, _i32(plan.group_threads)), I64)
+        return tid, b.urem(tid, _i32(plan.group_threads))
+
+    def _thread_indices(self, tid: ir.Value, thread: ir.Value) -> None:
+        """tid and the thread within its group as i64."""
+        self.tid = self.em.b.zext(tid, I64)
+        self.group_tid = self.tid if self.plan.groups == 1 else self.em.b.zext(thread, I64)
 
     def _shared_memory(self) -> ir.Value:
         """The launch's dynamic shared memory (an external, unsized shared array of bytes);
@@ -279,8 +302,11 @@ class FlashEmitter:
         return pointer
 
     def _group_barrier(self) -> None:
-        """The key group's named barrier (1 + g, its threads)."""
+        """The key group's named barrier (1 + g, its threads); the CTA's with one group."""
         b = self.em.b
+        if self.plan.groups == 1:
+            barrier(self.em)
+            return
         asm(b, "bar.sync $0, $1;", "r,r,~{memory}", ir.VoidType(),
             [b.add(self.key_group, _i32(1)), _i32(self.plan.group_threads)])
 
@@ -345,6 +371,9 @@ class FlashEmitter:
         of n (also `self.keys_end`)."""
         b = self.em.b
         bn = self.plan.block[1]
+        if self.plan.groups == 1:
+            self.keys_end = keys_end
+            return _i64(0), keys_end
         tiles = b.sdiv(b.add(keys_end, _i64(bn - 1)), _i64(bn))
         group = b.zext(self.key_group, I64)
 
@@ -643,6 +672,9 @@ class FlashEmitter:
     def _write(self, write, rows: list) -> None:
         """Group 0 writes its rows' columns (the other groups' states are in its own)."""
         b = self.em.b
+        if self.plan.groups == 1:
+            self._write_rows(write, rows)
+            return
         with b.if_then(b.icmp_unsigned("==", self.key_group, _i32(0))):
             self._write_rows(write, rows)
 

@@ -155,7 +155,7 @@ class FlashMmaEmitter(FlashEmitter):
         em, plan = self.em, self.plan
         b = em.b
         bm, bn, _, dk = plan.block
-        self._thread_coordinates()
+        self._thread_indices(*self._thread_coordinates())
         self.warp = b.trunc(b.udiv(self.group_tid, _i64(32)), I32)        # the row warp
         self.group = b.zext(b.udiv(self.lane, _i32(QUAD)), I64)
         self.quad = b.zext(b.urem(self.lane, _i32(QUAD)), I64)
