@@ -4,6 +4,7 @@ accepting the PTX with no device malloc."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -104,6 +105,7 @@ def test_key_groups_option(extents, tmp_path):
     assert "key group" in plan["slices"] and "dynamic" in plan["staging"]
     ptx = result.artifacts["kernel.ptx"]
     assert ".extern .shared" in ptx and "bar.red.or" in ptx
+    assert re.search(r"bar\.sync\s+%r\d+, %r\d+;", ptx)          # a group's named barrier
     assert "st.shared.b64" in ptx and "ld.shared.b64" in ptx      # the groups' states meet in shared memory
     if shutil.which("ptxas"):
         (tmp_path / "k.ptx").write_text(ptx)
