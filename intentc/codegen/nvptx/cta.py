@@ -90,6 +90,14 @@ VECTOR = 4
 # 32-bit multiplies: dropout 0.75 -> 0.67 of Triton on the H200,
 # bench/results/gpu-bench-20261201-h200-round1.log.)
 UNROLL_BUDGET = 4096
+# An iteration whose coordinates are independent (reads, element-wise ops and writes only: no
+# reduction, scan or barrier) gets this many coordinates a thread, its S spread over more
+# threads instead: many slots a thread pay off where a thread's partials meet the CTA's at a
+# barrier (above), but here they only make the unrolled body, and LLVM's and ptxas' time,
+# K times longer (issue #13: vector add 16 slots, 755 PTX lines, 3x Triton's compile time;
+# 4 slots, 275 lines). The loads a thread keeps in flight drop with K; the CTAs an SM holds
+# rise, as T·K stays S.
+INDEPENDENT_SLOTS = 4
 
 
 @dataclass(frozen=True)
@@ -261,9 +269,18 @@ def _read_then_write(ops: list[Op], position: int, view: str) -> bool:
 
 
 def _slots_wanted(ops: list[Op], prologue: list[Op]) -> int:
-    """K from the tensors a thread keeps: reads (the prologue's too: they are re-read in the
-    iteration), scans, Philox (unrolled per coordinate) and values with several uses (other
-    than index and bool tensors, which stay lazy)."""
+    """K: INDEPENDENT_SLOTS where every op of the iteration is per coordinate, else from the
+    tensors a thread keeps."""
+    if all(_per_coordinate(op) for op in ops):
+        return INDEPENDENT_SLOTS
+    return _slots_for_kept(ops, prologue)
+
+
+def _slots_for_kept(ops: list[Op], prologue: list[Op]) -> int:
+    """K = about SLOT_REGISTERS / (the tensors a thread keeps: reads, the prologue's too, as
+    they are re-read in the iteration; scans; Philox, unrolled per coordinate; values with
+    several uses other than index and bool tensors, which stay lazy), a power of two in
+    [MIN_SLOTS, MAX_SLOTS]."""
     uses: dict[str, int] = {}
     for op in ops:
         for name in list(op.operands) + [v for g in op.groups for v in g.values]:
