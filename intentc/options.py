@@ -37,7 +37,8 @@ class Specialization(BaseModel):
     unit_stride: tuple[str, ...] = ()
     aligned16: tuple[str, ...] = ()
     # Views the runtime proved dense row-major (each stride is the product of the extents
-    # after it); with known extents this bounds every address (the address-width pass, §2).
+    # after it) and inside their allocation; with known extents this bounds every address
+    # (the address-width pass, §2), and an access checks only the extents (not the allocation).
     contiguous: tuple[str, ...] = ()
     # GPU register-form variants for a row length known only at launch (nvptx/variants.py):
     # `lazy_variants` leaves them out of the compile (launch.json's `variant_rule` says which
