@@ -161,7 +161,7 @@ def _in_allocation(view: DirectView) -> bool:
     if 0 in view.shape:
         return True
     last = view.offset + sum((n - 1) * s for n, s in zip(view.shape, view.strides))
-    return 0 <= min(view.offset, last) and max(view.offset, last) < view.size
+    return min(view.offset, last) >= 0 and max(view.offset, last) < view.size
 
 
 def _check_facts(launch: Launch, param, view: DirectView, facts: Specialization) -> None:
