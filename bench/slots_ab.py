@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-IDS = ["vector_add:vector_add", "saxpy:saxpy", "philox_dropout:dropout", "reverse_copy_negative_stride:flip_rows",
+IDS = ["vector_add:vector_add", "saxpy:saxpy", "activation_enum:bias_act", "philox_dropout:dropout", "reverse_copy_negative_stride:flip_rows",
        "f8_rowwise_quant:dequantize_e4m3_rowwise", "integer_hash_u32:pcg_hash", "kaiser_window_i0:kaiser_frames"]
 # name -> (INDEPENDENT_SLOTS, or None: K from the tensors a thread keeps, as for other
 # iterations; whether contiguous views skip the allocation compare)

@@ -268,15 +268,16 @@ def _read_then_write(ops: list[Op], position: int, view: str) -> bool:
                                     for r in reads)
 
 
-def _slots_wanted(ops: list[Op], prologue: list[Op]) -> int:
-    """K: INDEPENDENT_SLOTS where every op of the iteration is per coordinate, else from the
-    tensors a thread keeps."""
-    if all(_per_coordinate(op) for op in ops):
+def _slots_wanted(kernel: Kernel, ops: list[Op]) -> int:
+    """K for the iteration `ops` of `kernel`: INDEPENDENT_SLOTS where every op is per
+    coordinate (loops and ifs too where they run per coordinate), else from the tensors a
+    thread keeps."""
+    if all(_per_coordinate(op) for op in _outside_regions(ops, per_coordinate_regions(kernel))):
         return INDEPENDENT_SLOTS
-    return _slots_for_kept(ops, prologue)
+    return _slots_for_kept(kernel, ops)
 
 
-def _slots_for_kept(ops: list[Op], prologue: list[Op]) -> int:
+def _slots_for_kept(kernel: Kernel, ops: list[Op]) -> int:
     """K = about SLOT_REGISTERS / (the tensors a thread keeps: reads, the prologue's too, as
     they are re-read in the iteration; scans; Philox, unrolled per coordinate; values with
     several uses other than index and bool tensors, which stay lazy), a power of two in
@@ -285,7 +286,7 @@ def _slots_for_kept(ops: list[Op], prologue: list[Op]) -> int:
     for op in ops:
         for name in list(op.operands) + [v for g in op.groups for v in g.values]:
             uses[name] = uses.get(name, 0) + 1
-    kept = sum(KEPT_WEIGHT.get(op.name, 0) for op in ops) + sum(op.name == "read" for op in prologue)
+    kept = sum(KEPT_WEIGHT.get(op.name, 0) for op in ops) + sum(op.name == "read" for op in kernel.body)
     kept += sum(1 for op in ops if op.name not in KEPT_WEIGHT for name, type_ in zip(op.results, op.result_types)
                 if uses.get(name, 0) > 1 and isinstance(type_, TensorType) and type_.shape and type_.dtype not in ("index", "bool"))
     wanted = max(1, SLOT_REGISTERS // max(kept, 1))
@@ -342,7 +343,7 @@ def row_slots(kernel: Kernel, known: dict[str, int]) -> tuple[int, int] | None:
                                      known):
         return None
     ops = found[1]
-    wanted = _slots_wanted(ops, kernel.body)
+    wanted = _slots_wanted(kernel, ops)
     if len(ops) * wanted > UNROLL_BUDGET:
         return None
     return wanted, VECTOR if any(op.name == "scan" for op in ops) else 1
@@ -370,7 +371,7 @@ def masked_plan(kernel: Kernel, known: dict[str, int], fewest: int, most: int) -
     against the run-time S (none when fewest = most)."""
     parallel, ops = iteration(kernel) or (None, [])
     assert parallel is not None, kernel.name
-    plan = _register_plan(kernel, parallel, ops, _threads_for(most, _slots_wanted(ops, kernel.body)), most,
+    plan = _register_plan(kernel, parallel, ops, _threads_for(most, _slots_wanted(kernel, ops)), most,
                           masked=True)
     return replace(plan, fewest=fewest)
 
@@ -400,7 +401,7 @@ def cta_plan(kernel: Kernel, specialization: Specialization | None = None,
             return CtaPlan(parallel, read_only, GROUP_CTA_THREADS, slots, size, 1,
                            len(ops) * slots <= UNROLL_BUDGET, iterations=GROUP_CTA_THREADS // width,
                            buffers=tuple(sorted(buffers.items())))
-        plan = _register_plan(kernel, parallel, ops, _threads_for(size, _slots_wanted(ops, kernel.body)), size)
+        plan = _register_plan(kernel, parallel, ops, _threads_for(size, _slots_wanted(kernel, ops)), size)
         transposed = transposed_reads(kernel.body, ops)
         staged = staged_reads(ops, size, known, transposed)
         return replace(plan, staged=staged, buffers=tuple(sorted(buffers.items())),
