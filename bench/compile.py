@@ -9,7 +9,8 @@ Two tables:
   and Triton to PTX (its total minus its own ptxas stage, timed inside its pipeline).
 
     python3 bench/compile.py [--reps 5] [--only SAMPLE:KERNEL,...] [--no-samples]
-                             [--pairs SAMPLE:KERNEL,...] [--no-dynamic] [--out FILE]
+                             [--pairs SAMPLE:KERNEL,...] [--no-dynamic] [--independent-slots N]
+                             [--out FILE]
 """
 from __future__ import annotations
 
@@ -44,12 +45,17 @@ TRITON_PAIRS = [
 ]
 
 
+# Specialization.independent_slots for every compile (`--independent-slots`; 0: the default)
+INDEPENDENT_SLOTS = 0
+
+
 def compile_args(spec, dynamic: bool = False) -> tuple:
     """(KIR text, kernel, Specialization): the sample compiled as the GPU table runs it."""
     from bench.gpu_samples import view_params
     from intentc.options import Specialization
     text = (ROOT / "ir_samples" / f"{spec.sample}.kir").read_text()
-    return text, spec.kernel, Specialization(**spec.specialization(view_params(text, spec.kernel), spec.dims, dynamic))
+    return text, spec.kernel, Specialization(**spec.specialization(view_params(text, spec.kernel), spec.dims, dynamic),
+                                             independent_slots=INDEPENDENT_SLOTS)
 
 
 # The driver's stages to PTX (`CompileResult.timings`), reported as medians beside the totals.
@@ -183,8 +189,12 @@ def main(argv=None):
     parser.add_argument("--no-samples", action="store_true", help="only the table beside Triton")
     parser.add_argument("--pairs", help="comma-separated sample:kernel ids for the table beside Triton")
     parser.add_argument("--no-dynamic", action="store_true", help="no dynamic-extents softmax row beside Triton")
+    parser.add_argument("--independent-slots", type=int, default=0,
+                        help="Specialization.independent_slots for every compile (0: the default form)")
     parser.add_argument("--out")
     args = parser.parse_args(argv)
+    global INDEPENDENT_SLOTS
+    INDEPENDENT_SLOTS = args.independent_slots
     specs = [s for s in SPECS if not args.only or s.id in args.only.split(",")]
     samples = [] if args.no_samples else sample_rows(specs, args.reps)
     pairs = triton_rows({s.id: s for s in SPECS}, args.reps, args.pairs.split(",") if args.pairs else None,

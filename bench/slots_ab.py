@@ -1,11 +1,11 @@
 """The register form's coordinates a thread for iterations of independent coordinates
-(`nvptx/cta.py` INDEPENDENT_SLOTS) side by side on the GPU, in one process on the same data
-(the specs of `bench/gpu_sample_specs.py`, full size): K = 4 and 8 against the policy before
-it (K from the tensors a thread keeps, `_slots_for_kept`), and `before`, that policy with
-every access also checked against the allocation (as before contiguous views were proven
-inside theirs, `ViewRef.in_allocation`); each variant's compile time to cubin beside its
-kernel time, and the sample's torch/Triton equivalent. Every variant is timed twice, in the
-order given and then reversed, so that neither order's caches favour one.
+(`Specialization.independent_slots`, default off until this runs on a GPU) side by side on
+the GPU, in one process on the same data (the specs of `bench/gpu_sample_specs.py`, full
+size): K = 4 and 8 against the default (K from the tensors a thread keeps), and `before`,
+the default with every access also checked against the allocation (as before contiguous
+views were proven inside theirs, `ViewRef.in_allocation`); each variant's compile time to
+cubin beside its kernel time, and the sample's torch/Triton equivalent. Every variant is
+timed twice, in the order given and then reversed, so that neither order's caches favour one.
 
     python3 bench/slots_ab.py [--out FILE] [--only SAMPLE:KERNEL,...] [--reps 50]
 """
@@ -22,9 +22,9 @@ sys.path.insert(0, str(ROOT))
 
 IDS = ["vector_add:vector_add", "saxpy:saxpy", "activation_enum:bias_act", "philox_dropout:dropout", "reverse_copy_negative_stride:flip_rows",
        "f8_rowwise_quant:dequantize_e4m3_rowwise", "integer_hash_u32:pcg_hash", "kaiser_window_i0:kaiser_frames"]
-# name -> (INDEPENDENT_SLOTS, or None: K from the tensors a thread keeps, as for other
-# iterations; whether contiguous views skip the allocation compare)
-VARIANTS = {"k4": (4, True), "k8": (8, True), "kept": (None, True), "before": (None, False)}
+# name -> (Specialization.independent_slots, 0: K from the tensors a thread keeps, as for
+# other iterations; whether contiguous views skip the allocation compare)
+VARIANTS = {"k4": (4, True), "k8": (8, True), "kept": (0, True), "before": (0, False)}
 
 
 def compiled(spec, dims: dict, variant: tuple):
@@ -32,24 +32,19 @@ def compiled(spec, dims: dict, variant: tuple):
     and allocation checks."""
     from bench.gpu_samples import view_params
     from intentc.codegen.llvm import kernel as lowering, values
-    from intentc.codegen.nvptx import cta
     from intentc.runtime.cuda import compile_cuda
     text = (ROOT / "ir_samples" / f"{spec.sample}.kir").read_text()
     slots, in_allocation = variant
-    saved = cta.INDEPENDENT_SLOTS, cta._slots_wanted, lowering.ViewRef
-    if slots is None:
-        cta._slots_wanted = cta._slots_for_kept
-    else:
-        cta.INDEPENDENT_SLOTS = slots
+    saved = lowering.ViewRef
     if not in_allocation:     # every view's accesses compare against the allocation again
         lowering.ViewRef = lambda *fields: values.ViewRef(*fields[:8])   # type: ignore[misc, assignment]
     try:
         start = time.perf_counter()
-        kernel = compile_cuda(text, spec.kernel, spec.specialization(view_params(text, spec.kernel), dims),
-                              file=f"ir_samples/{spec.sample}.kir")
+        specialization = {**spec.specialization(view_params(text, spec.kernel), dims), "independent_slots": slots}
+        kernel = compile_cuda(text, spec.kernel, specialization, file=f"ir_samples/{spec.sample}.kir")
         return kernel, time.perf_counter() - start
     finally:
-        cta.INDEPENDENT_SLOTS, cta._slots_wanted, lowering.ViewRef = saved
+        lowering.ViewRef = saved
 
 
 def measured(spec, reps: int) -> dict:

@@ -46,3 +46,7 @@ class Specialization(BaseModel):
     # elements compiles only the variant serving rows of that many elements.
     lazy_variants: bool = False
     variant: tuple[int, int] | tuple[()] = ()
+    # GPU register form: the coordinates a thread owns in an iteration of independent
+    # coordinates (reads, element-wise ops, writes), e.g. 4 for compile time (docs/gpu.md);
+    # 0 keeps the kept-tensor rule, the form the H200 verified. Awaits GPU verification.
+    independent_slots: int = Field(default=0, ge=0, le=32)

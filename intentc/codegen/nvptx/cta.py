@@ -90,14 +90,6 @@ VECTOR = 4
 # 32-bit multiplies: dropout 0.75 -> 0.67 of Triton on the H200,
 # bench/results/gpu-bench-20261201-h200-round1.log.)
 UNROLL_BUDGET = 4096
-# An iteration whose coordinates are independent (reads, element-wise ops and writes only: no
-# reduction, scan or barrier) gets this many coordinates a thread, its S spread over more
-# threads instead: many slots a thread pay off where a thread's partials meet the CTA's at a
-# barrier (above), but here they only make the unrolled body, and LLVM's and ptxas' time,
-# K times longer (issue #13: vector add 16 slots, 755 PTX lines, 3x Triton's compile time;
-# 4 slots, 275 lines). The loads a thread keeps in flight drop with K; the CTAs an SM holds
-# rise, as T·K stays S.
-INDEPENDENT_SLOTS = 4
 
 
 @dataclass(frozen=True)
@@ -268,12 +260,16 @@ def _read_then_write(ops: list[Op], position: int, view: str) -> bool:
                                     for r in reads)
 
 
-def _slots_wanted(kernel: Kernel, ops: list[Op]) -> int:
-    """K for the iteration `ops` of `kernel`: INDEPENDENT_SLOTS where every op is per
-    coordinate (loops and ifs too where they run per coordinate), else from the tensors a
-    thread keeps."""
-    if all(_per_coordinate(op) for op in _outside_regions(ops, per_coordinate_regions(kernel))):
-        return INDEPENDENT_SLOTS
+def _slots_wanted(kernel: Kernel, ops: list[Op], independent: int = 0) -> int:
+    """K for the iteration `ops` of `kernel`: `independent` (Specialization.independent_slots,
+    when not 0) where every op is per coordinate (loops and ifs too where they run per
+    coordinate), else from the tensors a thread keeps. An iteration of independent
+    coordinates meets no barrier, where many slots a thread pay off (above): its slots only
+    make the unrolled body, and LLVM's and ptxas' time, K times longer (issue #13: vector add
+    at 16 slots, 755 PTX lines; at 4, 214), while T·K stays S (fewer loads in flight a thread,
+    more threads)."""
+    if independent and all(_per_coordinate(op) for op in _outside_regions(ops, per_coordinate_regions(kernel))):
+        return independent
     return _slots_for_kept(kernel, ops)
 
 
@@ -401,7 +397,8 @@ def cta_plan(kernel: Kernel, specialization: Specialization | None = None,
             return CtaPlan(parallel, read_only, GROUP_CTA_THREADS, slots, size, 1,
                            len(ops) * slots <= UNROLL_BUDGET, iterations=GROUP_CTA_THREADS // width,
                            buffers=tuple(sorted(buffers.items())))
-        plan = _register_plan(kernel, parallel, ops, _threads_for(size, _slots_wanted(kernel, ops)), size)
+        wanted = _slots_wanted(kernel, ops, specialization.independent_slots)
+        plan = _register_plan(kernel, parallel, ops, _threads_for(size, wanted), size)
         transposed = transposed_reads(kernel.body, ops)
         staged = staged_reads(ops, size, known, transposed)
         return replace(plan, staged=staged, buffers=tuple(sorted(buffers.items())),
