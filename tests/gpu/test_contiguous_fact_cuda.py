@@ -1,7 +1,8 @@
 """Kernels compiled with the `contiguous` fact (their accesses check the extents only, not
 the allocation: options.py) on GPU tensors, as the benchmarks run them: results equal the
 interpreter's on fresh random inputs at extents below, at and past a CTA's coordinates, and
-an access outside the extents is still reported (R0301)."""
+an access outside the extents is still reported (R0301). Vector add also with
+`independent_slots` (default off, awaiting GPU verification: docs/gpu.md)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -31,10 +32,12 @@ def _interpreted(text: str, kernel: str, inputs: dict) -> dict:
     return intentc.run(text, kernel, {name: value.cpu().numpy() for name, value in inputs.items()})
 
 
+@pytest.mark.parametrize("slots", [0, 4])
 @pytest.mark.parametrize("n", [1, 1023, 1024, 5000])
-def test_vector_add_matches_the_interpreter(n):
+def test_vector_add_matches_the_interpreter(n, slots):
     text = (ROOT / "ir_samples" / "vector_add.kir").read_text()
-    kernel = intentc.load(text, "vector_add", target="cuda", facts={"contiguous": ["x", "y", "z"]})
+    kernel = intentc.load(text, "vector_add", target="cuda",
+                          facts={"contiguous": ["x", "y", "z"], "independent_slots": slots})
     x, y = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
     z = torch.full_like(x, float("nan"))
     kernel(x=x, y=y, z=z)
