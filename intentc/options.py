@@ -44,7 +44,8 @@ class Specialization(BaseModel):
     unit_stride: tuple[str, ...] = ()
     aligned16: tuple[str, ...] = ()
     # Views the runtime proved dense row-major (each stride is the product of the extents
-    # after it); with known extents this bounds every address (the address-width pass, §2).
+    # after it) and inside their allocation; with known extents this bounds every address
+    # (the address-width pass, §2), and an access checks only the extents (not the allocation).
     contiguous: tuple[str, ...] = ()
     # GPU register-form variants for a row length known only at launch (nvptx/variants.py):
     # `lazy_variants` leaves them out of the compile (launch.json's `variant_rule` says which
@@ -52,3 +53,7 @@ class Specialization(BaseModel):
     # elements compiles only the variant serving rows of that many elements.
     lazy_variants: bool = False
     variant: tuple[int, int] | tuple[()] = ()
+    # GPU register form: the coordinates a thread owns in an iteration of independent
+    # coordinates (reads, element-wise ops, writes), e.g. 4 for compile time (docs/gpu.md);
+    # 0 keeps the kept-tensor rule, the form the H200 verified. Awaits GPU verification.
+    independent_slots: int = Field(default=0, ge=0, le=32)
