@@ -88,7 +88,7 @@ def main(argv=None) -> None:
     # pointers are not the previous call's (template launches are not remembered as seen calls).
     memory = torch.randn(NEW_SETS, 3, 4096, device="cuda")
     next_new = itertools.cycle([dict(zip("xyz", views.unbind(0))) for views in memory.unbind(0)]).__next__
-    template = seen._layouts[call_key(arguments)[0][:count]][0][1]
+    template = seen._layouts[call_key(arguments)[0][:count]][0][-1]
     pointers = call_key(arguments)[0][count:]
 
     steps = {

@@ -178,20 +178,24 @@ class LaunchShape:
     `kernelParams`), made the first time: `by_stream.get(s) or bind(s)`; called with a
     parameter block's `extra` address, it returns the CUresult. A launch converts nothing.
     A configuration is never changed after it is made, so threads launching on different
-    streams do not race on it; the driver reads it only during the call."""
+    streams do not race on it; the driver reads it only during the call. `configs` holds the
+    same per stream for the native fast path (`native_launch.c`): (its address, its owner)."""
 
     def __init__(self, function, grid: tuple[int, int, int], block: tuple[int, int, int], shared_bytes: int = 0):
         self.function, self.grid, self.block, self.shared_bytes = int(function), grid, block, shared_bytes
         self.by_stream: dict[int, functools.partial] = {}
+        self.configs: dict[int, tuple[int, _LaunchConfig]] = {}
 
     def bind(self, stream: int) -> functools.partial:
         if len(self.by_stream) >= MAX_STREAMS:
             self.by_stream.clear()
+            self.configs.clear()
         config = _LaunchConfig(self.grid, self.block, self.shared_bytes, stream, None, 0)
         launch = functools.partial(_raw_launch(), ctypes.c_void_p(ctypes.addressof(config)),
                                    ctypes.c_void_p(self.function), None)
         launch.config = config          # type: ignore[attr-defined]  # alive as long as the call that points at it
         self.by_stream[stream] = launch
+        self.configs[stream] = (ctypes.addressof(config), config)
         return launch
 
 
@@ -244,6 +248,13 @@ class _LaunchConfig(ctypes.Structure):
     """cuda.h's CUlaunchConfig."""
     _fields_ = [("grid", ctypes.c_uint * 3), ("block", ctypes.c_uint * 3), ("shared_bytes", ctypes.c_uint),
                 ("stream", ctypes.c_void_p), ("attributes", ctypes.c_void_p), ("attribute_count", ctypes.c_uint)]
+
+
+def launch_address() -> int:
+    """The address of libcuda's cuLaunchKernelEx (for the native fast path)."""
+    address = ctypes.cast(_raw_launch(), ctypes.c_void_p).value
+    assert address is not None
+    return address
 
 
 @functools.cache

@@ -22,6 +22,7 @@ parameters during the launch), as `LoadedKernel.__call__` and `CudaKernel.launch
 from __future__ import annotations
 
 import threading
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -63,18 +64,19 @@ class LaunchTemplate:
         aligned = [(index[v.name], v.first - pointers[index[v.name]]) for v in moving.values() if v.aligned16]
         disjoint = [(*relative(a), *relative(b)) for a in self.views if a.noalias for b in self.views
                     if b is not a and (a.name in moving or b.name in moving)]
-        return CallTemplate(self.shape, ParameterBlock(self.words), addresses, aligned, disjoint)
+        return CallTemplate(self.shape, self.words, addresses, aligned, disjoint)
 
 
 class CallTemplate:
     """A template with its views' places in a call's data pointers."""
 
-    def __init__(self, shape: LaunchShape, parameters: ParameterBlock, addresses: list, aligned: list, disjoint: list):
-        self._shape, self._parameters = shape, parameters
+    def __init__(self, shape: LaunchShape, words: list[int], addresses: list, aligned: list, disjoint: list):
+        self.shape, self._parameters = shape, ParameterBlock(words)
         self._addresses = addresses     # (word, pointer index, address - pointer)
         self._aligned = aligned         # (pointer index, element 0 - pointer): 16-byte aligned
         self._disjoint = disjoint       # (index, low, high, index, low, high): index None = fixed bytes
         self._per_thread = threading.local()
+        self.native = _native_form(words, addresses, aligned, disjoint)
 
     def launch(self, pointers: Sequence[int]) -> PreparedLaunch | None:
         """This thread's launch set to a call with these data pointers (a tuple by pointer
@@ -93,8 +95,18 @@ class CallTemplate:
         try:
             launch = self._per_thread.launch
         except AttributeError:
-            launch = self._per_thread.launch = PreparedLaunch(self._shape, self._parameters.new())
+            launch = self._per_thread.launch = PreparedLaunch(self.shape, self._parameters.new())
         words = launch.block
         for word, index, difference in self._addresses:
             words[word] = pointers[index] + difference
         return launch
+
+
+def _native_form(words: list[int], addresses: list, aligned: list, disjoint: list) -> bytes:
+    """The template as `native_launch.c` reads it: int64s [len(words), len(addresses),
+    len(aligned), len(disjoint), words..., then each tuple's items (a fixed span's index -1)],
+    two's complement where a word or difference does not fit a signed one."""
+    items = [len(words), len(addresses), len(aligned), len(disjoint), *words,
+             *(item for group in (addresses, aligned, disjoint) for entry in group for item in entry)]
+    return array("q", [-1 if item is None else item - (1 << 64) if item >= 1 << 63 else item
+                       for item in items]).tobytes()

@@ -46,8 +46,11 @@ class SeenCalls:
 
     def __init__(self, capacity: int):
         self.capacity = capacity
-        self._entries: dict[tuple, tuple] = {}     # key: (its layout check's bound `check`, launch)
-        self._layouts: dict[tuple, list] = {}      # layout key: [(layout check, CallTemplate)], newest first
+        # key: (its layout check's bound `check`, launch, then the launch as the native fast path
+        # takes it: its shape's configs, function, extra; configs None for a launch sequence)
+        self._entries: dict[tuple, tuple] = {}
+        # layout key: [(layout check, configs, function, template's native form, CallTemplate)], newest first
+        self._layouts: dict[tuple, list] = {}
 
     def find(self, arguments: dict):
         """The launch remembered for a call equal to this one, or set from the template of
@@ -76,7 +79,7 @@ class SeenCalls:
         """The launch set from the template of a call with this call's layout (new data
         pointers; this thread's, to launch at once); None if there is none or a pointer
         check fails."""
-        for check, template in self._layouts.get(layout_key, ()):
+        for check, *_, template in self._layouts.get(layout_key, ()):
             if check(*tensors):
                 return template.launch(pointers)
         return None
@@ -90,7 +93,7 @@ class SeenCalls:
         check = (_tensor_layouts()(*tensors) if tensors else _NO_TENSORS).check
         if len(self._entries) >= self.capacity:
             self._entries.clear()
-        self._entries[key] = (check, launch)
+        self._entries[key] = (check, launch, *_native_launch(launch))
         if template is not None:
             names = [name for name, value in arguments.items() if isinstance(value, _tensor_type())]
             layouts = self._layouts.get(layout_key)
@@ -98,8 +101,18 @@ class SeenCalls:
                 if len(self._layouts) >= self.capacity:
                     self._layouts.clear()
                 layouts = self._layouts[layout_key] = []
-            layouts.insert(0, (check, template.for_call(pointers, {name: i for i, name in enumerate(names)})))
+            call_template = template.for_call(pointers, {name: i for i, name in enumerate(names)})
+            shape = call_template.shape
+            layouts.insert(0, (check, shape.configs, shape.function, call_template.native, call_template))
             del layouts[LAYOUTS_PER_KEY:]
+
+    def native_state(self, outputs: tuple[str, ...], current_stream, on_failure, launch: int) -> tuple | None:
+        """The state `native_launch.c`'s `fast_call` takes for these tables, or None while
+        torch is not imported (its calls are the only ones it launches)."""
+        tensor_type = _tensor_type()
+        if not tensor_type or _data_ptr is _no_tensor:
+            return None
+        return (self._entries, self._layouts, tensor_type, _data_ptr, current_stream, outputs, on_failure, launch)
 
     def clear(self) -> None:
         self._entries.clear()
@@ -107,6 +120,15 @@ class SeenCalls:
 
     def __len__(self) -> int:
         return len(self._entries)
+
+
+def _native_launch(launch) -> tuple:
+    """(configs, function, extra address) of a single launch; a launch sequence (a staged
+    kernel's stages) is launched by the Python path: (None, 0, 0)."""
+    shape = launch.shape
+    if shape is launch:
+        return None, 0, 0
+    return shape.configs, shape.function, launch.extra.value
 
 
 def call_key(arguments: dict) -> tuple[tuple | None, Collection]:

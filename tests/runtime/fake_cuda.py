@@ -119,10 +119,17 @@ def install_driver(monkeypatch) -> SimpleNamespace:
         launches.append((tuple(config.grid), tuple(config.block), config.stream or 0, words))
         return 0
 
+    # the native fast path (native_launch.c) calls the same fake through a C function pointer
+    native_launch = _LAUNCH_TYPE(lambda *pointers: launch(*map(ctypes.c_void_p, pointers[:2]), None,
+                                                           ctypes.c_void_p(pointers[3])))
+    monkeypatch.setattr(cuda_driver, "launch_address", lambda: ctypes.cast(native_launch, ctypes.c_void_p).value)
     monkeypatch.setattr(load, "_LOADED", {})        # kernels built on this fake driver only
     monkeypatch.setattr(cuda, "default_device", FakeDevice)
     monkeypatch.setattr(cuda, "DeviceBuffer", FakeBuffer)
     monkeypatch.setattr(cuda_stages, "DeviceBuffer", FakeBuffer)
     monkeypatch.setattr(cuda_driver, "_raw_launch", lambda: launch)
     monkeypatch.setattr(cuda.CudaKernel, "prepare", counted_prepare)
-    return SimpleNamespace(launches=launches, binds=binds)
+    return SimpleNamespace(launches=launches, binds=binds, native_launch=native_launch)
+
+
+_LAUNCH_TYPE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)

@@ -1,0 +1,271 @@
+/* The launch fast paths' per-call work in C (docs/runtime.md, "The native fast path").
+
+   The same lookups `seen_calls.SeenCalls.find` makes in Python, for the common call (every
+   argument a torch tensor), without the Python frames: this is most of a launch's host time
+   that is not the driver's. It decides nothing of its own: the tables, the layout checks and
+   the templates' re-checks are made in Python when a call is bound in full.
+
+   fast_call(state, arguments, stream) -> the outputs dict, or None (not this path: the caller
+   takes the Python path, which binds and checks what needs it), where state is the tuple
+   (entries, layouts, tensor_type, data_ptr, current_stream, outputs, on_failure, launch):
+
+   - entries: {(*names, *data pointers): (check, launch, configs, function, extra)}: a call
+     seen before, `check(*tensors)` its layout check, `configs` its launch shape's
+     {stream: (CUlaunchConfig address, owner)}, `function` and `extra` the addresses
+     cuLaunchKernelEx takes (configs None: a launch this path does not make);
+   - layouts: {names: [(check, configs, function, template, ...)]}: a layout seen before, the
+     template an int64 buffer (`launch_template.CallTemplate.native`):
+     [words, addresses, aligned, disjoint, the parameter words..., (word, pointer index,
+     difference) per address, (pointer index, difference) per aligned view, (index, low, high,
+     index, low, high) per noalias pair, index -1 for bytes that do not move];
+   - tensor_type: torch.Tensor (any other argument: not this path), data_ptr(tensor) -> int
+     (raises for a tensor without one: sparse), current_stream() -> int,
+     outputs: the out/inout names, on_failure(status) raises the launch's error,
+     launch: the address of cuLaunchKernelEx.
+
+   The GIL is released around the driver call, as ctypes does; a template's parameters are
+   set in a buffer on this thread's stack (the driver copies them during the launch). */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef int (*LaunchEx)(void *config, void *function, void *params, void *extra);
+
+enum { MAX_ARGUMENTS = 64, MAX_WORDS = 4096, EXTRA_WORDS = 6 };
+enum { CU_LAUNCH_PARAM_END = 0, CU_LAUNCH_PARAM_BUFFER_POINTER = 1, CU_LAUNCH_PARAM_BUFFER_SIZE = 2 };
+
+typedef struct {
+    PyObject *arguments, *stream;
+    PyObject *values[MAX_ARGUMENTS];
+    uint64_t pointers[MAX_ARGUMENTS];
+    Py_ssize_t count;
+    LaunchEx launch;
+} Call;
+
+/* 1: the tensors pass `check`, 0: they do not, -1: an error (set). */
+static int passes(PyObject *check, Call *call) {
+    PyObject *result = PyObject_Vectorcall(check, call->values, (size_t)call->count, NULL);
+    if (result == NULL)
+        return -1;
+    int truth = PyObject_IsTrue(result);
+    Py_DECREF(result);
+    return truth;
+}
+
+/* The CUlaunchConfig of `configs` for the call's stream, with its owner (a new reference
+   in *owner), or NULL: not made yet for this stream. */
+static void *stream_config(PyObject *configs, Call *call, PyObject **owner) {
+    PyObject *pair = PyDict_GetItemWithError(configs, call->stream);
+    if (pair == NULL || !PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2)
+        return NULL;
+    void *config = PyLong_AsVoidPtr(PyTuple_GET_ITEM(pair, 0));
+    if (config == NULL)
+        return NULL;
+    Py_INCREF(pair);
+    *owner = pair;
+    return config;
+}
+
+static int launch_now(Call *call, void *config, void *function, void *extra) {
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    status = call->launch(config, function, NULL, extra);
+    Py_END_ALLOW_THREADS
+    return status;
+}
+
+/* 1: launched (status in *status), 0: not this path, -1: an error (set). */
+static int launch_seen(PyObject *entry, Call *call, int *status) {
+    if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 5 || PyTuple_GET_ITEM(entry, 2) == Py_None)
+        return 0;
+    int checked = passes(PyTuple_GET_ITEM(entry, 0), call);
+    if (checked <= 0)
+        return checked;
+    PyObject *owner = NULL;
+    void *config = stream_config(PyTuple_GET_ITEM(entry, 2), call, &owner);
+    if (config == NULL)
+        return PyErr_Occurred() ? -1 : 0;
+    void *function = PyLong_AsVoidPtr(PyTuple_GET_ITEM(entry, 3));
+    void *extra = PyLong_AsVoidPtr(PyTuple_GET_ITEM(entry, 4));
+    *status = launch_now(call, config, function, extra);
+    Py_DECREF(owner);
+    return 1;
+}
+
+/* The template's parameter words with this call's addresses, and its re-checks: 1 launched,
+   0 a re-check failed or no configuration for the stream yet, -1 an error (set). */
+static int launch_template(PyObject *item, Call *call, int *status) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(PyTuple_GET_ITEM(item, 3), &view, PyBUF_SIMPLE) < 0)
+        return -1;
+    const int64_t *t = (const int64_t *)view.buf;
+    int64_t words = t[0], addresses = t[1], aligned = t[2], disjoint = t[3];
+    const int64_t *word = t + 4, *address = word + words, *align = address + 3 * addresses,
+                  *pair = align + 2 * aligned;
+    int result = 0;
+    if (words > MAX_WORDS)
+        goto done;
+    for (int64_t i = 0; i < aligned; i++)
+        if ((call->pointers[align[2 * i]] + (uint64_t)align[2 * i + 1]) % 16)
+            goto done;
+    for (int64_t i = 0; i < disjoint; i++) {
+        const int64_t *p = pair + 6 * i;
+        uint64_t low = (uint64_t)p[1], high = (uint64_t)p[2], other_low = (uint64_t)p[4], other_high = (uint64_t)p[5];
+        if (p[0] >= 0)
+            low += call->pointers[p[0]], high += call->pointers[p[0]];
+        if (p[3] >= 0)
+            other_low += call->pointers[p[3]], other_high += call->pointers[p[3]];
+        if (low < other_high && other_low < high)
+            goto done;
+    }
+    PyObject *owner = NULL;
+    void *config = stream_config(PyTuple_GET_ITEM(item, 1), call, &owner);
+    if (config == NULL) {
+        result = PyErr_Occurred() ? -1 : 0;
+        goto done;
+    }
+    uint64_t block[MAX_WORDS + EXTRA_WORDS];
+    memcpy(block, word, (size_t)words * 8);
+    for (int64_t i = 0; i < addresses; i++)
+        block[address[3 * i]] = call->pointers[address[3 * i + 1]] + (uint64_t)address[3 * i + 2];
+    uint64_t *extra = block + words;
+    uint64_t size = (uint64_t)words * 8;
+    extra[0] = CU_LAUNCH_PARAM_BUFFER_POINTER, extra[1] = (uint64_t)(uintptr_t)block;
+    extra[2] = CU_LAUNCH_PARAM_BUFFER_SIZE, extra[3] = (uint64_t)(uintptr_t)&size;
+    extra[4] = CU_LAUNCH_PARAM_END;
+    *status = launch_now(call, config, PyLong_AsVoidPtr(PyTuple_GET_ITEM(item, 2)), extra);
+    Py_DECREF(owner);
+    result = 1;
+done:
+    PyBuffer_Release(&view);
+    return result;
+}
+
+/* The first template of the call's layout whose check the tensors pass. */
+static int launch_from_layout(PyObject *layouts, PyObject *key, Call *call, int *status) {
+    PyObject *names = PyTuple_GetSlice(key, 0, call->count);
+    if (names == NULL)
+        return -1;
+    PyObject *found = PyDict_GetItemWithError(layouts, names);
+    Py_DECREF(names);
+    if (found == NULL || !PyList_Check(found))
+        return PyErr_Occurred() ? -1 : 0;
+    /* a copy: another thread may change the list while a check runs Python code */
+    PyObject *items = PyList_GetSlice(found, 0, PyList_GET_SIZE(found));
+    if (items == NULL)
+        return -1;
+    int result = 0;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(items) && result == 0; i++) {
+        PyObject *item = PyList_GET_ITEM(items, i);
+        if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) < 4)
+            continue;
+        int checked = passes(PyTuple_GET_ITEM(item, 0), call);
+        result = checked <= 0 ? checked : launch_template(item, call, status);
+        if (checked > 0 && result == 0)
+            break;      /* its re-checks failed: the full binding reports why */
+    }
+    Py_DECREF(items);
+    return result;
+}
+
+/* The call's key (*names, *data pointers), its values and pointers; NULL (no error) when an
+   argument is not a tensor. */
+static PyObject *call_key(Call *call, PyObject *tensor_type, PyObject *data_ptr) {
+    PyObject *key = PyTuple_New(2 * call->count);
+    if (key == NULL)
+        return NULL;
+    Py_ssize_t position = 0, i = 0;
+    PyObject *name, *value;
+    while (PyDict_Next(call->arguments, &position, &name, &value)) {
+        if (!PyObject_TypeCheck(value, (PyTypeObject *)tensor_type)) {
+            Py_DECREF(key);
+            return NULL;    /* not a tensor: the Python path */
+        }
+        PyObject *pointer = PyObject_CallOneArg(data_ptr, value);
+        if (pointer == NULL) {
+            Py_DECREF(key);
+            if (PyErr_ExceptionMatches(PyExc_TypeError) || PyErr_ExceptionMatches(PyExc_RuntimeError))
+                PyErr_Clear();      /* not a tensor (or a sparse one): the Python path */
+            return NULL;
+        }
+        call->pointers[i] = (uint64_t)PyLong_AsUnsignedLongLongMask(pointer);
+        Py_INCREF(name);
+        PyTuple_SET_ITEM(key, i, name);
+        PyTuple_SET_ITEM(key, call->count + i, pointer);
+        call->values[i++] = value;
+    }
+    return key;
+}
+
+static PyObject *outputs_of(Call *call, PyObject *outputs) {
+    PyObject *result = PyDict_New();
+    for (Py_ssize_t i = 0; result != NULL && i < PyTuple_GET_SIZE(outputs); i++) {
+        PyObject *name = PyTuple_GET_ITEM(outputs, i);
+        PyObject *value = PyDict_GetItemWithError(call->arguments, name);
+        if (value != NULL && PyDict_SetItem(result, name, value) < 0)
+            Py_CLEAR(result);
+    }
+    return result;
+}
+
+static PyObject *fast_call(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3 || !PyTuple_Check(args[0]) || PyTuple_GET_SIZE(args[0]) != 8 || !PyDict_CheckExact(args[1]) ||
+        !PyType_Check(PyTuple_GET_ITEM(args[0], 2)))
+        Py_RETURN_NONE;
+    PyObject *state = args[0];
+    Call call = {.arguments = args[1], .count = PyDict_GET_SIZE(args[1])};
+    if (call.count == 0 || call.count > MAX_ARGUMENTS)
+        Py_RETURN_NONE;
+    call.launch = (LaunchEx)PyLong_AsVoidPtr(PyTuple_GET_ITEM(state, 7));
+    if (call.launch == NULL)
+        return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
+    PyObject *key = call_key(&call, PyTuple_GET_ITEM(state, 2), PyTuple_GET_ITEM(state, 3));
+    if (key == NULL)
+        return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
+    if (args[2] == Py_None) {
+        call.stream = PyObject_CallNoArgs(PyTuple_GET_ITEM(state, 4));
+    } else if (PyLong_CheckExact(args[2])) {
+        call.stream = Py_NewRef(args[2]);
+    } else {
+        Py_DECREF(key);
+        Py_RETURN_NONE;     /* a stream object: the Python path reads its handle */
+    }
+    if (call.stream == NULL) {
+        Py_DECREF(key);
+        return NULL;
+    }
+    int status = 0, launched = 0;
+    PyObject *entry = PyDict_GetItemWithError(PyTuple_GET_ITEM(state, 0), key);
+    if (entry != NULL) {
+        Py_INCREF(entry);       /* alive through the launch, whatever another thread does to the table */
+        launched = launch_seen(entry, &call, &status);
+        Py_DECREF(entry);
+    }
+    if (launched == 0 && !PyErr_Occurred())
+        launched = launch_from_layout(PyTuple_GET_ITEM(state, 1), key, &call, &status);
+    Py_DECREF(key);
+    Py_DECREF(call.stream);
+    if (launched < 0 || PyErr_Occurred())
+        return NULL;
+    if (launched == 0)
+        Py_RETURN_NONE;
+    if (status != 0) {
+        PyObject *code = PyLong_FromLong(status);
+        PyObject *raised = code ? PyObject_CallOneArg(PyTuple_GET_ITEM(state, 6), code) : NULL;
+        Py_XDECREF(code);
+        Py_XDECREF(raised);
+        return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
+    }
+    return outputs_of(&call, PyTuple_GET_ITEM(state, 5));
+}
+
+static PyMethodDef methods[] = {
+    {"fast_call", (PyCFunction)(void (*)(void))fast_call, METH_FASTCALL,
+     "fast_call(state, arguments, stream): the outputs of a launch made from a call or a layout seen before, or None"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef definition = {PyModuleDef_HEAD_INIT, "intentc_native_launch", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit_intentc_native_launch(void) { return PyModule_Create(&definition); }
