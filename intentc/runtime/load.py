@@ -161,8 +161,10 @@ class LoadedKernel:
         from .cuda_driver import launch_address
         from .native import fast_call
         native = fast_call()
-        state = (self._seen.native_state(tuple(self._outputs), self._current_stream, self._launch_failed,
-                                         launch_address()) if native is not None and self._seen is not None else None)
+        if native is None or self._seen is None:
+            return None
+        state = self._seen.native_state(tuple(self._outputs), self._current_stream, self._launch_failed,
+                                        launch_address())
         return functools.partial(native, state) if state is not None else None
 
     def _launch_failed(self, status: int) -> None:

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from ..interp.values import EnumValue
+from .cuda_driver import PreparedLaunch
 from .interop import array_ref
 
 _DOUBLE = struct.Struct("<d")
@@ -123,12 +124,11 @@ class SeenCalls:
 
 
 def _native_launch(launch) -> tuple:
-    """(configs, function, extra address) of a single launch; a launch sequence (a staged
-    kernel's stages) is launched by the Python path: (None, 0, 0)."""
-    shape = launch.shape
-    if shape is launch:
+    """(configs, function, extra address) of a single launch; any other (a staged kernel's
+    launch sequence) is launched by the Python path: (None, 0, 0)."""
+    if not isinstance(launch, PreparedLaunch):
         return None, 0, 0
-    return shape.configs, shape.function, launch.extra.value
+    return launch.shape.configs, launch.shape.function, launch.extra.value
 
 
 def call_key(arguments: dict) -> tuple[tuple | None, Collection]:

@@ -8,8 +8,9 @@ import ctypes
 from types import SimpleNamespace
 
 import numpy as np
+import pytest
 
-from intentc.runtime import cuda, cuda_driver, cuda_stages, load, seen_calls
+from intentc.runtime import cuda, cuda_driver, cuda_stages, load, native, seen_calls
 
 
 class FakeGpuArray:
@@ -133,3 +134,12 @@ def install_driver(monkeypatch) -> SimpleNamespace:
 
 
 _LAUNCH_TYPE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+
+
+def choose_fast_path(monkeypatch, path: str) -> None:
+    """"native": calls on (fake) torch tensors take `native_launch.c` (skipped where it cannot be
+    built, saying why); "python": the Python fast path alone, as where there is no C compiler."""
+    if path == "python":
+        monkeypatch.setattr(native, "fast_call", lambda: None)
+    elif native.fast_call() is None:
+        pytest.skip(f"the native fast path cannot be built here: {native.unavailable()}")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fake_cuda import FakeTensor, install_driver, install_torch
+from fake_cuda import FakeTensor, choose_fast_path, install_driver, install_torch
 
 import intentc
 
@@ -33,10 +33,12 @@ CUMSUM = """kernel @cumsum(%x: view<f32, [%N], in>, %y: view<f32, [%N], out>) {
 
 
 
-@pytest.fixture
-def fake_driver(monkeypatch):
-    """The CUDA runtime on a fake driver, taking `FakeTensor`s for torch tensors (`fake_cuda.py`)."""
+@pytest.fixture(params=["native", "python"])
+def fake_driver(monkeypatch, request):
+    """The CUDA runtime on a fake driver, taking `FakeTensor`s for torch tensors (`fake_cuda.py`),
+    their calls served by the native fast path or by the Python one."""
     install_torch(monkeypatch)
+    choose_fast_path(monkeypatch, request.param)
     return install_driver(monkeypatch)
 
 

@@ -1,0 +1,125 @@
+"""The native fast path (`intentc/runtime/native_launch.c`): calls on torch tensors seen
+before, or with a layout seen before, are launched from C with the words the Python path
+(and a full binding) gives; everything else goes to the Python path. On the fake driver of
+`fake_cuda.py` (its launches reach it through a C function pointer), `FakeTensor`s taken for
+torch tensors. The checks themselves are tested on both paths in test_new_pointer_calls.py."""
+from __future__ import annotations
+
+import ctypes
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pytest
+from fake_cuda import FakeTensor, choose_fast_path, install_driver, install_torch
+
+import intentc
+from intentc.runtime import cuda_driver, load, native, seen_calls
+from intentc.runtime.cuda_driver import CudaError
+
+ACCUMULATE = (Path(__file__).parent / "accumulate.kir").read_text()     # y += x, y noalias
+SCALE = """kernel @scale(%x: view<f32, [%N], in>, %t: f32, %y: view<f32, [%N], out>) {
+  %i = iota : tensor<index, [%N]>
+  %v = read %x index(%i) : tensor<f32, [%N]>
+  %tb = broadcast %t : tensor<f32, [%N]>
+  %r = mul %v, %tb : tensor<f32, [%N]>
+  write %y, %r index(%i)
+}
+"""
+
+
+@pytest.fixture
+def fake_driver(monkeypatch):
+    """The fake driver, with `SeenCalls.find` (the Python path's lookup) counted."""
+    install_torch(monkeypatch)
+    choose_fast_path(monkeypatch, "native")
+    driver = install_driver(monkeypatch)
+    driver.finds = []
+    find = seen_calls.SeenCalls.find
+    monkeypatch.setattr(seen_calls.SeenCalls, "find", lambda self, call: driver.finds.append(call) or find(self, call))
+    return driver
+
+
+def _loaded(source: str, name: str):
+    return intentc.load(source, name, target="cuda", arch="sm_90")
+
+
+def _full_binding_words(kernel, arguments: dict, fake_driver) -> list[int]:
+    kernel.runner.seen.clear()
+    kernel(**arguments)
+    return fake_driver.launches[-1][3]
+
+
+def test_seen_calls_and_new_memory_are_launched_natively_with_a_full_bindings_words(fake_driver):
+    kernel = _loaded(ACCUMULATE, "acc")
+    first, second = np.zeros(64, np.float32), np.zeros(64, np.float32)
+    calls = [{"x": FakeTensor(first[1:17:2]), "y": FakeTensor(first[40:48])},        # bound
+             {"x": FakeTensor(first[1:17:2]), "y": FakeTensor(first[40:48])},        # seen
+             {"x": FakeTensor(second[1:17:2]), "y": FakeTensor(second[40:48])},      # new memory
+             {"x": FakeTensor(second[9:25:2]), "y": FakeTensor(first[32:40])}]       # new memory
+    words = []
+    for arguments in calls:
+        outputs = kernel(**arguments)
+        assert outputs == {"y": arguments["y"]}
+        words.append(fake_driver.launches[-1][3])
+        finds = finds if words[1:] else len(fake_driver.finds)
+    assert len(fake_driver.binds) == 1 and len(fake_driver.finds) == finds, "only the first call left C"
+    for arguments, launched in zip(calls[2:], words[2:]):
+        assert launched == _full_binding_words(kernel, arguments, fake_driver)
+    assert words[1] == words[0]
+
+
+def test_what_the_native_path_does_not_take_goes_to_the_python_path(fake_driver):
+    kernel = _loaded(SCALE, "scale")
+    x, y = np.zeros(8, np.float32), np.zeros(8, np.float32)
+    kernel(x=FakeTensor(x), t=0.5, y=FakeTensor(y))
+    finds = len(fake_driver.finds)
+    kernel(x=FakeTensor(x), t=0.5, y=FakeTensor(y))            # a scalar: the Python path's key
+    assert len(fake_driver.binds) == 1 and len(fake_driver.finds) == finds + 1
+    accumulate = _loaded(ACCUMULATE, "acc")
+    arguments = {"x": FakeTensor(x), "y": FakeTensor(y)}
+    accumulate(**arguments)
+    finds = len(fake_driver.finds)
+    accumulate(**arguments, stream=7)                          # a stream not launched on yet
+    accumulate(**arguments, stream=7)                          # now natively
+    accumulate(**arguments, stream=type("Stream", (), {"cuda_stream": 7})())    # a stream object
+    assert [launch[2] for launch in fake_driver.launches[-3:]] == [7, 7, 7]
+    assert len(fake_driver.finds) == finds + 2
+
+
+def test_a_failed_launch_raises_the_drivers_error(fake_driver, monkeypatch):
+    kernel = _loaded(ACCUMULATE, "acc")
+    arguments = {"x": FakeTensor(np.zeros(8, np.float32)), "y": FakeTensor(np.zeros(8, np.float32))}
+    kernel(**arguments)
+    failing = ctypes.CFUNCTYPE(ctypes.c_int, *[ctypes.c_void_p] * 4)(lambda *pointers: 700)
+    monkeypatch.setattr(cuda_driver, "launch_address", lambda: ctypes.cast(failing, ctypes.c_void_p).value)
+    monkeypatch.setattr(load, "failure", lambda status, call: CudaError(f"{call} failed: {status}"))
+    kernel._native = kernel._native_state()
+    finds = len(fake_driver.finds)
+    with pytest.raises(intentc.DiagnosticError) as error:
+        kernel(**arguments)
+    assert error.value.diagnostics[0].code == "E0090" and "cuLaunchKernelEx failed: 700" in str(error.value)
+    assert len(fake_driver.finds) == finds, "raised from the native path"
+
+
+def test_threads_launch_their_own_new_memory(fake_driver):
+    kernel = _loaded(ACCUMULATE, "acc")
+    memory = np.zeros(4096, np.float32)
+    kernel(x=FakeTensor(memory[0:8]), y=FakeTensor(memory[8:16]))
+
+    def call(start: int) -> tuple[int, int]:
+        kernel(x=FakeTensor(memory[start:start + 8]), y=FakeTensor(memory[start + 8:start + 16]))
+        return memory[start:].ctypes.data, memory[start + 8:].ctypes.data
+    with ThreadPoolExecutor(4) as pool:
+        expected = list(pool.map(call, range(16, 4000, 16)))
+    launched = {(words[0], words[5]) for _, _, _, words in fake_driver.launches[1:]}     # x's and y's address
+    assert launched == set(expected) and len(fake_driver.binds) == 1
+
+
+def test_it_can_be_turned_off(monkeypatch):
+    monkeypatch.setenv("INTENTC_NATIVE_LAUNCH", "0")
+    native.fast_call.cache_clear()
+    try:
+        assert native.fast_call() is None and native.unavailable() == "INTENTC_NATIVE_LAUNCH=0"
+    finally:
+        native.fast_call.cache_clear()
