@@ -36,6 +36,10 @@ sys.path.insert(0, str(ROOT))
 import intentc  # noqa: E402
 from bench.common import write_results  # noqa: E402
 from bench.gpu import t_add  # noqa: E402
+from bench.launch_patterns import patterns  # noqa: E402
+from intentc.runtime import native  # noqa: E402
+from intentc.runtime.cuda_driver import LaunchShape, PreparedLaunch  # noqa: E402
+from intentc.runtime.load import LoadedKernel  # noqa: E402
 
 VECTOR_ADD = ROOT / "ir_samples" / "vector_add.kir"
 FRESH_LOAD = """
@@ -132,6 +136,30 @@ def fresh_process_load(cache: str) -> list[dict]:
     return runs
 
 
+def python_path_only(kernel):
+    """The same kernel as another kernel object whose calls take the Python fast path only
+    (for how much the native one saves)."""
+    other = LoadedKernel(kernel.text, kernel.file, kernel.name, "cuda", None, kernel._fixed, kernel.request.options,
+                         None)
+    other._native_state = lambda: None
+    return other
+
+
+def needed_grid(kernel, launch, n: int, stream: int):
+    """intentc's prepared launch with as many CTAs as the vector add's parallel loop has
+    iterations (n / 1024) instead of a full grid of CTAs an SM: the GPU time the grid costs."""
+    shape = launch.shape
+    smaller = PreparedLaunch(LaunchShape(shape.function, (triton.cdiv(n, 1024), 1, 1), shape.block,
+                                         shape.shared_bytes), launch.block)
+    return lambda: smaller(stream)
+
+
+def pattern(name: str, median: dict, rounds: dict) -> dict:
+    ours, theirs = median[f"{name}: intentc"], median[f"{name}: triton"]
+    return {"intentc_us_per_launch": ours, "triton_us_per_launch": theirs, "intentc/triton": ours / theirs,
+            "intentc_rounds_us": rounds[f"{name}: intentc"], "triton_rounds_us": rounds[f"{name}: triton"]}
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=2000)
@@ -147,12 +175,20 @@ def main(argv=None) -> None:
                 "triton": lambda: t_add[grid](x, y, z2, n, BLOCK=1024),
                 "intentc_new_pointers": NewPointers(lambda a, b, c: kernel(x=a, y=b, z=c), n),
                 "triton_new_pointers": NewPointers(lambda a, b, c: t_add[grid](a, b, c, n, BLOCK=1024), n)}
+    others = patterns(n)
+    for name, (ours, theirs, _) in others.items():
+        launches[f"{name}: intentc"], launches[f"{name}: triton"] = ours, theirs
     kernel(x=x, y=y, z=z1)
     launch, stream = kernel.runner.seen.find({"x": x, "y": y, "z": z1}), torch.cuda.current_stream().cuda_stream
-    floors = {"intentc_prepared_launch": lambda: launch(stream), "torch_add": lambda: torch.add(x, y, out=z2)}
+    python_path = python_path_only(kernel)
+    floors = {"intentc_prepared_launch": lambda: launch(stream), "torch_add": lambda: torch.add(x, y, out=z2),
+              "intentc_python_path": lambda: python_path(x=x, y=y, z=z1),
+              "intentc_prepared_launch_needed_grid": needed_grid(kernel, launch, n, stream)}
     rounds = interleaved(lambda launch: back_to_back_us(launch, args.calls), {**launches, **floors}, args.repeats)
     behind = interleaved(behind_sleep_us, {**launches, **floors}, args.repeats)
     kernel.synchronize()
+    for _, _, check in others.values():
+        check()
     t_add[grid](x, y, z2, n, BLOCK=1024)
     torch.cuda.synchronize()
     assert torch.equal(z1, x + y) and torch.equal(z2, x + y)
@@ -176,10 +212,11 @@ def main(argv=None) -> None:
                "host_us_per_launch": {name: statistics.median(h for h, _ in r) for name, r in behind.items()},
                "gpu_us_per_launch": {name: statistics.median(g for _, g in r) for name, r in behind.items()},
                "behind_sleep_rounds": behind, "intentc_grid_block": [kernel.runner.grid(), kernel.runner.block],
-               "fresh_process_loads": fresh}
+               "fresh_process_loads": fresh, "native_fast_path": native.unavailable() or "used",
+               "patterns": {name: pattern(name, median, rounds) for name in others}}
     print(json.dumps(payload, indent=2))
     for name in rounds:
-        print(f"{name:24s} back to back {median[name]:6.2f} µs/launch; behind a sleep: host "
+        print(f"{name:52s} back to back {median[name]:6.2f} µs/launch; behind a sleep: host "
               f"{payload['host_us_per_launch'][name]:6.2f}, GPU {payload['gpu_us_per_launch'][name]:6.2f}")
     if args.out:
         Path(args.out).write_text(json.dumps(payload, indent=2) + "\n")

@@ -91,8 +91,13 @@ def main(argv=None) -> None:
     template = seen._layouts[call_key(arguments)[0][:count]][0][-1]
     pointers = call_key(arguments)[0][count:]
 
+    from bench.launch import python_path_only
+    python_path = python_path_only(kernel)
+    python_path(**arguments)
     steps = {
         "whole call: kernel(x=x, y=y, z=z)": lambda: kernel(x=x, y=y, z=z),
+        "whole call, the Python fast path only": lambda: python_path(x=x, y=y, z=z),
+        "new pointers: whole call, the Python fast path only": lambda: python_path(**next_new()),
         "a Python call with three keywords": lambda: keywords(x=x, y=y, z=z),
         "call_key (names, data pointers)": lambda: call_key(arguments),
         "layout check (3 tensors)": lambda: check(x, y, z),
