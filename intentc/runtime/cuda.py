@@ -247,7 +247,7 @@ class CudaKernel(CompiledKernel):
                 ) -> tuple[PreparedLaunch | LaunchSequence, LaunchTemplate | None]:
         """Bind and check the arguments as the interpreter checks a launch: the launch of their
         argument words, and its template for calls that differ in data pointers only (None
-        for a staged kernel). A lazily compiled variant picked from the arguments' shapes
+        for a kernel fed by tensor maps). A lazily compiled variant picked from the arguments' shapes
         binds them itself."""
         variant = self._lazy.pick_unbound(arrays) if self._lazy is not None else None
         if variant is not None:
@@ -261,7 +261,9 @@ class CudaKernel(CompiledKernel):
             return variant.prepare(arrays, constexprs)
         entry = self._entries.pick(binding.extents, env)
         if self._stages is not None:
-            return LaunchSequence(self._stage_shapes(entry), slots, self._status.address, self._stages), None
+            sequence = LaunchSequence(self._stage_shapes(entry), slots, self._status.address, self._stages)
+            words = [*_unsigned(slots), 0, self._status.address]       # 0: the scratch word, set per stream
+            return sequence, LaunchTemplate(sequence, words, self._template_views(env))
         slots, entry, maps = self._with_tensor_maps(slots, entry)
         words = [*_unsigned(slots), self._status.address]
         shape = self._stage_shapes(entry)[0]

@@ -178,24 +178,26 @@ class LaunchShape:
     `kernelParams`), made the first time: `by_stream.get(s) or bind(s)`; called with a
     parameter block's `extra` address, it returns the CUresult. A launch converts nothing.
     A configuration is never changed after it is made, so threads launching on different
-    streams do not race on it; the driver reads it only during the call. `configs` holds the
-    same per stream for the native fast path (`native_launch.c`): (its address, its owner)."""
+    streams do not race on it; the driver reads it only during the call."""
 
     def __init__(self, function, grid: tuple[int, int, int], block: tuple[int, int, int], shared_bytes: int = 0):
         self.function, self.grid, self.block, self.shared_bytes = int(function), grid, block, shared_bytes
         self.by_stream: dict[int, functools.partial] = {}
-        self.configs: dict[int, tuple[int, _LaunchConfig]] = {}
+
+    def native(self, stream: int) -> tuple[tuple[int, int], functools.partial]:
+        """((address of its CUlaunchConfig on `stream`, function), the call that owns the
+        configuration): how the native fast path (`native_launch.c`) launches it."""
+        call = self.by_stream.get(stream) or self.bind(stream)
+        return (ctypes.addressof(call.config), self.function), call      # type: ignore[attr-defined]
 
     def bind(self, stream: int) -> functools.partial:
         if len(self.by_stream) >= MAX_STREAMS:
             self.by_stream.clear()
-            self.configs.clear()
         config = _LaunchConfig(self.grid, self.block, self.shared_bytes, stream, None, 0)
         launch = functools.partial(_raw_launch(), ctypes.c_void_p(ctypes.addressof(config)),
                                    ctypes.c_void_p(self.function), None)
         launch.config = config          # type: ignore[attr-defined]  # alive as long as the call that points at it
         self.by_stream[stream] = launch
-        self.configs[stream] = (ctypes.addressof(config), config)
         return launch
 
 
@@ -228,6 +230,13 @@ class PreparedLaunch:
         self.shape, self.block = shape, block
         self.extra = ctypes.c_void_p(ctypes.addressof(block) + 8 * (len(block) - 6))
         self.keep = keep        # device memory a parameter points to (tensor maps), freed with the launch
+        self.plans: dict[int, tuple] = {}
+
+    def native_plan(self, stream: int) -> tuple:
+        """How the native fast path launches it on `stream` (`native_launch.c`, kept in `plans`):
+        (((config address, function, extra address),), what owns them)."""
+        (config, function), owner = self.shape.native(stream)
+        return remember_plan(self.plans, stream, (((config, function, self.extra.value),), owner))
 
     @classmethod
     def of(cls, shape: LaunchShape, words: list[int], keep: DeviceBuffer | None = None) -> PreparedLaunch:
@@ -242,6 +251,15 @@ class PreparedLaunch:
 
 # Streams a launch shape keeps a bound call for (more are rebound as they come).
 MAX_STREAMS = 16
+
+
+def remember_plan(plans: dict[int, tuple], stream: int, plan: tuple) -> tuple:
+    """`plan` kept for `stream` in `plans` (at most MAX_STREAMS: a plan owns what it points at,
+    so one dropped here stays valid for a launch that holds it)."""
+    if len(plans) >= MAX_STREAMS:
+        plans.clear()
+    plans[stream] = plan
+    return plan
 
 
 class _LaunchConfig(ctypes.Structure):

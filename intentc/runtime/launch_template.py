@@ -26,7 +26,8 @@ from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .cuda_driver import LaunchShape, ParameterBlock, PreparedLaunch
+from .cuda_driver import LaunchShape, ParameterBlock, PreparedLaunch, remember_plan
+from .cuda_stages import LaunchSequence
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,7 @@ class TemplateView:
 
 @dataclass(frozen=True)
 class LaunchTemplate:
-    shape: LaunchShape
+    shape: LaunchShape | LaunchSequence       # a staged kernel's stages: launched natively only
     words: list[int]            # the parameter words (unsigned), status address last
     views: list[TemplateView]
 
@@ -70,18 +71,31 @@ class LaunchTemplate:
 class CallTemplate:
     """A template with its views' places in a call's data pointers."""
 
-    def __init__(self, shape: LaunchShape, words: list[int], addresses: list, aligned: list, disjoint: list):
+    def __init__(self, shape: LaunchShape | LaunchSequence, words: list[int], addresses: list, aligned: list,
+                 disjoint: list):
         self.shape, self._parameters = shape, ParameterBlock(words)
         self._addresses = addresses     # (word, pointer index, address - pointer)
         self._aligned = aligned         # (pointer index, element 0 - pointer): 16-byte aligned
         self._disjoint = disjoint       # (index, low, high, index, low, high): index None = fixed bytes
         self._per_thread = threading.local()
         self.native = _native_form(words, addresses, aligned, disjoint)
+        self.plans: dict[int, tuple] = {}
+
+    def native_plan(self, stream: int) -> tuple:
+        """How the native fast path launches it on `stream` (`native_launch.c`): ((config
+        address, function) a launch, (word, value) a word that depends on the stream, owners)."""
+        if isinstance(self.shape, LaunchShape):
+            config, owner = self.shape.native(stream)
+            return remember_plan(self.plans, stream, ((config,), (), owner))
+        return remember_plan(self.plans, stream, self.shape.template_plan(stream))
 
     def launch(self, pointers: Sequence[int]) -> PreparedLaunch | None:
         """This thread's launch set to a call with these data pointers (a tuple by pointer
         index; launch it before this thread's next call), or None when a check that depends
-        on them fails."""
+        on them fails, or the template is a staged kernel's (its stages' scratch is per stream:
+        launched from a template by the native path only)."""
+        if not isinstance(self.shape, LaunchShape):
+            return None
         for index, first in self._aligned:
             if (pointers[index] + first) % 16:
                 return None

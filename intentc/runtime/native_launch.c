@@ -9,12 +9,13 @@
    takes the Python path, which binds and checks what needs it), where state is the tuple
    (entries, layouts, tensor_type, data_ptr, current_stream, outputs, on_failure, launch):
 
-   - entries: {(*names, *data pointers): (check, launch, configs, function, extra)}: a call
-     seen before, `check(*tensors)` its layout check, `configs` its launch shape's
-     {stream: (CUlaunchConfig address, owner)}, `function` and `extra` the addresses
-     cuLaunchKernelEx takes (configs None: a launch this path does not make);
-   - layouts: {names: [(check, configs, function, template, ...)]}: a layout seen before, the
-     template an int64 buffer (`launch_template.CallTemplate.native`):
+   - entries: {(*names, *data pointers): (check, launch, plans, make_plan)}: a call seen
+     before, `check(*tensors)` its layout check, `plans` {stream: plan} and `make_plan(stream)`
+     the plan that launches it on a stream (made once a stream): (((CUlaunchConfig address,
+     function, extra address) per launch, in order), what owns them);
+   - layouts: {names: [(check, plans, make_plan, template, ...)]}: a layout seen before; its
+     plan: (((config address, function) per launch), ((word, value) a parameter word set per
+     stream), owners); the template an int64 buffer (`launch_template.CallTemplate.native`):
      [words, addresses, aligned, disjoint, the parameter words..., (word, pointer index,
      difference) per address, (pointer index, difference) per aligned view, (index, low, high,
      index, low, high) per noalias pair, index -1 for bytes that do not move];
@@ -32,7 +33,7 @@
 
 typedef int (*LaunchEx)(void *config, void *function, void *params, void *extra);
 
-enum { MAX_ARGUMENTS = 64, MAX_WORDS = 4096, EXTRA_WORDS = 6 };
+enum { MAX_ARGUMENTS = 64, MAX_WORDS = 4096, EXTRA_WORDS = 6, MAX_STAGES = 16 };
 enum { CU_LAUNCH_PARAM_END = 0, CU_LAUNCH_PARAM_BUFFER_POINTER = 1, CU_LAUNCH_PARAM_BUFFER_SIZE = 2 };
 
 typedef struct {
@@ -53,48 +54,69 @@ static int passes(PyObject *check, Call *call) {
     return truth;
 }
 
-/* The CUlaunchConfig of `configs` for the call's stream, with its owner (a new reference
-   in *owner), or NULL: not made yet for this stream. */
-static void *stream_config(PyObject *configs, Call *call, PyObject **owner) {
-    PyObject *pair = PyDict_GetItemWithError(configs, call->stream);
-    if (pair == NULL || !PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2)
-        return NULL;
-    void *config = PyLong_AsVoidPtr(PyTuple_GET_ITEM(pair, 0));
-    if (config == NULL)
-        return NULL;
-    Py_INCREF(pair);
-    *owner = pair;
-    return config;
+/* The plan of a launch (or a template) on the call's stream: `plans[stream]`, else made by
+   `make_plan(stream)` (which keeps it in `plans`); a new reference, NULL with an error set. */
+static PyObject *plan_for(PyObject *plans, PyObject *make_plan, Call *call) {
+    PyObject *plan = PyDict_GetItemWithError(plans, call->stream);
+    if (plan != NULL)
+        return Py_NewRef(plan);
+    return PyErr_Occurred() ? NULL : PyObject_CallOneArg(make_plan, call->stream);
 }
 
-static int launch_now(Call *call, void *config, void *function, void *extra) {
-    int status;
+/* The launches of a plan, in order, with the GIL released: the first failing one's status. */
+static int launch_all(Call *call, PyObject *launches, void *extra) {
+    Py_ssize_t count = PyTuple_GET_SIZE(launches);
+    void *config[MAX_STAGES], *function[MAX_STAGES], *own_extra[MAX_STAGES];
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *launch = PyTuple_GET_ITEM(launches, i);
+        config[i] = PyLong_AsVoidPtr(PyTuple_GET_ITEM(launch, 0));
+        function[i] = PyLong_AsVoidPtr(PyTuple_GET_ITEM(launch, 1));
+        own_extra[i] = extra != NULL ? extra : PyLong_AsVoidPtr(PyTuple_GET_ITEM(launch, 2));
+    }
+    int status = 0;
     Py_BEGIN_ALLOW_THREADS
-    status = call->launch(config, function, NULL, extra);
+    for (Py_ssize_t i = 0; i < count && status == 0; i++)
+        status = call->launch(config[i], function[i], NULL, own_extra[i]);
     Py_END_ALLOW_THREADS
     return status;
 }
 
+/* A plan's launches are well formed: a tuple of 1..MAX_STAGES tuples of `items` ints. */
+static int well_formed(PyObject *plan, Py_ssize_t size, Py_ssize_t items) {
+    if (!PyTuple_Check(plan) || PyTuple_GET_SIZE(plan) != size || !PyTuple_Check(PyTuple_GET_ITEM(plan, 0)))
+        return 0;
+    PyObject *launches = PyTuple_GET_ITEM(plan, 0);
+    if (PyTuple_GET_SIZE(launches) < 1 || PyTuple_GET_SIZE(launches) > MAX_STAGES)
+        return 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(launches); i++) {
+        PyObject *launch = PyTuple_GET_ITEM(launches, i);
+        if (!PyTuple_Check(launch) || PyTuple_GET_SIZE(launch) != items)
+            return 0;
+    }
+    return 1;
+}
+
 /* 1: launched (status in *status), 0: not this path, -1: an error (set). */
 static int launch_seen(PyObject *entry, Call *call, int *status) {
-    if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 5 || PyTuple_GET_ITEM(entry, 2) == Py_None)
+    if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 4 || !PyDict_Check(PyTuple_GET_ITEM(entry, 2)))
         return 0;
     int checked = passes(PyTuple_GET_ITEM(entry, 0), call);
     if (checked <= 0)
         return checked;
-    PyObject *owner = NULL;
-    void *config = stream_config(PyTuple_GET_ITEM(entry, 2), call, &owner);
-    if (config == NULL)
-        return PyErr_Occurred() ? -1 : 0;
-    void *function = PyLong_AsVoidPtr(PyTuple_GET_ITEM(entry, 3));
-    void *extra = PyLong_AsVoidPtr(PyTuple_GET_ITEM(entry, 4));
-    *status = launch_now(call, config, function, extra);
-    Py_DECREF(owner);
-    return 1;
+    PyObject *plan = plan_for(PyTuple_GET_ITEM(entry, 2), PyTuple_GET_ITEM(entry, 3), call);
+    if (plan == NULL)
+        return -1;
+    int result = 0;
+    if (well_formed(plan, 2, 3)) {
+        *status = launch_all(call, PyTuple_GET_ITEM(plan, 0), NULL);
+        result = PyErr_Occurred() ? -1 : 1;
+    }
+    Py_DECREF(plan);
+    return result;
 }
 
-/* The template's parameter words with this call's addresses, and its re-checks: 1 launched,
-   0 a re-check failed or no configuration for the stream yet, -1 an error (set). */
+/* The template's parameter words with this call's addresses (and the stream's own words),
+   after its re-checks: 1 launched, 0 a re-check failed, -1 an error (set). */
 static int launch_template(PyObject *item, Call *call, int *status) {
     Py_buffer view;
     if (PyObject_GetBuffer(PyTuple_GET_ITEM(item, 3), &view, PyBUF_SIMPLE) < 0)
@@ -104,6 +126,7 @@ static int launch_template(PyObject *item, Call *call, int *status) {
     const int64_t *word = t + 4, *address = word + words, *align = address + 3 * addresses,
                   *pair = align + 2 * aligned;
     int result = 0;
+    PyObject *plan = NULL;
     if (words > MAX_WORDS)
         goto done;
     for (int64_t i = 0; i < aligned; i++)
@@ -119,26 +142,43 @@ static int launch_template(PyObject *item, Call *call, int *status) {
         if (low < other_high && other_low < high)
             goto done;
     }
-    PyObject *owner = NULL;
-    void *config = stream_config(PyTuple_GET_ITEM(item, 1), call, &owner);
-    if (config == NULL) {
-        result = PyErr_Occurred() ? -1 : 0;
+    plan = plan_for(PyTuple_GET_ITEM(item, 1), PyTuple_GET_ITEM(item, 2), call);
+    if (plan == NULL) {
+        result = -1;
         goto done;
     }
+    if (!well_formed(plan, 3, 2) || !PyTuple_Check(PyTuple_GET_ITEM(plan, 1)))
+        goto done;
     uint64_t block[MAX_WORDS + EXTRA_WORDS];
     memcpy(block, word, (size_t)words * 8);
     for (int64_t i = 0; i < addresses; i++)
         block[address[3 * i]] = call->pointers[address[3 * i + 1]] + (uint64_t)address[3 * i + 2];
+    PyObject *own = PyTuple_GET_ITEM(plan, 1);      /* (word, value): the words the stream sets */
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(own); i++) {
+        PyObject *set = PyTuple_GET_ITEM(own, i);
+        if (!PyTuple_Check(set) || PyTuple_GET_SIZE(set) != 2)
+            goto done;
+        Py_ssize_t at = PyLong_AsSsize_t(PyTuple_GET_ITEM(set, 0));
+        if (at < 0 || at >= words)
+            goto done;
+        block[at] = PyLong_AsUnsignedLongLongMask(PyTuple_GET_ITEM(set, 1));
+    }
     uint64_t *extra = block + words;
     uint64_t size = (uint64_t)words * 8;
     extra[0] = CU_LAUNCH_PARAM_BUFFER_POINTER, extra[1] = (uint64_t)(uintptr_t)block;
     extra[2] = CU_LAUNCH_PARAM_BUFFER_SIZE, extra[3] = (uint64_t)(uintptr_t)&size;
     extra[4] = CU_LAUNCH_PARAM_END;
-    *status = launch_now(call, config, PyLong_AsVoidPtr(PyTuple_GET_ITEM(item, 2)), extra);
-    Py_DECREF(owner);
-    result = 1;
+    if (PyErr_Occurred()) {
+        result = -1;
+        goto done;
+    }
+    *status = launch_all(call, PyTuple_GET_ITEM(plan, 0), extra);
+    result = PyErr_Occurred() ? -1 : 1;
 done:
+    Py_XDECREF(plan);
     PyBuffer_Release(&view);
+    if (PyErr_Occurred())
+        result = -1;
     return result;
 }
 

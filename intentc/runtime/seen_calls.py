@@ -29,7 +29,6 @@ from typing import Any
 import numpy as np
 
 from ..interp.values import EnumValue
-from .cuda_driver import PreparedLaunch
 from .interop import array_ref
 
 _DOUBLE = struct.Struct("<d")
@@ -47,10 +46,10 @@ class SeenCalls:
 
     def __init__(self, capacity: int):
         self.capacity = capacity
-        # key: (its layout check's bound `check`, launch, then the launch as the native fast path
-        # takes it: its shape's configs, function, extra; configs None for a launch sequence)
+        # key: (its layout check's bound `check`, launch, then for the native fast path the
+        # launch's plans by stream and the method that makes one)
         self._entries: dict[tuple, tuple] = {}
-        # layout key: [(layout check, configs, function, template's native form, CallTemplate)], newest first
+        # layout key: [(layout check, plans, plan maker, the template's native form, CallTemplate)], newest first
         self._layouts: dict[tuple, list] = {}
 
     def find(self, arguments: dict):
@@ -94,7 +93,7 @@ class SeenCalls:
         check = (_tensor_layouts()(*tensors) if tensors else _NO_TENSORS).check
         if len(self._entries) >= self.capacity:
             self._entries.clear()
-        self._entries[key] = (check, launch, *_native_launch(launch))
+        self._entries[key] = (check, launch, getattr(launch, "plans", None), getattr(launch, "native_plan", None))
         if template is not None:
             names = [name for name, value in arguments.items() if isinstance(value, _tensor_type())]
             layouts = self._layouts.get(layout_key)
@@ -102,9 +101,8 @@ class SeenCalls:
                 if len(self._layouts) >= self.capacity:
                     self._layouts.clear()
                 layouts = self._layouts[layout_key] = []
-            call_template = template.for_call(pointers, {name: i for i, name in enumerate(names)})
-            shape = call_template.shape
-            layouts.insert(0, (check, shape.configs, shape.function, call_template.native, call_template))
+            call = template.for_call(pointers, {name: i for i, name in enumerate(names)})
+            layouts.insert(0, (check, call.plans, call.native_plan, call.native, call))
             del layouts[LAYOUTS_PER_KEY:]
 
     def native_state(self, outputs: tuple[str, ...], current_stream, on_failure, launch: int) -> tuple | None:
@@ -121,14 +119,6 @@ class SeenCalls:
 
     def __len__(self) -> int:
         return len(self._entries)
-
-
-def _native_launch(launch) -> tuple:
-    """(configs, function, extra address) of a single launch; any other (a staged kernel's
-    launch sequence) is launched by the Python path: (None, 0, 0)."""
-    if not isinstance(launch, PreparedLaunch):
-        return None, 0, 0
-    return launch.shape.configs, launch.shape.function, launch.extra.value
 
 
 def call_key(arguments: dict) -> tuple[tuple | None, Collection]:

@@ -26,6 +26,13 @@ SCALE = """kernel @scale(%x: view<f32, [%N], in>, %t: f32, %y: view<f32, [%N], o
   write %y, %r index(%i)
 }
 """
+CUMSUM = """kernel @cumsum(%x: view<f32, [%N], in>, %y: view<f32, [%N], out>) {
+  %i = iota : tensor<index, [%N]>
+  %v = read %x index(%i) : tensor<f32, [%N]>
+  %c = scan %v {axis = 0, kind = sum} : tensor<f32, [%N]>
+  write %y, %c index(%i)
+}
+"""
 
 
 @pytest.fixture
@@ -80,11 +87,11 @@ def test_what_the_native_path_does_not_take_goes_to_the_python_path(fake_driver)
     arguments = {"x": FakeTensor(x), "y": FakeTensor(y)}
     accumulate(**arguments)
     finds = len(fake_driver.finds)
-    accumulate(**arguments, stream=7)                          # a stream not launched on yet
-    accumulate(**arguments, stream=7)                          # now natively
-    accumulate(**arguments, stream=type("Stream", (), {"cuda_stream": 7})())    # a stream object
+    accumulate(**arguments, stream=7)                          # a stream not launched on yet: its plan made
+    accumulate(**arguments, stream=7)
+    accumulate(**arguments, stream=type("Stream", (), {"cuda_stream": 7})())    # a stream object: Python
     assert [launch[2] for launch in fake_driver.launches[-3:]] == [7, 7, 7]
-    assert len(fake_driver.finds) == finds + 2
+    assert len(fake_driver.finds) == finds + 1
 
 
 def test_a_failed_launch_raises_the_drivers_error(fake_driver, monkeypatch):
@@ -123,3 +130,25 @@ def test_it_can_be_turned_off(monkeypatch):
         assert native.fast_call() is None and native.unavailable() == "INTENTC_NATIVE_LAUNCH=0"
     finally:
         native.fast_call.cache_clear()
+
+
+def test_a_staged_kernel_is_launched_natively_with_its_streams_scratch(fake_driver):
+    """Seen and on new memory: every stage in order, the words a full binding gives but the
+    scratch word, which is the stream's own scratch memory (launches on one stream share it)."""
+    kernel = _loaded(CUMSUM, "cumsum")
+    stages = len(kernel.launch_config.stages)
+    assert stages > 1, "cumsum is a staged program"
+    first, second = np.zeros((2, 4096), np.float32), np.zeros((2, 4096), np.float32)
+    kernel(x=FakeTensor(first[0]), y=FakeTensor(first[1]), stream=5)             # bound
+    finds = len(fake_driver.finds)
+    for memory, stream in ((first, 5), (second, 5), (second, 6)):                  # seen, new, new
+        kernel(x=FakeTensor(memory[0]), y=FakeTensor(memory[1]), stream=stream)
+    assert len(fake_driver.finds) == finds and len(fake_driver.binds) == 1
+    launches = fake_driver.launches
+    assert len(launches) == 4 * stages and [launch[2] for launch in launches[::stages]] == [5, 5, 5, 6]
+    calls = [launches[i * stages:(i + 1) * stages] for i in range(4)]
+    assert all(len({tuple(launch[3]) for launch in call}) == 1 for call in calls), "one set of words a call"
+    words = [call[0][3] for call in calls]
+    assert words[1] == words[0] and words[2][-2] == words[0][-2] != words[3][-2]     # scratch by stream
+    bound = _full_binding_words(kernel, {"x": FakeTensor(second[0]), "y": FakeTensor(second[1])}, fake_driver)
+    assert words[2][:-2] == words[3][:-2] == bound[:-2] and words[2][-1] == bound[-1]
