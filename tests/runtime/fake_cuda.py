@@ -26,6 +26,19 @@ class FakeGpuArray:
                 "strides": self.array.strides, "typestr": self.array.dtype.str, "version": 3}
 
 
+class FakeDLPackArray:
+    """A numpy array seen only through DLPack, as on CUDA device `ordinal` (a JAX GPU array)."""
+
+    def __init__(self, array: np.ndarray, ordinal: int = 0):
+        self.array, self._ordinal = array, ordinal
+
+    def __dlpack__(self, **kwargs):
+        return self.array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return 2, self._ordinal
+
+
 class FakeTensor(FakeGpuArray):
     """A fake GPU array that the launch fast paths take for a torch tensor (`fake_torch`):
     what they read of one is its data pointer and the layout facts torch's accessors give."""

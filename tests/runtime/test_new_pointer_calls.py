@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fake_cuda import FakeTensor, choose_fast_path, install_driver, install_torch
+from fake_cuda import FakeDLPackArray, FakeGpuArray, FakeTensor, choose_fast_path, install_driver, install_torch
 
 import intentc
 
@@ -165,3 +165,28 @@ def test_a_template_sets_one_launch_a_thread_and_allocates_nothing(fake_driver):
     with ThreadPoolExecutor(1) as pool:
         other, _ = pool.submit(new_memory_call, 96).result()
     assert other is not first and len(fake_driver.binds) == 1
+
+
+@pytest.mark.parametrize("array", [FakeGpuArray, FakeDLPackArray])
+def test_other_gpu_arrays_and_scalars_take_the_new_memory_path_too(fake_driver, array):
+    """`__cuda_array_interface__` arrays (CuPy) and DLPack-only ones (JAX), beside a torch
+    tensor and a scalar: new memory with a seen layout binds nothing and gets a full binding's
+    words; a change of layout or scalar, or memory overlapping a noalias view, is bound again."""
+    kernel = _loaded(ACCUMULATE.replace("%x: view<f32, [%N], in>", "%x: view<f32, [%N], in>, %t: f32"), "acc")
+    first, second = np.zeros(64, np.float32), np.zeros(64, np.float32)
+    kernel(x=array(first[1:17:2]), t=2.0, y=FakeTensor(first[40:48]))
+    calls = [{"x": array(first[1:17:2]), "t": 2.0, "y": FakeTensor(first[40:48])},        # seen
+             {"x": array(second[1:17:2]), "t": 2.0, "y": FakeTensor(second[40:48])},      # new memory
+             {"x": array(second[3:19:2]), "t": 2.0, "y": FakeTensor(first[32:40])}]       # new memory
+    for arguments in calls:
+        binds = len(fake_driver.binds)
+        kernel(**arguments)
+        assert len(fake_driver.binds) == binds, "a call or layout seen before is not bound again"
+        assert fake_driver.launches[-1][3] == _bound_words(kernel, arguments, fake_driver)
+    changed = [{"x": array(second[0:16:2]), "t": 2.5, "y": FakeTensor(second[40:48])},    # scalar
+               {"x": array(second[0:8]), "t": 2.0, "y": FakeTensor(second[40:48])}]       # strides
+    for arguments in changed:
+        binds = len(fake_driver.binds)
+        kernel(**arguments)
+        assert len(fake_driver.binds) == binds + 1
+    assert _code(kernel, x=array(second[40:56:2]), t=2.0, y=FakeTensor(second[44:52])) == "R0109"
