@@ -40,13 +40,13 @@ typedef struct {
     PyObject *arguments, *stream;
     PyObject *values[MAX_ARGUMENTS];
     uint64_t pointers[MAX_ARGUMENTS];
-    Py_ssize_t count;
+    Py_ssize_t count, tensors;     /* arguments; tensors among them (values, pointers) */
     LaunchEx launch;
 } Call;
 
 /* 1: the tensors pass `check`, 0: they do not, -1: an error (set). */
 static int passes(PyObject *check, Call *call) {
-    PyObject *result = PyObject_Vectorcall(check, call->values, (size_t)call->count, NULL);
+    PyObject *result = PyObject_Vectorcall(check, call->values, (size_t)call->tensors, NULL);
     if (result == NULL)
         return -1;
     int truth = PyObject_IsTrue(result);
@@ -183,12 +183,8 @@ done:
 }
 
 /* The first template of the call's layout whose check the tensors pass. */
-static int launch_from_layout(PyObject *layouts, PyObject *key, Call *call, int *status) {
-    PyObject *names = PyTuple_GetSlice(key, 0, call->count);
-    if (names == NULL)
-        return -1;
-    PyObject *found = PyDict_GetItemWithError(layouts, names);
-    Py_DECREF(names);
+static int launch_from_layout(PyObject *layouts, PyObject *layout, Call *call, int *status) {
+    PyObject *found = PyDict_GetItemWithError(layouts, layout);
     if (found == NULL || !PyList_Check(found))
         return PyErr_Occurred() ? -1 : 0;
     /* a copy: another thread may change the list while a check runs Python code */
@@ -209,33 +205,86 @@ static int launch_from_layout(PyObject *layouts, PyObject *key, Call *call, int 
     return result;
 }
 
-/* The call's key (*names, *data pointers), its values and pointers; NULL (no error) when an
-   argument is not a tensor. */
-static PyObject *call_key(Call *call, PyObject *tensor_type, PyObject *data_ptr) {
-    PyObject *key = PyTuple_New(2 * call->count);
-    if (key == NULL)
-        return NULL;
-    Py_ssize_t position = 0, i = 0;
-    PyObject *name, *value;
-    while (PyDict_Next(call->arguments, &position, &name, &value)) {
-        if (!PyObject_TypeCheck(value, (PyTypeObject *)tensor_type)) {
-            Py_DECREF(key);
-            return NULL;    /* not a tensor: the Python path */
-        }
-        PyObject *pointer = PyObject_CallOneArg(data_ptr, value);
-        if (pointer == NULL) {
-            Py_DECREF(key);
-            if (PyErr_ExceptionMatches(PyExc_TypeError) || PyErr_ExceptionMatches(PyExc_RuntimeError))
-                PyErr_Clear();      /* not a tensor (or a sparse one): the Python path */
-            return NULL;
-        }
-        call->pointers[i] = (uint64_t)PyLong_AsUnsignedLongLongMask(pointer);
-        Py_INCREF(name);
-        PyTuple_SET_ITEM(key, i, name);
-        PyTuple_SET_ITEM(key, call->count + i, pointer);
-        call->values[i++] = value;
+/* What the key holds of a scalar argument: (its type, a summary), as `seen_calls._summary`
+   has it for a Python float (its IEEE bytes), int or bool (its value); 0: not a scalar this
+   path keys (the Python path does), -1: an error (set). */
+static int scalar_items(PyObject *value, PyObject **type, PyObject **summary) {
+    if (PyFloat_CheckExact(value)) {
+        char bytes[8];
+        if (PyFloat_Pack8(PyFloat_AS_DOUBLE(value), bytes, 1) < 0)
+            return -1;
+        *summary = PyBytes_FromStringAndSize(bytes, 8);
+    } else if (PyLong_CheckExact(value) || PyBool_Check(value)) {
+        *summary = Py_NewRef(value);
+    } else {
+        return 0;
     }
-    return key;
+    *type = Py_NewRef((PyObject *)Py_TYPE(value));
+    return *summary != NULL ? 1 : -1;
+}
+
+/* The call's keys as `seen_calls._keys` makes them, its tensors and their data pointers:
+   every argument a tensor, (*names, *pointers) and the layout key (*names); else, per
+   argument, (name, pointer) for a tensor and (name, type, summary) for a scalar, and
+   (name, None) or the same in the layout key. 0 (nothing set): an argument of another kind. */
+static int call_keys(Call *call, PyObject *tensor_type, PyObject *data_ptr, PyObject **key, PyObject **layout) {
+    PyObject *items[2 * MAX_ARGUMENTS], *names[MAX_ARGUMENTS];
+    Py_ssize_t count = 0, scalars = 0, position = 0;
+    PyObject *name, *value;
+    int result = 1;
+    call->tensors = 0;
+    while (result == 1 && PyDict_Next(call->arguments, &position, &name, &value)) {
+        names[count++] = name;
+        items[2 * (count - 1)] = items[2 * (count - 1) + 1] = NULL;
+        if (PyObject_TypeCheck(value, (PyTypeObject *)tensor_type)) {
+            PyObject *pointer = PyObject_CallOneArg(data_ptr, value);
+            if (pointer == NULL) {      /* a tensor without one (sparse): the Python path */
+                result = PyErr_ExceptionMatches(PyExc_TypeError) || PyErr_ExceptionMatches(PyExc_RuntimeError) ? 0 : -1;
+                if (result == 0)
+                    PyErr_Clear();
+                break;
+            }
+            call->pointers[call->tensors] = (uint64_t)PyLong_AsUnsignedLongLongMask(pointer);
+            call->values[call->tensors] = value;
+            items[2 * (count - 1)] = pointer;
+            call->tensors++;
+        } else {
+            result = scalar_items(value, &items[2 * (count - 1)], &items[2 * (count - 1) + 1]);
+            scalars += result == 1;
+        }
+    }
+    if (result == 1) {
+        *key = PyTuple_New(scalars ? 2 * count + scalars : 2 * count);
+        *layout = PyTuple_New(scalars ? 2 * count + scalars : count);
+        Py_ssize_t at = 0, layout_at = 0;
+        for (Py_ssize_t i = 0; *key != NULL && *layout != NULL && i < count; i++) {
+            PyObject *first = items[2 * i], *second = items[2 * i + 1];
+            if (!scalars) {             /* names, then pointers; the layout key: the names */
+                PyTuple_SET_ITEM(*key, i, Py_NewRef(names[i]));
+                PyTuple_SET_ITEM(*key, count + i, Py_NewRef(first));
+                PyTuple_SET_ITEM(*layout, i, Py_NewRef(names[i]));
+                continue;
+            }
+            PyTuple_SET_ITEM(*key, at++, Py_NewRef(names[i]));
+            PyTuple_SET_ITEM(*key, at++, Py_NewRef(first));
+            PyTuple_SET_ITEM(*layout, layout_at++, Py_NewRef(names[i]));
+            PyTuple_SET_ITEM(*layout, layout_at++, Py_NewRef(second ? first : Py_None));
+            if (second) {
+                PyTuple_SET_ITEM(*key, at++, Py_NewRef(second));
+                PyTuple_SET_ITEM(*layout, layout_at++, Py_NewRef(second));
+            }
+        }
+        if (*key == NULL || *layout == NULL) {
+            Py_CLEAR(*key);
+            Py_CLEAR(*layout);
+            result = -1;
+        }
+    }
+    for (Py_ssize_t i = 0; i < count; i++) {
+        Py_XDECREF(items[2 * i]);
+        Py_XDECREF(items[2 * i + 1]);
+    }
+    return result;
 }
 
 static PyObject *outputs_of(Call *call, PyObject *outputs) {
@@ -260,19 +309,22 @@ static PyObject *fast_call(PyObject *module, PyObject *const *args, Py_ssize_t n
     call.launch = (LaunchEx)PyLong_AsVoidPtr(PyTuple_GET_ITEM(state, 7));
     if (call.launch == NULL)
         return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
-    PyObject *key = call_key(&call, PyTuple_GET_ITEM(state, 2), PyTuple_GET_ITEM(state, 3));
-    if (key == NULL)
-        return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
+    PyObject *key = NULL, *layout = NULL;
+    int keyed = call_keys(&call, PyTuple_GET_ITEM(state, 2), PyTuple_GET_ITEM(state, 3), &key, &layout);
+    if (keyed <= 0)
+        return keyed < 0 ? NULL : Py_NewRef(Py_None);
     if (args[2] == Py_None) {
         call.stream = PyObject_CallNoArgs(PyTuple_GET_ITEM(state, 4));
     } else if (PyLong_CheckExact(args[2])) {
         call.stream = Py_NewRef(args[2]);
     } else {
         Py_DECREF(key);
+        Py_DECREF(layout);
         Py_RETURN_NONE;     /* a stream object: the Python path reads its handle */
     }
     if (call.stream == NULL) {
         Py_DECREF(key);
+        Py_DECREF(layout);
         return NULL;
     }
     int status = 0, launched = 0;
@@ -283,8 +335,9 @@ static PyObject *fast_call(PyObject *module, PyObject *const *args, Py_ssize_t n
         Py_DECREF(entry);
     }
     if (launched == 0 && !PyErr_Occurred())
-        launched = launch_from_layout(PyTuple_GET_ITEM(state, 1), key, &call, &status);
+        launched = launch_from_layout(PyTuple_GET_ITEM(state, 1), layout, &call, &status);
     Py_DECREF(key);
+    Py_DECREF(layout);
     Py_DECREF(call.stream);
     if (launched < 0 || PyErr_Occurred())
         return NULL;

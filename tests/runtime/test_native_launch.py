@@ -76,13 +76,23 @@ def test_seen_calls_and_new_memory_are_launched_natively_with_a_full_bindings_wo
     assert words[1] == words[0]
 
 
-def test_what_the_native_path_does_not_take_goes_to_the_python_path(fake_driver):
+def test_python_numbers_are_keyed_natively_by_type_and_bits(fake_driver):
     kernel = _loaded(SCALE, "scale")
+    x, y = np.zeros(16, np.float32), np.zeros(16, np.float32)
+    for value in (0.0, -0.0, 1, 1.0, 0.5):
+        kernel(x=FakeTensor(x[0:8]), t=value, y=FakeTensor(y[0:8]))               # bound: a new scalar
+        finds = len(fake_driver.finds)
+        kernel(x=FakeTensor(x[0:8]), t=value, y=FakeTensor(y[0:8]))               # seen
+        kernel(x=FakeTensor(x[8:16]), t=value, y=FakeTensor(y[8:16]))             # new memory
+        assert len(fake_driver.finds) == finds, value
+        assert fake_driver.launches[-1][3][5] == np.float32(value).view(np.uint32), value    # t's word
+    assert len(fake_driver.binds) == 5, "each scalar's type and bits bound once"
+    kernel(x=FakeTensor(x[0:8]), t=np.float32(0.5), y=FakeTensor(y[0:8]))          # a numpy scalar: Python's key
+    assert len(fake_driver.finds) == finds + 2 and len(fake_driver.binds) == 6
+
+
+def test_what_the_native_path_does_not_take_goes_to_the_python_path(fake_driver):
     x, y = np.zeros(8, np.float32), np.zeros(8, np.float32)
-    kernel(x=FakeTensor(x), t=0.5, y=FakeTensor(y))
-    finds = len(fake_driver.finds)
-    kernel(x=FakeTensor(x), t=0.5, y=FakeTensor(y))            # a scalar: the Python path's key
-    assert len(fake_driver.binds) == 1 and len(fake_driver.finds) == finds + 1
     accumulate = _loaded(ACCUMULATE, "acc")
     arguments = {"x": FakeTensor(x), "y": FakeTensor(y)}
     accumulate(**arguments)
