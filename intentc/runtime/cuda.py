@@ -34,7 +34,7 @@ from .status import illegal_input
 from .variants import Entry, EntryTable, LazyVariants, extent_sources
 from .cuda_driver import CudaError, DeviceBuffer, LaunchShape, PreparedLaunch, default_device, stream_synchronize
 from .cuda_stages import LaunchSequence, StagedEntries, launch_grid
-from .launch_template import LaunchTemplate, TemplateView
+from .launch_template import LaunchTemplate, TemplateView, TensorMaps
 from .tensor_maps import encoded_maps
 
 CUDA_FAILED = "E0090"
@@ -247,7 +247,7 @@ class CudaKernel(CompiledKernel):
                 ) -> tuple[PreparedLaunch | LaunchSequence, LaunchTemplate | None]:
         """Bind and check the arguments as the interpreter checks a launch: the launch of their
         argument words, and its template for calls that differ in data pointers only (None
-        for a kernel fed by tensor maps). A lazily compiled variant picked from the arguments' shapes
+        for a launch of a tensor-map kernel's fallback entry). A lazily compiled variant picked from the arguments' shapes
         binds them itself."""
         variant = self._lazy.pick_unbound(arrays) if self._lazy is not None else None
         if variant is not None:
@@ -264,12 +264,15 @@ class CudaKernel(CompiledKernel):
             sequence = LaunchSequence(self._stage_shapes(entry), slots, self._status.address, self._stages)
             words = [*_unsigned(slots), 0, self._status.address]       # 0: the scratch word, set per stream
             return sequence, LaunchTemplate(sequence, words, self._template_views(env))
-        slots, entry, maps = self._with_tensor_maps(slots, entry)
-        words = [*_unsigned(slots), self._status.address]
+        mapped, entry, maps = self._with_tensor_maps(slots, entry)
+        words = [*_unsigned(mapped), self._status.address]
         shape = self._stage_shapes(entry)[0]
-        if self.launch_config.mma.get("tma"):     # the maps hold the views' addresses: no template
-            return PreparedLaunch.of(shape, words, maps), None
-        return PreparedLaunch.of(shape, words), LaunchTemplate(shape, words, self._template_views(env))
+        tma = self.launch_config.mma.get("tma")
+        if tma and maps is None:        # the fallback entry: a template would serve aligned views with it too
+            return PreparedLaunch.of(shape, words), None
+        tensor_maps = TensorMaps(tma, self._view_words(), len(slots)) if tma else None
+        return (PreparedLaunch.of(shape, words, maps),
+                LaunchTemplate(shape, words, self._template_views(env), tensor_maps))
 
     def _template_views(self, env: dict) -> list[TemplateView]:
         """The bound views (`binding.DirectView`s) as a launch template records them."""
@@ -294,7 +297,7 @@ class CudaKernel(CompiledKernel):
         tma = self.launch_config.mma.get("tma")
         if not tma:
             return words, entry, None
-        maps = encoded_maps(tma, {s.name: s.start for s in self.abi.slots if s.kind == "view"}, words)
+        maps = encoded_maps(tma, self._view_words(), words)
         if maps is not None:
             buffer = DeviceBuffer.from_array(maps)
             return np.append(words, np.int64(np.uint64(buffer.address).view(np.int64))), entry, buffer
@@ -302,6 +305,10 @@ class CudaKernel(CompiledKernel):
             raise CudaError("a view of this launch has no tensor map (unaligned or transposed) and the kernel "
                             "has no fallback entry")
         return words, self._entries.fallback, None
+
+    def _view_words(self) -> dict[str, int]:
+        """Each view's first argument word."""
+        return {s.name: s.start for s in self.abi.slots if s.kind == "view"}
 
     def synchronize(self, stream: int = 0) -> None:
         """Wait for `stream`; raise the first illegal input an asynchronous launch reported

@@ -26,8 +26,11 @@ from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .cuda_driver import LaunchShape, ParameterBlock, PreparedLaunch, remember_plan
+import numpy as np
+
+from .cuda_driver import DeviceBuffer, LaunchShape, ParameterBlock, PreparedLaunch, remember_plan
 from .cuda_stages import LaunchSequence
+from .tensor_maps import encoded_maps
 
 
 @dataclass(frozen=True)
@@ -44,10 +47,30 @@ class TemplateView:
 
 
 @dataclass(frozen=True)
+class TensorMaps:
+    """The copy engine's tensor maps of a launch (`mma.tma`, `tensor_maps.py`): their spec,
+    each view's first argument word, and the word holding the maps' device address."""
+    tma: dict
+    views: dict[str, int]
+    word: int
+
+    def launch(self, shape: LaunchShape, words: list[int]) -> PreparedLaunch | None:
+        """A launch of its own with maps encoded for `words`' addresses (in device memory it
+        keeps), or None where the copy engine cannot describe a view there (a full binding
+        then takes the kernel's fallback entry)."""
+        maps = encoded_maps(self.tma, self.views, np.array(words[:self.word], dtype=np.uint64).view(np.int64))
+        if maps is None:
+            return None
+        memory = DeviceBuffer.from_array(maps)
+        return PreparedLaunch.of(shape, [*words[:self.word], memory.address, *words[self.word + 1:]], memory)
+
+
+@dataclass(frozen=True)
 class LaunchTemplate:
     shape: LaunchShape | LaunchSequence       # a staged kernel's stages: launched natively only
     words: list[int]            # the parameter words (unsigned), status address last
     views: list[TemplateView]
+    maps: TensorMaps | None = None             # tensor maps: encoded again for every new call's addresses
 
     def for_call(self, pointers: Sequence[int], index: dict[str, int]) -> CallTemplate:
         """The template for calls whose view `name` is the data pointer `pointers[index[name]]`
@@ -65,21 +88,25 @@ class LaunchTemplate:
         aligned = [(index[v.name], v.first - pointers[index[v.name]]) for v in moving.values() if v.aligned16]
         disjoint = [(*relative(a), *relative(b)) for a in self.views if a.noalias for b in self.views
                     if b is not a and (a.name in moving or b.name in moving)]
-        return CallTemplate(self.shape, self.words, addresses, aligned, disjoint)
+        return CallTemplate(self.shape, self.words, addresses, aligned, disjoint, self.maps)
 
 
 class CallTemplate:
     """A template with its views' places in a call's data pointers."""
 
     def __init__(self, shape: LaunchShape | LaunchSequence, words: list[int], addresses: list, aligned: list,
-                 disjoint: list):
-        self.shape, self._parameters = shape, ParameterBlock(words)
+                 disjoint: list, maps: TensorMaps | None = None):
+        self.shape, self._parameters, self._words = shape, ParameterBlock(words), words
         self._addresses = addresses     # (word, pointer index, address - pointer)
         self._aligned = aligned         # (pointer index, element 0 - pointer): 16-byte aligned
         self._disjoint = disjoint       # (index, low, high, index, low, high): index None = fixed bytes
+        self._maps = maps
         self._per_thread = threading.local()
-        self.native = _native_form(words, addresses, aligned, disjoint)
+        # what the native path launches from (None: a launch with tensor maps, made by `launch`)
+        self.native = _native_form(words, addresses, aligned, disjoint) if maps is None else None
         self.plans: dict[int, tuple] = {}
+        # its launches are the caller's to keep (each owns its tensor maps), not this thread's for one call
+        self.owned = maps is not None
 
     def native_plan(self, stream: int) -> tuple:
         """How the native fast path launches it on `stream` (`native_launch.c`): ((config
@@ -106,6 +133,11 @@ class CallTemplate:
                 other_low, other_high = pointers[other] + other_low, pointers[other] + other_high
             if low < other_high and other_low < high:
                 return None
+        if self._maps is not None:
+            words = list(self._words)
+            for word, index, difference in self._addresses:
+                words[word] = pointers[index] + difference
+            return self._maps.launch(self.shape, words)
         try:
             launch = self._per_thread.launch
         except AttributeError:

@@ -13,7 +13,8 @@
      before, `check(*tensors)` its layout check, `plans` {stream: plan} and `make_plan(stream)`
      the plan that launches it on a stream (made once a stream): (((CUlaunchConfig address,
      function, extra address) per launch, in order), what owns them);
-   - layouts: {names: [(check, plans, make_plan, template, ...)]}: a layout seen before; its
+   - layouts: {names: [(check, plans, make_plan, template, ...)]}: a layout seen before (template
+     None: launched by the Python path, which keeps that launch as a seen call); its
      plan: (((config address, function) per launch), ((word, value) a parameter word set per
      stream), owners); the template an int64 buffer (`launch_template.CallTemplate.native`):
      [words, addresses, aligned, disjoint, the parameter words..., (word, pointer index,
@@ -197,6 +198,8 @@ static int launch_from_layout(PyObject *layouts, PyObject *layout, Call *call, i
         if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) < 4)
             continue;
         int checked = passes(PyTuple_GET_ITEM(item, 0), call);
+        if (checked > 0 && PyTuple_GET_ITEM(item, 3) == Py_None)
+            break;      /* a template whose launches the Python path makes (tensor maps) */
         result = checked <= 0 ? checked : launch_template(item, call, status);
         if (checked > 0 && result == 0)
             break;      /* its re-checks failed: the full binding reports why */

@@ -64,7 +64,7 @@ class SeenCalls:
         if entry is not None and entry[0](*tensors):
             return entry[1]
         count = len(arguments)
-        return self._from_template(tensors, key[:count], key[count:])
+        return self._from_template(key, tensors, key[:count], key[count:])
 
     def _find_mixed(self, arguments: dict):
         key, tensors, layout_key, pointers, _ = _mixed_keys(arguments)
@@ -73,15 +73,19 @@ class SeenCalls:
         entry = self._entries.get(key)
         if entry is not None and entry[0](*tensors):
             return entry[1]
-        return self._from_template(tensors, layout_key, pointers)
+        return self._from_template(key, tensors, layout_key, pointers)
 
-    def _from_template(self, tensors: Collection, layout_key: tuple, pointers: tuple):
+    def _from_template(self, key: tuple, tensors: Collection, layout_key: tuple, pointers: tuple):
         """The launch set from the template of a call with this call's layout (new data
-        pointers; this thread's, to launch at once); None if there is none or a pointer
-        check fails."""
+        pointers; this thread's, to launch at once, unless the template's launches are owned:
+        those, with tensor maps of their own, are kept as seen calls); None if there is none
+        or a pointer check fails."""
         for check, *_, template in self._layouts.get(layout_key, ()):
             if check(*tensors):
-                return template.launch(pointers)
+                launch = template.launch(pointers)
+                if launch is not None and template.owned:
+                    self._enter(key, check, launch)
+                return launch
         return None
 
     def remember(self, arguments: dict, launch, template=None) -> None:
@@ -91,9 +95,7 @@ class SeenCalls:
         if key is None or layout_key is None or not all(isinstance(t, _tensor_type()) for t in tensors):
             return
         check = (_tensor_layouts()(*tensors) if tensors else _NO_TENSORS).check
-        if len(self._entries) >= self.capacity:
-            self._entries.clear()
-        self._entries[key] = (check, launch, getattr(launch, "plans", None), getattr(launch, "native_plan", None))
+        self._enter(key, check, launch)
         if template is not None:
             layouts = self._layouts.get(layout_key)
             if layouts is None:
@@ -103,6 +105,11 @@ class SeenCalls:
             call = template.for_call(pointers, {name: i for i, name in enumerate(moving)})
             layouts.insert(0, (check, call.plans, call.native_plan, call.native, call))
             del layouts[LAYOUTS_PER_KEY:]
+
+    def _enter(self, key: tuple, check, launch) -> None:
+        if len(self._entries) >= self.capacity:
+            self._entries.clear()
+        self._entries[key] = (check, launch, getattr(launch, "plans", None), getattr(launch, "native_plan", None))
 
     def native_state(self, outputs: tuple[str, ...], current_stream, on_failure, launch: int) -> tuple | None:
         """The state `native_launch.c`'s `fast_call` takes for these tables, or None while

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from intentc.runtime import cuda, cuda_driver, cuda_stages, load, native, seen_calls
+from intentc.runtime import cuda, cuda_driver, cuda_stages, launch_template, load, native, seen_calls
 
 
 class FakeGpuArray:
@@ -102,7 +102,8 @@ class FakeDevice:
     arch, sm_count, ordinal = "sm_90", 4, 0
 
     def load(self, image):
-        return SimpleNamespace(function=lambda name: 1, max_threads=lambda function: 1024)
+        return SimpleNamespace(function=lambda name: 1, max_threads=lambda function: 1024,
+                               allow_shared=lambda function, nbytes: None)
 
     def ensure_heap(self, nbytes: int) -> None:
         pass
@@ -141,6 +142,7 @@ def install_driver(monkeypatch) -> SimpleNamespace:
     monkeypatch.setattr(cuda, "default_device", FakeDevice)
     monkeypatch.setattr(cuda, "DeviceBuffer", FakeBuffer)
     monkeypatch.setattr(cuda_stages, "DeviceBuffer", FakeBuffer)
+    monkeypatch.setattr(launch_template, "DeviceBuffer", FakeBuffer)
     monkeypatch.setattr(cuda_driver, "_raw_launch", lambda: launch)
     monkeypatch.setattr(cuda.CudaKernel, "prepare", counted_prepare)
     return SimpleNamespace(launches=launches, binds=binds, native_launch=native_launch)

@@ -190,3 +190,49 @@ def test_other_gpu_arrays_and_scalars_take_the_new_memory_path_too(fake_driver, 
         kernel(**arguments)
         assert len(fake_driver.binds) == binds + 1
     assert _code(kernel, x=array(second[40:56:2]), t=2.0, y=FakeTensor(second[44:52])) == "R0109"
+
+
+def test_a_kernel_fed_by_tensor_maps_encodes_them_again_for_new_memory(fake_driver, monkeypatch):
+    """wgmma fed by the copy engine (`mma.tma`): its maps hold the views' addresses, so new
+    memory with a seen layout gets maps of its own (not a full binding), kept with that call's
+    launch for its next calls; a view the copy engine cannot describe there is bound in full
+    (the cp.async fallback entry)."""
+    import ctypes
+
+    from intentc.runtime import tensor_maps
+
+    def encode(request):        # the driver's encoding stood in for: what it was asked for
+        return np.array([request.address, *request.extents, request.pitch], np.uint64).tobytes().ljust(128, b"\0")
+    monkeypatch.setattr(tensor_maps, "encode", encode)
+    kernel = intentc.load(Path(__file__).parents[2] / "ir_samples" / "tiled_matmul.kir", "matmul_tiled",
+                          target="cuda", arch="sm_90a")
+    tma = kernel.launch_config.mma["tma"]
+    memory = [np.zeros(128 * 64 * 2 + 8, np.float16) for _ in range(3)]
+
+    def operands(block, start=0):
+        return {"a": FakeTensor(block[start:start + 128 * 64].reshape(128, 64)),
+                "b": FakeTensor(block[start + 128 * 64:start + 2 * 128 * 64].reshape(64, 128)),
+                "c": FakeTensor(np.zeros((128, 128), np.float16))}
+
+    def maps_of(words) -> list[int]:       # each map's address, as `encode` wrote it
+        maps = np.frombuffer(ctypes.string_at(words[tma["word"]], 128 * len(tma["maps"])), np.uint64)
+        return [int(maps[16 * i]) for i in range(len(tma["maps"]))]
+    kernel(**operands(memory[0]))
+    assert len(fake_driver.binds) == 1
+    new = operands(memory[1])
+    kernel(**new)
+    assert len(fake_driver.binds) == 1, "new memory, a seen layout: not bound"
+    words = fake_driver.launches[-1][3]
+    assert maps_of(words) == [new["a"].data_ptr(), new["b"].data_ptr()]
+    bound = _bound_words(kernel, new, fake_driver)
+    assert [w for i, w in enumerate(words) if i != tma["word"]] == [w for i, w in enumerate(bound) if i != tma["word"]]
+    other = operands(memory[2])
+    kernel(**other)                                                      # new memory: maps of its own, kept
+    kernel(**other)
+    assert fake_driver.launches[-1][3] == fake_driver.launches[-2][3], "the same launch, maps and all"
+    assert maps_of(fake_driver.launches[-1][3]) == [other["a"].data_ptr(), other["b"].data_ptr()]
+    kernel(**new)                                                        # still the full binding's launch
+    assert fake_driver.launches[-1][3] == bound
+    binds = len(fake_driver.binds)
+    kernel(**operands(memory[2], start=1))                               # 2 bytes in: no maps
+    assert len(fake_driver.binds) == binds + 1
