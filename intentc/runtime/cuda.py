@@ -28,6 +28,7 @@ from ..options import CompileOptions, Specialization
 from .binding import bind_copied, bind_in_place
 from .compiled import CompiledKernel
 from .extents import check_extents
+from .grid_fit import GridFit
 from .interop import cuda_device
 from .seen_calls import SeenCalls
 from .status import illegal_input
@@ -92,6 +93,7 @@ class CudaKernel(CompiledKernel):
         self.block = (_block_threads(self.launch_config.mapping, self.launch_config.block[0], limit, self.file,
                                      bool(self.launch_config.plan)), 1, 1)
         self._entries = self._entry_table()
+        self._grid_fit = GridFit(request.module, self.kernel, self.launch_config)
         self._shapes: dict[tuple, LaunchShape] = {}
         # Launches prepared for calls seen before (`seen`: shared with the other shape variants
         # of one `LoadedKernel`); `LoadedKernel` looks calls up here first.
@@ -168,13 +170,22 @@ class CudaKernel(CompiledKernel):
         if variant is not None:
             return variant(inputs, constexprs)
         try:
-            status = self._run(self._entries.pick(binding.extents, env), env, slots, self._outputs)
+            status = self._run(self._entry(binding, env), env, slots, self._outputs)
         except CudaError as error:
             raise cuda_error(error, self.file) from None
         del keep
         if status:
             raise self._illegal_input(status)
         return {name: env[name].logical() for name in self._outputs}
+
+    def _entry(self, binding, env: dict) -> Entry:
+        """The entry a launch binding `env` runs, its grid no larger than its iterations need
+        (`grid_fit.py`; the kernel's own entry: its variants and fallback keep theirs)."""
+        entry = self._entries.pick(binding.extents, env)
+        if entry is not self._entries.default:
+            return entry
+        ctas = self._grid_fit.ctas(entry.grid[0], entry.block[0], binding.extents, env)
+        return entry if ctas == entry.grid[0] else replace(entry, grid=(ctas, 1, 1))
 
     def _stage_shapes(self, chosen: Entry) -> list[LaunchShape]:
         """The shape of each launch one kernel launch makes, in order: the chosen entry, or a
@@ -259,7 +270,7 @@ class CudaKernel(CompiledKernel):
         variant = self._lazy_variant(binding, env)
         if variant is not None:
             return variant.prepare(arrays, constexprs)
-        entry = self._entries.pick(binding.extents, env)
+        entry = self._entry(binding, env)
         if self._stages is not None:
             sequence = LaunchSequence(self._stage_shapes(entry), slots, self._status.address, self._stages)
             words = [*_unsigned(slots), 0, self._status.address]       # 0: the scratch word, set per stream
