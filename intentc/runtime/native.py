@@ -13,6 +13,7 @@ import hashlib
 import importlib.machinery
 import importlib.util
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -55,7 +56,9 @@ def _built() -> Path:
     if target.exists():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
-    compiler = (sysconfig.get_config_var("CC") or "cc").split()[0]
+    configured = (sysconfig.get_config_var("CC") or "").split()
+    compiler = shutil.which(configured[0]) if configured else None
+    compiler = compiler or shutil.which("cc") or "gcc"     # Python's own compiler, else the machine's
     with tempfile.TemporaryDirectory(dir=target.parent) as scratch:
         built = Path(scratch) / target.name
         subprocess.run([compiler, "-O2", "-shared", "-fPIC", f"-I{include}", str(SOURCE), "-o", str(built)],
