@@ -236,3 +236,19 @@ def test_a_kernel_fed_by_tensor_maps_encodes_them_again_for_new_memory(fake_driv
     binds = len(fake_driver.binds)
     kernel(**operands(memory[2], start=1))                               # 2 bytes in: no maps
     assert len(fake_driver.binds) == binds + 1
+
+
+def test_python_numbers_round_to_nearest_even_and_out_of_range_ones_are_refused_every_time(fake_driver):
+    """§3's literal rules on the fast paths too: a number is rounded to the nearest f32 (ties
+    to even, ints too); one past its range is R0103 at every call (a refused call is never
+    remembered)."""
+    kernel = _loaded(SCALE, "scale")
+    x, y = np.zeros(8, np.float32), np.zeros(8, np.float32)
+    for value, word in ((0.1, np.float32(0.1)), (1 + 2.0 ** -24, np.float32(1.0)),            # a tie: to even
+                        (1 + 3 * 2.0 ** -24, np.float32(1 + 2.0 ** -22)), (2 ** 24 + 1, np.float32(2 ** 24))):
+        for _ in range(2):
+            kernel(x=FakeTensor(x), t=value, y=FakeTensor(y))
+            assert fake_driver.launches[-1][3][5] == word.view(np.uint32), value
+    for value in (10 ** 400, 1e39, -1e39):
+        for _ in range(2):
+            assert _code(kernel, x=FakeTensor(x), t=value, y=FakeTensor(y)) == "R0103", value
