@@ -145,13 +145,13 @@ def python_path_only(kernel):
     return other
 
 
-def needed_grid(kernel, launch, n: int, stream: int):
-    """intentc's prepared launch with as many CTAs as the vector add's parallel loop has
-    iterations (n / 1024) instead of a full grid of CTAs an SM: the GPU time the grid costs."""
+def full_grid(kernel, launch, stream: int):
+    """intentc's prepared launch with launch.json's full grid (`ctas_per_sm` x SMs) instead of
+    the CTAs its iterations need (runtime/grid_fit.py): the GPU time the fitted grid saves."""
     shape = launch.shape
-    smaller = PreparedLaunch(LaunchShape(shape.function, (triton.cdiv(n, 1024), 1, 1), shape.block,
-                                         shape.shared_bytes), launch.block)
-    return lambda: smaller(stream)
+    full = PreparedLaunch(LaunchShape(shape.function, kernel.runner.grid(), shape.block, shape.shared_bytes),
+                          launch.block)
+    return lambda: full(stream)
 
 
 def pattern(name: str, median: dict, rounds: dict) -> dict:
@@ -183,7 +183,7 @@ def main(argv=None) -> None:
     python_path = python_path_only(kernel)
     floors = {"intentc_prepared_launch": lambda: launch(stream), "torch_add": lambda: torch.add(x, y, out=z2),
               "intentc_python_path": lambda: python_path(x=x, y=y, z=z1),
-              "intentc_prepared_launch_needed_grid": needed_grid(kernel, launch, n, stream)}
+              "intentc_prepared_launch_full_grid": full_grid(kernel, launch, stream)}
     rounds = interleaved(lambda launch: back_to_back_us(launch, args.calls), {**launches, **floors}, args.repeats)
     behind = interleaved(behind_sleep_us, {**launches, **floors}, args.repeats)
     kernel.synchronize()
@@ -211,7 +211,8 @@ def main(argv=None) -> None:
                "behind_sleep_calls": BEHIND_SLEEP_CALLS,
                "host_us_per_launch": {name: statistics.median(h for h, _ in r) for name, r in behind.items()},
                "gpu_us_per_launch": {name: statistics.median(g for _, g in r) for name, r in behind.items()},
-               "behind_sleep_rounds": behind, "intentc_grid_block": [kernel.runner.grid(), kernel.runner.block],
+               "behind_sleep_rounds": behind, "intentc_grid_block": [launch.shape.grid, kernel.runner.block],
+               "intentc_full_grid": kernel.runner.grid(),
                "fresh_process_loads": fresh, "native_fast_path": native.unavailable() or "used",
                "patterns": {name: pattern(name, median, rounds) for name in others}}
     print(json.dumps(payload, indent=2))
