@@ -14,7 +14,10 @@ queued behind the sleep). For intentc the floor is printed too: its prepared lau
 directly (ctypes and the driver's cuLaunchKernelEx, no argument checks), and torch's own
 `torch.add(x, y, out=z)` for scale. Writes bench/results/launch-<date>-<host>.json (or --out).
 
-    python3 bench/launch.py [--calls 2000] [--repeats 7] [--out FILE]
+    INTENTC_LAUNCH=all python3 bench/launch.py [--calls 2000] [--repeats 7] [--out FILE]
+
+`INTENTC_LAUNCH` picks the launch paths that await GPU verification (docs/runtime.md): with
+`all`, "intentc" is the native fast path and "intentc_python_path" the verified one.
 """
 from __future__ import annotations
 
@@ -213,7 +216,8 @@ def main(argv=None) -> None:
                "gpu_us_per_launch": {name: statistics.median(g for _, g in r) for name, r in behind.items()},
                "behind_sleep_rounds": behind, "intentc_grid_block": [launch.shape.grid, kernel.runner.block],
                "intentc_full_grid": kernel.runner.grid(),
-               "fresh_process_loads": fresh, "native_fast_path": native.unavailable() or "used",
+               "fresh_process_loads": fresh, "launch_paths": os.environ.get("INTENTC_LAUNCH", ""),
+               "native_fast_path": native.unavailable() or ("used" if kernel._native else "off"),
                "patterns": {name: pattern(name, median, rounds) for name in others}}
     print(json.dumps(payload, indent=2))
     for name in rounds:

@@ -29,6 +29,7 @@ from .binding import bind_copied, bind_in_place
 from .compiled import CompiledKernel
 from .extents import check_extents
 from .grid_fit import GridFit
+from .launch_paths import enabled
 from .interop import cuda_device
 from .seen_calls import SeenCalls
 from .status import illegal_input
@@ -93,7 +94,7 @@ class CudaKernel(CompiledKernel):
         self.block = (_block_threads(self.launch_config.mapping, self.launch_config.block[0], limit, self.file,
                                      bool(self.launch_config.plan)), 1, 1)
         self._entries = self._entry_table()
-        self._grid_fit = GridFit(request.module, self.kernel, self.launch_config)
+        self._grid_fit = GridFit(request.module, self.kernel, self.launch_config) if enabled("fit_grid") else None
         self._shapes: dict[tuple, LaunchShape] = {}
         # Launches prepared for calls seen before (`seen`: shared with the other shape variants
         # of one `LoadedKernel`); `LoadedKernel` looks calls up here first.
@@ -179,10 +180,11 @@ class CudaKernel(CompiledKernel):
         return {name: env[name].logical() for name in self._outputs}
 
     def _entry(self, binding, env: dict) -> Entry:
-        """The entry a launch binding `env` runs, its grid no larger than its iterations need
-        (`grid_fit.py`; the kernel's own entry: its variants and fallback keep theirs)."""
+        """The entry a launch binding `env` runs; with `INTENTC_LAUNCH=fit_grid` (awaiting GPU
+        verification) its grid no larger than its iterations need (`grid_fit.py`; the kernel's
+        own entry: its variants and fallback keep theirs)."""
         entry = self._entries.pick(binding.extents, env)
-        if entry is not self._entries.default:
+        if entry is not self._entries.default or self._grid_fit is None:
             return entry
         ctas = self._grid_fit.ctas(entry.grid[0], entry.block[0], binding.extents, env)
         return entry if ctas == entry.grid[0] else replace(entry, grid=(ctas, 1, 1))
@@ -258,7 +260,8 @@ class CudaKernel(CompiledKernel):
                 ) -> tuple[PreparedLaunch | LaunchSequence, LaunchTemplate | None]:
         """Bind and check the arguments as the interpreter checks a launch: the launch of their
         argument words, and its template for calls that differ in data pointers only (None
-        for a launch of a tensor-map kernel's fallback entry). A lazily compiled variant picked from the arguments' shapes
+        for a tensor-map kernel's, unless `INTENTC_LAUNCH=tma_templates`, and for a launch of
+        its fallback entry). A lazily compiled variant picked from the arguments' shapes
         binds them itself."""
         variant = self._lazy.pick_unbound(arrays) if self._lazy is not None else None
         if variant is not None:
@@ -281,6 +284,8 @@ class CudaKernel(CompiledKernel):
         tma = self.launch_config.mma.get("tma")
         if tma and maps is None:        # the fallback entry: a template would serve aligned views with it too
             return PreparedLaunch.of(shape, words), None
+        if tma and not enabled("tma_templates"):      # new memory: bound in full (maps and all)
+            return PreparedLaunch.of(shape, words, maps), None
         tensor_maps = TensorMaps(tma, self._view_words(), len(slots)) if tma else None
         return (PreparedLaunch.of(shape, words, maps),
                 LaunchTemplate(shape, words, self._template_views(env), tensor_maps))

@@ -156,11 +156,13 @@ class LoadedKernel:
         return {name: arrays[name] for name in self._outputs if name in arrays}
 
     def _native_state(self) -> Callable | None:
-        """The native fast path (`native_launch.c`) on this kernel's tables, where it is built
-        and torch is imported: `(arguments, stream) -> outputs or None`."""
+        """The native fast path (`native_launch.c`) on this kernel's tables, where it is asked
+        for (`INTENTC_LAUNCH=native`: it awaits GPU verification), built, and torch is imported:
+        `(arguments, stream) -> outputs or None`."""
         from .cuda_driver import launch_address
+        from .launch_paths import enabled
         from .native import fast_call
-        native = fast_call()
+        native = fast_call() if enabled("native") else None
         if native is None or self._seen is None:
             return None
         state = self._seen.native_state(tuple(self._outputs), self._current_stream, self._launch_failed,

@@ -1,10 +1,11 @@
 """The native fast path (`native_launch.c`): built with the machine's C compiler on first use,
 kept in the kernel cache's directory, imported as an extension module.
 
-It does what the Python fast path does for a call on torch tensors only, without Python
-frames (docs/runtime.md). Where it cannot be built (no C compiler or no Python headers) or
-`INTENTC_NATIVE_LAUNCH=0`, `fast_call()` is None and launches take the Python path alone;
-`unavailable()` says why.
+It does what the Python fast path does for calls on torch tensors and Python numbers,
+without Python frames (docs/runtime.md). It awaits verification on a GPU: kernels use it
+only with `INTENTC_LAUNCH=native` (`launch_paths.py`). Where it cannot be built (no C
+compiler or no Python headers), `fast_call()` is None and launches take the Python path
+alone; `unavailable()` says why.
 """
 from __future__ import annotations
 
@@ -31,9 +32,6 @@ _problem: list[str] = []
 @functools.cache
 def fast_call() -> Callable | None:
     """`native_launch.c`'s `fast_call(state, arguments, stream)`, or None (see `unavailable`)."""
-    if os.environ.get("INTENTC_NATIVE_LAUNCH") == "0":
-        _problem.append("INTENTC_NATIVE_LAUNCH=0")
-        return None
     try:
         return _imported(_built()).fast_call
     except (OSError, subprocess.CalledProcessError, ImportError) as error:
@@ -42,7 +40,7 @@ def fast_call() -> Callable | None:
 
 
 def unavailable() -> str | None:
-    """Why there is no native fast path (None: there is one, or it was not asked for yet)."""
+    """Why it could not be built (None: it was, or it was not asked for yet)."""
     return _problem[-1] if _problem else None
 
 

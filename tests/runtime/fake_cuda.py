@@ -152,9 +152,12 @@ _LAUNCH_TYPE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, 
 
 
 def choose_fast_path(monkeypatch, path: str) -> None:
-    """"native": calls on (fake) torch tensors take `native_launch.c` (skipped where it cannot be
-    built, saying why); "python": the Python fast path alone, as where there is no C compiler."""
+    """"native": calls on (fake) torch tensors take `native_launch.c` (`INTENTC_LAUNCH=native`;
+    skipped where it cannot be built, saying why); "python": the Python fast path alone (the
+    default, and where there is no C compiler)."""
     if path == "python":
-        monkeypatch.setattr(native, "fast_call", lambda: None)
-    elif native.fast_call() is None:
+        monkeypatch.delenv("INTENTC_LAUNCH", raising=False)
+        return
+    monkeypatch.setenv("INTENTC_LAUNCH", "native")
+    if native.fast_call() is None:
         pytest.skip(f"the native fast path cannot be built here: {native.unavailable()}")

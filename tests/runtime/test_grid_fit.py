@@ -29,7 +29,15 @@ READ_EXTENT = """kernel @copy_counted(%n: view<index, [1], in>, %x: view<f32, [%
 
 @pytest.fixture
 def fake_driver(monkeypatch):
+    monkeypatch.setenv("INTENTC_LAUNCH", "fit_grid")      # awaiting GPU verification: off by default
     return install_driver(monkeypatch)
+
+
+def test_without_the_option_every_launch_gets_the_full_grid(fake_driver, monkeypatch):
+    monkeypatch.delenv("INTENTC_LAUNCH")
+    kernel = intentc.load(SAMPLES / "vector_add.kir", "vector_add", target="cuda", arch="sm_90")
+    kernel(**{name: FakeGpuArray(np.zeros(4096, np.float32)) for name in "xyz"})
+    assert fake_driver.launches[-1][0] == kernel.runner.grid() == (128, 1, 1)
 
 
 @pytest.mark.parametrize(("n", "ctas"), [(0, 1), (1, 1), (1024, 1), (1025, 2), (4096, 4), (127 * 1024 + 1, 128),
