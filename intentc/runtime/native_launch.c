@@ -116,20 +116,46 @@ static int launch_seen(PyObject *entry, Call *call, int *status) {
     return result;
 }
 
+/* The template buffer holds what its header says, every word and pointer index in range
+   (a template of this layout always does: a call that does not is left to the Python path). */
+static int well_sized(const int64_t *t, Py_ssize_t bytes, Call *call) {
+    if (bytes < 4 * 8)
+        return 0;
+    int64_t words = t[0], addresses = t[1], aligned = t[2], disjoint = t[3];
+    if (words < 0 || words > MAX_WORDS || addresses < 0 || aligned < 0 || disjoint < 0 ||
+        addresses > MAX_ARGUMENTS || aligned > MAX_ARGUMENTS || disjoint > MAX_ARGUMENTS * MAX_ARGUMENTS ||
+        bytes / 8 != 4 + words + 3 * addresses + 2 * aligned + 6 * disjoint)
+        return 0;
+    const int64_t *address = t + 4 + words, *align = address + 3 * addresses, *pair = align + 2 * aligned;
+    for (int64_t i = 0; i < addresses; i++)
+        if (address[3 * i] < 0 || address[3 * i] >= words || address[3 * i + 1] < 0 ||
+            address[3 * i + 1] >= call->tensors)
+            return 0;
+    for (int64_t i = 0; i < aligned; i++)
+        if (align[2 * i] < 0 || align[2 * i] >= call->tensors)
+            return 0;
+    for (int64_t i = 0; i < disjoint; i++)
+        if (pair[6 * i] >= call->tensors || pair[6 * i + 3] >= call->tensors)
+            return 0;
+    return 1;
+}
+
 /* The template's parameter words with this call's addresses (and the stream's own words),
    after its re-checks: 1 launched, 0 a re-check failed, -1 an error (set). */
 static int launch_template(PyObject *item, Call *call, int *status) {
     Py_buffer view;
     if (PyObject_GetBuffer(PyTuple_GET_ITEM(item, 3), &view, PyBUF_SIMPLE) < 0)
         return -1;
+    if (!well_sized((const int64_t *)view.buf, view.len, call)) {
+        PyBuffer_Release(&view);
+        return 0;
+    }
     const int64_t *t = (const int64_t *)view.buf;
     int64_t words = t[0], addresses = t[1], aligned = t[2], disjoint = t[3];
     const int64_t *word = t + 4, *address = word + words, *align = address + 3 * addresses,
                   *pair = align + 2 * aligned;
     int result = 0;
     PyObject *plan = NULL;
-    if (words > MAX_WORDS)
-        goto done;
     for (int64_t i = 0; i < aligned; i++)
         if ((call->pointers[align[2 * i]] + (uint64_t)align[2 * i + 1]) % 16)
             goto done;
