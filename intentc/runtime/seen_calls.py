@@ -182,17 +182,16 @@ def _mixed_keys(arguments: dict) -> tuple[tuple | None, Collection, tuple | None
             parts += (name, pointer)
             layout += (name, None)
             tensors.append(value)
-        else:
-            summary = _summary(value)
-            array = _array_layout(value) if summary is None else None
-            summary = (*array[1:], array[0]) if array is not None else summary
-            if summary is None:
-                return None, tensors, None, (), ()
+        elif (summary := _summary(value)) is not None:      # a number or enum member: by its bits
             parts += (name, type(value), summary)
-            layout += (name, type(value), summary if array is None else summary[:-1])
-            if array is None:
-                continue
-            pointer = array[0]
+            layout += (name, type(value), summary)
+            continue
+        elif (array := _array_layout(value)) is not None:    # another library's GPU array: moves as a tensor
+            pointer, *where = array
+            parts += (name, type(value), (*where, pointer))
+            layout += (name, type(value), tuple(where))
+        else:
+            return None, tensors, None, (), ()
         pointers.append(pointer)
         moving.append(name)
     return tuple(parts), tensors, tuple(layout), tuple(pointers), tuple(moving)
