@@ -259,9 +259,9 @@ class CudaKernel(CompiledKernel):
     def prepare(self, arrays: dict, constexprs: dict | None = None
                 ) -> tuple[PreparedLaunch | LaunchSequence, LaunchTemplate | None]:
         """Bind and check the arguments as the interpreter checks a launch: the launch of their
-        argument words, and its template for calls that differ in data pointers only (None
-        for a tensor-map kernel's, unless `INTENTC_LAUNCH=tma_templates`, and for a launch of
-        its fallback entry). A lazily compiled variant picked from the arguments' shapes
+        argument words, and its template for calls that differ in data pointers only (None for
+        a staged kernel's unless `INTENTC_LAUNCH=native`, a tensor-map kernel's unless
+        `INTENTC_LAUNCH=tma_templates`, and a launch of its fallback entry). A lazily compiled variant picked from the arguments' shapes
         binds them itself."""
         variant = self._lazy.pick_unbound(arrays) if self._lazy is not None else None
         if variant is not None:
@@ -276,6 +276,8 @@ class CudaKernel(CompiledKernel):
         entry = self._entry(binding, env)
         if self._stages is not None:
             sequence = LaunchSequence(self._stage_shapes(entry), slots, self._status.address, self._stages)
+            if not enabled("native"):       # a staged kernel's template is launched by the native path only
+                return sequence, None
             words = [*_unsigned(slots), 0, self._status.address]       # 0: the scratch word, set per stream
             return sequence, LaunchTemplate(sequence, words, self._template_views(env))
         mapped, entry, maps = self._with_tensor_maps(slots, entry)
