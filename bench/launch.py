@@ -14,7 +14,10 @@ queued behind the sleep). For intentc the floor is printed too: its prepared lau
 directly (ctypes and the driver's cuLaunchKernelEx, no argument checks), and torch's own
 `torch.add(x, y, out=z)` for scale. Writes bench/results/launch-<date>-<host>.json (or --out).
 
-    python3 bench/launch.py [--calls 2000] [--repeats 7] [--out FILE]
+    INTENTC_LAUNCH=all python3 bench/launch.py [--calls 2000] [--repeats 7] [--out FILE]
+
+`INTENTC_LAUNCH` picks the launch paths that await GPU verification (docs/runtime.md): with
+`all`, "intentc" is the native fast path and "intentc_python_path" the verified one.
 """
 from __future__ import annotations
 
@@ -36,6 +39,10 @@ sys.path.insert(0, str(ROOT))
 import intentc  # noqa: E402
 from bench.common import write_results  # noqa: E402
 from bench.gpu import t_add  # noqa: E402
+from bench.launch_patterns import patterns  # noqa: E402
+from intentc.runtime import native  # noqa: E402
+from intentc.runtime.cuda_driver import LaunchShape, PreparedLaunch  # noqa: E402
+from intentc.runtime.load import LoadedKernel  # noqa: E402
 
 VECTOR_ADD = ROOT / "ir_samples" / "vector_add.kir"
 FRESH_LOAD = """
@@ -132,6 +139,30 @@ def fresh_process_load(cache: str) -> list[dict]:
     return runs
 
 
+def python_path_only(kernel):
+    """The same kernel as another kernel object whose calls take the Python fast path only
+    (for how much the native one saves)."""
+    other = LoadedKernel(kernel.text, kernel.file, kernel.name, "cuda", None, kernel._fixed, kernel.request.options,
+                         None)
+    other._native_state = lambda: None
+    return other
+
+
+def full_grid(kernel, launch, stream: int):
+    """intentc's prepared launch with launch.json's full grid (`ctas_per_sm` x SMs) instead of
+    the CTAs its iterations need (runtime/grid_fit.py): the GPU time the fitted grid saves."""
+    shape = launch.shape
+    full = PreparedLaunch(LaunchShape(shape.function, kernel.runner.grid(), shape.block, shape.shared_bytes),
+                          launch.block)
+    return lambda: full(stream)
+
+
+def pattern(name: str, median: dict, rounds: dict) -> dict:
+    ours, theirs = median[f"{name}: intentc"], median[f"{name}: triton"]
+    return {"intentc_us_per_launch": ours, "triton_us_per_launch": theirs, "intentc/triton": ours / theirs,
+            "intentc_rounds_us": rounds[f"{name}: intentc"], "triton_rounds_us": rounds[f"{name}: triton"]}
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=2000)
@@ -147,12 +178,20 @@ def main(argv=None) -> None:
                 "triton": lambda: t_add[grid](x, y, z2, n, BLOCK=1024),
                 "intentc_new_pointers": NewPointers(lambda a, b, c: kernel(x=a, y=b, z=c), n),
                 "triton_new_pointers": NewPointers(lambda a, b, c: t_add[grid](a, b, c, n, BLOCK=1024), n)}
+    others = patterns(n)
+    for name, (ours, theirs, _) in others.items():
+        launches[f"{name}: intentc"], launches[f"{name}: triton"] = ours, theirs
     kernel(x=x, y=y, z=z1)
     launch, stream = kernel.runner.seen.find({"x": x, "y": y, "z": z1}), torch.cuda.current_stream().cuda_stream
-    floors = {"intentc_prepared_launch": lambda: launch(stream), "torch_add": lambda: torch.add(x, y, out=z2)}
+    python_path = python_path_only(kernel)
+    floors = {"intentc_prepared_launch": lambda: launch(stream), "torch_add": lambda: torch.add(x, y, out=z2),
+              "intentc_python_path": lambda: python_path(x=x, y=y, z=z1),
+              "intentc_prepared_launch_full_grid": full_grid(kernel, launch, stream)}
     rounds = interleaved(lambda launch: back_to_back_us(launch, args.calls), {**launches, **floors}, args.repeats)
     behind = interleaved(behind_sleep_us, {**launches, **floors}, args.repeats)
     kernel.synchronize()
+    for _, _, check in others.values():
+        check()
     t_add[grid](x, y, z2, n, BLOCK=1024)
     torch.cuda.synchronize()
     assert torch.equal(z1, x + y) and torch.equal(z2, x + y)
@@ -175,11 +214,14 @@ def main(argv=None) -> None:
                "behind_sleep_calls": BEHIND_SLEEP_CALLS,
                "host_us_per_launch": {name: statistics.median(h for h, _ in r) for name, r in behind.items()},
                "gpu_us_per_launch": {name: statistics.median(g for _, g in r) for name, r in behind.items()},
-               "behind_sleep_rounds": behind, "intentc_grid_block": [kernel.runner.grid(), kernel.runner.block],
-               "fresh_process_loads": fresh}
+               "behind_sleep_rounds": behind, "intentc_grid_block": [launch.shape.grid, kernel.runner.block],
+               "intentc_full_grid": kernel.runner.grid(),
+               "fresh_process_loads": fresh, "launch_paths": os.environ.get("INTENTC_LAUNCH", ""),
+               "native_fast_path": native.unavailable() or ("used" if kernel._native else "off"),
+               "patterns": {name: pattern(name, median, rounds) for name in others}}
     print(json.dumps(payload, indent=2))
     for name in rounds:
-        print(f"{name:24s} back to back {median[name]:6.2f} µs/launch; behind a sleep: host "
+        print(f"{name:52s} back to back {median[name]:6.2f} µs/launch; behind a sleep: host "
               f"{payload['host_us_per_launch'][name]:6.2f}, GPU {payload['gpu_us_per_launch'][name]:6.2f}")
     if args.out:
         Path(args.out).write_text(json.dumps(payload, indent=2) + "\n")

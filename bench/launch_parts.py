@@ -88,11 +88,16 @@ def main(argv=None) -> None:
     # pointers are not the previous call's (template launches are not remembered as seen calls).
     memory = torch.randn(NEW_SETS, 3, 4096, device="cuda")
     next_new = itertools.cycle([dict(zip("xyz", views.unbind(0))) for views in memory.unbind(0)]).__next__
-    template = seen._layouts[call_key(arguments)[0][:count]][0][1]
+    template = seen._layouts[call_key(arguments)[0][:count]][0][-1]
     pointers = call_key(arguments)[0][count:]
 
+    from bench.launch import python_path_only
+    python_path = python_path_only(kernel)
+    python_path(**arguments)
     steps = {
         "whole call: kernel(x=x, y=y, z=z)": lambda: kernel(x=x, y=y, z=z),
+        "whole call, the Python fast path only": lambda: python_path(x=x, y=y, z=z),
+        "new pointers: whole call, the Python fast path only": lambda: python_path(**next_new()),
         "a Python call with three keywords": lambda: keywords(x=x, y=y, z=z),
         "call_key (names, data pointers)": lambda: call_key(arguments),
         "layout check (3 tensors)": lambda: check(x, y, z),

@@ -28,13 +28,15 @@ from ..options import CompileOptions, Specialization
 from .binding import bind_copied, bind_in_place
 from .compiled import CompiledKernel
 from .extents import check_extents
+from .grid_fit import GridFit
+from .launch_paths import enabled
 from .interop import cuda_device
 from .seen_calls import SeenCalls
 from .status import illegal_input
 from .variants import Entry, EntryTable, LazyVariants, extent_sources
 from .cuda_driver import CudaError, DeviceBuffer, LaunchShape, PreparedLaunch, default_device, stream_synchronize
 from .cuda_stages import LaunchSequence, StagedEntries, launch_grid
-from .launch_template import LaunchTemplate, TemplateView
+from .launch_template import LaunchTemplate, TemplateView, TensorMaps
 from .tensor_maps import encoded_maps
 
 CUDA_FAILED = "E0090"
@@ -92,6 +94,7 @@ class CudaKernel(CompiledKernel):
         self.block = (_block_threads(self.launch_config.mapping, self.launch_config.block[0], limit, self.file,
                                      bool(self.launch_config.plan)), 1, 1)
         self._entries = self._entry_table()
+        self._grid_fit = GridFit(request.module, self.kernel, self.launch_config) if enabled("fit_grid") else None
         self._shapes: dict[tuple, LaunchShape] = {}
         # Launches prepared for calls seen before (`seen`: shared with the other shape variants
         # of one `LoadedKernel`); `LoadedKernel` looks calls up here first.
@@ -169,13 +172,23 @@ class CudaKernel(CompiledKernel):
         if variant is not None:
             return variant(inputs, constexprs)
         try:
-            status = self._run(self._entries.pick(binding.extents, env), env, slots, self._outputs)
+            status = self._run(self._entry(binding, env), env, slots, self._outputs)
         except CudaError as error:
             raise cuda_error(error, self.file) from None
         del keep
         if status:
             raise self._illegal_input(status)
         return {name: env[name].logical() for name in self._outputs}
+
+    def _entry(self, binding, env: dict) -> Entry:
+        """The entry a launch binding `env` runs; with `INTENTC_LAUNCH=fit_grid` (awaiting GPU
+        verification) its grid no larger than its iterations need (`grid_fit.py`; the kernel's
+        own entry: its variants and fallback keep theirs)."""
+        entry = self._entries.pick(binding.extents, env)
+        if entry is not self._entries.default or self._grid_fit is None:
+            return entry
+        ctas = self._grid_fit.ctas(entry.grid[0], entry.block[0], binding.extents, env)
+        return entry if ctas == entry.grid[0] else replace(entry, grid=(ctas, 1, 1))
 
     def _stage_shapes(self, chosen: Entry) -> list[LaunchShape]:
         """The shape of each launch one kernel launch makes, in order: the chosen entry, or a
@@ -247,8 +260,9 @@ class CudaKernel(CompiledKernel):
     def prepare(self, arrays: dict, constexprs: dict | None = None
                 ) -> tuple[PreparedLaunch | LaunchSequence, LaunchTemplate | None]:
         """Bind and check the arguments as the interpreter checks a launch: the launch of their
-        argument words, and its template for calls that differ in data pointers only (None
-        for a staged kernel). A lazily compiled variant picked from the arguments' shapes
+        argument words, and its template for calls that differ in data pointers only (None for
+        a staged kernel's unless `INTENTC_LAUNCH=native`, a tensor-map kernel's unless
+        `INTENTC_LAUNCH=tma_templates`, and a launch of its fallback entry). A lazily compiled variant picked from the arguments' shapes
         binds them itself."""
         variant = self._lazy.pick_unbound(arrays) if self._lazy is not None else None
         if variant is not None:
@@ -260,15 +274,24 @@ class CudaKernel(CompiledKernel):
         variant = self._lazy_variant(binding, env)
         if variant is not None:
             return variant.prepare(arrays, constexprs)
-        entry = self._entries.pick(binding.extents, env)
+        entry = self._entry(binding, env)
         if self._stages is not None:
-            return LaunchSequence(self._stage_shapes(entry), slots, self._status.address, self._stages), None
-        slots, entry, maps = self._with_tensor_maps(slots, entry)
-        words = [*_unsigned(slots), self._status.address]
+            sequence = LaunchSequence(self._stage_shapes(entry), slots, self._status.address, self._stages)
+            if not enabled("native"):       # a staged kernel's template is launched by the native path only
+                return sequence, None
+            words = [*_unsigned(slots), 0, self._status.address]       # 0: the scratch word, set per stream
+            return sequence, LaunchTemplate(sequence, words, self._template_views(env))
+        mapped, entry, maps = self._with_tensor_maps(slots, entry)
+        words = [*_unsigned(mapped), self._status.address]
         shape = self._stage_shapes(entry)[0]
-        if self.launch_config.mma.get("tma"):     # the maps hold the views' addresses: no template
+        tma = self.launch_config.mma.get("tma")
+        if tma and maps is None:        # the fallback entry: a template would serve aligned views with it too
+            return PreparedLaunch.of(shape, words), None
+        if tma and not enabled("tma_templates"):      # new memory: bound in full (maps and all)
             return PreparedLaunch.of(shape, words, maps), None
-        return PreparedLaunch.of(shape, words), LaunchTemplate(shape, words, self._template_views(env))
+        tensor_maps = TensorMaps(tma, self._view_words(), len(slots)) if tma else None
+        return (PreparedLaunch.of(shape, words, maps),
+                LaunchTemplate(shape, words, self._template_views(env), tensor_maps))
 
     def _template_views(self, env: dict) -> list[TemplateView]:
         """The bound views (`binding.DirectView`s) as a launch template records them."""
@@ -293,7 +316,7 @@ class CudaKernel(CompiledKernel):
         tma = self.launch_config.mma.get("tma")
         if not tma:
             return words, entry, None
-        maps = encoded_maps(tma, {s.name: s.start for s in self.abi.slots if s.kind == "view"}, words)
+        maps = encoded_maps(tma, self._view_words(), words)
         if maps is not None:
             buffer = DeviceBuffer.from_array(maps)
             return np.append(words, np.int64(np.uint64(buffer.address).view(np.int64))), entry, buffer
@@ -301,6 +324,10 @@ class CudaKernel(CompiledKernel):
             raise CudaError("a view of this launch has no tensor map (unaligned or transposed) and the kernel "
                             "has no fallback entry")
         return words, self._entries.fallback, None
+
+    def _view_words(self) -> dict[str, int]:
+        """Each view's first argument word."""
+        return {s.name: s.start for s in self.abi.slots if s.kind == "view"}
 
     def synchronize(self, stream: int = 0) -> None:
         """Wait for `stream`; raise the first illegal input an asynchronous launch reported

@@ -184,6 +184,12 @@ class LaunchShape:
         self.function, self.grid, self.block, self.shared_bytes = int(function), grid, block, shared_bytes
         self.by_stream: dict[int, functools.partial] = {}
 
+    def native(self, stream: int) -> tuple[tuple[int, int], functools.partial]:
+        """((address of its CUlaunchConfig on `stream`, function), the call that owns the
+        configuration): how the native fast path (`native_launch.c`) launches it."""
+        call = self.by_stream.get(stream) or self.bind(stream)
+        return (ctypes.addressof(call.config), self.function), call      # type: ignore[attr-defined]
+
     def bind(self, stream: int) -> functools.partial:
         if len(self.by_stream) >= MAX_STREAMS:
             self.by_stream.clear()
@@ -224,6 +230,13 @@ class PreparedLaunch:
         self.shape, self.block = shape, block
         self.extra = ctypes.c_void_p(ctypes.addressof(block) + 8 * (len(block) - 6))
         self.keep = keep        # device memory a parameter points to (tensor maps), freed with the launch
+        self.plans: dict[int, tuple] = {}
+
+    def native_plan(self, stream: int) -> tuple:
+        """How the native fast path launches it on `stream` (`native_launch.c`, kept in `plans`):
+        (((config address, function, extra address),), what owns them)."""
+        (config, function), owner = self.shape.native(stream)
+        return remember_plan(self.plans, stream, (((config, function, self.extra.value),), owner))
 
     @classmethod
     def of(cls, shape: LaunchShape, words: list[int], keep: DeviceBuffer | None = None) -> PreparedLaunch:
@@ -240,10 +253,26 @@ class PreparedLaunch:
 MAX_STREAMS = 16
 
 
+def remember_plan(plans: dict[int, tuple], stream: int, plan: tuple) -> tuple:
+    """`plan` kept for `stream` in `plans` (at most MAX_STREAMS: a plan owns what it points at,
+    so one dropped here stays valid for a launch that holds it)."""
+    if len(plans) >= MAX_STREAMS:
+        plans.clear()
+    plans[stream] = plan
+    return plan
+
+
 class _LaunchConfig(ctypes.Structure):
     """cuda.h's CUlaunchConfig."""
     _fields_ = [("grid", ctypes.c_uint * 3), ("block", ctypes.c_uint * 3), ("shared_bytes", ctypes.c_uint),
                 ("stream", ctypes.c_void_p), ("attributes", ctypes.c_void_p), ("attribute_count", ctypes.c_uint)]
+
+
+def launch_address() -> int:
+    """The address of libcuda's cuLaunchKernelEx (for the native fast path)."""
+    address = ctypes.cast(_raw_launch(), ctypes.c_void_p).value
+    assert address is not None
+    return address
 
 
 @functools.cache

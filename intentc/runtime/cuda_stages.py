@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .cuda_driver import MAX_STREAMS, DeviceBuffer, LaunchShape, PreparedLaunch, failure
+from .cuda_driver import MAX_STREAMS, DeviceBuffer, LaunchShape, PreparedLaunch, failure, remember_plan
 
 
 class StagedEntries:
@@ -53,6 +53,23 @@ class LaunchSequence:
         self._scratch: dict[int, DeviceBuffer] = {}
         self.shape = self
         self.by_stream: dict[int, Callable[[object], int]] = {}
+        self.plans: dict[int, tuple] = {}
+        self.scratch_word = len(slots)      # the parameter word holding the scratch memory's address
+
+    def native_plan(self, stream: int) -> tuple:
+        """How the native fast path runs the stages on `stream` (`native_launch.c`): (((config
+        address, function, extra address) a stage), what owns them)."""
+        run = self.by_stream.get(stream) or self.bind(stream)
+        natives = [(launch.shape.native(stream), launch.extra.value) for launch in run.launches]  # type: ignore[attr-defined]
+        plan = (tuple((*config, extra) for (config, _), extra in natives), (run, [owner for (_, owner), _ in natives]))
+        return remember_plan(self.plans, stream, plan)
+
+    def template_plan(self, stream: int) -> tuple:
+        """A launch template's native plan on `stream` (`launch_template.CallTemplate`): ((config
+        address, function) a stage, ((the scratch word, this stream's scratch address),), owners)."""
+        natives = [shape.native(stream) for shape in self._shapes]
+        return (tuple(config for config, _ in natives), ((self.scratch_word, self.scratch(stream).address),),
+                (self, [owner for _, owner in natives]))
 
     def __call__(self, stream: int = 0) -> None:
         status = (self.by_stream.get(stream) or self.bind(stream))(self.extra)

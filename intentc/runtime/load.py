@@ -96,6 +96,8 @@ class LoadedKernel:
         # and layouts fix its extents, so they fix the variant too.
         self._seen = self.runner.seen if target == "cuda" else None
         self._current_stream = _current_stream_getter()
+        # native_launch.c's fast_call bound to `_seen`'s tables (set once torch is imported)
+        self._native: Callable | None = None
 
     # ---- what was built -------------------------------------------------------------------
     @property
@@ -122,6 +124,10 @@ class LoadedKernel:
     def __call__(self, stream=None, **arguments):
         """Run with views and scalars by parameter name (constexprs too, unless fixed at load);
         returns the out/inout views (the caller's arrays, written in place)."""
+        if self._native is not None:    # the native fast path: torch tensors, seen call or layout
+            outputs = self._native(arguments, stream)
+            if outputs is not None:
+                return outputs
         if self._seen is not None:      # the launch fast path: a call equal to one bound before
             prepared = self._seen.find(arguments)
             if prepared is not None:    # PreparedLaunch.__call__, inlined (one Python call less)
@@ -142,11 +148,29 @@ class LoadedKernel:
         if self.target == "cuda":
             self._current_stream = _current_stream_getter()
             runner.launch_in_place(arrays, constexprs, _stream(stream), arguments)
+            self._native = self._native_state()
         elif self.target == "cpu":
             runner.launch(constexprs, **arrays)
         else:
             self._interpret(arrays, constexprs)
         return {name: arrays[name] for name in self._outputs if name in arrays}
+
+    def _native_state(self) -> Callable | None:
+        """The native fast path (`native_launch.c`) on this kernel's tables, where it is asked
+        for (`INTENTC_LAUNCH=native`: it awaits GPU verification), built, and torch is imported:
+        `(arguments, stream) -> outputs or None`."""
+        from .cuda_driver import launch_address
+        from .launch_paths import enabled
+        from .native import fast_call
+        native = fast_call() if enabled("native") else None
+        if native is None or self._seen is None:
+            return None
+        state = self._seen.native_state(tuple(self._outputs), self._current_stream, self._launch_failed,
+                                        launch_address())
+        return functools.partial(native, state) if state is not None else None
+
+    def _launch_failed(self, status: int) -> None:
+        raise self.runner.diagnostic(failure(status, "cuLaunchKernelEx"))
 
     def synchronize(self, stream=None) -> None:
         """cuda: wait for the stream; raise the first illegal input a launch reported since."""

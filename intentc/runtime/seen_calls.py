@@ -46,8 +46,11 @@ class SeenCalls:
 
     def __init__(self, capacity: int):
         self.capacity = capacity
-        self._entries: dict[tuple, tuple] = {}     # key: (its layout check's bound `check`, launch)
-        self._layouts: dict[tuple, list] = {}      # layout key: [(layout check, CallTemplate)], newest first
+        # key: (its layout check's bound `check`, launch, then for the native fast path the
+        # launch's plans by stream and the method that makes one)
+        self._entries: dict[tuple, tuple] = {}
+        # layout key: [(layout check, plans, plan maker, the template's native form, CallTemplate)], newest first
+        self._layouts: dict[tuple, list] = {}
 
     def find(self, arguments: dict):
         """The launch remembered for a call equal to this one, or set from the template of
@@ -61,45 +64,60 @@ class SeenCalls:
         if entry is not None and entry[0](*tensors):
             return entry[1]
         count = len(arguments)
-        return self._from_template(tensors, key[:count], key[count:])
+        return self._from_template(key, tensors, key[:count], key[count:])
 
     def _find_mixed(self, arguments: dict):
-        key, tensors, layout_key, pointers = _mixed_keys(arguments)
+        key, tensors, layout_key, pointers, _ = _mixed_keys(arguments)
         if key is None or layout_key is None:
             return None
         entry = self._entries.get(key)
         if entry is not None and entry[0](*tensors):
             return entry[1]
-        return self._from_template(tensors, layout_key, pointers)
+        return self._from_template(key, tensors, layout_key, pointers)
 
-    def _from_template(self, tensors: Collection, layout_key: tuple, pointers: tuple):
+    def _from_template(self, key: tuple, tensors: Collection, layout_key: tuple, pointers: tuple):
         """The launch set from the template of a call with this call's layout (new data
-        pointers; this thread's, to launch at once); None if there is none or a pointer
-        check fails."""
-        for check, template in self._layouts.get(layout_key, ()):
+        pointers; this thread's, to launch at once, unless the template's launches are owned:
+        those, with tensor maps of their own, are kept as seen calls); None if there is none
+        or a pointer check fails."""
+        for check, *_, template in self._layouts.get(layout_key, ()):
             if check(*tensors):
-                return template.launch(pointers)
+                launch = template.launch(pointers)
+                if launch is not None and template.owned:
+                    self._enter(key, check, launch)
+                return launch
         return None
 
     def remember(self, arguments: dict, launch, template=None) -> None:
         """Use `launch` for calls equal to this one (bound and checked) from now on, and
         `template` (a `LaunchTemplate`) for calls with its layout."""
-        key, tensors, layout_key, pointers = _keys(arguments)
+        key, tensors, layout_key, pointers, moving = _keys(arguments)
         if key is None or layout_key is None or not all(isinstance(t, _tensor_type()) for t in tensors):
             return
         check = (_tensor_layouts()(*tensors) if tensors else _NO_TENSORS).check
-        if len(self._entries) >= self.capacity:
-            self._entries.clear()
-        self._entries[key] = (check, launch)
+        self._enter(key, check, launch)
         if template is not None:
-            names = [name for name, value in arguments.items() if isinstance(value, _tensor_type())]
             layouts = self._layouts.get(layout_key)
             if layouts is None:
                 if len(self._layouts) >= self.capacity:
                     self._layouts.clear()
                 layouts = self._layouts[layout_key] = []
-            layouts.insert(0, (check, template.for_call(pointers, {name: i for i, name in enumerate(names)})))
+            call = template.for_call(pointers, {name: i for i, name in enumerate(moving)})
+            layouts.insert(0, (check, call.plans, call.native_plan, call.native, call))
             del layouts[LAYOUTS_PER_KEY:]
+
+    def _enter(self, key: tuple, check, launch) -> None:
+        if len(self._entries) >= self.capacity:
+            self._entries.clear()
+        self._entries[key] = (check, launch, getattr(launch, "plans", None), getattr(launch, "native_plan", None))
+
+    def native_state(self, outputs: tuple[str, ...], current_stream, on_failure, launch: int) -> tuple | None:
+        """The state `native_launch.c`'s `fast_call` takes for these tables, or None while
+        torch is not imported (its calls are the only ones it launches)."""
+        tensor_type = _tensor_type()
+        if not tensor_type or _data_ptr is _no_tensor:
+            return None
+        return (self._entries, self._layouts, tensor_type, _data_ptr, current_stream, outputs, on_failure, launch)
 
     def clear(self) -> None:
         self._entries.clear()
@@ -121,17 +139,18 @@ def call_key(arguments: dict) -> tuple[tuple | None, Collection]:
     return _keys(arguments)[:2]
 
 
-def _keys(arguments: dict) -> tuple[tuple | None, Collection, tuple | None, tuple]:
-    """(key, tensors, layout key, pointers): `call_key`'s two, the key without the data
-    pointers (the same for calls that differ in them only; a torch tensor's pointer is None
-    in a key of the second kind) and the torch tensors' data pointers."""
+def _keys(arguments: dict) -> tuple[tuple | None, Collection, tuple | None, tuple, tuple]:
+    """(key, tensors, layout key, pointers, their names): `call_key`'s two, the key without
+    the data pointers (the same for calls that differ in them only; a torch tensor's pointer
+    is None in a key of the second kind, another array's summary is its layout), and the
+    arrays' data pointers (the address of element 0) with their names."""
     values = arguments.values()
     try:
         pointers = (*map(_data_ptr, values),)
     except (TypeError, RuntimeError):      # not all torch tensors; a sparse tensor has no data_ptr
         return _mixed_keys(arguments)
     names = (*arguments,)
-    return names + pointers, values, names, pointers
+    return names + pointers, values, names, pointers, names
 
 
 def _no_tensor(value):
@@ -143,7 +162,7 @@ def _no_tensor(value):
 _data_ptr = _no_tensor
 
 
-def _mixed_keys(arguments: dict) -> tuple[tuple | None, Collection, tuple | None, tuple]:
+def _mixed_keys(arguments: dict) -> tuple[tuple | None, Collection, tuple | None, tuple, tuple]:
     global _data_ptr
     tensor_type = _tensor_type()
     if tensor_type and _data_ptr is _no_tensor:     # torch was imported since: try the first kind again
@@ -153,23 +172,29 @@ def _mixed_keys(arguments: dict) -> tuple[tuple | None, Collection, tuple | None
     layout: list = []
     tensors: list = []
     pointers: list = []
+    moving: list = []
     for name, value in arguments.items():
         if isinstance(value, tensor_type):
             try:
                 pointer = value.data_ptr()
             except RuntimeError:                 # sparse: bound (and refused) every time
-                return None, tensors, None, ()
+                return None, tensors, None, (), ()
             parts += (name, pointer)
             layout += (name, None)
             tensors.append(value)
-            pointers.append(pointer)
-        else:
-            summary = _summary(value)
-            if summary is None:
-                return None, tensors, None, ()
+        elif (summary := _summary(value)) is not None:      # a number or enum member: by its bits
             parts += (name, type(value), summary)
             layout += (name, type(value), summary)
-    return tuple(parts), tensors, tuple(layout), tuple(pointers)
+            continue
+        elif (array := _array_layout(value)) is not None:    # another library's GPU array: moves as a tensor
+            pointer, *where = array
+            parts += (name, type(value), (*where, pointer))
+            layout += (name, type(value), tuple(where))
+        else:
+            return None, tensors, None, (), ()
+        pointers.append(pointer)
+        moving.append(name)
+    return tuple(parts), tensors, tuple(layout), tuple(pointers), tuple(moving)
 
 
 def _tensor_type():
@@ -188,10 +213,21 @@ def _summary(value):
         return value.tobytes()
     if isinstance(value, EnumValue):             # a constexpr enum member: compared by name
         return value
-    if hasattr(value, "__cuda_array_interface__"):
-        ref = array_ref(value)
-        return (ref.address, ref.shape, ref.strides, ref.dtype, ref.device)
     return None
+
+
+def _array_layout(value) -> tuple | None:
+    """(address of element 0, shape, byte strides, dtype, device) of a GPU array other than a
+    torch tensor (`__cuda_array_interface__`, or DLPack: a JAX GPU array), None for anything
+    else. Read at every call: its layout is what the checks depend on, the address moves. A
+    host array makes no key: a 0-d one may be a scalar argument, whose value can change."""
+    if not (hasattr(value, "__cuda_array_interface__") or hasattr(value, "__dlpack__")):
+        return None
+    try:
+        ref = array_ref(value)
+    except (TypeError, ValueError, BufferError):     # not an array KIR has a type for: bound (and refused)
+        return None
+    return None if ref.device == "cpu" else (ref.address, ref.shape, ref.strides, ref.dtype, ref.device)
 
 
 @functools.cache

@@ -8,8 +8,9 @@ import ctypes
 from types import SimpleNamespace
 
 import numpy as np
+import pytest
 
-from intentc.runtime import cuda, cuda_driver, cuda_stages, load, seen_calls
+from intentc.runtime import cuda, cuda_driver, cuda_stages, launch_template, load, native, seen_calls
 
 
 class FakeGpuArray:
@@ -23,6 +24,19 @@ class FakeGpuArray:
     def __cuda_array_interface__(self) -> dict:
         return {"data": (self.array.__array_interface__["data"][0], False), "shape": self.array.shape,
                 "strides": self.array.strides, "typestr": self.array.dtype.str, "version": 3}
+
+
+class FakeDLPackArray:
+    """A numpy array seen only through DLPack, as on CUDA device `ordinal` (a JAX GPU array)."""
+
+    def __init__(self, array: np.ndarray, ordinal: int = 0):
+        self.array, self._ordinal = array, ordinal
+
+    def __dlpack__(self, **kwargs):
+        return self.array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return 2, self._ordinal
 
 
 class FakeTensor(FakeGpuArray):
@@ -88,7 +102,8 @@ class FakeDevice:
     arch, sm_count, ordinal = "sm_90", 4, 0
 
     def load(self, image):
-        return SimpleNamespace(function=lambda name: 1, max_threads=lambda function: 1024)
+        return SimpleNamespace(function=lambda name: 1, max_threads=lambda function: 1024,
+                               allow_shared=lambda function, nbytes: None)
 
     def ensure_heap(self, nbytes: int) -> None:
         pass
@@ -119,10 +134,30 @@ def install_driver(monkeypatch) -> SimpleNamespace:
         launches.append((tuple(config.grid), tuple(config.block), config.stream or 0, words))
         return 0
 
+    # the native fast path (native_launch.c) calls the same fake through a C function pointer
+    native_launch = _LAUNCH_TYPE(lambda *pointers: launch(*map(ctypes.c_void_p, pointers[:2]), None,
+                                                           ctypes.c_void_p(pointers[3])))
+    monkeypatch.setattr(cuda_driver, "launch_address", lambda: ctypes.cast(native_launch, ctypes.c_void_p).value)
     monkeypatch.setattr(load, "_LOADED", {})        # kernels built on this fake driver only
     monkeypatch.setattr(cuda, "default_device", FakeDevice)
     monkeypatch.setattr(cuda, "DeviceBuffer", FakeBuffer)
     monkeypatch.setattr(cuda_stages, "DeviceBuffer", FakeBuffer)
+    monkeypatch.setattr(launch_template, "DeviceBuffer", FakeBuffer)
     monkeypatch.setattr(cuda_driver, "_raw_launch", lambda: launch)
     monkeypatch.setattr(cuda.CudaKernel, "prepare", counted_prepare)
-    return SimpleNamespace(launches=launches, binds=binds)
+    return SimpleNamespace(launches=launches, binds=binds, native_launch=native_launch)
+
+
+_LAUNCH_TYPE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+
+
+def choose_fast_path(monkeypatch, path: str) -> None:
+    """"native": calls on (fake) torch tensors take `native_launch.c` (`INTENTC_LAUNCH=native`;
+    skipped where it cannot be built, saying why); "python": the Python fast path alone (the
+    default, and where there is no C compiler)."""
+    if path == "python":
+        monkeypatch.delenv("INTENTC_LAUNCH", raising=False)
+        return
+    monkeypatch.setenv("INTENTC_LAUNCH", "native")
+    if native.fast_call() is None:
+        pytest.skip(f"the native fast path cannot be built here: {native.unavailable()}")

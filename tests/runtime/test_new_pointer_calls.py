@@ -6,11 +6,12 @@ scalar value and kind, names) is bound and checked again with the interpreter's 
 On the fake driver of `fake_cuda.py`, with `FakeTensor`s taken for torch tensors."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
 import pytest
-from fake_cuda import FakeTensor, install_driver, install_torch
+from fake_cuda import FakeDLPackArray, FakeGpuArray, FakeTensor, choose_fast_path, install_driver, install_torch
 
 import intentc
 
@@ -33,10 +34,12 @@ CUMSUM = """kernel @cumsum(%x: view<f32, [%N], in>, %y: view<f32, [%N], out>) {
 
 
 
-@pytest.fixture
-def fake_driver(monkeypatch):
-    """The CUDA runtime on a fake driver, taking `FakeTensor`s for torch tensors (`fake_cuda.py`)."""
+@pytest.fixture(params=["native", "python"])
+def fake_driver(monkeypatch, request):
+    """The CUDA runtime on a fake driver, taking `FakeTensor`s for torch tensors (`fake_cuda.py`),
+    their calls served by the native fast path or by the Python one."""
     install_torch(monkeypatch)
+    choose_fast_path(monkeypatch, request.param)
     return install_driver(monkeypatch)
 
 
@@ -163,3 +166,103 @@ def test_a_template_sets_one_launch_a_thread_and_allocates_nothing(fake_driver):
     with ThreadPoolExecutor(1) as pool:
         other, _ = pool.submit(new_memory_call, 96).result()
     assert other is not first and len(fake_driver.binds) == 1
+
+
+@pytest.mark.parametrize("array", [FakeGpuArray, FakeDLPackArray])
+def test_other_gpu_arrays_and_scalars_take_the_new_memory_path_too(fake_driver, array):
+    """`__cuda_array_interface__` arrays (CuPy) and DLPack-only ones (JAX), beside a torch
+    tensor and a scalar: new memory with a seen layout binds nothing and gets a full binding's
+    words; a change of layout or scalar, or memory overlapping a noalias view, is bound again."""
+    kernel = _loaded(ACCUMULATE.replace("%x: view<f32, [%N], in>", "%x: view<f32, [%N], in>, %t: f32"), "acc")
+    first, second = np.zeros(64, np.float32), np.zeros(64, np.float32)
+    kernel(x=array(first[1:17:2]), t=2.0, y=FakeTensor(first[40:48]))
+    calls = [{"x": array(first[1:17:2]), "t": 2.0, "y": FakeTensor(first[40:48])},        # seen
+             {"x": array(second[1:17:2]), "t": 2.0, "y": FakeTensor(second[40:48])},      # new memory
+             {"x": array(second[3:19:2]), "t": 2.0, "y": FakeTensor(first[32:40])}]       # new memory
+    for arguments in calls:
+        binds = len(fake_driver.binds)
+        kernel(**arguments)
+        assert len(fake_driver.binds) == binds, "a call or layout seen before is not bound again"
+        assert fake_driver.launches[-1][3] == _bound_words(kernel, arguments, fake_driver)
+    changed = [{"x": array(second[0:16:2]), "t": 2.5, "y": FakeTensor(second[40:48])},    # scalar
+               {"x": array(second[0:8]), "t": 2.0, "y": FakeTensor(second[40:48])}]       # strides
+    for arguments in changed:
+        binds = len(fake_driver.binds)
+        kernel(**arguments)
+        assert len(fake_driver.binds) == binds + 1
+    assert _code(kernel, x=array(second[40:56:2]), t=2.0, y=FakeTensor(second[44:52])) == "R0109"
+
+
+def test_a_kernel_fed_by_tensor_maps_encodes_them_again_for_new_memory(fake_driver, monkeypatch):
+    """wgmma fed by the copy engine (`mma.tma`; `INTENTC_LAUNCH=tma_templates`: awaiting GPU
+    verification): its maps hold the views' addresses, so new memory with a seen layout gets
+    maps of its own (not a full binding), kept with that call's launch for its next calls; a
+    view the copy engine cannot describe there is bound in full (the cp.async fallback entry)."""
+    import ctypes
+
+    from intentc.runtime import tensor_maps
+
+    def encode(request):        # the driver's encoding stood in for: what it was asked for
+        return np.array([request.address, *request.extents, request.pitch], np.uint64).tobytes().ljust(128, b"\0")
+    monkeypatch.setattr(tensor_maps, "encode", encode)
+    monkeypatch.setenv("INTENTC_LAUNCH", ",".join(filter(None, (os.environ.get("INTENTC_LAUNCH"), "tma_templates"))))
+    kernel = intentc.load(Path(__file__).parents[2] / "ir_samples" / "tiled_matmul.kir", "matmul_tiled",
+                          target="cuda", arch="sm_90a")
+    tma = kernel.launch_config.mma["tma"]
+    memory = [np.zeros(128 * 64 * 2 + 8, np.float16) for _ in range(3)]
+
+    def operands(block, start=0):
+        return {"a": FakeTensor(block[start:start + 128 * 64].reshape(128, 64)),
+                "b": FakeTensor(block[start + 128 * 64:start + 2 * 128 * 64].reshape(64, 128)),
+                "c": FakeTensor(np.zeros((128, 128), np.float16))}
+
+    def maps_of(words) -> list[int]:       # each map's address, as `encode` wrote it
+        maps = np.frombuffer(ctypes.string_at(words[tma["word"]], 128 * len(tma["maps"])), np.uint64)
+        return [int(maps[16 * i]) for i in range(len(tma["maps"]))]
+    kernel(**operands(memory[0]))
+    assert len(fake_driver.binds) == 1
+    new = operands(memory[1])
+    kernel(**new)
+    assert len(fake_driver.binds) == 1, "new memory, a seen layout: not bound"
+    words = fake_driver.launches[-1][3]
+    assert maps_of(words) == [new["a"].data_ptr(), new["b"].data_ptr()]
+    bound = _bound_words(kernel, new, fake_driver)
+    assert [w for i, w in enumerate(words) if i != tma["word"]] == [w for i, w in enumerate(bound) if i != tma["word"]]
+    other = operands(memory[2])
+    kernel(**other)                                                      # new memory: maps of its own, kept
+    kernel(**other)
+    assert fake_driver.launches[-1][3] == fake_driver.launches[-2][3], "the same launch, maps and all"
+    assert maps_of(fake_driver.launches[-1][3]) == [other["a"].data_ptr(), other["b"].data_ptr()]
+    kernel(**new)                                                        # still the full binding's launch
+    assert fake_driver.launches[-1][3] == bound
+    binds = len(fake_driver.binds)
+    kernel(**operands(memory[2], start=1))                               # 2 bytes in: no maps
+    assert len(fake_driver.binds) == binds + 1
+
+
+def test_python_numbers_round_to_nearest_even_and_out_of_range_ones_are_refused_every_time(fake_driver):
+    """§3's literal rules on the fast paths too: a number is rounded to the nearest f32 (ties
+    to even, ints too); one past its range is R0103 at every call (a refused call is never
+    remembered)."""
+    kernel = _loaded(SCALE, "scale")
+    x, y = np.zeros(8, np.float32), np.zeros(8, np.float32)
+    for value, word in ((0.1, np.float32(0.1)), (1 + 2.0 ** -24, np.float32(1.0)),            # a tie: to even
+                        (1 + 3 * 2.0 ** -24, np.float32(1 + 2.0 ** -22)), (2 ** 24 + 1, np.float32(2 ** 24))):
+        for _ in range(2):
+            kernel(x=FakeTensor(x), t=value, y=FakeTensor(y))
+            assert fake_driver.launches[-1][3][5] == word.view(np.uint32), value
+    for value in (10 ** 400, 1e39, -1e39):
+        for _ in range(2):
+            assert _code(kernel, x=FakeTensor(x), t=value, y=FakeTensor(y)) == "R0103", value
+
+
+def test_without_the_option_new_memory_for_a_tensor_map_kernel_is_bound_in_full(fake_driver, monkeypatch):
+    from intentc.runtime import tensor_maps
+    monkeypatch.setattr(tensor_maps, "encode", lambda request: bytes(128))
+    monkeypatch.delenv("INTENTC_LAUNCH", raising=False)
+    kernel = intentc.load(Path(__file__).parents[2] / "ir_samples" / "tiled_matmul.kir", "matmul_tiled",
+                          target="cuda", arch="sm_90a")
+    for block in (np.zeros(2 * 128 * 64, np.float16), np.zeros(2 * 128 * 64, np.float16)):
+        kernel(a=FakeTensor(block[:128 * 64].reshape(128, 64)), b=FakeTensor(block[128 * 64:].reshape(64, 128)),
+               c=FakeTensor(np.zeros((128, 128), np.float16)))
+    assert len(fake_driver.binds) == 2
