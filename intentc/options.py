@@ -40,8 +40,10 @@ class Specialization(BaseModel):
     # after it); with known extents this bounds every address (the address-width pass, §2).
     contiguous: tuple[str, ...] = ()
     # GPU register-form variants for a row length known only at launch (nvptx/variants.py):
-    # `lazy_variants` leaves them out of the compile (launch.json's `variant_rule` says which
-    # to ask for; the runtime compiles each on first use); `variant` = (fewest, most)
-    # elements compiles only the variant serving rows of that many elements.
-    lazy_variants: bool = False
+    # `lazy_variants` (the default, every entry point) leaves them out of the compile
+    # (launch.json's `variant_rule` says which to ask for: the runtime compiles, or asks the
+    # service for, each on first use); False emits the eager module for a consumer that
+    # cannot compile; `variant` = (fewest, most) elements compiles only the variant serving
+    # rows of that many elements (docs/gpu.md, "Variants for dynamic extents").
+    lazy_variants: bool = True
     variant: tuple[int, int] | tuple[()] = ()

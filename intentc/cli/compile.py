@@ -36,6 +36,10 @@ def add_parser(subparsers) -> None:
     p.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME=VALUE",
                    help="specialize a constexpr parameter")
     p.add_argument("--extent", action="append", default=[], metavar="NAME=N", help="specialize a dynamic extent")
+    p.add_argument("--eager-variants", action="store_true",
+                   help="ptx, cubin: put the register-form variants for a dynamic row length in the module, for a "
+                        "consumer that cannot compile (default: launch.json's variant_rule names the variant a "
+                        "launch needs, compiled on first use; docs/gpu.md)")
     p.add_argument("--timings", action="store_true", help="print the time of each stage to stderr")
     p.add_argument("--print-layouts", action="store_true",
                    help="print the GPU mapping and every tensor value's layout to stderr (ptx, cubin)")
@@ -43,7 +47,8 @@ def add_parser(subparsers) -> None:
 
 
 def _specialization(args) -> Specialization:
-    return Specialization(constexprs=dict(parse_define(d) for d in args.defines), extents=parse_extents(args.extent))
+    return Specialization(constexprs=dict(parse_define(d) for d in args.defines), extents=parse_extents(args.extent),
+                          lazy_variants=not args.eager_variants)
 
 
 def default_arch(target: str) -> str | None:
@@ -89,6 +94,10 @@ def _print_layouts(kernel: str, artifacts: dict) -> None:
     launch = json.loads(artifacts["launch.json"])
     print(f"// @{kernel}: mapping {launch['mapping']}, block {launch['block'][0]}, slots {launch['slots']}",
           file=sys.stderr)
+    if launch.get("variant_rule") and not launch.get("variants"):    # compiled on first use
+        rule = launch["variant_rule"]
+        print(f"//   variant rule: {rule['extent']} × {rule['factor']} elements up to {rule['largest']}, "
+              f"{rule['slots']} slots, vector {rule['vector']}", file=sys.stderr)
     for variant in launch.get("variants", []):      # register-form variants for a dynamic row length
         print(f"//   variant {variant['entry']}: {variant['extent']} in [{variant['min']}, {variant['max']}], "
               f"block {variant['block']}, slots {variant['slots']}", file=sys.stderr)

@@ -25,6 +25,8 @@ class Target:
     archs: tuple[str, ...] = ()
     # The toolchain facts this target's output depends on (LLVM version, ptxas hash, ...).
     toolchain: Callable[[], dict[str, str]] = field(default=lambda: {})
+    # Whether it compiles register-form variants for a dynamic row (`Specialization.variant`).
+    variants: bool = False
 
 
 TARGETS: dict[str, Target] = {}
@@ -97,6 +99,6 @@ def _nvidia_toolchain():
 # since its cubins run only on compute capability 9.0 (a Hopper launch picks it).
 NVPTX_ARCHS = ("sm_80", "sm_90a", "sm_90")
 register_target(Target("ptx", "PTX text for NVIDIA GPUs (LLVM NVPTX, libdevice) + launch.json", _lower_ptx,
-                       archs=NVPTX_ARCHS, toolchain=_nvidia_toolchain))
+                       archs=NVPTX_ARCHS, toolchain=_nvidia_toolchain, variants=True))
 register_target(Target("cubin", "a cubin for NVIDIA GPUs (PTX through ptxas) + launch.json and abi.json",
-                       _lower_cubin, archs=NVPTX_ARCHS, toolchain=_nvidia_toolchain))
+                       _lower_cubin, archs=NVPTX_ARCHS, toolchain=_nvidia_toolchain, variants=True))

@@ -31,6 +31,7 @@ from .extents import check_extents
 from .interop import cuda_device
 from .seen_calls import SeenCalls
 from .status import illegal_input
+from .compilers import Compiler, artifacts_of
 from .variants import Entry, EntryTable, LazyVariants, extent_sources
 from .cuda_driver import CudaError, DeviceBuffer, LaunchShape, PreparedLaunch, default_device, stream_synchronize
 from .cuda_stages import LaunchSequence, StagedEntries, launch_grid
@@ -71,7 +72,7 @@ class CudaKernel(CompiledKernel):
     """A kernel compiled to a cubin (the driver's `cubin` target), loaded on the first GPU."""
 
     def __init__(self, request: Request, artifacts: dict[str, str | bytes], timings: dict[str, float],
-                 seen: SeenCalls | None = None):
+                 seen: SeenCalls | None = None, compiler: Compiler | None = None):
         super().__init__(request, artifacts, timings)
         self.launch_config = LaunchConfig.from_json(json.loads(artifacts["launch.json"]))
         try:
@@ -103,16 +104,16 @@ class CudaKernel(CompiledKernel):
         self._lazy = (LazyVariants(VariantRule(**rule), self._variant_kernel,
                                    extent_sources(self.kernel.params, rule["extent"]))
                       if rule and not self.launch_config.variants else None)
-        self._request = request
+        self._request, self._compiler = request, compiler
 
     def _variant_kernel(self, bucket: tuple[int, int]) -> CudaKernel:
-        """The register-form variant serving rows of `bucket` elements, from the kernel
-        cache (compiled on a miss); it shares this kernel's calls seen before."""
-        from .kernel_cache import CACHE
-        specialization = self.specialization.model_copy(update={"variant": bucket, "lazy_variants": False})
+        """The register-form variant serving rows of `bucket` elements, from this kernel's
+        compiler (the kernel cache, compiling on a miss, or the compile service); it shares
+        this kernel's calls seen before."""
+        specialization = self.specialization.model_copy(update={"variant": bucket})
         request = replace(self._request, specialization=specialization, timings={})
-        compiled = CACHE.artifacts(request)
-        return CudaKernel(request, compiled.artifacts, compiled.timings, self.seen)
+        compiled = artifacts_of(request, self._compiler)
+        return CudaKernel(request, compiled.artifacts, compiled.timings, self.seen, self._compiler)
 
     def _lazy_variant(self, binding, env: dict) -> CudaKernel | None:
         return self._lazy.pick(binding.extents, env) if self._lazy is not None else None
@@ -363,20 +364,15 @@ def device_arch() -> str:
 
 def compile_cuda(module_or_text: Module | str, kernel: str, specialization: Specialization | dict | None = None,
                  options: CompileOptions | None = None, file: str = "<input>", source: str | None = None,
-                 arch: str | None = None) -> CudaKernel:
+                 arch: str | None = None, compiler: Compiler | None = None) -> CudaKernel:
     """Parse (when given text), verify and compile `kernel` to a cubin for this machine's GPU
     (the driver's `cubin` target); register-form variants for a dynamic row length are
-    compiled on first use unless `specialization` sets `lazy_variants` False."""
-    request = front_end(module_or_text, kernel, "cubin", arch or device_arch(), options,
-                        lazy_variants(specialization), file, source)
-    result = compile_request(request)
-    return CudaKernel(request, result.artifacts, result.timings)
-
-
-def lazy_variants(specialization: Specialization | dict | None) -> Specialization | dict:
-    """`specialization` asking for lazy variants unless it says otherwise: the runtime's
-    kernels compile each register-form variant on first use (docs/gpu.md)."""
-    if isinstance(specialization, Specialization):
-        return specialization if "lazy_variants" in specialization.model_fields_set else \
-            specialization.model_copy(update={"lazy_variants": True})
-    return {"lazy_variants": True, **(specialization or {})}
+    compiled on first use unless `specialization` sets `lazy_variants` False. `compiler`
+    (say a `ServiceCompiler`) compiles the kernel and its variants instead of this process."""
+    request = front_end(module_or_text, kernel, "cubin", arch or device_arch(), options, specialization, file,
+                        source)
+    if compiler is None:
+        result = compile_request(request)
+        return CudaKernel(request, result.artifacts, result.timings)
+    compiled = compiler.artifacts(request)
+    return CudaKernel(request, compiled.artifacts, compiled.timings, compiler=compiler)

@@ -52,8 +52,19 @@ def test_writing_into_a_missing_directory_is_a_usage_error(tmp_path, capsys):
     assert "cannot write" in capsys.readouterr().err
 
 
-def test_print_layouts_lists_the_register_form_variants_of_a_dynamic_row(tmp_path, capsys):
+def test_print_layouts_shows_the_variant_rule_of_a_dynamic_row(tmp_path, capsys):
     assert main(["compile", str(SOFTMAX), "--target", "ptx", "-o", str(tmp_path / "s.ptx"), "--print-layouts"]) == 0
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == "// @row_softmax: mapping cta, block 512, slots 0"
+    assert lines[1] == "//   variant rule: N × 1 elements up to 32768, 32 slots, vector 1"
+    launch = json.loads((tmp_path / "s.launch.json").read_text())
+    assert launch["variants"] == [] and launch["variant_rule"]["extent"] == "N"
+    assert ".entry intentc_kernel_row_softmax_s" not in (tmp_path / "s.ptx").read_text()
+
+
+def test_print_layouts_lists_the_eager_register_form_variants_of_a_dynamic_row(tmp_path, capsys):
+    assert main(["compile", str(SOFTMAX), "--target", "ptx", "-o", str(tmp_path / "s.ptx"), "--print-layouts",
+                 "--eager-variants"]) == 0
     lines = capsys.readouterr().err.splitlines()
     assert lines[0] == "// @row_softmax: mapping cta, block 512, slots 0"
     assert lines[1] == "//   variant intentc_kernel_row_softmax_s1024: N in [1, 1024], block 64, slots 16"
