@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 Numerics = Literal["source", "relaxed_normalization"]
 
@@ -47,3 +47,12 @@ class Specialization(BaseModel):
     # rows of that many elements (docs/gpu.md, "Variants for dynamic extents").
     lazy_variants: bool = True
     variant: tuple[int, int] | tuple[()] = ()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_spelling_of_a_variant(cls, fields):
+        """A variant's compile holds no other variant: `lazy_variants` says nothing there, so
+        it takes one value (one cache key for one compile, whoever asks)."""
+        if isinstance(fields, dict) and fields.get("variant"):
+            return {**fields, "lazy_variants": True}
+        return fields

@@ -63,8 +63,6 @@ def normalize(kernel: Kernel, specialization: Specialization | dict | None, file
     problems = _unknown_names(kernel, fields, file) + _bad_extents(kernel, fields["extents"], file)
     if problems:
         raise DiagnosticError(problems, source)
-    if fields.get("variant"):     # one variant's compile holds no others: one spelling, one key
-        fields["lazy_variants"] = True
     return Specialization(**fields)
 
 
