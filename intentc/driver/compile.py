@@ -78,6 +78,12 @@ def compile_request(request: Request) -> CompileResult:
     return CompileResult(artifacts, timings)
 
 
+def optimized(request: Request) -> Module:
+    """The request's module after its pass pipeline: what its target lowers."""
+    with collector_paused():
+        return _optimize(request, request.timings)
+
+
 def compile_kernel(source: str | Module, kernel: str, target: str, arch: str | None = None,
                    options: CompileOptions | None = None, specialization: Specialization | dict | None = None,
                    file: str = "<input>", text: str | None = None) -> CompileResult:

@@ -11,8 +11,10 @@ Illegal inputs raise the interpreter's `DiagnosticError`; every CUDA or ptxas fa
 """
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -21,7 +23,7 @@ from ..codegen.nvptx.machine import ARCHS
 from ..codegen.nvptx.mapping import LaunchConfig
 from ..codegen.nvptx.variants import VariantRule
 from ..diagnostics import Diagnostic, DiagnosticError
-from ..driver import Request, compile_request, front_end
+from ..driver import Request, compile_request, front_end, optimized
 from ..interp.values import np_dtype
 from ..ir.nodes import Module
 from ..options import CompileOptions, Specialization
@@ -37,6 +39,9 @@ from .cuda_driver import CudaError, DeviceBuffer, LaunchShape, PreparedLaunch, d
 from .cuda_stages import LaunchSequence, StagedEntries, launch_grid
 from .launch_template import LaunchTemplate, TemplateView
 from .tensor_maps import encoded_maps
+
+if TYPE_CHECKING:
+    from .dynamic_rows import DynamicRowKernel
 
 CUDA_FAILED = "E0090"
 HEAP_BYTES = 4 << 30   # device malloc heap for dynamic temporaries
@@ -72,7 +77,8 @@ class CudaKernel(CompiledKernel):
     """A kernel compiled to a cubin (the driver's `cubin` target), loaded on the first GPU."""
 
     def __init__(self, request: Request, artifacts: dict[str, str | bytes], timings: dict[str, float],
-                 seen: SeenCalls | None = None, compiler: Compiler | None = None):
+                 seen: SeenCalls | None = None, compiler: Compiler | None = None,
+                 variants: LazyVariants | None = None):
         super().__init__(request, artifacts, timings)
         self.launch_config = LaunchConfig.from_json(json.loads(artifacts["launch.json"]))
         try:
@@ -101,19 +107,12 @@ class CudaKernel(CompiledKernel):
         self._status = DeviceBuffer.from_array(np.zeros(1, dtype=np.int64))
         rule = self.launch_config.variant_rule
         # a lazy compile's register-form variants, each a kernel of its own compiled on first use
-        self._lazy = (LazyVariants(VariantRule(**rule), self._variant_kernel,
-                                   extent_sources(self.kernel.params, rule["extent"]))
-                      if rule and not self.launch_config.variants else None)
-        self._request, self._compiler = request, compiler
-
-    def _variant_kernel(self, bucket: tuple[int, int]) -> CudaKernel:
-        """The register-form variant serving rows of `bucket` elements, from this kernel's
-        compiler (the kernel cache, compiling on a miss, or the compile service); it shares
-        this kernel's calls seen before."""
-        specialization = self.specialization.model_copy(update={"variant": bucket})
-        request = replace(self._request, specialization=specialization, timings={})
-        compiled = artifacts_of(request, self._compiler)
-        return CudaKernel(request, compiled.artifacts, compiled.timings, self.seen, self._compiler)
+        # (`variants`: those of the `DynamicRowKernel` that deferred this entry, shared)
+        self._lazy = variants or (LazyVariants(VariantRule(**rule), functools.partial(variant_kernel, request,
+                                                                                      seen=self.seen,
+                                                                                      compiler=compiler),
+                                               extent_sources(self.kernel.params, rule["extent"]))
+                                  if rule and not self.launch_config.variants else None)
 
     def _lazy_variant(self, binding, env: dict) -> CudaKernel | None:
         return self._lazy.pick(binding.extents, env) if self._lazy is not None else None
@@ -362,15 +361,42 @@ def device_arch() -> str:
         raise cuda_error(error) from None
 
 
+def variant_kernel(request: Request, bucket: tuple[int, int], seen: SeenCalls | None = None,
+                   compiler: Compiler | None = None) -> CudaKernel:
+    """The register-form variant of `request`'s kernel serving rows of `bucket` elements, from
+    `compiler` (the kernel cache, compiling on a miss, or the compile service); it shares
+    `seen`, the calls seen before of the kernel it serves."""
+    specialization = Specialization(**{**request.specialization.model_dump(), "variant": bucket})
+    variant = replace(request, specialization=specialization, timings={})
+    compiled = artifacts_of(variant, compiler)
+    return CudaKernel(variant, compiled.artifacts, compiled.timings, seen, compiler)
+
+
+def deferred_rule(request: Request) -> VariantRule | None:
+    """The variant rule of a `cubin` request for a dynamic row whose variants are lazy: its
+    own entry can wait for a launch that needs it (`DynamicRowKernel`); None otherwise."""
+    specialization = request.specialization
+    if not specialization.lazy_variants or specialization.variant or request.arch is None:
+        return None
+    from ..codegen.nvptx.compile import variant_rule_of
+    return variant_rule_of(optimized(request), request.kernel.name, request.arch, specialization)
+
+
 def compile_cuda(module_or_text: Module | str, kernel: str, specialization: Specialization | dict | None = None,
                  options: CompileOptions | None = None, file: str = "<input>", source: str | None = None,
-                 arch: str | None = None, compiler: Compiler | None = None) -> CudaKernel:
+                 arch: str | None = None, compiler: Compiler | None = None) -> CudaKernel | DynamicRowKernel:
     """Parse (when given text), verify and compile `kernel` to a cubin for this machine's GPU
-    (the driver's `cubin` target); register-form variants for a dynamic row length are
-    compiled on first use unless `specialization` sets `lazy_variants` False. `compiler`
-    (say a `ServiceCompiler`) compiles the kernel and its variants instead of this process."""
+    (the driver's `cubin` target). For a dynamic row length only the mapping is planned here:
+    each launch compiles its register-form variant on first use, and the kernel's own entry
+    only when a launch needs it (`DynamicRowKernel`), unless `specialization` sets
+    `lazy_variants` False. `compiler` (say a `ServiceCompiler`) compiles the kernel and its
+    variants instead of this process."""
     request = front_end(module_or_text, kernel, "cubin", arch or device_arch(), options, specialization, file,
                         source)
+    rule = deferred_rule(request)
+    if rule is not None:
+        from .dynamic_rows import DynamicRowKernel
+        return DynamicRowKernel(request, rule, compiler)
     if compiler is None:
         result = compile_request(request)
         return CudaKernel(request, result.artifacts, result.timings)

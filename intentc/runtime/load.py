@@ -22,6 +22,7 @@ from ..options import CompileOptions
 from .cuda_driver import failure
 from .interop import array_ref
 from .compilers import Compiler, artifacts_of
+from .kernel_cache import Compiled
 
 TARGETS = ("cpu", "cuda", "interp")
 # `specialize="auto"`: at most this many shape variants a kernel object compiles; later shapes
@@ -89,8 +90,9 @@ class LoadedKernel:
         self._variants: dict[tuple, object] = {}
         self._lock = threading.Lock()
         self._compiler = compiler
-        self.compiled = artifacts_of(self.request, compiler) if target != "interp" else None
-        self.runner = self._build(self.request, self.compiled)
+        self.runner = self._deferred(self.request)   # a dynamic row: compiled launch by launch
+        self._compiled = artifacts_of(self.request, compiler) if target != "interp" and self.runner is None else None
+        self.runner = self.runner or self._build(self.request, self._compiled)
         self._constexpr_names = {p.name for p in self.kernel.params if isinstance(p.type, ConstexprType)}
         self._outputs = [p.name for p in self.kernel.params
                          if isinstance(p.type, ViewType) and p.type.direction in ("out", "inout")]
@@ -100,6 +102,12 @@ class LoadedKernel:
         self._current_stream = _current_stream_getter()
 
     # ---- what was built -------------------------------------------------------------------
+    @property
+    def compiled(self) -> Compiled | None:
+        """The kernel's compile (a dynamic row's own entry: compiled when asked)."""
+        deferred = self._compiled is None and self.target == "cuda"
+        return self.runner.own_compiled() if deferred else self._compiled
+
     @property
     def key(self) -> str | None:
         return self.compiled.key if self.compiled else None
@@ -155,6 +163,18 @@ class LoadedKernel:
         if self.target == "cuda":
             for runner in (self.runner, *self._variants.values()):
                 runner.synchronize(_stream(stream))
+
+    def _deferred(self, request):
+        """cuda: a `DynamicRowKernel` when the request is a dynamic row's (its own entry and
+        each variant compiled when a launch needs it); else None."""
+        if self.target != "cuda":
+            return None
+        from .cuda import deferred_rule
+        rule = deferred_rule(request)
+        if rule is None:
+            return None
+        from .dynamic_rows import DynamicRowKernel
+        return DynamicRowKernel(request, rule, self._compiler)
 
     def _build(self, request, compiled, seen=None):
         if self.target == "cpu":

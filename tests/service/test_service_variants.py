@@ -18,7 +18,7 @@ from intentc.client import Client, CompileFailed
 from intentc.codegen.nvptx.variants import VariantRule
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "runtime"))
-from fake_cuda import FakeGpuArray, install_driver
+from fake_cuda import FakeTensor, install_driver
 
 
 def _entries(ptx: str) -> list[str]:
@@ -99,17 +99,18 @@ def test_a_runtime_kernel_compiled_by_the_service_asks_it_for_each_new_bucket(se
     fake = install_driver(monkeypatch)
     client = RecordingClient(service.url)
     kernel = compile_cuda(sample_source, "row_softmax", compiler=ServiceCompiler(client))
-    assert kernel.launch_config.variant_rule and [s.variant for s in client.sent] == [()]
+    assert client.sent == []                # only the mapping planned: nothing compiled yet
     for cols in (1000, 1000, 990, 1024, 3000, 0):
-        kernel.launch_in_place({"x": FakeGpuArray(np.zeros((4, cols), np.float32)),
-                                "y": FakeGpuArray(np.zeros((4, cols), np.float32)), "t": np.float32(0.5)})
-    # one compile a new bucket, through the service; rows of 0 run the kernel's own entry
-    rule = VariantRule(**kernel.launch_config.variant_rule)
+        kernel.launch_in_place({"x": FakeTensor(np.zeros((4, cols), np.float32)),
+                                "y": FakeTensor(np.zeros((4, cols), np.float32)), "t": np.float32(0.5)})
+    # one compile a new bucket, through the service; the empty rows need the kernel's own entry
+    rule = kernel.rule
     assert rule.bucket(990) == rule.bucket(1000) == (961, 1023)
-    assert [s.variant for s in client.sent] == [(), (961, 1023), (1024, 1024), rule.bucket(3000)]
+    assert [s.variant for s in client.sent] == [(961, 1023), (1024, 1024), rule.bucket(3000), ()]
     assert all(s.lazy_variants for s in client.sent)
+    assert rule.to_json() == kernel.launch_config.variant_rule     # the own entry's launch.json says the same
     blocks = [launch[1][0] for launch in fake.launches]
-    assert blocks == [64, 64, 64, 64, 128, kernel.block[0]]
+    assert blocks == [64, 64, 64, 64, 128, kernel.block[0]] and kernel.block[0] == 512
     with pytest.raises(CompileFailed) as error:       # the service's diagnostics reach the runtime's caller
         ServiceCompiler(client).artifacts(_request(sample_source, (1, 1000)))
     assert error.value.diagnostics[0].code == "E0066"

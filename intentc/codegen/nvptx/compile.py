@@ -21,7 +21,7 @@ from .hooks import NvptxHooks
 from .mapping import LaunchConfig, Mapping, generic_mapping, launch_config, plan_mapping
 from .stage_compile import compile_stages
 from .stages import stage_plan
-from .variants import check_variant, eager_variants, link_variant, variant_mapping, variant_rule
+from .variants import VariantRule, check_variant, eager_variants, link_variant, variant_mapping, variant_rule
 
 BAD_ARCH = "E0062"
 # The mappings a tensor program over one domain leaves for the chunked stages (stages.py):
@@ -107,6 +107,18 @@ def compile_ptx(module: Module, kernel_name: str, arch: str, specialization: Spe
     for entry, _, fallback_mapping in fallback:
         config.mma["fallback"] = _fallback_record(launch_config(fallback_mapping, entry, arch))
     return PtxKernel(ptx, config, lowered)
+
+
+def variant_rule_of(module: Module, kernel_name: str, arch: str, specialization: Specialization) -> VariantRule | None:
+    """The `variant_rule` a lazy compile_ptx of the (pass-optimized) kernel records, from its
+    mapping alone, nothing lowered: a runtime that defers the kernel's own entry to the
+    launches that need it asks this first (runtime/dynamic_rows.py)."""
+    kernel = module.find(kernel_name)
+    assert isinstance(kernel, Kernel), kernel_name
+    mapping = plan_mapping(kernel, specialization, module, arch)
+    if mapping.kind in STAGED_MAPPINGS and stage_plan(kernel, specialization) is not None:
+        return None
+    return variant_rule(kernel, mapping, specialization)
 
 
 def _fallback(kernel: Kernel, mapping: Mapping, lowered: LoweredKernel, lower, specialization, module) -> list:
