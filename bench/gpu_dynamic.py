@@ -72,7 +72,7 @@ def measure(spec, cols: int, dynamic, eager, budget_s: float) -> dict:
     dynamic_launch()                  # a lazy kernel compiles (or finds cached) the variant this row needs
     dynamic.check_status()
     row["compile_s"]["first_launch"] = round(time.perf_counter() - start, 3)
-    lazy = getattr(dynamic.kernel.runner, "_lazy", None)
+    lazy = getattr(dynamic.kernel.runner, "variants", None)     # a DynamicRowKernel's (runtime/dynamic_rows.py)
     if lazy is not None:              # what the lazy kernel compiled so far: the variants' CTA size and slots
         row["lazy_built"] = {f"{fewest}-{most}": [variant.block[0], variant.launch_config.slots]
                              for (fewest, most), variant in lazy.built.items()}
