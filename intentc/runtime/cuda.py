@@ -24,6 +24,7 @@ from ..codegen.nvptx.mapping import LaunchConfig
 from ..codegen.nvptx.variants import VariantRule
 from ..diagnostics import Diagnostic, DiagnosticError
 from ..driver import Request, compile_request, front_end, optimized
+from ..driver.specialization import extent_names
 from ..interp.values import np_dtype
 from ..ir.nodes import Module
 from ..options import CompileOptions, Specialization
@@ -378,6 +379,8 @@ def deferred_rule(request: Request) -> VariantRule | None:
     specialization = request.specialization
     if not specialization.lazy_variants or specialization.variant or request.arch is None:
         return None
+    if all(name in specialization.extents for name in extent_names(request.kernel)):
+        return None     # every extent static: no row length to vary (and no mapping planned twice)
     from ..codegen.nvptx.compile import variant_rule_of
     return variant_rule_of(optimized(request), request.kernel.name, request.arch, specialization)
 
