@@ -63,7 +63,7 @@ def _front_end(source: str | Module, kernel: str, target: str, arch: str | None,
     found = _find_kernel(module, kernel, file, text)
     _check_target(found, target, arch, file, text)
     normalized = spec.normalize(found, specialization, file, text)
-    spec.check_variant_target(target, TARGETS[target].variants, normalized, found, file, text)
+    spec.check_variant_target(target, TARGETS[target].variant_rule is not None, normalized, found, file, text)
     return Request(module, found, target, arch, options or CompileOptions(), normalized, file, text, timings)
 
 

@@ -23,8 +23,9 @@ from ..codegen.nvptx.machine import ARCHS
 from ..codegen.nvptx.mapping import LaunchConfig
 from ..codegen.nvptx.variants import VariantRule
 from ..diagnostics import Diagnostic, DiagnosticError
-from ..driver import Request, compile_request, front_end, optimized
+from ..driver import Request, compile_request, front_end
 from ..driver.specialization import extent_names
+from ..driver.variants import variant_rule
 from ..interp.values import np_dtype
 from ..ir.nodes import Module
 from ..options import CompileOptions, Specialization
@@ -381,8 +382,7 @@ def deferred_rule(request: Request) -> VariantRule | None:
         return None
     if all(name in specialization.extents for name in extent_names(request.kernel)):
         return None     # every extent static: no row length to vary (and no mapping planned twice)
-    from ..codegen.nvptx.compile import variant_rule_of
-    return variant_rule_of(optimized(request), request.kernel.name, request.arch, specialization)
+    return variant_rule(request)
 
 
 def compile_cuda(module_or_text: Module | str, kernel: str, specialization: Specialization | dict | None = None,

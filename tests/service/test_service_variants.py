@@ -41,6 +41,7 @@ def test_a_dynamic_row_compiles_its_own_entry_and_the_rule_then_each_bucket_alon
     for bucket, reply in zip(buckets, replies):
         variant = json.loads(reply.artifacts["launch.json"])
         assert variant["mapping"] == "cta" and variant["variants"] == [] and variant["variant_rule"] == {}
+        assert (variant["serves"]["extent"], variant["serves"]["min"], variant["serves"]["max"]) == ("N", *bucket)
         assert variant["slots"] == -(-bucket[1] // variant["block"][0])    # the T and K of its rows
         assert _entries(reply.artifacts["kernel.ptx"]) == ["intentc_kernel_row_softmax"]
     keys = {lazy.key, *(reply.key for reply in replies)}

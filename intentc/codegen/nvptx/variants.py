@@ -16,7 +16,7 @@ entry (the dynamic form, or grid-stride), which serves the rows longer than the 
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import llvmlite.binding as llvm
 
@@ -166,6 +166,13 @@ def eager_variants(kernel: Kernel, base: Mapping, rule: VariantRule,
         found.append((_variant(kernel.name, mapping.cta, rule), mapping))
         fewest = most + 1
     return found
+
+
+def served_launches(kernel: str, mapping: Mapping, rule: VariantRule) -> Variant:
+    """The record of a variant compiled alone (`launch.json` `serves`): the kernel's own entry
+    serving the launches that bind `rule.extent` to `min` … `max`."""
+    assert mapping.cta is not None
+    return replace(_variant(kernel, mapping.cta, rule), entry=function_name(kernel))
 
 
 def _variant(kernel: str, plan: CtaPlan, rule: VariantRule) -> Variant:
