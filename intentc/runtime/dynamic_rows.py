@@ -28,7 +28,7 @@ class DynamicRowKernel:
         self.request, self.rule, self._compiler = request, rule, compiler
         self.kernel, self.file, self.specialization = request.kernel, request.file, request.specialization
         self.seen = SeenCalls(SEEN_CALLS)      # shared by the variants and the own entry
-        self.variants = LazyVariants(rule, self._variant, extent_sources(request.kernel.params, rule.extent))
+        self.variants = LazyVariants(rule, self._variant, extent_sources(list(request.kernel.params), rule.extent))
         self._own: CudaKernel | None = None
         self._compiled: Compiled | None = None
         self._lock = threading.Lock()
