@@ -96,3 +96,24 @@ def test_through_intentc_run(cols, tmp_path):
                  "--inputs", str(tmp_path / "in.npz"), "--outputs", str(tmp_path / "out.npz")]) == 0
     with np.load(tmp_path / "out.npz") as outputs:
         assert_close(outputs["y"], _expected(inputs), 1e-6)
+
+
+@pytest.mark.parametrize("row_length", (961, 1000, 1023))
+def test_intentc_compile_variant_for_serves_the_rows_its_launch_json_names(row_length, tmp_path):
+    """`intentc compile --target cubin --variant-for N=1000` writes one variant; launched
+    from those files, it computes every row length its `serves` names."""
+    from intentc.cli.main import main
+    from intentc.driver import front_end
+    from intentc.runtime.cuda import CudaKernel, device_arch
+    arch = device_arch()
+    assert main(["compile", str(SAMPLES / "row_softmax.kir"), "--target", "cubin", "--arch", arch,
+                 "--variant-for", "N=1000", "-o", str(tmp_path / "k.cubin")]) == 0
+    artifacts = {"kernel.cubin": (tmp_path / "k.cubin").read_bytes(),
+                 **{name: (tmp_path / f"k.{name}").read_text() for name in ("launch.json", "abi.json", "kernel.ptx")}}
+    serves = json.loads(artifacts["launch.json"])["serves"]
+    assert serves["min"] <= row_length <= serves["max"]
+    request = front_end(sample_text("row_softmax"), "row_softmax", "cubin", arch,
+                        specialization={"variant": (serves["min"], serves["max"])})
+    inputs = _inputs(row_length)
+    got = CudaKernel(request, artifacts, {})(inputs)
+    assert_close(got["y"], _expected(inputs), 1e-6)
