@@ -48,6 +48,8 @@ def test_a_dynamic_row_compiles_its_own_entry_and_the_rule_then_each_bucket_alon
     assert len(keys) == 1 + len(buckets)
     again = _compile(service, sample_source, variant=buckets[0], lazy_variants=False)     # one spelling, one key
     assert (again.key, again.status) == (replies[0].key, "hit")
+    respelt = _compile(service, sample_source, variant=[str(bound) for bound in buckets[0]])   # the validated value
+    assert (respelt.key, respelt.status) == (replies[0].key, "hit")
 
 
 def test_the_eager_module_is_asked_for_by_name_and_keyed_apart(service, sample_source):
