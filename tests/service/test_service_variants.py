@@ -122,3 +122,18 @@ def test_a_runtime_kernel_compiled_by_the_service_asks_it_for_each_new_bucket(se
 def _request(source: str, variant: tuple[int, int]):
     from intentc.driver import front_end
     return front_end(source, "row_softmax", "cubin", "sm_90", specialization={"variant": variant})
+
+
+def test_remote_compile_variant_for_asks_the_service_for_the_rows_bucket(service, tmp_path, capsys):
+    from intentc.cli.main import main
+    sample = Path(__file__).parents[2] / "ir_samples" / "row_softmax.kir"
+    arguments = ["remote", "compile", str(sample), "--kernel", "row_softmax", "--target", "ptx", "--arch", "sm_90",
+                 "--server", service.url]
+    assert main([*arguments, "--variant-for", "N=1000", "-o", str(tmp_path / "variant")]) == 0
+    launch = json.loads((tmp_path / "variant" / "launch.json").read_text())
+    assert (launch["serves"]["min"], launch["serves"]["max"]) == (961, 1023)
+    assert main([*arguments, "--eager-variants", "-o", str(tmp_path / "eager")]) == 0
+    assert len(json.loads((tmp_path / "eager" / "launch.json").read_text())["variants"]) == 5
+    capsys.readouterr()
+    assert main([*arguments, "--variant-for", "N=40000", "-o", str(tmp_path / "none")]) == 2
+    assert "no register-form variant of @row_softmax serves it" in capsys.readouterr().err
