@@ -107,14 +107,16 @@ class CudaKernel(CompiledKernel):
         self.seen = seen if seen is not None else SeenCalls(SEEN_CALLS)
         self._noalias = {p.name: bool(getattr(p.type, "noalias", False)) for p in self.kernel.params}
         self._status = DeviceBuffer.from_array(np.zeros(1, dtype=np.int64))
-        rule = self.launch_config.variant_rule
         # a lazy compile's register-form variants, each a kernel of its own compiled on first use
         # (`variants`: those of the `DynamicRowKernel` that deferred this entry, shared)
-        self._lazy = variants or (LazyVariants(VariantRule(**rule), functools.partial(variant_kernel, request,
-                                                                                      seen=self.seen,
-                                                                                      compiler=compiler),
-                                               extent_sources(self.kernel.params, rule["extent"]))
-                                  if rule and not self.launch_config.variants else None)
+        self._lazy = variants if variants is not None else self._lazy_variants(request, compiler)
+
+    def _lazy_variants(self, request: Request, compiler: Compiler | None) -> LazyVariants | None:
+        rule = self.launch_config.variant_rule
+        if not rule or self.launch_config.variants:
+            return None
+        build = functools.partial(variant_kernel, request, seen=self.seen, compiler=compiler)
+        return LazyVariants(VariantRule(**rule), build, extent_sources(self.kernel.params, rule["extent"]))
 
     def _lazy_variant(self, binding, env: dict) -> CudaKernel | None:
         return self._lazy.pick(binding.extents, env) if self._lazy is not None else None

@@ -48,7 +48,7 @@ def load(source_or_path: str | Path, kernel: str, target: str = "cpu", arch: str
     text, file = _read(source_or_path)
     options = CompileOptions.model_validate(options or {}) if not isinstance(options, CompileOptions) else options
     memo = (text, file, kernel, target, arch, _frozen(extents), _frozen(constexprs), options.model_dump_json(),
-            specialize, _frozen(facts), id(compiler))
+            specialize, _frozen(facts), id(compiler))   # (the kernel keeps `compiler`: its id stays its own)
     with _LOADED_LOCK:
         loaded = _LOADED.get(memo)
         if loaded is None:
@@ -90,9 +90,9 @@ class LoadedKernel:
         self._variants: dict[tuple, object] = {}
         self._lock = threading.Lock()
         self._compiler = compiler
-        self.runner = self._deferred(self.request)   # a dynamic row: compiled launch by launch
-        self._compiled = artifacts_of(self.request, compiler) if target != "interp" and self.runner is None else None
-        self.runner = self.runner or self._build(self.request, self._compiled)
+        deferred = self._deferred(self.request)      # a dynamic row: compiled launch by launch
+        self._compiled = artifacts_of(self.request, compiler) if target != "interp" and deferred is None else None
+        self.runner = deferred or self._build(self.request, self._compiled)
         self._constexpr_names = {p.name for p in self.kernel.params if isinstance(p.type, ConstexprType)}
         self._outputs = [p.name for p in self.kernel.params
                          if isinstance(p.type, ViewType) and p.type.direction in ("out", "inout")]
