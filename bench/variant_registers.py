@@ -1,7 +1,8 @@
 """Registers (ptxas -v, sm_90) of a dynamic row's register-form entries, no GPU needed: each
 entry of the eager module (`--eager-variants`: every slot above the previous bound masked)
-beside the kernel specialized to that entry's bound and the lazy bucket variants of a row
-of exactly the bound (no guard) and of one element less (only the last group guarded).
+beside the kernel specialized to that entry's bound and the lazy bucket variant of a row of
+exactly the bound (no guard), and the bucket variant of a row one element shorter (only the
+last group guarded) beside the kernel specialized to that length.
 Fewer registers are more resident CTAs, more loads in flight (docs/gpu.md, "Variants for
 dynamic extents").
 
@@ -61,10 +62,12 @@ def kernel_rows(spec) -> list[dict]:
         specialized = compiled(spec.specialization(views, {**spec.dims, rule.extent: variant["max"]}))[1]
         exact = compiled({**dynamic, "variant": rule.bucket(variant["max"])})[1]
         below = compiled({**dynamic, "variant": rule.bucket(variant["max"] - 1)})[1]
+        specialized_below = compiled(spec.specialization(views, {**spec.dims, rule.extent: variant["max"] - 1}))[1]
         rows.append({"id": spec.id, "entry": variant["entry"], "elements": [variant["min"] * rule.factor, bound],
                      "block": variant["block"], "slots": variant["slots"], "eager": eager[variant["entry"]],
                      "specialized": min(specialized.values()), "bucket_exact": min(exact.values()),
-                     "bucket_last_group_guarded": min(below.values())})
+                     "bucket_last_group_guarded": min(below.values()),
+                     "specialized_one_less": min(specialized_below.values())})
         print(json.dumps(rows[-1]), flush=True)
     return rows
 
