@@ -79,21 +79,9 @@ class DynamicRowKernel:
         return cuda_error(error, self.file)
 
     # ---- what was built: the own entry's (compiled when asked) -------------------------------
-    @property
-    def launch_config(self):
-        return self.own().launch_config
-
-    @property
-    def artifacts(self) -> dict:
-        return self.own().artifacts
-
-    @property
-    def ptx(self) -> str:
-        return self.own().ptx
-
-    @property
-    def block(self) -> tuple[int, int, int]:
-        return self.own().block
-
-    def grid(self) -> tuple[int, int, int]:
-        return self.own().grid()
+    def __getattr__(self, name: str):
+        """`ptx`, `launch_config`, `artifacts`, `abi`, `block`, `grid()`, ...: the own entry's,
+        as a `CudaKernel` has them (compiling it if no launch has)."""
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.own(), name)
