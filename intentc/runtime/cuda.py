@@ -49,6 +49,9 @@ CUDA_FAILED = "E0090"
 HEAP_BYTES = 4 << 30   # device malloc heap for dynamic temporaries
 # Launches (and layout templates) a kernel keeps for calls seen before.
 SEEN_CALLS = 1024
+# A dynamic row's kernel compiles its own entry when a launch needs it (`DynamicRowKernel`);
+# False compiles it at load, each variant still on first use (session 5's runtime path).
+DEFER_OWN_ENTRY = True
 
 
 def cuda_error(error: Exception, file: str = "<cuda>") -> DiagnosticError:
@@ -380,7 +383,7 @@ def deferred_rule(request: Request) -> VariantRule | None:
     """The variant rule of a `cubin` request for a dynamic row whose variants are lazy: its
     own entry can wait for a launch that needs it (`DynamicRowKernel`); None otherwise."""
     specialization = request.specialization
-    if not specialization.lazy_variants or specialization.variant or request.arch is None:
+    if not DEFER_OWN_ENTRY or not specialization.lazy_variants or specialization.variant or request.arch is None:
         return None
     if all(name in specialization.extents for name in extent_names(request.kernel)):
         return None     # every extent static: no row length to vary (and no mapping planned twice)

@@ -75,3 +75,15 @@ def test_an_illegal_call_gets_the_interpreters_diagnostic_from_the_variant(monke
     with pytest.raises(intentc.DiagnosticError) as error:
         kernel(x=FakeTensor(np.zeros((2, 1000), np.float32)), t=0.5, y=FakeTensor(np.zeros((3, 1000), np.float32)))
     assert error.value.diagnostics[0].code.startswith("R")
+
+
+def test_the_own_entry_is_compiled_at_load_when_deferral_is_off(monkeypatch):
+    from intentc.runtime import cuda
+    install_driver(monkeypatch)
+    monkeypatch.setattr(cuda, "DEFER_OWN_ENTRY", False)
+    compiler = RecordingCompiler()
+    kernel = intentc.load(ROOT / "ir_samples" / "row_softmax.kir", "row_softmax", target="cuda", arch="sm_90",
+                          compiler=compiler)
+    assert isinstance(kernel.runner, cuda.CudaKernel) and [s.variant for s in compiler.asked] == [()]
+    kernel(x=FakeTensor(np.zeros((2, 1000), np.float32)), t=0.5, y=FakeTensor(np.zeros((2, 1000), np.float32)))
+    assert [s.variant for s in compiler.asked] == [(), (961, 1023)]
