@@ -62,20 +62,43 @@ def compile_args(spec, dynamic: bool = False) -> tuple:
 STAGES = ("parse", "verify", "passes", "lower-llvm", "llvm-opt", "ptx-emit")
 
 
-def intentc_times(spec, reps: int, to_cubin: bool, dynamic: bool = False) -> dict:
+# The dynamic forms of a kernel's row length timed beside Triton (DYNAMIC_PATHS: what a user of
+# each path compiles): a runtime's first launch (`compile_cuda`, `intentc.load`, `intentc run
+# --dynamic-extents`: the mapping planned for the variant rule, then the one bucket variant the
+# launch's row needs, runtime/dynamic_rows.py), and `intentc compile` or the service (the
+# kernel's own entry and the rule; a consumer then asks for each bucket once).
+DYNAMIC_PATHS = ("first launch", "intentc compile")
+
+
+def first_launch(text: str, kernel: str, target: str, specialization, row: int):
+    """What a runtime's first launch of a dynamic row compiles: the rule, then its bucket."""
+    from intentc.driver import compile_kernel, front_end
+    from intentc.runtime.cuda import deferred_rule
+    rule = deferred_rule(front_end(text, kernel, target, "sm_90", specialization=specialization))
+    bucket = specialization.model_copy(update={"variant": rule.bucket(row)})
+    return compile_kernel(text, kernel, target, "sm_90", specialization=bucket)
+
+
+def intentc_times(spec, reps: int, to_cubin: bool, dynamic: str | None = None) -> dict:
     """Median seconds to PTX (and to cubin) after one warm-up compile (libdevice parsed,
-    pipelines built), with the GPU table's specialization of the kernel, and the median
+    pipelines built), with the GPU table's specialization of the kernel (`dynamic`: its row
+    length left dynamic, compiled as that DYNAMIC_PATHS path does), and the median
     milliseconds of each stage to PTX."""
     from intentc.driver import compile_kernel
-    text, _, specialization = compile_args(spec, dynamic)
+    text, _, specialization = compile_args(spec, dynamic is not None)
     targets = ("ptx", "cubin") if to_cubin else ("ptx",)
-    compile_kernel(text, spec.kernel, "ptx", "sm_90", specialization=specialization)
+
+    def compile_once(target: str):
+        if dynamic == "first launch":
+            return first_launch(text, spec.kernel, target, specialization, spec.dims["N"])
+        return compile_kernel(text, spec.kernel, target, "sm_90", specialization=specialization)
+    compile_once("ptx")
     seconds: dict[str, list[float]] = {target: [] for target in targets}
     stages: dict[str, list[float]] = {stage: [] for stage in STAGES}
     for _ in range(reps):
         for target in targets:
             start = time.perf_counter()
-            result = compile_kernel(text, spec.kernel, target, "sm_90", specialization=specialization)
+            result = compile_once(target)
             seconds[target].append(time.perf_counter() - start)
             if target == "ptx":
                 for stage in STAGES:
@@ -147,12 +170,13 @@ def triton_rows(specs: dict, reps: int, pairs: list[str] | None = None, dynamic_
     for ident, kernel_name, signature, constexprs in TRITON_PAIRS:
         if pairs is not None and ident not in pairs:
             continue
-        for dynamic in ((False, True) if ident == "row_softmax:row_softmax" and dynamic_row else (False,)):
+        dynamic_paths = DYNAMIC_PATHS if ident == "row_softmax:row_softmax" and dynamic_row else ()
+        for dynamic in (None, *dynamic_paths):
             try:
                 mine = intentc_times(specs[ident], reps, to_cubin=True, dynamic=dynamic)
             except Exception as error:
                 mine = {"error": f"{type(error).__name__}: {str(error)[:300]}"}
-            row = {"id": ident + (" (dynamic extents)" if dynamic else ""), "intentc": mine,
+            row = {"id": ident + (f" (dynamic: {dynamic})" if dynamic else ""), "intentc": mine,
                    "triton": triton_times(kernel_name, signature, constexprs, reps)}
             if "to_ptx_s" in mine and "to_ptx_s" in row["triton"]:
                 row["intentc/triton to PTX"] = round(mine["to_ptx_s"] / row["triton"]["to_ptx_s"], 3)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import functools
 import json
 import sys
 import time
@@ -72,7 +73,7 @@ def measure(spec, cols: int, dynamic, eager, budget_s: float) -> dict:
     dynamic_launch()                  # a lazy kernel compiles (or finds cached) the variant this row needs
     dynamic.check_status()
     row["compile_s"]["first_launch"] = round(time.perf_counter() - start, 3)
-    lazy = getattr(dynamic.kernel.runner, "_lazy", None)
+    lazy = getattr(dynamic.kernel.runner, "variants", None)     # a DynamicRowKernel's (runtime/dynamic_rows.py)
     if lazy is not None:              # what the lazy kernel compiled so far: the variants' CTA size and slots
         row["lazy_built"] = {f"{fewest}-{most}": [variant.block[0], variant.launch_config.slots]
                              for (fewest, most), variant in lazy.built.items()}
@@ -113,8 +114,10 @@ def eager_launcher(spec, text: str, views: list[str]):
 def compile_times(ids: list[str], reps: int = 3) -> list[dict]:
     """--compile-only (no GPU): seconds of CPU time (best of `reps`, warm process) to PTX for
     sm_90 of each kernel with its row length dynamic — eagerly (every variant of
-    VARIANT_SIZES in the module) and lazily (the kernel's own entry; then the one variant
-    the spec's row length needs) — and specialized to the spec's row length."""
+    VARIANT_SIZES in the module: --eager-variants), lazily (the kernel's own entry and the
+    rule: intentc compile, the service), the rule alone (what loading a runtime kernel plans:
+    front end, passes, mapping), the one variant the spec's row length needs, and a runtime's
+    first launch (the rule, then that variant) — and specialized to the spec's row length."""
     from bench.gpu_sample_specs import SPECS
     from bench.gpu_samples import view_params
     from intentc.codegen.nvptx.variants import VariantRule
@@ -128,7 +131,7 @@ def compile_times(ids: list[str], reps: int = 3) -> list[dict]:
         dynamic = spec.specialization(views, spec.dims, True)
         lazy = compile_kernel(text, spec.kernel, "ptx", "sm_90", specialization={**dynamic, "lazy_variants": True})
         rule = json.loads(lazy.artifacts["launch.json"])["variant_rule"]
-        forms = {"eager": dynamic, "lazy": {**dynamic, "lazy_variants": True},
+        forms = {"eager": {**dynamic, "lazy_variants": False}, "lazy": dynamic,
                  "specialized": spec.specialization(views, spec.dims)}
         if rule:
             forms["variant"] = {**dynamic, "variant": VariantRule(**rule).bucket(spec.dims["N"])}
@@ -141,9 +144,26 @@ def compile_times(ids: list[str], reps: int = 3) -> list[dict]:
                 compile_kernel(text, spec.kernel, "ptx", "sm_90", specialization=specialization)
                 best = min(best, time.process_time() - start)
             row[f"{name}_cpu_s"] = round(best, 3)
+        if rule:
+            planned = functools.partial(_planned_rule, text, spec.kernel, dynamic)
+            row["rule_cpu_s"] = round(min(_cpu_seconds(planned) for _ in range(reps)), 3)
+            row["first_launch_cpu_s"] = round(row["rule_cpu_s"] + row["variant_cpu_s"], 3)
         print(json.dumps(row), flush=True)
         rows.append(row)
     return rows
+
+
+def _planned_rule(text: str, kernel: str, specialization: dict):
+    """What loading a runtime kernel for a dynamic row compiles: its variant rule, planned."""
+    from intentc.driver import front_end
+    from intentc.runtime.cuda import deferred_rule
+    return deferred_rule(front_end(text, kernel, "cubin", "sm_90", specialization=specialization))
+
+
+def _cpu_seconds(work) -> float:
+    start = time.process_time()
+    work()
+    return time.process_time() - start
 
 
 def main() -> None:

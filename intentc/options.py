@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 Numerics = Literal["source", "relaxed_normalization"]
 
@@ -48,12 +48,23 @@ class Specialization(BaseModel):
     # (the address-width pass, §2), and an access checks only the extents (not the allocation).
     contiguous: tuple[str, ...] = ()
     # GPU register-form variants for a row length known only at launch (nvptx/variants.py):
-    # `lazy_variants` leaves them out of the compile (launch.json's `variant_rule` says which
-    # to ask for; the runtime compiles each on first use); `variant` = (fewest, most)
-    # elements compiles only the variant serving rows of that many elements.
-    lazy_variants: bool = False
+    # `lazy_variants` (the default, every entry point) leaves them out of the compile
+    # (launch.json's `variant_rule` says which to ask for: the runtime compiles, or asks the
+    # service for, each on first use); False emits the eager module for a consumer that
+    # cannot compile; `variant` = (fewest, most) elements compiles only the variant serving
+    # rows of that many elements (docs/gpu.md, "Variants for dynamic extents").
+    lazy_variants: bool = True
     variant: tuple[int, int] | tuple[()] = ()
     # GPU register form: the coordinates a thread owns in an iteration of independent
     # coordinates (reads, element-wise ops, writes), e.g. 4 for compile time (docs/gpu.md);
     # 0 keeps the kept-tensor rule, the form the H200 verified. Awaits GPU verification.
     independent_slots: int = Field(default=0, ge=0, le=32)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_spelling_of_a_variant(cls, fields):
+        """A variant's compile holds no other variant: `lazy_variants` says nothing there, so
+        it takes one value (one cache key for one compile, whoever asks)."""
+        if isinstance(fields, dict) and fields.get("variant"):
+            return {**fields, "lazy_variants": True}
+        return fields

@@ -36,6 +36,13 @@ def add_parser(subparsers) -> None:
     p.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME=VALUE",
                    help="specialize a constexpr parameter")
     p.add_argument("--extent", action="append", default=[], metavar="NAME=N", help="specialize a dynamic extent")
+    p.add_argument("--variant-for", metavar="NAME=N",
+                   help="ptx, cubin: only the register-form variant serving launches where the dynamic extent NAME "
+                        "is N (launch.json's `serves` says which launches it serves; docs/gpu.md)")
+    p.add_argument("--eager-variants", action="store_true",
+                   help="ptx, cubin: put the register-form variants for a dynamic row length in the module, for a "
+                        "consumer that cannot compile (default: launch.json's variant_rule names the variant a "
+                        "launch needs, compiled on first use; docs/gpu.md)")
     p.add_argument("--timings", action="store_true", help="print the time of each stage to stderr")
     p.add_argument("--print-layouts", action="store_true",
                    help="print the GPU mapping and every tensor value's layout to stderr (ptx, cubin)")
@@ -43,7 +50,8 @@ def add_parser(subparsers) -> None:
 
 
 def _specialization(args) -> Specialization:
-    return Specialization(constexprs=dict(parse_define(d) for d in args.defines), extents=parse_extents(args.extent))
+    return Specialization(constexprs=dict(parse_define(d) for d in args.defines), extents=parse_extents(args.extent),
+                          lazy_variants=not args.eager_variants)
 
 
 def default_arch(target: str) -> str | None:
@@ -53,8 +61,18 @@ def default_arch(target: str) -> str | None:
     return known.archs[-1] if known is not None and known.archs else None
 
 
+def _compile(text: str, kernel: str, arch: str | None, specialization: Specialization, args):
+    from ..driver import compile_request, front_end
+    from ..driver.variants import variant_request
+    request = front_end(text, kernel, args.target, arch, CompileOptions(opt_level=args.opt_level), specialization,
+                        file=args.file)
+    if args.variant_for:
+        ((name, value),) = parse_extents([args.variant_for], "--variant-for").items()
+        request = variant_request(request, name, value)
+    return compile_request(request)
+
+
 def run(args) -> int:
-    from ..driver import compile_kernel
     text = read_text(args.file)
     arch = args.arch or default_arch(args.target)
     specialization = _specialization(args)
@@ -62,8 +80,7 @@ def run(args) -> int:
         kernels = [args.kernel] if args.kernel else kernel_names(load(Chunk(args.file, text)))
         if not kernels:
             raise UsageError(f"{args.file} has no kernel to compile")
-        results = {kernel: compile_kernel(text, kernel, args.target, arch, CompileOptions(opt_level=args.opt_level),
-                                          specialization, file=args.file) for kernel in kernels}
+        results = {kernel: _compile(text, kernel, arch, specialization, args) for kernel in kernels}
     except DiagnosticError as error:
         report(error)
         return EXIT_INPUT_ERROR
@@ -89,6 +106,13 @@ def _print_layouts(kernel: str, artifacts: dict) -> None:
     launch = json.loads(artifacts["launch.json"])
     print(f"// @{kernel}: mapping {launch['mapping']}, block {launch['block'][0]}, slots {launch['slots']}",
           file=sys.stderr)
+    if launch.get("variant_rule") and not launch.get("variants"):    # compiled on first use
+        rule = launch["variant_rule"]
+        print(f"//   variant rule: {rule['extent']} × {rule['factor']} elements up to {rule['largest']}, "
+              f"{rule['slots']} slots, vector {rule['vector']}", file=sys.stderr)
+    if launch.get("serves"):                        # one variant compiled alone (--variant-for)
+        serves = launch["serves"]
+        print(f"//   serves {serves['extent']} in [{serves['min']}, {serves['max']}]", file=sys.stderr)
     for variant in launch.get("variants", []):      # register-form variants for a dynamic row length
         print(f"//   variant {variant['entry']}: {variant['extent']} in [{variant['min']}, {variant['max']}], "
               f"block {variant['block']}, slots {variant['slots']}", file=sys.stderr)

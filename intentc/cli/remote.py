@@ -5,6 +5,7 @@ server's limits, 2 for bad usage or a refused token, 3 when the server fails or 
 """
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -34,6 +35,11 @@ def add_parser(subparsers) -> None:
                           help="the view's innermost stride is 1")
     compile_.add_argument("--aligned16", action="append", default=[], metavar="PARAM",
                           help="the view's base is 16-byte aligned")
+    compile_.add_argument("--variant-for", metavar="NAME=N",
+                          help="ptx, cubin: only the register-form variant serving launches where the dynamic extent "
+                               "NAME is N (the bucket comes from the server's launch.json variant_rule)")
+    compile_.add_argument("--eager-variants", action="store_true",
+                          help="ptx, cubin: the module holding variants for a consumer that cannot compile")
     fetch = actions.add_parser("fetch", help="write the artifacts of a cache key")
     fetch.add_argument("key", metavar="KEY", help="a key printed by `remote compile`")
     for action in (compile_, fetch):
@@ -83,6 +89,19 @@ def _compile(client, args):
                "online_reduction": not args.no_online_reduction, "pipeline": args.pipeline}
     specialization = {"constexprs": dict(parse_define(d) for d in args.defines),
                       "extents": parse_extents(args.extent),
-                      "unit_stride": args.unit_stride, "aligned16": args.aligned16}
-    return client.compile(text, args.kernel, args.target, args.arch, options, specialization, file=args.file)
+                      "unit_stride": args.unit_stride, "aligned16": args.aligned16,
+                      "lazy_variants": not args.eager_variants}
+    reply = client.compile(text, args.kernel, args.target, args.arch, options, specialization, file=args.file)
+    if not args.variant_for:
+        return reply
+    # the bucket the kernel's rule gives the row length, then that variant alone
+    from ..codegen.nvptx.variants import VariantRule
+    ((name, value),) = parse_extents([args.variant_for], "--variant-for").items()
+    rule = json.loads(reply.artifacts.get("launch.json", "{}")).get("variant_rule")
+    bucket = VariantRule(**rule).bucket(value) if rule and rule["extent"] == name else None
+    if bucket is None:
+        raise UsageError(f"--variant-for {name}={value}: no register-form variant of @{args.kernel} serves it "
+                         f"(launch.json variant_rule: {rule or 'none'})")
+    return client.compile(text, args.kernel, args.target, args.arch, options,
+                          {**specialization, "variant": list(bucket)}, file=args.file)
 

@@ -6,19 +6,19 @@ from __future__ import annotations
 from .common import UsageError
 
 
-def parse_define(text: str) -> tuple[str, object]:
+def parse_define(text: str, option: str = "-D") -> tuple[str, object]:
     name, sep, value = text.partition("=")
     if not sep or not name:
-        raise UsageError(f"-D needs NAME=VALUE, got {text!r}")
+        raise UsageError(f"{option} needs NAME=VALUE, got {text!r}")
     return name.lstrip("%"), _literal(value)
 
 
-def parse_extents(texts: list[str]) -> dict[str, int]:
+def parse_extents(texts: list[str], option: str = "--extent") -> dict[str, int]:
     extents = {}
     for text in texts:
-        name, value = parse_define(text)
+        name, value = parse_define(text, option)
         if not isinstance(value, int) or isinstance(value, bool):
-            raise UsageError(f"--extent needs NAME=N with N an integer, got {text!r}")
+            raise UsageError(f"{option} needs NAME=N with N an integer, got {text!r}")
         extents[name] = value
     return extents
 

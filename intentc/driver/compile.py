@@ -63,6 +63,7 @@ def _front_end(source: str | Module, kernel: str, target: str, arch: str | None,
     found = _find_kernel(module, kernel, file, text)
     _check_target(found, target, arch, file, text)
     normalized = spec.normalize(found, specialization, file, text)
+    spec.check_variant_target(target, TARGETS[target].variant_rule is not None, normalized, found, file, text)
     return Request(module, found, target, arch, options or CompileOptions(), normalized, file, text, timings)
 
 
@@ -75,6 +76,12 @@ def compile_request(request: Request) -> CompileResult:
         artifacts = _timed(timings, "lower", lambda: backend.lower(module, request.kernel.name, request.arch,
                                                                    request.options, request.specialization, timings))
     return CompileResult(artifacts, timings)
+
+
+def optimized(request: Request) -> Module:
+    """The request's module after its pass pipeline: what its target lowers."""
+    with collector_paused():
+        return _optimize(request, request.timings)
 
 
 def compile_kernel(source: str | Module, kernel: str, target: str, arch: str | None = None,

@@ -4,7 +4,9 @@ in the kernel and fit its type, or the request gets a diagnostic at the kernel.
 
 - E0063: an arch for a target that has none;
 - E0064: a name the kernel does not have (extent, constexpr, or a view for a layout fact);
-- E0065: an extent that is negative or does not fit the index type.
+- E0065: an extent that is negative or does not fit the index type;
+- E0066: a register-form `variant` for a target that has none (the bucket itself is checked
+  where the GPU lowering knows the kernel's rule, `nvptx/variants.check_variant`).
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from ..options import Specialization
 ARCH_NOT_TAKEN = "E0063"
 UNKNOWN_NAME = "E0064"
 EXTENT_RANGE = "E0065"
+BAD_VARIANT = "E0066"
 INDEX_MIN, INDEX_MAX = int_range("index")
 VIEW_FACTS = ("unit_stride", "aligned16", "contiguous")
 
@@ -38,6 +41,13 @@ def check_arch(target: str, archs: tuple[str, ...], arch: str | None, kernel: Ke
     if arch is not None and not archs:
         raise _error(ARCH_NOT_TAKEN, f"target `{target}` takes no arch; got `{arch}`", kernel, file, source,
                      "leave out --arch (arch=None) for this target")
+
+
+def check_variant_target(target: str, has_variants: bool, specialization: Specialization, kernel: Kernel,
+                         file: str, source: str | None) -> None:
+    if specialization.variant and not has_variants:
+        raise _error(BAD_VARIANT, f"target `{target}` has no register-form variants; got specialization `variant` "
+                     f"{specialization.variant}", kernel, file, source, "variants are compiled for `ptx` and `cubin`")
 
 
 def normalize(kernel: Kernel, specialization: Specialization | dict | None, file: str = "<input>",

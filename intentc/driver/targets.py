@@ -25,6 +25,10 @@ class Target:
     archs: tuple[str, ...] = ()
     # The toolchain facts this target's output depends on (LLVM version, ptxas hash, ...).
     toolchain: Callable[[], dict[str, str]] = field(default=lambda: {})
+    # For targets that compile register-form variants of a dynamic row (`Specialization.variant`):
+    # (pass-optimized module, kernel name, arch, specialization) → the VariantRule its compile
+    # records (None for a kernel without one), planned without lowering.
+    variant_rule: Callable[[Module, str, str | None, Specialization], object] | None = None
 
 
 TARGETS: dict[str, Target] = {}
@@ -84,6 +88,11 @@ def _lower_cubin(module, kernel, arch, options, specialization, timings):
             "launch.json": compiled.launch_json(), "abi.json": abi_json(compiled.lowered), "kernel.ptx": compiled.ptx}
 
 
+def _nvidia_variant_rule(module, kernel, arch, specialization):
+    from ..codegen.nvptx.compile import variant_rule_of
+    return variant_rule_of(module, kernel, arch or "sm_90", specialization)
+
+
 def _nvidia_toolchain():
     import llvmlite
     import llvmlite.binding as llvm
@@ -97,6 +106,6 @@ def _nvidia_toolchain():
 # since its cubins run only on compute capability 9.0 (a Hopper launch picks it).
 NVPTX_ARCHS = ("sm_80", "sm_90a", "sm_90")
 register_target(Target("ptx", "PTX text for NVIDIA GPUs (LLVM NVPTX, libdevice) + launch.json", _lower_ptx,
-                       archs=NVPTX_ARCHS, toolchain=_nvidia_toolchain))
+                       archs=NVPTX_ARCHS, toolchain=_nvidia_toolchain, variant_rule=_nvidia_variant_rule))
 register_target(Target("cubin", "a cubin for NVIDIA GPUs (PTX through ptxas) + launch.json and abi.json",
-                       _lower_cubin, archs=NVPTX_ARCHS, toolchain=_nvidia_toolchain))
+                       _lower_cubin, archs=NVPTX_ARCHS, toolchain=_nvidia_toolchain, variant_rule=_nvidia_variant_rule))

@@ -11,8 +11,10 @@ Illegal inputs raise the interpreter's `DiagnosticError`; every CUDA or ptxas fa
 """
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -22,6 +24,8 @@ from ..codegen.nvptx.mapping import LaunchConfig
 from ..codegen.nvptx.variants import VariantRule
 from ..diagnostics import Diagnostic, DiagnosticError
 from ..driver import Request, compile_request, front_end
+from ..driver.specialization import extent_names
+from ..driver.variants import variant_rule
 from ..interp.values import np_dtype
 from ..ir.nodes import Module
 from ..options import CompileOptions, Specialization
@@ -33,16 +37,23 @@ from .launch_paths import enabled
 from .interop import cuda_device
 from .seen_calls import SeenCalls
 from .status import illegal_input
+from .compilers import Compiler, artifacts_of
 from .variants import Entry, EntryTable, LazyVariants, extent_sources
 from .cuda_driver import CudaError, DeviceBuffer, LaunchShape, PreparedLaunch, default_device, stream_synchronize
 from .cuda_stages import LaunchSequence, StagedEntries, launch_grid
 from .launch_template import LaunchTemplate, TemplateView, TensorMaps
 from .tensor_maps import encoded_maps
 
+if TYPE_CHECKING:
+    from .dynamic_rows import DynamicRowKernel
+
 CUDA_FAILED = "E0090"
 HEAP_BYTES = 4 << 30   # device malloc heap for dynamic temporaries
 # Launches (and layout templates) a kernel keeps for calls seen before.
 SEEN_CALLS = 1024
+# A dynamic row's kernel compiles its own entry when a launch needs it (`DynamicRowKernel`);
+# False compiles it at load, each variant still on first use (session 5's runtime path).
+DEFER_OWN_ENTRY = True
 
 
 def cuda_error(error: Exception, file: str = "<cuda>") -> DiagnosticError:
@@ -73,7 +84,8 @@ class CudaKernel(CompiledKernel):
     """A kernel compiled to a cubin (the driver's `cubin` target), loaded on the first GPU."""
 
     def __init__(self, request: Request, artifacts: dict[str, str | bytes], timings: dict[str, float],
-                 seen: SeenCalls | None = None):
+                 seen: SeenCalls | None = None, compiler: Compiler | None = None,
+                 variants: LazyVariants | None = None):
         super().__init__(request, artifacts, timings)
         self.launch_config = LaunchConfig.from_json(json.loads(artifacts["launch.json"]))
         try:
@@ -101,21 +113,16 @@ class CudaKernel(CompiledKernel):
         self.seen = seen if seen is not None else SeenCalls(SEEN_CALLS)
         self._noalias = {p.name: bool(getattr(p.type, "noalias", False)) for p in self.kernel.params}
         self._status = DeviceBuffer.from_array(np.zeros(1, dtype=np.int64))
-        rule = self.launch_config.variant_rule
         # a lazy compile's register-form variants, each a kernel of its own compiled on first use
-        self._lazy = (LazyVariants(VariantRule(**rule), self._variant_kernel,
-                                   extent_sources(self.kernel.params, rule["extent"]))
-                      if rule and not self.launch_config.variants else None)
-        self._request = request
+        # (`variants`: those of the `DynamicRowKernel` that deferred this entry, shared)
+        self._lazy = variants if variants is not None else self._lazy_variants(request, compiler)
 
-    def _variant_kernel(self, bucket: tuple[int, int]) -> CudaKernel:
-        """The register-form variant serving rows of `bucket` elements, from the kernel
-        cache (compiled on a miss); it shares this kernel's calls seen before."""
-        from .kernel_cache import CACHE
-        specialization = self.specialization.model_copy(update={"variant": bucket, "lazy_variants": False})
-        request = replace(self._request, specialization=specialization, timings={})
-        compiled = CACHE.artifacts(request)
-        return CudaKernel(request, compiled.artifacts, compiled.timings, self.seen)
+    def _lazy_variants(self, request: Request, compiler: Compiler | None) -> LazyVariants | None:
+        rule = self.launch_config.variant_rule
+        if not rule or self.launch_config.variants:
+            return None
+        build = functools.partial(variant_kernel, request, seen=self.seen, compiler=compiler)
+        return LazyVariants(VariantRule(**rule), build, extent_sources(self.kernel.params, rule["extent"]))
 
     def _lazy_variant(self, binding, env: dict) -> CudaKernel | None:
         return self._lazy.pick(binding.extents, env) if self._lazy is not None else None
@@ -389,22 +396,45 @@ def device_arch() -> str:
         raise cuda_error(error) from None
 
 
+def variant_kernel(request: Request, bucket: tuple[int, int], seen: SeenCalls | None = None,
+                   compiler: Compiler | None = None) -> CudaKernel:
+    """The register-form variant of `request`'s kernel serving rows of `bucket` elements, from
+    `compiler` (the kernel cache, compiling on a miss, or the compile service); it shares
+    `seen`, the calls seen before of the kernel it serves."""
+    specialization = Specialization(**{**request.specialization.model_dump(), "variant": bucket})
+    variant = replace(request, specialization=specialization, timings={})
+    compiled = artifacts_of(variant, compiler)
+    return CudaKernel(variant, compiled.artifacts, compiled.timings, seen, compiler)
+
+
+def deferred_rule(request: Request) -> VariantRule | None:
+    """The variant rule of a `cubin` request for a dynamic row whose variants are lazy: its
+    own entry can wait for a launch that needs it (`DynamicRowKernel`); None otherwise."""
+    specialization = request.specialization
+    if not DEFER_OWN_ENTRY or not specialization.lazy_variants or specialization.variant or request.arch is None:
+        return None
+    if all(name in specialization.extents for name in extent_names(request.kernel)):
+        return None     # every extent static: no row length to vary (and no mapping planned twice)
+    return variant_rule(request)
+
+
 def compile_cuda(module_or_text: Module | str, kernel: str, specialization: Specialization | dict | None = None,
                  options: CompileOptions | None = None, file: str = "<input>", source: str | None = None,
-                 arch: str | None = None) -> CudaKernel:
+                 arch: str | None = None, compiler: Compiler | None = None) -> CudaKernel | DynamicRowKernel:
     """Parse (when given text), verify and compile `kernel` to a cubin for this machine's GPU
-    (the driver's `cubin` target); register-form variants for a dynamic row length are
-    compiled on first use unless `specialization` sets `lazy_variants` False."""
-    request = front_end(module_or_text, kernel, "cubin", arch or device_arch(), options,
-                        lazy_variants(specialization), file, source)
-    result = compile_request(request)
-    return CudaKernel(request, result.artifacts, result.timings)
-
-
-def lazy_variants(specialization: Specialization | dict | None) -> Specialization | dict:
-    """`specialization` asking for lazy variants unless it says otherwise: the runtime's
-    kernels compile each register-form variant on first use (docs/gpu.md)."""
-    if isinstance(specialization, Specialization):
-        return specialization if "lazy_variants" in specialization.model_fields_set else \
-            specialization.model_copy(update={"lazy_variants": True})
-    return {"lazy_variants": True, **(specialization or {})}
+    (the driver's `cubin` target). For a dynamic row length only the mapping is planned here:
+    each launch compiles its register-form variant on first use, and the kernel's own entry
+    only when a launch needs it (`DynamicRowKernel`), unless `specialization` sets
+    `lazy_variants` False. `compiler` (say a `ServiceCompiler`) compiles the kernel and its
+    variants instead of this process."""
+    request = front_end(module_or_text, kernel, "cubin", arch or device_arch(), options, specialization, file,
+                        source)
+    rule = deferred_rule(request)
+    if rule is not None:
+        from .dynamic_rows import DynamicRowKernel
+        return DynamicRowKernel(request, rule, compiler)
+    if compiler is None:
+        result = compile_request(request)
+        return CudaKernel(request, result.artifacts, result.timings)
+    compiled = compiler.artifacts(request)
+    return CudaKernel(request, compiled.artifacts, compiled.timings, compiler=compiler)

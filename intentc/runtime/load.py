@@ -18,10 +18,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..ir.types import ConstexprType, ViewType
-from ..options import CompileOptions, Specialization
+from ..options import CompileOptions
 from .cuda_driver import failure
 from .interop import array_ref
-from .kernel_cache import CACHE
+from .compilers import Compiler, artifacts_of
+from .kernel_cache import Compiled
 
 TARGETS = ("cpu", "cuda", "interp")
 # `specialize="auto"`: at most this many shape variants a kernel object compiles; later shapes
@@ -31,13 +32,15 @@ MAX_VARIANTS = 8
 
 def load(source_or_path: str | Path, kernel: str, target: str = "cpu", arch: str | None = None,
          extents: dict | None = None, constexprs: dict | None = None, options: CompileOptions | dict | None = None,
-         specialize: str | None = None, facts: dict | None = None) -> LoadedKernel:
+         specialize: str | None = None, facts: dict | None = None, compiler: Compiler | None = None) -> LoadedKernel:
     """A callable kernel: `kernel(**arrays_and_scalars)` runs it, writing out/inout views in place.
 
     `extents` and `constexprs` fix values at compile time; `facts` are layout promises per
     view (`{"unit_stride": ["x"], "aligned16": [...], "contiguous": [...]}`), checked at
     every call (R0108); `specialize="auto"` compiles a variant per call shape (at most
-    `MAX_VARIANTS`, then the dynamic kernel runs)."""
+    `MAX_VARIANTS`, then the dynamic kernel runs); `compiler` (`compilers.ServiceCompiler`:
+    the compile service) compiles the kernel and what it compiles later, instead of this
+    process's kernel cache."""
     if target not in TARGETS:
         raise ValueError(f"unknown load target {target!r} (cpu, cuda, interp)")
     if specialize not in (None, "auto"):
@@ -45,12 +48,13 @@ def load(source_or_path: str | Path, kernel: str, target: str = "cpu", arch: str
     text, file = _read(source_or_path)
     options = CompileOptions.model_validate(options or {}) if not isinstance(options, CompileOptions) else options
     memo = (text, file, kernel, target, arch, _frozen(extents), _frozen(constexprs), options.model_dump_json(),
-            specialize, _frozen(facts))
+            specialize, _frozen(facts), id(compiler))   # (the kernel keeps `compiler`: its id stays its own)
     with _LOADED_LOCK:
         loaded = _LOADED.get(memo)
         if loaded is None:
             fixed = {**(facts or {}), "extents": dict(extents or {}), "constexprs": dict(constexprs or {})}
-            loaded = _LOADED[memo] = LoadedKernel(text, file, kernel, target, arch, fixed, options, specialize)
+            loaded = _LOADED[memo] = LoadedKernel(text, file, kernel, target, arch, fixed, options, specialize,
+                                                  compiler)
     return loaded
 
 
@@ -73,22 +77,22 @@ class LoadedKernel:
     """One kernel of a module for one target; compiled on construction (or taken from the cache)."""
 
     def __init__(self, text: str, file: str, name: str, target: str, arch: str | None, fixed: dict,
-                 options: CompileOptions, specialize: str | None):
+                 options: CompileOptions, specialize: str | None, compiler: Compiler | None = None):
         from ..driver import front_end
         self.text, self.file, self.name, self.target = text, file, name, target
         self.constexprs, self.specialize, self._fixed = fixed["constexprs"], specialize, fixed
         compile_target = {"cpu": "cpu", "cuda": "cubin", "interp": "kir"}[target]
-        specialization: dict | Specialization = fixed
         if target == "cuda":
-            from .cuda import device_arch, lazy_variants
+            from .cuda import device_arch
             arch = device_arch() if arch is None else arch
-            specialization = lazy_variants(fixed)    # variants for a dynamic row length: compiled on first use
-        self.request = front_end(text, name, compile_target, arch, options, specialization, file)
+        self.request = front_end(text, name, compile_target, arch, options, fixed, file)
         self.kernel = self.request.kernel
         self._variants: dict[tuple, object] = {}
         self._lock = threading.Lock()
-        self.compiled = CACHE.artifacts(self.request) if target != "interp" else None
-        self.runner = self._build(self.request, self.compiled)
+        self._compiler = compiler
+        deferred = self._deferred(self.request)      # a dynamic row: compiled launch by launch
+        self._compiled = artifacts_of(self.request, compiler) if target != "interp" and deferred is None else None
+        self.runner = deferred or self._build(self.request, self._compiled)
         self._constexpr_names = {p.name for p in self.kernel.params if isinstance(p.type, ConstexprType)}
         self._outputs = [p.name for p in self.kernel.params
                          if isinstance(p.type, ViewType) and p.type.direction in ("out", "inout")]
@@ -100,6 +104,12 @@ class LoadedKernel:
         self._native: Callable | None = None
 
     # ---- what was built -------------------------------------------------------------------
+    @property
+    def compiled(self) -> Compiled | None:
+        """The kernel's compile (a dynamic row's own entry: compiled when asked)."""
+        deferred = self._compiled is None and self.target == "cuda"
+        return self.runner.own_compiled() if deferred else self._compiled
+
     @property
     def key(self) -> str | None:
         return self.compiled.key if self.compiled else None
@@ -178,13 +188,25 @@ class LoadedKernel:
             for runner in (self.runner, *self._variants.values()):
                 runner.synchronize(_stream(stream))
 
+    def _deferred(self, request):
+        """cuda: a `DynamicRowKernel` when the request is a dynamic row's (its own entry and
+        each variant compiled when a launch needs it); else None."""
+        if self.target != "cuda":
+            return None
+        from .cuda import deferred_rule
+        rule = deferred_rule(request)
+        if rule is None:
+            return None
+        from .dynamic_rows import DynamicRowKernel
+        return DynamicRowKernel(request, rule, self._compiler)
+
     def _build(self, request, compiled, seen=None):
         if self.target == "cpu":
             from .cpu import CpuKernel
             return CpuKernel(request, compiled.artifacts, compiled.timings)
         if self.target == "cuda":
             from .cuda import CudaKernel
-            return CudaKernel(request, compiled.artifacts, compiled.timings, seen)
+            return CudaKernel(request, compiled.artifacts, compiled.timings, seen, self._compiler)
         return None
 
     def _interpret(self, arguments: dict, constexprs: dict | None) -> None:
@@ -212,7 +234,8 @@ class LoadedKernel:
                 fixed = {**self._fixed, "extents": {**extents, **self._fixed["extents"]}}
                 request = front_end(self.request.module, self.name, self.request.target, self.request.arch,
                                     self.request.options, fixed, self.file, self.text)
-                runner = self._variants[signature] = self._build(request, CACHE.artifacts(request), self._seen)
+                runner = self._variants[signature] = self._build(request, artifacts_of(request, self._compiler),
+                                                                 self._seen)
         return runner or self.runner
 
 

@@ -3,8 +3,8 @@
 A cubin may hold, beside the kernel's own entry, register-form variants for row lengths
 known only at launch (`launch.json` `variants`, by increasing `max`, all selected by one
 extent). A launch runs the first variant whose `max` is at least the value that extent is
-bound to, else the kernel's own entry. A lazy compile (`Specialization.lazy_variants`, what
-the runtime asks for) holds no variants, only the rule that picks one (`variant_rule`):
+bound to, else the kernel's own entry. A lazy compile (`Specialization.lazy_variants`, the
+default) holds no variants, only the rule that picks one (`variant_rule`):
 `LazyVariants` compiles each variant, a kernel of its own, on the first launch that needs
 it. The pick happens where a launch's arguments are bound (the prepared-launch fast path
 keeps the entry it was prepared with): a dictionary read and a scan of a few integers, or

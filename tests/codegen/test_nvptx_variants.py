@@ -17,7 +17,9 @@ from intentc.options import Specialization
 
 
 def _compiled(text: str, kernel: str, extents: dict | None = None) -> tuple[str, dict]:
-    artifacts = compile_kernel(text, kernel, "ptx", "sm_90", specialization={"extents": extents or {}}).artifacts
+    """PTX and launch.json of the eager module (`lazy_variants` False: every variant in it)."""
+    artifacts = compile_kernel(text, kernel, "ptx", "sm_90",
+                               specialization={"extents": extents or {}, "lazy_variants": False}).artifacts
     return artifacts["kernel.ptx"], json.loads(artifacts["launch.json"])
 
 
@@ -112,8 +114,7 @@ def test_every_entry_numbers_the_check_sites_alike():
 
 def _rule(sample: str, kernel: str):
     from intentc.codegen.nvptx.variants import VariantRule
-    artifacts = compile_kernel(sample_text(sample), kernel, "ptx", "sm_90",
-                               specialization={"lazy_variants": True}).artifacts
+    artifacts = compile_kernel(sample_text(sample), kernel, "ptx", "sm_90").artifacts     # lazy: the default
     return artifacts["kernel.ptx"], VariantRule(**json.loads(artifacts["launch.json"])["variant_rule"])
 
 

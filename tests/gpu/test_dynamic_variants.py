@@ -131,8 +131,8 @@ def test_load_in_place_compiles_each_bucket_once_and_reports_its_checks():
     torch = pytest.importorskip("torch", reason="in-place launches take torch tensors")
     import intentc
     kernel = intentc.load(sample_text("row_softmax"), "row_softmax", target="cuda")
-    lazy = kernel.runner._lazy
-    assert lazy is not None and not kernel.launch_config.variants
+    lazy = kernel.runner.variants       # a DynamicRowKernel's (runtime/dynamic_rows.py)
+    assert lazy.built == {}             # loading compiled nothing
     for cols in (1000, 1024, 1000, 40000, 1000):
         x = torch.randn(ROWS, cols, device="cuda")
         y = torch.empty_like(x)
@@ -142,7 +142,7 @@ def test_load_in_place_compiles_each_bucket_once_and_reports_its_checks():
         assert_close(y.cpu().numpy(), expected["y"], 1e-6)
     # 1000 runs the bucket of rows that leave the last slot partial, 1024 the one they fill;
     # 40000 runs the kernel's own entry
-    assert sorted(lazy.built) == [(961, 1023), (1024, 1024)]
+    assert sorted(lazy.built) == [(961, 1023), (1024, 1024)] and not kernel.launch_config.variants
     shifted = intentc.load(SHIFTED_READ, "shifted", target="cuda")
     shifted(x=torch.zeros(2, 5, device="cuda"), y=torch.zeros(2, 5, device="cuda"))
     with pytest.raises(DiagnosticError) as raised:

@@ -6,6 +6,9 @@ import numpy as np
 import pytest
 
 from intentc.runtime.variants import Entry, EntryTable
+from sample_files import ROOT
+
+SOFTMAX = ROOT / "ir_samples" / "row_softmax.kir"
 
 DEFAULT = Entry("dynamic", (264, 1, 1), (512, 1, 1))
 SMALL = Entry("s1024", (4224, 1, 1), (64, 1, 1))
@@ -53,14 +56,15 @@ def test_empty_and_too_long_rows_take_the_kernels_own_entry():
     assert built == []
 
 
-def test_the_runtime_asks_for_lazy_variants_unless_told_otherwise():
+def test_every_entry_point_compiles_variants_lazily_unless_told_otherwise():
+    from intentc.driver import front_end
     from intentc.options import Specialization
-    from intentc.runtime.cuda import lazy_variants
-    assert lazy_variants(None) == {"lazy_variants": True}
-    assert lazy_variants({"extents": {"M": 3}}) == {"lazy_variants": True, "extents": {"M": 3}}
-    assert lazy_variants({"lazy_variants": False}) == {"lazy_variants": False}
-    assert lazy_variants(Specialization()).lazy_variants
-    assert not lazy_variants(Specialization(lazy_variants=False)).lazy_variants
+    assert Specialization().lazy_variants and not Specialization(lazy_variants=False).lazy_variants
+    # one variant's compile holds no others: with or without `lazy_variants`, one key
+    spelt = [front_end(SOFTMAX.read_text(), "row_softmax", "ptx", "sm_90",
+                       specialization={"variant": (961, 1023), "lazy_variants": lazy}).specialization
+             for lazy in (False, True)]
+    assert spelt[0] == spelt[1] and spelt[0].lazy_variants
 
 
 def test_a_call_picks_its_variant_from_the_arguments_shapes_before_binding():

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import llvmlite.binding as llvm
 from llvmlite import ir
@@ -21,7 +21,9 @@ from .hooks import NvptxHooks
 from .mapping import LaunchConfig, Mapping, generic_mapping, launch_config, plan_mapping
 from .stage_compile import compile_stages
 from .stages import stage_plan
-from .variants import check_variant, eager_variants, link_variant, variant_mapping, variant_rule
+from .variants import (
+    VariantRule, check_variant, eager_variants, link_variant, served_launches, variant_mapping, variant_rule,
+)
 
 BAD_ARCH = "E0062"
 # The mappings a tensor program over one domain leaves for the chunked stages (stages.py):
@@ -79,9 +81,11 @@ def compile_ptx(module: Module, kernel_name: str, arch: str, specialization: Spe
         _mark_entry(lowered, mapping.threads, resident)
         return lowered
     rule = variant_rule(kernel, mapping, specialization)
+    serves = None
     if specialization is not None and specialization.variant:   # this one variant alone
         fewest, most = check_variant(kernel, rule, specialization.variant, file, source)
-        mapping, rule = variant_mapping(kernel, mapping, specialization, fewest, most), None
+        mapping = variant_mapping(kernel, mapping, specialization, fewest, most)
+        serves, rule = served_launches(kernel.name, mapping, rule), None
     lowered = lower(mapping)
     variants = []
     mappings = [mapping]
@@ -105,9 +109,23 @@ def compile_ptx(module: Module, kernel_name: str, arch: str, specialization: Spe
         ptx = optimized_ptx(parsed, arch, entries, timings, mark, strength_reduce=not all(map(_unrolled, mappings)))
     config = launch_config(mapping, lowered.function, arch, [variant.to_json() for variant, _ in variants],
                            rule.to_json() if rule else {})
+    if serves is not None:
+        config = replace(config, serves=serves.to_json())
     for entry, _, fallback_mapping in fallback:
         config.mma["fallback"] = _fallback_record(launch_config(fallback_mapping, entry, arch))
     return PtxKernel(ptx, config, lowered)
+
+
+def variant_rule_of(module: Module, kernel_name: str, arch: str, specialization: Specialization) -> VariantRule | None:
+    """The `variant_rule` a lazy compile_ptx of the (pass-optimized) kernel records, from its
+    mapping alone, nothing lowered: a runtime that defers the kernel's own entry to the
+    launches that need it asks this first (runtime/dynamic_rows.py)."""
+    kernel = module.find(kernel_name)
+    assert isinstance(kernel, Kernel), kernel_name
+    mapping = plan_mapping(kernel, specialization, module, arch)
+    if mapping.kind in STAGED_MAPPINGS and stage_plan(kernel, specialization) is not None:
+        return None
+    return variant_rule(kernel, mapping, specialization)
 
 
 def _fallback(kernel: Kernel, mapping: Mapping, lowered: LoweredKernel, lower, specialization, module) -> list:

@@ -75,6 +75,8 @@ class LaunchConfig:
     # which variant serves a row length (VariantRule.to_json()): where `variants` is empty (a
     # lazy compile), the runtime compiles the one a launch needs on first use
     variant_rule: dict = field(default_factory=dict)
+    # a variant's own compile (Specialization.variant): the launches it serves (Variant.to_json())
+    serves: dict = field(default_factory=dict)
     iterations_per_cta: int = 1  # iterations of the `parallel` a CTA runs at once (short rows: cta_groups.py)
     mma: dict = field(default_factory=dict)       # MmaPlan.to_json() of the "mma" mapping
     plan: dict = field(default_factory=dict)      # a kernel plan's to_json() (kernel_plans.py)

@@ -3,18 +3,20 @@
 
 The register form needs S, the iteration's element count, at compile time. When S is the
 product of static extents and ONE dynamic extent (a view's extent or an `index`
-parameter), the compile also emits the register form for a few bounds, like Triton's
-power-of-two blocks: for each CTA size T of VARIANT_THREADS, an entry that keeps K slots a
-thread (K from the body, as for a static S) and serves every S ≤ K·T, each slot guarded
-against the run-time S. All entries live in one PTX module beside the kernel's own entry
-(the dynamic form, or grid-stride), which serves the rows longer than the largest bound.
-`launch.json` lists them (`variants`: entry, extent, max, block, slots, ctas_per_sm) in
-increasing `max`; the runtime launches the first whose `max` is at least the bound
-extent's value (`runtime/variants.py`), else the kernel's own entry.
+parameter), a row of S elements runs a register-form variant compiled for its bucket
+(`VariantRule.bucket`: the plan a static S gets, only its last group guarded). By default
+(`Specialization.lazy_variants`) a compile emits none: `launch.json` records the
+`variant_rule` and each variant is compiled on first use (`Specialization.variant`), by the
+runtime or through the compile service. The eager module (`lazy_variants` False) holds one
+variant per bound of VARIANT_SIZES beside the kernel's own entry, each guarding the slots
+above the previous bound; `launch.json` lists them (`variants`: entry, extent, min, max,
+block, slots, ctas_per_sm) in increasing `max`, and the runtime launches the first whose
+`max` is at least the bound extent's value (`runtime/variants.py`), else the kernel's own
+entry (the dynamic form, or grid-stride), which serves the rows longer than the largest.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import llvmlite.binding as llvm
 
@@ -164,6 +166,13 @@ def eager_variants(kernel: Kernel, base: Mapping, rule: VariantRule,
         found.append((_variant(kernel.name, mapping.cta, rule), mapping))
         fewest = most + 1
     return found
+
+
+def served_launches(kernel: str, mapping: Mapping, rule: VariantRule) -> Variant:
+    """The record of a variant compiled alone (`launch.json` `serves`): the kernel's own entry
+    serving the launches that bind `rule.extent` to `min` … `max`."""
+    assert mapping.cta is not None
+    return replace(_variant(kernel, mapping.cta, rule), entry=function_name(kernel))
 
 
 def _variant(kernel: str, plan: CtaPlan, rule: VariantRule) -> Variant:
