@@ -359,6 +359,51 @@ class TileEmitter:
         otherwise be hoisted out of the tile loop and stay in registers through the K loop."""
         return opaque(self.em.b, self.tid)
 
+    def store_pairs(self, pairs: list, coordinates) -> None:
+        """The epilogue: pair p of `pairs` (two accumulator elements of one row, see
+        `store_pair`) at tile row and column `coordinates(p)` (i64, even column; p an i64
+        value). A tile wholly inside C (most of them) stores each pair with one unconditional
+        two-element store; an edge tile goes through a local array and one rolled loop of
+        masked stores: one copy of the bounds checks, not one a pair (they were a third of
+        the tiled matmul's compile time)."""
+        b = self.em.b
+        bm, bn, _ = self.plan.block
+        whole = b.and_(self.c_pairs, b.and_(b.icmp_signed("<=", b.add(self.m0, _const(bm)), self.m),
+                                            b.icmp_signed("<=", b.add(self.n0, _const(bn)), self.n)))
+        with b.if_else(whole) as (inside, edge):
+            with inside:
+                for number, values in enumerate(pairs):
+                    row, column = coordinates(_const(number))
+                    words = [self._stored(value) for value in values]
+                    self._store_vector(words, b.add(self.m0, row), b.add(self.n0, column))
+            with edge:
+                self._store_edge(pairs, coordinates)
+
+    def _store_edge(self, pairs: list, coordinates) -> None:
+        em = self.em
+        b = em.b
+        held = em.entry_alloca(ir.ArrayType(pairs[0][0].type, 2 * len(pairs)))
+        for number, values in enumerate(pairs):
+            for lane, value in enumerate(values):
+                b.store(value, b.gep(held, [ir.Constant(I32, 0), ir.Constant(I32, 2 * number + lane)], inbounds=True))
+
+        def pair(number: ir.Value) -> None:
+            values = tuple(b.load(b.gep(held, [ir.Constant(I32, 0), b.add(b.mul(b.trunc(number, I32), ir.Constant(I32, 2)),
+                                                                            ir.Constant(I32, lane))], inbounds=True))
+                           for lane in range(2))
+            self.store_pair(values, *coordinates(number))
+        em.loop(_const(0), _const(len(pairs)), pair, name="pair")
+
+    def _store_vector(self, words: list, m: ir.Value, n: ir.Value) -> None:
+        """Two converted elements at C[m, n], C[m, n + 1] with one store (C pairs allowed, both inside)."""
+        b = self.em.b
+        c = self.plan.contraction
+        vector = ir.VectorType(words[0].type, 2)
+        pair = b.insert_element(b.insert_element(ir.Constant(vector, None), words[0], ir.Constant(I32, 0)),
+                                words[1], ir.Constant(I32, 1))
+        address = b.bitcast(_element(b, self.c_view, c.c_axes, (m, n)), vector.as_pointer())
+        b.store(pair, address, align=2 * _BYTES[c.out_dtype])
+
     def store_pair(self, values: tuple, row: ir.Value, column: ir.Value) -> None:
         """Two accumulator elements of one row (f32, or half for an f16 accumulator), at tile
         columns `column` (even) and `column` + 1, through the IR's casts into C, masked by C's
@@ -372,11 +417,7 @@ class TileEmitter:
         pair_inside = b.and_(row_inside, b.icmp_signed("<", b.add(n, _const(1)), self.n))
         with b.if_else(b.and_(pair_inside, self.c_pairs)) as (paired, single):
             with paired:
-                vector = ir.VectorType(words[0].type, 2)
-                pair = b.insert_element(b.insert_element(ir.Constant(vector, None), words[0], ir.Constant(I32, 0)),
-                                        words[1], ir.Constant(I32, 1))
-                address = b.bitcast(_element(b, self.c_view, c.c_axes, (m, n)), vector.as_pointer())
-                b.store(pair, address, align=2 * _BYTES[c.out_dtype])
+                self._store_vector(words, m, n)
             with single:
                 for lane, word in enumerate(words):
                     column_lane = b.add(n, _const(lane))
