@@ -232,10 +232,14 @@ class TileEmitter:
         em, plan = self.em, self.plan
         b = em.b
         copies = self._copies(self.tid)
-        for stage in range(plan.lookahead):
-            with b.if_then(b.icmp_signed("<", _const(stage), self.k_tiles)):
-                self._load(copies, _const(stage), ir.Constant(I32, stage))
+
+        def prologue(stage: ir.Value) -> None:
+            with b.if_then(b.icmp_signed("<", stage, self.k_tiles)):
+                self._load(copies, stage, b.trunc(stage, I32))
             cp_async_commit(b)
+        # rolled (its trip count hidden from the unroller): one copy of the loads' code here
+        # and one in the K loop, not one a look-ahead stage
+        em.loop(_const(0), opaque(b, _const(plan.lookahead)), prologue, name="prologue")
         em.loop(_const(0), self.k_tiles, lambda kt: self._k_step(kt, copies), name="ktile")
         cp_async_wait(b, 0)
 
@@ -253,82 +257,124 @@ class TileEmitter:
         self.variant.compute(self, b.urem(b.trunc(kt, I32), stages))
 
     # ---- staging -----------------------------------------------------------------------------
-    def _geometry(self, tid: ir.Value) -> list:
-        """(operand, row, column, destination) of each 16-byte copy thread `tid` makes of K
-        tile 0: A's rows of BK elements; B's BK rows of BN columns, staged in blocks of BK
-        columns. Coordinates are the view's (i64); the destination is a byte offset in the
-        operand's stage tile (i32)."""
+    def _copy_counts(self) -> tuple:
+        """16-byte copies a thread makes of A's and of B's K tile."""
+        bm, bn, bk = self.plan.block
+        return tuple(extent * bk // self.plan.chunk // self.plan.threads for extent in (bm, bn))
+
+    def _chunk_geometry(self, operand: Operand, chunk: ir.Value) -> tuple:
+        """(row, column, destination) of 16-byte chunk `chunk` (i64) of the operand's K tile 0:
+        A's rows of BK elements; B's BK rows of BN columns, staged in blocks of BK columns.
+        Coordinates are the view's (i64); the destination is a byte offset in the operand's
+        stage tile (i32)."""
         b = self.em.b
         bm, bn, bk = self.plan.block
-        threads, row_bytes, chunk_size = self.plan.threads, self.plan.row_bytes, self.plan.chunk
-        copies = []
-        for index in range(bm * bk // chunk_size // threads):
-            chunk = b.add(tid, _const(index * threads))
+        row_bytes, chunk_size = self.plan.row_bytes, self.plan.chunk
+        if operand is self.a:
             row, column = b.udiv(chunk, _const(bk // chunk_size)), b.urem(chunk, _const(bk // chunk_size))
             destination = swizzled(b, b.trunc(row, I32), b.trunc(column, I32), row_bytes)
-            copies.append((self.a, b.add(self.m0, row), b.mul(column, _const(chunk_size)), destination))
-        for index in range(bn * bk // chunk_size // threads):
-            chunk = b.add(tid, _const(index * threads))
-            row, column = b.udiv(chunk, _const(bn // chunk_size)), b.urem(chunk, _const(bn // chunk_size))
-            block, within = b.udiv(column, _const(bk // chunk_size)), b.urem(column, _const(bk // chunk_size))
-            destination = b.add(b.mul(b.trunc(block, I32), ir.Constant(I32, bk * row_bytes)),
-                                swizzled(b, b.trunc(row, I32), b.trunc(within, I32), row_bytes))
-            copies.append((self.b_op, row, b.add(self.n0, b.mul(column, _const(chunk_size))), destination))
-        return copies
+            return b.add(self.m0, row), b.mul(column, _const(chunk_size)), destination
+        row, column = b.udiv(chunk, _const(bn // chunk_size)), b.urem(chunk, _const(bn // chunk_size))
+        block, within = b.udiv(column, _const(bk // chunk_size)), b.urem(column, _const(bk // chunk_size))
+        destination = b.add(b.mul(b.trunc(block, I32), ir.Constant(I32, bk * row_bytes)),
+                            swizzled(b, b.trunc(row, I32), b.trunc(within, I32), row_bytes))
+        return row, b.add(self.n0, b.mul(column, _const(chunk_size))), destination
+
+    def _room(self, operand: Operand, row: ir.Value, column: ir.Value) -> tuple:
+        """(room, width) of a copy at K tile 0: A: elements of the row left past the chunk (0
+        for a row past M), width None; B: rows left past the chunk's row, and the chunk's
+        columns within N."""
+        b = self.em.b
+        if operand is self.a:
+            return b.select(b.icmp_signed("<", row, self.m), b.sub(self.k, column), _const(0)), None
+        return b.sub(self.k, row), _clamp(b, b.sub(self.n, column), self.plan.chunk)
+
+    def _valid(self, room: ir.Value, width: ir.Value | None, k0: ir.Value) -> ir.Value:
+        """Elements of a copy inside the view at K offset `k0`."""
+        b = self.em.b
+        left = b.sub(room, k0)
+        if width is None:
+            return _clamp(b, left, self.plan.chunk)
+        return b.select(b.icmp_signed(">", left, _const(0)), width, _const(0))
 
     def _copies(self, tid: ir.Value) -> list:
-        """What a thread keeps through the K loop for each of its copies: the fast path's
-        source address at K tile 0 and the room left along K (A: elements of the row left
-        past the chunk, 0 for a row past M; B: rows left past the chunk's row, with the
-        chunk's columns within N). Only these stay in registers; the element path
-        recomputes the rest."""
+        """What a thread keeps through the K loop for each of its copies: (operand,
+        destination, the 16-byte path's source address at K tile 0, room, width: see
+        `_room`). Only these stay in registers; the narrower paths recompute the rest."""
         b = self.em.b
         copies = []
-        for operand, row, column, destination in self._geometry(tid):
-            source = _element(b, operand.view, (operand.row_axis, operand.column_axis), (row, column))
-            if operand is self.a:
-                room = b.select(b.icmp_signed("<", row, self.m), b.sub(self.k, column), _const(0))
-                width = None
-            else:
-                room = b.sub(self.k, row)
-                width = _clamp(b, b.sub(self.n, column), self.plan.chunk)
-            copies.append((operand, destination, source, room, width))
+        for operand, count in zip((self.a, self.b_op), self._copy_counts()):
+            for index in range(count):
+                row, column, destination = self._chunk_geometry(operand, b.add(tid, _const(index * self.plan.threads)))
+                source = _element(b, operand.view, (operand.row_axis, operand.column_axis), (row, column))
+                copies.append((operand, destination, source, *self._room(operand, row, column)))
         return copies
 
     def _load(self, copies: list, kt: ir.Value, stage: ir.Value) -> None:
-        """K tile `kt` of A and B into ring slot `stage`, every thread its copies."""
+        """K tile `kt` of A and B into ring slot `stage`, every thread its copies: 16-byte
+        cp.async copies where the operand allows them (a uniform branch), else the narrower
+        path."""
         b = self.em.b
         k0 = b.mul(kt, _const(self.plan.block[2]))
-        for number, (operand, destination, source, room, width) in enumerate(copies):
-            left = b.sub(room, k0)
-            valid = _clamp(b, left, self.plan.chunk) if width is None else b.select(b.icmp_signed(">", left, _const(0)), width,
-                                                                    _const(0))
-            target = b.add(self.stage_base(stage, "a" if operand is self.a else "b"), destination)
-            self._copy(number, operand, source, k0, valid, target, operand.pieces)
+        for operand, count, name in zip((self.a, self.b_op), self._copy_counts(), "ab"):
+            base = self.stage_base(stage, name)
+            (width, fits), narrower = operand.pieces[0], operand.pieces[1:]
+            with b.if_else(fits) as (wide, other):
+                with wide:
+                    for _, destination, source, room, columns in (c for c in copies if c[0] is operand):
+                        self._pieces(operand, source, k0, self._valid(room, columns, k0), b.add(base, destination),
+                                     width)
+                with other:
+                    self._narrow_copies(operand, count, k0, base, narrower)
 
-    def _copy(self, number: int, operand: Operand, source, k0, valid, target, pieces: tuple) -> None:
-        """Copy `number` of K tile k0 into `target`: cp.async pieces of the widest size the
-        operand allows (a uniform branch), else element by element."""
+    def _narrow_copies(self, operand: Operand, count: int, k0: ir.Value, base: ir.Value, pieces: tuple) -> None:
+        """The operand's copies of a misaligned or strided view, in a rolled loop (one copy of
+        their code, not one a copy: they are rare) that recomputes each copy's geometry."""
+        b = self.em.b
+
+        def copy(index: ir.Value) -> None:
+            chunk = b.add(opaque(b, self.tid), b.mul(index, _const(self.plan.threads)))
+            row, column, destination = self._chunk_geometry(operand, chunk)
+            valid = self._valid(*self._room(operand, row, column), k0)
+            target = b.add(base, destination)
+            source = _element(b, operand.view, (operand.row_axis, operand.column_axis), (row, column))
+            self._narrow_copy(operand, source, row, column, k0, valid, target, pieces)
+        self.em.loop(_const(0), opaque(b, _const(count)), copy, name="copy")
+
+    def _narrow_copy(self, operand: Operand, source, row, column, k0, valid, target, pieces: tuple) -> None:
+        """One copy with the widest narrower cp.async pieces the operand allows, else element
+        by element."""
         b = self.em.b
         if not pieces:
-            _, row, column, _ = self._geometry(opaque(b, self.tid))[number]
             row, column = (row, b.add(column, k0)) if operand is self.a else (b.add(row, k0), column)
             self._copy_elements(operand, (operand.row_axis, operand.column_axis), row, column, valid, target)
             return
         (width, fits), narrower = pieces[0], pieces[1:]
         with b.if_else(fits) as (wide, other):
-            with wide:     # K moves A's source BK elements along its row, B's BK rows down
-                along = operand.column_axis if operand is self.a else operand.row_axis
-                moved = b.gep(source, [b.mul(k0, operand.view.strides[along])])
-                base = b.gep(operand.view.ptr, [operand.view.offset])
-                valid_bytes = b.mul(valid, _const(self.plan.element_bytes))
-                for piece in range(COPY_BYTES // width):
-                    inside = _clamp(b, b.sub(valid_bytes, _const(piece * width)), width)
-                    start = b.select(b.icmp_signed(">", inside, _const(0)),
-                                     b.gep(moved, [_const(piece * width // self.plan.element_bytes)]), base)
-                    cp_async(b, b.add(target, ir.Constant(I32, piece * width)), start, b.trunc(inside, I32), width)
+            with wide:
+                self._pieces(operand, source, k0, valid, target, width)
             with other:
-                self._copy(number, operand, source, k0, valid, target, narrower)
+                self._narrow_copy(operand, source, row, column, k0, valid, target, narrower)
+
+    def _pieces(self, operand: Operand, source, k0, valid, target, width: int) -> None:
+        """A copy at K offset `k0` (K moves A's source BK elements along its row, B's BK rows
+        down) as cp.async pieces of `width` bytes, zero-filled past `valid` elements: one
+        16-byte copy, or a rolled loop of narrower pieces."""
+        b = self.em.b
+        along = operand.column_axis if operand is self.a else operand.row_axis
+        moved = b.gep(source, [b.mul(k0, operand.view.strides[along])])
+        base = b.gep(operand.view.ptr, [operand.view.offset])
+        valid_bytes = b.mul(valid, _const(self.plan.element_bytes))
+
+        def piece(number: ir.Value) -> None:
+            inside = _clamp(b, b.sub(valid_bytes, b.mul(number, _const(width))), width)
+            start = b.select(b.icmp_signed(">", inside, _const(0)),
+                             b.gep(moved, [b.mul(number, _const(width // self.plan.element_bytes))]), base)
+            cp_async(b, b.add(target, b.trunc(b.mul(number, _const(width)), I32)), start, b.trunc(inside, I32), width)
+        if width == COPY_BYTES:
+            piece(_const(0))
+        else:
+            self.em.loop(_const(0), opaque(b, _const(COPY_BYTES // width)), piece, name="piece")
 
     def _copy_elements(self, operand, axes, row, column, valid, destination) -> None:
         b = self.em.b
