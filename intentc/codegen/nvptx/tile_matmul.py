@@ -232,29 +232,26 @@ class TileEmitter:
         em, plan = self.em, self.plan
         b = em.b
         copies = self._copies(self.tid)
-
-        def prologue(stage: ir.Value) -> None:
-            with b.if_then(b.icmp_signed("<", stage, self.k_tiles)):
-                self._load(copies, stage, b.trunc(stage, I32))
-            cp_async_commit(b)
-        # rolled (its trip count hidden from the unroller): one copy of the loads' code here
-        # and one in the K loop, not one a look-ahead stage
-        em.loop(_const(0), opaque(b, _const(plan.lookahead)), prologue, name="prologue")
-        em.loop(_const(0), self.k_tiles, lambda kt: self._k_step(kt, copies), name="ktile")
+        # from K tile -lookahead: the first `lookahead` trips only load (the prologue), so
+        # the loads' code is emitted once
+        em.loop(_const(-plan.lookahead), self.k_tiles, lambda kt: self._k_step(kt, copies), name="ktile")
         cp_async_wait(b, 0)
 
     def _k_step(self, kt: ir.Value, copies: list) -> None:
         em, plan = self.em, self.plan
         b = em.b
         stages = ir.Constant(I32, plan.stages)
-        cp_async_wait(b, plan.lookahead - 1)
-        self.variant.before_barrier(b)
-        barrier(em)
+        started = b.icmp_signed(">=", kt, _const(0))
+        with b.if_then(started):
+            cp_async_wait(b, plan.lookahead - 1)
+            self.variant.before_barrier(b)
+            barrier(em)
         ahead = b.add(kt, _const(plan.lookahead))
         with b.if_then(b.icmp_signed("<", ahead, self.k_tiles)):
             self._load(copies, ahead, b.urem(b.trunc(ahead, I32), stages))
         cp_async_commit(b)
-        self.variant.compute(self, b.urem(b.trunc(kt, I32), stages))
+        with b.if_then(started):
+            self.variant.compute(self, b.urem(b.trunc(kt, I32), stages))
 
     # ---- staging -----------------------------------------------------------------------------
     def _copy_counts(self) -> tuple:
