@@ -12,6 +12,7 @@ from llvmlite import ir
 from ...ir.nodes import Op
 from ...ir.optable import ops_where
 from ..llvm.reduction import identity_const
+from ..llvm.outlined import outlined
 from ..llvm.special import i0
 from ..llvm.target import Combine, TargetHooks
 from ..llvm.types import F32, F64, I32, I64, I8, register_type
@@ -332,8 +333,10 @@ class NvptxHooks(TargetHooks):
         return em.b.call(em.declare(LIBDEVICE_F32[name], F32, [F32]), [x])
 
     def math_f64(self, em: Emitter, name: str, x: ir.Value) -> ir.Value:
-        if name == "i0":
-            return i0(em, x, lambda v: self.math_f64(em, "exp", v))
+        if name == "i0":    # about 250 instructions: one copy, called from every slot
+            helper = outlined(em, "intentc_i0", ir.FunctionType(F64, [F64]),
+                              lambda v: i0(em, v, lambda w: self.math_f64(em, "exp", w)))
+            return em.b.call(helper, [x])
         return em.b.call(em.declare(LIBDEVICE[name], F64, [F64]), [x])
 
     def approximate(self, em: Emitter, name: str, args: list[ir.Value], flush: bool) -> ir.Value | None:
