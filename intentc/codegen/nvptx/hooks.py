@@ -163,7 +163,8 @@ class NvptxHooks(TargetHooks):
                       combine: Callable[[list[ir.Value], list[ir.Value]], list[ir.Value]]) -> list[ir.Value]:
         if not self.in_cta:
             return values
-        return block_combine_tuple(em, self.plan, values, identities, combine)
+        # a reduction with a region (generic_reduce) combines by the author's code: rolled steps
+        return block_combine_tuple(em, self.plan, values, identities, combine, rolled=bool(op.regions))
 
     def keep_lazy(self, em: Emitter, before_parallel: bool = False) -> bool:
         if self.plan is None:

@@ -20,6 +20,7 @@ in lane order — separate f32 roundings, no FMA across them (§5.5).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 from llvmlite import ir
 
@@ -168,7 +169,7 @@ class _Rows(RowWalk):
                     b.store(word, slot)
             with b.if_then(b.icmp_signed(">=", block, ir.Constant(I64, 0))):
                 self._accumulate(_unflat([b.load(slot) for slot in queue[0]]))
-            for older, newer in zip(queue, queue[1:]):
+            for older, newer in pairwise(queue):
                 for slot, source in zip(older, newer):
                     b.store(b.load(source), slot)
         em.loop(ir.Constant(I64, -AHEAD), blocks, trip, name="block")

@@ -103,7 +103,6 @@ class RegisterStaged(TileEmitter, ABC):
     # ---- the K loop --------------------------------------------------------------------------
     def _k_loop(self) -> None:
         em = self.em
-        b = em.b
         steps = self.steps()
         # from step -1, which only fetches step 0: one copy of the fetch's code, not a second
         # one before the loop

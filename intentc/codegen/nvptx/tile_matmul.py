@@ -265,7 +265,7 @@ class TileEmitter:
         Coordinates are the view's (i64); the destination is a byte offset in the operand's
         stage tile (i32)."""
         b = self.em.b
-        bm, bn, bk = self.plan.block
+        _, bn, bk = self.plan.block
         row_bytes, chunk_size = self.plan.row_bytes, self.plan.chunk
         if operand is self.a:
             row, column = b.udiv(chunk, _const(bk // chunk_size)), b.urem(chunk, _const(bk // chunk_size))
@@ -332,7 +332,8 @@ class TileEmitter:
         def copy(index: ir.Value) -> None:
             chunk = b.add(opaque(b, self.tid), b.mul(index, _const(self.plan.threads)))
             row, column, destination = self._chunk_geometry(operand, chunk)
-            valid = self._valid(*self._room(operand, row, column), k0)
+            room, columns = self._room(operand, row, column)
+            valid = self._valid(room, columns, k0)
             target = b.add(base, destination)
             source = _element(b, operand.view, (operand.row_axis, operand.column_axis), (row, column))
             self._narrow_copy(operand, source, row, column, k0, valid, target, pieces)
