@@ -254,28 +254,36 @@ class TileEmitter:
             self.variant.compute(self, b.urem(b.trunc(kt, I32), stages))
 
     # ---- staging -----------------------------------------------------------------------------
-    def _copy_counts(self) -> tuple:
-        """16-byte copies a thread makes of A's and of B's K tile."""
-        bm, bn, bk = self.plan.block
-        return tuple(extent * bk // self.plan.chunk // self.plan.threads for extent in (bm, bn))
+    def k_extent(self, operand: Operand) -> ir.Value:
+        """The operand's extent along K (its columns for A, its rows for B)."""
+        return self.k
 
-    def _chunk_geometry(self, operand: Operand, chunk: ir.Value) -> tuple:
-        """(row, column, destination) of 16-byte chunk `chunk` (i64) of the operand's K tile 0:
-        A's rows of BK elements; B's BK rows of BN columns, staged in blocks of BK columns.
-        Coordinates are the view's (i64); the destination is a byte offset in the operand's
-        stage tile (i32)."""
+    def k_per_tile(self, operand: Operand) -> int:
+        """How far a K tile moves along the operand's K axis (compressed operands move less)."""
+        return self.plan.block[2]
+
+    def _geometry(self, tid: ir.Value) -> list:
+        """(operand, row, column, destination) of each 16-byte copy thread `tid` makes of K
+        tile 0 (copy `index` of an operand is its chunk tid + index · threads): A's rows of BK
+        elements; B's BK rows of BN columns, staged in blocks of BK columns. Coordinates are
+        the view's (i64); the destination is a byte offset in the operand's stage tile (i32)."""
         b = self.em.b
-        _, bn, bk = self.plan.block
-        row_bytes, chunk_size = self.plan.row_bytes, self.plan.chunk
-        if operand is self.a:
+        bm, bn, bk = self.plan.block
+        threads, row_bytes, chunk_size = self.plan.threads, self.plan.row_bytes, self.plan.chunk
+        copies = []
+        for index in range(bm * bk // chunk_size // threads):
+            chunk = b.add(tid, _const(index * threads))
             row, column = b.udiv(chunk, _const(bk // chunk_size)), b.urem(chunk, _const(bk // chunk_size))
             destination = swizzled(b, b.trunc(row, I32), b.trunc(column, I32), row_bytes)
-            return b.add(self.m0, row), b.mul(column, _const(chunk_size)), destination
-        row, column = b.udiv(chunk, _const(bn // chunk_size)), b.urem(chunk, _const(bn // chunk_size))
-        block, within = b.udiv(column, _const(bk // chunk_size)), b.urem(column, _const(bk // chunk_size))
-        destination = b.add(b.mul(b.trunc(block, I32), ir.Constant(I32, bk * row_bytes)),
-                            swizzled(b, b.trunc(row, I32), b.trunc(within, I32), row_bytes))
-        return row, b.add(self.n0, b.mul(column, _const(chunk_size))), destination
+            copies.append((self.a, b.add(self.m0, row), b.mul(column, _const(chunk_size)), destination))
+        for index in range(bn * bk // chunk_size // threads):
+            chunk = b.add(tid, _const(index * threads))
+            row, column = b.udiv(chunk, _const(bn // chunk_size)), b.urem(chunk, _const(bn // chunk_size))
+            block, within = b.udiv(column, _const(bk // chunk_size)), b.urem(column, _const(bk // chunk_size))
+            destination = b.add(b.mul(b.trunc(block, I32), ir.Constant(I32, bk * row_bytes)),
+                                swizzled(b, b.trunc(row, I32), b.trunc(within, I32), row_bytes))
+            copies.append((self.b_op, row, b.add(self.n0, b.mul(column, _const(chunk_size))), destination))
+        return copies
 
     def _room(self, operand: Operand, row: ir.Value, column: ir.Value) -> tuple:
         """(room, width) of a copy at K tile 0: A: elements of the row left past the chunk (0
@@ -283,8 +291,8 @@ class TileEmitter:
         columns within N."""
         b = self.em.b
         if operand is self.a:
-            return b.select(b.icmp_signed("<", row, self.m), b.sub(self.k, column), _const(0)), None
-        return b.sub(self.k, row), _clamp(b, b.sub(self.n, column), self.plan.chunk)
+            return b.select(b.icmp_signed("<", row, self.m), b.sub(self.k_extent(operand), column), _const(0)), None
+        return b.sub(self.k_extent(operand), row), _clamp(b, b.sub(self.n, column), self.plan.chunk)
 
     def _valid(self, room: ir.Value, width: ir.Value | None, k0: ir.Value) -> ir.Value:
         """Elements of a copy inside the view at K offset `k0`."""
@@ -300,11 +308,9 @@ class TileEmitter:
         `_room`). Only these stay in registers; the narrower paths recompute the rest."""
         b = self.em.b
         copies = []
-        for operand, count in zip((self.a, self.b_op), self._copy_counts()):
-            for index in range(count):
-                row, column, destination = self._chunk_geometry(operand, b.add(tid, _const(index * self.plan.threads)))
-                source = _element(b, operand.view, (operand.row_axis, operand.column_axis), (row, column))
-                copies.append((operand, destination, source, *self._room(operand, row, column)))
+        for operand, row, column, destination in self._geometry(tid):
+            source = _element(b, operand.view, (operand.row_axis, operand.column_axis), (row, column))
+            copies.append((operand, destination, source, *self._room(operand, row, column)))
         return copies
 
     def _load(self, copies: list, kt: ir.Value, stage: ir.Value) -> None:
@@ -312,26 +318,28 @@ class TileEmitter:
         cp.async copies where the operand allows them (a uniform branch), else the narrower
         path."""
         b = self.em.b
-        k0 = b.mul(kt, _const(self.plan.block[2]))
-        for operand, count, name in zip((self.a, self.b_op), self._copy_counts(), "ab"):
+        for operand, name in ((self.a, "a"), (self.b_op, "b")):
+            k0 = b.mul(kt, _const(self.k_per_tile(operand)))
             base = self.stage_base(stage, name)
+            mine = [copy for copy in copies if copy[0] is operand]
             (width, fits), narrower = operand.pieces[0], operand.pieces[1:]
             with b.if_else(fits) as (wide, other):
                 with wide:
-                    for _, destination, source, room, columns in (c for c in copies if c[0] is operand):
+                    for _, destination, source, room, columns in mine:
                         self._pieces(operand, source, k0, self._valid(room, columns, k0), b.add(base, destination),
                                      width)
                 with other:
-                    self._narrow_copies(operand, count, k0, base, narrower)
+                    self._narrow_copies(operand, len(mine), k0, base, narrower)
 
     def _narrow_copies(self, operand: Operand, count: int, k0: ir.Value, base: ir.Value, pieces: tuple) -> None:
         """The operand's copies of a misaligned or strided view, in a rolled loop (one copy of
-        their code, not one a copy: they are rare) that recomputes each copy's geometry."""
+        their code, not one a copy: they are rare) that recomputes each copy's geometry: copy
+        `index` is the operand's first copy of thread tid + index · threads."""
         b = self.em.b
 
         def copy(index: ir.Value) -> None:
-            chunk = b.add(opaque(b, self.tid), b.mul(index, _const(self.plan.threads)))
-            row, column, destination = self._chunk_geometry(operand, chunk)
+            thread = b.add(opaque(b, self.tid), b.mul(index, _const(self.plan.threads)))
+            _, row, column, destination = next(g for g in self._geometry(thread) if g[0] is operand)
             room, columns = self._room(operand, row, column)
             valid = self._valid(room, columns, k0)
             target = b.add(base, destination)
