@@ -68,3 +68,23 @@ def test_i0_is_one_helper_called_from_every_slot():
     assert _count(r"^\.func\s.*\bintentc_i0$", ptx) == 1
     # the numerator's i0 in each of the thread's slots and the denominator's once
     assert _count(r"^\s*call\.uni \(retval0\), intentc_i0,", ptx) == launch["slots"] + 1
+
+
+I0_ROWS = """
+kernel @i0_rows(%x: view<f32, [%M, %N], in>, %y: view<f32, [%M, %N], out>) {
+  %n = iota : tensor<index, [%N]>
+  parallel %M {
+  ^row(%r: index):
+    %v = read %x index(%r, %n) : tensor<f32, [%N]>
+    %w = i0 %v : tensor<f32, [%N]>
+    write %y, %w index(%r, %n)
+  }
+}
+"""
+
+
+def test_i0_inside_a_loop_stays_inline():
+    """An i0 evaluated in every iteration is not a call in the loop's body."""
+    result = compile_kernel(I0_ROWS, "i0_rows", "ptx", "sm_90")
+    ptx = result.artifacts["kernel.ptx"]
+    assert "intentc_i0" not in ptx and _count(r"^\s*fma\.rn\.f64", ptx) > 0

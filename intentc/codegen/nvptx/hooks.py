@@ -334,10 +334,14 @@ class NvptxHooks(TargetHooks):
         return em.b.call(em.declare(LIBDEVICE_F32[name], F32, [F32]), [x])
 
     def math_f64(self, em: Emitter, name: str, x: ir.Value) -> ir.Value:
-        if name == "i0":    # about 250 instructions: one copy, called from every slot
+        if name == "i0" and em.loop_depth == 0:
+            # about 250 instructions, computed once a thread outside every loop (a top-level
+            # value in each slot): one copy, called from every slot
             helper = outlined(em, "intentc_i0", ir.FunctionType(F64, [F64]),
                               lambda v: i0(em, v, lambda w: self.math_f64(em, "exp", w)))
             return em.b.call(helper, [x])
+        if name == "i0":    # inside a loop: inline, no call in the loop's body
+            return i0(em, x, lambda v: self.math_f64(em, "exp", v))
         return em.b.call(em.declare(LIBDEVICE[name], F64, [F64]), [x])
 
     def approximate(self, em: Emitter, name: str, args: list[ir.Value], flush: bool) -> ir.Value | None:

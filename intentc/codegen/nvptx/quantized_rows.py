@@ -29,7 +29,7 @@ from ..layout.assign import Assignment
 from ..layout.encodings import Blocked, Uniform
 from ..llvm.types import F32, I32, I64
 from .ptx_asm import opaque
-from .register_staging import i32, load_run, view_address, wide
+from .register_staging import i32, load_run, vector_run, view_address, wide
 from .structured_contraction import _access, _SymbolicShapes
 from .tile_contraction import Affine, IndexTensor, NoMatch, _broadcast
 from .warp_rows import WARPS, RowsPlanData, RowWalk
@@ -150,11 +150,13 @@ class _Rows(RowWalk):
         self.walk(self.w.shape[0], self._row)
 
     def _row(self, row: ir.Value) -> None:
-        """The row's blocks in order, software-pipelined in one rolled loop: a trip loads
+        """The row's blocks in order, software-pipelined in a rolled loop: a trip loads
         block t + AHEAD, then accumulates block t from the words an earlier trip loaded
         (carried in registers), so a lane has AHEAD + 1 blocks' loads in flight (one block
         at a time, a warp waited for each block's loads: latency-bound) while the loads and
-        the arithmetic are emitted once; trips t < 0 only load."""
+        the arithmetic are emitted once a loop; trips t < 0 only load. Plain vector loads
+        where both views are contiguous and aligned (a uniform branch before the loop),
+        else `load_run`'s guarded ones."""
         em = self.em
         b = em.b
         zero = ir.Constant(F32, 0.0)
@@ -163,16 +165,20 @@ class _Rows(RowWalk):
         blocks = self.w.shape[1]
         queue = [[em.entry_alloca(I32) for _ in range(WORDS)] for _ in range(AHEAD + 1)]
 
-        def trip(block):
-            with b.if_then(b.icmp_signed("<", b.add(block, ir.Constant(I64, AHEAD)), blocks)):
-                for slot, word in zip(queue[AHEAD], _flat(self._load(row, b.add(block, ir.Constant(I64, AHEAD))))):
+        def trip(block, guarded: bool):
+            ahead = b.add(block, ir.Constant(I64, AHEAD))
+            with b.if_then(b.icmp_signed("<", ahead, blocks)):
+                for slot, word in zip(queue[AHEAD], _flat(self._load(row, ahead, guarded))):
                     b.store(word, slot)
             with b.if_then(b.icmp_signed(">=", block, ir.Constant(I64, 0))):
                 self._accumulate(_unflat([b.load(slot) for slot in queue[0]]))
             for older, newer in pairwise(queue):
                 for slot, source in zip(older, newer):
                     b.store(b.load(source), slot)
-        em.loop(ir.Constant(I64, -AHEAD), blocks, trip, name="block")
+        with b.if_else(b.and_(self.wide_w, self.wide_x)) as (vectors, any_view):
+            for branch, guarded in ((vectors, False), (any_view, True)):
+                with branch:
+                    em.loop(ir.Constant(I64, -AHEAD), blocks, lambda block, g=guarded: trip(block, g), name="block")
         # sumf + sums[0..7] in lane order: the odd lanes hold sums[4..7]
         sums = [b.load(slot) for slot in self.sums]
         odd = [self.from_next_lane(value) for value in sums]
@@ -182,11 +188,10 @@ class _Rows(RowWalk):
         with b.if_then(b.icmp_unsigned("==", self.lane, i32(0))):
             b.store(total, view_address(em, self.y, (row,)))
 
-    def _load(self, row: ir.Value, block: ir.Value) -> dict:
+    def _load(self, row: ir.Value, block: ir.Value, guarded: bool) -> dict:
         """The lane's 32-bit words of a block: d and dmin, the 12 scale bytes, its 4 nibble
         bytes, its Q8_K quants of sub-blocks 2(L/8) and 2(L/8)+1, the bsums pair of lane
-        L/2 and the Q8_K d (vector loads where the views are contiguous and aligned, else
-        element by element: `load_run`)."""
+        L/2 and the Q8_K d (`guarded`: through `load_run`, any view; else vector loads)."""
         b = self.em.b
         # the lane, opaque to LLVM: its offsets recomputed here rather than hoisted out of
         # the row's loop into long-lived registers (ptxas spilled them)
@@ -195,6 +200,8 @@ class _Rows(RowWalk):
         j_low = b.mul(b.udiv(lane, i32(8)), i32(2))
 
         def word(view, coordinates, wide_flag):
+            if not guarded:
+                return vector_run(self.em, view, coordinates, 4)[0]
             return load_run(self.em, view, coordinates, ir.Constant(ir.IntType(1), 1), ir.Constant(I64, 4), 4,
                             wide_flag)[0]
 
