@@ -128,7 +128,7 @@ SWEEP = [("wgmma.m64n128k16", (128, 128, 32), (2, 1), 4, 1, 2), ("wgmma.m64n128k
 # Timing ablations of the default sm_90a plan: each leaves one part of the kernel out at
 # compile time (results are wrong on purpose; only the time is read), so the differences
 # say where the time goes.
-ABLATIONS = {"no epilogue stores": ("TileEmitter", "store_pair"), "no operand copies": ("TileEmitter", "_load"),
+ABLATIONS = {"no epilogue stores": ("TileEmitter", "store_pairs"), "no operand copies": ("TileEmitter", "_load"),
              "no MMAs": ("Wgmma", "compute")}
 
 

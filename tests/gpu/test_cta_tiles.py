@@ -81,11 +81,14 @@ def test_short_reductions_use_the_groups_own_lanes():
 
 
 def test_costly_top_level_values_are_computed_once_a_thread():
-    """kaiser's window (i0 of every coordinate) is computed before the iteration loop, into
-    the thread's slots, not in every frame."""
+    """kaiser's window (i0 of every coordinate, a call of the module's i0 helper) is computed
+    before the iteration loop, into the thread's slots, not in every frame."""
     ptx, launch = _compile(sample_text("kaiser_window_i0"), "kaiser_frames", {"L": 1024})
-    loop = ptx[ptx.index("%ctaid.x"):]
-    assert launch["slots"] and "__nv_" not in loop and "fma.rn.f64" not in loop
+    entry = ptx[ptx.index(".entry"):]
+    entry = entry[:entry.index("\n}\n")]       # the kernel's body, without the helpers after it
+    loop = entry[entry.index("%ctaid.x"):]
+    assert launch["slots"] and "intentc_i0" in entry
+    assert "__nv_" not in loop and "fma.rn.f64" not in loop and "intentc_i0" not in loop
 
 
 # ---- kernels beyond the samples -----------------------------------------------------------------

@@ -77,7 +77,9 @@ def put_le(em: Emitter, memory: Memory, block: ir.Value, offset: int | ir.Value,
 
 
 def f16_field(em: Emitter, records: Tensor, block: ir.Value, offset: int) -> ir.Value:
-    return em.b.fptrunc(decode(em, le_word(em, records, block, offset, 2), "f16"), F32)   # exact
+    """A record's f16 scale as f32 (exact). Every use multiplies it, and IEEE arithmetic's NaN
+    results are fresh NaNs (§5.2, `nan_payloads.py`): its NaN bits need not be kept."""
+    return em.b.fptrunc(decode(em, le_word(em, records, block, offset, 2), "f16", nan_bits=False), F32)
 
 
 def f32_field(em: Emitter, records: Tensor, block: ir.Value, offset: int) -> ir.Value:

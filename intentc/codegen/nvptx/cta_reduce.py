@@ -20,6 +20,7 @@ from llvmlite import ir
 from ..llvm.types import I32
 from ..llvm.values import ElementAt, Memory, Shape
 from .cta import CtaPlan, _shuffle, _warp_totals, barrier, on_thread_zero, shared_array, sreg
+from .lane_steps import rolled_steps
 
 if TYPE_CHECKING:
     from ..llvm.emitter import Emitter
@@ -27,34 +28,45 @@ if TYPE_CHECKING:
 TupleCombine = Callable[[list[ir.Value], list[ir.Value]], list[ir.Value]]
 
 
-def _ordered_butterfly(em: Emitter, values: list[ir.Value], combine: TupleCombine, width: int = 32) -> list[ir.Value]:
+def _ordered_butterfly(em: Emitter, values: list[ir.Value], combine: TupleCombine, width: int = 32,
+                       rolled: bool = False) -> list[ir.Value]:
     """The combination of `values` over aligned groups of `width` lanes (the warp by
     default), lower lane first at every step, so lanes i and i^k compute combine(lower,
-    upper) from the same two operands: the same bits in every lane, for any combine."""
+    upper) from the same two operands: the same bits in every lane, for any combine
+    (`rolled`: the steps in a loop, `lane_steps.py`)."""
     b = em.b
     lane = b.and_(sreg(em, "tid.x"), ir.Constant(I32, 31))
-    lanes = width
-    while lanes := lanes // 2:
+
+    def step(lanes, values: list[ir.Value]) -> list[ir.Value]:
         others = [_shuffle(em, "bfly", value, lanes, 31) for value in values]
-        upper = b.icmp_unsigned("!=", b.and_(lane, ir.Constant(I32, lanes)), ir.Constant(I32, 0))
+        bit = ir.Constant(I32, lanes) if isinstance(lanes, int) else lanes
+        upper = b.icmp_unsigned("!=", b.and_(lane, bit), ir.Constant(I32, 0))
         first = [b.select(upper, other, value) for value, other in zip(values, others)]
         second = [b.select(upper, value, other) for value, other in zip(values, others)]
-        values = combine(first, second)
+        return combine(first, second)
+    steps = width.bit_length() - 1
+    if rolled and steps > 1:
+        return rolled_steps(em, values, steps, lambda index, current: step(
+            b.lshr(ir.Constant(I32, width // 2), index), current))
+    lanes = width
+    while lanes := lanes // 2:
+        values = step(lanes, values)
     return values
 
 
 def block_combine_tuple(em: Emitter, plan: CtaPlan, values: list[ir.Value], identities: list[ir.Value],
-                        combine: TupleCombine) -> list[ir.Value]:
+                        combine: TupleCombine, rolled: bool = False) -> list[ir.Value]:
     """The CTA-wide combination of every thread's partial `values` (each thread gets it):
     ordered butterflies within each warp, then over the warps' results in every warp (lane
     l holding warp l's, the identities past the last warp; with a power-of-two count of
-    warps, only that many lanes' butterfly over lane l holding warp l mod W's)."""
-    warp_results = _ordered_butterfly(em, values, combine)
+    warps, only that many lanes' butterfly over lane l holding warp l mod W's). `rolled`:
+    the butterflies' steps in loops, for a combine that runs the author's region."""
+    warp_results = _ordered_butterfly(em, values, combine, rolled=rolled)
     warps = -(-plan.width // 32)
     if warps & (warps - 1) == 0:
         return _ordered_butterfly(em, _warp_totals(em, plan, warp_results, 0, identities, cyclic=True), combine,
-                                  warps)
-    return _ordered_butterfly(em, _warp_totals(em, plan, warp_results, 0, identities), combine)
+                                  warps, rolled)
+    return _ordered_butterfly(em, _warp_totals(em, plan, warp_results, 0, identities), combine, rolled=rolled)
 
 
 def stage_in_shared(em: Emitter, hooks, dtype: str, shape: Shape, element: ElementAt, count: int,

@@ -28,7 +28,7 @@ line's first position, and the segmented combine restarts there (`Scan.segmented
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -38,6 +38,7 @@ from ..llvm.types import I1, I32, I64, register_type
 from ..llvm.values import Body, Registers, Shape, Tensor
 from .cta import (CtaPlan, _shuffle, _warp_totals, in_tensor, slot_coordinate, sreg, thread_index, unravel,
                   within_row)
+from .lane_steps import rolled_steps
 
 if TYPE_CHECKING:
     from ..llvm.emitter import Emitter
@@ -59,6 +60,7 @@ class Scan:
     exclusive: bool
     reverse: bool
     first_exclusive: Values
+    rolled: bool = False          # the combine runs the author's region: warp steps in loops (`lane_steps.py`)
 
     def starts_line(self, em: Emitter, idx: list[ir.Value]) -> ir.Value:
         """Whether coordinate idx is the first of its line in scan order."""
@@ -73,7 +75,8 @@ class Scan:
         the neutral value and the first exclusive output, `combine` over the whole."""
         false = ir.Constant(I1, 0)
         return Scan(self.shape, lambda idx: [flag(idx), *self.elements(idx)], combine, [false, *self.neutral],
-                    ["bool", *self.dtypes], self.exclusive, self.reverse, [false, *self.first_exclusive])
+                    ["bool", *self.dtypes], self.exclusive, self.reverse, [false, *self.first_exclusive],
+                    self.rolled)
 
     def with_presence(self, em: Emitter) -> Scan:
         """A generic scan (no neutral value; `neutral` holds the inits): absent values join
@@ -87,7 +90,7 @@ class Scan:
                 for slot, value in zip(slots, self.combine(first[1:], second[1:])):
                     b.store(value, slot)
             return [b.or_(first[0], second[0]), *(b.load(slot) for slot in slots)]
-        return self.led_by(lambda idx: ir.Constant(I1, 1), present)
+        return replace(self.led_by(lambda idx: ir.Constant(I1, 1), present), rolled=True)
 
     def segmented(self, em: Emitter) -> Scan:
         """The lines of a tensor of rank > 1 as segments of one scan in row-major order: a
@@ -107,19 +110,27 @@ def _select(em: Emitter, condition: ir.Value, then: Values, otherwise: Values) -
     return [em.b.select(condition, a, c) for a, c in zip(then, otherwise)]
 
 
-def _warp_scan(em: Emitter, values: Values, rank: ir.Value, combine: Combine, reverse: bool) -> Values:
-    """Inclusive scan over the warp's lanes in rank order (lane, or 31 - lane reversed)."""
+def _warp_scan(em: Emitter, values: Values, rank: ir.Value, combine: Combine, reverse: bool,
+               rolled: bool = False) -> Values:
+    """Inclusive scan over the warp's lanes in rank order (lane, or 31 - lane reversed);
+    `rolled`: its five steps in a loop (`lane_steps.py`)."""
     b = em.b
-    for lanes in (1, 2, 4, 8, 16):
+
+    def step(lanes, values: Values) -> Values:
         earlier = [_shuffle(em, "down" if reverse else "up", v, lanes, 31 if reverse else 0) for v in values]
-        values = _select(em, b.icmp_unsigned(">=", rank, ir.Constant(I32, lanes)), combine(earlier, values), values)
+        bound = ir.Constant(I32, lanes) if isinstance(lanes, int) else lanes
+        return _select(em, b.icmp_unsigned(">=", rank, bound), combine(earlier, values), values)
+    if rolled:
+        return rolled_steps(em, values, 5, lambda index, current: step(b.shl(ir.Constant(I32, 1), index), current))
+    for lanes in (1, 2, 4, 8, 16):
+        values = step(lanes, values)
     return values
 
 
 def block_scan(em: Emitter, plan: CtaPlan, values: Values, carry: Values, neutral: Values, combine: Combine,
-               reverse: bool) -> tuple[Values, Values, Values]:
+               reverse: bool, rolled: bool = False) -> tuple[Values, Values, Values]:
     """(the prefix before this thread, the prefix through it, the chunk's total), all after
-    `carry`, over the CTA's threads in rank order."""
+    `carry`, over the CTA's threads in rank order (`rolled`: the warp scans' steps in loops)."""
     b = em.b
     tid = sreg(em, "tid.x")
     lane, warp = b.and_(tid, ir.Constant(I32, 31)), b.lshr(tid, ir.Constant(I32, 5))
@@ -128,11 +139,11 @@ def block_scan(em: Emitter, plan: CtaPlan, values: Values, carry: Values, neutra
         lane_rank, warp_rank = b.sub(ir.Constant(I32, 31), lane), b.sub(ir.Constant(I32, warps - 1), warp)
     else:
         lane_rank, warp_rank = lane, warp
-    inclusive = _warp_scan(em, values, lane_rank, combine, reverse)
+    inclusive = _warp_scan(em, values, lane_rank, combine, reverse, rolled)
     last_lane = 0 if reverse else 31
     # lane r of every warp: the total of the warp of rank r (scanned: of ranks 0..r)
     totals = _warp_totals(em, plan, inclusive, last_lane, neutral, reverse)
-    totals = _warp_scan(em, totals, lane, combine, False)
+    totals = _warp_scan(em, totals, lane, combine, False, rolled)
     has_earlier = b.icmp_unsigned(">", warp_rank, ir.Constant(I32, 0))
     earlier_rank = b.select(has_earlier, b.sub(warp_rank, ir.Constant(I32, 1)), ir.Constant(I32, 0))
     earlier_warps = _select(em, has_earlier, [_shuffle(em, "idx", t, earlier_rank, 31) for t in totals], neutral)
@@ -161,7 +172,7 @@ def scan_slots(em: Emitter, hooks, scan: Scan) -> list[Registers]:
             hooks.current_slot = slot
             running = scan.combine(running, _element_or(em, plan, scan, slot))
             prefixes[slot] = running
-        before, _, carry = block_scan(em, plan, running, carry, scan.neutral, scan.combine, scan.reverse)
+        before, _, carry = block_scan(em, plan, running, carry, scan.neutral, scan.combine, scan.reverse, scan.rolled)
         for position, slot in enumerate(order):
             if not scan.exclusive:
                 result = scan.combine(before, prefixes[slot])
@@ -228,7 +239,7 @@ class ScanState:
             prefixes.append(running)
         carry = [b.load(slot) for slot in self.carry]
         # positions run in thread order within a chunk, whichever the direction
-        before, _, total = block_scan(em, plan, running, carry, scan.neutral, scan.combine, False)
+        before, _, total = block_scan(em, plan, running, carry, scan.neutral, scan.combine, False, scan.rolled)
         for lane, idx in enumerate(idxs):
             if not scan.exclusive:
                 result = scan.combine(before, prefixes[lane])

@@ -12,6 +12,7 @@ from llvmlite import ir
 from ...ir.nodes import Op
 from ...ir.optable import ops_where
 from ..llvm.reduction import identity_const
+from ..llvm.outlined import outlined
 from ..llvm.special import i0
 from ..llvm.target import Combine, TargetHooks
 from ..llvm.types import F32, F64, I32, I64, I8, register_type
@@ -162,7 +163,8 @@ class NvptxHooks(TargetHooks):
                       combine: Callable[[list[ir.Value], list[ir.Value]], list[ir.Value]]) -> list[ir.Value]:
         if not self.in_cta:
             return values
-        return block_combine_tuple(em, self.plan, values, identities, combine)
+        # a reduction with a region (generic_reduce) combines by the author's code: rolled steps
+        return block_combine_tuple(em, self.plan, values, identities, combine, rolled=bool(op.regions))
 
     def keep_lazy(self, em: Emitter, before_parallel: bool = False) -> bool:
         if self.plan is None:
@@ -332,7 +334,13 @@ class NvptxHooks(TargetHooks):
         return em.b.call(em.declare(LIBDEVICE_F32[name], F32, [F32]), [x])
 
     def math_f64(self, em: Emitter, name: str, x: ir.Value) -> ir.Value:
-        if name == "i0":
+        if name == "i0" and em.loop_depth == 0:
+            # about 250 instructions, computed once a thread outside every loop (a top-level
+            # value in each slot): one copy, called from every slot
+            helper = outlined(em, "intentc_i0", ir.FunctionType(F64, [F64]),
+                              lambda v: i0(em, v, lambda w: self.math_f64(em, "exp", w)))
+            return em.b.call(helper, [x])
+        if name == "i0":    # inside a loop: inline, no call in the loop's body
             return i0(em, x, lambda v: self.math_f64(em, "exp", v))
         return em.b.call(em.declare(LIBDEVICE[name], F64, [F64]), [x])
 

@@ -120,14 +120,17 @@ class MmaSync:
         row0 = b.add(b.mul(warp_m, ir.Constant(i64, WARP_TILE[0])), b.udiv(lane, ir.Constant(i64, 4)))
         col0 = b.add(b.mul(warp_n, ir.Constant(i64, WARP_TILE[1])), b.mul(b.urem(lane, ir.Constant(i64, 4)),
                                                                           ir.Constant(i64, 2)))
-        for i in range(M_FRAGMENTS):
-            for j in range(N_FRAGMENTS):
-                for half in range(2):      # registers 2·half, 2·half + 1: one row, two columns
-                    row = b.add(row0, ir.Constant(i64, 16 * i + 8 * half))
-                    col = b.add(col0, ir.Constant(i64, 8 * j))
-                    pair = tuple(self._element(b, tiles.acc, c.acc_dtype, i * N_FRAGMENTS + j, 2 * half + r)
-                                 for r in range(2))
-                    tiles.store_pair(pair, row, col)
+        # pair p = (fragment (i, j), half): registers 2·half, 2·half + 1 of fragment (i, j),
+        # one row (16i + 8·half), two columns (8j)
+        pairs = [tuple(self._element(b, tiles.acc, c.acc_dtype, i * N_FRAGMENTS + j, 2 * half + r) for r in range(2))
+                 for i in range(M_FRAGMENTS) for j in range(N_FRAGMENTS) for half in range(2)]
+
+        def coordinates(pair: ir.Value) -> tuple:
+            fragment, half = b.udiv(pair, ir.Constant(i64, 2)), b.urem(pair, ir.Constant(i64, 2))
+            i, j = b.udiv(fragment, ir.Constant(i64, N_FRAGMENTS)), b.urem(fragment, ir.Constant(i64, N_FRAGMENTS))
+            return (b.add(row0, b.add(b.mul(i, ir.Constant(i64, 16)), b.mul(half, ir.Constant(i64, 8)))),
+                    b.add(col0, b.mul(j, ir.Constant(i64, 8))))
+        tiles.store_pairs(pairs, coordinates)
 
     def _element(self, b, acc, dtype, fragment, r):
         if dtype == "f32":

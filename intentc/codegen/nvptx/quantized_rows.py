@@ -20,6 +20,7 @@ in lane order — separate f32 roundings, no FMA across them (§5.5).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 from llvmlite import ir
 
@@ -33,7 +34,8 @@ from .structured_contraction import _access, _SymbolicShapes
 from .tile_contraction import Affine, IndexTensor, NoMatch, _broadcast
 from .warp_rows import WARPS, RowsPlanData, RowWalk
 
-UNROLL = 4                # blocks whose loads a lane has in flight together
+AHEAD = 3                 # blocks loaded ahead of the one accumulated (AHEAD + 1 in flight)
+WORDS = 9                 # 32-bit words a lane loads of a block (`_Rows._load`)
 RESIDENT = 2              # CTAs an SM must fit (`.minnctapersm`: 128 registers; capped at 64 or 85 ptxas spilled)
 Q4K_BYTES, Q8K_BYTES = 144, 292
 
@@ -148,25 +150,35 @@ class _Rows(RowWalk):
         self.walk(self.w.shape[0], self._row)
 
     def _row(self, row: ir.Value) -> None:
-        """The row's blocks in order: UNROLL at a time with plain vector loads, all issued
-        before the first block's arithmetic (one block at a time, a warp waited for each
-        block's loads: latency-bound), where both views are contiguous and aligned; then
-        the rest one at a time."""
+        """The row's blocks in order, software-pipelined in a rolled loop: a trip loads
+        block t + AHEAD, then accumulates block t from the words an earlier trip loaded
+        (carried in registers), so a lane has AHEAD + 1 blocks' loads in flight (one block
+        at a time, a warp waited for each block's loads: latency-bound) while the loads and
+        the arithmetic are emitted once a loop; trips t < 0 only load. Plain vector loads
+        where both views are contiguous and aligned (a uniform branch before the loop),
+        else `load_run`'s guarded ones."""
         em = self.em
         b = em.b
         zero = ir.Constant(F32, 0.0)
         for slot in (*self.sums, self.sumf):
             b.store(zero, slot)
         blocks = self.w.shape[1]
-        full = b.mul(b.sdiv(blocks, ir.Constant(I64, UNROLL)), ir.Constant(I64, UNROLL))
-        fast_end = b.select(b.and_(self.wide_w, self.wide_x), full, ir.Constant(I64, 0))
+        queue = [[em.entry_alloca(I32) for _ in range(WORDS)] for _ in range(AHEAD + 1)]
 
-        def together(first):
-            loaded = [self._load(row, b.add(first, ir.Constant(I64, k)), None) for k in range(UNROLL)]
-            for words in loaded:
-                self._accumulate(words)
-        em.loop(ir.Constant(I64, 0), fast_end, together, ir.Constant(I64, UNROLL), name="blocks")
-        em.loop(fast_end, blocks, lambda block: self._accumulate(self._load(row, block, True)), name="block")
+        def trip(block, guarded: bool):
+            ahead = b.add(block, ir.Constant(I64, AHEAD))
+            with b.if_then(b.icmp_signed("<", ahead, blocks)):
+                for slot, word in zip(queue[AHEAD], _flat(self._load(row, ahead, guarded))):
+                    b.store(word, slot)
+            with b.if_then(b.icmp_signed(">=", block, ir.Constant(I64, 0))):
+                self._accumulate(_unflat([b.load(slot) for slot in queue[0]]))
+            for older, newer in pairwise(queue):
+                for slot, source in zip(older, newer):
+                    b.store(b.load(source), slot)
+        with b.if_else(b.and_(self.wide_w, self.wide_x)) as (vectors, any_view):
+            for branch, guarded in ((vectors, False), (any_view, True)):
+                with branch:
+                    em.loop(ir.Constant(I64, -AHEAD), blocks, lambda block, g=guarded: trip(block, g), name="block")
         # sumf + sums[0..7] in lane order: the odd lanes hold sums[4..7]
         sums = [b.load(slot) for slot in self.sums]
         odd = [self.from_next_lane(value) for value in sums]
@@ -176,7 +188,7 @@ class _Rows(RowWalk):
         with b.if_then(b.icmp_unsigned("==", self.lane, i32(0))):
             b.store(total, view_address(em, self.y, (row,)))
 
-    def _load(self, row: ir.Value, block: ir.Value, guarded) -> dict:
+    def _load(self, row: ir.Value, block: ir.Value, guarded: bool) -> dict:
         """The lane's 32-bit words of a block: d and dmin, the 12 scale bytes, its 4 nibble
         bytes, its Q8_K quants of sub-blocks 2(L/8) and 2(L/8)+1, the bsums pair of lane
         L/2 and the Q8_K d (`guarded`: through `load_run`, any view; else vector loads)."""
@@ -188,7 +200,7 @@ class _Rows(RowWalk):
         j_low = b.mul(b.udiv(lane, i32(8)), i32(2))
 
         def word(view, coordinates, wide_flag):
-            if guarded is None:
+            if not guarded:
                 return vector_run(self.em, view, coordinates, 4)[0]
             return load_run(self.em, view, coordinates, ir.Constant(ir.IntType(1), 1), ir.Constant(I64, 4), 4,
                             wide_flag)[0]
@@ -230,6 +242,14 @@ class _Rows(RowWalk):
         for slot, value in zip(self.sums, aux):
             b.store(b.fadd(b.load(slot), b.fmul(d, b.sitofp(value, F32))), slot)
         b.store(b.fsub(b.load(self.sumf), b.fmul(dmin, b.sitofp(sumi, F32))), self.sumf)
+
+
+def _flat(words: dict) -> list:
+    return [*words["header"], words["nibbles"], *words["quants"], words["bsums"], words["d8"]]
+
+
+def _unflat(flat: list) -> dict:
+    return {"header": flat[0:4], "nibbles": flat[4], "quants": flat[5:7], "bsums": flat[7], "d8": flat[8]}
 
 
 def _signed_byte(b: ir.IRBuilder, word: ir.Value, index: int) -> ir.Value:

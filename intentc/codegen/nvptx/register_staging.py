@@ -103,26 +103,32 @@ class RegisterStaged(TileEmitter, ABC):
     # ---- the K loop --------------------------------------------------------------------------
     def _k_loop(self) -> None:
         em = self.em
-        b = em.b
         steps = self.steps()
-        with b.if_then(b.icmp_signed(">", steps, _const(0))):
-            self.fetch(_const(0))
-        em.loop(_const(0), steps, lambda step: self._step(step, steps), name="kstep")
+        # from step -1, which only fetches step 0: one copy of the fetch's code, not a second
+        # one before the loop
+        em.loop(_const(-1), steps, lambda step: self._step(step, steps), name="kstep")
 
     def _step(self, step: ir.Value, steps: ir.Value) -> None:
         em = self.em
         b = em.b
+        started = b.icmp_signed(">=", step, _const(0))
         stage = b.urem(b.trunc(step, I32), i32(self.plan.stages))
-        flag = self.deposit(stage)
+        flag_slot = None
+        with b.if_then(started):
+            flag = self.deposit(stage)
+            if flag is not None:
+                flag_slot = self.keep([flag])[0]
         # the next step's loads go out before the barrier: their latency overlaps its wait
         with b.if_then(b.icmp_signed("<", b.add(step, _const(1)), steps)):
             self.fetch(b.add(step, _const(1)))
-        if flag is None:
-            barrier(em)
-        else:       # bar.red.or: the barrier, and whether any thread's flag is set
-            vote = em.declare("llvm.nvvm.barrier0.or", I32, [I32])
-            flag = b.icmp_unsigned("!=", b.call(vote, [b.zext(flag, I32)]), i32(0))
-        self.compute(stage, step, flag)
+        with b.if_then(started):
+            if flag_slot is None:
+                barrier(em)
+                flag = None
+            else:   # bar.red.or: the barrier, and whether any thread's flag is set
+                vote = em.declare("llvm.nvvm.barrier0.or", I32, [I32])
+                flag = b.icmp_unsigned("!=", b.call(vote, [b.zext(b.load(flag_slot), I32)]), i32(0))
+            self.compute(stage, step, flag)
 
     def keep(self, values: list) -> list:
         """Fresh entry allocas holding `values` (raw registers carried to the next step)."""

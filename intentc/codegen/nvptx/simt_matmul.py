@@ -51,10 +51,8 @@ class Simt:
     def _offsets(tid: ir.Value, b: ir.IRBuilder) -> tuple:
         """(rows, columns): the tile coordinates of a thread's 8 rows and 8 columns."""
         ty, tx = b.udiv(tid, tid.type(SIDE)), b.urem(tid, tid.type(SIDE))
-        rows = [b.add(b.mul(ty, tid.type(PER_THREAD)), tid.type(half * HALF + i))
-                for half in range(2) for i in range(PER_THREAD)]
-        columns = [b.add(b.mul(tx, tid.type(PER_THREAD)), tid.type(half * HALF + j))
-                   for half in range(2) for j in range(PER_THREAD)]
+        rows = [_coordinate(b, ty, tid.type(i)) for i in range(2 * PER_THREAD)]
+        columns = [_coordinate(b, tx, tid.type(j)) for j in range(2 * PER_THREAD)]
         return rows, columns
 
     def compute(self, tiles: TileEmitter, stage: ir.Value) -> None:
@@ -87,10 +85,21 @@ class Simt:
 
     def epilogue(self, tiles: TileEmitter) -> None:
         b = tiles.em.b
-        rows, columns = self._offsets(tiles.epilogue_thread(), b)
+        tid = tiles.epilogue_thread()
+        ty, tx = b.udiv(tid, tid.type(SIDE)), b.urem(tid, tid.type(SIDE))
         width = 2 * PER_THREAD
-        for i, row in enumerate(rows):
-            for j in range(0, width, 2):
-                pair = tuple(b.load(self._slot(b, tiles.acc, i * width + j + r)) for r in range(2))
-                tiles.store_pair(pair, row, columns[j])
+        # pair p: accumulator row i = p / 4 (of the thread's 8), columns 2 · (p mod 4), + 1
+        pairs = [tuple(b.load(self._slot(b, tiles.acc, i * width + j + r)) for r in range(2))
+                 for i in range(width) for j in range(0, width, 2)]
 
+        def coordinates(pair: ir.Value) -> tuple:
+            return (_coordinate(b, ty, b.udiv(pair, pair.type(width // 2))),
+                    _coordinate(b, tx, b.mul(b.urem(pair, pair.type(width // 2)), pair.type(2))))
+        tiles.store_pairs(pairs, coordinates)
+
+
+def _coordinate(b: ir.IRBuilder, thread: ir.Value, index: ir.Value) -> ir.Value:
+    """Tile coordinate of row (column) `index` of the 8 that thread row (column) `thread`
+    owns: PER_THREAD consecutive ones in each half of the tile."""
+    block = b.mul(b.udiv(index, index.type(PER_THREAD)), index.type(HALF))
+    return b.add(b.mul(thread, index.type(PER_THREAD)), b.add(block, b.urem(index, index.type(PER_THREAD))))

@@ -232,32 +232,41 @@ class TileEmitter:
         em, plan = self.em, self.plan
         b = em.b
         copies = self._copies(self.tid)
-        for stage in range(plan.lookahead):
-            with b.if_then(b.icmp_signed("<", _const(stage), self.k_tiles)):
-                self._load(copies, _const(stage), ir.Constant(I32, stage))
-            cp_async_commit(b)
-        em.loop(_const(0), self.k_tiles, lambda kt: self._k_step(kt, copies), name="ktile")
+        # from K tile -lookahead: the first `lookahead` trips only load (the prologue), so
+        # the loads' code is emitted once
+        em.loop(_const(-plan.lookahead), self.k_tiles, lambda kt: self._k_step(kt, copies), name="ktile")
         cp_async_wait(b, 0)
 
     def _k_step(self, kt: ir.Value, copies: list) -> None:
         em, plan = self.em, self.plan
         b = em.b
         stages = ir.Constant(I32, plan.stages)
-        cp_async_wait(b, plan.lookahead - 1)
-        self.variant.before_barrier(b)
-        barrier(em)
+        started = b.icmp_signed(">=", kt, _const(0))
+        with b.if_then(started):
+            cp_async_wait(b, plan.lookahead - 1)
+            self.variant.before_barrier(b)
+            barrier(em)
         ahead = b.add(kt, _const(plan.lookahead))
         with b.if_then(b.icmp_signed("<", ahead, self.k_tiles)):
             self._load(copies, ahead, b.urem(b.trunc(ahead, I32), stages))
         cp_async_commit(b)
-        self.variant.compute(self, b.urem(b.trunc(kt, I32), stages))
+        with b.if_then(started):
+            self.variant.compute(self, b.urem(b.trunc(kt, I32), stages))
 
     # ---- staging -----------------------------------------------------------------------------
+    def k_extent(self, operand: Operand) -> ir.Value:
+        """The operand's extent along K (its columns for A, its rows for B)."""
+        return self.k
+
+    def k_per_tile(self, operand: Operand) -> int:
+        """How far a K tile moves along the operand's K axis (compressed operands move less)."""
+        return self.plan.block[2]
+
     def _geometry(self, tid: ir.Value) -> list:
         """(operand, row, column, destination) of each 16-byte copy thread `tid` makes of K
-        tile 0: A's rows of BK elements; B's BK rows of BN columns, staged in blocks of BK
-        columns. Coordinates are the view's (i64); the destination is a byte offset in the
-        operand's stage tile (i32)."""
+        tile 0 (copy `index` of an operand is its chunk tid + index · threads): A's rows of BK
+        elements; B's BK rows of BN columns, staged in blocks of BK columns. Coordinates are
+        the view's (i64); the destination is a byte offset in the operand's stage tile (i32)."""
         b = self.em.b
         bm, bn, bk = self.plan.block
         threads, row_bytes, chunk_size = self.plan.threads, self.plan.row_bytes, self.plan.chunk
@@ -276,59 +285,102 @@ class TileEmitter:
             copies.append((self.b_op, row, b.add(self.n0, b.mul(column, _const(chunk_size))), destination))
         return copies
 
+    def _room(self, operand: Operand, row: ir.Value, column: ir.Value) -> tuple:
+        """(room, width) of a copy at K tile 0: A: elements of the row left past the chunk (0
+        for a row past M), width None; B: rows left past the chunk's row, and the chunk's
+        columns within N."""
+        b = self.em.b
+        if operand is self.a:
+            return b.select(b.icmp_signed("<", row, self.m), b.sub(self.k_extent(operand), column), _const(0)), None
+        return b.sub(self.k_extent(operand), row), _clamp(b, b.sub(self.n, column), self.plan.chunk)
+
+    def _valid(self, room: ir.Value, width: ir.Value | None, k0: ir.Value) -> ir.Value:
+        """Elements of a copy inside the view at K offset `k0`."""
+        b = self.em.b
+        left = b.sub(room, k0)
+        if width is None:
+            return _clamp(b, left, self.plan.chunk)
+        return b.select(b.icmp_signed(">", left, _const(0)), width, _const(0))
+
     def _copies(self, tid: ir.Value) -> list:
-        """What a thread keeps through the K loop for each of its copies: the fast path's
-        source address at K tile 0 and the room left along K (A: elements of the row left
-        past the chunk, 0 for a row past M; B: rows left past the chunk's row, with the
-        chunk's columns within N). Only these stay in registers; the element path
-        recomputes the rest."""
+        """What a thread keeps through the K loop for each of its copies: (operand,
+        destination, the 16-byte path's source address at K tile 0, room, width: see
+        `_room`). Only these stay in registers; the narrower paths recompute the rest."""
         b = self.em.b
         copies = []
         for operand, row, column, destination in self._geometry(tid):
             source = _element(b, operand.view, (operand.row_axis, operand.column_axis), (row, column))
-            if operand is self.a:
-                room = b.select(b.icmp_signed("<", row, self.m), b.sub(self.k, column), _const(0))
-                width = None
-            else:
-                room = b.sub(self.k, row)
-                width = _clamp(b, b.sub(self.n, column), self.plan.chunk)
-            copies.append((operand, destination, source, room, width))
+            copies.append((operand, destination, source, *self._room(operand, row, column)))
         return copies
 
     def _load(self, copies: list, kt: ir.Value, stage: ir.Value) -> None:
-        """K tile `kt` of A and B into ring slot `stage`, every thread its copies."""
+        """K tile `kt` of A and B into ring slot `stage`, every thread its copies: 16-byte
+        cp.async copies where the operand allows them (a uniform branch), else the narrower
+        path."""
         b = self.em.b
-        k0 = b.mul(kt, _const(self.plan.block[2]))
-        for number, (operand, destination, source, room, width) in enumerate(copies):
-            left = b.sub(room, k0)
-            valid = _clamp(b, left, self.plan.chunk) if width is None else b.select(b.icmp_signed(">", left, _const(0)), width,
-                                                                    _const(0))
-            target = b.add(self.stage_base(stage, "a" if operand is self.a else "b"), destination)
-            self._copy(number, operand, source, k0, valid, target, operand.pieces)
+        for operand, name in ((self.a, "a"), (self.b_op, "b")):
+            k0 = b.mul(kt, _const(self.k_per_tile(operand)))
+            base = self.stage_base(stage, name)
+            mine = [copy for copy in copies if copy[0] is operand]
+            (width, fits), narrower = operand.pieces[0], operand.pieces[1:]
+            with b.if_else(fits) as (wide, other):
+                with wide:
+                    for _, destination, source, room, columns in mine:
+                        self._pieces(operand, source, k0, self._valid(room, columns, k0), b.add(base, destination),
+                                     width)
+                with other:
+                    self._narrow_copies(operand, len(mine), k0, base, narrower)
 
-    def _copy(self, number: int, operand: Operand, source, k0, valid, target, pieces: tuple) -> None:
-        """Copy `number` of K tile k0 into `target`: cp.async pieces of the widest size the
-        operand allows (a uniform branch), else element by element."""
+    def _narrow_copies(self, operand: Operand, count: int, k0: ir.Value, base: ir.Value, pieces: tuple) -> None:
+        """The operand's copies of a misaligned or strided view, in a rolled loop (one copy of
+        their code, not one a copy: they are rare) that recomputes each copy's geometry: copy
+        `index` is the operand's first copy of thread tid + index · threads."""
+        b = self.em.b
+
+        def copy(index: ir.Value) -> None:
+            thread = b.add(opaque(b, self.tid), b.mul(index, _const(self.plan.threads)))
+            _, row, column, destination = next(g for g in self._geometry(thread) if g[0] is operand)
+            room, columns = self._room(operand, row, column)
+            valid = self._valid(room, columns, k0)
+            target = b.add(base, destination)
+            source = _element(b, operand.view, (operand.row_axis, operand.column_axis), (row, column))
+            self._narrow_copy(operand, source, row, column, k0, valid, target, pieces)
+        self.em.loop(_const(0), opaque(b, _const(count)), copy, name="copy")
+
+    def _narrow_copy(self, operand: Operand, source, row, column, k0, valid, target, pieces: tuple) -> None:
+        """One copy with the widest narrower cp.async pieces the operand allows, else element
+        by element."""
         b = self.em.b
         if not pieces:
-            _, row, column, _ = self._geometry(opaque(b, self.tid))[number]
             row, column = (row, b.add(column, k0)) if operand is self.a else (b.add(row, k0), column)
             self._copy_elements(operand, (operand.row_axis, operand.column_axis), row, column, valid, target)
             return
         (width, fits), narrower = pieces[0], pieces[1:]
         with b.if_else(fits) as (wide, other):
-            with wide:     # K moves A's source BK elements along its row, B's BK rows down
-                along = operand.column_axis if operand is self.a else operand.row_axis
-                moved = b.gep(source, [b.mul(k0, operand.view.strides[along])])
-                base = b.gep(operand.view.ptr, [operand.view.offset])
-                valid_bytes = b.mul(valid, _const(self.plan.element_bytes))
-                for piece in range(COPY_BYTES // width):
-                    inside = _clamp(b, b.sub(valid_bytes, _const(piece * width)), width)
-                    start = b.select(b.icmp_signed(">", inside, _const(0)),
-                                     b.gep(moved, [_const(piece * width // self.plan.element_bytes)]), base)
-                    cp_async(b, b.add(target, ir.Constant(I32, piece * width)), start, b.trunc(inside, I32), width)
+            with wide:
+                self._pieces(operand, source, k0, valid, target, width)
             with other:
-                self._copy(number, operand, source, k0, valid, target, narrower)
+                self._narrow_copy(operand, source, row, column, k0, valid, target, narrower)
+
+    def _pieces(self, operand: Operand, source, k0, valid, target, width: int) -> None:
+        """A copy at K offset `k0` (K moves A's source BK elements along its row, B's BK rows
+        down) as cp.async pieces of `width` bytes, zero-filled past `valid` elements: one
+        16-byte copy, or a rolled loop of narrower pieces."""
+        b = self.em.b
+        along = operand.column_axis if operand is self.a else operand.row_axis
+        moved = b.gep(source, [b.mul(k0, operand.view.strides[along])])
+        base = b.gep(operand.view.ptr, [operand.view.offset])
+        valid_bytes = b.mul(valid, _const(self.plan.element_bytes))
+
+        def piece(number: ir.Value) -> None:
+            inside = _clamp(b, b.sub(valid_bytes, b.mul(number, _const(width))), width)
+            start = b.select(b.icmp_signed(">", inside, _const(0)),
+                             b.gep(moved, [b.mul(number, _const(width // self.plan.element_bytes))]), base)
+            cp_async(b, b.add(target, b.trunc(b.mul(number, _const(width)), I32)), start, b.trunc(inside, I32), width)
+        if width == COPY_BYTES:
+            piece(_const(0))
+        else:
+            self.em.loop(_const(0), opaque(b, _const(COPY_BYTES // width)), piece, name="piece")
 
     def _copy_elements(self, operand, axes, row, column, valid, destination) -> None:
         b = self.em.b
@@ -359,6 +411,51 @@ class TileEmitter:
         otherwise be hoisted out of the tile loop and stay in registers through the K loop."""
         return opaque(self.em.b, self.tid)
 
+    def store_pairs(self, pairs: list, coordinates) -> None:
+        """The epilogue: pair p of `pairs` (two accumulator elements of one row, see
+        `store_pair`) at tile row and column `coordinates(p)` (i64, even column; p an i64
+        value). A tile wholly inside C (most of them) stores each pair with one unconditional
+        two-element store; an edge tile goes through a local array and one rolled loop of
+        masked stores: one copy of the bounds checks, not one a pair (they were a third of
+        the tiled matmul's compile time)."""
+        b = self.em.b
+        bm, bn, _ = self.plan.block
+        whole = b.and_(self.c_pairs, b.and_(b.icmp_signed("<=", b.add(self.m0, _const(bm)), self.m),
+                                            b.icmp_signed("<=", b.add(self.n0, _const(bn)), self.n)))
+        with b.if_else(whole) as (inside, edge):
+            with inside:
+                for number, values in enumerate(pairs):
+                    row, column = coordinates(_const(number))
+                    words = [self._stored(value) for value in values]
+                    self._store_vector(words, b.add(self.m0, row), b.add(self.n0, column))
+            with edge:
+                self._store_edge(pairs, coordinates)
+
+    def _store_edge(self, pairs: list, coordinates) -> None:
+        em = self.em
+        b = em.b
+        held = em.entry_alloca(ir.ArrayType(pairs[0][0].type, 2 * len(pairs)))
+        for number, values in enumerate(pairs):
+            for lane, value in enumerate(values):
+                b.store(value, b.gep(held, [ir.Constant(I32, 0), ir.Constant(I32, 2 * number + lane)], inbounds=True))
+
+        def pair(number: ir.Value) -> None:
+            values = tuple(b.load(b.gep(held, [ir.Constant(I32, 0), b.add(b.mul(b.trunc(number, I32), ir.Constant(I32, 2)),
+                                                                            ir.Constant(I32, lane))], inbounds=True))
+                           for lane in range(2))
+            self.store_pair(values, *coordinates(number))
+        em.loop(_const(0), _const(len(pairs)), pair, name="pair")
+
+    def _store_vector(self, words: list, m: ir.Value, n: ir.Value) -> None:
+        """Two converted elements at C[m, n], C[m, n + 1] with one store (C pairs allowed, both inside)."""
+        b = self.em.b
+        c = self.plan.contraction
+        vector = ir.VectorType(words[0].type, 2)
+        pair = b.insert_element(b.insert_element(ir.Constant(vector, None), words[0], ir.Constant(I32, 0)),
+                                words[1], ir.Constant(I32, 1))
+        address = b.bitcast(_element(b, self.c_view, c.c_axes, (m, n)), vector.as_pointer())
+        b.store(pair, address, align=2 * _BYTES[c.out_dtype])
+
     def store_pair(self, values: tuple, row: ir.Value, column: ir.Value) -> None:
         """Two accumulator elements of one row (f32, or half for an f16 accumulator), at tile
         columns `column` (even) and `column` + 1, through the IR's casts into C, masked by C's
@@ -372,11 +469,7 @@ class TileEmitter:
         pair_inside = b.and_(row_inside, b.icmp_signed("<", b.add(n, _const(1)), self.n))
         with b.if_else(b.and_(pair_inside, self.c_pairs)) as (paired, single):
             with paired:
-                vector = ir.VectorType(words[0].type, 2)
-                pair = b.insert_element(b.insert_element(ir.Constant(vector, None), words[0], ir.Constant(I32, 0)),
-                                        words[1], ir.Constant(I32, 1))
-                address = b.bitcast(_element(b, self.c_view, c.c_axes, (m, n)), vector.as_pointer())
-                b.store(pair, address, align=2 * _BYTES[c.out_dtype])
+                self._store_vector(words, m, n)
             with single:
                 for lane, word in enumerate(words):
                     column_lane = b.add(n, _const(lane))

@@ -96,10 +96,13 @@ class Wgmma:
         warp, lane = b.udiv(tid, ir.Constant(i64, 32)), b.urem(tid, ir.Constant(i64, 32))
         row0 = b.add(b.mul(warp, ir.Constant(i64, 16)), b.udiv(lane, ir.Constant(i64, 4)))
         col0 = b.mul(b.urem(lane, ir.Constant(i64, 4)), ir.Constant(i64, 2))
-        for index in range(0, tiles.plan.block[1] // 2, 2):   # registers index, index + 1: one row, two columns
-            row = b.add(row0, ir.Constant(i64, 8 * ((index >> 1) & 1)))
-            col = b.add(col0, ir.Constant(i64, 8 * (index >> 2)))
-            tiles.store_pair(self._pair(b, tiles, index), row, col)
+        # pair p: registers 2p, 2p + 1, one row (8 · (p mod 2)), two columns (8 · (p / 2))
+        pairs = [self._pair(b, tiles, index) for index in range(0, tiles.plan.block[1] // 2, 2)]
+
+        def coordinates(pair: ir.Value) -> tuple:
+            return (b.add(row0, b.mul(b.urem(pair, ir.Constant(i64, 2)), ir.Constant(i64, 8))),
+                    b.add(col0, b.mul(b.udiv(pair, ir.Constant(i64, 2)), ir.Constant(i64, 8))))
+        tiles.store_pairs(pairs, coordinates)
 
     def _pair(self, b, tiles, index: int) -> tuple:
         """The accumulator elements `index` and `index + 1` (f32, s32), or the two halves of

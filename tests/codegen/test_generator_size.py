@@ -1,0 +1,90 @@
+"""The heavy generators emit each piece of code once (issue #13, compile time): the MMA
+mapping's staging (its look-ahead prologue is the K loop's first trips) and compute, the
+epilogue's pair stores (unconditional for a tile inside C, one rolled loop of masked stores
+for edge tiles), and the i0 special function as one helper called from every slot. Checked
+on the PTX of the samples as `bench/compile.py` compiles them (no GPU needed)."""
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from intentc.driver import compile_kernel
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+
+def _ptx(sample_id: str) -> tuple[str, dict]:
+    import json
+
+    from bench.compile import compile_args
+    from bench.gpu_sample_specs import SPECS
+    spec = next(s for s in SPECS if s.id == sample_id)
+    text, kernel, specialization = compile_args(spec)
+    result = compile_kernel(text, kernel, "ptx", "sm_90", specialization=specialization)
+    return result.artifacts["kernel.ptx"], json.loads(result.artifacts["launch.json"])
+
+
+def _count(pattern: str, ptx: str) -> int:
+    return len(re.findall(pattern, ptx, flags=re.MULTILINE))
+
+
+@pytest.fixture(scope="module")
+def tiled():
+    return _ptx("tiled_matmul:matmul_tiled")
+
+
+def test_mma_staging_is_emitted_once(tiled):
+    ptx, launch = tiled
+    bm, bn, bk = launch["mma"]["block"]
+    copies = (bm + bn) * bk * 2 // 16 // launch["block"][0]     # 16-byte copies of f16 a thread makes a K tile
+    assert launch["mma"]["instruction"] == "mma.sync.m16n8k16"
+    assert _count(r"^\s*cp\.async\.cg\.shared\.global", ptx) == copies
+    # the narrower pieces (8 and 4 bytes) of misaligned views: one rolled loop each per operand
+    assert _count(r"^\s*cp\.async\.ca\.shared\.global", ptx) == 2 * 2
+
+
+def test_mma_compute_is_emitted_once(tiled):
+    ptx, launch = tiled
+    bm, bn, bk = launch["mma"]["block"]
+    warps = launch["block"][0] // 32
+    assert _count(r"^\s*mma\.sync\.aligned\.m16n8k16", ptx) == (bm * bn * bk) // (16 * 8 * 16) // warps
+
+
+def test_mma_epilogue_edge_stores_are_one_loop(tiled):
+    ptx, _ = tiled
+    # the edge path's masked stores: one two-element store and one store per element, once
+    assert _count(r"^\s*st(\.global)?\.v2\.b16", ptx) == 1
+    assert _count(r"^\s*st(\.global)?\.b16", ptx) == 2
+    # the inside path: the thread's 32 pairs of f16, each one 4-byte store
+    assert _count(r"^\s*st(\.global)?\.b32", ptx) == 32
+
+
+def test_i0_is_one_helper_called_from_every_slot():
+    ptx, launch = _ptx("kaiser_window_i0:kaiser_frames")
+    assert _count(r"^\.func\s.*\bintentc_i0$", ptx) == 1
+    # the numerator's i0 in each of the thread's slots and the denominator's once
+    assert _count(r"^\s*call\.uni \(retval0\), intentc_i0,", ptx) == launch["slots"] + 1
+
+
+I0_ROWS = """
+kernel @i0_rows(%x: view<f32, [%M, %N], in>, %y: view<f32, [%M, %N], out>) {
+  %n = iota : tensor<index, [%N]>
+  parallel %M {
+  ^row(%r: index):
+    %v = read %x index(%r, %n) : tensor<f32, [%N]>
+    %w = i0 %v : tensor<f32, [%N]>
+    write %y, %w index(%r, %n)
+  }
+}
+"""
+
+
+def test_i0_inside_a_loop_stays_inline():
+    """An i0 evaluated in every iteration is not a call in the loop's body."""
+    result = compile_kernel(I0_ROWS, "i0_rows", "ptx", "sm_90")
+    ptx = result.artifacts["kernel.ptx"]
+    assert "intentc_i0" not in ptx and _count(r"^\s*fma\.rn\.f64", ptx) > 0
