@@ -253,6 +253,14 @@ class TileEmitter:
         self.variant.compute(self, b.urem(b.trunc(kt, I32), stages))
 
     # ---- staging -----------------------------------------------------------------------------
+    def k_extent(self, operand: Operand) -> ir.Value:
+        """The operand's extent along K (its columns for A, its rows for B)."""
+        return self.k
+
+    def k_per_tile(self, operand: Operand) -> int:
+        """How far a K tile moves along the operand's K axis (compressed operands move less)."""
+        return self.plan.block[2]
+
     def _geometry(self, tid: ir.Value) -> list:
         """(operand, row, column, destination) of each 16-byte copy thread `tid` makes of K
         tile 0: A's rows of BK elements; B's BK rows of BN columns, staged in blocks of BK
@@ -287,10 +295,10 @@ class TileEmitter:
         for operand, row, column, destination in self._geometry(tid):
             source = _element(b, operand.view, (operand.row_axis, operand.column_axis), (row, column))
             if operand is self.a:
-                room = b.select(b.icmp_signed("<", row, self.m), b.sub(self.k, column), _const(0))
+                room = b.select(b.icmp_signed("<", row, self.m), b.sub(self.k_extent(operand), column), _const(0))
                 width = None
             else:
-                room = b.sub(self.k, row)
+                room = b.sub(self.k_extent(operand), row)
                 width = _clamp(b, b.sub(self.n, column), self.plan.chunk)
             copies.append((operand, destination, source, room, width))
         return copies
@@ -298,8 +306,8 @@ class TileEmitter:
     def _load(self, copies: list, kt: ir.Value, stage: ir.Value) -> None:
         """K tile `kt` of A and B into ring slot `stage`, every thread its copies."""
         b = self.em.b
-        k0 = b.mul(kt, _const(self.plan.block[2]))
         for number, (operand, destination, source, room, width) in enumerate(copies):
+            k0 = b.mul(kt, _const(self.k_per_tile(operand)))
             left = b.sub(room, k0)
             valid = _clamp(b, left, self.plan.chunk) if width is None else b.select(b.icmp_signed(">", left, _const(0)), width,
                                                                     _const(0))

@@ -87,9 +87,12 @@ def plan_structured(kernel, arch: str) -> StructuredPlan | None:
 def emit_structured(em, plan: StructuredPlan) -> None:
     from .mma_sync import MmaSync
     from .simt_matmul import Simt
+    from .sparse_mma import SparseMmaPlan, emit_sparse_mma
     from .tile_sparse import SparseEmitter
     if plan.contraction.kind == "scaled":
         ScaledEmitter(em, plan, MmaSync()).emit()
+    elif isinstance(plan, SparseMmaPlan):
+        emit_sparse_mma(em, plan)
     else:
         SparseEmitter(em, plan, Simt() if plan.instruction == "fma.f32" else MmaSync()).emit()
 
