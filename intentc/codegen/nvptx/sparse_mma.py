@@ -37,7 +37,7 @@ from ..llvm.emitter import CheckSite
 from ..llvm.types import F32, I32, I64
 from .cta import barrier, sreg
 from .mma_sync import MmaSync
-from .ptx_asm import asm, cp_async_commit, cp_async_wait, ldmatrix_x4, outputs
+from .ptx_asm import asm, cp_async_commit, cp_async_wait, ldmatrix_x4, opaque, outputs
 from .register_staging import i32, load_run, wide
 from .tile_matmul import Operand, TileEmitter, _ceil, _const, _pieces, swizzled
 from .tile_structured import StructuredPlan
@@ -139,8 +139,10 @@ class SparseMmaEmitter(TileEmitter):
         c = plan.contraction
         self.shared = self._shared_memory()
         self.tid = b.zext(sreg(em, "tid.x"), I64)
-        self.a.pieces = _pieces(b, self.a, plan.element_bytes)
-        self.b_op.pieces = _pieces(b, self.b_op, plan.element_bytes)
+        # 16-byte copies where rows allow them, else element by element: the 8- and 4-byte
+        # copies of the dense mapping would double the code of six copies a thread
+        self.a.pieces = _pieces(b, self.a, plan.element_bytes)[:1]
+        self.b_op.pieces = _pieces(b, self.b_op, plan.element_bytes)[:1]
         self.c_pairs = self._pairs()
         self.wide_meta = wide(em, self.meta, GROUPS_A_MMA)
         extent, step, scale = c.group_stop
@@ -165,32 +167,32 @@ class SparseMmaEmitter(TileEmitter):
         em, plan = self.em, self.plan
         b = em.b
         copies = self._copies(self.tid)
-        for stage in range(plan.lookahead):
-            with b.if_then(b.icmp_signed("<", _const(stage), self.k_tiles)):
-                self._load(copies, _const(stage), i32(stage))
-                self._fetch_metadata(_const(stage))
-                self._deposit_metadata(i32(stage))
-            cp_async_commit(b)
-        with b.if_then(b.icmp_signed("<", _const(plan.lookahead), self.k_tiles)):
-            self._fetch_metadata(_const(plan.lookahead))
+        with b.if_then(b.icmp_signed(">", self.k_tiles, _const(0))):
+            self._fetch_metadata(_const(0))
+        # a rolled loop (its trip count hidden from the unroller): the copies are long code
+        em.loop(_const(0), opaque(b, _const(plan.lookahead)), lambda tile: self._stage_in(tile, copies), name="fill")
         em.loop(_const(0), self.k_tiles, lambda kt: self._k_step(kt, copies), name="ktile")
         cp_async_wait(b, 0)
 
     def _k_step(self, kt: ir.Value, copies: list) -> None:
-        em, plan = self.em, self.plan
-        b = em.b
-        stages = i32(plan.stages)
-        cp_async_wait(b, plan.lookahead - 1)
-        barrier(em)
-        ahead = b.add(kt, _const(plan.lookahead))
-        with b.if_then(b.icmp_signed("<", ahead, self.k_tiles)):
-            slot = b.urem(b.trunc(ahead, I32), stages)
-            self._load(copies, ahead, slot)
-            self._deposit_metadata(slot)      # fetched a step ago: its latency is behind us
-            with b.if_then(b.icmp_signed("<", b.add(ahead, _const(1)), self.k_tiles)):
-                self._fetch_metadata(b.add(ahead, _const(1)))
+        b = self.em.b
+        cp_async_wait(b, self.plan.lookahead - 1)
+        barrier(self.em)
+        self._stage_in(b.add(kt, _const(self.plan.lookahead)), copies)
+        self._compute(b.urem(b.trunc(kt, I32), i32(self.plan.stages)))
+
+    def _stage_in(self, tile: ir.Value, copies: list) -> None:
+        """K tile `tile` into its ring slot: the copies, and the metadata fetched a step ago
+        (its latency is behind us) checked and re-encoded; then the next tile's metadata
+        fetched. One commit group a call, empty past the last tile."""
+        b = self.em.b
+        with b.if_then(b.icmp_signed("<", tile, self.k_tiles)):
+            slot = b.urem(b.trunc(tile, I32), i32(self.plan.stages))
+            self._load(copies, tile, slot)
+            self._deposit_metadata(slot)
+            with b.if_then(b.icmp_signed("<", b.add(tile, _const(1)), self.k_tiles)):
+                self._fetch_metadata(b.add(tile, _const(1)))
         cp_async_commit(b)
-        self._compute(b.urem(b.trunc(kt, I32), stages))
 
     def _fetch_metadata(self, kt: ir.Value) -> None:
         """Thread t's 8 metadata bytes of step kt (row t / 2, groups 8·(t % 2) ..), the IR's
