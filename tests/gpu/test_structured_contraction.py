@@ -120,11 +120,11 @@ def _dense(values: dict, pattern: str) -> np.ndarray:
     return dense.reshape(m, 2 * kh)
 
 
-def _check_sparse(pattern: str, values: dict) -> None:
+def _check_sparse(pattern: str, values: dict, text: str | None = None) -> None:
     from intentc.api import run
     from intentc.runtime.cuda import compile_cuda
     sample, kernel = SPARSE[pattern]
-    text = sample_text(sample)
+    text = text or sample_text(sample)
     compiled = compile_cuda(text, kernel)
     assert compiled.launch_config.mapping == "mma", compiled.launch_config.mapping
     got = np.asarray(compiled(values)["c"]).astype(np.float64)
@@ -146,6 +146,14 @@ def _check_sparse(pattern: str, values: dict) -> None:
 @pytest.mark.parametrize("m,kq,n", [(128, 32, 128), (100, 20, 70), (257, 37, 130), (1, 1, 1), (5, 0, 7)])
 def test_sparse_against_the_interpreter(pattern, m, kq, n):
     _check_sparse(pattern, _sparse_inputs(pattern, m, kq, n, seed=m + kq + n))
+
+
+@pytest.mark.parametrize("m,kq,n", [(128, 32, 128), (100, 20, 70), (33, 5, 9)])
+def test_sparse24_bf16_against_the_interpreter(m, kq, n):
+    from ml_dtypes import bfloat16
+    values = _sparse_inputs("two_of_four", m, kq, n, seed=m + kq + n)
+    values.update(a=values["a"].astype(bfloat16), b=values["b"].astype(bfloat16))
+    _check_sparse("two_of_four", values, sample_text("sparse_2of4_matmul").replace("f16", "bf16"))
 
 
 @pytest.mark.parametrize("pattern", sorted(SPARSE))
