@@ -60,7 +60,7 @@ class SparseMmaPlan(StructuredPlan):
 
     @property
     def stage_bytes(self) -> int:
-        bm, bn, bk = self.block
+        _, bn, bk = self.block
         return self.value_bytes + self.element_bytes * bk * bn + self.extra_bytes
 
     def to_json(self) -> dict:
@@ -114,6 +114,7 @@ def mma_sp_m16n8k32(b: ir.IRBuilder, operand: str, a: list, b_frag: list, c: lis
 class SparseMmaEmitter(TileEmitter):
     """The dense mapping's tile walk, copies and epilogue; A is the compressed values view
     (K: its columns, 32 a step), B is staged as it is (K: its rows, 64 a step)."""
+    plan: SparseMmaPlan
 
     def __init__(self, em, plan: SparseMmaPlan):
         c = plan.contraction

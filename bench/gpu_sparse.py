@@ -1,0 +1,91 @@
+"""2:4 sparse f16 matmul (`ir_samples/sparse_2of4_matmul.kir`, issue #14) under several
+`mma.sp` plans beside torch's semi-structured sparse matmul and its dense matmul, on the same
+device data (times: medians of CUDA-event means, `bench.gpu.timed`). Each plan is the same
+kernel compiled under another plan (ring stages, CTAs an SM): the mapping's choice is data.
+
+    python3 bench/gpu_sparse.py [--size 4096] [--stages 4,3] [--out FILE.json]
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from bench.gpu import timed  # noqa: E402
+from bench.gpu_sample_specs import semi_structured  # noqa: E402
+
+TEXT = (ROOT / "ir_samples" / "sparse_2of4_matmul.kir").read_text()
+PAIRS = [p | (q << 2) for p in range(4) for q in range(p + 1, 4)]
+
+
+def _seconds(fn, reps: int = 10) -> float:
+    return sorted(timed(fn, reps) for _ in range(3))[1]
+
+
+def _operands(m: int, k: int, n: int) -> tuple:
+    a = torch.randn(m, k // 2, device="cuda", dtype=torch.float16)
+    meta = torch.tensor(PAIRS, dtype=torch.uint8, device="cuda")[torch.randint(0, 6, (m, k // 4), device="cuda")]
+    dense = torch.zeros(m, k // 4, 4, dtype=torch.float16, device="cuda")
+    values = a.reshape(m, k // 4, 2)
+    dense.scatter_(2, (meta & 3).long()[:, :, None], values[:, :, :1])
+    dense.scatter_(2, ((meta >> 2) & 3).long()[:, :, None], values[:, :, 1:])
+    return a, meta, dense.reshape(m, k), torch.randn(k, n, device="cuda", dtype=torch.float16)
+
+
+def plan_row(stages: int, operands: tuple, want: torch.Tensor) -> dict:
+    from intentc.codegen.nvptx import tile_sparse
+    from intentc.runtime.cuda import compile_cuda
+    chosen = tile_sparse.plan_sparse_mma
+    a, meta, _, b = operands
+    c = torch.empty(a.shape[0], b.shape[1], device="cuda")
+    row = {"plan": {"stages": stages}}
+    tile_sparse.plan_sparse_mma = lambda found: dataclasses.replace(chosen(found), stages=stages)
+    try:
+        kernel = compile_cuda(TEXT, "sparse24_matmul")
+        arrays = {"a": a, "meta": meta, "b": b, "c": c}
+        row["ms"] = _seconds(lambda: kernel.launch_in_place(arrays)) * 1e3
+        torch.cuda.synchronize()
+        row["max_rel_error_vs_f64"] = ((c.double() - want).abs().max() / want.abs().max()).item()
+    except Exception as error:      # a failing plan is reported in its row
+        row["error"] = f"{type(error).__name__}: {str(error)[:300]}"
+    finally:
+        tile_sparse.plan_sparse_mma = chosen
+    return row
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", type=int, default=4096)
+    parser.add_argument("--stages", default="4,3")
+    parser.add_argument("--out")
+    args = parser.parse_args(argv)
+    size = args.size
+    operands = _operands(size, size, size)
+    _, _, dense, b = operands
+    want = dense.double() @ b.double()
+    flop = 2.0 * size ** 3          # logical: the dense product's
+    baselines = {"torch_matmul": lambda: dense @ b}
+    semi = semi_structured(dense)
+    if semi is not None:
+        baselines["torch_semi_structured"] = lambda: torch.mm(semi, b)
+    rows = [{"bench": f"{label} f16 {size}^3", "ms": _seconds(fn) * 1e3} for label, fn in baselines.items()]
+    for stages in map(int, args.stages.split(",")):
+        rows.append({"bench": f"intentc 2:4 mma.sp f16 {size}^3", **plan_row(stages, operands, want)})
+    for row in rows:
+        if "ms" in row:
+            row["TFLOP/s"] = flop / row["ms"] * 1e-9
+            row.update({f"vs {r['bench'].split()[0]}": r["ms"] / row["ms"] for r in rows[:len(baselines)]})
+        print(json.dumps(row), flush=True)
+    if args.out:
+        Path(args.out).write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
