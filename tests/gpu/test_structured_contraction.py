@@ -120,7 +120,9 @@ def _dense(values: dict, pattern: str) -> np.ndarray:
     return dense.reshape(m, 2 * kh)
 
 
-def _check_sparse(pattern: str, values: dict, text: str | None = None) -> None:
+def _check_sparse(pattern: str, values: dict, text: str | None = None, positions: np.ndarray | None = None) -> None:
+    """The compiled kernel against the interpreter (`positions`: the metadata in the
+    sample's packing, where `values` packs it otherwise)."""
     from intentc.api import run
     from intentc.runtime.cuda import compile_cuda
     sample, kernel = SPARSE[pattern]
@@ -135,7 +137,7 @@ def _check_sparse(pattern: str, values: dict, text: str | None = None) -> None:
     # over the finite B elements: a finite output selects none of the others
     finite_b = np.abs(values["b"].astype(np.float64))
     finite_b[~np.isfinite(finite_b)] = 0
-    magnitude = np.abs(_dense(values, pattern)) @ finite_b
+    magnitude = np.abs(_dense({**values, "meta": values["meta"] if positions is None else positions}, pattern)) @ finite_b
     bound = (values["b"].shape[0] * 2.0 ** -22 + 2.0 ** -23) * magnitude
     finite = np.isfinite(expected)
     error = np.abs(got[finite] - expected[finite])
@@ -154,6 +156,22 @@ def test_sparse24_bf16_against_the_interpreter(m, kq, n):
     values = _sparse_inputs("two_of_four", m, kq, n, seed=m + kq + n)
     values.update(a=values["a"].astype(bfloat16), b=values["b"].astype(bfloat16))
     _check_sparse("two_of_four", values, sample_text("sparse_2of4_matmul").replace("f16", "bf16"))
+
+
+def test_sparse24_metadata_in_other_bits_is_re_encoded():
+    """Positions at bits 4-5 and 6-7 of the byte, junk in the low nibble, fill 0x40."""
+    text = sample_text("sparse_2of4_matmul")
+    for old, new in [("%shift2 = full {value = 2}", "%shift2 = full {value = 6}"),
+                     ("%first = and %packed, %two_bits", "%low = shr %packed, %shift4 : tensor<u8, [32, 16]>\n"
+                                                         "      %first = and %low, %two_bits"),
+                     ("%two_bits = full", "%shift4 = full {value = 4} : tensor<u8, [32, 16]>\n  %two_bits = full"),
+                     ("%default_meta = constant {value = 4}", "%default_meta = constant {value = 64}")]:
+        assert old in text
+        text = text.replace(old, new)
+    values = _sparse_inputs("two_of_four", 75, 21, 66, seed=4)
+    positions = values["meta"]
+    values["meta"] = (positions << 4) | np.random.default_rng(4).integers(0, 16, positions.shape, dtype=np.uint8)
+    _check_sparse("two_of_four", values, text, positions)
 
 
 @pytest.mark.parametrize("pattern", sorted(SPARSE))
