@@ -124,8 +124,8 @@ class SparseMmaEmitter(TileEmitter):
         self.meta = em.env[c.meta]
         self.c_view = em.env[c.c]
         self.m, self.n = self.a.extent("row"), self.b_op.extent("column")
-        self.site = CheckSite(c.op, errors.SPARSE_METADATA, "two_of_four metadata must satisfy "
-                                                            "0 <= first < second < 4")
+        from .tile_sparse import METADATA_MESSAGES     # (tile_sparse plans through this module)
+        self.site = CheckSite(c.op, errors.SPARSE_METADATA, METADATA_MESSAGES[c.pattern])
 
     def k_extent(self, operand: Operand) -> ir.Value:
         return operand.extent("column" if operand is self.a else "row")
