@@ -219,8 +219,9 @@ class SparseMmaEmitter(TileEmitter):
 
     def _deposit_metadata(self, slot: ir.Value) -> None:
         """The fetched bytes checked and re-encoded into the slot: half word (row r, half h of
-        its 16 bits of k32 block kk) at word ((kk·2 + h)·8 + r / 16)·8 + r % 8, the low half
-        for rows r % 16 < 8: one 32-bit load gives a lane its register."""
+        its 16 bits of k32 block kk) at word ((kk·8 + r / 16)·2 + h)·8 + r % 8, the low half
+        for rows r % 16 < 8: one 32-bit load gives a lane its register, the 16 words a warp
+        reads in 16 banks."""
         em = self.em
         b = em.b
         tid = b.trunc(self.tid, I32)
@@ -230,7 +231,7 @@ class SparseMmaEmitter(TileEmitter):
         for half, slot_word in enumerate(self.raw_meta):
             bits, bad = encode_groups(b, b.load(slot_word), fields)
             invalid = b.or_(invalid, bad)
-            word = b.add(b.mul(b.add(b.mul(b.add(b.mul(kk, i32(2)), i32(half)), i32(8)), b.udiv(row, i32(16))), i32(8)),
+            word = b.add(b.mul(b.add(b.mul(b.add(b.mul(kk, i32(8)), b.udiv(row, i32(16))), i32(2)), i32(half)), i32(8)),
                          b.urem(row, i32(8)))
             address = b.add(b.add(self.stage_base(slot, "meta"), b.mul(word, i32(4))),
                             b.mul(b.udiv(b.urem(row, i32(16)), i32(8)), i32(2)))
@@ -249,14 +250,14 @@ class SparseMmaEmitter(TileEmitter):
         b_frags = [[first + second for first, second in zip(self.variant.b_fragments(self, stage, 2 * kk, lanes),
                                                              self.variant.b_fragments(self, stage, 2 * kk + 1, lanes))]
                    for kk in range(halves)]
-        lane_word = b.add(b.udiv(lane, i32(4)), b.mul(b.urem(lane, i32(2)), i32(64)))
+        lane_word = b.add(b.udiv(lane, i32(4)), b.mul(b.urem(lane, i32(2)), i32(8)))
         meta_base = b.add(self.stage_base(stage, "meta"), b.mul(lane_word, i32(4)))
         zero = [ir.Constant(F32, 0.0)] * 4
         for i in range(FRAGMENTS):
             block = b.add(b.mul(warp_m, i32(FRAGMENTS)), i32(i))
             parts = [zero] * FRAGMENTS
             for kk in range(halves):
-                address = b.add(meta_base, b.mul(b.add(b.mul(i32(kk), i32(16 * 8)), b.mul(block, i32(8))), i32(4)))
+                address = b.add(meta_base, b.mul(b.add(i32(kk * 8 * 16), b.mul(block, i32(16))), i32(4)))
                 metadata = asm(b, "ld.shared.b32 $0, [$1];", "=r,r,~{memory}", I32, [address])
                 a_frag = self._a_fragment(stage, kk, i, lanes)
                 parts = [mma_sp_m16n8k32(b, c.operand_dtype, a_frag, b_frags[kk][j], parts[j], metadata)
