@@ -4,6 +4,7 @@ ISA's format, and the kernel's PTX (no GPU needed)."""
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import itertools
 import shutil
 import subprocess
@@ -13,7 +14,9 @@ import numpy as np
 import pytest
 from llvmlite import ir
 
-from intentc.codegen.nvptx.sparse_mma import encode_groups
+import intentc
+from intentc.codegen.nvptx.sparse_mma import encode_groups, plan_sparse_mma
+from intentc.codegen.nvptx.structured_contraction import match_sparse_contraction
 from intentc.driver import compile_kernel
 from sample_paths import sample_text
 
@@ -88,3 +91,12 @@ def test_two_of_four_runs_on_the_sparse_tensor_cores(dtype, tmp_path):
         done = subprocess.run(["ptxas", "-arch=sm_90", str(source), "-o", str(tmp_path / "k.cubin")],
                               capture_output=True, text=True)
         assert done.returncode == 0, done.stderr
+
+
+def test_mma_sp_plans_only_two_of_four_f16_bf16_with_64_position_steps():
+    found = match_sparse_contraction(intentc.parse(sample_text("sparse_2of4_matmul"), "t.kir").find("sparse24_matmul"))
+    plan = plan_sparse_mma(found)
+    assert plan is not None and plan.instruction == "mma.sp.m16n8k32" and plan.stage_bytes == 8192 + 16384 + 1024
+    assert plan_sparse_mma(dataclasses.replace(found, operand_dtype="bf16")) is not None
+    for other in ({"step_groups": 8}, {"operand_dtype": "f32"}, {"pattern": "one_of_two"}):
+        assert plan_sparse_mma(dataclasses.replace(found, **other)) is None, other
