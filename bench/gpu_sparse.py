@@ -74,16 +74,20 @@ def main(argv=None) -> int:
     semi = semi_structured(dense)
     if semi is not None:
         baselines["torch_semi_structured"] = lambda: torch.mm(semi, b)
-    rows = [{"bench": f"{label} f16 {size}^3", "ms": _seconds(fn) * 1e3} for label, fn in baselines.items()]
-    for stages in map(int, args.stages.split(",")):
-        rows.append({"bench": f"intentc 2:4 mma.sp f16 {size}^3", **plan_row(stages, operands, want)})
-    for row in rows:
+    rows: list[dict] = []
+
+    def report(row: dict) -> None:      # each row as soon as it is measured
         if "ms" in row:
             row["TFLOP/s"] = flop / row["ms"] * 1e-9
             row.update({f"vs {r['bench'].split()[0]}": r["ms"] / row["ms"] for r in rows[:len(baselines)]})
+        rows.append(row)
         print(json.dumps(row), flush=True)
-    if args.out:
-        Path(args.out).write_text(json.dumps(rows, indent=1))
+        if args.out:
+            Path(args.out).write_text(json.dumps(rows, indent=1))
+    for label, fn in baselines.items():
+        report({"bench": f"{label} f16 {size}^3", "ms": _seconds(fn) * 1e3})
+    for stages in map(int, args.stages.split(",")):
+        report({"bench": f"intentc 2:4 mma.sp f16 {size}^3", **plan_row(stages, operands, want)})
     return 0
 
 
