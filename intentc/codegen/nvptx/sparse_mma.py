@@ -37,9 +37,9 @@ from ..llvm.emitter import CheckSite
 from ..llvm.types import F32, I32, I64
 from .cta import barrier, sreg
 from .mma_sync import MmaSync
-from .ptx_asm import asm, cp_async_commit, cp_async_wait, ldmatrix_x4, opaque, outputs
+from .ptx_asm import asm, cp_async, cp_async_commit, cp_async_wait, ldmatrix_x4, opaque, outputs
 from .register_staging import i32, load_run, wide
-from .tile_matmul import Operand, TileEmitter, _ceil, _const, _pieces, swizzled
+from .tile_matmul import COPY_BYTES, Operand, TileEmitter, _ceil, _const, _pieces, swizzled
 from .tile_structured import StructuredPlan
 
 VALUES_A_ROW = 32         # compressed values of a row a step (64 logical positions)
@@ -168,6 +168,10 @@ class SparseMmaEmitter(TileEmitter):
         em, plan = self.em, self.plan
         b = em.b
         copies = self._copies(self.tid)
+        bm, bn, _ = plan.block
+        self.tile_inside = b.and_(b.and_(b.icmp_signed("<=", b.add(self.m0, _const(bm)), self.m),
+                                         b.icmp_signed("<=", b.add(self.n0, _const(bn)), self.n)),
+                                  b.and_(self.a.pieces[0][1], self.b_op.pieces[0][1]))
         with b.if_then(b.icmp_signed(">", self.k_tiles, _const(0))):
             self._fetch_metadata(_const(0))
         # a rolled loop (its trip count hidden from the unroller): the copies are long code
@@ -194,6 +198,25 @@ class SparseMmaEmitter(TileEmitter):
             with b.if_then(b.icmp_signed("<", b.add(tile, _const(1)), self.k_tiles)):
                 self._fetch_metadata(b.add(tile, _const(1)))
         cp_async_commit(b)
+
+    def _load(self, copies: list, kt: ir.Value, stage: ir.Value) -> None:
+        """K tile `kt`'s copies: whole 16-byte copies where the tile and its K step lie inside
+        every view and the rows allow them (the steps of all but the edge tiles), else the
+        dense mapping's clamped copies."""
+        b = self.em.b
+        inside = self.tile_inside
+        for operand in (self.a, self.b_op):
+            end = b.mul(b.add(kt, _const(1)), _const(self.k_per_tile(operand)))
+            inside = b.and_(inside, b.icmp_signed("<=", end, self.k_extent(operand)))
+        with b.if_else(inside) as (whole, edge):
+            with whole:
+                for operand, destination, source, _, _ in copies:
+                    along = operand.column_axis if operand is self.a else operand.row_axis
+                    step = b.mul(b.mul(kt, _const(self.k_per_tile(operand))), operand.view.strides[along])
+                    target = b.add(self.stage_base(stage, "a" if operand is self.a else "b"), destination)
+                    cp_async(b, target, b.gep(source, [step]), i32(COPY_BYTES))
+            with edge:
+                super()._load(copies, kt, stage)
 
     def _fetch_metadata(self, kt: ir.Value) -> None:
         """Thread t's 8 metadata bytes of step kt (row t / 2, groups 8·(t % 2) ..), the IR's
