@@ -1,9 +1,10 @@
-"""2:4 sparse f16 matmul (`ir_samples/sparse_2of4_matmul.kir`, issue #14) under several
-`mma.sp` plans beside torch's semi-structured sparse matmul and its dense matmul, on the same
-device data (times: medians of CUDA-event means, `bench.gpu.timed`). Each plan is the same
-kernel compiled under another plan (ring stages, CTAs an SM): the mapping's choice is data.
+"""2:4 sparse f16 matmul (`ir_samples/sparse_2of4_matmul.kir`, issue #14) on `mma.sp` (the
+`sparse_mma` compile option) under several ring depths, and on the default decoding path,
+beside torch's semi-structured sparse matmul and its dense matmul, on the same device data
+(times: medians of CUDA-event means, `bench.gpu.timed`). Each plan is the same kernel compiled
+under another plan: the mapping's choice is data.
 
-    python3 bench/gpu_sparse.py [--size 4096] [--stages 4,3] [--out FILE.json]
+    python3 bench/gpu_sparse.py [--size 4096] [--stages 4,6] [--out FILE.json]
 """
 from __future__ import annotations
 
@@ -38,16 +39,20 @@ def _operands(m: int, k: int, n: int) -> tuple:
     return a, meta, dense.reshape(m, k), torch.randn(k, n, device="cuda", dtype=torch.float16)
 
 
-def plan_row(stages: int, operands: tuple, want: torch.Tensor) -> dict:
+def plan_row(stages: int | None, operands: tuple, want: torch.Tensor) -> dict:
+    """The kernel on mma.sp with a ring of `stages` (None: the default decoding path)."""
     from intentc.codegen.nvptx import tile_sparse
+    from intentc.options import CompileOptions
     from intentc.runtime.cuda import compile_cuda
     chosen = tile_sparse.plan_sparse_mma
     a, meta, _, b = operands
     c = torch.empty(a.shape[0], b.shape[1], device="cuda")
-    row = {"plan": {"stages": stages}}
-    tile_sparse.plan_sparse_mma = lambda found: dataclasses.replace(chosen(found), stages=stages)
+    row: dict = {"plan": {"sparse_mma": stages is not None, "stages": stages}}
+    if stages is not None:
+        tile_sparse.plan_sparse_mma = lambda contraction: dataclasses.replace(chosen(contraction), stages=stages)
     try:
-        kernel = compile_cuda(TEXT, "sparse24_matmul")
+        kernel = compile_cuda(TEXT, "sparse24_matmul", options=CompileOptions(sparse_mma=stages is not None))
+        row["plan"]["instruction"] = kernel.launch_config.mma["instruction"]
         arrays = {"a": a, "meta": meta, "b": b, "c": c}
         row["ms"] = _seconds(lambda: kernel.launch_in_place(arrays)) * 1e3
         torch.cuda.synchronize()
@@ -62,7 +67,7 @@ def plan_row(stages: int, operands: tuple, want: torch.Tensor) -> dict:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=4096)
-    parser.add_argument("--stages", default="4,3")
+    parser.add_argument("--stages", default="4,6")
     parser.add_argument("--out")
     args = parser.parse_args(argv)
     size = args.size
@@ -88,6 +93,7 @@ def main(argv=None) -> int:
         report({"bench": f"{label} f16 {size}^3", "ms": _seconds(fn) * 1e3})
     for stages in map(int, args.stages.split(",")):
         report({"bench": f"intentc 2:4 mma.sp f16 {size}^3", **plan_row(stages, operands, want)})
+    report({"bench": f"intentc 2:4 mma.sync (decoded) f16 {size}^3", **plan_row(None, operands, want)})
     return 0
 
 

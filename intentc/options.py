@@ -22,6 +22,10 @@ class CompileOptions(BaseModel):
     # A pass pipeline string (`canonicalize,cse,...`); None means the target's default.
     pipeline: str | None = None
     opt_level: int = Field(default=2, ge=0, le=3)
+    # NVIDIA: 2:4 f16/bf16 sparse contractions on the sparse tensor cores (`mma.sp`,
+    # docs/gpu.md "Structured contractions"); off until verified on a GPU: the default decodes
+    # A to dense tiles for `mma.sync`. Same meaning either way.
+    sparse_mma: bool = False
 
 
 ConstexprValue = bool | int | float | str

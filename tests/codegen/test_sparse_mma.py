@@ -6,6 +6,7 @@ from __future__ import annotations
 import ctypes
 import dataclasses
 import itertools
+import json
 import shutil
 import subprocess
 
@@ -18,6 +19,7 @@ import intentc
 from intentc.codegen.nvptx.sparse_mma import encode_groups, plan_sparse_mma
 from intentc.codegen.nvptx.structured_contraction import match_sparse_contraction
 from intentc.driver import compile_kernel
+from intentc.options import CompileOptions
 from sample_paths import sample_text
 
 PAIRS = [(first, second) for first in range(4) for second in range(first + 1, 4)]
@@ -77,10 +79,34 @@ def test_valid_groups_are_the_ordered_metadata_values():
     del engine
 
 
+SPARSE_CORES = CompileOptions(sparse_mma=True)
+
+
+def _compiled(text: str, arch: str = "sm_90", options: CompileOptions | None = SPARSE_CORES) -> tuple[str, dict]:
+    artifacts = compile_kernel(text, "sparse24_matmul", "ptx", arch, options).artifacts
+    return artifacts["kernel.ptx"], json.loads(artifacts["launch.json"])
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90", "sm_90a"])
+def test_the_option_puts_two_of_four_on_mma_sp_and_launch_json_says_so(arch):
+    ptx, launch = _compiled(sample_text("sparse_2of4_matmul"), arch)
+    assert "mma.sp.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32" in ptx
+    plan = launch["mma"]
+    assert launch["mapping"] == "mma" and launch["block"] == [256, 1, 1]
+    assert plan["instruction"] == "mma.sp.m16n8k32" and plan["block"] == [128, 128, 64] and plan["stages"] == 4
+    assert plan["structured"] == "sparse" and plan["pattern"] == "two_of_four" and "metadata" in plan
+    assert plan["shared_bytes"] == 4 * (8192 + 16384 + 1024) == launch["shared_bytes"] and plan["option"] == "sparse_mma"
+
+
+def test_without_the_option_two_of_four_keeps_the_verified_decoding_path():
+    ptx, launch = _compiled(sample_text("sparse_2of4_matmul"), options=None)
+    assert launch["mma"]["instruction"] == "mma.sync.m16n8k16" and "mma.sp" not in ptx
+
+
 @pytest.mark.parametrize("dtype", ["f16", "bf16"])
 def test_two_of_four_runs_on_the_sparse_tensor_cores(dtype, tmp_path):
     text = sample_text("sparse_2of4_matmul").replace("f16", dtype)
-    ptx = compile_kernel(text, "sparse24_matmul", "ptx", arch="sm_90").artifacts["kernel.ptx"]
+    ptx, _ = _compiled(text)
     assert f"mma.sp.sync.aligned.m16n8k32.row.col.f32.{dtype}.{dtype}.f32" in ptx
     assert "mma.sync" not in ptx and "bar.red.or" not in ptx     # no dense decoding, no exact path
     assert "cp.async.cg.shared.global" in ptx and "ldmatrix.sync.aligned.m8n8.x4.trans" in ptx

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 
 from ...ir.nodes import Helper, Kernel, Module, Op
 from ...ir.types import ViewType
-from ...options import Specialization
+from ...options import CompileOptions, Specialization
 from ...passes.ir_walk import is_pure_tree
 from ..layout.assign import Assignment, assign, elements
 from ..layout.encodings import Shared, row_blocked
@@ -109,9 +109,9 @@ def prologue_views(kernel: Kernel, parallel: Op) -> frozenset[str]:
 
 
 def plan_mapping(kernel: Kernel, specialization: Specialization | None = None, module: Module | None = None,
-                 arch: str = "sm_90") -> Mapping:
+                 arch: str = "sm_90", options: CompileOptions | None = None) -> Mapping:
     known = known_extents(kernel, specialization or Specialization())
-    mma = plan_mma(kernel, arch) or plan_structured(kernel, arch)
+    mma = plan_mma(kernel, arch) or plan_structured(kernel, arch, options)
     if mma is not None:
         return Mapping("mma", mma.threads, mma.contraction.parallel, layouts=mma_assignment(mma, known), mma=mma)
     plan = kernel_plan(kernel, known, arch)
