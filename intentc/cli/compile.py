@@ -37,6 +37,9 @@ def add_parser(subparsers) -> None:
                    help="specialize a constexpr parameter")
     p.add_argument("--extent", action="append", default=[], metavar="NAME=N", help="specialize a dynamic extent")
     p.add_argument("--timings", action="store_true", help="print the time of each stage to stderr")
+    p.add_argument("--sparse-mma", action="store_true",
+                   help="ptx, cubin: 2:4 f16/bf16 sparse contractions on mma.sp (awaits GPU verification; "
+                        "docs/gpu.md)")
     p.add_argument("--print-layouts", action="store_true",
                    help="print the GPU mapping and every tensor value's layout to stderr (ptx, cubin)")
     p.set_defaults(run=run)
@@ -58,11 +61,12 @@ def run(args) -> int:
     text = read_text(args.file)
     arch = args.arch or default_arch(args.target)
     specialization = _specialization(args)
+    options = CompileOptions(opt_level=args.opt_level, sparse_mma=args.sparse_mma)
     try:
         kernels = [args.kernel] if args.kernel else kernel_names(load(Chunk(args.file, text)))
         if not kernels:
             raise UsageError(f"{args.file} has no kernel to compile")
-        results = {kernel: compile_kernel(text, kernel, args.target, arch, CompileOptions(opt_level=args.opt_level),
+        results = {kernel: compile_kernel(text, kernel, args.target, arch, options,
                                           specialization, file=args.file) for kernel in kernels}
     except DiagnosticError as error:
         report(error)

@@ -126,3 +126,13 @@ def test_mma_sp_plans_only_two_of_four_f16_bf16_with_64_position_steps():
     assert plan_sparse_mma(dataclasses.replace(found, operand_dtype="bf16")) is not None
     for other in ({"step_groups": 8}, {"operand_dtype": "f32"}, {"pattern": "one_of_two"}):
         assert plan_sparse_mma(dataclasses.replace(found, **other)) is None, other
+
+
+def test_the_cli_flag_selects_mma_sp(capsys):
+    from intentc.cli.main import main
+    from sample_paths import SAMPLES
+    command = ["compile", str(SAMPLES / "sparse_2of4_matmul.kir"), "--kernel", "sparse24_matmul", "--target", "ptx"]
+    assert main([*command, "--sparse-mma"]) == 0
+    assert "mma.sp.sync.aligned.m16n8k32" in capsys.readouterr().out
+    assert main(command) == 0
+    assert "mma.sp" not in capsys.readouterr().out
