@@ -4,7 +4,11 @@ beside torch's semi-structured sparse matmul and its dense matmul, on the same d
 (times: medians of CUDA-event means, `bench.gpu.timed`). Each plan is the same kernel compiled
 under another plan: the mapping's choice is data.
 
-    python3 bench/gpu_sparse.py [--size 4096] [--stages 4,6] [--out FILE.json]
+    python3 bench/gpu_sparse.py [--size 4096] [--stages 4,6] [--out FILE.json] [--probe]
+
+`--probe` first runs one m16n8k32 block (16 x 32 x 8, small integers: every product and sum
+exact) on mma.sp against the interpreter and, where they differ, says whether the lane pair
+that supplies the metadata splits it by K halves (the layout used) or by rows.
 """
 from __future__ import annotations
 
@@ -64,12 +68,40 @@ def plan_row(stages: int | None, operands: tuple, want: torch.Tensor) -> dict:
     return row
 
 
+def probe() -> dict:
+    """One m16n8k32 block on mma.sp: equal to the interpreter, or which metadata layout the
+    hardware read instead (lane T0 holding all of row g, T1 all of row g + 8)."""
+    import numpy as np
+
+    from intentc.api import run
+    from intentc.options import CompileOptions
+    from intentc.runtime.cuda import compile_cuda
+    rng = np.random.default_rng(0)
+    a = rng.integers(-3, 4, (16, 16)).astype(np.float16)
+    meta = np.array(PAIRS, dtype=np.uint8)[rng.integers(0, 6, (16, 8))]
+    b = rng.integers(-3, 4, (32, 8)).astype(np.float16)
+    values = {"a": a, "meta": meta, "b": b}
+    got = np.asarray(compile_cuda(TEXT, "sparse24_matmul", options=CompileOptions(sparse_mma=True))(values)["c"])
+    want = np.asarray(run(TEXT, "sparse24_matmul", values)["c"])
+    row: dict = {"bench": "probe: one m16n8k32 block on mma.sp", "equal": bool((got == want).all())}
+    if not row["equal"]:
+        by_rows = meta.copy()        # our registers read as (T0: row g's 8 groups, T1: row g + 8's)
+        by_rows[:8, 4:], by_rows[8:, :4] = meta[8:, :4], meta[:8, 4:]
+        swapped = np.asarray(run(TEXT, "sparse24_matmul", {**values, "meta": by_rows})["c"])
+        row.update(rows_differ=np.nonzero((got != want).any(1))[0].tolist(),
+                   metadata_split_by_rows=bool((got == swapped).all()))
+    return row
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=4096)
     parser.add_argument("--stages", default="4,6")
     parser.add_argument("--out")
+    parser.add_argument("--probe", action="store_true")
     args = parser.parse_args(argv)
+    if args.probe:
+        print(json.dumps(probe()), flush=True)
     size = args.size
     operands = _operands(size, size, size)
     _, _, dense, b = operands
