@@ -37,7 +37,7 @@ from ..llvm.emitter import CheckSite
 from ..llvm.types import F32, I32, I64
 from .cta import barrier, sreg
 from .mma_sync import MmaSync
-from .ptx_asm import asm, cp_async, cp_async_commit, cp_async_wait, ldmatrix_x4, opaque, outputs
+from .ptx_asm import asm, cp_async, cp_async_commit, cp_async_wait, ldmatrix_x4, outputs
 from .register_staging import i32, load_run, wide
 from .tile_matmul import COPY_BYTES, Operand, TileEmitter, _ceil, _const, _pieces, swizzled
 from .tile_structured import StructuredPlan
@@ -174,9 +174,8 @@ class SparseMmaEmitter(TileEmitter):
                                   b.and_(self.a.pieces[0][1], self.b_op.pieces[0][1]))
         with b.if_then(b.icmp_signed(">", self.k_tiles, _const(0))):
             self._fetch_metadata(_const(0))
-        # a rolled loop (its trip count hidden from the unroller): the copies are long code
-        em.loop(_const(0), opaque(b, _const(plan.lookahead)), lambda tile: self._stage_in(tile, copies), name="fill")
-        em.loop(_const(0), self.k_tiles, lambda kt: self._k_step(kt, copies), name="ktile")
+        # from -lookahead: the first trips only fill the ring, so the staging code is emitted once
+        em.loop(_const(-plan.lookahead), self.k_tiles, lambda kt: self._k_step(kt, copies), name="ktile")
         cp_async_wait(b, 0)
 
     def _k_step(self, kt: ir.Value, copies: list) -> None:
@@ -184,7 +183,8 @@ class SparseMmaEmitter(TileEmitter):
         cp_async_wait(b, self.plan.lookahead - 1)
         barrier(self.em)
         self._stage_in(b.add(kt, _const(self.plan.lookahead)), copies)
-        self._compute(b.urem(b.trunc(kt, I32), i32(self.plan.stages)))
+        with b.if_then(b.icmp_signed(">=", kt, _const(0))):
+            self._compute(b.urem(b.trunc(kt, I32), i32(self.plan.stages)))
 
     def _stage_in(self, tile: ir.Value, copies: list) -> None:
         """K tile `tile` into its ring slot: the copies, and the metadata fetched a step ago
