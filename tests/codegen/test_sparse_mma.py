@@ -104,7 +104,7 @@ def test_without_the_option_two_of_four_keeps_the_verified_decoding_path():
 
 
 @pytest.mark.parametrize("dtype", ["f16", "bf16"])
-def test_two_of_four_runs_on_the_sparse_tensor_cores(dtype, tmp_path):
+def test_two_of_four_runs_on_the_sparse_tensor_cores(dtype):
     text = sample_text("sparse_2of4_matmul").replace("f16", dtype)
     ptx, _ = _compiled(text)
     assert f"mma.sp.sync.aligned.m16n8k32.row.col.f32.{dtype}.{dtype}.f32" in ptx
@@ -114,12 +114,18 @@ def test_two_of_four_runs_on_the_sparse_tensor_cores(dtype, tmp_path):
     assert ptx.count("mma.sp.sync") == 32 and ptx.count("cp.async.cg.shared.global") == 12
     assert ptx.count("ldmatrix.sync.aligned.m8n8.x4.trans") == 8 and ptx.count("ldmatrix.sync.aligned.m8n8.x4.shared") == 8
     assert "tf32" not in ptx and ".ftz" not in ptx and "malloc" not in ptx
-    if shutil.which("ptxas") is not None:
-        source = tmp_path / "k.ptx"
-        source.write_text(ptx)
-        done = subprocess.run(["ptxas", "-arch=sm_90", str(source), "-o", str(tmp_path / "k.cubin")],
-                              capture_output=True, text=True)
-        assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="no ptxas on PATH")
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90", "sm_90a"])
+def test_ptxas_accepts_mma_sp(dtype, arch, tmp_path):
+    ptx, _ = _compiled(sample_text("sparse_2of4_matmul").replace("f16", dtype), arch)
+    source = tmp_path / "k.ptx"
+    source.write_text(ptx)
+    done = subprocess.run(["ptxas", f"-arch={arch}", str(source), "-o", str(tmp_path / "k.cubin")],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
 
 
 def test_mma_sp_plans_only_two_of_four_f16_bf16_with_64_position_steps():
