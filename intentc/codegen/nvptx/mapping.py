@@ -114,7 +114,7 @@ def plan_mapping(kernel: Kernel, specialization: Specialization | None = None, m
     mma = plan_mma(kernel, arch) or plan_structured(kernel, arch, options)
     if mma is not None:
         return Mapping("mma", mma.threads, mma.contraction.parallel, layouts=mma_assignment(mma, known), mma=mma)
-    plan = kernel_plan(kernel, known, arch)
+    plan = kernel_plan(kernel, known, arch, options)
     if plan is not None:
         # the top-level reads are the plan's to stage: left lazy, never materialized
         return Mapping(plan.kind, plan.threads, plan.parallel, layouts=plan.layouts(known), plan=plan,
