@@ -29,6 +29,10 @@ class CompileOptions(BaseModel):
     # meaning either way.
     flash_tensor_cores: bool = False
     flash_key_groups: bool = False
+    # NVIDIA: 2:4 f16/bf16 sparse contractions on the sparse tensor cores (`mma.sp`,
+    # docs/gpu.md "Structured contractions"); off until verified on a GPU: the default decodes
+    # A to dense tiles for `mma.sync`. Same meaning either way.
+    sparse_mma: bool = False
 
 
 ConstexprValue = bool | int | float | str

@@ -44,6 +44,9 @@ def add_parser(subparsers) -> None:
                         "consumer that cannot compile (default: launch.json's variant_rule names the variant a "
                         "launch needs, compiled on first use; docs/gpu.md)")
     p.add_argument("--timings", action="store_true", help="print the time of each stage to stderr")
+    p.add_argument("--sparse-mma", action="store_true",
+                   help="ptx, cubin: 2:4 f16/bf16 sparse contractions on mma.sp (awaits GPU verification; "
+                        "docs/gpu.md)")
     p.add_argument("--print-layouts", action="store_true",
                    help="print the GPU mapping and every tensor value's layout to stderr (ptx, cubin)")
     p.set_defaults(run=run)
@@ -61,11 +64,11 @@ def default_arch(target: str) -> str | None:
     return known.archs[-1] if known is not None and known.archs else None
 
 
-def _compile(text: str, kernel: str, arch: str | None, specialization: Specialization, args):
+def _compile(text: str, kernel: str, arch: str | None, options: CompileOptions, specialization: Specialization,
+             args):
     from ..driver import compile_request, front_end
     from ..driver.variants import variant_request
-    request = front_end(text, kernel, args.target, arch, CompileOptions(opt_level=args.opt_level), specialization,
-                        file=args.file)
+    request = front_end(text, kernel, args.target, arch, options, specialization, file=args.file)
     if args.variant_for:
         ((name, value),) = parse_extents([args.variant_for], "--variant-for").items()
         request = variant_request(request, name, value)
@@ -76,11 +79,12 @@ def run(args) -> int:
     text = read_text(args.file)
     arch = args.arch or default_arch(args.target)
     specialization = _specialization(args)
+    options = CompileOptions(opt_level=args.opt_level, sparse_mma=args.sparse_mma)
     try:
         kernels = [args.kernel] if args.kernel else kernel_names(load(Chunk(args.file, text)))
         if not kernels:
             raise UsageError(f"{args.file} has no kernel to compile")
-        results = {kernel: _compile(text, kernel, arch, specialization, args) for kernel in kernels}
+        results = {kernel: _compile(text, kernel, arch, options, specialization, args) for kernel in kernels}
     except DiagnosticError as error:
         report(error)
         return EXIT_INPUT_ERROR

@@ -110,6 +110,8 @@ def _sparse_inputs(pattern: str, m: int, kq: int, n: int, seed: int) -> dict:
 
 SPARSE = {"two_of_four": ("sparse_2of4_matmul", "sparse24_matmul"),
           "one_of_two": ("sparse_1of2_matmul", "sparse12_matmul")}
+# (pattern, the `sparse_mma` option): 2:4 on the default decoding path and on mma.sp
+PATHS = [("one_of_two", False), ("two_of_four", False), ("two_of_four", True)]
 
 
 def _dense(values: dict, pattern: str) -> np.ndarray:
@@ -125,13 +127,23 @@ def _dense(values: dict, pattern: str) -> np.ndarray:
     return dense.reshape(m, 2 * kh)
 
 
-def _check_sparse(pattern: str, values: dict) -> None:
-    from intentc.api import run
+def _compiled(text: str, kernel: str, sparse_mma: bool):
+    from intentc.options import CompileOptions
     from intentc.runtime.cuda import compile_cuda
-    sample, kernel = SPARSE[pattern]
-    text = sample_text(sample)
-    compiled = compile_cuda(text, kernel)
+    compiled = compile_cuda(text, kernel, options=CompileOptions(sparse_mma=sparse_mma))
     assert compiled.launch_config.mapping == "mma", compiled.launch_config.mapping
+    assert (compiled.launch_config.mma["instruction"] == "mma.sp.m16n8k32") == sparse_mma
+    return compiled
+
+
+def _check_sparse(pattern: str, values: dict, text: str | None = None, positions: np.ndarray | None = None,
+                  sparse_mma: bool = False) -> None:
+    """The compiled kernel against the interpreter (`positions`: the metadata in the
+    sample's packing, where `values` packs it otherwise)."""
+    from intentc.api import run
+    sample, kernel = SPARSE[pattern]
+    text = text or sample_text(sample)
+    compiled = _compiled(text, kernel, sparse_mma)
     got = np.asarray(compiled(values)["c"]).astype(np.float64)
     expected = np.asarray(run(text, kernel, values)["c"]).astype(np.float64)
     assert (np.isnan(got) == np.isnan(expected)).all(), "NaN positions differ"
@@ -140,21 +152,48 @@ def _check_sparse(pattern: str, values: dict) -> None:
     # over the finite B elements: a finite output selects none of the others
     finite_b = np.abs(values["b"].astype(np.float64))
     finite_b[~np.isfinite(finite_b)] = 0
-    magnitude = np.abs(_dense(values, pattern)) @ finite_b
+    magnitude = np.abs(_dense({**values, "meta": values["meta"] if positions is None else positions}, pattern)) @ finite_b
     bound = (values["b"].shape[0] * 2.0 ** -22 + 2.0 ** -23) * magnitude
     finite = np.isfinite(expected)
     error = np.abs(got[finite] - expected[finite])
     assert (error <= bound[finite]).all(), float(np.max(error - bound[finite]))
 
 
-@pytest.mark.parametrize("pattern", sorted(SPARSE))
+@pytest.mark.parametrize("pattern,sparse_mma", PATHS)
 @pytest.mark.parametrize("m,kq,n", [(128, 32, 128), (100, 20, 70), (257, 37, 130), (1, 1, 1), (5, 0, 7)])
-def test_sparse_against_the_interpreter(pattern, m, kq, n):
-    _check_sparse(pattern, _sparse_inputs(pattern, m, kq, n, seed=m + kq + n))
+def test_sparse_against_the_interpreter(pattern, sparse_mma, m, kq, n):
+    _check_sparse(pattern, _sparse_inputs(pattern, m, kq, n, seed=m + kq + n), sparse_mma=sparse_mma)
 
 
-@pytest.mark.parametrize("pattern", sorted(SPARSE))
-def test_sparse_unselected_infinities_change_nothing(pattern):
+@pytest.mark.parametrize("sparse_mma", [False, True])
+@pytest.mark.parametrize("m,kq,n", [(128, 32, 128), (100, 20, 70), (33, 5, 9)])
+def test_sparse24_bf16_against_the_interpreter(m, kq, n, sparse_mma):
+    from ml_dtypes import bfloat16
+    values = _sparse_inputs("two_of_four", m, kq, n, seed=m + kq + n)
+    values.update(a=values["a"].astype(bfloat16), b=values["b"].astype(bfloat16))
+    _check_sparse("two_of_four", values, sample_text("sparse_2of4_matmul").replace("f16", "bf16"),
+                  sparse_mma=sparse_mma)
+
+
+@pytest.mark.parametrize("sparse_mma", [False, True])
+def test_sparse24_metadata_in_other_bits_is_re_encoded(sparse_mma):
+    """Positions at bits 4-5 and 6-7 of the byte, junk in the low nibble, fill 0x40."""
+    text = sample_text("sparse_2of4_matmul")
+    for old, new in [("%shift2 = full {value = 2}", "%shift2 = full {value = 6}"),
+                     ("%first = and %packed, %two_bits", "%low = shr %packed, %shift4 : tensor<u8, [32, 16]>\n"
+                                                         "      %first = and %low, %two_bits"),
+                     ("%two_bits = full", "%shift4 = full {value = 4} : tensor<u8, [32, 16]>\n  %two_bits = full"),
+                     ("%default_meta = constant {value = 4}", "%default_meta = constant {value = 64}")]:
+        assert old in text
+        text = text.replace(old, new)
+    values = _sparse_inputs("two_of_four", 75, 21, 66, seed=4)
+    positions = values["meta"]
+    values["meta"] = (positions << 4) | np.random.default_rng(4).integers(0, 16, positions.shape, dtype=np.uint8)
+    _check_sparse("two_of_four", values, text, positions, sparse_mma)
+
+
+@pytest.mark.parametrize("pattern,sparse_mma", PATHS)
+def test_sparse_unselected_infinities_change_nothing(pattern, sparse_mma):
     """inf and NaN in B rows no kept value selects (a 0 · inf would be NaN on a dense
     operand), and NaN / inf among the kept values themselves."""
     values = _sparse_inputs(pattern, 70, 24, 90, seed=11)
@@ -164,14 +203,13 @@ def test_sparse_unselected_infinities_change_nothing(pattern):
     values["b"][unselected[3], 5] = np.nan
     values["a"][10, 0] = np.inf
     values["a"][12, 1] = np.nan
-    _check_sparse(pattern, values)
+    _check_sparse(pattern, values, sparse_mma=sparse_mma)
 
 
-@pytest.mark.parametrize("pattern", sorted(SPARSE))
-def test_sparse_invalid_metadata_is_the_interpreters_error(pattern):
+@pytest.mark.parametrize("pattern,sparse_mma", PATHS)
+def test_sparse_invalid_metadata_is_the_interpreters_error(pattern, sparse_mma):
     from intentc.api import run
     from intentc.diagnostics import DiagnosticError
-    from intentc.runtime.cuda import compile_cuda
     sample, kernel = SPARSE[pattern]
     text = sample_text(sample)
     values = _sparse_inputs(pattern, 40, 16, 40, seed=5)
@@ -179,5 +217,5 @@ def test_sparse_invalid_metadata_is_the_interpreters_error(pattern):
     with pytest.raises(DiagnosticError) as interpreted:
         run(text, kernel, values)
     with pytest.raises(DiagnosticError) as compiled:
-        compile_cuda(text, kernel)(values)
+        _compiled(text, kernel, sparse_mma)(values)
     assert compiled.value.diagnostics[0].code == interpreted.value.diagnostics[0].code

@@ -113,7 +113,7 @@ def prologue_views(kernel: Kernel, parallel: Op) -> frozenset[str]:
 def plan_mapping(kernel: Kernel, specialization: Specialization | None = None, module: Module | None = None,
                  arch: str = "sm_90", options: CompileOptions | None = None) -> Mapping:
     known = known_extents(kernel, specialization or Specialization())
-    mma = plan_mma(kernel, arch) or plan_structured(kernel, arch)
+    mma = plan_mma(kernel, arch) or plan_structured(kernel, arch, options)
     if mma is not None:
         return Mapping("mma", mma.threads, mma.contraction.parallel, layouts=mma_assignment(mma, known), mma=mma)
     plan = kernel_plan(kernel, known, arch, options)

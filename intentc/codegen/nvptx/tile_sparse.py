@@ -28,6 +28,7 @@ from ..llvm.types import I32
 from .register_staging import (RegisterStaged, byte_of, i32, load_run, shared_pointer,
                                store_shared_words, wide)
 from .simt_matmul import Simt
+from .sparse_mma import plan_sparse_mma
 from .tile_matmul import _ceil, _const, swizzled
 from .tile_structured import StructuredPlan
 
@@ -38,9 +39,13 @@ METADATA_MESSAGES = {"one_of_two": "one_of_two metadata outside {0, 1}",
                      "two_of_four": "two_of_four metadata must satisfy 0 <= first < second < 4"}
 
 
-def plan_sparse(contraction) -> StructuredPlan | None:
-    """f16/bf16 on mma.sync, a K step the IR's (32 or 64 positions); f32 on the CUDA cores,
-    K steps of 16; None for other dtypes and IR steps."""
+def plan_sparse(contraction, sparse_cores: bool = False) -> StructuredPlan | None:
+    """With `sparse_cores` (the `sparse_mma` option), 2:4 f16/bf16 with 64-position IR steps
+    on mma.sp (`sparse_mma.py`); other f16/bf16 on mma.sync, a K step the IR's (32 or 64
+    positions); f32 on the CUDA cores, K steps of 16; None for other dtypes and IR steps."""
+    on_sparse_cores = plan_sparse_mma(contraction) if sparse_cores else None
+    if on_sparse_cores is not None:
+        return on_sparse_cores
     step = contraction.group * contraction.step_groups
     if contraction.group * ELEMENT_BITS.get(contraction.operand_dtype, 128) > 64:
         return None                     # (a group's dense elements are decoded in one 64-bit word)

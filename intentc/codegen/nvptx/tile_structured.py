@@ -68,7 +68,7 @@ class StructuredPlan(MmaPlan):
                            f"{c.operand_dtype} {self.row_bytes}-byte swizzled rows; {self.extra_bytes} bytes beside"}
 
 
-def plan_structured(kernel, arch: str) -> StructuredPlan | None:
+def plan_structured(kernel, arch: str, options=None) -> StructuredPlan | None:
     """The plan of an MX or sparse tiled contraction, or None when `kernel` is neither."""
     from .structured_contraction import match_scaled_contraction, match_sparse_contraction
     from .tile_contraction import NoMatch
@@ -79,7 +79,7 @@ def plan_structured(kernel, arch: str) -> StructuredPlan | None:
     except NoMatch:
         pass
     try:
-        return plan_sparse(match_sparse_contraction(kernel))
+        return plan_sparse(match_sparse_contraction(kernel), options is not None and options.sparse_mma)
     except NoMatch:
         return None
 
@@ -87,9 +87,12 @@ def plan_structured(kernel, arch: str) -> StructuredPlan | None:
 def emit_structured(em, plan: StructuredPlan) -> None:
     from .mma_sync import MmaSync
     from .simt_matmul import Simt
+    from .sparse_mma import SparseMmaPlan, emit_sparse_mma
     from .tile_sparse import SparseEmitter
     if plan.contraction.kind == "scaled":
         ScaledEmitter(em, plan, MmaSync()).emit()
+    elif isinstance(plan, SparseMmaPlan):
+        emit_sparse_mma(em, plan)
     else:
         SparseEmitter(em, plan, Simt() if plan.instruction == "fma.f32" else MmaSync()).emit()
 
