@@ -2,7 +2,12 @@
 one process, on device-resident data (no host copies timed). GB/s counts bytes read plus
 bytes written once each. Writes bench/results/gpu-<date>-<host>.json (or --out).
 
-    python3 bench/gpu.py [--quick] [--out FILE] [--no-samples | --samples-only] [gpu_samples options]
+    python3 bench/gpu.py [--quick] [--out FILE] [--no-samples | --samples-only] [--rounds 7]
+                         [--rows vector_add,softmax,row_sum_cumsum,histogram,dropout] [gpu_samples options]
+
+Each row's implementations are timed in interleaved rounds in one process (round r times
+every implementation, then round r + 1): a row reports each one's median over the rounds,
+so clock and neighbour drift hits all of them alike.
 
 After its own rows come the contraction rows of `bench/gpu_matmul.py` (TFLOP/s beside
 torch.matmul and Triton's tutorial matmul), then the per-sample table of `bench/gpu_samples.py` (every kernel of
@@ -17,6 +22,7 @@ import datetime
 import json
 import platform
 import socket
+import statistics
 import sys
 from pathlib import Path
 
@@ -78,21 +84,31 @@ class Intentc:
 
 
 class Recorder:
-    """Times each implementation of one benchmark, checks intentc's result, prints and keeps
-    the row. A failing implementation or check is reported in the row, not fatal."""
-    def __init__(self, quick: bool):
+    """Times each implementation of one benchmark in interleaved rounds (the median of each),
+    checks intentc's result, prints and keeps the row. A failing implementation or check is
+    reported in the row, not fatal."""
+    def __init__(self, quick: bool, rounds: int = 7):
         self.quick = quick
         self.reps = 5 if quick else 20
+        self.rounds = rounds
         self.rows: list[dict] = []
 
     def __call__(self, name, nbytes, impls, check):
-        row = {"bench": name, "bytes": nbytes}
-        for label, fn in impls.items():
-            try:
-                seconds = timed(fn, self.reps)
-                row[label] = {"ms": seconds * 1e3, "GB/s": nbytes / seconds / 1e9}
-            except Exception as error:
-                row[label] = {"error": f"{type(error).__name__}: {str(error)[:300]}"}
+        row = {"bench": name, "bytes": nbytes, "rounds": self.rounds}
+        times: dict[str, list[float]] = {label: [] for label in impls}
+        for _ in range(self.rounds):
+            for label, fn in impls.items():
+                if label in row:          # it failed in an earlier round
+                    continue
+                try:
+                    times[label].append(timed(fn, self.reps))
+                except Exception as error:
+                    row[label] = {"error": f"{type(error).__name__}: {str(error)[:300]}"}
+        for label, seconds in times.items():
+            if label not in row:
+                median = statistics.median(seconds)
+                row[label] = {"ms": median * 1e3, "GB/s": nbytes / median / 1e9,
+                              "spread": round((max(seconds) - min(seconds)) / median, 3)}
         try:
             row["intentc_correct"] = bool(check())
         except Exception as error:
@@ -181,15 +197,24 @@ def bench_dropout(record: Recorder):
         "torch": lambda: torch.nn.functional.dropout(x, 0.5, training=True)}, dropout_correct)
 
 
-def bench_all(quick: bool) -> list[dict]:
-    record = Recorder(quick)
-    bench_vector_add(record)
+def bench_softmax_rows(record: Recorder):
     dynamic = Intentc(sample("row_softmax"), "row_softmax")
-    for rows, cols in ([(4096, 1024)] if quick else [(32768, 1024), (8192, 4096), (4096, 16384)]):
+    for rows, cols in ([(4096, 1024)] if record.quick else [(32768, 1024), (8192, 4096), (4096, 16384)]):
         bench_row_softmax(record, dynamic, rows, cols)
-    bench_row_sum_and_cumsum(record)
-    bench_histogram(record)
-    bench_dropout(record)
+
+
+BENCHES = {"vector_add": bench_vector_add, "softmax": bench_softmax_rows, "row_sum_cumsum": bench_row_sum_and_cumsum,
+           "histogram": bench_histogram, "dropout": bench_dropout}
+
+
+def bench_all(quick: bool, rounds: int = 7, only: str | None = None) -> list[dict]:
+    record = Recorder(quick, rounds)
+    wanted = only.split(",") if only else list(BENCHES)
+    unknown = [name for name in wanted if name not in BENCHES]
+    if unknown:
+        raise SystemExit(f"unknown rows: {', '.join(unknown)} (of {', '.join(BENCHES)})")
+    for name in wanted:
+        BENCHES[name](record)
     return record.rows
 
 
@@ -211,10 +236,12 @@ def main(argv=None):
     parser.add_argument("--no-samples", action="store_true", help="skip the per-sample table")
     parser.add_argument("--samples-only", action="store_true", help="only the per-sample table")
     parser.add_argument("--no-contractions", action="store_true", help="skip the contraction rows (gpu_matmul.py)")
+    parser.add_argument("--rounds", type=int, default=7, help="interleaved timing rounds a row (the median)")
+    parser.add_argument("--rows", help=f"comma-separated rows of this table (of {', '.join(BENCHES)})")
     args, rest = parser.parse_known_args(argv)
     sample_args = gpu_samples.parser().parse_args(rest)
     started = datetime.datetime.now(datetime.UTC)
-    rows = [] if args.samples_only else bench_all(args.quick)
+    rows = [] if args.samples_only else bench_all(args.quick, args.rounds, args.rows)
     if rows:
         print_table(rows)
     from bench import gpu_matmul

@@ -183,6 +183,10 @@ def measure(spec, args, device: str, row: dict) -> None:
     launch()
     launcher.check_status()
     row["correct"] = check_result(case.check)
+    if case.same_bits:
+        row["same_bits"] = {name: check_result(equal) for name, equal in case.same_bits.items()}
+    if case.differs:
+        row["differs"] = dict(case.differs)
     if device != "cuda":
         row["baselines_ran"] = {name: run_once(fn) for name, fn in case.baselines.items()}
         return
@@ -256,14 +260,16 @@ def timing(fn, budget_s: float, case) -> dict:
 
 def add_ratios(row: dict) -> None:
     """Throughput ratios intentc / baseline (same work, so baseline time / intentc time),
-    for each baseline and against the fastest one."""
+    for each baseline, and `ratio` (the bar's) against the fastest one that computes the
+    same function (`differs` names those that do not: shown, not the bar's)."""
     if "ms" not in row.get("intentc", {}):
         return
     baselines = {k: v["ms"] for k, v in row.items() if isinstance(v, dict) and "ms" in v and k != "intentc"}
     for name, ms in baselines.items():
         row[f"ratio_{name}"] = float(f"{ms / row['intentc']['ms']:.4g}")     # 4 significant digits
-    if baselines:
-        best = min(baselines, key=baselines.get)
+    same = {name: ms for name, ms in baselines.items() if name not in row.get("differs", {})}
+    if same:
+        best = min(same, key=same.get)
         row["best_baseline"], row["ratio"] = best, row[f"ratio_{best}"]
 
 
@@ -385,6 +391,11 @@ def print_table(rows: list[dict]) -> None:
               f"{_num(other.get('ms'), 9, 3)} {_num(row.get('ratio'), 8, 3)}")
         if mine.get("error") or row.get("correct") is not True:
             print(f"{'':48s} {mine.get('error') or row.get('correct')}"[:250])
+        for name, same in row.get("same_bits", {}).items():
+            print(f"{'':48s} {name}: {'the same bits' if same is True else f'not the same bits ({same})'}")
+        for name, how in row.get("differs", {}).items():
+            print(f"{'':48s} also {name}: ratio {_num(row.get(f'ratio_{name}'), 0, 3).strip()} "
+                  f"(not the bar's: {how})")
 
 
 def summary(rows: list[dict]) -> dict:
