@@ -3,7 +3,9 @@ memory, every access after a barrier. Which kernels get the mapping and what lau
 says need no GPU; on the GPU, the interpreter's results for `ema_rows` and for a kernel
 whose buffer accesses cross threads every way (a tensor write read back by scalar reads at
 other coordinates, a scalar recurrence over it, a reversed tensor read, a tensor rewrite
-after it, a scalar read of that)."""
+after it, a scalar read of that). With their extents static both kernels run an iteration a
+lane instead (`nvptx/lane_rows.py`: an ordered scalar loop), so the "specialized" GPU cases
+test that mapping and the "dynamic" ones the CTA's buffers."""
 from __future__ import annotations
 
 import json
@@ -62,11 +64,9 @@ def _launch(text: str, kernel: str, extents: dict) -> dict:
 
 @pytest.mark.parametrize("sample,kernel,extents", [("ema_row_buffer", "ema_rows", {"T": 1024}),
                                                    (None, "crossing", {"N": 256})])
-def test_iterations_with_static_buffers_get_the_cta_mapping(sample, kernel, extents):
+def test_iterations_with_static_buffers_and_an_ordered_scalar_loop_run_a_lane_each(sample, kernel, extents):
     launch = _launch(sample_text(sample) if sample else CROSSING, kernel, extents)
-    assert launch["mapping"] == "cta" and launch["iterations_per_cta"] == 1   # barriers: a CTA an iteration
-    buffer = "scratch" if sample else "buf"
-    assert launch["layouts"]["values"][buffer].startswith("#shared")
+    assert launch["mapping"] == "lane-rows"           # lane_rows.py; tests/codegen/test_lane_rows_mapping.py
 
 
 def test_buffers_sized_at_launch_use_the_ctas_scratch():

@@ -118,6 +118,10 @@ class Access:
         floats loads its storage words the target's way too (a predicated load on the GPU,
         no branch: a row's loads stay in flight together) and decodes after, unless the
         read only copies them (`copies_words`)."""
+        if self._view_words:
+            staged = self.em.hooks.view_load(self.em, self.resource, lane.pointer, lane.live, default)
+            if staged is not None:
+                return staged
         if self._view_words or self._is_word(default):
             return self.em.hooks.masked_load(self.em, lane.pointer, lane.live, default)
         if isinstance(self.resource, ViewRef) and self.resource.dtype in LOW_FLOATS:
@@ -126,6 +130,8 @@ class Access:
         return self.em.when(lane.live, lambda: self.load(lane.pointer), default)
 
     def masked_store(self, lane: Lane, value: ir.Value) -> None:
+        if self._view_words and self.em.hooks.view_store(self.em, self.resource, lane.pointer, value, lane.live):
+            return
         if self._view_words or self._is_word(value):
             self.em.hooks.masked_store(self.em, lane.pointer, value, lane.live)
             return

@@ -221,6 +221,16 @@ class TargetHooks(ABC):
         with em.b.if_then(live):
             em.b.store(value, pointer)
 
+    def view_load(self, em: Emitter, view: object, pointer: ir.Value, live: ir.Value,
+                  default: ir.Value) -> ir.Value | None:
+        """A view element's load the target stages its own way (the GPU's lane-rows windows),
+        or None for `masked_load`."""
+        return None
+
+    def view_store(self, em: Emitter, view: object, pointer: ir.Value, value: ir.Value, live: ir.Value) -> bool:
+        """Whether the target staged a view element's store its own way (else `masked_store`)."""
+        return False
+
     @abstractmethod
     def heap_alloc(self, em: Emitter, builder: ir.IRBuilder, nbytes: ir.Value) -> ir.Value:
         """A pointer to `nbytes` of temporary memory (dynamic extents), emitted with `builder`."""

@@ -25,6 +25,7 @@ from .cta_reduce import block_combine_tuple, shared_rows, stage_in_shared
 from .cta_scan import Scan, chunk_scan, chunked_for_each, scan_slots, scans_read
 from .cta_staging import stage
 from .cta_transpose import permuted
+from .lane_rows import LaneWalk
 from . import narrow, widen
 from .mapping import Mapping
 from .tile_matmul import emit_tile_contraction
@@ -68,6 +69,7 @@ class NvptxHooks(TargetHooks):
         self.in_cta = self.plan is not None and self.plan.grid
         self.current_slot = 0                 # the register form's coordinate being visited
         self.extra_argument_words = mapping.mma.extra_argument_words if mapping.mma is not None else 0
+        self.lane_walk: LaneWalk | None = None   # the lane-rows mapping's walk and windows (lane_rows.py)
 
     # ---- the physical mapping ----------------------------------------------------------------
     def parallel(self, em: Emitter, op: Op, extents: Shape, iteration: Body) -> None:
@@ -83,6 +85,10 @@ class NvptxHooks(TargetHooks):
             return
         b = em.b
         total = em.element_count(extents)
+        if self.mapping.lanes is not None:  # iteration it on lane it mod 32 of a warp (lane_rows.py)
+            self.lane_walk = LaneWalk(em, self.mapping.lanes)
+            self.lane_walk.walk(total, lambda row: iteration(unravel(em, row, extents)))
+            return
         if self.plan is not None:          # iteration it on CTA it mod nctaid, all its threads
             start, stride = b.zext(sreg(em, "ctaid.x"), I64), b.zext(sreg(em, "nctaid.x"), I64)
             if self.plan.iterations > 1:   # or on one group of `width` threads of the CTA
@@ -413,6 +419,17 @@ class NvptxHooks(TargetHooks):
         kind, constraint = form
         em.b.asm(ir.FunctionType(ir.VoidType(), [value.type, pointer.type, live.type]),
                  f"@$2 st.{kind} [$1], $0;", f"{constraint},l,b", [value, pointer, live], side_effect=True)
+
+    def view_load(self, em: Emitter, view: object, pointer: ir.Value, live: ir.Value,
+                  default: ir.Value) -> ir.Value | None:
+        window = self.lane_walk.window(view, writes=False) if self.lane_walk else None
+        return window.load(pointer, live, default) if window else None
+
+    def view_store(self, em: Emitter, view: object, pointer: ir.Value, value: ir.Value, live: ir.Value) -> bool:
+        window = self.lane_walk.window(view, writes=True) if self.lane_walk else None
+        if window:
+            window.store(pointer, value, live)
+        return window is not None
 
     def heap_alloc(self, em: Emitter, builder: ir.IRBuilder, nbytes: ir.Value) -> ir.Value:
         """Device malloc; an exhausted heap stores STATUS_OUT_OF_HEAP and ends the thread

@@ -25,6 +25,7 @@ from ..layout.mma import mma_assignment
 from .cta import CtaPlan, cta_plan, grid_plan, known_extents, per_coordinate_regions
 from .cta_staging import mark_staged
 from .kernel_plans import kernel_plan
+from .lane_rows import LaneRows, plan_lane_rows
 from .tile_matmul import MmaPlan, plan_mma
 from .tile_structured import plan_structured
 
@@ -38,7 +39,7 @@ COSTLY_PROLOGUE_SHRINK = 4
 
 @dataclass(frozen=True)
 class Mapping:
-    kind: str                    # "cta" | "grid" | "mma" | a kernel plan's kind | "grid-stride" | "staged" | "single-thread"
+    kind: str                    # "cta" | "grid" | "mma" | a kernel plan's kind | "lane-rows" | "grid-stride" | "staged" | "single-thread"
     threads: int                 # the CTA size
     parallel: Op | None          # the top-level `parallel` spread over the grid
     cta: CtaPlan | None = None
@@ -49,6 +50,7 @@ class Mapping:
     mma: MmaPlan | None = None   # the tensor-core plan of a tiled contraction (tile_matmul.py)
     # a whole-kernel plan with its own emitter (`kernel_plans.py`: lane-group dots, flash attention, warp rows)
     plan: object | None = None
+    lanes: LaneRows | None = None   # (lane-rows) an iteration a lane, its view accesses staged (lane_rows.py)
 
 
 @dataclass(frozen=True)
@@ -128,11 +130,15 @@ def generic_mapping(kernel: Kernel, specialization: Specialization | None = None
     known = known_extents(kernel, specialization or Specialization())
     helpers = {item.name: item for item in module.items if isinstance(item, Helper)} if module else {}
     regions = per_coordinate_regions(kernel)
+    grid = grid_parallel(kernel)
+    one_thread = assign(kernel.body, None, known, one_thread_per_iteration=True)
+    lanes = plan_lane_rows(kernel, grid, known)
+    if lanes is not None:
+        return Mapping(lanes.kind, lanes.threads, grid, layouts=one_thread, lazy_views=prologue_views(kernel, grid),
+                       coordinate_regions=regions, lanes=lanes)
     cta = cta_plan(kernel, specialization, helpers) or grid_plan(kernel)
     if cta is not None:
         return cta_mapping(kernel, cta, known, regions)
-    grid = grid_parallel(kernel)
-    one_thread = assign(kernel.body, None, known, one_thread_per_iteration=True)
     if grid is not None:
         return Mapping("grid-stride", BLOCK_THREADS, grid, layouts=one_thread, lazy_views=prologue_views(kernel, grid),
                        coordinate_regions=regions)
@@ -181,6 +187,8 @@ def launch_config(mapping: Mapping, entry: str, arch: str, variants: list | None
                             plan.ctas_per_sm, arch, layouts=layouts, variants=variants, plan=plan.to_json(),
                             shared_bytes=plan.shared_bytes, lazy_views=sorted(mapping.lazy_views))
     per_sm = max(1, RESIDENT_THREADS // mapping.threads)
+    if mapping.lanes is not None:
+        per_sm = mapping.lanes.ctas_per_sm
     if mapping.mma is not None and mapping.mma.ctas_per_sm:
         per_sm = mapping.mma.ctas_per_sm
     if mapping.cta is not None and mapping.cta.costly_prologue:
@@ -190,4 +198,5 @@ def launch_config(mapping: Mapping, entry: str, arch: str, variants: list | None
                         variant_rule=variant_rule, iterations_per_cta=mapping.cta.iterations if mapping.cta else 1,
                         per_coordinate=sorted(mapping.coordinate_regions), lazy_views=sorted(mapping.lazy_views),
                         mma=mapping.mma.to_json() if mapping.mma else {},
+                        plan=mapping.lanes.to_json() if mapping.lanes else {},
                         shared_bytes=mapping.mma.dynamic_shared_bytes if mapping.mma else 0)

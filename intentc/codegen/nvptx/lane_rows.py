@@ -1,0 +1,355 @@
+"""The lane-rows mapping (docs/gpu.md, "Lane rows"): a `parallel` whose iteration runs an
+ordered `loop` over its row (a recurrence: `ema_rows`) runs one iteration per LANE, 32 rows
+a warp, the loop in order within the lane (§10: an ordered loop keeps its order, so the
+parallelism is across rows).
+
+Lane l of warp w takes row 32·w + l (warps walk the row blocks grid-stride, every lane of a
+warp the same number of blocks; the last block's lanes past the end repeat the last row,
+whose writes store the same bits). The iteration's code is the per-thread lowering, with
+its view accesses staged through shared memory so that the warp moves whole lines:
+
+- a **read window** per `in` view: each lane holds WINDOW consecutive elements of its own
+  row in a [32][WINDOW + 1] shared tile of its warp. A read that misses in any lane
+  (`vote.any`) makes the warp refill: every lane's window restarts at its current address,
+  and the warp loads the 32 windows row by row, 32 consecutive elements a load (coalesced),
+  transposing them into the tile; a read that hits is a conflict-free shared load.
+- a **write window** per `out` view: a write lands in the lane's tile row and its bit in a
+  64-bit mask; a write outside any lane's window, and the end of the iteration, flush the
+  warp's windows row by row, 32 consecutive elements a store, only the written ones.
+
+Either is exact for any index pattern (a miss refills), and fast when a lane's accesses
+walk its row. The recognizer (`plan_lane_rows`) asks for what makes the warp-collective
+refills and flushes safe: the control flow around every view access is uniform across the
+warp (loop bounds and `if` conditions from values outside the `parallel`, constants and
+such loops' indices), views are only `read` (`in`, never written) or `write`n (`out`,
+never read) with the row as their first index, and 4-byte elements. Buffers are the
+lane's own (its stack, which the GPU interleaves across a warp's lanes: a step's writes of
+32 lanes are one line).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from llvmlite import ir
+
+from ...ir.nodes import Kernel, Op
+from ...ir.optable import op_def
+from ...ir.types import ViewType
+from ..layout.assign import elements
+from ..llvm.types import I1, I32, I64, register_type
+from .cta import shared_array, sreg
+
+LANES = 32
+WINDOW = 64               # consecutive elements of its row a lane's window holds (a 64-bit write mask)
+WINDOW_BYTES_PER_WARP = LANES * (WINDOW + 1) * 4
+STATIC_SHARED = 40 * 1024  # of the 48 KiB a CTA may declare statically
+MAX_WARPS = 2
+LANE_STACK_BYTES = 16 * 1024   # a lane's tensors and buffers, each (8 bytes an element at most)
+RESIDENT_THREADS = 2048
+WORD_DTYPES = {"f32": "f32", "i32": "i32", "u32": "u32"}   # elements a window moves as they are
+
+
+@dataclass(frozen=True)
+class LaneRows:
+    parallel: Op
+    reads: tuple              # `in` views read in the iteration (a read window each)
+    writes: tuple             # `out` views written in the iteration (a write window each)
+
+    kind = "lane-rows"
+
+    @property
+    def warps(self) -> int:
+        windows = max(1, len(self.reads) + len(self.writes))
+        return max(1, min(MAX_WARPS, STATIC_SHARED // (windows * WINDOW_BYTES_PER_WARP)))
+
+    @property
+    def threads(self) -> int:
+        return LANES * self.warps
+
+    @property
+    def ctas_per_sm(self) -> int:
+        return RESIDENT_THREADS // self.threads
+
+    def to_json(self) -> dict:
+        return {"iteration": "one a lane (32 rows a warp), its ordered loops in order in the lane",
+                "warps_per_cta": self.warps, "window_elements": WINDOW,
+                "windows": [{"view": v, "access": "read"} for v in self.reads]
+                + [{"view": v, "access": "write"} for v in self.writes],
+                "buffers": "the lane's stack (interleaved across the warp's lanes)"}
+
+
+# ---- recognition ----------------------------------------------------------------------------------
+def plan_lane_rows(kernel: Kernel, parallel: Op | None, known: dict) -> LaneRows | None:
+    """The lane-rows plan of `kernel`, whose top-level `parallel` (the grid-stride one) is
+    `parallel`, or None when its iteration runs no ordered loop, or a loop that steps through
+    tensors (tiles: the CTA mapping spreads those), holds a tensor or buffer
+    whose size is not static (`known`) and small (a lane's stack), or its lanes could
+    diverge around a view access."""
+    if parallel is None or len(parallel.regions[0].args) != 1:
+        return None
+    if not all(_fits_a_lane(type_, known) for op in _walk(parallel.regions[0].ops) for type_ in op.result_types):
+        return None
+    views = {p.name: p.type for p in kernel.params if isinstance(p.type, ViewType)}
+    region = parallel.regions[0]
+    row = region.args[0].name
+    extents = {e for t in views.values() for e in t.shape if isinstance(e, str)}
+    uniform = {p.name for p in kernel.params} | extents | {r for op in kernel.body if op is not parallel for r in op.results}
+    accesses: list[Op] = []
+    if not _collect(region.ops, uniform, views, accesses, diverged=False):
+        return None
+    loops = [op for op in _walk(region.ops) if op.name == "loop"]
+    if not loops or not all(_scalar_loop(op) for op in loops):
+        return None
+    reads, writes = [], []
+    for op in accesses:
+        view, indices = op.operands[0], op.group("index") or ()
+        if views[view].dtype not in WORD_DTYPES or not indices or indices[0] != row:
+            return None
+        (reads if op.name == "read" else writes).append(view)
+    if set(reads) & set(writes) or any(views[v].direction != "in" for v in reads) \
+            or any(views[v].direction != "out" for v in writes):
+        return None
+    return LaneRows(parallel, tuple(dict.fromkeys(reads)), tuple(dict.fromkeys(writes)))
+
+
+def _scalar_loop(loop: Op) -> bool:
+    """Whether the loop steps through scalars only (an element a step): a loop over tiles
+    spreads each tile over a CTA instead (the CTA mapping)."""
+    return all(not getattr(t, "shape", None) for op in _walk([loop]) for t in op.result_types) and \
+        all(not getattr(arg.type, "shape", None) for arg in loop.regions[0].args)
+
+
+def _fits_a_lane(type_, known: dict) -> bool:
+    shape = getattr(type_, "shape", None)
+    if not shape:
+        return True
+    count = elements(type_, known)
+    return count is not None and count * 8 <= LANE_STACK_BYTES
+
+
+def _walk(ops):
+    for op in ops:
+        yield op
+        for region in op.regions:
+            yield from _walk(region.ops)
+
+
+def _collect(ops, uniform: set, views: dict, accesses: list, diverged: bool) -> bool:
+    """Adds the view accesses of `ops` to `accesses` and the values every lane has alike to
+    `uniform`; False where a view access could run on some lanes only (`diverged`: inside
+    control flow that depends on the lane), or an op has an effect other than allocating,
+    reading and writing (atomics, scatters: other lanes' rows)."""
+    for op in ops:
+        effects = op_def(op.name).effects if op_def(op.name) else ()
+        touches_view = op.operands and op.operands[0] in views
+        if touches_view:
+            if effects not in (("read",), ("write",)) or diverged:
+                return False
+            accesses.append(op)
+        elif effects not in ((), ("alloc",), ("read",), ("write",)):     # the lane's own buffers
+            return False
+        inner = diverged or not all(name in uniform for name in _control_operands(op))
+        if op.name == "loop" and not inner:
+            uniform.add(op.regions[0].args[0].name)      # its index: the same on every lane
+        if not all(_collect(region.ops, uniform, views, accesses, inner) for region in op.regions):
+            return False
+        if not op.regions and not touches_view and all(name in uniform for name in op.operands):
+            uniform |= set(op.results)
+    return True
+
+
+def _control_operands(op: Op) -> tuple:
+    """The operands that decide which lanes run `op`'s regions and how often: a loop's
+    bounds, an `if`'s condition, any other op's operands (a combine region runs per element)."""
+    if op.name == "loop":
+        return tuple(op.operands[:3])
+    if op.name == "if":
+        return tuple(op.operands[:1])
+    return tuple(op.operands)
+
+
+# ---- emission -----------------------------------------------------------------------------------------
+class LaneWalk:
+    """Emits the lane-rows walk and the windows of one kernel (`NvptxHooks` calls it)."""
+
+    def __init__(self, em, plan: LaneRows):
+        self.em, self.plan = em, plan
+        b = em.b
+        tid = sreg(em, "tid.x")
+        self.lane = b.zext(b.urem(tid, i32(LANES)), I64)
+        self.warp = b.zext(b.udiv(tid, i32(LANES)), I64)
+        self.windows: dict[str, _Window] = {}
+        self.active = False
+
+    def walk(self, total: ir.Value, iteration) -> None:
+        em, b = self.em, self.em.b
+        warps = ir.Constant(I64, self.plan.warps)
+        first = b.add(b.mul(b.zext(sreg(em, "ctaid.x"), I64), warps), self.warp)
+        stride = b.mul(b.zext(sreg(em, "nctaid.x"), I64), warps)
+        blocks = b.udiv(b.add(total, ir.Constant(I64, LANES - 1)), ir.Constant(I64, LANES))
+        last = b.sub(total, ir.Constant(I64, 1))
+
+        def block(index):
+            row = b.add(b.mul(index, ir.Constant(I64, LANES)), self.lane)
+            self.active = True
+            try:
+                iteration(b.select(b.icmp_unsigned("<", row, total), row, last))
+                for window in self.windows.values():
+                    window.end_iteration()
+            finally:
+                self.active = False
+        em.loop(first, blocks, block, stride, name="rows")
+
+    def window(self, view, writes: bool) -> _Window | None:
+        if not self.active or view.name not in (self.plan.writes if writes else self.plan.reads):
+            return None
+        if view.name not in self.windows:
+            self.windows[view.name] = _Window(self, view, writes)
+        return self.windows[view.name]
+
+
+class _Window:
+    """One view's windows for the warp's 32 lanes: a shared tile, each lane's window start
+    (a byte address; 0: none) and, for writes, which elements it holds."""
+
+    def __init__(self, walk: LaneWalk, view, writes: bool):
+        em = walk.em
+        self.em, self.walk, self.view, self.writes = em, walk, view, writes
+        self.word = register_type(view.dtype)
+        warps = walk.plan.warps
+        # the tile's address is computed in the entry block: the first access may sit in a
+        # branch that does not dominate the iteration's end, where the flush uses it
+        builder, em.b = em.b, em.entry
+        try:
+            self.tile = shared_array(em, view.dtype, warps * LANES * (WINDOW + 1)).ptr
+        finally:
+            em.b = builder
+        self.start = em.entry_alloca(I64, ir.Constant(I64, 0))
+        self.mask = em.entry_alloca(I64, ir.Constant(I64, 0)) if writes else None
+
+    def _slot(self, lane_row: ir.Value, column: ir.Value) -> ir.Value:
+        b = self.em.b
+        tile_row = b.add(b.mul(self.walk.warp, ir.Constant(I64, LANES)), lane_row)
+        return b.gep(self.tile, [b.add(b.mul(tile_row, ir.Constant(I64, WINDOW + 1)), column)])
+
+    def _column(self, address: ir.Value, live: ir.Value) -> tuple[ir.Value, ir.Value]:
+        """(whether `address` lies in the lane's window, its column there)."""
+        b = self.em.b
+        offset = b.sub(address, b.load(self.start))
+        inside = b.icmp_unsigned("<", offset, ir.Constant(I64, WINDOW * 4))
+        return inside, b.select(b.and_(live, inside), b.lshr(offset, ir.Constant(I64, 2)), ir.Constant(I64, WINDOW))
+
+    def _restart_where_missed(self, address: ir.Value, live: ir.Value, before, after) -> None:
+        """If a live lane's address lies outside its window (in any lane: the branch is the
+        warp's): before(), every lane's window restarts at its address (none where not
+        live), after()."""
+        em, b = self.em, self.em.b
+        inside, _ = self._column(address, live)
+        with b.if_then(_vote_any(em, b.and_(live, b.not_(inside)))):
+            before()
+            b.store(b.select(live, address, ir.Constant(I64, 0)), self.start)
+            if self.mask is not None:
+                b.store(ir.Constant(I64, 0), self.mask)
+            after()
+
+    def load(self, pointer: ir.Value, live: ir.Value, default: ir.Value) -> ir.Value:
+        b = self.em.b
+        address = b.ptrtoint(pointer, I64)
+        self._restart_where_missed(address, live, lambda: None, self._refill)
+        _, column = self._column(address, live)
+        return b.select(live, b.load(self._slot(self.walk.lane, column)), default)
+
+    def _refill(self) -> None:
+        """The warp loads every lane's window: row r's WINDOW elements from its start, 32
+        consecutive ones a load, into the tile (elements past the view's allocation: none)."""
+        em, b = self.em, self.em.b
+        _sync_warp(em)
+        end = b.ptrtoint(b.gep(self.view.ptr, [self.view.size]), I64)
+
+        def part(first_column):        # 32 loads in flight: one a row
+            column = b.add(self.walk.lane, first_column)
+            values = []
+            for r in range(LANES):
+                start = _shuffle64(em, b.load(self.start), ir.Constant(I64, r))
+                address = b.add(start, b.shl(column, ir.Constant(I64, 2)))
+                live = b.and_(b.icmp_unsigned("!=", start, ir.Constant(I64, 0)), b.icmp_unsigned("<", address, end))
+                values.append(_load_nc(em, b.inttoptr(address, self.word.as_pointer()), live, self.word))
+            for r, value in enumerate(values):
+                b.store(value, self._slot(ir.Constant(I64, r), column))
+        em.loop(ir.Constant(I64, 0), ir.Constant(I64, WINDOW), part, ir.Constant(I64, LANES), name="part")
+        _sync_warp(em)
+
+    def store(self, pointer: ir.Value, value: ir.Value, live: ir.Value) -> None:
+        b = self.em.b
+        address = b.ptrtoint(pointer, I64)
+        self._restart_where_missed(address, live, self._flush, lambda: None)
+        _, column = self._column(address, live)
+        b.store(value, self._slot(self.walk.lane, column))    # column WINDOW (the pad) where not live
+        bit = b.shl(ir.Constant(I64, 1), column)
+        b.store(b.or_(b.load(self.mask), b.select(live, bit, ir.Constant(I64, 0))), self.mask)
+
+    def _flush(self) -> None:
+        """The warp stores every lane's written elements: row r's from its start, 32
+        consecutive ones a store."""
+        em, b = self.em, self.em.b
+        _sync_warp(em)
+
+        def row(r):
+            start = _shuffle64(em, b.load(self.start), r)
+            mask = _shuffle64(em, b.load(self.mask), r)
+            for part in range(WINDOW // LANES):
+                column = b.add(self.walk.lane, ir.Constant(I64, part * LANES))
+                written = b.trunc(b.lshr(mask, column), I1)
+                address = b.add(start, b.shl(column, ir.Constant(I64, 2)))
+                em.hooks.masked_store(em, b.inttoptr(address, self.word.as_pointer()), b.load(self._slot(r, column)),
+                                      written)
+        _each_lane(em, row)
+        _sync_warp(em)
+
+    def end_iteration(self) -> None:
+        if self.writes:
+            self._flush()
+            self.em.b.store(ir.Constant(I64, 0), self.mask)
+        self.em.b.store(ir.Constant(I64, 0), self.start)
+
+
+def i32(value: int) -> ir.Constant:
+    return ir.Constant(I32, value)
+
+
+def _vote_any(em, value: ir.Value) -> ir.Value:
+    vote = em.declare("llvm.nvvm.vote.any.sync", I1, [I32, I1])
+    return em.b.call(vote, [i32(-1), value])
+
+
+def _sync_warp(em) -> None:
+    em.b.call(em.declare("llvm.nvvm.bar.warp.sync", ir.VoidType(), [I32]), [i32(-1)])
+
+
+def _each_lane(em, body) -> None:
+    """body(r) for the warp's lanes r = 0..31 in turn (i64), unrolled by 4: a loop, so the
+    code stays small (the flush's stores need not wait for each other)."""
+    def four(first):
+        for k in range(4):
+            body(em.b.add(first, ir.Constant(I64, k)))
+    em.loop(ir.Constant(I64, 0), ir.Constant(I64, LANES), four, ir.Constant(I64, 4), name="lane")
+
+
+def _shuffle64(em, value: ir.Value, lane: ir.Value) -> ir.Value:
+    """`value` (i64) of lane `lane` (i64)."""
+    b = em.b
+    shfl = em.declare("llvm.nvvm.shfl.sync.idx.i32", I32, [I32, I32, I32, I32])
+    source = b.trunc(lane, I32)
+    low = b.call(shfl, [i32(-1), b.trunc(value, I32), source, i32(31)])
+    high = b.call(shfl, [i32(-1), b.trunc(b.lshr(value, ir.Constant(I64, 32)), I32), source, i32(31)])
+    return b.or_(b.zext(low, I64), b.shl(b.zext(high, I64), ir.Constant(I64, 32)))
+
+
+def _load_nc(em, pointer: ir.Value, live: ir.Value, word: ir.Type) -> ir.Value:
+    """A predicated load through the read-only path (the window's views are `in`, never
+    written by the kernel); 0 where not live."""
+    kind, constraint = ("f32", "f") if word == ir.FloatType() else ("b32", "r")
+    zero = ir.Constant(word, 0.0 if kind == "f32" else 0)
+    return em.b.asm(ir.FunctionType(word, [pointer.type, I1, word]),
+                    f"mov.{kind} $0, $3;\n\t@$2 ld.global.nc.{kind} $0, [$1];", f"=&{constraint},l,b,{constraint}",
+                    [pointer, live, zero], side_effect=False)
