@@ -100,7 +100,8 @@ def plan_lane_rows(kernel: Kernel, parallel: Op | None, known: dict) -> LaneRows
     loops = [op for op in _walk(region.ops) if op.name == "loop"]
     if not loops or not all(_scalar_loop(op) for op in loops):
         return None
-    reads, writes = [], []
+    reads: list[str] = []
+    writes: list[str] = []
     for op in accesses:
         view, indices = op.operands[0], op.group("index") or ()
         if views[view].dtype not in WORD_DTYPES or not indices or indices[0] != row:
