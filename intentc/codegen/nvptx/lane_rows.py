@@ -36,6 +36,7 @@ from ...ir.nodes import Kernel, Op
 from ...ir.optable import op_def
 from ...ir.types import ViewType
 from ..layout.assign import elements
+from ..llvm.builder import LoweringBuilder
 from ..llvm.types import I1, I32, I64, register_type
 from .cta import shared_array, sreg
 
@@ -218,23 +219,24 @@ class _Window:
         self.em, self.walk, self.view, self.writes = em, walk, view, writes
         self.word = register_type(view.dtype)
         warps = walk.plan.warps
-        # the tile's address is computed in the entry block: the first access may sit in a
-        # branch that does not dominate the iteration's end, where the flush uses it
-        builder, em.b = em.b, em.entry
-        try:
-            self.tile = shared_array(em, view.dtype, warps * LANES * (WINDOW + 1)).ptr
-        finally:
-            em.b = builder
+        # the tile's address as a constant (its global's): usable anywhere in the kernel (the
+        # first access may sit in a branch that does not dominate the iteration's end) and
+        # in the window's own functions
+        array = shared_array(em, view.dtype, warps * LANES * (WINDOW + 1)).ptr.operands[0]
+        self.tile = array.gep([ir.Constant(I32, 0), ir.Constant(I32, 0)])
         self.start = em.entry_alloca(I64, ir.Constant(I64, 0))
         self.mask = em.entry_alloca(I64, ir.Constant(I64, 0)) if writes else None
+        self.refill: ir.Function | None = None
+        self.flush: ir.Function | None = None
 
-    def _slot(self, lane_row: ir.Value, column: ir.Value) -> ir.Value:
+    def _slot(self, warp: ir.Value, lane_row: ir.Value, column: ir.Value) -> ir.Value:
         b = self.em.b
-        tile_row = b.add(b.mul(self.walk.warp, ir.Constant(I64, LANES)), lane_row)
+        tile_row = b.add(b.mul(warp, ir.Constant(I64, LANES)), lane_row)
         return b.gep(self.tile, [b.add(b.mul(tile_row, ir.Constant(I64, WINDOW + 1)), column)])
 
     def _column(self, address: ir.Value, live: ir.Value) -> tuple[ir.Value, ir.Value]:
-        """(whether `address` lies in the lane's window, its column there)."""
+        """(whether `address` lies in the lane's window, its column there; the pad column
+        where not live)."""
         b = self.em.b
         offset = b.sub(address, b.load(self.start))
         inside = b.icmp_unsigned("<", offset, ir.Constant(I64, WINDOW * 4))
@@ -258,60 +260,89 @@ class _Window:
         address = b.ptrtoint(pointer, I64)
         self._restart_where_missed(address, live, lambda: None, self._refill)
         _, column = self._column(address, live)
-        return b.select(live, b.load(self._slot(self.walk.lane, column)), default)
-
-    def _refill(self) -> None:
-        """The warp loads every lane's window: row r's WINDOW elements from its start, 32
-        consecutive ones a load, into the tile (elements past the view's allocation: none)."""
-        em, b = self.em, self.em.b
-        _sync_warp(em)
-        end = b.ptrtoint(b.gep(self.view.ptr, [self.view.size]), I64)
-
-        def part(first_column):        # 32 loads in flight: one a row
-            column = b.add(self.walk.lane, first_column)
-            values = []
-            for r in range(LANES):
-                start = _shuffle64(em, b.load(self.start), ir.Constant(I64, r))
-                address = b.add(start, b.shl(column, ir.Constant(I64, 2)))
-                live = b.and_(b.icmp_unsigned("!=", start, ir.Constant(I64, 0)), b.icmp_unsigned("<", address, end))
-                values.append(_load_nc(em, b.inttoptr(address, self.word.as_pointer()), live, self.word))
-            for r, value in enumerate(values):
-                b.store(value, self._slot(ir.Constant(I64, r), column))
-        em.loop(ir.Constant(I64, 0), ir.Constant(I64, WINDOW), part, ir.Constant(I64, LANES), name="part")
-        _sync_warp(em)
+        return b.select(live, b.load(self._slot(self.walk.warp, self.walk.lane, column)), default)
 
     def store(self, pointer: ir.Value, value: ir.Value, live: ir.Value) -> None:
         b = self.em.b
         address = b.ptrtoint(pointer, I64)
         self._restart_where_missed(address, live, self._flush, lambda: None)
         _, column = self._column(address, live)
-        b.store(value, self._slot(self.walk.lane, column))    # column WINDOW (the pad) where not live
+        b.store(value, self._slot(self.walk.warp, self.walk.lane, column))    # the pad where not live
         bit = b.shl(ir.Constant(I64, 1), column)
         b.store(b.or_(b.load(self.mask), b.select(live, bit, ir.Constant(I64, 0))), self.mask)
-
-    def _flush(self) -> None:
-        """The warp stores every lane's written elements: row r's from its start, 32
-        consecutive ones a store."""
-        em, b = self.em, self.em.b
-        _sync_warp(em)
-
-        def row(r):
-            start = _shuffle64(em, b.load(self.start), r)
-            mask = _shuffle64(em, b.load(self.mask), r)
-            for part in range(WINDOW // LANES):
-                column = b.add(self.walk.lane, ir.Constant(I64, part * LANES))
-                written = b.trunc(b.lshr(mask, column), I1)
-                address = b.add(start, b.shl(column, ir.Constant(I64, 2)))
-                em.hooks.masked_store(em, b.inttoptr(address, self.word.as_pointer()), b.load(self._slot(r, column)),
-                                      written)
-        _each_lane(em, row)
-        _sync_warp(em)
 
     def end_iteration(self) -> None:
         if self.writes:
             self._flush()
             self.em.b.store(ir.Constant(I64, 0), self.mask)
         self.em.b.store(ir.Constant(I64, 0), self.start)
+
+    def _refill(self) -> None:
+        b = self.em.b
+        end = b.ptrtoint(b.gep(self.view.ptr, [self.view.size]), I64)
+        if self.refill is None:
+            self.refill = self._function("refill", 4, self._emit_refill)
+        b.call(self.refill, [b.load(self.start), self.walk.lane, self.walk.warp, end])
+
+    def _flush(self) -> None:
+        b = self.em.b
+        if self.flush is None:
+            self.flush = self._function("flush", 4, self._emit_flush)
+        b.call(self.flush, [b.load(self.start), b.load(self.mask), self.walk.lane, self.walk.warp])
+
+    def _function(self, what: str, params: int, emit) -> ir.Function:
+        """A `noinline` function of the kernel's module holding emit(*its i64 params): every
+        refill (flush) of the window calls it, so its unrolled code exists once."""
+        em = self.em
+        function = ir.Function(em.module, ir.FunctionType(ir.VoidType(), [I64] * params),
+                               f"intentc_lane_window_{what}_{self.view.name}")
+        function.linkage = "internal"
+        function.attributes.add("noinline")
+        builder, kernel = em.b, em.function
+        em.b, em.function = LoweringBuilder(function.append_basic_block("entry")), function
+        try:
+            emit(*function.args)
+            em.b.ret_void()
+        finally:
+            em.b, em.function = builder, kernel
+        return function
+
+    def _emit_refill(self, start: ir.Value, lane: ir.Value, warp: ir.Value, end: ir.Value) -> None:
+        """The warp loads every lane's window (`start`: its byte address, 0 for none): row r's
+        WINDOW elements, 32 consecutive ones a load, all in flight at once, then into the
+        tile (elements past the view's allocation `end`: none)."""
+        em, b = self.em, self.em.b
+        _sync_warp(em)
+        loaded = []
+        for r in range(LANES):
+            row_start = _shuffle64(em, start, i32(r))
+            for part in range(WINDOW // LANES):
+                column = b.add(lane, ir.Constant(I64, part * LANES))
+                address = b.add(row_start, b.shl(column, ir.Constant(I64, 2)))
+                live = b.and_(b.icmp_unsigned("!=", row_start, ir.Constant(I64, 0)), b.icmp_unsigned("<", address, end))
+                value = _load_nc(em, b.inttoptr(address, self.word.as_pointer()), live, self.word)
+                loaded.append((r, column, value))
+        for r, column, value in loaded:
+            b.store(value, self._slot(warp, ir.Constant(I64, r), column))
+        _sync_warp(em)
+
+    def _emit_flush(self, start: ir.Value, mask: ir.Value, lane: ir.Value, warp: ir.Value) -> None:
+        """The warp stores every lane's written elements (`mask`) from its window (`start`):
+        row r's, 32 consecutive ones a store (a loop over the rows: stores need not wait)."""
+        em, b = self.em, self.em.b
+        _sync_warp(em)
+
+        def row(r):
+            source = b.trunc(r, I32)
+            row_start, row_mask = _shuffle64(em, start, source), _shuffle64(em, mask, source)
+            for part in range(WINDOW // LANES):
+                column = b.add(lane, ir.Constant(I64, part * LANES))
+                written = b.trunc(b.lshr(row_mask, column), I1)
+                address = b.add(row_start, b.shl(column, ir.Constant(I64, 2)))
+                em.hooks.masked_store(em, b.inttoptr(address, self.word.as_pointer()),
+                                      b.load(self._slot(warp, r, column)), written)
+        em.loop(ir.Constant(I64, 0), ir.Constant(I64, LANES), row, name="row")
+        _sync_warp(em)
 
 
 def i32(value: int) -> ir.Constant:
@@ -327,20 +358,10 @@ def _sync_warp(em) -> None:
     em.b.call(em.declare("llvm.nvvm.bar.warp.sync", ir.VoidType(), [I32]), [i32(-1)])
 
 
-def _each_lane(em, body) -> None:
-    """body(r) for the warp's lanes r = 0..31 in turn (i64), unrolled by 4: a loop, so the
-    code stays small (the flush's stores need not wait for each other)."""
-    def four(first):
-        for k in range(4):
-            body(em.b.add(first, ir.Constant(I64, k)))
-    em.loop(ir.Constant(I64, 0), ir.Constant(I64, LANES), four, ir.Constant(I64, 4), name="lane")
-
-
-def _shuffle64(em, value: ir.Value, lane: ir.Value) -> ir.Value:
-    """`value` (i64) of lane `lane` (i64)."""
+def _shuffle64(em, value: ir.Value, source: ir.Value) -> ir.Value:
+    """`value` (i64) of lane `source` (i32)."""
     b = em.b
     shfl = em.declare("llvm.nvvm.shfl.sync.idx.i32", I32, [I32, I32, I32, I32])
-    source = b.trunc(lane, I32)
     low = b.call(shfl, [i32(-1), b.trunc(value, I32), source, i32(31)])
     high = b.call(shfl, [i32(-1), b.trunc(b.lshr(value, ir.Constant(I64, 32)), I32), source, i32(31)])
     return b.or_(b.zext(low, I64), b.shl(b.zext(high, I64), ir.Constant(I64, 32)))
