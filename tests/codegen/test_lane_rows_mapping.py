@@ -62,6 +62,7 @@ def test_an_ordered_scalar_recurrence_runs_a_row_a_lane_with_its_views_staged():
     assert config["mapping"] == "lane-rows" and config["block"] == [64, 1, 1]
     assert config["plan"]["windows"] == [{"view": "x", "access": "read"}, {"view": "y", "access": "write"}]
     assert config["plan"]["warps_per_cta"] == 2 and config["grid"] == "ctas_per_sm:32"
+    assert config["plan"]["reads_at_use"] == ["smoothed"]      # no write follows: no copy
 
 
 def test_a_buffer_sized_at_launch_keeps_the_cta_mapping():

@@ -67,6 +67,8 @@ def _launch(text: str, kernel: str, extents: dict) -> dict:
 def test_iterations_with_static_buffers_and_an_ordered_scalar_loop_run_a_lane_each(sample, kernel, extents):
     launch = _launch(sample_text(sample) if sample else CROSSING, kernel, extents)
     assert launch["mapping"] == "lane-rows"           # lane_rows.py; tests/codegen/test_lane_rows_mapping.py
+    # a tensor read of the buffer is read again at its uses only where no write follows it
+    assert launch["plan"]["reads_at_use"] == ([] if kernel == "crossing" else ["smoothed"])
 
 
 def test_buffers_sized_at_launch_use_the_ctas_scratch():

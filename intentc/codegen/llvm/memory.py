@@ -258,7 +258,7 @@ def _read_op(em, op):
 
     if not shape:
         return Scalar(dtype, (), element([]))
-    if em.hooks.lazy_read(em, acc.resource):
+    if em.hooks.lazy_read(em, acc.resource, op):
         # a Derived of the coordinate: each element is loaded once per coordinate and basic
         # block (elements.py), not once per use
         return Derived(dtype, shape, costly=not em.hooks.read_at_each_use(em, acc.resource),

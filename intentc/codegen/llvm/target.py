@@ -79,8 +79,8 @@ class TargetHooks(ABC):
         (`before_parallel`: asked for an op's result, which a later iteration may use)."""
         return False
 
-    def lazy_read(self, em: Emitter, resource: object) -> bool:
-        """Read `resource` at each use of the result (no temporary) instead of once."""
+    def lazy_read(self, em: Emitter, resource: object, op: Op | None = None) -> bool:
+        """Read `resource` at each use of the result (no temporary) instead of once (`op`: the read)."""
         return False
 
     def per_coordinate(self, em: Emitter, op: Op) -> bool:

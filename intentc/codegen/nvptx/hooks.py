@@ -178,7 +178,9 @@ class NvptxHooks(TargetHooks):
             return not self.plan.slots
         return before_parallel and not self._hoists_prologue
 
-    def lazy_read(self, em: Emitter, resource: object) -> bool:
+    def lazy_read(self, em: Emitter, resource: object, op: Op | None = None) -> bool:
+        if self.lane_walk is not None and op is not None and op.results[0] in self.mapping.lanes.lazy_reads:
+            return True
         if self.plan is None:
             return self.read_at_each_use(em, resource)
         if self.in_cta and self.plan.slots:

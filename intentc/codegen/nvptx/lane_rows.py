@@ -55,6 +55,8 @@ class LaneRows:
     parallel: Op
     reads: tuple              # `in` views read in the iteration (a read window each)
     writes: tuple             # `out` views written in the iteration (a write window each)
+    # tensor reads of the lane's buffers that no write follows: read where used, no copy
+    lazy_reads: frozenset = frozenset()
 
     kind = "lane-rows"
 
@@ -76,7 +78,8 @@ class LaneRows:
                 "warps_per_cta": self.warps, "window_elements": WINDOW,
                 "windows": [{"view": v, "access": "read"} for v in self.reads]
                 + [{"view": v, "access": "write"} for v in self.writes],
-                "buffers": "the lane's stack (interleaved across the warp's lanes)"}
+                "buffers": "the lane's stack (interleaved across the warp's lanes)",
+                "reads_at_use": sorted(self.lazy_reads)}
 
 
 # ---- recognition ----------------------------------------------------------------------------------
@@ -111,7 +114,23 @@ def plan_lane_rows(kernel: Kernel, parallel: Op | None, known: dict) -> LaneRows
     if set(reads) & set(writes) or any(views[v].direction != "in" for v in reads) \
             or any(views[v].direction != "out" for v in writes):
         return None
-    return LaneRows(parallel, tuple(dict.fromkeys(reads)), tuple(dict.fromkeys(writes)))
+    return LaneRows(parallel, tuple(dict.fromkeys(reads)), tuple(dict.fromkeys(writes)), _final_reads(region.ops, views))
+
+
+def _final_reads(ops, views: dict) -> frozenset:
+    """The iteration's top-level tensor reads of its buffers after the last write to each
+    (in program order, loops included): the buffer no longer changes, so the read's value
+    may be read again where it is used instead of copied (a tensor read of a buffer is a
+    snapshot, §9)."""
+    last_write: dict[str, int] = {}
+    positions = {id(op): number for number, op in enumerate(_walk(ops))}
+    for op in _walk(ops):
+        if op_def(op.name) and op_def(op.name).effects == ("write",) and op.operands[0] not in views:
+            last_write[op.operands[0]] = positions[id(op)]
+    return frozenset(op.results[0] for op in ops
+                     if op_def(op.name) and op_def(op.name).effects == ("read",) and op.operands[0] not in views
+                     and getattr(op.result_types[0], "shape", None)
+                     and last_write.get(op.operands[0], -1) < positions[id(op)])
 
 
 def _scalar_loop(loop: Op) -> bool:
