@@ -344,6 +344,11 @@ class _Window:
         for r, column, value in loaded:
             b.store(value, self._slot(warp, ir.Constant(I64, r), column))
         _sync_warp(em)
+        # the lane's next window, on to L2: a walk along the row finds it there at its refill
+        for line in range(0, WINDOW * 4, 128):
+            ahead = b.add(start, ir.Constant(I64, WINDOW * 4 + line))
+            live = b.and_(b.icmp_unsigned("!=", start, ir.Constant(I64, 0)), b.icmp_unsigned("<", ahead, end))
+            _prefetch_l2(em, ahead, live)
 
     def _emit_flush(self, start: ir.Value, mask: ir.Value, lane: ir.Value, warp: ir.Value) -> None:
         """The warp stores every lane's written elements (`mask`) from its window (`start`):
@@ -384,6 +389,11 @@ def _shuffle64(em, value: ir.Value, source: ir.Value) -> ir.Value:
     low = b.call(shfl, [i32(-1), b.trunc(value, I32), source, i32(31)])
     high = b.call(shfl, [i32(-1), b.trunc(b.lshr(value, ir.Constant(I64, 32)), I32), source, i32(31)])
     return b.or_(b.zext(low, I64), b.shl(b.zext(high, I64), ir.Constant(I64, 32)))
+
+
+def _prefetch_l2(em, address: ir.Value, live: ir.Value) -> None:
+    em.b.asm(ir.FunctionType(ir.VoidType(), [I64, I1]), "@$1 prefetch.global.L2 [$0];", "l,b", [address, live],
+             side_effect=True)
 
 
 def _load_nc(em, pointer: ir.Value, live: ir.Value, word: ir.Type) -> ir.Value:
