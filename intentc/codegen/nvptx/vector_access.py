@@ -10,29 +10,27 @@ from llvmlite import ir
 
 from ..llvm.types import I1
 
-# register type -> (PTX type, constraint) of a 32-bit element
-WORDS = {"float": ("f32", "f"), "i32": ("b32", "r")}
+# register type -> the asm constraint of a 32-bit element (moved as .b32 bits)
+WORDS = {"float": "f", "i32": "r"}
 
 
 def load(em, pointer: ir.Value, ready: ir.Value, count: int) -> list[ir.Value] | None:
     word = pointer.type.pointee
-    form = WORDS.get(str(word))
-    if form is None or count != 4:
+    constraint = WORDS.get(str(word))
+    if constraint is None or count != 4:
         return None
-    kind, constraint = form
     outputs = ir.LiteralStructType([word] * count)
     loaded = em.b.asm(ir.FunctionType(outputs, [pointer.type, I1]),
-                      f"@$5 ld.global.v4.{kind} {{$0, $1, $2, $3}}, [$4];",
+                      "@$5 ld.global.v4.b32 {$0, $1, $2, $3}, [$4];",
                       ",".join([f"=&{constraint}"] * count + ["l", "b"]), [pointer, ready], side_effect=True)
     return [em.b.extract_value(loaded, k) for k in range(count)]
 
 
 def store(em, pointer: ir.Value, values: list[ir.Value], ready: ir.Value) -> bool:
-    form = WORDS.get(str(values[0].type))
-    if form is None or len(values) != 4:
+    constraint = WORDS.get(str(values[0].type))
+    if constraint is None or len(values) != 4:
         return False
-    kind, constraint = form
     em.b.asm(ir.FunctionType(ir.VoidType(), [pointer.type, I1] + [v.type for v in values]),
-             f"@$1 st.global.v4.{kind} [$0], {{$2, $3, $4, $5}};", ",".join(["l", "b"] + [constraint] * 4),
+             "@$1 st.global.v4.b32 [$0], {$2, $3, $4, $5};", ",".join(["l", "b"] + [constraint] * 4),
              [pointer, ready, *values], side_effect=True)
     return True
