@@ -4,6 +4,7 @@ bytes written once each. Writes bench/results/gpu-<date>-<host>.json (or --out).
 
     python3 bench/gpu.py [--quick] [--out FILE] [--no-samples | --samples-only] [--rounds 7]
                          [--rows vector_add,softmax,row_sum_cumsum,histogram,dropout] [gpu_samples options]
+                         (--gpu-path NAME, a gpu_samples option, applies to these rows too)
 
 Each row's implementations are timed in interleaved rounds in one process (round r times
 every implementation, then round r + 1): a row reports each one's median over the rounds,
@@ -70,10 +71,11 @@ class Intentc:
     kernels here: `extents` fixes dynamic extents (Triton's BLOCK), and every view has unit
     innermost stride (the benchmark's tensors are contiguous; Triton's pointer arithmetic
     assumes it). Launches are asynchronous on torch's current stream."""
-    def __init__(self, text, name, extents=None):
+    def __init__(self, text, name, extents=None, gpu_paths=()):
         from intentc.parse import parse
         views = [p.name for p in parse(text).find(name).params if getattr(p.type, "direction", None)]
-        self.kernel = intentc.load(text, name, target="cuda", extents=extents, facts={"unit_stride": views})
+        self.kernel = intentc.load(text, name, target="cuda", extents=extents, facts={"unit_stride": views},
+                                   options={"gpu_paths": list(gpu_paths)})
 
     def __call__(self, **values):
         return lambda: self.kernel(**values)
@@ -87,8 +89,9 @@ class Recorder:
     """Times each implementation of one benchmark in interleaved rounds (the median of each),
     checks intentc's result, prints and keeps the row. A failing implementation or check is
     reported in the row, not fatal."""
-    def __init__(self, quick: bool, rounds: int = 7):
+    def __init__(self, quick: bool, rounds: int = 7, gpu_paths: tuple = ()):
         self.quick = quick
+        self.gpu_paths = gpu_paths      # GPU paths awaiting verification the intentc kernels compile with
         self.reps = 5 if quick else 20
         self.rounds = rounds
         self.rows: list[dict] = []
@@ -124,7 +127,7 @@ def bench_vector_add(record: Recorder):
     n = (1 << 24) if record.quick else (1 << 28)
     x, y = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
     z1, z2 = torch.empty_like(x), torch.empty_like(x)
-    k = Intentc(sample("vector_add"), "vector_add")
+    k = Intentc(sample("vector_add"), "vector_add", gpu_paths=record.gpu_paths)
     record(f"vector_add f32 n={n}", 12 * n, {
         "intentc": k(x=x, y=y, z=z1), "triton": lambda: t_add[(triton.cdiv(n, 1024),)](x, y, z2, n, BLOCK=1024),
         "torch": lambda: torch.add(x, y, out=z2)}, lambda: k.ok() and torch.equal(z1, x + y))
@@ -132,7 +135,7 @@ def bench_vector_add(record: Recorder):
 
 def bench_row_softmax(record: Recorder, dynamic: Intentc, rows: int, cols: int):
     """`dynamic` is compiled for any row length, `soft` for `cols` only."""
-    soft = Intentc(sample("row_softmax"), "row_softmax", {"N": cols})
+    soft = Intentc(sample("row_softmax"), "row_softmax", {"N": cols}, record.gpu_paths)
     x = torch.randn(rows, cols, device="cuda")
     y1, y2, y3 = torch.empty_like(x), torch.empty_like(x), torch.empty_like(x)
     block = triton.next_power_of_2(cols)
@@ -149,12 +152,12 @@ def bench_row_sum_and_cumsum(record: Recorder):
     rows, cols = (4096, 1024) if record.quick else (32768, 4096)
     x = torch.randn(rows, cols, device="cuda")
     s1, s2 = torch.empty(rows, device="cuda"), torch.empty(rows, device="cuda")
-    rs = Intentc(row_sum_f32_text(), "row_sum_f32", {"N": cols})
+    rs = Intentc(row_sum_f32_text(), "row_sum_f32", {"N": cols}, record.gpu_paths)
     record(f"row_sum f32 {rows}x{cols}", 4 * rows * cols + 4 * rows, {
         "intentc": rs(x=x, y=s1), "triton": lambda: t_rowsum[(rows,)](x, s2, cols, BLOCK=cols, num_warps=8),
         "torch": lambda: torch.sum(x, 1, out=s2)}, lambda: rs.ok() and torch.allclose(s1, x.sum(1), atol=1e-3))
     c1, c2 = torch.empty_like(x), torch.empty_like(x)
-    cs = Intentc(sample("cumsum"), "row_cumsum", {"N": cols})
+    cs = Intentc(sample("cumsum"), "row_cumsum", {"N": cols}, record.gpu_paths)
     record(f"cumsum f32 {rows}x{cols}", 8 * rows * cols, {
         "intentc": cs(x=x, y=c1), "triton": lambda: t_cumsum[(rows,)](x, c2, cols, BLOCK=cols, num_warps=8),
         "torch": lambda: torch.cumsum(x, 1, out=c2)},
@@ -165,7 +168,7 @@ def bench_histogram(record: Recorder):
     n = (1 << 22) if record.quick else (1 << 26)
     v = torch.randint(-8, 1100, (n,), device="cuda", dtype=torch.int32)
     h1, h2 = torch.zeros(1024, dtype=torch.int32, device="cuda"), torch.zeros(1024, dtype=torch.int32, device="cuda")
-    hk = Intentc(histogram1024_text(), "histogram256")
+    hk = Intentc(histogram1024_text(), "histogram256", gpu_paths=record.gpu_paths)
 
     def expected_hist():
         keep = v[(v >= 0) & (v < 1024)].long()
@@ -185,7 +188,7 @@ def bench_dropout(record: Recorder):
     x = torch.randn(rows, cols, device="cuda")
     y1, keep = torch.empty_like(x), torch.empty(rows, cols, dtype=torch.uint8, device="cuda")
     y2, keep2 = torch.empty_like(x), torch.empty(rows, cols, dtype=torch.uint8, device="cuda")
-    dk = Intentc(sample("philox_dropout"), "dropout", {"N": cols})
+    dk = Intentc(sample("philox_dropout"), "dropout", {"N": cols}, record.gpu_paths)
 
     def dropout_correct():     # the kept elements are scaled x, the others 0; about half kept
         kept = keep.bool()
@@ -198,7 +201,7 @@ def bench_dropout(record: Recorder):
 
 
 def bench_softmax_rows(record: Recorder):
-    dynamic = Intentc(sample("row_softmax"), "row_softmax")
+    dynamic = Intentc(sample("row_softmax"), "row_softmax", gpu_paths=record.gpu_paths)
     for rows, cols in ([(4096, 1024)] if record.quick else [(32768, 1024), (8192, 4096), (4096, 16384)]):
         bench_row_softmax(record, dynamic, rows, cols)
 
@@ -207,8 +210,8 @@ BENCHES = {"vector_add": bench_vector_add, "softmax": bench_softmax_rows, "row_s
            "histogram": bench_histogram, "dropout": bench_dropout}
 
 
-def bench_all(quick: bool, rounds: int = 7, only: str | None = None) -> list[dict]:
-    record = Recorder(quick, rounds)
+def bench_all(quick: bool, rounds: int = 7, only: str | None = None, gpu_paths: tuple = ()) -> list[dict]:
+    record = Recorder(quick, rounds, gpu_paths)
     wanted = only.split(",") if only else list(BENCHES)
     unknown = [name for name in wanted if name not in BENCHES]
     if unknown:
@@ -241,7 +244,7 @@ def main(argv=None):
     args, rest = parser.parse_known_args(argv)
     sample_args = gpu_samples.parser().parse_args(rest)
     started = datetime.datetime.now(datetime.UTC)
-    rows = [] if args.samples_only else bench_all(args.quick, args.rounds, args.rows)
+    rows = [] if args.samples_only else bench_all(args.quick, args.rounds, args.rows, tuple(sample_args.gpu_path))
     if rows:
         print_table(rows)
     from bench import gpu_matmul

@@ -10,6 +10,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 Numerics = Literal["source", "relaxed_normalization"]
+# GPU code paths not yet run on a GPU (docs/gpu.md, "Paths awaiting GPU verification"): off
+# unless a compile names them; each changes how the kernel runs, never what it computes.
+GpuPath = Literal["lane-rows", "grouped-scans", "predicated-vectors"]
 
 
 class CompileOptions(BaseModel):
@@ -22,6 +25,8 @@ class CompileOptions(BaseModel):
     # A pass pipeline string (`canonicalize,cse,...`); None means the target's default.
     pipeline: str | None = None
     opt_level: int = Field(default=2, ge=0, le=3)
+    # NVIDIA only: the unverified GPU paths to use (recorded in launch.json's `gpu_paths`).
+    gpu_paths: tuple[GpuPath, ...] = ()
 
 
 ConstexprValue = bool | int | float | str

@@ -58,3 +58,16 @@ def test_print_layouts_lists_the_register_form_variants_of_a_dynamic_row(tmp_pat
     assert lines[0] == "// @row_softmax: mapping cta, block 512, slots 0"
     assert lines[1] == "//   variant intentc_kernel_row_softmax_s1024: N in [1, 1024], block 64, slots 16"
     assert lines[2] == "//   variant intentc_kernel_row_softmax_s2048: N in [1025, 2048], block 64, slots 32"
+
+
+def test_gpu_paths_awaiting_verification_are_named_and_recorded(tmp_path, capsys):
+    ema = SAMPLES / "ema_row_buffer.kir"
+    out = tmp_path / "ema.ptx"
+    assert main(["compile", str(ema), "--target", "ptx", "--extent", "T=1024", "-o", str(out)]) == 0
+    assert json.loads((tmp_path / "ema.launch.json").read_text())["mapping"] == "cta"      # off by default
+    assert main(["compile", str(ema), "--target", "ptx", "--extent", "T=1024", "--gpu-path", "lane-rows",
+                 "-o", str(out)]) == 0
+    launch = json.loads((tmp_path / "ema.launch.json").read_text())
+    assert (launch["mapping"], launch["gpu_paths"]) == ("lane-rows", ["lane-rows"])
+    assert main(["compile", str(ema), "--target", "ptx", "--gpu-path", "lanes"]) == 2
+    assert "did you mean `lane-rows`" in capsys.readouterr().err

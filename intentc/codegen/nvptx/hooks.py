@@ -328,8 +328,8 @@ class NvptxHooks(TargetHooks):
             return None
         scan = Scan(shape, elements, combine, neutral or first_exclusive, dtypes, exclusive, reverse, first_exclusive)
         scan = (scan.with_presence(em) if neutral is None else scan).segmented(em)
-        scanned = (scan_groups_at_once(em, self, scan) or scan_slots(em, self, scan)) if self.plan.slots \
-            else chunk_scan(em, scan)
+        grouped = scan_groups_at_once(em, self, scan) if "grouped-scans" in self.mapping.paths else None
+        scanned = (grouped or scan_slots(em, self, scan)) if self.plan.slots else chunk_scan(em, scan)
         return scanned[len(scanned) - len(dtypes):]          # without the presence and head flags
 
     def inline_region_scan(self, em: Emitter) -> bool:
@@ -426,10 +426,12 @@ class NvptxHooks(TargetHooks):
 
     def predicated_vector_load(self, em: Emitter, pointer: ir.Value, ready: ir.Value,
                                count: int) -> list[ir.Value] | None:
+        if "predicated-vectors" not in self.mapping.paths:
+            return None
         return vector_access.load(em, pointer, ready, count)
 
     def predicated_vector_store(self, em: Emitter, pointer: ir.Value, values: list[ir.Value], ready: ir.Value) -> bool:
-        return vector_access.store(em, pointer, values, ready)
+        return "predicated-vectors" in self.mapping.paths and vector_access.store(em, pointer, values, ready)
 
     def view_load(self, em: Emitter, view: object, pointer: ir.Value, live: ir.Value,
                   default: ir.Value) -> ir.Value | None:

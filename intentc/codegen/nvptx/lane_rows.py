@@ -339,7 +339,8 @@ class _Window:
                 column = b.add(lane, ir.Constant(I64, part * LANES))
                 address = b.add(row_start, b.shl(column, ir.Constant(I64, 2)))
                 live = b.and_(b.icmp_unsigned("!=", row_start, ir.Constant(I64, 0)), b.icmp_unsigned("<", address, end))
-                value = _load_nc(em, b.inttoptr(address, self.word.as_pointer()), live, self.word)
+                zero = ir.Constant(self.word, 0.0 if isinstance(self.word, ir.FloatType) else 0)
+                value = em.hooks.masked_load(em, b.inttoptr(address, self.word.as_pointer()), live, zero)
                 loaded.append((r, column, value))
         for r, column, value in loaded:
             b.store(value, self._slot(warp, ir.Constant(I64, r), column))
@@ -394,13 +395,3 @@ def _shuffle64(em, value: ir.Value, source: ir.Value) -> ir.Value:
 def _prefetch_l2(em, address: ir.Value, live: ir.Value) -> None:
     em.b.asm(ir.FunctionType(ir.VoidType(), [I64, I1]), "@$1 prefetch.global.L2 [$0];", "l,b", [address, live],
              side_effect=True)
-
-
-def _load_nc(em, pointer: ir.Value, live: ir.Value, word: ir.Type) -> ir.Value:
-    """A predicated load through the read-only path (the window's views are `in`, never
-    written by the kernel); 0 where not live."""
-    kind, constraint = ("f32", "f") if word == ir.FloatType() else ("b32", "r")
-    zero = ir.Constant(word, 0.0 if kind == "f32" else 0)
-    return em.b.asm(ir.FunctionType(word, [pointer.type, I1, word]),
-                    f"mov.{kind} $0, $3;\n\t@$2 ld.global.nc.{kind} $0, [$1];", f"=&{constraint},l,b,{constraint}",
-                    [pointer, live, zero], side_effect=False)

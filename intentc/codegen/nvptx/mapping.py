@@ -13,7 +13,7 @@ plain loops inside their iteration.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 from ...ir.nodes import Helper, Kernel, Module, Op
 from ...ir.types import ViewType
@@ -51,6 +51,7 @@ class Mapping:
     # a whole-kernel plan with its own emitter (`kernel_plans.py`: lane-group dots, flash attention, warp rows)
     plan: object | None = None
     lanes: LaneRows | None = None   # (lane-rows) an iteration a lane, its view accesses staged (lane_rows.py)
+    paths: frozenset = frozenset()  # the unverified GPU paths the compile asked for (CompileOptions.gpu_paths)
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,7 @@ class LaunchConfig:
     mma: dict = field(default_factory=dict)       # MmaPlan.to_json() of the "mma" mapping
     plan: dict = field(default_factory=dict)      # a kernel plan's to_json() (kernel_plans.py)
     shared_bytes: int = 0        # dynamic shared memory a launch asks for (the MMA mapping's ring past 48 KiB)
+    gpu_paths: list = field(default_factory=list)   # the unverified GPU paths compiled in (CompileOptions.gpu_paths)
     abi: str = "void kernel(i64 w0, ..., i64 wN-1, i64 *status): argument words as parameters, status in global memory"
 
     def to_json(self) -> dict:
@@ -111,7 +113,13 @@ def prologue_views(kernel: Kernel, parallel: Op) -> frozenset[str]:
 
 
 def plan_mapping(kernel: Kernel, specialization: Specialization | None = None, module: Module | None = None,
-                 arch: str = "sm_90") -> Mapping:
+                 arch: str = "sm_90", paths: frozenset = frozenset()) -> Mapping:
+    """The kernel's mapping; `paths`: the unverified GPU paths it may take (docs/gpu.md)."""
+    return replace(_plan(kernel, specialization, module, arch, paths), paths=paths)
+
+
+def _plan(kernel: Kernel, specialization: Specialization | None, module: Module | None, arch: str,
+          paths: frozenset) -> Mapping:
     known = known_extents(kernel, specialization or Specialization())
     mma = plan_mma(kernel, arch) or plan_structured(kernel, arch)
     if mma is not None:
@@ -121,18 +129,18 @@ def plan_mapping(kernel: Kernel, specialization: Specialization | None = None, m
         # the top-level reads are the plan's to stage: left lazy, never materialized
         return Mapping(plan.kind, plan.threads, plan.parallel, layouts=plan.layouts(known), plan=plan,
                        lazy_views=prologue_views(kernel, plan.parallel))
-    return generic_mapping(kernel, specialization, module)
+    return generic_mapping(kernel, specialization, module, lane_rows="lane-rows" in paths)
 
 
 def generic_mapping(kernel: Kernel, specialization: Specialization | None = None,
-                    module: Module | None = None) -> Mapping:
+                    module: Module | None = None, lane_rows: bool = False) -> Mapping:
     """The mapping of a kernel the tensor cores do not run (CTA, grid, grid-stride or one thread)."""
     known = known_extents(kernel, specialization or Specialization())
     helpers = {item.name: item for item in module.items if isinstance(item, Helper)} if module else {}
     regions = per_coordinate_regions(kernel)
     grid = grid_parallel(kernel)
     one_thread = assign(kernel.body, None, known, one_thread_per_iteration=True)
-    lanes = plan_lane_rows(kernel, grid, known)
+    lanes = plan_lane_rows(kernel, grid, known) if lane_rows else None
     if lanes is not None:
         return Mapping(lanes.kind, lanes.threads, grid, layouts=one_thread, lazy_views=prologue_views(kernel, grid),
                        coordinate_regions=regions, lanes=lanes)
@@ -176,6 +184,11 @@ def single_thread_reason(kernel: Kernel) -> str:
 
 
 def launch_config(mapping: Mapping, entry: str, arch: str, variants: list | None = None,
+                  variant_rule: dict | None = None) -> LaunchConfig:
+    return replace(_launch_config(mapping, entry, arch, variants, variant_rule), gpu_paths=sorted(mapping.paths))
+
+
+def _launch_config(mapping: Mapping, entry: str, arch: str, variants: list | None = None,
                   variant_rule: dict | None = None) -> LaunchConfig:
     layouts, variants, variant_rule = mapping.layouts.to_json(), list(variants or []), dict(variant_rule or {})
     if mapping.kind == "single-thread":

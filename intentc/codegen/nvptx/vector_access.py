@@ -9,6 +9,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ..llvm.types import I1
+from .lane_dots import global_vector
 
 # register type -> the asm constraint of a 32-bit element (moved as .b32 bits)
 WORDS = {"float": "f", "i32": "r"}
@@ -16,14 +17,9 @@ WORDS = {"float": "f", "i32": "r"}
 
 def load(em, pointer: ir.Value, ready: ir.Value, count: int) -> list[ir.Value] | None:
     word = pointer.type.pointee
-    constraint = WORDS.get(str(word))
-    if constraint is None or count != 4:
+    if str(word) not in WORDS or count != 4:
         return None
-    outputs = ir.LiteralStructType([word] * count)
-    loaded = em.b.asm(ir.FunctionType(outputs, [pointer.type, I1]),
-                      "@$5 ld.global.v4.b32 {$0, $1, $2, $3}, [$4];",
-                      ",".join([f"=&{constraint}"] * count + ["l", "b"]), [pointer, ready], side_effect=True)
-    return [em.b.extract_value(loaded, k) for k in range(count)]
+    return [em.b.bitcast(value, word) for value in global_vector(em.b, pointer, count, ready)]
 
 
 def store(em, pointer: ir.Value, values: list[ir.Value], ready: ir.Value) -> bool:
