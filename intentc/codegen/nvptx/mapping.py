@@ -86,7 +86,10 @@ class LaunchConfig:
     abi: str = "void kernel(i64 w0, ..., i64 wN-1, i64 *status): argument words as parameters, status in global memory"
 
     def to_json(self) -> dict:
-        return asdict(self)
+        data = asdict(self)
+        if not data["gpu_paths"]:       # recorded only where a compile named some
+            del data["gpu_paths"]
+        return data
 
     @classmethod
     def from_json(cls, data: dict) -> LaunchConfig:
@@ -138,15 +141,16 @@ def generic_mapping(kernel: Kernel, specialization: Specialization | None = None
     known = known_extents(kernel, specialization or Specialization())
     helpers = {item.name: item for item in module.items if isinstance(item, Helper)} if module else {}
     regions = per_coordinate_regions(kernel)
-    grid = grid_parallel(kernel)
-    one_thread = assign(kernel.body, None, known, one_thread_per_iteration=True)
-    lanes = plan_lane_rows(kernel, grid, known) if lane_rows else None
+    lanes = plan_lane_rows(kernel, grid_parallel(kernel), known) if lane_rows else None
     if lanes is not None:
-        return Mapping(lanes.kind, lanes.threads, grid, layouts=one_thread, lazy_views=prologue_views(kernel, grid),
+        return Mapping(lanes.kind, lanes.threads, lanes.parallel, lazy_views=prologue_views(kernel, lanes.parallel),
+                       layouts=assign(kernel.body, None, known, one_thread_per_iteration=True),
                        coordinate_regions=regions, lanes=lanes)
     cta = cta_plan(kernel, specialization, helpers) or grid_plan(kernel)
     if cta is not None:
         return cta_mapping(kernel, cta, known, regions)
+    grid = grid_parallel(kernel)
+    one_thread = assign(kernel.body, None, known, one_thread_per_iteration=True)
     if grid is not None:
         return Mapping("grid-stride", BLOCK_THREADS, grid, layouts=one_thread, lazy_views=prologue_views(kernel, grid),
                        coordinate_regions=regions)
