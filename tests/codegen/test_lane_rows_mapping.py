@@ -69,7 +69,7 @@ def launch(text: str, kernel: str, extents: dict, options: CompileOptions = LANE
 
 def test_without_the_option_the_recurrence_keeps_the_verified_cta_mapping():
     config = launch(sample_text("ema_row_buffer"), "ema_rows", {"T": 1024}, CompileOptions())
-    assert config["mapping"] == "cta" and config["gpu_paths"] == []
+    assert config["mapping"] == "cta" and "gpu_paths" not in config       # launch.json as before
 
 
 def test_an_ordered_scalar_recurrence_runs_a_row_a_lane_with_its_views_staged():
