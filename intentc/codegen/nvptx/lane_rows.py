@@ -47,7 +47,7 @@ STATIC_SHARED = 40 * 1024  # of the 48 KiB a CTA may declare statically
 MAX_WARPS = 2
 LANE_STACK_BYTES = 16 * 1024   # a lane's tensors and buffers, each (8 bytes an element at most)
 RESIDENT_THREADS = 2048
-WORD_DTYPES = {"f32": "f32", "i32": "i32", "u32": "u32"}   # elements a window moves as they are
+WORD_DTYPES = frozenset({"f32", "i32", "u32"})   # 4-byte elements a window moves as they are stored
 
 
 @dataclass(frozen=True)
