@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 Numerics = Literal["source", "relaxed_normalization"]
 # GPU code paths not yet run on a GPU (docs/gpu.md, "Paths awaiting GPU verification"): off
@@ -27,6 +27,12 @@ class CompileOptions(BaseModel):
     opt_level: int = Field(default=2, ge=0, le=3)
     # NVIDIA only: the unverified GPU paths to use (recorded in launch.json's `gpu_paths`).
     gpu_paths: tuple[GpuPath, ...] = ()
+
+    @field_validator("gpu_paths")
+    @classmethod
+    def _a_set(cls, paths: tuple) -> tuple:
+        """A set, sorted: the same paths in any order or repeated are one cache key."""
+        return tuple(sorted(set(paths)))
 
 
 ConstexprValue = bool | int | float | str
