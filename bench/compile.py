@@ -8,7 +8,9 @@ Two tables:
   cubin, Triton's whole compile to cubin (a fresh cache each time, so it really compiles)
   and Triton to PTX (its total minus its own ptxas stage, timed inside its pipeline).
 
-    python3 bench/compile.py [--reps 5] [--only SAMPLE:KERNEL,...] [--no-samples] [--out FILE]
+    python3 bench/compile.py [--reps 5] [--only SAMPLE:KERNEL,...] [--no-samples]
+                             [--pairs SAMPLE:KERNEL,...] [--no-dynamic] [--independent-slots N]
+                             [--out FILE]
 """
 from __future__ import annotations
 
@@ -43,12 +45,17 @@ TRITON_PAIRS = [
 ]
 
 
+# Specialization.independent_slots for every compile (`--independent-slots`; 0: the default)
+INDEPENDENT_SLOTS = 0
+
+
 def compile_args(spec, dynamic: bool = False) -> tuple:
     """(KIR text, kernel, Specialization): the sample compiled as the GPU table runs it."""
     from bench.gpu_samples import view_params
     from intentc.options import Specialization
     text = (ROOT / "ir_samples" / f"{spec.sample}.kir").read_text()
-    return text, spec.kernel, Specialization(**spec.specialization(view_params(text, spec.kernel), spec.dims, dynamic))
+    return text, spec.kernel, Specialization(**spec.specialization(view_params(text, spec.kernel), spec.dims, dynamic),
+                                             independent_slots=INDEPENDENT_SLOTS)
 
 
 # The driver's stages to PTX (`CompileResult.timings`), reported as medians beside the totals.
@@ -133,10 +140,14 @@ def sample_rows(specs, reps: int) -> list[dict]:
     return rows
 
 
-def triton_rows(specs: dict, reps: int) -> list[dict]:
+def triton_rows(specs: dict, reps: int, pairs: list[str] | None = None, dynamic_row: bool = True) -> list[dict]:
+    """The table beside Triton: `pairs` (ids; all by default), softmax also with dynamic
+    extents unless not `dynamic_row`."""
     rows = []
     for ident, kernel_name, signature, constexprs in TRITON_PAIRS:
-        for dynamic in ((False, True) if ident == "row_softmax:row_softmax" else (False,)):
+        if pairs is not None and ident not in pairs:
+            continue
+        for dynamic in ((False, True) if ident == "row_softmax:row_softmax" and dynamic_row else (False,)):
             try:
                 mine = intentc_times(specs[ident], reps, to_cubin=True, dynamic=dynamic)
             except Exception as error:
@@ -176,11 +187,18 @@ def main(argv=None):
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--only", help="comma-separated sample:kernel ids for the all-samples table")
     parser.add_argument("--no-samples", action="store_true", help="only the table beside Triton")
+    parser.add_argument("--pairs", help="comma-separated sample:kernel ids for the table beside Triton")
+    parser.add_argument("--no-dynamic", action="store_true", help="no dynamic-extents softmax row beside Triton")
+    parser.add_argument("--independent-slots", type=int, default=0,
+                        help="Specialization.independent_slots for every compile (0: the default form)")
     parser.add_argument("--out")
     args = parser.parse_args(argv)
+    global INDEPENDENT_SLOTS
+    INDEPENDENT_SLOTS = args.independent_slots
     specs = [s for s in SPECS if not args.only or s.id in args.only.split(",")]
     samples = [] if args.no_samples else sample_rows(specs, args.reps)
-    pairs = triton_rows({s.id: s for s in SPECS}, args.reps)
+    pairs = triton_rows({s.id: s for s in SPECS}, args.reps, args.pairs.split(",") if args.pairs else None,
+                        not args.no_dynamic)
     print_tables(samples, pairs)
     if args.out:
         Path(args.out).write_text(json.dumps({"date": time.strftime("%Y-%m-%d %H:%M:%S"), "host": os.uname().nodename,

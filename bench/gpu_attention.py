@@ -1,10 +1,13 @@
 """Attention rows (issue #14): `ir_samples/attention_region_fold.kir` (causal, f32) on the flash
 mapping beside torch's scaled_dot_product_attention on the same f32 data (and, for scale,
-torch's flash kernel on f16 copies), and `decode_attention_scores_contract.kir` on the
-lane-group dot mapping beside torch's einsum, in one run; times are medians of CUDA-event
-means (bench.gpu.timed), throughputs intentc over torch.
+torch's flash kernel on f16 copies); `attention_tensor_cores.kir` (causal, f16 and bf16) on the
+flash mapping's tensor-core form beside torch's flash kernel (`SDPBackend.FLASH_ATTENTION`) on
+the same 16-bit data; and `decode_attention_scores_contract.kir` on the lane-group dot mapping
+beside torch's einsum, in one run; times are medians of CUDA-event means (bench.gpu.timed),
+throughputs intentc over torch.
 
-    python3 bench/gpu_attention.py [--seq 4096] [--dims 64,128] [--sweep] [--out FILE.json]
+    python3 bench/gpu_attention.py [--seq 4096] [--dims 64,128] [--dtypes f32,f16,bf16] [--flash-key-groups]
+        [--sweep] [--mma-sweep f16:128] [--out FILE.json]
 
 `--sweep` also times the causal kernel (the last of --dims) under other flash plans (rows and
 keys a thread, resident CTAs an SM): the mapping's choice is data, so each is the same kernel
@@ -27,6 +30,7 @@ import intentc  # noqa: E402
 from bench.gpu import timed  # noqa: E402
 
 CAUSAL = (ROOT / "ir_samples" / "attention_region_fold.kir").read_text()
+TENSOR_CORES = (ROOT / "ir_samples" / "attention_tensor_cores.kir").read_text()
 DECODE = (ROOT / "ir_samples" / "decode_attention_scores_contract.kir").read_text()
 
 
@@ -34,8 +38,28 @@ def _seconds(fn, reps: int = 10) -> float:
     return sorted(timed(fn, reps) for _ in range(3))[1]
 
 
-def causal_row(t: int, d: int) -> dict:
-    kernel = intentc.load(CAUSAL, "causal_attention", target="cuda", extents={"D": d},
+def _reference(q, k, v, scale: float):
+    return F.scaled_dot_product_attention(q[None, None].double(), k[None, None].double(), v[None, None].double(),
+                                          is_causal=True, scale=scale)[0, 0]
+
+
+def _timed(label: str, kernel, impls: dict, tensors: tuple) -> dict:
+    """A causal row: each implementation's time and throughput, intentc's error against f64."""
+    q, k, v, o, scale = tensors
+    t, d = q.shape
+    flop = 2.0 * t * t * d          # QK^T and PV over the causal half
+    row = {"bench": label, "launch": kernel.launch_config.to_json()["plan"]}
+    for name, fn in impls.items():
+        row[name] = {"ms": _seconds(fn) * 1e3}
+        row[name]["TFLOP/s"] = flop / row[name]["ms"] * 1e-9
+    kernel(q=q, k=k, v=v, scale=scale, o=o)
+    torch.cuda.synchronize()
+    row["max_abs_error_vs_f64"] = (o.double() - _reference(q, k, v, scale)).abs().max().item()
+    return row
+
+
+def causal_row(t: int, d: int, options: dict) -> dict:
+    kernel = intentc.load(CAUSAL, "causal_attention", target="cuda", extents={"D": d}, options=options,
                           facts={"unit_stride": ["q", "k", "v", "o"]})
     q, k, v = (torch.randn(t, d, device="cuda") for _ in range(3))
     o = torch.empty(t, d, device="cuda")
@@ -45,18 +69,36 @@ def causal_row(t: int, d: int) -> dict:
              "torch_f32": lambda: F.scaled_dot_product_attention(q[None, None], k[None, None], v[None, None],
                                                                  is_causal=True, scale=scale),
              "torch_flash_f16": lambda: F.scaled_dot_product_attention(*half, is_causal=True, scale=scale)}
-    flop = 2.0 * t * t * d          # QK^T and PV over the causal half
-    row = {"bench": f"causal attention f32 T={t} D={d}", "launch": kernel.launch_config.to_json()["plan"]}
-    for label, fn in impls.items():
-        row[label] = {"ms": _seconds(fn) * 1e3}
-        row[label]["TFLOP/s"] = flop / row[label]["ms"] * 1e-9
-    want = F.scaled_dot_product_attention(q[None, None].double(), k[None, None].double(), v[None, None].double(),
-                                          is_causal=True, scale=scale)[0, 0]
-    kernel(q=q, k=k, v=v, scale=scale, o=o)
-    torch.cuda.synchronize()
-    row["max_abs_error_vs_f64"] = (o.double() - want).abs().max().item()
+    row = _timed(f"causal attention f32 T={t} D={d}", kernel, impls, (q, k, v, o, scale))
+    row["options"] = options
     row["intentc/torch_f32"] = row["torch_f32"]["ms"] / row["intentc"]["ms"]
     row["intentc/torch_flash_f16"] = row["torch_flash_f16"]["ms"] / row["intentc"]["ms"]
+    print(json.dumps(row), flush=True)
+    return row
+
+
+def causal_16bit_row(t: int, d: int, dtype: str, options: dict) -> dict:
+    """The f16 / bf16 kernel beside torch's flash attention on the same tensors (on the tensor
+    cores: `flash_tensor_cores`, awaiting GPU verification, is on for these rows)."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    options = {**options, "flash_tensor_cores": True}
+    kernel = intentc.load(TENSOR_CORES, f"causal_attention_{dtype}", target="cuda", extents={"D": d},
+                          options=options, facts={"unit_stride": ["q", "k", "v", "o"]})
+    torch_dtype = {"f16": torch.float16, "bf16": torch.bfloat16}[dtype]
+    q, k, v = (torch.randn(t, d, device="cuda").to(torch_dtype) for _ in range(3))
+    o = torch.empty(t, d, device="cuda", dtype=torch_dtype)
+    scale = 1 / math.sqrt(d)
+
+    def flash():
+        with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+            return F.scaled_dot_product_attention(q[None, None], k[None, None], v[None, None], is_causal=True,
+                                                  scale=scale)
+    impls = {"intentc": lambda: kernel(q=q, k=k, v=v, scale=scale, o=o), "torch_flash": flash}
+    row = _timed(f"causal attention {dtype} T={t} D={d}", kernel, impls, (q, k, v, o, scale))
+    row["options"] = options
+    want = _reference(q, k, v, scale)
+    row["torch_flash_max_abs_error_vs_f64"] = (flash()[0, 0].double() - want).abs().max().item()
+    row["intentc/torch_flash"] = row["torch_flash"]["ms"] / row["intentc"]["ms"]
     print(json.dumps(row), flush=True)
     return row
 
@@ -84,30 +126,35 @@ def decode_row(b: int, s: int, h: int, d: int) -> dict:
     return row
 
 
-# (rows, keys a thread, resident CTAs, threads) a plan: the default first
-SWEEP = [(2, 8, 2, 256), (2, 4, 2, 256), (1, 4, 2, 256), (1, 4, 1, 512)]
+# plan fields to replace, a plan each: the default first. The CUDA-core (f32) plan: rows and keys a
+# thread, resident CTAs, a key group's threads, key groups; the tensor-core plan: row warps, key groups
+SWEEP = [{}, {"resident": 2, "groups": 1}, {"keys": 4}, {"rows": 1, "keys": 4}]
+MMA_SWEEP = [{}, {"row_warps": 4, "groups": 1}, {"row_warps": 4, "groups": 2}, {"row_warps": 2, "groups": 2}]
 
 
-def sweep(t: int, d: int) -> list[dict]:
+def sweep(t: int, d: int, dtype: str = "f32") -> list[dict]:
+    """The causal kernel of `dtype` under other flash plans (the same kernel, another plan)."""
+    import dataclasses
     from intentc.codegen.nvptx import flash_attention
+    from intentc.options import CompileOptions
     from intentc.runtime.cuda import compile_cuda
     chosen = flash_attention.plan_flash
-    q, k, v = (torch.randn(t, d, device="cuda") for _ in range(3))
+    options = CompileOptions(flash_tensor_cores=dtype != "f32")
+    torch_dtype = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[dtype]
+    source, name = (CAUSAL, "causal_attention") if dtype == "f32" else (TENSOR_CORES, f"causal_attention_{dtype}")
+    q, k, v = (torch.randn(t, d, device="cuda").to(torch_dtype) for _ in range(3))
     scale = 1 / math.sqrt(d)
-    want = F.scaled_dot_product_attention(q[None, None].double(), k[None, None].double(), v[None, None].double(),
-                                          is_causal=True, scale=scale)[0, 0]
+    want = _reference(q, k, v, scale)
     rows = []
-    for rows_a_thread, keys, resident, threads in SWEEP:
-        def plan(kernel, known, spec=(rows_a_thread, keys, resident, threads)):
-            found = chosen(kernel, known)
-            return None if found is None else flash_attention.FlashPlan(found.attention, found.columns,
-                                                                        found.skip_dead, *spec)
+    for fields in SWEEP if dtype == "f32" else MMA_SWEEP:
+        def plan(kernel, known, options=None, fields=fields):
+            found = chosen(kernel, known, options)
+            return None if found is None else dataclasses.replace(found, **fields)
         flash_attention.plan_flash = plan
-        row = {"plan": {"rows": rows_a_thread, "keys": keys, "resident": resident, "threads": threads},
-               "size": [t, d]}
+        row = {"plan": fields or "default", "dtype": dtype, "size": [t, d]}
         try:
-            kernel = compile_cuda(CAUSAL, "causal_attention", {"extents": {"D": d}})
-            o = torch.empty(t, d, device="cuda")
+            kernel = compile_cuda(source, name, {"extents": {"D": d}}, options)
+            o = torch.empty(t, d, device="cuda", dtype=torch_dtype)
             arrays = {"q": q, "k": k, "v": v, "scale": scale, "o": o}
             row["ms"] = _seconds(lambda kernel=kernel, arrays=arrays: kernel.launch_in_place(arrays)) * 1e3
             torch.cuda.synchronize()
@@ -125,17 +172,25 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seq", type=int, default=4096)
     parser.add_argument("--dims", default="64,128")
+    parser.add_argument("--dtypes", default="f32,f16,bf16", help="the causal rows' operand types")
+    parser.add_argument("--flash-key-groups", action="store_true",
+                        help="compile with CompileOptions(flash_key_groups=True) (awaits GPU verification)")
     parser.add_argument("--decode", default="8,2048,32,128", help="B,S,H,D of the decode row ('' for none)")
     parser.add_argument("--sweep", action="store_true")
+    parser.add_argument("--mma-sweep", help="DTYPE:D: time the 16-bit kernel under other tensor-core plans")
     parser.add_argument("--out")
     args = parser.parse_args(argv)
     rows = []
-    for d in map(int, args.dims.split(",")):
-        try:
-            rows.append(causal_row(args.seq, d))
-        except Exception as error:      # a failing row is reported, the others still run
-            rows.append({"bench": f"causal attention T={args.seq} D={d}", "error": f"{type(error).__name__}: {error}"})
-            print(json.dumps(rows[-1]), flush=True)
+    for dtype in filter(None, args.dtypes.split(",")):
+        for d in map(int, args.dims.split(",")):
+            try:
+                options = {"flash_key_groups": args.flash_key_groups}
+                rows.append(causal_row(args.seq, d, options) if dtype == "f32"
+                            else causal_16bit_row(args.seq, d, dtype, options))
+            except Exception as error:      # a failing row is reported, the others still run
+                rows.append({"bench": f"causal attention {dtype} T={args.seq} D={d}",
+                             "error": f"{type(error).__name__}: {error}"})
+                print(json.dumps(rows[-1]), flush=True)
     if args.decode:
         try:
             rows.append(decode_row(*map(int, args.decode.split(","))))
@@ -144,6 +199,9 @@ def main(argv=None) -> int:
             print(json.dumps(rows[-1]), flush=True)
     if args.sweep:
         rows += sweep(args.seq, int(args.dims.split(",")[-1]))
+    if args.mma_sweep:
+        dtype, depth = args.mma_sweep.split(":")
+        rows += sweep(args.seq, int(depth), dtype)
     if args.out:
         Path(args.out).write_text(json.dumps({"gpu": torch.cuda.get_device_name(), "rows": rows}, indent=1) + "\n")
     return 0

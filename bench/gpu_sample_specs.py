@@ -888,6 +888,29 @@ def causal_attention(d, dev):
                 lambda: close(o, sdpa(), 1e-4, 1e-4), flops=2 * t * t * dim)
 
 
+def causal_attention_16bit(name):
+    """The tensor-core kernels beside torch's flash attention on the same 16-bit tensors."""
+    def build(d, dev):
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+        dtype = getattr(torch, name)
+        t, dim = d["T"], d["D"]
+        q, k, v, o = randn(t, dim, dtype=dtype), randn(t, dim, dtype=dtype), randn(t, dim, dtype=dtype), \
+            empty(t, dim, dtype=dtype)
+        scale = 1 / math.sqrt(dim)
+
+        def flash():
+            with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+                return F.scaled_dot_product_attention(q[None, None], k[None, None], v[None, None], is_causal=True,
+                                                      scale=scale)[0, 0]
+        want = lambda: F.scaled_dot_product_attention(q[None, None].double(), k[None, None].double(),
+                                                      v[None, None].double(), is_causal=True, scale=scale)[0, 0]
+        tolerance = 1e-2 if name == "float16" else 4e-2
+        return Case({"q": q, "k": k, "v": v, "scale": scale, "o": o}, 8 * t * dim,
+                    {"torch_flash": flash} if dev == "cuda" else {}, lambda: close(o, want(), tolerance, tolerance),
+                    flops=2 * t * t * dim)
+    return build
+
+
 # ---- the table ------------------------------------------------------------------------------------
 SQUARE = {"M": 4096, "N": 4096}
 SPECS = [
@@ -896,6 +919,12 @@ SPECS = [
     Spec("atomic_float_max_cas", "atomic_max_f32", {"N": 1 << 24}, "N", atomic_max_f32, smallest=3000),
     Spec("attention_region_fold", "causal_attention", {"T": 4096, "D": 128}, "T", causal_attention, ("D",),
          small={"D": 16}, smallest=8, work_exponent=2),
+    Spec("attention_tensor_cores", "causal_attention_f16", {"T": 4096, "D": 128}, "T",
+         causal_attention_16bit("float16"), ("D",), small={"D": 16}, smallest=8, work_exponent=2,
+         contraction=True),
+    Spec("attention_tensor_cores", "causal_attention_bf16", {"T": 4096, "D": 128}, "T",
+         causal_attention_16bit("bfloat16"), ("D",), small={"D": 16}, smallest=8, work_exponent=2,
+         contraction=True),
     Spec("cummax", "row_cummax", SQUARE, "M", row_cummax, ("N",), small={"N": 100}),
     Spec("cumsum", "row_cumsum", SQUARE, "M", row_cumsum, ("N",), small={"N": 100}),
     Spec("cumsum", "exclusive_offsets", {"B": 1 << 24}, "B", exclusive_offsets, smallest=1000),

@@ -25,6 +25,13 @@ class CompileOptions(BaseModel):
     # A pass pipeline string (`canonicalize,cse,...`); None means the target's default.
     pipeline: str | None = None
     opt_level: int = Field(default=2, ge=0, le=3)
+    # NVIDIA, awaiting GPU verification (docs/gpu.md "Flash attention"): attention written as a
+    # region_fold with f16/bf16 Q, K and V on the tensor cores (`mma.sync`; off: those kernels
+    # keep the generic mapping), and the flash mapping's key groups (a row block's key tiles
+    # split over groups of the CTA; off: one group, the H200-verified CUDA-core plan). Same
+    # meaning either way.
+    flash_tensor_cores: bool = False
+    flash_key_groups: bool = False
     # NVIDIA only: the unverified GPU paths to use (recorded in launch.json's `gpu_paths`).
     gpu_paths: tuple[GpuPath, ...] = ()
 
@@ -48,7 +55,8 @@ class Specialization(BaseModel):
     unit_stride: tuple[str, ...] = ()
     aligned16: tuple[str, ...] = ()
     # Views the runtime proved dense row-major (each stride is the product of the extents
-    # after it); with known extents this bounds every address (the address-width pass, §2).
+    # after it) and inside their allocation; with known extents this bounds every address
+    # (the address-width pass, §2), and an access checks only the extents (not the allocation).
     contiguous: tuple[str, ...] = ()
     # GPU register-form variants for a row length known only at launch (nvptx/variants.py):
     # `lazy_variants` leaves them out of the compile (launch.json's `variant_rule` says which
@@ -56,3 +64,7 @@ class Specialization(BaseModel):
     # elements compiles only the variant serving rows of that many elements.
     lazy_variants: bool = False
     variant: tuple[int, int] | tuple[()] = ()
+    # GPU register form: the coordinates a thread owns in an iteration of independent
+    # coordinates (reads, element-wise ops, writes), e.g. 4 for compile time (docs/gpu.md);
+    # 0 keeps the kept-tensor rule, the form the H200 verified. Awaits GPU verification.
+    independent_slots: int = Field(default=0, ge=0, le=32)

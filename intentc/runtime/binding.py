@@ -80,8 +80,12 @@ def pack(launch: Launch, slots, env: dict) -> tuple[np.ndarray, list]:
     return array, keep
 
 
-def bind_copied(launch: Launch, slots, inputs: dict, constexprs: dict):
+def bind_copied(launch: Launch, slots, inputs: dict, constexprs: dict, facts: Specialization | None = None):
     env = bind(launch, dict(inputs), dict(constexprs))
+    for param in launch.kernel.params:
+        if isinstance(param.type, ViewType) and facts is not None:   # the copies keep the layouts
+            view = env[param.name]
+            _check_facts(launch, param, DirectView(0, view.offset, view.base.size, view.strides, view.shape), facts)
     return env, *pack(launch, slots, env)
 
 
@@ -151,6 +155,15 @@ def bind_in_place(launch: Launch, slots, arrays: dict, constexprs: dict, device:
     return env, *pack(launch, slots, env)
 
 
+def _in_allocation(view: DirectView) -> bool:
+    """Whether every element of the view lies in its allocation (an array bound directly is
+    its own allocation; an explicit `View` may reach past its base)."""
+    if 0 in view.shape:
+        return True
+    last = view.offset + sum((n - 1) * s for n, s in zip(view.shape, view.strides))
+    return min(view.offset, last) >= 0 and max(view.offset, last) < view.size
+
+
 def _check_facts(launch: Launch, param, view: DirectView, facts: Specialization) -> None:
     """The layout facts a kernel was specialized to are trusted by its code: a view that
     breaks one would be read wrongly, so the launch refuses it (R0108)."""
@@ -163,6 +176,8 @@ def _check_facts(launch: Launch, param, view: DirectView, facts: Specialization)
         broken.append("16-byte alignment")
     if param.name in facts.contiguous and [s for _, s in live] != list(_c_strides([n for n, _ in live])):
         broken.append(f"dense row-major layout (got strides {list(view.strides)})")
+    elif param.name in facts.contiguous and not _in_allocation(view):
+        broken.append(f"a view inside its allocation (offset {view.offset}, {view.size} elements)")
     if broken:
         raise launch.fail(errors.LAUNCH_LAYOUT, f"%{param.name} was compiled for " + " and ".join(broken), param,
                           "pass an array with that layout, or load the kernel without the fact")

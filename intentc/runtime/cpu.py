@@ -54,7 +54,8 @@ class CpuKernel(CompiledKernel):
             raise illegal_input(self.abi, int(status[0]), self.file, self.source)
 
     def __call__(self, inputs: dict | None = None, constexprs: dict | None = None) -> dict[str, np.ndarray]:
-        env, slots, keep = bind_copied(self._launch(), self.abi.slots, inputs or {}, self._constexprs(constexprs))
+        env, slots, keep = bind_copied(self._launch(), self.abi.slots, inputs or {}, self._constexprs(constexprs),
+                                       self.specialization)
         self.run_slots(env, slots)
         del keep
         return {name: env[name].logical() for name in self._outputs}

@@ -162,7 +162,8 @@ class CudaKernel(CompiledKernel):
         if variant is not None:             # it binds (copies) and checks the inputs itself
             return variant(inputs, constexprs)
         binding = self._launch()
-        env, slots, keep = bind_copied(binding, self.abi.slots, inputs or {}, self._constexprs(constexprs))
+        env, slots, keep = bind_copied(binding, self.abi.slots, inputs or {}, self._constexprs(constexprs),
+                                          self.specialization)
         check_extents(self._extent_params, env, self.file, self.source)
         variant = self._lazy_variant(binding, env)
         if variant is not None:

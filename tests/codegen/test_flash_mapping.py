@@ -4,6 +4,7 @@ accepting the PTX with no device malloc."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -70,7 +71,10 @@ def test_launch_json_and_ptxas(extents, columns, tmp_path):
     result = compile_kernel(SAMPLE, "causal_attention", "ptx", "sm_90",
                             specialization={"extents": extents} if extents else None)
     launch = json.loads(result.artifacts["launch.json"])
+    # by default one group: the H200-verified plan, static shared memory
     assert launch["mapping"] == "flash" and launch["block"] == [256, 1, 1]
+    assert launch["plan"]["key_groups"] == 1 and launch["shared_bytes"] == 0 and ".extern" not in result.artifacts[
+        "kernel.ptx"]
     assert launch["lazy_views"] == ["k", "v"]      # the K and V tiles stay lazy: the plan stages them
     assert launch["plan"]["block"]["columns"] == columns
     assert "skipped" in launch["plan"]["slices"] and "bar.red.or" in result.artifacts["kernel.ptx"]
@@ -85,3 +89,27 @@ def test_launch_json_and_ptxas(extents, columns, tmp_path):
         done = subprocess.run(["ptxas", "-arch=sm_90", "-v", str(tmp_path / "k.ptx"), "-o", str(tmp_path / "k.cubin")],
                               capture_output=True, text=True)
         assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize("extents", [{}, {"D": 128}])
+def test_key_groups_option(extents, tmp_path):
+    """flash_key_groups (awaiting GPU verification): two key groups of 256 threads, each with
+    its buffers in dynamic shared memory and its own named barrier; group 0 writes."""
+    from intentc.options import CompileOptions
+    result = compile_kernel(SAMPLE, "causal_attention", "ptx", "sm_90", CompileOptions(flash_key_groups=True),
+                            specialization={"extents": extents} if extents else None)
+    launch = json.loads(result.artifacts["launch.json"])
+    plan = launch["plan"]
+    assert launch["block"] == [512, 1, 1] and launch["ctas_per_sm"] == 1 and plan["key_groups"] == 2
+    assert launch["shared_bytes"] == plan["shared_bytes"] >= 2 * 4 * (32 * 36 + 128 * 36 + 32 * 132 + 16 * 128)
+    assert "key group" in plan["slices"] and "dynamic" in plan["staging"]
+    ptx = result.artifacts["kernel.ptx"]
+    assert ".extern .shared" in ptx and "bar.red.or" in ptx
+    assert re.search(r"bar\.sync\s+%r\d+, %r\d+;", ptx)          # a group's named barrier
+    assert "st.shared.b64" in ptx and "ld.shared.b64" in ptx      # the groups' states meet in shared memory
+    if shutil.which("ptxas"):
+        (tmp_path / "k.ptx").write_text(ptx)
+        done = subprocess.run(["ptxas", "-arch=sm_90", "-v", str(tmp_path / "k.ptx"), "-o", str(tmp_path / "k.cubin")],
+                              capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        assert "0 bytes spill stores" in done.stderr

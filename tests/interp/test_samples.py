@@ -245,6 +245,12 @@ CASES = [
     ("attention_region_fold", "causal_attention", lambda r: ({"q": normal(r, 9, 8), "k": normal(r, 9, 8),
                                                               "v": normal(r, 9, 8), "scale": F32(0.35)}, {}),
      ref_attention, 1e-5),
+    # 16-bit operands: the weights and the output round to f16 (bf16), a few units of 2^-11 (2^-8)
+    ("attention_tensor_cores", "causal_attention_f16",
+     lambda r: ({n: normal(r, 9, 8, dtype=np.float16) for n in "qkv"} | {"scale": F32(0.35)}, {}), ref_attention,
+     4e-3),
+    ("attention_tensor_cores", "causal_attention_bf16",
+     lambda r: ({n: normal(r, 9, 8, dtype=BF16) for n in "qkv"} | {"scale": F32(0.35)}, {}), ref_attention, 3e-2),
     ("cummax", "row_cummax", lambda r: ({"x": normal(r, 4, 17)}, {}),
      lambda i: {"prefix": np.maximum.accumulate(i["x"], 1),
                 "suffix": np.maximum.accumulate(i["x"][:, ::-1], 1)[:, ::-1]}, 0),

@@ -128,7 +128,7 @@ class LoweringBuilder(ir.IRBuilder):
             return lhs
         if left is not None and right is not None:
             return _signed_constant(lhs.type, left ^ right)
-        return super().xor(lhs, rhs, name, flags)
+        return self._xor(lhs, rhs, name, flags)
 
     def select(self, cond, lhs, rhs, name="", flags=()):
         bits = _constant(cond)
@@ -137,15 +137,18 @@ class LoweringBuilder(ir.IRBuilder):
         return super().select(cond, lhs, rhs, name, flags)
 
     # Reused: the kinds an unrolled iteration repeats (address arithmetic, bounds compares,
-    # element pointers, float bitcasts); counted on tiled matmul, softmax, nan_max and
-    # dequantize_q4_k, the others (and, or, xor, select, shifts left, extensions, truncations)
-    # never repeated, and their keys would only cost time.
+    # element pointers, float bitcasts, and negations: a row's bounds check negated for each
+    # slot's check, once reads of a view proven inside its allocation compare only the row);
+    # counted on tiled matmul, softmax, nan_max and dequantize_q4_k, the others (and, or,
+    # select, shifts left, extensions, truncations) never repeated, and their keys would only
+    # cost time.
     _add = _reused(ir.IRBuilder.add, _binary_key)
     _sub = _reused(ir.IRBuilder.sub, _binary_key)
     _mul = _reused(ir.IRBuilder.mul, _binary_key)
     udiv = _reused(ir.IRBuilder.udiv, _binary_key)
     urem = _reused(ir.IRBuilder.urem, _binary_key)
     lshr = _reused(ir.IRBuilder.lshr, _binary_key)
+    _xor = _reused(ir.IRBuilder.xor, _binary_key)
     icmp_signed = _reused(ir.IRBuilder.icmp_signed, _compare_key)
     icmp_unsigned = _reused(ir.IRBuilder.icmp_unsigned, _compare_key)
     bitcast = _reused(ir.IRBuilder.bitcast, _cast_key)

@@ -79,6 +79,10 @@ def to_float(em: Emitter, op: Op, x: ir.Value, src: str, dst: str, saturate: boo
         wide = _int_to_f64_round_to_odd(em, x, src) if dst != "f64" else (
             b.sitofp(x, F64) if is_signed(src) else b.uitofp(x, F64))
         finite_source = ir.Constant(ir.IntType(1), 1)
+    elif dst == "f32" and is_low(src) and not saturate:
+        # every low float is an f32 (LOW_FORMATS: within its exponent range and precision),
+        # so the rounding below would be exact: f32 and f64 NaNs and infinities alike
+        return b.fptrunc(x, F32)
     else:
         native = None if saturate else em.hooks.round_to_format(em, x, src, dst)
         if native is not None:

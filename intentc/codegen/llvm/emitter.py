@@ -304,6 +304,10 @@ class Emitter:
         b = self.b
         for guard in self.check_guards:
             bad = b.and_(bad, guard)
+        repeat = self.block_memo.get(("check raised", ident, id(bad)))
+        if repeat is not None and repeat[0] is b.block and repeat[1] is bad:
+            return     # this block ored the same i1 into the flag already (every slot repeats a row's check)
+        self.block_memo[("check raised", ident, id(bad))] = (b.block, bad)
         # only checks store to a flag: the value the last check of this block stored is the
         # flag's value here (the load LLVM's SROA would remove, not built)
         raised = b.or_(self.once_per_block(("check flag", ident), lambda: b.load(flag)), b.zext(bad, I8))

@@ -184,4 +184,4 @@ def _bind_view(em, entry: ParamSlots, type_: ViewType, slot, remember, specializ
         if isinstance(declared, str) and declared not in em.env:
             em.env[declared] = Scalar("index", (), extents[-1])
     em.env[entry.name] = ViewRef(entry.name, type_.dtype, type_.direction, pointer, offset, size,
-                                 tuple(strides), tuple(extents))
+                                 tuple(strides), tuple(extents), entry.name in specialization.contiguous)

@@ -2,7 +2,8 @@
 
 Every access lane computes its coordinates (index tensors broadcast right-aligned to the
 access shape), checks them against the logical extents — and, for views, the address
-against the allocation — and touches memory only when it is active and in bounds. An
+against the allocation, unless the view is proven dense and inside it (`ViewRef.in_allocation`)
+— and touches memory only when it is active and in bounds. An
 out-of-bounds active lane is reported (R0301) and makes no access.
 """
 from __future__ import annotations
@@ -72,7 +73,8 @@ class Access:
             address = resource.offset
             for c, stride in zip(coords, resource.strides):
                 address = b.add(address, b.mul(c, stride))
-            inside = b.and_(inside, b.icmp_unsigned("<", address, resource.size))
+            if not resource.in_allocation:
+                inside = b.and_(inside, b.icmp_unsigned("<", address, resource.size))
             pointer, written = b.gep(resource.ptr, [address]), None
         else:
             pointer = resource.memory.address(em, coords)

@@ -133,6 +133,10 @@ class ViewRef:
     size: ir.Value
     strides: tuple[ir.Value, ...]
     shape: tuple[ir.Value, ...]
+    # every address within the extents lies in the allocation (a view the specialization
+    # proves dense row-major: the runtime refuses one that reaches past its allocation), so
+    # an access checks its coordinates against the extents only
+    in_allocation: bool = False
 
 
 @dataclass

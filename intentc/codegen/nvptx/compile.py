@@ -67,7 +67,7 @@ def compile_ptx(module: Module, kernel_name: str, arch: str, specialization: Spe
     kernel = module.find(kernel_name)
     assert isinstance(kernel, Kernel), kernel_name
     mark = time.perf_counter()
-    mapping = plan_mapping(kernel, specialization, module, arch, frozenset(options.gpu_paths if options else ()))
+    mapping = plan_mapping(kernel, specialization, module, arch, options)
     staged = stage_plan(kernel, specialization) if mapping.kind in STAGED_MAPPINGS else None
     if staged is not None:
         return PtxKernel(*compile_stages(module, kernel, staged, arch, specialization, timings, file, source,

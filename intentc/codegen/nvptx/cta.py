@@ -260,15 +260,29 @@ def _read_then_write(ops: list[Op], position: int, view: str) -> bool:
                                     for r in reads)
 
 
-def _slots_wanted(ops: list[Op], prologue: list[Op]) -> int:
-    """K from the tensors a thread keeps: reads (the prologue's too: they are re-read in the
-    iteration), scans, Philox (unrolled per coordinate) and values with several uses (other
-    than index and bool tensors, which stay lazy)."""
+def _slots_wanted(kernel: Kernel, ops: list[Op], independent: int = 0) -> int:
+    """K for the iteration `ops` of `kernel`: `independent` (Specialization.independent_slots,
+    when not 0) where every op is per coordinate (loops and ifs too where they run per
+    coordinate), else from the tensors a thread keeps. An iteration of independent
+    coordinates meets no barrier, where many slots a thread pay off (above): its slots only
+    make the unrolled body, and LLVM's and ptxas' time, K times longer (issue #13: vector add
+    at 16 slots, 755 PTX lines; at 4, 214), while T·K stays S (fewer loads in flight a thread,
+    more threads)."""
+    if independent and all(_per_coordinate(op) for op in _outside_regions(ops, per_coordinate_regions(kernel))):
+        return independent
+    return _slots_for_kept(kernel, ops)
+
+
+def _slots_for_kept(kernel: Kernel, ops: list[Op]) -> int:
+    """K = about SLOT_REGISTERS / (the tensors a thread keeps: reads, the prologue's too, as
+    they are re-read in the iteration; scans; Philox, unrolled per coordinate; values with
+    several uses other than index and bool tensors, which stay lazy), a power of two in
+    [MIN_SLOTS, MAX_SLOTS]."""
     uses: dict[str, int] = {}
     for op in ops:
         for name in list(op.operands) + [v for g in op.groups for v in g.values]:
             uses[name] = uses.get(name, 0) + 1
-    kept = sum(KEPT_WEIGHT.get(op.name, 0) for op in ops) + sum(op.name == "read" for op in prologue)
+    kept = sum(KEPT_WEIGHT.get(op.name, 0) for op in ops) + sum(op.name == "read" for op in kernel.body)
     kept += sum(1 for op in ops if op.name not in KEPT_WEIGHT for name, type_ in zip(op.results, op.result_types)
                 if uses.get(name, 0) > 1 and isinstance(type_, TensorType) and type_.shape and type_.dtype not in ("index", "bool"))
     wanted = max(1, SLOT_REGISTERS // max(kept, 1))
@@ -325,7 +339,7 @@ def row_slots(kernel: Kernel, known: dict[str, int]) -> tuple[int, int] | None:
                                      known):
         return None
     ops = found[1]
-    wanted = _slots_wanted(ops, kernel.body)
+    wanted = _slots_wanted(kernel, ops)
     if len(ops) * wanted > UNROLL_BUDGET:
         return None
     return wanted, VECTOR if any(op.name == "scan" for op in ops) else 1
@@ -353,7 +367,7 @@ def masked_plan(kernel: Kernel, known: dict[str, int], fewest: int, most: int) -
     against the run-time S (none when fewest = most)."""
     parallel, ops = iteration(kernel) or (None, [])
     assert parallel is not None, kernel.name
-    plan = _register_plan(kernel, parallel, ops, _threads_for(most, _slots_wanted(ops, kernel.body)), most,
+    plan = _register_plan(kernel, parallel, ops, _threads_for(most, _slots_wanted(kernel, ops)), most,
                           masked=True)
     return replace(plan, fewest=fewest)
 
@@ -383,7 +397,8 @@ def cta_plan(kernel: Kernel, specialization: Specialization | None = None,
             return CtaPlan(parallel, read_only, GROUP_CTA_THREADS, slots, size, 1,
                            len(ops) * slots <= UNROLL_BUDGET, iterations=GROUP_CTA_THREADS // width,
                            buffers=tuple(sorted(buffers.items())))
-        plan = _register_plan(kernel, parallel, ops, _threads_for(size, _slots_wanted(ops, kernel.body)), size)
+        wanted = _slots_wanted(kernel, ops, specialization.independent_slots)
+        plan = _register_plan(kernel, parallel, ops, _threads_for(size, wanted), size)
         transposed = transposed_reads(kernel.body, ops)
         staged = staged_reads(ops, size, known, transposed)
         return replace(plan, staged=staged, buffers=tuple(sorted(buffers.items())),

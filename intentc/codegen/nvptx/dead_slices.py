@@ -9,7 +9,7 @@ a vector), FINITE (some finite number, as every value of V must be: the mapping 
 skipped rows of V at run time and folds them when one is not), or UNKNOWN. Positions
 compared with the row's coordinate give constants (every position is greater); `select`
 on a constant picks a side; element-wise ops and reductions of constants fold (f32, numpy);
-`vecmat` of a zero weight vector with finite values is zero. The proof holds when every leaf
+`vecmat` of a zero weight vector with finite values is zero; a float cast keeps 0 and inf. The proof holds when every leaf
 of the summary is the init's constant.
 """
 from __future__ import annotations
@@ -28,7 +28,13 @@ PAST_ROW = {"lt": False, "le": False, "eq": False, "ne": True, "gt": True, "ge":
 MIRRORED = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}   # the row first
 FOLDS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "maximum": np.maximum,
          "minimum": np.minimum}
+FLOATS = {"f64", "f32", "f16", "bf16"}
 REDUCE = {"max": max, "min": min, "any": any, "all": all}
+
+
+def _exact_in_every_float(value) -> bool:
+    """0 and ±inf: a float cast keeps them (the P tile's dead weights cast to f16 / bf16)."""
+    return _const(value) and isinstance(value, float | np.floating) and (value == 0 or np.isinf(value))
 
 
 def _const(value) -> bool:
@@ -67,6 +73,8 @@ class _Abstract:
             return self._reduce(op.keyword_attr("kind"), args[0])
         if name == "vecmat" and _const(args[0]) and args[0] == 0 and args[1] == FINITE:
             return np.float32(0.0)
+        if name == "cast" and _exact_in_every_float(args[0]) and op.result_types[0].dtype in FLOATS:
+            return args[0]
         if name == "exp" and _const(args[0]):
             with np.errstate(all="ignore"):
                 return np.exp(np.float32(args[0]))

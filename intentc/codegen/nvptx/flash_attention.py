@@ -23,20 +23,27 @@ interpreter's fold too).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from llvmlite import ir
 
 from ..layout.assign import Assignment
 from ..layout.encodings import Blocked
 from ...ir.types import RecordType
+from ...options import CompileOptions
+from ..llvm.lowfloat import to_storage
 from ..llvm.types import F32, I1, I32, I64, register_type
-from .cta import barrier, shared_array, sreg
+from .cta import barrier, from_word, shared_array, sreg, to_word
 from .lane_dots import global_vector
-from .ptx_asm import opaque
+from .ptx_asm import asm, cp_async_wait, opaque, shared_address
 from .dead_slices import dead_slices_are_identity
 from .fold_attention import FoldAttention
 from .fold_values import ROW_LANES, FoldValues, PerThread, rebuild, record_leaves
+
+if TYPE_CHECKING:
+    from .flash_mma import FlashMmaPlan
 
 THREADS = 256                        # a CTA: thread row ty (of threads / 16) holds rows ty + (threads / 16) r
 ROWS = 2                             # query rows a thread (BM = 32; a plan may choose others)
@@ -48,20 +55,59 @@ VECTOR = 4                           # f32 elements of one ld.shared.v4
 PAD = VECTOR                         # staged rows padded by one vector: 16-byte aligned, banks apart
 MAX_COLUMNS = 128                    # DB for a dynamic or large D
 RESIDENT = 2
+KEY_GROUPS = 2                       # with options.flash_key_groups: groups of 256 threads (128 registers
+                                     # each: one CTA an SM)
+WORD = 8                             # bytes of a state value in the key groups' exchange (cta.to_word)
 
 
-@dataclass(frozen=True)
-class FlashPlan:
+def state_words(attention: FoldAttention, rows: int, columns: int) -> int:
+    """The values of the fold's state a thread holds: a scalar each row, `columns` of a [D]
+    vector each row."""
+    def leaves(type_) -> list:
+        return [leaf for f in type_.fields for leaf in leaves(f.type)] if isinstance(type_, RecordType) else [type_]
+    return sum(rows * (columns if leaf.shape else 1) for type_ in attention.fold.result_types
+               for leaf in leaves(type_))
+
+
+def exchange_bytes(attention: FoldAttention, rows: int, columns: int, groups: int, group_threads: int) -> int:
+    """Shared memory for the key groups' states but group 0's (and a flag each)."""
+    return (groups - 1) * (state_words(attention, rows, columns) + 1) * group_threads * WORD
+
+
+class KeyGroupPlan(ABC):
+    """What the flash plans share: a CTA of key groups (each folds a contiguous run of a row
+    block's key tiles) whose buffers, then states, live in dynamic shared memory."""
     attention: FoldAttention
-    columns: int                     # DB: D columns a pass keeps in registers (16 · C)
-    skip_dead: bool = False          # key tiles past a row block summarize to the init (dead_slices.py)
-    rows: int = ROWS                 # query rows a thread
-    keys: int = KEYS                 # keys a thread of a tile
-    resident: int = RESIDENT         # CTAs an SM (`.minnctapersm`) and the grid's CTAs an SM
-    threads: int = THREADS
+    groups: int
+    resident: int
+    rows: int
 
     kind = "flash"
-    shared_bytes = 0
+
+    @property
+    @abstractmethod
+    def group_threads(self) -> int:
+        """A key group's threads."""
+
+    @property
+    @abstractmethod
+    def group_bytes(self) -> int:
+        """A key group's buffers."""
+
+    @property
+    @abstractmethod
+    def state_columns(self) -> int:
+        """The columns of a [D] vector a thread holds."""
+
+    @property
+    def threads(self) -> int:
+        return self.group_threads * self.groups
+
+    @property
+    def shared_bytes(self) -> int:
+        """Dynamic shared memory: the groups' buffers, reused for their states at the end."""
+        return max(self.groups * self.group_bytes,
+                   exchange_bytes(self.attention, self.rows, self.state_columns, self.groups, self.group_threads))
 
     @property
     def ctas_per_sm(self) -> int:
@@ -71,6 +117,37 @@ class FlashPlan:
     def parallel(self):
         return self.attention.parallel
 
+
+@dataclass(frozen=True)
+class FlashPlan(KeyGroupPlan):
+    attention: FoldAttention
+    columns: int                     # DB: D columns a pass keeps in registers (16 · C)
+    skip_dead: bool = False          # key tiles past a row block summarize to the init (dead_slices.py)
+    rows: int = ROWS                 # query rows a thread
+    keys: int = KEYS                 # keys a thread of a tile
+    resident: int = RESIDENT         # CTAs an SM (`.minnctapersm`) and the grid's CTAs an SM
+    threads_a_group: int = THREADS   # a key group's threads
+    groups: int = 1                  # key groups: each folds a contiguous run of a row block's tiles
+
+    @property
+    def group_threads(self) -> int:
+        return self.threads_a_group
+
+    @property
+    def group_bytes(self) -> int:
+        """A key group's Q and K chunks, P and V chunk (f32)."""
+        bm, bn, db, dk = self.block
+        return 4 * (bm * (dk + PAD) + bn * (dk + PAD) + bm * (bn + PAD) + VK * db)
+
+    @property
+    def state_columns(self) -> int:
+        return self.columns // ROW_LANES
+
+    @property
+    def shared_bytes(self) -> int:
+        """One group keeps its buffers in static shared memory (the H200-verified form)."""
+        return super().shared_bytes if self.groups > 1 else 0
+
     @property
     def block(self) -> tuple:
         return (self.row_groups * self.rows, ROW_LANES * self.keys, self.columns, DK)
@@ -78,7 +155,7 @@ class FlashPlan:
     @property
     def row_groups(self) -> int:
         """Thread rows: thread row ty holds query rows ty + row_groups · r of the block."""
-        return self.threads // ROW_LANES
+        return self.group_threads // ROW_LANES
 
     def emit(self, em) -> None:
         FlashEmitter(em, self).emit()
@@ -87,11 +164,11 @@ class FlashPlan:
         bm, bn, db, dk = self.block
         return {"block": {"query_rows": bm, "keys": bn, "columns": db, "qk_chunk": dk, "v_chunk": VK},
                 "per_thread": {"rows": self.rows, "keys": self.keys, "columns": self.columns // ROW_LANES},
-                "resident": self.resident,
+                "resident": self.resident, "key_groups": self.groups, "shared_bytes": self.shared_bytes,
                 "instruction": "fma.rn.f32 (f32 operands: no TF32)", "order": "row blocks heaviest first",
-                "slices": "key tiles in order; the first summary starts the state"
-                + ("; tiles past the row block skipped where V's rows there are finite" if self.skip_dead else ""),
-                "state": "registers", "staging": "Q/K chunks, P and V chunks in static shared memory"}
+                "slices": slices_text(self.groups, self.skip_dead),
+                "state": "registers", "staging": "Q/K chunks, P and V chunks "
+                + ("a key group in dynamic" if self.groups > 1 else "in static") + " shared memory"}
 
     def layouts(self, known: dict) -> Assignment:
         """The iteration's [T] and [D] vectors as the CTA holds them, over (the block's query
@@ -99,26 +176,44 @@ class FlashPlan:
         the rows, the tile repeating (a thread's rows ty + 16r, keys tx + 16n, columns four
         consecutive ones a lane in groups of 64 where it holds a multiple of four)."""
         result = Assignment()
-        keys = Blocked((None, None), (1, 1), (2, ROW_LANES), (self.threads // 32, 1), (1, 0))
+        keys = Blocked((None, None), (1, 1), (2, ROW_LANES), (self.group_threads // 32, 1), (1, 0))
         per_lane = VECTOR if (self.columns // ROW_LANES) % VECTOR == 0 else 1
-        cols = Blocked((None, None), (1, per_lane), (2, ROW_LANES), (self.threads // 32, 1), (1, 0))
+        cols = Blocked((None, None), (1, per_lane), (2, ROW_LANES), (self.group_threads // 32, 1), (1, 0))
         for name, kind in self.attention.kinds.items():
             if kind in ("keys", "cols"):
                 result.values[name] = keys if kind == "keys" else cols
         return result
 
 
-def plan_flash(kernel, known: dict) -> FlashPlan | None:
+def slices_text(groups: int, skip_dead: bool) -> str:
+    """launch.json's account of the fold's slices."""
+    text = "key tiles in order; the first summary starts the state"
+    if groups > 1:
+        text = ("key tiles in order, a contiguous run of a row block's tiles a key group; the first summary "
+                f"starts a group's state; the {groups} groups' states combined in key order")
+    return text + ("; tiles past the row block skipped where V's rows there are finite" if skip_dead else "")
+
+
+def plan_flash(kernel, known: dict, options: CompileOptions | None = None) -> FlashPlan | FlashMmaPlan | None:
+    """The flash plan of `kernel`, or None. f32 operands run on the CUDA cores, in key groups
+    only with `options.flash_key_groups`; 16-bit ones on the tensor cores only with
+    `options.flash_tensor_cores` (both await GPU verification; off, the kernel keeps the
+    mapping it had)."""
     from .fold_attention import match_fold_attention
     from .tile_contraction import NoMatch
+    options = options or CompileOptions()
     try:
         attention = match_fold_attention(kernel)
     except NoMatch:
         return None
+    if attention.operand_dtype != "f32":     # 16-bit operands run on the tensor cores
+        from .flash_mma import plan_flash_mma
+        return plan_flash_mma(attention, known) if options.flash_tensor_cores else None
     depth = attention.depth if isinstance(attention.depth, int) else known.get(attention.depth)
     columns = MAX_COLUMNS if not depth else max(ROW_LANES, min(MAX_COLUMNS, 1 << (depth - 1).bit_length()))
     coordinate = attention.parallel.regions[0].args[0].name
-    return FlashPlan(attention, columns, dead_slices_are_identity(attention.prologue, attention.fold, coordinate))
+    plan = FlashPlan(attention, columns, dead_slices_are_identity(attention.prologue, attention.fold, coordinate))
+    return replace(plan, groups=KEY_GROUPS, resident=1) if options.flash_key_groups else plan
 
 
 def _i64(value: int) -> ir.Constant:
@@ -130,30 +225,20 @@ def _i32(value: int) -> ir.Constant:
 
 
 class FlashEmitter:
-    def __init__(self, em, plan: FlashPlan):
+    def __init__(self, em, plan):            # a FlashPlan, or flash_mma.py's FlashMmaPlan
         self.em, self.plan = em, plan
         a = plan.attention
         self.q, self.k, self.v, self.o = (em.env[name] for name in (a.q, a.k, a.v, a.o))
         self.rows_extent, self.depth = self.q.shape
         self.cols = plan.columns // ROW_LANES
         self.rows, self.keys = plan.rows, plan.keys
+        self.element_bytes = 4           # of Q, K and V
 
     def emit(self) -> None:
         em, plan = self.em, self.plan
         b = em.b
-        bm, bn, db, _ = plan.block
-        tid = sreg(em, "tid.x")
-        self.lane = b.urem(tid, _i32(32))
-        self.tx, self.ty = b.zext(b.urem(tid, _i32(ROW_LANES)), I64), b.zext(b.udiv(tid, _i32(ROW_LANES)), I64)
-        self.tid = b.zext(tid, I64)
-        self.q_shared = shared_array(em, "f32", bm * (DK + PAD), 16).ptr
-        self.k_shared = shared_array(em, "f32", bn * (DK + PAD), 16).ptr
-        self.p_shared = shared_array(em, "f32", bm * (bn + PAD), 16).ptr
-        self.v_shared = shared_array(em, "f32", VK * db, 16).ptr
-        self.values = FoldValues(em, self.rows, {"rows": 1, "keys": self.keys, "cols": self.cols}, plan.attention.depth,
-                                 self._contract)
-        self.values.lane = self.lane
-        self.vectors = {view.name: self._vectors_fit(view) for view in (self.q, self.k, self.v)}
+        bm, _, db, _ = plan.block
+        self._setup()
         self.values.run(plan.attention.prologue)
         blocks = b.sdiv(b.add(self.rows_extent, _i64(bm - 1)), _i64(bm))
         start, stride = b.zext(sreg(em, "ctaid.x"), I64), b.zext(sreg(em, "nctaid.x"), I64)
@@ -167,6 +252,73 @@ class FlashEmitter:
                 em.loop(_i64(0), self.depth, lambda c0: self._pass(i0, c0), _i64(db), name="dblock")
         em.loop(start, blocks, row_block, stride, name="rowblock")
 
+    def _setup(self) -> None:
+        """The thread's coordinates, the shared arrays and the op-by-op lowering."""
+        em, plan = self.em, self.plan
+        b = em.b
+        bm, bn, db, _ = plan.block
+        tid, thread = self._thread_coordinates()
+        self.tx, self.ty = b.zext(b.urem(thread, _i32(ROW_LANES)), I64), b.zext(b.udiv(thread, _i32(ROW_LANES)), I64)
+        self._thread_indices(tid, thread)
+        counts = (bm * (DK + PAD), bn * (DK + PAD), bm * (bn + PAD), VK * db)
+        if plan.groups == 1:
+            arrays = [shared_array(em, "f32", count, 16).ptr for count in counts]
+        else:
+            group = b.gep(self._shared_memory(), [b.mul(self.key_group, _i32(plan.group_bytes))])
+            offsets = [4 * sum(counts[:index]) for index in range(len(counts))]
+            arrays = [b.bitcast(b.gep(group, [_i32(offset)]), F32.as_pointer(3)) for offset in offsets]
+        self.q_shared, self.k_shared, self.p_shared, self.v_shared = arrays
+        self.values = FoldValues(em, self.rows, {"rows": 1, "keys": self.keys, "cols": self.cols}, plan.attention.depth,
+                                 self._contract)
+        self.values.lane = self.lane
+        self.vectors = {view.name: self._vectors_fit(view) for view in (self.q, self.k, self.v)}
+
+    def _thread_coordinates(self) -> tuple:
+        """The lane and the key group (i32); returns tid and the thread within its group (i32)."""
+        em, plan = self.em, self.plan
+        b = em.b
+        tid = sreg(em, "tid.x")
+        self.lane = b.urem(tid, _i32(32))
+        if plan.groups == 1:
+            self.key_group = _i32(0)
+            return tid, tid
+        self.key_group = b.udiv(tid, _i32(plan.group_threads))
+        return tid, b.urem(tid, _i32(plan.group_threads))
+
+    def _thread_indices(self, tid: ir.Value, thread: ir.Value) -> None:
+        """tid and the thread within its group as i64."""
+        self.tid = self.em.b.zext(tid, I64)
+        self.group_tid = self.tid if self.plan.groups == 1 else self.em.b.zext(thread, I64)
+
+    def _shared_memory(self) -> ir.Value:
+        """The launch's dynamic shared memory (an external, unsized shared array of bytes);
+        `self.shared` its shared-window address."""
+        array = ir.GlobalVariable(self.em.module, ir.ArrayType(ir.IntType(8), 0), "intentc_flash_shared",
+                                  addrspace=3)
+        array.align = 128
+        zero = ir.Constant(I32, 0)
+        pointer = self.em.b.gep(array, [zero, zero], inbounds=True)
+        self.shared = shared_address(self.em.b, pointer)
+        return pointer
+
+    def _group_barrier(self) -> None:
+        """The key group's named barrier (1 + g, its threads); the CTA's with one group."""
+        b = self.em.b
+        if self.plan.groups == 1:
+            barrier(self.em)
+            return
+        asm(b, "bar.sync $0, $1;", "r,r,~{memory}", ir.VoidType(),
+            [b.add(self.key_group, _i32(1)), _i32(self.plan.group_threads)])
+
+    def query_rows(self, i0: ir.Value) -> list:
+        """The thread's query rows of the block from row i0."""
+        b = self.em.b
+        return [b.add(i0, b.add(self.ty, _i64(self.plan.row_groups * r))) for r in range(self.rows)]
+
+    def key_offset(self, n: int) -> ir.Value:
+        """The thread's key slot n within the current tile."""
+        return self.em.b.add(self.tx, _i64(ROW_LANES * n))
+
     # ---- one pass: the fold over every key tile for a block of rows and columns -------------
     def _pass(self, i0: ir.Value, c0: ir.Value) -> None:
         em, plan = self.em, self.plan
@@ -175,7 +327,7 @@ class FlashEmitter:
         self.i0, self.c0 = i0, c0
         values = self.values
         region = a.parallel.regions[0]
-        rows = [b.add(i0, b.add(self.ty, _i64(self.plan.row_groups * r))) for r in range(self.rows)]
+        rows = self.query_rows(i0)
         values.env[region.args[0].name] = PerThread("rows", "index", [[row] for row in rows])
         ops = [op for op in region.ops if op.name != "yield"]
         fold_at = ops.index(a.fold)
@@ -193,8 +345,8 @@ class FlashEmitter:
 
         def tile(j0):
             self.j0 = j0
-            values.key_exists = [b.icmp_signed("<", b.add(j0, b.add(self.tx, _i64(ROW_LANES * n))),
-                                               self.rows_extent) for n in range(self.keys)]
+            values.key_exists = [b.icmp_signed("<", b.add(j0, self.key_offset(n)), self.rows_extent)
+                                 for n in range(self.keys)]
             values.run(ops[1:fold_at])
             summary = self._summarize(a.fold)
             previous = [self._load_leaf(slots, leaf) for slots, leaf in zip(state, leaves)]
@@ -205,12 +357,78 @@ class FlashEmitter:
                     for slot, x, y in zip(row_slots, new_row, first_row):
                         b.store(b.select(has, x, y), slot)
             b.store(ir.Constant(I1, 1), started)
-        em.loop(_i64(0), self._keys_end(i0, c0), tile, _i64(bn), name="keytile")
-        results = [self._load_leaf(slots, leaf) for slots, leaf in zip(state, leaves)]
+        start, stop = self._key_range(self._keys_end(i0, c0))
+        em.loop(start, stop, tile, _i64(bn), name="keytile")
+        results = self._merged(a.fold, [self._load_leaf(slots, leaf) for slots, leaf in zip(state, leaves)],
+                               b.load(started))
         for name, type_ in zip(a.fold.results, types):
             values.env[name] = rebuild(type_, results)
         values.run(ops[fold_at + 1:-1])
         self._write(ops[-1], rows)
+
+    def _key_range(self, keys_end: ir.Value) -> tuple:
+        """The key group's run of the block's tiles, [start, stop): tiles [g n / G, (g + 1) n / G)
+        of n (also `self.keys_end`)."""
+        b = self.em.b
+        bn = self.plan.block[1]
+        if self.plan.groups == 1:
+            self.keys_end = keys_end
+            return _i64(0), keys_end
+        tiles = b.sdiv(b.add(keys_end, _i64(bn - 1)), _i64(bn))
+        group = b.zext(self.key_group, I64)
+
+        def boundary(g):
+            return b.mul(b.sdiv(b.mul(tiles, g), _i64(self.plan.groups)), _i64(bn))
+        start, stop = boundary(group), boundary(b.add(group, _i64(1)))
+        self.keys_end = b.select(b.icmp_signed("<", stop, keys_end), stop, keys_end)
+        return start, self.keys_end
+
+    def _merged(self, fold, leaves: list, started: ir.Value) -> list:
+        """Group 0's state combined with the other key groups' in key order, through shared
+        memory (each thread with the threads of the same place in their groups: the same rows
+        and columns); a group that folded no tile (`started` false) is left out."""
+        em = self.em
+        b = em.b
+        plan = self.plan
+        if plan.groups == 1:
+            return leaves
+        words = [value for leaf in leaves for row in leaf.values for value in row] + [started]
+        cp_async_wait(b, 0)          # a group's copies in flight land before its buffers are reused
+        barrier(em)                  # every group is done with its buffers
+
+        def address(group, index):
+            slot = b.add(b.mul(b.add(b.mul(group, _i32(len(words))), _i32(index)), _i32(plan.group_threads)),
+                         b.trunc(self.group_tid, I32))
+            return b.add(self.shared, b.mul(slot, _i32(WORD)))
+        with b.if_then(b.icmp_unsigned("!=", self.key_group, _i32(0))):
+            for index, value in enumerate(words):
+                asm(b, "st.shared.b64 [$0], $1;", "r,l,~{memory}", ir.VoidType(),
+                    [address(b.sub(self.key_group, _i32(1)), index), to_word(em, value)])
+        barrier(em)
+        slots = [em.entry_alloca(value.type) for value in words]   # the running state, then its flag
+        for slot, value in zip(slots, words):
+            b.store(value, slot)
+
+        def unflatten(values: list) -> list:
+            flat = iter(values)
+            return [PerThread(leaf.kind, leaf.dtype, [[next(flat) for _ in row] for row in leaf.values])
+                    for leaf in leaves]
+
+        def merge(group):            # one loop body: the combine's code once, whatever G
+            index32 = b.trunc(b.sub(group, _i64(1)), I32)
+            other = [from_word(em, asm(b, "ld.shared.b64 $0, [$1];", "=l,r,~{memory}", I64,
+                                       [address(index32, index)]), value.type) for index, value in enumerate(words)]
+            mine = [b.load(slot) for slot in slots]
+            combined = self._combine(fold, unflatten(mine[:-1]), unflatten(other[:-1]))
+            flat = [value for leaf in combined for row in leaf.values for value in row]
+            has, other_has = mine[-1], other[-1]
+            for slot, x, y, z in zip(slots, flat, other, mine):
+                b.store(b.select(other_has, b.select(has, x, y), z), slot)
+            b.store(b.or_(has, other_has), slots[-1])
+        em.loop(_i64(1), _i64(plan.groups), merge, name="merge")
+        state = unflatten([b.load(slot) for slot in slots[:-1]])
+        barrier(em)                  # the exchange is read before any group stages again
+        return state
 
     def _keys_end(self, i0: ir.Value, c0: ir.Value) -> ir.Value:
         """Where the fold's key tiles end for rows [i0, i0 + BM): T, or, where the plan skips
@@ -218,25 +436,34 @@ class FlashEmitter:
         (this pass's columns) are all finite — the CTA decides together (`bar.red.or`)."""
         em = self.em
         b = em.b
-        bm, bn, db, _ = self.plan.block
+        bm, bn, _, _ = self.plan.block
         if not self.plan.skip_dead:
             return self.rows_extent
         past = b.add(i0, _i64(bm))
         live_end = b.select(b.icmp_signed("<", past, self.rows_extent), past, self.rows_extent)
         skip_start = b.mul(b.sdiv(b.add(live_end, _i64(bn - 1)), _i64(bn)), _i64(bn))
+        vote = em.declare("llvm.nvvm.barrier0.or", I32, [I32])
+        seen = self._values_not_finite(skip_start, c0)
+        any_not_finite = b.icmp_unsigned("!=", b.call(vote, [b.zext(seen, I32)]), _i32(0))
+        return b.select(any_not_finite, self.rows_extent, skip_start)
+
+    def _values_not_finite(self, first_row: ir.Value, c0: ir.Value) -> ir.Value:
+        """Whether this thread's share of V's rows from `first_row` on (this pass's columns)
+        holds an inf or NaN (i1)."""
+        em = self.em
+        b = em.b
+        db = self.plan.block[2]
         seen = em.entry_alloca(I1)
         b.store(ir.Constant(I1, 0), seen)
-        count = b.mul(b.sub(self.rows_extent, skip_start), _i64(db))
+        count = b.mul(b.sub(self.rows_extent, first_row), _i64(db))
 
         def element(linear):
-            value = self._element(self.v, b.add(skip_start, b.udiv(linear, _i64(db))),
+            value = self._element(self.v, b.add(first_row, b.udiv(linear, _i64(db))),
                                   b.add(c0, b.urem(linear, _i64(db))))
             finite = b.fcmp_ordered("<", em.call_intrinsic("fabs", value), ir.Constant(F32, float("inf")))
             b.store(b.or_(b.load(seen), b.not_(finite)), seen)
         em.loop(opaque(b, self.tid), count, element, _i64(self.plan.threads), name="vcheck")
-        vote = em.declare("llvm.nvvm.barrier0.or", I32, [I32])
-        any_not_finite = b.icmp_unsigned("!=", b.call(vote, [b.zext(b.load(seen), I32)]), _i32(0))
-        return b.select(any_not_finite, self.rows_extent, skip_start)
+        return b.load(seen)
 
     def _leaf_types(self, type_) -> list:
         """(dtype, kind, slots) of each leaf of a fold result: scalars and [D] vectors."""
@@ -257,7 +484,7 @@ class FlashEmitter:
         length, positions, scores, tile = (arg.name for arg in fold.regions[0].args)
         left = b.sub(self.rows_extent, self.j0)
         values.env[length] = values.uniform("index", b.select(b.icmp_signed("<", left, _i64(bn)), left, _i64(bn)))
-        values.env[positions] = PerThread("keys", "index", [[b.add(self.j0, b.add(self.tx, _i64(ROW_LANES * n)))
+        values.env[positions] = PerThread("keys", "index", [[b.add(self.j0, self.key_offset(n))
                                                              for n in range(self.keys)] for _ in range(self.rows)])
         values.env[scores] = values.env[fold.operands[0]]
         values.env[tile] = "values"
@@ -292,10 +519,10 @@ class FlashEmitter:
         acc = self._zeroed(self.keys)
 
         def chunk(d0):
-            barrier(em)
+            self._group_barrier()
             self._stage(self.q, self.q_shared, self.i0, d0, bm, DK, DK + PAD)
             self._stage(self.k, self.k_shared, self.j0, d0, bn, DK, DK + PAD)
-            barrier(em)
+            self._group_barrier()
             for dd in range(0, DK, VECTOR):      # four columns of each row and key at once
                 qs = [self._vector(self.q_shared, self._at(b.add(self.ty, _i64(self.plan.row_groups * r)), DK + PAD, dd))
                       for r in range(self.rows)]
@@ -312,7 +539,7 @@ class FlashEmitter:
         em = self.em
         b = em.b
         _, bn, db, _ = self.plan.block
-        barrier(em)                   # the previous tile's readers of P are done
+        self._group_barrier()         # the previous tile's readers of P are done
         for r in range(self.rows):
             row = b.add(self.ty, _i64(self.plan.row_groups * r))
             for n in range(self.keys):
@@ -321,9 +548,9 @@ class FlashEmitter:
         acc = self._zeroed(self.cols)
 
         def chunk(jv):
-            barrier(em)
+            self._group_barrier()
             self._stage(self.v, self.v_shared, b.add(self.j0, jv), self.c0, VK, db, db)
-            barrier(em)
+            self._group_barrier()
             for kk in range(0, VK, VECTOR):      # four keys' weights of each row at once
                 ps = [self._vector(self.p_shared, self._at(b.add(self.ty, _i64(self.plan.row_groups * r)), bn + PAD,
                                                            b.add(jv, _i64(kk)))) for r in range(self.rows)]
@@ -387,9 +614,9 @@ class FlashEmitter:
             with vectors:
                 self._stage_vectors(view, shared, first_row, first_column, rows, columns, pitch)
             with elements:
-                threads = self.plan.threads
+                threads = self.plan.group_threads
                 for e in range(-(-rows * columns // threads)):
-                    linear = b.add(opaque(b, self.tid), _i64(e * threads))
+                    linear = b.add(opaque(b, self.group_tid), _i64(e * threads))
                     i, j = b.udiv(linear, _i64(columns)), b.urem(linear, _i64(columns))
                     with b.if_then(b.icmp_signed("<", linear, _i64(rows * columns))):
                         value = self._element(view, b.add(first_row, i), b.add(first_column, j))
@@ -402,9 +629,9 @@ class FlashEmitter:
         b = self.em.b
         count = rows * columns // VECTOR
         vector = ir.VectorType(F32, VECTOR)
-        threads = self.plan.threads
+        threads = self.plan.group_threads
         for e in range(-(-count // threads)):
-            linear = b.add(opaque(b, self.tid), _i64(e * threads))
+            linear = b.add(opaque(b, self.group_tid), _i64(e * threads))
             i, j = b.udiv(linear, _i64(columns // VECTOR)), b.mul(b.urem(linear, _i64(columns // VECTOR)), _i64(VECTOR))
             row, column = b.add(first_row, i), b.add(first_column, j)
             inside = b.and_(b.icmp_signed("<", row, view.shape[0]), b.icmp_signed("<", column, view.shape[1]))
@@ -419,13 +646,14 @@ class FlashEmitter:
 
     def _vectors_fit(self, view) -> ir.Value:
         """Rows of `view` load as 16-byte vectors: unit column stride, the start and the row
-        stride 16-byte aligned, D a multiple of four (uniform, checked once)."""
+        stride 16-byte aligned, D a multiple of a vector's elements (uniform, checked once)."""
         b = self.em.b
-        start = b.add(b.ptrtoint(view.ptr, I64), b.mul(view.offset, _i64(4)))
+        element = self.element_bytes
+        start = b.add(b.ptrtoint(view.ptr, I64), b.mul(view.offset, _i64(element)))
         fits = b.and_(b.icmp_signed("==", view.strides[1], _i64(1)),
                       b.icmp_unsigned("==", b.and_(start, _i64(15)), _i64(0)))
-        fits = b.and_(fits, b.icmp_signed("==", b.srem(view.strides[0], _i64(VECTOR)), _i64(0)))
-        return b.and_(fits, b.icmp_signed("==", b.srem(view.shape[1], _i64(VECTOR)), _i64(0)))
+        fits = b.and_(fits, b.icmp_signed("==", b.srem(view.strides[0], _i64(16 // element)), _i64(0)))
+        return b.and_(fits, b.icmp_signed("==", b.srem(view.shape[1], _i64(16 // element)), _i64(0)))
 
     def _element(self, view, row, column) -> ir.Value:
         """view[row, column], or 0 outside [0, T) x [0, D)."""
@@ -442,6 +670,15 @@ class FlashEmitter:
         return merged
 
     def _write(self, write, rows: list) -> None:
+        """Group 0 writes its rows' columns (the other groups' states are in its own)."""
+        b = self.em.b
+        if self.plan.groups == 1:
+            self._write_rows(write, rows)
+            return
+        with b.if_then(b.icmp_unsigned("==", self.key_group, _i32(0))):
+            self._write_rows(write, rows)
+
+    def _write_rows(self, write, rows: list) -> None:
         b = self.em.b
         value = self.values.env[write.operands[1]]
         o = self.o
@@ -451,4 +688,4 @@ class FlashEmitter:
                 inside = b.and_(b.icmp_signed("<", row, o.shape[0]), b.icmp_signed("<", column, o.shape[1]))
                 with b.if_then(inside):
                     offset = b.add(o.offset, b.add(b.mul(row, o.strides[0]), b.mul(column, o.strides[1])))
-                    b.store(value.values[r][m], b.gep(o.ptr, [offset]))
+                    b.store(to_storage(self.em, value.values[r][m], value.dtype), b.gep(o.ptr, [offset]))

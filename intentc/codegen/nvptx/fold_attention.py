@@ -27,7 +27,8 @@ from .fold_values import STRUCTURAL
 from .tile_contraction import NoMatch, _is_contraction
 
 REDUCTIONS = {"sum", "max", "min", "any", "all"}
-DTYPES = {"f32", "bool", "index"}
+DTYPES = {"f32", "f16", "bf16", "bool", "index"}
+OPERANDS = {"f32", "f16", "bf16"}    # Q, K and V: one of these, the same for all three
 # the contractions the mapping stages: the scores of K and q, the weights times the value slice
 CONTRACTIONS = {("matvec", "keys", "query"), ("vecmat", None, "values")}
 
@@ -46,6 +47,7 @@ class FoldAttention:
     keys_tile: str                # the top-level value holding K
     values_tile: str              # ... and V
     query: str                    # the iteration's read of q[i, :]
+    operand_dtype: str = "f32"    # of Q, K and V
     kinds: dict = field(default_factory=dict, compare=False)   # value -> "rows" | "keys" | "cols" | tile
 
 
@@ -133,8 +135,8 @@ def match_fold_attention(kernel: Kernel) -> FoldAttention:
         if name not in views or len(views[name].shape) != 2 or views[name].shape[0] != rows:
             raise NoMatch("the query or output is not a [T, D] view")
     depth = views[q].shape[1]
-    if views[o].shape[1] != depth or views[q].dtype != "f32" or views[o].dtype != "f32":
-        raise NoMatch("the query and output are not f32 [T, D] views")
+    if views[o].shape[1] != depth or views[q].dtype not in OPERANDS or views[o].dtype not in OPERANDS:
+        raise NoMatch("the query and output are not f32, f16 or bf16 [T, D] views")
     shapes = _Shapes(rows, depth)
     env: dict = {}
     tiles: dict[str, str] = {}
@@ -162,9 +164,10 @@ def match_fold_attention(kernel: Kernel) -> FoldAttention:
     if len(sources) != 2 or sources[1] not in top_reads or fold.attributes.get("axis") != 0:
         raise NoMatch("the region_fold does not fold the scores and the value tile along the keys")
     values_tile = sources[1]
-    if top_reads[keys_tile] == top_reads[values_tile] or views[top_reads[keys_tile]].dtype != "f32" \
-            or views[top_reads[values_tile]].dtype != "f32":
-        raise NoMatch("the key and value tiles are not two f32 views")
+    operand = views[q].dtype
+    if top_reads[keys_tile] == top_reads[values_tile] or views[top_reads[keys_tile]].dtype != operand \
+            or views[top_reads[values_tile]].dtype != operand:
+        raise NoMatch("the key and value tiles are not two views of the query's dtype")
     tiles[keys_tile], tiles[values_tile] = "keys", "values"
     shapes.kinds[coordinate] = "rows"
     before, after = ops[1:ops.index(fold)], ops[ops.index(fold) + 1:-1]
@@ -184,7 +187,7 @@ def match_fold_attention(kernel: Kernel) -> FoldAttention:
     if shapes.kinds.get(write.operands[1]) != "cols":
         raise NoMatch("the written row is not a [D] vector")
     return FoldAttention(parallel, q, top_reads[keys_tile], top_reads[values_tile], o, rows, depth, fold,
-                         tuple(prologue), keys_tile, values_tile, query_read.results[0], dict(shapes.kinds))
+                         tuple(prologue), keys_tile, values_tile, query_read.results[0], operand, dict(shapes.kinds))
 
 
 def _is_weighting(op: Op) -> bool:

@@ -10,7 +10,7 @@ the current D block. So a value of the iteration is `PerThread` of one kind:
 or a record of such values. Element-wise ops run element by element through the shared
 element lowering (`codegen/llvm/pointwise.py`, `math.py`: the same bits as every other
 mapping); a reduction of a `keys` vector folds a thread's keys (keys past the axis's end
-take the identity) and then a `shfl.sync.bfly` butterfly over the 16 lanes of the row,
+take the identity) and then a `shfl.sync.bfly` butterfly over the lanes of the row (16, or 4 in the MMA layout),
 each step with the lower lane's operand first, so every lane gets the same bits (§6:
 reductions may reassociate). `matvec` and `vecmat` are the emitter's (`contract`).
 """
@@ -26,7 +26,7 @@ from ...ir.nodes import Op
 from ...ir.optable import all_ops
 from ...ir.types import RecordType, TensorType
 from ..llvm import math as llvm_math
-from ..llvm.conversion import constant_value
+from ..llvm.conversion import constant_value, convert
 from ..llvm.pointwise import binary, unary
 from ..llvm.types import I32, register_type
 from .cta import _shuffle
@@ -35,7 +35,8 @@ ROW_LANES = 16            # lanes sharing a row's keys (lane bits 0..3)
 COMBINE = {"sum": "add", "max": "maximum", "min": "minimum", "any": "or", "all": "and"}
 # the ops other than contractions and element-wise ones that FoldValues lowers: op -> method
 STRUCTURAL = {"record": "_record", "record_get": "_record_get", "constant": "_constant", "full": "_constant",
-              "broadcast": "_broadcast", "select": "_select", "reduce": "_reduce"}
+              "broadcast": "_broadcast", "select": "_select", "reduce": "_reduce", "cast": "_cast",
+              "saturating_cast": "_cast"}
 
 
 @dataclass
@@ -61,10 +62,12 @@ def _identity(kind: str, dtype: str) -> ir.Constant:
 class FoldValues:
     """Evaluates ops into `env` (name -> PerThread | Record); `slots` gives each kind's slot
     count, `depth` names D (a [D] vector is `cols`, any other vector `keys`), `key_exists` the i1 of each key slot (inside the axis), `lane` the thread's lane
-    (i32), `contract(op, env)` lowers matvec / vecmat."""
+    (i32), `contract(op, env)` lowers matvec / vecmat, `row_lanes` the lanes (low lane bits)
+    that share a row's keys."""
 
-    def __init__(self, em, rows: int, slots: dict, depth, contract: Callable):
+    def __init__(self, em, rows: int, slots: dict, depth, contract: Callable, row_lanes: int = ROW_LANES):
         self.em, self.rows, self.slots, self.depth, self.contract = em, rows, slots, depth, contract
+        self.row_lanes = row_lanes            # lanes sharing a row's keys: the reductions' butterfly
         self.env: dict = {}
         self.defs: dict = {}      # value -> its op (an fma-marked add's product)
         self.key_exists: list = []
@@ -124,6 +127,11 @@ class FoldValues:
             return operands[0]
         return PerThread(kind, type_.dtype, [[row[0]] * self.slots[kind] for row in operands[0].values])
 
+    def _cast(self, op: Op, operands: list, type_) -> PerThread:
+        source = operands[0].dtype
+        saturate = op.name == "saturating_cast"
+        return self._map(operands, type_.dtype, lambda v: convert(self.em, op, v[0], source, type_.dtype, saturate))
+
     def _select(self, op: Op, operands: list, type_) -> PerThread:
         return self._map(operands, type_.dtype, lambda v: self.em.b.select(*v))
 
@@ -182,7 +190,7 @@ class FoldValues:
             for value, exists in zip(row, self.key_exists):
                 total = binary(em, op, combine, total, b.select(exists, value, identity), vector.dtype)
             offset = 1
-            while offset < ROW_LANES:
+            while offset < self.row_lanes:
                 other = _shuffle(em, "bfly", total, offset, 0x1F)
                 upper = b.icmp_unsigned("!=", b.and_(self.lane, ir.Constant(I32, offset)), ir.Constant(I32, 0))
                 first, second = b.select(upper, other, total), b.select(upper, total, other)

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field, replace
 
 from ...ir.nodes import Helper, Kernel, Module, Op
 from ...ir.types import ViewType
-from ...options import Specialization
+from ...options import CompileOptions, Specialization
 from ...passes.ir_walk import is_pure_tree
 from ..layout.assign import Assignment, assign, elements
 from ..layout.encodings import Shared, row_blocked
@@ -116,18 +116,19 @@ def prologue_views(kernel: Kernel, parallel: Op) -> frozenset[str]:
 
 
 def plan_mapping(kernel: Kernel, specialization: Specialization | None = None, module: Module | None = None,
-                 arch: str = "sm_90", paths: frozenset = frozenset()) -> Mapping:
-    """The kernel's mapping; `paths`: the unverified GPU paths it may take (docs/gpu.md)."""
-    return replace(_plan(kernel, specialization, module, arch, paths), paths=paths)
+                 arch: str = "sm_90", options: CompileOptions | None = None) -> Mapping:
+    """The kernel's mapping; `options` may name unverified GPU paths it may take (docs/gpu.md)."""
+    paths = frozenset(options.gpu_paths) if options else frozenset()
+    return replace(_plan(kernel, specialization, module, arch, options, paths), paths=paths)
 
 
 def _plan(kernel: Kernel, specialization: Specialization | None, module: Module | None, arch: str,
-          paths: frozenset) -> Mapping:
+          options: CompileOptions | None, paths: frozenset) -> Mapping:
     known = known_extents(kernel, specialization or Specialization())
     mma = plan_mma(kernel, arch) or plan_structured(kernel, arch)
     if mma is not None:
         return Mapping("mma", mma.threads, mma.contraction.parallel, layouts=mma_assignment(mma, known), mma=mma)
-    plan = kernel_plan(kernel, known, arch)
+    plan = kernel_plan(kernel, known, arch, options)
     if plan is not None:
         # the top-level reads are the plan's to stage: left lazy, never materialized
         return Mapping(plan.kind, plan.threads, plan.parallel, layouts=plan.layouts(known), plan=plan,

@@ -1,0 +1,410 @@
+"""The flash mapping on tensor cores (docs/gpu.md, "Flash attention"): the region_fold attention
+of `fold_attention.py` with f16 or bf16 Q, K and V runs QKᵀ and PV on
+`mma.sync.aligned.m16n8k16` (f16/bf16 operands, f32 accumulators, the IR's `acc = f32`).
+
+A CTA takes a block of BM = 16 · W query rows (W row warps, warp w rows 16w .. 16w + 15) with
+G key groups of W warps: key tiles of BN = 64 keys are the fold's slices (§6), as in the
+CUDA-core flash mapping whose pass, fold, combine, causal skipping and writes this emitter
+inherits (`flash_attention.py`), and group g folds the g-th of G contiguous runs of the
+block's tiles, so the heaviest (last) row blocks' keys are split G ways instead of running
+alone on one SM. The groups' states meet in shared memory and group 0 combines them in key
+order (the fold's combine: reassociation, §6; a group without tiles is left out) before
+the ops after the fold and the write. Each group has its own Q, K and V buffers and named
+barrier, so the groups run their tile loops independently.
+The per-thread layout is the MMA accumulator's: lane l holds rows l/4 and l/4 + 8 of its
+warp's 16 and, of every 8-wide fragment, the two keys (or D columns) 2(l%4), 2(l%4) + 1 — so
+a row's keys are shared by the 4 lanes of a quad and the reductions end in a 2-step butterfly.
+
+Q, K and V are staged by predicated 16-byte loads (elements where the rows do not allow
+them) into shared memory in rows of 64 elements (128 bytes), 16-byte chunks swizzled by the
+row (chunk ^ row % 8), so `ldmatrix` reads are conflict free: Q and K as A and B (`.x4`),
+V as B through `ldmatrix.trans`. The scores' fragments are the summarizer's [len] vectors
+in place; the weights enter PV as the A operand straight from those registers (FA2's
+register reuse), in the operand type the IR casts them to (`cvt.rn.{f16,bf16}x2.f32` of
+the cast's f32 source: the cast's own rounding, two at once); a weight of a key past the
+axis is 0. A fixed D up to 128 keeps Q (padded to 64-column chunks) in shared memory for
+the whole pass and stages K whole a tile; any other D runs passes of 128 output columns,
+the scores from 64-column chunks of Q and K.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from llvmlite import ir
+
+from ..layout.assign import Assignment
+from ..layout.mma import Mma
+from ..llvm.lowfloat import is_finite, to_register, to_storage
+from ..llvm.types import F32, I1, I16, I32, I64
+from .fold_attention import FoldAttention
+from .fold_values import FoldValues, PerThread
+from .flash_attention import FlashEmitter, KeyGroupPlan, slices_text
+from .dead_slices import dead_slices_are_identity
+from .lane_dots import global_vector
+from .ptx_asm import (asm, cp_async, cp_async_commit, cp_async_wait, ldmatrix_x4, mma_m16n8k16, opaque)
+from .tile_matmul import swizzled
+
+ROW_WARPS = 2                        # W: BM = 16 W query rows (at T = 4096, 128 row blocks for 132 SMs)
+GROUPS = 4                           # G: key groups (8 warps a CTA; 255 registers a thread fit once an SM)
+BLOCK_KEYS = 64                      # BN
+CHUNK = 64                           # elements of a staged row (128 bytes: the swizzle's row)
+ROW_BYTES = 2 * CHUNK
+VECTOR = 8                           # 16-bit elements of a 16-byte load
+MAX_COLUMNS = 128                    # DB: output columns a pass keeps in registers
+QUAD = 4                             # lanes sharing a row's keys
+RESIDENT = 1
+
+
+@dataclass(frozen=True)
+class FlashMmaPlan(KeyGroupPlan):
+    attention: FoldAttention
+    columns: int                     # DB: the output columns of a pass (a multiple of 64)
+    resident_depth: int              # D padded to 64 where Q stays staged a pass (D fixed, <= 128); else 0
+    skip_dead: bool = False
+    row_warps: int = ROW_WARPS
+    groups: int = GROUPS
+    resident: int = RESIDENT
+
+    rows = 2                         # query rows a thread: l/4, l/4 + 8
+    keys = BLOCK_KEYS // QUAD        # keys a thread of a tile
+
+    @property
+    def group_threads(self) -> int:
+        return 32 * self.row_warps
+
+    @property
+    def group_bytes(self) -> int:
+        """A group's Q, K and V buffers."""
+        bm, bn, db, dk = self.block
+        return 2 * (bm * dk + bn * dk + bn * db)
+
+    @property
+    def state_columns(self) -> int:
+        return self.columns // QUAD
+
+    @property
+    def qk_chunk(self) -> int:
+        """D columns of Q and K staged at once."""
+        return self.resident_depth or CHUNK
+
+    @property
+    def block(self) -> tuple:
+        return (16 * self.row_warps, BLOCK_KEYS, self.columns, self.qk_chunk)
+
+    def emit(self, em) -> None:
+        FlashMmaEmitter(em, self).emit()
+
+    def to_json(self) -> dict:
+        bm, bn, db, dk = self.block
+        operand = self.attention.operand_dtype
+        return {"block": {"query_rows": bm, "keys": bn, "columns": db, "qk_chunk": dk, "v_chunk": bn},
+                "per_thread": {"rows": self.rows, "keys": self.keys, "columns": db // QUAD},
+                "resident": self.resident, "row_warps": self.row_warps, "key_groups": self.groups,
+                "shared_bytes": self.shared_bytes,
+                "instruction": f"mma.sync.aligned.m16n8k16.row.col.f32.{operand}.{operand}.f32 (ldmatrix, "
+                               "128-byte swizzled shared rows)",
+                "order": "row blocks heaviest first",
+                "slices": slices_text(self.groups, self.skip_dead),
+                "state": "registers (the MMA accumulator layout)",
+                "staging": "Q " + ("once a pass" if self.resident_depth else "and K chunks a tile")
+                + ", K and V tiles a key group in dynamic shared memory; P from the scores' registers"}
+
+    def layouts(self, known: dict) -> Assignment:
+        """The iteration's [T] and [D] vectors over (the block's query rows, keys or columns)
+        in the m16n8 accumulator layout: warp w rows 16w.., lane l rows l/4, l/4 + 8."""
+        result = Assignment()
+        keys = Mma(2, (self.row_warps, 1), (16, 8), (1, BLOCK_KEYS // 8))
+        cols = Mma(2, (self.row_warps, 1), (16, 8), (1, self.columns // 8))
+        for name, kind in self.attention.kinds.items():
+            if kind in ("keys", "cols"):
+                result.values[name] = keys if kind == "keys" else cols
+        return result
+
+
+def plan_flash_mma(attention: FoldAttention, known: dict) -> FlashMmaPlan:
+    depth = attention.depth if isinstance(attention.depth, int) else known.get(attention.depth)
+    padded = -(-depth // CHUNK) * CHUNK if depth else 0
+    resident = padded if padded and padded <= MAX_COLUMNS else 0
+    coordinate = attention.parallel.regions[0].args[0].name
+    return FlashMmaPlan(attention, resident or MAX_COLUMNS, resident,
+                        dead_slices_are_identity(attention.prologue, attention.fold, coordinate))
+
+
+def _i64(value: int) -> ir.Constant:
+    return ir.Constant(I64, value)
+
+
+def _i32(value: int) -> ir.Constant:
+    return ir.Constant(I32, value)
+
+
+class FlashMmaEmitter(FlashEmitter):
+    """FlashEmitter with the MMA layout: the thread coordinates, staging and contractions."""
+
+    def __init__(self, em, plan: FlashMmaPlan):
+        self.em, self.plan = em, plan
+        a = plan.attention
+        self.q, self.k, self.v, self.o = (em.env[name] for name in (a.q, a.k, a.v, a.o))
+        self.rows_extent, self.depth = self.q.shape
+        self.cols = plan.columns // QUAD
+        self.rows, self.keys = plan.rows, plan.keys
+        self.operand = a.operand_dtype
+        self.element_bytes = 2
+
+    def _setup(self) -> None:
+        em, plan = self.em, self.plan
+        b = em.b
+        bm, bn, _, dk = plan.block
+        self._thread_indices(*self._thread_coordinates())
+        self.warp = b.trunc(b.udiv(self.group_tid, _i64(32)), I32)        # the row warp
+        self.group = b.zext(b.udiv(self.lane, _i32(QUAD)), I64)
+        self.quad = b.zext(b.urem(self.lane, _i32(QUAD)), I64)
+        self._shared_memory()
+        self.q_shared = b.add(self.shared, b.mul(self.key_group, _i32(plan.group_bytes)))
+        self.k_shared = b.add(self.q_shared, _i32(2 * bm * dk))
+        self.v_shared = b.add(self.k_shared, _i32(2 * bn * dk))
+        self.values = FoldValues(em, self.rows, {"rows": 1, "keys": self.keys, "cols": self.cols},
+                                 plan.attention.depth, self._contract, row_lanes=QUAD)
+        self.values.lane = self.lane
+        self.vectors = {view.name: self._vectors_fit(view) for view in (self.q, self.k, self.v)}
+
+    def query_rows(self, i0: ir.Value) -> list:
+        b = self.em.b
+        first = b.add(i0, b.add(b.zext(b.mul(self.warp, _i32(16)), I64), self.group))
+        return [b.add(first, _i64(8 * r)) for r in range(self.rows)]
+
+    def key_offset(self, n: int) -> ir.Value:
+        """Key slot n = 2j + e: key 8j + 2(l%4) + e of the tile (register e of fragment j)."""
+        b = self.em.b
+        return b.add(b.mul(self.quad, _i64(2)), _i64(8 * (n // 2) + n % 2))
+
+    def column(self, m: int) -> ir.Value:
+        return self.key_offset(m)
+
+    def _key_range(self, keys_end: ir.Value) -> tuple:
+        start, stop = super()._key_range(keys_end)
+        if self.plan.resident_depth:
+            # Q stays staged for the pass, and the first K tile is on its way: the group read
+            # the previous pass's Q and K before its last V barrier, the exchange is over
+            # (`_merged`); the first tile's K barrier orders them
+            self._stage_tile(self.q, self.q_shared, self.i0, _i64(0), self.plan.block[0], self.plan.resident_depth)
+            self._stage_tile(self.k, self.k_shared, start, _i64(0), BLOCK_KEYS, self.plan.resident_depth)
+        return start, stop
+
+    # ---- contractions ----------------------------------------------------------------------
+    def _scores(self) -> PerThread:
+        """S = Q Kᵀ for the warp's 16 rows and the tile's keys: 8 m16n8 fragments, K steps of 16."""
+        em = self.em
+        b = em.b
+        plan = self.plan
+        fragments = BLOCK_KEYS // 8
+        if plan.resident_depth:
+            self._arrived()                 # K (fetched during the previous tile's PV)
+            # V's tile comes during the scores and the summarizer: every warp read the
+            # previous one before the barrier above
+            self._stage_tile(self.v, self.v_shared, self.j0, self.c0, BLOCK_KEYS, plan.columns)
+            acc = self._mma_steps([[ir.Constant(F32, 0.0)] * 4 for _ in range(fragments)], plan.resident_depth // 16)
+        else:
+            slots = [[em.entry_alloca(F32) for _ in range(4)] for _ in range(fragments)]
+            for fragment in slots:
+                for slot in fragment:
+                    b.store(ir.Constant(F32, 0.0), slot)
+
+            def chunk(d0):
+                self._group_barrier()
+                self._stage_tile(self.q, self.q_shared, self.i0, d0, self.plan.block[0], CHUNK)
+                self._stage_tile(self.k, self.k_shared, self.j0, d0, BLOCK_KEYS, CHUNK)
+                self._arrived()
+                summed = self._mma_steps([[b.load(s) for s in fragment] for fragment in slots], CHUNK // 16)
+                for fragment, values in zip(slots, summed):
+                    for slot, value in zip(fragment, values):
+                        b.store(value, slot)
+            em.loop(_i64(0), self.depth, chunk, _i64(CHUNK), name="dchunk")
+            acc = [[b.load(s) for s in fragment] for fragment in slots]
+        return PerThread("keys", "f32", [[acc[j][2 * r + e] for j in range(fragments) for e in range(2)]
+                                         for r in range(self.rows)])
+
+    def _mma_steps(self, acc: list, steps: int) -> list:
+        """`steps` K steps of 16 of the staged Q and K chunks into the fragments `acc`."""
+        b = self.em.b
+        lane = self.lane
+        a_row = b.add(b.mul(self.warp, _i32(16)), b.urem(lane, _i32(16)))
+        b_row = b.add(b.urem(lane, _i32(8)), b.mul(_i32(8), b.udiv(lane, _i32(16))))
+        for kk in range(steps):
+            a_frag = ldmatrix_x4(b, self._address(self.q_shared, self.plan.block[0], a_row,
+                                                  b.add(_i32(2 * kk), b.udiv(lane, _i32(16)))), transpose=False)
+            for pair in range(len(acc) // 2):
+                row = b.add(b_row, _i32(16 * pair))
+                chunk = b.add(_i32(2 * kk), b.urem(b.udiv(lane, _i32(8)), _i32(2)))
+                words = ldmatrix_x4(b, self._address(self.k_shared, BLOCK_KEYS, row, chunk), transpose=False)
+                for j, frag in ((2 * pair, words[:2]), (2 * pair + 1, words[2:])):
+                    acc[j] = mma_m16n8k16(b, self.operand, "f32", a_frag, frag, acc[j])
+        return acc
+
+    def _values_by_weights(self, weights: PerThread, name: str) -> PerThread:
+        """O = P V: P the weights' registers as A fragments, V staged and read transposed."""
+        em = self.em
+        b = em.b
+        fragments = self.plan.columns // 8
+        words = self._weight_words(weights, name)
+        if self.plan.resident_depth:
+            self._arrived()
+            self._prefetch_keys()
+        else:
+            self._group_barrier()    # the group is done with the previous tile's V (and this one's K)
+            self._stage_tile(self.v, self.v_shared, self.j0, self.c0, BLOCK_KEYS, self.plan.columns)
+            self._arrived()
+        acc = [[ir.Constant(F32, 0.0)] * 4 for _ in range(fragments)]
+        lane = self.lane
+        row_in_step = b.add(b.urem(lane, _i32(8)), b.mul(_i32(8), b.urem(b.udiv(lane, _i32(8)), _i32(2))))
+        for kk in range(BLOCK_KEYS // 16):
+            # A: rows g and g + 8 of keys 16kk + 2(l%4).. (fragment 2kk) and 16kk + 8 + .. (2kk + 1)
+            a_frag = [words[0][2 * kk], words[1][2 * kk], words[0][2 * kk + 1], words[1][2 * kk + 1]]
+            row = b.add(_i32(16 * kk), row_in_step)
+            for pair in range(fragments // 2):
+                chunk = b.add(_i32(2 * pair), b.udiv(lane, _i32(16)))
+                v_words = ldmatrix_x4(b, self._address(self.v_shared, BLOCK_KEYS, row, chunk), transpose=True)
+                for j, frag in ((2 * pair, v_words[:2]), (2 * pair + 1, v_words[2:])):
+                    acc[j] = mma_m16n8k16(b, self.operand, "f32", a_frag, frag, acc[j])
+        return PerThread("cols", "f32", [[acc[j][2 * r + e] for j in range(fragments) for e in range(2)]
+                                         for r in range(self.rows)])
+
+    def _weight_words(self, weights: PerThread, name: str) -> list:
+        """[row][fragment] b32 words of the weights in the operand type, (low, high) = keys
+        (2(l%4), 2(l%4) + 1) of the fragment; 0 for keys past the axis. Where the IR casts f32
+        weights, the f32 values convert pairwise (`cvt.rn`, the cast's rounding)."""
+        b = self.em.b
+        cast = self.values.defs.get(name)
+        source = self.values.env[cast.operands[0]] if cast is not None and cast.name == "cast" else None
+        if source is not None and source.dtype != "f32":
+            source = None
+        exists = self.values.key_exists
+        result = []
+        for r in range(self.rows):
+            row = []
+            for j in range(len(exists) // 2):
+                if source is not None:
+                    low, high = (b.select(exists[2 * j + e], source.values[r][2 * j + e], ir.Constant(F32, 0.0))
+                                 for e in range(2))
+                    row.append(asm(b, f"cvt.rn.{self.operand}x2.f32 $0, $1, $2;", "=r,f,f", I32, [high, low]))
+                else:
+                    halves = [b.select(exists[2 * j + e], to_storage(self.em, weights.values[r][2 * j + e], weights.dtype),
+                                       ir.Constant(I16, 0)) for e in range(2)]
+                    row.append(b.or_(b.zext(halves[0], I32), b.shl(b.zext(halves[1], I32), _i32(16))))
+            result.append(row)
+        return result
+
+    def _contract(self, op, env) -> PerThread:
+        if op.name == "matvec":
+            return self._scores()
+        return self._values_by_weights(env[op.operands[0]], op.operands[0])
+
+    # ---- staging -------------------------------------------------------------------------
+    def _arrived(self) -> None:
+        """This thread's copies landed (`cp.async.wait_group 0`), then the group's (its barrier)."""
+        cp_async_wait(self.em.b, 0)
+        self._group_barrier()
+
+
+    def _prefetch_keys(self) -> None:
+        """The next tile's K, while this tile's PV runs: every warp read this tile's K (its
+        scores) before the V barrier just passed."""
+        b = self.em.b
+        following = b.add(self.j0, _i64(BLOCK_KEYS))
+        with b.if_then(b.icmp_signed("<", following, self.keys_end)):
+            self._stage_tile(self.k, self.k_shared, following, _i64(0), BLOCK_KEYS, self.plan.resident_depth)
+
+    def _address(self, base: ir.Value, rows: int, row: ir.Value, chunk: ir.Value) -> ir.Value:
+        """Shared address of 16-byte `chunk` (i32, of the staged columns) of `row` (i32): 64-column
+        blocks of `rows` rows of 128 bytes, chunks swizzled by the row."""
+        b = self.em.b
+        block = b.mul(b.udiv(chunk, _i32(CHUNK // VECTOR)), _i32(rows * ROW_BYTES))
+        return b.add(base, b.add(block, swizzled(b, row, b.urem(chunk, _i32(CHUNK // VECTOR)), ROW_BYTES)))
+
+    def _stage_tile(self, view, base, first_row, first_column, rows: int, columns: int) -> None:
+        """view[first_row + i, first_column + j] (0 outside the view) into the swizzled rows:
+        16-byte vectors where the view's rows allow them (a uniform branch), else elements."""
+        b = self.em.b
+        with b.if_else(self.vectors[view.name]) as (vectors, elements):
+            with vectors:
+                self._stage_tile_vectors(view, base, first_row, first_column, rows, columns)
+            with elements:
+                self._stage_tile_elements(view, base, first_row, first_column, rows, columns)
+
+    def _stage_tile_vectors(self, view, base, first_row, first_column, rows: int, columns: int) -> None:
+        """`cp.async` of each 16-byte chunk (zero-filled past the view: D is a multiple of
+        eight here, so a chunk is wholly in or out), one commit group; `_arrived` waits."""
+        b = self.em.b
+        per_row = columns // VECTOR
+        threads = self.plan.group_threads
+        for e in range(rows * per_row // threads):
+            linear = b.add(opaque(b, self.group_tid), _i64(e * threads))
+            i, c = b.udiv(linear, _i64(per_row)), b.urem(linear, _i64(per_row))
+            row, column = b.add(first_row, i), b.add(first_column, b.mul(c, _i64(VECTOR)))
+            inside = b.and_(b.icmp_signed("<", row, view.shape[0]), b.icmp_signed("<", column, view.shape[1]))
+            # a chunk past the view reads nothing: its address is clamped to the view's start
+            offset = b.select(inside, b.add(view.offset, b.add(b.mul(row, view.strides[0]), column)), view.offset)
+            address = self._address(base, rows, b.trunc(i, I32), b.trunc(c, I32))
+            cp_async(b, address, b.gep(view.ptr, [offset]), b.select(inside, _i32(16), _i32(0)))
+        cp_async_commit(b)
+
+    def _stage_tile_elements(self, view, base, first_row, first_column, rows: int, columns: int) -> None:
+        em = self.em
+        b = em.b
+
+        def element(linear):
+            i, j = b.udiv(linear, _i64(columns)), b.urem(linear, _i64(columns))
+            row, column = b.add(first_row, i), b.add(first_column, j)
+            inside = b.and_(b.icmp_signed("<", row, view.shape[0]), b.icmp_signed("<", column, view.shape[1]))
+            bits = self._raw(view, row, column, inside)
+            chunk = b.trunc(b.udiv(j, _i64(VECTOR)), I32)
+            address = b.add(self._address(base, rows, b.trunc(i, I32), chunk),
+                            b.trunc(b.mul(b.urem(j, _i64(VECTOR)), _i64(2)), I32))
+            asm(b, "st.shared.b16 [$0], $1;", "r,h,~{memory}", ir.VoidType(), [address, bits])
+        em.loop(opaque(b, self.group_tid), _i64(rows * columns), element, _i64(self.plan.group_threads), name="stage")
+
+    def _raw(self, view, row, column, inside) -> ir.Value:
+        """The 16 bits of view[row, column], 0 where `inside` is false."""
+        b = self.em.b
+        before = b.block
+        with b.if_then(inside):
+            offset = b.add(view.offset, b.add(b.mul(row, view.strides[0]), b.mul(column, view.strides[1])))
+            loaded = b.load(b.gep(view.ptr, [offset]))
+            loaded_block = b.block
+        merged = b.phi(loaded.type)
+        merged.add_incoming(ir.Constant(loaded.type, 0), before)
+        merged.add_incoming(loaded, loaded_block)
+        return merged
+
+    def _values_not_finite(self, first_row: ir.Value, c0: ir.Value) -> ir.Value:
+        """Whether the thread's share of V's rows from `first_row` (all D columns: a pass's
+        skip covers whole rows) holds an inf or NaN: 16-byte vectors where the rows allow
+        them (a 16-bit pattern is not finite when its exponent bits are all ones), else
+        element by element."""
+        em = self.em
+        b = em.b
+        seen = em.entry_alloca(I1)
+        b.store(ir.Constant(I1, 0), seen)
+        v = self.v
+        exponent = {"f16": 0x7C00, "bf16": 0x7F80}[self.operand]
+        with b.if_else(self.vectors[v.name]) as (vectors, elements):
+            with vectors:
+                per_row = b.udiv(v.shape[1], _i64(VECTOR))
+
+                def vector(linear):
+                    row, chunk = b.add(first_row, b.udiv(linear, per_row)), b.urem(linear, per_row)
+                    offset = b.add(v.offset, b.add(b.mul(row, v.strides[0]), b.mul(chunk, _i64(VECTOR))))
+                    for word in global_vector(b, b.gep(v.ptr, [offset]), 4, ir.Constant(I1, 1)):
+                        for half in range(2):
+                            mask = _i32(exponent << (16 * half))
+                            b.store(b.or_(b.load(seen), b.icmp_unsigned("==", b.and_(word, mask), mask)), seen)
+                em.loop(opaque(b, self.tid), b.mul(b.sub(self.rows_extent, first_row), per_row), vector,
+                        _i64(self.plan.threads), name="vcheck")
+            with elements:
+                def element(linear):
+                    row, column = b.add(first_row, b.udiv(linear, v.shape[1])), b.urem(linear, v.shape[1])
+                    value = to_register(em, self._raw(v, row, column, ir.Constant(I1, 1)), self.operand)
+                    b.store(b.or_(b.load(seen), b.not_(is_finite(em, value))), seen)
+                em.loop(opaque(b, self.tid), b.mul(b.sub(self.rows_extent, first_row), v.shape[1]), element,
+                        _i64(self.plan.threads), name="vcheck")
+        return b.load(seen)

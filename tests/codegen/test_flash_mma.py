@@ -1,0 +1,88 @@
+"""The flash mapping's tensor-core form without a GPU (docs/gpu.md, "Flash attention"): the
+f16 / bf16 region_fold attention recognized with 16-bit operands, the plan in launch.json,
+the PTX's MMAs, ldmatrix reads and packed weight conversions, ptxas accepting it. The form
+awaits GPU verification: it runs only with CompileOptions(flash_tensor_cores=True)."""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import intentc
+from intentc.codegen.nvptx.dead_slices import dead_slices_are_identity
+from intentc.codegen.nvptx.fold_attention import match_fold_attention
+from intentc.driver import compile_kernel
+from intentc.options import CompileOptions
+
+SAMPLE = (Path(__file__).resolve().parents[2] / "ir_samples" / "attention_tensor_cores.kir").read_text()
+
+
+def _kernel(name: str, text: str = SAMPLE):
+    module = intentc.parse(text, "t.kir")
+    intentc.verify_or_raise(module)
+    return module.find(name)
+
+
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_recognized_with_16bit_operands(dtype):
+    found = match_fold_attention(_kernel(f"causal_attention_{dtype}"))
+    assert found.operand_dtype == dtype
+    assert found.kinds["wn"] == found.kinds["w"] == "keys" and found.kinds["outn"] == "cols"
+    # the weights' cast keeps a dead slice's zeros: the causal tiles are still skipped
+    assert dead_slices_are_identity(found.prologue, found.fold, found.parallel.regions[0].args[0].name)
+
+
+TENSOR_CORES = CompileOptions(flash_tensor_cores=True)
+
+
+def _compile(dtype: str, extents: dict, arch: str = "sm_90", options: CompileOptions = TENSOR_CORES):
+    result = compile_kernel(SAMPLE, f"causal_attention_{dtype}", "ptx", arch, options,
+                            specialization={"extents": extents} if extents else None)
+    return json.loads(result.artifacts["launch.json"]), result.artifacts["kernel.ptx"]
+
+
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+@pytest.mark.parametrize("extents,columns,qk_chunk", [({}, 128, 64), ({"D": 64}, 64, 64), ({"D": 128}, 128, 128),
+                                                      ({"D": 40}, 64, 64), ({"D": 200}, 128, 64)])
+def test_launch_json_and_ptx(dtype, extents, columns, qk_chunk, tmp_path):
+    launch, ptx = _compile(dtype, extents)
+    assert launch["mapping"] == "flash" and launch["block"] == [256, 1, 1]
+    plan = launch["plan"]
+    # two row warps and four key groups; dynamic shared memory for their Q, K and V buffers
+    assert (plan["row_warps"], plan["key_groups"], plan["block"]["query_rows"]) == (2, 4, 32)
+    assert launch["shared_bytes"] == plan["shared_bytes"] == 4 * 2 * (32 * qk_chunk + 64 * qk_chunk + 64 * columns)
+    assert ".extern .shared" in ptx
+    assert (plan["block"]["columns"], plan["block"]["qk_chunk"]) == (columns, qk_chunk)
+    assert f"m16n8k16.row.col.f32.{dtype}.{dtype}.f32" in plan["instruction"]
+    assert "skipped" in plan["slices"] and launch["lazy_views"] == ["k", "v"]
+    assert all("mma" in text for text in launch["layouts"]["encodings"].values())
+    mmas = re.findall(r"mma\.sync\.aligned\.m16n8k16\.row\.col\.f32\.(\w+)\.(\w+)\.f32", ptx)
+    # QK^T and PV: 8 key fragments and D/8 column fragments for each 16-wide K step
+    assert mmas and set(mmas) == {(dtype, dtype)}
+    assert "ldmatrix.sync.aligned.m8n8.x4.shared.b16" in ptx and "ldmatrix.sync.aligned.m8n8.x4.trans" in ptx
+    assert f"cvt.rn.{dtype}x2.f32" in ptx           # the IR's cast of the weights, two at a time
+    assert ".tf32" not in ptx and "malloc" not in ptx and "shfl.sync.bfly.b32" in ptx
+    assert all("ex2.approx.ftz.f32" in line for line in ptx.splitlines() if ".ftz" in line)
+    if shutil.which("ptxas"):
+        (tmp_path / "k.ptx").write_text(ptx)
+        done = subprocess.run(["ptxas", "-arch=sm_90", str(tmp_path / "k.ptx"), "-o", str(tmp_path / "k.cubin")],
+                              capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+
+
+def test_mma_counts_follow_the_tiles():
+    _, ptx = _compile("f16", {"D": 64})
+    # a tile: QK^T 4 K steps x 8 key fragments, PV 4 key steps x 8 column fragments (the key
+    # groups run one loop body)
+    assert len(re.findall(r"mma\.sync\.aligned", ptx)) == 4 * 8 + 4 * 8
+
+
+
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_off_by_default(dtype):
+    launch, ptx = _compile(dtype, {"D": 64}, options=CompileOptions())
+    assert launch["mapping"] != "flash" and "mma.sync" not in ptx
