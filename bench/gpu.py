@@ -2,7 +2,13 @@
 one process, on device-resident data (no host copies timed). GB/s counts bytes read plus
 bytes written once each. Writes bench/results/gpu-<date>-<host>.json (or --out).
 
-    python3 bench/gpu.py [--quick] [--out FILE] [--no-samples | --samples-only] [gpu_samples options]
+    python3 bench/gpu.py [--quick] [--out FILE] [--no-samples | --samples-only] [--rounds 7]
+                         [--rows vector_add,softmax,row_sum_cumsum,histogram,dropout] [gpu_samples options]
+                         (--gpu-path NAME, a gpu_samples option, applies to these rows too)
+
+Each row's implementations are timed in interleaved rounds in one process (round r times
+every implementation, then round r + 1): a row reports each one's median over the rounds,
+so clock and neighbour drift hits all of them alike.
 
 After its own rows come the contraction rows of `bench/gpu_matmul.py` (TFLOP/s beside
 torch.matmul and Triton's tutorial matmul), then the per-sample table of `bench/gpu_samples.py` (every kernel of
@@ -17,6 +23,7 @@ import datetime
 import json
 import platform
 import socket
+import statistics
 import sys
 from pathlib import Path
 
@@ -64,10 +71,11 @@ class Intentc:
     kernels here: `extents` fixes dynamic extents (Triton's BLOCK), and every view has unit
     innermost stride (the benchmark's tensors are contiguous; Triton's pointer arithmetic
     assumes it). Launches are asynchronous on torch's current stream."""
-    def __init__(self, text, name, extents=None):
+    def __init__(self, text, name, extents=None, gpu_paths=()):
         from intentc.parse import parse
         views = [p.name for p in parse(text).find(name).params if getattr(p.type, "direction", None)]
-        self.kernel = intentc.load(text, name, target="cuda", extents=extents, facts={"unit_stride": views})
+        self.kernel = intentc.load(text, name, target="cuda", extents=extents, facts={"unit_stride": views},
+                                   options={"gpu_paths": list(gpu_paths)})
 
     def __call__(self, **values):
         return lambda: self.kernel(**values)
@@ -78,21 +86,32 @@ class Intentc:
 
 
 class Recorder:
-    """Times each implementation of one benchmark, checks intentc's result, prints and keeps
-    the row. A failing implementation or check is reported in the row, not fatal."""
-    def __init__(self, quick: bool):
+    """Times each implementation of one benchmark in interleaved rounds (the median of each),
+    checks intentc's result, prints and keeps the row. A failing implementation or check is
+    reported in the row, not fatal."""
+    def __init__(self, quick: bool, rounds: int = 7, gpu_paths: tuple = ()):
         self.quick = quick
+        self.gpu_paths = gpu_paths      # GPU paths awaiting verification the intentc kernels compile with
         self.reps = 5 if quick else 20
+        self.rounds = rounds
         self.rows: list[dict] = []
 
     def __call__(self, name, nbytes, impls, check):
-        row = {"bench": name, "bytes": nbytes}
-        for label, fn in impls.items():
-            try:
-                seconds = timed(fn, self.reps)
-                row[label] = {"ms": seconds * 1e3, "GB/s": nbytes / seconds / 1e9}
-            except Exception as error:
-                row[label] = {"error": f"{type(error).__name__}: {str(error)[:300]}"}
+        row = {"bench": name, "bytes": nbytes, "rounds": self.rounds}
+        times: dict[str, list[float]] = {label: [] for label in impls}
+        for _ in range(self.rounds):
+            for label, fn in impls.items():
+                if label in row:          # it failed in an earlier round
+                    continue
+                try:
+                    times[label].append(timed(fn, self.reps))
+                except Exception as error:
+                    row[label] = {"error": f"{type(error).__name__}: {str(error)[:300]}"}
+        for label, seconds in times.items():
+            if label not in row:
+                median = statistics.median(seconds)
+                row[label] = {"ms": median * 1e3, "GB/s": nbytes / median / 1e9,
+                              "spread": round((max(seconds) - min(seconds)) / median, 3)}
         try:
             row["intentc_correct"] = bool(check())
         except Exception as error:
@@ -108,7 +127,7 @@ def bench_vector_add(record: Recorder):
     n = (1 << 24) if record.quick else (1 << 28)
     x, y = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
     z1, z2 = torch.empty_like(x), torch.empty_like(x)
-    k = Intentc(sample("vector_add"), "vector_add")
+    k = Intentc(sample("vector_add"), "vector_add", gpu_paths=record.gpu_paths)
     record(f"vector_add f32 n={n}", 12 * n, {
         "intentc": k(x=x, y=y, z=z1), "triton": lambda: t_add[(triton.cdiv(n, 1024),)](x, y, z2, n, BLOCK=1024),
         "torch": lambda: torch.add(x, y, out=z2)}, lambda: k.ok() and torch.equal(z1, x + y))
@@ -116,7 +135,7 @@ def bench_vector_add(record: Recorder):
 
 def bench_row_softmax(record: Recorder, dynamic: Intentc, rows: int, cols: int):
     """`dynamic` is compiled for any row length, `soft` for `cols` only."""
-    soft = Intentc(sample("row_softmax"), "row_softmax", {"N": cols})
+    soft = Intentc(sample("row_softmax"), "row_softmax", {"N": cols}, record.gpu_paths)
     x = torch.randn(rows, cols, device="cuda")
     y1, y2, y3 = torch.empty_like(x), torch.empty_like(x), torch.empty_like(x)
     block = triton.next_power_of_2(cols)
@@ -133,12 +152,12 @@ def bench_row_sum_and_cumsum(record: Recorder):
     rows, cols = (4096, 1024) if record.quick else (32768, 4096)
     x = torch.randn(rows, cols, device="cuda")
     s1, s2 = torch.empty(rows, device="cuda"), torch.empty(rows, device="cuda")
-    rs = Intentc(row_sum_f32_text(), "row_sum_f32", {"N": cols})
+    rs = Intentc(row_sum_f32_text(), "row_sum_f32", {"N": cols}, record.gpu_paths)
     record(f"row_sum f32 {rows}x{cols}", 4 * rows * cols + 4 * rows, {
         "intentc": rs(x=x, y=s1), "triton": lambda: t_rowsum[(rows,)](x, s2, cols, BLOCK=cols, num_warps=8),
         "torch": lambda: torch.sum(x, 1, out=s2)}, lambda: rs.ok() and torch.allclose(s1, x.sum(1), atol=1e-3))
     c1, c2 = torch.empty_like(x), torch.empty_like(x)
-    cs = Intentc(sample("cumsum"), "row_cumsum", {"N": cols})
+    cs = Intentc(sample("cumsum"), "row_cumsum", {"N": cols}, record.gpu_paths)
     record(f"cumsum f32 {rows}x{cols}", 8 * rows * cols, {
         "intentc": cs(x=x, y=c1), "triton": lambda: t_cumsum[(rows,)](x, c2, cols, BLOCK=cols, num_warps=8),
         "torch": lambda: torch.cumsum(x, 1, out=c2)},
@@ -149,7 +168,7 @@ def bench_histogram(record: Recorder):
     n = (1 << 22) if record.quick else (1 << 26)
     v = torch.randint(-8, 1100, (n,), device="cuda", dtype=torch.int32)
     h1, h2 = torch.zeros(1024, dtype=torch.int32, device="cuda"), torch.zeros(1024, dtype=torch.int32, device="cuda")
-    hk = Intentc(histogram1024_text(), "histogram256")
+    hk = Intentc(histogram1024_text(), "histogram256", gpu_paths=record.gpu_paths)
 
     def expected_hist():
         keep = v[(v >= 0) & (v < 1024)].long()
@@ -169,7 +188,7 @@ def bench_dropout(record: Recorder):
     x = torch.randn(rows, cols, device="cuda")
     y1, keep = torch.empty_like(x), torch.empty(rows, cols, dtype=torch.uint8, device="cuda")
     y2, keep2 = torch.empty_like(x), torch.empty(rows, cols, dtype=torch.uint8, device="cuda")
-    dk = Intentc(sample("philox_dropout"), "dropout", {"N": cols})
+    dk = Intentc(sample("philox_dropout"), "dropout", {"N": cols}, record.gpu_paths)
 
     def dropout_correct():     # the kept elements are scaled x, the others 0; about half kept
         kept = keep.bool()
@@ -181,15 +200,24 @@ def bench_dropout(record: Recorder):
         "torch": lambda: torch.nn.functional.dropout(x, 0.5, training=True)}, dropout_correct)
 
 
-def bench_all(quick: bool) -> list[dict]:
-    record = Recorder(quick)
-    bench_vector_add(record)
-    dynamic = Intentc(sample("row_softmax"), "row_softmax")
-    for rows, cols in ([(4096, 1024)] if quick else [(32768, 1024), (8192, 4096), (4096, 16384)]):
+def bench_softmax_rows(record: Recorder):
+    dynamic = Intentc(sample("row_softmax"), "row_softmax", gpu_paths=record.gpu_paths)
+    for rows, cols in ([(4096, 1024)] if record.quick else [(32768, 1024), (8192, 4096), (4096, 16384)]):
         bench_row_softmax(record, dynamic, rows, cols)
-    bench_row_sum_and_cumsum(record)
-    bench_histogram(record)
-    bench_dropout(record)
+
+
+BENCHES = {"vector_add": bench_vector_add, "softmax": bench_softmax_rows, "row_sum_cumsum": bench_row_sum_and_cumsum,
+           "histogram": bench_histogram, "dropout": bench_dropout}
+
+
+def bench_all(quick: bool, rounds: int = 7, only: str | None = None, gpu_paths: tuple = ()) -> list[dict]:
+    record = Recorder(quick, rounds, gpu_paths)
+    wanted = only.split(",") if only else list(BENCHES)
+    unknown = [name for name in wanted if name not in BENCHES]
+    if unknown:
+        raise SystemExit(f"unknown rows: {', '.join(unknown)} (of {', '.join(BENCHES)})")
+    for name in wanted:
+        BENCHES[name](record)
     return record.rows
 
 
@@ -211,10 +239,12 @@ def main(argv=None):
     parser.add_argument("--no-samples", action="store_true", help="skip the per-sample table")
     parser.add_argument("--samples-only", action="store_true", help="only the per-sample table")
     parser.add_argument("--no-contractions", action="store_true", help="skip the contraction rows (gpu_matmul.py)")
+    parser.add_argument("--rounds", type=int, default=7, help="interleaved timing rounds a row (the median)")
+    parser.add_argument("--rows", help=f"comma-separated rows of this table (of {', '.join(BENCHES)})")
     args, rest = parser.parse_known_args(argv)
     sample_args = gpu_samples.parser().parse_args(rest)
     started = datetime.datetime.now(datetime.UTC)
-    rows = [] if args.samples_only else bench_all(args.quick)
+    rows = [] if args.samples_only else bench_all(args.quick, args.rounds, args.rows, tuple(sample_args.gpu_path))
     if rows:
         print_table(rows)
     from bench import gpu_matmul

@@ -49,6 +49,11 @@ class Case:
     check: Callable[[], object]                # True, or what differs (after one intentc launch)
     flops: int = 0
     reset: Callable[[], None] | None = None    # restores inout state before the checked launch
+    # baselines that compute a different (e.g. cheaper) function, with how it differs: timed and
+    # shown, but the bar's ratio is against the closest equivalent computing the same function
+    differs: dict = field(default_factory=dict)
+    # baseline -> a check, after one launch of each, that its outputs equal intentc's bit for bit
+    same_bits: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -342,7 +347,8 @@ def stochastic_round(d, dev):
         return mismatches((got == lower) | (got == upper), "y (neither neighbour)")
     return Case({"x": x, "seed": 9, "y": y}, 6 * n, {
         "triton": lambda: tk().t_stochastic_round[(cdiv(n, 1024),)](x, y2, n, 9, BLOCK=1024),
-        "torch_rne": lambda: x.to(torch.bfloat16)}, check)
+        "torch_rne": lambda: x.to(torch.bfloat16)}, check,
+        differs={"torch_rne": "round to nearest even: no random bits (a cheaper function)"})
 
 
 def exclusive_offsets(d, dev):
@@ -461,16 +467,24 @@ def ema_reference(x, alpha: float, rows: int = 64):
 
 
 def ema_rows(d, dev):
+    """Two Triton columns: `triton_seq` runs the sample's order (a row a lane, the steps in
+    order, the sample's FMA), the same bits; `triton_scan` a parallel scan of affine maps, a
+    reassociation the ordered `loop` does not allow (§10), so other roundings."""
     m, t = d["M"], d["T"]
-    x, y, y2 = randn(m, t), empty(m, t), empty(m, t)
+    x, y, y_scan, y_seq = randn(m, t), empty(m, t), empty(m, t), empty(m, t)
     block = next_pow2(t)
-    triton = lambda: tk().t_ema[(m,)](x, y2, t, 0.25, BLOCK=block, num_warps=warps(block))
+    scan = lambda: tk().t_ema[(m,)](x, y_scan, t, 0.25, BLOCK=block, num_warps=warps(block))
+    seq = lambda: tk().t_ema_sequential[(cdiv(m, 32),)](x, y_seq, m, t, 0.25, ROWS=32, num_warps=1)
 
     def check():
         want = ema_reference(x, 0.25)
-        triton()
-        return all_of(lambda: close(y[:64], want, 1e-4, 1e-5), lambda: close(y2[:64], want, 1e-4, 1e-5, "triton"))
-    return Case({"x": x, "alpha": 0.25, "y": y}, 8 * m * t, {"triton": triton}, check)
+        scan()
+        seq()
+        return all_of(lambda: close(y[:64], want, 1e-4, 1e-5), lambda: close(y_scan[:64], want, 1e-4, 1e-5, "triton_scan"),
+                      lambda: close(y_seq[:64], want, 1e-4, 1e-5, "triton_seq"))
+    return Case({"x": x, "alpha": 0.25, "y": y}, 8 * m * t, {"triton_seq": seq, "triton_scan": scan}, check,
+                differs={"triton_scan": "a parallel scan of affine maps: reassociated, other roundings (§10)"},
+                same_bits={"triton_seq": lambda: torch.equal(y, y_seq)})
 
 
 def welford_rows(d, dev):

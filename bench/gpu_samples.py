@@ -2,7 +2,7 @@
 timed in the same process on the same device-resident data (`bench/gpu_sample_specs.py`
 holds one small spec per kernel: input builder, equivalents, bytes/flops, check).
 
-    python3 bench/gpu_samples.py [--out FILE] [--only SAMPLE:KERNEL,...] [--dynamic-extents]
+    python3 bench/gpu_samples.py [--out FILE] [--only SAMPLE:KERNEL,...] [--dynamic-extents] [--gpu-path NAME]
                                  [--max-launch-s 0.5] [--time-limit-s 330]
     python3 bench/gpu_samples.py --no-gpu     # dry run here: tiny inputs on the CPU, the
                                               # interpreter for intentc, Triton interpreted
@@ -49,14 +49,15 @@ class Launcher:
     """One intentc kernel loaded for this GPU (`intentc.load`); `bind` returns a zero-argument
     launch on device-resident tensors (asynchronous, on torch's current stream)."""
 
-    def __init__(self, text: str, kernel: str, specialization: dict, file: str):
+    def __init__(self, text: str, kernel: str, specialization: dict, file: str, gpu_paths: tuple = ()):
         import intentc
         start = time.perf_counter()
         facts = {name: list(specialization[name]) for name in ("unit_stride", "contiguous")}
         if "lazy_variants" in specialization:    # a Specialization field too (bench/gpu_dynamic.py --eager)
             facts["lazy_variants"] = specialization["lazy_variants"]
         self.kernel = intentc.load(text, kernel, target="cuda", extents=specialization["extents"],
-                                   constexprs=specialization["constexprs"], facts=facts)
+                                   constexprs=specialization["constexprs"], facts=facts,
+                                   options={"gpu_paths": list(gpu_paths)})
         self.compile_s = time.perf_counter() - start     # compile, or a hit in intentc's kernel cache
         self.mapping = self.kernel.launch_config.to_json()
 
@@ -73,14 +74,14 @@ class InterpLauncher:
     """--no-gpu: the same interface on CPU tensors, run by the reference interpreter; the
     mapping comes from compiling to PTX here."""
 
-    def __init__(self, text: str, kernel: str, specialization: dict, file: str):
+    def __init__(self, text: str, kernel: str, specialization: dict, file: str, gpu_paths: tuple = ()):
         from intentc.driver import compile_kernel
-        from intentc.options import Specialization
+        from intentc.options import CompileOptions, Specialization
         self.text, self.kernel, self.file = text, kernel, file
         self.constexprs = specialization.get("constexprs", {})
         start = time.perf_counter()
-        artifacts = compile_kernel(text, kernel, "ptx", "sm_90", specialization=Specialization(**specialization),
-                                   file=file).artifacts
+        artifacts = compile_kernel(text, kernel, "ptx", "sm_90", CompileOptions(gpu_paths=tuple(gpu_paths)),
+                                   specialization=Specialization(**specialization), file=file).artifacts
         self.compile_s = time.perf_counter() - start
         self.mapping = json.loads(artifacts["launch.json"])
 
@@ -171,7 +172,8 @@ def measure(spec, args, device: str, row: dict) -> None:
     case = spec.build(dims, device)
     launcher_class = Launcher if device == "cuda" else InterpLauncher
     launcher = launcher_class(text, spec.kernel, spec.specialization(view_params(text, spec.kernel), dims,
-                                                                     args.dynamic_extents), f"ir_samples/{spec.sample}.kir")
+                                                                     args.dynamic_extents), f"ir_samples/{spec.sample}.kir",
+                              tuple(args.gpu_path))
     row.update(mapping=launcher.mapping["mapping"], block=launcher.mapping["block"][0],
                slots=launcher.mapping.get("slots", 0), compile_s=round(launcher.compile_s, 3))
     if device == "cuda":
@@ -183,6 +185,10 @@ def measure(spec, args, device: str, row: dict) -> None:
     launch()
     launcher.check_status()
     row["correct"] = check_result(case.check)
+    if case.same_bits:
+        row["same_bits"] = {name: check_result(equal) for name, equal in case.same_bits.items()}
+    if case.differs:
+        row["differs"] = dict(case.differs)
     if device != "cuda":
         row["baselines_ran"] = {name: run_once(fn) for name, fn in case.baselines.items()}
         return
@@ -256,14 +262,16 @@ def timing(fn, budget_s: float, case) -> dict:
 
 def add_ratios(row: dict) -> None:
     """Throughput ratios intentc / baseline (same work, so baseline time / intentc time),
-    for each baseline and against the fastest one."""
+    for each baseline, and `ratio` (the bar's) against the fastest one that computes the
+    same function (`differs` names those that do not: shown, not the bar's)."""
     if "ms" not in row.get("intentc", {}):
         return
     baselines = {k: v["ms"] for k, v in row.items() if isinstance(v, dict) and "ms" in v and k != "intentc"}
     for name, ms in baselines.items():
         row[f"ratio_{name}"] = float(f"{ms / row['intentc']['ms']:.4g}")     # 4 significant digits
-    if baselines:
-        best = min(baselines, key=baselines.get)
+    same = {name: ms for name, ms in baselines.items() if name not in row.get("differs", {})}
+    if same:
+        best = min(same, key=same.get)
         row["best_baseline"], row["ratio"] = best, row[f"ratio_{best}"]
 
 
@@ -315,7 +323,8 @@ def orchestrate(ids: list[str], args) -> list[dict]:
 def worker_command(pending: list[str], args) -> list[str]:
     command = [sys.executable, str(Path(__file__).resolve()), "--worker", "--only", ",".join(pending),
                "--max-launch-s", str(args.max_launch_s), "--budget-s", str(args.budget_s)]
-    return command + (["--dynamic-extents"] if args.dynamic_extents else [])
+    return command + (["--dynamic-extents"] if args.dynamic_extents else []) + \
+        [flag for path in args.gpu_path for flag in ("--gpu-path", path)]
 
 
 def run_worker(pending: list[str], args, rows: list[dict], started: float) -> int:
@@ -385,6 +394,11 @@ def print_table(rows: list[dict]) -> None:
               f"{_num(other.get('ms'), 9, 3)} {_num(row.get('ratio'), 8, 3)}")
         if mine.get("error") or row.get("correct") is not True:
             print(f"{'':48s} {mine.get('error') or row.get('correct')}"[:250])
+        for name, same in row.get("same_bits", {}).items():
+            print(f"{'':48s} {name}: {'the same bits' if same is True else f'not the same bits ({same})'}")
+        for name, how in row.get("differs", {}).items():
+            print(f"{'':48s} also {name}: ratio {_num(row.get(f'ratio_{name}'), 0, 3).strip()} "
+                  f"(not the bar's: {how})")
 
 
 def summary(rows: list[dict]) -> dict:
@@ -425,6 +439,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--only", help="comma-separated sample:kernel ids")
     p.add_argument("--no-gpu", action="store_true", help="dry run on the CPU with tiny inputs")
     p.add_argument("--dynamic-extents", action="store_true", help="fix no extent at compile time")
+    p.add_argument("--gpu-path", action="append", default=[],
+                   help="compile with a GPU path awaiting verification (docs/gpu.md; repeatable)")
     p.add_argument("--max-launch-s", type=float, default=0.5,
                    help="single-thread kernels: fewer rows when one launch would take longer")
     p.add_argument("--budget-s", type=float, default=0.25, help="timing budget per implementation")

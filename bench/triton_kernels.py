@@ -114,6 +114,21 @@ def t_ema(x, y, n, alpha, BLOCK: tl.constexpr):
 
 
 @triton.jit
+def t_ema_sequential(x, y, m, n, alpha, ROWS: tl.constexpr):
+    """The same recurrence in the sample's order, a row per lane of the program: s[t] =
+    fma(alpha, x[t], (1 - alpha) s[t-1]) (the FMA the sample's `add {fma = lhs}` takes)."""
+    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
+    live = rows < m
+    base = rows.to(tl.int64) * n
+    beta = 1.0 - alpha
+    s = tl.load(x + base, mask=live & (n > 0), other=0.0)
+    tl.store(y + base, s, mask=live & (n > 0))
+    for t in range(1, n):
+        s = tl.fma(alpha, tl.load(x + base + t, mask=live, other=0.0), beta * s)
+        tl.store(y + base + t, s, mask=live)
+
+
+@triton.jit
 def t_murmur(keys, hashes, buckets, n, nbuckets, BLOCK: tl.constexpr):
     """ir_samples/integer_hash_u32.kir @murmur3_bucket: murmur3's 32-bit finalizer."""
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)

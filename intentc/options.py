@@ -7,9 +7,12 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 Numerics = Literal["source", "relaxed_normalization"]
+# GPU code paths not yet run on a GPU (docs/gpu.md, "Paths awaiting GPU verification"): off
+# unless a compile names them; each changes how the kernel runs, never what it computes.
+GpuPath = Literal["lane-rows", "grouped-scans", "predicated-vectors"]
 
 
 class CompileOptions(BaseModel):
@@ -33,6 +36,14 @@ class CompileOptions(BaseModel):
     # docs/gpu.md "Structured contractions"); off until verified on a GPU: the default decodes
     # A to dense tiles for `mma.sync`. Same meaning either way.
     sparse_mma: bool = False
+    # NVIDIA only: the unverified GPU paths to use (recorded in launch.json's `gpu_paths`).
+    gpu_paths: tuple[GpuPath, ...] = ()
+
+    @field_validator("gpu_paths")
+    @classmethod
+    def _a_set(cls, paths: tuple) -> tuple:
+        """A set, sorted: the same paths in any order or repeated are one cache key."""
+        return tuple(sorted(set(paths)))
 
 
 ConstexprValue = bool | int | float | str

@@ -51,3 +51,20 @@ def test_ratios_are_throughputs_against_each_baseline_and_the_fastest():
     add_ratios(row)
     assert (row["ratio_triton"], row["ratio_torch"], row["best_baseline"], row["ratio"]) == (0.5, 2.0, "triton", 0.5)
     assert "ratio_torch_matmul" not in row
+
+
+def test_the_bars_ratio_skips_a_baseline_computing_a_different_function():
+    row = {"intentc": {"ms": 2.0}, "triton": {"ms": 2.5}, "torch_rne": {"ms": 1.0},
+           "differs": {"torch_rne": "round to nearest even"}}
+    add_ratios(row)
+    assert (row["ratio_torch_rne"], row["best_baseline"], row["ratio"]) == (0.5, "triton", 1.25)
+
+
+def test_ema_and_stochastic_rounding_name_their_same_function_baselines():
+    pytest.importorskip("torch")
+    specs = {spec.id: spec for spec in SPECS}
+    ema = specs["ema_row_buffer:ema_rows"].build({"M": 5, "T": 7}, "cpu")
+    assert set(ema.baselines) == {"triton_seq", "triton_scan"} and set(ema.differs) == {"triton_scan"}
+    assert set(ema.same_bits) == {"triton_seq"}
+    rounding = specs["stochastic_rounding_bf16:stochastic_round_bf16"].build({"N": 64}, "cpu")
+    assert set(rounding.differs) == {"torch_rne"} and "triton" in rounding.baselines

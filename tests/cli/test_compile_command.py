@@ -101,3 +101,16 @@ def test_variant_for_a_row_no_variant_serves_is_e0066_at_the_kernel(arguments, m
 def test_variant_for_needs_name_equals_integer(capsys):
     assert main(["compile", str(SOFTMAX), "--target", "ptx", "--variant-for", "N"]) == 2
     assert "--variant-for needs NAME=VALUE" in capsys.readouterr().err
+
+
+def test_gpu_paths_awaiting_verification_are_named_and_recorded(tmp_path, capsys):
+    ema = SAMPLES / "ema_row_buffer.kir"
+    out = tmp_path / "ema.ptx"
+    assert main(["compile", str(ema), "--target", "ptx", "--extent", "T=1024", "-o", str(out)]) == 0
+    assert json.loads((tmp_path / "ema.launch.json").read_text())["mapping"] == "cta"      # off by default
+    assert main(["compile", str(ema), "--target", "ptx", "--extent", "T=1024", "--gpu-path", "lane-rows",
+                 "-o", str(out)]) == 0
+    launch = json.loads((tmp_path / "ema.launch.json").read_text())
+    assert (launch["mapping"], launch["gpu_paths"]) == ("lane-rows", ["lane-rows"])
+    assert main(["compile", str(ema), "--target", "ptx", "--gpu-path", "lanes"]) == 2
+    assert "did you mean `lane-rows`" in capsys.readouterr().err

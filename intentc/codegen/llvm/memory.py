@@ -120,6 +120,10 @@ class Access:
         floats loads its storage words the target's way too (a predicated load on the GPU,
         no branch: a row's loads stay in flight together) and decodes after, unless the
         read only copies them (`copies_words`)."""
+        if self._view_words:
+            staged = self.em.hooks.view_load(self.em, self.resource, lane.pointer, lane.live, default)
+            if staged is not None:
+                return staged
         if self._view_words or self._is_word(default):
             return self.em.hooks.masked_load(self.em, lane.pointer, lane.live, default)
         if isinstance(self.resource, ViewRef) and self.resource.dtype in LOW_FLOATS:
@@ -128,6 +132,8 @@ class Access:
         return self.em.when(lane.live, lambda: self.load(lane.pointer), default)
 
     def masked_store(self, lane: Lane, value: ir.Value) -> None:
+        if self._view_words and self.em.hooks.view_store(self.em, self.resource, lane.pointer, value, lane.live):
+            return
         if self._view_words or self._is_word(value):
             self.em.hooks.masked_store(self.em, lane.pointer, value, lane.live)
             return
@@ -176,9 +182,16 @@ def _group_lanes(acc, idxs, visit, value_at):
 
 
 def _vector_load(em, acc, lanes, defaults) -> list:
-    """One vector load where the lanes allow it (`_vector_ready`), else a masked load a lane."""
+    """One vector load where the lanes allow it (`_vector_ready`), else a masked load a lane:
+    both predicated where the target has predicated vector loads (no branch), else a branch."""
     b = em.b
-    with b.if_else(_vector_ready(em, lanes), likely=True) as (vector, scalar):
+    ready = _vector_ready(em, lanes)
+    fast = em.hooks.predicated_vector_load(em, lanes[0].pointer, ready, len(lanes)) if acc._view_words else None
+    if fast is not None:
+        slow = [em.hooks.masked_load(em, lane.pointer, b.and_(lane.live, b.not_(ready)), default)
+                for lane, default in zip(lanes, defaults)]
+        return [b.select(ready, f, s) for f, s in zip(fast, slow)]
+    with b.if_else(ready, likely=True) as (vector, scalar):
         with vector:
             loaded = b.load(_vector_pointer(em, lanes[0].pointer, len(lanes)), align=16)
             fast = [b.extract_element(loaded, ir.Constant(ir.IntType(32), k)) for k in range(len(lanes))]
@@ -197,7 +210,12 @@ def _vector_load(em, acc, lanes, defaults) -> list:
 
 def _vector_store(em, acc, lanes, values) -> None:
     b = em.b
-    with b.if_else(_vector_ready(em, lanes), likely=True) as (vector, scalar):
+    ready = _vector_ready(em, lanes)
+    if acc._view_words and em.hooks.predicated_vector_store(em, lanes[0].pointer, values, ready):
+        for lane, new in zip(lanes, values):
+            em.hooks.masked_store(em, lane.pointer, new, b.and_(lane.live, b.not_(ready)))
+        return
+    with b.if_else(ready, likely=True) as (vector, scalar):
         with vector:
             packed = ir.Constant(ir.VectorType(values[0].type, len(values)), None)
             for number, new in enumerate(values):
@@ -254,7 +272,7 @@ def _read_op(em, op):
 
     if not shape:
         return Scalar(dtype, (), element([]))
-    if em.hooks.lazy_read(em, acc.resource):
+    if em.hooks.lazy_read(em, acc.resource, op):
         # a Derived of the coordinate: each element is loaded once per coordinate and basic
         # block (elements.py), not once per use
         return Derived(dtype, shape, costly=not em.hooks.read_at_each_use(em, acc.resource),

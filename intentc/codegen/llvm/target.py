@@ -79,8 +79,8 @@ class TargetHooks(ABC):
         (`before_parallel`: asked for an op's result, which a later iteration may use)."""
         return False
 
-    def lazy_read(self, em: Emitter, resource: object) -> bool:
-        """Read `resource` at each use of the result (no temporary) instead of once."""
+    def lazy_read(self, em: Emitter, resource: object, op: Op | None = None) -> bool:
+        """Read `resource` at each use of the result (no temporary) instead of once (`op`: the read)."""
         return False
 
     def per_coordinate(self, em: Emitter, op: Op) -> bool:
@@ -220,6 +220,28 @@ class TargetHooks(ABC):
         """Store `value` (storage = register type) at `pointer` where `live`."""
         with em.b.if_then(live):
             em.b.store(value, pointer)
+
+    def predicated_vector_load(self, em: Emitter, pointer: ir.Value, ready: ir.Value,
+                               count: int) -> list[ir.Value] | None:
+        """`count` consecutive elements from `pointer` (storage = register type) in one
+        vector load where `ready` (undefined elsewhere), without a branch; or None where the
+        target has no such load (the caller branches)."""
+        return None
+
+    def predicated_vector_store(self, em: Emitter, pointer: ir.Value, values: list[ir.Value], ready: ir.Value) -> bool:
+        """Whether the target stored `values` at `pointer` in one vector store where `ready`,
+        without a branch (else the caller branches)."""
+        return False
+
+    def view_load(self, em: Emitter, view: object, pointer: ir.Value, live: ir.Value,
+                  default: ir.Value) -> ir.Value | None:
+        """A view element's load the target stages its own way (the GPU's lane-rows windows),
+        or None for `masked_load`."""
+        return None
+
+    def view_store(self, em: Emitter, view: object, pointer: ir.Value, value: ir.Value, live: ir.Value) -> bool:
+        """Whether the target staged a view element's store its own way (else `masked_store`)."""
+        return False
 
     @abstractmethod
     def heap_alloc(self, em: Emitter, builder: ir.IRBuilder, nbytes: ir.Value) -> ir.Value:

@@ -159,30 +159,49 @@ def block_scan(em: Emitter, plan: CtaPlan, values: Values, carry: Values, neutra
 def scan_slots(em: Emitter, hooks, scan: Scan) -> list[Registers]:
     """`scan` of a tensor of S = plan.size coordinates in the register form, one K-slot
     array a component (`hooks.current_slot` set as slots are visited)."""
-    b, plan = em.b, hooks.plan
-    arrays = [Registers(d, tuple(scan.shape), em.entry_alloca(ir.ArrayType(register_type(d), plan.slots)))
-              for d in scan.dtypes]
+    plan = hooks.plan
+    arrays = slot_arrays(em, plan, scan)
     carry = scan.neutral
     groups = range(plan.groups)
     for number in (reversed(groups) if scan.reverse else groups):
-        group = list(range(number * plan.vector, (number + 1) * plan.vector))
-        order = list(reversed(group)) if scan.reverse else group
-        prefixes, running = {}, scan.neutral
-        for slot in order:
-            hooks.current_slot = slot
-            running = scan.combine(running, _element_or(em, plan, scan, slot))
-            prefixes[slot] = running
-        before, _, carry = block_scan(em, plan, running, carry, scan.neutral, scan.combine, scan.reverse, scan.rolled)
-        for position, slot in enumerate(order):
-            if not scan.exclusive:
-                result = scan.combine(before, prefixes[slot])
-            else:
-                earlier = scan.combine(before, prefixes[order[position - 1]]) if position else before
-                idx = unravel(em, slot_coordinate(em, plan, slot), scan.shape)
-                result = scan.exclusive_at(em, idx, earlier)
-            for array, value in zip(arrays, result):
-                b.store(value, array.slot(em, slot))
+        order, prefixes, running = fold_group(em, hooks, scan, number)
+        before, _, carry = block_scan(em, plan, running, carry, scan.neutral, scan.combine, scan.reverse,
+                                      scan.rolled)
+        store_group(em, plan, scan, arrays, order, prefixes, before)
     return arrays
+
+
+def slot_arrays(em: Emitter, plan: CtaPlan, scan: Scan) -> list[Registers]:
+    return [Registers(d, tuple(scan.shape), em.entry_alloca(ir.ArrayType(register_type(d), plan.slots)))
+            for d in scan.dtypes]
+
+
+def fold_group(em: Emitter, hooks, scan: Scan, number: int) -> tuple[list[int], dict, Values]:
+    """Group `number`'s slots in scan order, this thread's prefix through each, and its total."""
+    plan = hooks.plan
+    group = list(range(number * plan.vector, (number + 1) * plan.vector))
+    order = list(reversed(group)) if scan.reverse else group
+    prefixes, running = {}, scan.neutral
+    for slot in order:
+        hooks.current_slot = slot
+        running = scan.combine(running, _element_or(em, plan, scan, slot))
+        prefixes[slot] = running
+    return order, prefixes, running
+
+
+def store_group(em: Emitter, plan: CtaPlan, scan: Scan, arrays: list[Registers], order: list[int], prefixes: dict,
+                before: Values) -> None:
+    """The scan's results at a group's slots: `before` (what precedes this thread's first
+    slot of the group) joined with the thread's prefixes (exclusive: the one before)."""
+    for position, slot in enumerate(order):
+        if not scan.exclusive:
+            result = scan.combine(before, prefixes[slot])
+        else:
+            earlier = scan.combine(before, prefixes[order[position - 1]]) if position else before
+            idx = unravel(em, slot_coordinate(em, plan, slot), scan.shape)
+            result = scan.exclusive_at(em, idx, earlier)
+        for array, value in zip(arrays, result):
+            em.b.store(value, array.slot(em, slot))
 
 
 def _element_or(em: Emitter, plan: CtaPlan, scan: Scan, slot: int) -> Values:

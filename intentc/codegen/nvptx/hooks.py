@@ -24,9 +24,11 @@ from .cta_effects import once
 from .cta_groups import group_iterations
 from .cta_reduce import block_combine_tuple, shared_rows, stage_in_shared
 from .cta_scan import Scan, chunk_scan, chunked_for_each, scan_slots, scans_read
+from .cta_scan_groups import scan_groups_at_once
 from .cta_staging import stage
 from .cta_transpose import permuted
-from . import narrow, widen
+from .lane_rows import LaneWalk
+from . import narrow, vector_access, widen
 from .mapping import Mapping
 from .tile_matmul import emit_tile_contraction
 from .tile_structured import StructuredPlan, emit_structured
@@ -69,6 +71,7 @@ class NvptxHooks(TargetHooks):
         self.in_cta = self.plan is not None and self.plan.grid
         self.current_slot = 0                 # the register form's coordinate being visited
         self.extra_argument_words = mapping.mma.extra_argument_words if mapping.mma is not None else 0
+        self.lane_walk: LaneWalk | None = None   # the lane-rows mapping's walk and windows (lane_rows.py)
 
     # ---- the physical mapping ----------------------------------------------------------------
     def parallel(self, em: Emitter, op: Op, extents: Shape, iteration: Body) -> None:
@@ -84,6 +87,10 @@ class NvptxHooks(TargetHooks):
             return
         b = em.b
         total = em.element_count(extents)
+        if self.mapping.lanes is not None:  # iteration it on lane it mod 32 of a warp (lane_rows.py)
+            self.lane_walk = LaneWalk(em, self.mapping.lanes)
+            self.lane_walk.walk(total, lambda row: iteration(unravel(em, row, extents)))
+            return
         if self.plan is not None:          # iteration it on CTA it mod nctaid, all its threads
             start, stride = b.zext(sreg(em, "ctaid.x"), I64), b.zext(sreg(em, "nctaid.x"), I64)
             if self.plan.iterations > 1:   # or on one group of `width` threads of the CTA
@@ -173,7 +180,9 @@ class NvptxHooks(TargetHooks):
             return not self.plan.slots
         return before_parallel and not self._hoists_prologue
 
-    def lazy_read(self, em: Emitter, resource: object) -> bool:
+    def lazy_read(self, em: Emitter, resource: object, op: Op | None = None) -> bool:
+        if self.lane_walk is not None and op is not None and op.results[0] in self.mapping.lanes.lazy_reads:
+            return True
         if self.plan is None:
             return self.read_at_each_use(em, resource)
         if self.in_cta and self.plan.slots:
@@ -321,7 +330,8 @@ class NvptxHooks(TargetHooks):
             return None
         scan = Scan(shape, elements, combine, neutral or first_exclusive, dtypes, exclusive, reverse, first_exclusive)
         scan = (scan.with_presence(em) if neutral is None else scan).segmented(em)
-        scanned = scan_slots(em, self, scan) if self.plan.slots else chunk_scan(em, scan)
+        grouped = scan_groups_at_once(em, self, scan) if "grouped-scans" in self.mapping.paths else None
+        scanned = (grouped or scan_slots(em, self, scan)) if self.plan.slots else chunk_scan(em, scan)
         return scanned[len(scanned) - len(dtypes):]          # without the presence and head flags
 
     def inline_region_scan(self, em: Emitter) -> bool:
@@ -421,6 +431,26 @@ class NvptxHooks(TargetHooks):
         kind, constraint = form
         em.b.asm(ir.FunctionType(ir.VoidType(), [value.type, pointer.type, live.type]),
                  f"@$2 st.{kind} [$1], $0;", f"{constraint},l,b", [value, pointer, live], side_effect=True)
+
+    def predicated_vector_load(self, em: Emitter, pointer: ir.Value, ready: ir.Value,
+                               count: int) -> list[ir.Value] | None:
+        if "predicated-vectors" not in self.mapping.paths:
+            return None
+        return vector_access.load(em, pointer, ready, count)
+
+    def predicated_vector_store(self, em: Emitter, pointer: ir.Value, values: list[ir.Value], ready: ir.Value) -> bool:
+        return "predicated-vectors" in self.mapping.paths and vector_access.store(em, pointer, values, ready)
+
+    def view_load(self, em: Emitter, view: object, pointer: ir.Value, live: ir.Value,
+                  default: ir.Value) -> ir.Value | None:
+        window = self.lane_walk.window(view, writes=False) if self.lane_walk else None
+        return window.load(pointer, live, default) if window else None
+
+    def view_store(self, em: Emitter, view: object, pointer: ir.Value, value: ir.Value, live: ir.Value) -> bool:
+        window = self.lane_walk.window(view, writes=True) if self.lane_walk else None
+        if window:
+            window.store(pointer, value, live)
+        return window is not None
 
     def heap_alloc(self, em: Emitter, builder: ir.IRBuilder, nbytes: ir.Value) -> ir.Value:
         """Device malloc; an exhausted heap stores STATUS_OUT_OF_HEAP and ends the thread

@@ -13,7 +13,7 @@ plain loops inside their iteration.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 from ...ir.nodes import Helper, Kernel, Module, Op
 from ...ir.types import ViewType
@@ -25,6 +25,7 @@ from ..layout.mma import mma_assignment
 from .cta import CtaPlan, cta_plan, grid_plan, known_extents, per_coordinate_regions
 from .cta_staging import mark_staged
 from .kernel_plans import kernel_plan
+from .lane_rows import LaneRows, plan_lane_rows
 from .tile_matmul import MmaPlan, plan_mma
 from .tile_structured import plan_structured
 
@@ -38,7 +39,7 @@ COSTLY_PROLOGUE_SHRINK = 4
 
 @dataclass(frozen=True)
 class Mapping:
-    kind: str                    # "cta" | "grid" | "mma" | a kernel plan's kind | "grid-stride" | "staged" | "single-thread"
+    kind: str                    # "cta" | "grid" | "mma" | a kernel plan's kind | "lane-rows" | "grid-stride" | "staged" | "single-thread"
     threads: int                 # the CTA size
     parallel: Op | None          # the top-level `parallel` spread over the grid
     cta: CtaPlan | None = None
@@ -49,6 +50,8 @@ class Mapping:
     mma: MmaPlan | None = None   # the tensor-core plan of a tiled contraction (tile_matmul.py)
     # a whole-kernel plan with its own emitter (`kernel_plans.py`: lane-group dots, flash attention, warp rows)
     plan: object | None = None
+    lanes: LaneRows | None = None   # (lane-rows) an iteration a lane, its view accesses staged (lane_rows.py)
+    paths: frozenset = frozenset()  # the unverified GPU paths the compile asked for (CompileOptions.gpu_paths)
 
 
 @dataclass(frozen=True)
@@ -81,10 +84,14 @@ class LaunchConfig:
     mma: dict = field(default_factory=dict)       # MmaPlan.to_json() of the "mma" mapping
     plan: dict = field(default_factory=dict)      # a kernel plan's to_json() (kernel_plans.py)
     shared_bytes: int = 0        # dynamic shared memory a launch asks for (the MMA mapping's ring past 48 KiB)
+    gpu_paths: list = field(default_factory=list)   # the unverified GPU paths compiled in (CompileOptions.gpu_paths)
     abi: str = "void kernel(i64 w0, ..., i64 wN-1, i64 *status): argument words as parameters, status in global memory"
 
     def to_json(self) -> dict:
-        return asdict(self)
+        data = asdict(self)
+        if not data["gpu_paths"]:       # recorded only where a compile named some
+            del data["gpu_paths"]
+        return data
 
     @classmethod
     def from_json(cls, data: dict) -> LaunchConfig:
@@ -112,6 +119,13 @@ def prologue_views(kernel: Kernel, parallel: Op) -> frozenset[str]:
 
 def plan_mapping(kernel: Kernel, specialization: Specialization | None = None, module: Module | None = None,
                  arch: str = "sm_90", options: CompileOptions | None = None) -> Mapping:
+    """The kernel's mapping; `options` may name unverified GPU paths it may take (docs/gpu.md)."""
+    paths = frozenset(options.gpu_paths) if options else frozenset()
+    return replace(_plan(kernel, specialization, module, arch, options, paths), paths=paths)
+
+
+def _plan(kernel: Kernel, specialization: Specialization | None, module: Module | None, arch: str,
+          options: CompileOptions | None, paths: frozenset) -> Mapping:
     known = known_extents(kernel, specialization or Specialization())
     mma = plan_mma(kernel, arch) or plan_structured(kernel, arch, options)
     if mma is not None:
@@ -121,15 +135,20 @@ def plan_mapping(kernel: Kernel, specialization: Specialization | None = None, m
         # the top-level reads are the plan's to stage: left lazy, never materialized
         return Mapping(plan.kind, plan.threads, plan.parallel, layouts=plan.layouts(known), plan=plan,
                        lazy_views=prologue_views(kernel, plan.parallel))
-    return generic_mapping(kernel, specialization, module)
+    return generic_mapping(kernel, specialization, module, lane_rows="lane-rows" in paths)
 
 
 def generic_mapping(kernel: Kernel, specialization: Specialization | None = None,
-                    module: Module | None = None) -> Mapping:
+                    module: Module | None = None, lane_rows: bool = False) -> Mapping:
     """The mapping of a kernel the tensor cores do not run (CTA, grid, grid-stride or one thread)."""
     known = known_extents(kernel, specialization or Specialization())
     helpers = {item.name: item for item in module.items if isinstance(item, Helper)} if module else {}
     regions = per_coordinate_regions(kernel)
+    lanes = plan_lane_rows(kernel, grid_parallel(kernel), known) if lane_rows else None
+    if lanes is not None:
+        return Mapping(lanes.kind, lanes.threads, lanes.parallel, lazy_views=prologue_views(kernel, lanes.parallel),
+                       layouts=assign(kernel.body, None, known, one_thread_per_iteration=True),
+                       coordinate_regions=regions, lanes=lanes)
     cta = cta_plan(kernel, specialization, helpers) or grid_plan(kernel)
     if cta is not None:
         return cta_mapping(kernel, cta, known, regions)
@@ -173,6 +192,11 @@ def single_thread_reason(kernel: Kernel) -> str:
 
 def launch_config(mapping: Mapping, entry: str, arch: str, variants: list | None = None,
                   variant_rule: dict | None = None) -> LaunchConfig:
+    return replace(_launch_config(mapping, entry, arch, variants, variant_rule), gpu_paths=sorted(mapping.paths))
+
+
+def _launch_config(mapping: Mapping, entry: str, arch: str, variants: list | None = None,
+                  variant_rule: dict | None = None) -> LaunchConfig:
     layouts, variants, variant_rule = mapping.layouts.to_json(), list(variants or []), dict(variant_rule or {})
     if mapping.kind == "single-thread":
         return LaunchConfig(entry, mapping.kind, (1, 1, 1), "fixed:1", 0, arch, layouts=layouts, variants=variants,
@@ -183,6 +207,8 @@ def launch_config(mapping: Mapping, entry: str, arch: str, variants: list | None
                             plan.ctas_per_sm, arch, layouts=layouts, variants=variants, plan=plan.to_json(),
                             shared_bytes=plan.shared_bytes, lazy_views=sorted(mapping.lazy_views))
     per_sm = max(1, RESIDENT_THREADS // mapping.threads)
+    if mapping.lanes is not None:
+        per_sm = mapping.lanes.ctas_per_sm
     if mapping.mma is not None and mapping.mma.ctas_per_sm:
         per_sm = mapping.mma.ctas_per_sm
     if mapping.cta is not None and mapping.cta.costly_prologue:
@@ -192,4 +218,5 @@ def launch_config(mapping: Mapping, entry: str, arch: str, variants: list | None
                         variant_rule=variant_rule, iterations_per_cta=mapping.cta.iterations if mapping.cta else 1,
                         per_coordinate=sorted(mapping.coordinate_regions), lazy_views=sorted(mapping.lazy_views),
                         mma=mapping.mma.to_json() if mapping.mma else {},
+                        plan=mapping.lanes.to_json() if mapping.lanes else {},
                         shared_bytes=mapping.mma.dynamic_shared_bytes if mapping.mma else 0)

@@ -175,7 +175,7 @@ class StagedHooks(NvptxHooks):
             return self.stage.role != "final"
         return before_parallel
 
-    def lazy_read(self, em, resource: object) -> bool:
+    def lazy_read(self, em, resource: object, op: Op | None = None) -> bool:
         return not self.top or self.stage.role != "final"
 
     def read_at_each_use(self, em, resource: object) -> bool:

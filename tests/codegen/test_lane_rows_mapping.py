@@ -1,0 +1,113 @@
+"""Which kernels the lane-rows mapping takes (`nvptx/lane_rows.py`: an iteration a lane,
+for iterations that run an ordered scalar loop over their row) and what launch.json
+records; no GPU needed (tests/gpu/test_lane_rows.py runs them). The mapping awaits GPU
+verification: only a compile that names it (`CompileOptions.gpu_paths`) gets it."""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from intentc.driver import compile_kernel
+from intentc.options import CompileOptions, Specialization
+from sample_paths import sample_text
+
+# A recurrence whose loop bound depends on the row: lanes would leave the loop at
+# different steps, so the warp's window refills could not be collective.
+ROW_BOUND = """
+kernel @row_bound(%x: view<f32, [%M, %T], in>, %y: view<f32, [%M], out>) {
+  %c0 = constant {value = 0} : index
+  %c1 = constant {value = 1} : index
+  %zero = constant {value = 0.0} : f32
+  parallel %M {
+  ^row(%i: index):
+    %steps = minimum %i, %T : index
+    %s = loop %c0, %steps, %c1 iter(%zero) : f32 {
+    ^step(%t: index, %acc: f32):
+      %v = read %x index(%i, %t) : f32
+      %a = add %acc, %v : f32
+      yield %a
+    }
+    write %y, %s index(%i)
+  }
+}
+"""
+
+# The same recurrence with an atomic add: an effect on memory other lanes share.
+ATOMIC = """
+kernel @atomic_rows(%x: view<f32, [%M, %T], in>, %total: view<f32, [1], inout>) {
+  %c0 = constant {value = 0} : index
+  %c1 = constant {value = 1} : index
+  %zero = constant {value = 0.0} : f32
+  parallel %M {
+  ^row(%i: index):
+    %s = loop %c0, %T, %c1 iter(%zero) : f32 {
+    ^step(%t: index, %acc: f32):
+      %v = read %x index(%i, %t) : f32
+      %a = add %acc, %v : f32
+      yield %a
+    }
+    %old = atomic_rmw %total, %s index(%c0) {kind = add, order = relaxed} : f32
+  }
+}
+"""
+
+
+LANE_ROWS = CompileOptions(gpu_paths=("lane-rows",))
+
+
+def compiled(text: str, kernel: str, extents: dict, options: CompileOptions = LANE_ROWS) -> dict:
+    return compile_kernel(text, kernel, "ptx", "sm_90", options, specialization=Specialization(extents=extents)).artifacts
+
+
+def launch(text: str, kernel: str, extents: dict, options: CompileOptions = LANE_ROWS) -> dict:
+    return json.loads(compiled(text, kernel, extents, options)["launch.json"])
+
+
+def test_without_the_option_the_recurrence_keeps_the_verified_cta_mapping():
+    config = launch(sample_text("ema_row_buffer"), "ema_rows", {"T": 1024}, CompileOptions())
+    assert config["mapping"] == "cta" and "gpu_paths" not in config       # launch.json as before
+
+
+def test_an_ordered_scalar_recurrence_runs_a_row_a_lane_with_its_views_staged():
+    config = launch(sample_text("ema_row_buffer"), "ema_rows", {"T": 1024})
+    assert config["mapping"] == "lane-rows" and config["block"] == [64, 1, 1] and config["gpu_paths"] == ["lane-rows"]
+    assert config["plan"]["windows"] == [{"view": "x", "access": "read"}, {"view": "y", "access": "write"}]
+    assert config["plan"]["warps_per_cta"] == 2 and config["grid"] == "ctas_per_sm:32"
+    assert config["plan"]["reads_at_use"] == ["smoothed"]      # no write follows: no copy
+
+
+def test_a_buffer_sized_at_launch_keeps_the_cta_mapping():
+    assert launch(sample_text("ema_row_buffer"), "ema_rows", {})["mapping"] == "cta"
+
+
+def test_a_buffer_past_a_lanes_stack_keeps_the_cta_mapping():
+    assert launch(sample_text("ema_row_buffer"), "ema_rows", {"T": 1 << 14})["mapping"] == "cta"
+
+
+def test_a_loop_over_tiles_keeps_the_cta_mapping():
+    assert launch(sample_text("tuple_record_stats"), "row_stats", {"N": 1024})["mapping"] == "cta"
+
+
+@pytest.mark.parametrize("text,kernel", [(ROW_BOUND, "row_bound"), (ATOMIC, "atomic_rows")])
+def test_lanes_that_could_diverge_or_share_memory_get_no_lane_rows(text, kernel):
+    assert launch(text, kernel, {"T": 64})["mapping"] != "lane-rows"
+    uniform_bound = text.replace("%steps = minimum %i, %T : index", "%steps = minimum %M, %T : index")
+    without_atomic = "\n".join(line for line in uniform_bound.splitlines() if "atomic_rmw" not in line)
+    assert launch(without_atomic, kernel, {"T": 64})["mapping"] == "lane-rows"   # the one difference
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="no ptxas on PATH")
+def test_ptxas_accepts_the_lane_rows_kernel_without_spills(tmp_path):
+    source = tmp_path / "ema.ptx"
+    source.write_text(compiled(sample_text("ema_row_buffer"), "ema_rows", {"T": 1024})["kernel.ptx"])
+    done = subprocess.run(["ptxas", "-arch=sm_90", "-v", str(source), "-o", str(tmp_path / "ema.cubin")],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    spills = [int(n) for n in re.findall(r"(\d+) bytes spill stores", done.stderr)]
+    assert spills and max(spills) == 0, done.stderr
+    # the kernel and one function a window: the refill of x and the flush of y
+    assert "intentc_lane_window_refill_x" in done.stderr and "intentc_lane_window_flush_y" in done.stderr
