@@ -103,8 +103,8 @@ def _planned_ptx(dtype: str, plan: dict, acc: str = "f32") -> tuple:
 
 
 @pytest.mark.parametrize("dtype,plan,present,absent,acc", [
-    ("f8e4m3fn", {"widening": "bits"}, ["prmt.b32", "mul.rn.f16x2"], ["cvt.rn.f16x2"], "f32"),
-    ("f8e5m2", {"widening": "bits"}, ["prmt.b32"], ["cvt.rn.f16x2", "mul.rn.f16x2"], "f32"),
+    ("f8e4m3fn", {"widening": "bits"}, ["prmt.b32", "mul.rn.f16x2"], ["cvt.rn.f16x2.e4m3x2"], "f32"),
+    ("f8e5m2", {"widening": "bits"}, ["prmt.b32"], ["cvt.rn.f16x2.e5m2x2", "mul.rn.f16x2"], "f32"),
     ("f8e4m3fn", {"widen_bytes": 16, "widen_unroll": 2}, ["ld.shared.v4.b32", "cvt.rn.f16x2.e4m3x2"], [], "f32"),
     ("f8e4m3fn", {"registers_a": True}, ["f32.f16.f16 {", "}, {%r"], [], "f32"),
     ("f8e4m3fn", {"registers_a": True, "inline_copies": True}, ["f16.f16.f16 {", "}, {%r"], [], "f16"),
