@@ -79,9 +79,9 @@ def causal_row(t: int, d: int, options: dict) -> dict:
 
 def causal_16bit_row(t: int, d: int, dtype: str, options: dict) -> dict:
     """The f16 / bf16 kernel beside torch's flash attention on the same tensors (on the tensor
-    cores: `flash_tensor_cores`, awaiting GPU verification, is on for these rows)."""
+    cores: `flash-tensor-cores`, awaiting GPU verification, is on for these rows)."""
     from torch.nn.attention import SDPBackend, sdpa_kernel
-    options = {**options, "flash_tensor_cores": True}
+    options = {**options, "gpu_paths": [*options.get("gpu_paths", []), "flash-tensor-cores"]}
     kernel = intentc.load(TENSOR_CORES, f"causal_attention_{dtype}", target="cuda", extents={"D": d},
                           options=options, facts={"unit_stride": ["q", "k", "v", "o"]})
     torch_dtype = {"f16": torch.float16, "bf16": torch.bfloat16}[dtype]
@@ -139,7 +139,7 @@ def sweep(t: int, d: int, dtype: str = "f32") -> list[dict]:
     from intentc.options import CompileOptions
     from intentc.runtime.cuda import compile_cuda
     chosen = flash_attention.plan_flash
-    options = CompileOptions(flash_tensor_cores=dtype != "f32")
+    options = CompileOptions(gpu_paths=("flash-tensor-cores",) if dtype != "f32" else ())
     torch_dtype = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[dtype]
     source, name = (CAUSAL, "causal_attention") if dtype == "f32" else (TENSOR_CORES, f"causal_attention_{dtype}")
     q, k, v = (torch.randn(t, d, device="cuda").to(torch_dtype) for _ in range(3))
@@ -174,7 +174,7 @@ def main(argv=None) -> int:
     parser.add_argument("--dims", default="64,128")
     parser.add_argument("--dtypes", default="f32,f16,bf16", help="the causal rows' operand types")
     parser.add_argument("--flash-key-groups", action="store_true",
-                        help="compile with CompileOptions(flash_key_groups=True) (awaits GPU verification)")
+                        help="compile with the GPU path flash-key-groups (awaits GPU verification)")
     parser.add_argument("--decode", default="8,2048,32,128", help="B,S,H,D of the decode row ('' for none)")
     parser.add_argument("--sweep", action="store_true")
     parser.add_argument("--mma-sweep", help="DTYPE:D: time the 16-bit kernel under other tensor-core plans")
@@ -184,7 +184,7 @@ def main(argv=None) -> int:
     for dtype in filter(None, args.dtypes.split(",")):
         for d in map(int, args.dims.split(",")):
             try:
-                options = {"flash_key_groups": args.flash_key_groups}
+                options = {"gpu_paths": ["flash-key-groups"] if args.flash_key_groups else []}
                 rows.append(causal_row(args.seq, d, options) if dtype == "f32"
                             else causal_16bit_row(args.seq, d, dtype, options))
             except Exception as error:      # a failing row is reported, the others still run

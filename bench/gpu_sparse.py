@@ -1,5 +1,5 @@
 """2:4 sparse f16 matmul (`ir_samples/sparse_2of4_matmul.kir`, issue #14) on `mma.sp` (the
-`sparse_mma` compile option) under several ring depths, and on the default decoding path,
+`sparse-mma` GPU path) under several ring depths, and on the default decoding path,
 beside torch's semi-structured sparse matmul and its dense matmul, on the same device data
 (times: medians of CUDA-event means, `bench.gpu.timed`). Each plan is the same kernel compiled
 under another plan: the mapping's choice is data.
@@ -55,7 +55,7 @@ def plan_row(stages: int | None, operands: tuple, want: torch.Tensor) -> dict:
     if stages is not None:
         tile_sparse.plan_sparse_mma = lambda contraction: dataclasses.replace(chosen(contraction), stages=stages)
     try:
-        kernel = compile_cuda(TEXT, "sparse24_matmul", options=CompileOptions(sparse_mma=stages is not None))
+        kernel = compile_cuda(TEXT, "sparse24_matmul", options=CompileOptions(gpu_paths=("sparse-mma",) if stages is not None else ()))
         row["plan"]["instruction"] = kernel.launch_config.mma["instruction"]
         arrays = {"a": a, "meta": meta, "b": b, "c": c}
         row["ms"] = _seconds(lambda: kernel.launch_in_place(arrays)) * 1e3
@@ -81,7 +81,7 @@ def probe() -> dict:
     meta = np.array(PAIRS, dtype=np.uint8)[rng.integers(0, 6, (16, 8))]
     b = rng.integers(-3, 4, (32, 8)).astype(np.float16)
     values = {"a": a, "meta": meta, "b": b}
-    got = np.asarray(compile_cuda(TEXT, "sparse24_matmul", options=CompileOptions(sparse_mma=True))(values)["c"])
+    got = np.asarray(compile_cuda(TEXT, "sparse24_matmul", options=CompileOptions(gpu_paths=("sparse-mma",)))(values)["c"])
     want = np.asarray(run(TEXT, "sparse24_matmul", values)["c"])
     row: dict = {"bench": "probe: one m16n8k32 block on mma.sp", "equal": bool((got == want).all())}
     if not row["equal"]:

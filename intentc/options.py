@@ -12,7 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 Numerics = Literal["source", "relaxed_normalization"]
 # GPU code paths not yet run on a GPU (docs/gpu.md, "Paths awaiting GPU verification"): off
 # unless a compile names them; each changes how the kernel runs, never what it computes.
-GpuPath = Literal["lane-rows", "grouped-scans", "predicated-vectors"]
+GpuPath = Literal["lane-rows", "grouped-scans", "predicated-vectors", "sparse-mma", "flash-tensor-cores",
+                  "flash-key-groups"]
 
 
 class CompileOptions(BaseModel):
@@ -25,17 +26,6 @@ class CompileOptions(BaseModel):
     # A pass pipeline string (`canonicalize,cse,...`); None means the target's default.
     pipeline: str | None = None
     opt_level: int = Field(default=2, ge=0, le=3)
-    # NVIDIA, awaiting GPU verification (docs/gpu.md "Flash attention"): attention written as a
-    # region_fold with f16/bf16 Q, K and V on the tensor cores (`mma.sync`; off: those kernels
-    # keep the generic mapping), and the flash mapping's key groups (a row block's key tiles
-    # split over groups of the CTA; off: one group, the H200-verified CUDA-core plan). Same
-    # meaning either way.
-    flash_tensor_cores: bool = False
-    flash_key_groups: bool = False
-    # NVIDIA: 2:4 f16/bf16 sparse contractions on the sparse tensor cores (`mma.sp`,
-    # docs/gpu.md "Structured contractions"); off until verified on a GPU: the default decodes
-    # A to dense tiles for `mma.sync`. Same meaning either way.
-    sparse_mma: bool = False
     # NVIDIA only: the unverified GPU paths to use (recorded in launch.json's `gpu_paths`).
     gpu_paths: tuple[GpuPath, ...] = ()
 
@@ -44,6 +34,9 @@ class CompileOptions(BaseModel):
     def _a_set(cls, paths: tuple) -> tuple:
         """A set, sorted: the same paths in any order or repeated are one cache key."""
         return tuple(sorted(set(paths)))
+
+    def uses(self, path: GpuPath) -> bool:
+        return path in self.gpu_paths
 
 
 ConstexprValue = bool | int | float | str

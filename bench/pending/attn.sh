@@ -1,8 +1,8 @@
 #!/bin/bash
 # attn (issue #14): verifies the default-off flash paths of branch attn on the GPU.
 # - tests/gpu/test_flash_attention_mma.py: 16-bit flash attention on the tensor cores
-#   (CompileOptions(flash_tensor_cores=True)) against the interpreter;
-# - tests/gpu/test_flash_attention.py: f32 flash, default plan and key groups (flash_key_groups=True);
+#   (the GPU path flash-tensor-cores) against the interpreter;
+# - tests/gpu/test_flash_attention.py: f32 flash, default plan and key groups (the GPU path flash-key-groups);
 # - bench/gpu_attention.py: f16/bf16 (tensor cores on) beside torch's flash SDPA, f32 with key groups
 #   beside torch f32. Runs from the root of the worktree copy; writes $RESULTS/attention.json.
 mkdir -p "$RESULTS"

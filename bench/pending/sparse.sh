@@ -1,5 +1,5 @@
 #!/bin/bash
-# sparse (#14): verifies the default-off mma.sp path (CompileOptions.sparse_mma) on the H200.
+# sparse (#14): verifies the default-off mma.sp path (the GPU path sparse-mma) on the H200.
 # Most important first: the layout probe (one m16n8k32 block, exact) and the 4096^3 timing of
 # both paths beside torch, then the 2:4 / 1:2 GPU tests (both paths), then the samples table.
 mkdir -p "$RESULTS"

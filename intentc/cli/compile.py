@@ -47,9 +47,6 @@ def add_parser(subparsers) -> None:
                         "consumer that cannot compile (default: launch.json's variant_rule names the variant a "
                         "launch needs, compiled on first use; docs/gpu.md)")
     p.add_argument("--timings", action="store_true", help="print the time of each stage to stderr")
-    p.add_argument("--sparse-mma", action="store_true",
-                   help="ptx, cubin: 2:4 f16/bf16 sparse contractions on mma.sp (awaits GPU verification; "
-                        "docs/gpu.md)")
     p.add_argument("--print-layouts", action="store_true",
                    help="print the GPU mapping and every tensor value's layout to stderr (ptx, cubin)")
     p.set_defaults(run=run)
@@ -82,7 +79,7 @@ def run(args) -> int:
     text = read_text(args.file)
     arch = args.arch or default_arch(args.target)
     specialization = _specialization(args)
-    options = CompileOptions(opt_level=args.opt_level, sparse_mma=args.sparse_mma, gpu_paths=tuple(args.gpu_paths))
+    options = CompileOptions(opt_level=args.opt_level, gpu_paths=tuple(args.gpu_paths))
     try:
         kernels = [args.kernel] if args.kernel else kernel_names(load(Chunk(args.file, text)))
         if not kernels:

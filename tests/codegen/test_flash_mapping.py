@@ -93,10 +93,10 @@ def test_launch_json_and_ptxas(extents, columns, tmp_path):
 
 @pytest.mark.parametrize("extents", [{}, {"D": 128}])
 def test_key_groups_option(extents, tmp_path):
-    """flash_key_groups (awaiting GPU verification): two key groups of 256 threads, each with
+    """The flash-key-groups GPU path (awaiting GPU verification): two key groups of 256 threads, each with
     its buffers in dynamic shared memory and its own named barrier; group 0 writes."""
     from intentc.options import CompileOptions
-    result = compile_kernel(SAMPLE, "causal_attention", "ptx", "sm_90", CompileOptions(flash_key_groups=True),
+    result = compile_kernel(SAMPLE, "causal_attention", "ptx", "sm_90", CompileOptions(gpu_paths=("flash-key-groups",)),
                             specialization={"extents": extents} if extents else None)
     launch = json.loads(result.artifacts["launch.json"])
     plan = launch["plan"]

@@ -1,7 +1,7 @@
 """The flash mapping's tensor-core form without a GPU (docs/gpu.md, "Flash attention"): the
 f16 / bf16 region_fold attention recognized with 16-bit operands, the plan in launch.json,
 the PTX's MMAs, ldmatrix reads and packed weight conversions, ptxas accepting it. The form
-awaits GPU verification: it runs only with CompileOptions(flash_tensor_cores=True)."""
+awaits GPU verification: it runs only with CompileOptions(gpu_paths=("flash-tensor-cores",))."""
 from __future__ import annotations
 
 import json
@@ -36,7 +36,7 @@ def test_recognized_with_16bit_operands(dtype):
     assert dead_slices_are_identity(found.prologue, found.fold, found.parallel.regions[0].args[0].name)
 
 
-TENSOR_CORES = CompileOptions(flash_tensor_cores=True)
+TENSOR_CORES = CompileOptions(gpu_paths=("flash-tensor-cores",))
 
 
 def _compile(dtype: str, extents: dict, arch: str = "sm_90", options: CompileOptions = TENSOR_CORES):

@@ -79,7 +79,7 @@ def test_valid_groups_are_the_ordered_metadata_values():
     del engine
 
 
-SPARSE_CORES = CompileOptions(sparse_mma=True)
+SPARSE_CORES = CompileOptions(gpu_paths=("sparse-mma",))
 
 
 def _compiled(text: str, arch: str = "sm_90", options: CompileOptions | None = SPARSE_CORES) -> tuple[str, dict]:
@@ -95,7 +95,7 @@ def test_the_option_puts_two_of_four_on_mma_sp_and_launch_json_says_so(arch):
     assert launch["mapping"] == "mma" and launch["block"] == [256, 1, 1]
     assert plan["instruction"] == "mma.sp.m16n8k32" and plan["block"] == [128, 128, 64] and plan["stages"] == 4
     assert plan["structured"] == "sparse" and plan["pattern"] == "two_of_four" and "metadata" in plan
-    assert plan["shared_bytes"] == 4 * (8192 + 16384 + 1024) == launch["shared_bytes"] and plan["option"] == "sparse_mma"
+    assert plan["shared_bytes"] == 4 * (8192 + 16384 + 1024) == launch["shared_bytes"] and plan["option"] == "sparse-mma"
 
 
 def test_without_the_option_two_of_four_keeps_the_verified_decoding_path():
@@ -137,11 +137,11 @@ def test_mma_sp_plans_only_two_of_four_f16_bf16_with_64_position_steps():
         assert plan_sparse_mma(dataclasses.replace(found, **other)) is None, other
 
 
-def test_the_cli_flag_selects_mma_sp(capsys):
+def test_the_cli_gpu_path_selects_mma_sp(capsys):
     from intentc.cli.main import main
     from sample_paths import SAMPLES
     command = ["compile", str(SAMPLES / "sparse_2of4_matmul.kir"), "--kernel", "sparse24_matmul", "--target", "ptx"]
-    assert main([*command, "--sparse-mma"]) == 0
+    assert main([*command, "--gpu-path", "sparse-mma"]) == 0
     assert "mma.sp.sync.aligned.m16n8k32" in capsys.readouterr().out
     assert main(command) == 0
     assert "mma.sp" not in capsys.readouterr().out

@@ -2,7 +2,7 @@
 region_fold against the interpreter — sequence lengths on and off the tiles (1, 31, 33, 100,
 130), head dims below, at and above a column block (1, 20, 64, 128, 200), specialized and
 dynamic extents, large scores (exp near overflow), ties, and NaN / inf values; each with the
-default plan and with the key groups (CompileOptions(flash_key_groups=True), awaiting GPU
+default plan and with the key groups (CompileOptions(gpu_paths=("flash-key-groups",)), awaiting GPU
 verification)."""
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ pytestmark = requires_gpu()
 
 @pytest.fixture(params=[False, True], ids=["one-group", "key-groups"])
 def options(request):
-    return CompileOptions(flash_key_groups=request.param)
+    return CompileOptions(gpu_paths=("flash-key-groups",) if request.param else ())
 
 SOURCE = (ROOT / "ir_samples" / "attention_region_fold.kir").read_text()
 

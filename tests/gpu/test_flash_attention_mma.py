@@ -3,7 +3,7 @@ attention (`ir_samples/attention_tensor_cores.kir`) against the interpreter — 
 on and off the 64-row / 64-key tiles (0, 1, 31, 63, 65, 100, 130), head dims below, at and
 above a 64-column chunk and the 128-column pass (1, 20, 40, 64, 128, 200), specialized and
 dynamic extents, strided views (the element staging), large scores and ties, inf and NaN.
-The form awaits GPU verification: it runs with CompileOptions(flash_tensor_cores=True)."""
+The form awaits GPU verification: it runs with CompileOptions(gpu_paths=("flash-tensor-cores",))."""
 from __future__ import annotations
 
 import ml_dtypes
@@ -20,7 +20,7 @@ SOURCE = (ROOT / "ir_samples" / "attention_tensor_cores.kir").read_text()
 DTYPES = {"f16": np.float16, "bf16": ml_dtypes.bfloat16}
 # one unit in the last place at 1.0: the weights' and the output's rounding to the operand type
 EPS = {"f16": 2.0 ** -10, "bf16": 2.0 ** -7}
-TENSOR_CORES = CompileOptions(flash_tensor_cores=True)
+TENSOR_CORES = CompileOptions(gpu_paths=("flash-tensor-cores",))
 
 
 def _inputs(t, d, dtype, rng, scale=None):

@@ -110,7 +110,7 @@ def _sparse_inputs(pattern: str, m: int, kq: int, n: int, seed: int) -> dict:
 
 SPARSE = {"two_of_four": ("sparse_2of4_matmul", "sparse24_matmul"),
           "one_of_two": ("sparse_1of2_matmul", "sparse12_matmul")}
-# (pattern, the `sparse_mma` option): 2:4 on the default decoding path and on mma.sp
+# (pattern, the `sparse-mma` GPU path on): 2:4 on the default decoding path and on mma.sp
 PATHS = [("one_of_two", False), ("two_of_four", False), ("two_of_four", True)]
 
 
@@ -130,7 +130,7 @@ def _dense(values: dict, pattern: str) -> np.ndarray:
 def _compiled(text: str, kernel: str, sparse_mma: bool):
     from intentc.options import CompileOptions
     from intentc.runtime.cuda import compile_cuda
-    compiled = compile_cuda(text, kernel, options=CompileOptions(sparse_mma=sparse_mma))
+    compiled = compile_cuda(text, kernel, options=CompileOptions(gpu_paths=("sparse-mma",) if sparse_mma else ()))
     assert compiled.launch_config.mapping == "mma", compiled.launch_config.mapping
     assert (compiled.launch_config.mma["instruction"] == "mma.sp.m16n8k32") == sparse_mma
     return compiled

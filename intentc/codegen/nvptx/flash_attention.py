@@ -55,7 +55,7 @@ VECTOR = 4                           # f32 elements of one ld.shared.v4
 PAD = VECTOR                         # staged rows padded by one vector: 16-byte aligned, banks apart
 MAX_COLUMNS = 128                    # DB for a dynamic or large D
 RESIDENT = 2
-KEY_GROUPS = 2                       # with options.flash_key_groups: groups of 256 threads (128 registers
+KEY_GROUPS = 2                       # with the flash-key-groups GPU path: groups of 256 threads (128 registers
                                      # each: one CTA an SM)
 WORD = 8                             # bytes of a state value in the key groups' exchange (cta.to_word)
 
@@ -196,8 +196,8 @@ def slices_text(groups: int, skip_dead: bool) -> str:
 
 def plan_flash(kernel, known: dict, options: CompileOptions | None = None) -> FlashPlan | FlashMmaPlan | None:
     """The flash plan of `kernel`, or None. f32 operands run on the CUDA cores, in key groups
-    only with `options.flash_key_groups`; 16-bit ones on the tensor cores only with
-    `options.flash_tensor_cores` (both await GPU verification; off, the kernel keeps the
+    only with the GPU path `flash-key-groups`; 16-bit ones on the tensor cores only with
+    the GPU path `flash-tensor-cores` (both await GPU verification; off, the kernel keeps the
     mapping it had)."""
     from .fold_attention import match_fold_attention
     from .tile_contraction import NoMatch
@@ -208,12 +208,12 @@ def plan_flash(kernel, known: dict, options: CompileOptions | None = None) -> Fl
         return None
     if attention.operand_dtype != "f32":     # 16-bit operands run on the tensor cores
         from .flash_mma import plan_flash_mma
-        return plan_flash_mma(attention, known) if options.flash_tensor_cores else None
+        return plan_flash_mma(attention, known) if options.uses("flash-tensor-cores") else None
     depth = attention.depth if isinstance(attention.depth, int) else known.get(attention.depth)
     columns = MAX_COLUMNS if not depth else max(ROW_LANES, min(MAX_COLUMNS, 1 << (depth - 1).bit_length()))
     coordinate = attention.parallel.regions[0].args[0].name
     plan = FlashPlan(attention, columns, dead_slices_are_identity(attention.prologue, attention.fold, coordinate))
-    return replace(plan, groups=KEY_GROUPS, resident=1) if options.flash_key_groups else plan
+    return replace(plan, groups=KEY_GROUPS, resident=1) if options.uses("flash-key-groups") else plan
 
 
 def _i64(value: int) -> ir.Constant:

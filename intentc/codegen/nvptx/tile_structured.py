@@ -79,7 +79,7 @@ def plan_structured(kernel, arch: str, options=None) -> StructuredPlan | None:
     except NoMatch:
         pass
     try:
-        return plan_sparse(match_sparse_contraction(kernel), options is not None and options.sparse_mma)
+        return plan_sparse(match_sparse_contraction(kernel), options is not None and options.uses("sparse-mma"))
     except NoMatch:
         return None
 
