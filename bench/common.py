@@ -51,3 +51,26 @@ def write_results(name: str, payload: dict) -> Path:
     }
     path.write_text(json.dumps(document, indent=2) + "\n")
     return path
+
+
+def run_sample_ab(measured, ids: list[str], argv=None) -> None:
+    """The command line of an A/B bench over sample kernels: `measured(spec, reps)` gives one
+    row a kernel of `--only`, printed as it comes and kept in `--out`."""
+    import argparse
+    from bench.gpu_sample_specs import SPECS
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out")
+    parser.add_argument("--only", default=",".join(ids))
+    parser.add_argument("--reps", type=int, default=50)
+    args = parser.parse_args(argv)
+    rows = []
+    for ident in args.only.split(","):
+        spec = next(s for s in SPECS if s.id == ident)
+        try:
+            row = measured(spec, args.reps)
+        except Exception as error:            # one failing kernel is a row, not the end of the run
+            row = {"id": ident, "error": f"{type(error).__name__}: {error}"[:500]}
+        print(json.dumps(row), flush=True)
+        rows.append(row)
+        if args.out:
+            Path(args.out).write_text(json.dumps(rows, indent=1) + "\n")

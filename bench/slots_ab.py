@@ -11,14 +11,14 @@ timed twice, in the order given and then reversed, so that neither order's cache
 """
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from bench.common import run_sample_ab  # noqa: E402  (after the path insert)
 
 IDS = ["vector_add:vector_add", "saxpy:saxpy", "activation_enum:bias_act", "philox_dropout:dropout", "reverse_copy_negative_stride:flip_rows",
        "f8_rowwise_quant:dequantize_e4m3_rowwise", "integer_hash_u32:pcg_hash", "kaiser_window_i0:kaiser_frames"]
@@ -74,23 +74,7 @@ def measured(spec, reps: int) -> dict:
 
 
 def main(argv=None) -> None:
-    from bench.gpu_sample_specs import SPECS
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--out")
-    parser.add_argument("--only", default=",".join(IDS))
-    parser.add_argument("--reps", type=int, default=50)
-    args = parser.parse_args(argv)
-    rows = []
-    for ident in args.only.split(","):
-        spec = next(s for s in SPECS if s.id == ident)
-        try:
-            row = measured(spec, args.reps)
-        except Exception as error:            # one failing kernel is a row, not the end of the run
-            row = {"id": ident, "error": f"{type(error).__name__}: {error}"[:500]}
-        print(json.dumps(row), flush=True)
-        rows.append(row)
-        if args.out:
-            Path(args.out).write_text(json.dumps(rows, indent=1) + "\n")
+    run_sample_ab(measured, IDS, argv)
 
 
 if __name__ == "__main__":

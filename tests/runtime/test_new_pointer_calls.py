@@ -16,21 +16,8 @@ from fake_cuda import FakeDLPackArray, FakeGpuArray, FakeTensor, choose_fast_pat
 import intentc
 
 ACCUMULATE = (Path(__file__).parent / "accumulate.kir").read_text()     # y += x, y noalias
-SCALE = """kernel @scale(%x: view<f32, [%N], in>, %t: f32, %y: view<f32, [%N], out>) {
-  %i = iota : tensor<index, [%N]>
-  %v = read %x index(%i) : tensor<f32, [%N]>
-  %tb = broadcast %t : tensor<f32, [%N]>
-  %r = mul %v, %tb : tensor<f32, [%N]>
-  write %y, %r index(%i)
-}
-"""
-CUMSUM = """kernel @cumsum(%x: view<f32, [%N], in>, %y: view<f32, [%N], out>) {
-  %i = iota : tensor<index, [%N]>
-  %v = read %x index(%i) : tensor<f32, [%N]>
-  %c = scan %v {axis = 0, kind = sum} : tensor<f32, [%N]>
-  write %y, %c index(%i)
-}
-"""
+SCALE = (Path(__file__).parent / "scale.kir").read_text()
+CUMSUM = (Path(__file__).parent / "cumsum.kir").read_text()
 
 
 

@@ -20,7 +20,8 @@ from typing import Any
 
 from ...ir.nodes import Kernel, Op
 from ...ir.types import TensorType
-from .tile_contraction import Affine, Ceil, IndexTensor, Mask, NoMatch, _broadcast, _epilogue, _Evaluator
+from .tile_contraction import (Affine, Ceil, IndexTensor, Mask, NoMatch, _broadcast, _epilogue, _Evaluator,
+                               k_loop_after_prologue)
 
 
 @dataclass(frozen=True)
@@ -253,13 +254,7 @@ def match_sparse_contraction(kernel: Kernel) -> SparseContraction:
     """The kernel as a tiled 2:4 / 1:2 sparse contraction, or NoMatch saying why not."""
     evaluator = _SparseEvaluator(kernel)
     parallel, (ti, tj), extents, ops = _tile_iteration(evaluator, kernel)
-    loops = [op for op in ops if op.name == "loop"]
-    if len(loops) != 1:
-        raise NoMatch("not one K loop in the iteration")
-    loop = loops[0]
-    position = ops.index(loop)
-    for op in ops[:position]:
-        evaluator.tensor_op(op)
+    loop, position = k_loop_after_prologue(evaluator, ops)
     start, stop, step = (evaluator.env.get(name) for name in loop.operands[:3])
     body = loop.regions[0]
     if len(loop.group("iter") or ()) != 1 or len(body.args) != 2 or start != Affine() or \

@@ -281,15 +281,20 @@ def match_tile_contraction(kernel: Kernel) -> TileContraction:
     for name in coordinates:
         evaluator.env[name] = Affine.of(name)
     ops = [op for op in region.ops if op.name != "yield"]
+    loop, position = k_loop_after_prologue(evaluator, ops)
+    contraction, reads = _k_loop(evaluator, loop)
+    return _finish(evaluator, parallel, extents, coordinates, loop, contraction, reads, ops[position + 1:])
+
+
+def k_loop_after_prologue(evaluator, ops: list) -> tuple:
+    """The iteration's one K `loop` and its position in `ops`, the ops before it evaluated."""
     loops = [op for op in ops if op.name == "loop"]
     if len(loops) != 1:
         raise NoMatch("not one K loop in the iteration")
-    loop = loops[0]
-    position = ops.index(loop)
+    position = ops.index(loops[0])
     for op in ops[:position]:
         evaluator.tensor_op(op)
-    contraction, reads = _k_loop(evaluator, loop)
-    return _finish(evaluator, parallel, extents, coordinates, loop, contraction, reads, ops[position + 1:])
+    return loops[0], position
 
 
 def _k_loop(evaluator: _Evaluator, loop: Op):
