@@ -94,6 +94,11 @@ class TmaPlan(MmaPlan):
     # 8-bit operands: a warp arrives once on `full` and `raw_free` (its lane 0, after
     # `bar.warp.sync`), not every thread
     warp_arrivals: bool = False
+    # 8-bit floats: a converter issues the shared loads of all `widen_unroll` chunks of a trip
+    # before it widens and stores any, so they are in flight together (ptxas keeps a shared
+    # load after a shared store it cannot tell apart from it: chunk by chunk, each load's
+    # latency is paid alone)
+    loads_first: bool = False
 
     @property
     def converters(self) -> int:
@@ -111,9 +116,10 @@ class TmaPlan(MmaPlan):
         starts with (ptxas gives each thread the SM's registers / 384, a multiple of 8: 168;
         a warpgroup's increase waits until the others' decreases free enough, so asking for
         more than the pool hangs): the consumers keep their accumulators; converters widening
-        more chunks at once take 8 registers a chunk."""
+        more chunks at once take 8 registers a chunk (and 16 more when a trip's loads come
+        first: `loads_first`)."""
         pool = SM_REGISTERS // self.threads // 8 * 8 * self.threads
-        in_flight = self.widen_unroll * self.widen_bytes // 8
+        in_flight = self.widen_unroll * self.widen_bytes // 8 + (2 if self.loads_first else 0)
         consumer = CONSUMER_REGISTERS - (in_flight - 4) * 4 if self.widens else CONSUMER_REGISTERS
         consumers = self.warps[0] * WARPGROUP
         return (pool - consumers * consumer) // WARPGROUP // 8 * 8, consumer
@@ -185,7 +191,8 @@ class TmaPlan(MmaPlan):
             data["widen"] = {"widening": self.widening, "chunk_bytes": self.widen_bytes, "unroll": self.widen_unroll,
                              "converters": self.converters, "decoupled_rings": self.decoupled_rings,
                              "inline_copies": self.inline_copies,
-                             "registers_a": self.registers_a, "warp_arrivals": self.warp_arrivals}
+                             "registers_a": self.registers_a, "warp_arrivals": self.warp_arrivals,
+                             "loads_first": self.loads_first}
             how = {"cvt": f"cvt.rn.f16x2.{F8_PAIRS[self.convert]}", "bits": "integer bit operations",
                    "mixed": "cvt and integer bit operations, alternate words"}[self.widening]
             data["convert"] = f"{self.convert} -> f16 exactly ({how}, {self.widen_bytes}-byte chunks) by " \
@@ -222,7 +229,7 @@ class TmaPlan(MmaPlan):
 def tma_plan(kernel, contraction, fallback: MmaPlan | None, columns: int = 256, stages: int = 4,
              widen_unroll: int = 4, raw_stages: int = 0, widening: str = "cvt", widen_bytes: int = 8,
              inline_copies: bool = False, registers_a: bool = False, warp_arrivals: bool = False,
-             decoupled_rings: bool = False) -> TmaPlan:
+             decoupled_rings: bool = False, loads_first: bool = False) -> TmaPlan:
     """128 x `columns` tiles of 128-byte K rows (BK = 64 16-bit elements: the 128-byte
     swizzle), two consumer warpgroups of m64n<columns>, `stages` ring slots (4 of 48 KiB for
     256 columns; 8-bit floats keep 3 beside their raw ring; i8 takes 128 columns, BK = 128,
@@ -245,7 +252,8 @@ def tma_plan(kernel, contraction, fallback: MmaPlan | None, columns: int = 256, 
                    widen_unroll=widen_unroll, raw_stages=(raw_stages or stages) if convert else 0,
                    decoupled_rings=bool(convert) and (decoupled_rings or inline_copies or registers_a or bool(raw_stages)),
                    widening=widening, widen_bytes=widen_bytes, inline_copies=inline_copies and convert != "i8",
-                   registers_a=registers_a and convert in F8_PAIRS, warp_arrivals=warp_arrivals)
+                   registers_a=registers_a and convert in F8_PAIRS, warp_arrivals=warp_arrivals,
+                   loads_first=loads_first and convert in F8_PAIRS)
 
 
 class TmaEmitter(TileEmitter):
@@ -434,6 +442,9 @@ class TmaEmitter(TileEmitter):
                 raw = b.add(raw, ir.Constant(I32, bm * bk))
 
             def trip(first):
+                if plan.loads_first:
+                    self._widen_loads_first(raw, staged, first, converter, items)
+                    return
                 for lane in range(unrolled):
                     item = b.add(b.trunc(first, I32), b.add(converter, ir.Constant(I32, lane * converters)))
                     if items % per_trip:
@@ -483,13 +494,43 @@ class TmaEmitter(TileEmitter):
     def _widen_chunk(self, raw: ir.Value, staged: ir.Value, item: ir.Value) -> None:
         """w = `widen_bytes` 8-bit floats (item (64 / w) r + c: bytes wc.. of raw row r) as the
         f16 chunks of staged row r they make, each chunk j at j ^ (r mod 8) (the 128-byte swizzle)."""
+        self._store_widened(staged, item, self._chunk_words(raw, item))
+
+    def _widen_loads_first(self, raw: ir.Value, staged: ir.Value, first: ir.Value, converter: ir.Value,
+                           items: int) -> None:
+        """`loads_first`: a trip's `widen_unroll` chunks (from item `first` + `converter` on,
+        `converters` apart) loaded, then each widened and stored; past the last item (a
+        partial trip) a chunk loads the last item's bytes and stores nothing."""
+        b = self.em.b
+        plan = self.plan
+        chunks = []
+        for lane in range(plan.widen_unroll):
+            item = b.add(b.trunc(first, I32), b.add(converter, ir.Constant(I32, lane * plan.converters)))
+            inside = b.icmp_unsigned("<", item, ir.Constant(I32, items))
+            loaded = b.select(inside, item, ir.Constant(I32, items - 1))
+            chunks.append((item, inside, self._chunk_words(raw, loaded)))
+        for item, inside, words in chunks:
+            if items % (plan.converters * plan.widen_unroll):
+                with b.if_then(inside):
+                    self._store_widened(staged, item, words)
+            else:
+                self._store_widened(staged, item, words)
+
+    def _chunk_words(self, raw: ir.Value, item: ir.Value) -> list:
+        """The raw words (b32) of chunk `item` (`_widen_chunk`)."""
+        b = self.em.b
+        per_row = RAW_ROW // self.plan.widen_bytes
+        row, column = b.udiv(item, ir.Constant(I32, per_row)), b.urem(item, ir.Constant(I32, per_row))
+        return load_shared_words(b, b.add(raw, b.add(b.mul(row, ir.Constant(I32, RAW_ROW)),
+                                                        b.mul(column, ir.Constant(I32, self.plan.widen_bytes)))),
+                                 self.plan.widen_bytes // 4)
+
+    def _store_widened(self, staged: ir.Value, item: ir.Value, words: list) -> None:
+        """Chunk `item`'s raw `words` widened into staged row r at their swizzled chunks (`_widen_chunk`)."""
         b = self.em.b
         plan = self.plan
         per_row = RAW_ROW // plan.widen_bytes
         row, column = b.udiv(item, ir.Constant(I32, per_row)), b.urem(item, ir.Constant(I32, per_row))
-        words = load_shared_words(b, b.add(raw, b.add(b.mul(row, ir.Constant(I32, RAW_ROW)),
-                                                         b.mul(column, ir.Constant(I32, plan.widen_bytes)))),
-                                 plan.widen_bytes // 4)
         converted = f16_pairs_of_f8_words(b, words, plan.convert, plan.widening)
         if plan.registers_a:    # B's K rows (64 a block) in the slots the A registers have
             row = b.add(b.and_(row, ir.Constant(I32, -RAW_ROW)), permuted_k_row(b, b.and_(row, ir.Constant(I32, 63))))
