@@ -24,6 +24,8 @@ from mma_cases import variant
 TORCH = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32, "f8e4m3fn": torch.float8_e4m3fn,
          "f8e5m2": torch.float8_e5m2, "i8": torch.int8, "i32": torch.int32}
 OUT = {"f8e4m3fn": "f16", "f8e5m2": "f16", "i8": "i32"}      # the output dtype where it is not the operands'
+F8_FLOATS = ("f8e4m3fn", "f8e5m2")
+DEQUANTIZED = "torch_f16_dequantized"     # the 8-bit float rows' second baseline (`dequantized_baseline`)
 
 
 @triton.jit
@@ -78,6 +80,20 @@ def baseline(a, b, c):
     return lambda: c.copy_(torch._scaled_mm(a, b_columns, scale_a=one, scale_b=one, out_dtype=c.dtype))
 
 
+def dequantized_baseline(a, b, c):
+    """The same function as the 8-bit float rows, in torch: A and B widened to f16 (exact),
+    then torch.matmul in f16 accumulating in f32 (reduced-precision reductions off while it
+    runs) into the f16 C; its time includes the widening."""
+    def run():
+        kept = torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction
+        torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
+        try:
+            torch.matmul(a.to(torch.float16), b.to(torch.float16), out=c)
+        finally:
+            torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = kept
+    return run
+
+
 def kernel_text(dtype: str) -> str:
     """The tiled matmul for `dtype` operands: an f32 accumulator (i32 for i8), the output
     in the operands' dtype where the epilogue can write it (OUT)."""
@@ -102,6 +118,8 @@ def row(dtype: str, m: int, n: int, k: int) -> dict:
     impls = {"intentc": lambda: kernel(a=a, b=b, c=c), "torch": baseline(a, b, c_torch)}
     if dtype in ("f16", "bf16"):      # the tutorial's tl.dot would take f32 inputs through TF32
         impls["triton"] = triton_matmul(a, b, c_triton)
+    if dtype in F8_FLOATS:      # a second baseline of the same function (the bar stays torch._scaled_mm)
+        impls[DEQUANTIZED] = dequantized_baseline(a, b, torch.empty_like(c))
     for label, fn in impls.items():
         try:
             result[label] = {"TFLOP/s": flop / timed(fn, 20) / 1e12}
@@ -112,7 +130,7 @@ def row(dtype: str, m: int, n: int, k: int) -> dict:
     error = (c.double() - reference).abs().max().item()
     result["intentc_max_abs_error_vs_f32"] = error
     result["torch_max_abs_error_vs_f32"] = (c_torch.double() - reference).abs().max().item()
-    for label in ("torch", "triton"):
+    for label in ("torch", "triton", DEQUANTIZED):
         if "TFLOP/s" in result.get("intentc", {}) and "TFLOP/s" in result.get(label, {}):
             result[f"intentc/{label}"] = result["intentc"]["TFLOP/s"] / result[label]["TFLOP/s"]
     print(json.dumps(result), flush=True)
