@@ -31,17 +31,17 @@ PLANS = [("f8e4m3fn", {"widen_unroll": 8})]
 # Round 1 of session 7 (bench/results/pending-20261201-s7-h200-r1/fp8) timed the session-6
 # options (decoupled rings, integer widening, inline copies, A in registers, ...): none reached
 # 0.5x torch._scaled_mm; these add `loads_first` (a converter's loads of a trip in flight together)
-PLANS_F8 = [("f8e4m3fn", {"loads_first": True}), ("f8e4m3fn", {"loads_first": True, "widen_unroll": 8}),
+PLANS_F8 = [("f8e4m3fn", {"loads_first": True, "widen_unroll": 8}),
+            ("f8e4m3fn", {"loads_first": True, "widen_unroll": 8, "decoupled_rings": True}),
             ("f8e4m3fn", {"loads_first": True, "widen_bytes": 16, "widen_unroll": 4}),
-            ("f8e4m3fn", {"loads_first": True, "widen_bytes": 16, "widen_unroll": 2}),
-            ("f8e4m3fn", {"loads_first": True, "inline_copies": True}),
+            ("f8e4m3fn", {"loads_first": True, "widen_bytes": 16, "widen_unroll": 4, "decoupled_rings": True}),
+            ("f8e4m3fn", {"loads_first": True}),
             ("f8e4m3fn", {"loads_first": True, "inline_copies": True, "widen_unroll": 8}),
-            ("f8e4m3fn", {"loads_first": True, "widening": "mixed", "widen_unroll": 8}),
-            ("f8e4m3fn", {"loads_first": True, "decoupled_rings": True, "widen_unroll": 8}),
-            ("f8e4m3fn", {"loads_first": True, "registers_a": True}),
-            ("f8e4m3fn", {"loads_first": True, "registers_a": True, "inline_copies": True, "widen_unroll": 8}),
-            ("f8e5m2", {"loads_first": True, "widen_unroll": 8}),
-            ("f8e5m2", {"loads_first": True, "widening": "bits", "widen_unroll": 8})]
+            ("f8e4m3fn", {"loads_first": True, "widening": "mixed", "widen_unroll": 8, "decoupled_rings": True}),
+            ("f8e4m3fn", {"loads_first": True, "widen_bytes": 16, "widen_unroll": 2}),
+            ("f8e4m3fn", {"loads_first": True, "registers_a": True, "widen_unroll": 8}),
+            ("f8e5m2", {"loads_first": True, "widen_unroll": 8, "decoupled_rings": True}),
+            ("f8e5m2", {"loads_first": True, "widening": "bits", "widen_unroll": 8, "decoupled_rings": True})]
 
 
 # Shapes every plan is checked on against the f64 product before it is timed: tails in M, N

@@ -19,6 +19,7 @@ import pytest
 
 import intentc
 from intentc.codegen.nvptx import f8_widening
+from intentc.codegen.nvptx.tma_asm import F8_PAIRS
 from intentc.driver import compile_kernel
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "gpu"))
@@ -136,7 +137,7 @@ def test_default_is_the_form_verified_on_the_gpu(dtype):
     plan = launch["mma"]
     assert plan["widen"] == {"widening": "cvt", "chunk_bytes": 8, "unroll": 4, "converters": 96,
                              "decoupled_rings": False, "inline_copies": False, "registers_a": False,
-                             "warp_arrivals": False}
+                             "warp_arrivals": False, "loads_first": False}
     assert plan["stages"] == plan["raw_stages"] == 3
     kernel = ptx.split(".entry")[1]
     # three barriers a slot (full, empty, raw): the copies' one, the converters' 96, the consumers' 2
@@ -164,7 +165,9 @@ def test_decoupled_rings_have_their_own_release_barrier(plan, slots, arrivals):
 
 
 @pytest.mark.parametrize("plan", [{"widen_unroll": 8}, {"widen_bytes": 16, "widen_unroll": 4}, {"registers_a": True},
-                                  {"inline_copies": True, "widen_bytes": 16, "widen_unroll": 2}])
+                                  {"inline_copies": True, "widen_bytes": 16, "widen_unroll": 2},
+                                  {"loads_first": True, "widen_unroll": 8},
+                                  {"loads_first": True, "widen_bytes": 16, "widen_unroll": 4}])
 def test_setmaxnreg_fits_the_pool_under_each_option(plan):
     """Converters keeping more bytes in flight take registers from the consumers, within the
     pool of 168 x 384 the CTA starts with (more would hang), the consumers keeping room for
@@ -185,3 +188,47 @@ def test_raw_ring_is_recorded_and_fits():
     assert plan["stages"] == 4 and plan["raw_stages"] == 4 and "register operand" in plan["convert"]
     ring = 4 * 64 * 256 * 2 + 4 * 64 * (128 + 256)
     assert ring < plan["shared_bytes"] <= 227 * 1024
+
+
+def _widening_order(kernel: str, dtype: str) -> str:
+    """The kernel's shared loads (L), conversions (C) and 16-byte shared stores (S), in order."""
+    tokens = {"ld.shared.v": "L", f"cvt.rn.f16x2.{F8_PAIRS[dtype]}": "C", "st.shared.v4": "S"}
+    found = re.findall("|".join(re.escape(text) for text in tokens), kernel)
+    return "".join(tokens[text] for text in found)
+
+
+def _barrier_counts(kernel: str) -> list:
+    return sorted(map(int, re.findall(r"mbarrier\.init\.shared::cta\.b64 \[%r\d+\], (\d+);", kernel)))
+
+
+@pytest.mark.parametrize("plan,trip", [
+    ({}, "(LC{4}S){4}"),        # chunk by chunk: each load waits alone (the default)
+    ({"loads_first": True}, "L{4}(C{4}S){4}"),
+    ({"loads_first": True, "widen_unroll": 8}, "L{8}(C{4}S){8}"),
+    ({"loads_first": True, "widen_bytes": 16, "widen_unroll": 4}, "L{4}(C{8}SS){4}"),
+    ({"loads_first": True, "widen_unroll": 8, "decoupled_rings": True}, "L{8}(C{4}S){8}"),
+])
+@pytest.mark.parametrize("dtype", ["f8e4m3fn", "f8e5m2"])
+def test_loads_first_puts_a_trips_loads_in_flight_together(dtype, plan, trip, tmp_path):
+    """`loads_first`: a converter's trip issues all its chunks' shared loads before the first
+    conversion or store (ptxas does not move a shared load above a shared store it cannot
+    tell apart), the producer gets the registers they need (setmaxnreg; ptxas spills
+    nothing), and the rings and barriers are the plan's without it; ptxas accepts the kernel."""
+    ptx, launch = _planned_ptx(dtype, plan)
+    kernel = ptx.split(".entry")[1]
+    order = _widening_order(kernel, dtype)
+    assert re.fullmatch(trip, order), order
+    assert launch["mma"]["widen"]["loads_first"] == bool(plan)
+    producer, consumer = (int(value) for value in
+                          re.findall(r"setmaxnreg\.(?:dec|inc)\.sync\.aligned\.u32 (\d+);", kernel))
+    assert 128 * producer + 256 * consumer <= 168 * 384 and consumer >= 128 + 48
+    without_ptx, without = _planned_ptx(dtype, {key: value for key, value in plan.items() if key != "loads_first"})
+    assert launch["mma"]["shared_bytes"] == without["mma"]["shared_bytes"]
+    assert _barrier_counts(kernel) == _barrier_counts(without_ptx.split(".entry")[1])
+    if shutil.which("ptxas"):
+        source = tmp_path / "k.ptx"
+        source.write_text(ptx)
+        done = subprocess.run(["ptxas", "-arch=sm_90a", "-v", str(source), "-o", str(tmp_path / "k.cubin")],
+                              capture_output=True, text=True)
+        assert done.returncode == 0 and "C7514" not in done.stderr, done.stderr
+        assert "0 bytes spill stores, 0 bytes spill loads" in done.stderr.split("Function properties for")[-1]

@@ -2,8 +2,8 @@
 `nvptx/f8_widening.py`) on the GPU, against the interpreter: A's column 0 and B's row 1
 hold all 256 codes and B's row 0 and A's column 1 are ones, so C[i, j] = a_i + b_j — exact
 in the f32 accumulator, NaN where either is NaN (or e5m2's inf - inf) — shows each code
-widened exactly on either operand's path; under each widening (`cvt`, `bits`, `mixed`), chunk size and
-ring depth."""
+widened exactly on either operand's path; under each widening (`cvt`, `bits`, `mixed`), chunk size,
+ring depth and load order (`loads_first`)."""
 from __future__ import annotations
 
 import numpy as np
@@ -18,7 +18,12 @@ WIDENINGS = [{"widening": "cvt"}, {"decoupled_rings": True}, {"widening": "bits"
              {"widening": "cvt", "widen_bytes": 16, "widen_unroll": 2}, {"stages": 2, "raw_stages": 4},
              {"inline_copies": True}, {"inline_copies": True, "widening": "bits", "stages": 2, "raw_stages": 4},
              {"registers_a": True}, {"registers_a": True, "inline_copies": True, "widening": "bits"},
-             {"registers_a": True, "widening": "mixed", "warp_arrivals": True}]
+             {"registers_a": True, "widening": "mixed", "warp_arrivals": True},
+             # a trip's loads issued first (`loads_first`), with each ring and chunk form
+             {"loads_first": True}, {"loads_first": True, "widen_unroll": 8, "decoupled_rings": True},
+             {"loads_first": True, "widen_bytes": 16, "widen_unroll": 4, "widening": "mixed"},
+             {"loads_first": True, "registers_a": True, "widen_unroll": 8, "widening": "bits"},
+             {"loads_first": True, "inline_copies": True, "widen_unroll": 8}]
 
 
 def _compiled_under(text: str, plan: dict):
