@@ -31,15 +31,19 @@ PLANS = [("f8e4m3fn", {"widen_unroll": 8})]
 # Round 1 of session 7 (bench/results/pending-20261201-s7-h200-r1/fp8) timed the session-6
 # options (decoupled rings, integer widening, inline copies, A in registers, ...): none reached
 # 0.5x torch._scaled_mm; these add `loads_first` (a converter's loads of a trip in flight together)
+# and `a_ahead` (A widened in the consumers' registers while the previous K tile's wgmmas run)
 PLANS_F8 = [("f8e4m3fn", {"loads_first": True, "widen_unroll": 8}),
             ("f8e4m3fn", {"loads_first": True, "widen_unroll": 8, "decoupled_rings": True}),
+            ("f8e4m3fn", {"loads_first": True, "widen_unroll": 8, "registers_a": True, "a_ahead": True}),
             ("f8e4m3fn", {"loads_first": True, "widen_bytes": 16, "widen_unroll": 4}),
             ("f8e4m3fn", {"loads_first": True, "widen_bytes": 16, "widen_unroll": 4, "decoupled_rings": True}),
-            ("f8e4m3fn", {"loads_first": True}),
             ("f8e4m3fn", {"loads_first": True, "inline_copies": True, "widen_unroll": 8}),
+            ("f8e4m3fn", {"loads_first": True, "widen_unroll": 8, "registers_a": True, "a_ahead": True,
+                          "inline_copies": True}),
             ("f8e4m3fn", {"loads_first": True, "widening": "mixed", "widen_unroll": 8, "decoupled_rings": True}),
-            ("f8e4m3fn", {"loads_first": True, "widen_bytes": 16, "widen_unroll": 2}),
-            ("f8e4m3fn", {"loads_first": True, "registers_a": True, "widen_unroll": 8}),
+            ("f8e4m3fn", {"loads_first": True}),
+            ("f8e4m3fn", {"loads_first": True, "widen_unroll": 8, "registers_a": True, "a_ahead": True,
+                          "widening": "mixed"}),
             ("f8e5m2", {"loads_first": True, "widen_unroll": 8, "decoupled_rings": True}),
             ("f8e5m2", {"loads_first": True, "widening": "bits", "widen_unroll": 8, "decoupled_rings": True})]
 
@@ -146,7 +150,7 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--out")
     parser.add_argument("--plans", action="store_true")
-    parser.add_argument("--fp8", action="store_true", help="8-bit float plans and ablations, f16 as the control")
+    parser.add_argument("--fp8", action="store_true", help="8-bit float plans, then ablations")
     parser.add_argument("--cubin", help="write the f16 kernel's cubin here (for cuobjdump)")
     args = parser.parse_args()
     rows, cublas = [], {}

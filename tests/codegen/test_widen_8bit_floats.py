@@ -137,7 +137,8 @@ def test_default_is_the_form_verified_on_the_gpu(dtype):
     plan = launch["mma"]
     assert plan["widen"] == {"widening": "cvt", "chunk_bytes": 8, "unroll": 4, "converters": 96,
                              "decoupled_rings": False, "inline_copies": False, "registers_a": False,
-                             "warp_arrivals": False, "loads_first": False}
+                             "warp_arrivals": False, "loads_first": False,
+                             "a_ahead": False}
     assert plan["stages"] == plan["raw_stages"] == 3
     kernel = ptx.split(".entry")[1]
     # three barriers a slot (full, empty, raw): the copies' one, the converters' 96, the consumers' 2
@@ -225,6 +226,32 @@ def test_loads_first_puts_a_trips_loads_in_flight_together(dtype, plan, trip, tm
     without_ptx, without = _planned_ptx(dtype, {key: value for key, value in plan.items() if key != "loads_first"})
     assert launch["mma"]["shared_bytes"] == without["mma"]["shared_bytes"]
     assert _barrier_counts(kernel) == _barrier_counts(without_ptx.split(".entry")[1])
+    if shutil.which("ptxas"):
+        source = tmp_path / "k.ptx"
+        source.write_text(ptx)
+        done = subprocess.run(["ptxas", "-arch=sm_90a", "-v", str(source), "-o", str(tmp_path / "k.cubin")],
+                              capture_output=True, text=True)
+        assert done.returncode == 0 and "C7514" not in done.stderr, done.stderr
+        assert "0 bytes spill stores, 0 bytes spill loads" in done.stderr.split("Function properties for")[-1]
+
+
+@pytest.mark.parametrize("plan", [{"registers_a": True, "a_ahead": True},
+                                  {"registers_a": True, "a_ahead": True, "loads_first": True, "widen_unroll": 8}])
+def test_a_ahead_widens_the_next_operands_while_the_wgmmas_run(plan, tmp_path):
+    """`a_ahead`: the consumers' loop issues a K tile's four register-A wgmmas, commits them,
+    then waits for the next raw slot, loads and widens its A bytes (16 conversions a thread)
+    and releases it, and only then waits for the wgmmas; ptxas keeps them asynchronous (no
+    C7514, no spills)."""
+    ptx, launch = _planned_ptx("f8e4m3fn", plan)
+    assert launch["mma"]["widen"]["a_ahead"] and launch["mma"]["widen"]["registers_a"]
+    consumer = ptx.split(".entry")[1].split("setmaxnreg.inc")[1]
+    order = re.findall(r"wgmma\.mma_async|wgmma\.commit_group|wgmma\.wait_group|mbarrier\.try_wait|ld\.shared\.v4|"
+                       r"mbarrier\.arrive|cvt\.rn\.f16x2\.e4m3x2", consumer)
+    text = " ".join(order)
+    ahead = "wgmma.commit_group mbarrier.try_wait ld.shared.v4 ld.shared.v4 mbarrier.arrive" + \
+        " cvt.rn.f16x2.e4m3x2" * 16
+    assert "wgmma.mma_async " * 3 + "wgmma.mma_async " + ahead in text + " ", text
+    assert text.count("wgmma.wait_group") == 1
     if shutil.which("ptxas"):
         source = tmp_path / "k.ptx"
         source.write_text(ptx)
