@@ -32,8 +32,10 @@ accumulation keeps fewer bits than f32, and the spec's accumulator is the declar
 (issue #14). Options not yet verified on a GPU (off by default; docs/gpu.md) decouple the raw
 ring (`raw_stages` slots released on `raw_free` by their readers, so the copies run ahead of
 the consumers), widen with all four producer warps (thread 0 copying between its widening),
-widen A in the consumers' registers, or widen by integer operations. For i8, A lands in
-place and B is transposed to the K-major rows the integer wgmma (s8 x s8 -> s32, exact) reads.
+widen A in the consumers' registers (`a_ahead`: the next K tile's while the wgmmas run), widen
+by integer operations, or issue a converter trip's loads before its stores (`loads_first`).
+For i8, A lands in place and B is transposed to the K-major rows the integer wgmma (s8 x s8 ->
+s32, exact) reads.
 """
 from __future__ import annotations
 
