@@ -62,30 +62,38 @@ def _skip_wgmma(b, n, operand, acc, a_descriptor, b_descriptor, accumulators, tr
     return accumulators
 
 
+def _unconverted(b, words, dtype, widening):
+    """Ablation: each raw word stored twice in place of its two f16 pairs (no conversion)."""
+    return [word for word in words for _ in range(2)]
+
+
 # Timing ablations of the e4m3 kernel (results wrong on purpose; only the time is read):
-# (label, module attribute replaced, replacement, plan keywords)
-ABLATIONS_F8 = [("no widening", "TmaEmitter._widen_chunk", _skip_widening, {}),
-                ("no wgmma", "wgmma_m64", _skip_wgmma, {}),
-                ("no wgmma, loads first", "wgmma_m64", _skip_wgmma, {"loads_first": True, "widen_unroll": 8})]
+# (label, [(module attribute replaced, replacement), ...], plan keywords)
+NO_WGMMA = ("wgmma_m64", _skip_wgmma)
+ABLATIONS_F8 = [("no widening", [("TmaEmitter._widen_chunk", _skip_widening)], {}),
+                ("no wgmma", [NO_WGMMA], {}),
+                ("no wgmma, loads first", [NO_WGMMA], {"loads_first": True, "widen_unroll": 8}),
+                ("no wgmma, loads first, no conversion", [NO_WGMMA, ("f16_pairs_of_f8_words", _unconverted)],
+                 {"loads_first": True, "widen_unroll": 8})]
 
 
-def compiled(dtype: str, plan=None, ablation=None):
+def compiled(dtype: str, plan=None, ablations=()):
     """The sm_90a kernel (the mapping's plan, or the TMA form under `plan`'s keywords; with
-    `ablation` = (attribute of `wgmma_tma`, replacement) that part left out)."""
+    `ablations` = [(attribute of `wgmma_tma`, replacement), ...] those parts left out)."""
     from intentc.codegen.nvptx import wgmma_tma
     from intentc.runtime.cuda import compile_cuda
-    owner, name, kept = wgmma_tma, "", None
-    if ablation:
-        *path, name = ablation[0].split(".")
+    kept = []
+    for attribute, replacement in ablations:
+        *path, name = attribute.split(".")
         owner = getattr(wgmma_tma, path[0]) if path else wgmma_tma
-        kept = getattr(owner, name)
-        setattr(owner, name, ablation[1])
+        kept.append((owner, name, getattr(owner, name)))
+        setattr(owner, name, replacement)
     try:
         with tma_plan_under(plan) if plan else contextlib.nullcontext():
             return compile_cuda(kernel_text(dtype), "matmul_tiled", arch="sm_90a")
     finally:
-        if ablation:
-            setattr(owner, name, kept)
+        for owner, name, original in reversed(kept):
+            setattr(owner, name, original)
 
 
 def operands(dtype, m, n, k):
@@ -187,8 +195,8 @@ def main() -> int:
             continue
         for size in sizes[dtype]:
             emit({"plan": plan, **speed(kernel, dtype, *size, cublas)})
-    for label, attribute, replacement, plan in ABLATIONS_F8 if args.fp8 else []:
-        kernel = compiled("f8e4m3fn", plan, ablation=(attribute, replacement))
+    for label, replaced, plan in ABLATIONS_F8 if args.fp8 else []:
+        kernel = compiled("f8e4m3fn", plan, replaced)
         a, b, c = operands("f8e4m3fn", 4096, 4096, 4096)
         seconds = timed(lambda kernel=kernel, arrays={"a": a, "b": b, "c": c}: kernel.launch_in_place(arrays), 10)
         emit({"ablation": label, "plan": plan, "dtype": "f8e4m3fn", "size": [4096] * 3,
