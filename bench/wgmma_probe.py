@@ -45,7 +45,9 @@ PLANS_F8 = [("f8e4m3fn", {"loads_first": True, "widen_unroll": 8}),
             ("f8e4m3fn", {"loads_first": True, "widen_unroll": 8, "registers_a": True, "a_ahead": True,
                           "widening": "mixed"}),
             ("f8e5m2", {"loads_first": True, "widen_unroll": 8, "decoupled_rings": True}),
-            ("f8e5m2", {"loads_first": True, "widening": "bits", "widen_unroll": 8, "decoupled_rings": True})]
+            ("f8e5m2", {"loads_first": True, "widening": "bits", "widen_unroll": 8, "decoupled_rings": True}),
+            ("f8e4m3fn", {"loads_first": True, "widen_bytes": 16, "widen_unroll": 4, "inline_copies": True}),
+            ("f8e4m3fn", {"loads_first": True, "widen_unroll": 8, "stages": 2, "raw_stages": 4})]
 
 
 # Shapes every plan is checked on against the f64 product before it is timed: tails in M, N
