@@ -499,43 +499,56 @@ class TmaEmitter(TileEmitter):
     def _widen_chunk(self, raw: ir.Value, staged: ir.Value, item: ir.Value) -> None:
         """w = `widen_bytes` 8-bit floats (item (64 / w) r + c: bytes wc.. of raw row r) as the
         f16 chunks of staged row r they make, each chunk j at j ^ (r mod 8) (the 128-byte swizzle)."""
-        self._store_widened(staged, item, self._chunk_words(raw, item))
+        b = self.em.b
+        row, column = self._row_and_column(item)
+        words = load_shared_words(b, b.add(raw, b.add(b.mul(row, ir.Constant(I32, RAW_ROW)),
+                                                         b.mul(column, ir.Constant(I32, self.plan.widen_bytes)))),
+                                 self.plan.widen_bytes // 4)
+        self._store_widened(staged, row, column, words)
 
     def _widen_loads_first(self, raw: ir.Value, staged: ir.Value, first: ir.Value, converter: ir.Value,
                            items: int) -> None:
-        """`loads_first`: a trip's `widen_unroll` chunks (from item `first` + `converter` on,
-        `converters` apart) loaded, then each widened and stored; past the last item (a
-        partial trip) a chunk loads the last item's bytes and stores nothing."""
+        """`loads_first`: a trip's `widen_unroll` chunks (items `first` + `converter` +
+        `converters` l) loaded, then each widened and stored. A raw row is `RAW_ROW / w`
+        chunks, so chunk i lies at byte w i of the raw slot, and as the converters are a
+        multiple of a row's chunks, chunk l of the trip is in the first one's column,
+        `converters` w / RAW_ROW rows further on. Past the last item (a partial trip) a chunk
+        loads the last item's bytes and stores nothing."""
         b = self.em.b
         plan = self.plan
+        width = plan.widen_bytes
+        per_row = RAW_ROW // width
+        assert plan.converters % per_row == 0, (plan.converters, per_row)
+        item = b.add(b.trunc(first, I32), converter)
+        row, column = self._row_and_column(item)
+        address = b.add(raw, b.mul(item, ir.Constant(I32, width)))
+        partial = items % (plan.converters * plan.widen_unroll)
         chunks = []
         for lane in range(plan.widen_unroll):
-            item = b.add(b.trunc(first, I32), b.add(converter, ir.Constant(I32, lane * plan.converters)))
-            inside = b.icmp_unsigned("<", item, ir.Constant(I32, items))
-            loaded = b.select(inside, item, ir.Constant(I32, items - 1))
-            chunks.append((item, inside, self._chunk_words(raw, loaded)))
-        for item, inside, words in chunks:
-            if items % (plan.converters * plan.widen_unroll):
+            inside = b.icmp_unsigned("<", b.add(item, ir.Constant(I32, lane * plan.converters)), ir.Constant(I32, items))
+            loaded = b.add(address, ir.Constant(I32, lane * plan.converters * width))
+            if partial:
+                loaded = b.select(inside, loaded, b.add(raw, ir.Constant(I32, (items - 1) * width)))
+            words = load_shared_words(b, loaded, width // 4)
+            chunks.append((b.add(row, ir.Constant(I32, lane * plan.converters // per_row)), inside, words))
+        for lane_row, inside, words in chunks:
+            if partial:
                 with b.if_then(inside):
-                    self._store_widened(staged, item, words)
+                    self._store_widened(staged, lane_row, column, words)
             else:
-                self._store_widened(staged, item, words)
+                self._store_widened(staged, lane_row, column, words)
 
-    def _chunk_words(self, raw: ir.Value, item: ir.Value) -> list:
-        """The raw words (b32) of chunk `item` (`_widen_chunk`)."""
+    def _row_and_column(self, item: ir.Value) -> tuple:
+        """The raw row and the column (in chunks) of chunk `item` (`_widen_chunk`)."""
         b = self.em.b
-        per_row = RAW_ROW // self.plan.widen_bytes
-        row, column = b.udiv(item, ir.Constant(I32, per_row)), b.urem(item, ir.Constant(I32, per_row))
-        return load_shared_words(b, b.add(raw, b.add(b.mul(row, ir.Constant(I32, RAW_ROW)),
-                                                        b.mul(column, ir.Constant(I32, self.plan.widen_bytes)))),
-                                 self.plan.widen_bytes // 4)
+        per_row = ir.Constant(I32, RAW_ROW // self.plan.widen_bytes)
+        return b.udiv(item, per_row), b.urem(item, per_row)
 
-    def _store_widened(self, staged: ir.Value, item: ir.Value, words: list) -> None:
-        """Chunk `item`'s raw `words` widened into staged row r at their swizzled chunks (`_widen_chunk`)."""
+    def _store_widened(self, staged: ir.Value, row: ir.Value, column: ir.Value, words: list) -> None:
+        """The raw `words` of raw row `row`, column `column` widened into their staged row at
+        their swizzled chunks (`_widen_chunk`)."""
         b = self.em.b
         plan = self.plan
-        per_row = RAW_ROW // plan.widen_bytes
-        row, column = b.udiv(item, ir.Constant(I32, per_row)), b.urem(item, ir.Constant(I32, per_row))
         converted = f16_pairs_of_f8_words(b, words, plan.convert, plan.widening)
         if plan.registers_a:    # B's K rows (64 a block) in the slots the A registers have
             row = b.add(b.and_(row, ir.Constant(I32, -RAW_ROW)), permuted_k_row(b, b.and_(row, ir.Constant(I32, 63))))
