@@ -30,20 +30,15 @@ from mma_cases import tma_plan_under  # noqa: E402
 PLANS = [("f8e4m3fn", {"widen_unroll": 8})]
 # Round 1 of session 7 (bench/results/pending-20261201-s7-h200-r1/fp8) timed the session-6
 # options (decoupled rings, integer widening, inline copies, A in registers, ...): none reached
-# 0.5x torch._scaled_mm; these add `loads_first` (a converter's loads of a trip in flight together)
-# and `a_ahead` (A widened in the consumers' registers while the previous K tile's wgmmas run)
+# 0.5x torch._scaled_mm; these add `loads_first` (a converter's loads of a trip in flight together;
+# round 2, bench/results/fp8-20261201-s7-h200-r2: 0.54x at 4096³)
 PLANS_F8 = [("f8e4m3fn", {"loads_first": True, "widen_unroll": 8}),
             ("f8e4m3fn", {"loads_first": True, "widen_unroll": 8, "decoupled_rings": True}),
-            ("f8e4m3fn", {"loads_first": True, "widen_unroll": 8, "registers_a": True, "a_ahead": True}),
             ("f8e4m3fn", {"loads_first": True, "widen_bytes": 16, "widen_unroll": 4}),
             ("f8e4m3fn", {"loads_first": True, "widen_bytes": 16, "widen_unroll": 4, "decoupled_rings": True}),
             ("f8e4m3fn", {"loads_first": True, "inline_copies": True, "widen_unroll": 8}),
-            ("f8e4m3fn", {"loads_first": True, "widen_unroll": 8, "registers_a": True, "a_ahead": True,
-                          "inline_copies": True}),
             ("f8e4m3fn", {"loads_first": True, "widening": "mixed", "widen_unroll": 8, "decoupled_rings": True}),
             ("f8e4m3fn", {"loads_first": True}),
-            ("f8e4m3fn", {"loads_first": True, "widen_unroll": 8, "registers_a": True, "a_ahead": True,
-                          "widening": "mixed"}),
             ("f8e5m2", {"loads_first": True, "widen_unroll": 8, "decoupled_rings": True}),
             ("f8e5m2", {"loads_first": True, "widening": "bits", "widen_unroll": 8, "decoupled_rings": True}),
             ("f8e4m3fn", {"loads_first": True, "widen_bytes": 16, "widen_unroll": 4, "inline_copies": True}),

@@ -146,8 +146,7 @@ def test_default_is_the_form_verified_on_the_gpu(dtype):
     plan = launch["mma"]
     assert plan["widen"] == {"widening": "cvt", "chunk_bytes": 8, "unroll": 4, "converters": 96,
                              "decoupled_rings": False, "inline_copies": False, "registers_a": False,
-                             "warp_arrivals": False, "loads_first": False,
-                             "a_ahead": False}
+                             "warp_arrivals": False, "loads_first": False}
     assert plan["stages"] == plan["raw_stages"] == 3
     kernel = ptx.split(".entry")[1]
     # three barriers a slot (full, empty, raw): the copies' one, the converters' 96, the consumers' 2
@@ -234,24 +233,4 @@ def test_loads_first_puts_a_trips_loads_in_flight_together(dtype, plan, trip, tm
     without_ptx, without = _planned_ptx(dtype, {key: value for key, value in plan.items() if key != "loads_first"})
     assert launch["mma"]["shared_bytes"] == without["mma"]["shared_bytes"]
     assert _barrier_counts(kernel) == _barrier_counts(without_ptx.split(".entry")[1])
-    _ptxas_accepts(ptx, tmp_path, spills=False)
-
-
-@pytest.mark.parametrize("plan", [{"registers_a": True, "a_ahead": True},
-                                  {"registers_a": True, "a_ahead": True, "loads_first": True, "widen_unroll": 8}])
-def test_a_ahead_widens_the_next_operands_while_the_wgmmas_run(plan, tmp_path):
-    """`a_ahead`: the consumers' loop issues a K tile's four register-A wgmmas, commits them,
-    then waits for the next raw slot, loads and widens its A bytes (16 conversions a thread)
-    and releases it, and only then waits for the wgmmas; ptxas keeps them asynchronous (no
-    C7514, no spills)."""
-    ptx, launch = _planned_ptx("f8e4m3fn", plan)
-    assert launch["mma"]["widen"]["a_ahead"] and launch["mma"]["widen"]["registers_a"]
-    consumer = ptx.split(".entry")[1].split("setmaxnreg.inc")[1]
-    order = re.findall(r"wgmma\.mma_async|wgmma\.commit_group|wgmma\.wait_group|mbarrier\.try_wait|ld\.shared\.v4|"
-                       r"mbarrier\.arrive|cvt\.rn\.f16x2\.e4m3x2", consumer)
-    text = " ".join(order)
-    ahead = "wgmma.commit_group mbarrier.try_wait ld.shared.v4 ld.shared.v4 mbarrier.arrive" + \
-        " cvt.rn.f16x2.e4m3x2" * 16
-    assert "wgmma.mma_async " * 3 + "wgmma.mma_async " + ahead in text + " ", text
-    assert text.count("wgmma.wait_group") == 1
     _ptxas_accepts(ptx, tmp_path, spills=False)

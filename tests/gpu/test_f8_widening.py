@@ -23,10 +23,7 @@ WIDENINGS = [{"widening": "cvt"}, {"decoupled_rings": True}, {"widening": "bits"
              {"loads_first": True}, {"loads_first": True, "widen_unroll": 8, "decoupled_rings": True},
              {"loads_first": True, "widen_bytes": 16, "widen_unroll": 4, "widening": "mixed"},
              {"loads_first": True, "registers_a": True, "widen_unroll": 8, "widening": "bits"},
-             {"loads_first": True, "inline_copies": True, "widen_unroll": 8},
-             # the next K tile's A widened while the wgmmas run (`a_ahead`)
-             {"loads_first": True, "registers_a": True, "a_ahead": True, "widen_unroll": 8},
-             {"loads_first": True, "registers_a": True, "a_ahead": True, "inline_copies": True, "widening": "mixed"}]
+             {"loads_first": True, "inline_copies": True, "widen_unroll": 8}]
 
 
 def _compiled_under(text: str, plan: dict):
