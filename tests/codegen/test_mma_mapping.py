@@ -142,14 +142,14 @@ def test_i8_uses_the_integer_wgmma_with_b_transposed_in_shared_memory():
     assert _launch(variant("i8", "i32", "i32"), "sm_90")[1]["mapping"] != "mma"
 
 
-@pytest.mark.parametrize("operands,unroll", [("f16", 4), ("f8e4m3fn", 4), ("f8e4m3fn", 8), ("f8e4m3fn", 16),
-                                             ("i8", 4)])
-def test_setmaxnreg_stays_within_the_registers_the_cta_starts_with(operands, unroll):
+@pytest.mark.parametrize("operands,unroll,chunk", [("f16", 4, 16), ("f8e4m3fn", 4, 16), ("f8e4m3fn", 8, 16),
+                                                   ("f8e4m3fn", 16, 8), ("i8", 4, 16)])
+def test_setmaxnreg_stays_within_the_registers_the_cta_starts_with(operands, unroll, chunk):
     """ptxas starts each of the 384 threads with 168 registers; an increase waits for the
     decreases to free enough, so the warpgroups' new counts must fit that pool (else: a hang)."""
     from intentc.codegen.nvptx.wgmma_tma import tma_plan
     kernel = _kernel(variant(operands, "i32" if operands == "i8" else "f32", "i32" if operands == "i8" else "f16"))
-    plan = tma_plan(kernel, match_tile_contraction(kernel), None, widen_unroll=unroll)
+    plan = tma_plan(kernel, match_tile_contraction(kernel), None, widen_unroll=unroll, widen_bytes=chunk)
     producer, consumer = plan.registers
     assert producer % 8 == 0 and consumer % 8 == 0 and 24 <= producer <= consumer <= 256
     assert 128 * producer + 256 * consumer <= 168 * 384

@@ -19,11 +19,13 @@ WIDENINGS = [{"widening": "cvt"}, {"decoupled_rings": True}, {"widening": "bits"
              {"inline_copies": True}, {"inline_copies": True, "widening": "bits", "stages": 2, "raw_stages": 4},
              {"registers_a": True}, {"registers_a": True, "inline_copies": True, "widening": "bits"},
              {"registers_a": True, "widening": "mixed", "warp_arrivals": True},
-             # a trip's loads issued first (`loads_first`), with each ring and chunk form
-             {"loads_first": True}, {"loads_first": True, "widen_unroll": 8, "decoupled_rings": True},
+             # a trip's loads issued first (`loads_first`, the default), with each ring and chunk form;
+             # and the form before it (one chunk at a time)
+             {"loads_first": True, "widen_bytes": 8}, {"loads_first": False, "widen_bytes": 8},
+             {"loads_first": True, "widen_unroll": 8, "widen_bytes": 8, "decoupled_rings": True},
              {"loads_first": True, "widen_bytes": 16, "widen_unroll": 4, "widening": "mixed"},
-             {"loads_first": True, "registers_a": True, "widen_unroll": 8, "widening": "bits"},
-             {"loads_first": True, "inline_copies": True, "widen_unroll": 8}]
+             {"loads_first": True, "registers_a": True, "widen_unroll": 8, "widen_bytes": 8, "widening": "bits"},
+             {"loads_first": True, "inline_copies": True, "widen_unroll": 8, "widen_bytes": 8}]
 
 
 def _compiled_under(text: str, plan: dict):

@@ -229,17 +229,18 @@ class TmaPlan(MmaPlan):
 
 
 def tma_plan(kernel, contraction, fallback: MmaPlan | None, columns: int = 256, stages: int = 4,
-             widen_unroll: int = 4, raw_stages: int = 0, widening: str = "cvt", widen_bytes: int = 8,
+             widen_unroll: int = 4, raw_stages: int = 0, widening: str = "cvt", widen_bytes: int = 16,
              inline_copies: bool = False, registers_a: bool = False, warp_arrivals: bool = False,
-             decoupled_rings: bool = False, loads_first: bool = False) -> TmaPlan:
+             decoupled_rings: bool = False, loads_first: bool = True) -> TmaPlan:
     """128 x `columns` tiles of 128-byte K rows (BK = 64 16-bit elements: the 128-byte
     swizzle), two consumer warpgroups of m64n<columns>, `stages` ring slots (4 of 48 KiB for
     256 columns; 8-bit floats keep 3 beside their raw ring; i8 takes 128 columns, BK = 128,
     4 slots; A from registers leaves room for 4 slots of B); the raw ring as deep as the
     wgmma's unless `raw_stages` says; the maps' address is the word after the kernel's own.
-    The 8-bit options past `widen_unroll` await verification on the GPU (docs/gpu.md): each
-    is off unless asked for, and the ones that read or refill the raw ring on their own
-    (`inline_copies`, `registers_a`, another `raw_stages`) decouple the rings."""
+    8-bit floats are widened by default as the H200 measured fastest (docs/gpu.md, session 7
+    round 2): 16-byte chunks, 4 in flight a converter, each trip's loads first; the other
+    8-bit options are off unless asked for, and the ones that read or refill the raw ring on
+    their own (`inline_copies`, `registers_a`, another `raw_stages`) decouple the rings."""
     assert widening in WIDENINGS and widen_bytes in (8, 16), (widening, widen_bytes)
     words = slot_count(layout(kernel))
     operands = contraction.operand_dtype
