@@ -161,11 +161,12 @@ def _unrolled(mapping: Mapping) -> bool:
 
 
 def _tiled(mapping: Mapping) -> bool:
-    """The tile generators' kernels (tensor-core and CUDA-core tiled contractions, flash
-    attention): their code is unrolled fragments and staging whose index math LLVM only
-    has to fold, so they take the lean pipeline (`machine.optimize`): a third of the O1
-    pipeline's time, and as few or fewer registers (ptxas -v; docs/gpu.md, "Compile pipeline")."""
-    return mapping.mma is not None or mapping.kind == "flash"
+    """The `mma.sync`/`mma.sp` tile generators' kernels and flash attention: unrolled
+    fragments and staging whose index math LLVM only has to fold, so they take the lean
+    pipeline (`machine.optimize`): a third of the O1 pipeline's time, and as few or fewer
+    registers (ptxas -v; docs/gpu.md, "Compile pipeline"). The warp-specialized wgmma kernels
+    and the CUDA-core SGEMM keep O1 (their block layout and loops were tuned under it)."""
+    return (mapping.mma is not None and mapping.mma.instruction.startswith("mma.")) or mapping.kind == "flash"
 
 
 def assemble_cubin(ptx: str, arch: str, timings: dict | None = None) -> bytes:
