@@ -21,6 +21,7 @@ from .hooks import NvptxHooks
 from .mapping import LaunchConfig, Mapping, generic_mapping, launch_config, plan_mapping
 from .stage_compile import compile_stages
 from .stages import stage_plan
+from .tile_structured import StructuredPlan
 from .variants import (
     VariantRule, check_variant, eager_variants, link_variant, served_launches, variant_mapping, variant_rule,
 )
@@ -161,12 +162,15 @@ def _unrolled(mapping: Mapping) -> bool:
 
 
 def _tiled(mapping: Mapping) -> bool:
-    """The `mma.sync`/`mma.sp` tile generators' kernels and flash attention: unrolled
-    fragments and staging whose index math LLVM only has to fold, so they take the lean
-    pipeline (`machine.optimize`): a third of the O1 pipeline's time, and as few or fewer
-    registers (ptxas -v; docs/gpu.md, "Compile pipeline"). The warp-specialized wgmma kernels
-    and the CUDA-core SGEMM keep O1 (their block layout and loops were tuned under it)."""
-    return (mapping.mma is not None and mapping.mma.instruction.startswith("mma.")) or mapping.kind == "flash"
+    """The `mma.sync`/`mma.sp` tile generators' kernels, the structured (scaled, sparse)
+    contractions and flash attention: unrolled fragments and staging whose index math LLVM
+    only has to fold, so they take the lean pipeline (`machine.optimize`): a third of the O1
+    pipeline's time, and as few or fewer registers (ptxas -v; docs/gpu.md, "Compile
+    pipeline"). The warp-specialized wgmma kernels and the dense CUDA-core SGEMM keep O1
+    (their block layout and loops were tuned under it)."""
+    plan = mapping.mma
+    return (plan is not None and (plan.instruction.startswith("mma.") or isinstance(plan, StructuredPlan))) \
+        or mapping.kind == "flash"
 
 
 def assemble_cubin(ptx: str, arch: str, timings: dict | None = None) -> bytes:
