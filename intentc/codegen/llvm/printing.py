@@ -53,9 +53,15 @@ def _gep(i) -> str:
     return f"{op} {i.source_etype}, {i.pointer.type} {i.pointer.get_reference()}, {indices}"
 
 
+def _extract_value(i) -> str:
+    # the fields of an inline asm's or MMA's result struct (flash attention: 800 of them)
+    return f"extractvalue {i.aggregate.type} {i.aggregate.get_reference()}, {', '.join(map(str, i.indices))}"
+
+
 # The instruction classes formatted here (exact classes: subclasses print differently).
 _VALUE_TEXT = {ins.Instruction: _arithmetic, ins.CastInstr: _cast, ins.ICMPInstr: _compare,
-               ins.FCMPInstr: _compare, ins.LoadInstr: _load, ins.SelectInstr: _select, ins.GEPInstr: _gep}
+               ins.FCMPInstr: _compare, ins.LoadInstr: _load, ins.SelectInstr: _select, ins.GEPInstr: _gep,
+               ins.ExtractValue: _extract_value}
 
 
 def _store(i) -> str | None:
