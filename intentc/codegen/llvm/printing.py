@@ -71,6 +71,15 @@ def _store(i) -> str | None:
     return f"store {value.type} {value.get_reference()}, {pointer.type} {pointer.get_reference()}"
 
 
+def _call(i) -> str | None:
+    """A plain call (intrinsics, libdevice, inline asm): no calling convention, tail marker,
+    fast-math flags or attributes, a fixed argument list."""
+    if i.cconv or i.tail or i.fastmath or i.attributes or i.arg_attributes or i.callee.function_type.var_arg:
+        return None
+    arguments = ", ".join([f"{a.type} {a.get_reference()}" for a in i.args])
+    return f"call {i.callee.function_type.return_type} {i.callee.get_reference()}({arguments})"
+
+
 def module_text(module: ir.Module) -> str:
     """str(module), with the common instructions' text formatted here first."""
     for function in module.functions:
@@ -81,6 +90,10 @@ def module_text(module: ir.Module) -> str:
                 kind = type(instruction)
                 if kind is ins.StoreInstr:
                     text = _store(instruction)
+                elif kind is ins.CallInstr:
+                    body = _call(instruction)
+                    void = isinstance(instruction.type, ir.VoidType)
+                    text = body if body is None or void else f"{instruction.get_reference()} = {body}"
                 else:
                     format_value = _VALUE_TEXT.get(kind)
                     void = isinstance(instruction.type, ir.VoidType)
