@@ -58,10 +58,15 @@ def _extract_value(i) -> str:
     return f"extractvalue {i.aggregate.type} {i.aggregate.get_reference()}, {', '.join(map(str, i.indices))}"
 
 
+def _vector_element(i) -> str:
+    return f"{i.opname} {', '.join([f'{o.type} {o.get_reference()}' for o in i.operands])}"
+
+
 # The instruction classes formatted here (exact classes: subclasses print differently).
 _VALUE_TEXT = {ins.Instruction: _arithmetic, ins.CastInstr: _cast, ins.ICMPInstr: _compare,
                ins.FCMPInstr: _compare, ins.LoadInstr: _load, ins.SelectInstr: _select, ins.GEPInstr: _gep,
-               ins.ExtractValue: _extract_value}
+               ins.ExtractValue: _extract_value, ins.ExtractElement: _vector_element,
+               ins.InsertElement: _vector_element}
 
 
 def _store(i) -> str | None:
