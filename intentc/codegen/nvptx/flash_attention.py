@@ -523,17 +523,13 @@ class FlashEmitter:
             self._stage(self.q, self.q_shared, self.i0, d0, bm, DK, DK + PAD)
             self._stage(self.k, self.k_shared, self.j0, d0, bn, DK, DK + PAD)
             self._group_barrier()
-
-            def columns(dd):                     # four columns of each row and key at once
+            for dd in range(0, DK, VECTOR):      # four columns of each row and key at once
                 qs = [self._vector(self.q_shared, self._at(b.add(self.ty, _i64(self.plan.row_groups * r)), DK + PAD, dd))
                       for r in range(self.rows)]
                 ks = [self._vector(self.k_shared, self._at(b.add(self.tx, _i64(ROW_LANES * n)), DK + PAD, dd))
                       for n in range(self.keys)]
                 for step in range(VECTOR):
                     self._rank_one(acc, [q[step] for q in qs], [k[step] for k in ks])
-            # one rolled loop over the chunk's columns: its body alone is 16 vector loads'
-            # worth of FMAs, which the loop's few instructions do not slow
-            em.loop(_i64(0), _i64(DK), columns, _i64(VECTOR), name="dcolumns")
         em.loop(_i64(0), self.depth, chunk, _i64(DK), name="dchunk")
         return PerThread("keys", "f32", [[b.load(slot) for slot in row] for row in acc])
 
@@ -555,13 +551,11 @@ class FlashEmitter:
             self._group_barrier()
             self._stage(self.v, self.v_shared, b.add(self.j0, jv), self.c0, VK, db, db)
             self._group_barrier()
-
-            def keys(kk):                        # four keys' weights of each row at once
+            for kk in range(0, VK, VECTOR):      # four keys' weights of each row at once
                 ps = [self._vector(self.p_shared, self._at(b.add(self.ty, _i64(self.plan.row_groups * r)), bn + PAD,
-                                                           b.add(jv, kk))) for r in range(self.rows)]
+                                                           b.add(jv, _i64(kk)))) for r in range(self.rows)]
                 for step in range(VECTOR):
-                    self._rank_one(acc, [p[step] for p in ps], self._value_row(b.add(kk, _i64(step))))
-            em.loop(_i64(0), _i64(VK), keys, _i64(VECTOR), name="vkeys")     # rolled, as the scores' columns
+                    self._rank_one(acc, [p[step] for p in ps], self._value_row(kk + step))
         em.loop(_i64(0), _i64(bn), chunk, _i64(VK), name="vchunk")
         return PerThread("cols", "f32", [[b.load(slot) for slot in row] for row in acc])
 
@@ -589,14 +583,14 @@ class FlashEmitter:
         group, within = divmod(m, VECTOR)
         return self.em.b.add(self.em.b.mul(self.tx, _i64(VECTOR)), _i64(ROW_LANES * VECTOR * group + within))
 
-    def _value_row(self, kk: ir.Value) -> list:
-        """The thread's columns of staged V row kk (i64)."""
+    def _value_row(self, kk: int) -> list:
+        """The thread's columns of staged V row kk."""
         db = self.plan.columns
         if self.cols % VECTOR:
             b = self.em.b
-            return [b.load(b.gep(self.v_shared, [self._at(kk, db, self.column(m))])) for m in range(self.cols)]
+            return [b.load(b.gep(self.v_shared, [self._at(_i64(kk), db, self.column(m))])) for m in range(self.cols)]
         return [value for group in range(0, self.cols, VECTOR)
-                for value in self._vector(self.v_shared, self._at(kk, db, self.column(group)))]
+                for value in self._vector(self.v_shared, self._at(_i64(kk), db, self.column(group)))]
 
     def _vector(self, shared, index: ir.Value) -> list:
         """Four f32 of shared memory from `index` (a multiple of 4): one ld.shared.v4."""
