@@ -79,10 +79,11 @@ def _store(i) -> str | None:
 def _call(i) -> str | None:
     """A plain call (intrinsics, libdevice, inline asm): no calling convention, tail marker,
     fast-math flags or attributes, a fixed argument list."""
-    if i.cconv or i.tail or i.fastmath or i.attributes or i.arg_attributes or i.callee.function_type.var_arg:
+    function_type = i.callee.function_type          # (a property: read once)
+    if i.cconv or i.tail or i.fastmath or i.attributes or i.arg_attributes or function_type.var_arg:
         return None
     arguments = ", ".join([f"{a.type} {a.get_reference()}" for a in i.args])
-    return f"call {i.callee.function_type.return_type} {i.callee.get_reference()}({arguments})"
+    return f"call {function_type.return_type} {i.callee.get_reference()}({arguments})"
 
 
 def module_text(module: ir.Module) -> str:
