@@ -279,11 +279,18 @@ class TileEmitter:
         for index in range(bn * bk // chunk_size // threads):
             chunk = b.add(tid, _const(index * threads))
             row, column = b.udiv(chunk, _const(bn // chunk_size)), b.urem(chunk, _const(bn // chunk_size))
-            block, within = b.udiv(column, _const(bk // chunk_size)), b.urem(column, _const(bk // chunk_size))
-            destination = b.add(b.mul(b.trunc(block, I32), ir.Constant(I32, bk * row_bytes)),
-                                swizzled(b, b.trunc(row, I32), b.trunc(within, I32), row_bytes))
+            destination = self.b_destination(b.trunc(row, I32), b.trunc(column, I32))
             copies.append((self.b_op, row, b.add(self.n0, b.mul(column, _const(chunk_size))), destination))
         return copies
+
+    def b_destination(self, row: ir.Value, chunk: ir.Value) -> ir.Value:
+        """Byte offset (i32) of 16-byte `chunk` of B's K row `row` in a stage's B tile: blocks
+        of BK columns, each BK swizzled rows (the layout ldmatrix and wgmma read)."""
+        b = self.em.b
+        bk, row_bytes = self.plan.block[2], self.plan.row_bytes
+        per_block = ir.Constant(I32, bk // self.plan.chunk)
+        return b.add(b.mul(b.udiv(chunk, per_block), ir.Constant(I32, bk * row_bytes)),
+                     swizzled(b, row, b.urem(chunk, per_block), row_bytes))
 
     def _room(self, operand: Operand, row: ir.Value, column: ir.Value) -> tuple:
         """(room, width) of a copy at K tile 0: A: elements of the row left past the chunk (0
@@ -527,15 +534,17 @@ def cast_chain(b: ir.IRBuilder, value: ir.Value, dtype: str, casts: tuple) -> ir
 # to f16 on sm_90a, wgmma_tma.py) and the CUDA cores' (f32)
 TILED_OPERANDS = {"f16": {"f32", "f16"}, "bf16": {"f32"}, "f32": {"f32"}, "f8e4m3fn": {"f32", "f16"},
                   "f8e5m2": {"f32", "f16"}, "i8": {"i32"}}
+# the f32 K step whose shared-memory reads are all ld.shared.v4 (`simt_fragments.py`)
+SIMT_VECTOR = "fma.f32.v4"
 # Operands only the sm_90a copy-engine form runs (8-bit floats widened to f16, i8 with B
 # transposed for the integer wgmma): elsewhere, and for views without maps, the generic mapping
 COPY_ENGINE_ONLY = ("f8e4m3fn", "f8e5m2", "i8")
 
 
-def plan_mma(kernel, arch: str) -> MmaPlan | None:
+def plan_mma(kernel, arch: str, options=None) -> MmaPlan | None:
     """The tiled-contraction plan for `kernel` on `arch`, or None when it is not a tiled
     contraction of these dtypes (f64 contractions, and 8-bit operands before sm_90a, keep
-    the generic mapping)."""
+    the generic mapping); `options` may name the GPU path `simt-vector-fragments`."""
     from .tile_contraction import NoMatch, match_tile_contraction
     try:
         contraction = match_tile_contraction(kernel)
@@ -544,7 +553,9 @@ def plan_mma(kernel, arch: str) -> MmaPlan | None:
     if contraction.acc_dtype not in TILED_OPERANDS.get(contraction.operand_dtype, ()):
         return None
     if contraction.operand_dtype == "f32":     # no TF32: CUDA cores, FMA, register tiles
-        return MmaPlan(contraction, "fma.f32", (128, 128, 16), (8, 1), stages=3, resident=1)
+        vector = options is not None and options.uses("simt-vector-fragments")
+        return MmaPlan(contraction, SIMT_VECTOR if vector else "fma.f32", (128, 128, 16), (8, 1), stages=3,
+                       resident=1)
     if arch == "sm_90a":
         from .wgmma_tma import tma_plan
         if contraction.operand_dtype in COPY_ENGINE_ONLY:    # views without maps: the generic mapping
@@ -558,11 +569,15 @@ def plan_mma(kernel, arch: str) -> MmaPlan | None:
 
 def emit_tile_contraction(em, plan: MmaPlan) -> None:
     from .mma_sync import MmaSync
+    from .simt_fragments import SimtFragments, SimtTiles
     from .simt_matmul import Simt
     from .wgmma import Wgmma
     from .wgmma_tma import TmaEmitter, TmaPlan
     if isinstance(plan, TmaPlan):
         TmaEmitter(em, plan, Wgmma()).emit()
+        return
+    if plan.instruction == SIMT_VECTOR:
+        SimtTiles(em, plan, SimtFragments()).emit()
         return
     variant = Wgmma() if plan.instruction.startswith("wgmma") else Simt() if plan.instruction == "fma.f32" \
         else MmaSync()

@@ -1,0 +1,62 @@
+"""The f32 tiled contraction's K step with vector fragments (the SGEMM habit: every
+shared-memory read a 16-byte `ld.shared.v4`), on the CUDA cores as `simt_matmul.py`.
+
+A stays in the ring's swizzled rows of BK elements (`tile_matmul.py`); a thread reads each of
+its 8 rows four K elements at a time (one v4 a row: the two rows a warp reads at once sit
+in different banks, the swizzle's doing). B is staged as plain rows of BN columns (`SimtTiles`,
+not the blocks ldmatrix needs): a half-warp's 16 v4 reads of a K row are 256 contiguous bytes,
+two wavefronts, no conflict. Per four K elements a thread makes 8 + 8 vector reads for
+256 `fma.rn.f32` (the scalar form: 40 reads, a third of them conflicting).
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ..llvm.types import F32, I32
+from .simt_matmul import PER_THREAD, Simt
+from .tile_matmul import COPY_BYTES, TileEmitter, swizzled
+
+
+class SimtTiles(TileEmitter):
+    """The tile emitter with B staged as plain rows of BN columns: the CUDA cores read it
+    with vector loads, nothing needs the block layout."""
+
+    def b_destination(self, row: ir.Value, chunk: ir.Value) -> ir.Value:
+        b = self.em.b
+        row_bytes = ir.Constant(I32, self.plan.block[1] * self.plan.element_bytes)
+        return b.add(b.mul(row, row_bytes), b.mul(chunk, ir.Constant(I32, COPY_BYTES)))
+
+
+class SimtFragments(Simt):
+    def compute(self, tiles: TileEmitter, stage: ir.Value) -> None:
+        b = tiles.em.b
+        plan = tiles.plan
+        bk, chunk = plan.block[2], plan.chunk
+        rows, columns = self._offsets(b.trunc(tiles.tid, I32), b)
+        a_base, b_base = tiles.stage_base(stage, "a"), tiles.stage_base(stage, "b")
+        fma = tiles.em.declare("llvm.fma.f32", F32, [F32, F32, F32])
+        slots = [self._slot(b, tiles.acc, index) for index in range((2 * PER_THREAD) ** 2)]
+        acc = [b.load(slot) for slot in slots]
+        b_chunks = [b.udiv(columns[half * PER_THREAD], ir.Constant(I32, chunk)) for half in range(2)]
+        for step in range(bk // chunk):
+            a_rows = [_vector(b, b.add(a_base, swizzled(b, row, ir.Constant(I32, step), plan.row_bytes)))
+                      for row in rows]
+            for within in range(chunk):
+                k = ir.Constant(I32, step * chunk + within)
+                b_values = [_element(b, _vector(b, b.add(b_base, tiles.b_destination(k, column))), j)
+                            for column in b_chunks for j in range(PER_THREAD)]
+                a_values = [_element(b, vector, within) for vector in a_rows]
+                acc = [b.call(fma, [a, value, acc[i * len(b_values) + j]])
+                       for i, a in enumerate(a_values) for j, value in enumerate(b_values)]
+        for slot, value in zip(slots, acc):
+            b.store(value, slot)
+
+
+def _vector(b: ir.IRBuilder, address: ir.Value) -> ir.Value:
+    """The four f32 at 16-byte aligned shared `address` (i32): one ld.shared.v4."""
+    vector = ir.VectorType(F32, PER_THREAD)
+    return b.load(b.inttoptr(address, vector.as_pointer(3)), align=COPY_BYTES)
+
+
+def _element(b: ir.IRBuilder, vector: ir.Value, index: int) -> ir.Value:
+    return b.extract_element(vector, ir.Constant(I32, index))
