@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ..llvm.types import F32, I32
+from ..llvm.types import F32, I32, I64
 from .simt_matmul import PER_THREAD, Simt
 from .tile_matmul import COPY_BYTES, TileEmitter, swizzled
 
@@ -23,8 +23,8 @@ class SimtTiles(TileEmitter):
 
     def b_destination(self, row: ir.Value, chunk: ir.Value) -> ir.Value:
         b = self.em.b
-        row_bytes = ir.Constant(I32, self.plan.block[1] * self.plan.element_bytes)
-        return b.add(b.mul(row, row_bytes), b.mul(chunk, ir.Constant(I32, COPY_BYTES)))
+        row_bytes = ir.Constant(I64, self.plan.block[1] * self.plan.element_bytes)
+        return b.trunc(b.add(b.mul(row, row_bytes), b.mul(chunk, ir.Constant(I64, COPY_BYTES))), I32)
 
 
 class SimtFragments(Simt):
@@ -37,12 +37,12 @@ class SimtFragments(Simt):
         fma = tiles.em.declare("llvm.fma.f32", F32, [F32, F32, F32])
         slots = [self._slot(b, tiles.acc, index) for index in range((2 * PER_THREAD) ** 2)]
         acc = [b.load(slot) for slot in slots]
-        b_chunks = [b.udiv(columns[half * PER_THREAD], ir.Constant(I32, chunk)) for half in range(2)]
+        b_chunks = [b.zext(b.udiv(columns[half * PER_THREAD], ir.Constant(I32, chunk)), I64) for half in range(2)]
         for step in range(bk // chunk):
             a_rows = [_vector(b, b.add(a_base, swizzled(b, row, ir.Constant(I32, step), plan.row_bytes)))
                       for row in rows]
             for within in range(chunk):
-                k = ir.Constant(I32, step * chunk + within)
+                k = ir.Constant(I64, step * chunk + within)
                 b_values = [_element(b, _vector(b, b.add(b_base, tiles.b_destination(k, column))), j)
                             for column in b_chunks for j in range(PER_THREAD)]
                 a_values = [_element(b, vector, within) for vector in a_rows]

@@ -279,18 +279,19 @@ class TileEmitter:
         for index in range(bn * bk // chunk_size // threads):
             chunk = b.add(tid, _const(index * threads))
             row, column = b.udiv(chunk, _const(bn // chunk_size)), b.urem(chunk, _const(bn // chunk_size))
-            destination = self.b_destination(b.trunc(row, I32), b.trunc(column, I32))
+            destination = self.b_destination(row, column)
             copies.append((self.b_op, row, b.add(self.n0, b.mul(column, _const(chunk_size))), destination))
         return copies
 
     def b_destination(self, row: ir.Value, chunk: ir.Value) -> ir.Value:
-        """Byte offset (i32) of 16-byte `chunk` of B's K row `row` in a stage's B tile: blocks
-        of BK columns, each BK swizzled rows (the layout ldmatrix and wgmma read)."""
+        """Byte offset (i32) of 16-byte `chunk` of B's K row `row` (both i64) in a stage's B
+        tile: blocks of BK columns, each BK swizzled rows (the layout ldmatrix and wgmma read)."""
         b = self.em.b
         bk, row_bytes = self.plan.block[2], self.plan.row_bytes
-        per_block = ir.Constant(I32, bk // self.plan.chunk)
-        return b.add(b.mul(b.udiv(chunk, per_block), ir.Constant(I32, bk * row_bytes)),
-                     swizzled(b, row, b.urem(chunk, per_block), row_bytes))
+        per_block = _const(bk // self.plan.chunk)
+        block, within = b.udiv(chunk, per_block), b.urem(chunk, per_block)
+        return b.add(b.mul(b.trunc(block, I32), ir.Constant(I32, bk * row_bytes)),
+                     swizzled(b, b.trunc(row, I32), b.trunc(within, I32), row_bytes))
 
     def _room(self, operand: Operand, row: ir.Value, column: ir.Value) -> tuple:
         """(room, width) of a copy at K tile 0: A: elements of the row left past the chunk (0
