@@ -29,7 +29,8 @@ VECTOR = ("simt-vector-fragments",)
 # label -> (GPU paths, plan fields to set)
 PLANS = {"scalar (default)": ((), {}), "vector": (VECTOR, {}), "vector resident=2": (VECTOR, {"resident": 2}),
          "vector bk=32": (VECTOR, {"block": (128, 128, 32)}),
-         "vector bk=32 stages=4": (VECTOR, {"block": (128, 128, 32), "stages": 4})}
+         "vector bk=32 stages=4": (VECTOR, {"block": (128, 128, 32), "stages": 4}),
+         "vector 128x256": (VECTOR, {"block": (128, 256, 16)})}
 EDGES = [(1, 1, 1), (5, 7, 0), (257, 263, 300), (1000, 1000, 1000), (129, 4096, 17)]
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ..llvm.types import F32, I32, I64
-from .simt_matmul import PER_THREAD, Simt
+from .simt_matmul import HALF, PER_THREAD, SIDE, Simt, _coordinate
 from .tile_matmul import COPY_BYTES, TileEmitter, swizzled
 
 
@@ -28,16 +28,32 @@ class SimtTiles(TileEmitter):
 
 
 class SimtFragments(Simt):
+    """Each thread owns 4 x 4 blocks of the tile, one at each 64 x 64 quadrant (BM/64 x BN/64
+    of them: 8 x 8 outputs for a 128 x 128 tile, 8 x 16 for 128 x 256): the layout
+    `#blocked<{sizePerThread = [4, 4], threadsPerWarp = [2, 16], warpsPerCTA = [8, 1]}>`."""
+
+    @staticmethod
+    def _shape(plan) -> tuple:
+        """(rows, columns) a thread owns."""
+        return tuple(PER_THREAD * (extent // HALF) for extent in plan.block[:2])
+
+    def accumulators(self, em, plan) -> ir.Value:
+        rows, columns = self._shape(plan)
+        return em.entry_alloca(ir.ArrayType(F32, rows * columns))
+
     def compute(self, tiles: TileEmitter, stage: ir.Value) -> None:
         b = tiles.em.b
         plan = tiles.plan
         bk, chunk = plan.block[2], plan.chunk
-        rows, columns = self._offsets(b.trunc(tiles.tid, I32), b)
+        ty, tx = _thread(b, b.trunc(tiles.tid, I32))
+        height, width = self._shape(plan)
+        rows = [_coordinate(b, ty, ir.Constant(I32, i)) for i in range(height)]
         a_base, b_base = tiles.stage_base(stage, "a"), tiles.stage_base(stage, "b")
         fma = tiles.em.declare("llvm.fma.f32", F32, [F32, F32, F32])
-        slots = [self._slot(b, tiles.acc, index) for index in range((2 * PER_THREAD) ** 2)]
+        slots = [self._slot(b, tiles.acc, index) for index in range(height * width)]
         acc = [b.load(slot) for slot in slots]
-        b_chunks = [b.zext(b.udiv(columns[half * PER_THREAD], ir.Constant(I32, chunk)), I64) for half in range(2)]
+        b_chunks = [b.zext(b.udiv(_coordinate(b, tx, ir.Constant(I32, j)), ir.Constant(I32, chunk)), I64)
+                    for j in range(0, width, PER_THREAD)]
         for step in range(bk // chunk):
             a_rows = [_vector(b, b.add(a_base, swizzled(b, row, ir.Constant(I32, step), plan.row_bytes)))
                       for row in rows]
@@ -46,10 +62,29 @@ class SimtFragments(Simt):
                 b_values = [_element(b, _vector(b, b.add(b_base, tiles.b_destination(k, column))), j)
                             for column in b_chunks for j in range(PER_THREAD)]
                 a_values = [_element(b, vector, within) for vector in a_rows]
-                acc = [b.call(fma, [a, value, acc[i * len(b_values) + j]])
+                acc = [b.call(fma, [a, value, acc[i * width + j]])
                        for i, a in enumerate(a_values) for j, value in enumerate(b_values)]
         for slot, value in zip(slots, acc):
             b.store(value, slot)
+
+    def epilogue(self, tiles: TileEmitter) -> None:
+        b = tiles.em.b
+        ty, tx = _thread(b, tiles.epilogue_thread())
+        height, width = self._shape(tiles.plan)
+        # pair p: accumulator row p / (width / 2), columns 2 · (p mod (width / 2)), + 1
+        pairs = [tuple(b.load(self._slot(b, tiles.acc, i * width + j + r)) for r in range(2))
+                 for i in range(height) for j in range(0, width, 2)]
+
+        def coordinates(pair: ir.Value) -> tuple:
+            half = pair.type(width // 2)
+            return (_coordinate(b, ty, b.udiv(pair, half)),
+                    _coordinate(b, tx, b.mul(b.urem(pair, half), pair.type(2))))
+        tiles.store_pairs(pairs, coordinates)
+
+
+def _thread(b: ir.IRBuilder, tid: ir.Value) -> tuple:
+    """(ty, tx): the thread's row and column of the 16 x 16 threads."""
+    return b.udiv(tid, tid.type(SIDE)), b.urem(tid, tid.type(SIDE))
 
 
 def _vector(b: ir.IRBuilder, address: ir.Value) -> ir.Value:
