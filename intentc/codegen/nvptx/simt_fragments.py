@@ -6,7 +6,7 @@ its 8 rows four K elements at a time (one v4 a row: the two rows a warp reads at
 in different banks, the swizzle's doing). B is staged as plain rows of BN columns (`SimtTiles`,
 not the blocks ldmatrix needs): a half-warp's 16 v4 reads of a K row are 256 contiguous bytes,
 two wavefronts, no conflict. Per four K elements a thread makes 8 + 8 vector reads for
-256 `fma.rn.f32` (the scalar form: 40 reads, a third of them conflicting).
+256 `fma.rn.f32` (the scalar form: 40 reads, B's four-way conflicting).
 """
 from __future__ import annotations
 
@@ -14,12 +14,32 @@ from llvmlite import ir
 
 from ..llvm.types import F32, I32, I64
 from .simt_matmul import HALF, PER_THREAD, SIDE, Simt, _coordinate
-from .tile_matmul import COPY_BYTES, TileEmitter, swizzled
+from .ptx_asm import cp_async
+from .tile_matmul import COPY_BYTES, Operand, TileEmitter, swizzled
 
 
 class SimtTiles(TileEmitter):
     """The tile emitter with B staged as plain rows of BN columns: the CUDA cores read it
-    with vector loads, nothing needs the block layout."""
+    with vector loads, nothing needs the block layout. A K tile wholly inside an operand's
+    view (most of them) is copied without the bounds arithmetic: each 16-byte copy is its
+    source at K tile 0 moved by K, full (the K step's copies were an eighth of its
+    instructions, mostly 64-bit clamps of zero-fill sizes)."""
+
+    def wide_copies(self, operand: Operand, mine: list, k0: ir.Value, base: ir.Value, width: int) -> None:
+        b = self.em.b
+        bm, bn, bk = self.plan.block
+        rows, last = (self.m, b.add(self.m0, ir.Constant(I64, bm))) if operand is self.a else \
+            (self.n, b.add(self.n0, ir.Constant(I64, bn)))
+        inside = b.and_(b.icmp_signed("<=", last, rows),
+                        b.icmp_signed("<=", b.add(k0, ir.Constant(I64, bk)), self.k_extent(operand)))
+        along = operand.column_axis if operand is self.a else operand.row_axis
+        with b.if_else(inside) as (interior, edge):
+            with interior:
+                step = b.mul(k0, operand.view.strides[along])
+                for _, destination, source, _, _ in mine:
+                    cp_async(b, b.add(base, destination), b.gep(source, [step]), ir.Constant(I32, width), width)
+            with edge:
+                super().wide_copies(operand, mine, k0, base, width)
 
     def b_destination(self, row: ir.Value, chunk: ir.Value) -> ir.Value:
         b = self.em.b

@@ -333,11 +333,16 @@ class TileEmitter:
             (width, fits), narrower = operand.pieces[0], operand.pieces[1:]
             with b.if_else(fits) as (wide, other):
                 with wide:
-                    for _, destination, source, room, columns in mine:
-                        self._pieces(operand, source, k0, self._valid(room, columns, k0), b.add(base, destination),
-                                     width)
+                    self.wide_copies(operand, mine, k0, base, width)
                 with other:
                     self._narrow_copies(operand, len(mine), k0, base, narrower)
+
+    def wide_copies(self, operand: Operand, mine: list, k0: ir.Value, base: ir.Value, width: int) -> None:
+        """The operand's copies `mine` (see `_copies`) at K offset `k0` as pieces of the
+        widest `width` its view allows, each zero-filled past the view's bounds."""
+        b = self.em.b
+        for _, destination, source, room, columns in mine:
+            self._pieces(operand, source, k0, self._valid(room, columns, k0), b.add(base, destination), width)
 
     def _narrow_copies(self, operand: Operand, count: int, k0: ir.Value, base: ir.Value, pieces: tuple) -> None:
         """The operand's copies of a misaligned or strided view, in a rolled loop (one copy of
