@@ -1,6 +1,6 @@
 """f32 tiled matmul (issue #14: CUDA cores, no TF32) beside cuBLAS SGEMM, in one process:
-the default plan, the `simt-vector-fragments` GPU path, and plan probes (fields the planner
-does not choose today, set on the plan for this run only), interleaved rounds, median
+the default plan (vector fragments), the s5 scalar K step and plan probes (fields the
+planner does not choose, set on the plan for this run only), interleaved rounds, median
 TFLOP/s; each result checked against an f64 product on the GPU, also at edge shapes.
 
     python3 bench/gpu_sgemm.py [--size 4096] [--rounds 7] [--out FILE.json]
@@ -22,29 +22,26 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from mma_cases import variant
 
 import intentc.codegen.nvptx.mapping as mapping
-from intentc.options import CompileOptions
 from intentc.runtime.cuda import compile_cuda
 
-VECTOR = ("simt-vector-fragments",)
-# label -> (GPU paths, plan fields to set)
-PLANS = {"scalar (default)": ((), {}), "vector": (VECTOR, {}), "vector resident=2": (VECTOR, {"resident": 2}),
-         "vector bk=32": (VECTOR, {"block": (128, 128, 32)}),
-         "vector bk=32 stages=4": (VECTOR, {"block": (128, 128, 32), "stages": 4}),
-         "vector 128x256": (VECTOR, {"block": (128, 256, 16)})}
+# label -> plan fields set for this run (none: the default plan)
+PLANS = {"vector (default)": {}, "scalar (s5)": {"instruction": "fma.f32"}, "vector resident=2": {"resident": 2},
+         "vector bk=32": {"block": (128, 128, 32)}, "vector bk=32 stages=4": {"block": (128, 128, 32), "stages": 4},
+         "vector 128x256": {"block": (128, 256, 16)}}
 EDGES = [(1, 1, 1), (5, 7, 0), (257, 263, 300), (1000, 1000, 1000), (129, 4096, 17)]
 
 
-def compiled(paths: tuple, fields: dict, arch: str | None = None):
-    """The f32 tiled matmul compiled (no cache) with `paths`, its f32 plan given `fields`."""
+def compiled(fields: dict, arch: str | None = None):
+    """The f32 tiled matmul compiled (no cache), its plan given `fields`."""
     planner = mapping.plan_mma
 
-    def probe(kernel, arch, options=None):
-        plan = planner(kernel, arch, options)
+    def probe(kernel, arch):
+        plan = planner(kernel, arch)
         return dataclasses.replace(plan, **fields) if plan is not None and fields else plan
     mapping.plan_mma = probe
     try:
         return compile_cuda(variant("f32", "f32", "f32"), "matmul_tiled", {"unit_stride": ["a", "b", "c"]},
-                            CompileOptions(gpu_paths=paths), arch=arch)
+                            arch=arch)
     finally:
         mapping.plan_mma = planner
 
@@ -75,7 +72,7 @@ def main() -> None:
     kernels, result = {}, {"size": size, "device": torch.cuda.get_device_name(), "plans": {}}
     for label in labels:
         try:
-            kernels[label] = compiled(*PLANS[label])
+            kernels[label] = compiled(PLANS[label])
             launch = kernels[label].launch_config.to_json()
             result["plans"][label] = {"mma": launch["mma"], "shared_bytes": launch["shared_bytes"],
                                       "errors": {f"{m}x{n}x{k}": max_error(kernels[label], m, n, k)

@@ -13,7 +13,7 @@ Numerics = Literal["source", "relaxed_normalization"]
 # GPU code paths not yet run on a GPU (docs/gpu.md, "Paths awaiting GPU verification"): off
 # unless a compile names them; each changes how the kernel runs, never what it computes.
 GpuPath = Literal["lane-rows", "grouped-scans", "predicated-vectors", "sparse-mma", "flash-tensor-cores",
-                  "flash-key-groups", "simt-vector-fragments"]
+                  "flash-key-groups"]
 
 
 class CompileOptions(BaseModel):

@@ -1,7 +1,6 @@
-"""The f32 tiled contraction's vector fragments without a GPU (GPU path
-`simt-vector-fragments`, `nvptx/simt_fragments.py`): the plan launch.json records, and
-ptxas keeping the 64 accumulators and the fragments in registers. The K step's
-instructions are checked in `filecheck/simt-sgemm.kir`."""
+"""The f32 tiled contraction's vector fragments without a GPU (`nvptx/simt_fragments.py`):
+the plan launch.json records, and ptxas keeping the 64 accumulators and the fragments in
+registers. The K step's instructions are checked in `filecheck/simt-sgemm.kir`."""
 from __future__ import annotations
 
 import json
@@ -14,17 +13,13 @@ from pathlib import Path
 import pytest
 
 from intentc.driver import compile_kernel
-from intentc.options import CompileOptions
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "gpu"))
 from mma_cases import variant
 
-PATH = ("simt-vector-fragments",)
 
-
-def _compiled(arch: str, paths: tuple = PATH) -> tuple[str, dict]:
-    artifacts = compile_kernel(variant("f32", "f32", "f32"), "matmul_tiled", "ptx", arch,
-                               options=CompileOptions(gpu_paths=paths)).artifacts
+def _compiled(arch: str) -> tuple[str, dict]:
+    artifacts = compile_kernel(variant("f32", "f32", "f32"), "matmul_tiled", "ptx", arch).artifacts
     return artifacts["kernel.ptx"], json.loads(artifacts["launch.json"])
 
 
@@ -34,15 +29,10 @@ def test_launch_json_records_the_vector_plan(arch):
     outputs, one CTA an SM; the path is recorded."""
     _, launch = _compiled(arch)
     plan = launch["mma"]
-    assert launch["mapping"] == "mma" and launch["block"] == [256, 1, 1] and launch["gpu_paths"] == list(PATH)
+    assert launch["mapping"] == "mma" and launch["block"] == [256, 1, 1]
     assert plan["instruction"] == "fma.f32.v4" and plan["block"] == [128, 128, 16] and plan["warps"] == [8, 1]
     assert plan["stages"] == 3 and plan["resident"] == 1 and plan["shared_bytes"] == 3 * 4 * 16 * 256
     assert launch["layouts"]["encodings"]["#layout0"].startswith("#blocked<{sizePerThread = [4, 4]")
-
-
-def test_without_the_path_the_scalar_k_step_stays():
-    _, launch = _compiled("sm_90a", ())
-    assert launch["mma"]["instruction"] == "fma.f32" and "gpu_paths" not in launch
 
 
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="no ptxas on PATH")

@@ -20,21 +20,20 @@ ARCHS = ["sm_90", "sm_90a"]
 
 
 @functools.cache
-def _compiled(text: str, arch: str, paths: tuple = ()):
-    """One compile per kernel text, arch and GPU paths in a test process (the shapes share it)."""
-    from intentc.options import CompileOptions
+def _compiled(text: str, arch: str):
+    """One compile per kernel text and arch in a test process (the shapes share it)."""
     from intentc.runtime.cuda import compile_cuda
-    return compile_cuda(text, "matmul_tiled", arch=arch, options=CompileOptions(gpu_paths=paths))
+    return compile_cuda(text, "matmul_tiled", arch=arch)
 
 
-def _check(text, m, n, k, operands, acc, out, arch, b_transposed=False, special=False, copy_engine=None, paths=()):
+def _check(text, m, n, k, operands, acc, out, arch, b_transposed=False, special=False, copy_engine=None):
     from intentc.api import run
     values = inputs(operands, m, n, k, b_transposed)
     if special and m * k and k * n:
         values["a"][0, 0] = np.inf
         values["a"][-1, -1] = np.nan
         values["b"][0, 0] = -np.inf if not b_transposed else np.inf
-    compiled = _compiled(text, arch, paths)
+    compiled = _compiled(text, arch)
     assert compiled.launch_config.mapping == "mma", compiled.launch_config.mapping
     got = _launched(compiled, values, copy_engine)
     expected = run(text, "matmul_tiled", values)["c"]
@@ -145,21 +144,15 @@ def test_f16_accumulator(m, n, k, arch):
 
 
 @pytest.mark.parametrize("arch", ARCHS)
-@pytest.mark.parametrize("m,n,k", [(128, 128, 64), (100, 130, 70), (5, 7, 0), (257, 263, 300)])
-def test_f32_operands_on_cuda_cores(m, n, k, arch):
-    _check(variant("f32", "f32", "f32"), m, n, k, "f32", "f32", "f32", arch)
-
-
-@pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("m,n,k,transposed,special", [
     (128, 128, 64, False, False), (100, 130, 70, False, False), (5, 7, 0, False, False), (1, 1, 1, False, False),
     (257, 263, 300, False, False), (33, 300, 17, False, False), (100, 130, 70, True, False), (64, 64, 64, False, True)])
-def test_f32_vector_fragments(m, n, k, transposed, special, arch):
-    """The f32 K step reading only 16-byte vectors (GPU path `simt-vector-fragments`): tails
-    in M, N and K, K = 0, B transposed (copied element by element into the plain rows),
+def test_f32_operands_on_cuda_cores(m, n, k, transposed, special, arch):
+    """f32 on the CUDA cores, every shared-memory read a 16-byte vector (`simt_fragments.py`):
+    tails in M, N and K, K = 0, B transposed (copied element by element into the plain rows),
     infinities and NaN."""
     _check(variant("f32", "f32", "f32", b_transposed=transposed), m, n, k, "f32", "f32", "f32", arch,
-           b_transposed=transposed, special=special, paths=("simt-vector-fragments",))
+           b_transposed=transposed, special=special)
 
 
 @pytest.mark.parametrize("arch", ARCHS)

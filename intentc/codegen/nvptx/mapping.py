@@ -127,7 +127,7 @@ def plan_mapping(kernel: Kernel, specialization: Specialization | None = None, m
 def _plan(kernel: Kernel, specialization: Specialization | None, module: Module | None, arch: str,
           options: CompileOptions | None, paths: frozenset) -> Mapping:
     known = known_extents(kernel, specialization or Specialization())
-    mma = plan_mma(kernel, arch, options) or plan_structured(kernel, arch, options)
+    mma = plan_mma(kernel, arch) or plan_structured(kernel, arch, options)
     if mma is not None:
         return Mapping("mma", mma.threads, mma.contraction.parallel, layouts=mma_assignment(mma, known), mma=mma)
     plan = kernel_plan(kernel, known, arch, options)
