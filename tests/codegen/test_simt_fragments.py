@@ -1,6 +1,7 @@
-"""The f32 tiled contraction's vector fragments without a GPU (`nvptx/simt_fragments.py`):
-the plan launch.json records, and ptxas keeping the 64 accumulators and the fragments in
-registers. The K step's instructions are checked in `filecheck/simt-sgemm.kir`."""
+"""The f32 tiled contraction's vector fragments without a GPU (`nvptx/simt_fragments.py`, the
+plan option `fma.f32.v4`): the plan launch.json records, the K step's instructions
+(FileCheck lines in `simt_fragments.check`) and ptxas keeping the 64 accumulators and the
+fragments in registers."""
 from __future__ import annotations
 
 import json
@@ -12,14 +13,19 @@ from pathlib import Path
 
 import pytest
 
+from lit_runner import filecheck
+
 from intentc.driver import compile_kernel
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "gpu"))
-from mma_cases import variant
+from mma_cases import plan_fields_under, variant
+
+CHECKS = Path(__file__).parent / "simt_fragments.check"
 
 
 def _compiled(arch: str) -> tuple[str, dict]:
-    artifacts = compile_kernel(variant("f32", "f32", "f32"), "matmul_tiled", "ptx", arch).artifacts
+    with plan_fields_under({"instruction": "fma.f32.v4"}):
+        artifacts = compile_kernel(variant("f32", "f32", "f32"), "matmul_tiled", "ptx", arch).artifacts
     return artifacts["kernel.ptx"], json.loads(artifacts["launch.json"])
 
 
@@ -45,3 +51,13 @@ def test_ptxas_keeps_the_fragments_in_registers(tmp_path):
     assert done.returncode == 0, done.stderr
     spills = re.findall(r"(\d+) bytes spill stores, (\d+) bytes spill loads", done.stderr)
     assert spills and all(stores == loads == "0" for stores, loads in spills), done.stderr
+
+
+@pytest.mark.parametrize("prefix", ["SIMT", "SIMT-NUMERICS"])
+def test_k_step_reads_vectors_and_fuses(prefix, tmp_path, capsys):
+    """Per 4 K elements the 8 A vectors, then per K element 2 B vectors and 64 fma.rn.f32; no
+    scalar shared read, no TF32, no tensor-core instruction, no flush to zero."""
+    ptx, _ = _compiled("sm_90a")
+    produced = tmp_path / "kernel.ptx"
+    produced.write_text(ptx)
+    assert filecheck(CHECKS, produced, f"--check-prefix={prefix}") == 0, capsys.readouterr().err

@@ -1,12 +1,14 @@
 """The f32 tiled contraction's K step with vector fragments (the SGEMM habit: every
-shared-memory read a 16-byte `ld.shared.v4`), on the CUDA cores as `simt_matmul.py`.
+shared-memory read a 16-byte `ld.shared.v4`), on the CUDA cores as `simt_matmul.py`; the
+MMA plan option `fma.f32.v4` (docs/gpu.md: it awaits its GPU round).
 
 A stays in the ring's swizzled rows of BK elements (`tile_matmul.py`); a thread reads each of
 its 8 rows four K elements at a time (one v4 a row: the two rows a warp reads at once sit
 in different banks, the swizzle's doing). B is staged as plain rows of BN columns (`SimtTiles`,
 not the blocks ldmatrix needs): a half-warp's 16 v4 reads of a K row are 256 contiguous bytes,
-two wavefronts, no conflict. Per four K elements a thread makes 8 + 8 vector reads for
-256 `fma.rn.f32` (the scalar form: 40 reads, B's four-way conflicting).
+two wavefronts. Per four K elements a thread makes 8 + 8 vector reads for 256 `fma.rn.f32`.
+(ptxas already merges the scalar form's A reads into the same LDS.128s; what changes is B:
+in the block layout a half-warp's reads fall on the same 64 bytes of banks, four wavefronts.)
 """
 from __future__ import annotations
 
