@@ -107,10 +107,9 @@ def test_gpu_paths_awaiting_verification_are_named_and_recorded(tmp_path, capsys
     ema = SAMPLES / "ema_row_buffer.kir"
     out = tmp_path / "ema.ptx"
     assert main(["compile", str(ema), "--target", "ptx", "--extent", "T=1024", "-o", str(out)]) == 0
-    assert json.loads((tmp_path / "ema.launch.json").read_text())["mapping"] == "cta"      # off by default
-    assert main(["compile", str(ema), "--target", "ptx", "--extent", "T=1024", "--gpu-path", "lane-rows",
+    assert "gpu_paths" not in json.loads((tmp_path / "ema.launch.json").read_text())      # none by default
+    assert main(["compile", str(ema), "--target", "ptx", "--extent", "T=1024", "--gpu-path", "grouped-scans",
                  "-o", str(out)]) == 0
-    launch = json.loads((tmp_path / "ema.launch.json").read_text())
-    assert (launch["mapping"], launch["gpu_paths"]) == ("lane-rows", ["lane-rows"])
-    assert main(["compile", str(ema), "--target", "ptx", "--gpu-path", "lanes"]) == 2
-    assert "did you mean `lane-rows`" in capsys.readouterr().err
+    assert json.loads((tmp_path / "ema.launch.json").read_text())["gpu_paths"] == ["grouped-scans"]
+    assert main(["compile", str(ema), "--target", "ptx", "--gpu-path", "grouped-scan"]) == 2
+    assert "did you mean `grouped-scans`" in capsys.readouterr().err
