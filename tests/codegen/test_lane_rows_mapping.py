@@ -56,15 +56,16 @@ kernel @atomic_rows(%x: view<f32, [%M, %T], in>, %total: view<f32, [1], inout>) 
 }
 """
 
+DEFAULT = CompileOptions()
 # the default pipeline without §5.5's FMA marks
 UNFUSED = CompileOptions(pipeline=",".join(p for p in DEFAULT_PIPELINE.split(",") if p != "fusion-legality"))
 
 
-def compiled(text: str, kernel: str, extents: dict, options: CompileOptions = CompileOptions()) -> dict:
+def compiled(text: str, kernel: str, extents: dict, options: CompileOptions = DEFAULT) -> dict:
     return compile_kernel(text, kernel, "ptx", "sm_90", options, specialization=Specialization(extents=extents)).artifacts
 
 
-def launch(text: str, kernel: str, extents: dict, options: CompileOptions = CompileOptions()) -> dict:
+def launch(text: str, kernel: str, extents: dict, options: CompileOptions = DEFAULT) -> dict:
     return json.loads(compiled(text, kernel, extents, options)["launch.json"])
 
 
@@ -96,7 +97,7 @@ def test_lanes_that_could_diverge_or_share_memory_get_no_lane_rows(text, kernel)
     assert launch(without_atomic, kernel, {"T": 64})["mapping"] == "lane-rows"   # the one difference
 
 
-@pytest.mark.parametrize("options,fused", [(CompileOptions(), 1), (UNFUSED, 0)])
+@pytest.mark.parametrize("options,fused", [(DEFAULT, 1), (UNFUSED, 0)])
 def test_the_recurrence_fuses_only_the_multiply_add_fusion_legality_marked(options, fused):
     """s = alpha·x + beta·prev: `add {fma = lhs}` (§5.5) may be one FMA with alpha·x; beta·prev
     and, without the mark, both products round on their own (mul.rn: ptxas fuses no mul.rn)."""

@@ -110,7 +110,8 @@ class NvptxHooks(TargetHooks):
     def for_each(self, em: Emitter, shape: Shape, body: Body, group: Group | None = None,
                  lane_safe: bool = False) -> None:
         if not self.in_cta:
-            em.serial_for_each(shape, body)
+            if not (self.lane_walk is not None and self.lane_walk.for_each_chunked(shape, body)):
+                em.serial_for_each(shape, body)
         elif not shape:
             on_thread_zero(em, self.plan, lambda: body([]))
         else:

@@ -18,7 +18,10 @@ its view accesses staged through shared memory so that the warp moves whole line
   warp's windows row by row, 32 consecutive elements a store, only the written ones.
 
 Either is exact for any index pattern (a miss refills), and fast when a lane's accesses
-walk its row. The recognizer (`plan_lane_rows`) asks for what makes the warp-collective
+walk its row. A tensor `write` to a write window runs CHUNK coordinates at a time, its
+window stores deferred to the chunk's end: the chunk's values (ema's row, read back from
+the lane's buffer in local memory, which L1 no longer holds) load together, one latency a
+chunk instead of one a coordinate. The recognizer (`plan_lane_rows`) asks for what makes the warp-collective
 refills and flushes safe: the control flow around every view access is uniform across the
 warp (loop bounds and `if` conditions from values outside the `parallel`, constants and
 such loops' indices), views are only `read` (`in`, never written) or `write`n (`out`,
@@ -48,6 +51,7 @@ MAX_WARPS = 2
 LANE_STACK_BYTES = 16 * 1024   # a lane's tensors and buffers, each (8 bytes an element at most)
 RESIDENT_THREADS = 2048
 WORD_DTYPES = frozenset({"f32", "i32", "u32"})   # 4-byte elements a window moves as they are stored
+CHUNK = 16                # coordinates of a tensor write whose values load before their window stores
 
 
 @dataclass(frozen=True)
@@ -201,6 +205,7 @@ class LaneWalk:
         self.warp = b.zext(b.udiv(tid, i32(LANES)), I64)
         self.windows: dict[str, _Window] = {}
         self.active = False
+        self.deferred: list | None = None   # (window, pointer, value, live) stores a chunk holds back
 
     def walk(self, total: ir.Value, iteration) -> None:
         em, b = self.em, self.em.b
@@ -220,6 +225,38 @@ class LaneWalk:
             finally:
                 self.active = False
         em.loop(first, blocks, block, stride, name="rows")
+
+    def for_each_chunked(self, shape: list, body) -> bool:
+        """body(idx) for every coordinate of the current op's tensor `shape` (row-major), CHUNK
+        coordinates along the last axis a step, each chunk's window stores after all of its
+        bodies; False (nothing emitted) unless the op is a `write` to a write window: its
+        body's one effect is that store, at the body's top level (`_store_each`), so
+        holding it back changes no order the program sees (no body reads a written view)."""
+        em = self.em
+        op = em.current_op
+        if not self.active or op is None or op.name != "write" or op.operands[0] not in self.plan.writes \
+                or not shape or self.deferred is not None:
+            return False
+        b = em.b
+        extent = shape[-1]
+        whole = b.sub(extent, b.urem(extent, ir.Constant(I64, CHUNK)))
+
+        def chunk(first, outer):
+            self.deferred = held = []
+            try:
+                for k in range(CHUNK):
+                    body([*outer, b.add(first, ir.Constant(I64, k))])
+            finally:
+                self.deferred = None
+            for window, pointer, value, live in held:
+                window.store(pointer, value, live)
+
+        def row(outer):
+            em.loop(ir.Constant(I64, 0), whole, lambda first: chunk(first, outer), ir.Constant(I64, CHUNK),
+                    name="chunk")
+            em.loop(whole, extent, lambda last: body([*outer, last]), name="rest")
+        em.serial_for_each(shape[:-1], row)
+        return True
 
     def window(self, view, writes: bool) -> _Window | None:
         if not self.active or view.name not in (self.plan.writes if writes else self.plan.reads):
@@ -282,6 +319,9 @@ class _Window:
         return b.select(live, b.load(self._slot(self.walk.warp, self.walk.lane, column)), default)
 
     def store(self, pointer: ir.Value, value: ir.Value, live: ir.Value) -> None:
+        if self.walk.deferred is not None:     # a chunk's: stored at its end (LaneWalk.for_each_chunked)
+            self.walk.deferred.append((self, pointer, value, live))
+            return
         b = self.em.b
         address = b.ptrtoint(pointer, I64)
         self._restart_where_missed(address, live, self._flush, lambda: None)
