@@ -83,6 +83,7 @@ class LaneRows:
                 "windows": [{"view": v, "access": "read"} for v in self.reads]
                 + [{"view": v, "access": "write"} for v in self.writes],
                 "buffers": "the lane's stack (interleaved across the warp's lanes)",
+                "tensor_write_chunk": CHUNK,
                 "reads_at_use": sorted(self.lazy_reads)}
 
 
