@@ -109,6 +109,15 @@ def test_the_recurrence_fuses_only_the_multiply_add_fusion_legality_marked(optio
     assert not re.search(r"\b(fma|mul|add)\.f32\b", ptx)      # no op without a rounding mode: ptxas could fuse it
 
 
+def test_the_rows_copy_out_loads_a_chunk_before_its_window_stores():
+    """ema's row leaves the lane's buffer (local memory) 16 elements at a time: 16 loads, then
+    the 16 window stores (each may flush: a vote), so the loads are in flight together."""
+    ptx = compiled(sample_text("ema_row_buffer"), "ema_rows", {"T": 1024})["kernel.ptx"]
+    memory = [line.split()[0] for line in ptx.splitlines() if re.match(r"\s+(ld|st)\.local|\s+vote", line)]
+    runs = re.findall(r"(?:ld\.local\.b32 )+", " ".join(memory) + " ")
+    assert max(len(run.split()) for run in runs) == 16, memory
+
+
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="no ptxas on PATH")
 def test_ptxas_accepts_the_lane_rows_kernel_without_spills(tmp_path):
     source = tmp_path / "ema.ptx"
