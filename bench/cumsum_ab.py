@@ -71,6 +71,8 @@ def main(argv=None) -> None:
         launches[name] = lambda kernel=kernel, y=y: kernel.launch_in_place({"x": x, "y": y})
     triton_y = torch.empty_like(x)
     launches["triton"] = lambda: t_cumsum[(rows,)](x, triton_y, cols, BLOCK=cols, num_warps=8)
+    triton_kernel = launches["triton"]()      # Triton's compiled kernel: its registers beside ours (ptxas -v)
+    triton_registers = {"registers": getattr(triton_kernel, "n_regs", None), "spills": getattr(triton_kernel, "n_spills", None)}
     times: dict[str, list[float]] = {name: [] for name in launches}
     for _ in range(args.rounds):
         for name, launch in launches.items():
@@ -84,6 +86,8 @@ def main(argv=None) -> None:
                "of_triton": round(triton_ms / ms, 3), "spread": round((max(seconds) - min(seconds)) / (ms * 1e-3), 3)}
         if name in outputs:
             row["correct"] = bool(torch.allclose(outputs[name], expected, atol=1e-2))
+        if name == "triton":
+            row.update(triton_registers)
         table.append(row)
         print(json.dumps(row), flush=True)
     table += [{"variant": name, "error": error} for name, error in errors.items()]
