@@ -1,0 +1,131 @@
+"""Code generation variants of two rows kernels side by side on the GPU, with their Triton
+equivalents, in one process on the same data, in interleaved rounds (the median a variant);
+every variant's output is checked.
+
+- `cumsum` (`bench/gpu.py --rows row_sum_cumsum`: f32 32768 x 4096, `ir_samples/cumsum.kir`,
+  Triton's `t_cumsum`): the default; the GPU paths `grouped-scans` and `predicated-vectors`,
+  each alone and together; the default's PTX with `.minnctapersm R` (R CTAs an SM: ptxas caps
+  its registers to fit; the default's 60 registers fit 4 of the grid's 8 CTAs of 256
+  threads). Checked against torch's f64 cumsum.
+- `ema` (`ema_row_buffer:ema_rows`, M = 16384, T = 1024, lane-rows, Triton's `triton_seq` of
+  `bench/gpu_sample_specs.py`): lane-rows' tensor write chunk (`lane_rows.CHUNK`) at 1 (each
+  element's window store before the next element's load, as before session 7), 8, 16 (the
+  default) and 32. Each must give triton_seq's bits (the same FMAs in the same order).
+
+    python3 bench/rows_ab.py cumsum|ema [--out FILE] [--rounds 5] [--reps 20]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+CUMSUM = (32768, 4096)
+# name -> (gpu_paths, .minnctapersm to add to the default's PTX: 0 for none)
+CUMSUM_VARIANTS = {"default": ((), 0), "grouped-scans": (("grouped-scans",), 0),
+                   "predicated-vectors": (("predicated-vectors",), 0),
+                   "both": (("grouped-scans", "predicated-vectors"), 0), "resident5": ((), 5), "resident6": ((), 6)}
+EMA = (16384, 1024)
+EMA_CHUNKS = (1, 8, 16, 32)
+
+
+def _compiled(sample: str, kernel: str, extents: dict, views: tuple, paths: tuple = (), resident: int = 0):
+    from intentc.codegen.nvptx.compile import assemble_cubin
+    from intentc.driver import compile_request, front_end
+    from intentc.options import CompileOptions
+    from intentc.runtime.cuda import CudaKernel, device_arch
+    text = (ROOT / "ir_samples" / f"{sample}.kir").read_text()
+    request = front_end(text, kernel, "cubin", device_arch(), CompileOptions(gpu_paths=paths),
+                        {"extents": extents, "unit_stride": views}, f"ir_samples/{sample}.kir", None)
+    result = compile_request(request)
+    artifacts = dict(result.artifacts)
+    if resident:
+        ptx = str(artifacts["kernel.ptx"])
+        marked = ptx.replace(".maxntid 256\n", f".maxntid 256\n.minnctapersm {resident}\n", 1)
+        assert marked != ptx, "no .maxntid 256 to mark"
+        artifacts["kernel.ptx"], artifacts["kernel.cubin"] = marked, assemble_cubin(marked, device_arch())
+    return CudaKernel(request, artifacts, result.timings)
+
+
+def cumsum_variants():
+    """(launches, checks, bytes moved, baseline name): a launch and a check a variant."""
+    import torch
+
+    from bench.triton_kernels import t_cumsum
+    rows, cols = CUMSUM
+    x = torch.randn(rows, cols, device="cuda")
+    expected = torch.cumsum(x.double(), 1).float()
+    launches, checks = {}, {}
+    for name, (paths, resident) in CUMSUM_VARIANTS.items():
+        kernel = _compiled("cumsum", "row_cumsum", {"N": cols}, ("x", "y"), paths, resident)
+        y = torch.zeros_like(x)
+        launches[name] = lambda kernel=kernel, y=y: kernel.launch_in_place({"x": x, "y": y})
+        checks[name] = lambda y=y: bool(torch.allclose(y, expected, atol=1e-2))
+    triton_y = torch.empty_like(x)
+    launches["triton"] = lambda: t_cumsum[(rows,)](x, triton_y, cols, BLOCK=cols, num_warps=8)
+    checks["triton"] = lambda: bool(torch.allclose(triton_y, expected, atol=1e-2))
+    return launches, checks, 8 * rows * cols, "triton"
+
+
+def ema_variants():
+    import torch
+
+    from bench.triton_kernels import t_ema_sequential
+    from intentc.codegen.nvptx import lane_rows
+    m, t = EMA
+    x = torch.randn(m, t, device="cuda")
+    seq_y = torch.empty_like(x)
+    launches = {"triton_seq": lambda: t_ema_sequential[((m + 31) // 32,)](x, seq_y, m, t, 0.25, ROWS=32,
+                                                                        num_warps=1)}
+    checks = {"triton_seq": lambda: True}
+    default = lane_rows.CHUNK
+    try:
+        for chunk in EMA_CHUNKS:
+            lane_rows.CHUNK = chunk
+            kernel = _compiled("ema_row_buffer", "ema_rows", {"T": t}, ("x", "y"))
+            y = torch.zeros_like(x)
+            name = f"chunk{chunk}"
+            launches[name] = lambda kernel=kernel, y=y: kernel.launch_in_place({"x": x, "alpha": 0.25, "y": y})
+            checks[name] = lambda y=y: bool(torch.equal(y, seq_y))
+    finally:
+        lane_rows.CHUNK = default
+    return launches, checks, 8 * m * t, "triton_seq"
+
+
+def main(argv=None) -> None:
+    import torch
+
+    from bench.gpu import timed
+    parser = argparse.ArgumentParser()
+    parser.add_argument("kernel", choices=["cumsum", "ema"])
+    parser.add_argument("--out")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--reps", type=int, default=20)
+    args = parser.parse_args(argv)
+    launches, checks, nbytes, baseline = (cumsum_variants if args.kernel == "cumsum" else ema_variants)()
+    times: dict[str, list[float]] = {name: [] for name in launches}
+    for _ in range(args.rounds):
+        for name, launch in launches.items():
+            times[name].append(timed(launch, args.reps))
+    torch.cuda.synchronize()
+    base_ms = statistics.median(times[baseline]) * 1e3
+    table = []
+    for name, seconds in times.items():
+        ms = statistics.median(seconds) * 1e3
+        row = {"variant": name, "ms": round(ms, 4), "GB/s": round(nbytes / (ms * 1e-3) / 1e9, 1),
+               f"of_{baseline}": round(base_ms / ms, 3),
+               "spread": round((max(seconds) - min(seconds)) / (ms * 1e-3), 3), "correct": checks[name]()}
+        table.append(row)
+        print(json.dumps(row), flush=True)
+    if args.out:
+        Path(args.out).write_text(json.dumps({"kernel": args.kernel, "device": torch.cuda.get_device_name(),
+                                              "rounds": args.rounds, "reps": args.reps, "rows": table}, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
