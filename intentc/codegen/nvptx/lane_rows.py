@@ -243,7 +243,8 @@ class LaneWalk:
         whole = b.sub(extent, b.urem(extent, ir.Constant(I64, CHUNK)))
 
         def chunk(first, outer):
-            self.deferred = held = []
+            held: list = []
+            self.deferred = held
             try:
                 for k in range(CHUNK):
                     body([*outer, b.add(first, ir.Constant(I64, k))])
