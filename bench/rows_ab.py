@@ -3,14 +3,17 @@ equivalents, in one process on the same data, in interleaved rounds (the median 
 every variant's output is checked.
 
 - `cumsum` (`bench/gpu.py --rows row_sum_cumsum`: f32 32768 x 4096, `ir_samples/cumsum.kir`,
-  Triton's `t_cumsum`): the default; the GPU paths `grouped-scans` and `predicated-vectors`,
-  each alone and together; the default's PTX with `.minnctapersm R` (R CTAs an SM: ptxas caps
-  its registers to fit; the default's 60 registers fit 4 of the grid's 8 CTAs of 256
-  threads). Checked against torch's f64 cumsum.
+  Triton's `t_cumsum`; every view `unit_stride`, as `bench/gpu.py` compiles it): the default;
+  the GPU paths `grouped-scans` and `predicated-vectors`, each alone and together; the
+  default's PTX with `.minnctapersm R` (R CTAs an SM: ptxas caps its registers to fit; the
+  default's 48 registers fit 5 of the grid's 8 CTAs of 256 threads, 6: 40 registers, 8: 32
+  and a spill); the default and grouped-scans with the views also `aligned16` and
+  `contiguous` (as Triton specializes its pointers: no run-time alignment checks). Checked
+  against torch's f64 cumsum.
 - `ema` (`ema_row_buffer:ema_rows`, M = 16384, T = 1024, lane-rows, Triton's `triton_seq` of
   `bench/gpu_sample_specs.py`): lane-rows' tensor write chunk (`lane_rows.CHUNK`) at 1 (each
   element's window store before the next element's load, as before session 7), 8, 16 (the
-  default) and 32. Each must give triton_seq's bits (the same FMAs in the same order).
+  default), 32 and 64. Each must give triton_seq's bits (the same FMAs in the same order).
 
     python3 bench/rows_ab.py cumsum|ema [--out FILE] [--rounds 5] [--reps 20]
 """
@@ -26,22 +29,26 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 CUMSUM = (32768, 4096)
-# name -> (gpu_paths, .minnctapersm to add to the default's PTX: 0 for none)
-CUMSUM_VARIANTS = {"default": ((), 0), "grouped-scans": (("grouped-scans",), 0),
-                   "predicated-vectors": (("predicated-vectors",), 0),
-                   "both": (("grouped-scans", "predicated-vectors"), 0), "resident5": ((), 5), "resident6": ((), 6)}
+# name -> (gpu_paths, .minnctapersm to add to the PTX: 0 for none, layout facts besides unit_stride)
+CUMSUM_VARIANTS = {"default": ((), 0, ()), "grouped-scans": (("grouped-scans",), 0, ()),
+                   "predicated-vectors": (("predicated-vectors",), 0, ()),
+                   "both": (("grouped-scans", "predicated-vectors"), 0, ()), "resident6": ((), 6, ()),
+                   "resident8": ((), 8, ()), "aligned": ((), 0, ("aligned16", "contiguous")),
+                   "grouped-aligned": (("grouped-scans",), 0, ("aligned16", "contiguous"))}
 EMA = (16384, 1024)
-EMA_CHUNKS = (1, 8, 16, 32)
+EMA_CHUNKS = (1, 8, 16, 32, 64)
 
 
-def _compiled(sample: str, kernel: str, extents: dict, views: tuple, paths: tuple = (), resident: int = 0):
+def _compiled(sample: str, kernel: str, extents: dict, views: tuple, paths: tuple = (), resident: int = 0,
+              facts: tuple = ()):
     from intentc.codegen.nvptx.compile import assemble_cubin
     from intentc.driver import compile_request, front_end
     from intentc.options import CompileOptions
     from intentc.runtime.cuda import CudaKernel, device_arch
     text = (ROOT / "ir_samples" / f"{sample}.kir").read_text()
     request = front_end(text, kernel, "cubin", device_arch(), CompileOptions(gpu_paths=paths),
-                        {"extents": extents, "unit_stride": views}, f"ir_samples/{sample}.kir", None)
+                        {"extents": extents, "unit_stride": views, **{fact: views for fact in facts}},
+                        f"ir_samples/{sample}.kir", None)
     result = compile_request(request)
     artifacts = dict(result.artifacts)
     if resident:
@@ -61,8 +68,8 @@ def cumsum_variants():
     x = torch.randn(rows, cols, device="cuda")
     expected = torch.cumsum(x.double(), 1).float()
     launches, checks = {}, {}
-    for name, (paths, resident) in CUMSUM_VARIANTS.items():
-        kernel = _compiled("cumsum", "row_cumsum", {"N": cols}, ("x", "y"), paths, resident)
+    for name, (paths, resident, facts) in CUMSUM_VARIANTS.items():
+        kernel = _compiled("cumsum", "row_cumsum", {"N": cols}, ("x", "y"), paths, resident, facts)
         y = torch.zeros_like(x)
         launches[name] = lambda kernel=kernel, y=y: kernel.launch_in_place({"x": x, "y": y})
         checks[name] = lambda y=y: bool(torch.allclose(y, expected, atol=1e-2))
