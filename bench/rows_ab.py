@@ -47,7 +47,7 @@ def _compiled(sample: str, kernel: str, extents: dict, views: tuple, paths: tupl
     from intentc.runtime.cuda import CudaKernel, device_arch
     text = (ROOT / "ir_samples" / f"{sample}.kir").read_text()
     request = front_end(text, kernel, "cubin", device_arch(), CompileOptions(gpu_paths=paths),
-                        {"extents": extents, "unit_stride": views, **{fact: views for fact in facts}},
+                        {"extents": extents, "unit_stride": views, **dict.fromkeys(facts, views)},
                         f"ir_samples/{sample}.kir", None)
     result = compile_request(request)
     artifacts = dict(result.artifacts)
