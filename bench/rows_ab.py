@@ -21,8 +21,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import statistics
 import sys
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,24 +42,53 @@ EMA = (16384, 1024)
 EMA_CHUNKS = (1, 8, 16, 32, 64)
 
 
-def _compiled(sample: str, kernel: str, extents: dict, views: tuple, paths: tuple = (), resident: int = 0,
-              facts: tuple = ()):
+@dataclass(frozen=True)
+class Variant:
+    """One compile: the sample's kernel, its GPU paths, `.minnctapersm` to add to its PTX (0:
+    none), layout facts besides unit_stride, and lane-rows' write chunk (0: the default)."""
+    sample: str
+    kernel: str
+    extents: dict
+    paths: tuple = ()
+    resident: int = 0
+    facts: tuple = ()
+    chunk: int = 0
+
+    def request(self, arch: str):
+        from intentc.driver import front_end
+        from intentc.options import CompileOptions
+        text = (ROOT / "ir_samples" / f"{self.sample}.kir").read_text()
+        views = ("x", "y")
+        return front_end(text, self.kernel, "cubin", arch, CompileOptions(gpu_paths=self.paths),
+                         {"extents": self.extents, "unit_stride": views, **dict.fromkeys(self.facts, views)},
+                         f"ir_samples/{self.sample}.kir", None)
+
+
+def _artifacts(variant: Variant, arch: str) -> tuple[dict, dict]:
+    """The variant's artifacts and timings (in a worker process: no CUDA here)."""
+    from intentc.codegen.nvptx import lane_rows
     from intentc.codegen.nvptx.compile import assemble_cubin
-    from intentc.driver import compile_request, front_end
-    from intentc.options import CompileOptions
-    from intentc.runtime.cuda import CudaKernel, device_arch
-    text = (ROOT / "ir_samples" / f"{sample}.kir").read_text()
-    request = front_end(text, kernel, "cubin", device_arch(), CompileOptions(gpu_paths=paths),
-                        {"extents": extents, "unit_stride": views, **dict.fromkeys(facts, views)},
-                        f"ir_samples/{sample}.kir", None)
-    result = compile_request(request)
+    from intentc.driver import compile_request
+    if variant.chunk:
+        lane_rows.CHUNK = variant.chunk
+    result = compile_request(variant.request(arch))
     artifacts = dict(result.artifacts)
-    if resident:
+    if variant.resident:
         ptx = str(artifacts["kernel.ptx"])
-        marked = ptx.replace(".maxntid 256\n", f".maxntid 256\n.minnctapersm {resident}\n", 1)
+        marked = ptx.replace(".maxntid 256\n", f".maxntid 256\n.minnctapersm {variant.resident}\n", 1)
         assert marked != ptx, "no .maxntid 256 to mark"
-        artifacts["kernel.ptx"], artifacts["kernel.cubin"] = marked, assemble_cubin(marked, device_arch())
-    return CudaKernel(request, artifacts, result.timings)
+        artifacts["kernel.ptx"], artifacts["kernel.cubin"] = marked, assemble_cubin(marked, arch)
+    return artifacts, result.timings
+
+
+def compiled(variants: dict[str, Variant]) -> dict:
+    """name -> CudaKernel, every variant compiled at once in its own process (spawned: this
+    process holds CUDA)."""
+    from intentc.runtime.cuda import CudaKernel, device_arch
+    arch = device_arch()
+    with ProcessPoolExecutor(len(variants), mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = {name: pool.submit(_artifacts, variant, arch) for name, variant in variants.items()}
+        return {name: CudaKernel(variants[name].request(arch), *future.result()) for name, future in futures.items()}
 
 
 def cumsum_variants():
@@ -68,8 +100,9 @@ def cumsum_variants():
     x = torch.randn(rows, cols, device="cuda")
     expected = torch.cumsum(x.double(), 1).float()
     launches, checks = {}, {}
-    for name, (paths, resident, facts) in CUMSUM_VARIANTS.items():
-        kernel = _compiled("cumsum", "row_cumsum", {"N": cols}, ("x", "y"), paths, resident, facts)
+    kernels = compiled({name: Variant("cumsum", "row_cumsum", {"N": cols}, paths, resident, facts)
+                        for name, (paths, resident, facts) in CUMSUM_VARIANTS.items()})
+    for name, kernel in kernels.items():
         y = torch.zeros_like(x)
         launches[name] = lambda kernel=kernel, y=y: kernel.launch_in_place({"x": x, "y": y})
         checks[name] = lambda y=y: bool(torch.allclose(y, expected, atol=1e-2))
@@ -83,24 +116,18 @@ def ema_variants():
     import torch
 
     from bench.triton_kernels import t_ema_sequential
-    from intentc.codegen.nvptx import lane_rows
     m, t = EMA
     x = torch.randn(m, t, device="cuda")
     seq_y = torch.empty_like(x)
     launches = {"triton_seq": lambda: t_ema_sequential[((m + 31) // 32,)](x, seq_y, m, t, 0.25, ROWS=32,
                                                                         num_warps=1)}
     checks = {"triton_seq": lambda: True}
-    default = lane_rows.CHUNK
-    try:
-        for chunk in EMA_CHUNKS:
-            lane_rows.CHUNK = chunk
-            kernel = _compiled("ema_row_buffer", "ema_rows", {"T": t}, ("x", "y"))
-            y = torch.zeros_like(x)
-            name = f"chunk{chunk}"
-            launches[name] = lambda kernel=kernel, y=y: kernel.launch_in_place({"x": x, "alpha": 0.25, "y": y})
-            checks[name] = lambda y=y: bool(torch.equal(y, seq_y))
-    finally:
-        lane_rows.CHUNK = default
+    kernels = compiled({f"chunk{chunk}": Variant("ema_row_buffer", "ema_rows", {"T": t}, chunk=chunk)
+                        for chunk in EMA_CHUNKS})
+    for name, kernel in kernels.items():
+        y = torch.zeros_like(x)
+        launches[name] = lambda kernel=kernel, y=y: kernel.launch_in_place({"x": x, "alpha": 0.25, "y": y})
+        checks[name] = lambda y=y: bool(torch.equal(y, seq_y))
     return launches, checks, 8 * m * t, "triton_seq"
 
 
