@@ -7,9 +7,10 @@ every variant's output is checked.
   the GPU paths `grouped-scans` and `predicated-vectors`, each alone and together; the
   default's PTX with `.minnctapersm R` (R CTAs an SM: ptxas caps its registers to fit; the
   default's 48 registers fit 5 of the grid's 8 CTAs of 256 threads, 6: 40 registers, 8: 32
-  and a spill); the default and grouped-scans with the views also `aligned16` and
-  `contiguous` (as Triton specializes its pointers: no run-time alignment checks). Checked
-  against torch's f64 cumsum.
+  and a spill); launches of a grid of as many CTAs as fit an SM (`gridR`: the grid's CTAs
+  past those run only when the first ones end, having strided over their rows); the default
+  and grouped-scans with the views also `aligned16` and `contiguous` (as Triton specializes
+  its pointers: no run-time alignment checks). Checked against torch's f64 cumsum.
 - `ema` (`ema_row_buffer:ema_rows`, M = 16384, T = 1024, lane-rows, Triton's `triton_seq` of
   `bench/gpu_sample_specs.py`): lane-rows' tensor write chunk (`lane_rows.CHUNK`) at 1 (each
   element's window store before the next element's load, as before session 7), 8, 16 (the
@@ -32,12 +33,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 CUMSUM = (32768, 4096)
-# name -> (gpu_paths, .minnctapersm to add to the PTX: 0 for none, layout facts besides unit_stride)
-CUMSUM_VARIANTS = {"default": ((), 0, ()), "grouped-scans": (("grouped-scans",), 0, ()),
-                   "predicated-vectors": (("predicated-vectors",), 0, ()),
-                   "both": (("grouped-scans", "predicated-vectors"), 0, ()), "resident6": ((), 6, ()),
-                   "resident8": ((), 8, ()), "aligned": ((), 0, ("aligned16", "contiguous")),
-                   "grouped-aligned": (("grouped-scans",), 0, ("aligned16", "contiguous"))}
+ALIGNED = ("aligned16", "contiguous")
+# name -> Variant's (paths, resident, facts, grid)
+CUMSUM_VARIANTS = {"default": ((), 0, (), 0), "grid5": ((), 0, (), 5), "resident6": ((), 6, (), 0),
+                   "resident6-grid6": ((), 6, (), 6), "resident8": ((), 8, (), 0),
+                   "grouped-scans": (("grouped-scans",), 0, (), 0), "grouped-grid5": (("grouped-scans",), 0, (), 5),
+                   "predicated-vectors": (("predicated-vectors",), 0, (), 0),
+                   "both": (("grouped-scans", "predicated-vectors"), 0, (), 0),
+                   "aligned": ((), 0, ALIGNED, 0), "grouped-aligned": (("grouped-scans",), 0, ALIGNED, 0)}
 EMA = (16384, 1024)
 EMA_CHUNKS = (1, 8, 16, 32, 64)
 
@@ -45,13 +48,15 @@ EMA_CHUNKS = (1, 8, 16, 32, 64)
 @dataclass(frozen=True)
 class Variant:
     """One compile: the sample's kernel, its GPU paths, `.minnctapersm` to add to its PTX (0:
-    none), layout facts besides unit_stride, and lane-rows' write chunk (0: the default)."""
+    none), layout facts besides unit_stride, the CTAs an SM its launches ask for (0:
+    launch.json's) and lane-rows' write chunk (0: the default)."""
     sample: str
     kernel: str
     extents: dict
     paths: tuple = ()
     resident: int = 0
     facts: tuple = ()
+    grid: int = 0
     chunk: int = 0
 
     def request(self, arch: str):
@@ -78,6 +83,11 @@ def _artifacts(variant: Variant, arch: str) -> tuple[dict, dict]:
         marked = ptx.replace(".maxntid 256\n", f".maxntid 256\n.minnctapersm {variant.resident}\n", 1)
         assert marked != ptx, "no .maxntid 256 to mark"
         artifacts["kernel.ptx"], artifacts["kernel.cubin"] = marked, assemble_cubin(marked, arch)
+    if variant.grid:
+        config = json.loads(artifacts["launch.json"])
+        assert config["grid"].startswith("ctas_per_sm:"), config["grid"]
+        config.update(grid=f"ctas_per_sm:{variant.grid}", ctas_per_sm=variant.grid)
+        artifacts["launch.json"] = json.dumps(config)
     return artifacts, result.timings
 
 
@@ -100,8 +110,8 @@ def cumsum_variants():
     x = torch.randn(rows, cols, device="cuda")
     expected = torch.cumsum(x.double(), 1).float()
     launches, checks = {}, {}
-    kernels = compiled({name: Variant("cumsum", "row_cumsum", {"N": cols}, paths, resident, facts)
-                        for name, (paths, resident, facts) in CUMSUM_VARIANTS.items()})
+    kernels = compiled({name: Variant("cumsum", "row_cumsum", {"N": cols}, *fields)
+                        for name, fields in CUMSUM_VARIANTS.items()})
     for name, kernel in kernels.items():
         y = torch.zeros_like(x)
         launches[name] = lambda kernel=kernel, y=y: kernel.launch_in_place({"x": x, "y": y})
