@@ -101,8 +101,22 @@ def compiled(variants: dict[str, Variant]) -> dict:
         return {name: CudaKernel(variants[name].request(arch), *future.result()) for name, future in futures.items()}
 
 
+def occupancy(kernel) -> dict:
+    """A compiled kernel's registers a thread and CTAs that fit an SM (the driver's numbers)."""
+    try:
+        from cuda.bindings import driver  # type: ignore[import-not-found]
+        function, threads = kernel._function, kernel.block[0]
+        _, registers = driver.cuFuncGetAttribute(driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NUM_REGS, function)
+        _, resident = driver.cuOccupancyMaxActiveBlocksPerMultiprocessor(function, threads,
+                                                                         kernel.launch_config.shared_bytes)
+        return {"registers": registers, "resident_ctas": resident, "grid_ctas": kernel.grid()[0]}
+    except Exception as error:          # the timings matter more than these numbers
+        return {"occupancy_error": f"{type(error).__name__}: {error}"[:200]}
+
+
 def cumsum_variants():
-    """(launches, checks, bytes moved, baseline name): a launch and a check a variant."""
+    """(launches, checks, bytes moved, baseline name, occupancy a variant): a launch and a
+    check a variant."""
     import torch
 
     from bench.triton_kernels import t_cumsum
@@ -119,7 +133,7 @@ def cumsum_variants():
     triton_y = torch.empty_like(x)
     launches["triton"] = lambda: t_cumsum[(rows,)](x, triton_y, cols, BLOCK=cols, num_warps=8)
     checks["triton"] = lambda: bool(torch.allclose(triton_y, expected, atol=1e-2))
-    return launches, checks, 8 * rows * cols, "triton"
+    return launches, checks, 8 * rows * cols, "triton", {name: occupancy(k) for name, k in kernels.items()}
 
 
 def ema_variants():
@@ -138,7 +152,7 @@ def ema_variants():
         y = torch.zeros_like(x)
         launches[name] = lambda kernel=kernel, y=y: kernel.launch_in_place({"x": x, "alpha": 0.25, "y": y})
         checks[name] = lambda y=y: bool(torch.equal(y, seq_y))
-    return launches, checks, 8 * m * t, "triton_seq"
+    return launches, checks, 8 * m * t, "triton_seq", {name: occupancy(k) for name, k in kernels.items()}
 
 
 def main(argv=None) -> None:
@@ -151,7 +165,7 @@ def main(argv=None) -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--reps", type=int, default=20)
     args = parser.parse_args(argv)
-    launches, checks, nbytes, baseline = (cumsum_variants if args.kernel == "cumsum" else ema_variants)()
+    launches, checks, nbytes, baseline, occupancies = (cumsum_variants if args.kernel == "cumsum" else ema_variants)()
     times: dict[str, list[float]] = {name: [] for name in launches}
     for _ in range(args.rounds):
         for name, launch in launches.items():
@@ -163,7 +177,8 @@ def main(argv=None) -> None:
         ms = statistics.median(seconds) * 1e3
         row = {"variant": name, "ms": round(ms, 4), "GB/s": round(nbytes / (ms * 1e-3) / 1e9, 1),
                f"of_{baseline}": round(base_ms / ms, 3),
-               "spread": round((max(seconds) - min(seconds)) / (ms * 1e-3), 3), "correct": checks[name]()}
+               "spread": round((max(seconds) - min(seconds)) / (ms * 1e-3), 3), "correct": checks[name](),
+               **occupancies.get(name, {})}
         table.append(row)
         print(json.dumps(row), flush=True)
     if args.out:
