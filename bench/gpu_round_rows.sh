@@ -10,5 +10,5 @@ mkdir -p "$RESULTS"
 left_until() { echo $(( $1 - SECONDS )); }     # the seconds left until $1 s into the round
 timeout 15 python3 -m pytest -q -n 8 -p no:cacheprovider -rfE --junitxml="$RESULTS/tests.xml" \
     tests/gpu/test_lane_rows.py tests/gpu/test_cta_buffers.py -k "not 1000 and not 20000" 2>&1 | tail -14
-timeout "$(left_until 28)" python3 bench/rows_ab.py ema --out "$RESULTS/ema_ab.json" 2>&1 | tail -7
-timeout "$(left_until 43)" python3 bench/rows_ab.py cumsum --out "$RESULTS/cumsum_ab.json" 2>&1 | tail -9
+timeout "$(left_until 28)" python3 bench/rows_ab.py ema --out "$RESULTS/ema_ab.json" 2>&1 | tail -9
+timeout "$(left_until 43)" python3 bench/rows_ab.py cumsum --out "$RESULTS/cumsum_ab.json" 2>&1 | tail -15
