@@ -13,8 +13,8 @@ every variant's output is checked.
   its pointers: no run-time alignment checks). Checked against torch's f64 cumsum.
 - `ema` (`ema_row_buffer:ema_rows`, M = 16384, T = 1024, lane-rows, Triton's `triton_seq` of
   `bench/gpu_sample_specs.py`): lane-rows' tensor write chunk (`lane_rows.CHUNK`) at 1 (each
-  element's window store before the next element's load, as before session 7), 8, 16 (the
-  default), 32 and 64. Each must give triton_seq's bits (the same FMAs in the same order).
+  element's window store before the next element's load, as before session 7), 8, 16, 32
+  (the default) and 64. Each must give triton_seq's bits (the same FMAs in the same order).
 
     python3 bench/rows_ab.py cumsum|ema [--out FILE] [--rounds 5] [--reps 20]
 """
@@ -42,7 +42,7 @@ CUMSUM_VARIANTS = {"default": ((), 0, (), 0), "grid5": ((), 0, (), 5), "resident
                    "both": (("grouped-scans", "predicated-vectors"), 0, (), 0),
                    "aligned": ((), 0, ALIGNED, 0), "grouped-aligned": (("grouped-scans",), 0, ALIGNED, 0)}
 EMA = (16384, 1024)
-EMA_CHUNKS = (1, 8, 16, 32, 64)
+EMA_CHUNKS = (1, 8, 16, 32, 64)   # 32: the default
 
 
 @dataclass(frozen=True)

@@ -51,7 +51,8 @@ MAX_WARPS = 2
 LANE_STACK_BYTES = 16 * 1024   # a lane's tensors and buffers, each (8 bytes an element at most)
 RESIDENT_THREADS = 2048
 WORD_DTYPES = frozenset({"f32", "i32", "u32"})   # 4-byte elements a window moves as they are stored
-CHUNK = 16                # coordinates of a tensor write whose values load before their window stores
+CHUNK = 32                # coordinates of a tensor write whose values load before their window stores
+                          # (ema_rows on the H200: 1 0.637 ms, 8 0.357, 16 0.337, 32 0.327, 64 0.381)
 
 
 @dataclass(frozen=True)
