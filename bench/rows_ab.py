@@ -4,7 +4,7 @@ every variant's output is checked.
 
 - `cumsum` (`bench/gpu.py --rows row_sum_cumsum`: f32 32768 x 4096, `ir_samples/cumsum.kir`,
   Triton's `t_cumsum`; every view `unit_stride`, as `bench/gpu.py` compiles it): the default;
-  the GPU paths `grouped-scans` and `predicated-vectors`, each alone and together; the
+  the GPU path `grouped-scans` (round 2 also timed `predicated-vectors`, since deleted); the
   default's PTX with `.minnctapersm R` (R CTAs an SM: ptxas caps its registers to fit; the
   default's 48 registers fit 5 of the grid's 8 CTAs of 256 threads, 6: 40 registers, 8: 32
   and a spill); launches of a grid of as many CTAs as fit an SM (`gridR`: the grid's CTAs
@@ -38,8 +38,6 @@ ALIGNED = ("aligned16", "contiguous")
 CUMSUM_VARIANTS = {"default": ((), 0, (), 0), "grid5": ((), 0, (), 5), "resident6": ((), 6, (), 0),
                    "resident6-grid6": ((), 6, (), 6), "resident8": ((), 8, (), 0),
                    "grouped-scans": (("grouped-scans",), 0, (), 0), "grouped-grid5": (("grouped-scans",), 0, (), 5),
-                   "predicated-vectors": (("predicated-vectors",), 0, (), 0),
-                   "both": (("grouped-scans", "predicated-vectors"), 0, (), 0),
                    "aligned": ((), 0, ALIGNED, 0), "grouped-aligned": (("grouped-scans",), 0, ALIGNED, 0)}
 EMA = (16384, 1024)
 EMA_CHUNKS = (1, 8, 16, 32, 64)   # 32: the default

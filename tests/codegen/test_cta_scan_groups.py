@@ -1,14 +1,11 @@
-"""Two register-form paths that await GPU verification (docs/gpu.md, "Paths awaiting GPU
-verification"), on only where a compile names them (`CompileOptions.gpu_paths`): scans
-that exchange the warps' totals of all slot groups at once (`grouped-scans`,
-`nvptx/cta_scan_groups.py`: one barrier pair a scan where the groups' and warps' totals
-fit one warp, a pair a group otherwise), and groups of four 32-bit elements moved by a
-predicated `ld/st.global.v4` with no branch between groups (`predicated-vectors`,
-`nvptx/vector_access.py`). No GPU needed; tests/gpu/test_cta_reductions.py runs these
-shapes against the interpreter with the paths on."""
+"""A register-form path off by default (docs/gpu.md, "Paths awaiting GPU verification"), on
+only where a compile names it (`CompileOptions.gpu_paths`): scans that exchange the warps'
+totals of all slot groups at once (`grouped-scans`, `nvptx/cta_scan_groups.py`: one
+barrier pair a scan where the groups' and warps' totals fit one warp, a pair a group
+otherwise). No GPU needed; tests/gpu/test_grouped_scans.py runs these shapes against the
+interpreter with the path on."""
 from __future__ import annotations
 
-import json
 import re
 import shutil
 import subprocess
@@ -19,10 +16,10 @@ from intentc.driver import compile_kernel
 from intentc.options import CompileOptions, Specialization
 from sample_paths import sample_text
 
-BOTH = CompileOptions(gpu_paths=("grouped-scans", "predicated-vectors"))
+GROUPED = CompileOptions(gpu_paths=("grouped-scans",))
 
 
-def cumsum(cols: int, options: CompileOptions = BOTH) -> dict:
+def cumsum(cols: int, options: CompileOptions = GROUPED) -> dict:
     return compile_kernel(sample_text("cumsum"), "row_cumsum", "ptx", "sm_90", options,
                           specialization=Specialization(extents={"N": cols})).artifacts
 
@@ -37,15 +34,8 @@ def test_more_totals_than_a_warp_scans_group_by_group():
     assert cumsum(5000)["kernel.ptx"].count("bar.sync") == 2 * 3        # 3 groups of 512 threads: 48 totals
 
 
-def test_groups_move_in_predicated_vector_accesses_without_branches():
-    ptx = cumsum(4096)["kernel.ptx"]
-    assert len(re.findall(r"@p ld\.global\.v4\.b32", ptx)) == 4 and len(re.findall(r"@%p\d+ st\.global\.v4\.b32", ptx)) == 4
-    assert json.loads(cumsum(4096)["launch.json"])["gpu_paths"] == ["grouped-scans", "predicated-vectors"]
-    assert "@p ld.global.v4" not in cumsum(4096, CompileOptions())["kernel.ptx"]
-
-
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="no ptxas on PATH")
-def test_ptxas_accepts_both_paths(tmp_path):
+def test_ptxas_accepts_the_grouped_scan(tmp_path):
     source = tmp_path / "cumsum.ptx"
     source.write_text(cumsum(4096)["kernel.ptx"])
     done = subprocess.run(["ptxas", "-arch=sm_90", "-v", str(source), "-o", str(tmp_path / "cumsum.cubin")],
@@ -72,4 +62,4 @@ def test_generic_and_segmented_scans_group_at_once(case, kernel, extents, flags)
     def barriers(options):
         return compile_kernel(text, kernel, "ptx", "sm_90", options, specialization=Specialization(extents=extents)
                               ).artifacts["kernel.ptx"].count("bar.sync")
-    assert barriers(BOTH) == 2 and barriers(CompileOptions()) > 2
+    assert barriers(GROUPED) == 2 and barriers(CompileOptions()) > 2

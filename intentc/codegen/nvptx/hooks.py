@@ -28,7 +28,7 @@ from .cta_scan_groups import scan_groups_at_once
 from .cta_staging import stage
 from .cta_transpose import permuted
 from .lane_rows import LaneWalk
-from . import narrow, vector_access, widen
+from . import narrow, widen
 from .mapping import Mapping
 from .tile_matmul import emit_tile_contraction
 from .tile_structured import StructuredPlan, emit_structured
@@ -432,15 +432,6 @@ class NvptxHooks(TargetHooks):
         kind, constraint = form
         em.b.asm(ir.FunctionType(ir.VoidType(), [value.type, pointer.type, live.type]),
                  f"@$2 st.{kind} [$1], $0;", f"{constraint},l,b", [value, pointer, live], side_effect=True)
-
-    def predicated_vector_load(self, em: Emitter, pointer: ir.Value, ready: ir.Value,
-                               count: int) -> list[ir.Value] | None:
-        if "predicated-vectors" not in self.mapping.paths:
-            return None
-        return vector_access.load(em, pointer, ready, count)
-
-    def predicated_vector_store(self, em: Emitter, pointer: ir.Value, values: list[ir.Value], ready: ir.Value) -> bool:
-        return "predicated-vectors" in self.mapping.paths and vector_access.store(em, pointer, values, ready)
 
     def view_load(self, em: Emitter, view: object, pointer: ir.Value, live: ir.Value,
                   default: ir.Value) -> ir.Value | None:
