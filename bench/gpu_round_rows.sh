@@ -3,8 +3,8 @@
 # repository root, results under $RESULTS: the lane-rows differential tests against the
 # interpreter (lane-rows is now ema_rows' default mapping), then bench/rows_ab.py: ema_rows'
 # tensor write chunks beside triton_seq (round 1, one element at a time: 0.633 ms, 0.42 of
-# triton_seq), and the row cumsum's variants beside Triton (the default, the grouped-scans
-# path, `.minnctapersm` 6 and 8, grids of the CTAs an SM fits, aligned16 + contiguous facts).
+# triton_seq), and the row cumsum's variants beside Triton (the default, `.minnctapersm` 6
+# and 8, grids of the CTAs an SM fits, aligned16 + contiguous facts).
 RESULTS=${RESULTS:-bench/results/round-rows}
 mkdir -p "$RESULTS"
 left_until() { echo $(( $1 - SECONDS )); }     # the seconds left until $1 s into the round

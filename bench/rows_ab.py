@@ -4,13 +4,14 @@ every variant's output is checked.
 
 - `cumsum` (`bench/gpu.py --rows row_sum_cumsum`: f32 32768 x 4096, `ir_samples/cumsum.kir`,
   Triton's `t_cumsum`; every view `unit_stride`, as `bench/gpu.py` compiles it): the default;
-  the GPU path `grouped-scans` (round 2 also timed `predicated-vectors`, since deleted); the
-  default's PTX with `.minnctapersm R` (R CTAs an SM: ptxas caps its registers to fit; the
+  the default's PTX with `.minnctapersm R` (R CTAs an SM: ptxas caps its registers to fit; the
   default's 48 registers fit 5 of the grid's 8 CTAs of 256 threads, 6: 40 registers, 8: 32
   and a spill); launches of a grid of as many CTAs as fit an SM (`gridR`: the grid's CTAs
-  past those run only when the first ones end, having strided over their rows); the default
-  and grouped-scans with the views also `aligned16` and `contiguous` (as Triton specializes
-  its pointers: no run-time alignment checks). Checked against torch's f64 cumsum.
+  past those run only when the first ones end, having strided over their rows); the views
+  also `aligned16` and `contiguous` (as Triton specializes its pointers: no run-time
+  alignment checks). Checked against torch's f64 cumsum. (Round 2,
+  `bench/results/rows-20261201-s7-h200-r2/`, also timed the GPU paths `grouped-scans` and
+  `predicated-vectors`, since deleted.)
 - `ema` (`ema_row_buffer:ema_rows`, M = 16384, T = 1024, lane-rows, Triton's `triton_seq` of
   `bench/gpu_sample_specs.py`): lane-rows' tensor write chunk (`lane_rows.CHUNK`) at 1 (each
   element's window store before the next element's load, as before session 7), 8, 16, 32
@@ -34,24 +35,21 @@ sys.path.insert(0, str(ROOT))
 
 CUMSUM = (32768, 4096)
 ALIGNED = ("aligned16", "contiguous")
-# name -> Variant's (paths, resident, facts, grid)
-CUMSUM_VARIANTS = {"default": ((), 0, (), 0), "grid5": ((), 0, (), 5), "resident6": ((), 6, (), 0),
-                   "resident6-grid6": ((), 6, (), 6), "resident8": ((), 8, (), 0),
-                   "grouped-scans": (("grouped-scans",), 0, (), 0), "grouped-grid5": (("grouped-scans",), 0, (), 5),
-                   "aligned": ((), 0, ALIGNED, 0), "grouped-aligned": (("grouped-scans",), 0, ALIGNED, 0)}
+# name -> Variant's (resident, facts, grid)
+CUMSUM_VARIANTS = {"default": (0, (), 0), "grid5": (0, (), 5), "resident6": (6, (), 0), "resident6-grid6": (6, (), 6),
+                   "resident8": (8, (), 0), "aligned": (0, ALIGNED, 0)}
 EMA = (16384, 1024)
 EMA_CHUNKS = (1, 8, 16, 32, 64)   # 32: the default
 
 
 @dataclass(frozen=True)
 class Variant:
-    """One compile: the sample's kernel, its GPU paths, `.minnctapersm` to add to its PTX (0:
-    none), layout facts besides unit_stride, the CTAs an SM its launches ask for (0:
-    launch.json's) and lane-rows' write chunk (0: the default)."""
+    """One compile: the sample's kernel, `.minnctapersm` to add to its PTX (0: none), layout
+    facts besides unit_stride, the CTAs an SM its launches ask for (0: launch.json's) and
+    lane-rows' write chunk (0: the default)."""
     sample: str
     kernel: str
     extents: dict
-    paths: tuple = ()
     resident: int = 0
     facts: tuple = ()
     grid: int = 0
@@ -62,7 +60,7 @@ class Variant:
         from intentc.options import CompileOptions
         text = (ROOT / "ir_samples" / f"{self.sample}.kir").read_text()
         views = ("x", "y")
-        return front_end(text, self.kernel, "cubin", arch, CompileOptions(gpu_paths=self.paths),
+        return front_end(text, self.kernel, "cubin", arch, CompileOptions(),
                          {"extents": self.extents, "unit_stride": views, **dict.fromkeys(self.facts, views)},
                          f"ir_samples/{self.sample}.kir", None)
 

@@ -24,7 +24,6 @@ from .cta_effects import once
 from .cta_groups import group_iterations
 from .cta_reduce import block_combine_tuple, shared_rows, stage_in_shared
 from .cta_scan import Scan, chunk_scan, chunked_for_each, scan_slots, scans_read
-from .cta_scan_groups import scan_groups_at_once
 from .cta_staging import stage
 from .cta_transpose import permuted
 from .lane_rows import LaneWalk
@@ -331,8 +330,7 @@ class NvptxHooks(TargetHooks):
             return None
         scan = Scan(shape, elements, combine, neutral or first_exclusive, dtypes, exclusive, reverse, first_exclusive)
         scan = (scan.with_presence(em) if neutral is None else scan).segmented(em)
-        grouped = scan_groups_at_once(em, self, scan) if "grouped-scans" in self.mapping.paths else None
-        scanned = (grouped or scan_slots(em, self, scan)) if self.plan.slots else chunk_scan(em, scan)
+        scanned = scan_slots(em, self, scan) if self.plan.slots else chunk_scan(em, scan)
         return scanned[len(scanned) - len(dtypes):]          # without the presence and head flags
 
     def inline_region_scan(self, em: Emitter) -> bool:
