@@ -75,7 +75,7 @@ def test_an_ordered_scalar_recurrence_runs_a_row_a_lane_with_its_views_staged():
     assert config["plan"]["windows"] == [{"view": "x", "access": "read"}, {"view": "y", "access": "write"}]
     assert config["plan"]["warps_per_cta"] == 2 and config["grid"] == "ctas_per_sm:32"
     assert config["plan"]["reads_at_use"] == ["smoothed"]      # no write follows: no copy
-    assert config["plan"]["tensor_write_chunk"] == 32          # the row's copy out: 32 loads in flight
+    assert config["plan"]["tensor_write_chunk"] == 16          # the row's copy out: 16 loads in flight
 
 
 def test_a_buffer_sized_at_launch_keeps_the_cta_mapping():
@@ -110,12 +110,14 @@ def test_the_recurrence_fuses_only_the_multiply_add_fusion_legality_marked(optio
 
 
 def test_the_rows_copy_out_loads_a_chunk_before_its_window_stores():
-    """ema's row leaves the lane's buffer (local memory) 32 elements at a time: 32 loads, then
-    the 32 window stores (each may flush: a vote), so the loads are in flight together."""
+    """ema's row leaves the lane's buffer (local memory) 16 elements at a time: 16 loads, then
+    one vote whether the chunk lies in the windows and its 16 stores into them without a vote
+    between them (else one by one, each may flush: a vote each)."""
     ptx = compiled(sample_text("ema_row_buffer"), "ema_rows", {"T": 1024})["kernel.ptx"]
-    memory = [line.split()[0] for line in ptx.splitlines() if re.match(r"\s+(ld|st)\.local|\s+vote", line)]
-    runs = re.findall(r"(?:ld\.local\.b32 )+", " ".join(memory) + " ")
-    assert max(len(run.split()) for run in runs) == 32, memory
+    kinds = [line.split()[0] for line in ptx.splitlines() if re.match(r"\s+(ld\.local|st\.shared|vote)", line)]
+    sequence = " ".join(kinds) + " "
+    assert re.search(r"(ld\.local\.b32 ){16}vote\.sync\.any\.pred vote\.sync\.all\.pred (st\.shared\.b32 ){16}"
+                     r"(vote\.sync\.any\.pred st\.shared\.b32 ){16}", sequence), sequence
 
 
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="no ptxas on PATH")

@@ -21,7 +21,8 @@ Either is exact for any index pattern (a miss refills), and fast when a lane's a
 walk its row. A tensor `write` to a write window runs CHUNK coordinates at a time, its
 window stores deferred to the chunk's end: the chunk's values (ema's row, read back from
 the lane's buffer in local memory, which L1 no longer holds) load together, one latency a
-chunk instead of one a coordinate. The recognizer (`plan_lane_rows`) asks for what makes the warp-collective
+chunk instead of one a coordinate; then, where the chunk lies inside the windows (one vote
+for the chunk), its stores go in without a branch between them. The recognizer (`plan_lane_rows`) asks for what makes the warp-collective
 refills and flushes safe: the control flow around every view access is uniform across the
 warp (loop bounds and `if` conditions from values outside the `parallel`, constants and
 such loops' indices), views are only `read` (`in`, never written) or `write`n (`out`,
@@ -51,8 +52,11 @@ MAX_WARPS = 2
 LANE_STACK_BYTES = 16 * 1024   # a lane's tensors and buffers, each (8 bytes an element at most)
 RESIDENT_THREADS = 2048
 WORD_DTYPES = frozenset({"f32", "i32", "u32"})   # 4-byte elements a window moves as they are stored
-CHUNK = 32                # coordinates of a tensor write whose values load before their window stores
-                          # (ema_rows on the H200: 1 0.637 ms, 8 0.357, 16 0.337, 32 0.327, 64 0.381)
+# coordinates of a tensor write whose values load before their window stores (ema_rows on the
+# H200, stored one by one: 1 0.637 ms, 8 0.357, 16 0.337, 32 0.327, 64 0.381); 16 since the
+# stores of a chunk inside the windows go in without a branch (`store_chunk`, not yet timed):
+# 148 registers, as 32 had before (227 at 32 now)
+CHUNK = 16
 
 
 @dataclass(frozen=True)
@@ -251,8 +255,12 @@ class LaneWalk:
                     body([*outer, b.add(first, ir.Constant(I64, k))])
             finally:
                 self.deferred = None
-            for window, pointer, value, live in held:
-                window.store(pointer, value, live)
+            windows = {id(window) for window, *_ in held}
+            if len(windows) == 1:
+                held[0][0].store_chunk([store for _, *store in held])
+            else:
+                for window, pointer, value, live in held:
+                    window.store(pointer, value, live)
 
         def row(outer):
             em.loop(ir.Constant(I64, 0), whole, lambda first: chunk(first, outer), ir.Constant(I64, CHUNK),
@@ -325,9 +333,33 @@ class _Window:
         if self.walk.deferred is not None:     # a chunk's: stored at its end (LaneWalk.for_each_chunked)
             self.walk.deferred.append((self, pointer, value, live))
             return
-        b = self.em.b
-        address = b.ptrtoint(pointer, I64)
+        address = self.em.b.ptrtoint(pointer, I64)
         self._restart_where_missed(address, live, self._flush, lambda: None)
+        self._put(address, value, live)
+
+    def store_chunk(self, stores: list) -> None:
+        """A chunk's stores [(pointer, value, live)], in order: the first's miss restarts the
+        windows as its store would; then, where every live one lies inside its lane's window
+        (in every lane: a walk along the row), all go in without a branch between them (no
+        vote a store: independent instructions); else one by one, as `store`."""
+        em, b = self.em, self.em.b
+        addresses = [b.ptrtoint(pointer, I64) for pointer, _, _ in stores]
+        self._restart_where_missed(addresses[0], stores[0][2], self._flush, lambda: None)
+        fits = ir.Constant(I1, 1)
+        for address, (_, _, live) in zip(addresses, stores):
+            inside, _ = self._column(address, live)
+            fits = b.and_(fits, b.or_(b.not_(live), inside))
+        with b.if_else(_vote_all(em, fits), likely=True) as (inside_windows, some_miss):
+            with inside_windows:
+                for address, (_, value, live) in zip(addresses, stores):
+                    self._put(address, value, live)
+            with some_miss:
+                for pointer, value, live in stores:
+                    self.store(pointer, value, live)
+
+    def _put(self, address: ir.Value, value: ir.Value, live: ir.Value) -> None:
+        """The store of `value` at `address`, which lies in the lane's window where `live`."""
+        b = self.em.b
         _, column = self._column(address, live)
         b.store(value, self._slot(self.walk.warp, self.walk.lane, column))    # the pad where not live
         bit = b.shl(ir.Constant(I64, 1), column)
@@ -419,6 +451,11 @@ def i32(value: int) -> ir.Constant:
 
 def _vote_any(em, value: ir.Value) -> ir.Value:
     vote = em.declare("llvm.nvvm.vote.any.sync", I1, [I32, I1])
+    return em.b.call(vote, [i32(-1), value])
+
+
+def _vote_all(em, value: ir.Value) -> ir.Value:
+    vote = em.declare("llvm.nvvm.vote.all.sync", I1, [I32, I1])
     return em.b.call(vote, [i32(-1), value])
 
 
