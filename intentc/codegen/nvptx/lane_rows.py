@@ -22,8 +22,10 @@ walk its row. A tensor `write` to a write window runs CHUNK coordinates at a tim
 window stores deferred to the chunk's end: the chunk's values (ema's row, read back from
 the lane's buffer in local memory, which L1 no longer holds) load together, one latency a
 chunk instead of one a coordinate; then, where the chunk lies inside the windows (one vote
-for the chunk), its stores go in without a branch between them. The recognizer (`plan_lane_rows`) asks for what makes the warp-collective
-refills and flushes safe: the control flow around every view access is uniform across the
+for the chunk), its stores go in without a branch between them.
+
+The recognizer (`plan_lane_rows`) asks for what makes the warp-collective refills and
+flushes safe: the control flow around every view access is uniform across the
 warp (loop bounds and `if` conditions from values outside the `parallel`, constants and
 such loops' indices), views are only `read` (`in`, never written) or `write`n (`out`,
 never read) with the row as their first index, and 4-byte elements. Buffers are the
@@ -315,7 +317,7 @@ class _Window:
         live), after()."""
         em, b = self.em, self.em.b
         inside, _ = self._column(address, live)
-        with b.if_then(_vote_any(em, b.and_(live, b.not_(inside)))):
+        with b.if_then(_vote(em, "any", b.and_(live, b.not_(inside)))):
             before()
             b.store(b.select(live, address, ir.Constant(I64, 0)), self.start)
             if self.mask is not None:
@@ -349,7 +351,7 @@ class _Window:
         for address, (_, _, live) in zip(addresses, stores):
             inside, _ = self._column(address, live)
             fits = b.and_(fits, b.or_(b.not_(live), inside))
-        with b.if_else(_vote_all(em, fits), likely=True) as (inside_windows, some_miss):
+        with b.if_else(_vote(em, "all", fits), likely=True) as (inside_windows, some_miss):
             with inside_windows:
                 for address, (_, value, live) in zip(addresses, stores):
                     self._put(address, value, live)
@@ -449,13 +451,9 @@ def i32(value: int) -> ir.Constant:
     return ir.Constant(I32, value)
 
 
-def _vote_any(em, value: ir.Value) -> ir.Value:
-    vote = em.declare("llvm.nvvm.vote.any.sync", I1, [I32, I1])
-    return em.b.call(vote, [i32(-1), value])
-
-
-def _vote_all(em, value: ir.Value) -> ir.Value:
-    vote = em.declare("llvm.nvvm.vote.all.sync", I1, [I32, I1])
+def _vote(em, kind: str, value: ir.Value) -> ir.Value:
+    """`value` in any (`kind` "any") or every ("all") lane of the warp."""
+    vote = em.declare(f"llvm.nvvm.vote.{kind}.sync", I1, [I32, I1])
     return em.b.call(vote, [i32(-1), value])
 
 
