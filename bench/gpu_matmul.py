@@ -215,9 +215,17 @@ ROWS = [("f16", (1024, 1024, 1024)), ("bf16", (1024, 1024, 1024)), ("f16", (4096
         ("f8e4m3fn", (4096, 4096, 4096)), ("f8e5m2", (4096, 4096, 4096)), ("i8", (4096, 4096, 4096))]
 
 
+# The f32 plan option awaiting its GPU verification beside the default (bench/gpu_sgemm.py)
+F32_PLANS = ["scalar (default)", "vector", "vector 128x256", "vector bk=32"]
+
+
 def contraction_rows(quick: bool) -> list[dict]:
     torch.backends.cuda.matmul.allow_tf32 = False
-    return [row(dtype, *size) for dtype, size in (ROWS[2:4] if quick else ROWS)]
+    rows = [row(dtype, *size) for dtype, size in (ROWS[2:4] if quick else ROWS)]
+    if not quick:
+        from bench import gpu_sgemm
+        rows.append({"bench": "matmul f32 4096x4096x4096 plans", **gpu_sgemm.compare(F32_PLANS, 4096, 5, timed)})
+    return rows
 
 
 def main(argv=None) -> int:

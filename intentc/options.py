@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 Numerics = Literal["source", "relaxed_normalization"]
 # GPU code paths not yet run on a GPU (docs/gpu.md, "Paths awaiting GPU verification"): off
 # unless a compile names them; each changes how the kernel runs, never what it computes.
-GpuPath = Literal["lane-rows", "grouped-scans", "predicated-vectors", "sparse-mma", "flash-tensor-cores",
+GpuPath = Literal["sparse-mma", "flash-tensor-cores",
                   "flash-key-groups"]
 
 

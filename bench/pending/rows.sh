@@ -1,3 +1,3 @@
 #!/bin/bash
-# rows (issue 13): the default-off GPU paths (lane-rows, grouped-scans, predicated-vectors): tests and timings
+# rows (issue 13): lane-rows (default), ema_rows and the cumsum variants: tests and timings
 exec bash bench/gpu_round_rows.sh

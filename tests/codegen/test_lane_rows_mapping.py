@@ -1,7 +1,7 @@
 """Which kernels the lane-rows mapping takes (`nvptx/lane_rows.py`: an iteration a lane,
 for iterations that run an ordered scalar loop over their row) and what launch.json
-records; no GPU needed (tests/gpu/test_lane_rows.py runs them). The mapping awaits GPU
-verification: only a compile that names it (`CompileOptions.gpu_paths`) gets it."""
+records, and that the lowering fuses a multiply-add only where §5.5 marks it; no GPU needed
+(tests/gpu/test_lane_rows.py runs them)."""
 from __future__ import annotations
 
 import json
@@ -13,6 +13,7 @@ import pytest
 
 from intentc.driver import compile_kernel
 from intentc.options import CompileOptions, Specialization
+from intentc.passes import DEFAULT_PIPELINE
 from sample_paths import sample_text
 
 # A recurrence whose loop bound depends on the row: lanes would leave the loop at
@@ -55,29 +56,26 @@ kernel @atomic_rows(%x: view<f32, [%M, %T], in>, %total: view<f32, [1], inout>) 
 }
 """
 
+DEFAULT = CompileOptions()
+# the default pipeline without §5.5's FMA marks
+UNFUSED = CompileOptions(pipeline=",".join(p for p in DEFAULT_PIPELINE.split(",") if p != "fusion-legality"))
 
-LANE_ROWS = CompileOptions(gpu_paths=("lane-rows",))
 
-
-def compiled(text: str, kernel: str, extents: dict, options: CompileOptions = LANE_ROWS) -> dict:
+def compiled(text: str, kernel: str, extents: dict, options: CompileOptions = DEFAULT) -> dict:
     return compile_kernel(text, kernel, "ptx", "sm_90", options, specialization=Specialization(extents=extents)).artifacts
 
 
-def launch(text: str, kernel: str, extents: dict, options: CompileOptions = LANE_ROWS) -> dict:
+def launch(text: str, kernel: str, extents: dict, options: CompileOptions = DEFAULT) -> dict:
     return json.loads(compiled(text, kernel, extents, options)["launch.json"])
-
-
-def test_without_the_option_the_recurrence_keeps_the_verified_cta_mapping():
-    config = launch(sample_text("ema_row_buffer"), "ema_rows", {"T": 1024}, CompileOptions())
-    assert config["mapping"] == "cta" and "gpu_paths" not in config       # launch.json as before
 
 
 def test_an_ordered_scalar_recurrence_runs_a_row_a_lane_with_its_views_staged():
     config = launch(sample_text("ema_row_buffer"), "ema_rows", {"T": 1024})
-    assert config["mapping"] == "lane-rows" and config["block"] == [64, 1, 1] and config["gpu_paths"] == ["lane-rows"]
+    assert config["mapping"] == "lane-rows" and config["block"] == [64, 1, 1] and "gpu_paths" not in config
     assert config["plan"]["windows"] == [{"view": "x", "access": "read"}, {"view": "y", "access": "write"}]
     assert config["plan"]["warps_per_cta"] == 2 and config["grid"] == "ctas_per_sm:32"
     assert config["plan"]["reads_at_use"] == ["smoothed"]      # no write follows: no copy
+    assert config["plan"]["tensor_write_chunk"] == 16          # the row's copy out: 16 loads in flight
 
 
 def test_a_buffer_sized_at_launch_keeps_the_cta_mapping():
@@ -98,6 +96,28 @@ def test_lanes_that_could_diverge_or_share_memory_get_no_lane_rows(text, kernel)
     uniform_bound = text.replace("%steps = minimum %i, %T : index", "%steps = minimum %M, %T : index")
     without_atomic = "\n".join(line for line in uniform_bound.splitlines() if "atomic_rmw" not in line)
     assert launch(without_atomic, kernel, {"T": 64})["mapping"] == "lane-rows"   # the one difference
+
+
+@pytest.mark.parametrize("options,fused", [(DEFAULT, 1), (UNFUSED, 0)])
+def test_the_recurrence_fuses_only_the_multiply_add_fusion_legality_marked(options, fused):
+    """s = alpha·x + beta·prev: `add {fma = lhs}` (§5.5) may be one FMA with alpha·x; beta·prev
+    and, without the mark, both products round on their own (mul.rn: ptxas fuses no mul.rn)."""
+    ptx = compiled(sample_text("ema_row_buffer"), "ema_rows", {"T": 1024}, options)["kernel.ptx"]
+    assert len(re.findall(r"\bfma\.rn\.f32\b", ptx)) == fused
+    assert len(re.findall(r"\bmul\.rn\.f32\b", ptx)) == 2 - fused
+    assert len(re.findall(r"\badd\.rn\.f32\b", ptx)) == 1 - fused
+    assert not re.search(r"\b(fma|mul|add)\.f32\b", ptx)      # no op without a rounding mode: ptxas could fuse it
+
+
+def test_the_rows_copy_out_loads_a_chunk_before_its_window_stores():
+    """ema's row leaves the lane's buffer (local memory) 16 elements at a time: 16 loads, then
+    one vote whether the chunk lies in the windows and its 16 stores into them without a vote
+    between them (else one by one, each may flush: a vote each)."""
+    ptx = compiled(sample_text("ema_row_buffer"), "ema_rows", {"T": 1024})["kernel.ptx"]
+    kinds = [line.split()[0] for line in ptx.splitlines() if re.match(r"\s+(ld\.local|st\.shared|vote)", line)]
+    sequence = " ".join(kinds) + " "
+    assert re.search(r"(ld\.local\.b32 ){16}vote\.sync\.any\.pred vote\.sync\.all\.pred (st\.shared\.b32 ){16}"
+                     r"(vote\.sync\.any\.pred st\.shared\.b32 ){16}", sequence), sequence
 
 
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="no ptxas on PATH")

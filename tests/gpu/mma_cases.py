@@ -68,6 +68,26 @@ def assert_within(got, expected, bound, name: str) -> None:
 
 
 @contextlib.contextmanager
+def plan_fields_under(fields: dict):
+    """While inside: the MMA mapping's plan has `fields` set (say the f32 plan option
+    `instruction="fma.f32.v4"`, or another block; the plan is data, so a test or a benchmark
+    can pick it). Compile without the kernel cache inside: its key does not see the change."""
+    import dataclasses
+
+    from intentc.codegen.nvptx import mapping, tile_matmul
+    chosen = tile_matmul.plan_mma
+
+    def planned(kernel, arch):
+        found = chosen(kernel, arch)
+        return dataclasses.replace(found, **fields) if found is not None and fields else found
+    mapping.plan_mma = planned
+    try:
+        yield
+    finally:
+        mapping.plan_mma = chosen
+
+
+@contextlib.contextmanager
 def tma_plan_under(plan: dict):
     """While inside: the sm_90a MMA mapping plans the TMA form with `wgmma_tma.tma_plan`'s
     keywords `plan` (other ring depths, widenings, ...; the plan is data, so a test or a

@@ -3,7 +3,8 @@ memory, every access after a barrier. Which kernels get the mapping and what lau
 says need no GPU; on the GPU, the interpreter's results for `ema_rows` and for a kernel
 whose buffer accesses cross threads every way (a tensor write read back by scalar reads at
 other coordinates, a scalar recurrence over it, a reversed tensor read, a tensor rewrite
-after it, a scalar read of that)."""
+after it, a scalar read of that). Static buffers that fit a lane's stack (2048 f32) run
+lane-rows instead (`nvptx/lane_rows.py`, test_lane_rows.py): those that pass it keep the CTA."""
 from __future__ import annotations
 
 import json
@@ -60,8 +61,8 @@ def _launch(text: str, kernel: str, extents: dict) -> dict:
     return json.loads(result.artifacts["launch.json"])
 
 
-@pytest.mark.parametrize("sample,kernel,extents", [("ema_row_buffer", "ema_rows", {"T": 1024}),
-                                                   (None, "crossing", {"N": 256})])
+@pytest.mark.parametrize("sample,kernel,extents", [("ema_row_buffer", "ema_rows", {"T": 4096}),
+                                                   (None, "crossing", {"N": 4096})])
 def test_iterations_with_static_buffers_get_the_cta_mapping(sample, kernel, extents):
     launch = _launch(sample_text(sample) if sample else CROSSING, kernel, extents)
     assert launch["mapping"] == "cta" and launch["iterations_per_cta"] == 1   # barriers: a CTA an iteration

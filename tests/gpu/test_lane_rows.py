@@ -3,8 +3,13 @@ bit (an ordered loop keeps its order): `ema_rows` at row counts around the warp'
 row lengths around the window's 64 elements; a loop that reads two views and writes a
 third every step and a fourth at the end (four windows: one warp a CTA); a loop that walks its row backwards, so
 every step misses the windows (each read refills, each write flushes); `crossing`
-(test_cta_buffers.py), whose buffer is rewritten after a tensor read of it. The mapping
-awaits GPU verification, so these compile with `gpu_paths=("lane-rows",)`."""
+(test_cta_buffers.py), whose buffer is rewritten after a tensor read of it.
+
+The interpreter rounds every op on its own; the compile pipeline fuses `mul` + `add` into one
+FMA where §5.5 allows it (`add {fma = lhs}`), which moves the last bit. So the comparisons
+with the interpreter compile without fusion-legality (`BITS`: the same roundings, the same
+bits), and the fused kernel (the default pipeline) is compared with the CPU JIT's fused
+kernel: the same FMAs in the same order, the same bits."""
 from __future__ import annotations
 
 import json
@@ -16,10 +21,13 @@ from differential import assert_same_bits
 from gpu_differential import on_gpu_and_interp
 from gpu_required import requires_gpu
 from intentc.options import CompileOptions
+from intentc.passes import DEFAULT_PIPELINE
+from intentc.runtime.cpu import compile_cpu
 from sample_paths import sample_text
 from test_cta_buffers import CROSSING
 
-LANE_ROWS = CompileOptions(gpu_paths=("lane-rows",))
+# the default pipeline without §5.5's FMA fusion: every float op rounds as the interpreter's
+BITS = CompileOptions(pipeline=",".join(p for p in DEFAULT_PIPELINE.split(",") if p != "fusion-legality"))
 
 TWO_VIEWS = """
 kernel @two_views(%a: view<f32, [%M, %T], in>, %b: view<f32, [%M, %T], in>, %y: view<f32, [%M, %T], out>,
@@ -67,7 +75,7 @@ kernel @backwards(%x: view<f32, [%M, %T], in>, %y: view<f32, [%M, %T], out>) {
 def _mapping(text: str, kernel: str, extents: dict) -> dict:
     from intentc.driver import compile_kernel
     from intentc.options import Specialization
-    result = compile_kernel(text, kernel, "ptx", "sm_90", LANE_ROWS, specialization=Specialization(extents=extents))
+    result = compile_kernel(text, kernel, "ptx", "sm_90", BITS, specialization=Specialization(extents=extents))
     return json.loads(result.artifacts["launch.json"])
 
 
@@ -85,12 +93,28 @@ def test_the_kernels_here_run_lane_rows(text, kernel, extents, warps):
 @pytest.mark.parametrize("m", [1, 33, 70])
 @pytest.mark.parametrize("t", [1, 63, 64, 65, 300])
 def test_ema_rows_a_lane_each(m, t):
-    rng = np.random.default_rng(m * 1000 + t)
-    x = rng.standard_normal((m, t)).astype(np.float32)
-    inputs = {"x": x, "alpha": np.float32(0.3), "y": np.zeros_like(x)}
-    got, expected = on_gpu_and_interp(sample_text("ema_row_buffer"), "ema_rows", inputs, options=LANE_ROWS,
+    inputs = _ema_inputs(m, t)
+    got, expected = on_gpu_and_interp(sample_text("ema_row_buffer"), "ema_rows", inputs, options=BITS,
                                       extents={"T": t})
     assert_same_bits(got["y"], expected["y"], "y")
+
+
+@requires_gpu()
+@pytest.mark.parametrize("m,t", [(33, 65), (70, 300)])
+def test_fused_ema_rows_match_the_cpu_jit(m, t):
+    """alpha = 0.3: alpha * x rounds, so the FMA moves bits; both targets take the same FMAs."""
+    from intentc.runtime.cuda import compile_cuda
+    inputs = _ema_inputs(m, t)
+    specialization = {"extents": {"T": t}}
+    gpu = compile_cuda(sample_text("ema_row_buffer"), "ema_rows", specialization)
+    assert gpu.launch_config.mapping == "lane-rows"
+    cpu = compile_cpu(sample_text("ema_row_buffer"), "ema_rows", specialization)
+    assert_same_bits(gpu(inputs)["y"], cpu(inputs)["y"], "y")
+
+
+def _ema_inputs(m: int, t: int) -> dict:
+    x = np.random.default_rng(m * 1000 + t).standard_normal((m, t)).astype(np.float32)
+    return {"x": x, "alpha": np.float32(0.3), "y": np.zeros_like(x)}
 
 
 @requires_gpu()
@@ -99,7 +123,7 @@ def test_three_windows_written_every_step(m, t):
     rng = np.random.default_rng(m + t)
     a, b = (rng.standard_normal((m, t)).astype(np.float32) for _ in range(2))
     inputs = {"a": a, "b": b, "y": np.zeros_like(a), "last": np.zeros(m, np.float32)}
-    got, expected = on_gpu_and_interp(TWO_VIEWS, "two_views", inputs, options=LANE_ROWS, extents={"T": t})
+    got, expected = on_gpu_and_interp(TWO_VIEWS, "two_views", inputs, options=BITS, extents={"T": t})
     assert_same_bits(got["y"], expected["y"], "y")
     assert_same_bits(got["last"], expected["last"], "last")
 
@@ -108,7 +132,7 @@ def test_three_windows_written_every_step(m, t):
 @pytest.mark.parametrize("m,t", [(3, 1), (40, 70), (65, 200)])
 def test_a_backward_walk_misses_every_step(m, t):
     x = np.random.default_rng(t).standard_normal((m, t)).astype(np.float32)
-    got, expected = on_gpu_and_interp(BACKWARDS, "backwards", {"x": x, "y": np.zeros_like(x)}, options=LANE_ROWS,
+    got, expected = on_gpu_and_interp(BACKWARDS, "backwards", {"x": x, "y": np.zeros_like(x)}, options=BITS,
                                       extents={"T": t})
     assert_same_bits(got["y"], expected["y"], "y")
 
@@ -119,6 +143,6 @@ def test_crossing_buffer_accesses_a_lane_each(n):
     rng = np.random.default_rng(n)
     x = rng.integers(-8, 8, (45, n)).astype(np.float32)    # small integers: sums are exact
     inputs = {"x": x, "y": np.zeros_like(x), "z": np.zeros(45, np.float32)}
-    got, expected = on_gpu_and_interp(CROSSING, "crossing", inputs, options=LANE_ROWS, extents={"N": n})
+    got, expected = on_gpu_and_interp(CROSSING, "crossing", inputs, options=BITS, extents={"N": n})
     assert_same_bits(got["y"], expected["y"], "y")
     assert_same_bits(got["z"], expected["z"], "z")

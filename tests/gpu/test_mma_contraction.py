@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from gpu_required import requires_gpu
-from mma_cases import assert_within, error_bound, inputs, variant
+from mma_cases import assert_within, error_bound, inputs, plan_fields_under, variant
 
 pytestmark = requires_gpu()
 
@@ -20,20 +20,22 @@ ARCHS = ["sm_90", "sm_90a"]
 
 
 @functools.cache
-def _compiled(text: str, arch: str):
-    """One compile per kernel text and arch in a test process (the shapes share it)."""
+def _compiled(text: str, arch: str, plan: tuple = ()):
+    """One compile per kernel text, arch and plan fields (`plan_fields_under`) in a test
+    process (the shapes share it)."""
     from intentc.runtime.cuda import compile_cuda
-    return compile_cuda(text, "matmul_tiled", arch=arch)
+    with plan_fields_under(dict(plan)):
+        return compile_cuda(text, "matmul_tiled", arch=arch)
 
 
-def _check(text, m, n, k, operands, acc, out, arch, b_transposed=False, special=False, copy_engine=None):
+def _check(text, m, n, k, operands, acc, out, arch, b_transposed=False, special=False, copy_engine=None, plan=()):
     from intentc.api import run
     values = inputs(operands, m, n, k, b_transposed)
     if special and m * k and k * n:
         values["a"][0, 0] = np.inf
         values["a"][-1, -1] = np.nan
         values["b"][0, 0] = -np.inf if not b_transposed else np.inf
-    compiled = _compiled(text, arch)
+    compiled = _compiled(text, arch, plan)
     assert compiled.launch_config.mapping == "mma", compiled.launch_config.mapping
     got = _launched(compiled, values, copy_engine)
     expected = run(text, "matmul_tiled", values)["c"]
@@ -144,9 +146,16 @@ def test_f16_accumulator(m, n, k, arch):
 
 
 @pytest.mark.parametrize("arch", ARCHS)
-@pytest.mark.parametrize("m,n,k", [(128, 128, 64), (100, 130, 70), (5, 7, 0), (257, 263, 300)])
-def test_f32_operands_on_cuda_cores(m, n, k, arch):
-    _check(variant("f32", "f32", "f32"), m, n, k, "f32", "f32", "f32", arch)
+@pytest.mark.parametrize("plan", [(), (("instruction", "fma.f32.v4"),)], ids=["scalar", "vector"])
+@pytest.mark.parametrize("m,n,k,transposed,special", [
+    (128, 128, 64, False, False), (100, 130, 70, False, False), (5, 7, 0, False, False), (1, 1, 1, False, False),
+    (257, 263, 300, False, False), (33, 300, 17, False, False), (100, 130, 70, True, False), (64, 64, 64, False, True)])
+def test_f32_operands_on_cuda_cores(m, n, k, transposed, special, plan, arch):
+    """f32 on the CUDA cores: the default scalar K step and the plan option whose every
+    shared-memory read is a 16-byte vector (`simt_fragments.py`): tails in M, N and K, K = 0,
+    B transposed (copied element by element), infinities and NaN."""
+    _check(variant("f32", "f32", "f32", b_transposed=transposed), m, n, k, "f32", "f32", "f32", arch,
+           b_transposed=transposed, special=special, plan=plan)
 
 
 @pytest.mark.parametrize("arch", ARCHS)

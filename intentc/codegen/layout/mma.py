@@ -65,7 +65,7 @@ class SwizzledShared:
 
 
 def accumulator_layout(plan) -> Mma | Blocked:
-    if plan.instruction == "fma.f32":     # CUDA cores: 4 x 4 blocks, repeated in each quadrant
+    if plan.instruction.startswith("fma.f32"):     # CUDA cores: 4 x 4 blocks, repeated in each quadrant
         return Blocked(plan.block[:2], (4, 4), (2, 16), (8, 1), (1, 0))
     if plan.instruction.startswith("wgmma"):
         return Mma(3, (4 * plan.warps[0], 1), (64, plan.block[1]), (1, plan.block[1] // 8))

@@ -182,15 +182,11 @@ def _group_lanes(acc, idxs, visit, value_at):
 
 
 def _vector_load(em, acc, lanes, defaults) -> list:
-    """One vector load where the lanes allow it (`_vector_ready`), else a masked load a lane:
-    both predicated where the target has predicated vector loads (no branch), else a branch."""
+    """One vector load where the lanes allow it (`_vector_ready`), else a masked load a lane
+    (a branch between the two: predicating both instead, no branch, measured slower on the
+    H200: docs/gpu.md)."""
     b = em.b
     ready = _vector_ready(em, lanes)
-    fast = em.hooks.predicated_vector_load(em, lanes[0].pointer, ready, len(lanes)) if acc._view_words else None
-    if fast is not None:
-        slow = [em.hooks.masked_load(em, lane.pointer, b.and_(lane.live, b.not_(ready)), default)
-                for lane, default in zip(lanes, defaults)]
-        return [b.select(ready, f, s) for f, s in zip(fast, slow)]
     with b.if_else(ready, likely=True) as (vector, scalar):
         with vector:
             loaded = b.load(_vector_pointer(em, lanes[0].pointer, len(lanes)), align=16)
@@ -211,10 +207,6 @@ def _vector_load(em, acc, lanes, defaults) -> list:
 def _vector_store(em, acc, lanes, values) -> None:
     b = em.b
     ready = _vector_ready(em, lanes)
-    if acc._view_words and em.hooks.predicated_vector_store(em, lanes[0].pointer, values, ready):
-        for lane, new in zip(lanes, values):
-            em.hooks.masked_store(em, lane.pointer, new, b.and_(lane.live, b.not_(ready)))
-        return
     with b.if_else(ready, likely=True) as (vector, scalar):
         with vector:
             packed = ir.Constant(ir.VectorType(values[0].type, len(values)), None)

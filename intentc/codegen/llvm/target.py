@@ -221,18 +221,6 @@ class TargetHooks(ABC):
         with em.b.if_then(live):
             em.b.store(value, pointer)
 
-    def predicated_vector_load(self, em: Emitter, pointer: ir.Value, ready: ir.Value,
-                               count: int) -> list[ir.Value] | None:
-        """`count` consecutive elements from `pointer` (storage = register type) in one
-        vector load where `ready` (undefined elsewhere), without a branch; or None where the
-        target has no such load (the caller branches)."""
-        return None
-
-    def predicated_vector_store(self, em: Emitter, pointer: ir.Value, values: list[ir.Value], ready: ir.Value) -> bool:
-        """Whether the target stored `values` at `pointer` in one vector store where `ready`,
-        without a branch (else the caller branches)."""
-        return False
-
     def view_load(self, em: Emitter, view: object, pointer: ir.Value, live: ir.Value,
                   default: ir.Value) -> ir.Value | None:
         """A view element's load the target stages its own way (the GPU's lane-rows windows),

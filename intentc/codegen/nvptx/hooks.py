@@ -24,11 +24,10 @@ from .cta_effects import once
 from .cta_groups import group_iterations
 from .cta_reduce import block_combine_tuple, shared_rows, stage_in_shared
 from .cta_scan import Scan, chunk_scan, chunked_for_each, scan_slots, scans_read
-from .cta_scan_groups import scan_groups_at_once
 from .cta_staging import stage
 from .cta_transpose import permuted
 from .lane_rows import LaneWalk
-from . import narrow, vector_access, widen
+from . import narrow, widen
 from .mapping import Mapping
 from .tile_matmul import emit_tile_contraction
 from .tile_structured import StructuredPlan, emit_structured
@@ -110,7 +109,8 @@ class NvptxHooks(TargetHooks):
     def for_each(self, em: Emitter, shape: Shape, body: Body, group: Group | None = None,
                  lane_safe: bool = False) -> None:
         if not self.in_cta:
-            em.serial_for_each(shape, body)
+            if not (self.lane_walk is not None and self.lane_walk.for_each_chunked(shape, body)):
+                em.serial_for_each(shape, body)
         elif not shape:
             on_thread_zero(em, self.plan, lambda: body([]))
         else:
@@ -330,8 +330,7 @@ class NvptxHooks(TargetHooks):
             return None
         scan = Scan(shape, elements, combine, neutral or first_exclusive, dtypes, exclusive, reverse, first_exclusive)
         scan = (scan.with_presence(em) if neutral is None else scan).segmented(em)
-        grouped = scan_groups_at_once(em, self, scan) if "grouped-scans" in self.mapping.paths else None
-        scanned = (grouped or scan_slots(em, self, scan)) if self.plan.slots else chunk_scan(em, scan)
+        scanned = scan_slots(em, self, scan) if self.plan.slots else chunk_scan(em, scan)
         return scanned[len(scanned) - len(dtypes):]          # without the presence and head flags
 
     def inline_region_scan(self, em: Emitter) -> bool:
@@ -431,15 +430,6 @@ class NvptxHooks(TargetHooks):
         kind, constraint = form
         em.b.asm(ir.FunctionType(ir.VoidType(), [value.type, pointer.type, live.type]),
                  f"@$2 st.{kind} [$1], $0;", f"{constraint},l,b", [value, pointer, live], side_effect=True)
-
-    def predicated_vector_load(self, em: Emitter, pointer: ir.Value, ready: ir.Value,
-                               count: int) -> list[ir.Value] | None:
-        if "predicated-vectors" not in self.mapping.paths:
-            return None
-        return vector_access.load(em, pointer, ready, count)
-
-    def predicated_vector_store(self, em: Emitter, pointer: ir.Value, values: list[ir.Value], ready: ir.Value) -> bool:
-        return "predicated-vectors" in self.mapping.paths and vector_access.store(em, pointer, values, ready)
 
     def view_load(self, em: Emitter, view: object, pointer: ir.Value, live: ir.Value,
                   default: ir.Value) -> ir.Value | None:

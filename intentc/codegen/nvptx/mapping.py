@@ -135,16 +135,16 @@ def _plan(kernel: Kernel, specialization: Specialization | None, module: Module 
         # the top-level reads are the plan's to stage: left lazy, never materialized
         return Mapping(plan.kind, plan.threads, plan.parallel, layouts=plan.layouts(known), plan=plan,
                        lazy_views=prologue_views(kernel, plan.parallel))
-    return generic_mapping(kernel, specialization, module, lane_rows="lane-rows" in paths)
+    return generic_mapping(kernel, specialization, module)
 
 
 def generic_mapping(kernel: Kernel, specialization: Specialization | None = None,
-                    module: Module | None = None, lane_rows: bool = False) -> Mapping:
+                    module: Module | None = None) -> Mapping:
     """The mapping of a kernel the tensor cores do not run (CTA, grid, grid-stride or one thread)."""
     known = known_extents(kernel, specialization or Specialization())
     helpers = {item.name: item for item in module.items if isinstance(item, Helper)} if module else {}
     regions = per_coordinate_regions(kernel)
-    lanes = plan_lane_rows(kernel, grid_parallel(kernel), known) if lane_rows else None
+    lanes = plan_lane_rows(kernel, grid_parallel(kernel), known)
     if lanes is not None:
         return Mapping(lanes.kind, lanes.threads, lanes.parallel, lazy_views=prologue_views(kernel, lanes.parallel),
                        layouts=assign(kernel.body, None, known, one_thread_per_iteration=True),

@@ -1,5 +1,7 @@
-"""The tiled-contraction mapping for f32 operands: CUDA cores with register tiling, as
+"""The scalar K step of f32 tiled contractions: CUDA cores with register tiling, as
 cuBLAS's SGEMM does (no TF32: §5.3/§5.4 allow no undeclared input-precision reduction).
+Structured contractions (`tile_sparse.py`) and the plan instruction `fma.f32` use it; dense
+tiles default to its vector form, `simt_fragments.py`.
 
 The staging is the tensor-core mapping's (`tile_matmul.py`: a cp.async ring, 16-byte copies
 of four f32, 64-byte swizzled rows). 256 threads as 16 x 16 each own a 4 x 4 block in each

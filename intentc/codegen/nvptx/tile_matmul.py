@@ -279,11 +279,19 @@ class TileEmitter:
         for index in range(bn * bk // chunk_size // threads):
             chunk = b.add(tid, _const(index * threads))
             row, column = b.udiv(chunk, _const(bn // chunk_size)), b.urem(chunk, _const(bn // chunk_size))
-            block, within = b.udiv(column, _const(bk // chunk_size)), b.urem(column, _const(bk // chunk_size))
-            destination = b.add(b.mul(b.trunc(block, I32), ir.Constant(I32, bk * row_bytes)),
-                                swizzled(b, b.trunc(row, I32), b.trunc(within, I32), row_bytes))
+            destination = self.b_destination(row, column)
             copies.append((self.b_op, row, b.add(self.n0, b.mul(column, _const(chunk_size))), destination))
         return copies
+
+    def b_destination(self, row: ir.Value, chunk: ir.Value) -> ir.Value:
+        """Byte offset (i32) of 16-byte `chunk` of B's K row `row` (both i64) in a stage's B
+        tile: blocks of BK columns, each BK swizzled rows (the layout ldmatrix and wgmma read)."""
+        b = self.em.b
+        bk, row_bytes = self.plan.block[2], self.plan.row_bytes
+        per_block = _const(bk // self.plan.chunk)
+        block, within = b.udiv(chunk, per_block), b.urem(chunk, per_block)
+        return b.add(b.mul(b.trunc(block, I32), ir.Constant(I32, bk * row_bytes)),
+                     swizzled(b, b.trunc(row, I32), b.trunc(within, I32), row_bytes))
 
     def _room(self, operand: Operand, row: ir.Value, column: ir.Value) -> tuple:
         """(room, width) of a copy at K tile 0: A: elements of the row left past the chunk (0
@@ -325,11 +333,16 @@ class TileEmitter:
             (width, fits), narrower = operand.pieces[0], operand.pieces[1:]
             with b.if_else(fits) as (wide, other):
                 with wide:
-                    for _, destination, source, room, columns in mine:
-                        self._pieces(operand, source, k0, self._valid(room, columns, k0), b.add(base, destination),
-                                     width)
+                    self.wide_copies(operand, mine, k0, base, width)
                 with other:
                     self._narrow_copies(operand, len(mine), k0, base, narrower)
+
+    def wide_copies(self, operand: Operand, mine: list, k0: ir.Value, base: ir.Value, width: int) -> None:
+        """The operand's copies `mine` (see `_copies`) at K offset `k0` as pieces of the
+        widest `width` its view allows, each zero-filled past the view's bounds."""
+        b = self.em.b
+        for _, destination, source, room, columns in mine:
+            self._pieces(operand, source, k0, self._valid(room, columns, k0), b.add(base, destination), width)
 
     def _narrow_copies(self, operand: Operand, count: int, k0: ir.Value, base: ir.Value, pieces: tuple) -> None:
         """The operand's copies of a misaligned or strided view, in a rolled loop (one copy of
@@ -550,6 +563,10 @@ def cast_chain(b: ir.IRBuilder, value: ir.Value, dtype: str, casts: tuple) -> ir
 # to f16 on sm_90a, wgmma_tma.py) and the CUDA cores' (f32)
 TILED_OPERANDS = {"f16": {"f32", "f16"}, "bf16": {"f32"}, "f32": {"f32"}, "f8e4m3fn": {"f32", "f16"},
                   "f8e5m2": {"f32", "f16"}, "i8": {"i32"}}
+# The plan option of an f32 K step whose shared-memory reads are all ld.shared.v4
+# (`simt_fragments.py`): off (the plan's "fma.f32": `simt_matmul.py`) until a GPU round shows
+# it right and faster (`tests/gpu/test_mma_contraction.py`, `bench/gpu_sgemm.py`)
+SIMT_VECTOR = "fma.f32.v4"
 # Operands only the sm_90a copy-engine form runs (8-bit floats widened to f16, i8 with B
 # transposed for the integer wgmma): elsewhere, and for views without maps, the generic mapping
 COPY_ENGINE_ONLY = ("f8e4m3fn", "f8e5m2", "i8")
@@ -581,11 +598,15 @@ def plan_mma(kernel, arch: str) -> MmaPlan | None:
 
 def emit_tile_contraction(em, plan: MmaPlan) -> None:
     from .mma_sync import MmaSync
+    from .simt_fragments import SimtFragments, SimtTiles
     from .simt_matmul import Simt
     from .wgmma import Wgmma
     from .wgmma_tma import TmaEmitter, TmaPlan
     if isinstance(plan, TmaPlan):
         TmaEmitter(em, plan, Wgmma()).emit()
+        return
+    if plan.instruction == SIMT_VECTOR:
+        SimtTiles(em, plan, SimtFragments()).emit()
         return
     variant = Wgmma() if plan.instruction.startswith("wgmma") else Simt() if plan.instruction == "fma.f32" \
         else MmaSync()
