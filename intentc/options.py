@@ -12,8 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 Numerics = Literal["source", "relaxed_normalization"]
 # GPU code paths not yet run on a GPU (docs/gpu.md, "Paths awaiting GPU verification"): off
 # unless a compile names them; each changes how the kernel runs, never what it computes.
-GpuPath = Literal["lane-rows", "grouped-scans", "predicated-vectors", "sparse-mma", "flash-tensor-cores",
-                  "flash-key-groups"]
+GpuPath = Literal["lane-rows", "grouped-scans", "predicated-vectors"]
 
 
 class CompileOptions(BaseModel):
@@ -34,9 +33,6 @@ class CompileOptions(BaseModel):
     def _a_set(cls, paths: tuple) -> tuple:
         """A set, sorted: the same paths in any order or repeated are one cache key."""
         return tuple(sorted(set(paths)))
-
-    def uses(self, path: GpuPath) -> bool:
-        return path in self.gpu_paths
 
 
 ConstexprValue = bool | int | float | str

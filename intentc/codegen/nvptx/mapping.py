@@ -121,16 +121,16 @@ def plan_mapping(kernel: Kernel, specialization: Specialization | None = None, m
                  arch: str = "sm_90", options: CompileOptions | None = None) -> Mapping:
     """The kernel's mapping; `options` may name unverified GPU paths it may take (docs/gpu.md)."""
     paths = frozenset(options.gpu_paths) if options else frozenset()
-    return replace(_plan(kernel, specialization, module, arch, options, paths), paths=paths)
+    return replace(_plan(kernel, specialization, module, arch, paths), paths=paths)
 
 
 def _plan(kernel: Kernel, specialization: Specialization | None, module: Module | None, arch: str,
-          options: CompileOptions | None, paths: frozenset) -> Mapping:
+          paths: frozenset) -> Mapping:
     known = known_extents(kernel, specialization or Specialization())
-    mma = plan_mma(kernel, arch) or plan_structured(kernel, arch, options)
+    mma = plan_mma(kernel, arch) or plan_structured(kernel, arch)
     if mma is not None:
         return Mapping("mma", mma.threads, mma.contraction.parallel, layouts=mma_assignment(mma, known), mma=mma)
-    plan = kernel_plan(kernel, known, arch, options)
+    plan = kernel_plan(kernel, known, arch)
     if plan is not None:
         # the top-level reads are the plan's to stage: left lazy, never materialized
         return Mapping(plan.kind, plan.threads, plan.parallel, layouts=plan.layouts(known), plan=plan,
