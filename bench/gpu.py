@@ -10,11 +10,13 @@ Each row's implementations are timed in interleaved rounds in one process (round
 every implementation, then round r + 1): a row reports each one's median over the rounds,
 so clock and neighbour drift hits all of them alike.
 
-After its own rows come the contraction rows of `bench/gpu_matmul.py` (TFLOP/s beside
-torch.matmul and Triton's tutorial matmul), then the per-sample table of `bench/gpu_samples.py` (every kernel of
-ir_samples/ beside its closest torch/Triton equivalent); options it does not know go to that
-table (e.g. --only, --dynamic-extents, --max-launch-s). How to run it on the lent GPU:
-bench/README.md.
+After its own rows come the contraction rows (issue #14): `bench/gpu_matmul.py`'s (TFLOP/s
+beside torch.matmul and Triton's tutorial matmul), the 2:4 sparse row beside torch's
+semi-structured sparse matmul (`bench/gpu_sparse.py`) and causal attention (f16, bf16 on the
+tensor cores, f32) beside torch's flash SDPA (`bench/gpu_attention.py`), then the per-sample
+table of `bench/gpu_samples.py` (every kernel of ir_samples/ beside its closest torch/Triton
+equivalent); options it does not know go to that table (e.g. --only, --dynamic-extents,
+--max-launch-s). How to run it on the lent GPU: bench/README.md.
 """
 from __future__ import annotations
 
@@ -231,6 +233,19 @@ def print_table(rows) -> None:
               + (f"{ratio:16.2f}" if ratio else f"{'-':>16s}"))
 
 
+def contraction_rows(quick: bool) -> list[dict]:
+    """Issue #14's rows: the matmuls, 2:4 sparse and causal attention (T = 4096, D = 64 and 128;
+    --quick: 1024 and 64), each beside its torch (and Triton) baseline; a failing row is reported."""
+    from bench import gpu_attention, gpu_matmul, gpu_sparse
+    rows = gpu_matmul.contraction_rows(quick)
+    size = 1024 if quick else 4096
+    try:
+        rows.append(gpu_sparse.sparse_row(size))
+    except Exception as error:
+        rows.append({"bench": f"sparse 2:4 f16 {size}^3", "error": f"{type(error).__name__}: {str(error)[:300]}"})
+    return rows + gpu_attention.causal_rows(size, [64] if quick else [64, 128], ["f16", "bf16", "f32"])
+
+
 def main(argv=None):
     from bench import gpu_samples
     parser = argparse.ArgumentParser()
@@ -247,8 +262,7 @@ def main(argv=None):
     rows = [] if args.samples_only else bench_all(args.quick, args.rounds, args.rows, tuple(sample_args.gpu_path))
     if rows:
         print_table(rows)
-    from bench import gpu_matmul
-    contractions = [] if args.samples_only or args.no_contractions else gpu_matmul.contraction_rows(args.quick)
+    contractions = [] if args.samples_only or args.no_contractions else contraction_rows(args.quick)
     torch.cuda.empty_cache()          # the table's worker process needs the memory
     samples = [] if args.no_samples else gpu_samples.run_table(sample_args)
     gpu_samples.print_table(samples)
