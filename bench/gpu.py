@@ -4,17 +4,18 @@ bytes written once each. Writes bench/results/gpu-<date>-<host>.json (or --out).
 
     python3 bench/gpu.py [--quick] [--out FILE] [--no-samples | --samples-only] [--rounds 7]
                          [--rows vector_add,softmax,row_sum_cumsum,histogram,dropout] [gpu_samples options]
-                         (--gpu-path NAME, a gpu_samples option, applies to these rows too)
 
 Each row's implementations are timed in interleaved rounds in one process (round r times
 every implementation, then round r + 1): a row reports each one's median over the rounds,
 so clock and neighbour drift hits all of them alike.
 
-After its own rows come the contraction rows of `bench/gpu_matmul.py` (TFLOP/s beside
-torch.matmul and Triton's tutorial matmul), then the per-sample table of `bench/gpu_samples.py` (every kernel of
-ir_samples/ beside its closest torch/Triton equivalent); options it does not know go to that
-table (e.g. --only, --dynamic-extents, --max-launch-s). How to run it on the lent GPU:
-bench/README.md.
+After its own rows come the contraction rows (issue #14): `bench/gpu_matmul.py`'s (TFLOP/s
+beside torch.matmul and Triton's tutorial matmul), the 2:4 sparse row beside torch's
+semi-structured sparse matmul (`bench/gpu_sparse.py`) and causal attention (f16, bf16 on the
+tensor cores, f32) beside torch's flash SDPA (`bench/gpu_attention.py`), then the per-sample
+table of `bench/gpu_samples.py` (every kernel of ir_samples/ beside its closest torch/Triton
+equivalent); options it does not know go to that table (e.g. --only, --dynamic-extents,
+--max-launch-s). How to run it on the lent GPU: bench/README.md.
 """
 from __future__ import annotations
 
@@ -71,11 +72,10 @@ class Intentc:
     kernels here: `extents` fixes dynamic extents (Triton's BLOCK), and every view has unit
     innermost stride (the benchmark's tensors are contiguous; Triton's pointer arithmetic
     assumes it). Launches are asynchronous on torch's current stream."""
-    def __init__(self, text, name, extents=None, gpu_paths=()):
+    def __init__(self, text, name, extents=None):
         from intentc.parse import parse
         views = [p.name for p in parse(text).find(name).params if getattr(p.type, "direction", None)]
-        self.kernel = intentc.load(text, name, target="cuda", extents=extents, facts={"unit_stride": views},
-                                   options={"gpu_paths": list(gpu_paths)})
+        self.kernel = intentc.load(text, name, target="cuda", extents=extents, facts={"unit_stride": views})
 
     def __call__(self, **values):
         return lambda: self.kernel(**values)
@@ -89,9 +89,8 @@ class Recorder:
     """Times each implementation of one benchmark in interleaved rounds (the median of each),
     checks intentc's result, prints and keeps the row. A failing implementation or check is
     reported in the row, not fatal."""
-    def __init__(self, quick: bool, rounds: int = 7, gpu_paths: tuple = ()):
+    def __init__(self, quick: bool, rounds: int = 7):
         self.quick = quick
-        self.gpu_paths = gpu_paths      # GPU paths awaiting verification the intentc kernels compile with
         self.reps = 5 if quick else 20
         self.rounds = rounds
         self.rows: list[dict] = []
@@ -127,7 +126,7 @@ def bench_vector_add(record: Recorder):
     n = (1 << 24) if record.quick else (1 << 28)
     x, y = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
     z1, z2 = torch.empty_like(x), torch.empty_like(x)
-    k = Intentc(sample("vector_add"), "vector_add", gpu_paths=record.gpu_paths)
+    k = Intentc(sample("vector_add"), "vector_add")
     record(f"vector_add f32 n={n}", 12 * n, {
         "intentc": k(x=x, y=y, z=z1), "triton": lambda: t_add[(triton.cdiv(n, 1024),)](x, y, z2, n, BLOCK=1024),
         "torch": lambda: torch.add(x, y, out=z2)}, lambda: k.ok() and torch.equal(z1, x + y))
@@ -135,7 +134,7 @@ def bench_vector_add(record: Recorder):
 
 def bench_row_softmax(record: Recorder, dynamic: Intentc, rows: int, cols: int):
     """`dynamic` is compiled for any row length, `soft` for `cols` only."""
-    soft = Intentc(sample("row_softmax"), "row_softmax", {"N": cols}, record.gpu_paths)
+    soft = Intentc(sample("row_softmax"), "row_softmax", {"N": cols})
     x = torch.randn(rows, cols, device="cuda")
     y1, y2, y3 = torch.empty_like(x), torch.empty_like(x), torch.empty_like(x)
     block = triton.next_power_of_2(cols)
@@ -152,12 +151,12 @@ def bench_row_sum_and_cumsum(record: Recorder):
     rows, cols = (4096, 1024) if record.quick else (32768, 4096)
     x = torch.randn(rows, cols, device="cuda")
     s1, s2 = torch.empty(rows, device="cuda"), torch.empty(rows, device="cuda")
-    rs = Intentc(row_sum_f32_text(), "row_sum_f32", {"N": cols}, record.gpu_paths)
+    rs = Intentc(row_sum_f32_text(), "row_sum_f32", {"N": cols})
     record(f"row_sum f32 {rows}x{cols}", 4 * rows * cols + 4 * rows, {
         "intentc": rs(x=x, y=s1), "triton": lambda: t_rowsum[(rows,)](x, s2, cols, BLOCK=cols, num_warps=8),
         "torch": lambda: torch.sum(x, 1, out=s2)}, lambda: rs.ok() and torch.allclose(s1, x.sum(1), atol=1e-3))
     c1, c2 = torch.empty_like(x), torch.empty_like(x)
-    cs = Intentc(sample("cumsum"), "row_cumsum", {"N": cols}, record.gpu_paths)
+    cs = Intentc(sample("cumsum"), "row_cumsum", {"N": cols})
     record(f"cumsum f32 {rows}x{cols}", 8 * rows * cols, {
         "intentc": cs(x=x, y=c1), "triton": lambda: t_cumsum[(rows,)](x, c2, cols, BLOCK=cols, num_warps=8),
         "torch": lambda: torch.cumsum(x, 1, out=c2)},
@@ -168,7 +167,7 @@ def bench_histogram(record: Recorder):
     n = (1 << 22) if record.quick else (1 << 26)
     v = torch.randint(-8, 1100, (n,), device="cuda", dtype=torch.int32)
     h1, h2 = torch.zeros(1024, dtype=torch.int32, device="cuda"), torch.zeros(1024, dtype=torch.int32, device="cuda")
-    hk = Intentc(histogram1024_text(), "histogram256", gpu_paths=record.gpu_paths)
+    hk = Intentc(histogram1024_text(), "histogram256")
 
     def expected_hist():
         keep = v[(v >= 0) & (v < 1024)].long()
@@ -188,7 +187,7 @@ def bench_dropout(record: Recorder):
     x = torch.randn(rows, cols, device="cuda")
     y1, keep = torch.empty_like(x), torch.empty(rows, cols, dtype=torch.uint8, device="cuda")
     y2, keep2 = torch.empty_like(x), torch.empty(rows, cols, dtype=torch.uint8, device="cuda")
-    dk = Intentc(sample("philox_dropout"), "dropout", {"N": cols}, record.gpu_paths)
+    dk = Intentc(sample("philox_dropout"), "dropout", {"N": cols})
 
     def dropout_correct():     # the kept elements are scaled x, the others 0; about half kept
         kept = keep.bool()
@@ -201,7 +200,7 @@ def bench_dropout(record: Recorder):
 
 
 def bench_softmax_rows(record: Recorder):
-    dynamic = Intentc(sample("row_softmax"), "row_softmax", gpu_paths=record.gpu_paths)
+    dynamic = Intentc(sample("row_softmax"), "row_softmax")
     for rows, cols in ([(4096, 1024)] if record.quick else [(32768, 1024), (8192, 4096), (4096, 16384)]):
         bench_row_softmax(record, dynamic, rows, cols)
 
@@ -210,8 +209,8 @@ BENCHES = {"vector_add": bench_vector_add, "softmax": bench_softmax_rows, "row_s
            "histogram": bench_histogram, "dropout": bench_dropout}
 
 
-def bench_all(quick: bool, rounds: int = 7, only: str | None = None, gpu_paths: tuple = ()) -> list[dict]:
-    record = Recorder(quick, rounds, gpu_paths)
+def bench_all(quick: bool, rounds: int = 7, only: str | None = None) -> list[dict]:
+    record = Recorder(quick, rounds)
     wanted = only.split(",") if only else list(BENCHES)
     unknown = [name for name in wanted if name not in BENCHES]
     if unknown:
@@ -231,6 +230,19 @@ def print_table(rows) -> None:
               + (f"{ratio:16.2f}" if ratio else f"{'-':>16s}"))
 
 
+def contraction_rows(quick: bool) -> list[dict]:
+    """Issue #14's rows: the matmuls, 2:4 sparse and causal attention (T = 4096, D = 64 and 128;
+    --quick: 1024 and 64), each beside its torch (and Triton) baseline; a failing row is reported."""
+    from bench import gpu_attention, gpu_matmul, gpu_sparse
+    rows = gpu_matmul.contraction_rows(quick)
+    size = 1024 if quick else 4096
+    try:
+        rows.append(gpu_sparse.sparse_row(size))
+    except Exception as error:
+        rows.append({"bench": f"sparse 2:4 f16 {size}^3", "error": f"{type(error).__name__}: {str(error)[:300]}"})
+    return rows + gpu_attention.causal_rows(size, [64] if quick else [64, 128], ["f16", "bf16", "f32"])
+
+
 def main(argv=None):
     from bench import gpu_samples
     parser = argparse.ArgumentParser()
@@ -244,11 +256,10 @@ def main(argv=None):
     args, rest = parser.parse_known_args(argv)
     sample_args = gpu_samples.parser().parse_args(rest)
     started = datetime.datetime.now(datetime.UTC)
-    rows = [] if args.samples_only else bench_all(args.quick, args.rounds, args.rows, tuple(sample_args.gpu_path))
+    rows = [] if args.samples_only else bench_all(args.quick, args.rounds, args.rows)
     if rows:
         print_table(rows)
-    from bench import gpu_matmul
-    contractions = [] if args.samples_only or args.no_contractions else gpu_matmul.contraction_rows(args.quick)
+    contractions = [] if args.samples_only or args.no_contractions else contraction_rows(args.quick)
     torch.cuda.empty_cache()          # the table's worker process needs the memory
     samples = [] if args.no_samples else gpu_samples.run_table(sample_args)
     gpu_samples.print_table(samples)

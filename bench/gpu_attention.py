@@ -6,8 +6,10 @@ the same 16-bit data; and `decode_attention_scores_contract.kir` on the lane-gro
 beside torch's einsum, in one run; times are medians of CUDA-event means (bench.gpu.timed),
 throughputs intentc over torch.
 
-    python3 bench/gpu_attention.py [--seq 4096] [--dims 64,128] [--dtypes f32,f16,bf16] [--flash-key-groups]
+    python3 bench/gpu_attention.py [--seq 4096] [--dims 64,128] [--dtypes f32,f16,bf16]
         [--sweep] [--mma-sweep f16:128] [--out FILE.json]
+
+`causal_rows` are also bench/gpu.py's attention rows (issue #14: beside torch's flash SDPA).
 
 `--sweep` also times the causal kernel (the last of --dims) under other flash plans (rows and
 keys a thread, resident CTAs an SM): the mapping's choice is data, so each is the same kernel
@@ -58,8 +60,8 @@ def _timed(label: str, kernel, impls: dict, tensors: tuple) -> dict:
     return row
 
 
-def causal_row(t: int, d: int, options: dict) -> dict:
-    kernel = intentc.load(CAUSAL, "causal_attention", target="cuda", extents={"D": d}, options=options,
+def causal_row(t: int, d: int) -> dict:
+    kernel = intentc.load(CAUSAL, "causal_attention", target="cuda", extents={"D": d},
                           facts={"unit_stride": ["q", "k", "v", "o"]})
     q, k, v = (torch.randn(t, d, device="cuda") for _ in range(3))
     o = torch.empty(t, d, device="cuda")
@@ -70,20 +72,17 @@ def causal_row(t: int, d: int, options: dict) -> dict:
                                                                  is_causal=True, scale=scale),
              "torch_flash_f16": lambda: F.scaled_dot_product_attention(*half, is_causal=True, scale=scale)}
     row = _timed(f"causal attention f32 T={t} D={d}", kernel, impls, (q, k, v, o, scale))
-    row["options"] = options
     row["intentc/torch_f32"] = row["torch_f32"]["ms"] / row["intentc"]["ms"]
     row["intentc/torch_flash_f16"] = row["torch_flash_f16"]["ms"] / row["intentc"]["ms"]
     print(json.dumps(row), flush=True)
     return row
 
 
-def causal_16bit_row(t: int, d: int, dtype: str, options: dict) -> dict:
-    """The f16 / bf16 kernel beside torch's flash attention on the same tensors (on the tensor
-    cores: `flash-tensor-cores`, awaiting GPU verification, is on for these rows)."""
+def causal_16bit_row(t: int, d: int, dtype: str) -> dict:
+    """The f16 / bf16 kernel (on the tensor cores) beside torch's flash attention on the same tensors."""
     from torch.nn.attention import SDPBackend, sdpa_kernel
-    options = {**options, "gpu_paths": [*options.get("gpu_paths", []), "flash-tensor-cores"]}
     kernel = intentc.load(TENSOR_CORES, f"causal_attention_{dtype}", target="cuda", extents={"D": d},
-                          options=options, facts={"unit_stride": ["q", "k", "v", "o"]})
+                          facts={"unit_stride": ["q", "k", "v", "o"]})
     torch_dtype = {"f16": torch.float16, "bf16": torch.bfloat16}[dtype]
     q, k, v = (torch.randn(t, d, device="cuda").to(torch_dtype) for _ in range(3))
     o = torch.empty(t, d, device="cuda", dtype=torch_dtype)
@@ -95,12 +94,25 @@ def causal_16bit_row(t: int, d: int, dtype: str, options: dict) -> dict:
                                                   scale=scale)
     impls = {"intentc": lambda: kernel(q=q, k=k, v=v, scale=scale, o=o), "torch_flash": flash}
     row = _timed(f"causal attention {dtype} T={t} D={d}", kernel, impls, (q, k, v, o, scale))
-    row["options"] = options
     want = _reference(q, k, v, scale)
     row["torch_flash_max_abs_error_vs_f64"] = (flash()[0, 0].double() - want).abs().max().item()
     row["intentc/torch_flash"] = row["torch_flash"]["ms"] / row["intentc"]["ms"]
     print(json.dumps(row), flush=True)
     return row
+
+
+def causal_rows(t: int, dims: list[int], dtypes: list[str]) -> list[dict]:
+    """The causal rows, a dtype and head dim each; a failing row is reported, the others still run."""
+    rows = []
+    for dtype in dtypes:
+        for d in dims:
+            try:
+                rows.append(causal_row(t, d) if dtype == "f32" else causal_16bit_row(t, d, dtype))
+            except Exception as error:
+                rows.append({"bench": f"causal attention {dtype} T={t} D={d}",
+                             "error": f"{type(error).__name__}: {error}"})
+                print(json.dumps(rows[-1]), flush=True)
+    return rows
 
 
 def decode_row(b: int, s: int, h: int, d: int) -> dict:
@@ -136,10 +148,8 @@ def sweep(t: int, d: int, dtype: str = "f32") -> list[dict]:
     """The causal kernel of `dtype` under other flash plans (the same kernel, another plan)."""
     import dataclasses
     from intentc.codegen.nvptx import flash_attention
-    from intentc.options import CompileOptions
     from intentc.runtime.cuda import compile_cuda
     chosen = flash_attention.plan_flash
-    options = CompileOptions(gpu_paths=("flash-tensor-cores",) if dtype != "f32" else ())
     torch_dtype = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[dtype]
     source, name = (CAUSAL, "causal_attention") if dtype == "f32" else (TENSOR_CORES, f"causal_attention_{dtype}")
     q, k, v = (torch.randn(t, d, device="cuda").to(torch_dtype) for _ in range(3))
@@ -147,13 +157,13 @@ def sweep(t: int, d: int, dtype: str = "f32") -> list[dict]:
     want = _reference(q, k, v, scale)
     rows = []
     for fields in SWEEP if dtype == "f32" else MMA_SWEEP:
-        def plan(kernel, known, options=None, fields=fields):
-            found = chosen(kernel, known, options)
+        def plan(kernel, known, fields=fields):
+            found = chosen(kernel, known)
             return None if found is None else dataclasses.replace(found, **fields)
         flash_attention.plan_flash = plan
         row = {"plan": fields or "default", "dtype": dtype, "size": [t, d]}
         try:
-            kernel = compile_cuda(source, name, {"extents": {"D": d}}, options)
+            kernel = compile_cuda(source, name, {"extents": {"D": d}})
             o = torch.empty(t, d, device="cuda", dtype=torch_dtype)
             arrays = {"q": q, "k": k, "v": v, "scale": scale, "o": o}
             row["ms"] = _seconds(lambda kernel=kernel, arrays=arrays: kernel.launch_in_place(arrays)) * 1e3
@@ -173,24 +183,12 @@ def main(argv=None) -> int:
     parser.add_argument("--seq", type=int, default=4096)
     parser.add_argument("--dims", default="64,128")
     parser.add_argument("--dtypes", default="f32,f16,bf16", help="the causal rows' operand types")
-    parser.add_argument("--flash-key-groups", action="store_true",
-                        help="compile with the GPU path flash-key-groups (awaits GPU verification)")
     parser.add_argument("--decode", default="8,2048,32,128", help="B,S,H,D of the decode row ('' for none)")
     parser.add_argument("--sweep", action="store_true")
     parser.add_argument("--mma-sweep", help="DTYPE:D: time the 16-bit kernel under other tensor-core plans")
     parser.add_argument("--out")
     args = parser.parse_args(argv)
-    rows = []
-    for dtype in filter(None, args.dtypes.split(",")):
-        for d in map(int, args.dims.split(",")):
-            try:
-                options = {"gpu_paths": ["flash-key-groups"] if args.flash_key_groups else []}
-                rows.append(causal_row(args.seq, d, options) if dtype == "f32"
-                            else causal_16bit_row(args.seq, d, dtype, options))
-            except Exception as error:      # a failing row is reported, the others still run
-                rows.append({"bench": f"causal attention {dtype} T={args.seq} D={d}",
-                             "error": f"{type(error).__name__}: {error}"})
-                print(json.dumps(rows[-1]), flush=True)
+    rows = causal_rows(args.seq, list(map(int, args.dims.split(","))), list(filter(None, args.dtypes.split(","))))
     if args.decode:
         try:
             rows.append(decode_row(*map(int, args.decode.split(","))))

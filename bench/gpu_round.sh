@@ -19,4 +19,3 @@ step "${TESTS_S:-200}" gpu-tests python3 -m pytest -q -n "${TEST_WORKERS:-8}" -p
 step "${BENCH_S:-300}" gpu-bench python3 bench/gpu.py --out "$out/gpu-$tag.json" --time-limit-s "${SAMPLES_S:-200}"
 step "${LAUNCH_S:-60}" launch python3 bench/launch.py --out "$out/launch-$tag.json"
 step "${COMPILE_S:-70}" compile-gpu python3 bench/compile.py --reps "${COMPILE_REPS:-3}" --out "$out/compile-gpu-$tag.json"
-step "${ATTENTION_S:-30}" attention python3 bench/gpu_attention.py --out "$out/attention-$tag.json"

@@ -2,7 +2,7 @@
 timed in the same process on the same device-resident data (`bench/gpu_sample_specs.py`
 holds one small spec per kernel: input builder, equivalents, bytes/flops, check).
 
-    python3 bench/gpu_samples.py [--out FILE] [--only SAMPLE:KERNEL,...] [--dynamic-extents] [--gpu-path NAME]
+    python3 bench/gpu_samples.py [--out FILE] [--only SAMPLE:KERNEL,...] [--dynamic-extents]
                                  [--max-launch-s 0.5] [--time-limit-s 330]
     python3 bench/gpu_samples.py --no-gpu     # dry run here: tiny inputs on the CPU, the
                                               # interpreter for intentc, Triton interpreted
@@ -49,15 +49,14 @@ class Launcher:
     """One intentc kernel loaded for this GPU (`intentc.load`); `bind` returns a zero-argument
     launch on device-resident tensors (asynchronous, on torch's current stream)."""
 
-    def __init__(self, text: str, kernel: str, specialization: dict, file: str, gpu_paths: tuple = ()):
+    def __init__(self, text: str, kernel: str, specialization: dict, file: str):
         import intentc
         start = time.perf_counter()
         facts = {name: list(specialization[name]) for name in ("unit_stride", "contiguous")}
         if "lazy_variants" in specialization:    # a Specialization field too (bench/gpu_dynamic.py --eager)
             facts["lazy_variants"] = specialization["lazy_variants"]
         self.kernel = intentc.load(text, kernel, target="cuda", extents=specialization["extents"],
-                                   constexprs=specialization["constexprs"], facts=facts,
-                                   options={"gpu_paths": list(gpu_paths)})
+                                   constexprs=specialization["constexprs"], facts=facts)
         self.compile_s = time.perf_counter() - start     # compile, or a hit in intentc's kernel cache
         self.mapping = self.kernel.launch_config.to_json()
 
@@ -74,13 +73,13 @@ class InterpLauncher:
     """--no-gpu: the same interface on CPU tensors, run by the reference interpreter; the
     mapping comes from compiling to PTX here."""
 
-    def __init__(self, text: str, kernel: str, specialization: dict, file: str, gpu_paths: tuple = ()):
+    def __init__(self, text: str, kernel: str, specialization: dict, file: str):
         from intentc.driver import compile_kernel
         from intentc.options import CompileOptions, Specialization
         self.text, self.kernel, self.file = text, kernel, file
         self.constexprs = specialization.get("constexprs", {})
         start = time.perf_counter()
-        artifacts = compile_kernel(text, kernel, "ptx", "sm_90", CompileOptions(gpu_paths=tuple(gpu_paths)),
+        artifacts = compile_kernel(text, kernel, "ptx", "sm_90", CompileOptions(),
                                    specialization=Specialization(**specialization), file=file).artifacts
         self.compile_s = time.perf_counter() - start
         self.mapping = json.loads(artifacts["launch.json"])
@@ -172,8 +171,7 @@ def measure(spec, args, device: str, row: dict) -> None:
     case = spec.build(dims, device)
     launcher_class = Launcher if device == "cuda" else InterpLauncher
     launcher = launcher_class(text, spec.kernel, spec.specialization(view_params(text, spec.kernel), dims,
-                                                                     args.dynamic_extents), f"ir_samples/{spec.sample}.kir",
-                              tuple(args.gpu_path))
+                                                                     args.dynamic_extents), f"ir_samples/{spec.sample}.kir")
     row.update(mapping=launcher.mapping["mapping"], block=launcher.mapping["block"][0],
                slots=launcher.mapping.get("slots", 0), compile_s=round(launcher.compile_s, 3))
     if device == "cuda":
@@ -323,8 +321,7 @@ def orchestrate(ids: list[str], args) -> list[dict]:
 def worker_command(pending: list[str], args) -> list[str]:
     command = [sys.executable, str(Path(__file__).resolve()), "--worker", "--only", ",".join(pending),
                "--max-launch-s", str(args.max_launch_s), "--budget-s", str(args.budget_s)]
-    return command + (["--dynamic-extents"] if args.dynamic_extents else []) + \
-        [flag for path in args.gpu_path for flag in ("--gpu-path", path)]
+    return command + (["--dynamic-extents"] if args.dynamic_extents else [])
 
 
 def run_worker(pending: list[str], args, rows: list[dict], started: float) -> int:
@@ -439,8 +436,6 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--only", help="comma-separated sample:kernel ids")
     p.add_argument("--no-gpu", action="store_true", help="dry run on the CPU with tiny inputs")
     p.add_argument("--dynamic-extents", action="store_true", help="fix no extent at compile time")
-    p.add_argument("--gpu-path", action="append", default=[],
-                   help="compile with a GPU path awaiting verification (docs/gpu.md; repeatable)")
     p.add_argument("--max-launch-s", type=float, default=0.5,
                    help="single-thread kernels: fewer rows when one launch would take longer")
     p.add_argument("--budget-s", type=float, default=0.25, help="timing budget per implementation")

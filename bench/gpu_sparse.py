@@ -1,8 +1,9 @@
 """2:4 sparse f16 matmul (`ir_samples/sparse_2of4_matmul.kir`, issue #14) on `mma.sp` (the
-`sparse-mma` GPU path) under several ring depths, and on the default decoding path,
-beside torch's semi-structured sparse matmul and its dense matmul, on the same device data
-(times: medians of CUDA-event means, `bench.gpu.timed`). Each plan is the same kernel compiled
-under another plan: the mapping's choice is data.
+default) under several ring depths, and on the decoding path (the one 1:2 and 2:4 with
+32-position IR steps take), beside torch's semi-structured sparse matmul and its dense matmul,
+on the same device data (times: medians of CUDA-event means, `bench.gpu.timed`). Each plan is
+the same kernel compiled under another plan: the mapping's choice is data. `sparse_row` is
+bench/gpu.py's 2:4 row (through `intentc.load`, the default plan).
 
     python3 bench/gpu_sparse.py [--size 4096] [--stages 4,6] [--out FILE.json] [--probe]
 
@@ -44,18 +45,17 @@ def _operands(m: int, k: int, n: int) -> tuple:
 
 
 def plan_row(stages: int | None, operands: tuple, want: torch.Tensor) -> dict:
-    """The kernel on mma.sp with a ring of `stages` (None: the default decoding path)."""
+    """The kernel on mma.sp with a ring of `stages` (None: on the decoding path)."""
     from intentc.codegen.nvptx import tile_sparse
-    from intentc.options import CompileOptions
     from intentc.runtime.cuda import compile_cuda
     chosen = tile_sparse.plan_sparse_mma
     a, meta, _, b = operands
     c = torch.empty(a.shape[0], b.shape[1], device="cuda")
     row: dict = {"plan": {"sparse_mma": stages is not None, "stages": stages}}
-    if stages is not None:
-        tile_sparse.plan_sparse_mma = lambda contraction: dataclasses.replace(chosen(contraction), stages=stages)
+    tile_sparse.plan_sparse_mma = (lambda contraction: None) if stages is None else \
+        (lambda contraction: dataclasses.replace(chosen(contraction), stages=stages))
     try:
-        kernel = compile_cuda(TEXT, "sparse24_matmul", options=CompileOptions(gpu_paths=("sparse-mma",) if stages is not None else ()))
+        kernel = compile_cuda(TEXT, "sparse24_matmul")
         row["plan"]["instruction"] = kernel.launch_config.mma["instruction"]
         arrays = {"a": a, "meta": meta, "b": b, "c": c}
         row["ms"] = _seconds(lambda: kernel.launch_in_place(arrays)) * 1e3
@@ -74,14 +74,13 @@ def probe() -> dict:
     import numpy as np
 
     from intentc.api import run
-    from intentc.options import CompileOptions
     from intentc.runtime.cuda import compile_cuda
     rng = np.random.default_rng(0)
     a = rng.integers(-3, 4, (16, 16)).astype(np.float16)
     meta = np.array(PAIRS, dtype=np.uint8)[rng.integers(0, 6, (16, 8))]
     b = rng.integers(-3, 4, (32, 8)).astype(np.float16)
     values = {"a": a, "meta": meta, "b": b}
-    got = np.asarray(compile_cuda(TEXT, "sparse24_matmul", options=CompileOptions(gpu_paths=("sparse-mma",)))(values)["c"])
+    got = np.asarray(compile_cuda(TEXT, "sparse24_matmul")(values)["c"])
     want = np.asarray(run(TEXT, "sparse24_matmul", values)["c"])
     row: dict = {"bench": "probe: one m16n8k32 block on mma.sp", "equal": bool((got == want).all())}
     if not row["equal"]:
@@ -90,6 +89,33 @@ def probe() -> dict:
         swapped = np.asarray(run(TEXT, "sparse24_matmul", {**values, "meta": by_rows})["c"])
         row.update(rows_differ=np.nonzero((got != want).any(1))[0].tolist(),
                    metadata_split_by_rows=bool((got == swapped).all()))
+    return row
+
+
+def sparse_row(size: int) -> dict:
+    """bench/gpu.py's 2:4 row: the sample through `intentc.load` beside torch's semi-structured
+    sparse matmul and its dense matmul of the densified A, TFLOP/s of the dense product's flops."""
+    import intentc
+    a, meta, dense, b = _operands(size, size, size)
+    c = torch.empty(size, size, device="cuda")
+    kernel = intentc.load(TEXT, "sparse24_matmul", target="cuda", facts={"unit_stride": ["a", "meta", "b", "c"]})
+    row: dict = {"bench": f"sparse 2:4 f16 {size}^3", "launch": kernel.launch_config.to_json()["mma"]}
+    impls = {"intentc": lambda: kernel(a=a, meta=meta, b=b, c=c), "torch": lambda: dense @ b}
+    semi = semi_structured(dense)
+    if semi is not None:
+        impls["torch_semi_structured"] = lambda: torch.mm(semi, b)
+    for label, fn in impls.items():
+        try:
+            row[label] = {"TFLOP/s": 2.0 * size ** 3 / timed(fn, 20) / 1e12}
+        except Exception as error:    # a failing implementation is reported in its row
+            row[label] = {"error": f"{type(error).__name__}: {str(error)[:300]}"}
+    torch.cuda.synchronize()
+    want = dense.double() @ b.double()
+    row["intentc_max_rel_error_vs_f64"] = ((c.double() - want).abs().max() / want.abs().max()).item()
+    for label in ("torch_semi_structured", "torch"):
+        if "TFLOP/s" in row.get("intentc", {}) and "TFLOP/s" in row.get(label, {}):
+            row[f"intentc/{label}"] = row["intentc"]["TFLOP/s"] / row[label]["TFLOP/s"]
+    print(json.dumps(row), flush=True)
     return row
 
 

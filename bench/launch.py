@@ -14,10 +14,10 @@ queued behind the sleep). For intentc the floor is printed too: its prepared lau
 directly (ctypes and the driver's cuLaunchKernelEx, no argument checks), and torch's own
 `torch.add(x, y, out=z)` for scale. Writes bench/results/launch-<date>-<host>.json (or --out).
 
-    INTENTC_LAUNCH=all python3 bench/launch.py [--calls 2000] [--repeats 7] [--out FILE]
+    python3 bench/launch.py [--calls 2000] [--repeats 7] [--out FILE]
 
-`INTENTC_LAUNCH` picks the launch paths that await GPU verification (docs/runtime.md): with
-`all`, "intentc" is the native fast path and "intentc_python_path" the verified one.
+"intentc" is the native fast path (the default) and "intentc_python_path" the Python fast path
+alone; `INTENTC_LAUNCH_OFF` turns launch paths off (docs/runtime.md), recorded in the results.
 """
 from __future__ import annotations
 
@@ -139,6 +139,18 @@ def fresh_process_load(cache: str) -> list[dict]:
     return runs
 
 
+def fresh_summary(runs: list[dict]) -> str:
+    """One line: `intentc.load` in a fresh process from the disk cache (the median of the hits)
+    beside the first run's compile into the empty cache."""
+    hits = [run for run in runs if run["source"] == "disk"]
+    if not hits:
+        return f"fresh process: no disk cache hit ({[run['source'] for run in runs]})"
+    return (f"fresh process, intentc.load from the disk cache: {statistics.median(r['load_s'] for r in hits):.3f} s "
+            f"(import intentc {statistics.median(r['import_s'] for r in hits):.3f} s, process "
+            f"{statistics.median(r['process_wall_s'] for r in hits):.3f} s; {len(hits)} runs); first load compiling "
+            f"into the empty cache {runs[0]['load_s']:.3f} s")
+
+
 def python_path_only(kernel):
     """The same kernel as another kernel object whose calls take the Python fast path only
     (for how much the native one saves)."""
@@ -216,13 +228,14 @@ def main(argv=None) -> None:
                "gpu_us_per_launch": {name: statistics.median(g for _, g in r) for name, r in behind.items()},
                "behind_sleep_rounds": behind, "intentc_grid_block": [launch.shape.grid, kernel.runner.block],
                "intentc_full_grid": kernel.runner.grid(),
-               "fresh_process_loads": fresh, "launch_paths": os.environ.get("INTENTC_LAUNCH", ""),
+               "fresh_process_loads": fresh, "launch_paths_off": os.environ.get("INTENTC_LAUNCH_OFF", ""),
                "native_fast_path": native.unavailable() or ("used" if kernel._native else "off"),
                "patterns": {name: pattern(name, median, rounds) for name in others}}
     print(json.dumps(payload, indent=2))
     for name in rounds:
         print(f"{name:52s} back to back {median[name]:6.2f} µs/launch; behind a sleep: host "
               f"{payload['host_us_per_launch'][name]:6.2f}, GPU {payload['gpu_us_per_launch'][name]:6.2f}")
+    print(fresh_summary(fresh))
     if args.out:
         Path(args.out).write_text(json.dumps(payload, indent=2) + "\n")
     else:

@@ -98,7 +98,7 @@ def main(argv=None) -> None:
     install_torch(patch)
     install_driver(patch)
     _no_op_driver(patch)
-    patch.setenv("INTENTC_LAUNCH", "native")
+    patch.delenv("INTENTC_LAUNCH_OFF", raising=False)
     if native.fast_call() is None:
         raise SystemExit(f"the native fast path cannot be built here: {native.unavailable()}")
     result: dict = {"machine": platform.processor() or platform.machine(), "cpus": os.cpu_count(),

@@ -7,13 +7,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 Numerics = Literal["source", "relaxed_normalization"]
-# GPU code paths not yet run on a GPU (docs/gpu.md, "Paths awaiting GPU verification"): off
-# unless a compile names them; each changes how the kernel runs, never what it computes.
-GpuPath = Literal["sparse-mma", "flash-tensor-cores",
-                  "flash-key-groups"]
 
 
 class CompileOptions(BaseModel):
@@ -26,17 +22,6 @@ class CompileOptions(BaseModel):
     # A pass pipeline string (`canonicalize,cse,...`); None means the target's default.
     pipeline: str | None = None
     opt_level: int = Field(default=2, ge=0, le=3)
-    # NVIDIA only: the unverified GPU paths to use (recorded in launch.json's `gpu_paths`).
-    gpu_paths: tuple[GpuPath, ...] = ()
-
-    @field_validator("gpu_paths")
-    @classmethod
-    def _a_set(cls, paths: tuple) -> tuple:
-        """A set, sorted: the same paths in any order or repeated are one cache key."""
-        return tuple(sorted(set(paths)))
-
-    def uses(self, path: GpuPath) -> bool:
-        return path in self.gpu_paths
 
 
 ConstexprValue = bool | int | float | str

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict
 from ..options import CompileOptions, Specialization
 from ..version import __version__
 
-KEY_SCHEMA_VERSION = 5
+KEY_SCHEMA_VERSION = 6
 
 SourceForm = Literal["canonical", "raw"]
 

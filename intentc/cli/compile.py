@@ -11,11 +11,10 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import get_args
 
 from ..codegen.layout.assign import dump
 from ..diagnostics import DiagnosticError
-from ..options import CompileOptions, GpuPath, Specialization
+from ..options import CompileOptions, Specialization
 from .common import (
     EXIT_INPUT_ERROR, EXIT_OK, UsageError, Chunk, kernel_names, load, read_text, report, write_file,
 )
@@ -34,8 +33,6 @@ def add_parser(subparsers) -> None:
                    help="write the artifact to OUT (- for stdout; a directory gets KERNEL.EXT files); "
                         "companions such as launch.json go beside it")
     p.add_argument("-O", dest="opt_level", type=int, default=2, choices=range(4), help="LLVM optimization level")
-    p.add_argument("--gpu-path", dest="gpu_paths", action="append", default=[], choices=get_args(GpuPath),
-                   help="use a GPU code path that awaits verification on a GPU (docs/gpu.md; repeatable)")
     p.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME=VALUE",
                    help="specialize a constexpr parameter")
     p.add_argument("--extent", action="append", default=[], metavar="NAME=N", help="specialize a dynamic extent")
@@ -79,7 +76,7 @@ def run(args) -> int:
     text = read_text(args.file)
     arch = args.arch or default_arch(args.target)
     specialization = _specialization(args)
-    options = CompileOptions(opt_level=args.opt_level, gpu_paths=tuple(args.gpu_paths))
+    options = CompileOptions(opt_level=args.opt_level)
     try:
         kernels = [args.kernel] if args.kernel else kernel_names(load(Chunk(args.file, text)))
         if not kernels:

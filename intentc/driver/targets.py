@@ -76,14 +76,14 @@ register_target(Target("cpu", "a native object file for the host CPU (llvmlite) 
 # ---- NVIDIA (intentc.codegen.nvptx): one lowering, two artifacts ---------------------------------
 def _lower_ptx(module, kernel, arch, options, specialization, timings):
     from ..codegen.nvptx.compile import compile_ptx
-    compiled = compile_ptx(module, kernel, arch or "sm_90", specialization, timings, options=options)
+    compiled = compile_ptx(module, kernel, arch or "sm_90", specialization, timings)
     return {"kernel.ptx": compiled.ptx, "launch.json": compiled.launch_json()}
 
 
 def _lower_cubin(module, kernel, arch, options, specialization, timings):
     from ..codegen.llvm.abi import abi_json
     from ..codegen.nvptx.compile import assemble_cubin, compile_ptx
-    compiled = compile_ptx(module, kernel, arch or "sm_90", specialization, timings, options=options)
+    compiled = compile_ptx(module, kernel, arch or "sm_90", specialization, timings)
     return {"kernel.cubin": assemble_cubin(compiled.ptx, arch or "sm_90", timings),
             "launch.json": compiled.launch_json(), "abi.json": abi_json(compiled.lowered), "kernel.ptx": compiled.ptx}
 

@@ -188,9 +188,9 @@ class CudaKernel(CompiledKernel):
         return {name: env[name].logical() for name in self._outputs}
 
     def _entry(self, binding, env: dict) -> Entry:
-        """The entry a launch binding `env` runs; with `INTENTC_LAUNCH=fit_grid` (awaiting GPU
-        verification) its grid no larger than its iterations need (`grid_fit.py`; the kernel's
-        own entry: its variants and fallback keep theirs)."""
+        """The entry a launch binding `env` runs, its grid no larger than its iterations need
+        (`grid_fit.py`, unless `INTENTC_LAUNCH_OFF=fit_grid`; the kernel's own entry: its
+        variants and fallback keep theirs)."""
         entry = self._entries.pick(binding.extents, env)
         if entry is not self._entries.default or self._grid_fit is None:
             return entry
@@ -268,8 +268,8 @@ class CudaKernel(CompiledKernel):
                 ) -> tuple[PreparedLaunch | LaunchSequence, LaunchTemplate | None]:
         """Bind and check the arguments as the interpreter checks a launch: the launch of their
         argument words, and its template for calls that differ in data pointers only (None for
-        a staged kernel's unless `INTENTC_LAUNCH=native`, a tensor-map kernel's unless
-        `INTENTC_LAUNCH=tma_templates`, and a launch of its fallback entry). A lazily compiled variant picked from the arguments' shapes
+        a staged kernel's with `INTENTC_LAUNCH_OFF=native`, a tensor-map kernel's with
+        `INTENTC_LAUNCH_OFF=tma_templates`, and a launch of its fallback entry). A lazily compiled variant picked from the arguments' shapes
         binds them itself."""
         variant = self._lazy.pick_unbound(arrays) if self._lazy is not None else None
         if variant is not None:

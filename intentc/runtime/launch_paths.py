@@ -1,13 +1,15 @@
-"""Launch paths that await verification on a GPU (docs/runtime.md, "Paths awaiting the GPU").
-
-Each is off unless named in the environment variable `INTENTC_LAUNCH` (comma-separated, or
-`all`); without them a launch takes the paths the H200 verified:
+"""Switches for the launch paths, all on (verified on the H200 in session 7's first round:
+the runtime's GPU tests pass with each; docs/runtime.md, "Launch paths"). Naming one in the
+environment variable `INTENTC_LAUNCH_OFF` (comma-separated, or `all`) turns it off, to tell
+whether a launch problem is in it:
 
 - `native`: the native fast path (`native_launch.c`): seen calls and new memory launched
-  from C, staged kernels' stages included;
-- `fit_grid`: a CTA-mapped launch gets only the CTAs its iterations need (`grid_fit.py`);
+  from C, staged kernels' stages included (off: the Python fast path alone);
+- `fit_grid`: a CTA-mapped launch gets only the CTAs its iterations need (`grid_fit.py`;
+  off: the grid the launch config sizes to the device);
 - `tma_templates`: new memory for a kernel fed by tensor maps gets its maps encoded again
-  from its layout's template instead of a full binding (`launch_template.TensorMaps`).
+  from its layout's template instead of a full binding (`launch_template.TensorMaps`; off:
+  bound in full).
 
 Read where a kernel object is made and where a call is bound, never on the fast paths.
 """
@@ -16,11 +18,11 @@ from __future__ import annotations
 import os
 
 PATHS = ("native", "fit_grid", "tma_templates")
-VARIABLE = "INTENTC_LAUNCH"
+VARIABLE = "INTENTC_LAUNCH_OFF"
 
 
 def enabled(path: str) -> bool:
-    """Whether `INTENTC_LAUNCH` names `path` (one of `PATHS`) or `all`."""
+    """Whether `path` (one of `PATHS`) is on: `INTENTC_LAUNCH_OFF` names neither it nor `all`."""
     assert path in PATHS, path
     named = {part.strip() for part in os.environ.get(VARIABLE, "").split(",")}
-    return path in named or "all" in named
+    return path not in named and "all" not in named

@@ -166,8 +166,8 @@ class LoadedKernel:
         return {name: arrays[name] for name in self._outputs if name in arrays}
 
     def _native_state(self) -> Callable | None:
-        """The native fast path (`native_launch.c`) on this kernel's tables, where it is asked
-        for (`INTENTC_LAUNCH=native`: it awaits GPU verification), built, and torch is imported:
+        """The native fast path (`native_launch.c`) on this kernel's tables, where it is on
+        (`INTENTC_LAUNCH_OFF` does not name it), built, and torch is imported:
         `(arguments, stream) -> outputs or None`."""
         from .cuda_driver import launch_address
         from .launch_paths import enabled

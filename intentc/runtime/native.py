@@ -2,10 +2,9 @@
 kept in the kernel cache's directory, imported as an extension module.
 
 It does what the Python fast path does for calls on torch tensors and Python numbers,
-without Python frames (docs/runtime.md). It awaits verification on a GPU: kernels use it
-only with `INTENTC_LAUNCH=native` (`launch_paths.py`). Where it cannot be built (no C
-compiler or no Python headers), `fast_call()` is None and launches take the Python path
-alone; `unavailable()` says why.
+without Python frames (docs/runtime.md). Kernels use it unless `INTENTC_LAUNCH_OFF=native`
+(`launch_paths.py`). Where it cannot be built (no C compiler or no Python headers),
+`fast_call()` is None and launches take the Python path alone; `unavailable()` says why.
 """
 from __future__ import annotations
 

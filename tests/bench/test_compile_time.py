@@ -16,6 +16,11 @@ from intentc.driver import compile_kernel
 # The slowest sample (kaiser_frames) took 0.19-0.32 s of CPU on the loaded 2-core dev VM
 # (2026-12-01); the others at most 0.2 s.
 BOUND_SECONDS = 0.4
+# The 16-bit flash attention kernels (on the tensor cores by default since session 7) are the
+# heaviest samples: best of 5 on the loaded dev VM (2026-12-01, after cbig's generator cuts)
+# 0.53-0.59 s (f32 flash with key groups: 0.29 s). Their bound, about 1.7x that, until the
+# generator is cut down (#13).
+HEAVY_BOUNDS = {"attention_tensor_cores:causal_attention_f16": 1.0, "attention_tensor_cores:causal_attention_bf16": 1.0}
 
 
 def cpu_seconds_to_ptx(text: str, kernel: str, specialization) -> float:
@@ -27,10 +32,11 @@ def cpu_seconds_to_ptx(text: str, kernel: str, specialization) -> float:
 @pytest.mark.parametrize("spec", SPECS, ids=lambda spec: spec.id)
 def test_sample_compiles_to_ptx_within_bound(spec):
     text, kernel, specialization = compile_args(spec)
+    bound = HEAVY_BOUNDS.get(spec.id, BOUND_SECONDS)
     seconds = cpu_seconds_to_ptx(text, kernel, specialization)
-    if seconds >= BOUND_SECONDS:     # the first compile may have cut its libdevice functions out
+    if seconds >= bound:     # the first compile may have cut its libdevice functions out
         seconds = min(seconds, cpu_seconds_to_ptx(text, kernel, specialization))
-    assert seconds < BOUND_SECONDS, f"{spec.id} took {seconds * 1e3:.0f} ms of CPU to PTX (bound {BOUND_SECONDS * 1e3:.0f} ms)"
+    assert seconds < bound, f"{spec.id} took {seconds * 1e3:.0f} ms of CPU to PTX (bound {bound * 1e3:.0f} ms)"
 
 
 # CPU time to PTX as a multiple of a trivial kernel's (`periodic_wrap`: a few index ops a

@@ -3,13 +3,11 @@ every kernel without --kernel, and the default arch (issue 17; issue 15 item 20)
 from __future__ import annotations
 
 import json
-from typing import get_args
 
 import pytest
 
 from sample_files import ROOT
 from intentc.cli.main import main
-from intentc.options import GpuPath
 
 SAMPLES = ROOT / "ir_samples"
 SOFTMAX, CUMSUM = SAMPLES / "row_softmax.kir", SAMPLES / "cumsum.kir"
@@ -105,14 +103,3 @@ def test_variant_for_needs_name_equals_integer(capsys):
     assert "--variant-for needs NAME=VALUE" in capsys.readouterr().err
 
 
-def test_gpu_paths_awaiting_verification_are_named_and_recorded(tmp_path, capsys):
-    ema = SAMPLES / "ema_row_buffer.kir"
-    out = tmp_path / "ema.ptx"
-    assert main(["compile", str(ema), "--target", "ptx", "--extent", "T=1024", "-o", str(out)]) == 0
-    assert "gpu_paths" not in json.loads((tmp_path / "ema.launch.json").read_text())      # none by default
-    path = get_args(GpuPath)[0]
-    assert main(["compile", str(ema), "--target", "ptx", "--extent", "T=1024", "--gpu-path", path,
-                 "-o", str(out)]) == 0
-    assert json.loads((tmp_path / "ema.launch.json").read_text())["gpu_paths"] == [path]
-    assert main(["compile", str(ema), "--target", "ptx", "--gpu-path", path[:-1]]) == 2
-    assert f"did you mean `{path}`" in capsys.readouterr().err

@@ -71,10 +71,7 @@ def test_launch_json_and_ptxas(extents, columns, tmp_path):
     result = compile_kernel(SAMPLE, "causal_attention", "ptx", "sm_90",
                             specialization={"extents": extents} if extents else None)
     launch = json.loads(result.artifacts["launch.json"])
-    # by default one group: the H200-verified plan, static shared memory
-    assert launch["mapping"] == "flash" and launch["block"] == [256, 1, 1]
-    assert launch["plan"]["key_groups"] == 1 and launch["shared_bytes"] == 0 and ".extern" not in result.artifacts[
-        "kernel.ptx"]
+    assert launch["mapping"] == "flash" and launch["plan"]["key_groups"] == 2
     assert launch["lazy_views"] == ["k", "v"]      # the K and V tiles stay lazy: the plan stages them
     assert launch["plan"]["block"]["columns"] == columns
     assert "skipped" in launch["plan"]["slices"] and "bar.red.or" in result.artifacts["kernel.ptx"]
@@ -91,12 +88,26 @@ def test_launch_json_and_ptxas(extents, columns, tmp_path):
         assert done.returncode == 0, done.stderr
 
 
+def test_one_group_plan_keeps_static_shared_memory(monkeypatch):
+    """One group of 256 threads, 2 CTAs an SM (the plan before key groups, bench/gpu_attention.py
+    --sweep's): its buffers in static shared memory, the CTA's barrier only."""
+    import dataclasses
+
+    from intentc.codegen.nvptx import flash_attention
+    chosen = flash_attention.plan_flash
+    monkeypatch.setattr(flash_attention, "plan_flash", lambda kernel, known: dataclasses.replace(
+        chosen(kernel, known), groups=1, resident=2))
+    result = compile_kernel(SAMPLE, "causal_attention", "ptx", "sm_90", specialization={"extents": {"D": 64}})
+    launch = json.loads(result.artifacts["launch.json"])
+    assert launch["block"] == [256, 1, 1] and launch["ctas_per_sm"] == 2 and launch["plan"]["key_groups"] == 1
+    assert launch["shared_bytes"] == 0 and ".extern" not in result.artifacts["kernel.ptx"]
+
+
 @pytest.mark.parametrize("extents", [{}, {"D": 128}])
-def test_key_groups_option(extents, tmp_path):
-    """The flash-key-groups GPU path (awaiting GPU verification): two key groups of 256 threads, each with
-    its buffers in dynamic shared memory and its own named barrier; group 0 writes."""
-    from intentc.options import CompileOptions
-    result = compile_kernel(SAMPLE, "causal_attention", "ptx", "sm_90", CompileOptions(gpu_paths=("flash-key-groups",)),
+def test_key_groups(extents, tmp_path):
+    """By default two key groups of 256 threads, each with its buffers in dynamic shared memory
+    and its own named barrier; group 0 writes."""
+    result = compile_kernel(SAMPLE, "causal_attention", "ptx", "sm_90",
                             specialization={"extents": extents} if extents else None)
     launch = json.loads(result.artifacts["launch.json"])
     plan = launch["plan"]

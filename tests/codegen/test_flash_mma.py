@@ -1,7 +1,6 @@
 """The flash mapping's tensor-core form without a GPU (docs/gpu.md, "Flash attention"): the
 f16 / bf16 region_fold attention recognized with 16-bit operands, the plan in launch.json,
-the PTX's MMAs, ldmatrix reads and packed weight conversions, ptxas accepting it. The form
-awaits GPU verification: it runs only with CompileOptions(gpu_paths=("flash-tensor-cores",))."""
+the PTX's MMAs, ldmatrix reads and packed weight conversions, ptxas accepting it."""
 from __future__ import annotations
 
 import json
@@ -16,7 +15,6 @@ import intentc
 from intentc.codegen.nvptx.dead_slices import dead_slices_are_identity
 from intentc.codegen.nvptx.fold_attention import match_fold_attention
 from intentc.driver import compile_kernel
-from intentc.options import CompileOptions
 
 SAMPLE = (Path(__file__).resolve().parents[2] / "ir_samples" / "attention_tensor_cores.kir").read_text()
 
@@ -36,11 +34,8 @@ def test_recognized_with_16bit_operands(dtype):
     assert dead_slices_are_identity(found.prologue, found.fold, found.parallel.regions[0].args[0].name)
 
 
-TENSOR_CORES = CompileOptions(gpu_paths=("flash-tensor-cores",))
-
-
-def _compile(dtype: str, extents: dict, arch: str = "sm_90", options: CompileOptions = TENSOR_CORES):
-    result = compile_kernel(SAMPLE, f"causal_attention_{dtype}", "ptx", arch, options,
+def _compile(dtype: str, extents: dict, arch: str = "sm_90"):
+    result = compile_kernel(SAMPLE, f"causal_attention_{dtype}", "ptx", arch,
                             specialization={"extents": extents} if extents else None)
     return json.loads(result.artifacts["launch.json"]), result.artifacts["kernel.ptx"]
 
@@ -79,10 +74,3 @@ def test_mma_counts_follow_the_tiles():
     # a tile: QK^T 4 K steps x 8 key fragments, PV 4 key steps x 8 column fragments (the key
     # groups run one loop body)
     assert len(re.findall(r"mma\.sync\.aligned", ptx)) == 4 * 8 + 4 * 8
-
-
-
-@pytest.mark.parametrize("dtype", ["f16", "bf16"])
-def test_off_by_default(dtype):
-    launch, ptx = _compile(dtype, {"D": 64}, options=CompileOptions())
-    assert launch["mapping"] != "flash" and "mma.sync" not in ptx

@@ -15,20 +15,19 @@ import pytest
 
 from intentc.codegen.nvptx import machine
 from intentc.driver import compile_kernel
-from intentc.options import CompileOptions
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 
-def _ptx(sample_id: str, arch: str = "sm_90", options: CompileOptions | None = None) -> tuple[str, dict]:
+def _ptx(sample_id: str, arch: str = "sm_90") -> tuple[str, dict]:
     import json
 
     from bench.compile import compile_args
     from bench.gpu_sample_specs import SPECS
     spec = next(s for s in SPECS if s.id == sample_id)
     text, kernel, specialization = compile_args(spec)
-    result = compile_kernel(text, kernel, "ptx", arch, options, specialization=specialization)
+    result = compile_kernel(text, kernel, "ptx", arch, specialization=specialization)
     return result.artifacts["kernel.ptx"], json.loads(result.artifacts["launch.json"])
 
 
@@ -94,13 +93,10 @@ def test_i0_inside_a_loop_stays_inline():
     assert "intentc_i0" not in ptx and _count(r"^\s*fma\.rn\.f64", ptx) > 0
 
 
-TENSOR_CORE_FLASH = CompileOptions(gpu_paths=("flash-tensor-cores", "flash-key-groups"))
-
-
 def test_flash_mma_staging_copies_are_one_loop_each():
     """Q, K and V tiles go to shared memory through one rolled cp.async loop a staging site
     (Q and K at a pass's start, V a tile, the next tile's K), not one copy a 16-byte chunk."""
-    ptx, launch = _ptx("attention_tensor_cores:causal_attention_f16", options=TENSOR_CORE_FLASH)
+    ptx, launch = _ptx("attention_tensor_cores:causal_attention_f16")
     assert launch["mapping"] == "flash" and launch["plan"]["instruction"].startswith("mma.sync")
     assert _count(r"^\s*cp\.async\.cg\.shared\.global", ptx) == 4
 

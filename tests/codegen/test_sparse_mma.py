@@ -17,9 +17,9 @@ from llvmlite import ir
 
 import intentc
 from intentc.codegen.nvptx.sparse_mma import encode_groups, plan_sparse_mma
+from intentc.codegen.nvptx.tile_sparse import plan_sparse
 from intentc.codegen.nvptx.structured_contraction import match_sparse_contraction
 from intentc.driver import compile_kernel
-from intentc.options import CompileOptions
 from sample_paths import sample_text
 
 PAIRS = [(first, second) for first in range(4) for second in range(first + 1, 4)]
@@ -79,28 +79,31 @@ def test_valid_groups_are_the_ordered_metadata_values():
     del engine
 
 
-SPARSE_CORES = CompileOptions(gpu_paths=("sparse-mma",))
-
-
-def _compiled(text: str, arch: str = "sm_90", options: CompileOptions | None = SPARSE_CORES) -> tuple[str, dict]:
-    artifacts = compile_kernel(text, "sparse24_matmul", "ptx", arch, options).artifacts
+def _compiled(text: str, arch: str = "sm_90") -> tuple[str, dict]:
+    artifacts = compile_kernel(text, "sparse24_matmul", "ptx", arch).artifacts
     return artifacts["kernel.ptx"], json.loads(artifacts["launch.json"])
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90", "sm_90a"])
-def test_the_option_puts_two_of_four_on_mma_sp_and_launch_json_says_so(arch):
+def test_two_of_four_takes_mma_sp_by_default_and_launch_json_says_so(arch):
     ptx, launch = _compiled(sample_text("sparse_2of4_matmul"), arch)
     assert "mma.sp.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32" in ptx
     plan = launch["mma"]
     assert launch["mapping"] == "mma" and launch["block"] == [256, 1, 1]
     assert plan["instruction"] == "mma.sp.m16n8k32" and plan["block"] == [128, 128, 64] and plan["stages"] == 4
     assert plan["structured"] == "sparse" and plan["pattern"] == "two_of_four" and "metadata" in plan
-    assert plan["shared_bytes"] == 4 * (8192 + 16384 + 1024) == launch["shared_bytes"] and plan["option"] == "sparse-mma"
+    assert plan["shared_bytes"] == 4 * (8192 + 16384 + 1024) == launch["shared_bytes"]
 
 
-def test_without_the_option_two_of_four_keeps_the_verified_decoding_path():
-    ptx, launch = _compiled(sample_text("sparse_2of4_matmul"), options=None)
-    assert launch["mma"]["instruction"] == "mma.sync.m16n8k16" and "mma.sp" not in ptx
+def test_other_sparse_contractions_keep_the_decoding_path():
+    """mma.sp takes 2:4 f16/bf16 with 64-position IR steps only: 2:4 with 32-position steps
+    and 1:2 (f16) are decoded onto mma.sync, 1:2 f32 onto the CUDA cores."""
+    found = match_sparse_contraction(intentc.parse(sample_text("sparse_2of4_matmul"), "t.kir").find("sparse24_matmul"))
+    assert plan_sparse(dataclasses.replace(found, step_groups=8)).instruction == "mma.sync.m16n8k16"
+    one_of_two = match_sparse_contraction(intentc.parse(sample_text("sparse_1of2_matmul"), "t.kir")
+                                          .find("sparse12_matmul"))
+    assert plan_sparse(one_of_two).instruction == "fma.f32"
+    assert plan_sparse(dataclasses.replace(one_of_two, operand_dtype="f16")).instruction == "mma.sync.m16n8k16"
 
 
 @pytest.mark.parametrize("dtype", ["f16", "bf16"])
@@ -137,11 +140,9 @@ def test_mma_sp_plans_only_two_of_four_f16_bf16_with_64_position_steps():
         assert plan_sparse_mma(dataclasses.replace(found, **other)) is None, other
 
 
-def test_the_cli_gpu_path_selects_mma_sp(capsys):
+def test_the_cli_compiles_two_of_four_to_mma_sp(capsys):
     from intentc.cli.main import main
     from sample_paths import SAMPLES
     command = ["compile", str(SAMPLES / "sparse_2of4_matmul.kir"), "--kernel", "sparse24_matmul", "--target", "ptx"]
-    assert main([*command, "--gpu-path", "sparse-mma"]) == 0
-    assert "mma.sp.sync.aligned.m16n8k32" in capsys.readouterr().out
     assert main(command) == 0
-    assert "mma.sp" not in capsys.readouterr().out
+    assert "mma.sp.sync.aligned.m16n8k32" in capsys.readouterr().out

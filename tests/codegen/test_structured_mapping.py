@@ -87,6 +87,15 @@ def test_sparse_recognizer_refuses_other_kernels(why):
         match_sparse_contraction(_kernel(text.replace(old, new), "sparse24_matmul"))
 
 
+@pytest.fixture
+def decoded_sparse(monkeypatch):
+    """2:4 with 64-position steps on the decoding path, the one 1:2 and 2:4 with 32-position steps
+    take (mma.sp takes it by default: tests/codegen/test_sparse_mma.py)."""
+    from intentc.codegen.nvptx import tile_sparse
+    monkeypatch.setattr(tile_sparse, "plan_sparse_mma", lambda contraction: None)
+
+
+@pytest.mark.usefixtures("decoded_sparse")
 @pytest.mark.parametrize("kernel,instruction,block", [("mxfp4_matmul", "mma.sync.m16n8k16", [128, 128, 32]),
                                                       ("sparse24_matmul", "mma.sync.m16n8k16", [128, 128, 64]),
                                                       ("sparse12_matmul", "fma.f32", [128, 128, 16])])
@@ -108,6 +117,7 @@ def test_mx_decodes_exactly_in_f16_and_scales_in_f32():
     assert "fma.rn.f32" in ptx
 
 
+@pytest.mark.usefixtures("decoded_sparse")
 def test_sparse_steps_or_their_b_flags_at_the_barrier():
     ptx, _ = _launch("sparse24_matmul")
     assert "bar.red.or.pred" in ptx

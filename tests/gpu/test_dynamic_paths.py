@@ -6,7 +6,6 @@ and compiles it as a service worker does), `intentc.load` on torch tensors, and 
 --target cuda --dynamic-extents`. (`compile_cuda`: tests/gpu/test_dynamic_variants.py.)"""
 from __future__ import annotations
 
-import functools
 import json
 
 import numpy as np
@@ -47,8 +46,9 @@ class InProcessService:
         return CompileReply("local", "miss", result.artifacts, {}, result.timings)
 
 
-@functools.cache
 def _service_kernel():
+    """A fresh kernel and service: what a case asks for does not depend on the cases run
+    before it in this process (xdist runs them in any order, any worker)."""
     from intentc.runtime.compilers import ServiceCompiler
     from intentc.runtime.cuda import compile_cuda
     service = InProcessService()
@@ -66,12 +66,18 @@ def _expected(inputs: dict) -> np.ndarray:
 
 @pytest.mark.parametrize("cols", BOUNDARIES)
 def test_through_the_service(cols):
+    """Constructing the kernel asks for nothing; a launch asks for its bucket's variant alone
+    (picked from the arrays' shapes), or for the kernel's own entry where no variant serves the
+    row (empty, or past every variant); the own entry is compiled when first asked for."""
     kernel, service = _service_kernel()
+    assert service.sent == []
     inputs = _inputs(cols)
     assert_close(kernel(inputs)["y"], _expected(inputs), 1e-6)
-    bucket = VariantRule(**kernel.launch_config.variant_rule).bucket(cols)
+    bucket = kernel.rule.bucket(cols)
     asked = [s.variant for s in service.sent]
-    assert asked[0] == () and (bucket is None or asked.count(bucket) == 1)   # each bucket asked for once
+    assert asked == [bucket if bucket is not None else ()]
+    assert VariantRule(**kernel.launch_config.variant_rule) == kernel.rule       # launch.json's: the own entry's
+    assert [s.variant for s in service.sent] == asked + ([()] if bucket is not None else [])
 
 
 @pytest.mark.parametrize("cols", BOUNDARIES)

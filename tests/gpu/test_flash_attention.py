@@ -2,23 +2,30 @@
 region_fold against the interpreter — sequence lengths on and off the tiles (1, 31, 33, 100,
 130), head dims below, at and above a column block (1, 20, 64, 128, 200), specialized and
 dynamic extents, large scores (exp near overflow), ties, and NaN / inf values; each with the
-default plan and with the key groups (CompileOptions(gpu_paths=("flash-key-groups",)), awaiting GPU
-verification)."""
+default plan (two key groups) and with one group, 2 CTAs an SM (the plan before key groups,
+one that `bench/gpu_attention.py --sweep` times)."""
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 import pytest
 
 from gpu_differential import ROOT, on_gpu_and_interp
 from gpu_required import requires_gpu
-from intentc.options import CompileOptions
+from intentc.codegen.nvptx import flash_attention
 
 pytestmark = requires_gpu()
 
 
-@pytest.fixture(params=[False, True], ids=["one-group", "key-groups"])
-def options(request):
-    return CompileOptions(gpu_paths=("flash-key-groups",) if request.param else ())
+@pytest.fixture(params=[None, {"groups": 1, "resident": 2}], ids=["key-groups", "one-group"])
+def plan(request, monkeypatch):
+    """The plan's fields to replace while the test compiles (the plan is data: the same kernel)."""
+    chosen = flash_attention.plan_flash
+    if request.param:
+        monkeypatch.setattr(flash_attention, "plan_flash", lambda kernel, known: dataclasses.replace(
+            chosen(kernel, known), **request.param))
+    return request.param
 
 SOURCE = (ROOT / "ir_samples" / "attention_region_fold.kir").read_text()
 
@@ -46,36 +53,36 @@ def _close(got, want, values, what):
     assert np.all(difference[finite] <= bound[finite]), (what, float(np.max(difference[finite] - bound[finite])))
 
 
-def _check(values, options, extents=None, what=""):
-    gpu, interp = on_gpu_and_interp(SOURCE, "causal_attention", values, options=options, extents=extents)
+def _check(values, extents=None, what=""):
+    gpu, interp = on_gpu_and_interp(SOURCE, "causal_attention", values, extents=extents)
     _close(gpu["o"], interp["o"], values, what)
 
 
 @pytest.mark.parametrize("t,d", [(1, 16), (31, 64), (33, 20), (100, 128), (130, 64), (70, 1), (65, 200)])
-def test_causal_attention_dynamic(t, d, options):
-    _check(_inputs(t, d, np.random.default_rng(t * 1009 + d)), options, what=f"T={t} D={d}")
+def test_causal_attention_dynamic(t, d, plan):
+    _check(_inputs(t, d, np.random.default_rng(t * 1009 + d)), what=f"T={t} D={d}")
 
 
 @pytest.mark.parametrize("t,d", [(129, 128), (64, 64), (45, 40)])
-def test_causal_attention_specialized(t, d, options):
-    _check(_inputs(t, d, np.random.default_rng(t * 7 + d)), options, extents={"D": d}, what=f"T={t} D={d} specialized")
+def test_causal_attention_specialized(t, d, plan):
+    _check(_inputs(t, d, np.random.default_rng(t * 7 + d)), extents={"D": d}, what=f"T={t} D={d} specialized")
 
 
-def test_large_scores_and_ties(options):
+def test_large_scores_and_ties(plan):
     values = _inputs(96, 32, np.random.default_rng(5), scale=20.0)
     values["k"][10:20] = values["k"][10]          # tied keys
     values["q"][40] = 0.0                         # a row of equal scores
-    _check(values, options, what="large scores, ties")
+    _check(values, what="large scores, ties")
 
 
 @pytest.mark.parametrize("t,row", [(80, 3), (200, 150)])
-def test_non_finite_values(t, row, options):
+def test_non_finite_values(t, row, plan):
     # an inf and a NaN in V reach every row through the masked slices (0 · inf = NaN), also
     # where they lie in tiles the mapping skips when V is finite there (row 150: it folds them)
     values = _inputs(t, 16, np.random.default_rng(row))
     values["v"][row, 2] = np.inf
     values["v"][min(row + 40, t - 1), 5] = np.nan
-    _check(values, options, what=f"inf and NaN values at row {row}")
+    _check(values, what=f"inf and NaN values at row {row}")
 
 
 def test_flash_mapping_chosen():

@@ -2,8 +2,7 @@
 attention (`ir_samples/attention_tensor_cores.kir`) against the interpreter — sequence lengths
 on and off the 64-row / 64-key tiles (0, 1, 31, 63, 65, 100, 130), head dims below, at and
 above a 64-column chunk and the 128-column pass (1, 20, 40, 64, 128, 200), specialized and
-dynamic extents, strided views (the element staging), large scores and ties, inf and NaN.
-The form awaits GPU verification: it runs with CompileOptions(gpu_paths=("flash-tensor-cores",))."""
+dynamic extents, strided views (the element staging), large scores and ties, inf and NaN."""
 from __future__ import annotations
 
 import ml_dtypes
@@ -12,7 +11,6 @@ import pytest
 
 from gpu_differential import ROOT, on_gpu_and_interp
 from gpu_required import requires_gpu
-from intentc.options import CompileOptions
 
 pytestmark = requires_gpu()
 
@@ -20,7 +18,6 @@ SOURCE = (ROOT / "ir_samples" / "attention_tensor_cores.kir").read_text()
 DTYPES = {"f16": np.float16, "bf16": ml_dtypes.bfloat16}
 # one unit in the last place at 1.0: the weights' and the output's rounding to the operand type
 EPS = {"f16": 2.0 ** -10, "bf16": 2.0 ** -7}
-TENSOR_CORES = CompileOptions(gpu_paths=("flash-tensor-cores",))
 
 
 def _inputs(t, d, dtype, rng, scale=None):
@@ -50,8 +47,7 @@ def _close(got, want, values, dtype, what):
 
 
 def _check(values, dtype, extents=None, what=""):
-    gpu, interp = on_gpu_and_interp(SOURCE, f"causal_attention_{dtype}", values, options=TENSOR_CORES,
-                                    extents=extents)
+    gpu, interp = on_gpu_and_interp(SOURCE, f"causal_attention_{dtype}", values, extents=extents)
     _close(gpu["o"], interp["o"], values, dtype, f"{dtype} {what}")
 
 
@@ -100,6 +96,6 @@ def test_strided_views_stage_by_elements(dtype):
 
 def test_tensor_core_mapping_chosen():
     from intentc.runtime.cuda import compile_cuda
-    compiled = compile_cuda(SOURCE, "causal_attention_f16", {"extents": {"D": 64}}, TENSOR_CORES)
+    compiled = compile_cuda(SOURCE, "causal_attention_f16", {"extents": {"D": 64}})
     assert compiled.launch_config.mapping == "flash"
     assert "mma.sync" in compiled.launch_config.to_json()["plan"]["instruction"]

@@ -17,9 +17,6 @@ from sample_paths import SAMPLES
 # kernel -> why it still runs on one thread (mapping single-thread, or tensors in a
 # grid-stride iteration); the bar of issue 13 is an empty table.
 ONE_THREAD = {
-    # the flash mapping's tensor-core form awaits GPU verification: CompileOptions(gpu_paths=("flash-tensor-cores",))
-    "causal_attention_f16": "16-bit flash attention on mma.sync, off by default until verified on a GPU",
-    "causal_attention_bf16": "16-bit flash attention on mma.sync, off by default until verified on a GPU",
 }
 
 

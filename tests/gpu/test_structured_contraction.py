@@ -4,6 +4,9 @@ group and none (K = 0), and scales whose products leave the exact fast path (NaN
 codes 0 and 254, sums below 130 and above 371)."""
 from __future__ import annotations
 
+import contextlib
+from unittest import mock
+
 import numpy as np
 import pytest
 
@@ -110,7 +113,8 @@ def _sparse_inputs(pattern: str, m: int, kq: int, n: int, seed: int) -> dict:
 
 SPARSE = {"two_of_four": ("sparse_2of4_matmul", "sparse24_matmul"),
           "one_of_two": ("sparse_1of2_matmul", "sparse12_matmul")}
-# (pattern, the `sparse-mma` GPU path on): 2:4 on the default decoding path and on mma.sp
+# (pattern, on mma.sp): 2:4 on mma.sp (its default) and on the decoding path (1:2's, and 2:4's
+# with 32-position IR steps)
 PATHS = [("one_of_two", False), ("two_of_four", False), ("two_of_four", True)]
 
 
@@ -128,9 +132,13 @@ def _dense(values: dict, pattern: str) -> np.ndarray:
 
 
 def _compiled(text: str, kernel: str, sparse_mma: bool):
-    from intentc.options import CompileOptions
+    """The compiled kernel; without `sparse_mma` a 2:4 kernel is planned on the decoding path
+    (the plan is data: the same kernel, another plan; compile_cuda does not cache)."""
+    from intentc.codegen.nvptx import tile_sparse
     from intentc.runtime.cuda import compile_cuda
-    compiled = compile_cuda(text, kernel, options=CompileOptions(gpu_paths=("sparse-mma",) if sparse_mma else ()))
+    decoded = mock.patch.object(tile_sparse, "plan_sparse_mma", lambda contraction: None)
+    with contextlib.nullcontext() if sparse_mma else decoded:
+        compiled = compile_cuda(text, kernel)
     assert compiled.launch_config.mapping == "mma", compiled.launch_config.mapping
     assert (compiled.launch_config.mma["instruction"] == "mma.sp.m16n8k32") == sparse_mma
     return compiled

@@ -152,12 +152,12 @@ _LAUNCH_TYPE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, 
 
 
 def choose_fast_path(monkeypatch, path: str) -> None:
-    """"native": calls on (fake) torch tensors take `native_launch.c` (`INTENTC_LAUNCH=native`;
-    skipped where it cannot be built, saying why); "python": the Python fast path alone (the
-    default, and where there is no C compiler)."""
+    """"native": calls on (fake) torch tensors take `native_launch.c` (the default; skipped
+    where it cannot be built, saying why); "python": the Python fast path alone
+    (`INTENTC_LAUNCH_OFF=native`, and where there is no C compiler)."""
     if path == "python":
-        monkeypatch.delenv("INTENTC_LAUNCH", raising=False)
+        monkeypatch.setenv("INTENTC_LAUNCH_OFF", "native")
         return
-    monkeypatch.setenv("INTENTC_LAUNCH", "native")
+    monkeypatch.delenv("INTENTC_LAUNCH_OFF", raising=False)
     if native.fast_call() is None:
         pytest.skip(f"the native fast path cannot be built here: {native.unavailable()}")

@@ -29,12 +29,11 @@ READ_EXTENT = """kernel @copy_counted(%n: view<index, [1], in>, %x: view<f32, [%
 
 @pytest.fixture
 def fake_driver(monkeypatch):
-    monkeypatch.setenv("INTENTC_LAUNCH", "fit_grid")      # awaiting GPU verification: off by default
     return install_driver(monkeypatch)
 
 
-def test_without_the_option_every_launch_gets_the_full_grid(fake_driver, monkeypatch):
-    monkeypatch.delenv("INTENTC_LAUNCH")
+def test_with_fit_grid_off_every_launch_gets_the_full_grid(fake_driver, monkeypatch):
+    monkeypatch.setenv("INTENTC_LAUNCH_OFF", "fit_grid")
     kernel = intentc.load(SAMPLES / "vector_add.kir", "vector_add", target="cuda", arch="sm_90")
     kernel(**{name: FakeGpuArray(np.zeros(4096, np.float32)) for name in "xyz"})
     assert fake_driver.launches[-1][0] == kernel.runner.grid() == (128, 1, 1)

@@ -120,9 +120,9 @@ def test_threads_launch_their_own_new_memory(fake_driver):
     assert launched == set(expected) and len(fake_driver.binds) == 1
 
 
-def test_it_is_off_unless_asked_for(fake_driver, monkeypatch):
-    """It awaits GPU verification: without `INTENTC_LAUNCH=native` every call takes the Python path."""
-    monkeypatch.setenv("INTENTC_LAUNCH", "fit_grid,tma_templates")
+def test_the_switch_turns_it_off(fake_driver, monkeypatch):
+    """With `INTENTC_LAUNCH_OFF=native` (for diagnosis) every call takes the Python path."""
+    monkeypatch.setenv("INTENTC_LAUNCH_OFF", "native")
     kernel = _loaded(ACCUMULATE, "acc")
     arguments = {"x": FakeTensor(np.zeros(8, np.float32)), "y": FakeTensor(np.zeros(8, np.float32))}
     for _ in range(3):

@@ -181,10 +181,10 @@ def test_other_gpu_arrays_and_scalars_take_the_new_memory_path_too(fake_driver, 
 
 
 def test_a_kernel_fed_by_tensor_maps_encodes_them_again_for_new_memory(fake_driver, monkeypatch):
-    """wgmma fed by the copy engine (`mma.tma`; `INTENTC_LAUNCH=tma_templates`: awaiting GPU
-    verification): its maps hold the views' addresses, so new memory with a seen layout gets
-    maps of its own (not a full binding), kept with that call's launch for its next calls; a
-    view the copy engine cannot describe there is bound in full (the cp.async fallback entry)."""
+    """wgmma fed by the copy engine (`mma.tma`): its maps hold the views' addresses, so new
+    memory with a seen layout gets maps of its own (not a full binding), kept with that call's
+    launch for its next calls; a view the copy engine cannot describe there is bound in full
+    (the cp.async fallback entry)."""
     import ctypes
 
     from intentc.runtime import tensor_maps
@@ -192,7 +192,6 @@ def test_a_kernel_fed_by_tensor_maps_encodes_them_again_for_new_memory(fake_driv
     def encode(request):        # the driver's encoding stood in for: what it was asked for
         return np.array([request.address, *request.extents, request.pitch], np.uint64).tobytes().ljust(128, b"\0")
     monkeypatch.setattr(tensor_maps, "encode", encode)
-    monkeypatch.setenv("INTENTC_LAUNCH", ",".join(filter(None, (os.environ.get("INTENTC_LAUNCH"), "tma_templates"))))
     kernel = intentc.load(Path(__file__).parents[2] / "ir_samples" / "tiled_matmul.kir", "matmul_tiled",
                           target="cuda", arch="sm_90a")
     tma = kernel.launch_config.mma["tma"]
@@ -243,10 +242,10 @@ def test_python_numbers_round_to_nearest_even_and_out_of_range_ones_are_refused_
             assert _code(kernel, x=FakeTensor(x), t=value, y=FakeTensor(y)) == "R0103", value
 
 
-def test_without_the_option_new_memory_for_a_tensor_map_kernel_is_bound_in_full(fake_driver, monkeypatch):
+def test_with_tma_templates_off_new_memory_for_a_tensor_map_kernel_is_bound_in_full(fake_driver, monkeypatch):
     from intentc.runtime import tensor_maps
     monkeypatch.setattr(tensor_maps, "encode", lambda request: bytes(128))
-    monkeypatch.delenv("INTENTC_LAUNCH", raising=False)
+    monkeypatch.setenv("INTENTC_LAUNCH_OFF", ",".join(filter(None, (os.environ.get("INTENTC_LAUNCH_OFF"), "tma_templates"))))
     kernel = intentc.load(Path(__file__).parents[2] / "ir_samples" / "tiled_matmul.kir", "matmul_tiled",
                           target="cuda", arch="sm_90a")
     for block in (np.zeros(2 * 128 * 64, np.float16), np.zeros(2 * 128 * 64, np.float16)):

@@ -12,7 +12,7 @@ from llvmlite import ir
 
 from ...diagnostics import Diagnostic, DiagnosticError
 from ...ir.nodes import Kernel, Module
-from ...options import CompileOptions, Specialization
+from ...options import Specialization
 from ..llvm.kernel import LoweredKernel, lower_kernel
 from ..llvm.printing import module_text
 from . import machine
@@ -60,8 +60,7 @@ def _mark_entry(lowered: LoweredKernel, threads: int, resident_ctas: int = 0) ->
 
 
 def compile_ptx(module: Module, kernel_name: str, arch: str, specialization: Specialization | None = None,
-                timings: dict | None = None, file: str = "<input>", source: str | None = None,
-                options: CompileOptions | None = None) -> PtxKernel:
+                timings: dict | None = None, file: str = "<input>", source: str | None = None) -> PtxKernel:
     """PTX for one verified (and pass-optimized) kernel; DiagnosticError for what cannot be lowered."""
     if arch not in machine.ARCHS:
         raise DiagnosticError([Diagnostic(BAD_ARCH, f"no NVPTX arch `{arch}`", 1, 1, file,
@@ -70,7 +69,7 @@ def compile_ptx(module: Module, kernel_name: str, arch: str, specialization: Spe
     kernel = module.find(kernel_name)
     assert isinstance(kernel, Kernel), kernel_name
     mark = time.perf_counter()
-    mapping = plan_mapping(kernel, specialization, module, arch, options)
+    mapping = plan_mapping(kernel, specialization, module, arch)
     staged = stage_plan(kernel, specialization) if mapping.kind in STAGED_MAPPINGS else None
     if staged is not None:
         return PtxKernel(*compile_stages(module, kernel, staged, arch, specialization, timings, file, source,

@@ -24,7 +24,7 @@ interpreter's fold too).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from llvmlite import ir
@@ -32,7 +32,6 @@ from llvmlite import ir
 from ..layout.assign import Assignment
 from ..layout.encodings import Blocked
 from ...ir.types import RecordType
-from ...options import CompileOptions
 from ..llvm.lowfloat import to_storage
 from ..llvm.types import F32, I1, I32, I64, register_type
 from .cta import barrier, from_word, shared_array, sreg, to_word
@@ -54,9 +53,9 @@ VK = 16                              # keys of a V chunk
 VECTOR = 4                           # f32 elements of one ld.shared.v4
 PAD = VECTOR                         # staged rows padded by one vector: 16-byte aligned, banks apart
 MAX_COLUMNS = 128                    # DB for a dynamic or large D
-RESIDENT = 2
-KEY_GROUPS = 2                       # with the flash-key-groups GPU path: groups of 256 threads (128 registers
-                                     # each: one CTA an SM)
+KEY_GROUPS = 2                       # groups of 256 threads (128 registers each: one CTA an SM); H200, T = 4096,
+                                     # D = 64 / 128: 1.49x / 0.78x torch f32 (s7 round 1); one group with 2 CTAs
+                                     # an SM (`groups=1, resident=2`, bench/gpu_attention.py --sweep): 1.00x / 0.53x
 WORD = 8                             # bytes of a state value in the key groups' exchange (cta.to_word)
 
 
@@ -125,9 +124,9 @@ class FlashPlan(KeyGroupPlan):
     skip_dead: bool = False          # key tiles past a row block summarize to the init (dead_slices.py)
     rows: int = ROWS                 # query rows a thread
     keys: int = KEYS                 # keys a thread of a tile
-    resident: int = RESIDENT         # CTAs an SM (`.minnctapersm`) and the grid's CTAs an SM
+    resident: int = 1                # CTAs an SM (`.minnctapersm`) and the grid's CTAs an SM
     threads_a_group: int = THREADS   # a key group's threads
-    groups: int = 1                  # key groups: each folds a contiguous run of a row block's tiles
+    groups: int = KEY_GROUPS         # key groups: each folds a contiguous run of a row block's tiles
 
     @property
     def group_threads(self) -> int:
@@ -145,7 +144,7 @@ class FlashPlan(KeyGroupPlan):
 
     @property
     def shared_bytes(self) -> int:
-        """One group keeps its buffers in static shared memory (the H200-verified form)."""
+        """One group (a plan `--sweep` times) keeps its buffers in static shared memory."""
         return super().shared_bytes if self.groups > 1 else 0
 
     @property
@@ -194,26 +193,22 @@ def slices_text(groups: int, skip_dead: bool) -> str:
     return text + ("; tiles past the row block skipped where V's rows there are finite" if skip_dead else "")
 
 
-def plan_flash(kernel, known: dict, options: CompileOptions | None = None) -> FlashPlan | FlashMmaPlan | None:
-    """The flash plan of `kernel`, or None. f32 operands run on the CUDA cores, in key groups
-    only with the GPU path `flash-key-groups`; 16-bit ones on the tensor cores only with
-    the GPU path `flash-tensor-cores` (both await GPU verification; off, the kernel keeps the
-    mapping it had)."""
+def plan_flash(kernel, known: dict) -> FlashPlan | FlashMmaPlan | None:
+    """The flash plan of `kernel`, or None. f32 operands run on the CUDA cores in key groups;
+    16-bit ones on the tensor cores (`flash_mma.py`)."""
     from .fold_attention import match_fold_attention
     from .tile_contraction import NoMatch
-    options = options or CompileOptions()
     try:
         attention = match_fold_attention(kernel)
     except NoMatch:
         return None
     if attention.operand_dtype != "f32":     # 16-bit operands run on the tensor cores
         from .flash_mma import plan_flash_mma
-        return plan_flash_mma(attention, known) if options.uses("flash-tensor-cores") else None
+        return plan_flash_mma(attention, known)
     depth = attention.depth if isinstance(attention.depth, int) else known.get(attention.depth)
     columns = MAX_COLUMNS if not depth else max(ROW_LANES, min(MAX_COLUMNS, 1 << (depth - 1).bit_length()))
     coordinate = attention.parallel.regions[0].args[0].name
-    plan = FlashPlan(attention, columns, dead_slices_are_identity(attention.prologue, attention.fold, coordinate))
-    return replace(plan, groups=KEY_GROUPS, resident=1) if options.uses("flash-key-groups") else plan
+    return FlashPlan(attention, columns, dead_slices_are_identity(attention.prologue, attention.fold, coordinate))
 
 
 def _i64(value: int) -> ir.Constant:

@@ -13,18 +13,13 @@ CTA mapping (docs/gpu.md): each recognizes its kernel shape symbolically and ret
 from __future__ import annotations
 
 
-def kernel_plan(kernel, known: dict, arch: str, options=None):
-    """The first whole-kernel plan that recognizes `kernel`, or None (`options`: the
-    CompileOptions, whose flash_* fields turn on the flash plans' unverified forms)."""
-    from functools import partial
-
-    from ...options import CompileOptions
+def kernel_plan(kernel, known: dict, arch: str):
+    """The first whole-kernel plan that recognizes `kernel`, or None."""
     from .dot_rows import plan_dot_rows
     from .flash_attention import plan_flash
     from .lane_dots import plan_lane_dots
     from .quantized_rows import plan_quantized_rows
-    flash = partial(plan_flash, options=options or CompileOptions())
-    for planner in (plan_lane_dots, flash, plan_quantized_rows, plan_dot_rows):
+    for planner in (plan_lane_dots, plan_flash, plan_quantized_rows, plan_dot_rows):
         plan = planner(kernel, known)
         if plan is not None:
             return plan

@@ -13,11 +13,11 @@ plain loops inside their iteration.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 
 from ...ir.nodes import Helper, Kernel, Module, Op
 from ...ir.types import ViewType
-from ...options import CompileOptions, Specialization
+from ...options import Specialization
 from ...passes.ir_walk import is_pure_tree
 from ..layout.assign import Assignment, assign, elements
 from ..layout.encodings import Shared, row_blocked
@@ -51,7 +51,6 @@ class Mapping:
     # a whole-kernel plan with its own emitter (`kernel_plans.py`: lane-group dots, flash attention, warp rows)
     plan: object | None = None
     lanes: LaneRows | None = None   # (lane-rows) an iteration a lane, its view accesses staged (lane_rows.py)
-    paths: frozenset = frozenset()  # the unverified GPU paths the compile asked for (CompileOptions.gpu_paths)
 
 
 @dataclass(frozen=True)
@@ -84,14 +83,10 @@ class LaunchConfig:
     mma: dict = field(default_factory=dict)       # MmaPlan.to_json() of the "mma" mapping
     plan: dict = field(default_factory=dict)      # a kernel plan's to_json() (kernel_plans.py)
     shared_bytes: int = 0        # dynamic shared memory a launch asks for (the MMA mapping's ring past 48 KiB)
-    gpu_paths: list = field(default_factory=list)   # the unverified GPU paths compiled in (CompileOptions.gpu_paths)
     abi: str = "void kernel(i64 w0, ..., i64 wN-1, i64 *status): argument words as parameters, status in global memory"
 
     def to_json(self) -> dict:
-        data = asdict(self)
-        if not data["gpu_paths"]:       # recorded only where a compile named some
-            del data["gpu_paths"]
-        return data
+        return asdict(self)
 
     @classmethod
     def from_json(cls, data: dict) -> LaunchConfig:
@@ -118,19 +113,17 @@ def prologue_views(kernel: Kernel, parallel: Op) -> frozenset[str]:
 
 
 def plan_mapping(kernel: Kernel, specialization: Specialization | None = None, module: Module | None = None,
-                 arch: str = "sm_90", options: CompileOptions | None = None) -> Mapping:
-    """The kernel's mapping; `options` may name unverified GPU paths it may take (docs/gpu.md)."""
-    paths = frozenset(options.gpu_paths) if options else frozenset()
-    return replace(_plan(kernel, specialization, module, arch, options, paths), paths=paths)
+                 arch: str = "sm_90") -> Mapping:
+    """The kernel's mapping (docs/gpu.md)."""
+    return _plan(kernel, specialization, module, arch)
 
 
-def _plan(kernel: Kernel, specialization: Specialization | None, module: Module | None, arch: str,
-          options: CompileOptions | None, paths: frozenset) -> Mapping:
+def _plan(kernel: Kernel, specialization: Specialization | None, module: Module | None, arch: str) -> Mapping:
     known = known_extents(kernel, specialization or Specialization())
-    mma = plan_mma(kernel, arch) or plan_structured(kernel, arch, options)
+    mma = plan_mma(kernel, arch) or plan_structured(kernel, arch)
     if mma is not None:
         return Mapping("mma", mma.threads, mma.contraction.parallel, layouts=mma_assignment(mma, known), mma=mma)
-    plan = kernel_plan(kernel, known, arch, options)
+    plan = kernel_plan(kernel, known, arch)
     if plan is not None:
         # the top-level reads are the plan's to stage: left lazy, never materialized
         return Mapping(plan.kind, plan.threads, plan.parallel, layouts=plan.layouts(known), plan=plan,
@@ -191,11 +184,6 @@ def single_thread_reason(kernel: Kernel) -> str:
 
 
 def launch_config(mapping: Mapping, entry: str, arch: str, variants: list | None = None,
-                  variant_rule: dict | None = None) -> LaunchConfig:
-    return replace(_launch_config(mapping, entry, arch, variants, variant_rule), gpu_paths=sorted(mapping.paths))
-
-
-def _launch_config(mapping: Mapping, entry: str, arch: str, variants: list | None = None,
                   variant_rule: dict | None = None) -> LaunchConfig:
     layouts, variants, variant_rule = mapping.layouts.to_json(), list(variants or []), dict(variant_rule or {})
     if mapping.kind == "single-thread":

@@ -65,7 +65,7 @@ class SparseMmaPlan(StructuredPlan):
 
     def to_json(self) -> dict:
         c = self.contraction
-        return {**super().to_json(), "option": "sparse-mma",
+        return {**super().to_json(),
                 "combine": "acc + (the IR step's sum: two chained mma.sp from zero)",
                 "metadata": "2-bit index pairs (first | second << 2), 16 positions a half word, "
                             "lanes T0/T1 of a quad: rows g, g + 8 (sparsity selector 0)",

@@ -39,11 +39,11 @@ METADATA_MESSAGES = {"one_of_two": "one_of_two metadata outside {0, 1}",
                      "two_of_four": "two_of_four metadata must satisfy 0 <= first < second < 4"}
 
 
-def plan_sparse(contraction, sparse_cores: bool = False) -> StructuredPlan | None:
-    """With `sparse_cores` (the GPU path `sparse-mma`), 2:4 f16/bf16 with 64-position IR steps
-    on mma.sp (`sparse_mma.py`); other f16/bf16 on mma.sync, a K step the IR's (32 or 64
-    positions); f32 on the CUDA cores, K steps of 16; None for other dtypes and IR steps."""
-    on_sparse_cores = plan_sparse_mma(contraction) if sparse_cores else None
+def plan_sparse(contraction) -> StructuredPlan | None:
+    """2:4 f16/bf16 with 64-position IR steps on mma.sp (`sparse_mma.py`); other f16/bf16
+    (1:2, 2:4 with 32-position steps) decoded onto mma.sync, a K step the IR's (32 or 64
+    positions); f32 decoded onto the CUDA cores, K steps of 16; None for other dtypes and IR steps."""
+    on_sparse_cores = plan_sparse_mma(contraction)
     if on_sparse_cores is not None:
         return on_sparse_cores
     step = contraction.group * contraction.step_groups

@@ -68,7 +68,7 @@ class StructuredPlan(MmaPlan):
                            f"{c.operand_dtype} {self.row_bytes}-byte swizzled rows; {self.extra_bytes} bytes beside"}
 
 
-def plan_structured(kernel, arch: str, options=None) -> StructuredPlan | None:
+def plan_structured(kernel, arch: str) -> StructuredPlan | None:
     """The plan of an MX or sparse tiled contraction, or None when `kernel` is neither."""
     from .structured_contraction import match_scaled_contraction, match_sparse_contraction
     from .tile_contraction import NoMatch
@@ -79,7 +79,7 @@ def plan_structured(kernel, arch: str, options=None) -> StructuredPlan | None:
     except NoMatch:
         pass
     try:
-        return plan_sparse(match_sparse_contraction(kernel), options is not None and options.uses("sparse-mma"))
+        return plan_sparse(match_sparse_contraction(kernel))
     except NoMatch:
         return None
 
