@@ -100,3 +100,50 @@ def test_an_active_lane_outside_the_view_is_still_reported():
         compile_cpu(text, "k")(inputs)
     (expected,), (got,) = interpreted.value.diagnostics, compiled.value.diagnostics
     assert got.code == expected.code == "R0301"
+
+
+# a 64x64 tile masked by row and column bounds: rows broadcast down the tile, columns across
+TILE = """kernel @k(%a: view<f32, [%M, %N], inout>) {{
+  %c63 = constant {{value = 63}} : index
+  %c64 = constant {{value = 64}} : index
+  %zero = constant {{value = 0.0}} : f32
+  %m_pad = add %M, %c63 : index
+  %tiles_m = floordiv %m_pad, %c64 : index
+  %n_pad = add %N, %c63 : index
+  %tiles_n = floordiv %n_pad, %c64 : index
+  %lane = iota : tensor<index, [64]>
+  %m_b = broadcast %M : tensor<index, [64]>
+  %n_b = broadcast %N : tensor<index, [64]>
+  parallel %tiles_m, %tiles_n {{
+  ^tile(%ti: index, %tj: index):
+    %m0 = mul %ti, %c64 : index
+    %n0 = mul %tj, %c64 : index
+    %m0_b = broadcast %m0 : tensor<index, [64]>
+    %rows = add %m0_b, %lane : tensor<index, [64]>
+    %n0_b = broadcast %n0 : tensor<index, [64]>
+    %cols = add %n0_b, %lane : tensor<index, [64]>
+    %row_ok = lt %rows, %m_b : tensor<bool, [64]>
+    %col_ok = lt %cols, %n_b : tensor<bool, [64]>
+    %rows2 = reshape %rows : tensor<index, [64, 1]>
+    %row_ok2 = reshape %{row_mask} : tensor<bool, [64, 1]>
+    %row_ok_t = broadcast %row_ok2 : tensor<bool, [64, 64]>
+    %col_ok_t = broadcast %col_ok : tensor<bool, [64, 64]>
+    %mask = and %row_ok_t, %col_ok_t : tensor<bool, [64, 64]>
+    %old = read %a index(%rows2, %cols) mask(%mask) fill(%zero) : tensor<f32, [64, 64]>
+    write %a, %old index(%rows2, %cols) mask(%mask)
+  }}
+}}"""
+
+
+def test_row_and_column_bounds_of_a_tile_through_reshapes_and_broadcasts():
+    assert _implied(TILE.format(row_mask="row_ok")) == [frozenset({0, 1})] * 2
+
+
+def test_a_bound_broadcast_along_the_other_axis_proves_nothing_there():
+    # the column bound laid down the rows: lane (r, c) tests cols[r], not the column it accesses
+    assert _implied(TILE.format(row_mask="col_ok")) == [frozenset({1})] * 2
+
+
+def test_a_tile_origin_that_may_wrap_proves_nothing():
+    # one tile per coordinate of M: %ti * 64 may pass 2^63
+    assert _implied(TILE.format(row_mask="row_ok").replace("parallel %tiles_m, %tiles_n", "parallel %M, %N")) == []

@@ -108,16 +108,64 @@ class _IndexRanges:
             return self.extents.get(op.operands[0])
         return None
 
-    def conjuncts(self, mask: str) -> Iterable[Op]:
-        """The `lt` ops whose results `mask` is the conjunction of (through `and`s)."""
+    def repeated(self, name: str) -> tuple[str, tuple]:
+        """(the tensor whose elements `name` repeats, the shapes from it to `name`): through
+        `reshape`s and `broadcast`s without `dims` (numpy's rule), whose element at each
+        coordinate is a function of those shapes alone — so two values with the same source
+        and the same shapes hold the same source element at every coordinate."""
+        shapes: list = []
+        op = self.producers.get(name)
+        while op is not None and _repeats(op) and op.operands[0] in self.producers:
+            shapes.append(_shape(op))
+            name = op.operands[0]
+            op = self.producers[name]
+        return name, tuple(reversed(shapes))
+
+    def conjuncts(self, mask: str, after: tuple = ()) -> Iterable[tuple[Op, tuple]]:
+        """(`lt` op, the shapes from its result to `mask`) for each `lt` whose result `mask`
+        is the conjunction of (through `and`s, reshapes and broadcasts)."""
         op = self.producers.get(mask)
         if op is None:
             return
         if op.name == "and":
             for operand in op.operands:
-                yield from self.conjuncts(operand)
+                yield from self.conjuncts(operand, after)
         elif op.name == "lt":
-            yield op
+            yield op, after
+        elif _repeats(op):
+            yield from self.conjuncts(op.operands[0], (_shape(op), *after))
+
+    def lanes(self, index: str, access_shape: tuple) -> tuple[str, tuple] | None:
+        """What the access's lanes hold of `index` (implicitly broadcast to `access_shape`):
+        (source, shapes), with the index's interval starting at 0 or more; else None."""
+        source, shapes = self.repeated(index)
+        if self.of(source)[0] < 0:
+            return None
+        return source, _steps((*shapes, access_shape))
+
+    def bounds(self, mask: str, access_shape: tuple) -> set[tuple[tuple[str, tuple], object]]:
+        """((source, shapes), extent) for every `lt source, extent` conjunct of `mask`."""
+        found = set()
+        for lt, after in self.conjuncts(mask):
+            if _shape(lt) != _shape(self.producers.get(lt.operands[0])):
+                continue    # not element-wise at the left operand's own shape
+            source, shapes = self.repeated(lt.operands[0])
+            found.add(((source, _steps((*shapes, *after, access_shape))), self.extents.get(lt.operands[1])))
+        return found
+
+
+def _repeats(op: Op) -> bool:
+    return op.name == "reshape" or (op.name == "broadcast" and op.attributes.get("dims") is None)
+
+
+def _shape(op: Op | None) -> tuple | None:
+    type_ = op.result_types[0] if op is not None and op.result_types else None
+    return type_.shape if isinstance(type_, TensorType) else None
+
+
+def _steps(shapes: tuple) -> tuple:
+    """`shapes` without repeats (a broadcast to its own shape moves nothing)."""
+    return tuple(shape for position, shape in enumerate(shapes) if position == 0 or shapes[position - 1] != shape)
 
 
 def masked_in_bounds(kernel: Kernel) -> dict[int, frozenset[int]]:
@@ -128,9 +176,12 @@ def masked_in_bounds(kernel: Kernel) -> dict[int, frozenset[int]]:
     for op in _masked_view_accesses(kernel.body, facts.view_shapes):
         shape = facts.view_shapes[op.operands[0]]
         (mask,), indices = op.group("mask") or ("",), op.group("index") or ()
-        bounded = {(lt.operands[0], facts.extents.get(lt.operands[1])) for lt in facts.conjuncts(mask)}
+        access_shape = _shape(facts.producers.get(mask))
+        if access_shape is None:
+            continue
+        bounded = facts.bounds(mask, access_shape)
         axes = frozenset(axis for axis, (index, extent) in enumerate(zip(indices, shape))
-                         if (index, extent) in bounded and facts.of(index)[0] >= 0)
+                         if (facts.lanes(index, access_shape), extent) in bounded)
         if axes:
             found[id(op)] = axes
     return found
