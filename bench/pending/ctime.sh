@@ -17,8 +17,11 @@ echo "== run time: default vs round 1's compiler"
 timeout 14 python3 bench/slots_ab.py --reps 40 --variants default,r1 \
   --only vector_add:vector_add,saxpy:saxpy,reverse_copy_negative_stride:flip_rows,integer_hash_u32:pcg_hash,f8_rowwise_quant:dequantize_e4m3_rowwise,histogram_masked:histogram256,gelu_helper_call:gelu_fwd,rank1_update_outer:rank1_update,segment_sum_scatter_reduce:segment_sum \
   --out "$RESULTS/slots_ab.json" 2>&1 | tail -n 10
-echo "== compile beside Triton (warm, reps 2), and the changed samples and the slowest ones of ctime's area"
-timeout 15 python3 bench/compile.py --reps 2 --no-dynamic \
-  --only vector_add:vector_add,saxpy:saxpy,reverse_copy_negative_stride:flip_rows,integer_hash_u32:pcg_hash,f8_rowwise_quant:dequantize_e4m3_rowwise,histogram_masked:histogram256,gelu_helper_call:gelu_fwd,rank1_update_outer:rank1_update,segment_sum_scatter_reduce:segment_sum,nan_max_vs_maximum_num:nan_max,special_math:special_math,row_argmax:row_argmax,f8_rowwise_quant:quantize_e4m3_rowwise \
+echo "== compile beside Triton (warm, reps 2)"
+timeout 12 python3 bench/compile.py --reps 2 --no-dynamic --no-samples \
   --pairs vector_add:vector_add,row_softmax:row_softmax,row_sum:row_sum_f16,cumsum:row_cumsum,layernorm:layernorm,philox_dropout:dropout \
-  --out "$RESULTS/compile.json" 2>&1 | tail -n 24
+  --out "$RESULTS/compile.json" 2>&1 | tail -n 9
+echo "== compile of the changed samples and the slowest of ctime's area (no pairs: --pairs none)"
+timeout 6 python3 bench/compile.py --reps 2 --pairs none \
+  --only vector_add:vector_add,rank1_update_outer:rank1_update,segment_sum_scatter_reduce:segment_sum,nan_max_vs_maximum_num:nan_max,special_math:special_math,saxpy:saxpy,reverse_copy_negative_stride:flip_rows,integer_hash_u32:pcg_hash,f8_rowwise_quant:dequantize_e4m3_rowwise,histogram_masked:histogram256,gelu_helper_call:gelu_fwd,row_argmax:row_argmax,f8_rowwise_quant:quantize_e4m3_rowwise \
+  --out "$RESULTS/compile-samples.json" 2>&1 | grep '^{' | cut -c1-160
