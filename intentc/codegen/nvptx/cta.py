@@ -661,9 +661,12 @@ def _shuffle(em, mode: str, value: ir.Value, lanes, clamp: int, mask: ir.Value |
     part (the whole warp unless given)."""
     b = em.b
     shfl = em.declare(f"llvm.nvvm.shfl.sync.{mode}.i32", I32, [I32, I32, I32, I32])
-    word = to_word(em, value)
     mask, clamp_ = mask or ir.Constant(I32, -1), ir.Constant(I32, clamp)
     offset = ir.Constant(I32, lanes) if isinstance(lanes, int) else lanes
+    if value.type in (I32, F32):     # the value's own bits, not through an i64 word (fewer instructions to build)
+        moved = b.call(shfl, [mask, value if value.type == I32 else b.bitcast(value, I32), offset, clamp_])
+        return moved if value.type == I32 else b.bitcast(moved, F32)
+    word = to_word(em, value)
     low = b.call(shfl, [mask, b.trunc(word, I32), offset, clamp_])
     if value.type in (I64, F64):
         high = b.call(shfl, [mask, b.trunc(b.lshr(word, ir.Constant(I64, 32)), I32), offset, clamp_])
