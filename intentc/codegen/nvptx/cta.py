@@ -79,7 +79,9 @@ MIN_SLOTS, MAX_SLOTS = 8, 32
 # 0.923 of torch, flip_rows 0.038 ms both), in a quarter of the unrolled body: vector add
 # 59 -> 28 ms to PTX. Bodies with math functions or Philox ran 5-8% slower at 4 slots
 # (bias_act, dropout), so they keep the kept-tensor rule
-# (bench/results/pending-20261201-s7-h200-r1/ctime/slots_ab.json).
+# (bench/results/pending-20261201-s7-h200-r1/ctime/slots_ab.json). Round 2, this rule against
+# the kept-tensor one: vector add, flip_rows, pcg_hash equal, saxpy 4% and dequantize_e4m3 15%
+# faster (bench/results/ctime-slots-ab-20261201-s7-h200-r2.json).
 CHEAP_INDEPENDENT_SLOTS = 4
 MIN_THREADS = 64
 MAX_THREADS = 1024
