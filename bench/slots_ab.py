@@ -1,16 +1,18 @@
-"""The register form's coordinates a thread for iterations of independent coordinates
-(`Specialization.independent_slots`, default off until this runs on a GPU) side by side on
-the GPU, in one process on the same data (the specs of `bench/gpu_sample_specs.py`, full
-size): K = 4 and 8 against the default (K from the tensors a thread keeps), and `before`,
-the default with every access also checked against the allocation (as before contiguous
-views were proven inside theirs, `ViewRef.in_allocation`); each variant's compile time to
-cubin beside its kernel time, and the sample's torch/Triton equivalent. Every variant is
-timed twice, in the order given and then reversed, so that neither order's caches favour one.
+"""The register form's coordinates a thread for iterations of independent coordinates, and
+the bounds checks masks make redundant, side by side on the GPU, in one process on the same
+data (the specs of `bench/gpu_sample_specs.py`, full size): `default` (the compiler as it
+is: cheap independent iterations at CHEAP_INDEPENDENT_SLOTS, no check along an axis the
+mask bounds, `codegen/llvm/mask_bounds.py`), `r1` (session 7's first GPU round: the
+kept-tensor rule for every iteration, every masked access checked), and K = 4 and 8 asked
+for (`Specialization.independent_slots`); each variant's compile time to cubin beside its
+kernel time, and the sample's torch/Triton equivalent. Every variant is timed twice, in the
+order given and then reversed, so that neither order's caches favour one.
 
-    python3 bench/slots_ab.py [--out FILE] [--only SAMPLE:KERNEL,...] [--reps 50]
+    python3 bench/slots_ab.py [--out FILE] [--only SAMPLE:KERNEL,...] [--reps 50] [--variants default,r1,...]
 """
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 from pathlib import Path
@@ -20,31 +22,44 @@ sys.path.insert(0, str(ROOT))
 
 from bench.common import run_sample_ab  # noqa: E402  (after the path insert)
 
-IDS = ["vector_add:vector_add", "saxpy:saxpy", "activation_enum:bias_act", "philox_dropout:dropout", "reverse_copy_negative_stride:flip_rows",
-       "f8_rowwise_quant:dequantize_e4m3_rowwise", "integer_hash_u32:pcg_hash", "kaiser_window_i0:kaiser_frames"]
-# name -> (Specialization.independent_slots, 0: K from the tensors a thread keeps, as for
-# other iterations; whether contiguous views skip the allocation compare)
-VARIANTS = {"k4": (4, True), "k8": (8, True), "kept": (0, True), "before": (0, False)}
+IDS = ["vector_add:vector_add", "saxpy:saxpy", "activation_enum:bias_act", "philox_dropout:dropout",
+       "reverse_copy_negative_stride:flip_rows", "f8_rowwise_quant:dequantize_e4m3_rowwise",
+       "integer_hash_u32:pcg_hash", "kaiser_window_i0:kaiser_frames"]
+# name -> (Specialization.independent_slots, 0: the compiler's own choice; whether the
+# compiler is as it was in round 1: every iteration on the kept-tensor rule, every masked
+# access checked)
+VARIANTS = {"default": (0, False), "r1": (0, True), "k4": (4, False), "k8": (8, False)}
+CHOSEN = list(VARIANTS)
+
+
+@contextlib.contextmanager
+def as_in_round_1(active: bool):
+    """The compiler of round 1 while the block runs, when `active`."""
+    if not active:
+        yield
+        return
+    from intentc.codegen.llvm import kernel as lowering
+    from intentc.codegen.nvptx import cta
+    saved = cta._cheap_coordinates, lowering.masked_in_bounds
+    cta._cheap_coordinates = lambda kernel, ops: False            # type: ignore[assignment]
+    lowering.masked_in_bounds = lambda kernel: {}                 # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        cta._cheap_coordinates, lowering.masked_in_bounds = saved
 
 
 def compiled(spec, dims: dict, variant: tuple):
-    """The kernel compiled with `variant`'s coordinates a thread for independent iterations
-    and allocation checks."""
+    """The kernel compiled with `variant`'s coordinates a thread and compiler."""
     from bench.gpu_samples import view_params
-    from intentc.codegen.llvm import kernel as lowering, values
     from intentc.runtime.cuda import compile_cuda
     text = (ROOT / "ir_samples" / f"{spec.sample}.kir").read_text()
-    slots, in_allocation = variant
-    saved = lowering.ViewRef
-    if not in_allocation:     # every view's accesses compare against the allocation again
-        lowering.ViewRef = lambda *fields: values.ViewRef(*fields[:8])   # type: ignore[misc, assignment]
-    try:
+    slots, round_1 = variant
+    with as_in_round_1(round_1):
         start = time.perf_counter()
         specialization = {**spec.specialization(view_params(text, spec.kernel), dims), "independent_slots": slots}
         kernel = compile_cuda(text, spec.kernel, specialization, file=f"ir_samples/{spec.sample}.kir")
         return kernel, time.perf_counter() - start
-    finally:
-        lowering.ViewRef = saved
 
 
 def measured(spec, reps: int) -> dict:
@@ -53,8 +68,8 @@ def measured(spec, reps: int) -> dict:
     case = spec.build(dims, "cuda")
     row: dict = {"id": spec.id, "size": spec.label(dims), "bytes": case.bytes}
     launches = {}
-    for label, variant in VARIANTS.items():
-        kernel, compile_s = compiled(spec, dims, variant)
+    for label in CHOSEN:
+        kernel, compile_s = compiled(spec, dims, VARIANTS[label])
         launch = lambda kernel=kernel: kernel.launch_in_place(case.values, spec.constexprs)
         if case.reset:
             case.reset()
@@ -63,17 +78,23 @@ def measured(spec, reps: int) -> dict:
         row[label] = {"threads": kernel.launch_config.block[0], "slots": kernel.launch_config.slots,
                       "compile_s": round(compile_s, 3), "correct": case.check() is True, "ms": []}
         launches[label] = launch
-    for label in list(VARIANTS) + list(VARIANTS)[::-1]:
+    for label in CHOSEN + CHOSEN[::-1]:
         row[label]["ms"].append(round(timed(launches[label], reps) * 1e3, 4))
     for name, baseline in case.baselines.items():
         seconds = timed(baseline, reps)
         row[name] = {"ms": round(seconds * 1e3, 4)}
-        for label in VARIANTS:
+        for label in CHOSEN:
             row[label][f"ratio_{name}"] = round(seconds * 1e3 / min(row[label]["ms"]), 3)
     return row
 
 
 def main(argv=None) -> None:
+    global CHOSEN
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--variants" in argv:
+        at = argv.index("--variants")
+        CHOSEN = argv[at + 1].split(",")
+        del argv[at:at + 2]
     run_sample_ab(measured, IDS, argv)
 
 

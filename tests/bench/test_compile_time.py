@@ -42,21 +42,21 @@ def test_sample_compiles_to_ptx_within_bound(spec):
 # CPU time to PTX as a multiple of a trivial kernel's (`periodic_wrap`: a few index ops a
 # coordinate) in the same process, so the bound holds on any machine and load; per (sample,
 # Specialization.independent_slots). Measured on the loaded dev VM (2026-12-01, min of 5,
-# twice): by default row_sum_f16 1.4x (2.2x before contiguous views dropped their
-# allocation compares and low floats converted to f32 in one fptrunc), softmax 2.0-2.2x,
-# layernorm 2.5-2.6x (4.1x), dropout 3.7-4.4x, cumsum 3.2-4.5x, vector add 2.5-3.1x, saxpy
-# 1.5-2.3x, flip_rows 3.3-3.4x, bias_act 3.2-3.3x; with 4 independent slots vector add
-# 1.1x, saxpy 1.0-1.4x, flip_rows 0.7-1.0x, bias_act 1.3-1.8x, dropout 2.3-2.6x. Single
-# measurements varied by up to 1.5x, so the bounds are about 1.5x the larger: they catch
-# the independent form growing back towards the default's size, and the default's row
-# sums and layernorm going back to their allocation compares, not every smaller regression.
+# twice; session 7): by default vector add 0.57-0.88x (2.5-3.1x before cheap independent
+# iterations took 4 slots and its masked accesses their bounds checks), saxpy 0.75-0.82x,
+# flip_rows 0.65-0.68x, pcg_hash 0.94x, row_sum_f16 1.1-1.9x, softmax 1.9-2.7x, bias_act
+# 3.0-4.4x, dropout 3.8-5.3x (session 6: layernorm 2.5-2.6x, cumsum 3.2-4.5x); with 4
+# independent slots bias_act 1.3-1.8x, dropout 2.3-2.6x. Single measurements varied by up to
+# 1.6x (saxpy once 1.31x under a load of 10 on 2 cores), so the bounds are about 1.5x the
+# larger, the cheap iterations' 2x: they catch vector add, flip_rows and pcg_hash growing
+# back towards the kept-tensor rule's size (2.5-3.4x), the row sums and layernorm going back
+# to their allocation compares, not every smaller regression.
 REFERENCE = "floordiv_mod_i32:periodic_wrap"
 RELATIVE_BOUNDS = {("row_sum:row_sum_f16", 0): 2.4, ("row_softmax:row_softmax", 0): 3.6,
                    ("layernorm:layernorm", 0): 4.0, ("philox_dropout:dropout", 0): 6.5,
-                   ("cumsum:row_cumsum", 0): 6.5, ("vector_add:vector_add", 0): 5.0, ("saxpy:saxpy", 0): 4.0,
-                   ("reverse_copy_negative_stride:flip_rows", 0): 5.5, ("activation_enum:bias_act", 0): 5.0,
-                   ("vector_add:vector_add", 4): 2.0, ("saxpy:saxpy", 4): 2.0,
-                   ("reverse_copy_negative_stride:flip_rows", 4): 1.6, ("activation_enum:bias_act", 4): 2.6,
+                   ("cumsum:row_cumsum", 0): 6.5, ("vector_add:vector_add", 0): 2.0, ("saxpy:saxpy", 0): 2.0,
+                   ("reverse_copy_negative_stride:flip_rows", 0): 2.0, ("integer_hash_u32:pcg_hash", 0): 2.0,
+                   ("activation_enum:bias_act", 0): 5.0, ("activation_enum:bias_act", 4): 2.6,
                    ("philox_dropout:dropout", 4): 4.0}
 SPEC_BY_ID = {spec.id: spec for spec in SPECS}
 

@@ -121,7 +121,7 @@ def _specialized(sample: str, kernel: str, extents: dict) -> tuple[str, dict]:
     ("row_softmax", "row_softmax", {"N": 16384}, 512, 32),
     ("row_softmax", "row_softmax", {"N": 1000}, 64, 16),     # a partial last chunk
     ("row_sum", "row_sum_f16", {"N": 4096}, 128, 32),        # the row length comes through `dim`
-    ("vector_add", "vector_add", {}, 64, 16),                 # literal extents need no specialization
+    ("vector_add", "vector_add", {}, 256, 4),                 # literal extents; cheap independent coordinates
     ("cumsum", "row_cumsum", {"N": 4096}, 256, 16),          # a scan keeps more
     ("philox_dropout", "dropout", {"N": 8192}, 1024, 8),     # Philox unrolled per coordinate keeps most
 ])

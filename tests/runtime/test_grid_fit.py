@@ -36,15 +36,15 @@ def test_with_fit_grid_off_every_launch_gets_the_full_grid(fake_driver, monkeypa
     monkeypatch.setenv("INTENTC_LAUNCH_OFF", "fit_grid")
     kernel = intentc.load(SAMPLES / "vector_add.kir", "vector_add", target="cuda", arch="sm_90")
     kernel(**{name: FakeGpuArray(np.zeros(4096, np.float32)) for name in "xyz"})
-    assert fake_driver.launches[-1][0] == kernel.runner.grid() == (128, 1, 1)
+    assert fake_driver.launches[-1][0] == kernel.runner.grid() == (32, 1, 1)    # 8 CTAs of 256 threads an SM
 
 
-@pytest.mark.parametrize(("n", "ctas"), [(0, 1), (1, 1), (1024, 1), (1025, 2), (4096, 4), (127 * 1024 + 1, 128),
-                                         (1 << 20, 128)])
+@pytest.mark.parametrize(("n", "ctas"), [(0, 1), (1, 1), (1024, 1), (1025, 2), (4096, 4), (31 * 1024 + 1, 32),
+                                         (1 << 20, 32)])
 def test_a_vector_add_gets_a_cta_a_block_of_1024_up_to_the_full_grid(fake_driver, n, ctas):
     kernel = intentc.load(SAMPLES / "vector_add.kir", "vector_add", target="cuda", arch="sm_90")
     full = kernel.runner.grid()[0]
-    assert kernel.launch_config.mapping == "cta" and full == 32 * 4
+    assert kernel.launch_config.mapping == "cta" and full == 8 * 4     # CTAs of 256 threads
     vectors = [FakeGpuArray(np.zeros(n, np.float32)) for _ in range(3)]
     kernel(x=vectors[0], y=vectors[1], z=vectors[2])
     assert fake_driver.launches[-1][0] == (ctas, 1, 1)

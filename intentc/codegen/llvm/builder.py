@@ -68,6 +68,10 @@ def _binary_key(lhs, rhs, name="", flags=()):
     return _key(lhs), _key(rhs), *flags
 
 
+def _unary_key(operand, name="", flags=()):
+    return _key(operand), *flags
+
+
 def _compare_key(cmpop, lhs, rhs, name=""):
     return cmpop, _key(lhs), _key(rhs)
 
@@ -138,7 +142,8 @@ class LoweringBuilder(ir.IRBuilder):
 
     # Reused: the kinds an unrolled iteration repeats (address arithmetic, bounds compares,
     # element pointers, float bitcasts, and negations: a row's bounds check negated for each
-    # slot's check, once reads of a view proven inside its allocation compare only the row);
+    # slot's check, once reads of a view proven inside its allocation compare only the row;
+    # a row's maximum negated for each slot's fused subtraction in softmax);
     # counted on tiled matmul, softmax, nan_max and dequantize_q4_k, the others (and, or,
     # select, shifts left, extensions, truncations) never repeated, and their keys would only
     # cost time.
@@ -152,4 +157,5 @@ class LoweringBuilder(ir.IRBuilder):
     icmp_signed = _reused(ir.IRBuilder.icmp_signed, _compare_key)
     icmp_unsigned = _reused(ir.IRBuilder.icmp_unsigned, _compare_key)
     bitcast = _reused(ir.IRBuilder.bitcast, _cast_key)
+    fneg = _reused(ir.IRBuilder.fneg, _unary_key)
     gep = _reused(ir.IRBuilder.gep, _gep_key)

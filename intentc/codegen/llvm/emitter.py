@@ -71,6 +71,7 @@ class Emitter:
         self.check_guards: list[ir.Value] = []   # conditions every check is and-ed with (checks_only_where)
         self.payload_free_reads: set[int] = set()   # ids of reads whose NaN bits no use observes (nan_payloads.py)
         self.bit_copy_reads: set[int] = set()       # ids of reads only stored as they are (nan_payloads.py)
+        self.masked_in_bounds: dict[int, frozenset[int]] = {}   # access id -> axes its mask keeps inside (mask_bounds.py)
         # the kernel's argument word by index, read in the prologue (set by kernel.py: abi.py)
         self.argument_word: Callable[[int], ir.Value] = function.args.__getitem__
 

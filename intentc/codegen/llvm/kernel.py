@@ -13,6 +13,7 @@ from .abi import ParamSlots, layout, slot_count
 from .conversion import constant_value
 from .emitter import CheckSite, Emitter
 from .lowering import NotLowered, count_uses, lower_ops
+from .mask_bounds import masked_in_bounds
 from .nan_payloads import bit_copy_reads, payload_free_reads
 from .lowfloat import to_register
 from .target import TargetHooks
@@ -67,6 +68,7 @@ def lower_kernel(module: Module, kernel_name: str, hooks: TargetHooks, specializ
     em.payload_free_reads = payload_free_reads(kernel.body)
     em.bit_copy_reads = bit_copy_reads(kernel.body, {param.name: param.type.dtype for param in kernel.params
                                                      if isinstance(param.type, ViewType)})
+    em.masked_in_bounds = masked_in_bounds(kernel)
     if sites:
         em.number_sites_as(sites)
     _bind_params(em, kernel, slots, specialization)

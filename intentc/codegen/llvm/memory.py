@@ -65,8 +65,9 @@ class Access:
             active = b.and_(active, em.lane_mask)
         coords = [as_index(em, element_at(em, t, idx), t.dtype) for t in self.indices]
         inside = ir.Constant(I1, 1)
-        for c, extent in zip(coords, self.resource.shape):
-            if not em.known_below(c, extent):
+        implied = em.masked_in_bounds.get(id(self.op), frozenset())    # active lanes lie inside along these
+        for axis, (c, extent) in enumerate(zip(coords, self.resource.shape)):
+            if axis not in implied and not em.known_below(c, extent):
                 inside = b.and_(inside, b.icmp_unsigned("<", c, extent))
         resource = self.resource
         if isinstance(resource, ViewRef):

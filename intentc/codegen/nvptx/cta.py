@@ -73,6 +73,16 @@ DYNAMIC_UNROLL = 4
 SLOT_REGISTERS = 96
 KEPT_WEIGHT = {name: op.cta_registers for name, op in all_ops().items() if op.cta_registers is not None}
 MIN_SLOTS, MAX_SLOTS = 8, 32
+# An iteration of independent coordinates whose ops are cheap (a copy, vector add, saxpy)
+# is memory-bound: on the H200 it ran as fast at 4 slots a thread (and 4x the threads) as at
+# the 8-32 the kept-tensor rule gives (vector add 0.980 / 0.981 of Triton, saxpy 0.957 /
+# 0.923 of torch, flip_rows 0.038 ms both), in a quarter of the unrolled body: vector add
+# 59 -> 28 ms to PTX. Bodies with math functions or Philox ran 5-8% slower at 4 slots
+# (bias_act, dropout), so they keep the kept-tensor rule
+# (bench/results/pending-20261201-s7-h200-r1/ctime/slots_ab.json). Round 2, this rule against
+# the kept-tensor one: vector add, flip_rows, pcg_hash equal, saxpy 4% and dequantize_e4m3 15%
+# faster (bench/results/ctime-slots-ab-20261201-s7-h200-r2.json).
+CHEAP_INDEPENDENT_SLOTS = 4
 MIN_THREADS = 64
 MAX_THREADS = 1024
 # In an iteration with a scan, slots come in groups of VECTOR consecutive coordinates a
@@ -267,10 +277,27 @@ def _slots_wanted(kernel: Kernel, ops: list[Op], independent: int = 0) -> int:
     coordinates meets no barrier, where many slots a thread pay off (above): its slots only
     make the unrolled body, and LLVM's and ptxas' time, K times longer (issue #13: vector add
     at 16 slots, 755 PTX lines; at 4, 214), while T·K stays S (fewer loads in flight a thread,
-    more threads)."""
-    if independent and all(_per_coordinate(op) for op in _outside_regions(ops, per_coordinate_regions(kernel))):
-        return independent
+    more threads). Without `independent`, such an iteration of cheap ops
+    (`_cheap_coordinates`) takes CHEAP_INDEPENDENT_SLOTS."""
+    if all(_per_coordinate(op) for op in _outside_regions(ops, per_coordinate_regions(kernel))):
+        if independent:
+            return independent
+        if _cheap_coordinates(kernel, ops):
+            return CHEAP_INDEPENDENT_SLOTS
     return _slots_for_kept(kernel, ops)
+
+
+def _cheap_coordinates(kernel: Kernel, ops: list[Op]) -> bool:
+    """Whether no op of the iteration (its per-coordinate regions too) nor a top-level op
+    with a tensor result (a value the iteration may read) calls a math function, divides,
+    keeps several registers a coordinate (Philox) or calls a helper: a coordinate is then a
+    few loads, stores and arithmetic, which more slots a thread do not speed up."""
+    table = all_ops()
+    prologue = [op for op in kernel.body if op.result_types and isinstance(op.result_types[0], TensorType)
+                and op.result_types[0].shape]
+    return all(op.name in table and not (table[op.name].libm or table[op.name].costly
+                                         or (table[op.name].cta_registers or 0) > 1 or op.attributes.get("callee"))
+               for op in nested_ops([*prologue, *ops], {}))
 
 
 def _slots_for_kept(kernel: Kernel, ops: list[Op]) -> int:
@@ -636,9 +663,12 @@ def _shuffle(em, mode: str, value: ir.Value, lanes, clamp: int, mask: ir.Value |
     part (the whole warp unless given)."""
     b = em.b
     shfl = em.declare(f"llvm.nvvm.shfl.sync.{mode}.i32", I32, [I32, I32, I32, I32])
-    word = to_word(em, value)
     mask, clamp_ = mask or ir.Constant(I32, -1), ir.Constant(I32, clamp)
     offset = ir.Constant(I32, lanes) if isinstance(lanes, int) else lanes
+    if value.type in (I32, F32):     # the value's own bits, not through an i64 word (fewer instructions to build)
+        moved = b.call(shfl, [mask, value if value.type == I32 else b.bitcast(value, I32), offset, clamp_])
+        return moved if value.type == I32 else b.bitcast(moved, F32)
+    word = to_word(em, value)
     low = b.call(shfl, [mask, b.trunc(word, I32), offset, clamp_])
     if value.type in (I64, F64):
         high = b.call(shfl, [mask, b.trunc(b.lshr(word, ir.Constant(I64, 32)), I32), offset, clamp_])
