@@ -32,11 +32,14 @@ from .ptx_asm import opaque
 from .register_staging import i32, load_run, vector_run, view_address, wide
 from .structured_contraction import _access, _SymbolicShapes
 from .tile_contraction import Affine, IndexTensor, NoMatch, _broadcast
+from .q4k_words import half, scale_min, signed_byte
+from .quantized_lanes import LANE_GROUP_RESIDENT, LANES, LaneGroupRows
 from .warp_rows import WARPS, RowsPlanData, RowWalk
 
 AHEAD = 3                 # blocks loaded ahead of the one accumulated (AHEAD + 1 in flight)
 WORDS = 9                 # 32-bit words a lane loads of a block (`_Rows._load`)
 RESIDENT = 2              # CTAs an SM must fit (`.minnctapersm`: 128 registers; capped at 64 or 85 ptxas spilled)
+WARP_A_ROW = 32           # `QuantizedRows.lanes` of the one-row-a-warp walk (`_Rows`)
 Q4K_BYTES, Q8K_BYTES = 144, 292
 
 
@@ -47,13 +50,18 @@ class QuantizedRows(RowsPlanData):
     x: str                                # the Q8_K vector [NB, 292]
     y: str                                # [R] f32
     values: dict = field(default_factory=dict, compare=False)
+    lanes: int = LANES                    # lanes a row: 1, 2, 4 (quantized_lanes.py) or WARP_A_ROW
 
     @property
     def resident(self) -> int:
-        return RESIDENT
+        return RESIDENT if self.lanes == WARP_A_ROW else LANE_GROUP_RESIDENT
 
     def to_json(self) -> dict:
-        return {"rows_per_cta": WARPS, "row": "one warp: lane L owns qs bytes 4L..4L+3 of each block",
+        if self.lanes == WARP_A_ROW:
+            row = "one warp: lane L owns qs bytes 4L..4L+3 of each block"
+        else:
+            row = f"{self.lanes} lanes: lane L owns the sub-block pairs L % {self.lanes}, + {self.lanes}, ... of each block"
+        return {"rows_per_cta": WARPS * WARP_A_ROW // self.lanes, "lanes_per_row": self.lanes, "row": row,
                 "integers": "butterflies over lanes (exact)", "floats": "the reference's order, no FMA"}
 
     def layouts(self, known: dict | None = None) -> Assignment:
@@ -64,7 +72,10 @@ class QuantizedRows(RowsPlanData):
         return result
 
     def emit(self, em) -> None:
-        _Rows(em, self).emit()
+        if self.lanes == WARP_A_ROW:
+            _Rows(em, self).emit()
+        else:
+            LaneGroupRows(em, self, lambda: _Rows(em, self).emit(vector_path=False)).emit()
 
 
 def match_quantized_rows(kernel: Kernel) -> QuantizedRows:
@@ -142,14 +153,16 @@ class _Rows(RowWalk):
         self.plan = plan
         self.w, self.x, self.y = em.env[plan.w], em.env[plan.x], em.env[plan.y]
 
-    def emit(self) -> None:
+    def emit(self, vector_path: bool = True) -> None:
+        """`vector_path`: a loop of plain vector loads where both views are contiguous and
+        aligned (else only the guarded loads: the lane-group walk took those views)."""
         em = self.em
         self.wide_w, self.wide_x = wide(em, self.w, 4), wide(em, self.x, 4)
         self.sums = [em.entry_alloca(F32) for _ in range(4)]
         self.sumf = em.entry_alloca(F32)
-        self.walk(self.w.shape[0], self._row)
+        self.walk(self.w.shape[0], lambda row: self._row(row, vector_path))
 
-    def _row(self, row: ir.Value) -> None:
+    def _row(self, row: ir.Value, vector_path: bool) -> None:
         """The row's blocks in order, software-pipelined in a rolled loop: a trip loads
         block t + AHEAD, then accumulates block t from the words an earlier trip loaded
         (carried in registers), so a lane has AHEAD + 1 blocks' loads in flight (one block
@@ -175,10 +188,13 @@ class _Rows(RowWalk):
             for older, newer in pairwise(queue):
                 for slot, source in zip(older, newer):
                     b.store(b.load(source), slot)
-        with b.if_else(b.and_(self.wide_w, self.wide_x)) as (vectors, any_view):
-            for branch, guarded in ((vectors, False), (any_view, True)):
-                with branch:
-                    em.loop(ir.Constant(I64, -AHEAD), blocks, lambda block, g=guarded: trip(block, g), name="block")
+        if vector_path:
+            with b.if_else(b.and_(self.wide_w, self.wide_x)) as (vectors, any_view):
+                for branch, guarded in ((vectors, False), (any_view, True)):
+                    with branch:
+                        em.loop(ir.Constant(I64, -AHEAD), blocks, lambda block, g=guarded: trip(block, g), name="block")
+        else:
+            em.loop(ir.Constant(I64, -AHEAD), blocks, lambda block: trip(block, True), name="block")
         # sumf + sums[0..7] in lane order: the odd lanes hold sums[4..7]
         sums = [b.load(slot) for slot in self.sums]
         odd = [self.from_next_lane(value) for value in sums]
@@ -223,22 +239,22 @@ class _Rows(RowWalk):
         j_low = b.mul(b.udiv(lane, i32(8)), i32(2))
         header, nibbles, quants = words["header"], words["nibbles"], words["quants"]
         scales = header[1:4]
-        sc_low, _ = _scale_min(b, scales, j_low)
-        sc_high, _ = _scale_min(b, scales, b.add(j_low, i32(1)))
+        sc_low, _ = scale_min(b, scales, j_low)
+        sc_high, _ = scale_min(b, scales, b.add(j_low, i32(1)))
         partials = []
         for t in range(4):
             byte = b.and_(b.lshr(nibbles, i32(8 * t)), i32(255))
             low, high = b.and_(byte, i32(15)), b.lshr(byte, i32(4))
-            q_low, q_high = (_signed_byte(b, word, t) for word in quants)
+            q_low, q_high = (signed_byte(b, word, t) for word in quants)
             partials.append(b.add(b.mul(sc_low, b.mul(low, q_low)), b.mul(sc_high, b.mul(high, q_high))))
         aux = [self.butterfly_sum(value, (2, 4, 8, 16), b.add) for value in partials]
         # sumi: lane L < 16 takes bsums[L] times the min of sub-block L/2
         bsum = b.ashr(b.shl(b.lshr(words["bsums"], b.mul(b.urem(lane, i32(2)), i32(16))), i32(16)), i32(16))
-        _, minimum = _scale_min(b, scales, b.udiv(lane, i32(2)))
+        _, minimum = scale_min(b, scales, b.udiv(lane, i32(2)))
         sumi = self.butterfly_sum(b.select(b.icmp_unsigned("<", lane, i32(16)), b.mul(bsum, minimum), i32(0)),
                                   (1, 2, 4, 8, 16), b.add)
         d8 = b.bitcast(words["d8"], F32)
-        d, dmin = b.fmul(_half(b, header[0], 0), d8), b.fmul(_half(b, header[0], 1), d8)
+        d, dmin = b.fmul(half(b, header[0], 0), d8), b.fmul(half(b, header[0], 1), d8)
         for slot, value in zip(self.sums, aux):
             b.store(b.fadd(b.load(slot), b.fmul(d, b.sitofp(value, F32))), slot)
         b.store(b.fsub(b.load(self.sumf), b.fmul(dmin, b.sitofp(sumi, F32))), self.sumf)
@@ -250,32 +266,3 @@ def _flat(words: dict) -> list:
 
 def _unflat(flat: list) -> dict:
     return {"header": flat[0:4], "nibbles": flat[4], "quants": flat[5:7], "bsums": flat[7], "d8": flat[8]}
-
-
-def _signed_byte(b: ir.IRBuilder, word: ir.Value, index: int) -> ir.Value:
-    return b.ashr(b.shl(word, i32(24 - 8 * index)), i32(24))
-
-
-def _half(b: ir.IRBuilder, word: ir.Value, index: int) -> ir.Value:
-    bits = b.trunc(b.lshr(word, i32(16 * index)), ir.IntType(16))
-    return b.fpext(b.bitcast(bits, ir.HalfType()), F32)
-
-
-def _scale_byte(b: ir.IRBuilder, words: list, index: ir.Value) -> ir.Value:
-    """Byte `index` (i32, 0..11) of the 12 packed scale bytes."""
-    word = b.select(b.icmp_unsigned("<", index, i32(4)), words[0],
-                    b.select(b.icmp_unsigned("<", index, i32(8)), words[1], words[2]))
-    return b.and_(b.lshr(word, b.mul(b.urem(index, i32(4)), i32(8))), i32(255))
-
-
-def _scale_min(b: ir.IRBuilder, words: list, j: ir.Value) -> tuple:
-    """ggml's get_scale_min_k4(j): (scale, min) of sub-block j (i32, 0..7)."""
-    low = b.icmp_unsigned("<", j, i32(4))
-    here, ahead = _scale_byte(b, words, j), _scale_byte(b, words, b.add(j, i32(4)))
-    behind = _scale_byte(b, words, b.sub(j, i32(4)))
-    scale = b.select(low, b.and_(here, i32(63)),
-                     b.or_(b.and_(ahead, i32(15)), b.shl(b.lshr(behind, i32(6)), i32(4))))
-    minimum = b.select(low, b.and_(ahead, i32(63)),
-                       b.or_(b.lshr(ahead, i32(4)), b.shl(b.lshr(here, i32(6)), i32(4))))
-    return scale, minimum
-
