@@ -114,13 +114,18 @@ def test_sparse_steps_or_their_b_flags_at_the_barrier():
 
 
 @pytest.mark.parametrize("kernel,role", [("q4k_q8k_matvec", "q4_k"), ("batched_dot_f16", "dot")])
-def test_rows_map_one_row_a_warp(kernel, role):
+def test_rows_map_one_row_a_warp_or_a_lane_group(kernel, role):
     ptx, launch = _launch(kernel)
     assert launch["mapping"] == "warp-rows" and launch["block"] == [256, 1, 1] and launch["variants"] == []
-    assert launch["plan"]["rows_per_cta"] == 8 and "shfl.sync.bfly" in ptx and "malloc" not in ptx
+    assert "shfl.sync.bfly" in ptx and "malloc" not in ptx
     assert "threadsPerWarp = [32]" in str(launch["layouts"]) or "threadsPerWarp = [1, 32]" in str(launch["layouts"])
     if role == "q4_k":
+        lanes = launch["plan"]["lanes_per_row"]
+        assert lanes == 4 and launch["plan"]["rows_per_cta"] == 8 * 32 // lanes
         assert "fma" not in ptx                     # the reference's float sequence: no FMA across roundings
+        assert "dp4a.u32.s32" in ptx and "prmt.b32" in ptx      # aux32's members by byte transposes
+    else:
+        assert launch["plan"]["rows_per_cta"] == 8
 
 
 def test_row_recognizers_accept_the_samples_and_refuse_others():

@@ -27,7 +27,7 @@ from llvmlite import ir
 from ..llvm.types import F32, I32, I64
 from .cta import sreg
 from .q4k_words import half, scale_min
-from .register_staging import i32, vector_run, view_address, wide
+from .register_staging import i32, view_address, wide
 from .warp_rows import WARPS, RowWalk
 
 LANES = 4                 # lanes a row (the plan's default)
@@ -40,36 +40,28 @@ NIBBLE_MASK = 0x0F0F0F0F
 class LaneGroupRows(RowWalk):
     """The lane-group walk of a `QuantizedRows` plan (`plan.lanes` lanes a row)."""
 
-    def __init__(self, em, plan, fallback):
+    def __init__(self, em, plan):
         super().__init__(em)
-        self.plan, self.fallback = plan, fallback
+        self.plan = plan
         self.w, self.x, self.y = em.env[plan.w], em.env[plan.x], em.env[plan.y]
         self.lanes = plan.lanes
+        self.pair_count = PAIRS // plan.lanes
 
     def emit(self) -> None:
         em = self.em
         b = em.b
         self.sums = [em.entry_alloca(F32) for _ in range(8)]
         self.sumf = em.entry_alloca(F32)
-        aligned = b.and_(wide(em, self.w, 16), wide(em, self.x, 4))
-        with b.if_else(aligned) as (vectors, any_view):
-            with vectors:
-                self._walk()
-            with any_view:
-                self.fallback()
-
-    def _walk(self) -> None:
-        """Warp w of the grid takes rows G·w .. G·w + G - 1 (G = 32 / lanes), then G·warps
-        on; lane L works on row G·w + L / lanes (rows past the last repeat the last row's
-        work, uniform control flow for the shuffles, and store nothing)."""
-        em = self.em
-        b = em.b
+        self.aligned = b.and_(wide(em, self.w, 16), wide(em, self.x, 4))
         group = 32 // self.lanes
         warp = b.add(b.mul(sreg(em, "ctaid.x"), i32(WARPS)), b.udiv(sreg(em, "tid.x"), i32(32)))
         warps = b.mul(sreg(em, "nctaid.x"), i32(WARPS * group))
         rows = self.w.shape[0]
 
         def row_group(base):
+            """Warp w of the grid takes rows G·w .. G·w + G - 1 (G = 32 / lanes), then
+            G·warps on; lane L works on row G·w + L / lanes (rows past the last repeat
+            the last row's work, uniform control flow for the shuffles, and store nothing)."""
             row = b.add(base, b.zext(b.udiv(self.lane, i32(self.lanes)), I64))
             inside = b.icmp_signed("<", row, rows)
             self._row(b.select(inside, row, b.sub(rows, ir.Constant(I64, 1))), inside)
@@ -81,8 +73,7 @@ class LaneGroupRows(RowWalk):
         for slot in (*self.sums, self.sumf):
             b.store(ir.Constant(F32, 0.0), slot)
         blocks = self.w.shape[1]
-        words = 4 + 8 * (PAIRS // self.lanes)
-        queue = [[em.entry_alloca(I32) for _ in range(words)] for _ in range(AHEAD + 1)]
+        queue = [[em.entry_alloca(I32) for _ in range(4 + 8 * self.pair_count)] for _ in range(AHEAD + 1)]
 
         def trip(block):
             ahead = b.add(block, ir.Constant(I64, AHEAD))
@@ -90,7 +81,7 @@ class LaneGroupRows(RowWalk):
                 for slot, word in zip(queue[AHEAD], self._weights(row, ahead)):
                     b.store(word, slot)
             with b.if_then(b.icmp_signed(">=", block, ir.Constant(I64, 0))):
-                self._accumulate([b.load(slot) for slot in queue[0]], block)
+                self._accumulate([b.load(slot) for slot in queue[0]], self._activations(block))
             for older, newer in pairwise(queue):
                 for slot, source in zip(older, newer):
                     b.store(b.load(source), slot)
@@ -102,56 +93,119 @@ class LaneGroupRows(RowWalk):
         with b.if_then(b.and_(inside, first)):
             b.store(total, view_address(em, self.y, (row,)))
 
-    def _pairs(self) -> list:
-        """The lane's sub-block pairs (i32): lane % lanes, + lanes, ..."""
+    def _pair(self, k: ir.Value) -> ir.Value:
+        """The lane's k-th sub-block pair (i32): lane % lanes + k·lanes."""
         b = self.em.b
-        first = b.urem(self.lane, i32(self.lanes))
-        return [b.add(first, i32(k * self.lanes)) for k in range(PAIRS // self.lanes)]
+        return b.add(b.urem(self.lane, i32(self.lanes)), b.mul(k, i32(self.lanes)))
 
     def _weights(self, row: ir.Value, block: ir.Value) -> list:
-        """The block's 16 header bytes (d, dmin, the 12 scale bytes) and the lane's pairs'
-        32 qs bytes each, as 16-byte loads."""
+        """The block's 16 header bytes (d, dmin, the 12 scale bytes), then the lane's pairs'
+        32 qs bytes each: word i at byte 4i (i < 4), else 16 + 32·pair((i-4)/8) + 4·((i-4)%8)."""
+        b = self.em.b
+
+        def offset(i):
+            rest = b.sub(i, i32(4))
+            qs = b.add(b.add(i32(16), b.mul(self._pair(b.udiv(rest, i32(8))), i32(32))),
+                       b.mul(b.urem(rest, i32(8)), i32(4)))
+            return b.select(b.icmp_unsigned("<", i, i32(4)), b.mul(i, i32(4)), qs)
+        runs = [(i32(0), [(0, 16)])] + [(offset(i32(4 + 8 * k)), [(0, 16), (16, 16)]) for k in range(self.pair_count)]
+        return self._words(self.w, (row, block), runs, offset)
+
+    def _activations(self, block: ir.Value) -> list:
+        """The Q8_K words the lane's pairs use: for pair k and its sub-blocks s = 2·pair,
+        2·pair + 1 in turn, the 32 quants of s (8 words) and bsums[2s], bsums[2s + 1] (one
+        word); last the block's f32 d."""
+        b = self.em.b
+
+        def sub_block(i):
+            return b.add(b.mul(self._pair(b.udiv(i, i32(18))), i32(2)), b.urem(b.udiv(i, i32(9)), i32(2)))
+
+        def offset(i):
+            within, sub = b.urem(i, i32(9)), sub_block(i)
+            quant = b.add(b.add(i32(4), b.mul(sub, i32(32))), b.mul(within, i32(4)))
+            word = b.select(b.icmp_unsigned("<", within, i32(8)), quant, b.add(i32(4 + 256), b.mul(sub, i32(4))))
+            return b.select(b.icmp_unsigned("<", i, i32(18 * self.pair_count)), word, i32(0))
+        runs = []
+        for group in range(2 * self.pair_count):
+            sub = sub_block(i32(9 * group))
+            runs += [(b.add(i32(4), b.mul(sub, i32(32))), [(4 * r, 4) for r in range(8)]),
+                     (b.add(i32(4 + 256), b.mul(sub, i32(4))), [(0, 4)])]
+        return self._words(self.x, (block,), [*runs, (i32(0), [(0, 4)])], offset)
+
+    def _words(self, view, lead: tuple, runs: list, offset) -> list:
+        """The words of `runs` (a byte offset along the view's last axis after the `lead`
+        coordinates, with (byte delta, bytes) loads from it): vector loads where both views
+        are aligned and unit-stride (a uniform branch), else word i from the bytes at
+        `offset(i)` in a rolled loop (strided views)."""
         em = self.em
         b = em.b
-        words = vector_run(em, self.w, (row, block, ir.Constant(I64, 0)), 16)
-        for pair in self._pairs():
-            start = b.zext(b.add(i32(16), b.mul(pair, i32(32))), I64)
-            words += vector_run(em, self.w, (row, block, start), 32)
-        return words
+        count = sum(size for _, loads in runs for _, size in loads) // 4
+        words = [em.entry_alloca(I32) for _ in range(count)]
+        spilled = em.entry_alloca(ir.ArrayType(I32, count))
+        with b.if_else(self.aligned) as (vectors, any_view):
+            with vectors:
+                loaded = [word for start, loads in runs for word in _aligned_loads(em, view, lead, start, loads)]
+                for slot, word in zip(words, loaded):
+                    b.store(word, slot)
+            with any_view:
+                def word(i):
+                    index = b.trunc(i, I32)
+                    start = b.zext(offset(index), I64)
+                    value = i32(0)
+                    for k in range(4):
+                        here = view_address(em, view, (*lead, b.add(start, ir.Constant(I64, k))))
+                        value = b.or_(value, b.shl(b.zext(b.load(here), I32), i32(8 * k)))
+                    b.store(value, b.gep(spilled, [i32(0), index]))
+                em.loop(ir.Constant(I64, 0), ir.Constant(I64, count), word, name="word")
+                for k, slot in enumerate(words):
+                    b.store(b.load(b.gep(spilled, [i32(0), i32(k)])), slot)
+        return [b.load(slot) for slot in words]
 
-    def _x_word(self, block: ir.Value, offset: ir.Value) -> ir.Value:
-        return vector_run(self.em, self.x, (block, self.em.b.zext(offset, I64)), 4)[0]
-
-    def _accumulate(self, words: list, block: ir.Value) -> None:
+    def _accumulate(self, words: list, activations: list) -> None:
         """One block's contribution: the lane's integer sums over its pairs, summed over
         the group's lanes, then the reference's float sequence."""
         b = self.em.b
         header, scales = words[0], words[1:4]
         aux = [i32(0)] * 8
         sumi = i32(0)
-        for k, pair in enumerate(self._pairs()):
+        for k in range(self.pair_count):
+            pair = self._pair(i32(k))
             nibbles = words[4 + 8 * k: 12 + 8 * k]
             by_member = _transpose(b, nibbles[0::2]) + _transpose(b, nibbles[1::2])
             for high, sub in enumerate((b.mul(pair, i32(2)), b.add(b.mul(pair, i32(2)), i32(1)))):
                 scale, minimum = scale_min(b, scales, sub)
-                start = b.add(i32(4), b.mul(sub, i32(32)))
-                quants = [self._x_word(block, b.add(start, i32(4 * i))) for i in range(8)]
+                first = 18 * k + 9 * high
+                quants, pair_sums = activations[first:first + 8], activations[first + 8]
                 q_by_member = _transpose(b, quants[0::2]) + _transpose(b, quants[1::2])
                 for member, (a, q) in enumerate(zip(by_member, q_by_member)):
                     levels = b.and_(b.lshr(a, i32(4)) if high else a, i32(NIBBLE_MASK))
                     aux[member] = b.add(aux[member], b.mul(scale, _dp4a(b, levels, q)))
-                # bsums[2·sub] + bsums[2·sub + 1] (one 32-bit word), times the sub-block's min
-                pair_sums = self._x_word(block, b.add(i32(4 + 256), b.mul(sub, i32(4))))
+                # bsums[2·sub] + bsums[2·sub + 1] (one word), times the sub-block's min
                 low = b.ashr(b.shl(pair_sums, i32(16)), i32(16))
                 sumi = b.add(sumi, b.mul(b.add(low, b.ashr(pair_sums, i32(16))), minimum))
         deltas = tuple(1 << k for k in range(self.lanes.bit_length() - 1))
         aux = [self.butterfly_sum(value, deltas, b.add) for value in aux]
         sumi = self.butterfly_sum(sumi, deltas, b.add)
-        d8 = b.bitcast(self._x_word(block, i32(0)), F32)
+        d8 = b.bitcast(activations[-1], F32)
         d, dmin = b.fmul(half(b, header, 0), d8), b.fmul(half(b, header, 1), d8)
         for slot, value in zip(self.sums, aux):
             b.store(b.fadd(b.load(slot), b.fmul(d, b.sitofp(value, F32))), slot)
         b.store(b.fsub(b.load(self.sumf), b.fmul(dmin, b.sitofp(sumi, F32))), self.sumf)
+
+
+def _aligned_loads(em, view, lead: tuple, start: ir.Value, loads: list) -> list:
+    """Little-endian words of `(byte delta, bytes)` loads from byte `start` along a unit-stride
+    axis: constant deltas from one address (immediate offsets in PTX)."""
+    b = em.b
+    base = view_address(em, view, (*lead, b.zext(start, I64)))
+    words = []
+    for delta, size in loads:
+        vector = ir.VectorType(I32, size // 4)
+        pointer = b.addrspacecast(b.bitcast(b.gep(base, [ir.Constant(I64, delta)]), vector.as_pointer()),
+                                  vector.as_pointer(1))
+        loaded = b.load(pointer, align=size)
+        words += [b.extract_element(loaded, i32(i)) for i in range(size // 4)]
+    return words
 
 
 def _prmt(b: ir.IRBuilder, low: ir.Value, high: ir.Value, selector: int) -> ir.Value:

@@ -75,7 +75,7 @@ class QuantizedRows(RowsPlanData):
         if self.lanes == WARP_A_ROW:
             _Rows(em, self).emit()
         else:
-            LaneGroupRows(em, self, lambda: _Rows(em, self).emit(vector_path=False)).emit()
+            LaneGroupRows(em, self).emit()
 
 
 def match_quantized_rows(kernel: Kernel) -> QuantizedRows:
@@ -121,7 +121,7 @@ def match_quantized_rows(kernel: Kernel) -> QuantizedRows:
             evaluator.env.get((write.group("index") or ("",))[0]) != Affine.of(row) or y_view.dtype != "f32":
         raise NoMatch("the dot is not written at its row")
     values = {read.results[0]: "w", dot.operands[1]: "x", dot.results[0]: "dot"}
-    return QuantizedRows(parallel, w, x, write.operands[0], values)
+    return QuantizedRows(parallel, w, x, write.operands[0], values, LANES)
 
 
 def _row_read(evaluator, read: Op, view, row: str) -> None:
