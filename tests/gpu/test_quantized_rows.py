@@ -41,6 +41,29 @@ def test_q4k_q8k_rows_match_the_interpreter_bit_for_bit(rows, blocks, raw):
     np.testing.assert_array_equal(got, expected)        # exact values, NaN where NaN
 
 
+@pytest.mark.parametrize("layout", ["padded", "reversed", "offset"])
+def test_q4k_q8k_rows_of_unaligned_and_strided_views(layout):
+    """Views the 16-byte loads cannot take (blocks 145 bytes apart, rows walked backwards,
+    an odd byte offset) take the lane groups' byte-wise loads: still bit for bit."""
+    from intentc.api import View, run
+    from intentc.runtime.cuda import compile_cuda
+    text = sample_text("q4k_q8k_matvec")
+    rows, blocks = 70, 3
+    values = _inputs(rows, blocks, seed=7, raw=True)
+    if layout == "padded":
+        padded = np.zeros((rows, blocks, 145), dtype=np.uint8)
+        padded[:, :, :144] = values["w"]
+        values["w"] = padded[:, :, :144]
+    elif layout == "reversed":
+        values["w"] = values["w"][::-1]
+    else:
+        flat = np.concatenate([np.zeros(1, np.uint8), values["x"].reshape(-1)])
+        values["x"] = View(flat, offset=1, strides=(292, 1), shape=(blocks, 292))
+    compiled = compile_cuda(text, "q4k_q8k_matvec")
+    got = np.asarray(compiled(values)["y"])
+    np.testing.assert_array_equal(got, np.asarray(run(text, "q4k_q8k_matvec", values)["y"]))
+
+
 # ---- dot rows (dot_f16_f32acc.kir) ----------------------------------------------------------------
 @pytest.mark.parametrize("rows,width", [(1, 1), (37, 300), (1000, 2048), (9, 0), (64, 517)])
 def test_batched_dot_rows_against_the_interpreter(rows, width):

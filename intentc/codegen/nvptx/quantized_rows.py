@@ -30,10 +30,10 @@ from ..layout.encodings import Blocked, Uniform
 from ..llvm.types import F32, I32, I64
 from .ptx_asm import opaque
 from .register_staging import i32, load_run, vector_run, view_address, wide
-from .structured_contraction import _access, _SymbolicShapes
-from .tile_contraction import Affine, IndexTensor, NoMatch, _broadcast
 from .q4k_words import half, scale_min, signed_byte
 from .quantized_lanes import LANE_GROUP_RESIDENT, LANES, LaneGroupRows
+from .structured_contraction import _access, _SymbolicShapes
+from .tile_contraction import Affine, IndexTensor, NoMatch, _broadcast
 from .warp_rows import WARPS, RowsPlanData, RowWalk
 
 AHEAD = 3                 # blocks loaded ahead of the one accumulated (AHEAD + 1 in flight)
@@ -153,16 +153,14 @@ class _Rows(RowWalk):
         self.plan = plan
         self.w, self.x, self.y = em.env[plan.w], em.env[plan.x], em.env[plan.y]
 
-    def emit(self, vector_path: bool = True) -> None:
-        """`vector_path`: a loop of plain vector loads where both views are contiguous and
-        aligned (else only the guarded loads: the lane-group walk took those views)."""
+    def emit(self) -> None:
         em = self.em
         self.wide_w, self.wide_x = wide(em, self.w, 4), wide(em, self.x, 4)
         self.sums = [em.entry_alloca(F32) for _ in range(4)]
         self.sumf = em.entry_alloca(F32)
-        self.walk(self.w.shape[0], lambda row: self._row(row, vector_path))
+        self.walk(self.w.shape[0], self._row)
 
-    def _row(self, row: ir.Value, vector_path: bool) -> None:
+    def _row(self, row: ir.Value) -> None:
         """The row's blocks in order, software-pipelined in a rolled loop: a trip loads
         block t + AHEAD, then accumulates block t from the words an earlier trip loaded
         (carried in registers), so a lane has AHEAD + 1 blocks' loads in flight (one block
@@ -188,13 +186,10 @@ class _Rows(RowWalk):
             for older, newer in pairwise(queue):
                 for slot, source in zip(older, newer):
                     b.store(b.load(source), slot)
-        if vector_path:
-            with b.if_else(b.and_(self.wide_w, self.wide_x)) as (vectors, any_view):
-                for branch, guarded in ((vectors, False), (any_view, True)):
-                    with branch:
-                        em.loop(ir.Constant(I64, -AHEAD), blocks, lambda block, g=guarded: trip(block, g), name="block")
-        else:
-            em.loop(ir.Constant(I64, -AHEAD), blocks, lambda block: trip(block, True), name="block")
+        with b.if_else(b.and_(self.wide_w, self.wide_x)) as (vectors, any_view):
+            for branch, guarded in ((vectors, False), (any_view, True)):
+                with branch:
+                    em.loop(ir.Constant(I64, -AHEAD), blocks, lambda block, g=guarded: trip(block, g), name="block")
         # sumf + sums[0..7] in lane order: the odd lanes hold sums[4..7]
         sums = [b.load(slot) for slot in self.sums]
         odd = [self.from_next_lane(value) for value in sums]

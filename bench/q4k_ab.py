@@ -1,0 +1,104 @@
+"""The quantized rows' layouts side by side on the GPU (docs/gpu.md, "Quantized rows"), in
+one process on the same data: `q4k_q8k_matvec` one row a warp (`warp`, the layout before
+quantized_lanes.py) against lane groups of 4, 2 and 1 lanes a row, with 1 or 2 blocks'
+weights loaded ahead and the register cap of 2 or 3 resident CTAs an SM; beside torch's f16
+matvec of the dequantized weights. Every variant's output is compared bit for bit with the
+`warp` layout's (verified against the interpreter), and each is timed twice, in the order
+given and then reversed.
+
+    python3 bench/q4k_ab.py [--out FILE] [--sizes R:NB,...] [--reps 50] [--only VARIANT,...]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+# name -> (lanes a row, blocks loaded ahead, resident CTAs an SM)
+VARIANTS = {"warp": (32, 0, 0), "lanes4": (4, 1, 3), "lanes4-r2": (4, 1, 2), "lanes4-ahead2-r2": (4, 2, 2),
+            "lanes2-r2": (2, 1, 2), "lanes1-r1": (1, 1, 1)}
+ID = "q4k_q8k_matvec:q4k_q8k_matvec"
+
+
+def compiled(spec, dims: dict, variant: tuple):
+    """The kernel compiled with `variant`'s layout constants."""
+    from bench.gpu_samples import view_params
+    from intentc.codegen.nvptx import quantized_lanes, quantized_rows
+    from intentc.runtime.cuda import compile_cuda
+    text = (ROOT / "ir_samples" / f"{spec.sample}.kir").read_text()
+    lanes, ahead, resident = variant
+    saved = quantized_rows.LANES, quantized_lanes.AHEAD, quantized_rows.LANE_GROUP_RESIDENT
+    quantized_rows.LANES = lanes
+    quantized_lanes.AHEAD = ahead or quantized_lanes.AHEAD
+    quantized_rows.LANE_GROUP_RESIDENT = resident or quantized_rows.LANE_GROUP_RESIDENT
+    try:
+        start = time.perf_counter()
+        kernel = compile_cuda(text, spec.kernel, spec.specialization(view_params(text, spec.kernel), dims),
+                              file=f"ir_samples/{spec.sample}.kir")
+        return kernel, time.perf_counter() - start
+    finally:
+        quantized_rows.LANES, quantized_lanes.AHEAD, quantized_rows.LANE_GROUP_RESIDENT = saved
+
+
+def measured(spec, dims: dict, names: list, reps: int) -> dict:
+    import torch
+
+    from bench.gpu import timed
+    case = spec.build(dims, "cuda")
+    row: dict = {"id": spec.id, "size": spec.label(dims), "bytes": case.bytes}
+    launches, reference = {}, None
+    for label in names:
+        kernel, compile_s = compiled(spec, dims, VARIANTS[label])
+        launch = lambda kernel=kernel: kernel.launch_in_place(case.values, spec.constexprs)
+        case.values["y"].fill_(float("nan"))
+        launch()
+        kernel.synchronize()
+        y = case.values["y"].clone()
+        if reference is None:
+            reference = y
+        row[label] = {"plan": kernel.launch_config.plan, "compile_s": round(compile_s, 3),
+                      "correct": case.check() is True, "same_bits_as_first": bool(torch.equal(
+                          y.view(torch.int32), reference.view(torch.int32))), "ms": []}
+        launches[label] = launch
+    for label in names + names[::-1]:
+        row[label]["ms"].append(round(timed(launches[label], reps) * 1e3, 4))
+    for name, baseline in case.baselines.items():
+        seconds = timed(baseline, reps)
+        row[name] = {"ms": round(seconds * 1e3, 4)}
+        for label in names:
+            ms = min(row[label]["ms"])
+            row[label][f"ratio_{name}"] = round(seconds * 1e3 / ms, 3)
+            row[label]["GB/s"] = round(case.bytes / ms * 1e-6, 1)
+    return row
+
+
+def main(argv=None) -> None:
+    from bench.gpu_sample_specs import SPECS
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out")
+    parser.add_argument("--sizes", default="32768:16,16384:56")
+    parser.add_argument("--only", default=",".join(VARIANTS))
+    parser.add_argument("--reps", type=int, default=50)
+    args = parser.parse_args(argv)
+    spec = next(s for s in SPECS if s.id == ID)
+    names = args.only.split(",")
+    rows = []
+    for size in args.sizes.split(","):
+        r, nb = (int(v) for v in size.split(":"))
+        try:
+            row = measured(spec, {**spec.dims, "R": r, "NB": nb}, names, args.reps)
+        except Exception as error:            # one failing size is a row, not the end of the run
+            row = {"id": ID, "size": size, "error": f"{type(error).__name__}: {error}"[:800]}
+        print(json.dumps(row), flush=True)
+        rows.append(row)
+        if args.out:
+            Path(args.out).write_text(json.dumps(rows, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
