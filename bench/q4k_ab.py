@@ -45,19 +45,26 @@ def compiled(spec, dims: dict, variant: tuple):
         quantized_rows.LANES, quantized_lanes.AHEAD, quantized_rows.LANE_GROUP_RESIDENT = saved
 
 
-def measured(spec, dims: dict, names: list, reps: int) -> dict:
+def measured(spec, dims: dict, names: list, reps: int, row: dict, save) -> None:
+    """`row` filled in as it comes (`save()` after each variant: a run cut short keeps what
+    it measured); a variant that fails to compile or run is an `error` entry."""
     import torch
 
     from bench.gpu import timed
     case = spec.build(dims, "cuda")
-    row: dict = {"id": spec.id, "size": spec.label(dims), "bytes": case.bytes}
+    row.update({"id": spec.id, "size": spec.label(dims), "bytes": case.bytes})
     launches, reference = {}, None
     for label in names:
-        kernel, compile_s = compiled(spec, dims, VARIANTS[label])
-        launch = lambda kernel=kernel: kernel.launch_in_place(case.values, spec.constexprs)
-        case.values["y"].fill_(float("nan"))
-        launch()
-        kernel.synchronize()
+        try:
+            kernel, compile_s = compiled(spec, dims, VARIANTS[label])
+            launch = lambda kernel=kernel: kernel.launch_in_place(case.values, spec.constexprs)
+            case.values["y"].fill_(float("nan"))
+            launch()
+            kernel.synchronize()
+        except Exception as error:
+            row[label] = {"error": f"{type(error).__name__}: {error}"[:800]}
+            save()
+            continue
         y = case.values["y"].clone()
         if reference is None:
             reference = y
@@ -65,16 +72,16 @@ def measured(spec, dims: dict, names: list, reps: int) -> dict:
                       "correct": case.check() is True, "same_bits_as_first": bool(torch.equal(
                           y.view(torch.int32), reference.view(torch.int32))), "ms": []}
         launches[label] = launch
-    for label in names + names[::-1]:
-        row[label]["ms"].append(round(timed(launches[label], reps) * 1e3, 4))
+        save()
     for name, baseline in case.baselines.items():
-        seconds = timed(baseline, reps)
-        row[name] = {"ms": round(seconds * 1e3, 4)}
-        for label in names:
-            ms = min(row[label]["ms"])
-            row[label][f"ratio_{name}"] = round(seconds * 1e3 / ms, 3)
-            row[label]["GB/s"] = round(case.bytes / ms * 1e-6, 1)
-    return row
+        row[name] = {"ms": round(timed(baseline, reps) * 1e3, 4)}
+    for label in list(launches) + list(launches)[::-1]:
+        row[label]["ms"].append(round(timed(launches[label], reps) * 1e3, 4))
+        ms = min(row[label]["ms"])
+        row[label]["GB/s"] = round(case.bytes / ms * 1e-6, 1)
+        for name in case.baselines:
+            row[label][f"ratio_{name}"] = round(row[name]["ms"] / ms, 3)
+        save()
 
 
 def main(argv=None) -> None:
@@ -87,17 +94,21 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     spec = next(s for s in SPECS if s.id == ID)
     names = args.only.split(",")
-    rows = []
-    for size in args.sizes.split(","):
-        r, nb = (int(v) for v in size.split(":"))
-        try:
-            row = measured(spec, {**spec.dims, "R": r, "NB": nb}, names, args.reps)
-        except Exception as error:            # one failing size is a row, not the end of the run
-            row = {"id": ID, "size": size, "error": f"{type(error).__name__}: {error}"[:800]}
-        print(json.dumps(row), flush=True)
-        rows.append(row)
+    rows: list = []
+
+    def save() -> None:
         if args.out:
             Path(args.out).write_text(json.dumps(rows, indent=1) + "\n")
+    for size in args.sizes.split(","):
+        r, nb = (int(v) for v in size.split(":"))
+        row: dict = {}
+        rows.append(row)
+        try:
+            measured(spec, {**spec.dims, "R": r, "NB": nb}, names, args.reps, row, save)
+        except Exception as error:            # one failing size is a row, not the end of the run
+            row.update({"id": ID, "size": size, "error": f"{type(error).__name__}: {error}"[:800]})
+        print(json.dumps(row), flush=True)
+        save()
 
 
 if __name__ == "__main__":
