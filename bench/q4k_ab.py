@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,20 +26,15 @@ ID = "q4k_q8k_matvec:q4k_q8k_matvec"
 
 def compiled(spec, dims: dict, variant: tuple):
     """The kernel compiled with `variant`'s layout constants."""
-    from bench.gpu_samples import view_params
+    from bench.common import compiled_sample
     from intentc.codegen.nvptx import quantized_lanes, quantized_rows
-    from intentc.runtime.cuda import compile_cuda
-    text = (ROOT / "ir_samples" / f"{spec.sample}.kir").read_text()
     lanes, ahead, resident = variant
     saved = quantized_rows.LANES, quantized_lanes.AHEAD, quantized_rows.LANE_GROUP_RESIDENT
     quantized_rows.LANES = lanes
     quantized_lanes.AHEAD = ahead or quantized_lanes.AHEAD
     quantized_rows.LANE_GROUP_RESIDENT = resident or quantized_rows.LANE_GROUP_RESIDENT
     try:
-        start = time.perf_counter()
-        kernel = compile_cuda(text, spec.kernel, spec.specialization(view_params(text, spec.kernel), dims),
-                              file=f"ir_samples/{spec.sample}.kir")
-        return kernel, time.perf_counter() - start
+        return compiled_sample(spec, dims)
     finally:
         quantized_rows.LANES, quantized_lanes.AHEAD, quantized_rows.LANE_GROUP_RESIDENT = saved
 
