@@ -128,6 +128,18 @@ def test_rows_map_one_row_a_warp_or_a_lane_group(kernel, role):
         assert launch["plan"]["rows_per_cta"] == 8
 
 
+@pytest.mark.parametrize("extents,staged", [({}, 0), ({"NB": 16}, 16), ({"NB": 80}, 80), ({"NB": 81}, 0)])
+def test_q4k_rows_stage_the_q8k_vector_where_its_blocks_are_known_and_fit(extents, staged):
+    """The Q8_K vector goes to shared memory (76 words a block, at most 24 KiB) only with NB
+    fixed at compile time; else each lane reads it from global memory and transposes it."""
+    artifacts = compile_kernel(sample_text("q4k_q8k_matvec"), "q4k_q8k_matvec", "ptx", "sm_90",
+                               specialization={"extents": extents}).artifacts
+    plan, ptx = json.loads(artifacts["launch.json"])["plan"], artifacts["kernel.ptx"]
+    assert plan["staged_x_blocks"] == staged and plan["lanes_per_row"] == 4
+    assert ("bar.sync" in ptx) == bool(staged) and ("ld.shared.v4" in ptx) == bool(staged)
+    assert ptx.count("prmt.b32") == (16 if staged else 48)      # the Q4_K side only, where staged
+
+
 def test_row_recognizers_accept_the_samples_and_refuse_others():
     q4k = sample_text("q4k_q8k_matvec")
     assert match_quantized_rows(_kernel(q4k, "q4k_q8k_matvec")).w == "w"

@@ -25,7 +25,7 @@ from itertools import pairwise
 from llvmlite import ir
 
 from ..llvm.types import F32, I32, I64
-from .cta import sreg
+from .cta import barrier, shared_array, sreg
 from .q4k_words import half, scale_min
 from .register_staging import i32, view_address, wide
 from .warp_rows import WARPS, RowWalk
@@ -35,6 +35,19 @@ LANE_GROUP_RESIDENT = 3   # CTAs an SM must fit (`.minnctapersm`)
 AHEAD = 1                 # blocks whose weights are loaded ahead of the one accumulated
 PAIRS = 4                 # sub-block pairs a Q4_K block: 32 qs bytes each
 NIBBLE_MASK = 0x0F0F0F0F
+STAGED_BYTES = 24 * 1024  # the most shared memory a CTA stages the Q8_K vector in
+# a staged Q8_K block, in 32-bit words: word 8s + l holds sub-block s's quants l, 8+l, 16+l,
+# 24+l (the transposed order of the Q4_K side), word 64 + s bsums[2s] + bsums[2s+1], word 72
+# the f32 d, then 3 words of padding (16-byte aligned blocks for the vector loads)
+STAGED_WORDS = 76
+STAGED_SUMS, STAGED_D = 64, 72
+
+
+def staged_blocks(blocks, known: dict | None) -> int:
+    """The Q8_K blocks a CTA stages in shared memory: all of them where their count is known
+    at compile time and fits STAGED_BYTES, else 0 (the vector is read from global memory)."""
+    count = blocks if isinstance(blocks, int) else (known or {}).get(blocks)
+    return count if count and count * STAGED_WORDS * 4 <= STAGED_BYTES else 0
 
 
 class LaneGroupRows(RowWalk):
@@ -52,7 +65,8 @@ class LaneGroupRows(RowWalk):
         b = em.b
         self.sums = [em.entry_alloca(F32) for _ in range(8)]
         self.sumf = em.entry_alloca(F32)
-        self.aligned = b.and_(wide(em, self.w, 16), wide(em, self.x, 4))
+        self.staged = self._stage_activations() if self.plan.staged_blocks else None
+        self.aligned = wide(em, self.w, 16) if self.staged else b.and_(wide(em, self.w, 16), wide(em, self.x, 4))
         group = 32 // self.lanes
         warp = b.add(b.mul(sreg(em, "ctaid.x"), i32(WARPS)), b.udiv(sreg(em, "tid.x"), i32(32)))
         warps = b.mul(sreg(em, "nctaid.x"), i32(WARPS * group))
@@ -111,10 +125,65 @@ class LaneGroupRows(RowWalk):
         runs = [(i32(0), [(0, 16)])] + [(offset(i32(4 + 8 * k)), [(0, 16), (16, 16)]) for k in range(self.pair_count)]
         return self._words(self.w, (row, block), runs, offset)
 
-    def _activations(self, block: ir.Value) -> list:
-        """The Q8_K words the lane's pairs use: for pair k and its sub-blocks s = 2·pair,
-        2·pair + 1 in turn, the 32 quants of s (8 words) and bsums[2s], bsums[2s + 1] (one
-        word); last the block's f32 d."""
+    def _activations(self, block: ir.Value) -> dict:
+        """What the lane's pairs use of the block's Q8_K record: for pair k and its sub-blocks
+        s = 2·pair, 2·pair + 1 in turn (group 2k + high), `members`: 8 words, member l's
+        quants l, 8+l, 16+l, 24+l in one; `sums`: bsums[2s] + bsums[2s + 1]; and `d` (f32)."""
+        if self.staged is not None:
+            return self._staged_activations(block)
+        b = self.em.b
+        words = self._global_activations(block)
+        members, sums = [], []
+        for group in range(2 * self.pair_count):
+            quants, pair_sums = words[9 * group: 9 * group + 8], words[9 * group + 8]
+            members.append(_transpose(b, quants[0::2]) + _transpose(b, quants[1::2]))
+            sums.append(b.add(b.ashr(b.shl(pair_sums, i32(16)), i32(16)), b.ashr(pair_sums, i32(16))))
+        return {"members": members, "sums": sums, "d": b.bitcast(words[-1], F32)}
+
+    def _stage_activations(self) -> ir.Value:
+        """The whole Q8_K vector in the CTA's shared memory (STAGED_WORDS a block), its
+        words gathered byte by byte from any view by all threads, then a barrier: once a
+        CTA, where each warp transposed every block's quants for every row otherwise."""
+        em = self.em
+        b = em.b
+        count = self.plan.staged_blocks * STAGED_WORDS
+        array = shared_array(em, "i32", count, 16).ptr
+
+        def word(index):
+            block = b.udiv(index, ir.Constant(I64, STAGED_WORDS))
+            k = b.trunc(b.urem(index, ir.Constant(I64, STAGED_WORDS)), I32)
+            quant, pair_sum = b.icmp_unsigned("<", k, i32(STAGED_SUMS)), b.icmp_unsigned("<", k, i32(STAGED_D))
+            quant_at = b.add(b.add(i32(4), b.mul(b.udiv(k, i32(8)), i32(32))), b.urem(k, i32(8)))
+            sums_at = b.add(i32(4 + 256), b.mul(b.sub(k, i32(STAGED_SUMS)), i32(4)))
+            start = b.zext(b.select(quant, quant_at, b.select(pair_sum, sums_at, i32(0))), I64)
+            step = b.zext(b.select(quant, i32(8), i32(1)), I64)
+            value = i32(0)
+            for c in range(4):
+                here = view_address(em, self.x, (block, b.add(start, b.mul(step, ir.Constant(I64, c)))))
+                value = b.or_(value, b.shl(b.zext(b.load(here), I32), i32(8 * c)))
+            summed = b.add(b.ashr(b.shl(value, i32(16)), i32(16)), b.ashr(value, i32(16)))
+            b.store(b.select(b.and_(pair_sum, b.not_(quant)), summed, value), b.gep(array, [index]))
+        em.loop(b.zext(sreg(em, "tid.x"), I64), ir.Constant(I64, count), word, ir.Constant(I64, self.plan.threads),
+                name="stage")
+        barrier(em)
+        return array
+
+    def _staged_activations(self, block: ir.Value) -> dict:
+        em = self.em
+        b = em.b
+        base = b.gep(self.staged, [b.mul(block, ir.Constant(I64, STAGED_WORDS))])
+        members, sums = [], []
+        for k in range(self.pair_count):
+            first = b.zext(b.mul(self._pair(i32(k)), i32(2)), I64)       # the pair's first sub-block
+            quants = _vector_words(b, b.gep(base, [b.mul(first, ir.Constant(I64, 8))]), [(0, 16), (16, 16), (32, 16), (48, 16)])
+            members += [quants[0:8], quants[8:16]]
+            sums += _vector_words(b, b.gep(base, [b.add(first, ir.Constant(I64, STAGED_SUMS))]), [(0, 8)])
+        d = _vector_words(b, b.gep(base, [ir.Constant(I64, STAGED_D)]), [(0, 4)])[0]
+        return {"members": members, "sums": sums, "d": b.bitcast(d, F32)}
+
+    def _global_activations(self, block: ir.Value) -> list:
+        """The Q8_K words of `_activations` from global memory: for group 2k + high the 8
+        quant words of its sub-block and its bsums word; last the f32 d."""
         b = self.em.b
 
         def sub_block(i):
@@ -161,7 +230,7 @@ class LaneGroupRows(RowWalk):
                     b.store(b.load(b.gep(spilled, [i32(0), i32(k)])), slot)
         return [b.load(slot) for slot in words]
 
-    def _accumulate(self, words: list, activations: list) -> None:
+    def _accumulate(self, words: list, activations: dict) -> None:
         """One block's contribution: the lane's integer sums over its pairs, summed over
         the group's lanes, then the reference's float sequence."""
         b = self.em.b
@@ -174,19 +243,15 @@ class LaneGroupRows(RowWalk):
             by_member = _transpose(b, nibbles[0::2]) + _transpose(b, nibbles[1::2])
             for high, sub in enumerate((b.mul(pair, i32(2)), b.add(b.mul(pair, i32(2)), i32(1)))):
                 scale, minimum = scale_min(b, scales, sub)
-                first = 18 * k + 9 * high
-                quants, pair_sums = activations[first:first + 8], activations[first + 8]
-                q_by_member = _transpose(b, quants[0::2]) + _transpose(b, quants[1::2])
-                for member, (a, q) in enumerate(zip(by_member, q_by_member)):
+                quants = activations["members"][2 * k + high]
+                for member, (a, q) in enumerate(zip(by_member, quants)):
                     levels = b.and_(b.lshr(a, i32(4)) if high else a, i32(NIBBLE_MASK))
                     aux[member] = b.add(aux[member], b.mul(scale, _dp4a(b, levels, q)))
-                # bsums[2·sub] + bsums[2·sub + 1] (one word), times the sub-block's min
-                low = b.ashr(b.shl(pair_sums, i32(16)), i32(16))
-                sumi = b.add(sumi, b.mul(b.add(low, b.ashr(pair_sums, i32(16))), minimum))
+                sumi = b.add(sumi, b.mul(activations["sums"][2 * k + high], minimum))
         deltas = tuple(1 << k for k in range(self.lanes.bit_length() - 1))
         aux = [self.butterfly_sum(value, deltas, b.add) for value in aux]
         sumi = self.butterfly_sum(sumi, deltas, b.add)
-        d8 = b.bitcast(activations[-1], F32)
+        d8 = activations["d"]
         d, dmin = b.fmul(half(b, header, 0), d8), b.fmul(half(b, header, 1), d8)
         for slot, value in zip(self.sums, aux):
             b.store(b.fadd(b.load(slot), b.fmul(d, b.sitofp(value, F32))), slot)
@@ -195,15 +260,21 @@ class LaneGroupRows(RowWalk):
 
 def _aligned_loads(em, view, lead: tuple, start: ir.Value, loads: list) -> list:
     """Little-endian words of `(byte delta, bytes)` loads from byte `start` along a unit-stride
-    axis: constant deltas from one address (immediate offsets in PTX)."""
+    axis: constant deltas from one global address (immediate offsets in PTX)."""
     b = em.b
-    base = view_address(em, view, (*lead, b.zext(start, I64)))
+    address = view_address(em, view, (*lead, b.zext(start, I64)))
+    return _vector_words(b, b.addrspacecast(address, address.type.pointee.as_pointer(1)), loads)
+
+
+def _vector_words(b: ir.IRBuilder, base: ir.Value, loads: list) -> list:
+    """The i32 words of `(byte delta, bytes)` vector loads from `base` (a pointer into any
+    address space), each aligned to its size."""
+    space = base.type.addrspace
+    byte = b.bitcast(base, ir.IntType(8).as_pointer(space))
     words = []
     for delta, size in loads:
         vector = ir.VectorType(I32, size // 4)
-        pointer = b.addrspacecast(b.bitcast(b.gep(base, [ir.Constant(I64, delta)]), vector.as_pointer()),
-                                  vector.as_pointer(1))
-        loaded = b.load(pointer, align=size)
+        loaded = b.load(b.bitcast(b.gep(byte, [ir.Constant(I64, delta)]), vector.as_pointer(space)), align=size)
         words += [b.extract_element(loaded, i32(i)) for i in range(size // 4)]
     return words
 

@@ -19,7 +19,7 @@ in lane order — separate f32 roundings, no FMA across them (§5.5).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import pairwise
 
 from llvmlite import ir
@@ -31,7 +31,7 @@ from ..llvm.types import F32, I32, I64
 from .ptx_asm import opaque
 from .register_staging import i32, load_run, vector_run, view_address, wide
 from .q4k_words import half, scale_min, signed_byte
-from .quantized_lanes import LANE_GROUP_RESIDENT, LANES, LaneGroupRows
+from .quantized_lanes import LANE_GROUP_RESIDENT, LANES, LaneGroupRows, staged_blocks
 from .structured_contraction import _access, _SymbolicShapes
 from .tile_contraction import Affine, IndexTensor, NoMatch, _broadcast
 from .warp_rows import WARPS, RowsPlanData, RowWalk
@@ -51,6 +51,8 @@ class QuantizedRows(RowsPlanData):
     y: str                                # [R] f32
     values: dict = field(default_factory=dict, compare=False)
     lanes: int = LANES                    # lanes a row: 1, 2, 4 (quantized_lanes.py) or WARP_A_ROW
+    blocks: int | str = 0                 # the extent of blocks a row (NB)
+    staged_blocks: int = 0                # Q8_K blocks a CTA stages in shared memory (quantized_lanes.py)
 
     @property
     def resident(self) -> int:
@@ -62,6 +64,7 @@ class QuantizedRows(RowsPlanData):
         else:
             row = f"{self.lanes} lanes: lane L owns the sub-block pairs L % {self.lanes}, + {self.lanes}, ... of each block"
         return {"rows_per_cta": WARPS * WARP_A_ROW // self.lanes, "lanes_per_row": self.lanes, "row": row,
+                "staged_x_blocks": self.staged_blocks,
                 "integers": "butterflies over lanes (exact)", "floats": "the reference's order, no FMA"}
 
     def layouts(self, known: dict | None = None) -> Assignment:
@@ -121,7 +124,7 @@ def match_quantized_rows(kernel: Kernel) -> QuantizedRows:
             evaluator.env.get((write.group("index") or ("",))[0]) != Affine.of(row) or y_view.dtype != "f32":
         raise NoMatch("the dot is not written at its row")
     values = {read.results[0]: "w", dot.operands[1]: "x", dot.results[0]: "dot"}
-    return QuantizedRows(parallel, w, x, write.operands[0], values, LANES)
+    return QuantizedRows(parallel, w, x, write.operands[0], values, LANES, x_view.shape[0])
 
 
 def _row_read(evaluator, read: Op, view, row: str) -> None:
@@ -141,9 +144,12 @@ def _row_read(evaluator, read: Op, view, row: str) -> None:
 
 def plan_quantized_rows(kernel: Kernel, known: dict | None = None) -> QuantizedRows | None:
     try:
-        return match_quantized_rows(kernel)
+        plan = match_quantized_rows(kernel)
     except NoMatch:
         return None
+    if plan.lanes == WARP_A_ROW:
+        return plan
+    return replace(plan, staged_blocks=staged_blocks(plan.blocks, known))
 
 
 # ---- emission -----------------------------------------------------------------------------------
