@@ -1,7 +1,8 @@
 """The quantized rows' layouts side by side on the GPU (docs/gpu.md, "Quantized rows"), in
 one process on the same data: `q4k_q8k_matvec` one row a warp (`warp`, the layout before
-quantized_lanes.py) against lane groups of 4, 2 and 1 lanes a row, with 1 or 2 blocks'
-weights loaded ahead and the register cap of 2 or 3 resident CTAs an SM; beside torch's f16
+quantized_lanes.py) against lane groups of 4, 2 and 1 lanes a row, with the Q8_K vector
+staged in shared memory or read from global memory, 1 or 2 blocks' weights loaded ahead
+and the register cap of 1 to 4 resident CTAs an SM; beside torch's f16
 matvec of the dequantized weights. Every variant's output is compared bit for bit with the
 `warp` layout's (verified against the interpreter), and each is timed twice, in the order
 given and then reversed.
@@ -18,25 +19,31 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-# name -> (lanes a row, blocks loaded ahead, resident CTAs an SM)
-VARIANTS = {"warp": (32, 0, 0), "lanes4": (4, 1, 3), "lanes4-r2": (4, 1, 2), "lanes4-ahead2-r2": (4, 2, 2),
-            "lanes2-r2": (2, 1, 2), "lanes1-r1": (1, 1, 1)}
+# name -> the layout constants it overrides (quantized_rows: LANES, lanes a row, 32 for one row
+# a warp; LANE_GROUP_RESIDENT, CTAs an SM; quantized_lanes: AHEAD, blocks of weights loaded
+# ahead; STAGED_BYTES, 0: the Q8_K vector read from global memory, never staged)
+VARIANTS = {"warp": {"LANES": 32}, "lanes4": {}, "lanes4-global": {"STAGED_BYTES": 0},
+            "lanes4-r4": {"LANE_GROUP_RESIDENT": 4}, "lanes4-r2": {"LANE_GROUP_RESIDENT": 2},
+            "lanes4-ahead2-r2": {"AHEAD": 2, "LANE_GROUP_RESIDENT": 2},
+            "lanes2-r2": {"LANES": 2, "LANE_GROUP_RESIDENT": 2}, "lanes1-r1": {"LANES": 1, "LANE_GROUP_RESIDENT": 1}}
 ID = "q4k_q8k_matvec:q4k_q8k_matvec"
 
 
-def compiled(spec, dims: dict, variant: tuple):
-    """The kernel compiled with `variant`'s layout constants."""
+def compiled(spec, dims: dict, overrides: dict):
+    """The kernel compiled with the layout constants `overrides` sets (where the compiler
+    reads each: LANES and LANE_GROUP_RESIDENT in quantized_rows, the others in quantized_lanes)."""
     from bench.common import compiled_sample
     from intentc.codegen.nvptx import quantized_lanes, quantized_rows
-    lanes, ahead, resident = variant
-    saved = quantized_rows.LANES, quantized_lanes.AHEAD, quantized_rows.LANE_GROUP_RESIDENT
-    quantized_rows.LANES = lanes
-    quantized_lanes.AHEAD = ahead or quantized_lanes.AHEAD
-    quantized_rows.LANE_GROUP_RESIDENT = resident or quantized_rows.LANE_GROUP_RESIDENT
+    owners = {name: quantized_rows if name in ("LANES", "LANE_GROUP_RESIDENT") else quantized_lanes
+              for name in overrides}
+    saved = {name: getattr(owners[name], name) for name in overrides}
+    for name, value in overrides.items():
+        setattr(owners[name], name, value)
     try:
         return compiled_sample(spec, dims)
     finally:
-        quantized_rows.LANES, quantized_lanes.AHEAD, quantized_rows.LANE_GROUP_RESIDENT = saved
+        for name, value in saved.items():
+            setattr(owners[name], name, value)
 
 
 def measured(spec, dims: dict, names: list, reps: int, row: dict, save) -> None:
