@@ -61,16 +61,25 @@ class LaneGroupRows(RowWalk):
         self.pair_count = PAIRS // plan.lanes
 
     def emit(self) -> None:
+        """A CTA with rows (the grid holds more CTAs than some row counts need) stages the
+        Q8_K vector where the plan says so, then walks its rows."""
         em = self.em
         b = em.b
         self.sums = [em.entry_alloca(F32) for _ in range(8)]
         self.sumf = em.entry_alloca(F32)
-        self.staged = self._stage_activations() if self.plan.staged_blocks else None
-        self.aligned = wide(em, self.w, 16) if self.staged else b.and_(wide(em, self.w, 16), wide(em, self.x, 4))
         group = 32 // self.lanes
+        rows = self.w.shape[0]
+        first_row = b.zext(b.mul(sreg(em, "ctaid.x"), i32(WARPS * group)), I64)
+        with b.if_then(b.icmp_signed("<", first_row, rows)):
+            self.staged = self._stage_activations() if self.plan.staged_blocks else None
+            self.aligned = wide(em, self.w, 16) if self.staged else b.and_(wide(em, self.w, 16), wide(em, self.x, 4))
+            self._walk(group, rows)
+
+    def _walk(self, group: int, rows: ir.Value) -> None:
+        em = self.em
+        b = em.b
         warp = b.add(b.mul(sreg(em, "ctaid.x"), i32(WARPS)), b.udiv(sreg(em, "tid.x"), i32(32)))
         warps = b.mul(sreg(em, "nctaid.x"), i32(WARPS * group))
-        rows = self.w.shape[0]
 
         def row_group(base):
             """Warp w of the grid takes rows G·w .. G·w + G - 1 (G = 32 / lanes), then
