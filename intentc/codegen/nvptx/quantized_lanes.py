@@ -1,6 +1,5 @@
 """Quantized rows a lane group (docs/gpu.md, "Quantized rows"): the Q4_K x Q8_K rows of
-`quantized_rows.py` with `lanes` lanes a row (1, 2 or 4), 32 / lanes rows a warp, where
-both views are contiguous and aligned (else the one-row-a-warp walk's guarded loads).
+`quantized_rows.py` with `lanes` lanes a row (1, 2 or 4), 32 / lanes rows a warp.
 
 One row a warp spent most of its instructions summing a block's integers across 32 lanes
 (21 shuffles a block): here a lane owns whole sub-block pairs (pair p: qs bytes
@@ -14,9 +13,11 @@ l's four bytes in one word on both sides, and `dp4a` sums their products: exact 
 as every sum before the floats. The float sequence is `quantized_rows.py`'s, on every lane
 of the group, in the interpreter's order (separate f32 roundings, no FMA).
 
-The row's blocks are a rolled loop that loads the weights of block t + AHEAD (16-byte
-loads: the header and the lane's pairs) while accumulating block t; the Q8_K vector is
-read where it is used (the same words in every row of a warp: broadcasts from L1).
+The Q8_K side is the same for every row: where the plan stages it (`staged_blocks`), each
+CTA writes it once to shared memory already transposed; else each lane loads and
+transposes its words every block. The row's blocks are a rolled loop that loads the
+weights of block t + AHEAD (16-byte loads: the header and the lane's pairs, where the view
+allows; else byte by byte) while accumulating block t.
 """
 from __future__ import annotations
 
