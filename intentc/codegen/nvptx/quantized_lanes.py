@@ -27,7 +27,7 @@ from llvmlite import ir
 
 from ..llvm.types import F32, I32, I64
 from .cta import barrier, shared_array, sreg
-from .q4k_words import half, scale_min
+from .q4k_words import half, pair_scales_mins, prmt
 from .register_staging import i32, view_address, wide
 from .warp_rows import WARPS, RowWalk
 
@@ -251,8 +251,7 @@ class LaneGroupRows(RowWalk):
             pair = self._pair(i32(k))
             nibbles = words[4 + 8 * k: 12 + 8 * k]
             by_member = _transpose(b, nibbles[0::2]) + _transpose(b, nibbles[1::2])
-            for high, sub in enumerate((b.mul(pair, i32(2)), b.add(b.mul(pair, i32(2)), i32(1)))):
-                scale, minimum = scale_min(b, scales, sub)
+            for high, (scale, minimum) in enumerate(pair_scales_mins(b, scales, pair)):
                 quants = activations["members"][2 * k + high]
                 for member, (a, q) in enumerate(zip(by_member, quants)):
                     levels = b.and_(b.lshr(a, i32(4)) if high else a, i32(NIBBLE_MASK))
@@ -289,19 +288,13 @@ def _vector_words(b: ir.IRBuilder, base: ir.Value, loads: list) -> list:
     return words
 
 
-def _prmt(b: ir.IRBuilder, low: ir.Value, high: ir.Value, selector: int) -> ir.Value:
-    """PTX `prmt.b32`: bytes of (high:low) picked by the selector's nibbles, first byte first."""
-    return b.asm(ir.FunctionType(I32, [I32, I32]), f"prmt.b32 $0, $1, $2, {selector:#06x};", "=r,r,r",
-                 [low, high], side_effect=False)
-
-
 def _transpose(b: ir.IRBuilder, words: list) -> list:
     """The 4x4 byte transpose: word t of the result holds byte t of each word, in order."""
     a, c, e, g = words
-    ac_low, ac_high = _prmt(b, a, c, 0x5140), _prmt(b, a, c, 0x7362)    # a0 c0 a1 c1, a2 c2 a3 c3
-    eg_low, eg_high = _prmt(b, e, g, 0x5140), _prmt(b, e, g, 0x7362)
-    return [_prmt(b, ac_low, eg_low, 0x5410), _prmt(b, ac_low, eg_low, 0x7632),
-            _prmt(b, ac_high, eg_high, 0x5410), _prmt(b, ac_high, eg_high, 0x7632)]
+    ac_low, ac_high = prmt(b, a, c, 0x5140), prmt(b, a, c, 0x7362)    # a0 c0 a1 c1, a2 c2 a3 c3
+    eg_low, eg_high = prmt(b, e, g, 0x5140), prmt(b, e, g, 0x7362)
+    return [prmt(b, ac_low, eg_low, 0x5410), prmt(b, ac_low, eg_low, 0x7632),
+            prmt(b, ac_high, eg_high, 0x5410), prmt(b, ac_high, eg_high, 0x7632)]
 
 
 def _dp4a(b: ir.IRBuilder, levels: ir.Value, quants: ir.Value) -> ir.Value:
