@@ -20,22 +20,20 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 # name -> the layout constants it overrides (quantized_rows: LANES, lanes a row, 32 for one row
-# a warp; LANE_GROUP_RESIDENT, CTAs an SM; quantized_lanes: AHEAD, blocks of weights loaded
+# a warp; quantized_lanes: RESIDENT_STAGED, CTAs an SM; AHEAD, blocks of weights loaded
 # ahead; STAGED_BYTES, 0: the Q8_K vector read from global memory, never staged)
 VARIANTS = {"warp": {"LANES": 32}, "lanes4": {}, "lanes4-global": {"STAGED_BYTES": 0},
-            "lanes4-r4": {"LANE_GROUP_RESIDENT": 4}, "lanes4-r2": {"LANE_GROUP_RESIDENT": 2},
-            "lanes4-ahead2-r2": {"AHEAD": 2, "LANE_GROUP_RESIDENT": 2},
-            "lanes2-r2": {"LANES": 2, "LANE_GROUP_RESIDENT": 2}, "lanes1-r1": {"LANES": 1, "LANE_GROUP_RESIDENT": 1}}
+            "lanes4-r3": {"RESIDENT_STAGED": 3}, "lanes4-ahead2-r2": {"AHEAD": 2, "RESIDENT_STAGED": 2},
+            "lanes2-r2": {"LANES": 2, "RESIDENT_STAGED": 2}, "lanes1-r1": {"LANES": 1, "RESIDENT_STAGED": 1}}
 ID = "q4k_q8k_matvec:q4k_q8k_matvec"
 
 
 def compiled(spec, dims: dict, overrides: dict):
     """The kernel compiled with the layout constants `overrides` sets (where the compiler
-    reads each: LANES and LANE_GROUP_RESIDENT in quantized_rows, the others in quantized_lanes)."""
+    reads each: LANES in quantized_rows, the others in quantized_lanes)."""
     from bench.common import compiled_sample
     from intentc.codegen.nvptx import quantized_lanes, quantized_rows
-    owners = {name: quantized_rows if name in ("LANES", "LANE_GROUP_RESIDENT") else quantized_lanes
-              for name in overrides}
+    owners = {name: quantized_rows if name == "LANES" else quantized_lanes for name in overrides}
     saved = {name: getattr(owners[name], name) for name in overrides}
     for name, value in overrides.items():
         setattr(owners[name], name, value)

@@ -32,7 +32,9 @@ from .register_staging import i32, view_address, wide
 from .warp_rows import WARPS, RowWalk
 
 LANES = 4                 # lanes a row (the plan's default)
-LANE_GROUP_RESIDENT = 3   # CTAs an SM must fit (`.minnctapersm`)
+# CTAs an SM must fit (`.minnctapersm`): 64 registers with the Q8_K vector staged (no spills;
+# R = 32768 is 512 CTAs of 64 rows, one wave on 132 SMs), 80 where each lane transposes it
+RESIDENT_STAGED, RESIDENT_UNSTAGED = 4, 3
 AHEAD = 1                 # blocks whose weights are loaded ahead of the one accumulated
 PAIRS = 4                 # sub-block pairs a Q4_K block: 32 qs bytes each
 NIBBLE_MASK = 0x0F0F0F0F
@@ -42,6 +44,10 @@ STAGED_BYTES = 24 * 1024  # the most shared memory a CTA stages the Q8_K vector 
 # the f32 d, then 3 words of padding (16-byte aligned blocks for the vector loads)
 STAGED_WORDS = 76
 STAGED_SUMS, STAGED_D = 64, 72
+
+
+def lane_group_resident(staged: bool) -> int:
+    return RESIDENT_STAGED if staged else RESIDENT_UNSTAGED
 
 
 def staged_blocks(blocks, known: dict | None) -> int:

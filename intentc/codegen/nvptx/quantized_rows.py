@@ -31,7 +31,7 @@ from ..llvm.types import F32, I32, I64
 from .ptx_asm import opaque
 from .register_staging import i32, load_run, vector_run, view_address, wide
 from .q4k_words import half, scale_min, signed_byte
-from .quantized_lanes import LANE_GROUP_RESIDENT, LANES, LaneGroupRows, staged_blocks
+from .quantized_lanes import LANES, LaneGroupRows, lane_group_resident, staged_blocks
 from .structured_contraction import _access, _SymbolicShapes
 from .tile_contraction import Affine, IndexTensor, NoMatch, _broadcast
 from .warp_rows import WARPS, RowsPlanData, RowWalk
@@ -56,7 +56,7 @@ class QuantizedRows(RowsPlanData):
 
     @property
     def resident(self) -> int:
-        return RESIDENT if self.lanes == WARP_A_ROW else LANE_GROUP_RESIDENT
+        return RESIDENT if self.lanes == WARP_A_ROW else lane_group_resident(self.staged_blocks > 0)
 
     def to_json(self) -> dict:
         if self.lanes == WARP_A_ROW:
