@@ -4,7 +4,9 @@
 One row a warp spent most of its instructions summing a block's integers across 32 lanes
 (21 shuffles a block): here a lane owns whole sub-block pairs (pair p: qs bytes
 32p..32p+31, sub-blocks 2p and 2p+1), pairs lane % lanes, + lanes, ... of every block of its
-row, so the integer sums of a block are a lane's own but for a butterfly over its `lanes`.
+row, so the integer sums of a block are a lane's own but for a reduce-scatter over its
+`lanes` (lane q of a group ends with members q·kept .. of aux32, kept = 8 / lanes, and keeps
+their float `sums`; all lanes keep `sumf`; the row's end gathers sums[0..7] in order).
 
 ggml's aux32[l] sums the members m of each sub-block with m % 8 == l: bytes l, 8+l, 16+l,
 24+l of the sub-block's 32 (nibble bytes and Q8_K quants alike). A 4x4 byte transpose
@@ -36,6 +38,7 @@ LANES = 4                 # lanes a row (the plan's default)
 # R = 32768 is 512 CTAs of 64 rows, one wave on 132 SMs), 80 where each lane transposes it
 RESIDENT_STAGED, RESIDENT_UNSTAGED = 4, 3
 AHEAD = 1                 # blocks whose weights are loaded ahead of the one accumulated
+SCATTER = True            # each lane of a group keeps 8 / lanes of aux32's sums (a reduce-scatter), not all 8
 PAIRS = 4                 # sub-block pairs a Q4_K block: 32 qs bytes each
 NIBBLE_MASK = 0x0F0F0F0F
 STAGED_BYTES = 24 * 1024  # the most shared memory a CTA stages the Q8_K vector in
@@ -72,7 +75,8 @@ class LaneGroupRows(RowWalk):
         Q8_K vector where the plan says so, then walks its rows."""
         em = self.em
         b = em.b
-        self.sums = [em.entry_alloca(F32) for _ in range(8)]
+        self.kept = 8 // self.lanes if SCATTER else 8      # the members of aux32 whose `sums` a lane keeps
+        self.sums = [em.entry_alloca(F32) for _ in range(self.kept)]
         self.sumf = em.entry_alloca(F32)
         group = 32 // self.lanes
         rows = self.w.shape[0]
@@ -117,8 +121,8 @@ class LaneGroupRows(RowWalk):
                     b.store(b.load(source), slot)
         em.loop(ir.Constant(I64, -AHEAD), blocks, trip, name="block")
         total = b.load(self.sumf)
-        for slot in self.sums:                  # sumf + sums[0..7] in lane order
-            total = b.fadd(total, b.load(slot))
+        for member in range(8):                 # sumf + sums[0..7] in lane order
+            total = b.fadd(total, self._sum_of(member))
         first = b.icmp_unsigned("==", b.urem(self.lane, i32(self.lanes)), i32(0))
         with b.if_then(b.and_(inside, first)):
             b.store(total, view_address(em, self.y, (row,)))
@@ -264,13 +268,40 @@ class LaneGroupRows(RowWalk):
                     aux[member] = b.add(aux[member], b.mul(scale, _dp4a(b, levels, q)))
                 sumi = b.add(sumi, b.mul(activations["sums"][2 * k + high], minimum))
         deltas = tuple(1 << k for k in range(self.lanes.bit_length() - 1))
-        aux = [self.butterfly_sum(value, deltas, b.add) for value in aux]
+        aux = self._scatter(aux, deltas) if SCATTER else [self.butterfly_sum(value, deltas, b.add) for value in aux]
         sumi = self.butterfly_sum(sumi, deltas, b.add)
         d8 = activations["d"]
         d, dmin = b.fmul(half(b, header, 0), d8), b.fmul(half(b, header, 1), d8)
         for slot, value in zip(self.sums, aux):
             b.store(b.fadd(b.load(slot), b.fmul(d, b.sitofp(value, F32))), slot)
         b.store(b.fsub(b.load(self.sumf), b.fmul(dmin, b.sitofp(sumi, F32))), self.sumf)
+
+    def _scatter(self, values: list, deltas: tuple) -> list:
+        """The group's sums of aux32's 8 members, lane q of the group keeping members
+        q·kept .. q·kept + kept - 1: at each step (the widest first) a lane keeps the half
+        its lane bit names and adds what its partner sends of it (exact integers)."""
+        b = self.em.b
+        shfl = self.em.declare("llvm.nvvm.shfl.sync.bfly.i32", I32, [I32, I32, I32, I32])
+        for delta in reversed(deltas):
+            upper = b.icmp_unsigned("!=", b.and_(self.lane, i32(delta)), i32(0))
+            half = len(values) // 2
+            kept = []
+            for low, high in zip(values[:half], values[half:]):
+                sent = b.call(shfl, [i32(-1), b.select(upper, low, high), i32(delta), i32(31)])
+                kept.append(b.add(b.select(upper, high, low), sent))
+            values = kept
+        return values
+
+    def _sum_of(self, member: int) -> ir.Value:
+        """sums[member] of the row, in every lane of its group (SCATTER: from the lane that
+        keeps it)."""
+        b = self.em.b
+        slot = b.load(self.sums[member % self.kept])
+        if self.kept == 8:
+            return slot
+        shfl = self.em.declare("llvm.nvvm.shfl.sync.idx.i32", I32, [I32, I32, I32, I32])
+        keeper = b.add(b.mul(b.udiv(self.lane, i32(self.lanes)), i32(self.lanes)), i32(member // self.kept))
+        return b.bitcast(b.call(shfl, [i32(-1), b.bitcast(slot, I32), keeper, i32(31)]), F32)
 
 
 def _aligned_loads(em, view, lead: tuple, start: ir.Value, loads: list) -> list:
