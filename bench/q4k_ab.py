@@ -90,7 +90,7 @@ def main(argv=None) -> None:
     from bench.gpu_sample_specs import SPECS
     parser = argparse.ArgumentParser()
     parser.add_argument("--out")
-    parser.add_argument("--sizes", default="32768:16,16384:56")
+    parser.add_argument("--sizes", default="32768:16,16384:56,4096:16")
     parser.add_argument("--only", default=",".join(VARIANTS))
     parser.add_argument("--reps", type=int, default=50)
     args = parser.parse_args(argv)
