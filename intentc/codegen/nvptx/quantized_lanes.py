@@ -49,6 +49,10 @@ STAGED_WORDS = 76
 STAGED_SUMS, STAGED_D = 64, 72
 
 
+def lane_groups_scatter() -> bool:
+    return SCATTER
+
+
 def lane_group_resident(staged: bool) -> int:
     return RESIDENT_STAGED if staged else RESIDENT_UNSTAGED
 
@@ -75,7 +79,7 @@ class LaneGroupRows(RowWalk):
         Q8_K vector where the plan says so, then walks its rows."""
         em = self.em
         b = em.b
-        self.kept = 8 // self.lanes if SCATTER else 8      # the members of aux32 whose `sums` a lane keeps
+        self.kept = 8 // self.lanes if self.plan.scatter else 8      # the members of aux32 whose `sums` a lane keeps
         self.sums = [em.entry_alloca(F32) for _ in range(self.kept)]
         self.sumf = em.entry_alloca(F32)
         group = 32 // self.lanes
@@ -268,7 +272,8 @@ class LaneGroupRows(RowWalk):
                     aux[member] = b.add(aux[member], b.mul(scale, _dp4a(b, levels, q)))
                 sumi = b.add(sumi, b.mul(activations["sums"][2 * k + high], minimum))
         deltas = tuple(1 << k for k in range(self.lanes.bit_length() - 1))
-        aux = self._scatter(aux, deltas) if SCATTER else [self.butterfly_sum(value, deltas, b.add) for value in aux]
+        aux = self._scatter(aux, deltas) if self.plan.scatter else [self.butterfly_sum(value, deltas, b.add)
+                                                                     for value in aux]
         sumi = self.butterfly_sum(sumi, deltas, b.add)
         d8 = activations["d"]
         d, dmin = b.fmul(half(b, header, 0), d8), b.fmul(half(b, header, 1), d8)
@@ -293,7 +298,7 @@ class LaneGroupRows(RowWalk):
         return values
 
     def _sum_of(self, member: int) -> ir.Value:
-        """sums[member] of the row, in every lane of its group (SCATTER: from the lane that
+        """sums[member] of the row, in every lane of its group (scattered: from the lane that
         keeps it)."""
         b = self.em.b
         slot = b.load(self.sums[member % self.kept])

@@ -1,6 +1,7 @@
 """The warp-rows mapping of a quantized matrix-vector product (docs/gpu.md, "Quantized
 rows"): `y[r] = quantized_dot(w[r], x)` with Q4_K rows and a Q8_K vector
-(`q4k_q8k_matvec.kir`), one row a warp.
+(`q4k_q8k_matvec.kir`): a group of lanes a row (`quantized_lanes.py`, the plan's default
+`lanes`), or one row a warp (`_Rows` below, `lanes` = WARP_A_ROW).
 
 The recognizer proves the shape symbolically: a top-level read of the whole Q8_K view, a
 `parallel` over the rows of the Q4_K view whose iteration reads its whole row, takes the
@@ -31,7 +32,7 @@ from ..llvm.types import F32, I32, I64
 from .ptx_asm import opaque
 from .register_staging import i32, load_run, vector_run, view_address, wide
 from .q4k_words import half, scale_min, signed_byte
-from .quantized_lanes import LANES, LaneGroupRows, lane_group_resident, staged_blocks
+from .quantized_lanes import LANES, LaneGroupRows, lane_group_resident, lane_groups_scatter, staged_blocks
 from .structured_contraction import _access, _SymbolicShapes
 from .tile_contraction import Affine, IndexTensor, NoMatch, _broadcast
 from .warp_rows import WARPS, RowsPlanData, RowWalk
@@ -53,6 +54,7 @@ class QuantizedRows(RowsPlanData):
     lanes: int = LANES                    # lanes a row: 1, 2, 4 (quantized_lanes.py) or WARP_A_ROW
     blocks: int | str = 0                 # the extent of blocks a row (NB)
     staged_blocks: int = 0                # Q8_K blocks a CTA stages in shared memory (quantized_lanes.py)
+    scatter: bool = False                 # a lane group reduce-scatters aux32 (quantized_lanes.py)
 
     @property
     def resident(self) -> int:
@@ -60,12 +62,13 @@ class QuantizedRows(RowsPlanData):
 
     def to_json(self) -> dict:
         if self.lanes == WARP_A_ROW:
-            row = "one warp: lane L owns qs bytes 4L..4L+3 of each block"
+            row, integers = "one warp: lane L owns qs bytes 4L..4L+3 of each block", "butterflies over lanes (exact)"
         else:
             row = f"{self.lanes} lanes: lane L owns the sub-block pairs L % {self.lanes}, + {self.lanes}, ... of each block"
+            integers = "prmt transposes, dp4a, " + ("a reduce-scatter" if self.scatter else "butterflies") + \
+                " over the row's lanes (exact)"
         return {"rows_per_cta": WARPS * WARP_A_ROW // self.lanes, "lanes_per_row": self.lanes, "row": row,
-                "staged_x_blocks": self.staged_blocks,
-                "integers": "butterflies over lanes (exact)", "floats": "the reference's order, no FMA"}
+                "staged_x_blocks": self.staged_blocks, "integers": integers, "floats": "the reference's order, no FMA"}
 
     def layouts(self, known: dict | None = None) -> Assignment:
         result = Assignment()
@@ -149,7 +152,7 @@ def plan_quantized_rows(kernel: Kernel, known: dict | None = None) -> QuantizedR
         return None
     if plan.lanes == WARP_A_ROW:
         return plan
-    return replace(plan, staged_blocks=staged_blocks(plan.blocks, known))
+    return replace(plan, staged_blocks=staged_blocks(plan.blocks, known), scatter=lane_groups_scatter())
 
 
 # ---- emission -----------------------------------------------------------------------------------
