@@ -26,8 +26,8 @@ sys.path.insert(0, str(ROOT))
 # False: every lane of a group sums all 8 of aux32's members and keeps their float sums)
 VARIANTS = {"warp": {"LANES": 32}, "lanes4": {}, "lanes4-butterfly": {"SCATTER": False},
             "lanes4-global": {"STAGED_BYTES": 0},
-            "lanes4-r3": {"RESIDENT_STAGED": 3}, "lanes4-ahead2-r2": {"AHEAD": 2, "RESIDENT_STAGED": 2},
-            "lanes2-r2": {"LANES": 2, "RESIDENT_STAGED": 2}, "lanes1-r1": {"LANES": 1, "RESIDENT_STAGED": 1}}
+            "lanes4-r3": {"RESIDENT_STAGED": 3}, "lanes4-ahead2-r3": {"AHEAD": 2, "RESIDENT_STAGED": 3},
+            "lanes2-r3": {"LANES": 2, "RESIDENT_STAGED": 3}, "lanes1-r2": {"LANES": 1, "RESIDENT_STAGED": 2}}
 ID = "q4k_q8k_matvec:q4k_q8k_matvec"
 
 
