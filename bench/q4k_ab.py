@@ -1,12 +1,12 @@
 """The quantized rows' layouts side by side on the GPU (docs/gpu.md, "Quantized rows"), in
-one process on the same data: `q4k_q8k_matvec` one row a warp (`warp`, the layout before
-quantized_lanes.py) against lane groups of 4, 2 and 1 lanes a row, their sums
-reduce-scattered or butterflied, with the Q8_K vector
-staged in shared memory or read from global memory, 1 or 2 blocks' weights loaded ahead
-and the register cap of 1 to 4 resident CTAs an SM; beside torch's f16
-matvec of the dequantized weights. Every variant's output is compared bit for bit with the
-`warp` layout's (verified against the interpreter), and each is timed twice, in the order
-given and then reversed.
+one process on the same data: `q4k_q8k_matvec` in lane groups of 4 (the default), 2 and 1
+lanes a row, their sums reduce-scattered or butterflied, with the Q8_K vector staged in
+shared memory or read from global memory, 1 or 2 blocks' weights loaded ahead and the
+register caps of 2 to 4 resident CTAs an SM; beside torch's f16 matvec of the dequantized
+weights. Every variant's output is compared bit for bit with the default's (which the GPU
+tests check against the interpreter), and each is timed twice, in the order given and then
+reversed. (Round 2 of session 7 also timed the one-row-a-warp layout that lane groups
+replaced: bench/results/q4k-20261201-s7-h200-r2/.)
 
     python3 bench/q4k_ab.py [--out FILE] [--sizes R:NB,...] [--reps 50] [--only VARIANT,...]
 """
@@ -20,11 +20,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-# name -> the layout constants it overrides (quantized_rows: LANES, lanes a row, 32 for one row
-# a warp; quantized_lanes: RESIDENT_STAGED, CTAs an SM; AHEAD, blocks of weights loaded
+# name -> the layout constants it overrides (quantized_rows: LANES, lanes a row;
+# quantized_lanes: RESIDENT_STAGED, CTAs an SM; AHEAD, blocks of weights loaded
 # ahead; STAGED_BYTES, 0: the Q8_K vector read from global memory, never staged; SCATTER,
 # False: every lane of a group sums all 8 of aux32's members and keeps their float sums)
-VARIANTS = {"warp": {"LANES": 32}, "lanes4": {}, "lanes4-butterfly": {"SCATTER": False},
+VARIANTS = {"lanes4": {}, "lanes4-butterfly": {"SCATTER": False},
             "lanes4-global": {"STAGED_BYTES": 0},
             "lanes4-r3": {"RESIDENT_STAGED": 3}, "lanes4-ahead2-r3": {"AHEAD": 2, "RESIDENT_STAGED": 3},
             "lanes2-r3": {"LANES": 2, "RESIDENT_STAGED": 3}, "lanes1-r2": {"LANES": 1, "RESIDENT_STAGED": 2}}
