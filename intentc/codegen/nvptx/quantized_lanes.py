@@ -12,8 +12,10 @@ ggml's aux32[l] sums the members m of each sub-block with m % 8 == l: bytes l, 8
 24+l of the sub-block's 32 (nibble bytes and Q8_K quants alike). A 4x4 byte transpose
 (`prmt`) of words 0, 2, 4, 6 (l = 0..3) and of words 1, 3, 5, 7 (l = 4..7) puts each
 l's four bytes in one word on both sides, and `dp4a` sums their products: exact integers,
-as every sum before the floats. The float sequence is `quantized_rows.py`'s, on every lane
-of the group, in the interpreter's order (separate f32 roundings, no FMA).
+as every sum before the floats. The floats are the reference's, in the interpreter's order
+(d = d4·d8, dmin = dmin4·d8, sums[l] += d·aux32[l], sumf -= dmin·sumi a block, then sumf +
+sums[0..7] in lane order; separate f32 roundings, no FMA across them, §5.5): each sums[l] in
+the lane that keeps it, sumf in every lane of the group.
 
 The Q8_K side is the same for every row: where the plan stages it (`staged_blocks`), each
 CTA writes it once to shared memory already transposed; else each lane loads and
