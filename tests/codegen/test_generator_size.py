@@ -1,8 +1,10 @@
 """The heavy generators emit each piece of code once (issue #13, compile time): the MMA
 mapping's staging (its look-ahead prologue is the K loop's first trips) and compute, the
 epilogue's pair stores (unconditional for a tile inside C, one rolled loop of masked stores
-for edge tiles), and the i0 special function as one helper called from every slot. Checked
-on the PTX of the samples as `bench/compile.py` compiles them (no GPU needed)."""
+for edge tiles), the i0 special function as one helper called from every slot, flash
+attention's staging copies on tensor cores as rolled loops; the tile generators' kernels
+take the lean LLVM pipeline. Checked on the PTX of the samples as
+`bench/compile.py` compiles them (no GPU needed)."""
 from __future__ import annotations
 
 import re
@@ -11,20 +13,22 @@ from pathlib import Path
 
 import pytest
 
+from intentc.codegen.nvptx import machine
 from intentc.driver import compile_kernel
+from intentc.options import CompileOptions
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 
-def _ptx(sample_id: str) -> tuple[str, dict]:
+def _ptx(sample_id: str, arch: str = "sm_90", options: CompileOptions | None = None) -> tuple[str, dict]:
     import json
 
     from bench.compile import compile_args
     from bench.gpu_sample_specs import SPECS
     spec = next(s for s in SPECS if s.id == sample_id)
     text, kernel, specialization = compile_args(spec)
-    result = compile_kernel(text, kernel, "ptx", "sm_90", specialization=specialization)
+    result = compile_kernel(text, kernel, "ptx", arch, options, specialization=specialization)
     return result.artifacts["kernel.ptx"], json.loads(result.artifacts["launch.json"])
 
 
@@ -88,3 +92,33 @@ def test_i0_inside_a_loop_stays_inline():
     result = compile_kernel(I0_ROWS, "i0_rows", "ptx", "sm_90")
     ptx = result.artifacts["kernel.ptx"]
     assert "intentc_i0" not in ptx and _count(r"^\s*fma\.rn\.f64", ptx) > 0
+
+
+TENSOR_CORE_FLASH = CompileOptions(gpu_paths=("flash-tensor-cores", "flash-key-groups"))
+
+
+def test_flash_mma_staging_copies_are_one_loop_each():
+    """Q, K and V tiles go to shared memory through one rolled cp.async loop a staging site
+    (Q and K at a pass's start, V a tile, the next tile's K), not one copy a 16-byte chunk."""
+    ptx, launch = _ptx("attention_tensor_cores:causal_attention_f16", options=TENSOR_CORE_FLASH)
+    assert launch["mapping"] == "flash" and launch["plan"]["instruction"].startswith("mma.sync")
+    assert _count(r"^\s*cp\.async\.cg\.shared\.global", ptx) == 4
+
+
+@pytest.mark.parametrize("sample_id,arch,lean", [
+    ("tiled_matmul:matmul_tiled", "sm_90", True),            # mma.sync tiles
+    ("tiled_matmul:matmul_tiled", "sm_90a", False),          # warp-specialized wgmma keeps O1
+    ("sparse_1of2_matmul:sparse12_matmul", "sm_90", True),   # a structured contraction on the CUDA cores
+    ("attention_region_fold:causal_attention", "sm_90", True),
+    ("row_softmax:row_softmax", "sm_90", False),             # the CTA mapping keeps O1
+])
+def test_lean_pipeline_for_the_tile_generators(monkeypatch, sample_id, arch, lean):
+    chosen = []
+    optimize = machine.optimize
+
+    def recorded(module, arch_, lean_=False):
+        chosen.append(lean_)
+        optimize(module, arch_, lean_)
+    monkeypatch.setattr(machine, "optimize", recorded)
+    _ptx(sample_id, arch)
+    assert chosen == [lean]

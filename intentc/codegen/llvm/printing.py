@@ -53,9 +53,20 @@ def _gep(i) -> str:
     return f"{op} {i.source_etype}, {i.pointer.type} {i.pointer.get_reference()}, {indices}"
 
 
+def _extract_value(i) -> str:
+    # the fields of an inline asm's or MMA's result struct (flash attention: 800 of them)
+    return f"extractvalue {i.aggregate.type} {i.aggregate.get_reference()}, {', '.join(map(str, i.indices))}"
+
+
+def _vector_element(i) -> str:
+    return f"{i.opname} {', '.join([f'{o.type} {o.get_reference()}' for o in i.operands])}"
+
+
 # The instruction classes formatted here (exact classes: subclasses print differently).
 _VALUE_TEXT = {ins.Instruction: _arithmetic, ins.CastInstr: _cast, ins.ICMPInstr: _compare,
-               ins.FCMPInstr: _compare, ins.LoadInstr: _load, ins.SelectInstr: _select, ins.GEPInstr: _gep}
+               ins.FCMPInstr: _compare, ins.LoadInstr: _load, ins.SelectInstr: _select, ins.GEPInstr: _gep,
+               ins.ExtractValue: _extract_value, ins.ExtractElement: _vector_element,
+               ins.InsertElement: _vector_element}
 
 
 def _store(i) -> str | None:
@@ -63,6 +74,16 @@ def _store(i) -> str | None:
         return None
     value, pointer = i.operands
     return f"store {value.type} {value.get_reference()}, {pointer.type} {pointer.get_reference()}"
+
+
+def _call(i) -> str | None:
+    """A plain call (intrinsics, libdevice, inline asm): no calling convention, tail marker,
+    fast-math flags or attributes, a fixed argument list."""
+    function_type = i.callee.function_type          # (a property: read once)
+    if i.cconv or i.tail or i.fastmath or i.attributes or i.arg_attributes or function_type.var_arg:
+        return None
+    arguments = ", ".join([f"{a.type} {a.get_reference()}" for a in i.args])
+    return f"call {function_type.return_type} {i.callee.get_reference()}({arguments})"
 
 
 def module_text(module: ir.Module) -> str:
@@ -75,6 +96,10 @@ def module_text(module: ir.Module) -> str:
                 kind = type(instruction)
                 if kind is ins.StoreInstr:
                     text = _store(instruction)
+                elif kind is ins.CallInstr:
+                    body = _call(instruction)
+                    void = isinstance(instruction.type, ir.VoidType)
+                    text = body if body is None or void else f"{instruction.get_reference()} = {body}"
                 else:
                     format_value = _VALUE_TEXT.get(kind)
                     void = isinstance(instruction.type, ir.VoidType)

@@ -21,6 +21,7 @@ from .hooks import NvptxHooks
 from .mapping import LaunchConfig, Mapping, generic_mapping, launch_config, plan_mapping
 from .stage_compile import compile_stages
 from .stages import stage_plan
+from .tile_structured import StructuredPlan
 from .variants import (
     VariantRule, check_variant, eager_variants, link_variant, served_launches, variant_mapping, variant_rule,
 )
@@ -106,7 +107,8 @@ def compile_ptx(module: Module, kernel_name: str, arch: str, specialization: Spe
             link_variant(parsed, module_text(variant_lowered.module), variant_lowered.function, entry)
         parsed.verify()
         entries = {lowered.function} | {entry for entry, _ in linked}
-        ptx = optimized_ptx(parsed, arch, entries, timings, mark, strength_reduce=not all(map(_unrolled, mappings)))
+        ptx = optimized_ptx(parsed, arch, entries, timings, mark, strength_reduce=not all(map(_unrolled, mappings)),
+                            lean=all(map(_tiled, mappings + [f[2] for f in fallback])))
     config = launch_config(mapping, lowered.function, arch, [variant.to_json() for variant, _ in variants],
                            rule.to_json() if rule else {})
     if serves is not None:
@@ -157,6 +159,18 @@ def _unrolled(mapping: Mapping) -> bool:
     spills and no more registers (ptxas -v); in the other mappings' loops over a row it
     saves registers and spills."""
     return (mapping.cta is not None and mapping.cta.slots > 0) or mapping.mma is not None
+
+
+def _tiled(mapping: Mapping) -> bool:
+    """The `mma.sync`/`mma.sp` tile generators' kernels, the structured (scaled, sparse)
+    contractions and flash attention: unrolled fragments and staging whose index math LLVM
+    only has to fold, so they take the lean pipeline (`machine.optimize`): a third of the O1
+    pipeline's time, and as few or fewer registers (ptxas -v; docs/gpu.md, "Compile
+    pipeline"). The warp-specialized wgmma kernels and the dense CUDA-core SGEMM keep O1
+    (their block layout and loops were tuned under it)."""
+    plan = mapping.mma
+    return (plan is not None and (plan.instruction.startswith("mma.") or isinstance(plan, StructuredPlan))) \
+        or mapping.kind == "flash"
 
 
 def assemble_cubin(ptx: str, arch: str, timings: dict | None = None) -> bytes:

@@ -337,8 +337,10 @@ class FlashMmaEmitter(FlashEmitter):
         b = self.em.b
         per_row = columns // VECTOR
         threads = self.plan.group_threads
-        for e in range(rows * per_row // threads):
-            linear = b.add(opaque(b, self.group_tid), _i64(e * threads))
+        tid = opaque(b, self.group_tid)
+
+        def copy(e):
+            linear = b.add(tid, b.mul(e, _i64(threads)))
             i, c = b.udiv(linear, _i64(per_row)), b.urem(linear, _i64(per_row))
             row, column = b.add(first_row, i), b.add(first_column, b.mul(c, _i64(VECTOR)))
             inside = b.and_(b.icmp_signed("<", row, view.shape[0]), b.icmp_signed("<", column, view.shape[1]))
@@ -346,6 +348,7 @@ class FlashMmaEmitter(FlashEmitter):
             offset = b.select(inside, b.add(view.offset, b.add(b.mul(row, view.strides[0]), column)), view.offset)
             address = self._address(base, rows, b.trunc(i, I32), b.trunc(c, I32))
             cp_async(b, address, b.gep(view.ptr, [offset]), b.select(inside, _i32(16), _i32(0)))
+        self.em.loop(_i64(0), _i64(rows * per_row // threads), copy, name="copy")
         cp_async_commit(b)
 
     def _stage_tile_elements(self, view, base, first_row, first_column, rows: int, columns: int) -> None:

@@ -130,7 +130,11 @@ class MmaSync:
             i, j = b.udiv(fragment, ir.Constant(i64, N_FRAGMENTS)), b.urem(fragment, ir.Constant(i64, N_FRAGMENTS))
             return (b.add(row0, b.add(b.mul(i, ir.Constant(i64, 16)), b.mul(half, ir.Constant(i64, 8)))),
                     b.add(col0, b.mul(j, ir.Constant(i64, 8))))
-        tiles.store_pairs(pairs, coordinates)
+
+        def offsets(pair: int) -> tuple:
+            fragment, half = divmod(pair, 2)
+            return 16 * (fragment // N_FRAGMENTS) + 8 * half, 8 * (fragment % N_FRAGMENTS)
+        tiles.store_pairs(pairs, coordinates, offsets)
 
     def _element(self, b, acc, dtype, fragment, r):
         if dtype == "f32":

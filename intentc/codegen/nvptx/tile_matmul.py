@@ -411,25 +411,45 @@ class TileEmitter:
         otherwise be hoisted out of the tile loop and stay in registers through the K loop."""
         return opaque(self.em.b, self.tid)
 
-    def store_pairs(self, pairs: list, coordinates) -> None:
+    def store_pairs(self, pairs: list, coordinates, offsets=None) -> None:
         """The epilogue: pair p of `pairs` (two accumulator elements of one row, see
         `store_pair`) at tile row and column `coordinates(p)` (i64, even column; p an i64
         value). A tile wholly inside C (most of them) stores each pair with one unconditional
         two-element store; an edge tile goes through a local array and one rolled loop of
         masked stores: one copy of the bounds checks, not one a pair (they were a third of
-        the tiled matmul's compile time)."""
+        the tiled matmul's compile time). `offsets(p)` (Python ints, where the variant
+        knows them): pair p's place relative to pair 0's, which lets the whole tile store
+        from one pointer a row (`_store_rows`)."""
         b = self.em.b
         bm, bn, _ = self.plan.block
         whole = b.and_(self.c_pairs, b.and_(b.icmp_signed("<=", b.add(self.m0, _const(bm)), self.m),
                                             b.icmp_signed("<=", b.add(self.n0, _const(bn)), self.n)))
         with b.if_else(whole) as (inside, edge):
             with inside:
-                for number, values in enumerate(pairs):
+                if offsets is not None:
+                    self._store_rows(pairs, coordinates, offsets)
+                for number, values in enumerate(pairs if offsets is None else ()):
                     row, column = coordinates(_const(number))
                     words = [self._stored(value) for value in values]
                     self._store_vector(words, b.add(self.m0, row), b.add(self.n0, column))
             with edge:
                 self._store_edge(pairs, coordinates)
+
+    def _store_rows(self, pairs: list, coordinates, offsets) -> None:
+        """A whole tile's pairs: one element pointer a row of the thread's, each pair a
+        constant column past it (C's columns are contiguous here: `c_pairs`), instead of
+        each pair's full address arithmetic."""
+        b = self.em.b
+        c = self.plan.contraction
+        row, column = coordinates(_const(0))
+        origin = _element(b, self.c_view, c.c_axes, (b.add(self.m0, row), b.add(self.n0, column)))
+        row_stride = self.c_view.strides[c.c_axes[0]]
+        rows: dict = {}
+        for number, values in enumerate(pairs):
+            down, right = offsets(number)
+            if down not in rows:
+                rows[down] = b.gep(origin, [b.mul(_const(down), row_stride)])
+            self._store_words([self._stored(value) for value in values], b.gep(rows[down], [_const(right)]))
 
     def _store_edge(self, pairs: list, coordinates) -> None:
         em = self.em
@@ -448,13 +468,16 @@ class TileEmitter:
 
     def _store_vector(self, words: list, m: ir.Value, n: ir.Value) -> None:
         """Two converted elements at C[m, n], C[m, n + 1] with one store (C pairs allowed, both inside)."""
-        b = self.em.b
         c = self.plan.contraction
+        self._store_words(words, _element(self.em.b, self.c_view, c.c_axes, (m, n)))
+
+    def _store_words(self, words: list, element: ir.Value) -> None:
+        """Two converted elements at `element` and the one after it, with one store."""
+        b = self.em.b
         vector = ir.VectorType(words[0].type, 2)
         pair = b.insert_element(b.insert_element(ir.Constant(vector, None), words[0], ir.Constant(I32, 0)),
                                 words[1], ir.Constant(I32, 1))
-        address = b.bitcast(_element(b, self.c_view, c.c_axes, (m, n)), vector.as_pointer())
-        b.store(pair, address, align=2 * _BYTES[c.out_dtype])
+        b.store(pair, b.bitcast(element, vector.as_pointer()), align=2 * _BYTES[self.plan.contraction.out_dtype])
 
     def store_pair(self, values: tuple, row: ir.Value, column: ir.Value) -> None:
         """Two accumulator elements of one row (f32, or half for an f16 accumulator), at tile
