@@ -53,6 +53,18 @@ def write_results(name: str, payload: dict) -> Path:
     return path
 
 
+def compiled_sample(spec, dims: dict):
+    """The sample kernel of `spec` compiled for the GPU as `bench/gpu_samples.py` specializes
+    it, and its compile's wall seconds (variants patch the compiler around this call)."""
+    from bench.gpu_samples import view_params
+    from intentc.runtime.cuda import compile_cuda
+    text = (ROOT / "ir_samples" / f"{spec.sample}.kir").read_text()
+    start = time.perf_counter()
+    kernel = compile_cuda(text, spec.kernel, spec.specialization(view_params(text, spec.kernel), dims),
+                          file=f"ir_samples/{spec.sample}.kir")
+    return kernel, time.perf_counter() - start
+
+
 def run_sample_ab(measured, ids: list[str], argv=None) -> None:
     """The command line of an A/B bench over sample kernels: `measured(spec, reps)` gives one
     row a kernel of `--only`, printed as it comes and kept in `--out`."""

@@ -124,13 +124,31 @@ def test_sparse_steps_or_their_b_flags_at_the_barrier():
 
 
 @pytest.mark.parametrize("kernel,role", [("q4k_q8k_matvec", "q4_k"), ("batched_dot_f16", "dot")])
-def test_rows_map_one_row_a_warp(kernel, role):
+def test_rows_map_one_row_a_warp_or_a_lane_group(kernel, role):
     ptx, launch = _launch(kernel)
     assert launch["mapping"] == "warp-rows" and launch["block"] == [256, 1, 1] and launch["variants"] == []
-    assert launch["plan"]["rows_per_cta"] == 8 and "shfl.sync.bfly" in ptx and "malloc" not in ptx
+    assert "shfl.sync.bfly" in ptx and "malloc" not in ptx
     assert "threadsPerWarp = [32]" in str(launch["layouts"]) or "threadsPerWarp = [1, 32]" in str(launch["layouts"])
     if role == "q4_k":
+        lanes = launch["plan"]["lanes_per_row"]
+        assert lanes == 4 and launch["plan"]["rows_per_cta"] == 8 * 32 // lanes
         assert "fma" not in ptx                     # the reference's float sequence: no FMA across roundings
+        assert "dp4a.u32.s32" in ptx and "prmt.b32" in ptx      # aux32's members by byte transposes
+    else:
+        assert launch["plan"]["rows_per_cta"] == 8
+
+
+@pytest.mark.parametrize("extents,staged", [({}, 0), ({"NB": 16}, 16), ({"NB": 80}, 80), ({"NB": 81}, 0)])
+def test_q4k_rows_stage_the_q8k_vector_where_its_blocks_are_known_and_fit(extents, staged):
+    """The Q8_K vector goes to shared memory (76 words a block, at most 24 KiB) only with NB
+    fixed at compile time; else each lane reads it from global memory and transposes it."""
+    artifacts = compile_kernel(sample_text("q4k_q8k_matvec"), "q4k_q8k_matvec", "ptx", "sm_90",
+                               specialization={"extents": extents}).artifacts
+    plan, ptx = json.loads(artifacts["launch.json"])["plan"], artifacts["kernel.ptx"]
+    assert plan["staged_x_blocks"] == staged and plan["lanes_per_row"] == 4
+    assert ("bar.sync" in ptx) == bool(staged) and ("ld.shared.v4" in ptx) == bool(staged)
+    # the scales (2), the Q4_K side's transposes (16) and, unstaged, the Q8_K side's (32)
+    assert ptx.count("prmt.b32") == 2 + 16 + (0 if staged else 32)
 
 
 def test_row_recognizers_accept_the_samples_and_refuse_others():

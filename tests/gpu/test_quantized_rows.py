@@ -26,19 +26,47 @@ def _inputs(rows: int, blocks: int, seed: int, raw: bool) -> dict:
     return {"w": np.ascontiguousarray(w, dtype=np.uint8), "x": np.ascontiguousarray(x, dtype=np.uint8)}
 
 
+@pytest.mark.parametrize("static", [False, True], ids=["dynamic-NB", "static-NB"])
 @pytest.mark.parametrize("rows,blocks,raw", [(1, 1, False), (37, 3, False), (1000, 2, True), (9, 0, False),
-                                             (300, 5, True)])
-def test_q4k_q8k_rows_match_the_interpreter_bit_for_bit(rows, blocks, raw):
+                                             (300, 5, True), (130, 17, False)])
+def test_q4k_q8k_rows_match_the_interpreter_bit_for_bit(rows, blocks, raw, static):
+    """`static`: NB fixed at compile time, so the CTA stages the Q8_K vector in shared memory."""
     from intentc.api import run
     from intentc.runtime.cuda import compile_cuda
     text = sample_text("q4k_q8k_matvec")
     values = _inputs(rows, blocks, seed=rows + blocks, raw=raw)
-    compiled = compile_cuda(text, "q4k_q8k_matvec")
+    compiled = compile_cuda(text, "q4k_q8k_matvec", {"extents": {"NB": blocks}} if static else None)
     assert compiled.launch_config.mapping == "warp-rows", compiled.launch_config.mapping
+    assert compiled.launch_config.plan["staged_x_blocks"] == (blocks if static else 0)
     got = np.asarray(compiled(values)["y"])
     expected = np.asarray(run(text, "q4k_q8k_matvec", values)["y"])
     assert got.dtype == expected.dtype == np.float32
     np.testing.assert_array_equal(got, expected)        # exact values, NaN where NaN
+
+
+@pytest.mark.parametrize("static", [False, True], ids=["dynamic-NB", "static-NB"])
+@pytest.mark.parametrize("layout", ["padded", "reversed", "offset"])
+def test_q4k_q8k_rows_of_unaligned_and_strided_views(layout, static):
+    """Views the 16-byte loads cannot take (blocks 145 bytes apart, rows walked backwards,
+    an odd byte offset) take the lane groups' byte-wise loads (or the staging's): still bit
+    for bit."""
+    from intentc.api import View, run
+    from intentc.runtime.cuda import compile_cuda
+    text = sample_text("q4k_q8k_matvec")
+    rows, blocks = 70, 3
+    values = _inputs(rows, blocks, seed=7, raw=True)
+    if layout == "padded":
+        padded = np.zeros((rows, blocks, 145), dtype=np.uint8)
+        padded[:, :, :144] = values["w"]
+        values["w"] = padded[:, :, :144]
+    elif layout == "reversed":
+        values["w"] = values["w"][::-1]
+    else:
+        flat = np.concatenate([np.zeros(1, np.uint8), values["x"].reshape(-1)])
+        values["x"] = View(flat, offset=1, strides=(292, 1), shape=(blocks, 292))
+    compiled = compile_cuda(text, "q4k_q8k_matvec", {"extents": {"NB": blocks}} if static else None)
+    got = np.asarray(compiled(values)["y"])
+    np.testing.assert_array_equal(got, np.asarray(run(text, "q4k_q8k_matvec", values)["y"]))
 
 
 # ---- dot rows (dot_f16_f32acc.kir) ----------------------------------------------------------------
