@@ -15,7 +15,7 @@ step() {  # step SECONDS NAME COMMAND...: run with a limit, log to $out/NAME-TAG
   echo "== $name (exit $?)"; tail -n 25 "$out/$name-$tag.log"
 }
 # Limits (seconds) can be lowered to fit what is left of the session's device time.
-step "${TESTS_S:-200}" gpu-tests python3 -m pytest -q -n "${TEST_WORKERS:-8}" -p no:cacheprovider tests/gpu
+step "${TESTS_S:-200}" gpu-tests python3 -m pytest -q -n "${TEST_WORKERS:-8}" -p no:cacheprovider -rfE tests/gpu
 step "${BENCH_S:-300}" gpu-bench python3 bench/gpu.py --out "$out/gpu-$tag.json" --time-limit-s "${SAMPLES_S:-200}"
 step "${LAUNCH_S:-60}" launch python3 bench/launch.py --out "$out/launch-$tag.json"
 step "${COMPILE_S:-70}" compile-gpu python3 bench/compile.py --reps "${COMPILE_REPS:-3}" --out "$out/compile-gpu-$tag.json"
