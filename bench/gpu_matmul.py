@@ -216,7 +216,7 @@ ROWS = [("f16", (1024, 1024, 1024)), ("bf16", (1024, 1024, 1024)), ("f16", (4096
 
 
 # The f32 plan option awaiting its GPU verification beside the default (bench/gpu_sgemm.py)
-F32_PLANS = ["scalar (default)", "vector", "vector 128x256", "vector bk=32"]
+F32_PLANS = ["vector bk=32 (default)", "scalar", "vector bk=16"]
 
 
 def contraction_rows(quick: bool) -> list[dict]:

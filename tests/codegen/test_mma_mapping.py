@@ -67,7 +67,7 @@ def test_f32_operands_keep_the_cuda_cores(arch):
     """No TF32 (§5.3/§5.4): an f32 contraction runs as FMAs on register tiles, never on the
     tensor cores."""
     ptx, launch = _launch(variant("f32", "f32", "f32"), arch)
-    assert launch["mma"]["instruction"] == "fma.f32"
+    assert launch["mma"]["instruction"] == "fma.f32.v4"
     assert launch["layouts"]["encodings"]["#layout0"].startswith("#blocked<{sizePerThread = [4, 4]")
     assert "fma.rn.f32" in ptx and "cp.async.cg.shared.global" in ptx
     assert "mma" not in ptx.replace("intentc_mma_stages", "") and "tf32" not in ptx

@@ -1,5 +1,5 @@
 """The f32 tiled contraction's vector fragments without a GPU (`nvptx/simt_fragments.py`, the
-plan option `fma.f32.v4`): the plan launch.json records, the K step's instructions
+default f32 plan `fma.f32.v4` since session 7): the plan launch.json records, the K step's instructions
 (FileCheck lines in `simt_fragments.check`) and ptxas keeping the 64 accumulators and the
 fragments in registers."""
 from __future__ import annotations
@@ -18,26 +18,25 @@ from lit_runner import filecheck
 from intentc.driver import compile_kernel
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "gpu"))
-from mma_cases import plan_fields_under, variant
+from mma_cases import variant
 
 CHECKS = Path(__file__).parent / "simt_fragments.check"
 
 
 def _compiled(arch: str) -> tuple[str, dict]:
-    with plan_fields_under({"instruction": "fma.f32.v4"}):
-        artifacts = compile_kernel(variant("f32", "f32", "f32"), "matmul_tiled", "ptx", arch).artifacts
+    artifacts = compile_kernel(variant("f32", "f32", "f32"), "matmul_tiled", "ptx", arch).artifacts
     return artifacts["kernel.ptx"], json.loads(artifacts["launch.json"])
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
 def test_launch_json_records_the_vector_plan(arch):
-    """A 128 x 128 tile, K steps of 16 in a 3-slot ring (48 KiB, static), 256 threads of 8 x 8
-    outputs, one CTA an SM; the path is recorded."""
+    """The default f32 plan: a 128 x 128 tile, K steps of 32 in a 3-slot ring (96 KiB, dynamic
+    shared memory), 256 threads of 8 x 8 outputs, one CTA an SM; the path is recorded."""
     _, launch = _compiled(arch)
     plan = launch["mma"]
     assert launch["mapping"] == "mma" and launch["block"] == [256, 1, 1]
-    assert plan["instruction"] == "fma.f32.v4" and plan["block"] == [128, 128, 16] and plan["warps"] == [8, 1]
-    assert plan["stages"] == 3 and plan["resident"] == 1 and plan["shared_bytes"] == 3 * 4 * 16 * 256
+    assert plan["instruction"] == "fma.f32.v4" and plan["block"] == [128, 128, 32] and plan["warps"] == [8, 1]
+    assert plan["stages"] == 3 and plan["resident"] == 1 and plan["shared_bytes"] == 3 * 4 * 32 * 256
     assert launch["layouts"]["encodings"]["#layout0"].startswith("#blocked<{sizePerThread = [4, 4]")
 
 

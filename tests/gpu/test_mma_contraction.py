@@ -146,13 +146,15 @@ def test_f16_accumulator(m, n, k, arch):
 
 
 @pytest.mark.parametrize("arch", ARCHS)
-@pytest.mark.parametrize("plan", [(), (("instruction", "fma.f32.v4"),)], ids=["scalar", "vector"])
+@pytest.mark.parametrize("plan", [(), (("block", (128, 128, 16)),), (("instruction", "fma.f32"), ("block", (128, 128, 16)))],
+                         ids=["vector", "vector-bk16", "scalar"])
 @pytest.mark.parametrize("m,n,k,transposed,special", [
     (128, 128, 64, False, False), (100, 130, 70, False, False), (5, 7, 0, False, False), (1, 1, 1, False, False),
     (257, 263, 300, False, False), (33, 300, 17, False, False), (100, 130, 70, True, False), (64, 64, 64, False, True)])
 def test_f32_operands_on_cuda_cores(m, n, k, transposed, special, plan, arch):
-    """f32 on the CUDA cores: the default scalar K step and the plan option whose every
-    shared-memory read is a 16-byte vector (`simt_fragments.py`): tails in M, N and K, K = 0,
+    """f32 on the CUDA cores: the default K step whose every shared-memory read is a 16-byte
+    vector (`simt_fragments.py`, K steps of 32), the same with K steps of 16, and the scalar K
+    step (`simt_matmul.py`) a plan can still pick: tails in M, N and K, K = 0,
     B transposed (copied element by element), infinities and NaN."""
     _check(variant("f32", "f32", "f32", b_transposed=transposed), m, n, k, "f32", "f32", "f32", arch,
            b_transposed=transposed, special=special, plan=plan)

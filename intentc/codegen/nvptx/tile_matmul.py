@@ -563,9 +563,9 @@ def cast_chain(b: ir.IRBuilder, value: ir.Value, dtype: str, casts: tuple) -> ir
 # to f16 on sm_90a, wgmma_tma.py) and the CUDA cores' (f32)
 TILED_OPERANDS = {"f16": {"f32", "f16"}, "bf16": {"f32"}, "f32": {"f32"}, "f8e4m3fn": {"f32", "f16"},
                   "f8e5m2": {"f32", "f16"}, "i8": {"i32"}}
-# The plan option of an f32 K step whose shared-memory reads are all ld.shared.v4
-# (`simt_fragments.py`): off (the plan's "fma.f32": `simt_matmul.py`) until a GPU round shows
-# it right and faster (`tests/gpu/test_mma_contraction.py`, `bench/gpu_sgemm.py`)
+# The f32 K step whose shared-memory reads are all ld.shared.v4 (`simt_fragments.py`), the
+# default since session 7's H200 round (0.82x cuBLAS SGEMM at 4096^3 with K steps of 32, the
+# scalar step "fma.f32" of `simt_matmul.py` 0.73x: bench/gpu_sgemm.py)
 SIMT_VECTOR = "fma.f32.v4"
 # Operands only the sm_90a copy-engine form runs (8-bit floats widened to f16, i8 with B
 # transposed for the integer wgmma): elsewhere, and for views without maps, the generic mapping
@@ -584,7 +584,7 @@ def plan_mma(kernel, arch: str) -> MmaPlan | None:
     if contraction.acc_dtype not in TILED_OPERANDS.get(contraction.operand_dtype, ()):
         return None
     if contraction.operand_dtype == "f32":     # no TF32: CUDA cores, FMA, register tiles
-        return MmaPlan(contraction, "fma.f32", (128, 128, 16), (8, 1), stages=3, resident=1)
+        return MmaPlan(contraction, SIMT_VECTOR, (128, 128, 32), (8, 1), stages=3, resident=1)
     if arch == "sm_90a":
         from .wgmma_tma import tma_plan
         if contraction.operand_dtype in COPY_ENGINE_ONLY:    # views without maps: the generic mapping
