@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
+
+from ptxas_report import ptxas_report
 
 import intentc
 from intentc.codegen.nvptx.iteration_dots import match_iteration_dots
@@ -77,8 +78,4 @@ def test_launch_json_and_ptxas(extents, tmp_path):
     assert "ld.global.v4.b32" in ptx and "shfl.sync.bfly.b32" in ptx and "fma.rn.f32" in ptx
     assert "malloc" not in ptx
     if shutil.which("ptxas"):
-        (tmp_path / "k.ptx").write_text(ptx)
-        done = subprocess.run(["ptxas", "-arch=sm_90", "-v", str(tmp_path / "k.ptx"), "-o", str(tmp_path / "k.cubin")],
-                              capture_output=True, text=True)
-        assert done.returncode == 0, done.stderr
-        assert "0 bytes spill stores" in done.stderr
+        assert "0 bytes spill stores" in ptxas_report(ptx, tmp_path)

@@ -7,9 +7,10 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import subprocess
 
 import pytest
+
+from ptxas_report import ptxas_report, spill_store_bytes
 
 from intentc.driver import compile_kernel
 from intentc.options import CompileOptions, Specialization
@@ -122,12 +123,8 @@ def test_the_rows_copy_out_loads_a_chunk_before_its_window_stores():
 
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="no ptxas on PATH")
 def test_ptxas_accepts_the_lane_rows_kernel_without_spills(tmp_path):
-    source = tmp_path / "ema.ptx"
-    source.write_text(compiled(sample_text("ema_row_buffer"), "ema_rows", {"T": 1024})["kernel.ptx"])
-    done = subprocess.run(["ptxas", "-arch=sm_90", "-v", str(source), "-o", str(tmp_path / "ema.cubin")],
-                          capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    spills = [int(n) for n in re.findall(r"(\d+) bytes spill stores", done.stderr)]
-    assert spills and max(spills) == 0, done.stderr
+    report = ptxas_report(compiled(sample_text("ema_row_buffer"), "ema_rows", {"T": 1024})["kernel.ptx"], tmp_path)
+    spills = spill_store_bytes(report)
+    assert spills and max(spills) == 0, report
     # the kernel and one function a window: the refill of x and the flush of y
-    assert "intentc_lane_window_refill_x" in done.stderr and "intentc_lane_window_flush_y" in done.stderr
+    assert "intentc_lane_window_refill_x" in report and "intentc_lane_window_flush_y" in report
