@@ -40,6 +40,9 @@ class Lane(NamedTuple):
     pointer: ir.Value
     live: ir.Value                  # i1: active and in bounds
     written: ir.Value | None        # the buffer's written-mask byte, if it keeps one
+    # a view's lane: its element's distance from element 0, in elements (what alignment
+    # facts are about: `_vector_ready`)
+    displacement: ir.Value | None = None
 
 
 class Access:
@@ -70,10 +73,12 @@ class Access:
             if axis not in implied and not em.known_below(c, extent):
                 inside = b.and_(inside, b.icmp_unsigned("<", c, extent))
         resource = self.resource
+        displacement = None
         if isinstance(resource, ViewRef):
-            address = resource.offset
+            displacement = ir.Constant(I64, 0)
             for c, stride in zip(coords, resource.strides):
-                address = b.add(address, b.mul(c, stride))
+                displacement = b.add(displacement, b.mul(c, stride))
+            address = b.add(resource.offset, displacement)
             if not resource.in_allocation:
                 inside = b.and_(inside, b.icmp_unsigned("<", address, resource.size))
             pointer, written = b.gep(resource.ptr, [address]), None
@@ -81,7 +86,7 @@ class Access:
             pointer = resource.memory.address(em, coords)
             written = resource.written.address(em, coords) if resource.written is not None else None
         em.check(self.site, b.and_(active, b.not_(inside)))
-        return Lane(pointer, b.and_(active, inside), written)
+        return Lane(pointer, b.and_(active, inside), written, displacement)
 
     def check_written(self, lane: Lane) -> None:
         """A live lane reading a buffer element never written is an illegal input (§9)."""
@@ -152,19 +157,34 @@ VECTOR_DTYPES = {"f32", "i32", "u32"}
 VECTOR_ELEMENT_BYTES = 4
 
 
-def _vector_ready(em, lanes) -> ir.Value:
+def _vector_ready(em, acc, lanes) -> ir.Value:
     """i1: every lane active and in bounds, their addresses consecutive and the first one
-    aligned to the whole vector, so one vector access may replace them."""
+    aligned to the whole vector, so one vector access may replace them. Of a view whose
+    element 0 is 16-byte aligned (`ViewRef.aligned16`), the first lane's alignment is its
+    displacement's: with constant strides (a `contiguous` view of known extents) LLVM folds
+    that test, and a full group of such a view needs no run-time check at all."""
     b = em.b
     width = VECTOR_ELEMENT_BYTES
-    first = b.ptrtoint(lanes[0].pointer, I64)
-    ready = b.icmp_unsigned("==", b.and_(first, ir.Constant(I64, width * len(lanes) - 1)), ir.Constant(I64, 0))
+    aligned16 = isinstance(acc.resource, ViewRef) and acc.resource.aligned16 and width * len(lanes) <= 16
+    start = (b.mul(lanes[0].displacement, ir.Constant(I64, width)) if aligned16
+             else b.ptrtoint(lanes[0].pointer, I64))
+    ready = b.icmp_unsigned("==", b.and_(start, ir.Constant(I64, width * len(lanes) - 1)), ir.Constant(I64, 0))
     for number, lane in enumerate(lanes):
         ready = b.and_(ready, lane.live)
         if number:
-            expected = b.add(first, ir.Constant(I64, width * number))
-            ready = b.and_(ready, b.icmp_unsigned("==", b.ptrtoint(lane.pointer, I64), expected))
+            ready = b.and_(ready, _next_to(em, lanes[0], lane, number, width))
     return ready
+
+
+def _next_to(em, first: Lane, lane: Lane, number: int, width: int) -> ir.Value:
+    """i1: `lane` lies `number` elements past `first`. Lanes of one view compare their
+    displacements (the same pointer and offset), which LLVM folds where the coordinates are
+    affine in the lane; other lanes compare addresses."""
+    b = em.b
+    if first.displacement is not None and lane.displacement is not None:
+        return b.icmp_unsigned("==", lane.displacement, b.add(first.displacement, ir.Constant(I64, number)))
+    expected = b.add(b.ptrtoint(first.pointer, I64), ir.Constant(I64, width * number))
+    return b.icmp_unsigned("==", b.ptrtoint(lane.pointer, I64), expected)
 
 
 def _vector_pointer(em, pointer, count):
@@ -187,7 +207,7 @@ def _vector_load(em, acc, lanes, defaults) -> list:
     (a branch between the two: predicating both instead, no branch, measured slower on the
     H200: docs/gpu.md)."""
     b = em.b
-    ready = _vector_ready(em, lanes)
+    ready = _vector_ready(em, acc, lanes)
     with b.if_else(ready, likely=True) as (vector, scalar):
         with vector:
             loaded = b.load(_vector_pointer(em, lanes[0].pointer, len(lanes)), align=16)
@@ -207,7 +227,7 @@ def _vector_load(em, acc, lanes, defaults) -> list:
 
 def _vector_store(em, acc, lanes, values) -> None:
     b = em.b
-    ready = _vector_ready(em, lanes)
+    ready = _vector_ready(em, acc, lanes)
     with b.if_else(ready, likely=True) as (vector, scalar):
         with vector:
             packed = ir.Constant(ir.VectorType(values[0].type, len(values)), None)
