@@ -37,20 +37,27 @@ STRIDED = ("cta", "grid-stride")
 class GridFit:
     """The CTAs a launch of one kernel needs, from the extents and scalars it binds."""
 
-    def __init__(self, module: Module, kernel: Kernel, config: LaunchConfig):
+    def __init__(self, module: Module, kernel: Kernel, config: LaunchConfig, resident: int | None = None):
+        """`resident`: the CTAs the GPU runs at once (its SMs times the CTAs of this kernel
+        an SM holds; None: not capped)."""
         self._module = module
         self._extents: tuple[str, ...] = ()
         self._ops: list[Op] = []
         self._iterations_per_cta = config.iterations_per_cta
         self._per_thread = config.mapping == "grid-stride"
-        if config.mapping in STRIDED and not config.plan and not config.mma and not config.stages:
+        strided = config.mapping in STRIDED and not config.plan and not config.mma and not config.stages
+        # a grid past the resident CTAs adds only CTAs that wait for others to end, then
+        # stride over fewer iterations each (cumsum 32768 x 4096: 8 CTAs an SM asked, 5 fit)
+        self._resident = resident if strided else None
+        if strided:
             chain = _extent_chain(kernel)
             if chain is not None:
                 self._extents, self._ops = chain
 
     def ctas(self, grid: int, threads: int, extents: dict, env: dict) -> int:
-        """At most `grid`, at least 1: the CTAs with work for a launch binding `extents` (name
-        -> (value, source)) and scalars `env`; `grid` where the iterations are not known."""
+        """At most `grid` (and the resident CTAs), at least 1: the CTAs with work for a launch
+        binding `extents` (name -> (value, source)) and scalars `env`."""
+        grid = max(1, min(grid, self._resident or grid))
         iterations = self._iterations(extents, env) if self._extents else None
         if iterations is None:
             return grid

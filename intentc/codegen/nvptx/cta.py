@@ -26,6 +26,7 @@ grid-stride mapping.
 """
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
@@ -51,6 +52,7 @@ from .cta_regions import (CTA_WIDE, ELEMENTWISE, chunk_scans_ok, nested_ops, reg
 from .cta_staging import staged_reads
 from .cta_tiles import accepts, register_size
 from .cta_transpose import transposed_reads
+from .fact_vectors import proven_vectors
 
 if TYPE_CHECKING:
     from ..llvm.emitter import Emitter
@@ -92,6 +94,8 @@ MAX_THREADS = 1024
 # 2.8x faster, but vector add and softmax 10-30% slower (more registers, a contiguity and
 # alignment check a group), so other iterations keep one coordinate a slot group.
 VECTOR = 4
+# A/B switch for the H200 round (deleted after it): vector groups from layout facts.
+FACT_VECTORS = os.environ.get("INTENTC_AB_FACT_VECTORS", "1") == "1"
 # The slot loops are unrolled at lowering (so the slots become registers) while the
 # iteration's ops times K stays below this; larger bodies (a 1,000-op element-wise chain)
 # get one rolled loop an op, its slots in local memory, which compiles in time linear in the
@@ -346,17 +350,23 @@ def iteration(kernel: Kernel) -> tuple[Op, list[Op]] | None:
 
 
 def _register_plan(kernel: Kernel, parallel: Op, ops: list[Op], threads: int, size: int,
-                   masked: bool = False) -> CtaPlan:
+                   specialization: Specialization, masked: bool = False) -> CtaPlan:
     """The register form of S = `size` coordinates (a bound when `masked`) on T = `threads`."""
     read_only = frozenset(name for name, direction in _views(kernel).items() if direction == "in")
-    scans = any(op.name == "scan" for op in ops)
-    vector = VECTOR if scans and -(-size // threads) >= VECTOR else 1
+    vector = _vector(kernel, ops, specialization) if -(-size // threads) >= VECTOR else 1
     slots = vector * -(-size // (threads * vector))
     return CtaPlan(parallel, read_only, threads, slots, size, vector, len(ops) * slots <= UNROLL_BUDGET,
                    masked=masked)
 
 
-def row_slots(kernel: Kernel, known: dict[str, int]) -> tuple[int, int] | None:
+def _vector(kernel: Kernel, ops: list[Op], specialization: Specialization) -> int:
+    """V for the iteration `ops`: VECTOR with a scan or where the layout facts make every
+    group one 16-byte access (`fact_vectors.py`), else 1."""
+    scans = any(op.name == "scan" for op in ops)
+    return VECTOR if scans or (FACT_VECTORS and proven_vectors(kernel, ops, specialization)) else 1
+
+
+def row_slots(kernel: Kernel, known: dict[str, int], specialization: Specialization) -> tuple[int, int] | None:
     """(K, V) the register form gives an iteration whose S is known only at launch: the
     slots a thread wants for the body (K, at most; fewer for short rows) and the vector
     width; None when the body does not fit the register form or K slots would not unroll
@@ -369,7 +379,7 @@ def row_slots(kernel: Kernel, known: dict[str, int]) -> tuple[int, int] | None:
     wanted = _slots_wanted(kernel, ops)
     if len(ops) * wanted > UNROLL_BUDGET:
         return None
-    return wanted, VECTOR if any(op.name == "scan" for op in ops) else 1
+    return wanted, _vector(kernel, ops, specialization)
 
 
 def register_bucket(size: int, wanted: int, vector: int) -> tuple[int, int]:
@@ -388,14 +398,15 @@ def register_bucket(size: int, wanted: int, vector: int) -> tuple[int, int]:
     return max(1, most - group + 1, threads * (vector - 1) + 1 if vector > 1 else 1), most - 1
 
 
-def masked_plan(kernel: Kernel, known: dict[str, int], fewest: int, most: int) -> CtaPlan:
+def masked_plan(kernel: Kernel, known: dict[str, int], fewest: int, most: int,
+                specialization: Specialization) -> CtaPlan:
     """The register form serving every S in [fewest, most] known only at launch: the plan a
     static S = `most` gets (its T and K), the slots of the groups past `fewest` guarded
     against the run-time S (none when fewest = most)."""
     parallel, ops = iteration(kernel) or (None, [])
     assert parallel is not None, kernel.name
     plan = _register_plan(kernel, parallel, ops, _threads_for(most, _slots_wanted(kernel, ops)), most,
-                          masked=True)
+                          specialization, masked=True)
     return replace(plan, fewest=fewest)
 
 
@@ -425,7 +436,7 @@ def cta_plan(kernel: Kernel, specialization: Specialization | None = None,
                            len(ops) * slots <= UNROLL_BUDGET, iterations=GROUP_CTA_THREADS // width,
                            buffers=tuple(sorted(buffers.items())))
         wanted = _slots_wanted(kernel, ops, specialization.independent_slots)
-        plan = _register_plan(kernel, parallel, ops, _threads_for(size, wanted), size)
+        plan = _register_plan(kernel, parallel, ops, _threads_for(size, wanted), size, specialization)
         transposed = transposed_reads(kernel.body, ops)
         staged = staged_reads(ops, size, known, transposed)
         return replace(plan, staged=staged, buffers=tuple(sorted(buffers.items())),

@@ -1,0 +1,65 @@
+"""Launch-inferred layout facts on the GPU (docs/runtime.md, "Launch facts"): the kernels
+whose own compile moves 16-byte vectors without run-time checks (vector add, f32 row sum,
+cumsum, softmax: `fact_vectors.py`) give the interpreter's results on dense aligned tensors
+(the own compile) and on tensors one element off alignment, strided or transposed (the
+variants for the facts they hold), the same kernel object taking turns between them on every
+launch path (a full binding, a seen call, new memory)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from gpu_required import requires_gpu
+
+import intentc
+
+pytestmark = requires_gpu()
+torch = pytest.importorskip("torch", reason="the launch-facts tests pass torch tensors")
+
+SAMPLES = Path(__file__).resolve().parents[2] / "ir_samples"
+
+
+def _row_sum_f32() -> str:
+    text = (SAMPLES / "row_sum.kir").read_text()
+    return text[text.index("kernel @row_sum_f16"):text.index("kernel @row_sum_i8")].replace("f16", "f32")
+
+
+def _layouts(shape: tuple[int, ...]) -> dict:
+    """Tensors of `shape`: dense, one element off 16-byte alignment, every other column."""
+    count = int(np.prod(shape))
+    return {"dense": lambda: torch.randn(shape, device="cuda"),
+            "shifted": lambda: torch.randn(count + 1, device="cuda")[1:].view(shape),
+            "strided": lambda: torch.randn(*shape[:-1], 2 * shape[-1], device="cuda")[..., ::2]}
+
+
+def _interpreted(text: str, kernel: str, inputs: dict) -> dict:
+    host = {name: value.cpu().numpy() if hasattr(value, "cpu") else value for name, value in inputs.items()}
+    return intentc.run(text, kernel, host)
+
+
+CASES = {   # name: (text, kernel, extents, input shape, output shape, scalars)
+    "vector_add": ((SAMPLES / "vector_add.kir").read_text(), "vector_add", {}, (5000,), (5000,), {}),
+    "row_sum_f32": (_row_sum_f32(), "row_sum_f32", {"N": 1024}, (70, 1024), (70,), {}),
+    "cumsum": ((SAMPLES / "cumsum.kir").read_text(), "row_cumsum", {"N": 1024}, (70, 1024), (70, 1024), {}),
+    "softmax": ((SAMPLES / "row_softmax.kir").read_text(), "row_softmax", {"N": 1024}, (70, 1024), (70, 1024),
+                {"t": 0.5}),
+}
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_every_layout_matches_the_interpreter_through_one_kernel_object(name):
+    text, kernel_name, extents, shape, out_shape, scalars = CASES[name]
+    kernel = intentc.load(text, kernel_name, target="cuda", extents=extents or None)
+    views = [p.name for p in kernel.kernel.params if getattr(p.type, "direction", None)]
+    inputs, output = views[:-1], views[-1]
+    for layout in ("dense", "shifted", "strided", "dense", "shifted", "dense"):   # fresh memory each time
+        for repeat in range(2):                                                  # then the same tensors
+            arrays = {v: _layouts(shape)[layout]() for v in inputs} if repeat == 0 else arrays
+            out = _layouts(out_shape)[layout]().zero_()
+            kernel(**arrays, **scalars, **{output: out})
+            kernel.synchronize()
+            expected = _interpreted(text, kernel_name, {**arrays, **scalars})[output]
+            np.testing.assert_allclose(out.cpu().numpy(), expected, rtol=1e-5, atol=1e-5,
+                                       err_msg=f"{name} {layout}")
+    assert all(not set(views) <= set(variant.specialization.aligned16) for variant in kernel._variants.values())
