@@ -44,7 +44,7 @@ class Row:
 
     def text(self) -> str:
         if self.text_from == "row_sum_f32":
-            from bench.gpu import row_sum_f32_text
+            from bench.common import row_sum_f32_text
             return row_sum_f32_text()
         return (ROOT / "ir_samples" / f"{self.sample}.kir").read_text()
 

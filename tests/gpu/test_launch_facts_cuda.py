@@ -54,8 +54,8 @@ def test_every_layout_matches_the_interpreter_through_one_kernel_object(name):
     views = [p.name for p in kernel.kernel.params if getattr(p.type, "direction", None)]
     inputs, output = views[:-1], views[-1]
     for layout in ("dense", "shifted", "strided", "dense", "shifted", "dense"):   # fresh memory each time
-        for repeat in range(2):                                                  # then the same tensors
-            arrays = {v: _layouts(shape)[layout]() for v in inputs} if repeat == 0 else arrays
+        arrays = {v: _layouts(shape)[layout]() for v in inputs}
+        for _ in range(2):                                                      # then the same tensors
             out = _layouts(out_shape)[layout]().zero_()
             kernel(**arrays, **scalars, **{output: out})
             kernel.synchronize()

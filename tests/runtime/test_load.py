@@ -122,7 +122,7 @@ def test_a_load_is_cached_in_process_and_its_key_is_the_services():
     kernel = intentc.load(SOFTMAX, "row_softmax", extents={"N": 16})
     assert intentc.load(SOFTMAX, "row_softmax", extents={"N": 16}) is kernel
     canonical = key_text(intentc.print_module(intentc.parse(SOFTMAX)))
-    dense = dict.fromkeys(("unit_stride", "aligned16", "contiguous"), ["x", "y"])   # what launch facts assume
+    dense = {fact: ["x", "y"] for fact in ("unit_stride", "aligned16", "contiguous")}   # what launch facts assume
     request = CompileRequest(source=SOFTMAX, kernel="row_softmax", target="cpu",
                              specialization={"extents": {"N": 16}, **dense})
     assert kernel.key == compute_key(_key_inputs(request, "canonical", canonical))
