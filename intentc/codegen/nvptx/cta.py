@@ -92,7 +92,8 @@ MAX_THREADS = 1024
 # writes of 32-bit elements become one 16-byte access (`ld.v4`/`st.v4`) where aligned and
 # contiguous. On the H200 (bench/results/vector-ab-20261129-h200.jsonl) that made cumsum
 # 2.8x faster, but vector add and softmax 10-30% slower (more registers, a contiguity and
-# alignment check a group), so other iterations keep one coordinate a slot group.
+# alignment check a group), so other iterations keep one coordinate a slot group unless
+# the layout facts remove those checks (fact_vectors.py, docs/gpu.md "Layout facts at launch").
 VECTOR = 4
 # A/B switch for the H200 round (deleted after it): vector groups from layout facts.
 FACT_VECTORS = os.environ.get("INTENTC_AB_FACT_VECTORS", "1") == "1"
