@@ -11,7 +11,11 @@ the resident-CTA grid cap (`INTENTC_LAUNCH_OFF=resident_grid` when its kernel is
   wise and reduction iterations keeping one coordinate a group (`cta.FACT_VECTORS` off);
 - `vectors`: `facts` with 16-byte vector groups from the facts (`fact_vectors.py`);
 - `resident`: `vectors` on a grid of no more CTAs than the GPU runs at once (the new default);
-- `unit_resident`: `unit` on that grid.
+- `unit_resident`: `unit` on that grid;
+- `slots8`: `resident` with 8 coordinates a thread in iterations of independent coordinates
+  (`Specialization.independent_slots`; the default is 4: two 16-byte groups a thread, as
+  Triton's vector add of 1024 on 4 warps has). Only vector add's code differs: on the other
+  rows it is `resident` compiled twice, the run's noise.
 
     python3 bench/facts_ab.py [--rows vector_add,row_sum,cumsum,softmax1024,softmax4096] [--out FILE]
 """
@@ -31,8 +35,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 FACTS = ("aligned16", "contiguous")
-VARIANTS = {"unit": ((), False, False), "facts": (FACTS, False, False), "vectors": (FACTS, True, False),
-            "resident": (FACTS, True, True), "unit_resident": ((), False, True)}   # (facts, vectors, resident grid)
+# name: (facts, vector groups from facts, resident grid, independent slots)
+VARIANTS = {"unit": ((), False, False, 0), "facts": (FACTS, False, False, 0), "vectors": (FACTS, True, False, 0),
+            "resident": (FACTS, True, True, 0), "unit_resident": ((), False, True, 0), "slots8": (FACTS, True, True, 8)}
 
 
 @dataclass(frozen=True)
@@ -48,14 +53,15 @@ class Row:
             return row_sum_f32_text()
         return (ROOT / "ir_samples" / f"{self.sample}.kir").read_text()
 
-    def request(self, arch: str, facts: tuple):
+    def request(self, arch: str, facts: tuple, slots: int = 0):
         from intentc.driver import front_end
         from intentc.options import CompileOptions
         from intentc.parse import parse
         text = self.text()
         views = [p.name for p in parse(text).find(self.kernel).params if getattr(p.type, "direction", None)]
         return front_end(text, self.kernel, "cubin", arch, CompileOptions(),
-                         {"extents": self.extents, "unit_stride": views, **dict.fromkeys(facts, views)},
+                         {"extents": self.extents, "unit_stride": views, **dict.fromkeys(facts, views),
+                          "independent_slots": slots},
                          f"ir_samples/{self.sample}.kir", None)
 
 
@@ -66,11 +72,11 @@ ROWS = {"vector_add": Row("vector_add", "vector_add", {}), "row_sum": Row("row_s
         "softmax4096": Row("row_softmax", "row_softmax", {"N": 4096})}
 
 
-def _artifacts(row: Row, facts: tuple, vectors: bool, arch: str) -> tuple[dict, dict]:
+def _artifacts(row: Row, facts: tuple, vectors: bool, slots: int, arch: str) -> tuple[dict, dict]:
     from intentc.codegen.nvptx import cta
     from intentc.driver import compile_request
     cta.FACT_VECTORS = vectors
-    result = compile_request(row.request(arch, facts))
+    result = compile_request(row.request(arch, facts, slots))
     return dict(result.artifacts), result.timings
 
 
@@ -78,13 +84,15 @@ def kernels(rows: list[str]) -> dict:
     """(row, variant) -> CudaKernel; compiled in spawned workers (this process holds CUDA)."""
     from intentc.runtime.cuda import CudaKernel, device_arch
     arch = device_arch()
-    jobs = {(row, name): (ROWS[row], facts, vectors) for row in rows for name, (facts, vectors, _) in VARIANTS.items()}
+    jobs = {(row, name): (ROWS[row], facts, vectors, slots) for row in rows
+            for name, (facts, vectors, _, slots) in VARIANTS.items()}
     with ProcessPoolExecutor(min(16, len(jobs)), mp_context=multiprocessing.get_context("spawn")) as pool:
         futures = {key: pool.submit(_artifacts, *job, arch) for key, job in jobs.items()}
         built = {}
         for (row, name), future in futures.items():
             os.environ["INTENTC_LAUNCH_OFF"] = "" if VARIANTS[name][2] else "resident_grid"
-            built[row, name] = CudaKernel(ROWS[row].request(arch, VARIANTS[name][0]), *future.result())
+            built[row, name] = CudaKernel(ROWS[row].request(arch, VARIANTS[name][0], VARIANTS[name][3]),
+                                          *future.result())
         os.environ["INTENTC_LAUNCH_OFF"] = ""
         return built
 
