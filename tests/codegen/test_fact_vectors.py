@@ -1,8 +1,8 @@
 """16-byte vector accesses from layout facts (`codegen/nvptx/fact_vectors.py`,
 `codegen/llvm/memory._vector_ready`): with every view `aligned16` and `contiguous` (what
 `intentc.load` infers at a call on dense, aligned arrays), vector add, the f32 row sum and
-softmax move 4 consecutive coordinates a thread as one `ld.global.v4`/`st.global.v4` with
-no run-time alignment test, and cumsum's vector groups lose theirs; without the facts the
+softmax move 4 consecutive coordinates a thread (the f16 row sum 8) as one
+`ld.global.v4`/`st.global.v4` with no run-time alignment test, and cumsum's vector groups lose theirs; without the facts the
 element-wise and reduction iterations keep one coordinate a group."""
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ def _row_sum_f32() -> str:
 KERNELS = {   # name: (text, kernel, extents, (v4 loads, v4 stores) with the facts)
     "vector_add": ((SAMPLES / "vector_add.kir").read_text(), "vector_add", {}, (2, 1)),
     "row_sum_f32": (_row_sum_f32(), "row_sum_f32", {"N": 4096}, (8, 0)),
+    "row_sum_f16": ((SAMPLES / "row_sum.kir").read_text(), "row_sum_f16", {"N": 2048}, (4, 0)),   # 8 halves a v4
     "softmax": ((SAMPLES / "row_softmax.kir").read_text(), "row_softmax", {"N": 1024}, (4, 4)),
     "cumsum": ((SAMPLES / "cumsum.kir").read_text(), "row_cumsum", {"N": 4096}, (4, 4)),
 }
@@ -59,7 +60,7 @@ def test_facts_make_every_group_a_checked_free_vector_access(name, tmp_path):
         ptxas_report(ptx, tmp_path)
 
 
-@pytest.mark.parametrize("name", ["vector_add", "row_sum_f32", "softmax"])
+@pytest.mark.parametrize("name", ["vector_add", "row_sum_f32", "row_sum_f16", "softmax"])
 def test_without_facts_element_wise_and_reductions_keep_one_coordinate_a_group(name):
     assert _vectors(_ptx(name, ())) == (0, 0)
 

@@ -354,17 +354,19 @@ def _register_plan(kernel: Kernel, parallel: Op, ops: list[Op], threads: int, si
                    specialization: Specialization, masked: bool = False) -> CtaPlan:
     """The register form of S = `size` coordinates (a bound when `masked`) on T = `threads`."""
     read_only = frozenset(name for name, direction in _views(kernel).items() if direction == "in")
-    vector = _vector(kernel, ops, specialization) if -(-size // threads) >= VECTOR else 1
+    vector = _vector(kernel, ops, specialization)
+    vector = vector if -(-size // threads) >= vector else 1
     slots = vector * -(-size // (threads * vector))
     return CtaPlan(parallel, read_only, threads, slots, size, vector, len(ops) * slots <= UNROLL_BUDGET,
                    masked=masked)
 
 
 def _vector(kernel: Kernel, ops: list[Op], specialization: Specialization) -> int:
-    """V for the iteration `ops`: VECTOR with a scan or where the layout facts make every
-    group one 16-byte access (`fact_vectors.py`), else 1."""
-    scans = any(op.name == "scan" for op in ops)
-    return VECTOR if scans or (FACT_VECTORS and proven_vectors(kernel, ops, specialization)) else 1
+    """V for the iteration `ops`: VECTOR with a scan, else as many as make every group one
+    16-byte access where the layout facts prove it (`fact_vectors.py`), else 1."""
+    if any(op.name == "scan" for op in ops):
+        return VECTOR
+    return (proven_vectors(kernel, ops, specialization) if FACT_VECTORS else 0) or 1
 
 
 def row_slots(kernel: Kernel, known: dict[str, int], specialization: Specialization) -> tuple[int, int] | None:

@@ -1,9 +1,10 @@
 """Vector groups from layout facts (docs/gpu.md, "Layout facts at launch").
 
-The register form gives a thread V = 4 consecutive coordinates a slot group where every group
-becomes one 16-byte access: in an iteration with a scan always (a block scan then serves V
-coordinates a thread), and in any other iteration where the launch proved it — every tensor
-access of the iteration is to a 4-byte element view the specialization proves 16-byte
+The register form gives a thread V consecutive coordinates a slot group: 4 in an iteration
+with a scan always (a block scan then serves V coordinates a thread; 4-byte elements move as
+one 16-byte access where aligned), and in any other iteration where the launch proves every
+group one 16-byte access — every tensor access of the iteration is to a view of 4-byte
+elements (V = 4) or of 2-byte floats (V = 8) the specialization proves 16-byte
 aligned and dense (`aligned16`, `contiguous`: facts `intentc.load` infers at each call, as
 Triton specializes its pointers), at a last index that steps by one along the iteration's
 coordinate and other indices the same for all of it. Such a group's alignment and
@@ -17,22 +18,27 @@ from __future__ import annotations
 from ...ir.nodes import Kernel, Op
 from ...ir.types import TensorType, ViewType
 from ...options import Specialization
-from ..llvm.memory import VECTOR_DTYPES
+from ..llvm.memory import VECTOR_BYTES, VECTOR_DTYPES
 from .cta_tiles import every_op
 
 
-def proven_vectors(kernel: Kernel, ops: list[Op], specialization: Specialization) -> bool:
-    """Whether every tensor access of the iteration `ops` is a whole 16-byte vector access
-    a group of 4 consecutive coordinates (above), and there is one."""
+def proven_vectors(kernel: Kernel, ops: list[Op], specialization: Specialization) -> int:
+    """V where every tensor access of the iteration `ops` is one 16-byte vector access a
+    group of V consecutive coordinates (above): 4 for 4-byte elements, 8 for 2-byte ones
+    (f16, bf16); 0 where one is not, or there is none."""
     views = {p.name: p.type for p in kernel.params if isinstance(p.type, ViewType)}
     proven = set(specialization.aligned16) & set(specialization.contiguous)
     defs = {name: op for op in every_op(kernel.body) for name in op.results}
     accesses = [op for op in every_op(ops) if op.name in ("read", "write") and op.operands[0] in views
                 and _rank(_accessed(op, defs)) > 0]
-    return bool(accesses) and all(
-        op.operands[0] in proven and views[op.operands[0]].dtype in VECTOR_DTYPES and _rank(_accessed(op, defs)) == 1
-        and _steps_by_one(list(op.group("index") or ())[-1:], defs)
-        and all(_uniform(name, defs) for name in list(op.group("index") or ())[:-1]) for op in accesses)
+    widths = {VECTOR_DTYPES.get(views[op.operands[0]].dtype) for op in accesses}
+    if len(widths) != 1 or None in widths or not all(
+            op.operands[0] in proven and _rank(_accessed(op, defs)) == 1
+            and _steps_by_one(list(op.group("index") or ())[-1:], defs)
+            and all(_uniform(name, defs) for name in list(op.group("index") or ())[:-1]) for op in accesses):
+        return 0
+    (width,) = widths
+    return VECTOR_BYTES // width
 
 
 def _accessed(op: Op, defs: dict[str, Op]):
