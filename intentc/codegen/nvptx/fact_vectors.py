@@ -16,10 +16,12 @@ iterations keep one coordinate a group.
 from __future__ import annotations
 
 from ...ir.nodes import Kernel, Op
+from ...ir.optable import all_ops
 from ...ir.types import TensorType, ViewType
 from ...options import Specialization
 from ..llvm.memory import VECTOR_BYTES, VECTOR_DTYPES
 from .cta_tiles import every_op
+from .cta_transpose import varying
 
 
 def proven_vectors(kernel: Kernel, ops: list[Op], specialization: Specialization) -> int:
@@ -29,11 +31,12 @@ def proven_vectors(kernel: Kernel, ops: list[Op], specialization: Specialization
     views = {p.name: p.type for p in kernel.params if isinstance(p.type, ViewType)}
     proven = set(specialization.aligned16) & set(specialization.contiguous)
     defs = {name: op for op in every_op(kernel.body) for name in op.results}
-    accesses = [op for op in every_op(ops) if op.name in ("read", "write") and op.operands[0] in views
-                and _rank(_accessed(op, defs)) > 0]
+    table = all_ops()
+    accesses = [op for op in every_op(ops) if op.name in table and table[op.name].accesses
+                and op.operands[0] in views and _rank(_accessed(op, defs)) > 0]
     widths = {VECTOR_DTYPES.get(views[op.operands[0]].dtype) for op in accesses}
     if len(widths) != 1 or None in widths or not all(
-            op.operands[0] in proven and _rank(_accessed(op, defs)) == 1
+            (op.name == "read" or op.name == "write") and op.operands[0] in proven and _rank(_accessed(op, defs)) == 1
             and _steps_by_one(list(op.group("index") or ())[-1:], defs)
             and all(_uniform(name, defs) for name in list(op.group("index") or ())[:-1]) for op in accesses):
         return 0
@@ -43,7 +46,7 @@ def proven_vectors(kernel: Kernel, ops: list[Op], specialization: Specialization
 
 def _accessed(op: Op, defs: dict[str, Op]):
     """The tensor type an access moves: a read's result, a write's value."""
-    if op.name == "read":
+    if op.results:
         return op.result_types[0]
     source = defs.get(op.operands[1])
     return source.result_types[0] if source is not None else None
@@ -54,13 +57,9 @@ def _rank(type_) -> int:
 
 
 def _uniform(name: str, defs: dict[str, Op]) -> bool:
-    """The value is the same at every coordinate: a scalar, or a broadcast or fill of one."""
-    op = defs.get(name)
-    if op is None or _rank(op.result_types[0]) == 0:
-        return True
-    if op.name == "broadcast":
-        return _uniform(op.operands[0], defs)
-    return op.name in ("full", "constant")
+    """The value is the same at every coordinate (`cta_transpose.varying`: it varies along
+    no axis)."""
+    return varying(name, defs, {}) == frozenset()
 
 
 def _steps_by_one(names: list[str], defs: dict[str, Op]) -> bool:
