@@ -105,3 +105,38 @@ def test_new_memory_that_breaks_a_fact_is_bound_to_its_variant(monkeypatch, path
             assert words[0] % 16 == 4 * shift          # x's address word: the call's own memory
     (variant,) = kernel._variants.values()
     assert facts_of(variant)["aligned16"] == () and variant.abi.slots == kernel.runner.abi.slots
+
+
+def _layouts(shape: tuple[int, ...], dtype) -> dict:
+    """numpy arrays of `shape`: dense and aligned, one element off alignment, every other column."""
+    rng = np.random.default_rng(7)
+    count = int(np.prod(shape))
+
+    def shifted():
+        block = np.zeros(count + 16, dtype)
+        start = (-block.ctypes.data % 16) // block.itemsize + 1
+        return block[start:start + count].reshape(shape)
+    layouts = {"dense": lambda: np.zeros(shape, dtype), "shifted": shifted,
+               "strided": lambda: np.zeros((*shape[:-1], 2 * shape[-1]), dtype)[..., ::2]}
+    return {name: (lambda make=make: _filled(make(), rng)) for name, make in layouts.items()}
+
+
+def _filled(array: np.ndarray, rng) -> np.ndarray:
+    array[...] = rng.standard_normal(array.shape).astype(array.dtype)
+    return array
+
+
+@pytest.mark.parametrize(("text", "kernel", "shape", "out_shape", "dtype"), [
+    (ADD, "vector_add", (300,), (300,), np.float32),
+    ((SAMPLES / "row_sum.kir").read_text(), "row_sum_f16", (5, 64), (5,), np.float16),
+    (CUMSUM, "row_cumsum", (5, 64), (5, 64), np.float32)], ids=["vector_add", "row_sum_f16", "cumsum"])
+def test_every_layout_runs_its_variant_and_matches_the_interpreter(text, kernel, shape, out_shape, dtype):
+    loaded = intentc.load(text, kernel)
+    views = [p.name for p in loaded.kernel.params if getattr(p.type, "direction", None)]
+    for layout in ("dense", "shifted", "strided", "dense"):
+        arrays = {name: _layouts(shape, dtype)[layout]() for name in views[:-1]}
+        out = _layouts(out_shape, np.float32)[layout]()
+        loaded(**arrays, **{views[-1]: out})
+        expected = intentc.run(text, kernel, arrays)[views[-1]]
+        np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5, err_msg=layout)
+    assert len(loaded._variants) == 2        # shifted and strided: each its facts' compile
