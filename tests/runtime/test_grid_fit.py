@@ -50,12 +50,13 @@ def test_a_vector_add_gets_a_cta_a_block_of_1024_up_to_the_full_grid(fake_driver
     assert fake_driver.launches[-1][0] == (ctas, 1, 1)
 
 
-@pytest.mark.parametrize(("launch_off", "ctas"), [("", 4 * 5), ("resident_grid", 32)])
-def test_no_more_ctas_than_the_gpu_runs_at_once(fake_driver, monkeypatch, launch_off, ctas):
-    """5 CTAs an SM fit (the fake's occupancy), of the 8 the launch config asks for: the
-    launch gets 5 an SM; 8 with `INTENTC_LAUNCH_OFF=resident_grid`. Kernels whose iterations
-    the launch cannot know are capped too."""
-    monkeypatch.setattr(FakeDevice, "resident_ctas", 5)
+@pytest.mark.parametrize(("launch_off", "per_sm", "ctas"), [("", 5, 4 * 5), ("resident_grid", 5, 32), ("", 4, 32),
+                                                            ("", 3, 4 * 6)])
+def test_whole_waves_of_the_ctas_the_gpu_runs_at_once(fake_driver, monkeypatch, launch_off, per_sm, ctas):
+    """`per_sm` CTAs an SM fit (the fake's occupancy), of the 8 the launch config asks for:
+    the launch gets whole waves of them (5: one wave, 4: two, 3: two); the config's 8 with
+    `INTENTC_LAUNCH_OFF=resident_grid`. Kernels whose iterations the launch cannot know too."""
+    monkeypatch.setattr(FakeDevice, "resident_ctas", per_sm)
     monkeypatch.setenv("INTENTC_LAUNCH_OFF", launch_off)
     kernel = intentc.load(SAMPLES / "vector_add.kir", "vector_add", target="cuda", arch="sm_90")
     kernel(**{name: FakeGpuArray(np.zeros(1 << 20, np.float32)) for name in "xyz"})
@@ -63,7 +64,9 @@ def test_no_more_ctas_than_the_gpu_runs_at_once(fake_driver, monkeypatch, launch
     counted = intentc.load(READ_EXTENT, "copy_counted", target="cuda", arch="sm_90")
     counted(n=FakeGpuArray(np.array([4], np.int64)), x=FakeGpuArray(np.zeros(4, np.float32)),
             y=FakeGpuArray(np.zeros(4, np.float32)))
-    assert fake_driver.launches[-1][0] == (min(ctas, counted.runner.grid()[0]), 1, 1)
+    full, resident = counted.runner.grid()[0], 4 * per_sm
+    waves = full - full % resident if not launch_off and full > resident else full
+    assert fake_driver.launches[-1][0] == (waves, 1, 1)
 
 
 def test_a_scalar_parameter_in_the_extents_is_read_from_the_launch(fake_driver):
