@@ -4,18 +4,16 @@ variant); every variant's output is checked against torch.
 
 Rows (as `bench/gpu.py` runs them): vector add f32 2^28, row sum f32 32768 x 4096, cumsum f32
 32768 x 4096, softmax f32 32768 x 1024 and 8192 x 4096. Variants, each a compile of its own
-(in worker processes: the codegen switch is a module global) and a launch with or without
-the resident-CTA grid cap (`INTENTC_LAUNCH_OFF=resident_grid` when its kernel is made):
-- `unit`: every view `unit_stride` only (session 7's `bench/gpu.py`), full launch-config grid;
-- `facts`: also `aligned16` + `contiguous` (what `intentc.load` now infers at a call), element-
-  wise and reduction iterations keeping one coordinate a group (`cta.FACT_VECTORS` off);
-- `vectors`: `facts` with 16-byte vector groups from the facts (`fact_vectors.py`);
-- `resident`: `vectors` on a grid of no more CTAs than the GPU runs at once (the new default);
-- `unit_resident`: `unit` on that grid;
-- `slots8`: `resident` with 8 coordinates a thread in iterations of independent coordinates
-  (`Specialization.independent_slots`; the default is 4: two 16-byte groups a thread, as
-  Triton's vector add of 1024 on 4 warps has). Only vector add's code differs: on the other
-  rows it is `resident` compiled twice, the run's noise.
+(in worker processes) and a launch with or without the grid cut to whole waves of the CTAs
+the GPU runs at once (`INTENTC_LAUNCH_OFF=resident_grid` when its kernel is made):
+- `unit`: every view `unit_stride` only (session 7's `bench/gpu.py`), launch.json's grid;
+- `unit_waves`: `unit` on whole waves;
+- `facts_full_grid`: also `aligned16` + `contiguous` (what `intentc.load` infers at a call on
+  dense aligned tensors: 16-byte vector groups, `fact_vectors.py`), launch.json's grid;
+- `facts`: the defaults (facts, whole waves).
+Round 1 (`bench/results/facts-20261202-s8-h200-r1/`) also timed the facts without vector
+groups, one wave of the resident CTAs, and 8 coordinates a thread for vector add (switches
+since deleted).
 
     python3 bench/facts_ab.py [--rows vector_add,row_sum,cumsum,softmax1024,softmax4096] [--out FILE]
 """
@@ -35,9 +33,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 FACTS = ("aligned16", "contiguous")
-# name: (facts, vector groups from facts, resident grid, independent slots)
-VARIANTS = {"unit": ((), False, False, 0), "facts": (FACTS, False, False, 0), "vectors": (FACTS, True, False, 0),
-            "resident": (FACTS, True, True, 0), "unit_resident": ((), False, True, 0), "slots8": (FACTS, True, True, 8)}
+# name: (facts, whole waves)
+VARIANTS = {"unit": ((), False), "unit_waves": ((), True), "facts_full_grid": (FACTS, False), "facts": (FACTS, True)}
 
 
 @dataclass(frozen=True)
@@ -53,15 +50,14 @@ class Row:
             return row_sum_f32_text()
         return (ROOT / "ir_samples" / f"{self.sample}.kir").read_text()
 
-    def request(self, arch: str, facts: tuple, slots: int = 0):
+    def request(self, arch: str, facts: tuple):
         from intentc.driver import front_end
         from intentc.options import CompileOptions
         from intentc.parse import parse
         text = self.text()
         views = [p.name for p in parse(text).find(self.kernel).params if getattr(p.type, "direction", None)]
         return front_end(text, self.kernel, "cubin", arch, CompileOptions(),
-                         {"extents": self.extents, "unit_stride": views, **dict.fromkeys(facts, views),
-                          "independent_slots": slots},
+                         {"extents": self.extents, "unit_stride": views, **dict.fromkeys(facts, views)},
                          f"ir_samples/{self.sample}.kir", None)
 
 
@@ -72,11 +68,9 @@ ROWS = {"vector_add": Row("vector_add", "vector_add", {}), "row_sum": Row("row_s
         "softmax4096": Row("row_softmax", "row_softmax", {"N": 4096})}
 
 
-def _artifacts(row: Row, facts: tuple, vectors: bool, slots: int, arch: str) -> tuple[dict, dict]:
-    from intentc.codegen.nvptx import cta
+def _artifacts(row: Row, facts: tuple, arch: str) -> tuple[dict, dict]:
     from intentc.driver import compile_request
-    cta.FACT_VECTORS = vectors
-    result = compile_request(row.request(arch, facts, slots))
+    result = compile_request(row.request(arch, facts))
     return dict(result.artifacts), result.timings
 
 
@@ -84,15 +78,13 @@ def kernels(rows: list[str]) -> dict:
     """(row, variant) -> CudaKernel; compiled in spawned workers (this process holds CUDA)."""
     from intentc.runtime.cuda import CudaKernel, device_arch
     arch = device_arch()
-    jobs = {(row, name): (ROWS[row], facts, vectors, slots) for row in rows
-            for name, (facts, vectors, _, slots) in VARIANTS.items()}
+    jobs = {(row, name): (ROWS[row], facts) for row in rows for name, (facts, _) in VARIANTS.items()}
     with ProcessPoolExecutor(min(16, len(jobs)), mp_context=multiprocessing.get_context("spawn")) as pool:
         futures = {key: pool.submit(_artifacts, *job, arch) for key, job in jobs.items()}
         built = {}
         for (row, name), future in futures.items():
-            os.environ["INTENTC_LAUNCH_OFF"] = "" if VARIANTS[name][2] else "resident_grid"
-            built[row, name] = CudaKernel(ROWS[row].request(arch, VARIANTS[name][0], VARIANTS[name][3]),
-                                          *future.result())
+            os.environ["INTENTC_LAUNCH_OFF"] = "" if VARIANTS[name][1] else "resident_grid"
+            built[row, name] = CudaKernel(ROWS[row].request(arch, VARIANTS[name][0]), *future.result())
         os.environ["INTENTC_LAUNCH_OFF"] = ""
         return built
 

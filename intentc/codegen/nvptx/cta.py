@@ -26,7 +26,6 @@ grid-stride mapping.
 """
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
@@ -95,8 +94,6 @@ MAX_THREADS = 1024
 # alignment check a group), so other iterations keep one coordinate a slot group unless
 # the layout facts remove those checks (fact_vectors.py, docs/gpu.md "Layout facts at launch").
 VECTOR = 4
-# A/B switch for the H200 round (deleted after it): vector groups from layout facts.
-FACT_VECTORS = os.environ.get("INTENTC_AB_FACT_VECTORS", "1") == "1"
 # The slot loops are unrolled at lowering (so the slots become registers) while the
 # iteration's ops times K stays below this; larger bodies (a 1,000-op element-wise chain)
 # get one rolled loop an op, its slots in local memory, which compiles in time linear in the
@@ -366,7 +363,7 @@ def _vector(kernel: Kernel, ops: list[Op], specialization: Specialization) -> in
     16-byte access where the layout facts prove it (`fact_vectors.py`), else 1."""
     if any(op.name == "scan" for op in ops):
         return VECTOR
-    return (proven_vectors(kernel, ops, specialization) if FACT_VECTORS else 0) or 1
+    return proven_vectors(kernel, ops, specialization) or 1
 
 
 def row_slots(kernel: Kernel, known: dict[str, int], specialization: Specialization) -> tuple[int, int] | None:
