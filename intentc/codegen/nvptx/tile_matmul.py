@@ -375,7 +375,8 @@ class TileEmitter:
         def copy(index: ir.Value) -> None:
             thread = b.add(opaque(b, self.tid), b.mul(index, _const(self.plan.threads)))
             _, row, column, destination = next(g for g in self._geometry(thread) if g[0] is operand)
-            valid = self._valid(*self._room(operand, row, column), k0)
+            room, columns = self._room(operand, row, column)
+            valid = self._valid(room, columns, k0)
             row, column = (row, b.add(column, k0)) if operand is self.a else (b.add(row, k0), column)
             self._copy_elements(operand, (operand.row_axis, operand.column_axis), row, column, valid,
                                 b.add(base, destination))
