@@ -127,6 +127,10 @@ class Operand:
 
 
 PIECES = (16, 8, 4)       # cp.async sizes, widest first
+# pieces of one 16-byte copy emitted one by one: the 8-byte ones (rows of 7800 bytes, K = 3900
+# f16, take them on every K tile); the four 4-byte ones (rows 4-byte aligned only, rarer)
+# are a rolled loop a copy, which keeps the kernel's code (and compile time) smaller
+UNROLLED_PIECES = 2
 
 
 def _pieces(b: ir.IRBuilder, operand: Operand, element_bytes: int) -> tuple:
@@ -385,17 +389,24 @@ class TileEmitter:
     def _pieces(self, operand: Operand, source, k0, valid, target, width: int) -> None:
         """A copy at K offset `k0` (K moves A's source BK elements along its row, B's BK rows
         down) as COPY_BYTES / `width` cp.async pieces of `width` bytes, zero-filled past
-        `valid` elements."""
+        `valid` elements: unrolled up to UNROLLED_PIECES, else a rolled loop."""
         b = self.em.b
         along = operand.column_axis if operand is self.a else operand.row_axis
         moved = b.gep(source, [b.mul(k0, operand.view.strides[along])])
         base = b.gep(operand.view.ptr, [operand.view.offset])
         valid_bytes = b.mul(valid, _const(self.plan.element_bytes))
-        for piece in range(COPY_BYTES // width):
-            inside = _clamp(b, b.sub(valid_bytes, _const(piece * width)), width)
+
+        def piece(number: ir.Value) -> None:
+            inside = _clamp(b, b.sub(valid_bytes, b.mul(number, _const(width))), width)
             start = b.select(b.icmp_signed(">", inside, _const(0)),
-                             b.gep(moved, [_const(piece * width // self.plan.element_bytes)]), base)
-            cp_async(b, b.add(target, ir.Constant(I32, piece * width)), start, b.trunc(inside, I32), width)
+                             b.gep(moved, [b.mul(number, _const(width // self.plan.element_bytes))]), base)
+            cp_async(b, b.add(target, b.trunc(b.mul(number, _const(width)), I32)), start, b.trunc(inside, I32), width)
+        pieces = COPY_BYTES // width
+        if pieces > UNROLLED_PIECES:
+            self.em.loop(_const(0), opaque(b, _const(pieces)), piece, name="piece")
+            return
+        for number in range(pieces):
+            piece(_const(number))
 
     def _copy_elements(self, operand, axes, row, column, valid, destination) -> None:
         b = self.em.b
