@@ -41,7 +41,7 @@ def proven_vectors(kernel: Kernel, ops: list[Op], specialization: Specialization
             and all(_uniform(name, defs) for name in list(op.group("index") or ())[:-1]) for op in accesses):
         return 0
     (width,) = widths
-    return VECTOR_BYTES // width
+    return VECTOR_BYTES // width if width else 0
 
 
 def _accessed(op: Op, defs: dict[str, Op]):
