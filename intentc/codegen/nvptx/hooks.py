@@ -29,6 +29,7 @@ from .cta_transpose import permuted
 from .lane_rows import LaneWalk
 from . import narrow, widen
 from .mapping import Mapping
+from .number_extremes import number_extreme
 from .tile_matmul import emit_tile_contraction
 from .tile_structured import StructuredPlan, emit_structured
 
@@ -369,6 +370,8 @@ class NvptxHooks(TargetHooks):
         # eight (compares, a select for -0 < +0, a NaN test); f64 has no such instruction.
         if not name.endswith("_num") and a.type == F32:
             return em.call_intrinsic(name, a, b)
+        if a.type == F32:
+            return number_extreme(em, name, a, b)
         return None
 
     def widen_exactly(self, em: Emitter, word: ir.Value, dtype: str) -> ir.Value | None:
