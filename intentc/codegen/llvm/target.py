@@ -189,10 +189,11 @@ class TargetHooks(ABC):
         conversion; None for the shared branch-free decoding."""
         return None
 
-    def round_to_format(self, em: Emitter, x: ir.Value, src: str, dst: str) -> ir.Value | None:
+    def round_to_format(self, em: Emitter, x: ir.Value, src: str, dst: str, saturate: bool = False) -> ir.Value | None:
         """The register image of float `x` (of dtype `src`) cast to the low float `dst`
-        (round to nearest even, finite overflow to infinity, §5.2) in the target's own
-        conversion, or None for the shared software rounding (`lowfloat.round_f64`)."""
+        (round to nearest even, finite overflow to infinity, §5.2; `saturate`: a
+        saturating_cast, which clamps to the largest finite) in the target's own conversion,
+        or None for the shared software rounding (`lowfloat.round_f64`)."""
         return None
 
     def narrow_exactly(self, em: Emitter, value: ir.Value, dtype: str) -> ir.Value | None:

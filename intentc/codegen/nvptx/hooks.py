@@ -28,6 +28,7 @@ from .cta_staging import stage
 from .cta_transpose import permuted
 from .lane_rows import LaneWalk
 from . import narrow, widen
+from .f8_casts import PTX_FORMAT as F8_FORMATS, f8_pattern, round_to_f8
 from .mapping import Mapping
 from .number_extremes import number_extreme
 from .tile_matmul import emit_tile_contraction
@@ -64,8 +65,9 @@ class NvptxHooks(TargetHooks):
     # argument words as kernel parameters: a launch passes them by value (no upload)
     words_as_params = True
 
-    def __init__(self, mapping: Mapping):
+    def __init__(self, mapping: Mapping, arch: str = ""):
         self.mapping = mapping
+        self.arch = arch                      # the instructions beyond sm_80's it may use ("": none)
         self.plan = mapping.cta               # the CTA mapping's plan (cta.py), or None
         # lowering the body of a CTA-mapped iteration, or a grid-wide program's top level
         self.in_cta = self.plan is not None and self.plan.grid
@@ -382,10 +384,14 @@ class NvptxHooks(TargetHooks):
         # zext(trunc) operands into masks of i64 values and the NVPTX backend emitted
         # `mul.lo.s64` (several IMADs) for Philox's 20 products an element.
         return em.b.call(em.declare("llvm.nvvm.mulhi.ui", I32, [I32, I32]), [a, b]), em.b.mul(a, b)
-    def round_to_format(self, em: Emitter, x: ir.Value, src: str, dst: str) -> ir.Value | None:
-        return narrow.round_to_format(em, x, src, dst)
+    def round_to_format(self, em: Emitter, x: ir.Value, src: str, dst: str, saturate: bool = False) -> ir.Value | None:
+        if dst in F8_FORMATS:
+            return round_to_f8(em, x, src, dst, saturate, self.arch)
+        return None if saturate else narrow.round_to_format(em, x, src, dst)
 
     def narrow_exactly(self, em: Emitter, value: ir.Value, dtype: str) -> ir.Value | None:
+        if dtype in F8_FORMATS:
+            return f8_pattern(em, value, dtype, self.arch)
         return narrow.narrow_exactly(em, value, dtype)
 
     def float_bits(self, em: Emitter, value: ir.Value) -> ir.Value:
