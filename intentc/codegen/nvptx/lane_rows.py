@@ -59,6 +59,9 @@ WORD_DTYPES = frozenset({"f32", "i32", "u32"})   # 4-byte elements a window move
 # stores of a chunk inside the windows go in without a branch (`store_chunk`, not yet timed):
 # 148 registers, as 32 had before (227 at 32 now)
 CHUNK = 16
+# rows of the warp's windows a refill loads at once (LANES: all of them, one unrolled block;
+# fewer: a rolled loop over the rows, that many rows' loads in flight a trip)
+REFILL_ROWS = LANES
 
 
 @dataclass(frozen=True)
@@ -356,8 +359,24 @@ class _Window:
                 for address, (_, value, live) in zip(addresses, stores):
                     self._put(address, value, live)
             with some_miss:
-                for pointer, value, live in stores:
-                    self.store(pointer, value, live)
+                self._store_each_rolled(addresses, [value for _, value, _ in stores], [live for _, _, live in stores])
+
+    def _store_each_rolled(self, addresses: list, values: list, lives: list) -> None:
+        """`store` of each (address, value, live) in order, in one rolled loop over local
+        arrays: the path where a chunk misses (a window's first store off a line, an index
+        that jumps) is rare, and unrolled it was a vote and a flush call a store, a third of
+        ema's kernel (issue #13: compile time)."""
+        em, b = self.em, self.em.b
+        count = ir.Constant(I64, len(values))
+        arrays = [em.entry_alloca(ir.ArrayType(type_, len(values))) for type_ in (I64, self.word, I1)]
+        for k, items in enumerate(zip(addresses, values, lives)):
+            for array, item in zip(arrays, items):
+                b.store(item, b.gep(array, [ir.Constant(I64, 0), ir.Constant(I64, k)]))
+
+        def each(k):
+            address, value, live = (b.load(b.gep(array, [ir.Constant(I64, 0), k])) for array in arrays)
+            self.store(b.inttoptr(address, self.word.as_pointer()), value, live)
+        em.loop(ir.Constant(I64, 0), count, each, name="missed")
 
     def _put(self, address: ir.Value, value: ir.Value, live: ir.Value) -> None:
         """The store of `value` at `address`, which lies in the lane's window where `live`."""
@@ -409,18 +428,26 @@ class _Window:
         tile (elements past the view's allocation `end`: none)."""
         em, b = self.em, self.em.b
         _sync_warp(em)
-        loaded = []
-        for r in range(LANES):
-            row_start = _shuffle64(em, start, i32(r))
-            for part in range(WINDOW // LANES):
-                column = b.add(lane, ir.Constant(I64, part * LANES))
-                address = b.add(row_start, b.shl(column, ir.Constant(I64, 2)))
-                live = b.and_(b.icmp_unsigned("!=", row_start, ir.Constant(I64, 0)), b.icmp_unsigned("<", address, end))
-                zero = ir.Constant(self.word, 0.0 if isinstance(self.word, ir.FloatType) else 0)
-                value = em.hooks.masked_load(em, b.inttoptr(address, self.word.as_pointer()), live, zero)
-                loaded.append((r, column, value))
-        for r, column, value in loaded:
-            b.store(value, self._slot(warp, ir.Constant(I64, r), column))
+
+        def rows(first: ir.Value) -> None:
+            loaded = []
+            for k in range(REFILL_ROWS):
+                r = b.add(first, ir.Constant(I64, k))
+                row_start = _shuffle64(em, start, b.trunc(r, I32))
+                for part in range(WINDOW // LANES):
+                    column = b.add(lane, ir.Constant(I64, part * LANES))
+                    address = b.add(row_start, b.shl(column, ir.Constant(I64, 2)))
+                    live = b.and_(b.icmp_unsigned("!=", row_start, ir.Constant(I64, 0)),
+                                  b.icmp_unsigned("<", address, end))
+                    zero = ir.Constant(self.word, 0.0 if isinstance(self.word, ir.FloatType) else 0)
+                    value = em.hooks.masked_load(em, b.inttoptr(address, self.word.as_pointer()), live, zero)
+                    loaded.append((r, column, value))
+            for r, column, value in loaded:
+                b.store(value, self._slot(warp, r, column))
+        if REFILL_ROWS == LANES:
+            rows(ir.Constant(I64, 0))
+        else:
+            em.loop(ir.Constant(I64, 0), ir.Constant(I64, LANES), rows, ir.Constant(I64, REFILL_ROWS), name="rows")
         _sync_warp(em)
         # the lane's next window, on to L2: a walk along the row finds it there at its refill
         for line in range(0, WINDOW * 4, 128):
