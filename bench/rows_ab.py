@@ -41,8 +41,8 @@ CUMSUM_VARIANTS = {"default": (0, (), 0), "grid5": (0, (), 5), "resident6": (6, 
                    "resident8": (8, (), 0), "aligned": (0, ALIGNED, 0)}
 EMA = (16384, 1024)
 # name -> (lane_rows.CHUNK, lane_rows.REFILL_ROWS)
-EMA_VARIANTS = {"chunk16-refill32": (16, 32), "chunk16-refill8": (16, 8), "chunk16-refill4": (16, 4),
-                "chunk8-refill32": (8, 32), "chunk8-refill8": (8, 8)}
+EMA_VARIANTS = {"chunk16-refill32": (16, 32), "chunk16-refill8": (16, 8), "chunk8-refill32": (8, 32),
+                "chunk8-refill8": (8, 8), "chunk8-refill4": (8, 4)}
 
 
 @dataclass(frozen=True)
