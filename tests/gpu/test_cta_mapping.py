@@ -134,7 +134,7 @@ def test_register_form_when_every_iteration_tensor_has_one_static_shape(sample, 
 
 def test_view_accesses_are_predicated_instructions_not_branches():
     ptx, _ = _ptx("vector_add", "vector_add")
-    assert re.search(r"@%p\d+ ld\.f32", ptx) and re.search(r"@%p\d+ st\.f32", ptx)
+    assert re.search(r"@%p\d+ ld\.global\.f32", ptx) and re.search(r"@%p\d+ st\.global\.f32", ptx)
 
 
 def test_dynamic_extents_keep_the_dynamic_form():

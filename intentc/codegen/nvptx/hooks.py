@@ -427,8 +427,9 @@ class NvptxHooks(TargetHooks):
         if form is None:
             return super().masked_load(em, pointer, live, default)
         kind, constraint = form
+        pointer = _global(em, pointer)
         return em.b.asm(ir.FunctionType(default.type, [pointer.type, live.type, default.type]),
-                        f"mov.{kind} $0, $3;\n\t@$2 ld.{kind} $0, [$1];", f"=&{constraint},l,b,{constraint}",
+                        f"mov.{kind} $0, $3;\n\t@$2 ld.global.{kind} $0, [$1];", f"=&{constraint},l,b,{constraint}",
                         [pointer, live, default], side_effect=True)
 
     def masked_store(self, em: Emitter, pointer: ir.Value, value: ir.Value, live: ir.Value) -> None:
@@ -437,8 +438,9 @@ class NvptxHooks(TargetHooks):
             super().masked_store(em, pointer, value, live)
             return
         kind, constraint = form
+        pointer = _global(em, pointer)
         em.b.asm(ir.FunctionType(ir.VoidType(), [value.type, pointer.type, live.type]),
-                 f"@$2 st.{kind} [$1], $0;", f"{constraint},l,b", [value, pointer, live], side_effect=True)
+                 f"@$2 st.global.{kind} [$1], $0;", f"{constraint},l,b", [value, pointer, live], side_effect=True)
 
     def view_load(self, em: Emitter, view: object, pointer: ir.Value, live: ir.Value,
                   default: ir.Value) -> ir.Value | None:
@@ -468,6 +470,14 @@ def _size(shape) -> int | None:
             return None
         count *= int(extent.constant)
     return count
+
+
+def _global(em, pointer: ir.Value) -> ir.Value:
+    """A view's element pointer in the global address space (views are device memory): the
+    predicated accesses then take `ld.global`/`st.global` of the address the kernel
+    computed, where a generic `ld` needed each address converted (`cvta.global`: one
+    instruction an access, hoisted a slot; issue #13, compile time)."""
+    return em.b.addrspacecast(pointer, pointer.type.pointee.as_pointer(1))
 
 
 def _checked_malloc(em) -> ir.Function:
