@@ -31,6 +31,7 @@ from . import narrow, widen
 from .f8_casts import PTX_FORMAT as F8_FORMATS, f8_pattern, round_to_f8
 from .mapping import Mapping
 from .number_extremes import number_extreme
+from .ptx_asm import global_pointer
 from .tile_matmul import emit_tile_contraction
 from .tile_structured import StructuredPlan, emit_structured
 
@@ -427,7 +428,7 @@ class NvptxHooks(TargetHooks):
         if form is None:
             return super().masked_load(em, pointer, live, default)
         kind, constraint = form
-        pointer = _global(em, pointer)
+        pointer = global_pointer(em.b, pointer)
         return em.b.asm(ir.FunctionType(default.type, [pointer.type, live.type, default.type]),
                         f"mov.{kind} $0, $3;\n\t@$2 ld.global.{kind} $0, [$1];", f"=&{constraint},l,b,{constraint}",
                         [pointer, live, default], side_effect=True)
@@ -438,7 +439,7 @@ class NvptxHooks(TargetHooks):
             super().masked_store(em, pointer, value, live)
             return
         kind, constraint = form
-        pointer = _global(em, pointer)
+        pointer = global_pointer(em.b, pointer)
         em.b.asm(ir.FunctionType(ir.VoidType(), [value.type, pointer.type, live.type]),
                  f"@$2 st.global.{kind} [$1], $0;", f"{constraint},l,b", [value, pointer, live], side_effect=True)
 
@@ -470,14 +471,6 @@ def _size(shape) -> int | None:
             return None
         count *= int(extent.constant)
     return count
-
-
-def _global(em, pointer: ir.Value) -> ir.Value:
-    """A view's element pointer in the global address space (views are device memory): the
-    predicated accesses then take `ld.global`/`st.global` of the address the kernel
-    computed, where a generic `ld` needed each address converted (`cvta.global`: one
-    instruction an access, hoisted a slot; issue #13, compile time)."""
-    return em.b.addrspacecast(pointer, pointer.type.pointee.as_pointer(1))
 
 
 def _checked_malloc(em) -> ir.Function:

@@ -45,6 +45,7 @@ from ..layout.assign import elements
 from ..llvm.builder import LoweringBuilder
 from ..llvm.types import I1, I32, I64, register_type
 from .cta import shared_array, sreg
+from .ptx_asm import global_pointer
 
 LANES = 32
 WINDOW = 64               # consecutive elements of its row a lane's window holds (a 64-bit write mask)
@@ -284,7 +285,8 @@ class LaneWalk:
 
 class _Window:
     """One view's windows for the warp's 32 lanes: a shared tile, each lane's window start
-    (a byte address; 0: none) and, for writes, which elements it holds."""
+    (a byte address in the global space, `ld.global`'s; 0: none) and, for writes, which
+    elements it holds."""
 
     def __init__(self, walk: LaneWalk, view, writes: bool):
         em = walk.em
@@ -329,7 +331,7 @@ class _Window:
 
     def load(self, pointer: ir.Value, live: ir.Value, default: ir.Value) -> ir.Value:
         b = self.em.b
-        address = b.ptrtoint(pointer, I64)
+        address = b.ptrtoint(global_pointer(b, pointer), I64)
         self._restart_where_missed(address, live, lambda: None, self._refill)
         _, column = self._column(address, live)
         return b.select(live, b.load(self._slot(self.walk.warp, self.walk.lane, column)), default)
@@ -338,7 +340,7 @@ class _Window:
         if self.walk.deferred is not None:     # a chunk's: stored at its end (LaneWalk.for_each_chunked)
             self.walk.deferred.append((self, pointer, value, live))
             return
-        address = self.em.b.ptrtoint(pointer, I64)
+        address = self.em.b.ptrtoint(global_pointer(self.em.b, pointer), I64)
         self._restart_where_missed(address, live, self._flush, lambda: None)
         self._put(address, value, live)
 
@@ -348,7 +350,7 @@ class _Window:
         (in every lane: a walk along the row), all go in without a branch between them (no
         vote a store: independent instructions); else one by one, as `store`."""
         em, b = self.em, self.em.b
-        addresses = [b.ptrtoint(pointer, I64) for pointer, _, _ in stores]
+        addresses = [b.ptrtoint(global_pointer(b, pointer), I64) for pointer, _, _ in stores]
         self._restart_where_missed(addresses[0], stores[0][2], self._flush, lambda: None)
         fits = ir.Constant(I1, 1)
         for address, (_, _, live) in zip(addresses, stores):
@@ -375,7 +377,7 @@ class _Window:
 
         def each(k):
             address, value, live = (b.load(b.gep(array, [ir.Constant(I64, 0), k])) for array in arrays)
-            self.store(b.inttoptr(address, self.word.as_pointer()), value, live)
+            self.store(b.inttoptr(address, self.word.as_pointer(1)), value, live)
         em.loop(ir.Constant(I64, 0), count, each, name="missed")
 
     def _put(self, address: ir.Value, value: ir.Value, live: ir.Value) -> None:
@@ -394,7 +396,7 @@ class _Window:
 
     def _refill(self) -> None:
         b = self.em.b
-        end = b.ptrtoint(b.gep(self.view.ptr, [self.view.size]), I64)
+        end = b.ptrtoint(global_pointer(b, b.gep(self.view.ptr, [self.view.size])), I64)
         if self.refill is None:
             self.refill = self._function("refill", 4, self._emit_refill)
         b.call(self.refill, [b.load(self.start), self.walk.lane, self.walk.warp, end])
@@ -440,7 +442,7 @@ class _Window:
                     live = b.and_(b.icmp_unsigned("!=", row_start, ir.Constant(I64, 0)),
                                   b.icmp_unsigned("<", address, end))
                     zero = ir.Constant(self.word, 0.0 if isinstance(self.word, ir.FloatType) else 0)
-                    value = em.hooks.masked_load(em, b.inttoptr(address, self.word.as_pointer()), live, zero)
+                    value = em.hooks.masked_load(em, b.inttoptr(address, self.word.as_pointer(1)), live, zero)
                     loaded.append((r, column, value))
             for r, column, value in loaded:
                 b.store(value, self._slot(warp, r, column))
@@ -468,7 +470,7 @@ class _Window:
                 column = b.add(lane, ir.Constant(I64, part * LANES))
                 written = b.trunc(b.lshr(row_mask, column), I1)
                 address = b.add(row_start, b.shl(column, ir.Constant(I64, 2)))
-                em.hooks.masked_store(em, b.inttoptr(address, self.word.as_pointer()),
+                em.hooks.masked_store(em, b.inttoptr(address, self.word.as_pointer(1)),
                                       b.load(self._slot(warp, r, column)), written)
         em.loop(ir.Constant(I64, 0), ir.Constant(I64, LANES), row, name="row")
         _sync_warp(em)
