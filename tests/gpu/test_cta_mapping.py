@@ -58,7 +58,7 @@ def test_histograms_count_in_shared_memory_then_merge_atomically():
 
 def test_atomics_and_scatters_are_device_scoped_read_modify_writes():
     ptx, _ = _ptx("histogram_masked", "histogram256")
-    assert "atom.add" in ptx or "red.add" in ptx or "atom.global.add" in ptx
+    assert "atom.add" in ptx or "red.add" in ptx or "atom.global.add" in ptx or "red.relaxed.gpu.global.add" in ptx
     assert ".sys" not in ptx                        # device (gpu) scope, not system scope
 
 

@@ -252,6 +252,13 @@ class TargetHooks(ABC):
         iterations on one thread never overlap."""
         acc.store(pointer, combine(acc.load(pointer), new))
 
+    def masked_scatter(self, em: Emitter, acc: Access, pointer: ir.Value, new: ir.Value, live: ir.Value,
+                       kind: str | None) -> bool:
+        """The update of `scatter_update` where `live`, without a branch (a predicated
+        instruction), if the target has one for it; False: the caller branches around
+        `scatter_update`."""
+        return False
+
     def atomic_rmw(self, em: Emitter, op: Op, kind: str, pointer: ir.Value, value: ir.Value, dtype: str,
                    order: str) -> ir.Value:
         """One indivisible read-modify-write; returns the old register value."""

@@ -55,6 +55,11 @@ LIBDEVICE_F32 = {name: f"__nv_{name}f" for name in MATH}
 PREDICATED = {"float": ("f32", "f"), "double": ("f64", "d"), "i16": ("b16", "h"), "i32": ("b32", "r"),
               "i64": ("b64", "l")}
 
+# `red.global.add` of a view's element dtype: (PTX type, inline-asm constraint); integer
+# addition is the same bits signed or not.
+RED_ADD = {"f32": ("f32", "f"), "f64": ("f64", "d"), "i32": ("u32", "r"), "u32": ("u32", "r"),
+           "i64": ("u64", "l"), "u64": ("u64", "l")}
+
 # The status word's value when the device heap is exhausted (ids of checks are positive).
 STATUS_OUT_OF_HEAP = -1
 
@@ -418,6 +423,20 @@ class NvptxHooks(TargetHooks):
             self.atomic_rmw(em, op, kind, pointer, new, dtype, "monotonic")
             return
         self.cas_loop(em, pointer, new, "monotonic", lambda old: combine(old, new))
+
+    def masked_scatter(self, em: Emitter, acc: Access, pointer: ir.Value, new: ir.Value, live: ir.Value,
+                       kind: str | None) -> bool:
+        # `@p red.global.add` (relaxed, device scope: the atomicrmw `scatter_update` makes):
+        # no branch a lane, so an unrolled iteration's scatters stay in one block (segment_sum)
+        from ..llvm.values import ViewRef
+        dtype = acc.resource.dtype
+        if kind != "add" or not isinstance(acc.resource, ViewRef) or dtype not in RED_ADD:
+            return False
+        kind_suffix, constraint = RED_ADD[dtype]
+        em.b.asm(ir.FunctionType(ir.VoidType(), [new.type, global_pointer(em.b, pointer).type, live.type]),
+                 f"@$2 red.relaxed.gpu.global.add.{kind_suffix} [$1], $0;", f"{constraint},l,b",
+                 [new, global_pointer(em.b, pointer), live], side_effect=True)
+        return True
 
     # ---- memory ---------------------------------------------------------------------------------
     def masked_load(self, em: Emitter, pointer: ir.Value, live: ir.Value, default: ir.Value) -> ir.Value:
