@@ -77,7 +77,7 @@ def test_an_ordered_scalar_recurrence_runs_a_row_a_lane_with_its_views_staged():
     assert config["plan"]["windows"] == [{"view": "x", "access": "read"}, {"view": "y", "access": "write"}]
     assert config["plan"]["warps_per_cta"] == 2 and config["grid"] == "ctas_per_sm:32"
     assert config["plan"]["reads_at_use"] == ["smoothed"]      # no write follows: no copy
-    assert config["plan"]["tensor_write_chunk"] == 16          # the row's copy out: 16 loads in flight
+    assert config["plan"]["tensor_write_chunk"] == lane_rows.CHUNK     # the row's copy out: CHUNK loads in flight
 
 
 def test_a_buffer_sized_at_launch_keeps_the_cta_mapping():

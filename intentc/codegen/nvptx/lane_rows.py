@@ -56,13 +56,14 @@ LANE_STACK_BYTES = 16 * 1024   # a lane's tensors and buffers, each (8 bytes an 
 RESIDENT_THREADS = 2048
 WORD_DTYPES = frozenset({"f32", "i32", "u32"})   # 4-byte elements a window moves as they are stored
 # coordinates of a tensor write whose values load before their window stores (ema_rows on the
-# H200, stored one by one: 1 0.637 ms, 8 0.357, 16 0.337, 32 0.327, 64 0.381); 16 since the
-# stores of a chunk inside the windows go in without a branch (`store_chunk`, not yet timed):
-# 148 registers, as 32 had before (227 at 32 now)
-CHUNK = 16
+# H200, stored one by one: 1 0.637 ms, 8 0.357, 16 0.337, 32 0.327, 64 0.381); with the
+# stores of a chunk inside the windows going in without a branch (`store_chunk`), 8: its
+# unrolled chunk is most of the kernel's code (issue #13, compile time: 8 and REFILL_ROWS 8
+# make ema 1,471 -> 794 PTX lines; bench/rows_ab.py ema times the choices)
+CHUNK = 8
 # rows of the warp's windows a refill loads at once (LANES: all of them, one unrolled block;
 # fewer: a rolled loop over the rows, that many rows' loads in flight a trip)
-REFILL_ROWS = LANES
+REFILL_ROWS = 8
 
 
 @dataclass(frozen=True)
