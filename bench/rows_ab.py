@@ -41,8 +41,9 @@ CUMSUM_VARIANTS = {"default": (0, (), 0), "grid5": (0, (), 5), "resident6": (6, 
                    "resident8": (8, (), 0), "aligned": (0, ALIGNED, 0)}
 EMA = (16384, 1024)
 # name -> (lane_rows.CHUNK, lane_rows.REFILL_ROWS)
-EMA_VARIANTS = {"chunk16-refill32": (16, 32), "chunk16-refill8": (16, 8), "chunk8-refill32": (8, 32),
-                "chunk8-refill8": (8, 8), "chunk8-refill4": (8, 4)}
+# (the default since session 8: chunk8-refill8; session 7's: chunk16-refill32)
+EMA_VARIANTS = {"chunk8-refill8": (8, 8), "chunk16-refill32": (16, 32), "chunk8-refill4": (8, 4),
+                "chunk16-refill8": (16, 8)}
 
 
 @dataclass(frozen=True)
