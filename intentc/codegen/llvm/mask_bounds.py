@@ -133,18 +133,19 @@ class _IndexRanges:
         return name, tuple(reversed(shapes))
 
     def conjuncts(self, mask: str, after: tuple = ()) -> Iterable[tuple[Op, tuple]]:
-        """(compare op, the shapes from its result to `mask`) for each `lt`, `ge` and `gt`
-        whose result `mask` is the conjunction of (through `and`s, reshapes and broadcasts)."""
+        """(op, the shapes from its result to `mask`) for each op other than `and` and the
+        repeats whose result `mask` is the conjunction of (through `and`s, reshapes and
+        broadcasts): its compares."""
         op = self.producers.get(mask)
         if op is None:
             return
         if op.name == "and":
             for operand in op.operands:
                 yield from self.conjuncts(operand, after)
-        elif op.name in ("lt", "ge", "gt"):
-            yield op, after
         elif _repeats(op):
             yield from self.conjuncts(op.operands[0], (_shape(op), *after))
+        else:
+            yield op, after
 
     def lanes(self, index: str, access_shape: tuple, floors: set | frozenset = frozenset()) -> tuple[str, tuple] | None:
         """What the access's lanes hold of `index` (implicitly broadcast to `access_shape`):
@@ -156,18 +157,18 @@ class _IndexRanges:
             return None
         return held
 
-    def _compared(self, mask: str, access_shape: tuple, names: tuple) -> Iterable[tuple[tuple[str, tuple], str]]:
+    def _compared(self, mask: str, access_shape: tuple, name: str) -> Iterable[tuple[tuple[str, tuple], str]]:
         """((source, shapes), right operand) for each conjunct `name source, right` of `mask`
-        (`name` in `names`) that compares element-wise at the left operand's own shape."""
+        that compares element-wise at the left operand's own shape."""
         for compare, after in self.conjuncts(mask):
-            if compare.name not in names or _shape(compare) != _shape(self.producers.get(compare.operands[0])):
+            if compare.name != name or _shape(compare) != _shape(self.producers.get(compare.operands[0])):
                 continue
             source, shapes = self.repeated(compare.operands[0])
             yield (source, _steps((*shapes, *after, access_shape))), compare.operands[1]
 
     def bounds(self, mask: str, access_shape: tuple) -> set[tuple[tuple[str, tuple], object]]:
         """((source, shapes), extent) for every `lt source, extent` conjunct of `mask`."""
-        return {(held, self.extents.get(right)) for held, right in self._compared(mask, access_shape, ("lt",))}
+        return {(held, self.extents.get(right)) for held, right in self._compared(mask, access_shape, "lt")}
 
     def floors(self, mask: str, access_shape: tuple) -> set[tuple[str, tuple]]:
         """(source, shapes) of every conjunct of `mask` that keeps its source non-negative on
@@ -175,7 +176,7 @@ class _IndexRanges:
         constant."""
         found = set()
         for name, lowest in (("ge", 0), ("gt", -1)):
-            for held, right in self._compared(mask, access_shape, (name,)):
+            for held, right in self._compared(mask, access_shape, name):
                 constant = self.extents.get(right)
                 if isinstance(constant, int) and constant >= lowest:
                     found.add(held)
