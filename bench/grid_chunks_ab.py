@@ -1,8 +1,7 @@
 """The grid mapping's lowerings side by side on the GPU, in one process on the same data
 (the specs of `bench/gpu_sample_specs.py`, full size): an element-wise program as one
 chunked stage (nvptx/stages.py: one loop for every op, each element read once, K
-coordinates a thread (math programs' GRID_MATH_SLOTS too), with or without a guard-free copy
-for full chunks; `VARIANTS`)
+coordinates a thread, with or without a guard-free copy for full chunks; `VARIANTS`)
 against `loop_per_op`, the grid form of `cta.grid_plan` (a grid-stride loop an op); with
 each variant's compile time, beside each sample's torch/Triton equivalent. Staged samples
 (top-level reductions and scans) run the chunk variants (the same K for their stages).
@@ -42,10 +41,10 @@ def compiled(spec, dims: dict, variant, philox_64bit: bool = False):
     from intentc.runtime.cuda import compile_cuda
     text = (ROOT / "ir_samples" / f"{spec.sample}.kir").read_text()
     saved = (nvptx_compile.STAGED_MAPPINGS, stages.GRID_SLOTS, stages.SLOTS, stages.SPLIT_FULL_CHUNKS,
-             NvptxHooks.mul_wide_u32, stages.GRID_MATH_SLOTS)
+             NvptxHooks.mul_wide_u32)
     nvptx_compile.STAGED_MAPPINGS = ("single-thread", "grid") if variant else ("single-thread",)
     slots, split = variant or (saved[1], saved[3])
-    stages.GRID_SLOTS, stages.SLOTS, stages.SPLIT_FULL_CHUNKS, stages.GRID_MATH_SLOTS = slots, slots, split, slots
+    stages.GRID_SLOTS, stages.SLOTS, stages.SPLIT_FULL_CHUNKS = slots, slots, split
     if philox_64bit:
         NvptxHooks.mul_wide_u32 = TargetHooks.mul_wide_u32  # type: ignore[method-assign]
     try:
@@ -55,7 +54,7 @@ def compiled(spec, dims: dict, variant, philox_64bit: bool = False):
         return kernel, time.perf_counter() - start
     finally:
         (nvptx_compile.STAGED_MAPPINGS, stages.GRID_SLOTS, stages.SLOTS, stages.SPLIT_FULL_CHUNKS,
-         NvptxHooks.mul_wide_u32, stages.GRID_MATH_SLOTS) = saved
+         NvptxHooks.mul_wide_u32) = saved
 
 
 def measured(spec, reps: int) -> dict:

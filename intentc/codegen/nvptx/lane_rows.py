@@ -56,13 +56,15 @@ LANE_STACK_BYTES = 16 * 1024   # a lane's tensors and buffers, each (8 bytes an 
 RESIDENT_THREADS = 2048
 WORD_DTYPES = frozenset({"f32", "i32", "u32"})   # 4-byte elements a window moves as they are stored
 # coordinates of a tensor write whose values load before their window stores (ema_rows on the
-# H200, stored one by one: 1 0.637 ms, 8 0.357, 16 0.337, 32 0.327, 64 0.381); with the
-# stores of a chunk inside the windows going in without a branch (`store_chunk`), 8: its
-# unrolled chunk is most of the kernel's code (issue #13, compile time: 8 and REFILL_ROWS 8
-# make ema 1,471 -> 794 PTX lines; bench/rows_ab.py ema times the choices)
-CHUNK = 8
+# H200, stored one by one: 1 0.637 ms, 8 0.357, 16 0.337, 32 0.327, 64 0.381); 16 since the
+# stores of a chunk inside the windows go in without a branch (`store_chunk`): 148 registers,
+# as 32 had before (227 at 32 now). Session 8 (bench/results/ctime-20261202-s8-h200-r2/): 8 a
+# chunk made ema's kernel 938 -> 790 PTX lines but ran 4 % slower (0.3386 / 0.326 ms).
+CHUNK = 16
 # rows of the warp's windows a refill loads at once (LANES: all of them, one unrolled block;
-# fewer: a rolled loop over the rows, that many rows' loads in flight a trip)
+# fewer: a rolled loop over the rows, that many rows' loads in flight a trip). 8 (16 loads in
+# flight a trip): ema 1,471 -> 938 PTX lines, 0.326 ms against 0.321 with all 32 (the same
+# round; chunk 16 both).
 REFILL_ROWS = 8
 
 

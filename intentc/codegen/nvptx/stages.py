@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...ir.nodes import Kernel, Keyword, Op
-from ...ir.optable import all_ops, ops_where
+from ...ir.optable import ops_where
 from ...ir.ops.reduction import COMBINE, accumulator
 from ...ir.types import TensorType, ViewType
 from ...options import Specialization
@@ -46,18 +46,11 @@ THREADS = 256         # T, every stage's CTA size
 # split was best (0.97 against 0.81 at K = 8 with it: 212 registers in its final stage).
 SLOTS = 4
 GRID_SLOTS = 4
-# An element-wise program that calls math library functions (libdevice, inlined a slot each:
-# special_math's lgamma, erfc, log1p, asin, ...) takes GRID_MATH_SLOTS: its 4 slots were
-# 1,960 PTX lines and about 0.11 s to PTX on the H200 host, 2 slots 1,057 (issue #13).
-GRID_MATH_SLOTS = 2
+# Measured and rejected (session 8, bench/results/ctime-20261202-s8-h200-r2/grid_ab.json): 2
+# coordinates a thread for programs calling math functions, which halves special_math's
+# inlined libdevice code (1,953 -> 1,049 PTX lines) but ran it 8 % slower (0.0585 / 0.0540
+# ms; fast_silu_gelu 5 % faster).
 SPLIT_FULL_CHUNKS = False
-
-
-def _calls_math(op: Op) -> bool:
-    """Whether `op` (or an op of its regions) is a math library function."""
-    definition = all_ops().get(op.name)
-    return bool(definition and definition.libm) or any(_calls_math(inner) for region in op.regions
-                                                       for inner in region.ops)
 
 
 @dataclass(frozen=True)
@@ -144,7 +137,7 @@ def stage_plan(kernel: Kernel, specialization: Specialization | None = None) -> 
     if not all(_per_coordinate(op) for op in rest):
         return None
     domain = _domain(ops)
-    slots = SLOTS if grid_wide else GRID_MATH_SLOTS if any(_calls_math(op) for op in ops) else GRID_SLOTS
+    slots = SLOTS if grid_wide else GRID_SLOTS
     split = SPLIT_FULL_CHUNKS
     if domain is None or (not grid_wide and len(ops) * (1 + split) * slots > UNROLL_BUDGET):
         return None       # a long element-wise program keeps the grid form's loop an op (compact code)
