@@ -71,12 +71,17 @@ DYNAMIC_PATHS = ("first launch", "intentc compile")
 
 
 def first_launch(text: str, kernel: str, target: str, specialization, row: int):
-    """What a runtime's first launch of a dynamic row compiles: the rule, then its bucket."""
-    from intentc.driver import compile_kernel, front_end
+    """What a runtime's first launch of a dynamic row compiles (`compile_cuda`, then
+    `runtime.cuda.variant_kernel`): the text parsed and checked once, the rule, then its
+    bucket's variant from that request."""
+    from dataclasses import replace
+
+    from intentc.driver import compile_request, front_end
     from intentc.runtime.cuda import deferred_rule
-    rule = deferred_rule(front_end(text, kernel, target, "sm_90", specialization=specialization))
+    request = front_end(text, kernel, target, "sm_90", specialization=specialization)
+    rule = deferred_rule(request)
     bucket = specialization.model_copy(update={"variant": rule.bucket(row)})
-    return compile_kernel(text, kernel, target, "sm_90", specialization=bucket)
+    return compile_request(replace(request, specialization=bucket, timings={}))
 
 
 def intentc_times(spec, reps: int, to_cubin: bool, dynamic: str | None = None) -> dict:

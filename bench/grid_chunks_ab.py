@@ -6,7 +6,7 @@ against `loop_per_op`, the grid form of `cta.grid_plan` (a grid-stride loop an o
 each variant's compile time, beside each sample's torch/Triton equivalent. Staged samples
 (top-level reductions and scans) run the chunk variants (the same K for their stages).
 
-    python3 bench/grid_chunks_ab.py [--out FILE] [--only SAMPLE:KERNEL,...] [--reps 50]
+    python3 bench/grid_chunks_ab.py [--out FILE] [--only SAMPLE:KERNEL,...] [--reps 50] [--variants chunks_k4,...]
 """
 from __future__ import annotations
 
@@ -26,7 +26,9 @@ IDS = ["integer_hash_u32:murmur3_bucket", "stochastic_rounding_bf16:stochastic_r
 
 
 # name -> (K coordinates a thread, full chunks without guards); None: the grid form
-VARIANTS = {"chunks_k4": (4, False), "chunks_k8": (8, False), "chunks_k8_split": (8, True), "loop_per_op": None}
+VARIANTS = {"chunks_k4": (4, False), "chunks_k8": (8, False), "chunks_k8_split": (8, True), "loop_per_op": None,
+            "chunks_k2": (2, False), "chunks_k1": (1, False)}
+CHOSEN = ["chunks_k4", "chunks_k8", "chunks_k8_split", "loop_per_op"]
 
 
 def compiled(spec, dims: dict, variant, philox_64bit: bool = False):
@@ -60,7 +62,7 @@ def measured(spec, reps: int) -> dict:
     dims = spec.sized(spec.dims[spec.scaled])
     case = spec.build(dims, "cuda")
     row: dict = {"id": spec.id, "size": spec.label(dims), "bytes": case.bytes}
-    variants = [(label, variant, False) for label, variant in VARIANTS.items()]
+    variants = [(label, VARIANTS[label], False) for label in CHOSEN]
     if "random_bits" in spec.sample or "philox" in spec.sample or "stochastic" in spec.sample:
         variants.insert(1, ("philox_64bit", VARIANTS["chunks_k4"], True))
     for label, variant, philox_64bit in variants:
@@ -87,6 +89,12 @@ def measured(spec, reps: int) -> dict:
 
 
 def main(argv=None) -> None:
+    global CHOSEN
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--variants" in argv:
+        at = argv.index("--variants")
+        CHOSEN = argv[at + 1].split(",")
+        del argv[at:at + 2]
     run_sample_ab(measured, IDS, argv)
 
 

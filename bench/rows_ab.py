@@ -13,9 +13,10 @@ every variant's output is checked.
   `bench/results/rows-20261201-s7-h200-r2/`, also timed the GPU paths `grouped-scans` and
   `predicated-vectors`, since deleted.)
 - `ema` (`ema_row_buffer:ema_rows`, M = 16384, T = 1024, lane-rows, Triton's `triton_seq` of
-  `bench/gpu_sample_specs.py`): lane-rows' tensor write chunk (`lane_rows.CHUNK`) at 1 (each
-  element's window store before the next element's load, as before session 7), 8, 16, 32
-  (the default) and 64. Each must give triton_seq's bits (the same FMAs in the same order).
+  `bench/gpu_sample_specs.py`): lane-rows' tensor write chunk (`lane_rows.CHUNK`) and the
+  rows a window refill loads at once (`lane_rows.REFILL_ROWS`: 32, one unrolled block, or
+  a rolled loop of 8 or 4 rows a trip; issue #13, compile time), as EMA_VARIANTS lists
+  them. Each must give triton_seq's bits (the same FMAs in the same order).
 
     python3 bench/rows_ab.py cumsum|ema [--out FILE] [--rounds 5] [--reps 20]
 """
@@ -39,14 +40,17 @@ ALIGNED = ("aligned16", "contiguous")
 CUMSUM_VARIANTS = {"default": (0, (), 0), "grid5": (0, (), 5), "resident6": (6, (), 0), "resident6-grid6": (6, (), 6),
                    "resident8": (8, (), 0), "aligned": (0, ALIGNED, 0)}
 EMA = (16384, 1024)
-EMA_CHUNKS = (1, 8, 16, 32, 64)   # 32: the default
+# name -> (lane_rows.CHUNK, lane_rows.REFILL_ROWS)
+# (the default since session 8: chunk8-refill8; session 7's: chunk16-refill32)
+EMA_VARIANTS = {"chunk8-refill8": (8, 8), "chunk16-refill32": (16, 32), "chunk8-refill4": (8, 4),
+                "chunk16-refill8": (16, 8)}
 
 
 @dataclass(frozen=True)
 class Variant:
     """One compile: the sample's kernel, `.minnctapersm` to add to its PTX (0: none), layout
-    facts besides unit_stride, the CTAs an SM its launches ask for (0: launch.json's) and
-    lane-rows' write chunk (0: the default)."""
+    facts besides unit_stride, the CTAs an SM its launches ask for (0: launch.json's),
+    lane-rows' write chunk and rows a refill trip (0: the defaults)."""
     sample: str
     kernel: str
     extents: dict
@@ -54,6 +58,7 @@ class Variant:
     facts: tuple = ()
     grid: int = 0
     chunk: int = 0
+    refill_rows: int = 0
 
     def request(self, arch: str):
         from intentc.driver import front_end
@@ -72,6 +77,8 @@ def _artifacts(variant: Variant, arch: str) -> tuple[dict, dict]:
     from intentc.driver import compile_request
     if variant.chunk:
         lane_rows.CHUNK = variant.chunk
+    if variant.refill_rows:
+        lane_rows.REFILL_ROWS = variant.refill_rows
     result = compile_request(variant.request(arch))
     artifacts = dict(result.artifacts)
     if variant.resident:
@@ -142,8 +149,8 @@ def ema_variants():
     launches = {"triton_seq": lambda: t_ema_sequential[((m + 31) // 32,)](x, seq_y, m, t, 0.25, ROWS=32,
                                                                         num_warps=1)}
     checks = {"triton_seq": lambda: True}
-    kernels = compiled({f"chunk{chunk}": Variant("ema_row_buffer", "ema_rows", {"T": t}, chunk=chunk)
-                        for chunk in EMA_CHUNKS})
+    kernels = compiled({name: Variant("ema_row_buffer", "ema_rows", {"T": t}, chunk=chunk, refill_rows=rows)
+                        for name, (chunk, rows) in EMA_VARIANTS.items()})
     for name, kernel in kernels.items():
         y = torch.zeros_like(x)
         launches[name] = lambda kernel=kernel, y=y: kernel.launch_in_place({"x": x, "alpha": 0.25, "y": y})

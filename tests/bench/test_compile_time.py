@@ -58,6 +58,17 @@ RELATIVE_BOUNDS = {("row_sum:row_sum_f16", 0): 2.4, ("row_softmax:row_softmax", 
                    ("reverse_copy_negative_stride:flip_rows", 0): 2.0, ("integer_hash_u32:pcg_hash", 0): 2.0,
                    ("activation_enum:bias_act", 0): 5.0, ("activation_enum:bias_act", 4): 2.6,
                    ("philox_dropout:dropout", 4): 4.0}
+# The samples that took over 100 ms to PTX on the H200 host in session 7's final round
+# (issue #13), after session 8's cuts, measured like the above (loaded dev VM, min of 5,
+# 2026-12-02, load 3-7 on 2 cores): nan_max 3.0-3.5x, row_argmax 2.5-3.2x, the f8 quantizers
+# 2.3-3.2x / 3.1-3.7x, segment_sum 2.7-4.1x, ema_rows 6.4x, special_math 5.8x and
+# prefix_logsumexp 5.1-5.6x (these three not cut enough yet); bounds about 1.4x the larger.
+RELATIVE_BOUNDS.update({("nan_max_vs_maximum_num:nan_max", 0): 5.0, ("row_argmax:row_argmax", 0): 4.5,
+                        ("f8_rowwise_quant:quantize_e4m3_rowwise", 0): 4.5,
+                        ("f8_rowwise_quant:quantize_e5m2_rowwise", 0): 5.2,
+                        ("segment_sum_scatter_reduce:segment_sum", 0): 5.5, ("ema_row_buffer:ema_rows", 0): 9.0,
+                        ("special_math:special_math", 0): 8.0,
+                        ("prefix_logsumexp_region_scan:prefix_logsumexp", 0): 8.0})
 SPEC_BY_ID = {spec.id: spec for spec in SPECS}
 
 

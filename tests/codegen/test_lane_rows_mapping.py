@@ -12,6 +12,7 @@ import pytest
 
 from ptxas_report import ptxas_report, spill_store_bytes
 
+from intentc.codegen.nvptx import lane_rows
 from intentc.driver import compile_kernel
 from intentc.options import CompileOptions, Specialization
 from intentc.passes import DEFAULT_PIPELINE
@@ -76,7 +77,7 @@ def test_an_ordered_scalar_recurrence_runs_a_row_a_lane_with_its_views_staged():
     assert config["plan"]["windows"] == [{"view": "x", "access": "read"}, {"view": "y", "access": "write"}]
     assert config["plan"]["warps_per_cta"] == 2 and config["grid"] == "ctas_per_sm:32"
     assert config["plan"]["reads_at_use"] == ["smoothed"]      # no write follows: no copy
-    assert config["plan"]["tensor_write_chunk"] == 16          # the row's copy out: 16 loads in flight
+    assert config["plan"]["tensor_write_chunk"] == lane_rows.CHUNK     # the row's copy out: CHUNK loads in flight
 
 
 def test_a_buffer_sized_at_launch_keeps_the_cta_mapping():
@@ -111,14 +112,18 @@ def test_the_recurrence_fuses_only_the_multiply_add_fusion_legality_marked(optio
 
 
 def test_the_rows_copy_out_loads_a_chunk_before_its_window_stores():
-    """ema's row leaves the lane's buffer (local memory) 16 elements at a time: 16 loads, then
-    one vote whether the chunk lies in the windows and its 16 stores into them without a vote
-    between them (else one by one, each may flush: a vote each)."""
+    """ema's row leaves the lane's buffer (local memory) CHUNK elements at a time: CHUNK loads,
+    then one vote whether the chunk lies in the windows and its CHUNK stores into them without
+    a vote between them (else one by one in a rolled loop over local copies of the stores,
+    each may flush: one vote in the loop)."""
     ptx = compiled(sample_text("ema_row_buffer"), "ema_rows", {"T": 1024})["kernel.ptx"]
     kinds = [line.split()[0] for line in ptx.splitlines() if re.match(r"\s+(ld\.local|st\.shared|vote)", line)]
     sequence = " ".join(kinds) + " "
-    assert re.search(r"(ld\.local\.b32 ){16}vote\.sync\.any\.pred vote\.sync\.all\.pred (st\.shared\.b32 ){16}"
-                     r"(vote\.sync\.any\.pred st\.shared\.b32 ){16}", sequence), sequence
+    chunk = lane_rows.CHUNK
+    assert re.search(rf"(ld\.local\.b32 ){{{chunk}}}vote\.sync\.any\.pred vote\.sync\.all\.pred "
+                     rf"(st\.shared\.b32 ){{{chunk},}}ld\.local\.b64 ld\.local\.b32 ld\.local\.b8 "
+                     r"vote\.sync\.any\.pred st\.shared\.b32 ", sequence), sequence
+    assert sequence.count("vote.sync.any.pred") == 4      # the reads' two, the chunk's first store, the loop's
 
 
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="no ptxas on PATH")

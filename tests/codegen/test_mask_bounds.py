@@ -147,3 +147,54 @@ def test_a_bound_broadcast_along_the_other_axis_proves_nothing_there():
 def test_a_tile_origin_that_may_wrap_proves_nothing():
     # one tile per coordinate of M: %ti * 64 may pass 2^63
     assert _implied(TILE.format(row_mask="row_ok").replace("parallel %tiles_m, %tiles_n", "parallel %M, %N")) == []
+
+
+# an index read from data (segment ids), masked by a lower bound `{floor}` and `lt %ids, cast(%S)`
+GATHERED = """kernel @k(%ids: view<i32, [%N], in>, %x: view<f32, [%S], in>, %y: view<f32, [%N], out>) {{
+  %c = constant {{value = {constant}}} : i32
+  %zero = constant {{value = 0.0}} : f32
+  %s_i = cast %S : i32
+  parallel %N {{
+  ^i(%n: index):
+    %id = read %ids index(%n) : i32
+    %low = {floor} %id, %c : bool
+    %high = lt %id, %s_i : bool
+    %ok = and %low, %high : bool
+    %v = read %x index(%id) mask(%ok) fill(%zero) : f32
+    write %y, %v index(%n)
+  }}
+}}"""
+
+
+def _gathered_axes(floor: str, constant: int) -> set:
+    kernel = _kernel(GATHERED.format(floor=floor, constant=constant))
+    gather = next(op for op in kernel.body[-1].regions[0].ops if op.name == "read" and op.operands[0] == "x")
+    return set(masked_in_bounds(kernel).get(id(gather), frozenset()))
+
+
+@pytest.mark.parametrize("floor,constant", [("ge", 0), ("ge", 3), ("gt", -1), ("gt", 0)])
+def test_a_data_index_its_mask_bounds_on_both_sides_needs_no_check(floor, constant):
+    assert _gathered_axes(floor, constant) == {0}
+
+
+@pytest.mark.parametrize("floor,constant", [("ge", -1), ("gt", -2), ("lt", 0)])
+def test_a_data_index_that_may_be_negative_keeps_its_check(floor, constant):
+    assert _gathered_axes(floor, constant) == set()
+
+
+def test_a_negative_data_index_is_still_reported():
+    text = GATHERED.format(floor="ge", constant=-1)
+    inputs = {"ids": np.array([0, -1, 1], np.int32), "x": np.zeros(2, np.float32), "y": np.zeros(3, np.float32)}
+    with pytest.raises(DiagnosticError) as interpreted:
+        run(text, "k", inputs)
+    with pytest.raises(DiagnosticError) as compiled:
+        compile_cpu(text, "k")(inputs)
+    (expected,), (got,) = interpreted.value.diagnostics, compiled.value.diagnostics
+    assert got.code == expected.code
+
+
+def test_segment_sum_scatters_without_checks():
+    kernel = _kernel((SAMPLES / "segment_sum_scatter_reduce.kir").read_text().replace("@segment_sum", "@k"))
+    found = masked_in_bounds(kernel)
+    scatters = [op for op in kernel.body[-1].regions[0].ops if op.name == "scatter_reduce"]
+    assert [found.get(id(op)) for op in scatters] == [frozenset({0})] * 2     # the ids (the columns: an iota)

@@ -32,7 +32,7 @@ def test_dequantize_q4_k_rolls_its_32_slots(tmp_path):
     CTA of 256 an SM); ptxas keeps it in few registers, no spills."""
     ptx, launch = _compiled("quantize_q8_k:dequantize_q4_k")
     assert launch["mapping"] == "cta" and launch["slots"] == 32 and launch["slots_rolled"] is True
-    assert len(re.findall(r"\bst\.f32\b", ptx)) == 1, "one store: the slot loop is rolled"
+    assert len(re.findall(r"\bst\.global\.f32\b", ptx)) == 1, "one store: the slot loop is rolled"
     if shutil.which("ptxas"):
         report = ptxas_report(ptx, tmp_path)
         assert spill_store_bytes(report) == [0]

@@ -58,7 +58,7 @@ def test_histograms_count_in_shared_memory_then_merge_atomically():
 
 def test_atomics_and_scatters_are_device_scoped_read_modify_writes():
     ptx, _ = _ptx("histogram_masked", "histogram256")
-    assert "atom.add" in ptx or "red.add" in ptx or "atom.global.add" in ptx
+    assert "atom.add" in ptx or "red.add" in ptx or "atom.global.add" in ptx or "red.relaxed.gpu.global.add" in ptx
     assert ".sys" not in ptx                        # device (gpu) scope, not system scope
 
 
@@ -134,7 +134,7 @@ def test_register_form_when_every_iteration_tensor_has_one_static_shape(sample, 
 
 def test_view_accesses_are_predicated_instructions_not_branches():
     ptx, _ = _ptx("vector_add", "vector_add")
-    assert re.search(r"@%p\d+ ld\.f32", ptx) and re.search(r"@%p\d+ st\.f32", ptx)
+    assert re.search(r"@%p\d+ ld\.global\.f32", ptx) and re.search(r"@%p\d+ st\.global\.f32", ptx)
 
 
 def test_dynamic_extents_keep_the_dynamic_form():

@@ -71,7 +71,7 @@ def test_reverse_scans_shuffle_down_and_forward_ones_up():
 def test_low_float_view_loads_are_predicated_and_decoded_in_hardware():
     # summed in f32, nothing sees a NaN's bits: one cvt.f32.f16 (codegen/llvm/nan_payloads.py)
     ptx, _ = _compile(sample_text("row_sum"), "row_sum_f16", {"N": 2048})
-    assert "@%p" in ptx and "ld.b16" in ptx and "cvt.f32.f16" in ptx
+    assert "@%p" in ptx and "ld.global.b16" in ptx and "cvt.f32.f16" in ptx
 
 
 AFFINE_SCAN = """

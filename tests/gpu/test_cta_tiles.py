@@ -54,7 +54,7 @@ def test_a_copied_f16_row_moves_words_with_predicated_stores():
     # only stored as it is: no decoding or encoding (codegen/llvm/nan_payloads.py, bit_copy_reads)
     ptx, _ = _compile(sample_text("embedding_assume_in_bounds"), "embedding_lookup", {"D": 1024})
     assert "cvt.rn.f16.f64" not in ptx and "cvt.f64.f16" not in ptx
-    assert re.search(r"@%p\d+ st\.b16", ptx)
+    assert re.search(r"@%p\d+ st\.global\.b16", ptx)
 
 
 def test_scalar_atomics_happen_once_an_iteration_behind_barriers():

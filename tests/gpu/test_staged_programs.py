@@ -54,7 +54,7 @@ def test_an_element_wise_program_is_one_chunked_grid_launch():
     assert launch["mapping"] == "grid" and launch["stages"] == [] and slots > 0
     assert artifacts["kernel.ptx"].count(".entry") == 1
     # both writes in one loop over the chunks, each key loaded once a slot
-    assert artifacts["kernel.ptx"].count("ld.b32") == slots
+    assert artifacts["kernel.ptx"].count("ld.global.b32") == slots
 
 
 def test_every_stage_is_an_entry_of_one_module():

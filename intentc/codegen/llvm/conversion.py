@@ -84,7 +84,7 @@ def to_float(em: Emitter, op: Op, x: ir.Value, src: str, dst: str, saturate: boo
         # so the rounding below would be exact: f32 and f64 NaNs and infinities alike
         return b.fptrunc(x, F32)
     else:
-        native = None if saturate else em.hooks.round_to_format(em, x, src, dst)
+        native = em.hooks.round_to_format(em, x, src, dst, saturate)
         if native is not None:
             return native
         wide = _to_f64(em, x, src)

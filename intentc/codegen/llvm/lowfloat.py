@@ -115,12 +115,13 @@ def encode(em: Emitter, value: ir.Value, dtype: str) -> ir.Value:
 
 def _pattern_or_nan(em: Emitter, fmt: LowFormat, value: ir.Value, pattern: ir.Value) -> ir.Value:
     """`pattern` (a value's exact encoding unless it is a NaN), or the code `encode` makes of
-    a NaN: its sign and payload's top bits (§5.2: a read then write keeps a NaN's bits)."""
-    assert fmt.has_inf, fmt
+    a NaN: its sign and payload's top bits (§5.2: a read then write keeps a NaN's bits; a
+    format without infinities has one NaN code a sign)."""
     b = em.b
     bits = _f64_bits(b, value)
     inf_code = ((1 << fmt.exponent_bits) - 1) << fmt.mantissa_bits
-    code = _nan_code(b, bits, fmt, inf_code, inf_code | (1 << (fmt.mantissa_bits - 1)))
+    nan_code = inf_code | (1 << (fmt.mantissa_bits - 1)) if fmt.has_inf else inf_code | ((1 << fmt.mantissa_bits) - 1)
+    code = _nan_code(b, bits, fmt, inf_code, nan_code)
     sign = b.shl(b.lshr(bits, ir.Constant(I64, 63)), ir.Constant(I64, fmt.width - 1))
     nan = b.trunc(b.or_(sign, code), ir_int(fmt.width))
     return b.select(b.fcmp_unordered("uno", value, value), nan, pattern)

@@ -11,11 +11,18 @@ it, with 64-bit wrapping taken into account (an interval that may wrap becomes t
 range): `parallel` coordinates lie in [0, count), `iota` in [0, extent), extents are never
 negative. The blocked vector add's `%b * 1024 + iota` is the case this serves: `%b` <
 (N + 1023) / 1024 keeps it below 2^63 for every N.
+
+An index read from data (`segment_sum`'s segment ids, i32) has no interval; its mask may
+bound it instead: a conjunct `ge %i, c` (c ≥ 0) or `gt %i, c` (c ≥ -1), c an integer
+constant, keeps every active lane's `%i` non-negative, and `lt %i, cast(E)` bounds it by E
+(an extent cast to an integer dtype is at most E: a narrowing keeps a non-negative value or
+wraps it below itself).
 """
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from ...ir.dtypes import is_int
 from ...ir.nodes import Kernel, Op
 from ...ir.types import TensorType, ViewType
 
@@ -55,7 +62,8 @@ class _IndexRanges:
     def __init__(self, kernel: Kernel):
         self.producers: dict[str, Op] = {}
         self.ranges: dict[str, Interval] = {}
-        self.extents: dict[str, object] = {}      # name -> the extent it equals (a symbol or an int)
+        # name -> the extent it equals, or at most equals (a narrowing cast): a symbol or an int
+        self.extents: dict[str, object] = {}
         self.view_shapes = {p.name: p.type.shape for p in kernel.params if isinstance(p.type, ViewType)}
         for shape in self.view_shapes.values():
             for extent in shape:
@@ -71,8 +79,9 @@ class _IndexRanges:
         for op in ops:
             for name in op.results:
                 self.producers[name] = op
-            if op.results and isinstance(op.result_types[0], TensorType) and op.result_types[0].dtype == "index":
-                self.ranges[op.results[0]] = self._interval(op)
+            if op.results and isinstance(op.result_types[0], TensorType) and is_int(op.result_types[0].dtype):
+                if op.result_types[0].dtype == "index":
+                    self.ranges[op.results[0]] = self._interval(op)
                 extent = self._extent(op)
                 if extent is not None:
                     self.extents[op.results[0]] = extent
@@ -106,6 +115,8 @@ class _IndexRanges:
             return self.view_shapes[op.operands[0]][op.int_attr("axis")]
         if op.name == "broadcast":
             return self.extents.get(op.operands[0])
+        if op.name == "cast" and isinstance(self.extents.get(op.operands[0]), str):
+            return self.extents[op.operands[0]]      # at most the extent (a bound for `lt` only)
         return None
 
     def repeated(self, name: str) -> tuple[str, tuple]:
@@ -122,35 +133,53 @@ class _IndexRanges:
         return name, tuple(reversed(shapes))
 
     def conjuncts(self, mask: str, after: tuple = ()) -> Iterable[tuple[Op, tuple]]:
-        """(`lt` op, the shapes from its result to `mask`) for each `lt` whose result `mask`
-        is the conjunction of (through `and`s, reshapes and broadcasts)."""
+        """(op, the shapes from its result to `mask`) for each op other than `and` and the
+        repeats whose result `mask` is the conjunction of (through `and`s, reshapes and
+        broadcasts): its compares."""
         op = self.producers.get(mask)
         if op is None:
             return
         if op.name == "and":
             for operand in op.operands:
                 yield from self.conjuncts(operand, after)
-        elif op.name == "lt":
-            yield op, after
         elif _repeats(op):
             yield from self.conjuncts(op.operands[0], (_shape(op), *after))
+        else:
+            yield op, after
 
-    def lanes(self, index: str, access_shape: tuple) -> tuple[str, tuple] | None:
+    def lanes(self, index: str, access_shape: tuple, floors: set | frozenset = frozenset()) -> tuple[str, tuple] | None:
         """What the access's lanes hold of `index` (implicitly broadcast to `access_shape`):
-        (source, shapes), with the index's interval starting at 0 or more; else None."""
+        (source, shapes), with the index's interval starting at 0 or more, or the mask's
+        `floors` keeping it there on active lanes; else None."""
         source, shapes = self.repeated(index)
-        if self.of(source)[0] < 0:
+        held = source, _steps((*shapes, access_shape))
+        if self.of(source)[0] < 0 and held not in floors:
             return None
-        return source, _steps((*shapes, access_shape))
+        return held
+
+    def _compared(self, mask: str, access_shape: tuple, name: str) -> Iterable[tuple[tuple[str, tuple], str]]:
+        """((source, shapes), right operand) for each conjunct `name source, right` of `mask`
+        that compares element-wise at the left operand's own shape."""
+        for compare, after in self.conjuncts(mask):
+            if compare.name != name or _shape(compare) != _shape(self.producers.get(compare.operands[0])):
+                continue
+            source, shapes = self.repeated(compare.operands[0])
+            yield (source, _steps((*shapes, *after, access_shape))), compare.operands[1]
 
     def bounds(self, mask: str, access_shape: tuple) -> set[tuple[tuple[str, tuple], object]]:
         """((source, shapes), extent) for every `lt source, extent` conjunct of `mask`."""
+        return {(held, self.extents.get(right)) for held, right in self._compared(mask, access_shape, "lt")}
+
+    def floors(self, mask: str, access_shape: tuple) -> set[tuple[str, tuple]]:
+        """(source, shapes) of every conjunct of `mask` that keeps its source non-negative on
+        active lanes: `ge source, c` with c ≥ 0 and `gt source, c` with c ≥ -1, c an integer
+        constant."""
         found = set()
-        for lt, after in self.conjuncts(mask):
-            if _shape(lt) != _shape(self.producers.get(lt.operands[0])):
-                continue    # not element-wise at the left operand's own shape
-            source, shapes = self.repeated(lt.operands[0])
-            found.add(((source, _steps((*shapes, *after, access_shape))), self.extents.get(lt.operands[1])))
+        for name, lowest in (("ge", 0), ("gt", -1)):
+            for held, right in self._compared(mask, access_shape, name):
+                constant = self.extents.get(right)
+                if isinstance(constant, int) and constant >= lowest:
+                    found.add(held)
         return found
 
 
@@ -179,9 +208,9 @@ def masked_in_bounds(kernel: Kernel) -> dict[int, frozenset[int]]:
         access_shape = _shape(facts.producers.get(mask))
         if access_shape is None:
             continue
-        bounded = facts.bounds(mask, access_shape)
+        bounded, floors = facts.bounds(mask, access_shape), facts.floors(mask, access_shape)
         axes = frozenset(axis for axis, (index, extent) in enumerate(zip(indices, shape))
-                         if (facts.lanes(index, access_shape), extent) in bounded)
+                         if (facts.lanes(index, access_shape, floors), extent) in bounded)
         if axes:
             found[id(op)] = axes
     return found

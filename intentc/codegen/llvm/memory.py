@@ -325,6 +325,8 @@ def _store_each(em, op, combine=None, kind=None):
             acc.mark_written(lane)
             return
         acc.check_written(lane)
+        if em.hooks.masked_scatter(em, acc, lane.pointer, new, lane.live, kind):
+            return
         with em.b.if_then(lane.live):
             em.hooks.scatter_update(em, op, acc, lane.pointer, new, kind, combine)
 

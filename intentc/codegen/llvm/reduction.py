@@ -200,7 +200,9 @@ def arg_combine(em, kind: str, dtype: str, a: tuple, c: tuple) -> tuple[ir.Value
     if is_float(dtype):
         nan_a, nan_c = b.fcmp_unordered("uno", value_a, value_a), b.fcmp_unordered("uno", value_c, value_c)
         tie = b.or_(b.fcmp_ordered("==", value_c, value_a), b.and_(nan_a, nan_c))
-        better = b.or_(b.fcmp_ordered(predicate, value_c, value_a), b.and_(nan_c, b.not_(nan_a)))
+        # (c > a) or (c NaN and a not) is "c > a or unordered" and "a not NaN": two
+        # instructions a fold step fewer (argmax over a row: a compare a slot)
+        better = b.and_(b.fcmp_unordered(predicate, value_c, value_a), b.not_(nan_a))
     else:
         tie = b.icmp_signed("==", value_c, value_a)
         better = b.icmp_signed(predicate, value_c, value_a) if is_signed(dtype) else \

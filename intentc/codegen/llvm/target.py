@@ -189,10 +189,11 @@ class TargetHooks(ABC):
         conversion; None for the shared branch-free decoding."""
         return None
 
-    def round_to_format(self, em: Emitter, x: ir.Value, src: str, dst: str) -> ir.Value | None:
+    def round_to_format(self, em: Emitter, x: ir.Value, src: str, dst: str, saturate: bool = False) -> ir.Value | None:
         """The register image of float `x` (of dtype `src`) cast to the low float `dst`
-        (round to nearest even, finite overflow to infinity, §5.2) in the target's own
-        conversion, or None for the shared software rounding (`lowfloat.round_f64`)."""
+        (round to nearest even, finite overflow to infinity, §5.2; `saturate`: a
+        saturating_cast, which clamps to the largest finite) in the target's own conversion,
+        or None for the shared software rounding (`lowfloat.round_f64`)."""
         return None
 
     def narrow_exactly(self, em: Emitter, value: ir.Value, dtype: str) -> ir.Value | None:
@@ -250,6 +251,13 @@ class TargetHooks(ABC):
         the builtin kind, None for a combine region); a plain read-modify-write here, as
         iterations on one thread never overlap."""
         acc.store(pointer, combine(acc.load(pointer), new))
+
+    def masked_scatter(self, em: Emitter, acc: Access, pointer: ir.Value, new: ir.Value, live: ir.Value,
+                       kind: str | None) -> bool:
+        """The update of `scatter_update` where `live`, without a branch (a predicated
+        instruction), if the target has one for it; False: the caller branches around
+        `scatter_update`."""
+        return False
 
     def atomic_rmw(self, em: Emitter, op: Op, kind: str, pointer: ir.Value, value: ir.Value, dtype: str,
                    order: str) -> ir.Value:

@@ -91,6 +91,10 @@ class Memory(Tensor):
     ptr: ir.Value = None              # register-typed element pointer
     strides: tuple[ir.Value, ...] = ()
     row_major: bool = True            # strides are the row-major strides of shape
+    # written once before any read (a value staged in shared memory): an element read again
+    # in the same basic block is the value read before (one load, and the compares of it
+    # reused: segment_sum's ids, read by a mask and a scatter a slot)
+    frozen: bool = False
 
     def address(self, em: Emitter, idx: Coordinate) -> ir.Value:
         b = em.b
@@ -101,7 +105,10 @@ class Memory(Tensor):
         return b.gep(self.ptr, [offset if offset is not None else ir.Constant(I64, 0)], inbounds=True)
 
     def at(self, em: Emitter, idx: Coordinate) -> ir.Value:
-        return em.b.load(self.address(em, idx))
+        address = self.address(em, idx)
+        if self.frozen:
+            return em.once_per_block(("frozen", id(address)), lambda: em.b.load(address))
+        return em.b.load(address)
 
 
 @dataclass

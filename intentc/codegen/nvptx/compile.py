@@ -76,7 +76,7 @@ def compile_ptx(module: Module, kernel_name: str, arch: str, specialization: Spe
                                          _mark_entry))
 
     def lower(mapping: Mapping, sites: list | None = None) -> LoweredKernel:
-        lowered = lower_kernel(module, kernel_name, NvptxHooks(mapping), specialization, file, source, sites)
+        lowered = lower_kernel(module, kernel_name, NvptxHooks(mapping, arch), specialization, file, source, sites)
         resident = mapping.mma.resident if mapping.mma else mapping.plan.resident if mapping.plan else 0
         _mark_entry(lowered, mapping.threads, resident)
         return lowered

@@ -10,7 +10,7 @@ histogram counts in shared memory; a scatter_reduce of its counts merges them at
 
 Two forms, chosen per kernel (and specialization):
 - **register** (every tensor of the iteration but histogram counts has one static shape of
-  S elements, S ≤ MAX_SLOTS × MAX_THREADS): each thread owns K coordinates (see
+  S elements, S ≤ MAX_REGISTER_SIZE): each thread owns K coordinates (see
   `CtaPlan.coordinate`), the loop over them is unrolled, and reads and costly values with
   several uses are tabulated once into K per-thread slots (registers after SROA). Reads are
   issued eagerly, all of an op's loads before any later store, so they overlap. Scans (rank
@@ -74,6 +74,17 @@ DYNAMIC_UNROLL = 4
 SLOT_REGISTERS = 96
 KEPT_WEIGHT = {name: op.cta_registers for name, op in all_ops().items() if op.cta_registers is not None}
 MIN_SLOTS, MAX_SLOTS = 8, 32
+# The register form's largest S: 16 slots of the largest CTA. Past it, K would reach 32 at
+# 1024 threads, an unrolled body of 32 slots for one CTA an SM or two; the dynamic form's
+# block-stride loops (512 threads) ran `row_argmax` (S = 32768, 512 rows) 10 % faster on the
+# H200 (0.0237 / 0.0263 ms) and compile in 484 PTX lines instead of 766 (issue #13, session
+# 8 round 1, bench/results/ctime-20261202-s8-h200-r1/slot_cap_ab.json). It is also the
+# largest row a dynamic row's variants serve (`variants.VARIANT_SIZES`).
+MAX_REGISTER_SIZE = 16 * 1024
+# An iteration of scatters without reductions (segment_sum) has no CTA-wide combine whose
+# barrier many slots a thread would amortize: at most this many slots (segment_sum at 16:
+# 0.0392 ms against 0.0410 at 32, 696 PTX lines against 1,006; the same round).
+SCATTER_SLOTS = 16
 # An iteration of independent coordinates whose ops are cheap (a copy, vector add, saxpy)
 # is memory-bound: on the H200 it ran as fast at 4 slots a thread (and 4x the threads) as at
 # the 8-32 the kept-tensor rule gives (vector add 0.980 / 0.981 of Triton, saxpy 0.957 /
@@ -286,7 +297,18 @@ def _slots_wanted(kernel: Kernel, ops: list[Op], independent: int = 0) -> int:
             return independent
         if _cheap_coordinates(kernel, ops):
             return CHEAP_INDEPENDENT_SLOTS
+    if _scatters_without_reductions(kernel, ops):
+        return min(SCATTER_SLOTS, _slots_for_kept(kernel, ops))
     return _slots_for_kept(kernel, ops)
+
+
+def _scatters_without_reductions(kernel: Kernel, ops: list[Op]) -> bool:
+    """Whether the iteration scatters (`scatter_reduce`) and combines nothing over the CTA
+    (no op of the reduction family, nested ones included)."""
+    table = all_ops()
+    nested = list(nested_ops(ops, {}))
+    return any(op.name in table and "scatter_reduce" in table[op.name].effects for op in nested) and \
+        not any(op.name in table and table[op.name].family == "reduction" for op in nested)
 
 
 def _cheap_coordinates(kernel: Kernel, ops: list[Op]) -> bool:
@@ -443,7 +465,7 @@ def cta_plan(kernel: Kernel, specialization: Specialization | None = None,
     views = {**_views(kernel), **dict.fromkeys(buffers, "buffer")}     # the CTA's buffers are accessed like views
     read_only = frozenset(name for name, direction in views.items() if direction == "in")
     size = register_size(kernel.body, ops, known)
-    if size and size <= MAX_SLOTS * MAX_THREADS and _body_ok(flat, views, True, known, helpers, launch):
+    if size and size <= MAX_REGISTER_SIZE and _body_ok(flat, views, True, known, helpers, launch):
         # several iterations a CTA only where every combine is a group's butterfly
         whole_cta = any(op.name in CTA_WIDE for op in nested_ops(ops, helpers))
         width = None if whole_cta else group_width(size, ops, MIN_SLOTS)

@@ -86,6 +86,7 @@ def stage_in_shared(em: Emitter, hooks, dtype: str, shape: Shape, element: Eleme
     else:
         hooks.for_each(em, shape, lambda idx: b.store(element(idx), staged.address(em, idx)))
     barrier(em)
+    staged.frozen = True                     # written above, only read from here on
     return staged
 
 

@@ -83,6 +83,9 @@ class Scan:
         nothing, and the author's combine runs only where both operands are present."""
         def present(first: Values, second: Values) -> Values:
             b = em.b
+            for absent, other in ((first, second), (second, first)):
+                if isinstance(absent[0], ir.Constant) and absent[0].constant == 0:
+                    return other          # an absent operand joins nothing (no combine emitted)
             slots = [em.entry_alloca(v.type) for v in first[1:]]
             for slot, a, c in zip(slots, first[1:], second[1:]):
                 b.store(b.select(first[0], a, c), slot)

@@ -92,7 +92,7 @@ def stage(em: Emitter, dtype: str, shape: Shape, element: ElementAt, for_each: C
     barrier(em)                         # the previous iteration's readers are done
     flat = shared_array(em, dtype, math.prod(extents))
     strides = em.row_major_strides([ir.Constant(I64, e) for e in extents])
-    memory = Memory(dtype, tuple(shape), flat.ptr, strides, row_major=not padded)
+    memory = Memory(dtype, tuple(shape), flat.ptr, strides, row_major=not padded, frozen=True)
     for_each(lambda idx: em.b.store(element(idx), memory.address(em, idx)))
     barrier(em)
     return memory

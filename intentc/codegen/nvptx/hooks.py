@@ -28,7 +28,10 @@ from .cta_staging import stage
 from .cta_transpose import permuted
 from .lane_rows import LaneWalk
 from . import narrow, widen
+from .f8_casts import PTX_FORMAT as F8_FORMATS, f8_pattern, round_to_f8
 from .mapping import Mapping
+from .number_extremes import number_extreme
+from .ptx_asm import global_pointer
 from .tile_matmul import emit_tile_contraction
 from .tile_structured import StructuredPlan, emit_structured
 
@@ -52,6 +55,11 @@ LIBDEVICE_F32 = {name: f"__nv_{name}f" for name in MATH}
 PREDICATED = {"float": ("f32", "f"), "double": ("f64", "d"), "i16": ("b16", "h"), "i32": ("b32", "r"),
               "i64": ("b64", "l")}
 
+# `red.global.add` of a view's element dtype: (PTX type, inline-asm constraint); integer
+# addition is the same bits signed or not.
+RED_ADD = {"f32": ("f32", "f"), "f64": ("f64", "d"), "i32": ("u32", "r"), "u32": ("u32", "r"),
+           "i64": ("u64", "l"), "u64": ("u64", "l")}
+
 # The status word's value when the device heap is exhausted (ids of checks are positive).
 STATUS_OUT_OF_HEAP = -1
 
@@ -63,8 +71,9 @@ class NvptxHooks(TargetHooks):
     # argument words as kernel parameters: a launch passes them by value (no upload)
     words_as_params = True
 
-    def __init__(self, mapping: Mapping):
+    def __init__(self, mapping: Mapping, arch: str = ""):
         self.mapping = mapping
+        self.arch = arch                      # the instructions beyond sm_80's it may use ("": none)
         self.plan = mapping.cta               # the CTA mapping's plan (cta.py), or None
         # lowering the body of a CTA-mapped iteration, or a grid-wide program's top level
         self.in_cta = self.plan is not None and self.plan.grid
@@ -377,6 +386,8 @@ class NvptxHooks(TargetHooks):
         # eight (compares, a select for -0 < +0, a NaN test); f64 has no such instruction.
         if not name.endswith("_num") and a.type == F32:
             return em.call_intrinsic(name, a, b)
+        if a.type == F32:
+            return number_extreme(em, name, a, b)
         return None
 
     def widen_exactly(self, em: Emitter, word: ir.Value, dtype: str) -> ir.Value | None:
@@ -387,10 +398,14 @@ class NvptxHooks(TargetHooks):
         # zext(trunc) operands into masks of i64 values and the NVPTX backend emitted
         # `mul.lo.s64` (several IMADs) for Philox's 20 products an element.
         return em.b.call(em.declare("llvm.nvvm.mulhi.ui", I32, [I32, I32]), [a, b]), em.b.mul(a, b)
-    def round_to_format(self, em: Emitter, x: ir.Value, src: str, dst: str) -> ir.Value | None:
-        return narrow.round_to_format(em, x, src, dst)
+    def round_to_format(self, em: Emitter, x: ir.Value, src: str, dst: str, saturate: bool = False) -> ir.Value | None:
+        if dst in F8_FORMATS:
+            return round_to_f8(em, x, src, dst, saturate, self.arch)
+        return None if saturate else narrow.round_to_format(em, x, src, dst)
 
     def narrow_exactly(self, em: Emitter, value: ir.Value, dtype: str) -> ir.Value | None:
+        if dtype in F8_FORMATS:
+            return f8_pattern(em, value, dtype, self.arch)
         return narrow.narrow_exactly(em, value, dtype)
 
     def float_bits(self, em: Emitter, value: ir.Value) -> ir.Value:
@@ -417,6 +432,20 @@ class NvptxHooks(TargetHooks):
             return
         self.cas_loop(em, pointer, new, "monotonic", lambda old: combine(old, new))
 
+    def masked_scatter(self, em: Emitter, acc: Access, pointer: ir.Value, new: ir.Value, live: ir.Value,
+                       kind: str | None) -> bool:
+        # `@p red.global.add` (relaxed, device scope: the atomicrmw `scatter_update` makes):
+        # no branch a lane, so an unrolled iteration's scatters stay in one block (segment_sum)
+        from ..llvm.values import ViewRef
+        dtype = acc.resource.dtype
+        if kind != "add" or not isinstance(acc.resource, ViewRef) or dtype not in RED_ADD:
+            return False
+        kind_suffix, constraint = RED_ADD[dtype]
+        em.b.asm(ir.FunctionType(ir.VoidType(), [new.type, global_pointer(em.b, pointer).type, live.type]),
+                 f"@$2 red.relaxed.gpu.global.add.{kind_suffix} [$1], $0;", f"{constraint},l,b",
+                 [new, global_pointer(em.b, pointer), live], side_effect=True)
+        return True
+
     # ---- memory ---------------------------------------------------------------------------------
     def masked_load(self, em: Emitter, pointer: ir.Value, live: ir.Value, default: ir.Value) -> ir.Value:
         """A predicated `@p ld` (as Triton emits): no branch a lane, so an unrolled iteration
@@ -426,8 +455,9 @@ class NvptxHooks(TargetHooks):
         if form is None:
             return super().masked_load(em, pointer, live, default)
         kind, constraint = form
+        pointer = global_pointer(em.b, pointer)
         return em.b.asm(ir.FunctionType(default.type, [pointer.type, live.type, default.type]),
-                        f"mov.{kind} $0, $3;\n\t@$2 ld.{kind} $0, [$1];", f"=&{constraint},l,b,{constraint}",
+                        f"mov.{kind} $0, $3;\n\t@$2 ld.global.{kind} $0, [$1];", f"=&{constraint},l,b,{constraint}",
                         [pointer, live, default], side_effect=True)
 
     def masked_store(self, em: Emitter, pointer: ir.Value, value: ir.Value, live: ir.Value) -> None:
@@ -436,8 +466,9 @@ class NvptxHooks(TargetHooks):
             super().masked_store(em, pointer, value, live)
             return
         kind, constraint = form
+        pointer = global_pointer(em.b, pointer)
         em.b.asm(ir.FunctionType(ir.VoidType(), [value.type, pointer.type, live.type]),
-                 f"@$2 st.{kind} [$1], $0;", f"{constraint},l,b", [value, pointer, live], side_effect=True)
+                 f"@$2 st.global.{kind} [$1], $0;", f"{constraint},l,b", [value, pointer, live], side_effect=True)
 
     def view_load(self, em: Emitter, view: object, pointer: ir.Value, live: ir.Value,
                   default: ir.Value) -> ir.Value | None:

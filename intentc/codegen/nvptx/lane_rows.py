@@ -45,6 +45,7 @@ from ..layout.assign import elements
 from ..llvm.builder import LoweringBuilder
 from ..llvm.types import I1, I32, I64, register_type
 from .cta import shared_array, sreg
+from .ptx_asm import global_pointer
 
 LANES = 32
 WINDOW = 64               # consecutive elements of its row a lane's window holds (a 64-bit write mask)
@@ -56,9 +57,15 @@ RESIDENT_THREADS = 2048
 WORD_DTYPES = frozenset({"f32", "i32", "u32"})   # 4-byte elements a window moves as they are stored
 # coordinates of a tensor write whose values load before their window stores (ema_rows on the
 # H200, stored one by one: 1 0.637 ms, 8 0.357, 16 0.337, 32 0.327, 64 0.381); 16 since the
-# stores of a chunk inside the windows go in without a branch (`store_chunk`, not yet timed):
-# 148 registers, as 32 had before (227 at 32 now)
+# stores of a chunk inside the windows go in without a branch (`store_chunk`): 148 registers,
+# as 32 had before (227 at 32 now). Session 8 (bench/results/ctime-20261202-s8-h200-r2/): 8 a
+# chunk made ema's kernel 938 -> 790 PTX lines but ran 4 % slower (0.3386 / 0.326 ms).
 CHUNK = 16
+# rows of the warp's windows a refill loads at once (LANES: all of them, one unrolled block;
+# fewer: a rolled loop over the rows, that many rows' loads in flight a trip). 8 (16 loads in
+# flight a trip): ema 1,471 -> 938 PTX lines, 0.326 ms against 0.321 with all 32 (the same
+# round; chunk 16 both).
+REFILL_ROWS = 8
 
 
 @dataclass(frozen=True)
@@ -281,7 +288,8 @@ class LaneWalk:
 
 class _Window:
     """One view's windows for the warp's 32 lanes: a shared tile, each lane's window start
-    (a byte address; 0: none) and, for writes, which elements it holds."""
+    (a byte address in the global space, `ld.global`'s; 0: none) and, for writes, which
+    elements it holds."""
 
     def __init__(self, walk: LaneWalk, view, writes: bool):
         em = walk.em
@@ -326,7 +334,7 @@ class _Window:
 
     def load(self, pointer: ir.Value, live: ir.Value, default: ir.Value) -> ir.Value:
         b = self.em.b
-        address = b.ptrtoint(pointer, I64)
+        address = b.ptrtoint(global_pointer(b, pointer), I64)
         self._restart_where_missed(address, live, lambda: None, self._refill)
         _, column = self._column(address, live)
         return b.select(live, b.load(self._slot(self.walk.warp, self.walk.lane, column)), default)
@@ -335,7 +343,7 @@ class _Window:
         if self.walk.deferred is not None:     # a chunk's: stored at its end (LaneWalk.for_each_chunked)
             self.walk.deferred.append((self, pointer, value, live))
             return
-        address = self.em.b.ptrtoint(pointer, I64)
+        address = self.em.b.ptrtoint(global_pointer(self.em.b, pointer), I64)
         self._restart_where_missed(address, live, self._flush, lambda: None)
         self._put(address, value, live)
 
@@ -345,7 +353,7 @@ class _Window:
         (in every lane: a walk along the row), all go in without a branch between them (no
         vote a store: independent instructions); else one by one, as `store`."""
         em, b = self.em, self.em.b
-        addresses = [b.ptrtoint(pointer, I64) for pointer, _, _ in stores]
+        addresses = [b.ptrtoint(global_pointer(b, pointer), I64) for pointer, _, _ in stores]
         self._restart_where_missed(addresses[0], stores[0][2], self._flush, lambda: None)
         fits = ir.Constant(I1, 1)
         for address, (_, _, live) in zip(addresses, stores):
@@ -356,8 +364,24 @@ class _Window:
                 for address, (_, value, live) in zip(addresses, stores):
                     self._put(address, value, live)
             with some_miss:
-                for pointer, value, live in stores:
-                    self.store(pointer, value, live)
+                self._store_each_rolled(addresses, [value for _, value, _ in stores], [live for _, _, live in stores])
+
+    def _store_each_rolled(self, addresses: list, values: list, lives: list) -> None:
+        """`store` of each (address, value, live) in order, in one rolled loop over local
+        arrays: the path where a chunk misses (a window's first store off a line, an index
+        that jumps) is rare, and unrolled it was a vote and a flush call a store, a third of
+        ema's kernel (issue #13: compile time)."""
+        em, b = self.em, self.em.b
+        count = ir.Constant(I64, len(values))
+        arrays = [em.entry_alloca(ir.ArrayType(type_, len(values))) for type_ in (I64, self.word, I1)]
+        for k, items in enumerate(zip(addresses, values, lives)):
+            for array, item in zip(arrays, items):
+                b.store(item, b.gep(array, [ir.Constant(I64, 0), ir.Constant(I64, k)]))
+
+        def each(k):
+            address, value, live = (b.load(b.gep(array, [ir.Constant(I64, 0), k])) for array in arrays)
+            self.store(b.inttoptr(address, self.word.as_pointer(1)), value, live)
+        em.loop(ir.Constant(I64, 0), count, each, name="missed")
 
     def _put(self, address: ir.Value, value: ir.Value, live: ir.Value) -> None:
         """The store of `value` at `address`, which lies in the lane's window where `live`."""
@@ -375,7 +399,7 @@ class _Window:
 
     def _refill(self) -> None:
         b = self.em.b
-        end = b.ptrtoint(b.gep(self.view.ptr, [self.view.size]), I64)
+        end = b.ptrtoint(global_pointer(b, b.gep(self.view.ptr, [self.view.size])), I64)
         if self.refill is None:
             self.refill = self._function("refill", 4, self._emit_refill)
         b.call(self.refill, [b.load(self.start), self.walk.lane, self.walk.warp, end])
@@ -409,18 +433,26 @@ class _Window:
         tile (elements past the view's allocation `end`: none)."""
         em, b = self.em, self.em.b
         _sync_warp(em)
-        loaded = []
-        for r in range(LANES):
-            row_start = _shuffle64(em, start, i32(r))
-            for part in range(WINDOW // LANES):
-                column = b.add(lane, ir.Constant(I64, part * LANES))
-                address = b.add(row_start, b.shl(column, ir.Constant(I64, 2)))
-                live = b.and_(b.icmp_unsigned("!=", row_start, ir.Constant(I64, 0)), b.icmp_unsigned("<", address, end))
-                zero = ir.Constant(self.word, 0.0 if isinstance(self.word, ir.FloatType) else 0)
-                value = em.hooks.masked_load(em, b.inttoptr(address, self.word.as_pointer()), live, zero)
-                loaded.append((r, column, value))
-        for r, column, value in loaded:
-            b.store(value, self._slot(warp, ir.Constant(I64, r), column))
+
+        def rows(first: ir.Value) -> None:
+            loaded = []
+            for k in range(REFILL_ROWS):
+                r = b.add(first, ir.Constant(I64, k))
+                row_start = _shuffle64(em, start, b.trunc(r, I32))
+                for part in range(WINDOW // LANES):
+                    column = b.add(lane, ir.Constant(I64, part * LANES))
+                    address = b.add(row_start, b.shl(column, ir.Constant(I64, 2)))
+                    live = b.and_(b.icmp_unsigned("!=", row_start, ir.Constant(I64, 0)),
+                                  b.icmp_unsigned("<", address, end))
+                    zero = ir.Constant(self.word, 0.0 if isinstance(self.word, ir.FloatType) else 0)
+                    value = em.hooks.masked_load(em, b.inttoptr(address, self.word.as_pointer(1)), live, zero)
+                    loaded.append((r, column, value))
+            for r, column, value in loaded:
+                b.store(value, self._slot(warp, r, column))
+        if REFILL_ROWS == LANES:
+            rows(ir.Constant(I64, 0))
+        else:
+            em.loop(ir.Constant(I64, 0), ir.Constant(I64, LANES), rows, ir.Constant(I64, REFILL_ROWS), name="rows")
         _sync_warp(em)
         # the lane's next window, on to L2: a walk along the row finds it there at its refill
         for line in range(0, WINDOW * 4, 128):
@@ -441,7 +473,7 @@ class _Window:
                 column = b.add(lane, ir.Constant(I64, part * LANES))
                 written = b.trunc(b.lshr(row_mask, column), I1)
                 address = b.add(row_start, b.shl(column, ir.Constant(I64, 2)))
-                em.hooks.masked_store(em, b.inttoptr(address, self.word.as_pointer()),
+                em.hooks.masked_store(em, b.inttoptr(address, self.word.as_pointer(1)),
                                       b.load(self._slot(warp, r, column)), written)
         em.loop(ir.Constant(I64, 0), ir.Constant(I64, LANES), row, name="row")
         _sync_warp(em)

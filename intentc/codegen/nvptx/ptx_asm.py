@@ -24,6 +24,16 @@ def shared_address(b: ir.IRBuilder, pointer: ir.Value) -> ir.Value:
     return b.ptrtoint(pointer, I32)
 
 
+def global_pointer(b: ir.IRBuilder, pointer: ir.Value) -> ir.Value:
+    """A view's element pointer in the global address space (views are device memory), so
+    that `ld.global`/`st.global` take the address the kernel computed: a generic access
+    needed each address converted (`cvta.global`, an instruction an access). A pointer
+    already there is returned as it is."""
+    if pointer.type.addrspace == 1:
+        return pointer
+    return b.addrspacecast(pointer, pointer.type.pointee.as_pointer(1))
+
+
 def opaque(b: ir.IRBuilder, value: ir.Value) -> ir.Value:
     """`value`, computed where it stands: LLVM cannot hoist what derives from it out of the
     enclosing loop (a volatile `mov`)."""

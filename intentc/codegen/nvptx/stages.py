@@ -46,6 +46,10 @@ THREADS = 256         # T, every stage's CTA size
 # split was best (0.97 against 0.81 at K = 8 with it: 212 registers in its final stage).
 SLOTS = 4
 GRID_SLOTS = 4
+# Measured and rejected (session 8, bench/results/ctime-20261202-s8-h200-r2/grid_ab.json): 2
+# coordinates a thread for programs calling math functions, which halves special_math's
+# inlined libdevice code (1,953 -> 1,049 PTX lines) but ran it 8 % slower (0.0585 / 0.0540
+# ms; fast_silu_gelu 5 % faster).
 SPLIT_FULL_CHUNKS = False
 
 

@@ -1,0 +1,78 @@
+"""The register form's slots a thread for row iterations with reductions (the kept-tensor
+rule, `cta._slots_for_kept`, capped at MAX_SLOTS), side by side on the GPU in one process on
+the same data (the specs of `bench/gpu_sample_specs.py`, full size): `default` (the compiler
+as it is), `cap16` and `cap8` (MAX_SLOTS = 16 / 8: T doubles as K halves, T·K = S), `s7`
+(as session 7 planned: the register form up to 32 slots of 1024 threads, scatters on the
+kept-tensor rule). Fewer slots make the unrolled body, and LLVM's and ptxas' time, shorter
+(issue #13: compile time to PTX); this measures what they cost at run time. Every variant is timed twice, in the
+order given and then reversed, so that neither order's caches favour one.
+
+    python3 bench/slot_cap_ab.py [--out FILE] [--only SAMPLE:KERNEL,...] [--reps 50] [--variants default,cap16]
+"""
+from __future__ import annotations
+
+import contextlib
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.common import compiled_sample, run_sample_ab  # noqa: E402  (after the path insert)
+
+IDS = ["nan_max_vs_maximum_num:nan_max", "row_argmax:row_argmax", "segment_sum_scatter_reduce:segment_sum",
+       "f8_rowwise_quant:quantize_e4m3_rowwise", "f8_rowwise_quant:quantize_e5m2_rowwise",
+       "histogram_masked:histogram256"]
+# name -> the `cta` module's constants while the variant compiles
+VARIANTS = {"default": {}, "cap16": {"MAX_SLOTS": 16}, "cap8": {"MAX_SLOTS": 8},
+            "s7": {"MAX_REGISTER_SIZE": 32 * 1024, "SCATTER_SLOTS": 32}}
+CHOSEN = list(VARIANTS)
+
+
+@contextlib.contextmanager
+def planned_with(constants: dict):
+    from intentc.codegen.nvptx import cta
+    saved = {name: getattr(cta, name) for name in constants}
+    for name, value in constants.items():
+        setattr(cta, name, value)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            setattr(cta, name, value)
+
+
+def measured(spec, reps: int) -> dict:
+    from bench.gpu import timed
+    dims = spec.sized(spec.dims[spec.scaled])
+    case = spec.build(dims, "cuda")
+    row: dict = {"id": spec.id, "size": spec.label(dims), "bytes": case.bytes}
+    launches = {}
+    for label in CHOSEN:
+        with planned_with(VARIANTS[label]):
+            kernel, compile_s = compiled_sample(spec, dims)
+        launch = lambda kernel=kernel: kernel.launch_in_place(case.values, spec.constexprs)
+        if case.reset:
+            case.reset()
+        launch()
+        kernel.synchronize()
+        row[label] = {"threads": kernel.launch_config.block[0], "slots": kernel.launch_config.slots,
+                      "compile_s": round(compile_s, 3), "correct": case.check() is True, "ms": []}
+        launches[label] = launch
+    for label in CHOSEN + CHOSEN[::-1]:
+        row[label]["ms"].append(round(timed(launches[label], reps) * 1e3, 4))
+    return row
+
+
+def main(argv=None) -> None:
+    global CHOSEN
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--variants" in argv:
+        at = argv.index("--variants")
+        CHOSEN = argv[at + 1].split(",")
+        del argv[at:at + 2]
+    run_sample_ab(measured, IDS, argv)
+
+
+if __name__ == "__main__":
+    main()
