@@ -2,7 +2,8 @@
 
 `generate(rng)` returns a `Program`: KIR text of one kernel `@k`, its inputs (fresh random
 arrays mixed with each dtype's special values) and, per output, whether the spec fixes its
-bits (`exact`) or only bounds them (a libm function, a reassociated float sum).
+bits (`bits`) or only bounds them: a libm function within ULPs (`ulps`), a reassociated float
+sum, product or combine (`sum`: any order's rounding, overflow and inf/NaN, §6).
 
 A kernel reads views of random dtypes over one domain and builds values in one of three
 forms: `rows` (a `parallel` over rows, tensors of one row), `top` (whole 2-D tensors at the
@@ -55,13 +56,14 @@ class Value:
     name: str
     dtype: str
     exact: bool = True
+    bound: str = "bits"
 
 
 @dataclass
 class Program:
     text: str
     inputs: dict[str, np.ndarray]
-    outputs: dict[str, bool] = field(default_factory=dict)   # name → exact
+    outputs: dict[str, str] = field(default_factory=dict)   # name → bits, ulps or sum
     form: str = ""
 
 
@@ -132,8 +134,8 @@ class KernelBuilder:
         self.emit(f"{name} = broadcast {scalar} : {self.ty(dtype)}")
         return name
 
-    def add(self, name: str, dtype: str, exact: bool = True) -> Value:
-        value = Value(name, dtype, exact)
+    def add(self, name: str, dtype: str, exact: bool = True, libm: bool = False) -> Value:
+        value = Value(name, dtype, exact, "bits" if exact else "ulps" if libm else "sum")
         if exact:      # an inexact value only flows to an output (its bound is then the op's own)
             self.pool.append(value)
         return value
@@ -206,7 +208,7 @@ class KernelBuilder:
             libm = self.rng.random() < 0.3 and a.dtype != "f8e5m2"
             op = self.rng.choice(LIBM_UNARY if libm else EXACT_FLOAT_UNARY)
             self.emit(f"{name} = {op} {a.name} : {self.ty(a.dtype)}")
-            return self.add(name, a.dtype, exact=not libm)
+            return self.add(name, a.dtype, exact=not libm, libm=libm)
         op = self.rng.choice(["neg", "abs", "not"])
         self.emit(f"{name} = {op} {a.name} : {self.ty(a.dtype)}")
         return self.add(name, a.dtype)
@@ -629,7 +631,7 @@ class KernelBuilder:
         slot = self.slot_of(key)
         param = self.accumulator_view(a.dtype)
         self.emit(f"scatter_reduce %{param}, {a.name} index({slot}) {{kind = {kind}}}")
-        self.outputs[param] = not (is_float(a.dtype) and kind == "add")
+        self.outputs[param] = "sum" if is_float(a.dtype) and kind == "add" else "bits"
         return None
 
     def slot_of(self, key: Value) -> str:
@@ -642,7 +644,7 @@ class KernelBuilder:
         param = f"y{len(self.outputs)}"
         self.params.append(f"%{param}: view<{dtype}, [{BINS}], inout>")
         self.inputs[param] = input_array(dtype, (1, BINS), self.rng).reshape(BINS)
-        self.outputs[param] = True
+        self.outputs[param] = "bits"
         return param
 
     def histogram(self) -> Value | None:
@@ -668,7 +670,7 @@ class KernelBuilder:
         param = self.accumulator_view(a.dtype)
         self.emit(f"{old} = atomic_rmw %{param}, {a.name} index({zero if self.rank == 0 else self.index_splat(zero)}) "
                   f"{{kind = {kind}, order = {self.rng.choice(['relaxed', 'acq_rel'])}}} : {self.ty(a.dtype)}")
-        self.outputs[param] = not (is_float(a.dtype) and kind == "add")
+        self.outputs[param] = "sum" if is_float(a.dtype) and kind == "add" else "bits"
         return None
 
     def reversed_store(self) -> Value | None:
@@ -685,7 +687,7 @@ class KernelBuilder:
         row = {"rows": "%i", "top": "%r"}[self.form]
         store = "unique_store" if self.col_extent != "%N" else "write"
         self.emit(f"{store} %{param}, {a.name} index({row}, {mirrored})")
-        self.outputs[param] = a.exact
+        self.outputs[param] = a.bound
         return None
 
     # ---- outputs --------------------------------------------------------------------------
@@ -693,7 +695,7 @@ class KernelBuilder:
         param = f"y{len(self.outputs)}"
         self.params.append(f"%{param}: view<{value.dtype}, [%M, {self.col_extent}], out>")
         self.emit(f"write %{param}, {value.name} index({self.index})")
-        self.outputs[param] = value.exact
+        self.outputs[param] = value.bound
 
     def text(self) -> str:
         head = f"kernel @k({', '.join([*self.params, '%flag: bool'])}) {{"
