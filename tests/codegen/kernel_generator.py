@@ -33,9 +33,11 @@ STORED_ONLY = ["f8e4m3fn"]
 BITS = {"bool": 8, "i8": 8, "u8": 8, "f8e5m2": 8, "f8e4m3fn": 8, "i16": 16, "u16": 16, "f16": 16, "bf16": 16,
         "i32": 32, "u32": 32, "f32": 32, "i64": 64, "u64": 64, "f64": 64}
 INT_BINARY = ["add", "sub", "mul", "and", "or", "xor", "maximum", "minimum", "maximum_num", "minimum_num"]
-FLOAT_BINARY = ["add", "sub", "mul", "div", "maximum", "minimum", "maximum_num", "minimum_num"]
+FLOAT_BINARY = ["add", "sub", "mul", "div", "fmod", "maximum", "minimum", "maximum_num", "minimum_num"]
 EXACT_FLOAT_UNARY = ["neg", "abs", "sqrt", "floor", "ceil", "trunc", "rint"]
-LIBM_UNARY = ["exp", "log", "log2", "log1p", "expm1", "sin", "cos", "tanh", "erf", "atan", "rsqrt"]
+# lgamma is left out: between its negative poles no bound holds (docs/kir.md §4).
+LIBM_UNARY = ["exp", "log", "log2", "log1p", "expm1", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh",
+              "tanh", "erf", "erfc", "i0", "rsqrt"]
 COMPARES = ["eq", "ne", "lt", "le", "gt", "ge"]
 # Associative and commutative combines of generic_reduce / region_fold, by dtype class;
 # float `add` is associative only up to rounding (§6 lets the compiler reorder it).
@@ -250,8 +252,10 @@ class KernelBuilder:
             same_width = [d for d in INTS + FLOATS + STORED_ONLY if BITS[d] == BITS[a.dtype] and d != a.dtype]
             if same_width:
                 target = self.rng.choice(same_width)
+                # A computed NaN's payload is the target's choice (§5.2): bitcast shows it.
+                source = self.without_nan(a) if is_float(a.dtype) and not is_float(target) else a.name
                 name = self.fresh()
-                self.emit(f"{name} = bitcast {a.name} : {self.ty(target)}")
+                self.emit(f"{name} = bitcast {source} : {self.ty(target)}")
                 return self.add(name, target)
         source = a.name
         if is_float(a.dtype) and not is_float(target):
@@ -471,6 +475,111 @@ class KernelBuilder:
                             f"  %g = gt %p, %q : {self.ty('bool')}\n  %s = select %g, %r, %q : {t}\n  yield %s\n}}\n")
         name = self.fresh()
         self.emit(f"{name} = call {a.name}, {b.name} {{callee = @{helper}}} : {t}")
+        return self.add(name, a.dtype)
+
+    # ---- kernel scalars, random numbers, decoders, buffers, contractions -------------------
+    def scalar_param(self) -> Value:
+        """A runtime scalar parameter, broadcast to the pool's shape."""
+        dtype = self.rng.choice(INTS + FLOATS + ["bool"])
+        param = f"x{len(self.inputs)}"
+        self.params.append(f"%{param}: {dtype}")
+        self.inputs[param] = input_array(dtype, (1, 1), self.rng).reshape(())
+        if self.shape == "[]":
+            return self.add(f"%{param}", dtype)
+        name = self.fresh()
+        self.emit(f"{name} = broadcast %{param} : {self.ty(dtype)}")
+        return self.add(name, dtype)
+
+    def random(self) -> Value:
+        """Philox bits or a uniform float at a counter made of the coordinates (exact, §12)."""
+        param = f"x{len(self.inputs)}"
+        self.params.append(f"%{param}: u64")
+        self.inputs[param] = np.uint64(self.rng.randrange(2 ** 64))
+        row = {"rows": "%i", "top": "%r", "elems": "%i"}[self.form]
+        base, counter, name = self.fresh(), self.fresh(), self.fresh()
+        scaled_row = row if self.form == "top" else self.index_splat(row)
+        self.emit(f"{base} = mul {scaled_row}, {self.index_splat(self.extent_value())} : {self.ty('index')}")
+        self.emit(f"{counter} = add {base}, {self.column()} : {self.ty('index')}")
+        op, dtype = self.rng.choice([("random_bits", "u32"), ("uniform", "f32")])
+        self.emit(f"{name} = {op} %{param}, {counter} : {self.ty(dtype)}")
+        return self.add(name, dtype)
+
+    def decode(self) -> Value | None:
+        a = self.pick(lambda v: v.dtype == "u8")
+        if a is None:
+            return None
+        name = self.fresh()
+        self.emit(f"{name} = {self.rng.choice(['decode_e2m1', 'decode_e8m0'])} {a.name} : {self.ty('f32')}")
+        return self.add(name, "f32")
+
+    def approximate(self) -> Value | None:
+        """§5.1's approximate modes on f32 (within their stated bounds, so `ulps`)."""
+        a = self.pick(lambda v: v.dtype == "f32")
+        if a is None:
+            return None
+        b = self.pick(lambda v: v.dtype == "f32") or a
+        name = self.fresh()
+        line = self.rng.choice([f"exp2 {a.name} {{approximate = true}}", f"tanh {a.name} {{approximate = true}}",
+                                f"fdiv {a.name}, {b.name} {{approximate = true}}", f"exp2 {a.name}"])
+        self.emit(f"{name} = {line} : {self.ty('f32')}")
+        return self.add(name, "f32", exact=False, libm=True)
+
+    def scratch(self) -> Value | None:
+        """A row's kernel-local buffer: initialized from a value, overwritten where a mask holds,
+        read back (rows only: one buffer per iteration)."""
+        if self.form != "rows":
+            return None
+        a = self.pick(lambda v: v.dtype != "bool")
+        if a is None:
+            return None
+        b = self.pick(lambda v: v.dtype == a.dtype) or a
+        where = self.pick(lambda v: v.dtype == "bool") or self.compare()
+        if where is None:
+            return None
+        buffer, name = self.fresh("buf"), self.fresh()
+        self.emit(f"{buffer} = buffer init({a.name}) : buffer<{a.dtype}, [{self.col_extent}]>")
+        self.emit(f"write {buffer}, {b.name} index(%cols) mask({where.name})")
+        self.emit(f"{name} = read {buffer} index(%cols) : {self.ty(a.dtype)}")
+        return self.add(name, a.dtype)
+
+    def matmul(self) -> Value | None:
+        """`top`: the values against their own reshape ([M, N] x [N, M], the reshape legal for
+        any extents) reduced back to [M]; `rows`: an outer product reduced back to [N]."""
+        a = self.pick(lambda v: v.dtype in ACCUMULATORS and v.dtype in INTS)
+        if a is None or self.form == "elems":
+            return None
+        acc = self.rng.choice(ACCUMULATORS[a.dtype])
+        name, total = self.fresh(), self.fresh()
+        if self.form == "rows":
+            self.emit(f"{name} = outer {a.name}, {a.name} : tensor<{a.dtype}, [{self.col_extent}, {self.col_extent}]>")
+            self.emit(f"{total} = reduce {name} {{axes = [0], kind = max}} : {self.ty(a.dtype)}")
+            return self.add(total, a.dtype)
+        flipped = self.fresh()
+        self.emit(f"{flipped} = reshape {a.name} : tensor<{a.dtype}, [{self.col_extent}, %M]>")
+        self.emit(f"{name} = matmul {a.name}, {flipped} {{acc = {acc}}} : tensor<{acc}, [%M, %M]>")
+        self.emit(f"{total} = reduce {name} {{axes = [1], kind = max}} : tensor<{acc}, [%M]>")
+        return self.back(total, acc, 1, True)
+
+    def trip_loop(self) -> Value | None:
+        """A loop whose trip count is a runtime scalar (0 to 3), carrying an integer value."""
+        a = self.pick(lambda v: v.dtype in INTS)
+        if a is None:
+            return None
+        param = f"x{len(self.inputs)}"
+        self.params.append(f"%{param}: index")
+        self.inputs[param] = np.int64(self.rng.randrange(4))
+        lb, step = self.constant("index", 0), self.constant("index", 1)
+        name, k, carried, widened, nxt = self.fresh(), self.fresh("it"), self.fresh("c"), self.fresh(), self.fresh()
+        self.emit(f"{name} = loop {lb}, %{param}, {step} iter({a.name}) : {self.ty(a.dtype)} {{")
+        self.emit(f"^step({k}: index, {carried}: {self.ty(a.dtype)}):")
+        self.emit(f"  {widened} = cast {k} : {a.dtype}")
+        spread = widened
+        if self.shape != "[]":
+            spread = self.fresh()
+            self.emit(f"  {spread} = broadcast {widened} : {self.ty(a.dtype)}")
+        self.emit(f"  {nxt} = xor {carried}, {spread} : {self.ty(a.dtype)}")
+        self.emit(f"  yield {nxt}")
+        self.emit("}")
         return self.add(name, a.dtype)
 
     # ---- control --------------------------------------------------------------------------
@@ -749,7 +858,8 @@ def input_array(dtype: str, shape: tuple[int, int], rng: random.Random) -> np.nd
 BUILDERS = ("binary", "binary", "unary", "compare", "logic", "classify", "select", "convert", "convert",
             "reduce", "scan", "arg_reduce", "generic_reduce", "region_fold", "loop", "branch", "neighbour_read",
             "gather", "join_fold", "contract", "region_scan", "scatter", "histogram", "atomic", "reversed_store",
-            "arg_pair", "call")
+            "arg_pair", "call", "scalar_param", "random", "decode", "approximate", "scratch", "matmul",
+            "trip_loop")
 
 
 def generate(rng: random.Random, max_ops: int = 16) -> Program:

@@ -57,3 +57,28 @@ def test_an_ill_typed_module_is_refused_before_it_runs():
     with pytest.raises(DiagnosticError) as caught:
         run(mixed, "k", {"x": np.ones(4, np.float32), "z": np.ones(4, np.int32)})
     assert caught.value.diagnostics[0].code == "E201" and caught.value.diagnostics[0].line == 5
+
+
+NUM_PAIR = """kernel @k(%a: view<{t}, [%N], in>, %b: view<{t}, [%N], in>, %lo: view<{t}, [%N], out>, %hi: view<{t}, [%N], out>) {{
+  %i = iota : tensor<index, [%N]>
+  %x = read %a index(%i) : tensor<{t}, [%N]>
+  %y = read %b index(%i) : tensor<{t}, [%N]>
+  %l = minimum_num %x, %y : tensor<{t}, [%N]>
+  %h = maximum_num %x, %y : tensor<{t}, [%N]>
+  write %lo, %l index(%i)
+  write %hi, %h index(%i)
+}}
+"""
+
+
+@pytest.mark.parametrize("dtype, unsigned, signaling", [("f16", np.uint16, [0xFDE0, 0x7C01]),
+                                                        ("f32", np.uint32, [0x7F800001, 0xFFA00000])])
+def test_a_signaling_nan_is_a_one_sided_nan_for_the_num_ops(dtype, unsigned, signaling):
+    """numpy's fmin/fmax gave NaN for a signaling NaN (an f16 one widened to f32 keeps
+    signaling); quiet or signaling is no observable fact (§5.2)."""
+    numbers = np.array([6.1e-5, -2.5], dtype=f"f{np.dtype(unsigned).itemsize}")
+    nans = np.array(signaling, dtype=unsigned).view(numbers.dtype)
+    out = run(NUM_PAIR.format(t=dtype), "k", {"a": numbers, "b": nans})
+    assert np.array_equal(out["lo"], numbers) and np.array_equal(out["hi"], numbers)
+    out = run(NUM_PAIR.format(t=dtype), "k", {"a": nans, "b": numbers})
+    assert np.array_equal(out["lo"], numbers) and np.array_equal(out["hi"], numbers)
