@@ -50,6 +50,8 @@ def check(program: Program, ptx: bool = True, target: str = "cpu") -> list[str]:
         extents = extents_of(module, program.inputs)
         problems += compare(program, expected, lambda: compile_cpu(program.text, "k", {"extents": extents}),
                             "cpu (default passes, static extents)", fused=True)
+        problems += compare(program, expected, lambda: interpreted(optimized_module(module, extents)),
+                            "interpreter after the default passes", fused=True)
     if ptx:
         problems += ptx_problems(program.text)
         problems += ptx_problems(program.text, extents=extents_of(module, program.inputs))
@@ -80,6 +82,19 @@ def compare(program: Program, expected: dict, build, what: str, fused: bool) -> 
 def is_float_array(array) -> bool:
     return np.asarray(array).dtype.kind == "f" or np.asarray(array).dtype.name in ("bfloat16", "float8_e5m2",
                                                                                   "float8_e4m3fn")
+
+
+def optimized_module(module, extents: dict):
+    """The module after the default pass pipeline for the launch's extents, verified."""
+    from intentc.driver import front_end, optimized
+    after = optimized(front_end(module, "k", "kir", specialization={"extents": extents}))
+    problems = verify(after, "optimized.kir")
+    assert not problems, "the default passes made a module that does not verify: " + problems[0].message
+    return after
+
+
+def interpreted(module):
+    return lambda inputs: run(module, "k", inputs)
 
 
 def compiled(program: Program, target: str, module):

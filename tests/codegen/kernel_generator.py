@@ -799,6 +799,34 @@ class KernelBuilder:
         self.outputs[param] = a.bound
         return None
 
+    def masked_write(self) -> Value | None:
+        """A write where a bool value of the pool holds, into an inout view (the rest keeps
+        its initial contents)."""
+        a = self.pick(lambda v: v.dtype != "bool") or self.pick()
+        where = self.pick(lambda v: v.dtype == "bool")
+        if a is None or where is None:
+            return None
+        param = f"y{len(self.outputs)}"
+        self.params.append(f"%{param}: view<{a.dtype}, [%M, {self.col_extent}], inout>")
+        self.inputs[param] = input_array(a.dtype, (self.rows, self.cols), self.rng)
+        self.emit(f"write %{param}, {a.name} index({self.index}) mask({where.name})")
+        self.outputs[param] = a.bound
+        return None
+
+    def masked_read(self) -> Value | None:
+        """A read where a bool value of the pool holds, a fill elsewhere."""
+        where = self.pick(lambda v: v.dtype == "bool")
+        if where is None:
+            return None
+        dtype = self.rng.choice(INTS + FLOATS + STORED_ONLY)
+        param = f"x{len(self.inputs)}"
+        self.params.append(f"%{param}: view<{dtype}, [%M, {self.col_extent}], in>")
+        self.inputs[param] = input_array(dtype, (self.rows, self.cols), self.rng)
+        name = self.fresh()
+        fill = self.constant(dtype, self.rng.choice([0, 1, 2]))
+        self.emit(f"{name} = read %{param} index({self.index}) mask({where.name}) fill({fill}) : {self.ty(dtype)}")
+        return self.add(name, dtype)
+
     # ---- outputs --------------------------------------------------------------------------
     def write(self, value: Value) -> None:
         param = f"y{len(self.outputs)}"
@@ -859,7 +887,7 @@ BUILDERS = ("binary", "binary", "unary", "compare", "logic", "classify", "select
             "reduce", "scan", "arg_reduce", "generic_reduce", "region_fold", "loop", "branch", "neighbour_read",
             "gather", "join_fold", "contract", "region_scan", "scatter", "histogram", "atomic", "reversed_store",
             "arg_pair", "call", "scalar_param", "random", "decode", "approximate", "scratch", "matmul",
-            "trip_loop")
+            "trip_loop", "masked_write", "masked_read")
 
 
 def generate(rng: random.Random, max_ops: int = 16) -> Program:
@@ -867,6 +895,8 @@ def generate(rng: random.Random, max_ops: int = 16) -> Program:
     rows, cols = rng.choice(EXTENTS), rng.choice(EXTENTS)
     if rng.random() < 0.15:            # a long row (segmented and multi-thread paths), few of them
         rows, cols = rng.choice([1, 2, 3]), rng.choice(LONG_EXTENTS)
+    elif rng.random() < 0.1:           # many short rows (the grid and thread-pool paths)
+        rows, cols = rng.choice([600, 2049]), rng.choice([1, 3, 8])
     builder = KernelBuilder(rng, form, rows, cols, static_cols=rng.random() < 0.3)
     for _ in range(rng.randint(1, 3)):
         builder.read_input()
