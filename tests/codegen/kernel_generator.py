@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from intentc.interp.values import np_dtype
+from intentc.ir.optable import ops_where
 
 from programs import special_values
 
@@ -32,17 +33,35 @@ FLOATS = ["f16", "bf16", "f32", "f64", "f8e5m2"]
 STORED_ONLY = ["f8e4m3fn"]
 BITS = {"bool": 8, "i8": 8, "u8": 8, "f8e5m2": 8, "f8e4m3fn": 8, "i16": 16, "u16": 16, "f16": 16, "bf16": 16,
         "i32": 32, "u32": 32, "f32": 32, "i64": 64, "u64": 64, "f64": 64}
-INT_BINARY = ["add", "sub", "mul", "and", "or", "xor", "maximum", "minimum", "maximum_num", "minimum_num"]
-FLOAT_BINARY = ["add", "sub", "mul", "div", "fmod", "maximum", "minimum", "maximum_num", "minimum_num"]
-EXACT_FLOAT_UNARY = ["neg", "abs", "sqrt", "floor", "ceil", "trunc", "rint"]
-# lgamma is left out: between its negative poles no bound holds (docs/kir.md §4).
-LIBM_UNARY = ["exp", "log", "log2", "log1p", "expm1", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh",
-              "tanh", "erf", "erfc", "i0", "rsqrt"]
-COMPARES = ["eq", "ne", "lt", "le", "gt", "ge"]
-# Associative and commutative combines of generic_reduce / region_fold, by dtype class;
-# float `add` is associative only up to rounding (§6 lets the compiler reorder it).
-INT_COMBINES = ["add", "mul", "and", "or", "xor", "maximum", "minimum"]
-FLOAT_COMBINES = ["maximum", "minimum", "maximum_num", "minimum_num", "add"]
+# The ops come from the op table's traits (no hand-kept op lists, tools/oplists.py); what
+# the table cannot say — the guards keeping an op from illegal inputs and the numerics class
+# of a float function — is data keyed by op.
+
+
+def _pointwise(operands: int, classes: tuple[str, ...], same_type: bool = True) -> list[str]:
+    return sorted(ops_where(lambda op: op.elementwise and op.family in ("pointwise", "math") and
+                            len(op.operands) == operands and op.same_type == same_type and op.dtypes in classes))
+
+
+INT_BINARY = _pointwise(2, ("numeric", "int", "int_or_bool"))
+FLOAT_BINARY = _pointwise(2, ("numeric", "float"))
+INT_UNARY = _pointwise(1, ("numeric", "int", "int_or_bool"))
+LOGIC = sorted(ops_where(lambda op: op.dtypes == "int_or_bool" and len(op.operands) == 2))
+COMPARES = _pointwise(2, ("any",), same_type=False)
+CLASSIFY = _pointwise(1, ("float",), same_type=False)
+CONVERSIONS = sorted(ops_where(lambda op: op.family == "conversion" and op.identity_at_same_type) - {"bitcast"})
+DECODERS = sorted(ops_where(lambda op: op.family == "conversion" and op.elementwise and not op.identity_at_same_type
+                            and not op.attrs and op.name.startswith("decode_")))
+# Operands that would make an integer op an illegal input are replaced (§4): the guard's method.
+GUARDS = {"floordiv": "nonzero_divisor", "mod": "nonzero_divisor", "shl": "shift_amount", "shr": "shift_amount"}
+# Float functions of one operand, by what the spec fixes: the bits (exact or correctly
+# rounded) or a ULP bound; lgamma is left out (between its negative poles no bound holds).
+FLOAT_UNARY_BOUND = {"neg": "bits", "abs": "bits", "sqrt": "bits", "floor": "bits", "ceil": "bits", "trunc": "bits",
+                     "rint": "bits", "rsqrt": "ulps", "i0": "ulps"} | \
+    dict.fromkeys(ops_where(lambda op: op.libm) - {"lgamma"}, "ulps")
+# Associative and commutative combines of generic_reduce / region_fold with their identities
+# (float `add` is associative only up to rounding: §6 lets the compiler reorder it).
+FLOAT_COMBINE_IDENTITY = {"add": 0.0, "maximum": "-inf", "maximum_num": "-inf", "minimum": "inf", "minimum_num": "inf"}
 # Accumulators that hold every value of the operand dtype exactly (docs/kir.md §7).
 ACCUMULATORS = {"i8": ["i32", "i64"], "i16": ["i32", "i64"], "u8": ["u32", "i32"], "i32": ["i32", "i64"],
                 "u32": ["u32", "u64"], "i64": ["i64"], "f16": ["f32", "f64"], "bf16": ["f32", "f64"],
@@ -165,15 +184,15 @@ class KernelBuilder:
         if a is None:
             return None
         b = self.pick(lambda v: v.dtype == a.dtype) or a
-        op = self.rng.choice(FLOAT_BINARY if is_float(a.dtype) else [*INT_BINARY, "floordiv", "mod", "shl", "shr"])
-        rhs = b.name
-        if op in ("floordiv", "mod"):
-            rhs = self.nonzero_divisor(b)
-        elif op in ("shl", "shr"):
-            rhs = self.shift_amount(b)
+        op = self.rng.choice(FLOAT_BINARY if is_float(a.dtype) else INT_BINARY)
+        rhs = getattr(self, GUARDS[op])(b) if op in GUARDS else b.name
         name = self.fresh()
         self.emit(f"{name} = {op} {a.name}, {rhs} : {self.ty(a.dtype)}")
         return self.add(name, a.dtype)
+
+    def unguarded(self, dtype: str) -> list[str]:
+        """The binary ops of `dtype` that take any operands (no guard needed)."""
+        return [op for op in (FLOAT_BINARY if is_float(dtype) else INT_BINARY) if op not in GUARDS]
 
     def nonzero_divisor(self, b: Value) -> str:
         """`max(b, 1)`: never zero, never -1 (signed_min // -1 is an illegal input)."""
@@ -198,7 +217,7 @@ class KernelBuilder:
         if self.rng.random() < 0.2:
             self.emit(f"{name} = not {a.name} : {self.ty('bool')}")
         else:
-            self.emit(f"{name} = {self.rng.choice(['and', 'or', 'xor'])} {a.name}, {b.name} : {self.ty('bool')}")
+            self.emit(f"{name} = {self.rng.choice(LOGIC)} {a.name}, {b.name} : {self.ty('bool')}")
         return self.add(name, "bool")
 
     def unary(self) -> Value | None:
@@ -207,11 +226,11 @@ class KernelBuilder:
             return None
         name = self.fresh()
         if is_float(a.dtype):
-            libm = self.rng.random() < 0.3 and a.dtype != "f8e5m2"
-            op = self.rng.choice(LIBM_UNARY if libm else EXACT_FLOAT_UNARY)
+            bound = "ulps" if self.rng.random() < 0.3 and a.dtype != "f8e5m2" else "bits"
+            op = self.rng.choice(sorted(name for name, b in FLOAT_UNARY_BOUND.items() if b == bound))
             self.emit(f"{name} = {op} {a.name} : {self.ty(a.dtype)}")
-            return self.add(name, a.dtype, exact=not libm, libm=libm)
-        op = self.rng.choice(["neg", "abs", "not"])
+            return self.add(name, a.dtype, exact=bound == "bits", libm=bound == "ulps")
+        op = self.rng.choice(INT_UNARY)
         self.emit(f"{name} = {op} {a.name} : {self.ty(a.dtype)}")
         return self.add(name, a.dtype)
 
@@ -220,7 +239,7 @@ class KernelBuilder:
         if a is None:
             return None
         name = self.fresh()
-        self.emit(f"{name} = {self.rng.choice(['isnan', 'isinf'])} {a.name} : {self.ty('bool')}")
+        self.emit(f"{name} = {self.rng.choice(CLASSIFY)} {a.name} : {self.ty('bool')}")
         return self.add(name, "bool")
 
     def compare(self) -> Value | None:
@@ -264,7 +283,7 @@ class KernelBuilder:
         elif is_float(target) and target == "f8e4m3fn":
             op = "saturating_cast"                 # a finite overflow into f8e4m3fn is illegal
         else:
-            op = self.rng.choice(["cast", "saturating_cast"])
+            op = self.rng.choice(CONVERSIONS)
         name = self.fresh()
         self.emit(f"{name} = {op} {source} : {self.ty(target)}")
         return self.add(name, target)
@@ -387,13 +406,14 @@ class KernelBuilder:
         return self.back(name, a.dtype, axis, exact)
 
     def combine_op(self, dtype: str) -> tuple[str, object]:
-        op = self.rng.choice(FLOAT_COMBINES if is_float(dtype) else INT_COMBINES)
         if is_float(dtype):
-            return op, {"add": 0.0, "maximum": "-inf", "maximum_num": "-inf",
-                        "minimum": "inf", "minimum_num": "inf"}[op]
+            op = self.rng.choice(sorted(FLOAT_COMBINE_IDENTITY))
+            return op, FLOAT_COMBINE_IDENTITY[op]
         low, high = int_limits(dtype)
-        return op, {"add": 0, "mul": 1, "and": -1 if low < 0 else high, "or": 0, "xor": 0,
-                    "maximum": low, "minimum": high}[op]
+        identities = {"add": 0, "mul": 1, "and": -1 if low < 0 else high, "or": 0, "xor": 0,
+                      "maximum": low, "minimum": high}
+        op = self.rng.choice(sorted(identities))
+        return op, identities[op]
 
     def region_fold(self) -> Value | None:
         """A sum or extremum by slices: summarize reduces a slice, combine merges two."""
@@ -468,7 +488,7 @@ class KernelBuilder:
         if a is None:
             return None
         b = self.pick(lambda v: v.dtype == a.dtype) or a
-        op = self.rng.choice(["add", "sub", "mul", "maximum", "minimum"])
+        op = self.rng.choice(self.unguarded(a.dtype))
         helper = f"h{len(self.helpers)}"
         t = self.ty(a.dtype)
         self.helpers.append(f"helper @{helper}(%p: {t}, %q: {t}) -> ({t}) {{\n  %r = {op} %p, %q : {t}\n"
@@ -509,7 +529,7 @@ class KernelBuilder:
         if a is None:
             return None
         name = self.fresh()
-        self.emit(f"{name} = {self.rng.choice(['decode_e2m1', 'decode_e8m0'])} {a.name} : {self.ty('f32')}")
+        self.emit(f"{name} = {self.rng.choice(DECODERS)} {a.name} : {self.ty('f32')}")
         return self.add(name, "f32")
 
     def approximate(self) -> Value | None:
@@ -591,7 +611,7 @@ class KernelBuilder:
         b = self.pick(lambda v: v.dtype == a.dtype) or a
         trips = self.rng.choice([0, 1, 3])
         lb, ub, step = self.constant("index", 0), self.constant("index", trips), self.constant("index", 1)
-        op = self.rng.choice(["add", "maximum", "mul", "sub"])
+        op = self.rng.choice(self.unguarded(a.dtype))
         name, k, carried, nxt = self.fresh(), self.fresh("it"), self.fresh("c"), self.fresh()
         self.emit(f"{name} = loop {lb}, {ub}, {step} iter({a.name}) : {self.ty(a.dtype)} {{")
         self.emit(f"^step({k}: index, {carried}: {self.ty(a.dtype)}):")
@@ -736,7 +756,7 @@ class KernelBuilder:
         key = self.pick(lambda v: v.dtype in INTS)
         if a is None or key is None:
             return None
-        kind = self.rng.choice(["add", "max", "min"] + (["and", "or", "xor"] if a.dtype in INTS else []))
+        kind = self.rng.choice(["add", "max", "min"] + (LOGIC if a.dtype in INTS else []))
         slot = self.slot_of(key)
         param = self.accumulator_view(a.dtype)
         self.emit(f"scatter_reduce %{param}, {a.name} index({slot}) {{kind = {kind}}}")
@@ -774,7 +794,7 @@ class KernelBuilder:
         a = self.pick(lambda v: v.dtype in ATOMIC_TYPES)
         if a is None:
             return None
-        kind = self.rng.choice(["add", "max", "min"] + (["and", "or", "xor"] if a.dtype in INTS else []))
+        kind = self.rng.choice(["add", "max", "min"] + (LOGIC if a.dtype in INTS else []))
         zero, old = self.constant("index", self.rng.randrange(BINS)), self.fresh()
         param = self.accumulator_view(a.dtype)
         self.emit(f"{old} = atomic_rmw %{param}, {a.name} index({zero if self.rank == 0 else self.index_splat(zero)}) "
