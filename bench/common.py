@@ -14,6 +14,12 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
 
 
+def row_sum_f32_text() -> str:
+    """`ir_samples/row_sum.kir`'s f16 row sum over f32 (the GPU benchmarks' row sum)."""
+    text = (ROOT / "ir_samples" / "row_sum.kir").read_text()
+    return text[text.index("kernel @row_sum_f16"):text.index("kernel @row_sum_i8")].replace("f16", "f32")
+
+
 def median_seconds(function, repeat: int, warmup: int = 2) -> float:
     for _ in range(warmup):
         function()

@@ -34,6 +34,7 @@ import triton
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 import intentc  # noqa: E402
+from bench.common import row_sum_f32_text  # noqa: E402
 from bench.triton_kernels import t_add, t_cumsum, t_dropout, t_hist, t_rowsum, t_softmax  # noqa: E402
 
 SAMPLES = ROOT / "ir_samples"
@@ -41,13 +42,6 @@ SAMPLES = ROOT / "ir_samples"
 
 def sample(name):
     return (SAMPLES / f"{name}.kir").read_text()
-
-
-def row_sum_f32_text():
-    text = sample("row_sum")
-    start = text.index("kernel @row_sum_f16")
-    end = text.index("kernel @row_sum_i8")
-    return text[start:end].replace("f16", "f32")
 
 
 def histogram1024_text():

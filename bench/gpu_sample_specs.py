@@ -73,10 +73,11 @@ class Spec:
 
     def specialization(self, views, dims: dict, dynamic: bool = False) -> dict:
         """What the Triton kernels know too: the non-scaled extents fixed (Triton's BLOCK),
-        unit innermost stride and row-major density of the views bound densely."""
+        unit innermost stride and row-major density of the views bound densely, and their
+        16-byte alignment (Triton's pointer divisibility; `intentc.load` infers it at the call)."""
         dense = tuple(v for v in views if v not in self.strided)
         return {"extents": {} if dynamic else {name: dims[name] for name in self.static},
-                "constexprs": dict(self.constexprs), "unit_stride": dense, "contiguous": dense}
+                "constexprs": dict(self.constexprs), "unit_stride": dense, "contiguous": dense, "aligned16": dense}
 
     @property
     def id(self) -> str:

@@ -25,13 +25,14 @@ def run(module_or_text: Module | str, kernel: str, inputs: dict | None = None, c
     members by name). Returns the out/inout views as arrays of their logical shape.
     Illegal inputs and bad launches raise `DiagnosticError`. `target="cpu"` runs the kernel
     compiled for the host (specialized on `constexprs`), `target="cuda"` on the first CUDA
-    GPU; both take it from `intentc.load`'s cache (compiled once per process and kept on disk).
+    GPU; both take it from `intentc.load`'s cache (compiled once per process and kept on disk),
+    without launch facts: the inputs are copied as they lie, strided ones too.
     """
     if target in ("cpu", "cuda"):
         from .printer import print_module
         from .runtime.load import load
         text = module_or_text if isinstance(module_or_text, str) else print_module(module_or_text)
-        return load(text, kernel, target, constexprs=constexprs).runner(inputs or {}, constexprs)
+        return load(text, kernel, target, constexprs=constexprs, launch_facts=False).runner(inputs or {}, constexprs)
     if isinstance(module_or_text, str):
         source = module_or_text
         module = parse(source, file)

@@ -14,13 +14,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..interp.aliasing import check_writable_layouts
-from ..interp.launch import Launch, View, _c_strides, bind
+from ..interp.launch import Launch, View, bind
 from ..interp.memory import ViewValue
 from ..interp.values import EnumValue, np_dtype
 from ..ir import errors
 from ..ir.nodes import member_ordinal
 from ..ir.types import ConstexprType, ViewType
 from ..options import Specialization
+from ..driver.specialization import VIEW_FACTS
+from . import view_facts
 from .interop import ArrayRef, array_ref
 
 # A readable dummy element for empty allocations, so that no pointer is ever null.
@@ -107,14 +109,49 @@ def _direct_view(launch: Launch, param, value, device: str) -> DirectView:
 
 
 def _element_view(launch: Launch, param, ref: ArrayRef) -> DirectView:
+    view = _element_layout(ref)
+    if view is None:
+        raise launch.fail(errors.LAUNCH_LAYOUT, f"%{param.name}: strides {ref.strides} are not whole elements",
+                          param)
+    return view
+
+
+def _element_layout(ref: ArrayRef) -> DirectView | None:
+    """The array as a view of the bytes it spans, in elements; None where its element 0 or
+    strides are not whole elements from its first byte."""
     size = ref.dtype.itemsize
     low, high = ref.span()
     if (ref.address - low) % size or any(s % size for s in ref.strides):
-        raise launch.fail(errors.LAUNCH_LAYOUT, f"%{param.name}: strides {ref.strides} are not whole elements",
-                          param)
+        return None
     address = low if high > low else _EMPTY.ctypes.data
     return DirectView(address, (ref.address - low) // size, (high - low) // size,
                       tuple(s // size for s in ref.strides), ref.shape)
+
+
+def _layout_of(value) -> DirectView | None:
+    """A call's argument for a view as the binding will bind it (`_direct_view`, unchecked);
+    None where it is no array the binding takes (the binding then reports it)."""
+    if isinstance(value, View):
+        base = np.asarray(value.base).reshape(-1)
+        return DirectView((base if base.size else _EMPTY).ctypes.data, int(value.offset), base.size,
+                          tuple(int(s) for s in value.strides), tuple(value.shape))
+    try:
+        return _element_layout(array_ref(value))
+    except (TypeError, ValueError):
+        return None
+
+
+def call_facts(kernel, arrays: dict) -> dict[str, tuple[str, ...]]:
+    """The layout facts each view of a call holds (`view_facts.holds`), as the fields of a
+    `Specialization` (fact -> view names, sorted): what a compile for this call may assume."""
+    facts: dict[str, list[str]] = {fact: [] for fact in VIEW_FACTS}
+    for param in kernel.params:
+        if isinstance(param.type, ViewType) and param.name in arrays:
+            view = _layout_of(arrays[param.name])
+            if view is not None:
+                for fact in view_facts.holds(view, np_dtype(param.type.dtype).itemsize):
+                    facts[fact].append(param.name)
+    return {fact: tuple(sorted(names)) for fact, names in facts.items()}
 
 
 def bind_in_place(launch: Launch, slots, arrays: dict, constexprs: dict, device: str = "cpu",
@@ -155,30 +192,19 @@ def bind_in_place(launch: Launch, slots, arrays: dict, constexprs: dict, device:
     return env, *pack(launch, slots, env)
 
 
-def _in_allocation(view: DirectView) -> bool:
-    """Whether every element of the view lies in its allocation (an array bound directly is
-    its own allocation; an explicit `View` may reach past its base)."""
-    if 0 in view.shape:
-        return True
-    last = view.offset + sum((n - 1) * s for n, s in zip(view.shape, view.strides))
-    return min(view.offset, last) >= 0 and max(view.offset, last) < view.size
-
-
 def _check_facts(launch: Launch, param, view: DirectView, facts: Specialization) -> None:
     """The layout facts a kernel was specialized to are trusted by its code: a view that
     breaks one would be read wrongly, so the launch refuses it (R0108)."""
     itemsize = np_dtype(param.type.dtype).itemsize
-    live = [(n, s) for n, s in zip(view.shape, view.strides) if n > 1]
     broken = []
-    if param.name in facts.unit_stride and view.shape and view.shape[-1] > 1 and view.strides[-1] != 1:
+    if param.name in facts.unit_stride and not view_facts.unit_stride(view):
         broken.append(f"unit innermost stride (got stride {view.strides[-1]})")
-    if param.name in facts.aligned16 and (view.address + view.offset * itemsize) % 16:
+    if param.name in facts.aligned16 and not view_facts.aligned16(view, itemsize):
         broken.append("16-byte alignment")
-    if param.name in facts.contiguous and [s for _, s in live] != list(_c_strides([n for n, _ in live])):
+    if param.name in facts.contiguous and not view_facts.dense(view):
         broken.append(f"dense row-major layout (got strides {list(view.strides)})")
-    elif param.name in facts.contiguous and not _in_allocation(view):
+    elif param.name in facts.contiguous and not view_facts.in_allocation(view):
         broken.append(f"a view inside its allocation (offset {view.offset}, {view.size} elements)")
     if broken:
         raise launch.fail(errors.LAUNCH_LAYOUT, f"%{param.name} was compiled for " + " and ".join(broken), param,
                           "pass an array with that layout, or load the kernel without the fact")
-

@@ -106,7 +106,8 @@ class CudaKernel(CompiledKernel):
         self.block = (_block_threads(self.launch_config.mapping, self.launch_config.block[0], limit, self.file,
                                      bool(self.launch_config.plan)), 1, 1)
         self._entries = self._entry_table()
-        self._grid_fit = GridFit(request.module, self.kernel, self.launch_config) if enabled("fit_grid") else None
+        self._grid_fit = (GridFit(request.module, self.kernel, self.launch_config, self._resident())
+                          if enabled("fit_grid") else None)
         self._shapes: dict[tuple, LaunchShape] = {}
         # Launches prepared for calls seen before (`seen`: shared with the other shape variants
         # of one `LoadedKernel`); `LoadedKernel` looks calls up here first.
@@ -130,6 +131,17 @@ class CudaKernel(CompiledKernel):
     @property
     def ptx(self) -> str:
         return str(self.artifacts["kernel.ptx"])
+
+    def _resident(self) -> int | None:
+        """The CTAs of the kernel's own entry the GPU runs at once (None with
+        `INTENTC_LAUNCH_OFF=resident_grid`)."""
+        if not enabled("resident_grid"):
+            return None
+        try:
+            per_sm = self._module.resident_ctas(self._function, self.block[0], self.launch_config.shared_bytes)
+        except CudaError as error:
+            raise cuda_error(error, self.file) from None
+        return per_sm * self.device.sm_count if per_sm > 0 else None
 
     def grid(self) -> tuple[int, int, int]:
         config = self.launch_config

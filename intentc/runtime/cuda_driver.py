@@ -107,6 +107,13 @@ class Module:
             driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, function), "cuFuncGetAttribute")
 
     @staticmethod
+    def resident_ctas(function, threads: int, shared_bytes: int) -> int:
+        """How many CTAs of `threads` threads (and `shared_bytes` of dynamic shared memory) of
+        `function` an SM runs at once (its registers and shared memory allowing)."""
+        return _check(_driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(function, threads, shared_bytes),
+                      "cuOccupancyMaxActiveBlocksPerMultiprocessor")
+
+    @staticmethod
     def allow_shared(function, nbytes: int) -> None:
         """Let launches of `function` ask for `nbytes` of dynamic shared memory (past 48 KiB
         only after this attribute is raised)."""

@@ -24,10 +24,12 @@ from .variants import LazyVariants, extent_sources
 
 
 class DynamicRowKernel:
-    def __init__(self, request: Request, rule: VariantRule, compiler: Compiler | None = None):
+    def __init__(self, request: Request, rule: VariantRule, compiler: Compiler | None = None,
+                 seen: SeenCalls | None = None):
         self.request, self.rule, self._compiler = request, rule, compiler
         self.kernel, self.file, self.specialization = request.kernel, request.file, request.specialization
-        self.seen = SeenCalls(SEEN_CALLS)      # shared by the variants and the own entry
+        # shared by the variants and the own entry (and a `LoadedKernel`'s other compiles)
+        self.seen = seen if seen is not None else SeenCalls(SEEN_CALLS)
         self.variants = LazyVariants(rule, self._variant, extent_sources(list(request.kernel.params), rule.extent))
         self._own: CudaKernel | None = None
         self._compiled: Compiled | None = None

@@ -7,6 +7,9 @@ whether a launch problem is in it:
   from C, staged kernels' stages included (off: the Python fast path alone);
 - `fit_grid`: a CTA-mapped launch gets only the CTAs its iterations need (`grid_fit.py`;
   off: the grid the launch config sizes to the device);
+- `resident_grid`: a CTA-mapped launch's grid is cut to whole waves of the CTAs the GPU
+  runs at once (the SMs times the CTAs of the kernel an SM holds,
+  `cuOccupancyMaxActiveBlocksPerMultiprocessor`; off: the launch config's grid; needs `fit_grid`);
 - `tma_templates`: new memory for a kernel fed by tensor maps gets its maps encoded again
   from its layout's template instead of a full binding (`launch_template.TensorMaps`; off:
   bound in full).
@@ -17,7 +20,7 @@ from __future__ import annotations
 
 import os
 
-PATHS = ("native", "fit_grid", "tma_templates")
+PATHS = ("native", "fit_grid", "resident_grid", "tma_templates")
 VARIABLE = "INTENTC_LAUNCH_OFF"
 
 

@@ -15,10 +15,13 @@ import functools
 import sys
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
+from ..driver.specialization import VIEW_FACTS, normalize
 from ..ir.types import ConstexprType, ViewType
 from ..options import CompileOptions
+from .binding import call_facts
 from .cuda_driver import failure
 from .interop import array_ref
 from .compilers import Compiler, artifacts_of
@@ -32,7 +35,8 @@ MAX_VARIANTS = 8
 
 def load(source_or_path: str | Path, kernel: str, target: str = "cpu", arch: str | None = None,
          extents: dict | None = None, constexprs: dict | None = None, options: CompileOptions | dict | None = None,
-         specialize: str | None = None, facts: dict | None = None, compiler: Compiler | None = None) -> LoadedKernel:
+         specialize: str | None = None, facts: dict | None = None, compiler: Compiler | None = None,
+         launch_facts: bool = True) -> LoadedKernel:
     """A callable kernel: `kernel(**arrays_and_scalars)` runs it, writing out/inout views in place.
 
     `extents` and `constexprs` fix values at compile time; `facts` are layout promises per
@@ -40,7 +44,11 @@ def load(source_or_path: str | Path, kernel: str, target: str = "cpu", arch: str
     every call (R0108); `specialize="auto"` compiles a variant per call shape (at most
     `MAX_VARIANTS`, then the dynamic kernel runs); `compiler` (`compilers.ServiceCompiler`:
     the compile service) compiles the kernel and what it compiles later, instead of this
-    process's kernel cache."""
+    process's kernel cache. `launch_facts` (cpu, cuda): each call runs the variant compiled for
+    the layout facts its views hold (inferred at the call, as Triton specializes its
+    launches); the kernel's own compile assumes every view dense and 16-byte aligned, and a
+    call whose views break that compiles (once) the variant for the facts they hold.
+    False: the code assumes only `facts`."""
     if target not in TARGETS:
         raise ValueError(f"unknown load target {target!r} (cpu, cuda, interp)")
     if specialize not in (None, "auto"):
@@ -48,13 +56,13 @@ def load(source_or_path: str | Path, kernel: str, target: str = "cpu", arch: str
     text, file = _read(source_or_path)
     options = CompileOptions.model_validate(options or {}) if not isinstance(options, CompileOptions) else options
     memo = (text, file, kernel, target, arch, _frozen(extents), _frozen(constexprs), options.model_dump_json(),
-            specialize, _frozen(facts), id(compiler))   # (the kernel keeps `compiler`: its id stays its own)
+            specialize, _frozen(facts), id(compiler), launch_facts)   # (the kernel keeps `compiler`: its id stays its own)
     with _LOADED_LOCK:
         loaded = _LOADED.get(memo)
         if loaded is None:
             fixed = {**(facts or {}), "extents": dict(extents or {}), "constexprs": dict(constexprs or {})}
             loaded = _LOADED[memo] = LoadedKernel(text, file, kernel, target, arch, fixed, options, specialize,
-                                                  compiler)
+                                                  compiler, launch_facts and target != "interp")
     return loaded
 
 
@@ -77,7 +85,8 @@ class LoadedKernel:
     """One kernel of a module for one target; compiled on construction (or taken from the cache)."""
 
     def __init__(self, text: str, file: str, name: str, target: str, arch: str | None, fixed: dict,
-                 options: CompileOptions, specialize: str | None, compiler: Compiler | None = None):
+                 options: CompileOptions, specialize: str | None, compiler: Compiler | None = None,
+                 launch_facts: bool = False):
         from ..driver import front_end
         self.text, self.file, self.name, self.target = text, file, name, target
         self.constexprs, self.specialize, self._fixed = fixed["constexprs"], specialize, fixed
@@ -85,7 +94,12 @@ class LoadedKernel:
         if target == "cuda":
             from .cuda import device_arch
             arch = device_arch() if arch is None else arch
-        self.request = front_end(text, name, compile_target, arch, options, fixed, file)
+        self._launch_facts = launch_facts
+        # the facts the kernel's own compile assumes: the caller's, and with launch facts
+        # those of dense, aligned arrays (what a call on fresh tensors holds)
+        request = front_end(text, name, compile_target, arch, options, fixed, file)   # checks the caller's facts
+        self._facts = _facts_key(fixed, _all_facts(request.kernel) if launch_facts else None)
+        self.request = replace(request, specialization=normalize(request.kernel, {**fixed, **dict(self._facts)}))
         self.kernel = self.request.kernel
         self._variants: dict[tuple, object] = {}
         self._lock = threading.Lock()
@@ -154,7 +168,7 @@ class LoadedKernel:
         constexprs = ({name: arguments[name] for name in arguments if name in self._constexpr_names}
                       if self._constexpr_names else None)
         arrays = {name: value for name, value in arguments.items() if name not in constexprs} if constexprs else arguments
-        runner = self._variant(arrays) if self.specialize == "auto" else self.runner
+        runner = self._variant(arrays) if self.specialize == "auto" or self._launch_facts else self.runner
         if self.target == "cuda":
             self._current_stream = _current_stream_getter()
             runner.launch_in_place(arrays, constexprs, _stream(stream), arguments)
@@ -188,7 +202,7 @@ class LoadedKernel:
             for runner in (self.runner, *self._variants.values()):
                 runner.synchronize(_stream(stream))
 
-    def _deferred(self, request):
+    def _deferred(self, request, seen=None):
         """cuda: a `DynamicRowKernel` when the request is a dynamic row's (its own entry and
         each variant compiled when a launch needs it); else None."""
         if self.target != "cuda":
@@ -198,7 +212,7 @@ class LoadedKernel:
         if rule is None:
             return None
         from .dynamic_rows import DynamicRowKernel
-        return DynamicRowKernel(request, rule, self._compiler)
+        return DynamicRowKernel(request, rule, self._compiler, seen)
 
     def _build(self, request, compiled, seen=None):
         if self.target == "cpu":
@@ -224,19 +238,47 @@ class LoadedKernel:
                 arguments[name] = value
 
     def _variant(self, arguments: dict):
-        """The kernel specialized to these arguments' extents (`specialize="auto"`)."""
-        extents = _call_extents(self.kernel, arguments)
-        signature = tuple(sorted(extents.items()))
+        """The kernel specialized to these arguments' extents (`specialize="auto"`) and the
+        layout facts their views hold (`launch_facts`): the kernel's own where they are its."""
+        extents = _call_extents(self.kernel, arguments) if self.specialize == "auto" else {}
+        facts = (_facts_key(self._fixed, call_facts(self.kernel, arguments)) if self._launch_facts
+                 else self._facts)
+        if not extents and facts == self._facts:
+            return self.runner
+        signature = (tuple(sorted(extents.items())), facts)
         with self._lock:
             runner = self._variants.get(signature)
-            if runner is None and len(self._variants) < MAX_VARIANTS and self.target != "interp":
-                from ..driver import front_end
-                fixed = {**self._fixed, "extents": {**extents, **self._fixed["extents"]}}
-                request = front_end(self.request.module, self.name, self.request.target, self.request.arch,
-                                    self.request.options, fixed, self.file, self.text)
-                runner = self._variants[signature] = self._build(request, artifacts_of(request, self._compiler),
-                                                                 self._seen)
-        return runner or self.runner
+            if runner is None and (len(self._variants) >= MAX_VARIANTS or self.target == "interp"):
+                if facts == self._facts:
+                    return self.runner
+                # past the limit: the dynamic kernel assuming the caller's facts only
+                signature = ((), facts := _facts_key(self._fixed, None))
+                runner = self._variants.get(signature)
+            if runner is None:
+                runner = self._variants[signature] = self._compile_variant(dict(signature[0]), facts)
+        return runner
+
+    def _compile_variant(self, extents: dict, facts: tuple):
+        """The kernel compiled for `extents` and layout `facts` (a `_facts_key`), sharing this
+        kernel object's calls seen before."""
+        from ..driver import front_end
+        fixed = {**self._fixed, **dict(facts), "extents": {**extents, **self._fixed["extents"]}}
+        request = front_end(self.request.module, self.name, self.request.target, self.request.arch,
+                            self.request.options, fixed, self.file, self.text)
+        return self._deferred(request, self._seen) or self._build(request, artifacts_of(request, self._compiler),
+                                                                    self._seen)
+
+
+def _all_facts(kernel) -> dict[str, tuple[str, ...]]:
+    """Every layout fact for every view of `kernel`: what a call on dense, aligned arrays holds."""
+    views = tuple(sorted(p.name for p in kernel.params if isinstance(p.type, ViewType)))
+    return dict.fromkeys(VIEW_FACTS, views)
+
+
+def _facts_key(fixed: dict, held: dict | None) -> tuple:
+    """The layout facts a compile assumes, as `Specialization` fields in one order: the
+    caller's (`fixed`) and those `held` (None: none)."""
+    return tuple((fact, tuple(sorted({*fixed.get(fact, ()), *(held or {}).get(fact, ())}))) for fact in VIEW_FACTS)
 
 
 def _call_extents(kernel, arguments: dict) -> dict[str, int]:

@@ -161,7 +161,7 @@ def test_a_variant_runs_the_specialized_plan_of_its_row_length(sample, kernel, c
     assert (launch["mapping"], launch["block"], launch["slots"]) == ("cta", specialized["block"], specialized["slots"])
     assert launch["variants"] == [] and launch["variant_rule"] == {}
     kernel_ir = parse(sample_text(sample)).find(kernel)
-    plan = masked_plan(kernel_ir, known_extents(kernel_ir, Specialization()), *bucket)
+    plan = masked_plan(kernel_ir, known_extents(kernel_ir, Specialization()), *bucket, Specialization())
     exact = bucket[0] == bucket[1] == cols       # the groups fill the row: no guard at all
     assert plan.masked and plan.full_slots == plan.slots - (0 if exact else plan.vector)
 

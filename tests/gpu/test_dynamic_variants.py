@@ -140,9 +140,10 @@ def test_load_in_place_compiles_each_bucket_once_and_reports_its_checks():
         kernel.synchronize()
         expected = run(sample_text("row_softmax"), "row_softmax", {"x": x.cpu().numpy(), "t": np.float32(0.7)})
         assert_close(y.cpu().numpy(), expected["y"], 1e-6)
-    # 1000 runs the bucket of rows that leave the last slot partial, 1024 the one they fill;
-    # 40000 runs the kernel's own entry
-    assert sorted(lazy.built) == [(961, 1023), (1024, 1024)] and not kernel.launch_config.variants
+    # 1000 runs the bucket of rows that leave the last group partial (groups of 64 threads x 4:
+    # the launch facts give softmax vector groups), 1024 the one they fill; 40000 runs the
+    # kernel's own entry
+    assert sorted(lazy.built) == [(769, 1023), (1024, 1024)] and not kernel.launch_config.variants
     shifted = intentc.load(SHIFTED_READ, "shifted", target="cuda")
     shifted(x=torch.zeros(2, 5, device="cuda"), y=torch.zeros(2, 5, device="cuda"))
     with pytest.raises(DiagnosticError) as raised:

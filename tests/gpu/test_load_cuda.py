@@ -155,8 +155,9 @@ def _code(work) -> str:
 def test_a_call_seen_before_binds_nothing_and_any_change_it_was_checked_for_is_checked_again():
     """The fast path reuses a launch only for a call equal to the one bound and checked: new
     tensor objects on the same memory reuse it; a change of shape, dtype, strides, offset
-    (aliasing a noalias view), device or torch's negation bit is bound and checked again."""
-    kernel = intentc.load(ACCUMULATE, "acc", target="cuda")
+    (aliasing a noalias view), device or torch's negation bit is bound and checked again. (One
+    compile serves every layout: without launch facts, which give the strided call a variant.)"""
+    kernel = intentc.load(ACCUMULATE, "acc", target="cuda", launch_facts=False)
     binds = _counting_binds(kernel)
     base = torch.zeros(64, device="cuda")
     base[0:16] = torch.arange(1, 17, dtype=torch.float32, device="cuda")
@@ -184,8 +185,10 @@ def test_a_call_seen_before_binds_nothing_and_any_change_it_was_checked_for_is_c
 
 def test_calls_on_new_memory_with_a_seen_layout_bind_nothing_and_match_the_interpreter():
     """New-pointer calls (`launch_template.py`): fresh tensors at every call, laid out as a
-    call bound before, are launched from its template; each result is the interpreter's."""
-    kernel = intentc.load(NEGATE, "neg", target="cuda")
+    call bound before, are launched from its template; each result is the interpreter's. (One
+    compile serves every layout: without launch facts, which give the offset and strided
+    views variants; `test_launch_facts_cuda.py` runs the paths with them.)"""
+    kernel = intentc.load(NEGATE, "neg", target="cuda", launch_facts=False)
     binds = _counting_binds(kernel)
     # an offset view has the contiguous one's layout (its data pointer says where it starts)
     layouts = {"contiguous": lambda t: t[0:3000], "offset": lambda t: t[7:3007], "strided": lambda t: t[1::2][:3000]}

@@ -100,10 +100,12 @@ class FakeBuffer:
 
 class FakeDevice:
     arch, sm_count, ordinal = "sm_90", 4, 0
+    resident_ctas = 64      # CTAs an SM holds (more than any launch config asks: the config's grid)
 
     def load(self, image):
         return SimpleNamespace(function=lambda name: 1, max_threads=lambda function: 1024,
-                               allow_shared=lambda function, nbytes: None)
+                               allow_shared=lambda function, nbytes: None,
+                               resident_ctas=lambda function, threads, shared_bytes: self.resident_ctas)
 
     def ensure_heap(self, nbytes: int) -> None:
         pass

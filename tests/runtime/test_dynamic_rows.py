@@ -60,10 +60,10 @@ def test_loading_compiles_nothing_and_a_first_launch_one_variant(monkeypatch):
     for cols in (1000, 1000, 1024):     # arrays with shapes, as torch's: the variant is picked before binding
         x, y = (FakeTensor(np.zeros((2, cols), np.float32)) for _ in range(2))
         kernel(x=x, t=0.5, y=y)
-    assert [s.variant for s in compiler.asked] == [(961, 1023), (1024, 1024)]
+    assert [s.variant for s in compiler.asked] == [(769, 1023), (1024, 1024)]
     assert len(fake.launches) == 3
     assert kernel.ptx.count(".entry ") == 1 and len(kernel.key) == 64     # what was built: the own entry, now
-    assert [s.variant for s in compiler.asked] == [(961, 1023), (1024, 1024), ()]
+    assert [s.variant for s in compiler.asked] == [(769, 1023), (1024, 1024), ()]
     kernel(x=FakeTensor(np.zeros((2, 0), np.float32)), t=0.5, y=FakeTensor(np.zeros((2, 0), np.float32)))
     assert len(compiler.asked) == 3 and fake.launches[-1][1][0] == kernel.launch_config.block[0]
 
@@ -86,4 +86,4 @@ def test_the_own_entry_is_compiled_at_load_when_deferral_is_off(monkeypatch):
                           compiler=compiler)
     assert isinstance(kernel.runner, cuda.CudaKernel) and [s.variant for s in compiler.asked] == [()]
     kernel(x=FakeTensor(np.zeros((2, 1000), np.float32)), t=0.5, y=FakeTensor(np.zeros((2, 1000), np.float32)))
-    assert [s.variant for s in compiler.asked] == [(), (961, 1023)]
+    assert [s.variant for s in compiler.asked] == [(), (769, 1023)]

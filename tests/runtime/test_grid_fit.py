@@ -1,15 +1,15 @@
 """The grid a launch gets (`intentc/runtime/grid_fit.py`): a CTA-mapped kernel whose
 `parallel` has fewer iterations than the device grid has CTAs is launched with one CTA an
 iteration (or a group of iterations), never more CTAs than the full grid nor fewer than one;
-kernels whose iterations are not computable from the launch's extents and scalars, or other
-mappings, keep the full grid. On the fake driver of `fake_cuda.py` (4 SMs)."""
+kernels whose iterations are not computable from the launch's extents and scalars keep the
+full grid, or the CTAs the GPU runs at once where fewer, and other mappings the full grid. On the fake driver of `fake_cuda.py` (4 SMs)."""
 from __future__ import annotations
 
 from pathlib import Path
 
 import numpy as np
 import pytest
-from fake_cuda import FakeGpuArray, install_driver
+from fake_cuda import FakeDevice, FakeGpuArray, install_driver
 
 import intentc
 
@@ -48,6 +48,25 @@ def test_a_vector_add_gets_a_cta_a_block_of_1024_up_to_the_full_grid(fake_driver
     vectors = [FakeGpuArray(np.zeros(n, np.float32)) for _ in range(3)]
     kernel(x=vectors[0], y=vectors[1], z=vectors[2])
     assert fake_driver.launches[-1][0] == (ctas, 1, 1)
+
+
+@pytest.mark.parametrize(("launch_off", "per_sm", "ctas"), [("", 5, 4 * 5), ("resident_grid", 5, 32), ("", 4, 32),
+                                                            ("", 3, 4 * 6)])
+def test_whole_waves_of_the_ctas_the_gpu_runs_at_once(fake_driver, monkeypatch, launch_off, per_sm, ctas):
+    """`per_sm` CTAs an SM fit (the fake's occupancy), of the 8 the launch config asks for:
+    the launch gets whole waves of them (5: one wave, 4: two, 3: two); the config's 8 with
+    `INTENTC_LAUNCH_OFF=resident_grid`. Kernels whose iterations the launch cannot know too."""
+    monkeypatch.setattr(FakeDevice, "resident_ctas", per_sm)
+    monkeypatch.setenv("INTENTC_LAUNCH_OFF", launch_off)
+    kernel = intentc.load(SAMPLES / "vector_add.kir", "vector_add", target="cuda", arch="sm_90")
+    kernel(**{name: FakeGpuArray(np.zeros(1 << 20, np.float32)) for name in "xyz"})
+    assert fake_driver.launches[-1][0] == (ctas, 1, 1) and kernel.runner.grid() == (32, 1, 1)
+    counted = intentc.load(READ_EXTENT, "copy_counted", target="cuda", arch="sm_90")
+    counted(n=FakeGpuArray(np.array([4], np.int64)), x=FakeGpuArray(np.zeros(4, np.float32)),
+            y=FakeGpuArray(np.zeros(4, np.float32)))
+    full, resident = counted.runner.grid()[0], 4 * per_sm
+    waves = full - full % resident if not launch_off and full > resident else full
+    assert fake_driver.launches[-1][0] == (waves, 1, 1)
 
 
 def test_a_scalar_parameter_in_the_extents_is_read_from_the_launch(fake_driver):

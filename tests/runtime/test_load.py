@@ -110,7 +110,7 @@ def test_auto_specialization_compiles_one_variant_per_shape():
         y = np.zeros_like(x)
         kernel(x=x, t=1.0, y=y)
         np.testing.assert_allclose(y, _softmax_reference(x, 1.0), rtol=2e-6, atol=1e-7)
-    assert sorted(kernel._variants) == [(("M", 2), ("N", 8)), (("M", 3), ("N", 5))]
+    assert sorted(extents for extents, _ in kernel._variants) == [(("M", 2), ("N", 8)), (("M", 3), ("N", 5))]
 
 
 def test_a_load_is_cached_in_process_and_its_key_is_the_services():
@@ -121,10 +121,14 @@ def test_a_load_is_cached_in_process_and_its_key_is_the_services():
     from intentc.cache import compute_key, key_text
     kernel = intentc.load(SOFTMAX, "row_softmax", extents={"N": 16})
     assert intentc.load(SOFTMAX, "row_softmax", extents={"N": 16}) is kernel
-    request = CompileRequest(source=SOFTMAX, kernel="row_softmax", target="cpu",
-                             specialization={"extents": {"N": 16}})
     canonical = key_text(intentc.print_module(intentc.parse(SOFTMAX)))
+    dense = {fact: ["x", "y"] for fact in ("unit_stride", "aligned16", "contiguous")}   # what launch facts assume
+    request = CompileRequest(source=SOFTMAX, kernel="row_softmax", target="cpu",
+                             specialization={"extents": {"N": 16}, **dense})
     assert kernel.key == compute_key(_key_inputs(request, "canonical", canonical))
+    plain = intentc.load(SOFTMAX, "row_softmax", extents={"N": 16}, launch_facts=False)
+    request = CompileRequest(source=SOFTMAX, kernel="row_softmax", target="cpu", specialization={"extents": {"N": 16}})
+    assert plain.key == compute_key(_key_inputs(request, "canonical", canonical))
 
 
 def test_bad_requests_are_the_front_ends_diagnostics():

@@ -40,6 +40,9 @@ class Lane(NamedTuple):
     pointer: ir.Value
     live: ir.Value                  # i1: active and in bounds
     written: ir.Value | None        # the buffer's written-mask byte, if it keeps one
+    # a view's lane: its element's distance from element 0, in elements (what alignment
+    # facts are about: `_vector_ready`)
+    displacement: ir.Value | None = None
 
 
 class Access:
@@ -70,10 +73,12 @@ class Access:
             if axis not in implied and not em.known_below(c, extent):
                 inside = b.and_(inside, b.icmp_unsigned("<", c, extent))
         resource = self.resource
+        displacement = None
         if isinstance(resource, ViewRef):
-            address = resource.offset
+            displacement = ir.Constant(I64, 0)
             for c, stride in zip(coords, resource.strides):
-                address = b.add(address, b.mul(c, stride))
+                displacement = b.add(displacement, b.mul(c, stride))
+            address = b.add(resource.offset, displacement)
             if not resource.in_allocation:
                 inside = b.and_(inside, b.icmp_unsigned("<", address, resource.size))
             pointer, written = b.gep(resource.ptr, [address]), None
@@ -81,7 +86,7 @@ class Access:
             pointer = resource.memory.address(em, coords)
             written = resource.written.address(em, coords) if resource.written is not None else None
         em.check(self.site, b.and_(active, b.not_(inside)))
-        return Lane(pointer, b.and_(active, inside), written)
+        return Lane(pointer, b.and_(active, inside), written, displacement)
 
     def check_written(self, lane: Lane) -> None:
         """A live lane reading a buffer element never written is an illegal input (§9)."""
@@ -99,7 +104,10 @@ class Access:
                 self.em.b.store(ir.Constant(I8, 1), lane.written)
 
     def load(self, pointer: ir.Value) -> ir.Value:
-        value = self.em.b.load(pointer)
+        return self.load_word(self.em.b.load(pointer))
+
+    def load_word(self, value: ir.Value) -> ir.Value:
+        """A loaded storage element as the read's register value."""
         return (to_register(self.em, value, self.resource.dtype, self.nan_bits) if isinstance(self.resource, ViewRef)
                 else value)
 
@@ -147,24 +155,44 @@ class Access:
         self.em.b.store(value, pointer)
 
 
-# Element types a vector access moves as they are stored: 4 bytes, so 4 lanes are 16 bytes.
-VECTOR_DTYPES = {"f32", "i32", "u32"}
-VECTOR_ELEMENT_BYTES = 4
+# Element types a vector access moves as they are stored, and their bytes: a group of lanes
+# is one access where it makes exactly 16 bytes (4 lanes of 4 bytes, 8 of 2).
+VECTOR_DTYPES = {"f32": 4, "i32": 4, "u32": 4, "f16": 2, "bf16": 2}
+VECTOR_BYTES = 16
 
 
-def _vector_ready(em, lanes) -> ir.Value:
+def _vector_ready(em, acc, lanes) -> ir.Value:
     """i1: every lane active and in bounds, their addresses consecutive and the first one
-    aligned to the whole vector, so one vector access may replace them."""
+    aligned to the whole vector, so one vector access may replace them. Of a view whose
+    element 0 is 16-byte aligned (`ViewRef.aligned16`), the first lane's alignment is its
+    displacement's: with constant strides (a `contiguous` view of known extents) LLVM folds
+    that test, and a full group of such a view needs no run-time check at all."""
     b = em.b
-    width = VECTOR_ELEMENT_BYTES
-    first = b.ptrtoint(lanes[0].pointer, I64)
-    ready = b.icmp_unsigned("==", b.and_(first, ir.Constant(I64, width * len(lanes) - 1)), ir.Constant(I64, 0))
+    width = VECTOR_DTYPES[acc.resource.dtype]
+    start = (b.mul(lanes[0].displacement, ir.Constant(I64, width)) if acc.resource.aligned16
+             else b.ptrtoint(lanes[0].pointer, I64))
+    ready = b.icmp_unsigned("==", b.and_(start, ir.Constant(I64, VECTOR_BYTES - 1)), ir.Constant(I64, 0))
     for number, lane in enumerate(lanes):
         ready = b.and_(ready, lane.live)
         if number:
-            expected = b.add(first, ir.Constant(I64, width * number))
-            ready = b.and_(ready, b.icmp_unsigned("==", b.ptrtoint(lane.pointer, I64), expected))
+            ready = b.and_(ready, _next_to(em, lanes[0], lane, number, width))
     return ready
+
+
+def _whole_vector(acc, lanes) -> bool:
+    """Whether the group's lanes make one 16-byte access."""
+    return VECTOR_DTYPES[acc.resource.dtype] * len(lanes) == VECTOR_BYTES
+
+
+def _next_to(em, first: Lane, lane: Lane, number: int, width: int) -> ir.Value:
+    """i1: `lane` lies `number` elements past `first`. Lanes of one view compare their
+    displacements (the same pointer and offset), which LLVM folds where the coordinates are
+    affine in the lane; other lanes compare addresses."""
+    b = em.b
+    if first.displacement is not None and lane.displacement is not None:
+        return b.icmp_unsigned("==", lane.displacement, b.add(first.displacement, ir.Constant(I64, number)))
+    expected = b.add(b.ptrtoint(first.pointer, I64), ir.Constant(I64, width * number))
+    return b.icmp_unsigned("==", b.ptrtoint(lane.pointer, I64), expected)
 
 
 def _vector_pointer(em, pointer, count):
@@ -187,11 +215,16 @@ def _vector_load(em, acc, lanes, defaults) -> list:
     (a branch between the two: predicating both instead, no branch, measured slower on the
     H200: docs/gpu.md)."""
     b = em.b
-    ready = _vector_ready(em, lanes)
+    if not _whole_vector(acc, lanes):
+        return [acc.masked_load(lane, default) for lane, default in zip(lanes, defaults)]
+    ready = _vector_ready(em, acc, lanes)
     with b.if_else(ready, likely=True) as (vector, scalar):
         with vector:
-            loaded = b.load(_vector_pointer(em, lanes[0].pointer, len(lanes)), align=16)
-            fast = [b.extract_element(loaded, ir.Constant(ir.IntType(32), k)) for k in range(len(lanes))]
+            loaded = b.load(_vector_pointer(em, lanes[0].pointer, len(lanes)), align=VECTOR_BYTES)
+            words = [b.extract_element(loaded, ir.Constant(ir.IntType(32), k)) for k in range(len(lanes))]
+            # a low float's storage words as the lane's masked load gives them: decoded, or
+            # kept as words where the read only copies them
+            fast = [word if acc.copies_words else acc.load_word(word) for word in words]
             fast_block = b.block
         with scalar:
             slow = [acc.masked_load(lane, default) for lane, default in zip(lanes, defaults)]
@@ -207,13 +240,18 @@ def _vector_load(em, acc, lanes, defaults) -> list:
 
 def _vector_store(em, acc, lanes, values) -> None:
     b = em.b
-    ready = _vector_ready(em, lanes)
+    if not _whole_vector(acc, lanes):
+        for lane, new in zip(lanes, values):
+            acc.masked_store(lane, new)
+        return
+    ready = _vector_ready(em, acc, lanes)
     with b.if_else(ready, likely=True) as (vector, scalar):
         with vector:
-            packed = ir.Constant(ir.VectorType(values[0].type, len(values)), None)
-            for number, new in enumerate(values):
-                packed = b.insert_element(packed, new, ir.Constant(ir.IntType(32), number))
-            b.store(packed, _vector_pointer(em, lanes[0].pointer, len(lanes)), align=16)
+            words = [new if acc._is_word(new) else to_storage(em, new, acc.resource.dtype) for new in values]
+            packed = ir.Constant(ir.VectorType(words[0].type, len(words)), None)
+            for number, word in enumerate(words):
+                packed = b.insert_element(packed, word, ir.Constant(ir.IntType(32), number))
+            b.store(packed, _vector_pointer(em, lanes[0].pointer, len(lanes)), align=VECTOR_BYTES)
         with scalar:
             for lane, new in zip(lanes, values):
                 acc.masked_store(lane, new)

@@ -137,6 +137,8 @@ class ViewRef:
     # proves dense row-major: the runtime refuses one that reaches past its allocation), so
     # an access checks its coordinates against the extents only
     in_allocation: bool = False
+    # element 0 lies at a 16-byte aligned address (`Specialization.aligned16`, checked at launch)
+    aligned16: bool = False
 
 
 @dataclass

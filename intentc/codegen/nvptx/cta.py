@@ -51,6 +51,7 @@ from .cta_regions import (CTA_WIDE, ELEMENTWISE, chunk_scans_ok, nested_ops, reg
 from .cta_staging import staged_reads
 from .cta_tiles import accepts, register_size
 from .cta_transpose import transposed_reads
+from .fact_vectors import proven_vectors
 
 if TYPE_CHECKING:
     from ..llvm.emitter import Emitter
@@ -90,7 +91,8 @@ MAX_THREADS = 1024
 # writes of 32-bit elements become one 16-byte access (`ld.v4`/`st.v4`) where aligned and
 # contiguous. On the H200 (bench/results/vector-ab-20261129-h200.jsonl) that made cumsum
 # 2.8x faster, but vector add and softmax 10-30% slower (more registers, a contiguity and
-# alignment check a group), so other iterations keep one coordinate a slot group.
+# alignment check a group), so other iterations keep one coordinate a slot group unless
+# the layout facts remove those checks (fact_vectors.py, docs/gpu.md "Layout facts at launch").
 VECTOR = 4
 # The slot loops are unrolled at lowering (so the slots become registers) while the
 # iteration's ops times K stays below this; larger bodies (a 1,000-op element-wise chain)
@@ -305,15 +307,32 @@ def _slots_for_kept(kernel: Kernel, ops: list[Op]) -> int:
     they are re-read in the iteration; scans; Philox, unrolled per coordinate; values with
     several uses other than index and bool tensors, which stay lazy), a power of two in
     [MIN_SLOTS, MAX_SLOTS]."""
+    wanted = max(1, SLOT_REGISTERS // max(_kept(kernel, ops), 1))
+    return min(MAX_SLOTS, max(MIN_SLOTS, 1 << (wanted.bit_length() - 1)))
+
+
+def _kept(kernel: Kernel, ops: list[Op], staged: frozenset[str] = frozenset()) -> int:
+    """The tensors a thread keeps in its slots for the iteration `ops` (see `_slots_for_kept`),
+    the reads `staged` in shared memory left out."""
     uses: dict[str, int] = {}
     for op in ops:
         for name in list(op.operands) + [v for g in op.groups for v in g.values]:
             uses[name] = uses.get(name, 0) + 1
-    kept = sum(KEPT_WEIGHT.get(op.name, 0) for op in ops) + sum(op.name == "read" for op in kernel.body)
+    kept = sum(KEPT_WEIGHT.get(op.name, 0) for op in ops if not (op.results and op.results[0] in staged))
+    kept += sum(op.name == "read" for op in kernel.body)
     kept += sum(1 for op in ops if op.name not in KEPT_WEIGHT for name, type_ in zip(op.results, op.result_types)
                 if uses.get(name, 0) > 1 and isinstance(type_, TensorType) and type_.shape and type_.dtype not in ("index", "bool"))
-    wanted = max(1, SLOT_REGISTERS // max(kept, 1))
-    return min(MAX_SLOTS, max(MIN_SLOTS, 1 << (wanted.bit_length() - 1)))
+    return kept
+
+
+def _rolls_slots(kernel: Kernel, ops: list[Op], staged: frozenset[str]) -> bool:
+    """Whether the register form runs its slots as one rolled loop although they would
+    unroll: when the iteration keeps nothing in them (every read staged in shared memory,
+    each value computed where its one use needs it, no op with a region), as
+    dequantize_q4_k. Unrolled, such slots gain no loads in flight, only K copies of the
+    code and of each loop-invariant address, which LLVM hoists into registers across the
+    iteration loop (K = 32: 154 registers a thread, one CTA of 256 an SM); rolled, 30."""
+    return not any(op.regions for op in ops) and _kept(kernel, ops, staged) == 0
 
 
 def _costly_prologue(body: list[Op], size: int, known: dict[str, int]) -> bool:
@@ -346,17 +365,25 @@ def iteration(kernel: Kernel) -> tuple[Op, list[Op]] | None:
 
 
 def _register_plan(kernel: Kernel, parallel: Op, ops: list[Op], threads: int, size: int,
-                   masked: bool = False) -> CtaPlan:
+                   specialization: Specialization, masked: bool = False) -> CtaPlan:
     """The register form of S = `size` coordinates (a bound when `masked`) on T = `threads`."""
     read_only = frozenset(name for name, direction in _views(kernel).items() if direction == "in")
-    scans = any(op.name == "scan" for op in ops)
-    vector = VECTOR if scans and -(-size // threads) >= VECTOR else 1
+    vector = _vector(kernel, ops, specialization)
+    vector = vector if -(-size // threads) >= vector else 1
     slots = vector * -(-size // (threads * vector))
     return CtaPlan(parallel, read_only, threads, slots, size, vector, len(ops) * slots <= UNROLL_BUDGET,
                    masked=masked)
 
 
-def row_slots(kernel: Kernel, known: dict[str, int]) -> tuple[int, int] | None:
+def _vector(kernel: Kernel, ops: list[Op], specialization: Specialization) -> int:
+    """V for the iteration `ops`: VECTOR with a scan, else as many as make every group one
+    16-byte access where the layout facts prove it (`fact_vectors.py`), else 1."""
+    if any(op.name == "scan" for op in ops):
+        return VECTOR
+    return proven_vectors(kernel, ops, specialization) or 1
+
+
+def row_slots(kernel: Kernel, known: dict[str, int], specialization: Specialization) -> tuple[int, int] | None:
     """(K, V) the register form gives an iteration whose S is known only at launch: the
     slots a thread wants for the body (K, at most; fewer for short rows) and the vector
     width; None when the body does not fit the register form or K slots would not unroll
@@ -369,7 +396,7 @@ def row_slots(kernel: Kernel, known: dict[str, int]) -> tuple[int, int] | None:
     wanted = _slots_wanted(kernel, ops)
     if len(ops) * wanted > UNROLL_BUDGET:
         return None
-    return wanted, VECTOR if any(op.name == "scan" for op in ops) else 1
+    return wanted, _vector(kernel, ops, specialization)
 
 
 def register_bucket(size: int, wanted: int, vector: int) -> tuple[int, int]:
@@ -388,14 +415,15 @@ def register_bucket(size: int, wanted: int, vector: int) -> tuple[int, int]:
     return max(1, most - group + 1, threads * (vector - 1) + 1 if vector > 1 else 1), most - 1
 
 
-def masked_plan(kernel: Kernel, known: dict[str, int], fewest: int, most: int) -> CtaPlan:
+def masked_plan(kernel: Kernel, known: dict[str, int], fewest: int, most: int,
+                specialization: Specialization) -> CtaPlan:
     """The register form serving every S in [fewest, most] known only at launch: the plan a
     static S = `most` gets (its T and K), the slots of the groups past `fewest` guarded
     against the run-time S (none when fewest = most)."""
     parallel, ops = iteration(kernel) or (None, [])
     assert parallel is not None, kernel.name
     plan = _register_plan(kernel, parallel, ops, _threads_for(most, _slots_wanted(kernel, ops)), most,
-                          masked=True)
+                          specialization, masked=True)
     return replace(plan, fewest=fewest)
 
 
@@ -425,12 +453,13 @@ def cta_plan(kernel: Kernel, specialization: Specialization | None = None,
                            len(ops) * slots <= UNROLL_BUDGET, iterations=GROUP_CTA_THREADS // width,
                            buffers=tuple(sorted(buffers.items())))
         wanted = _slots_wanted(kernel, ops, specialization.independent_slots)
-        plan = _register_plan(kernel, parallel, ops, _threads_for(size, wanted), size)
+        plan = _register_plan(kernel, parallel, ops, _threads_for(size, wanted), size, specialization)
         transposed = transposed_reads(kernel.body, ops)
         staged = staged_reads(ops, size, known, transposed)
         return replace(plan, staged=staged, buffers=tuple(sorted(buffers.items())),
                        transposed=tuple((name, order) for name, order in transposed.items() if name in staged),
-                       costly_prologue=_costly_prologue(kernel.body, size, known))
+                       costly_prologue=_costly_prologue(kernel.body, size, known),
+                       unrolled=plan.unrolled and not _rolls_slots(kernel, ops, staged))
     shared_results = staged_reductions(nested_ops(ops, helpers), known, DYNAMIC_THREADS)
     if not (_body_ok(flat, views, False, known, helpers, launch) and chunk_scans_ok(ops, helpers)
             and shared_results is not None):

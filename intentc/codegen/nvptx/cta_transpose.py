@@ -28,7 +28,7 @@ def _shape(op: Op) -> tuple:
     return type_.shape if isinstance(type_, TensorType) else ()
 
 
-def _varying(name: str, defs: dict[str, Op], memo: dict[str, Axes]) -> Axes:
+def varying(name: str, defs: dict[str, Op], memo: dict[str, Axes]) -> Axes:
     """The axes (of its own shape) along which value `name` varies."""
     if name in memo:
         return memo[name]
@@ -54,7 +54,7 @@ def _varying(name: str, defs: dict[str, Op], memo: dict[str, Axes]) -> Axes:
 
 def _unit_reshape(op: Op, defs: dict[str, Op], memo: dict[str, Axes]) -> Axes:
     """A reshape that only inserts or drops axes of extent 1 keeps the other axes in order."""
-    inner = _varying(op.operands[0], defs, memo)
+    inner = varying(op.operands[0], defs, memo)
     source = _shape(defs[op.operands[0]]) if op.operands[0] in defs else ()
     kept = [i for i, extent in enumerate(source) if extent != 1]
     placed = [i for i, extent in enumerate(_shape(op)) if extent != 1]
@@ -66,7 +66,7 @@ def _unit_reshape(op: Op, defs: dict[str, Op], memo: dict[str, Axes]) -> Axes:
 def _placed_at(name: str, shape: tuple, defs: dict[str, Op], memo: dict[str, Axes], dims=None) -> Axes:
     """The axes of `shape` along which value `name`, broadcast to it (right-aligned or by
     `dims`), varies."""
-    inner = _varying(name, defs, memo)
+    inner = varying(name, defs, memo)
     if inner is None:
         return None
     source = _shape(defs[name]) if name in defs else ()

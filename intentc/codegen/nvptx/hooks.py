@@ -98,10 +98,18 @@ class NvptxHooks(TargetHooks):
             start = b.zext(b.add(b.mul(sreg(em, "ctaid.x"), sreg(em, "ntid.x")), sreg(em, "tid.x")), I64)
             stride = b.zext(b.mul(sreg(em, "nctaid.x"), sreg(em, "ntid.x")), I64)
 
+        # linear < total: each coordinate lies below its extent as the source names it (the
+        # domain's extents are those or, where one is negative, 0: no iteration runs)
+        named = [em.env[name].value for name in op.operands]
+
         def body(linear):
             self.in_cta = self.plan is not None
+            idx = unravel(em, linear, extents)
             try:
-                iteration(unravel(em, linear, extents))
+                with ExitStack() as known:
+                    for coordinate, extent in zip(idx, named):
+                        known.enter_context(em.knowing_below(coordinate, extent))
+                    iteration(idx)
             finally:
                 self.in_cta = False
         em.loop(start, total, body, stride, name="grid")

@@ -127,7 +127,7 @@ def variant_rule(kernel: Kernel, base: Mapping, specialization: Specialization |
         return None     # (the tensor-core mapping and the kernel plans serve every extent themselves)
     known = known_extents(kernel, specialization or Specialization())
     row = row_extent(kernel, known)
-    form = row_slots(kernel, known) if row is not None else None
+    form = row_slots(kernel, known, specialization or Specialization()) if row is not None else None
     if row is None or form is None:
         return None
     (extent, factor), (slots, vector) = row, form
@@ -152,7 +152,8 @@ def variant_mapping(kernel: Kernel, base: Mapping, specialization: Specializatio
                     most: int) -> Mapping:
     """The mapping of the register-form variant serving rows of `fewest`..`most` elements."""
     known = known_extents(kernel, specialization or Specialization())
-    return cta_mapping(kernel, masked_plan(kernel, known, fewest, most), known, base.coordinate_regions)
+    return cta_mapping(kernel, masked_plan(kernel, known, fewest, most, specialization or Specialization()), known,
+                       base.coordinate_regions)
 
 
 def eager_variants(kernel: Kernel, base: Mapping, rule: VariantRule,
