@@ -1,7 +1,8 @@
 """The public Python API of intentc beyond parsing: running kernels.
 
 `run(module_or_text, kernel, inputs, constexprs=None, seed=0)` runs one kernel on the
-reference interpreter and returns its out/inout views by parameter name.
+reference interpreter and returns its out/inout views by parameter name. The module is
+verified first: an ill-typed program is bad input (its diagnostics), never run.
 """
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import numpy as np
 from .interp.launch import View, run_kernel
 from .ir.nodes import Module
 from .parse import parse
+from .verify import verify_or_raise
 
 __all__ = ["View", "run"]
 
@@ -38,4 +40,5 @@ def run(module_or_text: Module | str, kernel: str, inputs: dict | None = None, c
         source, module = None, module_or_text
     if target != "interp":
         raise ValueError(f"unknown run target {target!r} (interp, cpu, cuda)")
+    verify_or_raise(module, file, source)
     return run_kernel(module, kernel, inputs or {}, constexprs, seed, file, source)

@@ -74,7 +74,14 @@ def _source_line(source: str | None, line: int) -> str | None:
     lines = source.split("\n")
     if line > len(lines):
         return None
-    return lines[line - 1].expandtabs(1)
+    return "".join(_shown(char) for char in lines[line - 1].expandtabs(1))
+
+
+def _shown(char: str) -> str:
+    """A character as the excerpt shows it: one that would end the line for a reader that
+    splits lines the Unicode way (U+2028, U+0085, form feed, ...) or another control character
+    is one U+FFFD, so the excerpt stays one line and the caret keeps its column."""
+    return "\ufffd" if len(f"a{char}b".splitlines()) > 1 or (char < " " and char != "\t") or char == "\x7f" else char
 
 
 @dataclass

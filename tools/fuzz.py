@@ -46,11 +46,19 @@ EDGE_NUMBERS = ("0", "-0", "-1", "1", "007", "0x0", "0xFFFFFFFFFFFFFFFF", "127",
 NASTY_PIECES = ("%", "{", "}", "(", ")", ",", ":", "=", "<", ">", "[", "]", "^", "@", '"', "//", "\n",
                 "-> (", "tensor<", "record<a: f32>", "tuple<", "enum<@E>", "constexpr<", "\\", "\x00", "é",
                 "\u2028", "\ud800", "{" * 70, "[" * 70, "yield", "// -----\n")
+HUGE_EXTENTS = ("0", "1", "-1", "4294967296", "9223372036854775807", "9223372036854775808", "1" + "0" * 30,
+                "%fresh", "%N", "%M")
+BAD_ATTRIBUTE_VALUES = ("99", "-99", "[0, 0]", "[5]", "[]", "i4", "fp4", "tensor<f32, [2]>", "bogus", "sum",
+                        "1e400", "nan", "-inf", "true", '"text"', "@nowhere", "[1, [2]]", "0x7fffffffffffffffff")
 # CPU time (not wall time: the machine may be shared) after which an input counts as a hang.
 CPU_SECONDS_PER_INPUT = 20
 _NUMBER = re.compile(r"(?<![\w%@^.])-?(?:0x[0-9a-fA-F]+|[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?)(?![\w.])")
 _WORD = re.compile(r"(?<![%@^\w])[A-Za-z_][A-Za-z0-9_]*")
 _VALUE = re.compile(r"%[A-Za-z0-9_.$]+")
+_SHAPE = re.compile(r"(?<=, )\[((?:\d+|%\w+)(?:, (?:\d+|%\w+))*)\]")
+_ATTRIBUTE_VALUE = re.compile(r"(?<=[a-z_] = )(?:\[[^\]]*\]|[^,}\s]+)(?=\s*[,}])")
+_OPERANDS = re.compile(r"(= [a-z_]+ |^\s+(?:write|unique_store|scatter_reduce|atomic_store) )(%\w+(?:, %\w+)*)",
+                       re.MULTILINE)
 
 
 @dataclass
@@ -134,7 +142,8 @@ class Mutator:
     def __init__(self, samples: list[str], rng: random.Random):
         self.samples, self.rng = samples, rng
         self.edits = (self._insert, self._delete, self._duplicate_line, self._drop_line, self._swap_lines,
-                      self._number, self._dtype, self._value, self._op_name)
+                      self._number, self._dtype, self._value, self._op_name, self._extent, self._attribute,
+                      self._arity, self._unicode_name)
 
     def input(self) -> str:
         text = self.rng.choice(self.samples)
@@ -190,6 +199,39 @@ class Mutator:
 
     def _op_name(self, text: str) -> str:
         return self._replace(text, _WORD, sorted(all_ops()))
+
+    def _extent(self, text: str) -> str:
+        """An extent of a shape made huge, zero, negative or a fresh name."""
+        found = list(_SHAPE.finditer(text))
+        if not found:
+            return text
+        match = self.rng.choice(found)
+        extents = match.group(1).split(", ")
+        extents[self.rng.randrange(len(extents))] = self.rng.choice(HUGE_EXTENTS)
+        return text[:match.start(1)] + ", ".join(extents) + text[match.end(1):]
+
+    def _attribute(self, text: str) -> str:
+        """An attribute's value swapped for a wrong one (out-of-range axis, repeated axes, a
+        type that is no dtype, an unknown keyword, a literal that fits nothing)."""
+        return self._replace(text, _ATTRIBUTE_VALUE, BAD_ATTRIBUTE_VALUES)
+
+    def _arity(self, text: str) -> str:
+        """An operand dropped from, or added to, an op's operand list."""
+        found = list(_OPERANDS.finditer(text))
+        if not found:
+            return text
+        match = self.rng.choice(found)
+        operands = match.group(2).split(", ")
+        if len(operands) > 1 and self.rng.random() < 0.5:
+            del operands[self.rng.randrange(len(operands))]
+        else:
+            operands.insert(self.rng.randrange(len(operands) + 1), self.rng.choice(operands))
+        return text[:match.start(2)] + ", ".join(operands) + text[match.end(2):]
+
+    def _unicode_name(self, text: str) -> str:
+        """A value or symbol name with non-ASCII letters, a zero-width or bidi character."""
+        return self._replace(text, re.compile(r"[%@][A-Za-z_][A-Za-z0-9_]*"),
+                             ["%é", "%x\u200b", "@kernel\u202e", "%\uff58", "%日本", "@é", "%x\ufeff"])
 
 
 class GrammarGenerator:

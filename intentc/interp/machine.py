@@ -126,6 +126,14 @@ class Machine:
     def call_helper(self, helper: Helper, args) -> list:
         saved = self.env
         self.env = {p.name: a for p, a in zip(helper.params, args)}
+        # Extent names in the helper's parameter types are bound per call, by the arguments'
+        # shapes (the verifier binds them the same way, verify/rules/control.py `_bind`),
+        # counted from the right: a batched region's values carry leading iteration axes.
+        for param, arg in zip(helper.params, args):
+            shape = getattr(param.type, "shape", ())
+            for axis, extent in enumerate(shape):
+                if isinstance(extent, str) and extent not in self.env:
+                    self.env[extent] = np.int64(np.shape(arg)[axis - len(shape)])
         try:
             return self.run_ops(helper.body) or []
         finally:

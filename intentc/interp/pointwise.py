@@ -54,11 +54,18 @@ def _minimum(a, b):
 
 
 def _maximum_num(a, b):
-    return _signed_zero_pick(np.fmax(a, b), a, b, want_positive=True)
+    return _signed_zero_pick(_one_sided_nan(np.maximum(a, b), a, b), a, b, want_positive=True)
 
 
 def _minimum_num(a, b):
-    return _signed_zero_pick(np.fmin(a, b), a, b, want_positive=False)
+    return _signed_zero_pick(_one_sided_nan(np.minimum(a, b), a, b), a, b, want_positive=False)
+
+
+def _one_sided_nan(result, a, b):
+    """The number where only one side is NaN. Spelled out rather than numpy's fmax/fmin: their
+    vector loops return NaN for a signaling NaN operand (an f16 sNaN widened to f32 stays
+    signaling), and whether a NaN signals is no observable fact (§5.2)."""
+    return np.where(np.isnan(a), b, np.where(np.isnan(b), a, result))
 
 
 # ---- integers ---------------------------------------------------------------------------

@@ -35,7 +35,11 @@ def leading(x: np.ndarray, axes) -> np.ndarray:
     axes = [a % x.ndim for a in axes]
     rest = [a for a in range(x.ndim) if a not in axes]
     moved = np.transpose(x, axes + rest)
-    return moved.reshape((-1, *(x.shape[a] for a in rest))) if axes else moved[None]
+    if not axes:
+        return moved[None]
+    # The length is spelled out: `-1` is ambiguous (numpy refuses it) when a kept axis is empty.
+    length = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
+    return moved.reshape((length, *(x.shape[a] for a in rest)))
 
 
 # ---- tree and prefix combination -----------------------------------------------------------

@@ -93,7 +93,10 @@ def representable(value, dtype: str) -> bool:
 
     A finite float literal is representable in a float format when rounding it does not
     overflow; inf and nan only where the format has them (f8e4m3fn has NaN, no inf).
+    A value that is no number (a symbol, a string, a list) is representable nowhere.
     """
+    if not isinstance(value, bool | int | float):
+        return False
     if dtype == "bool":
         return isinstance(value, bool)
     if isinstance(value, bool):

@@ -118,6 +118,8 @@ def _syntax_diagnostic(error: UnexpectedInput, file: str, lark: Lark, text: str)
     """The diagnostic of a syntax error in `text` (the whole source, or one item of it)."""
     if isinstance(error, UnexpectedCharacters):
         char = error.char if error.char not in "\n\r" else "end of line"
+        if char != "end of line" and not char.isprintable():    # a line separator, a control character
+            char = f"U+{ord(char):04X}"
         return Diagnostic("E0002", f"unexpected character `{char}`", error.line, error.column, file,
                           _expected_hint(error.allowed, lark))
     token = getattr(error, "token", None)

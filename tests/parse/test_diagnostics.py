@@ -82,3 +82,15 @@ def test_mutated_samples_give_diagnostics_or_round_trip(case):
     text = print_module(module)
     assert parse(text) == module
     assert print_module(parse(text)) == text
+
+
+@pytest.mark.parametrize("char", ["\u2028", "\u0085", "\x0c", "\x1e", "\x01"])
+def test_a_line_separator_in_the_source_keeps_the_diagnostic_three_lines(char):
+    """Found by fuzzing: a raw U+2028 in the message and the excerpt split the rendered
+    diagnostic for any reader that splits lines the Unicode way (Python's splitlines)."""
+    source = f"kernel @k() {{\n  paralle{char}l %M {{\n}}\n"
+    with pytest.raises(DiagnosticError) as caught:
+        parse(source, "u.kir")
+    rendered = caught.value.render().splitlines()
+    assert rendered[0].startswith("u.kir:2:10: error[E0002]: unexpected character `U+"), rendered
+    assert rendered[1].endswith("paralle\ufffdl %M {") and rendered[2].index("^") == rendered[1].index("\ufffd")

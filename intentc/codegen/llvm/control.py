@@ -20,7 +20,7 @@ from .emitter import CheckSite, Emitter
 from .fixed_point import loop_to_fixed_point, stops_at_fixed_point
 from .lowering import NotLowered, lower_ops
 from .types import I64, register_type
-from .values import Memory, RecordVal, Scalar, Tensor
+from .values import Memory, RecordVal, Scalar, Tensor, scalar
 from .lowering import LOWERINGS
 
 
@@ -177,8 +177,23 @@ def _call_op(em, op):
         raise NotLowered(op, "the callee is not a helper")
     args = [em.env[n] for n in op.operands]
     saved = em.env
-    em.env = {p.name: a for p, a in zip(helper.params, args)}
+    em.env = {p.name: a for p, a in zip(helper.params, args)} | _helper_extents(helper, args)
     try:
         return lower_ops(em, helper.body) or []
     finally:
         em.env = saved
+
+
+def _helper_extents(helper: Helper, args) -> dict:
+    """The extent names of the helper's parameter types, bound by this call's arguments (as
+    the verifier binds them, verify/rules/control.py `_bind`; counted from the right)."""
+    bound: dict = {}
+    params = {p.name for p in helper.params}
+    for param, arg in zip(helper.params, args):
+        shape = getattr(param.type, "shape", ())
+        extents = getattr(arg, "shape", ())
+        for axis, extent in enumerate(shape):
+            if isinstance(extent, str) and extent not in params and extent not in bound and \
+                    len(extents) >= len(shape):
+                bound[extent] = scalar("index", extents[axis - len(shape)])
+    return bound

@@ -147,7 +147,7 @@ def float_extreme(em: Emitter, name: str, a: ir.Value, b: ir.Value) -> ir.Value:
 def float_binary(em: Emitter, op: Op, name: str, a: ir.Value, b: ir.Value, dtype: str) -> ir.Value:
     builder = em.b
     simple = {"add": builder.fadd, "sub": builder.fsub, "mul": builder.fmul, "div": builder.fdiv,
-              "fmod": builder.frem}
+              "fmod": lambda x, y: em.hooks.float_remainder(em, x, y) or builder.frem(x, y)}
     if name in simple:
         result = simple[name](a, b)
         if not is_low(dtype):

@@ -207,6 +207,11 @@ class TargetHooks(ABC):
         library bounds), or None to evaluate in f64 and round once."""
         return None
 
+    def float_remainder(self, em: Emitter, a: ir.Value, b: ir.Value) -> ir.Value | None:
+        """`fmod` of two f32 or f64 values, exact (docs/kir.md §4), in the target's own function;
+        None where LLVM's `frem` is exact (the host's libm fmod)."""
+        return None
+
     @abstractmethod
     def math_f64(self, em: Emitter, name: str, x: ir.Value) -> ir.Value:
         """`name` (exp, log, erfc, i0, ...) of an f64 value within the spec's bounds."""

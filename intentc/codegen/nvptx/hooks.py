@@ -370,6 +370,13 @@ class NvptxHooks(TargetHooks):
             return i0(em, x, lambda v: self.math_f64(em, "exp", v))
         return em.b.call(em.declare(LIBDEVICE[name], F64, [F64]), [x])
 
+    def float_remainder(self, em: Emitter, a: ir.Value, b: ir.Value) -> ir.Value | None:
+        """libdevice's fmod, exact (0 ULP in the CUDA Programming Guide's table). LLVM's NVPTX
+        backend expands `frem` as a - trunc(a / b) * b with a rounded quotient: wrong for large
+        quotients, the sign of a zero remainder, and a zero divisor."""
+        name, type_ = ("__nv_fmod", F64) if a.type == F64 else ("__nv_fmodf", F32)
+        return em.b.call(em.declare(name, type_, [type_, type_]), [a, b])
+
     def approximate(self, em: Emitter, name: str, args: list[ir.Value], flush: bool) -> ir.Value | None:
         """ex2.approx[.ftz].f32, tanh.approx.f32, div.approx[.ftz].f32 (PTX ISA §9.7.3),
         whose bounds §5.1 adopts; ftz flushes subnormal inputs and results as §5.1 says."""

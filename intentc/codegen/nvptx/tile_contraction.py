@@ -206,19 +206,19 @@ class _Evaluator:
             axes = tuple(1 if a == axis and shape[a] != 1 else 0 for a in range(len(shape)))
             value: object = IndexTensor(shape, Affine(), axes)
         elif name == "broadcast" and "dims" not in op.attributes:
-            value = _broadcast(self.env[args[0]], shape)
+            value = _broadcast(self.env.get(args[0]), shape)
         elif name == "add":
-            left, right = (_broadcast(self.env[a], shape) for a in args)
+            left, right = (_broadcast(self.env.get(a), shape) for a in args)
             if not isinstance(left, IndexTensor) or not isinstance(right, IndexTensor):
                 raise NoMatch("add of non-index tensors")
             value = IndexTensor(shape, left.base + right.base, tuple(x + y for x, y in zip(left.axes, right.axes)))
         elif name == "lt":
-            index, bound = (_broadcast(self.env[a], shape) for a in args)
+            index, bound = (_broadcast(self.env.get(a), shape) for a in args)
             if not isinstance(index, IndexTensor) or not isinstance(bound, IndexTensor) or any(bound.axes):
                 raise NoMatch("lt other than index < scalar bound")
             value = Mask(shape, frozenset({(index, bound.base)}))
         elif name == "and":
-            left, right = (_broadcast(self.env[a], shape) for a in args)
+            left, right = (_broadcast(self.env.get(a), shape) for a in args)
             if not isinstance(left, Mask) or not isinstance(right, Mask):
                 raise NoMatch("and of non-masks")
             value = Mask(shape, left.facts | right.facts)
