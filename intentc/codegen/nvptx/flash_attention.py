@@ -391,14 +391,21 @@ class FlashEmitter:
         cp_async_wait(b, 0)          # a group's copies in flight land before its buffers are reused
         barrier(em)                  # every group is done with its buffers
 
-        def addresses(group) -> list:
-            """The group's word slots of this thread: one base, constant offsets."""
+        def base(group) -> ir.Value:
+            """The address of the group's first word slot of this thread; word i lies
+            `i · group threads · WORD` bytes on, an immediate offset of the access (as LLVM
+            values, the many `base + constant` sums sent its straight-line strength reduction
+            through every pair of them: a third of flash on tensor cores' code generation)."""
             slot = b.add(b.mul(group, _i32(len(words) * plan.group_threads)), b.trunc(self.group_tid, I32))
-            base = b.add(self.shared, b.mul(slot, _i32(WORD)))
-            return [b.add(base, _i32(index * plan.group_threads * WORD)) for index in range(len(words))]
+            return b.add(self.shared, b.mul(slot, _i32(WORD)))
+
+        def offset(index: int) -> int:
+            return index * plan.group_threads * WORD
         with b.if_then(b.icmp_unsigned("!=", self.key_group, _i32(0))):
-            for address, value in zip(addresses(b.sub(self.key_group, _i32(1))), words):
-                asm(b, "st.shared.b64 [$0], $1;", "r,l,~{memory}", ir.VoidType(), [address, to_word(em, value)])
+            address = base(b.sub(self.key_group, _i32(1)))
+            for index, value in enumerate(words):
+                asm(b, f"st.shared.b64 [$0+{offset(index)}], $1;", "r,l,~{memory}", ir.VoidType(),
+                    [address, to_word(em, value)])
         barrier(em)
         slots = [em.entry_alloca(value.type) for value in words]   # the running state, then its flag
         for slot, value in zip(slots, words):
@@ -411,8 +418,9 @@ class FlashEmitter:
 
         def merge(group):            # one loop body: the combine's code once, whatever G
             index32 = b.trunc(b.sub(group, _i64(1)), I32)
-            other = [from_word(em, asm(b, "ld.shared.b64 $0, [$1];", "=l,r,~{memory}", I64, [address]), value.type)
-                     for address, value in zip(addresses(index32), words)]
+            address = base(index32)
+            other = [from_word(em, asm(b, f"ld.shared.b64 $0, [$1+{offset(index)}];", "=l,r,~{memory}", I64, [address]),
+                               value.type) for index, value in enumerate(words)]
             mine = [b.load(slot) for slot in slots]
             combined = self._combine(fold, unflatten(mine[:-1]), unflatten(other[:-1]))
             flat = [value for leaf in combined for row in leaf.values for value in row]
