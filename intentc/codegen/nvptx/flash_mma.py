@@ -181,6 +181,11 @@ class FlashMmaEmitter(FlashEmitter):
     def column(self, m: int) -> ir.Value:
         return self.key_offset(m)
 
+    def column_at(self, m: ir.Value) -> ir.Value:
+        """Slot m = 2j + e: column 8j + 2(l%4) + e."""
+        b = self.em.b
+        return b.add(b.mul(self.quad, _i64(2)), b.add(b.mul(b.udiv(m, _i64(2)), _i64(8)), b.urem(m, _i64(2))))
+
     def _key_range(self, keys_end: ir.Value) -> tuple:
         start, stop = super()._key_range(keys_end)
         if self.plan.resident_depth:
