@@ -53,6 +53,11 @@ VECTOR = 8                           # 16-bit elements of a 16-byte load
 MAX_COLUMNS = 128                    # DB: output columns a pass keeps in registers
 QUAD = 4                             # lanes sharing a row's keys
 RESIDENT = 1
+# QKᵀ's and PV's K steps as loops in the PTX: each step is the same code at other shared
+# addresses (and, in PV, the next four weight words, which rotate through the loop's
+# registers), so LLVM and our lowering see one step instead of 8 and 4 — a third of the
+# kernel's instructions. ptxas unrolls the loops itself (constant trip counts).
+ROLLED = True
 
 
 @dataclass(frozen=True)
@@ -64,6 +69,7 @@ class FlashMmaPlan(KeyGroupPlan):
     row_warps: int = ROW_WARPS
     groups: int = GROUPS
     resident: int = RESIDENT
+    rolled: bool = ROLLED            # the K steps of QKᵀ and PV as loops (ptxas unrolls them), not unrolled here
 
     rows = 2                         # query rows a thread: l/4, l/4 + 8
     keys = BLOCK_KEYS // QUAD        # keys a thread of a tile
@@ -100,7 +106,7 @@ class FlashMmaPlan(KeyGroupPlan):
         return {"block": {"query_rows": bm, "keys": bn, "columns": db, "qk_chunk": dk, "v_chunk": bn},
                 "per_thread": {"rows": self.rows, "keys": self.keys, "columns": db // QUAD},
                 "resident": self.resident, "row_warps": self.row_warps, "key_groups": self.groups,
-                "shared_bytes": self.shared_bytes,
+                "shared_bytes": self.shared_bytes, "k_steps": "rolled" if self.rolled else "unrolled",
                 "instruction": f"mma.sync.aligned.m16n8k16.row.col.f32.{operand}.{operand}.f32 (ldmatrix, "
                                "128-byte swizzled shared rows)",
                 "order": "row blocks heaviest first",
@@ -231,20 +237,50 @@ class FlashMmaEmitter(FlashEmitter):
 
     def _mma_steps(self, acc: list, steps: int) -> list:
         """`steps` K steps of 16 of the staged Q and K chunks into the fragments `acc`."""
+        if self.plan.rolled:
+            return self._rolled(acc, [], steps, lambda kk, fragments, _: (self._mma_step(fragments, kk), []))
+        for kk in range(steps):
+            acc = self._mma_step(acc, _i32(kk))
+        return acc
+
+    def _mma_step(self, acc: list, kk: ir.Value) -> list:
+        """K step `kk` (i32) of QKᵀ: the warp's A fragment, then each pair of key fragments."""
         b = self.em.b
         lane = self.lane
         a_row = b.add(b.mul(self.warp, _i32(16)), b.urem(lane, _i32(16)))
         b_row = b.add(b.urem(lane, _i32(8)), b.mul(_i32(8), b.udiv(lane, _i32(16))))
-        for kk in range(steps):
-            a_frag = ldmatrix_x4(b, self._address(self.q_shared, self.plan.block[0], a_row,
-                                                  b.add(_i32(2 * kk), b.udiv(lane, _i32(16)))), transpose=False)
-            for pair in range(len(acc) // 2):
-                row = b.add(b_row, _i32(16 * pair))
-                chunk = b.add(_i32(2 * kk), b.urem(b.udiv(lane, _i32(8)), _i32(2)))
-                words = ldmatrix_x4(b, self._address(self.k_shared, BLOCK_KEYS, row, chunk), transpose=False)
-                for j, frag in ((2 * pair, words[:2]), (2 * pair + 1, words[2:])):
-                    acc[j] = mma_m16n8k16(b, self.operand, "f32", a_frag, frag, acc[j])
+        first_chunk = b.mul(kk, _i32(2))
+        a_frag = ldmatrix_x4(b, self._address(self.q_shared, self.plan.block[0], a_row,
+                                              b.add(first_chunk, b.udiv(lane, _i32(16)))), transpose=False)
+        acc = list(acc)
+        for pair in range(len(acc) // 2):
+            row = b.add(b_row, _i32(16 * pair))
+            chunk = b.add(first_chunk, b.urem(b.udiv(lane, _i32(8)), _i32(2)))
+            words = ldmatrix_x4(b, self._address(self.k_shared, BLOCK_KEYS, row, chunk), transpose=False)
+            for j, frag in ((2 * pair, words[:2]), (2 * pair + 1, words[2:])):
+                acc[j] = mma_m16n8k16(b, self.operand, "f32", a_frag, frag, acc[j])
         return acc
+
+    def _rolled(self, acc: list, queue: list, steps: int, step) -> list:
+        """`steps` trips of `step(kk, fragments, queue) -> (fragments, queue)` as one loop whose
+        accumulator fragments and `queue` (values the trips take in turn) are loop-carried
+        (thread-local slots SROA makes registers); returns the final fragments."""
+        em = self.em
+        b = em.b
+        fragment_slots = [[em.entry_alloca(F32) for _ in fragment] for fragment in acc]
+        queue_slots = [em.entry_alloca(value.type) for value in queue]
+        for slots, values in zip(fragment_slots + [queue_slots], acc + [queue]):
+            for slot, value in zip(slots, values):
+                b.store(value, slot)
+
+        def trip(kk):
+            fragments, rest = step(b.trunc(kk, I32), [[b.load(slot) for slot in f] for f in fragment_slots],
+                                   [b.load(slot) for slot in queue_slots])
+            for slots, values in zip(fragment_slots + [queue_slots], fragments + [rest]):
+                for slot, value in zip(slots, values):
+                    b.store(value, slot)
+        em.loop(_i64(0), _i64(steps), trip, name="kstep")
+        return [[b.load(slot) for slot in f] for f in fragment_slots]
 
     def _values_by_weights(self, weights: PerThread, name: str) -> PerThread:
         """O = P V: P the weights' registers as A fragments, V staged and read transposed."""
@@ -260,19 +296,31 @@ class FlashMmaEmitter(FlashEmitter):
             self._stage_tile(self.v, self.v_shared, self.j0, self.c0, BLOCK_KEYS, self.plan.columns)
             self._arrived()
         acc = [[ir.Constant(F32, 0.0)] * 4 for _ in range(fragments)]
-        lane = self.lane
-        row_in_step = b.add(b.urem(lane, _i32(8)), b.mul(_i32(8), b.urem(b.udiv(lane, _i32(8)), _i32(2))))
-        for kk in range(BLOCK_KEYS // 16):
-            # A: rows g and g + 8 of keys 16kk + 2(l%4).. (fragment 2kk) and 16kk + 8 + .. (2kk + 1)
-            a_frag = [words[0][2 * kk], words[1][2 * kk], words[0][2 * kk + 1], words[1][2 * kk + 1]]
-            row = b.add(_i32(16 * kk), row_in_step)
-            for pair in range(fragments // 2):
-                chunk = b.add(_i32(2 * pair), b.udiv(lane, _i32(16)))
-                v_words = ldmatrix_x4(b, self._address(self.v_shared, BLOCK_KEYS, row, chunk), transpose=True)
-                for j, frag in ((2 * pair, v_words[:2]), (2 * pair + 1, v_words[2:])):
-                    acc[j] = mma_m16n8k16(b, self.operand, "f32", a_frag, frag, acc[j])
+        # A of step kk: rows g and g + 8 of keys 16kk + 2(l%4).. (fragment 2kk) and 16kk + 8 + .. (2kk + 1)
+        queue = [words[r][2 * kk + half] for kk in range(BLOCK_KEYS // 16) for half in range(2) for r in range(self.rows)]
+        if self.plan.rolled:
+            # each trip takes the first four words and rotates them to the back
+            acc = self._rolled(acc, queue, BLOCK_KEYS // 16,
+                               lambda kk, fragments, words: (self._pv_step(fragments, words[:4], kk), words[4:] + words[:4]))
+        else:
+            for kk in range(BLOCK_KEYS // 16):
+                acc = self._pv_step(acc, queue[4 * kk:4 * kk + 4], _i32(kk))
         return PerThread("cols", "f32", [[acc[j][2 * r + e] for j in range(fragments) for e in range(2)]
                                          for r in range(self.rows)])
+
+    def _pv_step(self, acc: list, a_frag: list, kk: ir.Value) -> list:
+        """K step `kk` (i32) of PV: the weights' A fragment times each pair of V's column fragments."""
+        b = self.em.b
+        lane = self.lane
+        row_in_step = b.add(b.urem(lane, _i32(8)), b.mul(_i32(8), b.urem(b.udiv(lane, _i32(8)), _i32(2))))
+        row = b.add(b.mul(kk, _i32(16)), row_in_step)
+        acc = list(acc)
+        for pair in range(len(acc) // 2):
+            chunk = b.add(_i32(2 * pair), b.udiv(lane, _i32(16)))
+            v_words = ldmatrix_x4(b, self._address(self.v_shared, BLOCK_KEYS, row, chunk), transpose=True)
+            for j, frag in ((2 * pair, v_words[:2]), (2 * pair + 1, v_words[2:])):
+                acc[j] = mma_m16n8k16(b, self.operand, "f32", a_frag, frag, acc[j])
+        return acc
 
     def _weight_words(self, weights: PerThread, name: str) -> list:
         """[row][fragment] b32 words of the weights in the operand type, (low, high) = keys
