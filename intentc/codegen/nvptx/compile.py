@@ -157,7 +157,7 @@ def _unrolled(mapping: Mapping) -> bool:
     -> 0.32 s of CPU) for PTX that ran as fast or faster without it on the H200, with no
     spills and no more registers (ptxas -v); in the other mappings' loops over a row it
     saves registers and spills."""
-    return (mapping.cta is not None and mapping.cta.slots > 0) or mapping.mma is not None
+    return (mapping.cta is not None and mapping.cta.slots > 0) or mapping.mma is not None or mapping.kind == "flash"
 
 
 def _tiled(mapping: Mapping) -> bool:
