@@ -57,6 +57,10 @@ KEY_GROUPS = 2                       # groups of 256 threads (128 registers each
                                      # D = 64 / 128: 1.49x / 0.78x torch f32 (s7 round 1); one group with 2 CTAs
                                      # an SM (`groups=1, resident=2`, bench/gpu_attention.py --sweep): 1.00x / 0.53x
 WORD = 8                             # bytes of a state value in the key groups' exchange (cta.to_word)
+# LLVM's code generation level for the flash kernels: at 0 the same float instructions (every
+# rounding explicit in the IR), and ptxas, which optimizes the PTX anyway, fits flash on tensor
+# cores in fewer registers (217 against 255, ptxas -v sm_90), for a third of -O2's code generation time
+CODEGEN = 0
 
 
 def state_words(attention: FoldAttention, rows: int, columns: int) -> int:
@@ -127,6 +131,7 @@ class FlashPlan(KeyGroupPlan):
     resident: int = 1                # CTAs an SM (`.minnctapersm`) and the grid's CTAs an SM
     threads_a_group: int = THREADS   # a key group's threads
     groups: int = KEY_GROUPS         # key groups: each folds a contiguous run of a row block's tiles
+    codegen: int = CODEGEN           # LLVM's code generation level
 
     @property
     def group_threads(self) -> int:
@@ -164,7 +169,7 @@ class FlashPlan(KeyGroupPlan):
         return {"block": {"query_rows": bm, "keys": bn, "columns": db, "qk_chunk": dk, "v_chunk": VK},
                 "per_thread": {"rows": self.rows, "keys": self.keys, "columns": self.columns // ROW_LANES},
                 "resident": self.resident, "key_groups": self.groups, "shared_bytes": self.shared_bytes,
-                "instruction": "fma.rn.f32 (f32 operands: no TF32)", "order": "row blocks heaviest first",
+                "codegen": f"-O{self.codegen}", "instruction": "fma.rn.f32 (f32 operands: no TF32)", "order": "row blocks heaviest first",
                 "slices": slices_text(self.groups, self.skip_dead),
                 "state": "registers", "staging": "Q/K chunks, P and V chunks "
                 + ("a key group in dynamic" if self.groups > 1 else "in static") + " shared memory"}

@@ -38,7 +38,7 @@ from ..llvm.lowfloat import is_finite, to_register, to_storage
 from ..llvm.types import F32, I1, I16, I32, I64
 from .fold_attention import FoldAttention
 from .fold_values import FoldValues, PerThread
-from .flash_attention import FlashEmitter, KeyGroupPlan, slices_text
+from .flash_attention import CODEGEN, FlashEmitter, KeyGroupPlan, slices_text
 from .dead_slices import dead_slices_are_identity
 from .lane_dots import global_vector
 from .ptx_asm import (asm, cp_async, cp_async_commit, cp_async_wait, ldmatrix_x4, mma_m16n8k16, opaque)
@@ -70,6 +70,7 @@ class FlashMmaPlan(KeyGroupPlan):
     groups: int = GROUPS
     resident: int = RESIDENT
     rolled: bool = ROLLED            # the K steps of QKᵀ and PV as loops (ptxas unrolls them), not unrolled here
+    codegen: int = CODEGEN           # LLVM's code generation level
 
     rows = 2                         # query rows a thread: l/4, l/4 + 8
     keys = BLOCK_KEYS // QUAD        # keys a thread of a tile
@@ -107,6 +108,7 @@ class FlashMmaPlan(KeyGroupPlan):
                 "per_thread": {"rows": self.rows, "keys": self.keys, "columns": db // QUAD},
                 "resident": self.resident, "row_warps": self.row_warps, "key_groups": self.groups,
                 "shared_bytes": self.shared_bytes, "k_steps": "rolled" if self.rolled else "unrolled",
+                "codegen": f"-O{self.codegen}",
                 "instruction": f"mma.sync.aligned.m16n8k16.row.col.f32.{operand}.{operand}.f32 (ldmatrix, "
                                "128-byte swizzled shared rows)",
                 "order": "row blocks heaviest first",
