@@ -224,6 +224,28 @@ def _i32(value: int) -> ir.Constant:
     return ir.Constant(I32, value)
 
 
+@dataclass(frozen=True)
+class _Fold:
+    """A pass's fold in thread-local slots (SROA makes them registers): the state, the trip's
+    summary, whether the trip combines the two (else the summary is the new state) and
+    whether the state holds anything yet."""
+    state: list
+    summary: list
+    combines: ir.Value
+    started: ir.Value
+
+
+def _flat(leaves: list) -> list:
+    return [value for leaf in leaves for row in leaf.values for value in row]
+
+
+def _unflat(values: list, leaves: list, rows: int) -> list:
+    """The fold's leaves ((dtype, kind, slots a row) each, `rows` rows) from their flat values."""
+    flat = iter(values)
+    return [PerThread(kind, dtype, [[next(flat) for _ in range(slots)] for _ in range(rows)])
+            for dtype, kind, slots in leaves]
+
+
 class FlashEmitter:
     def __init__(self, em, plan):            # a FlashPlan, or flash_mma.py's FlashMmaPlan
         self.em, self.plan = em, plan
@@ -333,38 +355,120 @@ class FlashEmitter:
         fold_at = ops.index(a.fold)
         types = a.fold.result_types
         leaves = [leaf for t in types for leaf in self._leaf_types(t)]
-        state = [[[em.entry_alloca(register_type(dtype)) for _ in range(slots)] for _ in range(self.rows)]
-                 for dtype, _, slots in leaves]
-        for slots, (dtype, _, _) in zip(state, leaves):     # defined before the first trip's combine
-            for row in slots:
-                for slot in row:
-                    b.store(ir.Constant(register_type(dtype), 0), slot)
-        started = em.entry_alloca(I1)
-        b.store(ir.Constant(I1, 0), started)
+        fold = _Fold(*(self._slots(leaves) for _ in range(2)), em.entry_alloca(I1), em.entry_alloca(I1))
+        for slot in fold.state:              # defined before the first trip's combine
+            b.store(ir.Constant(slot.type.pointee, 0), slot)
+        b.store(ir.Constant(I1, 0), fold.started)
         bn = plan.block[1]
 
         def tile(j0):
+            """The tile's summary into `fold.summary`; combined with the state if there is one."""
             self.j0 = j0
             values.key_exists = [b.icmp_signed("<", b.add(j0, self.key_offset(n)), self.rows_extent)
                                  for n in range(self.keys)]
             values.run(ops[1:fold_at])
-            summary = self._summarize(a.fold)
-            previous = [self._load_leaf(slots, leaf) for slots, leaf in zip(state, leaves)]
-            combined = self._combine(a.fold, previous, summary)
-            has = b.load(started)
-            for slots, new, first in zip(state, combined, summary):
-                for row_slots, new_row, first_row in zip(slots, new.values, first.values):
-                    for slot, x, y in zip(row_slots, new_row, first_row):
-                        b.store(b.select(has, x, y), slot)
-            b.store(ir.Constant(I1, 1), started)
+            for slot, value in zip(fold.summary, _flat(self._summarize(a.fold))):
+                b.store(value, slot)
+            b.store(b.load(fold.started), fold.combines)
+            b.store(ir.Constant(I1, 1), fold.started)
+
+        def trip(j0):
+            if plan.groups == 1:
+                tile(j0)
+            else:
+                with b.if_else(b.icmp_signed("<", j0, stop)) as (tiles, merges):
+                    with tiles:
+                        tile(j0)
+                    with merges:
+                        self._take_group(fold, j0, tiles_end)
+            previous, summary = (_unflat([b.load(slot) for slot in slots], leaves, self.rows)
+                                 for slots in (fold.state, fold.summary))
+            combined = _flat(self._combine(a.fold, previous, summary))
+            combines = b.load(fold.combines)
+            for slot, x, y in zip(fold.state, combined, _flat(summary)):
+                b.store(b.select(combines, x, y), slot)
         start, stop = self._key_range(self._keys_end(i0, c0))
-        em.loop(start, stop, tile, _i64(bn), name="keytile")
-        results = self._merged(a.fold, [self._load_leaf(slots, leaf) for slots, leaf in zip(state, leaves)],
-                               b.load(started))
+        tiles_end = self._tiles_end(start, stop)
+        em.loop(start, self._trips_end(tiles_end), trip, _i64(bn), name="keytile")
+        self._give_state(fold)
         for name, type_ in zip(a.fold.results, types):
-            values.env[name] = rebuild(type_, results)
+            values.env[name] = rebuild(type_, _unflat([b.load(slot) for slot in fold.state], leaves, self.rows))
         values.run(ops[fold_at + 1:-1])
         self._write(ops[-1], rows)
+
+    def _slots(self, leaves: list) -> list:
+        """A register slot for each value of the fold's state (leaf by leaf, row by row)."""
+        return [self.em.entry_alloca(register_type(dtype)) for dtype, _, slots in leaves
+                for _ in range(self.rows) for _ in range(slots)]
+
+    # ---- the key groups: group 0 takes the others' states in as the last trips of its loop -----
+    # Each key group folds its run of the block's tiles; the other groups then leave their states
+    # in shared memory (`_give_state`), and group 0's loop runs G - 1 trips more whose summaries
+    # are those states, in key order: the combine's code is emitted once, in the loop's body.
+    def _tiles_end(self, start: ir.Value, stop: ir.Value) -> ir.Value:
+        """Where the key tile trips of [start, stop) end: the first trip past them."""
+        b = self.em.b
+        bn = self.plan.block[1]
+        tiles = b.sdiv(b.add(b.sub(stop, start), _i64(bn - 1)), _i64(bn))
+        return b.add(start, b.mul(b.select(b.icmp_signed(">", tiles, _i64(0)), tiles, _i64(0)), _i64(bn)))
+
+    def _trips_end(self, tiles_end: ir.Value) -> ir.Value:
+        """The loop's end: group 0 takes the other groups' states in G - 1 trips past its tiles."""
+        b = self.em.b
+        if self.plan.groups == 1:
+            return tiles_end
+        merges = b.select(b.icmp_unsigned("==", self.key_group, _i32(0)), _i64(self.plan.groups - 1), _i64(0))
+        return b.add(tiles_end, b.mul(merges, _i64(self.plan.block[1])))
+
+    def _exchange(self, group: ir.Value, count: int) -> tuple:
+        """(base, offset): the shared address of this thread's first word of group `group`'s
+        (i32, counted from group 1) state; word i lies `offset(i)` bytes on, an immediate
+        offset of the access (as LLVM values, the many `base + constant` sums sent its
+        straight-line strength reduction through every pair of them: a third of flash on
+        tensor cores' code generation)."""
+        b = self.em.b
+        threads = self.plan.group_threads
+        slot = b.add(b.mul(group, _i32(count * threads)), b.trunc(self.group_tid, I32))
+        return b.add(self.shared, b.mul(slot, _i32(WORD))), lambda index: index * threads * WORD
+
+    def _give_state(self, fold: _Fold) -> None:
+        """Groups 1.. leave their states (and whether they folded a tile) in shared memory, each
+        thread at the place of the same rows and columns in its group; every group's buffers
+        are free first (the words overlay them), and no group stages again before group 0
+        took them in."""
+        em = self.em
+        b = em.b
+        if self.plan.groups == 1:
+            return
+        with b.if_then(b.icmp_unsigned("!=", self.key_group, _i32(0))):
+            cp_async_wait(b, 0)          # a group's copies in flight land before its buffers are reused
+            barrier(em)                  # every group is done with its buffers (group 0: in `_take_group`)
+            words = [b.load(slot) for slot in [*fold.state, fold.started]]
+            base, offset = self._exchange(b.sub(self.key_group, _i32(1)), len(words))
+            for index, value in enumerate(words):
+                asm(b, f"st.shared.b64 [$0+{offset(index)}], $1;", "r,l,~{memory}", ir.VoidType(),
+                    [base, to_word(em, value)])
+            barrier(em)                  # the states are there (group 0: in `_take_group`)
+        barrier(em)                      # the exchange is read before any group stages again
+
+    def _take_group(self, fold: _Fold, j0: ir.Value, tiles_end: ir.Value) -> None:
+        """Group 0's trip past its tiles: group 1 + (j0 - tiles_end) / BN's state is the summary;
+        a group that folded no tile leaves the state as it is."""
+        em = self.em
+        b = em.b
+        with b.if_then(b.icmp_signed("==", j0, tiles_end)):
+            cp_async_wait(b, 0)
+            barrier(em)                  # the other groups are done with their buffers
+            barrier(em)                  # and have left their states
+        kept = [*fold.state, fold.started]
+        base, offset = self._exchange(b.trunc(b.sdiv(b.sub(j0, tiles_end), _i64(self.plan.block[1])), I32), len(kept))
+        other = [from_word(em, asm(b, f"ld.shared.b64 $0, [$1+{offset(index)}];", "=l,r,~{memory}", I64, [base]),
+                           slot.type.pointee) for index, slot in enumerate(kept)]
+        has, other_has = b.load(fold.started), other[-1]
+        for slot, mine, theirs in zip(fold.summary, fold.state, other):
+            b.store(b.select(other_has, theirs, b.load(mine)), slot)
+        b.store(b.and_(has, other_has), fold.combines)
+        b.store(b.or_(has, other_has), fold.started)
 
     def _key_range(self, keys_end: ir.Value) -> tuple:
         """The key group's run of the block's tiles, [start, stop): tiles [g n / G, (g + 1) n / G)
@@ -382,61 +486,6 @@ class FlashEmitter:
         start, stop = boundary(group), boundary(b.add(group, _i64(1)))
         self.keys_end = b.select(b.icmp_signed("<", stop, keys_end), stop, keys_end)
         return start, self.keys_end
-
-    def _merged(self, fold, leaves: list, started: ir.Value) -> list:
-        """Group 0's state combined with the other key groups' in key order, through shared
-        memory (each thread with the threads of the same place in their groups: the same rows
-        and columns); a group that folded no tile (`started` false) is left out."""
-        em = self.em
-        b = em.b
-        plan = self.plan
-        if plan.groups == 1:
-            return leaves
-        words = [value for leaf in leaves for row in leaf.values for value in row] + [started]
-        cp_async_wait(b, 0)          # a group's copies in flight land before its buffers are reused
-        barrier(em)                  # every group is done with its buffers
-
-        def base(group) -> ir.Value:
-            """The address of the group's first word slot of this thread; word i lies
-            `i · group threads · WORD` bytes on, an immediate offset of the access (as LLVM
-            values, the many `base + constant` sums sent its straight-line strength reduction
-            through every pair of them: a third of flash on tensor cores' code generation)."""
-            slot = b.add(b.mul(group, _i32(len(words) * plan.group_threads)), b.trunc(self.group_tid, I32))
-            return b.add(self.shared, b.mul(slot, _i32(WORD)))
-
-        def offset(index: int) -> int:
-            return index * plan.group_threads * WORD
-        with b.if_then(b.icmp_unsigned("!=", self.key_group, _i32(0))):
-            address = base(b.sub(self.key_group, _i32(1)))
-            for index, value in enumerate(words):
-                asm(b, f"st.shared.b64 [$0+{offset(index)}], $1;", "r,l,~{memory}", ir.VoidType(),
-                    [address, to_word(em, value)])
-        barrier(em)
-        slots = [em.entry_alloca(value.type) for value in words]   # the running state, then its flag
-        for slot, value in zip(slots, words):
-            b.store(value, slot)
-
-        def unflatten(values: list) -> list:
-            flat = iter(values)
-            return [PerThread(leaf.kind, leaf.dtype, [[next(flat) for _ in row] for row in leaf.values])
-                    for leaf in leaves]
-
-        def merge(group):            # one loop body: the combine's code once, whatever G
-            index32 = b.trunc(b.sub(group, _i64(1)), I32)
-            address = base(index32)
-            other = [from_word(em, asm(b, f"ld.shared.b64 $0, [$1+{offset(index)}];", "=l,r,~{memory}", I64, [address]),
-                               value.type) for index, value in enumerate(words)]
-            mine = [b.load(slot) for slot in slots]
-            combined = self._combine(fold, unflatten(mine[:-1]), unflatten(other[:-1]))
-            flat = [value for leaf in combined for row in leaf.values for value in row]
-            has, other_has = mine[-1], other[-1]
-            for slot, x, y, z in zip(slots, flat, other, mine):
-                b.store(b.select(other_has, b.select(has, x, y), z), slot)
-            b.store(b.or_(has, other_has), slots[-1])
-        em.loop(_i64(1), _i64(plan.groups), merge, name="merge")
-        state = unflatten([b.load(slot) for slot in slots[:-1]])
-        barrier(em)                  # the exchange is read before any group stages again
-        return state
 
     def _keys_end(self, i0: ir.Value, c0: ir.Value) -> ir.Value:
         """Where the fold's key tiles end for rows [i0, i0 + BM): T, or, where the plan skips
@@ -478,11 +527,6 @@ class FlashEmitter:
         if isinstance(type_, RecordType):
             return [leaf for f in type_.fields for leaf in self._leaf_types(f.type)]
         return [(type_.dtype, "rows", 1)] if not type_.shape else [(type_.dtype, "cols", self.cols)]
-
-    def _load_leaf(self, slots, leaf) -> PerThread:
-        b = self.em.b
-        dtype, kind, _ = leaf
-        return PerThread(kind, dtype, [[b.load(slot) for slot in row] for row in slots])
 
     def _summarize(self, fold) -> list:
         """The summarizer on the current tile: len, the keys' positions, the tile's scores."""

@@ -271,14 +271,14 @@ class FlashMmaEmitter(FlashEmitter):
         b = em.b
         fragment_slots = [[em.entry_alloca(F32) for _ in fragment] for fragment in acc]
         queue_slots = [em.entry_alloca(value.type) for value in queue]
-        for slots, values in zip(fragment_slots + [queue_slots], acc + [queue]):
+        for slots, values in zip([*fragment_slots, queue_slots], [*acc, queue]):
             for slot, value in zip(slots, values):
                 b.store(value, slot)
 
         def trip(kk):
             fragments, rest = step(b.trunc(kk, I32), [[b.load(slot) for slot in f] for f in fragment_slots],
                                    [b.load(slot) for slot in queue_slots])
-            for slots, values in zip(fragment_slots + [queue_slots], fragments + [rest]):
+            for slots, values in zip([*fragment_slots, queue_slots], [*fragments, rest]):
                 for slot, value in zip(slots, values):
                     b.store(value, slot)
         em.loop(_i64(0), _i64(steps), trip, name="kstep")
@@ -286,8 +286,6 @@ class FlashMmaEmitter(FlashEmitter):
 
     def _values_by_weights(self, weights: PerThread, name: str) -> PerThread:
         """O = P V: P the weights' registers as A fragments, V staged and read transposed."""
-        em = self.em
-        b = em.b
         fragments = self.plan.columns // 8
         words = self._weight_words(weights, name)
         if self.plan.resident_depth:
