@@ -33,8 +33,8 @@ from ..layout.assign import Assignment
 from ..layout.encodings import Blocked
 from ...ir.types import RecordType
 from ..llvm.lowfloat import to_storage
-from ..llvm.types import F32, I1, I32, I64, register_type
-from .cta import barrier, from_word, shared_array, sreg, to_word
+from ..llvm.types import F32, F64, I1, I32, I64, register_type
+from .cta import barrier, shared_array, sreg
 from .lane_dots import global_vector
 from .ptx_asm import asm, cp_async_wait, opaque, shared_address
 from .dead_slices import dead_slices_are_identity
@@ -222,6 +222,16 @@ def _i64(value: int) -> ir.Constant:
 
 def _i32(value: int) -> ir.Constant:
     return ir.Constant(I32, value)
+
+
+def _shared_access(type_: ir.Type) -> tuple:
+    """(PTX type, inline asm constraint, register type) of a state value in the exchange: an
+    integer narrower than 32 bits travels as a b32."""
+    if type_ == F32:
+        return "f32", "f", F32
+    if type_ == F64:
+        return "f64", "d", F64
+    return ("b64", "l", I64) if type_.width == 64 else ("b32", "r", I32)
 
 
 @dataclass(frozen=True)
@@ -446,10 +456,19 @@ class FlashEmitter:
             words = [b.load(slot) for slot in [*fold.state, fold.started]]
             base, offset = self._exchange(b.sub(self.key_group, _i32(1)), len(words))
             for index, value in enumerate(words):
-                asm(b, f"st.shared.b64 [$0+{offset(index)}], $1;", "r,l,~{memory}", ir.VoidType(),
-                    [base, to_word(em, value)])
+                kind, constraint, register = _shared_access(value.type)
+                stored = b.zext(value, register) if value.type != register else value
+                asm(b, f"st.shared.{kind} [$0+{offset(index)}], $1;", f"r,{constraint},~{{memory}}", ir.VoidType(),
+                    [base, stored])
             barrier(em)                  # the states are there (group 0: in `_take_group`)
         barrier(em)                      # the exchange is read before any group stages again
+
+    def _shared_load(self, base: ir.Value, offset: int, type_: ir.Type) -> ir.Value:
+        """A value of `type_` from shared address base + offset, as `_give_state` stored it."""
+        b = self.em.b
+        kind, constraint, register = _shared_access(type_)
+        loaded = asm(b, f"ld.shared.{kind} $0, [$1+{offset}];", f"={constraint},r,~{{memory}}", register, [base])
+        return b.trunc(loaded, type_) if type_ != register else loaded
 
     def _take_group(self, fold: _Fold, j0: ir.Value, tiles_end: ir.Value) -> None:
         """Group 0's trip past its tiles: group 1 + (j0 - tiles_end) / BN's state is the summary;
@@ -462,8 +481,7 @@ class FlashEmitter:
             barrier(em)                  # and have left their states
         kept = [*fold.state, fold.started]
         base, offset = self._exchange(b.trunc(b.sdiv(b.sub(j0, tiles_end), _i64(self.plan.block[1])), I32), len(kept))
-        other = [from_word(em, asm(b, f"ld.shared.b64 $0, [$1+{offset(index)}];", "=l,r,~{memory}", I64, [base]),
-                           slot.type.pointee) for index, slot in enumerate(kept)]
+        other = [self._shared_load(base, offset(index), slot.type.pointee) for index, slot in enumerate(kept)]
         has, other_has = b.load(fold.started), other[-1]
         for slot, mine, theirs in zip(fold.summary, fold.state, other):
             b.store(b.select(other_has, theirs, b.load(mine)), slot)
