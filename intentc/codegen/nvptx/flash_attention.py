@@ -37,6 +37,7 @@ from ..llvm.types import F32, F64, I1, I32, I64, register_type
 from .cta import barrier, shared_array, sreg
 from .lane_dots import global_vector
 from .ptx_asm import asm, cp_async_wait, opaque, shared_address
+from .carried_loops import carried_loop, joined
 from .dead_slices import dead_slices_are_identity
 from .fold_attention import FoldAttention
 from .fold_values import ROW_LANES, FoldValues, PerThread, rebuild, record_leaves
@@ -234,17 +235,6 @@ def _shared_access(type_: ir.Type) -> tuple:
     return ("b64", "l", I64) if type_.width == 64 else ("b32", "r", I32)
 
 
-@dataclass(frozen=True)
-class _Fold:
-    """A pass's fold in thread-local slots (SROA makes them registers): the state, the trip's
-    summary, whether the trip combines the two (else the summary is the new state) and
-    whether the state holds anything yet."""
-    state: list
-    summary: list
-    combines: ir.Value
-    started: ir.Value
-
-
 def _flat(leaves: list) -> list:
     return [value for leaf in leaves for row in leaf.values for value in row]
 
@@ -365,51 +355,48 @@ class FlashEmitter:
         fold_at = ops.index(a.fold)
         types = a.fold.result_types
         leaves = [leaf for t in types for leaf in self._leaf_types(t)]
-        fold = _Fold(*(self._slots(leaves) for _ in range(2)), em.entry_alloca(I1), em.entry_alloca(I1))
-        for slot in fold.state:              # defined before the first trip's combine
-            b.store(ir.Constant(slot.type.pointee, 0), slot)
-        b.store(ir.Constant(I1, 0), fold.started)
         bn = plan.block[1]
 
-        def tile(j0):
-            """The tile's summary into `fold.summary`; combined with the state if there is one."""
+        def tile(j0, started) -> tuple:
+            """(the tile's summary, whether it combines with the state, started)."""
             self.j0 = j0
             values.key_exists = [b.icmp_signed("<", b.add(j0, self.key_offset(n)), self.rows_extent)
                                  for n in range(self.keys)]
             values.run(ops[1:fold_at])
-            for slot, value in zip(fold.summary, _flat(self._summarize(a.fold))):
-                b.store(value, slot)
-            b.store(b.load(fold.started), fold.combines)
-            b.store(ir.Constant(I1, 1), fold.started)
+            return _flat(self._summarize(a.fold)), started, ir.Constant(I1, 1)
 
-        def trip(j0):
+        def trip(j0, carried):
+            """The trip's summary combined into the state (the first one is the state)."""
+            state, started = carried[:-1], carried[-1]
             if plan.groups == 1:
-                tile(j0)
+                summary, combines, started = tile(j0, started)
             else:
                 with b.if_else(b.icmp_signed("<", j0, stop)) as (tiles, merges):
                     with tiles:
-                        tile(j0)
+                        from_tile = (*tile(j0, started), b.block)
                     with merges:
-                        self._take_group(fold, j0, tiles_end)
-            previous, summary = (_unflat([b.load(slot) for slot in slots], leaves, self.rows)
-                                 for slots in (fold.state, fold.summary))
-            combined = _flat(self._combine(a.fold, previous, summary))
-            combines = b.load(fold.combines)
-            for slot, x, y in zip(fold.state, combined, _flat(summary)):
-                b.store(b.select(combines, x, y), slot)
+                        from_group = (*self._take_group(j0, tiles_end, state, started), b.block)
+                summary, combines, started = self._joined(from_tile, from_group)
+            combined = _flat(self._combine(a.fold, _unflat(state, leaves, self.rows), _unflat(summary, leaves, self.rows)))
+            return [b.select(combines, x, y) for x, y in zip(combined, summary)] + [started]
         start, stop = self._key_range(self._keys_end(i0, c0))
         tiles_end = self._tiles_end(start, stop)
-        em.loop(start, self._trips_end(tiles_end), trip, _i64(bn), name="keytile")
-        self._give_state(fold)
+        # the state is defined before the first trip's combine (whose result the first trip drops)
+        initial = [ir.Constant(register_type(dtype), 0) for dtype, _, slots in leaves
+                   for _ in range(self.rows) for _ in range(slots)]
+        *state, started = carried_loop(em, start, self._trips_end(tiles_end), _i64(bn), [*initial, ir.Constant(I1, 0)],
+                                       trip, "keytile")
+        self._give_state(state, started)
         for name, type_ in zip(a.fold.results, types):
-            values.env[name] = rebuild(type_, _unflat([b.load(slot) for slot in fold.state], leaves, self.rows))
+            values.env[name] = rebuild(type_, _unflat(state, leaves, self.rows))
         values.run(ops[fold_at + 1:-1])
         self._write(ops[-1], rows)
 
-    def _slots(self, leaves: list) -> list:
-        """A register slot for each value of the fold's state (leaf by leaf, row by row)."""
-        return [self.em.entry_alloca(register_type(dtype)) for dtype, _, slots in leaves
-                for _ in range(self.rows) for _ in range(slots)]
+    def _joined(self, *incoming) -> tuple:
+        """(summary, combines, started) where a tile's and a group's trip meet."""
+        joined_values = joined(self.em.b, [([*summary, combines, started], block)
+                                           for summary, combines, started, block in incoming])
+        return joined_values[:-2], joined_values[-2], joined_values[-1]
 
     # ---- the key groups: group 0 takes the others' states in as the last trips of its loop -----
     # Each key group folds its run of the block's tiles; the other groups then leave their states
@@ -441,7 +428,7 @@ class FlashEmitter:
         slot = b.add(b.mul(group, _i32(count * threads)), b.trunc(self.group_tid, I32))
         return b.add(self.shared, b.mul(slot, _i32(WORD))), lambda index: index * threads * WORD
 
-    def _give_state(self, fold: _Fold) -> None:
+    def _give_state(self, state: list, started: ir.Value) -> None:
         """Groups 1.. leave their states (and whether they folded a tile) in shared memory, each
         thread at the place of the same rows and columns in its group; every group's buffers
         are free first (the words overlay them), and no group stages again before group 0
@@ -453,7 +440,7 @@ class FlashEmitter:
         with b.if_then(b.icmp_unsigned("!=", self.key_group, _i32(0))):
             cp_async_wait(b, 0)          # a group's copies in flight land before its buffers are reused
             barrier(em)                  # every group is done with its buffers (group 0: in `_take_group`)
-            words = [b.load(slot) for slot in [*fold.state, fold.started]]
+            words = [*state, started]
             base, offset = self._exchange(b.sub(self.key_group, _i32(1)), len(words))
             for index, value in enumerate(words):
                 kind, constraint, register = _shared_access(value.type)
@@ -470,23 +457,21 @@ class FlashEmitter:
         loaded = asm(b, f"ld.shared.{kind} $0, [$1+{offset}];", f"={constraint},r,~{{memory}}", register, [base])
         return b.trunc(loaded, type_) if type_ != register else loaded
 
-    def _take_group(self, fold: _Fold, j0: ir.Value, tiles_end: ir.Value) -> None:
-        """Group 0's trip past its tiles: group 1 + (j0 - tiles_end) / BN's state is the summary;
-        a group that folded no tile leaves the state as it is."""
+    def _take_group(self, j0: ir.Value, tiles_end: ir.Value, state: list, started: ir.Value) -> tuple:
+        """Group 0's trip past its tiles: group 1 + (j0 - tiles_end) / BN's state is the summary
+        (whether it combines with the state, started); a group that folded no tile leaves the
+        state as it is."""
         em = self.em
         b = em.b
         with b.if_then(b.icmp_signed("==", j0, tiles_end)):
             cp_async_wait(b, 0)
             barrier(em)                  # the other groups are done with their buffers
             barrier(em)                  # and have left their states
-        kept = [*fold.state, fold.started]
-        base, offset = self._exchange(b.trunc(b.sdiv(b.sub(j0, tiles_end), _i64(self.plan.block[1])), I32), len(kept))
-        other = [self._shared_load(base, offset(index), slot.type.pointee) for index, slot in enumerate(kept)]
-        has, other_has = b.load(fold.started), other[-1]
-        for slot, mine, theirs in zip(fold.summary, fold.state, other):
-            b.store(b.select(other_has, theirs, b.load(mine)), slot)
-        b.store(b.and_(has, other_has), fold.combines)
-        b.store(b.or_(has, other_has), fold.started)
+        types = [value.type for value in [*state, started]]
+        base, offset = self._exchange(b.trunc(b.sdiv(b.sub(j0, tiles_end), _i64(self.plan.block[1])), I32), len(types))
+        *other, other_has = [self._shared_load(base, offset(index), type_) for index, type_ in enumerate(types)]
+        summary = [b.select(other_has, theirs, mine) for theirs, mine in zip(other, state)]
+        return summary, b.and_(started, other_has), b.or_(started, other_has)
 
     def _key_range(self, keys_end: ir.Value) -> tuple:
         """The key group's run of the block's tiles, [start, stop): tiles [g n / G, (g + 1) n / G)
@@ -583,12 +568,10 @@ class FlashEmitter:
     def _scores(self) -> PerThread:
         """S[r][n] = sum_d q[row r, d] · k[key n, d]: Q and K chunks of DK columns staged
         (zero past the view), then fma in d order."""
-        em = self.em
-        b = em.b
+        b = self.em.b
         bm, bn, _, _ = self.plan.block
-        acc = self._zeroed(self.keys)
 
-        def chunk(d0):
+        def chunk(d0, acc):
             self._group_barrier()
             self._stage(self.q, self.q_shared, self.i0, d0, bm, DK, DK + PAD)
             self._stage(self.k, self.k_shared, self.j0, d0, bn, DK, DK + PAD)
@@ -599,15 +582,14 @@ class FlashEmitter:
                 ks = [self._vector(self.k_shared, self._at(b.add(self.tx, _i64(ROW_LANES * n)), DK + PAD, dd))
                       for n in range(self.keys)]
                 for step in range(VECTOR):
-                    self._rank_one(acc, [q[step] for q in qs], [k[step] for k in ks])
-        em.loop(_i64(0), self.depth, chunk, _i64(DK), name="dchunk")
-        return PerThread("keys", "f32", [[b.load(slot) for slot in row] for row in acc])
+                    acc = self._rank_one(acc, [q[step] for q in qs], [k[step] for k in ks])
+            return acc
+        return PerThread("keys", "f32", self._accumulated(_i64(0), self.depth, _i64(DK), self.keys, chunk, "dchunk"))
 
     def _weighted_values(self, weights: PerThread) -> PerThread:
         """sum_j w[r][j] · v[j, column]: P (0 for keys past the axis) through shared memory,
         V chunks of VK keys, fma in key order."""
-        em = self.em
-        b = em.b
+        b = self.em.b
         _, bn, db, _ = self.plan.block
         self._group_barrier()         # the previous tile's readers of P are done
         for r in range(self.rows):
@@ -615,9 +597,8 @@ class FlashEmitter:
             for n in range(self.keys):
                 weight = b.select(self.values.key_exists[n], weights.values[r][n], ir.Constant(F32, 0.0))
                 b.store(weight, b.gep(self.p_shared, [self._at(row, bn + PAD, b.add(self.tx, _i64(ROW_LANES * n)))]))
-        acc = self._zeroed(self.cols)
 
-        def chunk(jv):
+        def chunk(jv, acc):
             self._group_barrier()
             self._stage(self.v, self.v_shared, b.add(self.j0, jv), self.c0, VK, db, db)
             self._group_barrier()
@@ -625,25 +606,25 @@ class FlashEmitter:
                 ps = [self._vector(self.p_shared, self._at(b.add(self.ty, _i64(self.plan.row_groups * r)), bn + PAD,
                                                            b.add(jv, _i64(kk)))) for r in range(self.rows)]
                 for step in range(VECTOR):
-                    self._rank_one(acc, [p[step] for p in ps], self._value_row(kk + step))
-        em.loop(_i64(0), _i64(bn), chunk, _i64(VK), name="vchunk")
-        return PerThread("cols", "f32", [[b.load(slot) for slot in row] for row in acc])
+                    acc = self._rank_one(acc, [p[step] for p in ps], self._value_row(kk + step))
+            return acc
+        return PerThread("cols", "f32", self._accumulated(_i64(0), _i64(bn), _i64(VK), self.cols, chunk, "vchunk"))
 
-    def _zeroed(self, slots: int) -> list:
-        """f32 accumulators, `slots` a row, at 0 (promoted to registers)."""
-        acc = [[self.em.entry_alloca(F32) for _ in range(slots)] for _ in range(self.rows)]
-        for row in acc:
-            for slot in row:
-                self.em.b.store(ir.Constant(F32, 0.0), slot)
-        return acc
+    def _accumulated(self, start, stop, step, slots: int, chunk, name: str) -> list:
+        """f32 accumulators ([row][slot], `slots` a row, from 0) through a loop whose trips
+        `chunk(i, acc) -> acc` add to them."""
+        def trip(index, flat):
+            acc = chunk(index, [flat[r * slots:(r + 1) * slots] for r in range(self.rows)])
+            return [value for row in acc for value in row]
+        final = carried_loop(self.em, start, stop, step, [ir.Constant(F32, 0.0)] * (self.rows * slots), trip, name)
+        return [final[r * slots:(r + 1) * slots] for r in range(self.rows)]
 
-    def _rank_one(self, acc: list, lefts: list, rights: list) -> None:
-        """acc[r][n] = fma(lefts[r], rights[n], acc[r][n]): one step of a contraction."""
+    def _rank_one(self, acc: list, lefts: list, rights: list) -> list:
+        """acc[r][n] + lefts[r] · rights[n] (one `fma` each): one step of a contraction."""
         em = self.em
         fma = em.declare("llvm.fma.f32", F32, [F32, F32, F32])
-        for left, row in zip(lefts, acc):
-            for right, slot in zip(rights, row):
-                em.b.store(em.b.call(fma, [left, right, em.b.load(slot)]), slot)
+        return [[em.b.call(fma, [left, right, value]) for right, value in zip(rights, row)]
+                for left, row in zip(lefts, acc)]
 
     def column(self, m: int) -> ir.Value:
         """The thread's column slot m within the block: four consecutive columns a lane

@@ -39,6 +39,7 @@ from ..llvm.types import F32, I1, I16, I32, I64
 from .fold_attention import FoldAttention
 from .fold_values import FoldValues, PerThread
 from .flash_attention import CODEGEN, FlashEmitter, KeyGroupPlan, slices_text
+from .carried_loops import carried_loop
 from .dead_slices import dead_slices_are_identity
 from .lane_dots import global_vector
 from .ptx_asm import (asm, cp_async, cp_async_commit, cp_async_wait, ldmatrix_x4, mma_m16n8k16, opaque)
@@ -265,24 +266,19 @@ class FlashMmaEmitter(FlashEmitter):
 
     def _rolled(self, acc: list, queue: list, steps: int, step) -> list:
         """`steps` trips of `step(kk, fragments, queue) -> (fragments, queue)` as one loop whose
-        accumulator fragments and `queue` (values the trips take in turn) are loop-carried
-        (thread-local slots SROA makes registers); returns the final fragments."""
-        em = self.em
-        b = em.b
-        fragment_slots = [[em.entry_alloca(F32) for _ in fragment] for fragment in acc]
-        queue_slots = [em.entry_alloca(value.type) for value in queue]
-        for slots, values in zip([*fragment_slots, queue_slots], [*acc, queue]):
-            for slot, value in zip(slots, values):
-                b.store(value, slot)
+        accumulator fragments and `queue` (values the trips take in turn) are loop-carried;
+        returns the final fragments."""
+        b = self.em.b
+        count = sum(map(len, acc))
 
-        def trip(kk):
-            fragments, rest = step(b.trunc(kk, I32), [[b.load(slot) for slot in f] for f in fragment_slots],
-                                   [b.load(slot) for slot in queue_slots])
-            for slots, values in zip([*fragment_slots, queue_slots], [*fragments, rest]):
-                for slot, value in zip(slots, values):
-                    b.store(value, slot)
-        em.loop(_i64(0), _i64(steps), trip, name="kstep")
-        return [[b.load(slot) for slot in f] for f in fragment_slots]
+        def fragments(values: list) -> list:
+            return [values[4 * j:4 * j + 4] for j in range(len(acc))]
+
+        def trip(kk, values):
+            stepped, rest = step(b.trunc(kk, I32), fragments(values[:count]), values[count:])
+            return [value for fragment in stepped for value in fragment] + rest
+        final = carried_loop(self.em, _i64(0), _i64(steps), _i64(1), [v for f in acc for v in f] + queue, trip, "kstep")
+        return fragments(final[:count])
 
     def _values_by_weights(self, weights: PerThread, name: str) -> PerThread:
         """O = P V: P the weights' registers as A fragments, V staged and read transposed."""
