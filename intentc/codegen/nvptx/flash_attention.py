@@ -133,6 +133,7 @@ class FlashPlan(KeyGroupPlan):
     threads_a_group: int = THREADS   # a key group's threads
     groups: int = KEY_GROUPS         # key groups: each folds a contiguous run of a row block's tiles
     codegen: int = CODEGEN           # LLVM's code generation level
+    rolled: bool = True              # the rank-one steps over a staged chunk as a loop (ptxas unrolls it)
 
     @property
     def group_threads(self) -> int:
@@ -170,7 +171,8 @@ class FlashPlan(KeyGroupPlan):
         return {"block": {"query_rows": bm, "keys": bn, "columns": db, "qk_chunk": dk, "v_chunk": VK},
                 "per_thread": {"rows": self.rows, "keys": self.keys, "columns": self.columns // ROW_LANES},
                 "resident": self.resident, "key_groups": self.groups, "shared_bytes": self.shared_bytes,
-                "codegen": f"-O{self.codegen}", "instruction": "fma.rn.f32 (f32 operands: no TF32)", "order": "row blocks heaviest first",
+                "codegen": f"-O{self.codegen}", "steps": "rolled" if self.rolled else "unrolled",
+                "instruction": "fma.rn.f32 (f32 operands: no TF32)", "order": "row blocks heaviest first",
                 "slices": slices_text(self.groups, self.skip_dead),
                 "state": "registers", "staging": "Q/K chunks, P and V chunks "
                 + ("a key group in dynamic" if self.groups > 1 else "in static") + " shared memory"}
@@ -576,14 +578,15 @@ class FlashEmitter:
             self._stage(self.q, self.q_shared, self.i0, d0, bm, DK, DK + PAD)
             self._stage(self.k, self.k_shared, self.j0, d0, bn, DK, DK + PAD)
             self._group_barrier()
-            for dd in range(0, DK, VECTOR):      # four columns of each row and key at once
+            def columns(dd, acc):                # four columns of each row and key at once
                 qs = [self._vector(self.q_shared, self._at(b.add(self.ty, _i64(self.plan.row_groups * r)), DK + PAD, dd))
                       for r in range(self.rows)]
                 ks = [self._vector(self.k_shared, self._at(b.add(self.tx, _i64(ROW_LANES * n)), DK + PAD, dd))
                       for n in range(self.keys)]
                 for step in range(VECTOR):
                     acc = self._rank_one(acc, [q[step] for q in qs], [k[step] for k in ks])
-            return acc
+                return acc
+            return self._steps(DK, acc, columns, "dstep")
         return PerThread("keys", "f32", self._accumulated(_i64(0), self.depth, _i64(DK), self.keys, chunk, "dchunk"))
 
     def _weighted_values(self, weights: PerThread) -> PerThread:
@@ -602,13 +605,29 @@ class FlashEmitter:
             self._group_barrier()
             self._stage(self.v, self.v_shared, b.add(self.j0, jv), self.c0, VK, db, db)
             self._group_barrier()
-            for kk in range(0, VK, VECTOR):      # four keys' weights of each row at once
+            def keys(kk, acc):                   # four keys' weights of each row at once
                 ps = [self._vector(self.p_shared, self._at(b.add(self.ty, _i64(self.plan.row_groups * r)), bn + PAD,
-                                                           b.add(jv, _i64(kk)))) for r in range(self.rows)]
+                                                           b.add(jv, kk))) for r in range(self.rows)]
                 for step in range(VECTOR):
-                    acc = self._rank_one(acc, [p[step] for p in ps], self._value_row(kk + step))
-            return acc
+                    acc = self._rank_one(acc, [p[step] for p in ps], self._value_row(b.add(kk, _i64(step))))
+                return acc
+            return self._steps(VK, acc, keys, "kstep")
         return PerThread("cols", "f32", self._accumulated(_i64(0), _i64(bn), _i64(VK), self.cols, chunk, "vchunk"))
+
+    def _steps(self, count: int, acc: list, step, name: str) -> list:
+        """acc through `step(i, acc) -> acc` for i = 0, 4, .., count - 4: a loop whose trips
+        read shared memory at i (ptxas unrolls it), or unrolled here (the plan's `rolled`)."""
+        if not self.plan.rolled:
+            for index in range(0, count, VECTOR):
+                acc = step(_i64(index), acc)
+            return acc
+        slots = len(acc[0])
+
+        def trip(index, flat):
+            stepped = step(index, [flat[r * slots:(r + 1) * slots] for r in range(self.rows)])
+            return [value for row in stepped for value in row]
+        final = carried_loop(self.em, _i64(0), _i64(count), _i64(VECTOR), [v for row in acc for v in row], trip, name)
+        return [final[r * slots:(r + 1) * slots] for r in range(self.rows)]
 
     def _accumulated(self, start, stop, step, slots: int, chunk, name: str) -> list:
         """f32 accumulators ([row][slot], `slots` a row, from 0) through a loop whose trips
@@ -634,14 +653,14 @@ class FlashEmitter:
         group, within = divmod(m, VECTOR)
         return self.em.b.add(self.em.b.mul(self.tx, _i64(VECTOR)), _i64(ROW_LANES * VECTOR * group + within))
 
-    def _value_row(self, kk: int) -> list:
+    def _value_row(self, kk: ir.Value) -> list:
         """The thread's columns of staged V row kk."""
         db = self.plan.columns
         if self.cols % VECTOR:
             b = self.em.b
-            return [b.load(b.gep(self.v_shared, [self._at(_i64(kk), db, self.column(m))])) for m in range(self.cols)]
+            return [b.load(b.gep(self.v_shared, [self._at(kk, db, self.column(m))])) for m in range(self.cols)]
         return [value for group in range(0, self.cols, VECTOR)
-                for value in self._vector(self.v_shared, self._at(_i64(kk), db, self.column(group)))]
+                for value in self._vector(self.v_shared, self._at(kk, db, self.column(group)))]
 
     def _vector(self, shared, index: ir.Value) -> list:
         """Four f32 of shared memory from `index` (a multiple of 4): one ld.shared.v4."""
