@@ -101,20 +101,21 @@ def test_flash_mma_staging_copies_are_one_loop_each():
     assert _count(r"^\s*cp\.async\.cg\.shared\.global", ptx) == 4
 
 
-@pytest.mark.parametrize("sample_id,arch,lean", [
-    ("tiled_matmul:matmul_tiled", "sm_90", True),            # mma.sync tiles
-    ("tiled_matmul:matmul_tiled", "sm_90a", False),          # warp-specialized wgmma keeps O1
-    ("sparse_1of2_matmul:sparse12_matmul", "sm_90", True),   # a structured contraction on the CUDA cores
-    ("attention_region_fold:causal_attention", "sm_90", True),
-    ("row_softmax:row_softmax", "sm_90", False),             # the CTA mapping keeps O1
+@pytest.mark.parametrize("sample_id,arch,lean,combine", [
+    ("tiled_matmul:matmul_tiled", "sm_90", True, True),            # mma.sync tiles
+    ("tiled_matmul:matmul_tiled", "sm_90a", False, True),          # warp-specialized wgmma keeps O1
+    ("sparse_1of2_matmul:sparse12_matmul", "sm_90", True, True),   # a structured contraction on the CUDA cores
+    ("attention_region_fold:causal_attention", "sm_90", True, False),   # flash: no InstCombine either
+    ("attention_tensor_cores:causal_attention_f16", "sm_90", True, False),
+    ("row_softmax:row_softmax", "sm_90", False, True),             # the CTA mapping keeps O1
 ])
-def test_lean_pipeline_for_the_tile_generators(monkeypatch, sample_id, arch, lean):
+def test_lean_pipeline_for_the_tile_generators(monkeypatch, sample_id, arch, lean, combine):
     chosen = []
     optimize = machine.optimize
 
-    def recorded(module, arch_, lean_=False):
-        chosen.append(lean_)
-        optimize(module, arch_, lean_)
+    def recorded(module, arch_, lean_=False, combine_=True):
+        chosen.append((lean_, combine_))
+        optimize(module, arch_, lean_, combine_)
     monkeypatch.setattr(machine, "optimize", recorded)
     _ptx(sample_id, arch)
-    assert chosen == [lean]
+    assert chosen == [(lean, combine)]

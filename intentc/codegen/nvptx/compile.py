@@ -108,7 +108,8 @@ def compile_ptx(module: Module, kernel_name: str, arch: str, specialization: Spe
         entries = {lowered.function} | {entry for entry, _ in linked}
         ptx = optimized_ptx(parsed, arch, entries, timings, mark, strength_reduce=not all(map(_unrolled, mappings)),
                             lean=all(map(_tiled, mappings + [f[2] for f in fallback])),
-                            level=max(map(_codegen_level, mappings + [f[2] for f in fallback])))
+                            level=max(map(_codegen_level, mappings + [f[2] for f in fallback])),
+                            combine=all(getattr(m.plan, "instcombine", True) for m in mappings + [f[2] for f in fallback]))
     config = launch_config(mapping, lowered.function, arch, [variant.to_json() for variant, _ in variants],
                            rule.to_json() if rule else {})
     if serves is not None:

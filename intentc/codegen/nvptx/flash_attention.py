@@ -62,6 +62,10 @@ WORD = 8                             # bytes of a state value in the key groups'
 # rounding explicit in the IR), and ptxas, which optimizes the PTX anyway, fits flash on tensor
 # cores in fewer registers (217 against 255, ptxas -v sm_90), for a third of -O2's code generation time
 CODEGEN = 0
+# Whether the LLVM pipeline (the lean one, `machine._lean_pipeline`) runs InstCombine on the flash
+# kernels: without it their optimization took a third of the time (SROA, SimplifyCFG and DCE;
+# ptxas folds the index math the generator leaves) for 3 % more PTX lines, no spills
+INSTCOMBINE = False
 
 
 def state_words(attention: FoldAttention, rows: int, columns: int) -> int:
@@ -134,6 +138,7 @@ class FlashPlan(KeyGroupPlan):
     groups: int = KEY_GROUPS         # key groups: each folds a contiguous run of a row block's tiles
     codegen: int = CODEGEN           # LLVM's code generation level
     rolled: bool = True              # the rank-one steps over a staged chunk as a loop (ptxas unrolls it)
+    instcombine: bool = INSTCOMBINE  # InstCombine in the LLVM pipeline
 
     @property
     def group_threads(self) -> int:
@@ -171,7 +176,8 @@ class FlashPlan(KeyGroupPlan):
         return {"block": {"query_rows": bm, "keys": bn, "columns": db, "qk_chunk": dk, "v_chunk": VK},
                 "per_thread": {"rows": self.rows, "keys": self.keys, "columns": self.columns // ROW_LANES},
                 "resident": self.resident, "key_groups": self.groups, "shared_bytes": self.shared_bytes,
-                "codegen": f"-O{self.codegen}", "steps": "rolled" if self.rolled else "unrolled",
+                "codegen": f"-O{self.codegen}", "instcombine": self.instcombine,
+                "steps": "rolled" if self.rolled else "unrolled",
                 "instruction": "fma.rn.f32 (f32 operands: no TF32)", "order": "row blocks heaviest first",
                 "slices": slices_text(self.groups, self.skip_dead),
                 "state": "registers", "staging": "Q/K chunks, P and V chunks "

@@ -38,7 +38,7 @@ from ..llvm.lowfloat import is_finite, to_register, to_storage
 from ..llvm.types import F32, I1, I16, I32, I64
 from .fold_attention import FoldAttention
 from .fold_values import FoldValues, PerThread
-from .flash_attention import CODEGEN, FlashEmitter, KeyGroupPlan, slices_text
+from .flash_attention import CODEGEN, INSTCOMBINE, FlashEmitter, KeyGroupPlan, slices_text
 from .carried_loops import carried_loop
 from .dead_slices import dead_slices_are_identity
 from .lane_dots import global_vector
@@ -72,6 +72,7 @@ class FlashMmaPlan(KeyGroupPlan):
     resident: int = RESIDENT
     rolled: bool = ROLLED            # the K steps of QKᵀ and PV as loops (ptxas unrolls them), not unrolled here
     codegen: int = CODEGEN           # LLVM's code generation level
+    instcombine: bool = INSTCOMBINE  # InstCombine in the LLVM pipeline
 
     rows = 2                         # query rows a thread: l/4, l/4 + 8
     keys = BLOCK_KEYS // QUAD        # keys a thread of a tile
@@ -109,7 +110,7 @@ class FlashMmaPlan(KeyGroupPlan):
                 "per_thread": {"rows": self.rows, "keys": self.keys, "columns": db // QUAD},
                 "resident": self.resident, "row_warps": self.row_warps, "key_groups": self.groups,
                 "shared_bytes": self.shared_bytes, "k_steps": "rolled" if self.rolled else "unrolled",
-                "codegen": f"-O{self.codegen}",
+                "codegen": f"-O{self.codegen}", "instcombine": self.instcombine,
                 "instruction": f"mma.sync.aligned.m16n8k16.row.col.f32.{operand}.{operand}.f32 (ldmatrix, "
                                "128-byte swizzled shared rows)",
                 "order": "row blocks heaviest first",

@@ -54,29 +54,30 @@ def _kernel_pipeline(arch: str):
 
 
 @functools.cache
-def _lean_pipeline() -> llvm.FunctionPassManager:
-    """SROA, one InstCombine, SimplifyCFG and aggressive DCE: what a tile generator's code
-    needs from LLVM (its accumulator allocas become registers, index math folds); ptxas
-    does the loop work."""
+def _lean_pipeline(combine: bool = True) -> llvm.FunctionPassManager:
+    """SROA, one InstCombine (unless not `combine`), SimplifyCFG and aggressive DCE: what a
+    tile generator's code needs from LLVM (its accumulator allocas become registers, index
+    math folds); ptxas does the loop work."""
     lean = llvm.create_new_function_pass_manager()
     lean.add_sroa_pass()
-    lean.add_instruction_combine_pass()
+    if combine:
+        lean.add_instruction_combine_pass()
     lean.add_simplify_cfg_pass()
     lean.add_aggressive_dce_pass()
     return lean
 
 
-def optimize(module: llvm.ModuleRef, arch: str, lean: bool = False) -> None:
+def optimize(module: llvm.ModuleRef, arch: str, lean: bool = False, combine: bool = True) -> None:
     """The kernel pipeline (docs/gpu.md, "Compile pipeline") on a module whose functions other
     than the entry are internal: all of them are inlined, except libdevice's `noinline` helpers,
     then LLVM's O1 function simplification pipeline runs on what is left (`lean`: the lean
-    pipeline instead, for the tile generators' kernels)."""
+    pipeline instead, for the tile generators' kernels; without InstCombine unless `combine`)."""
     for function in module.functions:
         if function.linkage == llvm.Linkage.internal and not function.is_declaration and not _noinline(function):
             function.add_function_attribute("alwaysinline")
     builder, inline, simplify = _kernel_pipeline(arch)
     inline.run(module, builder)
-    simplify = _lean_pipeline() if lean else simplify
+    simplify = _lean_pipeline(combine) if lean else simplify
     for function in module.functions:
         if not function.is_declaration:
             simplify.run(function, builder)
