@@ -395,10 +395,15 @@ class FlashEmitter:
         *state, started = carried_loop(em, start, self._trips_end(tiles_end), _i64(bn), [*initial, ir.Constant(I1, 0)],
                                        trip, "keytile")
         self._give_state(state, started)
-        for name, type_ in zip(a.fold.results, types):
-            values.env[name] = rebuild(type_, _unflat(state, leaves, self.rows))
-        values.run(ops[fold_at + 1:-1])
-        self._write(ops[-1], rows)
+        results = _unflat(state, leaves, self.rows)
+        for name, type_ in zip(a.fold.results, list(types)):
+            values.env[name] = rebuild(type_, results)
+        after = ops[fold_at + 1:-1]
+        if values.slotwise(after):
+            self._write(ops[-1], rows, after)
+        else:
+            values.run(after)
+            self._write(ops[-1], rows)
 
     def _joined(self, *incoming) -> tuple:
         """(summary, combines, started) where a tile's and a group's trip meet."""
@@ -745,38 +750,54 @@ class FlashEmitter:
         merged.add_incoming(loaded, loaded_block)
         return merged
 
-    def _write(self, write, rows: list) -> None:
-        """Group 0 writes its rows' columns (the other groups' states are in its own)."""
+    def _write(self, write, rows: list, after: list | None = None) -> None:
+        """Group 0 writes its rows' columns (the other groups' states are in its own); `after`:
+        the ops between the fold and the write, to run on each column slot in the write's
+        loop (`FoldValues.slotwise`)."""
         b = self.em.b
         if self.plan.groups == 1:
-            self._write_rows(write, rows)
+            self._write_rows(write, rows, after)
             return
         with b.if_then(b.icmp_unsigned("==", self.key_group, _i32(0))):
-            self._write_rows(write, rows)
+            self._write_rows(write, rows, after)
 
-    def _write_rows(self, write, rows: list) -> None:
-        """The thread's rows' columns, in one rolled loop over its column slots: the values go
-        into a thread-local array first (the slot a loop counter indexes), so that the
-        encoding into the view's dtype and the bounds checks are emitted once, not once a
-        value (64 times on the tensor cores: a third of the kernel's code)."""
+    def _write_rows(self, write, rows: list, after: list | None) -> None:
+        """The thread's rows' columns, in one rolled loop over its column slots: the values a
+        slot's write needs go into a thread-local array first (the slot a loop counter
+        indexes), so that the encoding into the view's dtype, the bounds checks and the ops
+        after the fold (`after`) are emitted once, not once a value (64 times on the tensor
+        cores: a third of the kernel's code)."""
         em = self.em
         b = em.b
-        value = self.values.env[write.operands[1]]
+        after = after or []
+        names = FoldValues.inputs([*after, write])
+        kept = {id(leaf): self._kept(leaf) for leaf in self.values.varying(names)}
         o = self.o
-        kept = em.entry_alloca(ir.ArrayType(value.values[0][0].type, len(rows) * self.cols))
-        for r, row_values in enumerate(value.values):
-            for m, element in enumerate(row_values):
-                b.store(element, b.gep(kept, [_i32(0), _i32(r * self.cols + m)], inbounds=True))
+
+        def read(leaf: PerThread, m: ir.Value) -> PerThread:
+            """Slot m of a varying leaf, from its array."""
+            array = kept[id(leaf)]
+            return PerThread(leaf.kind, leaf.dtype, [[b.load(b.gep(array, [_i64(0), b.add(m, _i64(r * self.cols))],
+                                                                   inbounds=True))] for r in range(self.rows)])
 
         def slot(m):
             column = b.add(self.c0, self.column_at(m))
+            value = self.values.at_slot(after, names, lambda leaf: read(leaf, m))[write.operands[1]]
             for r, row in enumerate(rows):
                 inside = b.and_(b.icmp_signed("<", row, o.shape[0]), b.icmp_signed("<", column, o.shape[1]))
                 with b.if_then(inside):
-                    element = b.load(b.gep(kept, [_i64(0), b.add(m, _i64(r * self.cols))], inbounds=True))
                     offset = b.add(o.offset, b.add(b.mul(row, o.strides[0]), b.mul(column, o.strides[1])))
-                    b.store(to_storage(em, element, value.dtype), b.gep(o.ptr, [offset]))
+                    b.store(to_storage(em, value.values[r][0], value.dtype), b.gep(o.ptr, [offset]))
         em.loop(_i64(0), _i64(self.cols), slot, name="write")
+
+    def _kept(self, value: PerThread) -> ir.Value:
+        """A thread-local array of `value`'s slots, row by row."""
+        em = self.em
+        array = em.entry_alloca(ir.ArrayType(value.values[0][0].type, self.rows * self.cols))
+        for r, row_values in enumerate(value.values):
+            for m, element in enumerate(row_values):
+                em.b.store(element, em.b.gep(array, [_i32(0), _i32(r * self.cols + m)], inbounds=True))
+        return array
 
     def column_at(self, m: ir.Value) -> ir.Value:
         """`column` of a slot the code computes (i64)."""
