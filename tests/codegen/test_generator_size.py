@@ -131,8 +131,8 @@ def test_flash_rank_one_steps_are_one_loop():
     ("tiled_matmul:matmul_tiled", "sm_90", True, True),            # mma.sync tiles
     ("tiled_matmul:matmul_tiled", "sm_90a", False, True),          # warp-specialized wgmma keeps O1
     ("sparse_1of2_matmul:sparse12_matmul", "sm_90", True, True),   # a structured contraction on the CUDA cores
-    ("attention_region_fold:causal_attention", "sm_90", True, False),   # flash: no InstCombine either
-    ("attention_tensor_cores:causal_attention_f16", "sm_90", True, False),
+    ("attention_region_fold:causal_attention", "sm_90", True, True),
+    ("attention_tensor_cores:causal_attention_f16", "sm_90", True, True),
     ("row_softmax:row_softmax", "sm_90", False, True),             # the CTA mapping keeps O1
 ])
 def test_lean_pipeline_for_the_tile_generators(monkeypatch, sample_id, arch, lean, combine):

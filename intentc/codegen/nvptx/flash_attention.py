@@ -63,9 +63,10 @@ WORD = 8                             # bytes of a state value in the key groups'
 # cores in fewer registers (217 against 255, ptxas -v sm_90), for a third of -O2's code generation time
 CODEGEN = 0
 # Whether the LLVM pipeline (the lean one, `machine._lean_pipeline`) runs InstCombine on the flash
-# kernels: without it their optimization took a third of the time (SROA, SimplifyCFG and DCE;
-# ptxas folds the index math the generator leaves) for 3 % more PTX lines, no spills
-INSTCOMBINE = False
+# kernels: without it their optimization took a third of the time, but flash on tensor cores ran
+# 1.7x slower on the H200 (f16, T = 4096, D = 128: 0.159 ms against 0.093 with it, both at -O0;
+# bench/results/cflash-20261202-s8-h200-r1.log): ptxas does not make up for it
+INSTCOMBINE = True
 
 
 def state_words(attention: FoldAttention, rows: int, columns: int) -> int:
