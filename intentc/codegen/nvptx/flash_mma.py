@@ -257,10 +257,11 @@ class FlashMmaEmitter(FlashEmitter):
         a_frag = ldmatrix_x4(b, self._address(self.q_shared, self.plan.block[0], a_row,
                                               b.add(first_chunk, b.udiv(lane, _i32(16)))), transpose=False)
         acc = list(acc)
+        # key rows 16 apart have the same swizzle: one address, the pairs at immediate offsets
+        chunk = b.add(first_chunk, b.urem(b.udiv(lane, _i32(8)), _i32(2)))
+        address = self._address(self.k_shared, BLOCK_KEYS, b_row, chunk)
         for pair in range(len(acc) // 2):
-            row = b.add(b_row, _i32(16 * pair))
-            chunk = b.add(first_chunk, b.urem(b.udiv(lane, _i32(8)), _i32(2)))
-            words = ldmatrix_x4(b, self._address(self.k_shared, BLOCK_KEYS, row, chunk), transpose=False)
+            words = ldmatrix_x4(b, address, transpose=False, offset=16 * pair * ROW_BYTES)
             for j, frag in ((2 * pair, words[:2]), (2 * pair + 1, words[2:])):
                 acc[j] = mma_m16n8k16(b, self.operand, "f32", a_frag, frag, acc[j])
         return acc
@@ -312,9 +313,13 @@ class FlashMmaEmitter(FlashEmitter):
         row_in_step = b.add(b.urem(lane, _i32(8)), b.mul(_i32(8), b.urem(b.udiv(lane, _i32(8)), _i32(2))))
         row = b.add(b.mul(kk, _i32(16)), row_in_step)
         acc = list(acc)
+        # column chunks 8 apart (the next 64-column block) have the same swizzle: an immediate offset
+        per_block = CHUNK // VECTOR // 2
+        addresses = [self._address(self.v_shared, BLOCK_KEYS, row, b.add(_i32(2 * pair), b.udiv(lane, _i32(16))))
+                     for pair in range(min(per_block, len(acc) // 2))]
         for pair in range(len(acc) // 2):
-            chunk = b.add(_i32(2 * pair), b.udiv(lane, _i32(16)))
-            v_words = ldmatrix_x4(b, self._address(self.v_shared, BLOCK_KEYS, row, chunk), transpose=True)
+            block, within = divmod(pair, per_block)
+            v_words = ldmatrix_x4(b, addresses[within], transpose=True, offset=block * BLOCK_KEYS * ROW_BYTES)
             for j, frag in ((2 * pair, v_words[:2]), (2 * pair + 1, v_words[2:])):
                 acc[j] = mma_m16n8k16(b, self.operand, "f32", a_frag, frag, acc[j])
         return acc
