@@ -58,9 +58,10 @@ KEY_GROUPS = 2                       # groups of 256 threads (128 registers each
                                      # D = 64 / 128: 1.49x / 0.78x torch f32 (s7 round 1); one group with 2 CTAs
                                      # an SM (`groups=1, resident=2`, bench/gpu_attention.py --sweep): 1.00x / 0.53x
 WORD = 8                             # bytes of a state value in the key groups' exchange (cta.to_word)
-# LLVM's code generation level for the flash kernels: at 0 the same float instructions (every
-# rounding explicit in the IR), and ptxas, which optimizes the PTX anyway, fits flash on tensor
-# cores in fewer registers (217 against 255, ptxas -v sm_90), for a third of -O2's code generation time
+# LLVM's code generation level for the CUDA-core flash: at 0 the same float instructions (every
+# rounding explicit in the IR) for a third of -O2's code generation time, and on the H200 the
+# same run time (f32, T = 4096, D = 128: 0.490 ms, 0.494 at -O2; bench/results/cflash-20261202-s8-h200-r2*).
+# The tensor cores keep -O2 (flash_mma.CODEGEN).
 CODEGEN = 0
 # Whether the LLVM pipeline (the lean one, `machine._lean_pipeline`) runs InstCombine on the flash
 # kernels: without it their optimization took a third of the time, but flash on tensor cores ran

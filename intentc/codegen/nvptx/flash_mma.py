@@ -38,7 +38,7 @@ from ..llvm.lowfloat import is_finite, to_register, to_storage
 from ..llvm.types import F32, I1, I16, I32, I64
 from .fold_attention import FoldAttention
 from .fold_values import FoldValues, PerThread
-from .flash_attention import CODEGEN, INSTCOMBINE, FlashEmitter, KeyGroupPlan, slices_text
+from .flash_attention import INSTCOMBINE, FlashEmitter, KeyGroupPlan, slices_text
 from .carried_loops import carried_loop
 from .dead_slices import dead_slices_are_identity
 from .lane_dots import global_vector
@@ -54,6 +54,11 @@ VECTOR = 8                           # 16-bit elements of a 16-byte load
 MAX_COLUMNS = 128                    # DB: output columns a pass keeps in registers
 QUAD = 4                             # lanes sharing a row's keys
 RESIDENT = 1
+# LLVM's code generation level on the tensor cores: -O2. At -O0 (the CUDA-core flash's level)
+# flash f16 (T = 4096, D = 128) ran in 0.0933 ms on the H200 against 0.0873 at -O2 in the same
+# run (bf16 0.0917 at -O0; bench/results/cflash-20261202-s8-h200-r2*), for 82 ms to PTX instead
+# of about 115: the run time decides
+CODEGEN = 2
 # QKᵀ's and PV's K steps as loops in the PTX: each step is the same code at other shared
 # addresses (and, in PV, the next four weight words, which rotate through the loop's
 # registers), so LLVM and our lowering see one step instead of 8 and 4 — a third of the
