@@ -3,6 +3,7 @@ f16 / bf16 region_fold attention recognized with 16-bit operands, the plan in la
 the PTX's MMAs, ldmatrix reads and packed weight conversions, ptxas accepting it."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import shutil
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import intentc
+from intentc.codegen.nvptx import flash_attention
 from intentc.codegen.nvptx.dead_slices import dead_slices_are_identity
 from intentc.codegen.nvptx.fold_attention import match_fold_attention
 from intentc.driver import compile_kernel
@@ -69,8 +71,16 @@ def test_launch_json_and_ptx(dtype, extents, columns, qk_chunk, tmp_path):
         assert done.returncode == 0, done.stderr
 
 
-def test_mma_counts_follow_the_tiles():
-    _, ptx = _compile("f16", {"D": 64})
-    # a tile: QK^T 4 K steps x 8 key fragments, PV 4 key steps x 8 column fragments (the key
-    # groups run one loop body)
-    assert len(re.findall(r"mma\.sync\.aligned", ptx)) == 4 * 8 + 4 * 8
+@pytest.mark.parametrize("rolled", [True, False])
+def test_mma_counts_follow_the_tiles(rolled, monkeypatch):
+    """A tile: QKᵀ 4 K steps x 8 key fragments, PV 4 key steps x 8 column fragments (the key
+    groups run one loop body); with rolled K steps (the default) each is one step's body in a
+    loop of 4 trips."""
+    chosen = flash_attention.plan_flash
+    monkeypatch.setattr(flash_attention, "plan_flash",
+                        lambda kernel, known: dataclasses.replace(chosen(kernel, known), rolled=rolled))
+    launch, ptx = _compile("f16", {"D": 64})
+    assert launch["plan"]["k_steps"] == ("rolled" if rolled else "unrolled")
+    steps = 1 if rolled else 4
+    assert len(re.findall(r"mma\.sync\.aligned", ptx)) == steps * 8 + steps * 8
+    assert len(re.findall(r"ldmatrix\.sync\.aligned\.m8n8\.x4\.trans", ptx)) == steps * 4

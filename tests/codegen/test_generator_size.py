@@ -102,20 +102,47 @@ def test_flash_mma_staging_copies_are_one_loop_each():
     assert _count(r"^\s*cp\.async\.cg\.shared\.global", ptx) == 4
 
 
-@pytest.mark.parametrize("sample_id,arch,lean", [
-    ("tiled_matmul:matmul_tiled", "sm_90", True),            # mma.sync tiles
-    ("tiled_matmul:matmul_tiled", "sm_90a", False),          # warp-specialized wgmma keeps O1
-    ("sparse_1of2_matmul:sparse12_matmul", "sm_90", True),   # a structured contraction on the CUDA cores
-    ("attention_region_fold:causal_attention", "sm_90", True),
-    ("row_softmax:row_softmax", "sm_90", False),             # the CTA mapping keeps O1
+@pytest.mark.parametrize("sample_id", ["attention_tensor_cores:causal_attention_f16", "attention_region_fold:causal_attention"])
+def test_flash_code_is_emitted_once(sample_id):
+    """Flash attention's pieces that ran once a value or a group (session 8): the combine once
+    (in the key tile loop, whose last trips take the other key groups' states in), the ops
+    after the fold once a row (on one column slot a trip of the write's loop: one IEEE
+    division a row), each exchange word at an immediate offset of one base address."""
+    ptx, launch = _ptx(sample_id)
+    rows = launch["plan"]["per_thread"]["rows"]
+    assert launch["plan"]["key_groups"] > 1
+    assert _count(r"^\s*div\.rn\.f32", ptx) == rows
+    words = _count(r"^\s*st\.shared\.\w+\s+\[%r\d+\+\d+\]", ptx)
+    assert words > 0 and words == _count(r"^\s*ld\.shared\.\w+\s+%\w+, \[%r\d+\+\d+\]", ptx)
+
+
+def test_flash_rank_one_steps_are_one_loop():
+    """The CUDA-core flash's rank-one steps over a staged chunk (four columns of Q and K, four
+    keys of P and V a step) are a loop's body each: the scores' and the weighted values' fma
+    once a step, not once for each of the chunk's steps."""
+    ptx, launch = _ptx("attention_region_fold:causal_attention")
+    per_thread = launch["plan"]["per_thread"]
+    assert launch["plan"]["steps"] == "rolled"
+    scores = per_thread["rows"] * per_thread["keys"] * 4
+    values = per_thread["rows"] * per_thread["columns"] * 4
+    assert scores + values <= _count(r"^\s*fma\.rn\.f32", ptx) < 2 * (scores + values)
+
+
+@pytest.mark.parametrize("sample_id,arch,lean,combine", [
+    ("tiled_matmul:matmul_tiled", "sm_90", True, True),            # mma.sync tiles
+    ("tiled_matmul:matmul_tiled", "sm_90a", False, True),          # warp-specialized wgmma keeps O1
+    ("sparse_1of2_matmul:sparse12_matmul", "sm_90", True, True),   # a structured contraction on the CUDA cores
+    ("attention_region_fold:causal_attention", "sm_90", True, True),
+    ("attention_tensor_cores:causal_attention_f16", "sm_90", True, True),
+    ("row_softmax:row_softmax", "sm_90", False, True),             # the CTA mapping keeps O1
 ])
-def test_lean_pipeline_for_the_tile_generators(monkeypatch, sample_id, arch, lean):
+def test_lean_pipeline_for_the_tile_generators(monkeypatch, sample_id, arch, lean, combine):
     chosen = []
     optimize = machine.optimize
 
-    def recorded(module, arch_, lean_=False):
-        chosen.append(lean_)
-        optimize(module, arch_, lean_)
+    def recorded(module, arch_, lean_=False, combine_=True):
+        chosen.append((lean_, combine_))
+        optimize(module, arch_, lean_, combine_)
     monkeypatch.setattr(machine, "optimize", recorded)
     _ptx(sample_id, arch)
-    assert chosen == [lean]
+    assert chosen == [(lean, combine)]

@@ -58,6 +58,12 @@ def _extract_value(i) -> str:
     return f"extractvalue {i.aggregate.type} {i.aggregate.get_reference()}, {', '.join(map(str, i.indices))}"
 
 
+def _phi(i) -> str:
+    # llvmlite's spacing ("phi  float" without flags); the flash kernels carry ~300 values through loops
+    incomings = ", ".join([f"[{value.get_reference()}, {block.get_reference()}]" for value, block in i.incomings])
+    return f"phi {' '.join(i.flags)} {i.type} {incomings}"
+
+
 def _vector_element(i) -> str:
     return f"{i.opname} {', '.join([f'{o.type} {o.get_reference()}' for o in i.operands])}"
 
@@ -66,7 +72,7 @@ def _vector_element(i) -> str:
 _VALUE_TEXT = {ins.Instruction: _arithmetic, ins.CastInstr: _cast, ins.ICMPInstr: _compare,
                ins.FCMPInstr: _compare, ins.LoadInstr: _load, ins.SelectInstr: _select, ins.GEPInstr: _gep,
                ins.ExtractValue: _extract_value, ins.ExtractElement: _vector_element,
-               ins.InsertElement: _vector_element}
+               ins.InsertElement: _vector_element, ins.PhiInstr: _phi}
 
 
 def _store(i) -> str | None:

@@ -107,7 +107,9 @@ def compile_ptx(module: Module, kernel_name: str, arch: str, specialization: Spe
         parsed.verify()
         entries = {lowered.function} | {entry for entry, _ in linked}
         ptx = optimized_ptx(parsed, arch, entries, timings, mark, strength_reduce=not all(map(_unrolled, mappings)),
-                            lean=all(map(_tiled, mappings + [f[2] for f in fallback])))
+                            lean=all(map(_tiled, mappings + [f[2] for f in fallback])),
+                            level=max(map(_codegen_level, mappings + [f[2] for f in fallback])),
+                            combine=all(getattr(m.plan, "instcombine", True) for m in mappings + [f[2] for f in fallback]))
     config = launch_config(mapping, lowered.function, arch, [variant.to_json() for variant, _ in variants],
                            rule.to_json() if rule else {})
     if serves is not None:
@@ -157,7 +159,13 @@ def _unrolled(mapping: Mapping) -> bool:
     -> 0.32 s of CPU) for PTX that ran as fast or faster without it on the H200, with no
     spills and no more registers (ptxas -v); in the other mappings' loops over a row it
     saves registers and spills."""
-    return (mapping.cta is not None and mapping.cta.slots > 0) or mapping.mma is not None
+    return (mapping.cta is not None and mapping.cta.slots > 0) or mapping.mma is not None or mapping.kind == "flash"
+
+
+def _codegen_level(mapping: Mapping) -> int:
+    """LLVM's code generation level for the mapping: its plan's `codegen` (the flash plans:
+    0, docs/gpu.md "Flash attention"), else 2."""
+    return getattr(mapping.plan, "codegen", 2)
 
 
 def _tiled(mapping: Mapping) -> bool:

@@ -33,10 +33,11 @@ from ..layout.assign import Assignment
 from ..layout.encodings import Blocked
 from ...ir.types import RecordType
 from ..llvm.lowfloat import to_storage
-from ..llvm.types import F32, I1, I32, I64, register_type
-from .cta import barrier, from_word, shared_array, sreg, to_word
+from ..llvm.types import F32, F64, I1, I32, I64, register_type
+from .cta import barrier, shared_array, sreg
 from .lane_dots import global_vector
 from .ptx_asm import asm, cp_async_wait, opaque, shared_address
+from .carried_loops import carried_loop, joined
 from .dead_slices import dead_slices_are_identity
 from .fold_attention import FoldAttention
 from .fold_values import ROW_LANES, FoldValues, PerThread, rebuild, record_leaves
@@ -57,6 +58,16 @@ KEY_GROUPS = 2                       # groups of 256 threads (128 registers each
                                      # D = 64 / 128: 1.49x / 0.78x torch f32 (s7 round 1); one group with 2 CTAs
                                      # an SM (`groups=1, resident=2`, bench/gpu_attention.py --sweep): 1.00x / 0.53x
 WORD = 8                             # bytes of a state value in the key groups' exchange (cta.to_word)
+# LLVM's code generation level for the CUDA-core flash: at 0 the same float instructions (every
+# rounding explicit in the IR) for a third of -O2's code generation time, and on the H200 the
+# same run time (f32, T = 4096, D = 128: 0.490 ms, 0.494 at -O2; bench/results/cflash-20261202-s8-h200-r2*).
+# The tensor cores keep -O2 (flash_mma.CODEGEN).
+CODEGEN = 0
+# Whether the LLVM pipeline (the lean one, `machine._lean_pipeline`) runs InstCombine on the flash
+# kernels: without it their optimization took a third of the time, but flash on tensor cores ran
+# 1.7x slower on the H200 (f16, T = 4096, D = 128: 0.159 ms against 0.093 with it, both at -O0;
+# bench/results/cflash-20261202-s8-h200-r1.log): ptxas does not make up for it
+INSTCOMBINE = True
 
 
 def state_words(attention: FoldAttention, rows: int, columns: int) -> int:
@@ -127,6 +138,9 @@ class FlashPlan(KeyGroupPlan):
     resident: int = 1                # CTAs an SM (`.minnctapersm`) and the grid's CTAs an SM
     threads_a_group: int = THREADS   # a key group's threads
     groups: int = KEY_GROUPS         # key groups: each folds a contiguous run of a row block's tiles
+    codegen: int = CODEGEN           # LLVM's code generation level
+    rolled: bool = True              # the rank-one steps over a staged chunk as a loop (ptxas unrolls it)
+    instcombine: bool = INSTCOMBINE  # InstCombine in the LLVM pipeline
 
     @property
     def group_threads(self) -> int:
@@ -164,6 +178,8 @@ class FlashPlan(KeyGroupPlan):
         return {"block": {"query_rows": bm, "keys": bn, "columns": db, "qk_chunk": dk, "v_chunk": VK},
                 "per_thread": {"rows": self.rows, "keys": self.keys, "columns": self.columns // ROW_LANES},
                 "resident": self.resident, "key_groups": self.groups, "shared_bytes": self.shared_bytes,
+                "codegen": f"-O{self.codegen}", "instcombine": self.instcombine,
+                "steps": "rolled" if self.rolled else "unrolled",
                 "instruction": "fma.rn.f32 (f32 operands: no TF32)", "order": "row blocks heaviest first",
                 "slices": slices_text(self.groups, self.skip_dead),
                 "state": "registers", "staging": "Q/K chunks, P and V chunks "
@@ -217,6 +233,27 @@ def _i64(value: int) -> ir.Constant:
 
 def _i32(value: int) -> ir.Constant:
     return ir.Constant(I32, value)
+
+
+def _shared_access(type_: ir.Type) -> tuple:
+    """(PTX type, inline asm constraint, register type) of a state value in the exchange: an
+    integer narrower than 32 bits travels as a b32."""
+    if type_ == F32:
+        return "f32", "f", F32
+    if type_ == F64:
+        return "f64", "d", F64
+    return ("b64", "l", I64) if type_.width == 64 else ("b32", "r", I32)
+
+
+def _flat(leaves: list) -> list:
+    return [value for leaf in leaves for row in leaf.values for value in row]
+
+
+def _unflat(values: list, leaves: list, rows: int) -> list:
+    """The fold's leaves ((dtype, kind, slots a row) each, `rows` rows) from their flat values."""
+    flat = iter(values)
+    return [PerThread(kind, dtype, [[next(flat) for _ in range(slots)] for _ in range(rows)])
+            for dtype, kind, slots in leaves]
 
 
 class FlashEmitter:
@@ -328,38 +365,128 @@ class FlashEmitter:
         fold_at = ops.index(a.fold)
         types = a.fold.result_types
         leaves = [leaf for t in types for leaf in self._leaf_types(t)]
-        state = [[[em.entry_alloca(register_type(dtype)) for _ in range(slots)] for _ in range(self.rows)]
-                 for dtype, _, slots in leaves]
-        for slots, (dtype, _, _) in zip(state, leaves):     # defined before the first trip's combine
-            for row in slots:
-                for slot in row:
-                    b.store(ir.Constant(register_type(dtype), 0), slot)
-        started = em.entry_alloca(I1)
-        b.store(ir.Constant(I1, 0), started)
         bn = plan.block[1]
 
-        def tile(j0):
+        def tile(j0, started) -> tuple:
+            """(the tile's summary, whether it combines with the state, started)."""
             self.j0 = j0
             values.key_exists = [b.icmp_signed("<", b.add(j0, self.key_offset(n)), self.rows_extent)
                                  for n in range(self.keys)]
             values.run(ops[1:fold_at])
-            summary = self._summarize(a.fold)
-            previous = [self._load_leaf(slots, leaf) for slots, leaf in zip(state, leaves)]
-            combined = self._combine(a.fold, previous, summary)
-            has = b.load(started)
-            for slots, new, first in zip(state, combined, summary):
-                for row_slots, new_row, first_row in zip(slots, new.values, first.values):
-                    for slot, x, y in zip(row_slots, new_row, first_row):
-                        b.store(b.select(has, x, y), slot)
-            b.store(ir.Constant(I1, 1), started)
+            return _flat(self._summarize(a.fold)), started, ir.Constant(I1, 1)
+
+        def trip(j0, carried):
+            """The trip's summary combined into the state (the first one is the state)."""
+            state, started = carried[:-1], carried[-1]
+            if plan.groups == 1:
+                summary, combines, started = tile(j0, started)
+            else:
+                with b.if_else(b.icmp_signed("<", j0, stop)) as (tiles, merges):
+                    with tiles:
+                        from_tile = (*tile(j0, started), b.block)
+                    with merges:
+                        from_group = (*self._take_group(j0, tiles_end, state, started), b.block)
+                summary, combines, started = self._joined(from_tile, from_group)
+            combined = _flat(self._combine(a.fold, _unflat(state, leaves, self.rows), _unflat(summary, leaves, self.rows)))
+            return [b.select(combines, x, y) for x, y in zip(combined, summary)] + [started]
         start, stop = self._key_range(self._keys_end(i0, c0))
-        em.loop(start, stop, tile, _i64(bn), name="keytile")
-        results = self._merged(a.fold, [self._load_leaf(slots, leaf) for slots, leaf in zip(state, leaves)],
-                               b.load(started))
-        for name, type_ in zip(a.fold.results, types):
+        tiles_end = self._tiles_end(start, stop)
+        # the state is defined before the first trip's combine (whose result the first trip drops)
+        initial = [ir.Constant(register_type(dtype), 0) for dtype, _, slots in leaves
+                   for _ in range(self.rows) for _ in range(slots)]
+        *state, started = carried_loop(em, start, self._trips_end(tiles_end), _i64(bn), [*initial, ir.Constant(I1, 0)],
+                                       trip, "keytile")
+        self._give_state(state, started)
+        results = _unflat(state, leaves, self.rows)
+        for name, type_ in zip(a.fold.results, list(types)):
             values.env[name] = rebuild(type_, results)
-        values.run(ops[fold_at + 1:-1])
-        self._write(ops[-1], rows)
+        after = ops[fold_at + 1:-1]
+        if values.slotwise(after):
+            self._write(ops[-1], rows, after)
+        else:
+            values.run(after)
+            self._write(ops[-1], rows)
+
+    def _joined(self, *incoming) -> tuple:
+        """(summary, combines, started) where a tile's and a group's trip meet."""
+        joined_values = joined(self.em.b, [([*summary, combines, started], block)
+                                           for summary, combines, started, block in incoming])
+        return joined_values[:-2], joined_values[-2], joined_values[-1]
+
+    # ---- the key groups: group 0 takes the others' states in as the last trips of its loop -----
+    # Each key group folds its run of the block's tiles; the other groups then leave their states
+    # in shared memory (`_give_state`), and group 0's loop runs G - 1 trips more whose summaries
+    # are those states, in key order: the combine's code is emitted once, in the loop's body.
+    def _tiles_end(self, start: ir.Value, stop: ir.Value) -> ir.Value:
+        """Where the key tile trips of [start, stop) end: the first trip past them."""
+        b = self.em.b
+        bn = self.plan.block[1]
+        tiles = b.sdiv(b.add(b.sub(stop, start), _i64(bn - 1)), _i64(bn))
+        return b.add(start, b.mul(b.select(b.icmp_signed(">", tiles, _i64(0)), tiles, _i64(0)), _i64(bn)))
+
+    def _trips_end(self, tiles_end: ir.Value) -> ir.Value:
+        """The loop's end: group 0 takes the other groups' states in G - 1 trips past its tiles."""
+        b = self.em.b
+        if self.plan.groups == 1:
+            return tiles_end
+        merges = b.select(b.icmp_unsigned("==", self.key_group, _i32(0)), _i64(self.plan.groups - 1), _i64(0))
+        return b.add(tiles_end, b.mul(merges, _i64(self.plan.block[1])))
+
+    def _exchange(self, group: ir.Value, count: int) -> tuple:
+        """(base, offset): the shared address of this thread's first word of group `group`'s
+        (i32, counted from group 1) state; word i lies `offset(i)` bytes on, an immediate
+        offset of the access (as LLVM values, the many `base + constant` sums sent its
+        straight-line strength reduction through every pair of them: a third of flash on
+        tensor cores' code generation)."""
+        b = self.em.b
+        threads = self.plan.group_threads
+        slot = b.add(b.mul(group, _i32(count * threads)), b.trunc(self.group_tid, I32))
+        return b.add(self.shared, b.mul(slot, _i32(WORD))), lambda index: index * threads * WORD
+
+    def _give_state(self, state: list, started: ir.Value) -> None:
+        """Groups 1.. leave their states (and whether they folded a tile) in shared memory, each
+        thread at the place of the same rows and columns in its group; every group's buffers
+        are free first (the words overlay them), and no group stages again before group 0
+        took them in."""
+        em = self.em
+        b = em.b
+        if self.plan.groups == 1:
+            return
+        with b.if_then(b.icmp_unsigned("!=", self.key_group, _i32(0))):
+            cp_async_wait(b, 0)          # a group's copies in flight land before its buffers are reused
+            barrier(em)                  # every group is done with its buffers (group 0: in `_take_group`)
+            words = [*state, started]
+            base, offset = self._exchange(b.sub(self.key_group, _i32(1)), len(words))
+            for index, value in enumerate(words):
+                kind, constraint, register = _shared_access(value.type)
+                stored = b.zext(value, register) if value.type != register else value
+                asm(b, f"st.shared.{kind} [$0+{offset(index)}], $1;", f"r,{constraint},~{{memory}}", ir.VoidType(),
+                    [base, stored])
+            barrier(em)                  # the states are there (group 0: in `_take_group`)
+        barrier(em)                      # the exchange is read before any group stages again
+
+    def _shared_load(self, base: ir.Value, offset: int, type_: ir.Type) -> ir.Value:
+        """A value of `type_` from shared address base + offset, as `_give_state` stored it."""
+        b = self.em.b
+        kind, constraint, register = _shared_access(type_)
+        loaded = asm(b, f"ld.shared.{kind} $0, [$1+{offset}];", f"={constraint},r,~{{memory}}", register, [base])
+        return b.trunc(loaded, type_) if type_ != register else loaded
+
+    def _take_group(self, j0: ir.Value, tiles_end: ir.Value, state: list, started: ir.Value) -> tuple:
+        """Group 0's trip past its tiles: group 1 + (j0 - tiles_end) / BN's state is the summary
+        (whether it combines with the state, started); a group that folded no tile leaves the
+        state as it is."""
+        em = self.em
+        b = em.b
+        with b.if_then(b.icmp_signed("==", j0, tiles_end)):
+            cp_async_wait(b, 0)
+            barrier(em)                  # the other groups are done with their buffers
+            barrier(em)                  # and have left their states
+        types = [value.type for value in [*state, started]]
+        base, offset = self._exchange(b.trunc(b.sdiv(b.sub(j0, tiles_end), _i64(self.plan.block[1])), I32), len(types))
+        *other, other_has = [self._shared_load(base, offset(index), type_) for index, type_ in enumerate(types)]
+        summary = [b.select(other_has, theirs, mine) for theirs, mine in zip(other, state)]
+        return summary, b.and_(started, other_has), b.or_(started, other_has)
 
     def _key_range(self, keys_end: ir.Value) -> tuple:
         """The key group's run of the block's tiles, [start, stop): tiles [g n / G, (g + 1) n / G)
@@ -377,53 +504,6 @@ class FlashEmitter:
         start, stop = boundary(group), boundary(b.add(group, _i64(1)))
         self.keys_end = b.select(b.icmp_signed("<", stop, keys_end), stop, keys_end)
         return start, self.keys_end
-
-    def _merged(self, fold, leaves: list, started: ir.Value) -> list:
-        """Group 0's state combined with the other key groups' in key order, through shared
-        memory (each thread with the threads of the same place in their groups: the same rows
-        and columns); a group that folded no tile (`started` false) is left out."""
-        em = self.em
-        b = em.b
-        plan = self.plan
-        if plan.groups == 1:
-            return leaves
-        words = [value for leaf in leaves for row in leaf.values for value in row] + [started]
-        cp_async_wait(b, 0)          # a group's copies in flight land before its buffers are reused
-        barrier(em)                  # every group is done with its buffers
-
-        def addresses(group) -> list:
-            """The group's word slots of this thread: one base, constant offsets."""
-            slot = b.add(b.mul(group, _i32(len(words) * plan.group_threads)), b.trunc(self.group_tid, I32))
-            base = b.add(self.shared, b.mul(slot, _i32(WORD)))
-            return [b.add(base, _i32(index * plan.group_threads * WORD)) for index in range(len(words))]
-        with b.if_then(b.icmp_unsigned("!=", self.key_group, _i32(0))):
-            for address, value in zip(addresses(b.sub(self.key_group, _i32(1))), words):
-                asm(b, "st.shared.b64 [$0], $1;", "r,l,~{memory}", ir.VoidType(), [address, to_word(em, value)])
-        barrier(em)
-        slots = [em.entry_alloca(value.type) for value in words]   # the running state, then its flag
-        for slot, value in zip(slots, words):
-            b.store(value, slot)
-
-        def unflatten(values: list) -> list:
-            flat = iter(values)
-            return [PerThread(leaf.kind, leaf.dtype, [[next(flat) for _ in row] for row in leaf.values])
-                    for leaf in leaves]
-
-        def merge(group):            # one loop body: the combine's code once, whatever G
-            index32 = b.trunc(b.sub(group, _i64(1)), I32)
-            other = [from_word(em, asm(b, "ld.shared.b64 $0, [$1];", "=l,r,~{memory}", I64, [address]), value.type)
-                     for address, value in zip(addresses(index32), words)]
-            mine = [b.load(slot) for slot in slots]
-            combined = self._combine(fold, unflatten(mine[:-1]), unflatten(other[:-1]))
-            flat = [value for leaf in combined for row in leaf.values for value in row]
-            has, other_has = mine[-1], other[-1]
-            for slot, x, y, z in zip(slots, flat, other, mine):
-                b.store(b.select(other_has, b.select(has, x, y), z), slot)
-            b.store(b.or_(has, other_has), slots[-1])
-        em.loop(_i64(1), _i64(plan.groups), merge, name="merge")
-        state = unflatten([b.load(slot) for slot in slots[:-1]])
-        barrier(em)                  # the exchange is read before any group stages again
-        return state
 
     def _keys_end(self, i0: ir.Value, c0: ir.Value) -> ir.Value:
         """Where the fold's key tiles end for rows [i0, i0 + BM): T, or, where the plan skips
@@ -466,11 +546,6 @@ class FlashEmitter:
             return [leaf for f in type_.fields for leaf in self._leaf_types(f.type)]
         return [(type_.dtype, "rows", 1)] if not type_.shape else [(type_.dtype, "cols", self.cols)]
 
-    def _load_leaf(self, slots, leaf) -> PerThread:
-        b = self.em.b
-        dtype, kind, _ = leaf
-        return PerThread(kind, dtype, [[b.load(slot) for slot in row] for row in slots])
-
     def _summarize(self, fold) -> list:
         """The summarizer on the current tile: len, the keys' positions, the tile's scores."""
         b = self.em.b
@@ -508,31 +583,29 @@ class FlashEmitter:
     def _scores(self) -> PerThread:
         """S[r][n] = sum_d q[row r, d] · k[key n, d]: Q and K chunks of DK columns staged
         (zero past the view), then fma in d order."""
-        em = self.em
-        b = em.b
+        b = self.em.b
         bm, bn, _, _ = self.plan.block
-        acc = self._zeroed(self.keys)
 
-        def chunk(d0):
+        def chunk(d0, acc):
             self._group_barrier()
             self._stage(self.q, self.q_shared, self.i0, d0, bm, DK, DK + PAD)
             self._stage(self.k, self.k_shared, self.j0, d0, bn, DK, DK + PAD)
             self._group_barrier()
-            for dd in range(0, DK, VECTOR):      # four columns of each row and key at once
+            def columns(dd, acc):                # four columns of each row and key at once
                 qs = [self._vector(self.q_shared, self._at(b.add(self.ty, _i64(self.plan.row_groups * r)), DK + PAD, dd))
                       for r in range(self.rows)]
                 ks = [self._vector(self.k_shared, self._at(b.add(self.tx, _i64(ROW_LANES * n)), DK + PAD, dd))
                       for n in range(self.keys)]
                 for step in range(VECTOR):
-                    self._rank_one(acc, [q[step] for q in qs], [k[step] for k in ks])
-        em.loop(_i64(0), self.depth, chunk, _i64(DK), name="dchunk")
-        return PerThread("keys", "f32", [[b.load(slot) for slot in row] for row in acc])
+                    acc = self._rank_one(acc, [q[step] for q in qs], [k[step] for k in ks])
+                return acc
+            return self._steps(DK, acc, columns, "dstep")
+        return PerThread("keys", "f32", self._accumulated(_i64(0), self.depth, _i64(DK), self.keys, chunk, "dchunk"))
 
     def _weighted_values(self, weights: PerThread) -> PerThread:
         """sum_j w[r][j] · v[j, column]: P (0 for keys past the axis) through shared memory,
         V chunks of VK keys, fma in key order."""
-        em = self.em
-        b = em.b
+        b = self.em.b
         _, bn, db, _ = self.plan.block
         self._group_barrier()         # the previous tile's readers of P are done
         for r in range(self.rows):
@@ -540,35 +613,50 @@ class FlashEmitter:
             for n in range(self.keys):
                 weight = b.select(self.values.key_exists[n], weights.values[r][n], ir.Constant(F32, 0.0))
                 b.store(weight, b.gep(self.p_shared, [self._at(row, bn + PAD, b.add(self.tx, _i64(ROW_LANES * n)))]))
-        acc = self._zeroed(self.cols)
 
-        def chunk(jv):
+        def chunk(jv, acc):
             self._group_barrier()
             self._stage(self.v, self.v_shared, b.add(self.j0, jv), self.c0, VK, db, db)
             self._group_barrier()
-            for kk in range(0, VK, VECTOR):      # four keys' weights of each row at once
+            def keys(kk, acc):                   # four keys' weights of each row at once
                 ps = [self._vector(self.p_shared, self._at(b.add(self.ty, _i64(self.plan.row_groups * r)), bn + PAD,
-                                                           b.add(jv, _i64(kk)))) for r in range(self.rows)]
+                                                           b.add(jv, kk))) for r in range(self.rows)]
                 for step in range(VECTOR):
-                    self._rank_one(acc, [p[step] for p in ps], self._value_row(kk + step))
-        em.loop(_i64(0), _i64(bn), chunk, _i64(VK), name="vchunk")
-        return PerThread("cols", "f32", [[b.load(slot) for slot in row] for row in acc])
+                    acc = self._rank_one(acc, [p[step] for p in ps], self._value_row(b.add(kk, _i64(step))))
+                return acc
+            return self._steps(VK, acc, keys, "kstep")
+        return PerThread("cols", "f32", self._accumulated(_i64(0), _i64(bn), _i64(VK), self.cols, chunk, "vchunk"))
 
-    def _zeroed(self, slots: int) -> list:
-        """f32 accumulators, `slots` a row, at 0 (promoted to registers)."""
-        acc = [[self.em.entry_alloca(F32) for _ in range(slots)] for _ in range(self.rows)]
-        for row in acc:
-            for slot in row:
-                self.em.b.store(ir.Constant(F32, 0.0), slot)
-        return acc
+    def _steps(self, count: int, acc: list, step, name: str) -> list:
+        """acc through `step(i, acc) -> acc` for i = 0, 4, .., count - 4: a loop whose trips
+        read shared memory at i (ptxas unrolls it), or unrolled here (the plan's `rolled`)."""
+        if not self.plan.rolled:
+            for index in range(0, count, VECTOR):
+                acc = step(_i64(index), acc)
+            return acc
+        slots = len(acc[0])
 
-    def _rank_one(self, acc: list, lefts: list, rights: list) -> None:
-        """acc[r][n] = fma(lefts[r], rights[n], acc[r][n]): one step of a contraction."""
+        def trip(index, flat):
+            stepped = step(index, [flat[r * slots:(r + 1) * slots] for r in range(self.rows)])
+            return [value for row in stepped for value in row]
+        final = carried_loop(self.em, _i64(0), _i64(count), _i64(VECTOR), [v for row in acc for v in row], trip, name)
+        return [final[r * slots:(r + 1) * slots] for r in range(self.rows)]
+
+    def _accumulated(self, start, stop, step, slots: int, chunk, name: str) -> list:
+        """f32 accumulators ([row][slot], `slots` a row, from 0) through a loop whose trips
+        `chunk(i, acc) -> acc` add to them."""
+        def trip(index, flat):
+            acc = chunk(index, [flat[r * slots:(r + 1) * slots] for r in range(self.rows)])
+            return [value for row in acc for value in row]
+        final = carried_loop(self.em, start, stop, step, [ir.Constant(F32, 0.0)] * (self.rows * slots), trip, name)
+        return [final[r * slots:(r + 1) * slots] for r in range(self.rows)]
+
+    def _rank_one(self, acc: list, lefts: list, rights: list) -> list:
+        """acc[r][n] + lefts[r] · rights[n] (one `fma` each): one step of a contraction."""
         em = self.em
         fma = em.declare("llvm.fma.f32", F32, [F32, F32, F32])
-        for left, row in zip(lefts, acc):
-            for right, slot in zip(rights, row):
-                em.b.store(em.b.call(fma, [left, right, em.b.load(slot)]), slot)
+        return [[em.b.call(fma, [left, right, value]) for right, value in zip(rights, row)]
+                for left, row in zip(lefts, acc)]
 
     def column(self, m: int) -> ir.Value:
         """The thread's column slot m within the block: four consecutive columns a lane
@@ -578,14 +666,14 @@ class FlashEmitter:
         group, within = divmod(m, VECTOR)
         return self.em.b.add(self.em.b.mul(self.tx, _i64(VECTOR)), _i64(ROW_LANES * VECTOR * group + within))
 
-    def _value_row(self, kk: int) -> list:
+    def _value_row(self, kk: ir.Value) -> list:
         """The thread's columns of staged V row kk."""
         db = self.plan.columns
         if self.cols % VECTOR:
             b = self.em.b
-            return [b.load(b.gep(self.v_shared, [self._at(_i64(kk), db, self.column(m))])) for m in range(self.cols)]
+            return [b.load(b.gep(self.v_shared, [self._at(kk, db, self.column(m))])) for m in range(self.cols)]
         return [value for group in range(0, self.cols, VECTOR)
-                for value in self._vector(self.v_shared, self._at(_i64(kk), db, self.column(group)))]
+                for value in self._vector(self.v_shared, self._at(kk, db, self.column(group)))]
 
     def _vector(self, shared, index: ir.Value) -> list:
         """Four f32 of shared memory from `index` (a multiple of 4): one ld.shared.v4."""
@@ -664,23 +752,59 @@ class FlashEmitter:
         merged.add_incoming(loaded, loaded_block)
         return merged
 
-    def _write(self, write, rows: list) -> None:
-        """Group 0 writes its rows' columns (the other groups' states are in its own)."""
+    def _write(self, write, rows: list, after: list | None = None) -> None:
+        """Group 0 writes its rows' columns (the other groups' states are in its own); `after`:
+        the ops between the fold and the write, to run on each column slot in the write's
+        loop (`FoldValues.slotwise`)."""
         b = self.em.b
         if self.plan.groups == 1:
-            self._write_rows(write, rows)
+            self._write_rows(write, rows, after)
             return
         with b.if_then(b.icmp_unsigned("==", self.key_group, _i32(0))):
-            self._write_rows(write, rows)
+            self._write_rows(write, rows, after)
 
-    def _write_rows(self, write, rows: list) -> None:
-        b = self.em.b
-        value = self.values.env[write.operands[1]]
+    def _write_rows(self, write, rows: list, after: list | None) -> None:
+        """The thread's rows' columns, in one rolled loop over its column slots: the values a
+        slot's write needs go into a thread-local array first (the slot a loop counter
+        indexes), so that the encoding into the view's dtype, the bounds checks and the ops
+        after the fold (`after`) are emitted once, not once a value (64 times on the tensor
+        cores: a third of the kernel's code)."""
+        em = self.em
+        b = em.b
+        after = after or []
+        names = FoldValues.inputs([*after, write])
+        kept = {id(leaf): self._kept(leaf) for leaf in self.values.varying(names)}
         o = self.o
-        for r, row in enumerate(rows):
-            for m in range(self.cols):
-                column = b.add(self.c0, self.column(m))
+
+        def read(leaf: PerThread, m: ir.Value) -> PerThread:
+            """Slot m of a varying leaf, from its array."""
+            array = kept[id(leaf)]
+            return PerThread(leaf.kind, leaf.dtype, [[b.load(b.gep(array, [_i64(0), b.add(m, _i64(r * self.cols))],
+                                                                   inbounds=True))] for r in range(self.rows)])
+
+        def slot(m):
+            column = b.add(self.c0, self.column_at(m))
+            value = self.values.at_slot(after, names, lambda leaf: read(leaf, m))[write.operands[1]]
+            for r, row in enumerate(rows):
                 inside = b.and_(b.icmp_signed("<", row, o.shape[0]), b.icmp_signed("<", column, o.shape[1]))
                 with b.if_then(inside):
                     offset = b.add(o.offset, b.add(b.mul(row, o.strides[0]), b.mul(column, o.strides[1])))
-                    b.store(to_storage(self.em, value.values[r][m], value.dtype), b.gep(o.ptr, [offset]))
+                    b.store(to_storage(em, value.values[r][0], value.dtype), b.gep(o.ptr, [offset]))
+        em.loop(_i64(0), _i64(self.cols), slot, name="write")
+
+    def _kept(self, value: PerThread) -> ir.Value:
+        """A thread-local array of `value`'s slots, row by row."""
+        em = self.em
+        array = em.entry_alloca(ir.ArrayType(value.values[0][0].type, self.rows * self.cols))
+        for r, row_values in enumerate(value.values):
+            for m, element in enumerate(row_values):
+                em.b.store(element, em.b.gep(array, [_i32(0), _i32(r * self.cols + m)], inbounds=True))
+        return array
+
+    def column_at(self, m: ir.Value) -> ir.Value:
+        """`column` of a slot the code computes (i64)."""
+        b = self.em.b
+        if self.cols % VECTOR:
+            return b.add(self.tx, b.mul(m, _i64(ROW_LANES)))
+        group, within = b.udiv(m, _i64(VECTOR)), b.urem(m, _i64(VECTOR))
+        return b.add(b.mul(self.tx, _i64(VECTOR)), b.add(b.mul(group, _i64(ROW_LANES * VECTOR)), within))

@@ -38,7 +38,8 @@ from ..llvm.lowfloat import is_finite, to_register, to_storage
 from ..llvm.types import F32, I1, I16, I32, I64
 from .fold_attention import FoldAttention
 from .fold_values import FoldValues, PerThread
-from .flash_attention import FlashEmitter, KeyGroupPlan, slices_text
+from .flash_attention import INSTCOMBINE, FlashEmitter, KeyGroupPlan, slices_text
+from .carried_loops import carried_loop
 from .dead_slices import dead_slices_are_identity
 from .lane_dots import global_vector
 from .ptx_asm import (asm, cp_async, cp_async_commit, cp_async_wait, ldmatrix_x4, mma_m16n8k16, opaque)
@@ -53,6 +54,16 @@ VECTOR = 8                           # 16-bit elements of a 16-byte load
 MAX_COLUMNS = 128                    # DB: output columns a pass keeps in registers
 QUAD = 4                             # lanes sharing a row's keys
 RESIDENT = 1
+# LLVM's code generation level on the tensor cores: -O2. At -O0 (the CUDA-core flash's level)
+# flash f16 (T = 4096, D = 128) ran in 0.0933 ms on the H200 against 0.0873 at -O2 in the same
+# run (bf16 0.0917 at -O0; bench/results/cflash-20261202-s8-h200-r2*), for 82 ms to PTX instead
+# of about 115: the run time decides
+CODEGEN = 2
+# QKᵀ's and PV's K steps as loops in the PTX: each step is the same code at other shared
+# addresses (and, in PV, the next four weight words, which rotate through the loop's
+# registers), so LLVM and our lowering see one step instead of 8 and 4 — a third of the
+# kernel's instructions. ptxas unrolls the loops itself (constant trip counts).
+ROLLED = True
 
 
 @dataclass(frozen=True)
@@ -64,6 +75,9 @@ class FlashMmaPlan(KeyGroupPlan):
     row_warps: int = ROW_WARPS
     groups: int = GROUPS
     resident: int = RESIDENT
+    rolled: bool = ROLLED            # the K steps of QKᵀ and PV as loops (ptxas unrolls them), not unrolled here
+    codegen: int = CODEGEN           # LLVM's code generation level
+    instcombine: bool = INSTCOMBINE  # InstCombine in the LLVM pipeline
 
     rows = 2                         # query rows a thread: l/4, l/4 + 8
     keys = BLOCK_KEYS // QUAD        # keys a thread of a tile
@@ -100,7 +114,8 @@ class FlashMmaPlan(KeyGroupPlan):
         return {"block": {"query_rows": bm, "keys": bn, "columns": db, "qk_chunk": dk, "v_chunk": bn},
                 "per_thread": {"rows": self.rows, "keys": self.keys, "columns": db // QUAD},
                 "resident": self.resident, "row_warps": self.row_warps, "key_groups": self.groups,
-                "shared_bytes": self.shared_bytes,
+                "shared_bytes": self.shared_bytes, "k_steps": "rolled" if self.rolled else "unrolled",
+                "codegen": f"-O{self.codegen}", "instcombine": self.instcombine,
                 "instruction": f"mma.sync.aligned.m16n8k16.row.col.f32.{operand}.{operand}.f32 (ldmatrix, "
                                "128-byte swizzled shared rows)",
                 "order": "row blocks heaviest first",
@@ -181,6 +196,11 @@ class FlashMmaEmitter(FlashEmitter):
     def column(self, m: int) -> ir.Value:
         return self.key_offset(m)
 
+    def column_at(self, m: ir.Value) -> ir.Value:
+        """Slot m = 2j + e: column 8j + 2(l%4) + e."""
+        b = self.em.b
+        return b.add(b.mul(self.quad, _i64(2)), b.add(b.mul(b.udiv(m, _i64(2)), _i64(8)), b.urem(m, _i64(2))))
+
     def _key_range(self, keys_end: ir.Value) -> tuple:
         start, stop = super()._key_range(keys_end)
         if self.plan.resident_depth:
@@ -226,25 +246,49 @@ class FlashMmaEmitter(FlashEmitter):
 
     def _mma_steps(self, acc: list, steps: int) -> list:
         """`steps` K steps of 16 of the staged Q and K chunks into the fragments `acc`."""
+        if self.plan.rolled:
+            return self._rolled(acc, [], steps, lambda kk, fragments, _: (self._mma_step(fragments, kk), []))
+        for kk in range(steps):
+            acc = self._mma_step(acc, _i32(kk))
+        return acc
+
+    def _mma_step(self, acc: list, kk: ir.Value) -> list:
+        """K step `kk` (i32) of QKᵀ: the warp's A fragment, then each pair of key fragments."""
         b = self.em.b
         lane = self.lane
         a_row = b.add(b.mul(self.warp, _i32(16)), b.urem(lane, _i32(16)))
         b_row = b.add(b.urem(lane, _i32(8)), b.mul(_i32(8), b.udiv(lane, _i32(16))))
-        for kk in range(steps):
-            a_frag = ldmatrix_x4(b, self._address(self.q_shared, self.plan.block[0], a_row,
-                                                  b.add(_i32(2 * kk), b.udiv(lane, _i32(16)))), transpose=False)
-            for pair in range(len(acc) // 2):
-                row = b.add(b_row, _i32(16 * pair))
-                chunk = b.add(_i32(2 * kk), b.urem(b.udiv(lane, _i32(8)), _i32(2)))
-                words = ldmatrix_x4(b, self._address(self.k_shared, BLOCK_KEYS, row, chunk), transpose=False)
-                for j, frag in ((2 * pair, words[:2]), (2 * pair + 1, words[2:])):
-                    acc[j] = mma_m16n8k16(b, self.operand, "f32", a_frag, frag, acc[j])
+        first_chunk = b.mul(kk, _i32(2))
+        a_frag = ldmatrix_x4(b, self._address(self.q_shared, self.plan.block[0], a_row,
+                                              b.add(first_chunk, b.udiv(lane, _i32(16)))), transpose=False)
+        acc = list(acc)
+        # key rows 16 apart have the same swizzle: one address, the pairs at immediate offsets
+        chunk = b.add(first_chunk, b.urem(b.udiv(lane, _i32(8)), _i32(2)))
+        address = self._address(self.k_shared, BLOCK_KEYS, b_row, chunk)
+        for pair in range(len(acc) // 2):
+            words = ldmatrix_x4(b, address, transpose=False, offset=16 * pair * ROW_BYTES)
+            for j, frag in ((2 * pair, words[:2]), (2 * pair + 1, words[2:])):
+                acc[j] = mma_m16n8k16(b, self.operand, "f32", a_frag, frag, acc[j])
         return acc
+
+    def _rolled(self, acc: list, queue: list, steps: int, step) -> list:
+        """`steps` trips of `step(kk, fragments, queue) -> (fragments, queue)` as one loop whose
+        accumulator fragments and `queue` (values the trips take in turn) are loop-carried;
+        returns the final fragments."""
+        b = self.em.b
+        count = sum(map(len, acc))
+
+        def fragments(values: list) -> list:
+            return [values[4 * j:4 * j + 4] for j in range(len(acc))]
+
+        def trip(kk, values):
+            stepped, rest = step(b.trunc(kk, I32), fragments(values[:count]), values[count:])
+            return [value for fragment in stepped for value in fragment] + rest
+        final = carried_loop(self.em, _i64(0), _i64(steps), _i64(1), [v for f in acc for v in f] + queue, trip, "kstep")
+        return fragments(final[:count])
 
     def _values_by_weights(self, weights: PerThread, name: str) -> PerThread:
         """O = P V: P the weights' registers as A fragments, V staged and read transposed."""
-        em = self.em
-        b = em.b
         fragments = self.plan.columns // 8
         words = self._weight_words(weights, name)
         if self.plan.resident_depth:
@@ -255,19 +299,35 @@ class FlashMmaEmitter(FlashEmitter):
             self._stage_tile(self.v, self.v_shared, self.j0, self.c0, BLOCK_KEYS, self.plan.columns)
             self._arrived()
         acc = [[ir.Constant(F32, 0.0)] * 4 for _ in range(fragments)]
-        lane = self.lane
-        row_in_step = b.add(b.urem(lane, _i32(8)), b.mul(_i32(8), b.urem(b.udiv(lane, _i32(8)), _i32(2))))
-        for kk in range(BLOCK_KEYS // 16):
-            # A: rows g and g + 8 of keys 16kk + 2(l%4).. (fragment 2kk) and 16kk + 8 + .. (2kk + 1)
-            a_frag = [words[0][2 * kk], words[1][2 * kk], words[0][2 * kk + 1], words[1][2 * kk + 1]]
-            row = b.add(_i32(16 * kk), row_in_step)
-            for pair in range(fragments // 2):
-                chunk = b.add(_i32(2 * pair), b.udiv(lane, _i32(16)))
-                v_words = ldmatrix_x4(b, self._address(self.v_shared, BLOCK_KEYS, row, chunk), transpose=True)
-                for j, frag in ((2 * pair, v_words[:2]), (2 * pair + 1, v_words[2:])):
-                    acc[j] = mma_m16n8k16(b, self.operand, "f32", a_frag, frag, acc[j])
+        # A of step kk: rows g and g + 8 of keys 16kk + 2(l%4).. (fragment 2kk) and 16kk + 8 + .. (2kk + 1)
+        queue = [words[r][2 * kk + half] for kk in range(BLOCK_KEYS // 16) for half in range(2) for r in range(self.rows)]
+        if self.plan.rolled:
+            # each trip takes the first four words and rotates them to the back
+            acc = self._rolled(acc, queue, BLOCK_KEYS // 16,
+                               lambda kk, fragments, words: (self._pv_step(fragments, words[:4], kk), words[4:] + words[:4]))
+        else:
+            for kk in range(BLOCK_KEYS // 16):
+                acc = self._pv_step(acc, queue[4 * kk:4 * kk + 4], _i32(kk))
         return PerThread("cols", "f32", [[acc[j][2 * r + e] for j in range(fragments) for e in range(2)]
                                          for r in range(self.rows)])
+
+    def _pv_step(self, acc: list, a_frag: list, kk: ir.Value) -> list:
+        """K step `kk` (i32) of PV: the weights' A fragment times each pair of V's column fragments."""
+        b = self.em.b
+        lane = self.lane
+        row_in_step = b.add(b.urem(lane, _i32(8)), b.mul(_i32(8), b.urem(b.udiv(lane, _i32(8)), _i32(2))))
+        row = b.add(b.mul(kk, _i32(16)), row_in_step)
+        acc = list(acc)
+        # column chunks 8 apart (the next 64-column block) have the same swizzle: an immediate offset
+        per_block = CHUNK // VECTOR // 2
+        addresses = [self._address(self.v_shared, BLOCK_KEYS, row, b.add(_i32(2 * pair), b.udiv(lane, _i32(16))))
+                     for pair in range(min(per_block, len(acc) // 2))]
+        for pair in range(len(acc) // 2):
+            block, within = divmod(pair, per_block)
+            v_words = ldmatrix_x4(b, addresses[within], transpose=True, offset=block * BLOCK_KEYS * ROW_BYTES)
+            for j, frag in ((2 * pair, v_words[:2]), (2 * pair + 1, v_words[2:])):
+                acc[j] = mma_m16n8k16(b, self.operand, "f32", a_frag, frag, acc[j])
+        return acc
 
     def _weight_words(self, weights: PerThread, name: str) -> list:
         """[row][fragment] b32 words of the weights in the operand type, (low, high) = keys

@@ -51,6 +51,11 @@ class Record:
     fields: dict              # name -> PerThread
 
 
+def _leaves(value) -> list:
+    """The PerThread leaves of an evaluated value (a record's fields)."""
+    return [leaf for inner in value.fields.values() for leaf in _leaves(inner)] if isinstance(value, Record) else [value]
+
+
 def _identity(kind: str, dtype: str) -> ir.Constant:
     if dtype == "bool":
         return ir.Constant(ir.IntType(1), int(kind == "all"))
@@ -134,6 +139,44 @@ class FoldValues:
 
     def _select(self, op: Op, operands: list, type_) -> PerThread:
         return self._map(operands, type_.dtype, lambda v: self.em.b.select(*v))
+
+    def slotwise(self, ops) -> bool:
+        """Whether `ops` (the ops after the fold) compute each column slot from the same slot
+        of their inputs: element-wise ops, casts, selects, records and broadcasts only (no
+        reduction or contraction), on a row's scalars and vectors of the columns."""
+        if not all(all_ops()[op.name].elementwise or (op.name in STRUCTURAL and op.name != "reduce") for op in ops):
+            return False
+        return all(leaf.kind in ("rows", "cols") for name in self.inputs(ops) if name in self.env
+                   for leaf in _leaves(self.env[name]))
+
+    def varying(self, names: list) -> list:
+        """The leaves of the values `names` (those evaluated here) whose slots differ: the
+        ones `at_slot` reads slot by slot (constants and scalar broadcasts are one value)."""
+        return [leaf for name in names if name in self.env for leaf in _leaves(self.env[name])
+                if any(len({id(value) for value in row}) > 1 for row in leaf.values)]
+
+    def at_slot(self, ops, names: list, read: Callable) -> dict:
+        """`ops` on one column slot: the values `names` there (`read(leaf)`: that slot of a
+        varying leaf, one value a row; any slot of the others); returns the evaluated values."""
+        one = FoldValues(self.em, self.rows, {"rows": 1, "keys": 1, "cols": 1}, self.depth, self.contract,
+                         self.row_lanes)
+        one.lane = self.lane
+        varying = {id(leaf) for leaf in self.varying(names)}
+
+        def slot(value):
+            if isinstance(value, Record):
+                return Record({field: slot(inner) for field, inner in value.fields.items()})
+            return read(value) if id(value) in varying else PerThread(value.kind, value.dtype,
+                                                                      [row[:1] for row in value.values])
+        one.env = {name: slot(self.env[name]) for name in names if name in self.env}
+        one.run(ops)
+        return one.env
+
+    @staticmethod
+    def inputs(ops) -> list:
+        """The names `ops` read that they do not define."""
+        defined = {name for op in ops for name in op.results}
+        return list(dict.fromkeys(name for op in ops for name in op.operands if name not in defined))
 
     def value(self, name: str):
         """An evaluated value, or a kernel scalar (the same on every row)."""

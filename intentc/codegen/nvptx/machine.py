@@ -23,15 +23,16 @@ def _initialize() -> None:
     llvm.initialize_all_asmprinters()
 
 
-def new_target_machine(arch: str) -> llvm.TargetMachine:
+def new_target_machine(arch: str, level: int = 2) -> llvm.TargetMachine:
+    """`level`: the code generator's optimization level (docs/gpu.md, "Compile pipeline")."""
     _initialize()
     target = llvm.Target.from_triple("nvptx64-nvidia-cuda")
-    return target.create_target_machine(cpu=arch, features=PTX_VERSION[arch], opt=2)
+    return target.create_target_machine(cpu=arch, features=PTX_VERSION[arch], opt=level)
 
 
 @functools.cache
-def target_machine(arch: str) -> llvm.TargetMachine:
-    return new_target_machine(arch)
+def target_machine(arch: str, level: int = 2) -> llvm.TargetMachine:
+    return new_target_machine(arch, level)
 
 
 @functools.cache
@@ -53,29 +54,30 @@ def _kernel_pipeline(arch: str):
 
 
 @functools.cache
-def _lean_pipeline() -> llvm.FunctionPassManager:
-    """SROA, one InstCombine, SimplifyCFG and aggressive DCE: what a tile generator's code
-    needs from LLVM (its accumulator allocas become registers, index math folds); ptxas
-    does the loop work."""
+def _lean_pipeline(combine: bool = True) -> llvm.FunctionPassManager:
+    """SROA, one InstCombine (unless not `combine`), SimplifyCFG and aggressive DCE: what a
+    tile generator's code needs from LLVM (its accumulator allocas become registers, index
+    math folds); ptxas does the loop work."""
     lean = llvm.create_new_function_pass_manager()
     lean.add_sroa_pass()
-    lean.add_instruction_combine_pass()
+    if combine:
+        lean.add_instruction_combine_pass()
     lean.add_simplify_cfg_pass()
     lean.add_aggressive_dce_pass()
     return lean
 
 
-def optimize(module: llvm.ModuleRef, arch: str, lean: bool = False) -> None:
+def optimize(module: llvm.ModuleRef, arch: str, lean: bool = False, combine: bool = True) -> None:
     """The kernel pipeline (docs/gpu.md, "Compile pipeline") on a module whose functions other
     than the entry are internal: all of them are inlined, except libdevice's `noinline` helpers,
     then LLVM's O1 function simplification pipeline runs on what is left (`lean`: the lean
-    pipeline instead, for the tile generators' kernels)."""
+    pipeline instead, for the tile generators' kernels; without InstCombine unless `combine`)."""
     for function in module.functions:
         if function.linkage == llvm.Linkage.internal and not function.is_declaration and not _noinline(function):
             function.add_function_attribute("alwaysinline")
     builder, inline, simplify = _kernel_pipeline(arch)
     inline.run(module, builder)
-    simplify = _lean_pipeline() if lean else simplify
+    simplify = _lean_pipeline(combine) if lean else simplify
     for function in module.functions:
         if not function.is_declaration:
             simplify.run(function, builder)
@@ -85,21 +87,21 @@ def _noinline(function) -> bool:
     return any(b"noinline" in attributes.split() for attributes in function.attributes)
 
 
-def emit_ptx(module: llvm.ModuleRef, arch: str, strength_reduce: bool = True) -> str:
+def emit_ptx(module: llvm.ModuleRef, arch: str, strength_reduce: bool = True, level: int = 2) -> str:
     """PTX for an optimized module; `strength_reduce=False` runs the code generator without
-    Loop Strength Reduction (docs/gpu.md, "Compile pipeline")."""
+    Loop Strength Reduction, `level` is its optimization level (docs/gpu.md, "Compile pipeline")."""
     if strength_reduce:
-        return _machine_for(module, arch).emit_assembly(module)
+        return _machine_for(module, arch, level).emit_assembly(module)
     with llvm_switches.switched("disable-lsr", "1", "0"):
-        return _machine_for(module, arch).emit_assembly(module)
+        return _machine_for(module, arch, level).emit_assembly(module)
 
 
-def _machine_for(module: llvm.ModuleRef, arch: str) -> llvm.TargetMachine:
+def _machine_for(module: llvm.ModuleRef, arch: str, level: int) -> llvm.TargetMachine:
     # The NVPTX printer numbers call sequences across everything one target machine emitted;
     # a module that can make a call gets a fresh machine (1-10 ms), which keeps its PTX a
     # function of the module alone (the artifact cache relies on it). A module whose only
     # function besides the entry is an LLVM intrinsic has no call sequence to number.
     if all(function.name.startswith("llvm.") for function in module.functions if function.is_declaration) \
             and sum(not function.is_declaration for function in module.functions) == 1:
-        return target_machine(arch)
-    return new_target_machine(arch)
+        return target_machine(arch, level)
+    return new_target_machine(arch, level)

@@ -65,10 +65,12 @@ def store_shared(b: ir.IRBuilder, address: ir.Value, value: ir.Value) -> None:
     asm(b, f"st.shared.b{bits} [$0], $1;", f"r,{constraint},~{{memory}}", VOID, [address, value])
 
 
-def ldmatrix_x4(b: ir.IRBuilder, address: ir.Value, transpose: bool) -> list:
-    """Four 8x8 b16 matrices; lanes 8j..8j+7 give matrix j's row addresses."""
+def ldmatrix_x4(b: ir.IRBuilder, address: ir.Value, transpose: bool, offset: int = 0) -> list:
+    """Four 8x8 b16 matrices; lanes 8j..8j+7 give matrix j's row addresses (`offset` bytes
+    past `address`, an immediate of the instruction)."""
     suffix = ".trans" if transpose else ""
-    result = asm(b, f"ldmatrix.sync.aligned.m8n8.x4{suffix}.shared.b16 {{$0, $1, $2, $3}}, [$4];",
+    at = f"$4+{offset}" if offset else "$4"
+    result = asm(b, f"ldmatrix.sync.aligned.m8n8.x4{suffix}.shared.b16 {{$0, $1, $2, $3}}, [{at}];",
                  "=r,=r,=r,=r,r,~{memory}", ir.LiteralStructType([I32] * 4), [address])
     return outputs(b, result, 4)
 
