@@ -106,8 +106,9 @@ def compile_ptx(module: Module, kernel_name: str, arch: str, specialization: Spe
             link_variant(parsed, module_text(variant_lowered.module), variant_lowered.function, entry)
         parsed.verify()
         entries = {lowered.function} | {entry for entry, _ in linked}
+        every = mappings + [f[2] for f in fallback]
         ptx = optimized_ptx(parsed, arch, entries, timings, mark, strength_reduce=not all(map(_unrolled, mappings)),
-                            lean=all(map(_tiled, mappings + [f[2] for f in fallback])))
+                            lean=all(map(_tiled, every)), quick=all(map(_tile_generator, every)))
     config = launch_config(mapping, lowered.function, arch, [variant.to_json() for variant, _ in variants],
                            rule.to_json() if rule else {})
     if serves is not None:
@@ -170,6 +171,16 @@ def _tiled(mapping: Mapping) -> bool:
     plan = mapping.mma
     return (plan is not None and (plan.instruction.startswith("mma.") or isinstance(plan, StructuredPlan))) \
         or mapping.kind == "flash"
+
+
+def _tile_generator(mapping: Mapping) -> bool:
+    """The `mma.sync`/`mma.sp` tile generators' kernels and the structured (scaled, sparse)
+    contractions: their LLVM code generator runs at -O0 (`machine.emit_ptx(quick=True)`). Its
+    -O2 IR passes (Straight-Line Strength Reduction alone a third of it), CodeGenPrepare and
+    machine-level CSE cost two thirds of their code generation for code that ptxas optimizes
+    anyway: ptxas -v gives as few or fewer registers and no spills (docs/gpu.md, "Compile
+    pipeline")."""
+    return _tiled(mapping) and mapping.kind != "flash"
 
 
 def assemble_cubin(ptx: str, arch: str, timings: dict | None = None) -> bytes:

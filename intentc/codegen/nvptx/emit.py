@@ -10,9 +10,9 @@ from . import libdevice, machine
 
 
 def optimized_ptx(module: llvm.ModuleRef, arch: str, entries: set[str], timings: dict, mark: float,
-                  strength_reduce: bool = True, lean: bool = False) -> str:
+                  strength_reduce: bool = True, lean: bool = False, quick: bool = False) -> str:
     """PTX of `module` (call under `machine.LOCK`); times `llvm-opt` from `mark`, then `ptx-emit`
-    (`strength_reduce`: see `machine.emit_ptx`; `lean`: see `machine.optimize`)."""
+    (`strength_reduce`, `quick`: see `machine.emit_ptx`; `lean`: see `machine.optimize`)."""
     libdevice.link(module, arch)
     for function in module.functions:
         if not function.is_declaration and function.name not in entries:
@@ -20,6 +20,6 @@ def optimized_ptx(module: llvm.ModuleRef, arch: str, entries: set[str], timings:
     machine.optimize(module, arch, lean)
     timings["llvm-opt"] = timings.get("llvm-opt", 0.0) + time.perf_counter() - mark
     mark = time.perf_counter()
-    ptx = machine.emit_ptx(module, arch, strength_reduce=strength_reduce)
+    ptx = machine.emit_ptx(module, arch, strength_reduce=strength_reduce, quick=quick)
     timings["ptx-emit"] = timings.get("ptx-emit", 0.0) + time.perf_counter() - mark
     return ptx

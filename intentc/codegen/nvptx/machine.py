@@ -23,15 +23,16 @@ def _initialize() -> None:
     llvm.initialize_all_asmprinters()
 
 
-def new_target_machine(arch: str) -> llvm.TargetMachine:
+def new_target_machine(arch: str, level: int = 2) -> llvm.TargetMachine:
+    """`level`: the code generator's optimization level (2; 0 for `emit_ptx(quick=True)`)."""
     _initialize()
     target = llvm.Target.from_triple("nvptx64-nvidia-cuda")
-    return target.create_target_machine(cpu=arch, features=PTX_VERSION[arch], opt=2)
+    return target.create_target_machine(cpu=arch, features=PTX_VERSION[arch], opt=level)
 
 
 @functools.cache
-def target_machine(arch: str) -> llvm.TargetMachine:
-    return new_target_machine(arch)
+def target_machine(arch: str, level: int = 2) -> llvm.TargetMachine:
+    return new_target_machine(arch, level)
 
 
 @functools.cache
@@ -85,21 +86,24 @@ def _noinline(function) -> bool:
     return any(b"noinline" in attributes.split() for attributes in function.attributes)
 
 
-def emit_ptx(module: llvm.ModuleRef, arch: str, strength_reduce: bool = True) -> str:
+def emit_ptx(module: llvm.ModuleRef, arch: str, strength_reduce: bool = True, quick: bool = False) -> str:
     """PTX for an optimized module; `strength_reduce=False` runs the code generator without
-    Loop Strength Reduction (docs/gpu.md, "Compile pipeline")."""
-    if strength_reduce:
-        return _machine_for(module, arch).emit_assembly(module)
+    Loop Strength Reduction, `quick=True` at -O0: none of its IR passes (strength reductions,
+    CodeGenPrepare, CSE) nor machine-level optimizations, which ptxas makes anyway
+    (docs/gpu.md, "Compile pipeline")."""
+    level = 0 if quick else 2
+    if strength_reduce or quick:
+        return _machine_for(module, arch, level).emit_assembly(module)
     with llvm_switches.switched("disable-lsr", "1", "0"):
-        return _machine_for(module, arch).emit_assembly(module)
+        return _machine_for(module, arch, level).emit_assembly(module)
 
 
-def _machine_for(module: llvm.ModuleRef, arch: str) -> llvm.TargetMachine:
+def _machine_for(module: llvm.ModuleRef, arch: str, level: int) -> llvm.TargetMachine:
     # The NVPTX printer numbers call sequences across everything one target machine emitted;
     # a module that can make a call gets a fresh machine (1-10 ms), which keeps its PTX a
     # function of the module alone (the artifact cache relies on it). A module whose only
     # function besides the entry is an LLVM intrinsic has no call sequence to number.
     if all(function.name.startswith("llvm.") for function in module.functions if function.is_declaration) \
             and sum(not function.is_declaration for function in module.functions) == 1:
-        return target_machine(arch)
-    return new_target_machine(arch)
+        return target_machine(arch, level)
+    return new_target_machine(arch, level)
