@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ..llvm.types import F32, I32
+from ..llvm.types import F32, I32, I64
 from .tile_matmul import TileEmitter, swizzled
 
 SIDE = 16                 # threads along each tile axis
@@ -32,6 +32,9 @@ def _shared_pointer(b: ir.IRBuilder, address: ir.Value, type_: ir.Type) -> ir.Va
 
 
 class Simt:
+    def __init__(self, rolled: bool = False):
+        self.rolled = rolled    # the K step's chunks in a rolled loop (`compute`)
+
     def accumulators(self, em, plan) -> ir.Value:
         return em.entry_alloca(ir.ArrayType(F32, (2 * PER_THREAD) ** 2))
 
@@ -58,28 +61,49 @@ class Simt:
         return rows, columns
 
     def compute(self, tiles: TileEmitter, stage: ir.Value) -> None:
-        b = tiles.em.b
+        """The stage's K elements into the accumulators, a 16-byte chunk of K at a time (each
+        row's A chunk one `ld.shared.v4`); `rolled`: the chunks in a rolled loop, one copy of
+        a chunk's 4 x 64 FMAs instead of BK / 4 (the accumulators' values and order are the
+        same; ptxas unrolls the loop or not)."""
+        em = tiles.em
+        b = em.b
         plan = tiles.plan
-        bk, row_bytes, chunk = plan.block[2], plan.row_bytes, plan.chunk
+        bk, row_bytes = plan.block[2], plan.row_bytes
         rows, columns = self._offsets(b.trunc(tiles.tid, I32), b)
         a_base, b_base = tiles.stage_base(stage, "a"), tiles.stage_base(stage, "b")
+        # each half's B block and the 16-byte chunk of its row that holds the thread's columns
+        b_blocks = [(b.add(b_base, b.mul(b.udiv(column, _i32(bk)), _i32(bk * row_bytes))),
+                     b.udiv(b.urem(column, _i32(bk)), _i32(plan.chunk)))
+                    for column in (columns[0], columns[PER_THREAD])]
+        chunks = bk // plan.chunk
+
+        def chunk(index: ir.Value) -> None:
+            self._chunk(tiles, index, [b.add(a_base, swizzled(b, row, index, row_bytes)) for row in rows], b_blocks)
+        if self.rolled:
+            em.loop(ir.Constant(I64, 0), ir.Constant(I64, chunks), lambda index: chunk(b.trunc(index, I32)), name="chunk")
+        else:
+            for index in range(chunks):
+                chunk(_i32(index))
+
+    def _chunk(self, tiles: TileEmitter, chunk: ir.Value, a_rows: list, b_blocks: list) -> None:
+        """K elements 4 · chunk .. 4 · chunk + 3: each row's four A values from one vector
+        load at its address in `a_rows`, then per K element two B vectors and 64 FMAs."""
+        b = tiles.em.b
+        plan = tiles.plan
+        width = plan.chunk
         fma = tiles.em.declare("llvm.fma.f32", F32, [F32, F32, F32])
+        vector = ir.VectorType(F32, PER_THREAD)
         slots = [self._slot(b, tiles.acc, index) for index in range((2 * PER_THREAD) ** 2)]
         acc = [b.load(slot) for slot in slots]
-        vector = ir.VectorType(F32, PER_THREAD)
-        for k in range(bk):
-            a_values = []
-            for row in rows:
-                address = b.add(b.add(a_base, swizzled(b, row, _i32(k // chunk), row_bytes)), _i32(4 * (k % chunk)))
-                a_values.append(b.load(_shared_pointer(b, address, F32), align=4))
+        a_vectors = [b.load(_shared_pointer(b, address, vector), align=16) for address in a_rows]
+        for within in range(width):
+            k = b.add(b.mul(chunk, _i32(width)), _i32(within))
             b_values = []
-            for half in range(2):
-                column = columns[half * PER_THREAD]
-                block = b.mul(b.udiv(column, _i32(bk)), _i32(bk * row_bytes))
-                within = b.udiv(b.urem(column, _i32(bk)), _i32(chunk))
-                address = b.add(b_base, b.add(block, swizzled(b, _i32(k), within, row_bytes)))
+            for block, column_chunk in b_blocks:
+                address = b.add(block, swizzled(b, k, column_chunk, plan.row_bytes))
                 loaded = b.load(_shared_pointer(b, address, vector), align=16)
                 b_values += [b.extract_element(loaded, _i32(j)) for j in range(PER_THREAD)]
+            a_values = [b.extract_element(a_vector, _i32(within)) for a_vector in a_vectors]
             acc = [b.call(fma, [a_values[i], b_values[j], acc[i * 2 * PER_THREAD + j]])
                    for i in range(2 * PER_THREAD) for j in range(2 * PER_THREAD)]
         for slot, value in zip(slots, acc):

@@ -54,7 +54,7 @@ def plan_sparse(contraction) -> StructuredPlan | None:
                               extra_bytes=SELECTION_BYTES)
     if contraction.operand_dtype == "f32" and step % 16 == 0:
         return StructuredPlan(contraction, "fma.f32", (TILE, TILE, 16), (8, 1), stages=2, resident=1,
-                              extra_bytes=SELECTION_BYTES)
+                              extra_bytes=SELECTION_BYTES, rolled=True)
     return None
 
 

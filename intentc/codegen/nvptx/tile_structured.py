@@ -48,6 +48,7 @@ class StructuredPlan(MmaPlan):
     decode and how a step's sum joins the accumulator."""
     contraction: Any              # a ScaledContraction or SparseContraction (structured_contraction.py)
     extra_bytes: int = 0
+    rolled: bool = False          # the CUDA cores' K step as a rolled loop over its 16-byte chunks (`Simt`)
 
     @property
     def stage_bytes(self) -> int:
@@ -63,7 +64,7 @@ class StructuredPlan(MmaPlan):
                                                {"pattern": c.pattern, "step_groups": c.step_groups,
                                                 "combine": "acc + (the IR step's sum); a step whose B tile holds "
                                                            "inf or NaN sums only the selected products"})}
-        return {**super().to_json(), **described,
+        return {**super().to_json(), **described, **({"k_step": "rolled over 16-byte chunks"} if self.rolled else {}),
                 "staging": "registers: raw bytes loaded a step ahead, decoded (exactly) to dense "
                            f"{c.operand_dtype} {self.row_bytes}-byte swizzled rows; {self.extra_bytes} bytes beside"}
 
@@ -94,7 +95,7 @@ def emit_structured(em, plan: StructuredPlan) -> None:
     elif isinstance(plan, SparseMmaPlan):
         emit_sparse_mma(em, plan)
     else:
-        SparseEmitter(em, plan, Simt() if plan.instruction == "fma.f32" else MmaSync()).emit()
+        SparseEmitter(em, plan, Simt(plan.rolled) if plan.instruction == "fma.f32" else MmaSync()).emit()
 
 
 def _e2m1_pair(b: ir.IRBuilder, byte: ir.Value) -> ir.Value:
