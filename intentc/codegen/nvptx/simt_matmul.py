@@ -121,7 +121,16 @@ class Simt:
         def coordinates(pair: ir.Value) -> tuple:
             return (_coordinate(b, ty, b.udiv(pair, pair.type(width // 2))),
                     _coordinate(b, tx, b.mul(b.urem(pair, pair.type(width // 2)), pair.type(2))))
-        tiles.store_pairs(pairs, coordinates)
+
+        def offsets(pair: int) -> tuple:
+            row, column = divmod(pair, width // 2)
+            return _block_offset(row), _block_offset(2 * column)
+        tiles.store_pairs(pairs, coordinates, offsets)
+
+
+def _block_offset(index: int) -> int:
+    """`_coordinate(thread, index) - _coordinate(thread, 0)`, for a constant index."""
+    return index // PER_THREAD * HALF + index % PER_THREAD
 
 
 def _coordinate(b: ir.IRBuilder, thread: ir.Value, index: ir.Value) -> ir.Value:
