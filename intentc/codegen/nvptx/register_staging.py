@@ -22,7 +22,7 @@ from llvmlite import ir
 from ..llvm.types import F32, I8, I16, I32, I64
 from .cta import barrier, sreg
 from .ptx_asm import asm, mma_m16n8k16
-from .tile_matmul import TileEmitter, _ceil, _const, swizzled
+from .tile_matmul import TileEmitter, _ceil, _const, local_array, swizzled
 
 if TYPE_CHECKING:
     from .tile_structured import StructuredPlan
@@ -214,7 +214,7 @@ class RegisterStaged(TileEmitter, ABC):
         rolled loop: for the rare exact paths, whose code would otherwise repeat a register."""
         em = self.em
         b = em.b
-        values = em.entry_alloca(ir.ArrayType(F32, count))
+        values = local_array(em, ir.ArrayType(F32, count))
 
         def element(index64):
             index = b.trunc(index64, I32)

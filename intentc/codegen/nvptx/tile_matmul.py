@@ -30,6 +30,7 @@ from .ptx_asm import asm, cp_async, cp_async_commit, cp_async_wait, opaque, shar
 from .tile_contraction import TileContraction
 
 COPY_BYTES = 16           # a cp.async copy
+LOCAL = 5                 # NVPTX's local address space
 SHARED_LIMIT = 48 * 1024  # static shared memory a CTA may declare
 
 
@@ -95,6 +96,13 @@ class MmaPlan:
                 "stages": self.stages, "pending": self.pending, "group_m": self.group_m, "resident": self.resident, "operands": c.operand_dtype, "acc": c.acc_dtype,
                 "epilogue": list(c.casts), "shared_bytes": self.stages * self.stage_bytes,
                 "staging": f"cp.async 16/8/4-byte pieces, zero-filled tails; {self.row_bytes}-byte swizzled rows"}
+
+
+def local_array(em, type_: ir.ArrayType) -> ir.Value:
+    """A per-thread array indexed at run time (it stays in local memory), through a local
+    (addrspace 5) pointer: `ld.local`/`st.local` whether or not the code generator infers
+    address spaces (at -O0 it does not: `machine.emit_ptx(quick=True)`)."""
+    return em.entry.addrspacecast(em.entry_alloca(type_), type_.as_pointer(LOCAL))
 
 
 def _ceil(b: ir.IRBuilder, value: ir.Value, divisor: int) -> ir.Value:
@@ -467,7 +475,7 @@ class TileEmitter:
     def _store_edge(self, pairs: list, coordinates) -> None:
         em = self.em
         b = em.b
-        held = em.entry_alloca(ir.ArrayType(pairs[0][0].type, 2 * len(pairs)))
+        held = local_array(em, ir.ArrayType(pairs[0][0].type, 2 * len(pairs)))
         for number, values in enumerate(pairs):
             for lane, value in enumerate(values):
                 b.store(value, b.gep(held, [ir.Constant(I32, 0), ir.Constant(I32, 2 * number + lane)], inbounds=True))
