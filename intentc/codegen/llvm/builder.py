@@ -85,9 +85,21 @@ def _gep_key(pointer, indices, inbounds=False, name="", source_etype=None):
 
 
 class LoweringBuilder(ir.IRBuilder):
-    def __init__(self, block: ir.Block | None = None):
+    def __init__(self, block: ir.Block | None = None, entry: LoweringBuilder | None = None):
         super().__init__(block)
         self._built: dict = {}    # call key -> (block, value): the pure instructions built so far
+        # the function's entry builder: an element pointer at constant indices into a value of
+        # the entry block (a register array's alloca) is made there, once for the function,
+        # not once in every block that touches the element (the MMA kernels' accumulator
+        # arrays: a sixth of their instructions were such pointers)
+        self.entry = entry
+
+    def gep(self, ptr, indices, inbounds=False, name="", source_etype=None):
+        entry = self.entry
+        if entry is not None and getattr(ptr, "parent", None) is entry.block \
+                and all(_constant(index) is not None for index in indices):
+            return entry._gep(ptr, indices, inbounds, name, source_etype)
+        return self._gep(ptr, indices, inbounds, name, source_etype)
 
     def add(self, lhs, rhs, name="", flags=()):
         if _constant(rhs) == 0:
@@ -158,4 +170,4 @@ class LoweringBuilder(ir.IRBuilder):
     icmp_unsigned = _reused(ir.IRBuilder.icmp_unsigned, _compare_key)
     bitcast = _reused(ir.IRBuilder.bitcast, _cast_key)
     fneg = _reused(ir.IRBuilder.fneg, _unary_key)
-    gep = _reused(ir.IRBuilder.gep, _gep_key)
+    _gep = _reused(ir.IRBuilder.gep, _gep_key)

@@ -42,10 +42,10 @@ class Emitter:
     def __init__(self, module: ir.Module, function: ir.Function, status: ir.Value, hooks: TargetHooks):
         self.module, self.function, self.status, self.hooks = module, function, status, hooks
         self.entry = LoweringBuilder(function.append_basic_block("entry"))
-        self.prologue = LoweringBuilder(function.append_basic_block("prologue"))
+        self.prologue = LoweringBuilder(function.append_basic_block("prologue"), self.entry)
         self._prologue_start = self.prologue.block     # the prologue may grow more blocks
         self.body_block = function.append_basic_block("body")
-        self.b = LoweringBuilder(self.body_block)
+        self.b = LoweringBuilder(self.body_block, self.entry)
         self.env: dict[str, object] = {}
         self.sites: list[CheckSite] = []
         self._site_ids: dict[CheckSite, int] = {}
