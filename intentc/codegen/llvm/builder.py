@@ -1,7 +1,8 @@
 """The IR builder the lowering uses: llvmlite's, with integer identities folded as they are
-built (`x + 0`, `x * 1`, `x & true`, `x | false`, `select true, a, b`, `~const`) and pure
-instructions reused within a basic block (the same op on the same operands returns the
-value built before).
+built (`x + 0`, `x * 1`, `x & true`, `x | false`, `select true, a, b`, `~const`), integer
+arithmetic on two constants folded (a generator's coordinates of a constant register index:
+llvmlite folds nothing) and pure instructions reused within a basic block (the same op on
+the same operands returns the value built before).
 
 Lowering is generic (a unit stride, an access without a mask, slot 0's offset) and an
 unrolled iteration computes the same address parts, bounds compares and casts for every
@@ -34,6 +35,26 @@ def _signed_constant(type_: ir.IntType, bits: int) -> ir.Constant:
     """The constant with these bits, written as LLVM's parser takes it (i1 as 0 or 1)."""
     top = 1 << (type_.width - 1)
     return ir.Constant(type_, bits - 2 * top if type_.width > 1 and bits & top else bits)
+
+
+# integer operations on the bits of two constants (None: no folding, the result is poison or
+# undefined: a division by zero, a shift by the width or more)
+_FOLDS = {"add": lambda a, b, w: a + b, "sub": lambda a, b, w: a - b, "mul": lambda a, b, w: a * b,
+          "udiv": lambda a, b, w: a // b if b else None, "urem": lambda a, b, w: a % b if b else None,
+          "shl": lambda a, b, w: a << b if b < w else None, "lshr": lambda a, b, w: a >> b if b < w else None,
+          "and": lambda a, b, w: a & b, "or": lambda a, b, w: a | b, "xor": lambda a, b, w: a ^ b}
+
+
+def _folded(lhs: ir.Value, rhs: ir.Value, operation: str) -> ir.Constant | None:
+    """`lhs operation rhs` as a constant when both are integer constants (wrapping as LLVM
+    does; where the flags would make an overflow poison, its wrapped value is one of the
+    values poison may take), else None."""
+    left, right = _constant(lhs), _constant(rhs)
+    if left is None or right is None:
+        return None
+    width = lhs.type.width
+    value = _FOLDS[operation](left, right, width)
+    return None if value is None else _signed_constant(lhs.type, value & ((1 << width) - 1))
 
 
 def _key(item) -> object:
@@ -106,19 +127,31 @@ class LoweringBuilder(ir.IRBuilder):
             return lhs
         if _constant(lhs) == 0:
             return rhs
-        return self._add(lhs, rhs, name, flags)
+        return _folded(lhs, rhs, "add") or self._add(lhs, rhs, name, flags)
 
     def sub(self, lhs, rhs, name="", flags=()):
         if _constant(rhs) == 0:
             return lhs
-        return self._sub(lhs, rhs, name, flags)
+        return _folded(lhs, rhs, "sub") or self._sub(lhs, rhs, name, flags)
 
     def mul(self, lhs, rhs, name="", flags=()):
         if _constant(rhs) == 1:
             return lhs
         if _constant(lhs) == 1:
             return rhs
-        return self._mul(lhs, rhs, name, flags)
+        return _folded(lhs, rhs, "mul") or self._mul(lhs, rhs, name, flags)
+
+    def udiv(self, lhs, rhs, name="", flags=()):
+        return _folded(lhs, rhs, "udiv") or self._udiv(lhs, rhs, name, flags)
+
+    def urem(self, lhs, rhs, name="", flags=()):
+        return _folded(lhs, rhs, "urem") or self._urem(lhs, rhs, name, flags)
+
+    def shl(self, lhs, rhs, name="", flags=()):
+        return _folded(lhs, rhs, "shl") or super().shl(lhs, rhs, name, flags)
+
+    def lshr(self, lhs, rhs, name="", flags=()):
+        return _folded(lhs, rhs, "lshr") or self._lshr(lhs, rhs, name, flags)
 
     def and_(self, lhs, rhs, name="", flags=()):
         for this, other in ((lhs, rhs), (rhs, lhs)):
@@ -127,7 +160,7 @@ class LoweringBuilder(ir.IRBuilder):
                 return other
             if bits == 0:
                 return this
-        return super().and_(lhs, rhs, name, flags)
+        return _folded(lhs, rhs, "and") or super().and_(lhs, rhs, name, flags)
 
     def or_(self, lhs, rhs, name="", flags=()):
         for this, other in ((lhs, rhs), (rhs, lhs)):
@@ -136,15 +169,12 @@ class LoweringBuilder(ir.IRBuilder):
                 return other
             if bits is not None and bits == _ones(this):
                 return this
-        return super().or_(lhs, rhs, name, flags)
+        return _folded(lhs, rhs, "or") or super().or_(lhs, rhs, name, flags)
 
     def xor(self, lhs, rhs, name="", flags=()):
-        left, right = _constant(lhs), _constant(rhs)
-        if right == 0:
+        if _constant(rhs) == 0:
             return lhs
-        if left is not None and right is not None:
-            return _signed_constant(lhs.type, left ^ right)
-        return self._xor(lhs, rhs, name, flags)
+        return _folded(lhs, rhs, "xor") or self._xor(lhs, rhs, name, flags)
 
     def select(self, cond, lhs, rhs, name="", flags=()):
         bits = _constant(cond)
@@ -162,9 +192,9 @@ class LoweringBuilder(ir.IRBuilder):
     _add = _reused(ir.IRBuilder.add, _binary_key)
     _sub = _reused(ir.IRBuilder.sub, _binary_key)
     _mul = _reused(ir.IRBuilder.mul, _binary_key)
-    udiv = _reused(ir.IRBuilder.udiv, _binary_key)
-    urem = _reused(ir.IRBuilder.urem, _binary_key)
-    lshr = _reused(ir.IRBuilder.lshr, _binary_key)
+    _udiv = _reused(ir.IRBuilder.udiv, _binary_key)
+    _urem = _reused(ir.IRBuilder.urem, _binary_key)
+    _lshr = _reused(ir.IRBuilder.lshr, _binary_key)
     _xor = _reused(ir.IRBuilder.xor, _binary_key)
     icmp_signed = _reused(ir.IRBuilder.icmp_signed, _compare_key)
     icmp_unsigned = _reused(ir.IRBuilder.icmp_unsigned, _compare_key)
