@@ -305,6 +305,8 @@ class Emitter:
         b = self.b
         for guard in self.check_guards:
             bad = b.and_(bad, guard)
+        if isinstance(bad, ir.Constant) and bad.constant in (0, False):
+            return     # proven legal here (an access the mask bounds): nothing to or in
         repeat = self.block_memo.get(("check raised", ident, id(bad)))
         if repeat is not None and repeat[0] is b.block and repeat[1] is bad:
             return     # this block ored the same i1 into the flag already (every slot repeats a row's check)
