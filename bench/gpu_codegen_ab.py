@@ -6,8 +6,9 @@ CUDA-event means, `bench/gpu_samples.timing`).
 
 Choices: `default`; `codegen -O2` (the LLVM code generator at -O2 for the tile generators,
 as before: `compile._tile_generator` off); `unrolled K step` (sparse f32 on the CUDA cores
-with its K step unrolled, `StructuredPlan.rolled` off). Each compile uses a fresh kernel
-cache (the cache key does not name these choices).
+with its K step unrolled, `StructuredPlan.rolled` off); `LSR` (Loop Strength Reduction in
+the warp-rows mapping's code generation, as before: `compile._unrolled` false for it). Each
+compile uses a fresh kernel cache (the cache key does not name these choices).
 
     python3 bench/gpu_codegen_ab.py [--only SAMPLE:KERNEL,...] [--out FILE.json] [--budget-s 0.25]
 """
@@ -25,8 +26,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-DEFAULT_IDS = ("sparse_1of2_matmul:sparse12_matmul", "sparse_2of4_matmul:sparse24_matmul",
-               "mxfp4_scaled_matmul:mxfp4_matmul")
+SPARSE12 = "sparse_1of2_matmul:sparse12_matmul"
+TILES = (SPARSE12, "sparse_2of4_matmul:sparse24_matmul", "mxfp4_scaled_matmul:mxfp4_matmul")
+WARP_ROWS = ("dot_f16_f32acc:batched_dot_f16", "q4k_q8k_matvec:q4k_q8k_matvec")
 
 
 @contextlib.contextmanager
@@ -55,7 +57,20 @@ def unrolled_k_step():
         tile_sparse.plan_sparse = chosen
 
 
-CHOICES = {"default": contextlib.nullcontext, "codegen -O2": codegen_o2, "unrolled K step": unrolled_k_step}
+@contextlib.contextmanager
+def warp_rows_lsr():
+    from intentc.codegen.nvptx import compile as nvptx_compile
+    chosen = nvptx_compile._unrolled
+    nvptx_compile._unrolled = lambda mapping: mapping.kind != "warp-rows" and chosen(mapping)
+    try:
+        yield
+    finally:
+        nvptx_compile._unrolled = chosen
+
+
+# choice -> (its patch, the samples it changes)
+CHOICES = {"default": (contextlib.nullcontext, TILES + WARP_ROWS), "codegen -O2": (codegen_o2, TILES),
+           "unrolled K step": (unrolled_k_step, (SPARSE12,)), "LSR": (warp_rows_lsr, WARP_ROWS)}
 
 
 def out_views(text: str, kernel: str) -> list[str]:
@@ -79,7 +94,7 @@ def choice_row(spec, text: str, case, choice: str, budget_s: float, reference: d
     from intentc.runtime import kernel_cache
     row: dict = {"id": spec.id, "choice": choice}
     dims = spec.sized(spec.dims[spec.scaled])
-    with tempfile.TemporaryDirectory() as cache, CHOICES[choice]():
+    with tempfile.TemporaryDirectory() as cache, CHOICES[choice][0]():
         os.environ["INTENTC_CACHE_DIR"] = cache
         kernel_cache.CACHE._memory.clear()
         launcher = Launcher(text, spec.kernel, spec.specialization(view_params(text, spec.kernel), dims),
@@ -111,14 +126,14 @@ def main(argv=None) -> int:
     parser.add_argument("--out")
     parser.add_argument("--budget-s", type=float, default=0.25)
     args = parser.parse_args(argv)
-    ids = args.only.split(",") if args.only else DEFAULT_IDS
+    ids = args.only.split(",") if args.only else TILES + WARP_ROWS
     rows = []
     for spec in (s for s in SPECS if s.id in ids):
         text = (ROOT / "ir_samples" / f"{spec.sample}.kir").read_text()
         case = spec.build(spec.sized(spec.dims[spec.scaled]), "cuda")
         reference = None
-        for choice in CHOICES:
-            if choice == "unrolled K step" and spec.id != "sparse_1of2_matmul:sparse12_matmul":
+        for choice, (_, changed) in CHOICES.items():
+            if spec.id not in changed:
                 continue
             try:
                 row = choice_row(spec, text, case, choice, args.budget_s, reference)

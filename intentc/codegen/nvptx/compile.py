@@ -156,9 +156,12 @@ def _unrolled(mapping: Mapping) -> bool:
     one unrolled block whose many addresses are affine in the loop's counter. There, LLVM's
     Loop Strength Reduction took about half of code generation (tiled matmul to PTX: 0.50
     -> 0.32 s of CPU) for PTX that ran as fast or faster without it on the H200, with no
-    spills and no more registers (ptxas -v); in the other mappings' loops over a row it
-    saves registers and spills."""
-    return (mapping.cta is not None and mapping.cta.slots > 0) or mapping.mma is not None
+    spills and no more registers (ptxas -v); so the warp-rows mapping, whose loop over a row
+    makes a few vector loads a trip: LSR was half of `batched_dot_f16`'s code generation, and
+    without it ptxas -v gives 56 registers instead of 61 (`q4k_q8k_matvec` 61 either way). In
+    the other mappings' loops over a row it saves registers and spills."""
+    return (mapping.cta is not None and mapping.cta.slots > 0) or mapping.mma is not None or \
+        mapping.kind == "warp-rows"
 
 
 def _tiled(mapping: Mapping) -> bool:
