@@ -57,6 +57,21 @@ def _folded(lhs: ir.Value, rhs: ir.Value, operation: str) -> ir.Constant | None:
     return None if value is None else _signed_constant(lhs.type, value & ((1 << width) - 1))
 
 
+_COMPARISONS = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
+                "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}
+
+
+def _compared(cmpop: str, lhs: ir.Value, rhs: ir.Value, signed: bool) -> ir.Constant | None:
+    """An integer comparison of two constants as an i1 constant, else None."""
+    left, right = _constant(lhs), _constant(rhs)
+    if left is None or right is None:
+        return None
+    if signed:
+        top = 1 << (lhs.type.width - 1)
+        left, right = left - 2 * (left & top), right - 2 * (right & top)
+    return ir.Constant(ir.IntType(1), int(_COMPARISONS[cmpop](left, right)))
+
+
 def _key(item) -> object:
     """What identifies an operand: a scalar constant by its type and value, any other value
     by identity (the reused instruction keeps its operands alive, so no id is reused while
@@ -148,10 +163,30 @@ class LoweringBuilder(ir.IRBuilder):
         return _folded(lhs, rhs, "urem") or self._urem(lhs, rhs, name, flags)
 
     def shl(self, lhs, rhs, name="", flags=()):
+        if _constant(rhs) == 0 or _constant(lhs) == 0:
+            return lhs
         return _folded(lhs, rhs, "shl") or super().shl(lhs, rhs, name, flags)
 
     def lshr(self, lhs, rhs, name="", flags=()):
+        if _constant(rhs) == 0 or _constant(lhs) == 0:
+            return lhs
         return _folded(lhs, rhs, "lshr") or self._lshr(lhs, rhs, name, flags)
+
+    def zext(self, value, typ, name=""):
+        bits = _constant(value)
+        return ir.Constant(typ, bits) if bits is not None and typ.width > value.type.width else \
+            super().zext(value, typ, name)
+
+    def trunc(self, value, typ, name=""):
+        bits = _constant(value)
+        return _signed_constant(typ, bits & ((1 << typ.width) - 1)) if bits is not None else \
+            super().trunc(value, typ, name)
+
+    def icmp_signed(self, cmpop, lhs, rhs, name=""):
+        return _compared(cmpop, lhs, rhs, signed=True) or self._icmp_signed(cmpop, lhs, rhs, name)
+
+    def icmp_unsigned(self, cmpop, lhs, rhs, name=""):
+        return _compared(cmpop, lhs, rhs, signed=False) or self._icmp_unsigned(cmpop, lhs, rhs, name)
 
     def and_(self, lhs, rhs, name="", flags=()):
         for this, other in ((lhs, rhs), (rhs, lhs)):
@@ -196,8 +231,8 @@ class LoweringBuilder(ir.IRBuilder):
     _urem = _reused(ir.IRBuilder.urem, _binary_key)
     _lshr = _reused(ir.IRBuilder.lshr, _binary_key)
     _xor = _reused(ir.IRBuilder.xor, _binary_key)
-    icmp_signed = _reused(ir.IRBuilder.icmp_signed, _compare_key)
-    icmp_unsigned = _reused(ir.IRBuilder.icmp_unsigned, _compare_key)
+    _icmp_signed = _reused(ir.IRBuilder.icmp_signed, _compare_key)
+    _icmp_unsigned = _reused(ir.IRBuilder.icmp_unsigned, _compare_key)
     bitcast = _reused(ir.IRBuilder.bitcast, _cast_key)
     fneg = _reused(ir.IRBuilder.fneg, _unary_key)
     _gep = _reused(ir.IRBuilder.gep, _gep_key)
