@@ -118,3 +118,34 @@ def test_lean_pipeline_for_the_tile_generators(monkeypatch, sample_id, arch, lea
     monkeypatch.setattr(machine, "optimize", recorded)
     _ptx(sample_id, arch)
     assert chosen == [lean]
+
+
+@pytest.mark.parametrize("sample_id,arch,quick", [
+    ("tiled_matmul:matmul_tiled", "sm_90", True),            # mma.sync tiles
+    ("tiled_matmul:matmul_tiled", "sm_90a", False),          # warp-specialized wgmma keeps -O2
+    ("sparse_1of2_matmul:sparse12_matmul", "sm_90", True),   # structured contractions
+    ("sparse_2of4_matmul:sparse24_matmul", "sm_90", True),
+    ("mxfp4_scaled_matmul:mxfp4_matmul", "sm_90", True),
+    ("attention_region_fold:causal_attention", "sm_90", False),   # flash keeps -O2
+    ("row_softmax:row_softmax", "sm_90", False),
+])
+def test_code_generator_at_o0_for_the_tile_generators(monkeypatch, sample_id, arch, quick):
+    chosen = []
+    emit = machine.emit_ptx
+
+    def recorded(module, arch_, strength_reduce=True, quick=False):
+        chosen.append(quick)
+        return emit(module, arch_, strength_reduce, quick)
+    monkeypatch.setattr(machine, "emit_ptx", recorded)
+    _ptx(sample_id, arch)
+    assert chosen == [quick]
+
+
+def test_sparse_f32_k_step_is_one_rolled_chunk():
+    """The CUDA cores' K step of 16 f32 elements: a rolled loop over its four 16-byte chunks,
+    one chunk's 4 x 64 FMAs emitted (plus the exact path's one), each row's A chunk one
+    ld.shared.v4; the tile's pairs stored with constant offsets from one pointer a row."""
+    ptx, launch = _ptx("sparse_1of2_matmul:sparse12_matmul")
+    assert launch["mma"]["instruction"] == "fma.f32" and launch["mma"]["k_step"] == "rolled over 16-byte chunks"
+    assert _count(r"^\s*fma\.rn\.f32", ptx) == 4 * 64 + 1
+    assert _count(r"^\s*ld\.shared\.v4\.(b32|f32)", ptx) == 8 + 4 * 2
