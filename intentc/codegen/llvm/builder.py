@@ -72,6 +72,22 @@ def _compared(cmpop: str, lhs: ir.Value, rhs: ir.Value, signed: bool) -> ir.Cons
     return ir.Constant(ir.IntType(1), int(_COMPARISONS[cmpop](left, right)))
 
 
+def _less_multiples(value: ir.Value, divisor: ir.Value) -> ir.Value:
+    """`value` less the constant multiples of a power-of-two `divisor` added to it, which
+    leave `value urem divisor` unchanged (even where the adds wrap: 2^width is a multiple);
+    an unrolled slot's coordinate `tid + slot · threads` then has the remainder of `tid`,
+    one instruction for every slot."""
+    bits = _constant(divisor)
+    if not bits or bits & (bits - 1):
+        return value
+    while isinstance(value, ir.Instruction) and value.opname == "add":
+        added = _constant(value.operands[1])
+        if added is None or added % bits:
+            break
+        value = value.operands[0]
+    return value
+
+
 def _key(item) -> object:
     """What identifies an operand: a scalar constant by its type and value, any other value
     by identity (the reused instruction keeps its operands alive, so no id is reused while
@@ -160,7 +176,7 @@ class LoweringBuilder(ir.IRBuilder):
         return _folded(lhs, rhs, "udiv") or self._udiv(lhs, rhs, name, flags)
 
     def urem(self, lhs, rhs, name="", flags=()):
-        return _folded(lhs, rhs, "urem") or self._urem(lhs, rhs, name, flags)
+        return _folded(lhs, rhs, "urem") or self._urem(_less_multiples(lhs, rhs), rhs, name, flags)
 
     def shl(self, lhs, rhs, name="", flags=()):
         if _constant(rhs) == 0 or _constant(lhs) == 0:
