@@ -15,7 +15,7 @@ from llvmlite import ir
 from ..llvm.types import F32, I32
 from .cta import sreg
 from .ptx_asm import ldmatrix_x4, mma_m16n8k16
-from .tile_matmul import TileEmitter, swizzled
+from .tile_matmul import TileEmitter, fill_registers, swizzled
 
 WARPS = (2, 4)
 WARP_TILE = (64, 32)
@@ -40,13 +40,11 @@ class MmaSync:
         return em.entry_alloca(ir.ArrayType(element, M_FRAGMENTS * N_FRAGMENTS * words))
 
     def reset(self, em, acc, contraction) -> None:
-        count = acc.type.pointee.count
         if contraction.acc_dtype == "f32":
             value = ir.Constant(F32, contraction.init)
         else:
             value = ir.Constant(I32, f16_pair_bits(contraction.init))
-        for index in range(count):
-            em.b.store(value, self._slot(em.b, acc, index))
+        fill_registers(em, acc, value)
 
     @staticmethod
     def _slot(b, acc, index):

@@ -23,7 +23,7 @@ from typing import ClassVar
 
 from llvmlite import ir
 
-from ..llvm.types import F32, I16, I32, I64
+from ..llvm.types import F32, I8, I16, I32, I64
 from ..llvm.values import ViewRef
 from .cta import barrier, sreg
 from .ptx_asm import asm, cp_async, cp_async_commit, cp_async_wait, opaque, shared_address, store_shared
@@ -103,6 +103,20 @@ def local_array(em, type_: ir.ArrayType) -> ir.Value:
     (addrspace 5) pointer: `ld.local`/`st.local` whether or not the code generator infers
     address spaces (at -O0 it does not: `machine.emit_ptx(quick=True)`)."""
     return em.entry.addrspacecast(em.entry_alloca(type_), type_.as_pointer(LOCAL))
+
+
+def fill_registers(em, registers: ir.Value, value: ir.Constant) -> None:
+    """Every element of a register array (an entry alloca) set to `value`: one `llvm.memset`
+    where its bits are all zero (+0.0), which SROA splits into the elements' zeros (64
+    stores a tile were a tenth of the tile kernels' instructions), else a store each."""
+    b = em.b
+    if value.constant in (0, 0.0) and str(value.constant) != "-0.0":
+        memset = em.declare("llvm.memset.p0.i64", ir.VoidType(), [ir.PointerType(), I8, I64, ir.IntType(1)])
+        size = registers.type.pointee.count * (value.type.width if isinstance(value.type, ir.IntType) else 32) // 8
+        b.call(memset, [registers, ir.Constant(I8, 0), ir.Constant(I64, size), ir.Constant(ir.IntType(1), 0)])
+        return
+    for index in range(registers.type.pointee.count):
+        b.store(value, b.gep(registers, [ir.Constant(I32, 0), ir.Constant(I32, index)], inbounds=True))
 
 
 def _ceil(b: ir.IRBuilder, value: ir.Value, divisor: int) -> ir.Value:
