@@ -107,8 +107,8 @@ def local_array(em, type_: ir.ArrayType) -> ir.Value:
 
 def fill_registers(em, registers: ir.Value, value: ir.Constant) -> None:
     """Every element of a register array (an entry alloca) set to `value`: one `llvm.memset`
-    where its bits are all zero (+0.0), which SROA splits into the elements' zeros (64
-    stores a tile were a tenth of the tile kernels' instructions), else a store each."""
+    where its bits are all zero (+0.0), which SROA splits into the elements' zeros (the 64
+    stores a tile were 3-5 % of the MMA kernels' instructions), else a store each."""
     b = em.b
     if value.constant in (0, 0.0) and str(value.constant) != "-0.0":
         memset = em.declare("llvm.memset.p0.i64", ir.VoidType(), [ir.PointerType(), I8, I64, ir.IntType(1)])
