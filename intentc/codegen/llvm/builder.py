@@ -49,6 +49,8 @@ def _folded(lhs: ir.Value, rhs: ir.Value, operation: str) -> ir.Constant | None:
     """`lhs operation rhs` as a constant when both are integer constants (wrapping as LLVM
     does; where the flags would make an overflow poison, its wrapped value is one of the
     values poison may take), else None."""
+    if type(lhs) is not ir.Constant or type(rhs) is not ir.Constant:
+        return None       # (the common case, without two calls)
     left, right = _constant(lhs), _constant(rhs)
     if left is None or right is None:
         return None
@@ -63,6 +65,8 @@ _COMPARISONS = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambd
 
 def _compared(cmpop: str, lhs: ir.Value, rhs: ir.Value, signed: bool) -> ir.Constant | None:
     """An integer comparison of two constants as an i1 constant, else None."""
+    if type(lhs) is not ir.Constant or type(rhs) is not ir.Constant:
+        return None       # (the common case, without two calls)
     left, right = _constant(lhs), _constant(rhs)
     if left is None or right is None:
         return None
