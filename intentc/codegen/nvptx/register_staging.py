@@ -21,7 +21,7 @@ from llvmlite import ir
 
 from ..llvm.types import F32, I8, I16, I32, I64
 from .cta import barrier, sreg
-from .ptx_asm import asm, mma_m16n8k16
+from .ptx_asm import asm, mma_chain, mma_m16n8k16_text
 from .tile_matmul import TileEmitter, _ceil, _const, local_array, swizzled
 
 if TYPE_CHECKING:
@@ -191,14 +191,13 @@ class RegisterStaged(TileEmitter, ABC):
         variant, c = self.variant, self.plan.contraction
         steps = self.plan.block[2] // 16
         b_frags = [variant.b_fragments(self, stage, kk, lanes) for kk in range(steps)]
+        text = mma_m16n8k16_text(c.operand_dtype, "f32")
         for i in range(4):
             a_frags = [variant.a_fragment(self, stage, kk, i, lanes) for kk in range(steps)]
-            # the four fragments of a row of them advance together: four independent MMAs
-            # between two that depend on each other
-            parts = [[ir.Constant(F32, 0.0)] * 4 for _ in range(4)]
-            for kk in range(steps):
-                parts = [mma_m16n8k16(b, c.operand_dtype, "f32", a_frags[kk], b_frags[kk][j], parts[j])
-                         for j in range(4)]
+            # each fragment's sum: its chained MMAs from zero, one asm (ptxas interleaves the
+            # four fragments' independent MMAs)
+            parts = [mma_chain(b, text, [[*a_frags[kk], *b_frags[kk][j]] for kk in range(steps)],
+                               [ir.Constant(F32, 0.0)] * 4) for j in range(4)]
             for j in range(4):
                 for register in range(4):
                     index = (i * 4 + j) * 4 + register
