@@ -1,5 +1,5 @@
 """The IR builder the lowering uses: llvmlite's, with integer identities folded as they are
-built (`x + 0`, `x * 1`, `x & true`, `x | false`, `select true, a, b`, `~const`), integer
+built (`x + 0`, `x * 1`, `x * 0`, `x & true`, `x | false`, `select true, a, b`, `~const`), integer
 arithmetic on two constants folded (a generator's coordinates of a constant register index:
 llvmlite folds nothing) and pure instructions reused within a basic block (the same op on
 the same operands returns the value built before).
@@ -170,9 +170,9 @@ class LoweringBuilder(ir.IRBuilder):
         return _folded(lhs, rhs, "sub") or self._sub(lhs, rhs, name, flags)
 
     def mul(self, lhs, rhs, name="", flags=()):
-        if _constant(rhs) == 1:
+        if _constant(rhs) == 1 or _constant(lhs) == 0:
             return lhs
-        if _constant(lhs) == 1:
+        if _constant(lhs) == 1 or _constant(rhs) == 0:
             return rhs
         return _folded(lhs, rhs, "mul") or self._mul(lhs, rhs, name, flags)
 
