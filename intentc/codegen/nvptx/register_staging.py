@@ -204,6 +204,19 @@ class RegisterStaged(TileEmitter, ABC):
                     slot = self.acc_slot(index)
                     b.store(combine(index, parts[j][register], b.load(slot)), slot)
 
+    def add_registers(self, count: int, source: ir.Value, target: ir.Value | None = None, lanes: int = 4) -> None:
+        """target[e] += source[e] for the first `count` registers (`target`: the accumulators),
+        `lanes` a vector `fadd` (the same adds, fewer instructions to build; 1: one each)."""
+        b = self.em.b
+        kind = ir.VectorType(F32, lanes) if lanes > 1 else F32
+
+        def run(array, first):
+            slot = self.acc_slot(first, array)
+            return b.bitcast(slot, kind.as_pointer(slot.type.addrspace)) if lanes > 1 else slot
+        for first in range(0, count, lanes):
+            into = run(target or self.acc, first)
+            b.store(b.fadd(b.load(into, align=4), b.load(run(source, first), align=4)), into, align=4)
+
     def acc_slot(self, index, accumulators=None) -> ir.Value:
         index = i32(index) if isinstance(index, int) else index
         return self.em.b.gep(accumulators or self.acc, [i32(0), index], inbounds=True)

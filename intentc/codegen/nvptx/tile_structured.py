@@ -245,9 +245,7 @@ class ScaledEmitter(RegisterStaged):
             with careful:       # rare: each register's contribution in a rolled loop, then added
                 contributions = self.per_register(64, lambda index, slot: self._contribution(stage, lanes, index, slot),
                                                   "careful")
-                for index in range(64):
-                    slot = self.acc_slot(index)
-                    b.store(b.fadd(b.load(slot), b.load(self.acc_slot(index, contributions))), slot)
+                self.add_registers(64, contributions)
 
     def _contribution(self, stage, lanes, index, slot) -> None:
         """What the group adds to register `index`: its exact sum of unscaled products times
