@@ -287,10 +287,13 @@ class SparseMmaEmitter(TileEmitter):
             parts = [mma_chain(b, _mma_sp_text(c.operand_dtype),
                                [[*a_frags[kk], *b_frags[kk][j], metadata[kk]] for kk in range(halves)], zero)
                      for j in range(FRAGMENTS)]
-            for j in range(FRAGMENTS):
-                for register in range(4):
-                    slot = self.variant._slot(b, self.acc, (i * FRAGMENTS + j) * 4 + register)
-                    b.store(b.fadd(b.load(slot), parts[j][register]), slot)
+            vector = ir.VectorType(F32, 4)
+            for j in range(FRAGMENTS):     # the fragment's four registers, one vector fadd
+                part = ir.Constant(vector, None)
+                for register, value in enumerate(parts[j]):
+                    part = b.insert_element(part, value, i32(register))
+                slot = b.bitcast(self.variant._slot(b, self.acc, (i * FRAGMENTS + j) * 4), vector.as_pointer())
+                b.store(b.fadd(b.load(slot, align=4), part), slot, align=4)
 
     def _a_fragment(self, stage: ir.Value, kk: int, i: int, lanes: tuple) -> list:
         """The compressed 16 x 16 values of the warp's block i, k32 block kk (ldmatrix.x4)."""
