@@ -181,7 +181,8 @@ def _tile_generator(mapping: Mapping) -> bool:
     contractions: their LLVM code generator runs at -O0 (`machine.emit_ptx(quick=True)`). Its
     -O2 IR passes (Straight-Line Strength Reduction alone a third of it), CodeGenPrepare and
     machine-level CSE cost two thirds of their code generation for code that ptxas optimizes
-    anyway: ptxas -v gives as few or fewer registers and no spills (docs/gpu.md, "Compile
+    anyway: ptxas -v gives about as many registers, no spills and fewer SASS instructions
+    (docs/gpu.md, "Compile
     pipeline")."""
     return _tiled(mapping) and mapping.kind != "flash"
 
