@@ -182,8 +182,7 @@ def _tile_generator(mapping: Mapping) -> bool:
     -O2 IR passes (Straight-Line Strength Reduction alone a third of it), CodeGenPrepare and
     machine-level CSE cost two thirds of their code generation for code that ptxas optimizes
     anyway: ptxas -v gives about as many registers, no spills and fewer SASS instructions
-    (docs/gpu.md, "Compile
-    pipeline")."""
+    (docs/gpu.md, "Compile pipeline")."""
     return _tiled(mapping) and mapping.kind != "flash"
 
 
