@@ -54,7 +54,8 @@ def test_mma_compute_is_emitted_once(tiled):
     ptx, launch = tiled
     bm, bn, bk = launch["mma"]["block"]
     warps = launch["block"][0] // 32
-    assert _count(r"^\s*mma\.sync\.aligned\.m16n8k16", ptx) == (bm * bn * bk) // (16 * 8 * 16) // warps
+    # (a fragment's MMAs over the K tile are one asm line: ptx_asm.mma_chain)
+    assert _count(r"\bmma\.sync\.aligned\.m16n8k16", ptx) == (bm * bn * bk) // (16 * 8 * 16) // warps
 
 
 def test_mma_epilogue_edge_stores_are_one_loop(tiled):
