@@ -10,7 +10,11 @@ with its K step unrolled, `StructuredPlan.rolled` off); `LSR` (Loop Strength Red
 the warp-rows mapping's code generation, as before: `compile._unrolled` false for it). Each
 compile uses a fresh kernel cache (the cache key does not name these choices).
 
-    python3 bench/gpu_codegen_ab.py [--only SAMPLE:KERNEL,...] [--out FILE.json] [--budget-s 0.25]
+    python3 bench/gpu_codegen_ab.py [--only SAMPLE:KERNEL,...] [--choices default,...] [--out FILE.json]
+                                    [--budget-s 0.25]
+
+(A copy of this script in another tree's bench/ with `--choices default` times that tree's
+compiler on the same device in the same round: main against a branch.)
 """
 from __future__ import annotations
 
@@ -124,6 +128,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", help="comma-separated sample:kernel ids")
     parser.add_argument("--out")
+    parser.add_argument("--choices", help="comma-separated choices (default: all)")
     parser.add_argument("--budget-s", type=float, default=0.25)
     args = parser.parse_args(argv)
     ids = args.only.split(",") if args.only else TILES + WARP_ROWS
@@ -134,7 +139,7 @@ def main(argv=None) -> int:
         case = spec.build(spec.sized(spec.dims[spec.scaled]), "cuda")
         reference = None
         for choice, (_, changed) in CHOICES.items():
-            if spec.id not in changed:
+            if spec.id not in changed or (args.choices and choice not in args.choices.split(",")):
                 continue
             try:
                 row = choice_row(spec, text, case, choice, args.budget_s, reference)
