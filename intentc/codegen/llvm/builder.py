@@ -144,15 +144,15 @@ class LoweringBuilder(ir.IRBuilder):
     def __init__(self, block: ir.Block | None = None, entry: LoweringBuilder | None = None):
         super().__init__(block)
         self._built: dict = {}    # call key -> (block, value): the pure instructions built so far
-        # the function's entry builder: an element pointer at constant indices into a value of
-        # the entry block (a register array's alloca) is made there, once for the function,
+        # the function's entry builder: an element pointer at constant indices into an alloca
+        # (a register array SROA promotes) is made there, once for the function,
         # not once in every block that touches the element (the MMA kernels' accumulator
         # arrays: a sixth of their instructions were such pointers)
         self.entry = entry
 
     def gep(self, ptr, indices, inbounds=False, name="", source_etype=None):
         entry = self.entry
-        if entry is not None and getattr(ptr, "parent", None) is entry.block \
+        if entry is not None and type(ptr) is ir.AllocaInstr and ptr.parent is entry.block \
                 and all(_constant(index) is not None for index in indices):
             return entry._gep(ptr, indices, inbounds, name, source_etype)
         return self._gep(ptr, indices, inbounds, name, source_etype)
