@@ -425,7 +425,7 @@ CASES = [
        lambda rng, f=f, n=n: _inputs_kaiser(rng, f, n), {"L": n}, 1e-5) for f, n in [(0, 64), (3, 1024), (5, 33), (70, 100)]],
     *[(f"dequantize-q4k-{r}x{nb}{'-spec' if spec else ''}", sample_text("quantize_q8_k"), "dequantize_q4_k",
        lambda rng, r=r, nb=nb: _inputs_dequantize(rng, r, nb), {"NB": nb} if spec else None, 0)
-      for r, nb in [(0, 2), (1, 1), (3, 5)] for spec in (False, True)],
+      for r, nb in [(0, 2), (1, 1), (3, 5), (5, 32)] for spec in (False, True)],   # NB = 32: the bench's 32 rolled slots
     *[(f"quantize-{name}-{r}x{nb}{'-spec' if spec else ''}", source, kernel,
        lambda rng, r=r, nb=nb, nbytes=nbytes: _inputs_quantize(rng, r, nb, nbytes),
        {"NB": nb} if spec else None, 0) for name, source, kernel, nbytes in [

@@ -121,6 +121,15 @@ def test_views_without_tensor_maps_take_the_fallback(m, n, k, transposed):
            copy_engine=False)
 
 
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("m,n,k", [(200, 260, 300), (130, 264, 302), (129, 258, 1000)])
+def test_8_and_4_byte_copy_pieces(m, n, k, arch):
+    """Rows 8- or 4-byte aligned but not 16 (A 600 / 604 / 2000 bytes, B 520 / 528 / 516),
+    each operand its own piece size, tails in M, N and K: the cp.async entry's narrower
+    pieces from the kept addresses (the bench's 4000x4100x3900 takes the 8-byte ones)."""
+    _check(variant(), m, n, k, "f16", "f32", "f16", arch, copy_engine=False if arch == "sm_90a" else None)
+
+
 @pytest.mark.parametrize("m,n,k", [(96, 136, 40), (300, 520, 200), (2048, 2304, 24)])
 def test_transposed_b_view_staged_k_major_by_the_copy_engine(m, n, k):
     """B as an [N, K] view (x @ W^T): boxes of BK x 64 N rows, B K-major for the wgmma."""

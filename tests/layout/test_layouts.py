@@ -79,3 +79,35 @@ def test_an_iteration_on_one_thread_shows_in_its_layouts():
     launch = _launch("ema_row_buffer", "ema_rows", text=text)
     assert launch["mapping"] == "grid-stride"
     assert launch["layouts"]["encodings"]["#layout0"].startswith("#blocked<{sizePerThread = [%T], threadsPerWarp = [1]")
+
+
+def _held(layout, lanes: int) -> list[set]:
+    """The coordinates each of a row's `lanes` lanes holds (a static layout)."""
+    return [{layout.coordinate(register, lane) for register in range(layout.registers)} for lane in range(lanes)]
+
+
+@pytest.mark.parametrize("staged", [False, True])
+def test_the_quantized_rows_layouts_are_what_a_lane_group_loads(staged):
+    """q4k_q8k_matvec on 4 lanes a row (quantized_lanes.py): every lane holds each Q4_K
+    block's 16 header bytes and its pairs' 32 quant bytes (lane L: pairs L, L + 4, ...);
+    the Q8_K vector is staged in shared memory, or a lane holds d and its pairs' quants
+    (64 bytes) and bsums (8 bytes); the dot is every lane's."""
+    from intentc.codegen.nvptx.quantized_rows import plan_quantized_rows
+    from intentc.parse import parse
+    kernel = parse((ROOT / "ir_samples" / "q4k_q8k_matvec.kir").read_text()).find("q4k_q8k_matvec")
+    plan = plan_quantized_rows(kernel, {"NB": 2} if staged else {})
+    assert plan.lanes == 4 and bool(plan.staged_blocks) == staged
+    values = plan.layouts({"NB": 2}).values
+    roles = {role: values[name] for name, role in plan.values.items()}
+    for lane, held in enumerate(_held(roles["w"], plan.lanes)):
+        assert held == {(block, byte) for block in range(2) for byte in range(16)} | \
+            {(block, 16 + 32 * lane + byte) for block in range(2) for byte in range(32)}
+    if staged:
+        assert str(roles["x"]) == "#shared<{order = [1, 0]}>"
+    else:
+        for lane, held in enumerate(_held(roles["x"], plan.lanes)):
+            assert held == {(block, byte) for block in range(2) for byte in
+                            [*range(4), *range(4 + 64 * lane, 68 + 64 * lane), *range(260 + 8 * lane, 268 + 8 * lane)]}
+    assert str(roles["dot"]) == "#uniform"
+    launch = _launch("q4k_q8k_matvec", "q4k_q8k_matvec")
+    assert launch["layouts"]["encodings"]["#layout0"].startswith("#split<{axis = 1, at = [16], parts = [#slice")

@@ -40,7 +40,7 @@ class Assignment:
         names: dict[str, str] = {}
         for layout in self.values.values():
             text = str(layout)
-            if text.startswith(("#blocked", "#slice", "#mma")) and text not in names.values():
+            if text.startswith(("#blocked", "#slice", "#mma", "#split")) and text not in names.values():
                 names[f"#layout{len(names)}"] = text
         return names
 

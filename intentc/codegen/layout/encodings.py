@@ -10,6 +10,9 @@ thread = lane + 32·warp) to the logical coordinate of a tensor element.
 - `Uniform`: every thread holds the same value (a full reduction's result after the
   butterflies, a scalar broadcast's source).
 - `Shared`: elements staged in the CTA's shared memory, addressed by any thread.
+- `Split`: an axis cut into parts, each held by its own layout (a record whose fields
+  threads hold differently: a Q4_K block's header, which every lane of a row's group reads,
+  and its quants, 32 bytes a lane).
 Printed forms are what `launch.json` and the layout dump show.
 """
 from __future__ import annotations
@@ -92,6 +95,10 @@ class Slice:
     parent: Blocked
     dim: int
 
+    @property
+    def registers(self) -> int | None:
+        return self.parent.registers
+
     def coordinate(self, register: int, thread: int) -> tuple:
         full = self.parent.coordinate(register, thread)
         return full[:self.dim] + full[self.dim + 1:]
@@ -117,6 +124,34 @@ class Shared:
         return f"#shared<{{order = {_list(self.order)}}}>"
 
 
+@dataclass(frozen=True)
+class Split:
+    """Axis `axis` cut at `bounds` (the first coordinate of each part after the first): part
+    i, held by `parts[i]` in its own coordinates, covers [bounds[i-1], bounds[i]) of the
+    axis. A thread's registers are those of the parts in turn."""
+    axis: int
+    bounds: tuple
+    parts: tuple
+
+    @property
+    def registers(self) -> int | None:
+        counts = [part.registers for part in self.parts]
+        return None if None in counts else sum(counts)
+
+    def coordinate(self, register: int, thread: int) -> tuple:
+        for part, start in zip(self.parts, (0, *self.bounds)):
+            count = part.registers
+            if count is None or register < count:
+                inner = part.coordinate(register, thread)
+                return (*inner[:self.axis], inner[self.axis] + start, *inner[self.axis + 1:])
+            register -= count
+        raise IndexError("a register past the parts'")
+
+    def __str__(self) -> str:
+        return (f"#split<{{axis = {self.axis}, at = {_list(self.bounds)}, parts = ["
+                + ", ".join(str(part) for part in self.parts) + "]}>")
+
+
 def row_blocked(extent: int | None, threads: int, vector: int = 1, grid_wide: bool = False) -> Blocked:
     """The CTA mapping's 1-D form: `vector` consecutive elements a thread, T threads, the
     tile repeated along the row (over the grid's CTAs when `grid_wide`)."""
@@ -124,4 +159,4 @@ def row_blocked(extent: int | None, threads: int, vector: int = 1, grid_wide: bo
 
 
 # Any of the encodings above.
-Layout = Blocked | Slice | Uniform | Shared
+Layout = Blocked | Slice | Uniform | Shared | Split

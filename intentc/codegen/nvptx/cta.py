@@ -305,15 +305,32 @@ def _slots_for_kept(kernel: Kernel, ops: list[Op]) -> int:
     they are re-read in the iteration; scans; Philox, unrolled per coordinate; values with
     several uses other than index and bool tensors, which stay lazy), a power of two in
     [MIN_SLOTS, MAX_SLOTS]."""
+    wanted = max(1, SLOT_REGISTERS // max(_kept(kernel, ops), 1))
+    return min(MAX_SLOTS, max(MIN_SLOTS, 1 << (wanted.bit_length() - 1)))
+
+
+def _kept(kernel: Kernel, ops: list[Op], staged: frozenset[str] = frozenset()) -> int:
+    """The tensors a thread keeps in its slots for the iteration `ops` (see `_slots_for_kept`),
+    the reads `staged` in shared memory left out."""
     uses: dict[str, int] = {}
     for op in ops:
         for name in list(op.operands) + [v for g in op.groups for v in g.values]:
             uses[name] = uses.get(name, 0) + 1
-    kept = sum(KEPT_WEIGHT.get(op.name, 0) for op in ops) + sum(op.name == "read" for op in kernel.body)
+    kept = sum(KEPT_WEIGHT.get(op.name, 0) for op in ops if not (op.results and op.results[0] in staged))
+    kept += sum(op.name == "read" for op in kernel.body)
     kept += sum(1 for op in ops if op.name not in KEPT_WEIGHT for name, type_ in zip(op.results, op.result_types)
                 if uses.get(name, 0) > 1 and isinstance(type_, TensorType) and type_.shape and type_.dtype not in ("index", "bool"))
-    wanted = max(1, SLOT_REGISTERS // max(kept, 1))
-    return min(MAX_SLOTS, max(MIN_SLOTS, 1 << (wanted.bit_length() - 1)))
+    return kept
+
+
+def _rolls_slots(kernel: Kernel, ops: list[Op], staged: frozenset[str]) -> bool:
+    """Whether the register form runs its slots as one rolled loop although they would
+    unroll: when the iteration keeps nothing in them (every read staged in shared memory,
+    each value computed where its one use needs it, no op with a region), as
+    dequantize_q4_k. Unrolled, such slots gain no loads in flight, only K copies of the
+    code and of each loop-invariant address, which LLVM hoists into registers across the
+    iteration loop (K = 32: 154 registers a thread, one CTA of 256 an SM); rolled, 30."""
+    return not any(op.regions for op in ops) and _kept(kernel, ops, staged) == 0
 
 
 def _costly_prologue(body: list[Op], size: int, known: dict[str, int]) -> bool:
@@ -430,7 +447,8 @@ def cta_plan(kernel: Kernel, specialization: Specialization | None = None,
         staged = staged_reads(ops, size, known, transposed)
         return replace(plan, staged=staged, buffers=tuple(sorted(buffers.items())),
                        transposed=tuple((name, order) for name, order in transposed.items() if name in staged),
-                       costly_prologue=_costly_prologue(kernel.body, size, known))
+                       costly_prologue=_costly_prologue(kernel.body, size, known),
+                       unrolled=plan.unrolled and not _rolls_slots(kernel, ops, staged))
     shared_results = staged_reductions(nested_ops(ops, helpers), known, DYNAMIC_THREADS)
     if not (_body_ok(flat, views, False, known, helpers, launch) and chunk_scans_ok(ops, helpers)
             and shared_results is not None):

@@ -63,6 +63,7 @@ class LaunchConfig:
     ctas_per_sm: int
     arch: str
     slots: int = 0               # coordinates each thread keeps in registers (the CTA mapping's register form)
+    slots_rolled: bool = False   # the register form's slots run as one rolled loop, not unrolled (cta.py)
     layouts: dict = field(default_factory=dict)   # Assignment.to_json(): encodings, values, conversions
     per_coordinate: list = field(default_factory=list)   # loops and ifs run per coordinate (first results)
     lazy_views: list = field(default_factory=list)       # (grid-stride) views the prologue reads at each use
@@ -204,6 +205,7 @@ def launch_config(mapping: Mapping, entry: str, arch: str, variants: list | None
     return LaunchConfig(entry, mapping.kind, (mapping.threads, 1, 1), f"ctas_per_sm:{per_sm}", per_sm, arch,
                         mapping.cta.slots if mapping.cta else 0, layouts=layouts, variants=variants,
                         variant_rule=variant_rule, iterations_per_cta=mapping.cta.iterations if mapping.cta else 1,
+                        slots_rolled=bool(mapping.cta and mapping.cta.slots and not mapping.cta.unrolled),
                         per_coordinate=sorted(mapping.coordinate_regions), lazy_views=sorted(mapping.lazy_views),
                         mma=mapping.mma.to_json() if mapping.mma else {},
                         plan=mapping.lanes.to_json() if mapping.lanes else {},

@@ -13,13 +13,14 @@ from dataclasses import dataclass, field, replace
 
 from ...ir.nodes import Kernel, Op
 from ..layout.assign import Assignment
-from ..layout.encodings import Blocked, Uniform
-from .quantized_lanes import LANES, LaneGroupRows, lane_group_resident, lane_groups_scatter, staged_blocks
+from ..layout.encodings import Blocked, Shared, Slice, Split, Uniform
+from .quantized_lanes import LANES, PAIRS, LaneGroupRows, lane_group_resident, lane_groups_scatter, staged_blocks
 from .structured_contraction import _access, _SymbolicShapes
 from .tile_contraction import Affine, IndexTensor, NoMatch, _broadcast
 from .warp_rows import WARPS, RowsPlanData
 
 Q4K_BYTES, Q8K_BYTES = 144, 292
+Q4K_QS, Q8K_QS, Q8K_BSUMS = 16, 4, 260          # where a block's quants (and Q8_K's bsums) start
 
 
 @dataclass(frozen=True)
@@ -47,11 +48,29 @@ class QuantizedRows(RowsPlanData):
                             " over the row's lanes (exact)", "floats": "the reference's order, no FMA"}
 
     def layouts(self, known: dict | None = None) -> Assignment:
+        """Each value over the `lanes` lanes of its row (`quantized_lanes.py`): of a Q4_K
+        block, the 16 header bytes in every lane and the quants in 32-byte pairs, lane L
+        pairs L, L + lanes, ...; of a Q8_K block, staged in shared memory where the plan
+        stages it, else d in every lane and a lane its pairs' quants (64 bytes) and bsums
+        (8 bytes); the dot, in every lane of the row."""
         result = Assignment()
+        blocks = self.blocks if isinstance(self.blocks, int) else (known or {}).get(self.blocks)
+        w = Split(1, (Q4K_QS,), (self._copies(blocks, Q4K_QS), self._pairs(blocks, Q4K_BYTES - Q4K_QS)))
+        x = Shared((1, 0)) if self.staged_blocks else \
+            Split(1, (Q8K_QS, Q8K_BSUMS), (self._copies(blocks, Q8K_QS), self._pairs(blocks, Q8K_BSUMS - Q8K_QS),
+                                           self._pairs(blocks, Q8K_BYTES - Q8K_BSUMS)))
         for name, role in self.values.items():
-            result.values[name] = Uniform() if role == "dot" else \
-                Blocked((None, Q4K_BYTES if role == "w" else Q8K_BYTES), (1, 4), (1, 32), (1, 1), (1, 0))
+            result.values[name] = {"w": w, "x": x, "dot": Uniform()}[role]
         return result
+
+    def _pairs(self, blocks: int | None, extent: int) -> Blocked:
+        """`extent` bytes of each block in PAIRS chunks, lane L of the row's lanes chunks L,
+        L + lanes, ..."""
+        return Blocked((blocks, extent), (1, extent // PAIRS), (1, self.lanes), (1, 1), (1, 0))
+
+    def _copies(self, blocks: int | None, extent: int) -> Slice:
+        """`extent` bytes of each block in every lane of the row's lanes."""
+        return Slice(Blocked((blocks, extent, self.lanes), (1, extent, 1), (1, 1, self.lanes), (1, 1, 1), (2, 1, 0)), 2)
 
     def emit(self, em) -> None:
         LaneGroupRows(em, self).emit()

@@ -149,6 +149,10 @@ class Operand:
 
 
 PIECES = (16, 8, 4)       # cp.async sizes, widest first
+# pieces of one 16-byte copy emitted one by one: the 8-byte ones (rows of 7800 bytes, K = 3900
+# f16, take them on every K tile); the four 4-byte ones (rows 4-byte aligned only, rarer)
+# are a rolled loop a copy, which keeps the kernel's code (and compile time) smaller
+UNROLLED_PIECES = 2
 
 
 def _pieces(b: ir.IRBuilder, operand: Operand, element_bytes: int) -> tuple:
@@ -344,9 +348,9 @@ class TileEmitter:
         return copies
 
     def _load(self, copies: list, kt: ir.Value, stage: ir.Value) -> None:
-        """K tile `kt` of A and B into ring slot `stage`, every thread its copies: 16-byte
-        cp.async copies where the operand allows them (a uniform branch), else the narrower
-        path."""
+        """K tile `kt` of A and B into ring slot `stage`, every thread its copies: cp.async
+        pieces of the widest size the operand allows (a uniform branch a size), else element
+        by element."""
         b = self.em.b
         for operand, name in ((self.a, "a"), (self.b_op, "b")):
             k0 = b.mul(kt, _const(self.k_per_tile(operand)))
@@ -357,19 +361,41 @@ class TileEmitter:
                 with wide:
                     self.wide_copies(operand, mine, k0, base, width)
                 with other:
-                    self._narrow_copies(operand, len(mine), k0, base, narrower)
+                    self._narrow_copies(operand, mine, k0, base, narrower)
 
     def wide_copies(self, operand: Operand, mine: list, k0: ir.Value, base: ir.Value, width: int) -> None:
         """The operand's copies `mine` (see `_copies`) at K offset `k0` as pieces of the
         widest `width` its view allows, each zero-filled past the view's bounds."""
+        self._kept_copies(operand, mine, k0, base, width)
+
+    def _kept_copies(self, operand: Operand, mine: list, k0: ir.Value, base: ir.Value, width: int) -> None:
+        """`mine` at K offset `k0` as unrolled cp.async pieces of `width` bytes from the
+        addresses kept through the K loop."""
         b = self.em.b
         for _, destination, source, room, columns in mine:
             self._pieces(operand, source, k0, self._valid(room, columns, k0), b.add(base, destination), width)
 
-    def _narrow_copies(self, operand: Operand, count: int, k0: ir.Value, base: ir.Value, pieces: tuple) -> None:
-        """The operand's copies of a misaligned or strided view, in a rolled loop (one copy of
-        their code, not one a copy: they are rare) that recomputes each copy's geometry: copy
-        `index` is the operand's first copy of thread tid + index · threads."""
+    def _narrow_copies(self, operand: Operand, mine: list, k0: ir.Value, base: ir.Value, pieces: tuple) -> None:
+        """The operand's copies of a view whose rows are not 16-byte aligned: 8- or 4-byte
+        cp.async pieces where the view allows them (odd-sized row lengths, e.g. K = 3900 of
+        f16, take them on every K tile, so they keep the 16-byte path's addresses and
+        straight-line code), else element by element."""
+        b = self.em.b
+        if not pieces:
+            self._element_copies(operand, len(mine), k0, base)
+            return
+        (width, fits), narrower = pieces[0], pieces[1:]
+        with b.if_else(fits) as (wide, other):
+            with wide:
+                self._kept_copies(operand, mine, k0, base, width)
+            with other:
+                self._narrow_copies(operand, mine, k0, base, narrower)
+
+    def _element_copies(self, operand: Operand, count: int, k0: ir.Value, base: ir.Value) -> None:
+        """The operand's copies of a misaligned or strided view, element by element in a
+        rolled loop (one copy of their code, not one a copy: they are rare) that recomputes
+        each copy's geometry: copy `index` is the operand's first copy of thread tid + index
+        · threads."""
         b = self.em.b
 
         def copy(index: ir.Value) -> None:
@@ -377,30 +403,15 @@ class TileEmitter:
             _, row, column, destination = next(g for g in self._geometry(thread) if g[0] is operand)
             room, columns = self._room(operand, row, column)
             valid = self._valid(room, columns, k0)
-            target = b.add(base, destination)
-            source = _element(b, operand.view, (operand.row_axis, operand.column_axis), (row, column))
-            self._narrow_copy(operand, source, row, column, k0, valid, target, pieces)
-        self.em.loop(_const(0), opaque(b, _const(count)), copy, name="copy")
-
-    def _narrow_copy(self, operand: Operand, source, row, column, k0, valid, target, pieces: tuple) -> None:
-        """One copy with the widest narrower cp.async pieces the operand allows, else element
-        by element."""
-        b = self.em.b
-        if not pieces:
             row, column = (row, b.add(column, k0)) if operand is self.a else (b.add(row, k0), column)
-            self._copy_elements(operand, (operand.row_axis, operand.column_axis), row, column, valid, target)
-            return
-        (width, fits), narrower = pieces[0], pieces[1:]
-        with b.if_else(fits) as (wide, other):
-            with wide:
-                self._pieces(operand, source, k0, valid, target, width)
-            with other:
-                self._narrow_copy(operand, source, row, column, k0, valid, target, narrower)
+            self._copy_elements(operand, (operand.row_axis, operand.column_axis), row, column, valid,
+                                b.add(base, destination))
+        self.em.loop(_const(0), opaque(b, _const(count)), copy, name="copy")
 
     def _pieces(self, operand: Operand, source, k0, valid, target, width: int) -> None:
         """A copy at K offset `k0` (K moves A's source BK elements along its row, B's BK rows
-        down) as cp.async pieces of `width` bytes, zero-filled past `valid` elements: one
-        16-byte copy, or a rolled loop of narrower pieces."""
+        down) as COPY_BYTES / `width` cp.async pieces of `width` bytes, zero-filled past
+        `valid` elements: unrolled up to UNROLLED_PIECES, else a rolled loop."""
         b = self.em.b
         along = operand.column_axis if operand is self.a else operand.row_axis
         moved = b.gep(source, [b.mul(k0, operand.view.strides[along])])
@@ -412,10 +423,12 @@ class TileEmitter:
             start = b.select(b.icmp_signed(">", inside, _const(0)),
                              b.gep(moved, [b.mul(number, _const(width // self.plan.element_bytes))]), base)
             cp_async(b, b.add(target, b.trunc(b.mul(number, _const(width)), I32)), start, b.trunc(inside, I32), width)
-        if width == COPY_BYTES:
-            piece(_const(0))
-        else:
-            self.em.loop(_const(0), opaque(b, _const(COPY_BYTES // width)), piece, name="piece")
+        pieces = COPY_BYTES // width
+        if pieces > UNROLLED_PIECES:
+            self.em.loop(_const(0), opaque(b, _const(pieces)), piece, name="piece")
+            return
+        for number in range(pieces):
+            piece(_const(number))
 
     def _copy_elements(self, operand, axes, row, column, valid, destination) -> None:
         b = self.em.b
