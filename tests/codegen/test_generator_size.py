@@ -55,7 +55,8 @@ def test_mma_compute_is_emitted_once(tiled):
     ptx, launch = tiled
     bm, bn, bk = launch["mma"]["block"]
     warps = launch["block"][0] // 32
-    assert _count(r"^\s*mma\.sync\.aligned\.m16n8k16", ptx) == (bm * bn * bk) // (16 * 8 * 16) // warps
+    # (a fragment's MMAs over the K tile are one asm line: ptx_asm.mma_chain)
+    assert _count(r"\bmma\.sync\.aligned\.m16n8k16", ptx) == (bm * bn * bk) // (16 * 8 * 16) // warps
 
 
 def test_mma_epilogue_edge_stores_are_one_loop(tiled):
@@ -146,3 +147,33 @@ def test_lean_pipeline_for_the_tile_generators(monkeypatch, sample_id, arch, lea
     monkeypatch.setattr(machine, "optimize", recorded)
     _ptx(sample_id, arch)
     assert chosen == [(lean, combine)]
+
+
+@pytest.mark.parametrize("sample_id,arch,level", [
+    ("tiled_matmul:matmul_tiled", "sm_90", 2),               # mma.sync tiles: -O0 ran slower (session 8)
+    ("sparse_1of2_matmul:sparse12_matmul", "sm_90", 2),      # structured contractions
+    ("mxfp4_scaled_matmul:mxfp4_matmul", "sm_90", 2),
+    ("attention_region_fold:causal_attention", "sm_90", 0),  # flash on the CUDA cores: its plan's level
+    ("attention_tensor_cores:causal_attention_f16", "sm_90", 2),
+    ("row_softmax:row_softmax", "sm_90", 2),
+])
+def test_code_generator_level_is_the_mappings(monkeypatch, sample_id, arch, level):
+    chosen = []
+    emit = machine.emit_ptx
+
+    def recorded(module, arch_, strength_reduce=True, level=2):
+        chosen.append(level)
+        return emit(module, arch_, strength_reduce, level)
+    monkeypatch.setattr(machine, "emit_ptx", recorded)
+    _ptx(sample_id, arch)
+    assert chosen == [level]
+
+
+def test_sparse_f32_k_step_is_one_rolled_chunk():
+    """The CUDA cores' K step of 16 f32 elements: a rolled loop over its four 16-byte chunks,
+    one chunk's 4 x 64 FMAs emitted (plus the exact path's one), each row's A chunk one
+    ld.shared.v4; the tile's pairs stored with constant offsets from one pointer a row."""
+    ptx, launch = _ptx("sparse_1of2_matmul:sparse12_matmul")
+    assert launch["mma"]["instruction"] == "fma.f32" and launch["mma"]["k_step"] == "rolled over 16-byte chunks"
+    assert _count(r"^\s*fma\.rn\.f32", ptx) == 4 * 64 + 1
+    assert _count(r"^\s*ld\.shared\.v4\.(b32|f32)", ptx) == 8 + 4 * 2

@@ -1,7 +1,8 @@
 """The IR builder the lowering uses: llvmlite's, with integer identities folded as they are
-built (`x + 0`, `x * 1`, `x & true`, `x | false`, `select true, a, b`, `~const`) and pure
-instructions reused within a basic block (the same op on the same operands returns the
-value built before).
+built (`x + 0`, `x * 1`, `x * 0`, `x & true`, `x | false`, `select true, a, b`, `~const`), integer
+arithmetic on two constants folded (a generator's coordinates of a constant register index:
+llvmlite folds nothing) and pure instructions reused within a basic block (the same op on
+the same operands returns the value built before).
 
 Lowering is generic (a unit stride, an access without a mask, slot 0's offset) and an
 unrolled iteration computes the same address parts, bounds compares and casts for every
@@ -34,6 +35,61 @@ def _signed_constant(type_: ir.IntType, bits: int) -> ir.Constant:
     """The constant with these bits, written as LLVM's parser takes it (i1 as 0 or 1)."""
     top = 1 << (type_.width - 1)
     return ir.Constant(type_, bits - 2 * top if type_.width > 1 and bits & top else bits)
+
+
+# integer operations on the bits of two constants (None: no folding, the result is poison or
+# undefined: a division by zero, a shift by the width or more)
+_FOLDS = {"add": lambda a, b, w: a + b, "sub": lambda a, b, w: a - b, "mul": lambda a, b, w: a * b,
+          "udiv": lambda a, b, w: a // b if b else None, "urem": lambda a, b, w: a % b if b else None,
+          "shl": lambda a, b, w: a << b if b < w else None, "lshr": lambda a, b, w: a >> b if b < w else None,
+          "and": lambda a, b, w: a & b, "or": lambda a, b, w: a | b, "xor": lambda a, b, w: a ^ b}
+
+
+def _folded(lhs: ir.Value, rhs: ir.Value, operation: str) -> ir.Constant | None:
+    """`lhs operation rhs` as a constant when both are integer constants (wrapping as LLVM
+    does; where the flags would make an overflow poison, its wrapped value is one of the
+    values poison may take), else None."""
+    if type(lhs) is not ir.Constant or type(rhs) is not ir.Constant:
+        return None       # (the common case, without two calls)
+    left, right = _constant(lhs), _constant(rhs)
+    if left is None or right is None:
+        return None
+    width = lhs.type.width
+    value = _FOLDS[operation](left, right, width)
+    return None if value is None else _signed_constant(lhs.type, value & ((1 << width) - 1))
+
+
+_COMPARISONS = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
+                "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}
+
+
+def _compared(cmpop: str, lhs: ir.Value, rhs: ir.Value, signed: bool) -> ir.Constant | None:
+    """An integer comparison of two constants as an i1 constant, else None."""
+    if type(lhs) is not ir.Constant or type(rhs) is not ir.Constant:
+        return None       # (the common case, without two calls)
+    left, right = _constant(lhs), _constant(rhs)
+    if left is None or right is None:
+        return None
+    if signed:
+        top = 1 << (lhs.type.width - 1)
+        left, right = left - 2 * (left & top), right - 2 * (right & top)
+    return ir.Constant(ir.IntType(1), int(_COMPARISONS[cmpop](left, right)))
+
+
+def _less_multiples(value: ir.Value, divisor: ir.Value) -> ir.Value:
+    """`value` less the constant multiples of a power-of-two `divisor` added to it, which
+    leave `value urem divisor` unchanged (even where the adds wrap: 2^width is a multiple);
+    an unrolled slot's coordinate `tid + slot · threads` then has the remainder of `tid`,
+    one instruction for every slot."""
+    bits = _constant(divisor)
+    if not bits or bits & (bits - 1):
+        return value
+    while isinstance(value, ir.Instruction) and value.opname == "add":
+        added = _constant(value.operands[1])
+        if added is None or added % bits:
+            break
+        value = value.operands[0]
+    return value
 
 
 def _key(item) -> object:
@@ -85,28 +141,72 @@ def _gep_key(pointer, indices, inbounds=False, name="", source_etype=None):
 
 
 class LoweringBuilder(ir.IRBuilder):
-    def __init__(self, block: ir.Block | None = None):
+    def __init__(self, block: ir.Block | None = None, entry: LoweringBuilder | None = None):
         super().__init__(block)
         self._built: dict = {}    # call key -> (block, value): the pure instructions built so far
+        # the function's entry builder: an element pointer at constant indices into an alloca
+        # (a register array SROA promotes) is made there, once for the function,
+        # not once in every block that touches the element (the MMA kernels' accumulator
+        # arrays: a sixth of their instructions were such pointers)
+        self.entry = entry
+
+    def gep(self, ptr, indices, inbounds=False, name="", source_etype=None):
+        entry = self.entry
+        if entry is not None and type(ptr) is ir.AllocaInstr and ptr.parent is entry.block \
+                and all(_constant(index) is not None for index in indices):
+            return entry._gep(ptr, indices, inbounds, name, source_etype)
+        return self._gep(ptr, indices, inbounds, name, source_etype)
 
     def add(self, lhs, rhs, name="", flags=()):
         if _constant(rhs) == 0:
             return lhs
         if _constant(lhs) == 0:
             return rhs
-        return self._add(lhs, rhs, name, flags)
+        return _folded(lhs, rhs, "add") or self._add(lhs, rhs, name, flags)
 
     def sub(self, lhs, rhs, name="", flags=()):
         if _constant(rhs) == 0:
             return lhs
-        return self._sub(lhs, rhs, name, flags)
+        return _folded(lhs, rhs, "sub") or self._sub(lhs, rhs, name, flags)
 
     def mul(self, lhs, rhs, name="", flags=()):
-        if _constant(rhs) == 1:
+        if _constant(rhs) == 1 or _constant(lhs) == 0:
             return lhs
-        if _constant(lhs) == 1:
+        if _constant(lhs) == 1 or _constant(rhs) == 0:
             return rhs
-        return self._mul(lhs, rhs, name, flags)
+        return _folded(lhs, rhs, "mul") or self._mul(lhs, rhs, name, flags)
+
+    def udiv(self, lhs, rhs, name="", flags=()):
+        return _folded(lhs, rhs, "udiv") or self._udiv(lhs, rhs, name, flags)
+
+    def urem(self, lhs, rhs, name="", flags=()):
+        return _folded(lhs, rhs, "urem") or self._urem(_less_multiples(lhs, rhs), rhs, name, flags)
+
+    def shl(self, lhs, rhs, name="", flags=()):
+        if _constant(rhs) == 0 or _constant(lhs) == 0:
+            return lhs
+        return _folded(lhs, rhs, "shl") or super().shl(lhs, rhs, name, flags)
+
+    def lshr(self, lhs, rhs, name="", flags=()):
+        if _constant(rhs) == 0 or _constant(lhs) == 0:
+            return lhs
+        return _folded(lhs, rhs, "lshr") or self._lshr(lhs, rhs, name, flags)
+
+    def zext(self, value, typ, name=""):
+        bits = _constant(value)
+        return ir.Constant(typ, bits) if bits is not None and typ.width > value.type.width else \
+            super().zext(value, typ, name)
+
+    def trunc(self, value, typ, name=""):
+        bits = _constant(value)
+        return _signed_constant(typ, bits & ((1 << typ.width) - 1)) if bits is not None else \
+            super().trunc(value, typ, name)
+
+    def icmp_signed(self, cmpop, lhs, rhs, name=""):
+        return _compared(cmpop, lhs, rhs, signed=True) or self._icmp_signed(cmpop, lhs, rhs, name)
+
+    def icmp_unsigned(self, cmpop, lhs, rhs, name=""):
+        return _compared(cmpop, lhs, rhs, signed=False) or self._icmp_unsigned(cmpop, lhs, rhs, name)
 
     def and_(self, lhs, rhs, name="", flags=()):
         for this, other in ((lhs, rhs), (rhs, lhs)):
@@ -115,7 +215,7 @@ class LoweringBuilder(ir.IRBuilder):
                 return other
             if bits == 0:
                 return this
-        return super().and_(lhs, rhs, name, flags)
+        return _folded(lhs, rhs, "and") or super().and_(lhs, rhs, name, flags)
 
     def or_(self, lhs, rhs, name="", flags=()):
         for this, other in ((lhs, rhs), (rhs, lhs)):
@@ -124,15 +224,12 @@ class LoweringBuilder(ir.IRBuilder):
                 return other
             if bits is not None and bits == _ones(this):
                 return this
-        return super().or_(lhs, rhs, name, flags)
+        return _folded(lhs, rhs, "or") or super().or_(lhs, rhs, name, flags)
 
     def xor(self, lhs, rhs, name="", flags=()):
-        left, right = _constant(lhs), _constant(rhs)
-        if right == 0:
+        if _constant(rhs) == 0:
             return lhs
-        if left is not None and right is not None:
-            return _signed_constant(lhs.type, left ^ right)
-        return self._xor(lhs, rhs, name, flags)
+        return _folded(lhs, rhs, "xor") or self._xor(lhs, rhs, name, flags)
 
     def select(self, cond, lhs, rhs, name="", flags=()):
         bits = _constant(cond)
@@ -150,12 +247,12 @@ class LoweringBuilder(ir.IRBuilder):
     _add = _reused(ir.IRBuilder.add, _binary_key)
     _sub = _reused(ir.IRBuilder.sub, _binary_key)
     _mul = _reused(ir.IRBuilder.mul, _binary_key)
-    udiv = _reused(ir.IRBuilder.udiv, _binary_key)
-    urem = _reused(ir.IRBuilder.urem, _binary_key)
-    lshr = _reused(ir.IRBuilder.lshr, _binary_key)
+    _udiv = _reused(ir.IRBuilder.udiv, _binary_key)
+    _urem = _reused(ir.IRBuilder.urem, _binary_key)
+    _lshr = _reused(ir.IRBuilder.lshr, _binary_key)
     _xor = _reused(ir.IRBuilder.xor, _binary_key)
-    icmp_signed = _reused(ir.IRBuilder.icmp_signed, _compare_key)
-    icmp_unsigned = _reused(ir.IRBuilder.icmp_unsigned, _compare_key)
+    _icmp_signed = _reused(ir.IRBuilder.icmp_signed, _compare_key)
+    _icmp_unsigned = _reused(ir.IRBuilder.icmp_unsigned, _compare_key)
     bitcast = _reused(ir.IRBuilder.bitcast, _cast_key)
     fneg = _reused(ir.IRBuilder.fneg, _unary_key)
-    gep = _reused(ir.IRBuilder.gep, _gep_key)
+    _gep = _reused(ir.IRBuilder.gep, _gep_key)

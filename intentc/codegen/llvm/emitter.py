@@ -42,10 +42,10 @@ class Emitter:
     def __init__(self, module: ir.Module, function: ir.Function, status: ir.Value, hooks: TargetHooks):
         self.module, self.function, self.status, self.hooks = module, function, status, hooks
         self.entry = LoweringBuilder(function.append_basic_block("entry"))
-        self.prologue = LoweringBuilder(function.append_basic_block("prologue"))
+        self.prologue = LoweringBuilder(function.append_basic_block("prologue"), self.entry)
         self._prologue_start = self.prologue.block     # the prologue may grow more blocks
         self.body_block = function.append_basic_block("body")
-        self.b = LoweringBuilder(self.body_block)
+        self.b = LoweringBuilder(self.body_block, self.entry)
         self.env: dict[str, object] = {}
         self.sites: list[CheckSite] = []
         self._site_ids: dict[CheckSite, int] = {}
@@ -305,6 +305,8 @@ class Emitter:
         b = self.b
         for guard in self.check_guards:
             bad = b.and_(bad, guard)
+        if isinstance(bad, ir.Constant) and bad.constant in (0, False):
+            return     # proven legal here (an access the mask bounds): nothing to or in
         repeat = self.block_memo.get(("check raised", ident, id(bad)))
         if repeat is not None and repeat[0] is b.block and repeat[1] is bad:
             return     # this block ored the same i1 into the flag already (every slot repeats a row's check)

@@ -106,10 +106,10 @@ def compile_ptx(module: Module, kernel_name: str, arch: str, specialization: Spe
             link_variant(parsed, module_text(variant_lowered.module), variant_lowered.function, entry)
         parsed.verify()
         entries = {lowered.function} | {entry for entry, _ in linked}
+        every = mappings + [f[2] for f in fallback]
         ptx = optimized_ptx(parsed, arch, entries, timings, mark, strength_reduce=not all(map(_unrolled, mappings)),
-                            lean=all(map(_tiled, mappings + [f[2] for f in fallback])),
-                            level=max(map(_codegen_level, mappings + [f[2] for f in fallback])),
-                            combine=all(getattr(m.plan, "instcombine", True) for m in mappings + [f[2] for f in fallback]))
+                            lean=all(map(_tiled, every)), level=max(map(_codegen_level, every)),
+                            combine=all(getattr(m.plan, "instcombine", True) for m in every))
     config = launch_config(mapping, lowered.function, arch, [variant.to_json() for variant, _ in variants],
                            rule.to_json() if rule else {})
     if serves is not None:
@@ -157,9 +157,12 @@ def _unrolled(mapping: Mapping) -> bool:
     one unrolled block whose many addresses are affine in the loop's counter. There, LLVM's
     Loop Strength Reduction took about half of code generation (tiled matmul to PTX: 0.50
     -> 0.32 s of CPU) for PTX that ran as fast or faster without it on the H200, with no
-    spills and no more registers (ptxas -v); in the other mappings' loops over a row it
-    saves registers and spills."""
-    return (mapping.cta is not None and mapping.cta.slots > 0) or mapping.mma is not None or mapping.kind == "flash"
+    spills and no more registers (ptxas -v); so the warp-rows mapping, whose loop over a row
+    makes a few vector loads a trip: LSR was half of `batched_dot_f16`'s code generation, and
+    without it ptxas -v gives 56 registers instead of 61 (`q4k_q8k_matvec` 61 either way). In
+    the other mappings' loops over a row it saves registers and spills."""
+    return (mapping.cta is not None and mapping.cta.slots > 0) or mapping.mma is not None or \
+        mapping.kind in ("warp-rows", "flash")
 
 
 def _codegen_level(mapping: Mapping) -> int:

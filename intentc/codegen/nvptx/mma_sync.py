@@ -14,8 +14,8 @@ from llvmlite import ir
 
 from ..llvm.types import F32, I32
 from .cta import sreg
-from .ptx_asm import ldmatrix_x4, mma_m16n8k16
-from .tile_matmul import TileEmitter, swizzled
+from .ptx_asm import ldmatrix_x4, mma_chain, mma_m16n8k16_text
+from .tile_matmul import TileEmitter, fill_registers, swizzled
 
 WARPS = (2, 4)
 WARP_TILE = (64, 32)
@@ -40,13 +40,11 @@ class MmaSync:
         return em.entry_alloca(ir.ArrayType(element, M_FRAGMENTS * N_FRAGMENTS * words))
 
     def reset(self, em, acc, contraction) -> None:
-        count = acc.type.pointee.count
         if contraction.acc_dtype == "f32":
             value = ir.Constant(F32, contraction.init)
         else:
             value = ir.Constant(I32, f16_pair_bits(contraction.init))
-        for index in range(count):
-            em.b.store(value, self._slot(em.b, acc, index))
+        fill_registers(em, acc, value)
 
     @staticmethod
     def _slot(b, acc, index):
@@ -70,18 +68,20 @@ class MmaSync:
         c = tiles.plan.contraction
         lanes = self._lanes(em)
         words = 4 if c.acc_dtype == "f32" else 2
-        for kk in range(tiles.plan.block[2] // 16):
-            b_frags = self.b_fragments(tiles, stage, kk, lanes)
-            # one A fragment at a time: its four MMAs use it up (fewer registers live)
-            for i in range(M_FRAGMENTS):
-                a_frag = self.a_fragment(tiles, stage, kk, i, lanes)
-                for j in range(N_FRAGMENTS):
-                    first = (i * N_FRAGMENTS + j) * words
-                    slots = [self._slot(b, tiles.acc, first + r) for r in range(words)]
-                    result = mma_m16n8k16(b, c.operand_dtype, c.acc_dtype, a_frag, b_frags[j],
-                                          [b.load(s) for s in slots])
-                    for slot, value in zip(slots, result):
-                        b.store(value, slot)
+        steps = tiles.plan.block[2] // 16
+        text = mma_m16n8k16_text(c.operand_dtype, c.acc_dtype)
+        b_frags = [self.b_fragments(tiles, stage, kk, lanes) for kk in range(steps)]
+        for i in range(M_FRAGMENTS):
+            a_frags = [self.a_fragment(tiles, stage, kk, i, lanes) for kk in range(steps)]
+            for j in range(N_FRAGMENTS):
+                # the fragment's MMAs over the stage's K, chained in one asm (the same MMAs
+                # on the same registers: the accumulator is not stored and loaded between)
+                first = (i * N_FRAGMENTS + j) * words
+                slots = [self._slot(b, tiles.acc, first + r) for r in range(words)]
+                result = mma_chain(b, text, [[*a_frags[kk], *b_frags[kk][j]] for kk in range(steps)],
+                                   [b.load(s) for s in slots])
+                for slot, value in zip(slots, result):
+                    b.store(value, slot)
 
     def b_fragments(self, tiles: TileEmitter, stage: ir.Value, kk: int, lanes: tuple) -> list:
         """The warp's N_FRAGMENTS B fragments (2 b32 each) of 16-wide K step `kk` of the stage."""

@@ -21,8 +21,8 @@ from llvmlite import ir
 
 from ..llvm.types import F32, I8, I16, I32, I64
 from .cta import barrier, sreg
-from .ptx_asm import asm, mma_m16n8k16
-from .tile_matmul import TileEmitter, _ceil, _const, swizzled
+from .ptx_asm import asm, mma_chain, mma_m16n8k16_text
+from .tile_matmul import TileEmitter, _ceil, _const, local_array, swizzled
 
 if TYPE_CHECKING:
     from .tile_structured import StructuredPlan
@@ -191,19 +191,31 @@ class RegisterStaged(TileEmitter, ABC):
         variant, c = self.variant, self.plan.contraction
         steps = self.plan.block[2] // 16
         b_frags = [variant.b_fragments(self, stage, kk, lanes) for kk in range(steps)]
+        text = mma_m16n8k16_text(c.operand_dtype, "f32")
         for i in range(4):
             a_frags = [variant.a_fragment(self, stage, kk, i, lanes) for kk in range(steps)]
-            # the four fragments of a row of them advance together: four independent MMAs
-            # between two that depend on each other
-            parts = [[ir.Constant(F32, 0.0)] * 4 for _ in range(4)]
-            for kk in range(steps):
-                parts = [mma_m16n8k16(b, c.operand_dtype, "f32", a_frags[kk], b_frags[kk][j], parts[j])
-                         for j in range(4)]
+            # each fragment's sum: its chained MMAs from zero, one asm (ptxas interleaves the
+            # four fragments' independent MMAs)
+            parts = [mma_chain(b, text, [[*a_frags[kk], *b_frags[kk][j]] for kk in range(steps)],
+                               [ir.Constant(F32, 0.0)] * 4) for j in range(4)]
             for j in range(4):
                 for register in range(4):
                     index = (i * 4 + j) * 4 + register
                     slot = self.acc_slot(index)
                     b.store(combine(index, parts[j][register], b.load(slot)), slot)
+
+    def add_registers(self, count: int, source: ir.Value, target: ir.Value | None = None, lanes: int = 4) -> None:
+        """target[e] += source[e] for the first `count` registers (`target`: the accumulators),
+        `lanes` a vector `fadd` (the same adds, fewer instructions to build; 1: one each)."""
+        b = self.em.b
+        kind = ir.VectorType(F32, lanes) if lanes > 1 else F32
+
+        def run(array, first):
+            slot = self.acc_slot(first, array)
+            return b.bitcast(slot, kind.as_pointer(slot.type.addrspace)) if lanes > 1 else slot
+        for first in range(0, count, lanes):
+            into = run(target or self.acc, first)
+            b.store(b.fadd(b.load(into, align=4), b.load(run(source, first), align=4)), into, align=4)
 
     def acc_slot(self, index, accumulators=None) -> ir.Value:
         index = i32(index) if isinstance(index, int) else index
@@ -214,7 +226,7 @@ class RegisterStaged(TileEmitter, ABC):
         rolled loop: for the rare exact paths, whose code would otherwise repeat a register."""
         em = self.em
         b = em.b
-        values = em.entry_alloca(ir.ArrayType(F32, count))
+        values = local_array(em, ir.ArrayType(F32, count))
 
         def element(index64):
             index = b.trunc(index64, I32)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ..llvm.types import F32, I32
+from ..llvm.types import F32, I32, I64
 from .tile_matmul import TileEmitter, swizzled
 
 SIDE = 16                 # threads along each tile axis
@@ -32,10 +32,15 @@ def _shared_pointer(b: ir.IRBuilder, address: ir.Value, type_: ir.Type) -> ir.Va
 
 
 class Simt:
+    def __init__(self, rolled: bool = False):
+        self.rolled = rolled    # the K step's chunks in a rolled loop (`compute`)
+
     def accumulators(self, em, plan) -> ir.Value:
         return em.entry_alloca(ir.ArrayType(F32, (2 * PER_THREAD) ** 2))
 
     def reset(self, em, acc, contraction) -> None:
+        # a store each, not `fill_registers`' memset: SROA's phis from the memset come in
+        # another order, and ptxas then made 77 more moves in sparse 1:2 (2440 -> 2528 SASS)
         for index in range(acc.type.pointee.count):
             em.b.store(ir.Constant(F32, contraction.init), self._slot(em.b, acc, index))
 
@@ -58,32 +63,53 @@ class Simt:
         return rows, columns
 
     def compute(self, tiles: TileEmitter, stage: ir.Value) -> None:
-        b = tiles.em.b
+        """The stage's K elements into the accumulators, a 16-byte chunk of K at a time (each
+        row's A chunk one `ld.shared.v4`); `rolled`: the chunks in a rolled loop, one copy of
+        a chunk's 4 x 64 FMAs instead of BK / 4 (the accumulators' values and order are the
+        same; ptxas unrolls the loop or not)."""
+        em = tiles.em
+        b = em.b
         plan = tiles.plan
-        bk, row_bytes, chunk = plan.block[2], plan.row_bytes, plan.chunk
+        bk, row_bytes = plan.block[2], plan.row_bytes
         rows, columns = self._offsets(b.trunc(tiles.tid, I32), b)
         a_base, b_base = tiles.stage_base(stage, "a"), tiles.stage_base(stage, "b")
-        fma = tiles.em.declare("llvm.fma.f32", F32, [F32, F32, F32])
-        slots = [self._slot(b, tiles.acc, index) for index in range((2 * PER_THREAD) ** 2)]
-        acc = [b.load(slot) for slot in slots]
+        # each half's B block and the 16-byte chunk of its row that holds the thread's columns
+        b_blocks = [(b.add(b_base, b.mul(b.udiv(column, _i32(bk)), _i32(bk * row_bytes))),
+                     b.udiv(b.urem(column, _i32(bk)), _i32(plan.chunk)))
+                    for column in (columns[0], columns[PER_THREAD])]
+        chunks = bk // plan.chunk
+
+        def chunk(index: ir.Value) -> None:
+            self._chunk(tiles, index, [b.add(a_base, swizzled(b, row, index, row_bytes)) for row in rows], b_blocks)
+        if self.rolled:
+            em.loop(ir.Constant(I64, 0), ir.Constant(I64, chunks), lambda index: chunk(b.trunc(index, I32)), name="chunk")
+        else:
+            for index in range(chunks):
+                chunk(_i32(index))
+
+    def _chunk(self, tiles: TileEmitter, chunk: ir.Value, a_rows: list, b_blocks: list) -> None:
+        """K elements 4 · chunk .. 4 · chunk + 3: each row's four A values from one vector
+        load at its address in `a_rows`, then per K element two B vectors and 64 FMAs, as
+        16 four-lane `llvm.fma`s (a row's A value times a B vector into the row's four
+        accumulators there: the same FMAs, a quarter of the instructions to build)."""
+        b = tiles.em.b
+        plan = tiles.plan
+        width = plan.chunk
         vector = ir.VectorType(F32, PER_THREAD)
-        for k in range(bk):
-            a_values = []
-            for row in rows:
-                address = b.add(b.add(a_base, swizzled(b, row, _i32(k // chunk), row_bytes)), _i32(4 * (k % chunk)))
-                a_values.append(b.load(_shared_pointer(b, address, F32), align=4))
-            b_values = []
-            for half in range(2):
-                column = columns[half * PER_THREAD]
-                block = b.mul(b.udiv(column, _i32(bk)), _i32(bk * row_bytes))
-                within = b.udiv(b.urem(column, _i32(bk)), _i32(chunk))
-                address = b.add(b_base, b.add(block, swizzled(b, _i32(k), within, row_bytes)))
-                loaded = b.load(_shared_pointer(b, address, vector), align=16)
-                b_values += [b.extract_element(loaded, _i32(j)) for j in range(PER_THREAD)]
-            acc = [b.call(fma, [a_values[i], b_values[j], acc[i * 2 * PER_THREAD + j]])
-                   for i in range(2 * PER_THREAD) for j in range(2 * PER_THREAD)]
+        fma = tiles.em.declare("llvm.fma.v4f32", vector, [vector] * 3)
+        # accumulator vector (row i, half h): registers 8i + 4h .. 8i + 4h + 3
+        slots = [b.bitcast(self._slot(b, tiles.acc, index), vector.as_pointer())
+                 for index in range(0, (2 * PER_THREAD) ** 2, PER_THREAD)]
+        acc = [b.load(slot, align=4) for slot in slots]
+        a_vectors = [b.load(_shared_pointer(b, address, vector), align=16) for address in a_rows]
+        for within in range(width):
+            k = b.add(b.mul(chunk, _i32(width)), _i32(within))
+            b_vectors = [b.load(_shared_pointer(b, b.add(block, swizzled(b, k, column_chunk, plan.row_bytes)), vector),
+                                align=16) for block, column_chunk in b_blocks]
+            a_values = [_splat(b, b.extract_element(a_vector, _i32(within)), vector) for a_vector in a_vectors]
+            acc = [b.call(fma, [a_values[index // 2], b_vectors[index % 2], value]) for index, value in enumerate(acc)]
         for slot, value in zip(slots, acc):
-            b.store(value, slot)
+            b.store(value, slot, align=4)
 
     def epilogue(self, tiles: TileEmitter) -> None:
         b = tiles.em.b
@@ -97,7 +123,22 @@ class Simt:
         def coordinates(pair: ir.Value) -> tuple:
             return (_coordinate(b, ty, b.udiv(pair, pair.type(width // 2))),
                     _coordinate(b, tx, b.mul(b.urem(pair, pair.type(width // 2)), pair.type(2))))
-        tiles.store_pairs(pairs, coordinates)
+
+        def offsets(pair: int) -> tuple:
+            row, column = divmod(pair, width // 2)
+            return _block_offset(row), _block_offset(2 * column)
+        tiles.store_pairs(pairs, coordinates, offsets)
+
+
+def _splat(b: ir.IRBuilder, value: ir.Value, vector: ir.VectorType) -> ir.Value:
+    """`value` in every lane of `vector`."""
+    lane = b.insert_element(ir.Constant(vector, None), value, _i32(0))
+    return b.shuffle_vector(lane, ir.Constant(vector, None), ir.Constant(ir.VectorType(I32, vector.count), [0] * vector.count))
+
+
+def _block_offset(index: int) -> int:
+    """`_coordinate(thread, index) - _coordinate(thread, 0)`, for a constant index."""
+    return index // PER_THREAD * HALF + index % PER_THREAD
 
 
 def _coordinate(b: ir.IRBuilder, thread: ir.Value, index: ir.Value) -> ir.Value:

@@ -37,7 +37,7 @@ from ..llvm.emitter import CheckSite
 from ..llvm.types import F32, I32, I64
 from .cta import barrier, sreg
 from .mma_sync import MmaSync
-from .ptx_asm import asm, cp_async, cp_async_commit, cp_async_wait, ldmatrix_x4, outputs
+from .ptx_asm import asm, cp_async, cp_async_commit, cp_async_wait, ldmatrix_x4, mma_chain
 from .register_staging import i32, load_run, wide
 from .tile_matmul import COPY_BYTES, Operand, TileEmitter, _ceil, _const, _pieces, swizzled
 from .tile_structured import StructuredPlan
@@ -101,14 +101,14 @@ def encode_groups(b: ir.IRBuilder, word: ir.Value, fields: tuple) -> tuple:
     return bits, b.icmp_unsigned("!=", invalid, i32(0))
 
 
-def mma_sp_m16n8k32(b: ir.IRBuilder, operand: str, a: list, b_frag: list, c: list, metadata: ir.Value) -> list:
-    """D = A·B + C on one warp, A 16 x 32 2:4-sparse (4 b32 of compressed values), B 32 x 8
-    (4 b32), C/D 4 f32; the metadata from lanes T0, T1 of each quad (selector 0)."""
-    text = (f"mma.sp.sync.aligned.m16n8k32.row.col.f32.{operand}.{operand}.f32 "
-            "{$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9, $10, $11}, {$12, $13, $14, $15}, $16, 0x0;")
-    constraints = ",".join(["=f"] * 4 + ["r"] * 8 + ["0", "1", "2", "3"] + ["r"])
-    result = asm(b, text, constraints, ir.LiteralStructType([F32] * 4), [*a, *b_frag, *c, metadata])
-    return outputs(b, result, 4)
+def _mma_sp_text(operand: str):
+    """One mma.sp.m16n8k32 for `mma_chain`: D = A·B + C on one warp, A 16 x 32 2:4-sparse
+    (4 b32 of compressed values), B 32 x 8 (4 b32), C/D 4 f32, then the metadata from lanes
+    T0, T1 of each quad (selector 0)."""
+    def text(d: str, operands: list, c: str) -> str:
+        return (f"mma.sp.sync.aligned.m16n8k32.row.col.f32.{operand}.{operand}.f32 {{{d}}}, "
+                f"{{{', '.join(operands[:4])}}}, {{{', '.join(operands[4:8])}}}, {{{c}}}, {operands[8]}, 0x0;")
+    return text
 
 
 class SparseMmaEmitter(TileEmitter):
@@ -278,17 +278,22 @@ class SparseMmaEmitter(TileEmitter):
         zero = [ir.Constant(F32, 0.0)] * 4
         for i in range(FRAGMENTS):
             block = b.add(b.mul(warp_m, i32(FRAGMENTS)), i32(i))
-            parts = [zero] * FRAGMENTS
+            a_frags, metadata = [], []
             for kk in range(halves):
                 address = b.add(meta_base, b.mul(b.add(i32(kk * 8 * 16), b.mul(block, i32(16))), i32(4)))
-                metadata = asm(b, "ld.shared.b32 $0, [$1];", "=r,r,~{memory}", I32, [address])
-                a_frag = self._a_fragment(stage, kk, i, lanes)
-                parts = [mma_sp_m16n8k32(b, c.operand_dtype, a_frag, b_frags[kk][j], parts[j], metadata)
-                         for j in range(FRAGMENTS)]
-            for j in range(FRAGMENTS):
-                for register in range(4):
-                    slot = self.variant._slot(b, self.acc, (i * FRAGMENTS + j) * 4 + register)
-                    b.store(b.fadd(b.load(slot), parts[j][register]), slot)
+                metadata.append(asm(b, "ld.shared.b32 $0, [$1];", "=r,r,~{memory}", I32, [address]))
+                a_frags.append(self._a_fragment(stage, kk, i, lanes))
+            # each fragment's step sum: its chained mma.sp from zero, one asm
+            parts = [mma_chain(b, _mma_sp_text(c.operand_dtype),
+                               [[*a_frags[kk], *b_frags[kk][j], metadata[kk]] for kk in range(halves)], zero)
+                     for j in range(FRAGMENTS)]
+            vector = ir.VectorType(F32, 4)
+            for j in range(FRAGMENTS):     # the fragment's four registers, one vector fadd
+                part = ir.Constant(vector, None)
+                for register, value in enumerate(parts[j]):
+                    part = b.insert_element(part, value, i32(register))
+                slot = b.bitcast(self.variant._slot(b, self.acc, (i * FRAGMENTS + j) * 4), vector.as_pointer())
+                b.store(b.fadd(b.load(slot, align=4), part), slot, align=4)
 
     def _a_fragment(self, stage: ir.Value, kk: int, i: int, lanes: tuple) -> list:
         """The compressed 16 x 16 values of the warp's block i, k32 block kk (ldmatrix.x4)."""

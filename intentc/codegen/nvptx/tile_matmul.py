@@ -23,13 +23,14 @@ from typing import ClassVar
 
 from llvmlite import ir
 
-from ..llvm.types import F32, I16, I32, I64
+from ..llvm.types import F32, I8, I16, I32, I64
 from ..llvm.values import ViewRef
 from .cta import barrier, sreg
 from .ptx_asm import asm, cp_async, cp_async_commit, cp_async_wait, opaque, shared_address, store_shared
 from .tile_contraction import TileContraction
 
 COPY_BYTES = 16           # a cp.async copy
+LOCAL = 5                 # NVPTX's local address space
 SHARED_LIMIT = 48 * 1024  # static shared memory a CTA may declare
 
 
@@ -95,6 +96,27 @@ class MmaPlan:
                 "stages": self.stages, "pending": self.pending, "group_m": self.group_m, "resident": self.resident, "operands": c.operand_dtype, "acc": c.acc_dtype,
                 "epilogue": list(c.casts), "shared_bytes": self.stages * self.stage_bytes,
                 "staging": f"cp.async 16/8/4-byte pieces, zero-filled tails; {self.row_bytes}-byte swizzled rows"}
+
+
+def local_array(em, type_: ir.ArrayType) -> ir.Value:
+    """A per-thread array indexed at run time (it stays in local memory), through a local
+    (addrspace 5) pointer: `ld.local`/`st.local` whether or not the code generator infers
+    address spaces (at -O0 it does not)."""
+    return em.entry.addrspacecast(em.entry_alloca(type_), type_.as_pointer(LOCAL))
+
+
+def fill_registers(em, registers: ir.Value, value: ir.Constant) -> None:
+    """Every element of a register array (an entry alloca) set to `value`: one `llvm.memset`
+    where its bits are all zero (+0.0), which SROA splits into the elements' zeros (the 64
+    stores a tile were 3-5 % of the MMA kernels' instructions), else a store each."""
+    b = em.b
+    if value.constant in (0, 0.0) and str(value.constant) != "-0.0":
+        memset = em.declare("llvm.memset.p0.i64", ir.VoidType(), [ir.PointerType(), I8, I64, ir.IntType(1)])
+        size = registers.type.pointee.count * (value.type.width if isinstance(value.type, ir.IntType) else 32) // 8
+        b.call(memset, [registers, ir.Constant(I8, 0), ir.Constant(I64, size), ir.Constant(ir.IntType(1), 0)])
+        return
+    for index in range(registers.type.pointee.count):
+        b.store(value, b.gep(registers, [ir.Constant(I32, 0), ir.Constant(I32, index)], inbounds=True))
 
 
 def _ceil(b: ir.IRBuilder, value: ir.Value, divisor: int) -> ir.Value:
@@ -480,7 +502,7 @@ class TileEmitter:
     def _store_edge(self, pairs: list, coordinates) -> None:
         em = self.em
         b = em.b
-        held = em.entry_alloca(ir.ArrayType(pairs[0][0].type, 2 * len(pairs)))
+        held = local_array(em, ir.ArrayType(pairs[0][0].type, 2 * len(pairs)))
         for number, values in enumerate(pairs):
             for lane, value in enumerate(values):
                 b.store(value, b.gep(held, [ir.Constant(I32, 0), ir.Constant(I32, 2 * number + lane)], inbounds=True))

@@ -31,7 +31,7 @@ from typing import Any
 from llvmlite import ir
 
 from ..llvm.types import F32, I8, I32
-from .register_staging import (RegisterStaged, byte_of, i32, load_or_zero, load_run, shared_pointer,
+from .register_staging import (RegisterStaged, i32, load_or_zero, load_run, shared_pointer,
                                store_shared_words, view_address, wide)
 from .tile_matmul import MmaPlan, _const, swizzled
 
@@ -48,6 +48,7 @@ class StructuredPlan(MmaPlan):
     decode and how a step's sum joins the accumulator."""
     contraction: Any              # a ScaledContraction or SparseContraction (structured_contraction.py)
     extra_bytes: int = 0
+    rolled: bool = False          # the CUDA cores' K step as a rolled loop over its 16-byte chunks (`Simt`)
 
     @property
     def stage_bytes(self) -> int:
@@ -63,7 +64,7 @@ class StructuredPlan(MmaPlan):
                                                {"pattern": c.pattern, "step_groups": c.step_groups,
                                                 "combine": "acc + (the IR step's sum); a step whose B tile holds "
                                                            "inf or NaN sums only the selected products"})}
-        return {**super().to_json(), **described,
+        return {**super().to_json(), **described, **({"k_step": "rolled over 16-byte chunks"} if self.rolled else {}),
                 "staging": "registers: raw bytes loaded a step ahead, decoded (exactly) to dense "
                            f"{c.operand_dtype} {self.row_bytes}-byte swizzled rows; {self.extra_bytes} bytes beside"}
 
@@ -94,15 +95,31 @@ def emit_structured(em, plan: StructuredPlan) -> None:
     elif isinstance(plan, SparseMmaPlan):
         emit_sparse_mma(em, plan)
     else:
-        SparseEmitter(em, plan, Simt() if plan.instruction == "fma.f32" else MmaSync()).emit()
+        SparseEmitter(em, plan, Simt(plan.rolled) if plan.instruction == "fma.f32" else MmaSync()).emit()
 
 
-def _e2m1_pair(b: ir.IRBuilder, byte: ir.Value) -> ir.Value:
-    """An i32 holding a carrier byte's two e2m1 codes as f16 bits of value · 2^-14 (low
-    nibble in the low half): sign to bit 15, magnitude to bits 9-11."""
-    def half(nibble):
-        return b.or_(b.shl(b.and_(nibble, i32(8)), i32(12)), b.shl(b.and_(nibble, i32(7)), i32(9)))
-    return b.or_(half(b.and_(byte, i32(15))), b.shl(half(b.lshr(byte, i32(4))), i32(16)))
+# (bits of a carrier byte, where they go in its word of two f16): the low code's sign to
+# bit 15 and magnitude to bits 9-11, the high code's to bits 31 and 25-27
+E2M1_PLACES = ((0x08, 15 - 3), (0x07, 9), (0x80, 31 - 7), (0x70, 25 - 4))
+
+
+def e2m1_pair(b: ir.IRBuilder, words: list, index: int) -> ir.Value:
+    """An i32 holding carrier byte `index` (of a little-endian run of i32 words)'s two e2m1
+    codes as f16 bits of value · 2^-14 (low nibble in the low half): each field masked where
+    it lies in its word and shifted to its place, 11 instructions (a byte extracted first,
+    then each nibble, took 20)."""
+    word, at = words[index // 4], 8 * (index % 4)
+    pair = None
+    for bits, shift in E2M1_PLACES:
+        field = b.and_(word, _i32_bits(bits << at))
+        placed = b.shl(field, i32(shift - at)) if shift >= at else b.lshr(field, i32(at - shift))
+        pair = placed if pair is None else b.or_(pair, placed)
+    return pair
+
+
+def _i32_bits(bits: int) -> ir.Constant:
+    """The i32 constant with these 32 bits (written signed, as LLVM's parser takes it)."""
+    return i32(bits - (1 << 32) if bits >= 1 << 31 else bits)
 
 
 def _rescale(b: ir.IRBuilder, word: ir.Value) -> ir.Value:
@@ -169,13 +186,13 @@ class ScaledEmitter(RegisterStaged):
         row_bytes = self.plan.row_bytes
         tid = b.trunc(self.tid, I32)
         raw = [b.load(slot) for slot in self.raw]
-        a_words = [_rescale(b, _e2m1_pair(b, byte_of(b, raw[0:2], j))) for j in range(8)]
+        a_words = [_rescale(b, e2m1_pair(b, raw[0:2], j)) for j in range(8)]
         row, half = b.udiv(tid, i32(2)), b.urem(tid, i32(2))
         for piece in range(2):
             chunk = b.add(b.mul(half, i32(2)), i32(piece))
             address = b.add(self.stage_base(stage, "a"), swizzled(b, row, chunk, row_bytes))
             store_shared_words(b, address, a_words[4 * piece:4 * piece + 4])
-        pairs = [_e2m1_pair(b, byte_of(b, raw[2:4], j)) for j in range(8)]
+        pairs = [e2m1_pair(b, raw[2:4], j) for j in range(8)]
         low = [b.or_(b.and_(pairs[j], i32(0xFFFF)), b.shl(pairs[j + 1], i32(16))) for j in range(0, 8, 2)]
         high = [b.or_(b.lshr(pairs[j], i32(16)), b.and_(pairs[j + 1], i32(0xFFFF0000 - (1 << 32))))
                 for j in range(0, 8, 2)]
@@ -228,9 +245,7 @@ class ScaledEmitter(RegisterStaged):
             with careful:       # rare: each register's contribution in a rolled loop, then added
                 contributions = self.per_register(64, lambda index, slot: self._contribution(stage, lanes, index, slot),
                                                   "careful")
-                for index in range(64):
-                    slot = self.acc_slot(index)
-                    b.store(b.fadd(b.load(slot), b.load(self.acc_slot(index, contributions))), slot)
+                self.add_registers(64, contributions)
 
     def _contribution(self, stage, lanes, index, slot) -> None:
         """What the group adds to register `index`: its exact sum of unscaled products times
