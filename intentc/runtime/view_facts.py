@@ -21,8 +21,9 @@ class BoundView(Protocol):
 
 
 def unit_stride(view: BoundView) -> bool:
-    """The innermost axis has stride 1 (or one element at most)."""
-    return not view.shape or view.shape[-1] <= 1 or view.strides[-1] == 1
+    """The innermost axis has stride 1 (or one element at most; an empty view has no element
+    to reach, whatever strides its array reports)."""
+    return not view.shape or view.shape[-1] <= 1 or 0 in view.shape or view.strides[-1] == 1
 
 
 def aligned16(view: BoundView, itemsize: int) -> bool:

@@ -140,3 +140,15 @@ def test_every_layout_runs_its_variant_and_matches_the_interpreter(text, kernel,
         expected = intentc.run(text, kernel, arrays)[views[-1]]
         np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5, err_msg=layout)
     assert len(loaded._variants) == 2        # shifted and strided: each its facts' compile
+
+
+@pytest.mark.parametrize("shape,strides", [((0, 3), (0, 0)), ((4, 0), (0, 0)), ((0,), (0,))])
+def test_an_empty_view_holds_every_fact_whatever_strides_its_array_reports(shape, strides):
+    """CUDA array interfaces report stride 0 for empty tensors (the H200 suite, session 8):
+    an empty view reaches no element, so no fact it was compiled for can be broken."""
+    from types import SimpleNamespace
+
+    from intentc.runtime import view_facts
+    empty = SimpleNamespace(address=4, offset=0, size=0, strides=strides, shape=shape)
+    assert view_facts.holds(empty, 4) == ("unit_stride", "aligned16", "contiguous")
+    assert not view_facts.unit_stride(SimpleNamespace(address=0, offset=0, size=6, strides=(0, 0), shape=(2, 3)))
