@@ -17,8 +17,10 @@ import pytest
 
 from test_compile_time import REFERENCE, least_cpu_seconds
 
-TILE_BOUNDS = {"sparse_1of2_matmul:sparse12_matmul": 6.5, "sparse_2of4_matmul:sparse24_matmul": 6.0,
-               "mxfp4_scaled_matmul:mxfp4_matmul": 6.5, "tiled_matmul:matmul_tiled": 5.0,
+# sparse, MX and tiled matmul run the -O2 code generator (the -O0 one ran slower on the H200,
+# docs/gpu.md): their -O0 measurements above times 1.5, about 1.5x again for the load.
+TILE_BOUNDS = {"sparse_1of2_matmul:sparse12_matmul": 9.0, "sparse_2of4_matmul:sparse24_matmul": 9.0,
+               "mxfp4_scaled_matmul:mxfp4_matmul": 9.5, "tiled_matmul:matmul_tiled": 7.0,
                "rank1_update_outer:rank1_update": 5.0, "dot_f16_f32acc:batched_dot_f16": 3.0}
 
 
