@@ -71,16 +71,21 @@ def compiled_sample(spec, dims: dict):
     return kernel, time.perf_counter() - start
 
 
-def run_sample_ab(measured, ids: list[str], argv=None) -> None:
+def run_sample_ab(measured, ids: list[str], argv=None, chosen: list[str] | None = None) -> None:
     """The command line of an A/B bench over sample kernels: `measured(spec, reps)` gives one
-    row a kernel of `--only`, printed as it comes and kept in `--out`."""
+    row a kernel of `--only`, printed as it comes and kept in `--out`; `--variants A,B` replaces
+    the contents of `chosen` (the bench's list of variants to time)."""
     import argparse
     from bench.gpu_sample_specs import SPECS
     parser = argparse.ArgumentParser()
     parser.add_argument("--out")
     parser.add_argument("--only", default=",".join(ids))
     parser.add_argument("--reps", type=int, default=50)
+    if chosen is not None:
+        parser.add_argument("--variants", default=",".join(chosen))
     args = parser.parse_args(argv)
+    if chosen is not None:
+        chosen[:] = args.variants.split(",")
     rows = []
     for ident in args.only.split(","):
         spec = next(s for s in SPECS if s.id == ident)

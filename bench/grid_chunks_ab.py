@@ -89,13 +89,7 @@ def measured(spec, reps: int) -> dict:
 
 
 def main(argv=None) -> None:
-    global CHOSEN
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if "--variants" in argv:
-        at = argv.index("--variants")
-        CHOSEN = argv[at + 1].split(",")
-        del argv[at:at + 2]
-    run_sample_ab(measured, IDS, argv)
+    run_sample_ab(measured, IDS, argv, CHOSEN)
 
 
 if __name__ == "__main__":
