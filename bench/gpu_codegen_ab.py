@@ -1,14 +1,19 @@
-"""The structured contractions' compile-time choices (issue #13, session 8) timed side by
-side on the GPU: each sample compiled under each choice in one process, launched on the
-same device data, its outputs compared bit for bit with the default's (every choice keeps
-the meaning: the same instructions' semantics in the same order), then timed (median of
-CUDA-event means, `bench/gpu_samples.timing`).
+"""The tile generators' compile-time choices (issue #13) timed side by side on the GPU: each
+sample compiled under each choice in one process, launched on the same device data, its
+outputs compared bit for bit with the default's (every choice keeps the meaning: the same
+instructions' semantics in the same order), then timed (median of CUDA-event means,
+`bench/gpu_samples.timing`).
 
-Choices: `default`; `codegen -O2` (the LLVM code generator at -O2 for the tile generators,
-as before: `compile._tile_generator` off); `unrolled K step` (sparse f32 on the CUDA cores
-with its K step unrolled, `StructuredPlan.rolled` off); `LSR` (Loop Strength Reduction in
-the warp-rows mapping's code generation, as before: `compile._unrolled` false for it). Each
-compile uses a fresh kernel cache (the cache key does not name these choices).
+Choices: `default`; `no CodeGenPrepare`, `no InstCombine`, `codegen -O0` (the tile
+generators' kernels, `compile._tiled`, without LLVM's CodeGenPrepare, without the lean
+pipeline's InstCombine, or with the code generator at -O0); `unrolled K step` (sparse f32 on
+the CUDA cores with its K step unrolled, `StructuredPlan.rolled` off); `LSR` (Loop Strength
+Reduction in the warp-rows mapping's code generation: `compile._unrolled` false for it).
+
+Neither intentc's kernel cache nor `intentc.load`'s table of loaded kernels names a choice
+(both key the source), so each choice compiles in `chosen_compiles`: a fresh cache
+directory, both in-memory tables emptied, the choice patched in for the compile
+(`tests/bench/test_gpu_codegen_ab.py` checks that the choices give different PTX).
 
     python3 bench/gpu_codegen_ab.py [--only SAMPLE:KERNEL,...] [--choices default,...] [--out FILE.json]
                                     [--budget-s 0.25]
@@ -21,6 +26,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import hashlib
 import json
 import os
 import sys
@@ -31,19 +37,27 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 SPARSE12 = "sparse_1of2_matmul:sparse12_matmul"
-TILES = (SPARSE12, "sparse_2of4_matmul:sparse24_matmul", "mxfp4_scaled_matmul:mxfp4_matmul")
+TILES = (SPARSE12, "sparse_2of4_matmul:sparse24_matmul", "mxfp4_scaled_matmul:mxfp4_matmul",
+         "tiled_matmul:matmul_tiled")
 WARP_ROWS = ("dot_f16_f32acc:batched_dot_f16", "q4k_q8k_matvec:q4k_q8k_matvec")
 
 
 @contextlib.contextmanager
-def codegen_o2():
+def patched(name: str, choose):
+    """`compile.<name>` replaced by `choose(mapping, the original)` while the block runs."""
     from intentc.codegen.nvptx import compile as nvptx_compile
-    chosen = nvptx_compile._tile_generator
-    nvptx_compile._tile_generator = lambda mapping: False
+    original = getattr(nvptx_compile, name)
+    setattr(nvptx_compile, name, lambda mapping: choose(mapping, original))
     try:
         yield
     finally:
-        nvptx_compile._tile_generator = chosen
+        setattr(nvptx_compile, name, original)
+
+
+def for_tiles(name: str, value):
+    """The tile generators' kernels take `value` for `compile.<name>`; the others keep theirs."""
+    from intentc.codegen.nvptx import compile as nvptx_compile
+    return patched(name, lambda mapping, original: value if nvptx_compile._tiled(mapping) else original(mapping))
 
 
 @contextlib.contextmanager
@@ -61,20 +75,38 @@ def unrolled_k_step():
         tile_sparse.plan_sparse = chosen
 
 
-@contextlib.contextmanager
 def warp_rows_lsr():
-    from intentc.codegen.nvptx import compile as nvptx_compile
-    chosen = nvptx_compile._unrolled
-    nvptx_compile._unrolled = lambda mapping: mapping.kind != "warp-rows" and chosen(mapping)
-    try:
-        yield
-    finally:
-        nvptx_compile._unrolled = chosen
+    return patched("_unrolled", lambda mapping, original: mapping.kind != "warp-rows" and original(mapping))
 
 
 # choice -> (its patch, the samples it changes)
-CHOICES = {"default": (contextlib.nullcontext, TILES + WARP_ROWS), "codegen -O2": (codegen_o2, TILES),
+CHOICES = {"default": (contextlib.nullcontext, TILES + WARP_ROWS),
+           "no CodeGenPrepare": (lambda: for_tiles("_codegen_prepare", False), TILES),
+           "no InstCombine": (lambda: for_tiles("_instcombine", False), TILES),
+           "codegen -O0": (lambda: for_tiles("_codegen_level", 0), TILES),
            "unrolled K step": (unrolled_k_step, (SPARSE12,)), "LSR": (warp_rows_lsr, WARP_ROWS)}
+
+
+@contextlib.contextmanager
+def chosen_compiles(choice: str):
+    """Compiles under `choice` while the block runs: its patch, a fresh kernel cache directory,
+    the cache's memory and `intentc.load`'s loaded kernels emptied before and after."""
+    from intentc.runtime import kernel_cache
+    from intentc.runtime import load as loading
+    configured = os.environ.get("INTENTC_CACHE_DIR")
+    with tempfile.TemporaryDirectory() as cache, CHOICES[choice][0]():
+        os.environ["INTENTC_CACHE_DIR"] = cache
+        try:
+            kernel_cache.CACHE._memory.clear()
+            loading._LOADED.clear()
+            yield
+        finally:
+            kernel_cache.CACHE._memory.clear()
+            loading._LOADED.clear()
+            if configured is None:
+                os.environ.pop("INTENTC_CACHE_DIR", None)
+            else:
+                os.environ["INTENTC_CACHE_DIR"] = configured
 
 
 def out_views(text: str, kernel: str) -> list[str]:
@@ -95,23 +127,21 @@ def _bits(value):
 
 def choice_row(spec, text: str, case, choice: str, budget_s: float, reference: dict | None) -> dict:
     from bench.gpu_samples import Launcher, timing, view_params
-    from intentc.runtime import kernel_cache
     row: dict = {"id": spec.id, "choice": choice}
     dims = spec.sized(spec.dims[spec.scaled])
-    with tempfile.TemporaryDirectory() as cache, CHOICES[choice][0]():
-        os.environ["INTENTC_CACHE_DIR"] = cache
-        kernel_cache.CACHE._memory.clear()
+    outputs = out_views(text, spec.kernel)
+    with chosen_compiles(choice):    # the first launch too: a call may compile a variant for its views
         launcher = Launcher(text, spec.kernel, spec.specialization(view_params(text, spec.kernel), dims),
                             f"ir_samples/{spec.sample}.kir")
+        launch = launcher.bind(case.values)
+        if case.reset:
+            case.reset()
+        for name in outputs:       # poisoned (NaN bits): a choice that wrote nothing cannot pass
+            _bits_view(case.values[name]).fill_(0xFF)
+        launch()
+        launcher.check_status()
     row["plan"] = launcher.mapping.get("mma") or launcher.mapping["mapping"]
-    launch = launcher.bind(case.values)
-    if case.reset:
-        case.reset()
-    outputs = out_views(text, spec.kernel)
-    for name in outputs:       # poisoned (NaN bits): a choice that wrote nothing cannot pass
-        _bits_view(case.values[name]).fill_(0xFF)
-    launch()
-    launcher.check_status()
+    row["ptx_sha1"] = hashlib.sha1((launcher.kernel.ptx or "").encode()).hexdigest()[:12]
     row["correct"] = case.check() is True
     outputs = {name: _bits(case.values[name]) for name in outputs}
     if reference is not None:

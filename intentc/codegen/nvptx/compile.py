@@ -109,7 +109,7 @@ def compile_ptx(module: Module, kernel_name: str, arch: str, specialization: Spe
         every = mappings + [f[2] for f in fallback]
         ptx = optimized_ptx(parsed, arch, entries, timings, mark, strength_reduce=not all(map(_unrolled, mappings)),
                             lean=all(map(_tiled, every)), level=max(map(_codegen_level, every)),
-                            combine=all(getattr(m.plan, "instcombine", True) for m in every))
+                            combine=all(map(_instcombine, every)), prepare=all(map(_codegen_prepare, every)))
     config = launch_config(mapping, lowered.function, arch, [variant.to_json() for variant, _ in variants],
                            rule.to_json() if rule else {})
     if serves is not None:
@@ -169,6 +169,18 @@ def _codegen_level(mapping: Mapping) -> int:
     """LLVM's code generation level for the mapping: its plan's `codegen` (the flash plans:
     0, docs/gpu.md "Flash attention"), else 2."""
     return getattr(mapping.plan, "codegen", 2)
+
+
+def _instcombine(mapping: Mapping) -> bool:
+    """Whether the LLVM pipeline runs InstCombine for the mapping: its plan's `instcombine`
+    (the flash plans' choice), else yes."""
+    return getattr(mapping.plan, "instcombine", True)
+
+
+def _codegen_prepare(mapping: Mapping) -> bool:
+    """Whether the code generator runs CodeGenPrepare for the mapping: its MMA plan's
+    `codegen_prepare` (docs/gpu.md, "Compile pipeline"), else yes."""
+    return getattr(mapping.mma, "codegen_prepare", True)
 
 
 def _tiled(mapping: Mapping) -> bool:
