@@ -161,9 +161,9 @@ def test_code_generator_level_is_the_mappings(monkeypatch, sample_id, arch, leve
     chosen = []
     emit = machine.emit_ptx
 
-    def recorded(module, arch_, strength_reduce=True, level=2):
+    def recorded(module, arch_, strength_reduce=True, level=2, prepare=True):
         chosen.append(level)
-        return emit(module, arch_, strength_reduce, level)
+        return emit(module, arch_, strength_reduce, level, prepare)
     monkeypatch.setattr(machine, "emit_ptx", recorded)
     _ptx(sample_id, arch)
     assert chosen == [level]
