@@ -2,7 +2,7 @@
 sample compiled under each choice in one process, launched on the same device data, its
 outputs compared bit for bit with the default's (every choice keeps the meaning: the same
 instructions' semantics in the same order), then timed (median of CUDA-event means,
-`bench/gpu_samples.timing`).
+`bench/gpu_samples.timing`), and its median time to PTX taken beside vector add's.
 
 Choices: `default`; `no CodeGenPrepare`, `no InstCombine`, `codegen -O0` (the tile
 generators' kernels, `compile._tiled`, without LLVM's CodeGenPrepare, without the lean
@@ -39,6 +39,7 @@ sys.path.insert(0, str(ROOT))
 SPARSE12 = "sparse_1of2_matmul:sparse12_matmul"
 TILES = (SPARSE12, "sparse_2of4_matmul:sparse24_matmul", "mxfp4_scaled_matmul:mxfp4_matmul",
          "tiled_matmul:matmul_tiled")
+REFERENCE = "vector_add:vector_add"     # the yardstick of compile times (issue #13: tiles <= 3x it)
 WARP_ROWS = ("dot_f16_f32acc:batched_dot_f16", "q4k_q8k_matvec:q4k_q8k_matvec")
 
 
@@ -109,6 +110,24 @@ def chosen_compiles(choice: str):
                 os.environ["INTENTC_CACHE_DIR"] = configured
 
 
+def to_ptx_ms(spec, choice: str, reps: int = 3) -> float:
+    """Median milliseconds to PTX (sm_90, `bench/compile.py`'s specialization) under `choice`,
+    after one warm-up compile: the compile-time side of the choice, in the same process."""
+    import statistics
+    import time
+
+    from bench.compile import compile_args
+    from intentc.driver import compile_kernel
+    text, kernel, specialization = compile_args(spec)
+    seconds = []
+    with CHOICES[choice][0]():
+        for _ in range(reps + 1):
+            start = time.perf_counter()
+            compile_kernel(text, kernel, "ptx", "sm_90", specialization=specialization)
+            seconds.append(time.perf_counter() - start)
+    return round(statistics.median(seconds[1:]) * 1e3, 1)
+
+
 def out_views(text: str, kernel: str) -> list[str]:
     from intentc.ir.types import ViewType
     from intentc.parse import parse
@@ -148,6 +167,7 @@ def choice_row(spec, text: str, case, choice: str, budget_s: float, reference: d
         import torch
         row["same_bits_as_default"] = all(torch.equal(outputs[name], bits) for name, bits in reference.items())
     row["intentc"] = timing(launch, budget_s, case)
+    row["to_ptx_ms"] = to_ptx_ms(spec, choice)
     launcher.check_status()
     row["_outputs"] = outputs
     return row
@@ -162,8 +182,9 @@ def main(argv=None) -> int:
     parser.add_argument("--budget-s", type=float, default=0.25)
     args = parser.parse_args(argv)
     ids = args.only.split(",") if args.only else TILES + WARP_ROWS
-    rows = []
     by_id = {s.id: s for s in SPECS}
+    rows = [{"id": REFERENCE, "choice": "default", "to_ptx_ms": to_ptx_ms(by_id[REFERENCE], "default", 5)}]
+    print(json.dumps(rows[0]), flush=True)
     for spec in (by_id[ident] for ident in ids):
         text = (ROOT / "ir_samples" / f"{spec.sample}.kir").read_text()
         case = spec.build(spec.sized(spec.dims[spec.scaled]), "cuda")
