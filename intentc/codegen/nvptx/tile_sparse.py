@@ -25,7 +25,7 @@ from llvmlite import ir
 from ...ir import errors
 from ..llvm.emitter import CheckSite
 from ..llvm.types import I32
-from .register_staging import (RegisterStaged, byte_of, i32, load_run, shared_pointer,
+from .register_staging import (ADD_SUM, RegisterStaged, byte_of, i32, load_run, shared_pointer,
                                store_shared_words, wide)
 from .simt_matmul import Simt
 from .sparse_mma import plan_sparse_mma
@@ -210,7 +210,7 @@ class SparseEmitter(RegisterStaged):
         lanes = self.variant._lanes(self.em)
         with b.if_else(special) as (exact, fast):
             with fast:
-                self.fragments(stage, lanes, lambda index, value, total: b.fadd(total, value))
+                self.fragments(stage, lanes, ADD_SUM)
             with exact:
                 sums = self.per_register(64, lambda index, slot: b.store(
                     self._selected_sum(stage, *self.fragment_coordinates(lanes, index)), slot), "exact")

@@ -232,15 +232,14 @@ class ScaledEmitter(RegisterStaged):
         vote = em.declare("llvm.nvvm.vote.all.sync", ir.IntType(1), [I32, ir.IntType(1)])
         all_safe = b.call(vote, [i32(-1), thread_safe])
         factors = _scale_factors(b, row_codes, col_codes)
-        fma = em.declare("llvm.fma.f32", F32, [F32, F32, F32])
 
-        def scaled(index, value, total):
+        def factor(index):
             fragment, register = divmod(index, 4)
             i, j = 2 * (fragment // 4) + register // 2, 2 * (fragment % 4) + register % 2
-            return b.call(fma, [value, b.extract_element(factors[i], i32(j)), total])
+            return [b.extract_element(factors[i], i32(j))]
         with b.if_else(all_safe) as (fast, careful):
             with fast:
-                self.fragments(stage, lanes, scaled)
+                self.fragments(stage, lanes, "fma.rn.f32 {0}, {1}, {3}, {2};", factor)  # acc + sum · 2^(a+b-254)
             with careful:       # rare: each register's contribution in a rolled loop, then added
                 contributions = self.per_register(64, lambda index, slot: self._contribution(stage, lanes, index, slot),
                                                   "careful")
