@@ -172,9 +172,9 @@ def _codegen_level(mapping: Mapping) -> int:
 
 
 def _instcombine(mapping: Mapping) -> bool:
-    """Whether the LLVM pipeline runs InstCombine for the mapping: its plan's `instcombine`
-    (the flash plans' choice), else yes."""
-    return getattr(mapping.plan, "instcombine", True)
+    """Whether the LLVM pipeline runs InstCombine for the mapping: its plans' `instcombine`
+    (the flash and MMA plans' choice), else yes."""
+    return all(getattr(plan, "instcombine", True) for plan in (mapping.plan, mapping.mma))
 
 
 def _codegen_prepare(mapping: Mapping) -> bool:
