@@ -7,7 +7,8 @@ instructions' semantics in the same order), then timed (median of CUDA-event mea
 Choices: `default`; `no CodeGenPrepare`, `no InstCombine`, `codegen -O0` (the tile
 generators' kernels, `compile._tiled`, without LLVM's CodeGenPrepare, without the lean
 pipeline's InstCombine, or with the code generator at -O0); `unrolled K step` (sparse f32 on
-the CUDA cores with its K step unrolled, `StructuredPlan.rolled` off); `LSR` (Loop Strength
+the CUDA cores with its K step unrolled, `StructuredPlan.rolled` off), `2 chunks a trip` (its
+rolled K step two 16-byte chunks a trip, `StructuredPlan.chunks_per_trip`); `LSR` (Loop Strength
 Reduction in the warp-rows mapping's code generation: `compile._unrolled` false for it).
 
 Neither intentc's kernel cache nor `intentc.load`'s table of loaded kernels names a choice
@@ -62,14 +63,15 @@ def for_tiles(name: str, value):
 
 
 @contextlib.contextmanager
-def unrolled_k_step():
+def k_step(**changes):
+    """The sparse f32 plan (CUDA cores, a rolled K step) with `changes`."""
     from intentc.codegen.nvptx import tile_sparse
     chosen = tile_sparse.plan_sparse
 
-    def unrolled(contraction):
+    def changed(contraction):
         plan = chosen(contraction)
-        return dataclasses.replace(plan, rolled=False) if getattr(plan, "rolled", False) else plan
-    tile_sparse.plan_sparse = unrolled
+        return dataclasses.replace(plan, **changes) if getattr(plan, "rolled", False) else plan
+    tile_sparse.plan_sparse = changed
     try:
         yield
     finally:
@@ -85,7 +87,8 @@ CHOICES = {"default": (contextlib.nullcontext, TILES + WARP_ROWS),
            "no CodeGenPrepare": (lambda: for_tiles("_codegen_prepare", False), TILES),
            "no InstCombine": (lambda: for_tiles("_instcombine", False), TILES),
            "codegen -O0": (lambda: for_tiles("_codegen_level", 0), TILES),
-           "unrolled K step": (unrolled_k_step, (SPARSE12,)), "LSR": (warp_rows_lsr, WARP_ROWS)}
+           "unrolled K step": (lambda: k_step(rolled=False), (SPARSE12,)),
+           "2 chunks a trip": (lambda: k_step(chunks_per_trip=2), (SPARSE12,)), "LSR": (warp_rows_lsr, WARP_ROWS)}
 
 
 @contextlib.contextmanager
