@@ -109,7 +109,7 @@ def compile_ptx(module: Module, kernel_name: str, arch: str, specialization: Spe
         every = mappings + [f[2] for f in fallback]
         ptx = optimized_ptx(parsed, arch, entries, timings, mark, strength_reduce=not all(map(_unrolled, mappings)),
                             lean=all(map(_tiled, every)), level=max(map(_codegen_level, every)),
-                            combine=all(map(_instcombine, every)), prepare=all(map(_codegen_prepare, every)))
+                            combine=all(map(_instcombine, every)), prepare=any(map(_codegen_prepare, every)))
     config = launch_config(mapping, lowered.function, arch, [variant.to_json() for variant, _ in variants],
                            rule.to_json() if rule else {})
     if serves is not None:
@@ -179,7 +179,8 @@ def _instcombine(mapping: Mapping) -> bool:
 
 def _codegen_prepare(mapping: Mapping) -> bool:
     """Whether the code generator runs CodeGenPrepare for the mapping: its MMA plan's
-    `codegen_prepare` (docs/gpu.md, "Compile pipeline"), else yes."""
+    `codegen_prepare` (docs/gpu.md, "Compile pipeline"), else yes. A module runs it when any
+    of its entries does (the warp-specialized kernel's entry beside its fallback's)."""
     return getattr(mapping.mma, "codegen_prepare", True)
 
 
