@@ -4,9 +4,10 @@ outputs compared bit for bit with the default's (every choice keeps the meaning:
 instructions' semantics in the same order), then timed (median of CUDA-event means,
 `bench/gpu_samples.timing`), and its median time to PTX taken beside vector add's.
 
-Choices: `default`; `no CodeGenPrepare`, `no InstCombine`, `codegen -O0` (the tile
-generators' kernels, `compile._tiled`, without LLVM's CodeGenPrepare, without the lean
-pipeline's InstCombine, or with the code generator at -O0); `unrolled K step` (sparse f32 on
+Choices: `default`; `no CodeGenPrepare`, `no InstCombine`, `CodeGenPrepare`, `InstCombine`,
+`codegen -O0` (the tile generators' kernels, `compile._tiled`, without or with LLVM's
+CodeGenPrepare, without or with the lean pipeline's InstCombine, whatever their plans say,
+or with the code generator at -O0); `unrolled K step` (sparse f32 on
 the CUDA cores with its K step unrolled, `StructuredPlan.rolled` off), `2 chunks a trip` (its
 rolled K step two 16-byte chunks a trip, `StructuredPlan.chunks_per_trip`); `LSR` (Loop Strength
 Reduction in the warp-rows mapping's code generation: `compile._unrolled` false for it).
@@ -86,6 +87,8 @@ def warp_rows_lsr():
 CHOICES = {"default": (contextlib.nullcontext, TILES + WARP_ROWS),
            "no CodeGenPrepare": (lambda: for_tiles("_codegen_prepare", False), TILES),
            "no InstCombine": (lambda: for_tiles("_instcombine", False), TILES),
+           "CodeGenPrepare": (lambda: for_tiles("_codegen_prepare", True), TILES),
+           "InstCombine": (lambda: for_tiles("_instcombine", True), TILES),
            "codegen -O0": (lambda: for_tiles("_codegen_level", 0), TILES),
            "unrolled K step": (lambda: k_step(rolled=False), (SPARSE12,)),
            "2 chunks a trip": (lambda: k_step(chunks_per_trip=2), (SPARSE12,)), "LSR": (warp_rows_lsr, WARP_ROWS)}

@@ -79,8 +79,9 @@ def plan_sparse_mma(contraction) -> SparseMmaPlan | None:
     if contraction.pattern != "two_of_four" or contraction.operand_dtype not in ("f16", "bf16") or \
             contraction.group * contraction.step_groups != 64:
         return None
+    # without InstCombine and CodeGenPrepare: as fast on the H200, less CPU to PTX (docs/gpu.md)
     return SparseMmaPlan(contraction, "mma.sp.m16n8k32", (128, 128, 64), (2, 4), stages=4, resident=1,
-                         extra_bytes=128 * 16 // 2)
+                         extra_bytes=128 * 16 // 2, instcombine=False, codegen_prepare=False)
 
 
 def encode_groups(b: ir.IRBuilder, word: ir.Value, fields: tuple) -> tuple:
