@@ -159,15 +159,8 @@ def test_lean_pipeline_for_the_tile_generators(monkeypatch, sample_id, arch, lea
     ("row_softmax:row_softmax", "sm_90", True),
 ])
 def test_codegen_prepare_is_the_plans(monkeypatch, sample_id, arch, prepare):
-    chosen = []
-    emit = machine.emit_ptx
-
-    def recorded(module, arch_, strength_reduce=True, level=2, prepare=True):
-        chosen.append(prepare)
-        return emit(module, arch_, strength_reduce, level, prepare)
-    monkeypatch.setattr(machine, "emit_ptx", recorded)
-    ptx, launch = _ptx(sample_id, arch)
-    assert chosen == [prepare]
+    emitted, launch = _code_generation(monkeypatch, sample_id, arch)
+    assert [chosen["prepare"] for chosen in emitted] == [prepare]
     assert launch.get("mma", {}).get("codegen_prepare", True) == prepare
 
 
@@ -180,15 +173,22 @@ def test_codegen_prepare_is_the_plans(monkeypatch, sample_id, arch, prepare):
     ("row_softmax:row_softmax", "sm_90", 2),
 ])
 def test_code_generator_level_is_the_mappings(monkeypatch, sample_id, arch, level):
-    chosen = []
+    emitted, _ = _code_generation(monkeypatch, sample_id, arch)
+    assert [chosen["level"] for chosen in emitted] == [level]
+
+
+def _code_generation(monkeypatch, sample_id: str, arch: str) -> tuple[list, dict]:
+    """The code generator's options for each module the sample compiles (`machine.emit_ptx`'s
+    arguments), and its launch.json."""
+    emitted = []
     emit = machine.emit_ptx
 
     def recorded(module, arch_, strength_reduce=True, level=2, prepare=True):
-        chosen.append(level)
+        emitted.append({"level": level, "prepare": prepare})
         return emit(module, arch_, strength_reduce, level, prepare)
     monkeypatch.setattr(machine, "emit_ptx", recorded)
-    _ptx(sample_id, arch)
-    assert chosen == [level]
+    _, launch = _ptx(sample_id, arch)
+    return emitted, launch
 
 
 def test_sparse_f32_k_step_is_one_rolled_chunk():
