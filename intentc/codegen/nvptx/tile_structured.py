@@ -33,7 +33,7 @@ from llvmlite import ir
 from ..llvm.types import F32, I8, I32
 from .register_staging import (RegisterStaged, i32, load_or_zero, load_run, shared_pointer,
                                store_shared_words, view_address, wide)
-from .simt_matmul import _splat
+from .simt_matmul import splat
 from .tile_matmul import MmaPlan, _const, swizzled
 
 GROUP = 32                    # K elements a step: one MX group
@@ -290,7 +290,7 @@ def _scale_factors(b: ir.IRBuilder, row_codes: list, col_codes: list) -> list:
     columns = ir.Constant(lanes, None)
     for j, code in enumerate(col_codes):
         columns = b.insert_element(columns, b.shl(b.sub(code, i32(127)), i32(23)), i32(j))
-    return [b.bitcast(b.add(_splat(b, b.shl(code, i32(23)), lanes), columns), ir.VectorType(F32, lanes.count))
+    return [b.bitcast(b.add(splat(b, b.shl(code, i32(23)), lanes), columns), ir.VectorType(F32, lanes.count))
             for code in row_codes]
 
 
