@@ -8,8 +8,7 @@ Choices: `default`; `no CodeGenPrepare`, `no InstCombine`, `CodeGenPrepare`, `In
 `codegen -O0` (the tile generators' kernels, `compile._tiled`, without or with LLVM's
 CodeGenPrepare, without or with the lean pipeline's InstCombine, whatever their plans say,
 or with the code generator at -O0); `unrolled K step` (sparse f32 on
-the CUDA cores with its K step unrolled, `StructuredPlan.rolled` off), `2 chunks a trip` (its
-rolled K step two 16-byte chunks a trip, `StructuredPlan.chunks_per_trip`); `LSR` (Loop Strength
+the CUDA cores with its K step unrolled, `StructuredPlan.rolled` off); `LSR` (Loop Strength
 Reduction in the warp-rows mapping's code generation: `compile._unrolled` false for it).
 
 Neither intentc's kernel cache nor `intentc.load`'s table of loaded kernels names a choice
@@ -90,8 +89,7 @@ CHOICES = {"default": (contextlib.nullcontext, TILES + WARP_ROWS),
            "CodeGenPrepare": (lambda: for_tiles("_codegen_prepare", True), TILES),
            "InstCombine": (lambda: for_tiles("_instcombine", True), TILES),
            "codegen -O0": (lambda: for_tiles("_codegen_level", 0), TILES),
-           "unrolled K step": (lambda: k_step(rolled=False), (SPARSE12,)),
-           "2 chunks a trip": (lambda: k_step(chunks_per_trip=2), (SPARSE12,)), "LSR": (warp_rows_lsr, WARP_ROWS)}
+           "unrolled K step": (lambda: k_step(rolled=False), (SPARSE12,)), "LSR": (warp_rows_lsr, WARP_ROWS)}
 
 
 @contextlib.contextmanager

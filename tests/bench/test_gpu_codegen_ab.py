@@ -15,7 +15,6 @@ from bench.gpu_sample_specs import SPECS
 SAMPLE_OF = {"no CodeGenPrepare": "tiled_matmul:matmul_tiled", "no InstCombine": "tiled_matmul:matmul_tiled",
              "CodeGenPrepare": "sparse_2of4_matmul:sparse24_matmul", "InstCombine": "sparse_2of4_matmul:sparse24_matmul",
              "codegen -O0": "tiled_matmul:matmul_tiled", "unrolled K step": "sparse_1of2_matmul:sparse12_matmul",
-             "2 chunks a trip": "sparse_1of2_matmul:sparse12_matmul",
              "LSR": "dot_f16_f32acc:batched_dot_f16"}
 
 

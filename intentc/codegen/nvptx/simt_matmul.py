@@ -32,9 +32,8 @@ def _shared_pointer(b: ir.IRBuilder, address: ir.Value, type_: ir.Type) -> ir.Va
 
 
 class Simt:
-    def __init__(self, rolled: bool = False, chunks_per_trip: int = 1):
+    def __init__(self, rolled: bool = False):
         self.rolled = rolled    # the K step's chunks in a rolled loop (`compute`)
-        self.chunks_per_trip = chunks_per_trip
 
     def accumulators(self, em, plan) -> ir.Value:
         return em.entry_alloca(ir.ArrayType(F32, (2 * PER_THREAD) ** 2))
@@ -66,8 +65,8 @@ class Simt:
     def compute(self, tiles: TileEmitter, stage: ir.Value) -> None:
         """The stage's K elements into the accumulators, a 16-byte chunk of K at a time (each
         row's A chunk one `ld.shared.v4`); `rolled`: the chunks in a rolled loop, one copy of
-        a chunk's 4 x 64 FMAs instead of BK / 4, or `chunks_per_trip` chunks a trip (the
-        accumulators' values and order are the same; ptxas unrolls the loop or not)."""
+        a chunk's 4 x 64 FMAs instead of BK / 4 (the accumulators' values and order are the
+        same; ptxas unrolls the loop or not)."""
         em = tiles.em
         b = em.b
         plan = tiles.plan
@@ -83,13 +82,7 @@ class Simt:
         def chunk(index: ir.Value) -> None:
             self._chunk(tiles, index, [b.add(a_base, swizzled(b, row, index, row_bytes)) for row in rows], b_blocks)
         if self.rolled:
-            per_trip = self.chunks_per_trip
-
-            def trip(index: ir.Value) -> None:
-                first = b.mul(b.trunc(index, I32), _i32(per_trip))
-                for offset in range(per_trip):
-                    chunk(b.add(first, _i32(offset)))
-            em.loop(ir.Constant(I64, 0), ir.Constant(I64, chunks // per_trip), trip, name="chunk")
+            em.loop(ir.Constant(I64, 0), ir.Constant(I64, chunks), lambda index: chunk(b.trunc(index, I32)), name="chunk")
         else:
             for index in range(chunks):
                 chunk(_i32(index))

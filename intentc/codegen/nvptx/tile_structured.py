@@ -50,7 +50,6 @@ class StructuredPlan(MmaPlan):
     contraction: Any              # a ScaledContraction or SparseContraction (structured_contraction.py)
     extra_bytes: int = 0
     rolled: bool = False          # the CUDA cores' K step as a rolled loop over its 16-byte chunks (`Simt`)
-    chunks_per_trip: int = 1      # chunks a trip of that loop
 
     @property
     def stage_bytes(self) -> int:
@@ -66,8 +65,7 @@ class StructuredPlan(MmaPlan):
                                                {"pattern": c.pattern, "step_groups": c.step_groups,
                                                 "combine": "acc + (the IR step's sum); a step whose B tile holds "
                                                            "inf or NaN sums only the selected products"})}
-        return {**super().to_json(), **described, **({"k_step": "rolled over 16-byte chunks" + (f", {self.chunks_per_trip} a trip" if self.chunks_per_trip > 1 else "")}
-                                                   if self.rolled else {}),
+        return {**super().to_json(), **described, **({"k_step": "rolled over 16-byte chunks"} if self.rolled else {}),
                 "staging": "registers: raw bytes loaded a step ahead, decoded (exactly) to dense "
                            f"{c.operand_dtype} {self.row_bytes}-byte swizzled rows; {self.extra_bytes} bytes beside"}
 
@@ -98,7 +96,7 @@ def emit_structured(em, plan: StructuredPlan) -> None:
     elif isinstance(plan, SparseMmaPlan):
         emit_sparse_mma(em, plan)
     else:
-        SparseEmitter(em, plan, Simt(plan.rolled, plan.chunks_per_trip) if plan.instruction == "fma.f32" else MmaSync()).emit()
+        SparseEmitter(em, plan, Simt(plan.rolled) if plan.instruction == "fma.f32" else MmaSync()).emit()
 
 
 # (bits of a carrier byte, where they go in its word of two f16): the low code's sign to
