@@ -37,7 +37,7 @@ from ..llvm.types import F32, F64, I1, I32, I64, register_type
 from .cta import barrier, shared_array, sreg
 from .lane_dots import global_vector
 from .ptx_asm import asm, cp_async_wait, opaque, shared_address
-from .carried_loops import carried_loop, joined
+from .carried_loops import joined
 from .dead_slices import dead_slices_are_identity
 from .fold_attention import FoldAttention
 from .fold_values import ROW_LANES, FoldValues, PerThread, rebuild, record_leaves
@@ -394,8 +394,8 @@ class FlashEmitter:
         # the state is defined before the first trip's combine (whose result the first trip drops)
         initial = [ir.Constant(register_type(dtype), 0) for dtype, _, slots in leaves
                    for _ in range(self.rows) for _ in range(slots)]
-        *state, started = carried_loop(em, start, self._trips_end(tiles_end), _i64(bn), [*initial, ir.Constant(I1, 0)],
-                                       trip, "keytile")
+        *state, started = em.loop(start, self._trips_end(tiles_end), trip, _i64(bn), "keytile",
+                                  carried=[*initial, ir.Constant(I1, 0)])
         self._give_state(state, started)
         results = _unflat(state, leaves, self.rows)
         for name, type_ in zip(a.fold.results, list(types)):
@@ -639,7 +639,7 @@ class FlashEmitter:
         def trip(index, flat):
             stepped = step(index, [flat[r * slots:(r + 1) * slots] for r in range(self.rows)])
             return [value for row in stepped for value in row]
-        final = carried_loop(self.em, _i64(0), _i64(count), _i64(VECTOR), [v for row in acc for v in row], trip, name)
+        final = self.em.loop(_i64(0), _i64(count), trip, _i64(VECTOR), name, carried=[v for row in acc for v in row])
         return [final[r * slots:(r + 1) * slots] for r in range(self.rows)]
 
     def _accumulated(self, start, stop, step, slots: int, chunk, name: str) -> list:
@@ -648,7 +648,7 @@ class FlashEmitter:
         def trip(index, flat):
             acc = chunk(index, [flat[r * slots:(r + 1) * slots] for r in range(self.rows)])
             return [value for row in acc for value in row]
-        final = carried_loop(self.em, start, stop, step, [ir.Constant(F32, 0.0)] * (self.rows * slots), trip, name)
+        final = self.em.loop(start, stop, trip, step, name, carried=[ir.Constant(F32, 0.0)] * (self.rows * slots))
         return [final[r * slots:(r + 1) * slots] for r in range(self.rows)]
 
     def _rank_one(self, acc: list, lefts: list, rights: list) -> list:

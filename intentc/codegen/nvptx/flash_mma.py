@@ -39,7 +39,6 @@ from ..llvm.types import F32, I1, I16, I32, I64
 from .fold_attention import FoldAttention
 from .fold_values import FoldValues, PerThread
 from .flash_attention import INSTCOMBINE, FlashEmitter, KeyGroupPlan, slices_text
-from .carried_loops import carried_loop
 from .dead_slices import dead_slices_are_identity
 from .lane_dots import global_vector
 from .ptx_asm import (asm, cp_async, cp_async_commit, cp_async_wait, ldmatrix_x4, mma_m16n8k16, opaque)
@@ -284,7 +283,7 @@ class FlashMmaEmitter(FlashEmitter):
         def trip(kk, values):
             stepped, rest = step(b.trunc(kk, I32), fragments(values[:count]), values[count:])
             return [value for fragment in stepped for value in fragment] + rest
-        final = carried_loop(self.em, _i64(0), _i64(steps), _i64(1), [v for f in acc for v in f] + queue, trip, "kstep")
+        final = self.em.loop(_i64(0), _i64(steps), trip, _i64(1), "kstep", carried=[v for f in acc for v in f] + queue)
         return fragments(final[:count])
 
     def _values_by_weights(self, weights: PerThread, name: str) -> PerThread:
