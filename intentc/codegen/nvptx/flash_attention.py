@@ -24,6 +24,7 @@ interpreter's fold too).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -693,17 +694,17 @@ class FlashEmitter:
         """view[first_row + i, first_column + j] (0 outside the view) into shared[i · pitch + j]:
         16-byte vectors where the view's rows allow them (a uniform branch), else elements."""
         b = self.em.b
-        with b.if_else(self.vectors[view.name]) as (vectors, elements):
-            with vectors:
-                self._stage_vectors(view, shared, first_row, first_column, rows, columns, pitch)
-            with elements:
-                threads = self.plan.group_threads
-                for e in range(-(-rows * columns // threads)):
-                    linear = b.add(opaque(b, self.group_tid), _i64(e * threads))
-                    i, j = b.udiv(linear, _i64(columns)), b.urem(linear, _i64(columns))
-                    with b.if_then(b.icmp_signed("<", linear, _i64(rows * columns))):
-                        value = self._element(view, b.add(first_row, i), b.add(first_column, j))
-                        b.store(value, b.gep(shared, [self._at(i, pitch, j)]))
+
+        def elements():
+            threads = self.plan.group_threads
+            for e in range(-(-rows * columns // threads)):
+                linear = b.add(opaque(b, self.group_tid), _i64(e * threads))
+                i, j = b.udiv(linear, _i64(columns)), b.urem(linear, _i64(columns))
+                with b.if_then(b.icmp_signed("<", linear, _i64(rows * columns))):
+                    value = self._element(view, b.add(first_row, i), b.add(first_column, j))
+                    b.store(value, b.gep(shared, [self._at(i, pitch, j)]))
+        self._by_vectors(view, lambda: self._stage_vectors(view, shared, first_row, first_column, rows, columns, pitch),
+                         elements)
 
     def _stage_vectors(self, view, shared, first_row, first_column, rows: int, columns: int, pitch: int) -> None:
         """Each thread its vectors of four columns: one predicated `ld.global.v4` (zeros past
@@ -729,14 +730,34 @@ class FlashEmitter:
 
     def _vectors_fit(self, view) -> ir.Value:
         """Rows of `view` load as 16-byte vectors: unit column stride, the start and the row
-        stride 16-byte aligned, D a multiple of a vector's elements (uniform, checked once)."""
+        stride 16-byte aligned, D a multiple of a vector's elements (uniform, checked once).
+        A view the specialization proves 16-byte aligned and dense (`aligned16`, `contiguous`:
+        constant strides) with D fixed is decided here: a constant, so `_by_vectors` emits only
+        the path the launch takes (the other was a third of the staging code)."""
         b = self.em.b
         element = self.element_bytes
+        per_vector = 16 // element
+        if view.aligned16 and all(isinstance(value, ir.Constant) for value in (*view.strides, view.shape[1])):
+            stride, unit, depth = (value.constant for value in (view.strides[0], view.strides[1], view.shape[1]))
+            return ir.Constant(I1, int(unit == 1 and stride % per_vector == 0 and depth % per_vector == 0))
         start = b.add(b.ptrtoint(view.ptr, I64), b.mul(view.offset, _i64(element)))
         fits = b.and_(b.icmp_signed("==", view.strides[1], _i64(1)),
                       b.icmp_unsigned("==", b.and_(start, _i64(15)), _i64(0)))
-        fits = b.and_(fits, b.icmp_signed("==", b.srem(view.strides[0], _i64(16 // element)), _i64(0)))
-        return b.and_(fits, b.icmp_signed("==", b.srem(view.shape[1], _i64(16 // element)), _i64(0)))
+        fits = b.and_(fits, b.icmp_signed("==", b.srem(view.strides[0], _i64(per_vector)), _i64(0)))
+        return b.and_(fits, b.icmp_signed("==", b.srem(view.shape[1], _i64(per_vector)), _i64(0)))
+
+    def _by_vectors(self, view, vectors: Callable[[], None], elements: Callable[[], None]) -> None:
+        """`vectors()` where `view`'s rows load as 16-byte vectors (`_vectors_fit`), else
+        `elements()`: a uniform branch, or only the one path when the fit is known."""
+        fit = self.vectors[view.name]
+        if isinstance(fit, ir.Constant):
+            (vectors if fit.constant else elements)()
+            return
+        with self.em.b.if_else(fit) as (vector_path, element_path):
+            with vector_path:
+                vectors()
+            with element_path:
+                elements()
 
     def _element(self, view, row, column) -> ir.Value:
         """view[row, column], or 0 outside [0, T) x [0, D)."""

@@ -383,12 +383,8 @@ class FlashMmaEmitter(FlashEmitter):
     def _stage_tile(self, view, base, first_row, first_column, rows: int, columns: int) -> None:
         """view[first_row + i, first_column + j] (0 outside the view) into the swizzled rows:
         16-byte vectors where the view's rows allow them (a uniform branch), else elements."""
-        b = self.em.b
-        with b.if_else(self.vectors[view.name]) as (vectors, elements):
-            with vectors:
-                self._stage_tile_vectors(view, base, first_row, first_column, rows, columns)
-            with elements:
-                self._stage_tile_elements(view, base, first_row, first_column, rows, columns)
+        self._by_vectors(view, lambda: self._stage_tile_vectors(view, base, first_row, first_column, rows, columns),
+                         lambda: self._stage_tile_elements(view, base, first_row, first_column, rows, columns))
 
     def _stage_tile_vectors(self, view, base, first_row, first_column, rows: int, columns: int) -> None:
         """`cp.async` of each 16-byte chunk (zero-filled past the view: D is a multiple of
@@ -449,24 +445,25 @@ class FlashMmaEmitter(FlashEmitter):
         b.store(ir.Constant(I1, 0), seen)
         v = self.v
         exponent = {"f16": 0x7C00, "bf16": 0x7F80}[self.operand]
-        with b.if_else(self.vectors[v.name]) as (vectors, elements):
-            with vectors:
-                per_row = b.udiv(v.shape[1], _i64(VECTOR))
+        def vectors():
+            per_row = b.udiv(v.shape[1], _i64(VECTOR))
 
-                def vector(linear):
-                    row, chunk = b.add(first_row, b.udiv(linear, per_row)), b.urem(linear, per_row)
-                    offset = b.add(v.offset, b.add(b.mul(row, v.strides[0]), b.mul(chunk, _i64(VECTOR))))
-                    for word in global_vector(b, b.gep(v.ptr, [offset]), 4, ir.Constant(I1, 1)):
-                        for half in range(2):
-                            mask = _i32(exponent << (16 * half))
-                            b.store(b.or_(b.load(seen), b.icmp_unsigned("==", b.and_(word, mask), mask)), seen)
-                em.loop(opaque(b, self.tid), b.mul(b.sub(self.rows_extent, first_row), per_row), vector,
-                        _i64(self.plan.threads), name="vcheck")
-            with elements:
-                def element(linear):
-                    row, column = b.add(first_row, b.udiv(linear, v.shape[1])), b.urem(linear, v.shape[1])
-                    value = to_register(em, self._raw(v, row, column, ir.Constant(I1, 1)), self.operand)
-                    b.store(b.or_(b.load(seen), b.not_(is_finite(em, value))), seen)
-                em.loop(opaque(b, self.tid), b.mul(b.sub(self.rows_extent, first_row), v.shape[1]), element,
-                        _i64(self.plan.threads), name="vcheck")
+            def vector(linear):
+                row, chunk = b.add(first_row, b.udiv(linear, per_row)), b.urem(linear, per_row)
+                offset = b.add(v.offset, b.add(b.mul(row, v.strides[0]), b.mul(chunk, _i64(VECTOR))))
+                for word in global_vector(b, b.gep(v.ptr, [offset]), 4, ir.Constant(I1, 1)):
+                    for half in range(2):
+                        mask = _i32(exponent << (16 * half))
+                        b.store(b.or_(b.load(seen), b.icmp_unsigned("==", b.and_(word, mask), mask)), seen)
+            em.loop(opaque(b, self.tid), b.mul(b.sub(self.rows_extent, first_row), per_row), vector,
+                    _i64(self.plan.threads), name="vcheck")
+
+        def elements():
+            def element(linear):
+                row, column = b.add(first_row, b.udiv(linear, v.shape[1])), b.urem(linear, v.shape[1])
+                value = to_register(em, self._raw(v, row, column, ir.Constant(I1, 1)), self.operand)
+                b.store(b.or_(b.load(seen), b.not_(is_finite(em, value))), seen)
+            em.loop(opaque(b, self.tid), b.mul(b.sub(self.rows_extent, first_row), v.shape[1]), element,
+                    _i64(self.plan.threads), name="vcheck")
+        self._by_vectors(v, vectors, elements)
         return b.load(seen)
