@@ -730,30 +730,33 @@ class FlashEmitter:
 
     def _vectors_fit(self, view) -> ir.Value:
         """Rows of `view` load as 16-byte vectors: unit column stride, the start and the row
-        stride 16-byte aligned, D a multiple of a vector's elements (uniform, checked once).
-        A view the specialization proves 16-byte aligned and dense (`aligned16`, `contiguous`:
-        constant strides) with D fixed is decided here: a constant, so `_by_vectors` emits only
-        the path the launch takes (the other was a third of the staging code)."""
+        stride 16-byte aligned, D a multiple of a vector's elements (uniform, checked once)."""
         b = self.em.b
         element = self.element_bytes
-        per_vector = 16 // element
-        if view.aligned16 and all(isinstance(value, ir.Constant) for value in (*view.strides, view.shape[1])):
-            stride, unit, depth = (value.constant for value in (view.strides[0], view.strides[1], view.shape[1]))
-            return ir.Constant(I1, int(unit == 1 and stride % per_vector == 0 and depth % per_vector == 0))
         start = b.add(b.ptrtoint(view.ptr, I64), b.mul(view.offset, _i64(element)))
         fits = b.and_(b.icmp_signed("==", view.strides[1], _i64(1)),
                       b.icmp_unsigned("==", b.and_(start, _i64(15)), _i64(0)))
-        fits = b.and_(fits, b.icmp_signed("==", b.srem(view.strides[0], _i64(per_vector)), _i64(0)))
-        return b.and_(fits, b.icmp_signed("==", b.srem(view.shape[1], _i64(per_vector)), _i64(0)))
+        fits = b.and_(fits, b.icmp_signed("==", b.srem(view.strides[0], _i64(16 // element)), _i64(0)))
+        return b.and_(fits, b.icmp_signed("==", b.srem(view.shape[1], _i64(16 // element)), _i64(0)))
+
+    def _vectors_known(self, view) -> bool | None:
+        """`_vectors_fit` decided at compile time: for a view the specialization proves 16-byte
+        aligned and dense (`aligned16`, `contiguous`: constant strides) with D fixed; else None."""
+        if not view.aligned16 or not all(isinstance(value, ir.Constant) for value in (*view.strides, view.shape[1])):
+            return None
+        per_vector = 16 // self.element_bytes
+        stride, unit, depth = (value.constant for value in (view.strides[0], view.strides[1], view.shape[1]))
+        return unit == 1 and stride % per_vector == 0 and depth % per_vector == 0
 
     def _by_vectors(self, view, vectors: Callable[[], None], elements: Callable[[], None]) -> None:
-        """`vectors()` where `view`'s rows load as 16-byte vectors (`_vectors_fit`), else
-        `elements()`: a uniform branch, or only the one path when the fit is known."""
-        fit = self.vectors[view.name]
-        if isinstance(fit, ir.Constant):
-            (vectors if fit.constant else elements)()
+        """`vectors()` where `view`'s rows load as 16-byte vectors, else `elements()`: a uniform
+        branch, or only the path the launch takes where `_vectors_known` decides it (the
+        other was a third of the CUDA-core flash's staging code)."""
+        known = self._vectors_known(view)
+        if known is not None:
+            (vectors if known else elements)()
             return
-        with self.em.b.if_else(fit) as (vector_path, element_path):
+        with self.em.b.if_else(self.vectors[view.name]) as (vector_path, element_path):
             with vector_path:
                 vectors()
             with element_path:
