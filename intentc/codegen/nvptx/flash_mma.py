@@ -181,6 +181,40 @@ class FlashMmaEmitter(FlashEmitter):
                                  plan.attention.depth, self._contract, row_lanes=QUAD)
         self.values.lane = self.lane
         self.vectors = {view.name: self._vectors_fit(view) for view in (self.q, self.k, self.v)}
+        self._fragment_addresses()
+
+    def _fragment_addresses(self) -> None:
+        """What a thread's `ldmatrix` addresses of a K step owe to its lane alone, computed
+        once here, not in every trip of the K step loops: the row's start and the chunk's part
+        of the swizzle (for Q and K, whose chunk is 2 kk + c: (2 kk + c) ^ phase =
+        (2 kk mod 8) ^ (c ^ phase), their bits disjoint), and V's whole addresses at kk = 0
+        (its rows 16 kk + r keep the phase of r). At -O0 no LLVM pass hoists these, and
+        ptxas did not share them between the steps it unrolls (95 more LOP3 in the key loop)."""
+        b = self.em.b
+        lane = self.lane
+        half = b.udiv(lane, _i32(16))
+        a_row = b.add(b.mul(self.warp, _i32(16)), b.urem(lane, _i32(16)))
+        b_row = b.add(b.urem(lane, _i32(8)), b.mul(_i32(8), half))
+        self.q_lane = self._lane_part(self.q_shared, a_row, half)
+        self.k_lane = self._lane_part(self.k_shared, b_row, b.urem(b.udiv(lane, _i32(8)), _i32(2)))
+        v_row = b.add(b.urem(lane, _i32(8)), b.mul(_i32(8), b.urem(b.udiv(lane, _i32(8)), _i32(2))))
+        pairs = min(CHUNK // VECTOR // 2, self.plan.columns // 16)
+        self.v_lane = [self._address(self.v_shared, BLOCK_KEYS, v_row, b.add(_i32(2 * pair), half))
+                       for pair in range(pairs)]
+
+    def _lane_part(self, base: ir.Value, row: ir.Value, chunk: ir.Value) -> tuple:
+        """(the shared address of `row`, its first `chunk`'s swizzle bits) of 128-byte rows."""
+        b = self.em.b
+        return b.add(base, b.mul(row, _i32(ROW_BYTES))), b.xor(chunk, b.and_(row, _i32(CHUNK // VECTOR - 1)))
+
+    def _stepped(self, lane_part: tuple, rows: int, kk: ir.Value) -> ir.Value:
+        """The address of chunk 2 kk + c of the row `lane_part` holds (of `rows` rows a
+        64-column block): `_address`'s, with the lane's part computed once."""
+        b = self.em.b
+        start, swizzle = lane_part
+        block = b.mul(b.lshr(kk, _i32(2)), _i32(rows * ROW_BYTES))
+        within = b.shl(b.xor(b.and_(b.shl(kk, _i32(1)), _i32(CHUNK // VECTOR - 1)), swizzle), _i32(4))
+        return b.add(start, b.add(block, within))
 
     def query_rows(self, i0: ir.Value) -> list:
         b = self.em.b
@@ -254,16 +288,10 @@ class FlashMmaEmitter(FlashEmitter):
     def _mma_step(self, acc: list, kk: ir.Value) -> list:
         """K step `kk` (i32) of QKᵀ: the warp's A fragment, then each pair of key fragments."""
         b = self.em.b
-        lane = self.lane
-        a_row = b.add(b.mul(self.warp, _i32(16)), b.urem(lane, _i32(16)))
-        b_row = b.add(b.urem(lane, _i32(8)), b.mul(_i32(8), b.udiv(lane, _i32(16))))
-        first_chunk = b.mul(kk, _i32(2))
-        a_frag = ldmatrix_x4(b, self._address(self.q_shared, self.plan.block[0], a_row,
-                                              b.add(first_chunk, b.udiv(lane, _i32(16)))), transpose=False)
+        a_frag = ldmatrix_x4(b, self._stepped(self.q_lane, self.plan.block[0], kk), transpose=False)
         acc = list(acc)
         # key rows 16 apart have the same swizzle: one address, the pairs at immediate offsets
-        chunk = b.add(first_chunk, b.urem(b.udiv(lane, _i32(8)), _i32(2)))
-        address = self._address(self.k_shared, BLOCK_KEYS, b_row, chunk)
+        address = self._stepped(self.k_lane, BLOCK_KEYS, kk)
         for pair in range(len(acc) // 2):
             words = ldmatrix_x4(b, address, transpose=False, offset=16 * pair * ROW_BYTES)
             for j, frag in ((2 * pair, words[:2]), (2 * pair + 1, words[2:])):
@@ -313,14 +341,12 @@ class FlashMmaEmitter(FlashEmitter):
     def _pv_step(self, acc: list, a_frag: list, kk: ir.Value) -> list:
         """K step `kk` (i32) of PV: the weights' A fragment times each pair of V's column fragments."""
         b = self.em.b
-        lane = self.lane
-        row_in_step = b.add(b.urem(lane, _i32(8)), b.mul(_i32(8), b.urem(b.udiv(lane, _i32(8)), _i32(2))))
-        row = b.add(b.mul(kk, _i32(16)), row_in_step)
         acc = list(acc)
-        # column chunks 8 apart (the next 64-column block) have the same swizzle: an immediate offset
+        # column chunks 8 apart (the next 64-column block) have the same swizzle: an immediate
+        # offset; the step's 16 rows start 16 kk rows on, with the same swizzle
         per_block = CHUNK // VECTOR // 2
-        addresses = [self._address(self.v_shared, BLOCK_KEYS, row, b.add(_i32(2 * pair), b.udiv(lane, _i32(16))))
-                     for pair in range(min(per_block, len(acc) // 2))]
+        rows = b.mul(kk, _i32(16 * ROW_BYTES))
+        addresses = [b.add(start, rows) for start in self.v_lane]
         for pair in range(len(acc) // 2):
             block, within = divmod(pair, per_block)
             v_words = ldmatrix_x4(b, addresses[within], transpose=True, offset=block * BLOCK_KEYS * ROW_BYTES)
