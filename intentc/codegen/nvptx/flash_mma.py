@@ -144,6 +144,26 @@ def plan_flash_mma(attention: FoldAttention, known: dict) -> FlashMmaPlan:
                         dead_slices_are_identity(attention.prologue, attention.fold, coordinate))
 
 
+def _weights_cast_from_f32(summarizer) -> set:
+    """The summarizer's weights for PV when they are a cast of f32 values that nothing else
+    reads: `_weight_words` converts the cast's f32 source pairwise itself, so the cast's own
+    results are never lowered (32 conversions a tile that only DCE removed)."""
+    types = {name: type_ for op in summarizer.ops for name, type_ in zip(op.results, op.result_types)}
+    types.update((arg.name, arg.type) for arg in summarizer.args)
+    defs = {name: op for op in summarizer.ops for name in op.results}
+    unlowered = set()
+    for op in summarizer.ops:
+        if op.name != "vecmat":
+            continue
+        weights = op.operands[0]
+        cast = defs.get(weights)
+        readers = [user for user in summarizer.ops if weights in user.operands]
+        if cast is not None and cast.name == "cast" and readers == [op] \
+                and getattr(types.get(cast.operands[0]), "dtype", None) == "f32":
+            unlowered.add(weights)
+    return unlowered
+
+
 def _i64(value: int) -> ir.Constant:
     return ir.Constant(I64, value)
 
@@ -180,6 +200,7 @@ class FlashMmaEmitter(FlashEmitter):
         self.values = FoldValues(em, self.rows, {"rows": 1, "keys": self.keys, "cols": self.cols},
                                  plan.attention.depth, self._contract, row_lanes=QUAD)
         self.values.lane = self.lane
+        self.values.unlowered = _weights_cast_from_f32(self.plan.attention.fold.regions[0])
         self.vectors = {view.name: self._vectors_fit(view) for view in (self.q, self.k, self.v)}
         self._fragment_addresses()
 
@@ -314,7 +335,7 @@ class FlashMmaEmitter(FlashEmitter):
         final = self.em.loop(_i64(0), _i64(steps), trip, _i64(1), "kstep", carried=[v for f in acc for v in f] + queue)
         return fragments(final[:count])
 
-    def _values_by_weights(self, weights: PerThread, name: str) -> PerThread:
+    def _values_by_weights(self, weights: PerThread | None, name: str) -> PerThread:
         """O = P V: P the weights' registers as A fragments, V staged and read transposed."""
         fragments = self.plan.columns // 8
         words = self._weight_words(weights, name)
@@ -354,7 +375,7 @@ class FlashMmaEmitter(FlashEmitter):
                 acc[j] = mma_m16n8k16(b, self.operand, "f32", a_frag, frag, acc[j])
         return acc
 
-    def _weight_words(self, weights: PerThread, name: str) -> list:
+    def _weight_words(self, weights: PerThread | None, name: str) -> list:
         """[row][fragment] b32 words of the weights in the operand type, (low, high) = keys
         (2(l%4), 2(l%4) + 1) of the fragment; 0 for keys past the axis. Where the IR casts f32
         weights, the f32 values convert pairwise (`cvt.rn`, the cast's rounding)."""
@@ -373,6 +394,7 @@ class FlashMmaEmitter(FlashEmitter):
                                  for e in range(2))
                     row.append(asm(b, f"cvt.rn.{self.operand}x2.f32 $0, $1, $2;", "=r,f,f", I32, [high, low]))
                 else:
+                    assert weights is not None, "weights left unlowered without an f32 source"
                     halves = [b.select(exists[2 * j + e], to_storage(self.em, weights.values[r][2 * j + e], weights.dtype),
                                        ir.Constant(I16, 0)) for e in range(2)]
                     row.append(b.or_(b.zext(halves[0], I32), b.shl(b.zext(halves[1], I32), _i32(16))))
@@ -382,7 +404,7 @@ class FlashMmaEmitter(FlashEmitter):
     def _contract(self, op, env) -> PerThread:
         if op.name == "matvec":
             return self._scores()
-        return self._values_by_weights(env[op.operands[0]], op.operands[0])
+        return self._values_by_weights(env.get(op.operands[0]), op.operands[0])
 
     # ---- staging -------------------------------------------------------------------------
     def _arrived(self) -> None:

@@ -79,6 +79,7 @@ class FoldValues:
         self.key_exists: list = []
         self.lane: ir.Value | None = None
         self._upper: dict = {}    # (block, offset) -> `_upper_lane`
+        self.unlowered: set = set()   # values no op reads but the emitter's contraction, which reads their op's operands
 
     def uniform(self, dtype: str, value: ir.Value) -> PerThread:
         return PerThread("rows", dtype, [[value] for _ in range(self.rows)])
@@ -99,6 +100,9 @@ class FoldValues:
         type_: Any = op.result_types[0] if op.result_types else None
         definition = all_ops()[name]
         result: PerThread | Record
+        if op.results and op.results[0] in self.unlowered:
+            self.defs[op.results[0]] = op
+            return
         if definition.contraction:              # of tiles the emitter stages
             result = self.contract(op, self.env)
         elif name in STRUCTURAL:
