@@ -59,16 +59,19 @@ KEY_GROUPS = 2                       # groups of 256 threads (128 registers each
                                      # D = 64 / 128: 1.49x / 0.78x torch f32 (s7 round 1); one group with 2 CTAs
                                      # an SM (`groups=1, resident=2`, bench/gpu_attention.py --sweep): 1.00x / 0.53x
 WORD = 8                             # bytes of a state value in the key groups' exchange (cta.to_word)
-# LLVM's code generation level for the CUDA-core flash: at 0 the same float instructions (every
+# LLVM's code generation level for the flash kernels: at 0 the same float instructions (every
 # rounding explicit in the IR) for a third of -O2's code generation time, and on the H200 the
-# same run time (f32, T = 4096, D = 128: 0.490 ms, 0.494 at -O2; bench/results/cflash-20261202-s8-h200-r2*).
-# The tensor cores keep -O2 (flash_mma.CODEGEN).
+# same run time (f32, T = 4096, D = 128: 0.490 ms, 0.494 at -O2; bench/results/cflash-20261202-s8-h200-r2*;
+# the tensor cores since session 9: flash_mma.CODEGEN).
 CODEGEN = 0
 # Whether the LLVM pipeline (the lean one, `machine._lean_pipeline`) runs InstCombine on the flash
-# kernels: without it their optimization took a third of the time, but flash on tensor cores ran
-# 1.7x slower on the H200 (f16, T = 4096, D = 128: 0.159 ms against 0.093 with it, both at -O0;
-# bench/results/cflash-20261202-s8-h200-r1.log): ptxas does not make up for it
-INSTCOMBINE = True
+# kernels: not since session 9, whose H200 round 1 timed every choice in one process, interleaved,
+# with the same output bits (bench/gpu_codegen_ab.py, bench/results/cflash2-20261202-s9-h200-r1*;
+# T = 4096, D = 128): f16 0.0764 / 0.0761 ms with it, 0.0758 / 0.0763 without (-O0); bf16 0.0752 /
+# 0.0753 and 0.0750 / 0.0754; f32 0.4802 / 0.4798 and 0.4803 / 0.4802. Session 8 had measured f16
+# 1.7x slower without it (0.159 ms), before the tensor cores' fragment addresses were computed
+# once (FlashMmaEmitter._fragment_addresses). InstCombine was a third of their LLVM time.
+INSTCOMBINE = False
 
 
 def state_words(attention: FoldAttention, rows: int, columns: int) -> int:

@@ -53,11 +53,14 @@ VECTOR = 8                           # 16-bit elements of a 16-byte load
 MAX_COLUMNS = 128                    # DB: output columns a pass keeps in registers
 QUAD = 4                             # lanes sharing a row's keys
 RESIDENT = 1
-# LLVM's code generation level on the tensor cores: -O2. At -O0 (the CUDA-core flash's level)
-# flash f16 (T = 4096, D = 128) ran in 0.0933 ms on the H200 against 0.0873 at -O2 in the same
-# run (bf16 0.0917 at -O0; bench/results/cflash-20261202-s8-h200-r2*), for 82 ms to PTX instead
-# of about 115: the run time decides
-CODEGEN = 2
+# LLVM's code generation level on the tensor cores: -O0 since session 9 (the CUDA-core flash's
+# level). Session 8 measured f16 (T = 4096, D = 128) 7 % slower at -O0 (0.0933 ms against 0.0873);
+# at -O0 the ldmatrix addresses' lane parts stayed in the K step loops (-O2's passes hoist them) and
+# ptxas did not share them between the steps it unrolls. With them computed once
+# (`_fragment_addresses`) the levels run alike on the H200 (bench/results/cflash2-20261202-s9-h200-r1*: f16 0.0764 / 0.0761 ms
+# at -O2, 0.0761 / 0.0758 at -O0; bf16 0.0752 / 0.0752 and 0.0751 / 0.0753; main before the
+# session 0.0839 / 0.0843 and 0.0851 / 0.0842 in the same round) for 40 % less CPU to PTX
+CODEGEN = 0
 # QKᵀ's and PV's K steps as loops in the PTX: each step is the same code at other shared
 # addresses (and, in PV, the next four weight words, which rotate through the loop's
 # registers), so LLVM and our lowering see one step instead of 8 and 4 — a third of the
