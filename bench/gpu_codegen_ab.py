@@ -9,7 +9,10 @@ Choices: `default`; `no CodeGenPrepare`, `no InstCombine`, `CodeGenPrepare`, `In
 CodeGenPrepare, without or with the lean pipeline's InstCombine, whatever their plans say,
 or with the code generator at -O0); `unrolled K step` (sparse f32 on
 the CUDA cores with its K step unrolled, `StructuredPlan.rolled` off); `LSR` (Loop Strength
-Reduction in the warp-rows mapping's code generation: `compile._unrolled` false for it).
+Reduction in the warp-rows mapping's code generation: `compile._unrolled` false for it); the
+flash plans' LLVM choices (session 9): `flash -O0` / `flash -O2` (the code generator's level),
+`flash no InstCombine`, `flash -O0 no InstCombine`. `--rounds N` times every choice N times,
+the choices interleaved (A B A B: a slow moment of the device does not favour one).
 
 Neither intentc's kernel cache nor `intentc.load`'s table of loaded kernels names a choice
 (both key the source), so each choice compiles in `chosen_compiles`: a fresh cache
@@ -17,7 +20,7 @@ directory, both in-memory tables emptied, the choice patched in for the compile
 (`tests/bench/test_gpu_codegen_ab.py` checks that the choices give different PTX).
 
     python3 bench/gpu_codegen_ab.py [--only SAMPLE:KERNEL,...] [--choices default,...] [--out FILE.json]
-                                    [--budget-s 0.25]
+                                    [--budget-s 0.25] [--rounds 1]
 
 (A copy of this script in another tree's bench/ with `--choices default` times that tree's
 compiler on the same device in the same round: main against a branch.)
@@ -82,14 +85,39 @@ def warp_rows_lsr():
     return patched("_unrolled", lambda mapping, original: mapping.kind != "warp-rows" and original(mapping))
 
 
+FLASH = ("attention_tensor_cores:causal_attention_f16", "attention_tensor_cores:causal_attention_bf16",
+         "attention_region_fold:causal_attention")
+
+
+def flash_plan(**fields):
+    """The flash plans with `fields` replaced (their `codegen`, `instcombine`: data)."""
+    @contextlib.contextmanager
+    def patched():
+        from intentc.codegen.nvptx import flash_attention
+        chosen = flash_attention.plan_flash
+
+        def plan(kernel, known):
+            found = chosen(kernel, known)
+            return None if found is None else dataclasses.replace(found, **fields)
+        flash_attention.plan_flash = plan
+        try:
+            yield
+        finally:
+            flash_attention.plan_flash = chosen
+    return patched
+
+
 # choice -> (its patch, the samples it changes)
-CHOICES = {"default": (contextlib.nullcontext, TILES + WARP_ROWS),
+CHOICES = {"default": (contextlib.nullcontext, TILES + WARP_ROWS + FLASH),
            "no CodeGenPrepare": (lambda: for_tiles("_codegen_prepare", False), TILES),
            "no InstCombine": (lambda: for_tiles("_instcombine", False), TILES),
            "CodeGenPrepare": (lambda: for_tiles("_codegen_prepare", True), TILES),
            "InstCombine": (lambda: for_tiles("_instcombine", True), TILES),
            "codegen -O0": (lambda: for_tiles("_codegen_level", 0), TILES),
-           "unrolled K step": (lambda: k_step(rolled=False), (SPARSE12,)), "LSR": (warp_rows_lsr, WARP_ROWS)}
+           "unrolled K step": (lambda: k_step(rolled=False), (SPARSE12,)), "LSR": (warp_rows_lsr, WARP_ROWS),
+           "flash -O0": (flash_plan(codegen=0), FLASH), "flash -O2": (flash_plan(codegen=2), FLASH),
+           "flash no InstCombine": (flash_plan(instcombine=False), FLASH),
+           "flash -O0 no InstCombine": (flash_plan(codegen=0, instcombine=False), FLASH)}
 
 
 @contextlib.contextmanager
@@ -184,6 +212,7 @@ def main(argv=None) -> int:
     parser.add_argument("--out")
     parser.add_argument("--choices", help="comma-separated choices (default: all)")
     parser.add_argument("--budget-s", type=float, default=0.25)
+    parser.add_argument("--rounds", type=int, default=1, help="times each choice is timed, choices interleaved")
     args = parser.parse_args(argv)
     ids = args.only.split(",") if args.only else TILES + WARP_ROWS
     by_id = {s.id: s for s in SPECS}
@@ -193,9 +222,9 @@ def main(argv=None) -> int:
         text = (ROOT / "ir_samples" / f"{spec.sample}.kir").read_text()
         case = spec.build(spec.sized(spec.dims[spec.scaled]), "cuda")
         reference = None
-        for choice, (_, changed) in CHOICES.items():
-            if spec.id not in changed or (args.choices and choice not in args.choices.split(",")):
-                continue
+        chosen = [choice for choice, (_, changed) in CHOICES.items()
+                  if spec.id in changed and (not args.choices or choice in args.choices.split(","))]
+        for choice in chosen * args.rounds:
             try:
                 row = choice_row(spec, text, case, choice, args.budget_s, reference)
                 outputs = row.pop("_outputs")
