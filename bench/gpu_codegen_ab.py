@@ -117,7 +117,8 @@ CHOICES = {"default": (contextlib.nullcontext, TILES + WARP_ROWS + FLASH),
            "unrolled K step": (lambda: k_step(rolled=False), (SPARSE12,)), "LSR": (warp_rows_lsr, WARP_ROWS),
            "flash -O0": (flash_plan(codegen=0), FLASH), "flash -O2": (flash_plan(codegen=2), FLASH),
            "flash no InstCombine": (flash_plan(instcombine=False), FLASH),
-           "flash -O0 no InstCombine": (flash_plan(codegen=0, instcombine=False), FLASH)}
+           "flash -O0 no InstCombine": (flash_plan(codegen=0, instcombine=False), FLASH),
+           "flash -O2 InstCombine": (flash_plan(codegen=2, instcombine=True), FLASH)}
 
 
 @contextlib.contextmanager
