@@ -666,7 +666,7 @@ def block_slots(em: Emitter, plan: CtaPlan, shape: Shape, body: Body,
     def visit(slot):
         on_slot(slot)
         linear = slot_coordinate(em, plan, slot)
-        with em.knowing_below(linear, shape[0]) if len(shape) == 1 else nullcontext():
+        with full_slot(em, linear, shape):
             body(unravel(em, linear, shape))
     if plan.unrolled:
         for slot in range(full):
@@ -678,6 +678,12 @@ def block_slots(em: Emitter, plan: CtaPlan, shape: Shape, body: Body,
         on_slot(slot)
         with guarded_slot(em, plan, slot, linear, shape, lane_safe):
             body(unravel(em, linear, shape))
+
+
+def full_slot(em: Emitter, linear: ir.Value, shape: Shape):
+    """Within: a full slot's (or full group's) coordinate `linear` of a row is known to lie
+    below the row's extent (below S by construction), so accesses at it check no extent."""
+    return em.knowing_below(linear, shape[0]) if len(shape) == 1 else nullcontext()
 
 
 def on_thread_zero(em: Emitter, plan: CtaPlan, body: Callable[[], None]) -> None:
