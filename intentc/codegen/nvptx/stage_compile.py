@@ -60,7 +60,8 @@ def compile_stages(module: Module, kernel: Kernel, plan: StagePlan, arch: str, s
         for other_entry, other in others:
             link_variant(linked, module_text(other.module), other.function, other_entry)
         linked.verify()
-        ptx = optimized_ptx(linked, arch, {name for name, _ in lowered_stages}, timings, mark)
+        ptx = optimized_ptx(linked, arch, {name for name, _ in lowered_stages}, timings, mark,
+                            strength_reduce=plan.strength_reduce)
     per_sm = RESIDENT_THREADS // THREADS
     if not plan.grid_wide:         # one launch: an element-wise program on the grid
         config = LaunchConfig(lowered_stages[0][0], "grid", (THREADS, 1, 1), f"ctas_per_sm:{per_sm}", per_sm, arch,
