@@ -95,18 +95,6 @@ class NvptxHooks(TargetHooks):
             return
         b = em.b
         total = em.element_count(extents)
-        if self.mapping.lanes is not None:  # iteration it on lane it mod 32 of a warp (lane_rows.py)
-            self.lane_walk = LaneWalk(em, self.mapping.lanes)
-            self.lane_walk.walk(total, lambda row: iteration(unravel(em, row, extents)))
-            return
-        if self.plan is not None:          # iteration it on CTA it mod nctaid, all its threads
-            start, stride = b.zext(sreg(em, "ctaid.x"), I64), b.zext(sreg(em, "nctaid.x"), I64)
-            if self.plan.iterations > 1:   # or on one group of `width` threads of the CTA
-                start, stride = group_iterations(em, self.plan, start, stride)
-        else:                               # iteration it on thread it mod (nctaid * ntid)
-            start = b.zext(b.add(b.mul(sreg(em, "ctaid.x"), sreg(em, "ntid.x")), sreg(em, "tid.x")), I64)
-            stride = b.zext(b.mul(sreg(em, "nctaid.x"), sreg(em, "ntid.x")), I64)
-
         # linear < total: each coordinate lies below its extent as the source names it (the
         # domain's extents are those or, where one is negative, 0: no iteration runs)
         named = [em.env[name].value for name in op.operands]
@@ -121,6 +109,17 @@ class NvptxHooks(TargetHooks):
                     iteration(idx)
             finally:
                 self.in_cta = False
+        if self.mapping.lanes is not None:  # iteration it on lane it mod 32 of a warp (lane_rows.py)
+            self.lane_walk = LaneWalk(em, self.mapping.lanes)
+            self.lane_walk.walk(total, body)
+            return
+        if self.plan is not None:          # iteration it on CTA it mod nctaid, all its threads
+            start, stride = b.zext(sreg(em, "ctaid.x"), I64), b.zext(sreg(em, "nctaid.x"), I64)
+            if self.plan.iterations > 1:   # or on one group of `width` threads of the CTA
+                start, stride = group_iterations(em, self.plan, start, stride)
+        else:                               # iteration it on thread it mod (nctaid * ntid)
+            start = b.zext(b.add(b.mul(sreg(em, "ctaid.x"), sreg(em, "ntid.x")), sreg(em, "tid.x")), I64)
+            stride = b.zext(b.mul(sreg(em, "nctaid.x"), sreg(em, "ntid.x")), I64)
         em.loop(start, total, body, stride, name="grid")
 
     def for_each(self, em: Emitter, shape: Shape, body: Body, group: Group | None = None,

@@ -260,8 +260,10 @@ class LaneWalk:
             held: list = []
             self.deferred = held
             try:
-                for k in range(CHUNK):
-                    body([*outer, b.add(first, ir.Constant(I64, k))])
+                for k in range(CHUNK):       # first + k < whole <= extent: no bounds check along the row
+                    coordinate = b.add(first, ir.Constant(I64, k))
+                    with em.knowing_below(coordinate, extent):
+                        body([*outer, coordinate])
             finally:
                 self.deferred = None
             windows = {id(window) for window, *_ in held}
