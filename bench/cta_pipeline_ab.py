@@ -9,10 +9,10 @@ Choices: `default`; `O1` / `lean` (the kernel pipeline forced: LLVM's O1 simplif
 pipeline, or the tile generators' lean one, `machine._lean_pipeline`); `staged LSR` (Loop
 Strength Reduction in the staged and grid programs' code generation, as before session 9:
 `StagePlan.strength_reduce`); `outlined math` (each f32 libdevice function called, not
-inlined a coordinate).
+inlined a coordinate); `half slots` (the register form's K halved).
 
-    python3 bench/cta_pipeline_ab.py --only SAMPLE:KERNEL,... [--choices default,lean] [--out FILE.json]
-                                     [--budget-s 0.2]
+    python3 bench/cta_pipeline_ab.py --only 'SAMPLE:KERNEL[=CHOICE,...];...' [--choices default,lean]
+                                     [--out FILE.json] [--budget-s 0.2]
 """
 from __future__ import annotations
 
@@ -79,24 +79,38 @@ def outlined_math():
         hooks.NvptxHooks.math_f32 = chosen
 
 
+@contextlib.contextmanager
+def half_slots():
+    """The register form's K halved: T doubled for the same S (`cta._threads_for`)."""
+    from intentc.codegen.nvptx import cta
+    chosen = cta._threads_for
+    cta._threads_for = lambda size, slots: min(cta.MAX_THREADS, 2 * chosen(size, slots))
+    try:
+        yield
+    finally:
+        cta._threads_for = chosen
+
+
 CHOICES = {"default": contextlib.nullcontext, "O1": lambda: pipeline(False), "lean": lambda: pipeline(True),
-           "staged LSR": staged_lsr, "outlined math": outlined_math}
+           "staged LSR": staged_lsr, "outlined math": outlined_math, "half slots": half_slots}
 
 
 def main(argv=None) -> int:
     from bench.gpu_sample_specs import SPECS
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", required=True, help="comma-separated sample:kernel ids")
-    parser.add_argument("--choices", default="default,lean")
+    parser.add_argument("--only", required=True,
+                        help="sample:kernel ids separated by ';', each with its own choices after '=' (a,b,...)")
+    parser.add_argument("--choices", default="default,lean", help="the choices of an id without its own")
     parser.add_argument("--out")
     parser.add_argument("--budget-s", type=float, default=0.2)
     args = parser.parse_args(argv)
-    choices = args.choices.split(",")
     gpu_codegen_ab.CHOICES.clear()
-    gpu_codegen_ab.CHOICES.update({name: (CHOICES[name], ()) for name in choices})
+    gpu_codegen_ab.CHOICES.update({name: (patch, ()) for name, patch in CHOICES.items()})
     by_id = {s.id: s for s in SPECS}
     rows = []
-    for ident in args.only.split(","):
+    for entry in args.only.split(";"):
+        ident, _, own = entry.partition("=")
+        choices = (own or args.choices).split(",")
         spec = by_id[ident]
         text = (ROOT / "ir_samples" / f"{spec.sample}.kir").read_text()
         case = spec.build(spec.sized(spec.dims[spec.scaled]), "cuda")
