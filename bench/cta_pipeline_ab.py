@@ -8,7 +8,8 @@ and then reversed (A B B A), so that neither order's caches favour one.
 Choices: `default`; `O1` / `lean` (the kernel pipeline forced: LLVM's O1 simplification
 pipeline, or the tile generators' lean one, `machine._lean_pipeline`); `staged LSR` (Loop
 Strength Reduction in the staged and grid programs' code generation, as before session 9:
-`StagePlan.strength_reduce`); `outlined math` (each f32 libdevice function called, not
+`StagePlan.strength_reduce`); `outlined math` / `outlined long math` (every f32 libdevice
+function, or those longer than `outlined_math.OUTLINE_INSTRUCTIONS`, called rather than
 inlined a coordinate); `half slots` (the register form's K halved).
 
     python3 bench/cta_pipeline_ab.py --only 'SAMPLE:KERNEL[=CHOICE,...];...' [--choices default,lean]
@@ -56,27 +57,17 @@ def staged_lsr():
 
 
 @contextlib.contextmanager
-def outlined_math():
-    """Each f32 libdevice function one `noinline` function of the module, called from every
-    coordinate (`llvm.outlined`): LLVM optimizes and selects its body once; ptxas keeps it a
-    call (CALL.REL in the SASS)."""
-    from intentc.codegen.llvm.outlined import outlined
-    from intentc.codegen.llvm.types import F32
-    from intentc.codegen.nvptx import hooks
-    from llvmlite import ir
-    chosen = hooks.NvptxHooks.math_f32
-
-    def math_f32(self, em, name, x):
-        if name not in hooks.LIBDEVICE_F32:
-            return None
-        helper = outlined(em, f"intentc_{name}f", ir.FunctionType(F32, [F32]),
-                          lambda v: chosen(self, em, name, v))
-        return em.b.call(helper, [x])
-    hooks.NvptxHooks.math_f32 = math_f32
+def outlined_math(longer_than: int | None = None):
+    """The CTA, grid and staged mappings outline their libdevice functions longer than
+    `longer_than` instructions (`nvptx/outlined_math.py`; None: its own threshold)."""
+    from intentc.codegen.nvptx import outlined_math as chosen
+    saved = chosen.OUTLINING_KINDS, chosen.OUTLINE_INSTRUCTIONS
+    chosen.OUTLINING_KINDS = frozenset({"cta", "grid", "staged"})
+    chosen.OUTLINE_INSTRUCTIONS = saved[1] if longer_than is None else longer_than
     try:
         yield
     finally:
-        hooks.NvptxHooks.math_f32 = chosen
+        chosen.OUTLINING_KINDS, chosen.OUTLINE_INSTRUCTIONS = saved
 
 
 @contextlib.contextmanager
@@ -92,7 +83,8 @@ def half_slots():
 
 
 CHOICES = {"default": contextlib.nullcontext, "O1": lambda: pipeline(False), "lean": lambda: pipeline(True),
-           "staged LSR": staged_lsr, "outlined math": outlined_math, "half slots": half_slots}
+           "staged LSR": staged_lsr, "outlined math": lambda: outlined_math(0), "outlined long math": outlined_math,
+           "half slots": half_slots}
 
 
 def main(argv=None) -> int:

@@ -31,6 +31,7 @@ from . import narrow, widen
 from .f8_casts import PTX_FORMAT as F8_FORMATS, f8_pattern, round_to_f8
 from .mapping import Mapping
 from .number_extremes import number_extreme
+from .outlined_math import call_outlined, long_function
 from .ptx_asm import global_pointer
 from .tile_matmul import emit_tile_contraction
 from .tile_structured import StructuredPlan, emit_structured
@@ -356,6 +357,8 @@ class NvptxHooks(TargetHooks):
     def math_f32(self, em: Emitter, name: str, x: ir.Value) -> ir.Value | None:
         if name not in LIBDEVICE_F32:
             return None
+        if self.mapping.outlined_math and long_function(LIBDEVICE_F32[name]):
+            return call_outlined(em, LIBDEVICE_F32[name], x)
         return em.b.call(em.declare(LIBDEVICE_F32[name], F32, [F32]), [x])
 
     def math_f64(self, em: Emitter, name: str, x: ir.Value) -> ir.Value:
