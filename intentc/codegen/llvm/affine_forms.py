@@ -17,7 +17,7 @@ def affine_form(value: ir.Value) -> Form:
         return {}, _signed(value.constant, value.type.width)
     if isinstance(value, ir.Instruction) and isinstance(value.type, ir.IntType) and value.type.width == 64:
         operands = value.operands
-        if value.opname in ("add", "sub"):
+        if value.opname in ("add", "sub"):     # LLVM opcodes, not op names
             return _sum(affine_form(operands[0]), affine_form(operands[1]), 1 if value.opname == "add" else -1)
         scale = _constant_scale(value)
         if scale is not None:
@@ -59,7 +59,7 @@ def multiple_of(value: ir.Value, modulus: int) -> bool:
 
 def _constant_scale(value: ir.Instruction) -> tuple[ir.Value, int] | None:
     """(term, factor) of a `mul` by a constant or a `shl` by a constant."""
-    if value.opname not in ("mul", "shl"):
+    if value.opname not in ("mul", "shl"):     # LLVM opcodes, not op names
         return None
     first, second = value.operands
     if value.opname == "mul":
