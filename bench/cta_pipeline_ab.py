@@ -10,7 +10,8 @@ pipeline, or the tile generators' lean one, `machine._lean_pipeline`); `staged L
 Strength Reduction in the staged and grid programs' code generation, as before session 9:
 `StagePlan.strength_reduce`); `outlined math` / `outlined long math` (every f32 libdevice
 function, or those longer than `outlined_math.OUTLINE_INSTRUCTIONS`, called rather than
-inlined a coordinate); `half slots` (the register form's K halved).
+inlined a coordinate), `inlined math` (none outlined); `half slots` (the register form's K
+halved), `32 slots` (an iteration that combines nothing up to 32 slots again); `a+b`: both.
 
     python3 bench/cta_pipeline_ab.py --only 'SAMPLE:KERNEL[=CHOICE,...];...' [--choices default,lean]
                                      [--out FILE.json] [--budget-s 0.2]
@@ -20,6 +21,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import functools
 import json
 import sys
 from pathlib import Path
@@ -33,12 +35,12 @@ from bench import gpu_codegen_ab  # noqa: E402  (after the path insert)
 @contextlib.contextmanager
 def pipeline(lean: bool):
     from intentc.codegen.nvptx import compile as nvptx_compile
-    chosen = nvptx_compile._tiled
-    nvptx_compile._tiled = lambda mapping: lean
+    chosen = nvptx_compile._tiled, nvptx_compile._lean_plan
+    nvptx_compile._tiled = nvptx_compile._lean_plan = lambda mapping: lean
     try:
         yield
     finally:
-        nvptx_compile._tiled = chosen
+        nvptx_compile._tiled, nvptx_compile._lean_plan = chosen
 
 
 @contextlib.contextmanager
@@ -82,9 +84,41 @@ def half_slots():
         cta._threads_for = chosen
 
 
+@contextlib.contextmanager
+def inlined_math():
+    """No mapping outlines a libdevice function (as before session 9)."""
+    from intentc.codegen.nvptx import outlined_math as chosen
+    saved = chosen.OUTLINING_KINDS
+    chosen.OUTLINING_KINDS = frozenset()
+    try:
+        yield
+    finally:
+        chosen.OUTLINING_KINDS = saved
+
+
+@contextlib.contextmanager
+def slots_32():
+    """An iteration that combines nothing keeps up to 32 slots (as before session 9)."""
+    from intentc.codegen.nvptx import cta
+    saved = cta.SCATTER_SLOTS
+    cta.SCATTER_SLOTS = 32
+    try:
+        yield
+    finally:
+        cta.SCATTER_SLOTS = saved
+
+
+@contextlib.contextmanager
+def combined(names: list[str]):
+    with contextlib.ExitStack() as stack:
+        for name in names:
+            stack.enter_context(CHOICES[name]())
+        yield
+
+
 CHOICES = {"default": contextlib.nullcontext, "O1": lambda: pipeline(False), "lean": lambda: pipeline(True),
            "staged LSR": staged_lsr, "outlined math": lambda: outlined_math(0), "outlined long math": outlined_math,
-           "half slots": half_slots}
+           "inlined math": inlined_math, "half slots": half_slots, "32 slots": slots_32}
 
 
 def main(argv=None) -> int:
@@ -98,6 +132,10 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     gpu_codegen_ab.CHOICES.clear()
     gpu_codegen_ab.CHOICES.update({name: (patch, ()) for name, patch in CHOICES.items()})
+    for entry in args.only.split(";"):       # choices made of several: "a+b"
+        for name in entry.partition("=")[2].split(","):
+            if "+" in name:
+                gpu_codegen_ab.CHOICES[name] = (functools.partial(combined, name.split("+")), ())
     by_id = {s.id: s for s in SPECS}
     rows = []
     for entry in args.only.split(";"):
