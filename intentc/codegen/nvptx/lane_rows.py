@@ -280,7 +280,8 @@ class LaneWalk:
         def row(outer):
             em.loop(ir.Constant(I64, 0), whole, lambda first: chunk(first, outer), ir.Constant(I64, CHUNK),
                     name="chunk")
-            em.loop(whole, extent, lambda last: body([*outer, last]), name="rest")
+            if not (isinstance(extent, ir.Constant) and int(extent.constant) % CHUNK == 0):   # else no rest
+                em.loop(whole, extent, lambda last: body([*outer, last]), name="rest")
         em.serial_for_each(shape[:-1], row)
         return True
 

@@ -21,7 +21,7 @@ from llvmlite import ir
 
 from ..llvm.outlined import outlined
 from ..llvm.types import F32
-from .libdevice import libdevice
+from .libdevice import instructions_of
 
 if TYPE_CHECKING:
     from ..llvm.emitter import Emitter
@@ -48,8 +48,7 @@ def long_function(libdevice_name: str) -> bool:
 
 @functools.cache
 def _body_instructions(libdevice_name: str) -> int:
-    function = libdevice().get_function(libdevice_name)
-    return sum(len(list(block.instructions)) for block in function.blocks)
+    return instructions_of(libdevice_name)
 
 
 def call_outlined(em: Emitter, libdevice_name: str, x: ir.Value) -> ir.Value:
