@@ -299,7 +299,7 @@ def _independent(kernel: Kernel, ops: list[Op]) -> bool:
     return all(_per_coordinate(op) for op in _outside_regions(ops, per_coordinate_regions(kernel)))
 
 
-def _slots_wanted(kernel: Kernel, ops: list[Op], independent: int = 0) -> int:
+def _slots_wanted(kernel: Kernel, ops: list[Op], independent: int = 0, unrolled: bool = True) -> int:
     """K for the iteration `ops` of `kernel`: `independent` (Specialization.independent_slots,
     when not 0) where every op is per coordinate (loops and ifs too where they run per
     coordinate), else from the tensors a thread keeps. An iteration of independent
@@ -307,13 +307,15 @@ def _slots_wanted(kernel: Kernel, ops: list[Op], independent: int = 0) -> int:
     make the unrolled body, and LLVM's and ptxas' time, K times longer (issue #13: vector add
     at 16 slots, 755 PTX lines; at 4, 214), while T·K stays S (fewer loads in flight a thread,
     more threads). Without `independent`, such an iteration of cheap ops
-    (`_cheap_coordinates`) takes CHEAP_INDEPENDENT_SLOTS."""
+    (`_cheap_coordinates`) takes CHEAP_INDEPENDENT_SLOTS. An iteration that combines nothing
+    takes at most SCATTER_SLOTS where its slots unroll (`unrolled`: a rolled loop's code
+    does not grow with K)."""
     if _independent(kernel, ops):
         if independent:
             return independent
         if _cheap_coordinates(kernel, ops):
             return CHEAP_INDEPENDENT_SLOTS
-    if _scatters_without_reductions(kernel, ops) or _combines_nothing(kernel, ops):
+    if _scatters_without_reductions(kernel, ops) or (unrolled and _combines_nothing(kernel, ops)):
         return min(SCATTER_SLOTS, _slots_for_kept(kernel, ops))
     return _slots_for_kept(kernel, ops)
 
@@ -498,14 +500,15 @@ def cta_plan(kernel: Kernel, specialization: Specialization | None = None,
             return CtaPlan(parallel, read_only, GROUP_CTA_THREADS, slots, size, 1,
                            len(ops) * slots <= UNROLL_BUDGET, iterations=GROUP_CTA_THREADS // width,
                            buffers=tuple(sorted(buffers.items())))
-        wanted = _slots_wanted(kernel, ops, specialization.independent_slots)
-        plan = _register_plan(kernel, parallel, ops, _threads_for(size, wanted), size, specialization)
         transposed = transposed_reads(kernel.body, ops)
         staged = staged_reads(ops, size, known, transposed)
+        rolled = _rolls_slots(kernel, ops, staged)
+        wanted = _slots_wanted(kernel, ops, specialization.independent_slots, unrolled=not rolled)
+        plan = _register_plan(kernel, parallel, ops, _threads_for(size, wanted), size, specialization)
         return replace(plan, staged=staged, buffers=tuple(sorted(buffers.items())),
                        transposed=tuple((name, order) for name, order in transposed.items() if name in staged),
                        costly_prologue=_costly_prologue(kernel.body, size, known),
-                       unrolled=plan.unrolled and not _rolls_slots(kernel, ops, staged),
+                       unrolled=plan.unrolled and not rolled,
                        lean=_combines_nothing(kernel, ops) and not _cheap_coordinates(kernel, ops))
     shared_results = staged_reductions(nested_ops(ops, helpers), known, DYNAMIC_THREADS)
     if not (_body_ok(flat, views, False, known, helpers, launch) and chunk_scans_ok(ops, helpers)
