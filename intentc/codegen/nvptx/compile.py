@@ -108,7 +108,7 @@ def compile_ptx(module: Module, kernel_name: str, arch: str, specialization: Spe
         entries = {lowered.function} | {entry for entry, _ in linked}
         every = mappings + [f[2] for f in fallback]
         ptx = optimized_ptx(parsed, arch, entries, timings, mark, strength_reduce=not all(map(_unrolled, mappings)),
-                            lean=all(map(_tiled, every)), level=max(map(_codegen_level, every)),
+                            lean=all(_tiled(m) or _lean_plan(m) for m in every), level=max(map(_codegen_level, every)),
                             combine=all(map(_instcombine, every)), prepare=any(map(_codegen_prepare, every)))
     config = launch_config(mapping, lowered.function, arch, [variant.to_json() for variant, _ in variants],
                            rule.to_json() if rule else {})
@@ -194,6 +194,12 @@ def _tiled(mapping: Mapping) -> bool:
     plan = mapping.mma
     return (plan is not None and (plan.instruction.startswith("mma.") or isinstance(plan, StructuredPlan))) \
         or mapping.kind == "flash"
+
+
+def _lean_plan(mapping: Mapping) -> bool:
+    """A CTA plan of independent coordinates or the lane-rows plan: they say `lean`
+    (`CtaPlan.lean`, `LaneRows.lean`)."""
+    return bool(getattr(mapping.cta, "lean", False) or getattr(mapping.lanes, "lean", False))
 
 
 def assemble_cubin(ptx: str, arch: str, timings: dict | None = None) -> bytes:
