@@ -52,8 +52,8 @@ def test_an_iteration_that_combines_nothing_keeps_at_most_16_slots():
     assert nan_max["slots"] == 32        # a reduction's barrier amortizes more slots
 
 
-def test_staged_programs_generate_code_without_loop_strength_reduction():
+def test_staged_programs_keep_loop_strength_reduction():
     from intentc.codegen.nvptx.stages import stage_plan
     from intentc.parse import parse
     kernel = parse(sample_text("special_math")).find("special_math")
-    assert stage_plan(kernel).strength_reduce is False
+    assert stage_plan(kernel).strength_reduce is True

@@ -4,8 +4,8 @@
 The register form unrolls a coordinate's code K times a thread, the grid form's chunks K
 times, the dynamic form DYNAMIC_UNROLL times and its costly values again at every use: each
 copy inlined libdevice's body of every math function it calls, which LLVM then optimized
-and selected once a copy. A long function (`__nv_lgammaf`, `__nv_erfcf`, `__nv_sinf`: more
-than OUTLINE_INSTRUCTIONS in libdevice's own body) is instead one `noinline` function of the
+and selected once a copy. A long function (`__nv_lgammaf`, `__nv_tgammaf`: more than
+OUTLINE_INSTRUCTIONS in libdevice's own body) is instead one `noinline` function of the
 module (`llvm.outlined`) holding libdevice's body once, called from every copy: the same
 function of the same operand, so the same bits (a call changes no rounding; nothing is
 contracted across it). ptxas keeps it a call (`CALL.REL` in the SASS): a call and return an
@@ -30,11 +30,13 @@ if TYPE_CHECKING:
 # and staged programs' chunks)
 OUTLINING_KINDS = frozenset({"cta", "grid", "staged"})
 # LLVM instructions of a libdevice function's own body (before its O3 for the arch) past
-# which it is outlined: erff (118), logf (125), asinf, log1pf, erfcf, lgammaf (997), sinf,
-# powf; expf (55), tanhf (76) and sqrtf stay inline. H200 (bench/results/cscan-20261202-s9-h200-r1/,
-# the same bits): special_math with lgammaf and erfcf outlined 0.0538 / 0.0540 ms, gelu_fwd
-# with erff and expf outlined 0.0587 / 0.0584
-OUTLINE_INSTRUCTIONS = 100
+# which it is outlined: lgammaf (997) and tgammaf (824); sinf (241), powf (421), erfcf (248),
+# erff (118), logf (125) and the rest stay inline. At 100 (erff, logf, sinf, powf, erfcf
+# outlined too) the H200 ran gelu_fwd 0.0739 ms against 0.0634 inlined, bias_act 0.0406-0.0413
+# against 0.0380-0.0383, special_math 0.0577 against 0.0536 (each choice compiled apart,
+# bench/results/cta-choices-ab-20261202-s9-h200/): a call an element costs a short body's
+# memory-bound kernel its overlap of loads and math; lgammaf's body dwarfs the call.
+OUTLINE_INSTRUCTIONS = 500
 
 
 def outlines_math(kind: str) -> bool:
