@@ -23,7 +23,7 @@ from .stage_compile import compile_stages
 from .stages import stage_plan
 from .tile_structured import StructuredPlan
 from .variants import (
-    VariantRule, check_variant, eager_variants, link_variant, served_launches, variant_mapping, variant_rule,
+    VariantRule, check_variant, eager_variants, exact_row, link_variant, served_launches, variant_mapping, variant_rule,
 )
 
 BAD_ARCH = "E0062"
@@ -84,6 +84,7 @@ def compile_ptx(module: Module, kernel_name: str, arch: str, specialization: Spe
     serves = None
     if specialization is not None and specialization.variant:   # this one variant alone
         fewest, most = check_variant(kernel, rule, specialization.variant, file, source)
+        specialization = exact_row(specialization, rule, fewest, most)   # (what `lower` lowers with)
         mapping = variant_mapping(kernel, mapping, specialization, fewest, most)
         serves, rule = served_launches(kernel.name, mapping, rule), None
     lowered = lower(mapping)

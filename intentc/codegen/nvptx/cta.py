@@ -441,11 +441,13 @@ def masked_plan(kernel: Kernel, known: dict[str, int], fewest: int, most: int,
                 specialization: Specialization) -> CtaPlan:
     """The register form serving every S in [fewest, most] known only at launch: the plan a
     static S = `most` gets (its T and K), the slots of the groups past `fewest` guarded
-    against the run-time S (none when fewest = most)."""
+    against the run-time S (none when fewest = most). Where `known` fixes S (a bucket of one
+    row length lowered as the kernel specialized to it, `variants.exact_row`), S is no bound:
+    the plan is the static one."""
     parallel, ops = iteration(kernel) or (None, [])
     assert parallel is not None, kernel.name
     plan = _register_plan(kernel, parallel, ops, _threads_for(most, _slots_wanted(kernel, ops)), most,
-                          specialization, masked=True)
+                          specialization, masked=register_size(kernel.body, ops, known) != most)
     return replace(plan, fewest=fewest)
 
 
