@@ -579,8 +579,9 @@ def block_stride(em: Emitter, plan: CtaPlan, shape: Shape, body: Body) -> None:
     total = em.element_count(shape)
     start, step = thread_index(em, plan), ir.Constant(I64, plan.width)
 
-    def visit(linear):
-        body(unravel(em, linear, shape))
+    def visit(linear):    # each loop below visits only coordinates below the end (its bound's proof)
+        with in_full_slot(em, linear, shape):
+            body(unravel(em, linear, shape))
     if plan.grid:
         start = b.add(b.mul(b.zext(sreg(em, "ctaid.x"), I64), step), start)
         step = b.mul(b.zext(sreg(em, "nctaid.x"), I64), step)
