@@ -8,7 +8,8 @@ and then reversed (A B B A), so that neither order's caches favour one.
 Choices: `default`; `O1` / `lean` (the kernel pipeline forced: LLVM's O1 simplification
 pipeline, or the tile generators' lean one, `machine._lean_pipeline`); `staged LSR` (Loop
 Strength Reduction in the staged and grid programs' code generation, as before session 9:
-`StagePlan.strength_reduce`).
+`StagePlan.strength_reduce`); `outlined math` (each f32 libdevice function called, not
+inlined a coordinate).
 
     python3 bench/cta_pipeline_ab.py --only SAMPLE:KERNEL,... [--choices default,lean] [--out FILE.json]
                                      [--budget-s 0.2]
@@ -54,8 +55,32 @@ def staged_lsr():
         nvptx_compile.stage_plan = chosen
 
 
+@contextlib.contextmanager
+def outlined_math():
+    """Each f32 libdevice function one `noinline` function of the module, called from every
+    coordinate (`llvm.outlined`): LLVM optimizes and selects its body once; ptxas keeps it a
+    call (CALL.REL in the SASS)."""
+    from intentc.codegen.llvm.outlined import outlined
+    from intentc.codegen.llvm.types import F32
+    from intentc.codegen.nvptx import hooks
+    from llvmlite import ir
+    chosen = hooks.NvptxHooks.math_f32
+
+    def math_f32(self, em, name, x):
+        if name not in hooks.LIBDEVICE_F32:
+            return None
+        helper = outlined(em, f"intentc_{name}f", ir.FunctionType(F32, [F32]),
+                          lambda v: chosen(self, em, name, v))
+        return em.b.call(helper, [x])
+    hooks.NvptxHooks.math_f32 = math_f32
+    try:
+        yield
+    finally:
+        hooks.NvptxHooks.math_f32 = chosen
+
+
 CHOICES = {"default": contextlib.nullcontext, "O1": lambda: pipeline(False), "lean": lambda: pipeline(True),
-           "staged LSR": staged_lsr}
+           "staged LSR": staged_lsr, "outlined math": outlined_math}
 
 
 def main(argv=None) -> int:
