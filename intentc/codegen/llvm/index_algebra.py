@@ -36,7 +36,7 @@ def known_multiple(value: ir.Value, multiple: int, depth: int = _DEPTH) -> bool:
     if depth == 0:
         return False
     operation = _opname(value)
-    if operation in ("add", "sub"):
+    if operation in ("add", "sub"):     # LLVM opcodes, not op names
         return all(known_multiple(operand, multiple, depth - 1) for operand in value.operands)
     if operation == "mul":
         return any(known_multiple(operand, multiple, depth - 1) for operand in value.operands)
@@ -53,10 +53,9 @@ def _split(value: ir.Value) -> tuple[ir.Value, int]:
     """(x, c) with value = x + c, c a constant (0 where value adds none)."""
     if _opname(value) == "add":
         first, second = value.operands
-        if _bits(second) is not None:
-            return first, _bits(second)
-        if _bits(first) is not None:
-            return second, _bits(first)
+        for term, added in ((first, _bits(second)), (second, _bits(first))):
+            if added is not None:
+                return term, added
     return value, 0
 
 
