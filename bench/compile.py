@@ -192,9 +192,13 @@ def triton_rows(specs: dict, reps: int, pairs: list[str] | None = None, dynamic_
 
 def print_tables(samples: list[dict], pairs: list[dict]) -> None:
     if samples:
-        print(f"\n{'kernel (to PTX, sm_90)':50s}{'ms':>10s}")
+        # vector add, when timed, is the yardstick across hosts: a sample's time over its own
+        reference = next((row.get("to_ptx_s") for row in samples if row["id"] == "vector_add:vector_add"), None)
+        print(f"\n{'kernel (to PTX, sm_90)':50s}{'ms':>10s}" + (f"{'/ vector add':>14s}" if reference else ""))
         for row in samples:
-            print(f"{row['id']:50s}" + (f"{row['to_ptx_s'] * 1e3:10.1f}" if "to_ptx_s" in row else f"  {row['error']}"))
+            timed = "to_ptx_s" in row
+            print(f"{row['id']:50s}" + (f"{row['to_ptx_s'] * 1e3:10.1f}" if timed else f"  {row['error']}")
+                  + (f"{row['to_ptx_s'] / reference:14.2f}" if timed and reference else ""))
         timed = [row["to_ptx_s"] for row in samples if "to_ptx_s" in row]
         if timed:
             print(f"{'slowest / median':50s}{max(timed) * 1e3:10.1f} / {statistics.median(timed) * 1e3:.1f}")
@@ -208,6 +212,15 @@ def print_tables(samples: list[dict], pairs: list[dict]) -> None:
         for side in (mine, theirs):
             if "error" in side:
                 print(f"{'':46s}{side['error'][:200]}")
+
+
+def cpu_model() -> str:
+    """The host CPU's model name (compile times are single-core CPU work)."""
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return "unknown"
 
 
 def main(argv=None):
@@ -231,6 +244,7 @@ def main(argv=None):
     print_tables(samples, pairs)
     if args.out:
         Path(args.out).write_text(json.dumps({"date": time.strftime("%Y-%m-%d %H:%M:%S"), "host": os.uname().nodename,
+                                              "cpu": cpu_model(), "load_average": os.getloadavg(),
                                               "reps": args.reps, "samples": samples, "triton_pairs": pairs}, indent=2))
 
 

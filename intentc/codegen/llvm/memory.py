@@ -16,8 +16,8 @@ from llvmlite import ir
 from ...ir import errors
 from ...ir.nodes import Op
 from ...ir.ops.memory import UPDATE_COMBINE
+from .affine_forms import difference, multiple_of
 from .emitter import CheckSite, Emitter
-from .index_algebra import constant_difference, known_multiple
 from .lowfloat import to_register, to_storage
 from .pointwise import binary
 from .shape import broadcast_index, broadcast_to
@@ -170,22 +170,28 @@ def _vector_ready(em, acc, lanes) -> ir.Value:
     that test, and a full group of such a view needs no run-time check at all."""
     b = em.b
     width = VECTOR_DTYPES[acc.resource.dtype]
-    if acc.resource.aligned16 and known_multiple(lanes[0].displacement, VECTOR_BYTES // width):
-        ready = ir.Constant(I1, 1)     # proven here (index_algebra.py): nothing built for LLVM to fold
-    else:
+    placed = _placed_by_construction(acc, lanes, width)
+    ready: ir.Value = ir.Constant(I1, 1)
+    if not placed:
         start = (b.mul(lanes[0].displacement, ir.Constant(I64, width)) if acc.resource.aligned16
                  else b.ptrtoint(lanes[0].pointer, I64))
         ready = b.icmp_unsigned("==", b.and_(start, ir.Constant(I64, VECTOR_BYTES - 1)), ir.Constant(I64, 0))
     for number, lane in enumerate(lanes):
         ready = b.and_(ready, lane.live)
-        if number:
+        if number and not placed:
             ready = b.and_(ready, _next_to(em, lanes[0], lane, number, width))
     return ready
 
 
-def _proven(ready: ir.Value) -> bool:
-    """Whether a group's `_vector_ready` holds at compile time: its vector access alone is built."""
-    return type(ready) is ir.Constant and ready.constant in (1, True)
+def _placed_by_construction(acc, lanes, width: int) -> bool:
+    """Whether the lanes' displacements are consecutive and the first a multiple of the
+    vector (of a view whose element 0 is 16-byte aligned) whatever the run-time values are
+    (`affine_forms`): a register-form group's coordinates of a contiguous view of known
+    extents. Then only the lanes' liveness is tested, at run time or not at all."""
+    first = lanes[0].displacement
+    return (acc.resource.aligned16 and first is not None and multiple_of(first, VECTOR_BYTES // width)
+            and all(lane.displacement is not None and difference(lane.displacement, first) == number
+                    for number, lane in enumerate(lanes)))
 
 
 def _whole_vector(acc, lanes) -> bool:
@@ -199,8 +205,6 @@ def _next_to(em, first: Lane, lane: Lane, number: int, width: int) -> ir.Value:
     affine in the lane; other lanes compare addresses."""
     b = em.b
     if first.displacement is not None and lane.displacement is not None:
-        if constant_difference(lane.displacement, first.displacement) == number:
-            return ir.Constant(I1, 1)
         return b.icmp_unsigned("==", lane.displacement, b.add(first.displacement, ir.Constant(I64, number)))
     expected = b.add(b.ptrtoint(first.pointer, I64), ir.Constant(I64, width * number))
     return b.icmp_unsigned("==", b.ptrtoint(lane.pointer, I64), expected)
@@ -229,18 +233,11 @@ def _vector_load(em, acc, lanes, defaults) -> list:
     if not _whole_vector(acc, lanes):
         return [acc.masked_load(lane, default) for lane, default in zip(lanes, defaults)]
     ready = _vector_ready(em, acc, lanes)
-
-    def vector_load():
-        loaded = b.load(_vector_pointer(em, lanes[0].pointer, len(lanes)), align=VECTOR_BYTES)
-        words = [b.extract_element(loaded, ir.Constant(ir.IntType(32), k)) for k in range(len(lanes))]
-        # a low float's storage words as the lane's masked load gives them: decoded, or
-        # kept as words where the read only copies them
-        return [word if acc.copies_words else acc.load_word(word) for word in words]
-    if _proven(ready):
-        return vector_load()
+    if _always(ready):
+        return _whole_load(em, acc, lanes)
     with b.if_else(ready, likely=True) as (vector, scalar):
         with vector:
-            fast = vector_load()
+            fast = _whole_load(em, acc, lanes)
             fast_block = b.block
         with scalar:
             slow = [acc.masked_load(lane, default) for lane, default in zip(lanes, defaults)]
@@ -254,6 +251,29 @@ def _vector_load(em, acc, lanes, defaults) -> list:
     return results
 
 
+def _always(ready: ir.Value) -> bool:
+    """A group known at compile time to be one whole vector access (no scalar path built)."""
+    return isinstance(ready, ir.Constant) and ready.constant == 1
+
+
+def _whole_load(em, acc, lanes) -> list:
+    b = em.b
+    loaded = b.load(_vector_pointer(em, lanes[0].pointer, len(lanes)), align=VECTOR_BYTES)
+    words = [b.extract_element(loaded, ir.Constant(ir.IntType(32), k)) for k in range(len(lanes))]
+    # a low float's storage words as the lane's masked load gives them: decoded, or kept as
+    # words where the read only copies them
+    return [word if acc.copies_words else acc.load_word(word) for word in words]
+
+
+def _whole_store(em, acc, lanes, values) -> None:
+    b = em.b
+    words = [new if acc._is_word(new) else to_storage(em, new, acc.resource.dtype) for new in values]
+    packed = ir.Constant(ir.VectorType(words[0].type, len(words)), None)
+    for number, word in enumerate(words):
+        packed = b.insert_element(packed, word, ir.Constant(ir.IntType(32), number))
+    b.store(packed, _vector_pointer(em, lanes[0].pointer, len(lanes)), align=VECTOR_BYTES)
+
+
 def _vector_store(em, acc, lanes, values) -> None:
     b = em.b
     if not _whole_vector(acc, lanes):
@@ -261,19 +281,12 @@ def _vector_store(em, acc, lanes, values) -> None:
             acc.masked_store(lane, new)
         return
     ready = _vector_ready(em, acc, lanes)
-
-    def vector_store():
-        words = [new if acc._is_word(new) else to_storage(em, new, acc.resource.dtype) for new in values]
-        packed = ir.Constant(ir.VectorType(words[0].type, len(words)), None)
-        for number, word in enumerate(words):
-            packed = b.insert_element(packed, word, ir.Constant(ir.IntType(32), number))
-        b.store(packed, _vector_pointer(em, lanes[0].pointer, len(lanes)), align=VECTOR_BYTES)
-    if _proven(ready):
-        vector_store()
+    if _always(ready):
+        _whole_store(em, acc, lanes, values)
         return
     with b.if_else(ready, likely=True) as (vector, scalar):
         with vector:
-            vector_store()
+            _whole_store(em, acc, lanes, values)
         with scalar:
             for lane, new in zip(lanes, values):
                 acc.masked_store(lane, new)

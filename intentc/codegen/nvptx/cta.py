@@ -580,7 +580,7 @@ def block_stride(em: Emitter, plan: CtaPlan, shape: Shape, body: Body) -> None:
     start, step = thread_index(em, plan), ir.Constant(I64, plan.width)
 
     def visit(linear):    # each loop below visits only coordinates below the end (its bound's proof)
-        with in_full_slot(em, linear, shape):
+        with full_slot(em, linear, shape):
             body(unravel(em, linear, shape))
     if plan.grid:
         start = b.add(b.mul(b.zext(sreg(em, "ctaid.x"), I64), step), start)
@@ -657,13 +657,6 @@ def within_row(em: Emitter, plan: CtaPlan, linear: ir.Value, shape: Shape) -> It
         yield
 
 
-def in_full_slot(em: Emitter, linear: ir.Value, shape: Shape):
-    """Within: the emitter knows a full slot's (or full group's) coordinate lies below the
-    row's extent S, as it does by construction, so accesses at it compare no extent (no
-    compare, no check flag built for LLVM to fold away)."""
-    return em.knowing_below(linear, shape[0]) if len(shape) == 1 else nullcontext()
-
-
 def block_slots(em: Emitter, plan: CtaPlan, shape: Shape, body: Body,
                 on_slot: Callable[[int | ir.Value], None], lane_safe: bool = False) -> None:
     """The register form's block_stride: body(idx) for slot j = 0..K-1; on_slot(j) names
@@ -676,7 +669,7 @@ def block_slots(em: Emitter, plan: CtaPlan, shape: Shape, body: Body,
     def visit(slot):
         on_slot(slot)
         linear = slot_coordinate(em, plan, slot)
-        with in_full_slot(em, linear, shape):
+        with full_slot(em, linear, shape):
             body(unravel(em, linear, shape))
     if plan.unrolled:
         for slot in range(full):
@@ -688,6 +681,12 @@ def block_slots(em: Emitter, plan: CtaPlan, shape: Shape, body: Body,
         on_slot(slot)
         with guarded_slot(em, plan, slot, linear, shape, lane_safe):
             body(unravel(em, linear, shape))
+
+
+def full_slot(em: Emitter, linear: ir.Value, shape: Shape):
+    """Within: a full slot's (or full group's) coordinate `linear` of a row is known to lie
+    below the row's extent (below S by construction), so accesses at it check no extent."""
+    return em.knowing_below(linear, shape[0]) if len(shape) == 1 else nullcontext()
 
 
 def on_thread_zero(em: Emitter, plan: CtaPlan, body: Callable[[], None]) -> None:

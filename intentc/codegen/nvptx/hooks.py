@@ -17,8 +17,8 @@ from ..llvm.special import i0
 from ..llvm.target import Combine, TargetHooks
 from ..llvm.types import F32, F64, I32, I64, I8, register_type
 from ..llvm.values import Body, BufferRef, ElementAt, Group, Lazy, Memory, Registers, Shape, Tensor
-from .cta import (barrier, block_combine, block_slots, block_stride, guarded_slot, on_thread_zero, shared_array,
-                  in_full_slot, slot_coordinate, sreg, unravel)
+from .cta import (barrier, block_combine, block_slots, block_stride, full_slot, guarded_slot, on_thread_zero,
+                  shared_array, slot_coordinate, sreg, unravel)
 from .cta_buffers import buffer_storage, cta_scratch
 from .cta_effects import once
 from .cta_groups import group_iterations
@@ -162,7 +162,7 @@ class NvptxHooks(TargetHooks):
             linears = [slot_coordinate(em, plan, slot) for slot in slots]
             with ExitStack() as known:
                 for linear in linears:
-                    known.enter_context(in_full_slot(em, linear, shape))
+                    known.enter_context(full_slot(em, linear, shape))
                 group([unravel(em, linear, shape) for linear in linears],
                       lambda lane, first=slots[0]: self._visit(first + lane))
 
