@@ -722,12 +722,13 @@ def _shuffle(em, mode: str, value: ir.Value, lanes, clamp: int, mask: ir.Value |
     the lane delta or (idx) source lane, an int or an i32 value; `mask`: the lanes taking
     part (the whole warp unless given)."""
     b = em.b
-    shfl = em.declare(f"llvm.nvvm.shfl.sync.{mode}.i32", I32, [I32, I32, I32, I32])
     mask, clamp_ = mask or ir.Constant(I32, -1), ir.Constant(I32, clamp)
     offset = ir.Constant(I32, lanes) if isinstance(lanes, int) else lanes
-    if value.type in (I32, F32):     # the value's own bits, not through an i64 word (fewer instructions to build)
-        moved = b.call(shfl, [mask, value if value.type == I32 else b.bitcast(value, I32), offset, clamp_])
-        return moved if value.type == I32 else b.bitcast(moved, F32)
+    if value.type in (I32, F32):     # the value itself (the f32 intrinsic: no bitcasts to build either way)
+        kind = "i32" if value.type == I32 else "f32"
+        own = em.declare(f"llvm.nvvm.shfl.sync.{mode}.{kind}", value.type, [I32, value.type, I32, I32])
+        return b.call(own, [mask, value, offset, clamp_])
+    shfl = em.declare(f"llvm.nvvm.shfl.sync.{mode}.i32", I32, [I32, I32, I32, I32])
     word = to_word(em, value)
     low = b.call(shfl, [mask, b.trunc(word, I32), offset, clamp_])
     if value.type in (I64, F64):
