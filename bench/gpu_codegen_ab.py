@@ -7,11 +7,14 @@ CUDA-event means, `bench/gpu_samples.timing`).
 Choices: `default`; `codegen -O2` (the LLVM code generator at -O2 for the tile generators,
 as before: `compile._tile_generator` off); `unrolled K step` (sparse f32 on the CUDA cores
 with its K step unrolled, `StructuredPlan.rolled` off); `LSR` (Loop Strength Reduction in
-the warp-rows mapping's code generation, as before: `compile._unrolled` false for it). Each
-compile uses a fresh kernel cache (the cache key does not name these choices).
+the warp-rows mapping's code generation, as before: `compile._unrolled` false for it); the flash
+plans' LLVM choices (session 9): `flash -O0` / `flash -O2` (the code generator's level),
+`flash no InstCombine`, `flash -O0 no InstCombine`. Each compile uses a fresh kernel cache (the
+cache key does not name these choices). `--rounds N` times every choice N times, the choices
+interleaved (A B A B: a slow moment of the device does not favour one).
 
     python3 bench/gpu_codegen_ab.py [--only SAMPLE:KERNEL,...] [--choices default,...] [--out FILE.json]
-                                    [--budget-s 0.25]
+                                    [--budget-s 0.25] [--rounds 1]
 
 (A copy of this script in another tree's bench/ with `--choices default` times that tree's
 compiler on the same device in the same round: main against a branch.)
@@ -72,9 +75,34 @@ def warp_rows_lsr():
         nvptx_compile._unrolled = chosen
 
 
+FLASH = ("attention_tensor_cores:causal_attention_f16", "attention_tensor_cores:causal_attention_bf16",
+         "attention_region_fold:causal_attention")
+
+
+def flash_plan(**fields):
+    """The flash plans with `fields` replaced (their `codegen`, `instcombine`: data)."""
+    @contextlib.contextmanager
+    def patched():
+        from intentc.codegen.nvptx import flash_attention
+        chosen = flash_attention.plan_flash
+
+        def plan(kernel, known):
+            found = chosen(kernel, known)
+            return None if found is None else dataclasses.replace(found, **fields)
+        flash_attention.plan_flash = plan
+        try:
+            yield
+        finally:
+            flash_attention.plan_flash = chosen
+    return patched
+
+
 # choice -> (its patch, the samples it changes)
-CHOICES = {"default": (contextlib.nullcontext, TILES + WARP_ROWS), "codegen -O2": (codegen_o2, TILES),
-           "unrolled K step": (unrolled_k_step, (SPARSE12,)), "LSR": (warp_rows_lsr, WARP_ROWS)}
+CHOICES = {"default": (contextlib.nullcontext, TILES + WARP_ROWS + FLASH), "codegen -O2": (codegen_o2, TILES),
+           "unrolled K step": (unrolled_k_step, (SPARSE12,)), "LSR": (warp_rows_lsr, WARP_ROWS),
+           "flash -O0": (flash_plan(codegen=0), FLASH), "flash -O2": (flash_plan(codegen=2), FLASH),
+           "flash no InstCombine": (flash_plan(instcombine=False), FLASH),
+           "flash -O0 no InstCombine": (flash_plan(codegen=0, instcombine=False), FLASH)}
 
 
 def out_views(text: str, kernel: str) -> list[str]:
@@ -130,6 +158,7 @@ def main(argv=None) -> int:
     parser.add_argument("--out")
     parser.add_argument("--choices", help="comma-separated choices (default: all)")
     parser.add_argument("--budget-s", type=float, default=0.25)
+    parser.add_argument("--rounds", type=int, default=1, help="times each choice is timed, choices interleaved")
     args = parser.parse_args(argv)
     ids = args.only.split(",") if args.only else TILES + WARP_ROWS
     rows = []
@@ -138,9 +167,9 @@ def main(argv=None) -> int:
         text = (ROOT / "ir_samples" / f"{spec.sample}.kir").read_text()
         case = spec.build(spec.sized(spec.dims[spec.scaled]), "cuda")
         reference = None
-        for choice, (_, changed) in CHOICES.items():
-            if spec.id not in changed or (args.choices and choice not in args.choices.split(",")):
-                continue
+        chosen = [choice for choice, (_, changed) in CHOICES.items()
+                  if spec.id in changed and (not args.choices or choice in args.choices.split(","))]
+        for choice in chosen * args.rounds:
             try:
                 row = choice_row(spec, text, case, choice, args.budget_s, reference)
                 outputs = row.pop("_outputs")

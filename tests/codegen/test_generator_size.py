@@ -117,6 +117,22 @@ def test_flash_code_is_emitted_once(sample_id):
     assert words > 0 and words == _count(r"^\s*ld\.shared\.\w+\s+%\w+, \[%r\d+\+\d+\]", ptx)
 
 
+def test_flash_proven_views_stage_by_vectors_only():
+    """Views the specialization proves 16-byte aligned and dense, with D fixed (as the
+    benchmarks launch them), stage Q, K and V by 16-byte vectors only: the element path and its
+    run-time choice are not emitted (session 9); without the alignment fact both paths stay."""
+    from bench.compile import compile_args
+    from bench.gpu_sample_specs import SPECS
+    spec = next(s for s in SPECS if s.id == "attention_region_fold:causal_attention")
+    text, kernel, proven = compile_args(spec)
+    scalar_loads = r"^\s*(?:@%p\d+ )?ld(?:\.global)?\.(?:f32|b32)\s"
+    counts = {}
+    for label, specialization in (("proven", proven), ("unproven", proven.model_copy(update={"aligned16": ()}))):
+        ptx = compile_kernel(text, kernel, "ptx", "sm_90", specialization=specialization).artifacts["kernel.ptx"]
+        counts[label] = _count(scalar_loads, ptx)
+    assert counts["proven"] <= 4 < 16 <= counts["unproven"], counts
+
+
 def test_flash_rank_one_steps_are_one_loop():
     """The CUDA-core flash's rank-one steps over a staged chunk (four columns of Q and K, four
     keys of P and V a step) are a loop's body each: the scores' and the weighted values' fma
@@ -133,8 +149,8 @@ def test_flash_rank_one_steps_are_one_loop():
     ("tiled_matmul:matmul_tiled", "sm_90", True, True),            # mma.sync tiles
     ("tiled_matmul:matmul_tiled", "sm_90a", False, True),          # warp-specialized wgmma keeps O1
     ("sparse_1of2_matmul:sparse12_matmul", "sm_90", True, True),   # a structured contraction on the CUDA cores
-    ("attention_region_fold:causal_attention", "sm_90", True, True),
-    ("attention_tensor_cores:causal_attention_f16", "sm_90", True, True),
+    ("attention_region_fold:causal_attention", "sm_90", True, False),         # flash: no InstCombine (session 9)
+    ("attention_tensor_cores:causal_attention_f16", "sm_90", True, False),
     ("row_softmax:row_softmax", "sm_90", True, True),              # the CTA mapping's unrolled register form
     ("row_argmax:row_argmax", "sm_90", False, True),               # the CTA mapping's dynamic form keeps O1
 ])
@@ -155,7 +171,7 @@ def test_lean_pipeline_for_the_tile_generators(monkeypatch, sample_id, arch, lea
     ("sparse_1of2_matmul:sparse12_matmul", "sm_90", 2),      # structured contractions
     ("mxfp4_scaled_matmul:mxfp4_matmul", "sm_90", 2),
     ("attention_region_fold:causal_attention", "sm_90", 0),  # flash on the CUDA cores: its plan's level
-    ("attention_tensor_cores:causal_attention_f16", "sm_90", 2),
+    ("attention_tensor_cores:causal_attention_f16", "sm_90", 0),  # on the tensor cores too (session 9)
     ("row_softmax:row_softmax", "sm_90", 2),
 ])
 def test_code_generator_level_is_the_mappings(monkeypatch, sample_id, arch, level):

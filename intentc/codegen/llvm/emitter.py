@@ -12,7 +12,7 @@ import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from llvmlite import ir
 
@@ -93,11 +93,13 @@ class Emitter:
     def new_block(self, name: str) -> ir.Block:
         return self.function.append_basic_block(name)
 
-    def loop(self, start: ir.Value, stop: ir.Value, body: Callable[[ir.Value], None], step: ir.Value | None = None,
-             name: str = "i", running: ir.Value | None = None) -> ir.Instruction:
-        """for (i = start; i < stop; i += step) body(i)   (signed i64); returns the latch
-        branch (where loop metadata goes). `running`: an i1 pointer the loop also stops on
-        when false (checked before each trip)."""
+    def loop(self, start: ir.Value, stop: ir.Value, body: Callable[..., Any], step: ir.Value | None = None,
+             name: str = "i", running: ir.Value | None = None, carried: list | None = None) -> list:
+        """for (i = start; i < stop; i += step) body(i)   (signed i64). `running`: an i1 pointer
+        the loop also stops on when false (checked before each trip). `carried`: values a trip
+        hands to the next as SSA values (phis in the header, not thread-local slots that SROA
+        only removes again): then body(i, values) returns the next trip's values, and the loop
+        returns the values after it (else [])."""
         b = self.b
         step = step if step is not None else ir.Constant(I64, 1)
         before = b.block
@@ -106,18 +108,23 @@ class Emitter:
         b.position_at_end(header)
         index = b.phi(I64, name=name)
         index.add_incoming(start, before)
+        values = [b.phi(value.type) for value in carried or ()]
+        for phi, value in zip(values, carried or ()):
+            phi.add_incoming(value, before)
         more = b.icmp_signed("<", index, stop)
         b.cbranch(b.and_(more, b.load(running)) if running is not None else more, inside, after)
         b.position_at_end(inside)
         self.loop_depth += 1
         try:
-            body(index)
+            following = body(index, list(values)) if carried is not None else body(index)
         finally:
             self.loop_depth -= 1
         index.add_incoming(b.add(index, step, flags=["nsw"]), b.block)
-        latch = b.branch(header)
+        for phi, value in zip(values, following if carried is not None else (), strict=True):
+            phi.add_incoming(value, b.block)
+        b.branch(header)
         b.position_at_end(after)
-        return latch
+        return list(values)
 
     def for_each(self, shape: Shape, body: Body, group: Group | None = None, lane_safe: bool = False) -> None:
         """body(idx) for every coordinate of a tensor-level `shape` (the target decides how;

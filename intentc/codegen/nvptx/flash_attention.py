@@ -24,6 +24,7 @@ interpreter's fold too).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -37,7 +38,7 @@ from ..llvm.types import F32, F64, I1, I32, I64, register_type
 from .cta import barrier, shared_array, sreg
 from .lane_dots import global_vector
 from .ptx_asm import asm, cp_async_wait, opaque, shared_address
-from .carried_loops import carried_loop, joined
+from .carried_loops import joined
 from .dead_slices import dead_slices_are_identity
 from .fold_attention import FoldAttention
 from .fold_values import ROW_LANES, FoldValues, PerThread, rebuild, record_leaves
@@ -58,16 +59,19 @@ KEY_GROUPS = 2                       # groups of 256 threads (128 registers each
                                      # D = 64 / 128: 1.49x / 0.78x torch f32 (s7 round 1); one group with 2 CTAs
                                      # an SM (`groups=1, resident=2`, bench/gpu_attention.py --sweep): 1.00x / 0.53x
 WORD = 8                             # bytes of a state value in the key groups' exchange (cta.to_word)
-# LLVM's code generation level for the CUDA-core flash: at 0 the same float instructions (every
+# LLVM's code generation level for the flash kernels: at 0 the same float instructions (every
 # rounding explicit in the IR) for a third of -O2's code generation time, and on the H200 the
-# same run time (f32, T = 4096, D = 128: 0.490 ms, 0.494 at -O2; bench/results/cflash-20261202-s8-h200-r2*).
-# The tensor cores keep -O2 (flash_mma.CODEGEN).
+# same run time (f32, T = 4096, D = 128: 0.490 ms, 0.494 at -O2; bench/results/cflash-20261202-s8-h200-r2*;
+# the tensor cores since session 9: flash_mma.CODEGEN).
 CODEGEN = 0
 # Whether the LLVM pipeline (the lean one, `machine._lean_pipeline`) runs InstCombine on the flash
-# kernels: without it their optimization took a third of the time, but flash on tensor cores ran
-# 1.7x slower on the H200 (f16, T = 4096, D = 128: 0.159 ms against 0.093 with it, both at -O0;
-# bench/results/cflash-20261202-s8-h200-r1.log): ptxas does not make up for it
-INSTCOMBINE = True
+# kernels: not since session 9, whose H200 round 1 timed every choice in one process, interleaved,
+# with the same output bits (bench/gpu_codegen_ab.py, bench/results/cflash2-20261202-s9-h200-r1*;
+# T = 4096, D = 128): f16 0.0764 / 0.0761 ms with it, 0.0758 / 0.0763 without (-O0); bf16 0.0752 /
+# 0.0753 and 0.0750 / 0.0754; f32 0.4802 / 0.4798 and 0.4803 / 0.4802. Session 8 had measured f16
+# 1.7x slower without it (0.159 ms), before the tensor cores' fragment addresses were computed
+# once (FlashMmaEmitter._fragment_addresses). InstCombine was a third of their LLVM time.
+INSTCOMBINE = False
 
 
 def state_words(attention: FoldAttention, rows: int, columns: int) -> int:
@@ -394,8 +398,8 @@ class FlashEmitter:
         # the state is defined before the first trip's combine (whose result the first trip drops)
         initial = [ir.Constant(register_type(dtype), 0) for dtype, _, slots in leaves
                    for _ in range(self.rows) for _ in range(slots)]
-        *state, started = carried_loop(em, start, self._trips_end(tiles_end), _i64(bn), [*initial, ir.Constant(I1, 0)],
-                                       trip, "keytile")
+        *state, started = em.loop(start, self._trips_end(tiles_end), trip, _i64(bn), "keytile",
+                                  carried=[*initial, ir.Constant(I1, 0)])
         self._give_state(state, started)
         results = _unflat(state, leaves, self.rows)
         for name, type_ in zip(a.fold.results, list(types)):
@@ -639,7 +643,7 @@ class FlashEmitter:
         def trip(index, flat):
             stepped = step(index, [flat[r * slots:(r + 1) * slots] for r in range(self.rows)])
             return [value for row in stepped for value in row]
-        final = carried_loop(self.em, _i64(0), _i64(count), _i64(VECTOR), [v for row in acc for v in row], trip, name)
+        final = self.em.loop(_i64(0), _i64(count), trip, _i64(VECTOR), name, carried=[v for row in acc for v in row])
         return [final[r * slots:(r + 1) * slots] for r in range(self.rows)]
 
     def _accumulated(self, start, stop, step, slots: int, chunk, name: str) -> list:
@@ -648,7 +652,7 @@ class FlashEmitter:
         def trip(index, flat):
             acc = chunk(index, [flat[r * slots:(r + 1) * slots] for r in range(self.rows)])
             return [value for row in acc for value in row]
-        final = carried_loop(self.em, start, stop, step, [ir.Constant(F32, 0.0)] * (self.rows * slots), trip, name)
+        final = self.em.loop(start, stop, trip, step, name, carried=[ir.Constant(F32, 0.0)] * (self.rows * slots))
         return [final[r * slots:(r + 1) * slots] for r in range(self.rows)]
 
     def _rank_one(self, acc: list, lefts: list, rights: list) -> list:
@@ -693,17 +697,17 @@ class FlashEmitter:
         """view[first_row + i, first_column + j] (0 outside the view) into shared[i · pitch + j]:
         16-byte vectors where the view's rows allow them (a uniform branch), else elements."""
         b = self.em.b
-        with b.if_else(self.vectors[view.name]) as (vectors, elements):
-            with vectors:
-                self._stage_vectors(view, shared, first_row, first_column, rows, columns, pitch)
-            with elements:
-                threads = self.plan.group_threads
-                for e in range(-(-rows * columns // threads)):
-                    linear = b.add(opaque(b, self.group_tid), _i64(e * threads))
-                    i, j = b.udiv(linear, _i64(columns)), b.urem(linear, _i64(columns))
-                    with b.if_then(b.icmp_signed("<", linear, _i64(rows * columns))):
-                        value = self._element(view, b.add(first_row, i), b.add(first_column, j))
-                        b.store(value, b.gep(shared, [self._at(i, pitch, j)]))
+
+        def elements():
+            threads = self.plan.group_threads
+            for e in range(-(-rows * columns // threads)):
+                linear = b.add(opaque(b, self.group_tid), _i64(e * threads))
+                i, j = b.udiv(linear, _i64(columns)), b.urem(linear, _i64(columns))
+                with b.if_then(b.icmp_signed("<", linear, _i64(rows * columns))):
+                    value = self._element(view, b.add(first_row, i), b.add(first_column, j))
+                    b.store(value, b.gep(shared, [self._at(i, pitch, j)]))
+        self._by_vectors(view, lambda: self._stage_vectors(view, shared, first_row, first_column, rows, columns, pitch),
+                         elements)
 
     def _stage_vectors(self, view, shared, first_row, first_column, rows: int, columns: int, pitch: int) -> None:
         """Each thread its vectors of four columns: one predicated `ld.global.v4` (zeros past
@@ -737,6 +741,29 @@ class FlashEmitter:
                       b.icmp_unsigned("==", b.and_(start, _i64(15)), _i64(0)))
         fits = b.and_(fits, b.icmp_signed("==", b.srem(view.strides[0], _i64(16 // element)), _i64(0)))
         return b.and_(fits, b.icmp_signed("==", b.srem(view.shape[1], _i64(16 // element)), _i64(0)))
+
+    def _vectors_known(self, view) -> bool | None:
+        """`_vectors_fit` decided at compile time: for a view the specialization proves 16-byte
+        aligned and dense (`aligned16`, `contiguous`: constant strides) with D fixed; else None."""
+        if not view.aligned16 or not all(isinstance(value, ir.Constant) for value in (*view.strides, view.shape[1])):
+            return None
+        per_vector = 16 // self.element_bytes
+        stride, unit, depth = (value.constant for value in (view.strides[0], view.strides[1], view.shape[1]))
+        return unit == 1 and stride % per_vector == 0 and depth % per_vector == 0
+
+    def _by_vectors(self, view, vectors: Callable[[], None], elements: Callable[[], None]) -> None:
+        """`vectors()` where `view`'s rows load as 16-byte vectors, else `elements()`: a uniform
+        branch, or only the path the launch takes where `_vectors_known` decides it (the
+        other was a third of the CUDA-core flash's staging code)."""
+        known = self._vectors_known(view)
+        if known is not None:
+            (vectors if known else elements)()
+            return
+        with self.em.b.if_else(self.vectors[view.name]) as (vector_path, element_path):
+            with vector_path:
+                vectors()
+            with element_path:
+                elements()
 
     def _element(self, view, row, column) -> ir.Value:
         """view[row, column], or 0 outside [0, T) x [0, D)."""

@@ -39,7 +39,6 @@ from ..llvm.types import F32, I1, I16, I32, I64
 from .fold_attention import FoldAttention
 from .fold_values import FoldValues, PerThread
 from .flash_attention import INSTCOMBINE, FlashEmitter, KeyGroupPlan, slices_text
-from .carried_loops import carried_loop
 from .dead_slices import dead_slices_are_identity
 from .lane_dots import global_vector
 from .ptx_asm import (asm, cp_async, cp_async_commit, cp_async_wait, ldmatrix_x4, mma_m16n8k16, opaque)
@@ -54,11 +53,14 @@ VECTOR = 8                           # 16-bit elements of a 16-byte load
 MAX_COLUMNS = 128                    # DB: output columns a pass keeps in registers
 QUAD = 4                             # lanes sharing a row's keys
 RESIDENT = 1
-# LLVM's code generation level on the tensor cores: -O2. At -O0 (the CUDA-core flash's level)
-# flash f16 (T = 4096, D = 128) ran in 0.0933 ms on the H200 against 0.0873 at -O2 in the same
-# run (bf16 0.0917 at -O0; bench/results/cflash-20261202-s8-h200-r2*), for 82 ms to PTX instead
-# of about 115: the run time decides
-CODEGEN = 2
+# LLVM's code generation level on the tensor cores: -O0 since session 9 (the CUDA-core flash's
+# level). Session 8 measured f16 (T = 4096, D = 128) 7 % slower at -O0 (0.0933 ms against 0.0873);
+# at -O0 the ldmatrix addresses' lane parts stayed in the K step loops (-O2's passes hoist them) and
+# ptxas did not share them between the steps it unrolls. With them computed once
+# (`_fragment_addresses`) the levels run alike on the H200 (bench/results/cflash2-20261202-s9-h200-r1*: f16 0.0764 / 0.0761 ms
+# at -O2, 0.0761 / 0.0758 at -O0; bf16 0.0752 / 0.0752 and 0.0751 / 0.0753; main before the
+# session 0.0839 / 0.0843 and 0.0851 / 0.0842 in the same round) for 40 % less CPU to PTX
+CODEGEN = 0
 # QKᵀ's and PV's K steps as loops in the PTX: each step is the same code at other shared
 # addresses (and, in PV, the next four weight words, which rotate through the loop's
 # registers), so LLVM and our lowering see one step instead of 8 and 4 — a third of the
@@ -145,6 +147,26 @@ def plan_flash_mma(attention: FoldAttention, known: dict) -> FlashMmaPlan:
                         dead_slices_are_identity(attention.prologue, attention.fold, coordinate))
 
 
+def _weights_cast_from_f32(summarizer) -> set:
+    """The summarizer's weights for PV when they are a cast of f32 values that nothing else
+    reads: `_weight_words` converts the cast's f32 source pairwise itself, so the cast's own
+    results are never lowered (32 conversions a tile that only DCE removed)."""
+    types = {name: type_ for op in summarizer.ops for name, type_ in zip(op.results, op.result_types)}
+    types.update((arg.name, arg.type) for arg in summarizer.args)
+    defs = {name: op for op in summarizer.ops for name in op.results}
+    unlowered = set()
+    for op in summarizer.ops:
+        if op.name != "vecmat":
+            continue
+        weights = op.operands[0]
+        cast = defs.get(weights)
+        readers = [user for user in summarizer.ops if weights in user.operands]
+        if cast is not None and cast.name == "cast" and readers == [op] \
+                and getattr(types.get(cast.operands[0]), "dtype", None) == "f32":
+            unlowered.add(weights)
+    return unlowered
+
+
 def _i64(value: int) -> ir.Constant:
     return ir.Constant(I64, value)
 
@@ -181,7 +203,42 @@ class FlashMmaEmitter(FlashEmitter):
         self.values = FoldValues(em, self.rows, {"rows": 1, "keys": self.keys, "cols": self.cols},
                                  plan.attention.depth, self._contract, row_lanes=QUAD)
         self.values.lane = self.lane
+        self.values.unlowered = _weights_cast_from_f32(self.plan.attention.fold.regions[0])
         self.vectors = {view.name: self._vectors_fit(view) for view in (self.q, self.k, self.v)}
+        self._fragment_addresses()
+
+    def _fragment_addresses(self) -> None:
+        """What a thread's `ldmatrix` addresses of a K step owe to its lane alone, computed
+        once here, not in every trip of the K step loops: the row's start and the chunk's part
+        of the swizzle (for Q and K, whose chunk is 2 kk + c: (2 kk + c) ^ phase =
+        (2 kk mod 8) ^ (c ^ phase), their bits disjoint), and V's whole addresses at kk = 0
+        (its rows 16 kk + r keep the phase of r). At -O0 no LLVM pass hoists these, and
+        ptxas did not share them between the steps it unrolls (95 more LOP3 in the key loop)."""
+        b = self.em.b
+        lane = self.lane
+        half = b.udiv(lane, _i32(16))
+        a_row = b.add(b.mul(self.warp, _i32(16)), b.urem(lane, _i32(16)))
+        b_row = b.add(b.urem(lane, _i32(8)), b.mul(_i32(8), half))
+        self.q_lane = self._lane_part(self.q_shared, a_row, half)
+        self.k_lane = self._lane_part(self.k_shared, b_row, b.urem(b.udiv(lane, _i32(8)), _i32(2)))
+        v_row = b.add(b.urem(lane, _i32(8)), b.mul(_i32(8), b.urem(b.udiv(lane, _i32(8)), _i32(2))))
+        pairs = min(CHUNK // VECTOR // 2, self.plan.columns // 16)
+        self.v_lane = [self._address(self.v_shared, BLOCK_KEYS, v_row, b.add(_i32(2 * pair), half))
+                       for pair in range(pairs)]
+
+    def _lane_part(self, base: ir.Value, row: ir.Value, chunk: ir.Value) -> tuple:
+        """(the shared address of `row`, its first `chunk`'s swizzle bits) of 128-byte rows."""
+        b = self.em.b
+        return b.add(base, b.mul(row, _i32(ROW_BYTES))), b.xor(chunk, b.and_(row, _i32(CHUNK // VECTOR - 1)))
+
+    def _stepped(self, lane_part: tuple, rows: int, kk: ir.Value) -> ir.Value:
+        """The address of chunk 2 kk + c of the row `lane_part` holds (of `rows` rows a
+        64-column block): `_address`'s, with the lane's part computed once."""
+        b = self.em.b
+        start, swizzle = lane_part
+        block = b.mul(b.lshr(kk, _i32(2)), _i32(rows * ROW_BYTES))
+        within = b.shl(b.xor(b.and_(b.shl(kk, _i32(1)), _i32(CHUNK // VECTOR - 1)), swizzle), _i32(4))
+        return b.add(start, b.add(block, within))
 
     def query_rows(self, i0: ir.Value) -> list:
         b = self.em.b
@@ -255,16 +312,10 @@ class FlashMmaEmitter(FlashEmitter):
     def _mma_step(self, acc: list, kk: ir.Value) -> list:
         """K step `kk` (i32) of QKᵀ: the warp's A fragment, then each pair of key fragments."""
         b = self.em.b
-        lane = self.lane
-        a_row = b.add(b.mul(self.warp, _i32(16)), b.urem(lane, _i32(16)))
-        b_row = b.add(b.urem(lane, _i32(8)), b.mul(_i32(8), b.udiv(lane, _i32(16))))
-        first_chunk = b.mul(kk, _i32(2))
-        a_frag = ldmatrix_x4(b, self._address(self.q_shared, self.plan.block[0], a_row,
-                                              b.add(first_chunk, b.udiv(lane, _i32(16)))), transpose=False)
+        a_frag = ldmatrix_x4(b, self._stepped(self.q_lane, self.plan.block[0], kk), transpose=False)
         acc = list(acc)
         # key rows 16 apart have the same swizzle: one address, the pairs at immediate offsets
-        chunk = b.add(first_chunk, b.urem(b.udiv(lane, _i32(8)), _i32(2)))
-        address = self._address(self.k_shared, BLOCK_KEYS, b_row, chunk)
+        address = self._stepped(self.k_lane, BLOCK_KEYS, kk)
         for pair in range(len(acc) // 2):
             words = ldmatrix_x4(b, address, transpose=False, offset=16 * pair * ROW_BYTES)
             for j, frag in ((2 * pair, words[:2]), (2 * pair + 1, words[2:])):
@@ -284,10 +335,10 @@ class FlashMmaEmitter(FlashEmitter):
         def trip(kk, values):
             stepped, rest = step(b.trunc(kk, I32), fragments(values[:count]), values[count:])
             return [value for fragment in stepped for value in fragment] + rest
-        final = carried_loop(self.em, _i64(0), _i64(steps), _i64(1), [v for f in acc for v in f] + queue, trip, "kstep")
+        final = self.em.loop(_i64(0), _i64(steps), trip, _i64(1), "kstep", carried=[v for f in acc for v in f] + queue)
         return fragments(final[:count])
 
-    def _values_by_weights(self, weights: PerThread, name: str) -> PerThread:
+    def _values_by_weights(self, weights: PerThread | None, name: str) -> PerThread:
         """O = P V: P the weights' registers as A fragments, V staged and read transposed."""
         fragments = self.plan.columns // 8
         words = self._weight_words(weights, name)
@@ -314,14 +365,12 @@ class FlashMmaEmitter(FlashEmitter):
     def _pv_step(self, acc: list, a_frag: list, kk: ir.Value) -> list:
         """K step `kk` (i32) of PV: the weights' A fragment times each pair of V's column fragments."""
         b = self.em.b
-        lane = self.lane
-        row_in_step = b.add(b.urem(lane, _i32(8)), b.mul(_i32(8), b.urem(b.udiv(lane, _i32(8)), _i32(2))))
-        row = b.add(b.mul(kk, _i32(16)), row_in_step)
         acc = list(acc)
-        # column chunks 8 apart (the next 64-column block) have the same swizzle: an immediate offset
+        # column chunks 8 apart (the next 64-column block) have the same swizzle: an immediate
+        # offset; the step's 16 rows start 16 kk rows on, with the same swizzle
         per_block = CHUNK // VECTOR // 2
-        addresses = [self._address(self.v_shared, BLOCK_KEYS, row, b.add(_i32(2 * pair), b.udiv(lane, _i32(16))))
-                     for pair in range(min(per_block, len(acc) // 2))]
+        rows = b.mul(kk, _i32(16 * ROW_BYTES))
+        addresses = [b.add(start, rows) for start in self.v_lane]
         for pair in range(len(acc) // 2):
             block, within = divmod(pair, per_block)
             v_words = ldmatrix_x4(b, addresses[within], transpose=True, offset=block * BLOCK_KEYS * ROW_BYTES)
@@ -329,7 +378,7 @@ class FlashMmaEmitter(FlashEmitter):
                 acc[j] = mma_m16n8k16(b, self.operand, "f32", a_frag, frag, acc[j])
         return acc
 
-    def _weight_words(self, weights: PerThread, name: str) -> list:
+    def _weight_words(self, weights: PerThread | None, name: str) -> list:
         """[row][fragment] b32 words of the weights in the operand type, (low, high) = keys
         (2(l%4), 2(l%4) + 1) of the fragment; 0 for keys past the axis. Where the IR casts f32
         weights, the f32 values convert pairwise (`cvt.rn`, the cast's rounding)."""
@@ -348,6 +397,7 @@ class FlashMmaEmitter(FlashEmitter):
                                  for e in range(2))
                     row.append(asm(b, f"cvt.rn.{self.operand}x2.f32 $0, $1, $2;", "=r,f,f", I32, [high, low]))
                 else:
+                    assert weights is not None, "weights left unlowered without an f32 source"
                     halves = [b.select(exists[2 * j + e], to_storage(self.em, weights.values[r][2 * j + e], weights.dtype),
                                        ir.Constant(I16, 0)) for e in range(2)]
                     row.append(b.or_(b.zext(halves[0], I32), b.shl(b.zext(halves[1], I32), _i32(16))))
@@ -357,7 +407,7 @@ class FlashMmaEmitter(FlashEmitter):
     def _contract(self, op, env) -> PerThread:
         if op.name == "matvec":
             return self._scores()
-        return self._values_by_weights(env[op.operands[0]], op.operands[0])
+        return self._values_by_weights(env.get(op.operands[0]), op.operands[0])
 
     # ---- staging -------------------------------------------------------------------------
     def _arrived(self) -> None:
@@ -384,6 +434,8 @@ class FlashMmaEmitter(FlashEmitter):
     def _stage_tile(self, view, base, first_row, first_column, rows: int, columns: int) -> None:
         """view[first_row + i, first_column + j] (0 outside the view) into the swizzled rows:
         16-byte vectors where the view's rows allow them (a uniform branch), else elements."""
+        # always the run-time branch, even where `_vectors_known` decides it: with the vector
+        # path alone ptxas took 255 registers and spilled 12-28 bytes (f16, D = 128), against 232
         b = self.em.b
         with b.if_else(self.vectors[view.name]) as (vectors, elements):
             with vectors:
@@ -450,24 +502,25 @@ class FlashMmaEmitter(FlashEmitter):
         b.store(ir.Constant(I1, 0), seen)
         v = self.v
         exponent = {"f16": 0x7C00, "bf16": 0x7F80}[self.operand]
-        with b.if_else(self.vectors[v.name]) as (vectors, elements):
-            with vectors:
-                per_row = b.udiv(v.shape[1], _i64(VECTOR))
+        def vectors():
+            per_row = b.udiv(v.shape[1], _i64(VECTOR))
 
-                def vector(linear):
-                    row, chunk = b.add(first_row, b.udiv(linear, per_row)), b.urem(linear, per_row)
-                    offset = b.add(v.offset, b.add(b.mul(row, v.strides[0]), b.mul(chunk, _i64(VECTOR))))
-                    for word in global_vector(b, b.gep(v.ptr, [offset]), 4, ir.Constant(I1, 1)):
-                        for half in range(2):
-                            mask = _i32(exponent << (16 * half))
-                            b.store(b.or_(b.load(seen), b.icmp_unsigned("==", b.and_(word, mask), mask)), seen)
-                em.loop(opaque(b, self.tid), b.mul(b.sub(self.rows_extent, first_row), per_row), vector,
-                        _i64(self.plan.threads), name="vcheck")
-            with elements:
-                def element(linear):
-                    row, column = b.add(first_row, b.udiv(linear, v.shape[1])), b.urem(linear, v.shape[1])
-                    value = to_register(em, self._raw(v, row, column, ir.Constant(I1, 1)), self.operand)
-                    b.store(b.or_(b.load(seen), b.not_(is_finite(em, value))), seen)
-                em.loop(opaque(b, self.tid), b.mul(b.sub(self.rows_extent, first_row), v.shape[1]), element,
-                        _i64(self.plan.threads), name="vcheck")
+            def vector(linear):
+                row, chunk = b.add(first_row, b.udiv(linear, per_row)), b.urem(linear, per_row)
+                offset = b.add(v.offset, b.add(b.mul(row, v.strides[0]), b.mul(chunk, _i64(VECTOR))))
+                for word in global_vector(b, b.gep(v.ptr, [offset]), 4, ir.Constant(I1, 1)):
+                    for half in range(2):
+                        mask = _i32(exponent << (16 * half))
+                        b.store(b.or_(b.load(seen), b.icmp_unsigned("==", b.and_(word, mask), mask)), seen)
+            em.loop(opaque(b, self.tid), b.mul(b.sub(self.rows_extent, first_row), per_row), vector,
+                    _i64(self.plan.threads), name="vcheck")
+
+        def elements():
+            def element(linear):
+                row, column = b.add(first_row, b.udiv(linear, v.shape[1])), b.urem(linear, v.shape[1])
+                value = to_register(em, self._raw(v, row, column, ir.Constant(I1, 1)), self.operand)
+                b.store(b.or_(b.load(seen), b.not_(is_finite(em, value))), seen)
+            em.loop(opaque(b, self.tid), b.mul(b.sub(self.rows_extent, first_row), v.shape[1]), element,
+                    _i64(self.plan.threads), name="vcheck")
+        self._by_vectors(v, vectors, elements)
         return b.load(seen)

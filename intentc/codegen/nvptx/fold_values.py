@@ -24,11 +24,12 @@ from llvmlite import ir
 
 from ...ir.nodes import Op
 from ...ir.optable import all_ops
+from ...ir.dtypes import is_float
 from ...ir.types import RecordType, TensorType
 from ..llvm import math as llvm_math
 from ..llvm.conversion import constant_value, convert
 from ..llvm.pointwise import binary, unary
-from ..llvm.types import I32, register_type
+from ..llvm.types import I1, I32, register_type
 from .cta import _shuffle
 
 ROW_LANES = 16            # lanes sharing a row's keys (lane bits 0..3)
@@ -77,6 +78,8 @@ class FoldValues:
         self.defs: dict = {}      # value -> its op (an fma-marked add's product)
         self.key_exists: list = []
         self.lane: ir.Value | None = None
+        self._upper: dict = {}    # (block, offset) -> `_upper_lane`
+        self.unlowered: set = set()   # values no op reads but the emitter's contraction, which reads their op's operands
 
     def uniform(self, dtype: str, value: ir.Value) -> PerThread:
         return PerThread("rows", dtype, [[value] for _ in range(self.rows)])
@@ -97,6 +100,9 @@ class FoldValues:
         type_: Any = op.result_types[0] if op.result_types else None
         definition = all_ops()[name]
         result: PerThread | Record
+        if op.results and op.results[0] in self.unlowered:
+            self.defs[op.results[0]] = op
+            return
         if definition.contraction:              # of tiles the emitter stages
             result = self.contract(op, self.env)
         elif name in STRUCTURAL:
@@ -234,13 +240,32 @@ class FoldValues:
                 total = binary(em, op, combine, total, b.select(exists, value, identity), vector.dtype)
             offset = 1
             while offset < self.row_lanes:
-                other = _shuffle(em, "bfly", total, offset, 0x1F)
-                upper = b.icmp_unsigned("!=", b.and_(self.lane, ir.Constant(I32, offset)), ir.Constant(I32, 0))
-                first, second = b.select(upper, other, total), b.select(upper, total, other)
+                other = self._shuffled(total, offset)
+                if is_float(vector.dtype):
+                    upper = self._upper_lane(offset)
+                    first, second = b.select(upper, other, total), b.select(upper, total, other)
+                else:           # an integer or bool combine gives the same bits in either order
+                    first, second = total, other
                 total = binary(em, op, combine, first, second, vector.dtype)
                 offset *= 2
             results.append([total])
         return PerThread("rows", vector.dtype if kind not in ("any", "all") else "bool", results)
+
+    def _shuffled(self, value: ir.Value, offset: int) -> ir.Value:
+        """The value of the lane `offset` away in the butterfly (a bool moves as an i32)."""
+        if value.type != I1:
+            return _shuffle(self.em, "bfly", value, offset, 0x1F)
+        b = self.em.b
+        return b.trunc(_shuffle(self.em, "bfly", b.zext(value, I32), offset, 0x1F), I1)
+
+    def _upper_lane(self, offset: int) -> ir.Value:
+        """i1: this lane is the upper of its butterfly pair at `offset` (whose operand goes
+        second: every lane the same bits); built once a block."""
+        b = self.em.b
+        key = (b.block, offset)
+        if key not in self._upper:
+            self._upper[key] = b.icmp_unsigned("!=", b.and_(self.lane, ir.Constant(I32, offset)), ir.Constant(I32, 0))
+        return self._upper[key]
 
 
 def record_leaves(value, type_) -> list:
