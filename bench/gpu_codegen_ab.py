@@ -1,17 +1,23 @@
-"""The structured contractions' compile-time choices (issue #13, session 8) timed side by
-side on the GPU: each sample compiled under each choice in one process, launched on the
-same device data, its outputs compared bit for bit with the default's (every choice keeps
-the meaning: the same instructions' semantics in the same order), then timed (median of
-CUDA-event means, `bench/gpu_samples.timing`).
+"""The tile generators' compile-time choices (issue #13) timed side by side on the GPU: each
+sample compiled under each choice in one process, launched on the same device data, its
+outputs compared bit for bit with the default's (every choice keeps the meaning: the same
+instructions' semantics in the same order), then timed (median of CUDA-event means,
+`bench/gpu_samples.timing`), and its median time to PTX taken beside vector add's.
 
-Choices: `default`; `codegen -O2` (the LLVM code generator at -O2 for the tile generators,
-as before: `compile._tile_generator` off); `unrolled K step` (sparse f32 on the CUDA cores
-with its K step unrolled, `StructuredPlan.rolled` off); `LSR` (Loop Strength Reduction in
-the warp-rows mapping's code generation, as before: `compile._unrolled` false for it); the flash
-plans' LLVM choices (session 9): `flash -O0` / `flash -O2` (the code generator's level),
-`flash no InstCombine`, `flash -O0 no InstCombine`. Each compile uses a fresh kernel cache (the
-cache key does not name these choices). `--rounds N` times every choice N times, the choices
-interleaved (A B A B: a slow moment of the device does not favour one).
+Choices: `default`; `no CodeGenPrepare`, `no InstCombine`, `CodeGenPrepare`, `InstCombine`,
+`codegen -O0` (the tile generators' kernels, `compile._tiled`, without or with LLVM's
+CodeGenPrepare, without or with the lean pipeline's InstCombine, whatever their plans say,
+or with the code generator at -O0); `unrolled K step` (sparse f32 on
+the CUDA cores with its K step unrolled, `StructuredPlan.rolled` off); `LSR` (Loop Strength
+Reduction in the warp-rows mapping's code generation: `compile._unrolled` false for it); the
+flash plans' LLVM choices (session 9): `flash -O0` / `flash -O2` (the code generator's level),
+`flash no InstCombine`, `flash -O0 no InstCombine`. `--rounds N` times every choice N times,
+the choices interleaved (A B A B: a slow moment of the device does not favour one).
+
+Neither intentc's kernel cache nor `intentc.load`'s table of loaded kernels names a choice
+(both key the source), so each choice compiles in `chosen_compiles`: a fresh cache
+directory, both in-memory tables emptied, the choice patched in for the compile
+(`tests/bench/test_gpu_codegen_ab.py` checks that the choices give different PTX).
 
     python3 bench/gpu_codegen_ab.py [--only SAMPLE:KERNEL,...] [--choices default,...] [--out FILE.json]
                                     [--budget-s 0.25] [--rounds 1]
@@ -24,6 +30,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import hashlib
 import json
 import os
 import sys
@@ -34,45 +41,48 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 SPARSE12 = "sparse_1of2_matmul:sparse12_matmul"
-TILES = (SPARSE12, "sparse_2of4_matmul:sparse24_matmul", "mxfp4_scaled_matmul:mxfp4_matmul")
+TILES = (SPARSE12, "sparse_2of4_matmul:sparse24_matmul", "mxfp4_scaled_matmul:mxfp4_matmul",
+         "tiled_matmul:matmul_tiled")
+REFERENCE = "vector_add:vector_add"     # the yardstick of compile times (issue #13: tiles <= 3x it)
 WARP_ROWS = ("dot_f16_f32acc:batched_dot_f16", "q4k_q8k_matvec:q4k_q8k_matvec")
 
 
 @contextlib.contextmanager
-def codegen_o2():
+def patched(name: str, choose):
+    """`compile.<name>` replaced by `choose(mapping, the original)` while the block runs."""
     from intentc.codegen.nvptx import compile as nvptx_compile
-    chosen = nvptx_compile._tile_generator
-    nvptx_compile._tile_generator = lambda mapping: False
+    original = getattr(nvptx_compile, name)
+    setattr(nvptx_compile, name, lambda mapping: choose(mapping, original))
     try:
         yield
     finally:
-        nvptx_compile._tile_generator = chosen
+        setattr(nvptx_compile, name, original)
+
+
+def for_tiles(name: str, value):
+    """The tile generators' kernels take `value` for `compile.<name>`; the others keep theirs."""
+    from intentc.codegen.nvptx import compile as nvptx_compile
+    return patched(name, lambda mapping, original: value if nvptx_compile._tiled(mapping) else original(mapping))
 
 
 @contextlib.contextmanager
-def unrolled_k_step():
+def k_step(**changes):
+    """The sparse f32 plan (CUDA cores, a rolled K step) with `changes`."""
     from intentc.codegen.nvptx import tile_sparse
     chosen = tile_sparse.plan_sparse
 
-    def unrolled(contraction):
+    def changed(contraction):
         plan = chosen(contraction)
-        return dataclasses.replace(plan, rolled=False) if getattr(plan, "rolled", False) else plan
-    tile_sparse.plan_sparse = unrolled
+        return dataclasses.replace(plan, **changes) if getattr(plan, "rolled", False) else plan
+    tile_sparse.plan_sparse = changed
     try:
         yield
     finally:
         tile_sparse.plan_sparse = chosen
 
 
-@contextlib.contextmanager
 def warp_rows_lsr():
-    from intentc.codegen.nvptx import compile as nvptx_compile
-    chosen = nvptx_compile._unrolled
-    nvptx_compile._unrolled = lambda mapping: mapping.kind != "warp-rows" and chosen(mapping)
-    try:
-        yield
-    finally:
-        nvptx_compile._unrolled = chosen
+    return patched("_unrolled", lambda mapping, original: mapping.kind != "warp-rows" and original(mapping))
 
 
 FLASH = ("attention_tensor_cores:causal_attention_f16", "attention_tensor_cores:causal_attention_bf16",
@@ -98,11 +108,57 @@ def flash_plan(**fields):
 
 
 # choice -> (its patch, the samples it changes)
-CHOICES = {"default": (contextlib.nullcontext, TILES + WARP_ROWS + FLASH), "codegen -O2": (codegen_o2, TILES),
-           "unrolled K step": (unrolled_k_step, (SPARSE12,)), "LSR": (warp_rows_lsr, WARP_ROWS),
+CHOICES = {"default": (contextlib.nullcontext, TILES + WARP_ROWS + FLASH),
+           "no CodeGenPrepare": (lambda: for_tiles("_codegen_prepare", False), TILES),
+           "no InstCombine": (lambda: for_tiles("_instcombine", False), TILES),
+           "CodeGenPrepare": (lambda: for_tiles("_codegen_prepare", True), TILES),
+           "InstCombine": (lambda: for_tiles("_instcombine", True), TILES),
+           "codegen -O0": (lambda: for_tiles("_codegen_level", 0), TILES),
+           "unrolled K step": (lambda: k_step(rolled=False), (SPARSE12,)), "LSR": (warp_rows_lsr, WARP_ROWS),
            "flash -O0": (flash_plan(codegen=0), FLASH), "flash -O2": (flash_plan(codegen=2), FLASH),
            "flash no InstCombine": (flash_plan(instcombine=False), FLASH),
-           "flash -O0 no InstCombine": (flash_plan(codegen=0, instcombine=False), FLASH)}
+           "flash -O0 no InstCombine": (flash_plan(codegen=0, instcombine=False), FLASH),
+           "flash -O2 InstCombine": (flash_plan(codegen=2, instcombine=True), FLASH)}
+
+
+@contextlib.contextmanager
+def chosen_compiles(choice: str):
+    """Compiles under `choice` while the block runs: its patch, a fresh kernel cache directory,
+    the cache's memory and `intentc.load`'s loaded kernels emptied before and after."""
+    from intentc.runtime import kernel_cache
+    from intentc.runtime import load as loading
+    configured = os.environ.get("INTENTC_CACHE_DIR")
+    with tempfile.TemporaryDirectory() as cache, CHOICES[choice][0]():
+        os.environ["INTENTC_CACHE_DIR"] = cache
+        try:
+            kernel_cache.CACHE._memory.clear()
+            loading._LOADED.clear()
+            yield
+        finally:
+            kernel_cache.CACHE._memory.clear()
+            loading._LOADED.clear()
+            if configured is None:
+                os.environ.pop("INTENTC_CACHE_DIR", None)
+            else:
+                os.environ["INTENTC_CACHE_DIR"] = configured
+
+
+def to_ptx_ms(spec, choice: str, reps: int = 3) -> float:
+    """Median milliseconds to PTX (sm_90, `bench/compile.py`'s specialization) under `choice`,
+    after one warm-up compile: the compile-time side of the choice, in the same process."""
+    import statistics
+    import time
+
+    from bench.compile import compile_args
+    from intentc.driver import compile_kernel
+    text, kernel, specialization = compile_args(spec)
+    seconds = []
+    with CHOICES[choice][0]():
+        for _ in range(reps + 1):
+            start = time.perf_counter()
+            compile_kernel(text, kernel, "ptx", "sm_90", specialization=specialization)
+            seconds.append(time.perf_counter() - start)
+    return round(statistics.median(seconds[1:]) * 1e3, 1)
 
 
 def out_views(text: str, kernel: str) -> list[str]:
@@ -123,29 +179,28 @@ def _bits(value):
 
 def choice_row(spec, text: str, case, choice: str, budget_s: float, reference: dict | None) -> dict:
     from bench.gpu_samples import Launcher, timing, view_params
-    from intentc.runtime import kernel_cache
     row: dict = {"id": spec.id, "choice": choice}
     dims = spec.sized(spec.dims[spec.scaled])
-    with tempfile.TemporaryDirectory() as cache, CHOICES[choice][0]():
-        os.environ["INTENTC_CACHE_DIR"] = cache
-        kernel_cache.CACHE._memory.clear()
+    outputs = out_views(text, spec.kernel)
+    with chosen_compiles(choice):    # the first launch too: a call may compile a variant for its views
         launcher = Launcher(text, spec.kernel, spec.specialization(view_params(text, spec.kernel), dims),
                             f"ir_samples/{spec.sample}.kir")
+        launch = launcher.bind(case.values)
+        if case.reset:
+            case.reset()
+        for name in outputs:       # poisoned (NaN bits): a choice that wrote nothing cannot pass
+            _bits_view(case.values[name]).fill_(0xFF)
+        launch()
+        launcher.check_status()
     row["plan"] = launcher.mapping.get("mma") or launcher.mapping["mapping"]
-    launch = launcher.bind(case.values)
-    if case.reset:
-        case.reset()
-    outputs = out_views(text, spec.kernel)
-    for name in outputs:       # poisoned (NaN bits): a choice that wrote nothing cannot pass
-        _bits_view(case.values[name]).fill_(0xFF)
-    launch()
-    launcher.check_status()
+    row["ptx_sha1"] = hashlib.sha1((launcher.kernel.ptx or "").encode()).hexdigest()[:12]
     row["correct"] = case.check() is True
     outputs = {name: _bits(case.values[name]) for name in outputs}
     if reference is not None:
         import torch
         row["same_bits_as_default"] = all(torch.equal(outputs[name], bits) for name, bits in reference.items())
     row["intentc"] = timing(launch, budget_s, case)
+    row["to_ptx_ms"] = to_ptx_ms(spec, choice)
     launcher.check_status()
     row["_outputs"] = outputs
     return row
@@ -161,8 +216,9 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=1, help="times each choice is timed, choices interleaved")
     args = parser.parse_args(argv)
     ids = args.only.split(",") if args.only else TILES + WARP_ROWS
-    rows = []
     by_id = {s.id: s for s in SPECS}
+    rows = [{"id": REFERENCE, "choice": "default", "to_ptx_ms": to_ptx_ms(by_id[REFERENCE], "default", 5)}]
+    print(json.dumps(rows[0]), flush=True)
     for spec in (by_id[ident] for ident in ids):
         text = (ROOT / "ir_samples" / f"{spec.sample}.kir").read_text()
         case = spec.build(spec.sized(spec.dims[spec.scaled]), "cuda")

@@ -148,7 +148,9 @@ def test_flash_rank_one_steps_are_one_loop():
 @pytest.mark.parametrize("sample_id,arch,lean,combine", [
     ("tiled_matmul:matmul_tiled", "sm_90", True, True),            # mma.sync tiles
     ("tiled_matmul:matmul_tiled", "sm_90a", False, True),          # warp-specialized wgmma keeps O1
-    ("sparse_1of2_matmul:sparse12_matmul", "sm_90", True, True),   # a structured contraction on the CUDA cores
+    ("sparse_1of2_matmul:sparse12_matmul", "sm_90", True, False),  # on the CUDA cores: faster without InstCombine
+    ("sparse_2of4_matmul:sparse24_matmul", "sm_90", True, False),  # mma.sp: as fast without it
+    ("mxfp4_scaled_matmul:mxfp4_matmul", "sm_90", True, True),     # 7% slower without it (session 9)
     ("attention_region_fold:causal_attention", "sm_90", True, False),         # flash: no InstCombine (session 9)
     ("attention_tensor_cores:causal_attention_f16", "sm_90", True, False),
     ("row_softmax:row_softmax", "sm_90", True, True),              # the CTA mapping's unrolled register form
@@ -166,6 +168,19 @@ def test_lean_pipeline_for_the_tile_generators(monkeypatch, sample_id, arch, lea
     assert chosen == [(lean, combine)]
 
 
+@pytest.mark.parametrize("sample_id,arch,prepare", [
+    ("sparse_2of4_matmul:sparse24_matmul", "sm_90", False),  # mma.sp: as fast without CodeGenPrepare
+    ("mxfp4_scaled_matmul:mxfp4_matmul", "sm_90", True),     # 9% slower without it (session 9)
+    ("sparse_1of2_matmul:sparse12_matmul", "sm_90", True),
+    ("tiled_matmul:matmul_tiled", "sm_90a", True),           # the wgmma entry keeps it beside its fallback
+    ("row_softmax:row_softmax", "sm_90", True),
+])
+def test_codegen_prepare_is_the_plans(monkeypatch, sample_id, arch, prepare):
+    emitted, launch = _code_generation(monkeypatch, sample_id, arch)
+    assert [chosen["prepare"] for chosen in emitted] == [prepare]
+    assert launch.get("mma", {}).get("codegen_prepare", True) == prepare
+
+
 @pytest.mark.parametrize("sample_id,arch,level", [
     ("tiled_matmul:matmul_tiled", "sm_90", 2),               # mma.sync tiles: -O0 ran slower (session 8)
     ("sparse_1of2_matmul:sparse12_matmul", "sm_90", 2),      # structured contractions
@@ -175,15 +190,22 @@ def test_lean_pipeline_for_the_tile_generators(monkeypatch, sample_id, arch, lea
     ("row_softmax:row_softmax", "sm_90", 2),
 ])
 def test_code_generator_level_is_the_mappings(monkeypatch, sample_id, arch, level):
-    chosen = []
+    emitted, _ = _code_generation(monkeypatch, sample_id, arch)
+    assert [chosen["level"] for chosen in emitted] == [level]
+
+
+def _code_generation(monkeypatch, sample_id: str, arch: str) -> tuple[list, dict]:
+    """The code generator's options for each module the sample compiles (`machine.emit_ptx`'s
+    arguments), and its launch.json."""
+    emitted = []
     emit = machine.emit_ptx
 
-    def recorded(module, arch_, strength_reduce=True, level=2):
-        chosen.append(level)
-        return emit(module, arch_, strength_reduce, level)
+    def recorded(module, arch_, strength_reduce=True, level=2, prepare=True):
+        emitted.append({"level": level, "prepare": prepare})
+        return emit(module, arch_, strength_reduce, level, prepare)
     monkeypatch.setattr(machine, "emit_ptx", recorded)
-    _ptx(sample_id, arch)
-    assert chosen == [level]
+    _, launch = _ptx(sample_id, arch)
+    return emitted, launch
 
 
 def test_sparse_f32_k_step_is_one_rolled_chunk():

@@ -112,7 +112,7 @@ def compile_ptx(module: Module, kernel_name: str, arch: str, specialization: Spe
         ptx = optimized_ptx(parsed, arch, entries, timings, mark, strength_reduce=strength_reduce,
                             lean=all(_tiled(m) or _past_variants(m, rule) for m in every),
                             level=max(map(_codegen_level, every)),
-                            combine=all(getattr(m.plan, "instcombine", True) for m in every))
+                            combine=all(map(_instcombine, every)), prepare=any(map(_codegen_prepare, every)))
     config = launch_config(mapping, lowered.function, arch, [variant.to_json() for variant, _ in variants],
                            rule.to_json() if rule else {})
     if serves is not None:
@@ -184,6 +184,19 @@ def _codegen_level(mapping: Mapping) -> int:
     """LLVM's code generation level for the mapping: its plan's `codegen` (the flash plans:
     0, docs/gpu.md "Flash attention"), else 2."""
     return getattr(mapping.plan, "codegen", 2)
+
+
+def _instcombine(mapping: Mapping) -> bool:
+    """Whether the LLVM pipeline runs InstCombine for the mapping: its plans' `instcombine`
+    (the flash and MMA plans' choice), else yes."""
+    return all(getattr(plan, "instcombine", True) for plan in (mapping.plan, mapping.mma))
+
+
+def _codegen_prepare(mapping: Mapping) -> bool:
+    """Whether the code generator runs CodeGenPrepare for the mapping: its MMA plan's
+    `codegen_prepare` (docs/gpu.md, "Compile pipeline"), else yes. A module runs it when any
+    of its entries does (the warp-specialized kernel's entry beside its fallback's)."""
+    return getattr(mapping.mma, "codegen_prepare", True)
 
 
 def _tiled(mapping: Mapping) -> bool:

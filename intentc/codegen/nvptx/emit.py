@@ -10,9 +10,11 @@ from . import libdevice, machine
 
 
 def optimized_ptx(module: llvm.ModuleRef, arch: str, entries: set[str], timings: dict, mark: float,
-                  strength_reduce: bool = True, lean: bool = False, level: int = 2, combine: bool = True) -> str:
+                  strength_reduce: bool = True, lean: bool = False, level: int = 2, combine: bool = True,
+                  prepare: bool = True) -> str:
     """PTX of `module` (call under `machine.LOCK`); times `llvm-opt` from `mark`, then `ptx-emit`
-    (`strength_reduce`, `level`: see `machine.emit_ptx`; `lean`, `combine`: see `machine.optimize`)."""
+    (`strength_reduce`, `level`, `prepare`: see `machine.emit_ptx`; `lean`, `combine`: see
+    `machine.optimize`)."""
     libdevice.link(module, arch)
     for function in module.functions:
         if not function.is_declaration and function.name not in entries:
@@ -20,6 +22,6 @@ def optimized_ptx(module: llvm.ModuleRef, arch: str, entries: set[str], timings:
     machine.optimize(module, arch, lean, combine)
     timings["llvm-opt"] = timings.get("llvm-opt", 0.0) + time.perf_counter() - mark
     mark = time.perf_counter()
-    ptx = machine.emit_ptx(module, arch, strength_reduce=strength_reduce, level=level)
+    ptx = machine.emit_ptx(module, arch, strength_reduce=strength_reduce, level=level, prepare=prepare)
     timings["ptx-emit"] = timings.get("ptx-emit", 0.0) + time.perf_counter() - mark
     return ptx

@@ -4,6 +4,7 @@ per arch and optimization level. No fast-math: FMA contraction only where the IR
 `sqrt.rn.f32`)."""
 from __future__ import annotations
 
+import contextlib
 import functools
 import threading
 
@@ -87,12 +88,16 @@ def _noinline(function) -> bool:
     return any(b"noinline" in attributes.split() for attributes in function.attributes)
 
 
-def emit_ptx(module: llvm.ModuleRef, arch: str, strength_reduce: bool = True, level: int = 2) -> str:
+def emit_ptx(module: llvm.ModuleRef, arch: str, strength_reduce: bool = True, level: int = 2,
+             prepare: bool = True) -> str:
     """PTX for an optimized module; `strength_reduce=False` runs the code generator without
-    Loop Strength Reduction, `level` is its optimization level (docs/gpu.md, "Compile pipeline")."""
-    if strength_reduce:
-        return _machine_for(module, arch, level).emit_assembly(module)
-    with llvm_switches.switched("disable-lsr", "1", "0"):
+    Loop Strength Reduction, `prepare=False` without CodeGenPrepare, `level` is its
+    optimization level (docs/gpu.md, "Compile pipeline")."""
+    with contextlib.ExitStack() as switches:
+        if not strength_reduce:
+            switches.enter_context(llvm_switches.switched("disable-lsr", "1", "0"))
+        if not prepare:
+            switches.enter_context(llvm_switches.switched("disable-cgp", "1", "0"))
         return _machine_for(module, arch, level).emit_assembly(module)
 
 

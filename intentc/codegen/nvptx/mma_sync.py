@@ -134,7 +134,7 @@ class MmaSync:
         def offsets(pair: int) -> tuple:
             fragment, half = divmod(pair, 2)
             return 16 * (fragment // N_FRAGMENTS) + 8 * half, 8 * (fragment % N_FRAGMENTS)
-        tiles.store_pairs(pairs, coordinates, offsets)
+        tiles.store_pairs(pairs, coordinates, offsets, tiles.acc if c.acc_dtype == "f32" else None)
 
     def _element(self, b, acc, dtype, fragment, r):
         if dtype == "f32":

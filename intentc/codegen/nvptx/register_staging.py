@@ -51,6 +51,10 @@ def byte_of(b: ir.IRBuilder, words: list, index: int) -> ir.Value:
     return b.and_(b.lshr(words[index // 4], i32(8 * (index % 4))), i32(255))
 
 
+
+# `RegisterStaged.fragments`' finish for a plain sum: acc + the fragment's sum (`add.rn.f32`, as LLVM's fadd)
+ADD_SUM = "add.rn.f32 {0}, {2}, {1};"
+
 class RegisterStaged(TileEmitter, ABC):
     """The K loop of register-staged operands; subclasses define `steps`, `fetch(step)`
     (global -> `self.raw`, with `load_run`), `deposit(stage)` (-> shared, returning an i1 the CTA ors at the
@@ -183,10 +187,12 @@ class RegisterStaged(TileEmitter, ABC):
                     b.add(b.mul(j, i32(8)), b.urem(register, i32(2))))
         return row, col
 
-    def fragments(self, stage, lanes, combine) -> None:
-        """Each m16n8 fragment's MMAs over the stage's K from zero, then acc =
-        combine(register index, stage sum, acc) for its four registers: a fragment's sum is
-        used at once (no second accumulator)."""
+    def fragments(self, stage, lanes, finish: str, operands=lambda index: ()) -> None:
+        """Each m16n8 fragment's MMAs over the stage's K from zero, each register's sum then
+        combined into its accumulator in the same asm by PTX `finish` (`mma_chain`'s
+        template: {0} the new accumulator, {1} the sum, {2} the accumulator, {3}..
+        `operands(register index)`): a fragment's sum is used at once (no second
+        accumulator)."""
         b = self.em.b
         variant, c = self.variant, self.plan.contraction
         steps = self.plan.block[2] // 16
@@ -196,13 +202,15 @@ class RegisterStaged(TileEmitter, ABC):
             a_frags = [variant.a_fragment(self, stage, kk, i, lanes) for kk in range(steps)]
             # each fragment's sum: its chained MMAs from zero, one asm (ptxas interleaves the
             # four fragments' independent MMAs)
-            parts = [mma_chain(b, text, [[*a_frags[kk], *b_frags[kk][j]] for kk in range(steps)],
-                               [ir.Constant(F32, 0.0)] * 4) for j in range(4)]
             for j in range(4):
-                for register in range(4):
-                    index = (i * 4 + j) * 4 + register
-                    slot = self.acc_slot(index)
-                    b.store(combine(index, parts[j][register], b.load(slot)), slot)
+                first = (i * 4 + j) * 4
+                slots = [self.acc_slot(first + register) for register in range(4)]
+                finished = mma_chain(b, text, [[*a_frags[kk], *b_frags[kk][j]] for kk in range(steps)],
+                                     [ir.Constant(F32, 0.0)] * 4,
+                                     (finish, [[b.load(slot), *operands(first + register)]
+                                               for register, slot in enumerate(slots)]))
+                for slot, value in zip(slots, finished):
+                    b.store(value, slot)
 
     def add_registers(self, count: int, source: ir.Value, target: ir.Value | None = None, lanes: int = 4) -> None:
         """target[e] += source[e] for the first `count` registers (`target`: the accumulators),

@@ -38,7 +38,7 @@ from ..llvm.types import F32, I32, I64
 from .cta import barrier, sreg
 from .mma_sync import MmaSync
 from .ptx_asm import asm, cp_async, cp_async_commit, cp_async_wait, ldmatrix_x4, mma_chain
-from .register_staging import i32, load_run, wide
+from .register_staging import ADD_SUM, i32, load_run, wide
 from .tile_matmul import COPY_BYTES, Operand, TileEmitter, _ceil, _const, _pieces, swizzled
 from .tile_structured import StructuredPlan
 
@@ -79,8 +79,9 @@ def plan_sparse_mma(contraction) -> SparseMmaPlan | None:
     if contraction.pattern != "two_of_four" or contraction.operand_dtype not in ("f16", "bf16") or \
             contraction.group * contraction.step_groups != 64:
         return None
+    # without InstCombine and CodeGenPrepare: as fast on the H200, less CPU to PTX (docs/gpu.md)
     return SparseMmaPlan(contraction, "mma.sp.m16n8k32", (128, 128, 64), (2, 4), stages=4, resident=1,
-                         extra_bytes=128 * 16 // 2)
+                         extra_bytes=128 * 16 // 2, instcombine=False, codegen_prepare=False)
 
 
 def encode_groups(b: ir.IRBuilder, word: ir.Value, fields: tuple) -> tuple:
@@ -283,17 +284,15 @@ class SparseMmaEmitter(TileEmitter):
                 address = b.add(meta_base, b.mul(b.add(i32(kk * 8 * 16), b.mul(block, i32(16))), i32(4)))
                 metadata.append(asm(b, "ld.shared.b32 $0, [$1];", "=r,r,~{memory}", I32, [address]))
                 a_frags.append(self._a_fragment(stage, kk, i, lanes))
-            # each fragment's step sum: its chained mma.sp from zero, one asm
-            parts = [mma_chain(b, _mma_sp_text(c.operand_dtype),
-                               [[*a_frags[kk], *b_frags[kk][j], metadata[kk]] for kk in range(halves)], zero)
-                     for j in range(FRAGMENTS)]
-            vector = ir.VectorType(F32, 4)
-            for j in range(FRAGMENTS):     # the fragment's four registers, one vector fadd
-                part = ir.Constant(vector, None)
-                for register, value in enumerate(parts[j]):
-                    part = b.insert_element(part, value, i32(register))
-                slot = b.bitcast(self.variant._slot(b, self.acc, (i * FRAGMENTS + j) * 4), vector.as_pointer())
-                b.store(b.fadd(b.load(slot, align=4), part), slot, align=4)
+            # each fragment's step sum: its chained mma.sp from zero, added into the
+            # accumulator in the same asm
+            for j in range(FRAGMENTS):
+                slots = [self.variant._slot(b, self.acc, (i * FRAGMENTS + j) * 4 + r) for r in range(4)]
+                finished = mma_chain(b, _mma_sp_text(c.operand_dtype),
+                                     [[*a_frags[kk], *b_frags[kk][j], metadata[kk]] for kk in range(halves)], zero,
+                                     (ADD_SUM, [[b.load(slot)] for slot in slots]))
+                for slot, value in zip(slots, finished):
+                    b.store(value, slot)
 
     def _a_fragment(self, stage: ir.Value, kk: int, i: int, lanes: tuple) -> list:
         """The compressed 16 x 16 values of the warp's block i, k32 block kk (ldmatrix.x4)."""

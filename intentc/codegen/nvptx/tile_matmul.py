@@ -31,6 +31,7 @@ from .tile_contraction import TileContraction
 
 COPY_BYTES = 16           # a cp.async copy
 LOCAL = 5                 # NVPTX's local address space
+LOCAL_ALIGN = 16          # bytes a per-thread local array is aligned to
 SHARED_LIMIT = 48 * 1024  # static shared memory a CTA may declare
 
 
@@ -46,6 +47,8 @@ class MmaPlan:
     pending: int = 0          # MMA groups left in flight across a K step (wgmma; mma.sync is synchronous)
     group_m: int = 8          # tiles of M visited together, for L2 reuse of B
     resident: int = 2         # CTAs an SM must fit (`.minnctapersm`: ptxas caps registers to match)
+    codegen_prepare: bool = True  # LLVM's CodeGenPrepare in code generation (docs/gpu.md, "Compile pipeline")
+    instcombine: bool = True      # InstCombine in the LLVM pipeline (the same)
 
     @property
     def threads(self) -> int:
@@ -94,6 +97,7 @@ class MmaPlan:
         c = self.contraction
         return {"instruction": self.instruction, "block": [bm, bn, bk], "warps": list(self.warps),
                 "stages": self.stages, "pending": self.pending, "group_m": self.group_m, "resident": self.resident, "operands": c.operand_dtype, "acc": c.acc_dtype,
+                "codegen_prepare": self.codegen_prepare, "instcombine": self.instcombine,
                 "epilogue": list(c.casts), "shared_bytes": self.stages * self.stage_bytes,
                 "staging": f"cp.async 16/8/4-byte pieces, zero-filled tails; {self.row_bytes}-byte swizzled rows"}
 
@@ -101,8 +105,10 @@ class MmaPlan:
 def local_array(em, type_: ir.ArrayType) -> ir.Value:
     """A per-thread array indexed at run time (it stays in local memory), through a local
     (addrspace 5) pointer: `ld.local`/`st.local` whether or not the code generator infers
-    address spaces (at -O0 it does not)."""
-    return em.entry.addrspacecast(em.entry_alloca(type_), type_.as_pointer(LOCAL))
+    address spaces (at -O0 it does not). Aligned for whole-vector copies (`st.local.v4`)."""
+    slot = em.entry_alloca(type_)
+    slot.align = LOCAL_ALIGN
+    return em.entry.addrspacecast(slot, type_.as_pointer(LOCAL))
 
 
 def fill_registers(em, registers: ir.Value, value: ir.Constant) -> None:
@@ -459,7 +465,7 @@ class TileEmitter:
         otherwise be hoisted out of the tile loop and stay in registers through the K loop."""
         return opaque(self.em.b, self.tid)
 
-    def store_pairs(self, pairs: list, coordinates, offsets=None) -> None:
+    def store_pairs(self, pairs: list, coordinates, offsets=None, registers=None) -> None:
         """The epilogue: pair p of `pairs` (two accumulator elements of one row, see
         `store_pair`) at tile row and column `coordinates(p)` (i64, even column; p an i64
         value). A tile wholly inside C (most of them) stores each pair with one unconditional
@@ -467,7 +473,9 @@ class TileEmitter:
         masked stores: one copy of the bounds checks, not one a pair (they were a third of
         the tiled matmul's compile time). `offsets(p)` (Python ints, where the variant
         knows them): pair p's place relative to pair 0's, which lets the whole tile store
-        from one pointer a row (`_store_rows`)."""
+        from one pointer a row (`_store_rows`). `registers`: the register array (an entry
+        alloca) whose elements, in order, are the pairs' values, where it is one: an edge
+        tile copies it into the local array whole (`_store_edge`)."""
         b = self.em.b
         bm, bn, _ = self.plan.block
         whole = b.and_(self.c_pairs, b.and_(b.icmp_signed("<=", b.add(self.m0, _const(bm)), self.m),
@@ -481,7 +489,7 @@ class TileEmitter:
                     words = [self._stored(value) for value in values]
                     self._store_vector(words, b.add(self.m0, row), b.add(self.n0, column))
             with edge:
-                self._store_edge(pairs, coordinates)
+                self._store_edge(pairs, coordinates, registers)
 
     def _store_rows(self, pairs: list, coordinates, offsets) -> None:
         """A whole tile's pairs: one element pointer a row of the thread's, each pair a
@@ -499,11 +507,19 @@ class TileEmitter:
                 rows[down] = b.gep(origin, [b.mul(_const(down), row_stride)])
             self._store_words([self._stored(value) for value in values], b.gep(rows[down], [_const(right)]))
 
-    def _store_edge(self, pairs: list, coordinates) -> None:
+    def _store_edge(self, pairs: list, coordinates, registers=None) -> None:
         em = self.em
         b = em.b
         held = local_array(em, ir.ArrayType(pairs[0][0].type, 2 * len(pairs)))
-        for number, values in enumerate(pairs):
+        if registers is not None:     # one copy, which SROA makes a vector store a register slice
+            assert pairs[0][0].type == F32
+            size = 4 * held.type.pointee.count
+            copy = em.declare("llvm.memcpy.p5.p0.i64", ir.VoidType(),
+                              [held.type, ir.PointerType(), I64, ir.IntType(1)])
+            call = b.call(copy, [held, registers, ir.Constant(I64, size), ir.Constant(ir.IntType(1), 0)],
+                          arg_attrs={0: ()})
+            call.arg_attributes[0].align = LOCAL_ALIGN
+        for number, values in enumerate(pairs if registers is None else ()):
             for lane, value in enumerate(values):
                 b.store(value, b.gep(held, [ir.Constant(I32, 0), ir.Constant(I32, 2 * number + lane)], inbounds=True))
 

@@ -33,6 +33,7 @@ from llvmlite import ir
 from ..llvm.types import F32, I8, I32
 from .register_staging import (RegisterStaged, i32, load_or_zero, load_run, shared_pointer,
                                store_shared_words, view_address, wide)
+from .simt_matmul import splat
 from .tile_matmul import MmaPlan, _const, swizzled
 
 GROUP = 32                    # K elements a step: one MX group
@@ -230,18 +231,15 @@ class ScaledEmitter(RegisterStaged):
         # one branch for the whole warp: the fast path's mma.sync needs every lane
         vote = em.declare("llvm.nvvm.vote.all.sync", ir.IntType(1), [I32, ir.IntType(1)])
         all_safe = b.call(vote, [i32(-1), thread_safe])
-        # 2^(a+b-254) as f32 bits: (a << 23) + ((b - 127) << 23), one add an element
-        row_bits = [b.shl(code, i32(23)) for code in row_codes]
-        col_bits = [b.shl(b.sub(code, i32(127)), i32(23)) for code in col_codes]
-        fma = em.declare("llvm.fma.f32", F32, [F32, F32, F32])
+        factors = _scale_factors(b, row_codes, col_codes)
 
-        def scaled(index, value, total):
+        def factor(index):
             fragment, register = divmod(index, 4)
             i, j = 2 * (fragment // 4) + register // 2, 2 * (fragment % 4) + register % 2
-            return b.call(fma, [value, b.bitcast(b.add(row_bits[i], col_bits[j]), F32), total])
+            return [b.extract_element(factors[i], i32(j))]
         with b.if_else(all_safe) as (fast, careful):
             with fast:
-                self.fragments(stage, lanes, scaled)
+                self.fragments(stage, lanes, "fma.rn.f32 {0}, {1}, {3}, {2};", factor)  # acc + sum · 2^(a+b-254)
             with careful:       # rare: each register's contribution in a rolled loop, then added
                 contributions = self.per_register(64, lambda index, slot: self._contribution(stage, lanes, index, slot),
                                                   "careful")
@@ -278,6 +276,20 @@ class ScaledEmitter(RegisterStaged):
             b.store(b.call(fma, [a, value, b.load(partial)]), partial)
         em.loop(_const(0), _const(self.plan.block[2]), step, name="exact")
         return b.load(partial)
+
+
+def _scale_factors(b: ir.IRBuilder, row_codes: list, col_codes: list) -> list:
+    """For each row code a, the vector of 2^(a+b-254) over the column codes b, as f32 bits
+    (a << 23) + ((b - 127) << 23): one vector add a row. The 64 scalar adds were as many
+    candidates of LLVM's straight-line strength reduction, which compared every pair of them
+    through SCEV (a third of mxfp4's code generation); it leaves vectors alone, and ptxas
+    gets the same 64 adds."""
+    lanes = ir.VectorType(I32, len(col_codes))
+    columns = ir.Constant(lanes, None)
+    for j, code in enumerate(col_codes):
+        columns = b.insert_element(columns, b.shl(b.sub(code, i32(127)), i32(23)), i32(j))
+    return [b.bitcast(b.add(splat(b, b.shl(code, i32(23)), lanes), columns), ir.VectorType(F32, lanes.count))
+            for code in row_codes]
 
 
 def _fold(b: ir.IRBuilder, values: list, kind: str) -> ir.Value:
