@@ -8,17 +8,20 @@ and then reversed (A B B A), so that neither order's caches favour one.
 Choices: `default`; `O1` / `lean` (the kernel pipeline forced: LLVM's O1 simplification
 pipeline, or the tile generators' lean one, `machine._lean_pipeline`); `staged LSR` (Loop
 Strength Reduction in the staged and grid programs' code generation, as before session 9:
-`StagePlan.strength_reduce`); `outlined math` (each f32 libdevice function called, not
-inlined a coordinate).
+`StagePlan.strength_reduce`); `outlined math` / `outlined long math` (every f32 libdevice
+function, or those longer than `outlined_math.OUTLINE_INSTRUCTIONS`, called rather than
+inlined a coordinate), `inlined math` (none outlined); `half slots` (the register form's K
+halved), `32 slots` (an iteration that combines nothing up to 32 slots again); `a+b`: both.
 
-    python3 bench/cta_pipeline_ab.py --only SAMPLE:KERNEL,... [--choices default,lean] [--out FILE.json]
-                                     [--budget-s 0.2]
+    python3 bench/cta_pipeline_ab.py --only 'SAMPLE:KERNEL[=CHOICE,...];...' [--choices default,lean]
+                                     [--out FILE.json] [--budget-s 0.2]
 """
 from __future__ import annotations
 
 import argparse
 import contextlib
 import dataclasses
+import functools
 import json
 import sys
 from pathlib import Path
@@ -32,12 +35,12 @@ from bench import gpu_codegen_ab  # noqa: E402  (after the path insert)
 @contextlib.contextmanager
 def pipeline(lean: bool):
     from intentc.codegen.nvptx import compile as nvptx_compile
-    chosen = nvptx_compile._tiled
-    nvptx_compile._tiled = lambda mapping: lean
+    chosen = nvptx_compile._tiled, nvptx_compile._lean_plan
+    nvptx_compile._tiled = nvptx_compile._lean_plan = lambda mapping: lean
     try:
         yield
     finally:
-        nvptx_compile._tiled = chosen
+        nvptx_compile._tiled, nvptx_compile._lean_plan = chosen
 
 
 @contextlib.contextmanager
@@ -56,47 +59,88 @@ def staged_lsr():
 
 
 @contextlib.contextmanager
-def outlined_math():
-    """Each f32 libdevice function one `noinline` function of the module, called from every
-    coordinate (`llvm.outlined`): LLVM optimizes and selects its body once; ptxas keeps it a
-    call (CALL.REL in the SASS)."""
-    from intentc.codegen.llvm.outlined import outlined
-    from intentc.codegen.llvm.types import F32
-    from intentc.codegen.nvptx import hooks
-    from llvmlite import ir
-    chosen = hooks.NvptxHooks.math_f32
-
-    def math_f32(self, em, name, x):
-        if name not in hooks.LIBDEVICE_F32:
-            return None
-        helper = outlined(em, f"intentc_{name}f", ir.FunctionType(F32, [F32]),
-                          lambda v: chosen(self, em, name, v))
-        return em.b.call(helper, [x])
-    hooks.NvptxHooks.math_f32 = math_f32
+def outlined_math(longer_than: int | None = None):
+    """The CTA, grid and staged mappings outline their libdevice functions longer than
+    `longer_than` instructions (`nvptx/outlined_math.py`; None: its own threshold)."""
+    from intentc.codegen.nvptx import outlined_math as chosen
+    saved = chosen.OUTLINING_KINDS, chosen.OUTLINE_INSTRUCTIONS
+    chosen.OUTLINING_KINDS = frozenset({"cta", "grid", "staged"})
+    chosen.OUTLINE_INSTRUCTIONS = saved[1] if longer_than is None else longer_than
     try:
         yield
     finally:
-        hooks.NvptxHooks.math_f32 = chosen
+        chosen.OUTLINING_KINDS, chosen.OUTLINE_INSTRUCTIONS = saved
+
+
+@contextlib.contextmanager
+def half_slots():
+    """The register form's K halved: T doubled for the same S (`cta._threads_for`)."""
+    from intentc.codegen.nvptx import cta
+    chosen = cta._threads_for
+    cta._threads_for = lambda size, slots: min(cta.MAX_THREADS, 2 * chosen(size, slots))
+    try:
+        yield
+    finally:
+        cta._threads_for = chosen
+
+
+@contextlib.contextmanager
+def inlined_math():
+    """No mapping outlines a libdevice function (as before session 9)."""
+    from intentc.codegen.nvptx import outlined_math as chosen
+    saved = chosen.OUTLINING_KINDS
+    chosen.OUTLINING_KINDS = frozenset()
+    try:
+        yield
+    finally:
+        chosen.OUTLINING_KINDS = saved
+
+
+@contextlib.contextmanager
+def slots_32():
+    """An iteration that combines nothing keeps up to 32 slots (as before session 9)."""
+    from intentc.codegen.nvptx import cta
+    saved = cta.SCATTER_SLOTS
+    cta.SCATTER_SLOTS = 32
+    try:
+        yield
+    finally:
+        cta.SCATTER_SLOTS = saved
+
+
+@contextlib.contextmanager
+def combined(names: list[str]):
+    with contextlib.ExitStack() as stack:
+        for name in names:
+            stack.enter_context(CHOICES[name]())
+        yield
 
 
 CHOICES = {"default": contextlib.nullcontext, "O1": lambda: pipeline(False), "lean": lambda: pipeline(True),
-           "staged LSR": staged_lsr, "outlined math": outlined_math}
+           "staged LSR": staged_lsr, "outlined math": lambda: outlined_math(0), "outlined long math": outlined_math,
+           "inlined math": inlined_math, "half slots": half_slots, "32 slots": slots_32}
 
 
 def main(argv=None) -> int:
     from bench.gpu_sample_specs import SPECS
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", required=True, help="comma-separated sample:kernel ids")
-    parser.add_argument("--choices", default="default,lean")
+    parser.add_argument("--only", required=True,
+                        help="sample:kernel ids separated by ';', each with its own choices after '=' (a,b,...)")
+    parser.add_argument("--choices", default="default,lean", help="the choices of an id without its own")
     parser.add_argument("--out")
     parser.add_argument("--budget-s", type=float, default=0.2)
     args = parser.parse_args(argv)
-    choices = args.choices.split(",")
     gpu_codegen_ab.CHOICES.clear()
-    gpu_codegen_ab.CHOICES.update({name: (CHOICES[name], ()) for name in choices})
+    gpu_codegen_ab.CHOICES.update({name: (patch, ()) for name, patch in CHOICES.items()})
+    for entry in args.only.split(";"):       # choices made of several: "a+b"
+        for name in entry.partition("=")[2].split(","):
+            if "+" in name:
+                gpu_codegen_ab.CHOICES[name] = (functools.partial(combined, name.split("+")), ())
     by_id = {s.id: s for s in SPECS}
     rows = []
-    for ident in args.only.split(","):
+    for entry in args.only.split(";"):
+        ident, _, own = entry.partition("=")
+        choices = (own or args.choices).split(",")
         spec = by_id[ident]
         text = (ROOT / "ir_samples" / f"{spec.sample}.kir").read_text()
         case = spec.build(spec.sized(spec.dims[spec.scaled]), "cuda")

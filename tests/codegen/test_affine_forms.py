@@ -33,6 +33,16 @@ def test_difference_sees_through_sums_scales_and_shifts():
     assert difference(lane0, b.add(lane0, ir.Constant(I64, -1))) == 1
 
 
+def test_an_integer_instruction_built_twice_is_one_term():
+    b, (row, tid) = _builder()
+    lane0 = b.add(b.mul(row, tid), ir.Constant(I64, 5))
+    lane1 = b.add(b.mul(row, tid), ir.Constant(I64, 6))          # the product built again
+    assert difference(lane1, lane0) == 1
+    loaded = b.load(b.inttoptr(row, I64.as_pointer()))
+    again = b.load(b.inttoptr(row, I64.as_pointer()))            # two loads: two terms
+    assert difference(b.add(again, ir.Constant(I64, 1)), loaded) is None
+
+
 def test_multiple_of_needs_every_coefficient_and_the_constant():
     b, (row, tid) = _builder()
     aligned = b.add(b.mul(row, ir.Constant(I64, 2048)), b.add(b.mul(tid, ir.Constant(I64, 4)), ir.Constant(I64, 768)))

@@ -126,6 +126,23 @@ def test_the_rows_copy_out_loads_a_chunk_before_its_window_stores():
     assert sequence.count("vote.sync.any.pred") == 4      # the reads' two, the chunk's first store, the loop's
 
 
+def test_a_chunk_along_the_row_fits_the_windows_by_its_first_store():
+    """ema's copy out (of dense rows, as `intentc.load` specializes them) stores
+    consecutive elements under one liveness: the chunk fits the windows where its first store
+    lies CHUNK - 1 elements before the window's end (one compare, not one a store), and its
+    stores go to the first's column + k: one address at immediate offsets."""
+    spec = Specialization(extents={"T": 1024}, unit_stride=("x", "y"), contiguous=("x", "y"))
+    ptx = compile_kernel(sample_text("ema_row_buffer"), "ema_rows", "ptx", "sm_90",
+                         specialization=spec).artifacts["kernel.ptx"]
+    fast_path = ptx[ptx.index("vote.sync.all.pred"):]
+    stores = re.findall(r"st\.shared\.b32\s+\[(%rd\d+)(?:\+(\d+))?\]", fast_path)[:lane_rows.CHUNK]
+    assert len({base for base, _ in stores}) == 1
+    assert [int(offset or 0) for _, offset in stores] == [4 * k for k in range(lane_rows.CHUNK)]
+    window_end = (lane_rows.WINDOW - lane_rows.CHUNK + 1) * 4
+    before_vote = ptx[:ptx.index("vote.sync.all.pred")].splitlines()[-6:]
+    assert any(f", {window_end};" in line or f", {window_end - 1};" in line for line in before_vote), before_vote
+
+
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="no ptxas on PATH")
 def test_ptxas_accepts_the_lane_rows_kernel_without_spills(tmp_path):
     report = ptxas_report(compiled(sample_text("ema_row_buffer"), "ema_rows", {"T": 1024})["kernel.ptx"], tmp_path)

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-# a form: ({id(term): (term, coefficient)}, constant)
-Form = tuple[dict[int, tuple[ir.Value, int]], int]
+# a form: ({term key: (term, coefficient)}, constant)
+Form = tuple[dict[object, tuple[ir.Value, int]], int]
 
 
 def affine_form(value: ir.Value) -> Form:
@@ -23,7 +23,26 @@ def affine_form(value: ir.Value) -> Form:
         if scale is not None:
             term, factor = scale
             return _scaled(affine_form(term), factor)
-    return {id(value): (value, 1)}, 0
+    return {_term_key(value): (value, 1)}, 0
+
+
+# integer instructions whose result is a function of their operands alone: two of them with
+# the same opcode on the same operands are one term (lowering may build one twice in
+# different blocks); any other value is a term of its own
+PURE = frozenset({"add", "sub", "mul", "shl", "lshr", "ashr", "and", "or", "xor", "udiv", "sdiv", "urem", "srem",
+                  "zext", "sext", "trunc", "icmp", "select"})
+
+
+def _term_key(value: ir.Value, depth: int = 6) -> object:
+    """The term's identity: structural through PURE instructions (`depth` levels deep, which
+    bounds the walk of a shared DAG), else the value itself."""
+    if isinstance(value, ir.Constant) and isinstance(value.constant, int):
+        return (str(value.type), value.constant)
+    if depth and isinstance(value, ir.Instruction) and value.opname in PURE:
+        predicate = getattr(value, "op", "")
+        return (value.opname, predicate, str(value.type),
+                tuple(_term_key(operand, depth - 1) for operand in value.operands))
+    return id(value)
 
 
 def difference(first: ir.Value, second: ir.Value) -> int | None:

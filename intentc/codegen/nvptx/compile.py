@@ -110,7 +110,7 @@ def compile_ptx(module: Module, kernel_name: str, arch: str, specialization: Spe
         every = mappings + [f[2] for f in fallback]
         strength_reduce = not (_past_variants(mapping, rule) or all(map(_unrolled, mappings)))
         ptx = optimized_ptx(parsed, arch, entries, timings, mark, strength_reduce=strength_reduce,
-                            lean=all(_tiled(m) or _past_variants(m, rule) for m in every),
+                            lean=all(_tiled(m) or _lean_plan(m) or _past_variants(m, rule) for m in every),
                             level=max(map(_codegen_level, every)),
                             combine=all(map(_instcombine, every)), prepare=any(map(_codegen_prepare, every)))
     config = launch_config(mapping, lowered.function, arch, [variant.to_json() for variant, _ in variants],
@@ -174,7 +174,7 @@ def _past_variants(mapping: Mapping, rule: VariantRule | None) -> bool:
     empty). Its loops over the row need no Loop Strength Reduction: without it ptxas -v gives
     fewer registers and no spills (softmax 40 -> 32, layernorm 58 -> 32, dropout 40 -> 30,
     row sum and cumsum +-2), and LSR was about a third of its code generation (the dynamic
-    softmax's `intentc compile`); it takes the lean pipeline (`_tiled`), another fifth
+    softmax's `intentc compile`); it takes the lean pipeline (`machine._lean_pipeline`), another fifth
     (ptxas -v: softmax 32 -> 40 registers, no spills). Static rows on the dynamic form (no
     rule) keep both."""
     return rule is not None and mapping.cta is not None
@@ -201,16 +201,20 @@ def _codegen_prepare(mapping: Mapping) -> bool:
 
 def _tiled(mapping: Mapping) -> bool:
     """The `mma.sync`/`mma.sp` tile generators' kernels, the structured (scaled, sparse)
-    contractions, flash attention and the CTA mapping's unrolled register form: unrolled
-    fragments, staging and slots whose index math LLVM only has to fold, so they take the
-    lean pipeline (`machine.optimize`): a third of the O1 pipeline's time, and as few or
-    fewer registers (ptxas -v; docs/gpu.md, "Compile pipeline"; the register form: softmax,
-    row sum and cumsum the same, layernorm 78 -> 70, dropout 38 -> 32, no spills). The
-    warp-specialized wgmma kernels and the dense CUDA-core SGEMM keep O1 (their block layout
-    and loops were tuned under it)."""
-    plan, cta = mapping.mma, mapping.cta
+    contractions and flash attention: unrolled fragments and staging whose index math LLVM
+    only has to fold, so they take the lean pipeline (`machine.optimize`): a third of the O1
+    pipeline's time, and as few or fewer registers (ptxas -v; docs/gpu.md, "Compile
+    pipeline"). The warp-specialized wgmma kernels and the dense CUDA-core SGEMM keep O1
+    (their block layout and loops were tuned under it)."""
+    plan = mapping.mma
     return (plan is not None and (plan.instruction.startswith("mma.") or isinstance(plan, StructuredPlan))) \
-        or mapping.kind == "flash" or (cta is not None and cta.slots > 0 and cta.unrolled)
+        or mapping.kind == "flash"
+
+
+def _lean_plan(mapping: Mapping) -> bool:
+    """A CTA plan of independent coordinates or the lane-rows plan: they say `lean`
+    (`CtaPlan.lean`, `LaneRows.lean`)."""
+    return bool(getattr(mapping.cta, "lean", False) or getattr(mapping.lanes, "lean", False))
 
 
 def assemble_cubin(ptx: str, arch: str, timings: dict | None = None) -> bytes:

@@ -83,7 +83,10 @@ MIN_SLOTS, MAX_SLOTS = 8, 32
 MAX_REGISTER_SIZE = 16 * 1024
 # An iteration of scatters without reductions (segment_sum) has no CTA-wide combine whose
 # barrier many slots a thread would amortize: at most this many slots (segment_sum at 16:
-# 0.0392 ms against 0.0410 at 32, 696 PTX lines against 1,006; the same round).
+# 0.0392 ms against 0.0410 at 32, 696 PTX lines against 1,006; the same round). Session 9:
+# so does any iteration that combines nothing (`_combines_nothing`): rank1_update at 16
+# slots 0.0443 ms against 0.0443 at 32, the same bits, 773 -> 469 PTX lines
+# (bench/results/cscan-20261202-s9-h200-r1/).
 SCATTER_SLOTS = 16
 # An iteration of independent coordinates whose ops are cheap (a copy, vector add, saxpy)
 # is memory-bound: on the H200 it ran as fast at 4 slots a thread (and 4x the threads) as at
@@ -136,6 +139,13 @@ class CtaPlan:
     costly_prologue: bool = False
     iterations: int = 1        # iterations a CTA runs at once, each on its own `width` threads (short rows)
     buffers: tuple = ()        # the iteration's buffers: (name, "shared" | "scratch"), cta_buffers.py
+    # the kernel pipeline: LLVM's O1 simplification, or (`lean`) the tile generators' SROA,
+    # InstCombine, SimplifyCFG and ADCE (`machine._lean_pipeline`), for an iteration that
+    # combines nothing and calls costly ops (`_combines_nothing`, not `_cheap_coordinates`):
+    # its unrolled slots are straight-line code that meets no barrier, whose index math
+    # LLVM only has to fold (issue #13; H200, bench/results/cscan-20261202-s9-h200-r1/:
+    # dropout 0.0666 / 0.0665 ms lean / O1, the same bits; CPU to PTX about 30 % less)
+    lean: bool = False
 
     @property
     def width(self) -> int:
@@ -283,7 +293,13 @@ def _read_then_write(ops: list[Op], position: int, view: str) -> bool:
                                     for r in reads)
 
 
-def _slots_wanted(kernel: Kernel, ops: list[Op], independent: int = 0) -> int:
+def _independent(kernel: Kernel, ops: list[Op]) -> bool:
+    """Whether every op of the iteration is per coordinate (loops and ifs too where they
+    run per coordinate): no reduction, scan or barrier for a thread's slots to meet at."""
+    return all(_per_coordinate(op) for op in _outside_regions(ops, per_coordinate_regions(kernel)))
+
+
+def _slots_wanted(kernel: Kernel, ops: list[Op], independent: int = 0, unrolled: bool = True) -> int:
     """K for the iteration `ops` of `kernel`: `independent` (Specialization.independent_slots,
     when not 0) where every op is per coordinate (loops and ifs too where they run per
     coordinate), else from the tensors a thread keeps. An iteration of independent
@@ -291,15 +307,25 @@ def _slots_wanted(kernel: Kernel, ops: list[Op], independent: int = 0) -> int:
     make the unrolled body, and LLVM's and ptxas' time, K times longer (issue #13: vector add
     at 16 slots, 755 PTX lines; at 4, 214), while T·K stays S (fewer loads in flight a thread,
     more threads). Without `independent`, such an iteration of cheap ops
-    (`_cheap_coordinates`) takes CHEAP_INDEPENDENT_SLOTS."""
-    if all(_per_coordinate(op) for op in _outside_regions(ops, per_coordinate_regions(kernel))):
+    (`_cheap_coordinates`) takes CHEAP_INDEPENDENT_SLOTS. An iteration that combines nothing
+    takes at most SCATTER_SLOTS where its slots unroll (`unrolled`: a rolled loop's code
+    does not grow with K)."""
+    if _independent(kernel, ops):
         if independent:
             return independent
         if _cheap_coordinates(kernel, ops):
             return CHEAP_INDEPENDENT_SLOTS
-    if _scatters_without_reductions(kernel, ops):
+    if _scatters_without_reductions(kernel, ops) or (unrolled and _combines_nothing(kernel, ops)):
         return min(SCATTER_SLOTS, _slots_for_kept(kernel, ops))
     return _slots_for_kept(kernel, ops)
+
+
+def _combines_nothing(kernel: Kernel, ops: list[Op]) -> bool:
+    """Whether no op of the iteration (nested ones included) is a reduction (of the
+    reduction family, or a contraction to a sum): no CTA-wide combine."""
+    table = all_ops()
+    return not any(op.name in table and (table[op.name].family == "reduction" or table[op.name].contraction)
+                   for op in nested_ops(ops, {}))
 
 
 def _scatters_without_reductions(kernel: Kernel, ops: list[Op]) -> bool:
@@ -476,14 +502,16 @@ def cta_plan(kernel: Kernel, specialization: Specialization | None = None,
             return CtaPlan(parallel, read_only, GROUP_CTA_THREADS, slots, size, 1,
                            len(ops) * slots <= UNROLL_BUDGET, iterations=GROUP_CTA_THREADS // width,
                            buffers=tuple(sorted(buffers.items())))
-        wanted = _slots_wanted(kernel, ops, specialization.independent_slots)
-        plan = _register_plan(kernel, parallel, ops, _threads_for(size, wanted), size, specialization)
         transposed = transposed_reads(kernel.body, ops)
         staged = staged_reads(ops, size, known, transposed)
+        rolled = _rolls_slots(kernel, ops, staged)
+        wanted = _slots_wanted(kernel, ops, specialization.independent_slots, unrolled=not rolled)
+        plan = _register_plan(kernel, parallel, ops, _threads_for(size, wanted), size, specialization)
         return replace(plan, staged=staged, buffers=tuple(sorted(buffers.items())),
                        transposed=tuple((name, order) for name, order in transposed.items() if name in staged),
                        costly_prologue=_costly_prologue(kernel.body, size, known),
-                       unrolled=plan.unrolled and not _rolls_slots(kernel, ops, staged))
+                       unrolled=plan.unrolled and not rolled,
+                       lean=_combines_nothing(kernel, ops) and not _cheap_coordinates(kernel, ops))
     shared_results = staged_reductions(nested_ops(ops, helpers), known, DYNAMIC_THREADS)
     if not (_body_ok(flat, views, False, known, helpers, launch) and chunk_scans_ok(ops, helpers)
             and shared_results is not None):

@@ -31,6 +31,7 @@ from . import narrow, widen
 from .f8_casts import PTX_FORMAT as F8_FORMATS, f8_pattern, round_to_f8
 from .mapping import Mapping
 from .number_extremes import number_extreme
+from .outlined_math import call_outlined, long_function
 from .ptx_asm import global_pointer
 from .tile_matmul import emit_tile_contraction
 from .tile_structured import StructuredPlan, emit_structured
@@ -95,18 +96,6 @@ class NvptxHooks(TargetHooks):
             return
         b = em.b
         total = em.element_count(extents)
-        if self.mapping.lanes is not None:  # iteration it on lane it mod 32 of a warp (lane_rows.py)
-            self.lane_walk = LaneWalk(em, self.mapping.lanes)
-            self.lane_walk.walk(total, lambda row: iteration(unravel(em, row, extents)))
-            return
-        if self.plan is not None:          # iteration it on CTA it mod nctaid, all its threads
-            start, stride = b.zext(sreg(em, "ctaid.x"), I64), b.zext(sreg(em, "nctaid.x"), I64)
-            if self.plan.iterations > 1:   # or on one group of `width` threads of the CTA
-                start, stride = group_iterations(em, self.plan, start, stride)
-        else:                               # iteration it on thread it mod (nctaid * ntid)
-            start = b.zext(b.add(b.mul(sreg(em, "ctaid.x"), sreg(em, "ntid.x")), sreg(em, "tid.x")), I64)
-            stride = b.zext(b.mul(sreg(em, "nctaid.x"), sreg(em, "ntid.x")), I64)
-
         # linear < total: each coordinate lies below its extent as the source names it (the
         # domain's extents are those or, where one is negative, 0: no iteration runs)
         named = [em.env[name].value for name in op.operands]
@@ -121,6 +110,17 @@ class NvptxHooks(TargetHooks):
                     iteration(idx)
             finally:
                 self.in_cta = False
+        if self.mapping.lanes is not None:  # iteration it on lane it mod 32 of a warp (lane_rows.py)
+            self.lane_walk = LaneWalk(em, self.mapping.lanes)
+            self.lane_walk.walk(total, body)
+            return
+        if self.plan is not None:          # iteration it on CTA it mod nctaid, all its threads
+            start, stride = b.zext(sreg(em, "ctaid.x"), I64), b.zext(sreg(em, "nctaid.x"), I64)
+            if self.plan.iterations > 1:   # or on one group of `width` threads of the CTA
+                start, stride = group_iterations(em, self.plan, start, stride)
+        else:                               # iteration it on thread it mod (nctaid * ntid)
+            start = b.zext(b.add(b.mul(sreg(em, "ctaid.x"), sreg(em, "ntid.x")), sreg(em, "tid.x")), I64)
+            stride = b.zext(b.mul(sreg(em, "nctaid.x"), sreg(em, "ntid.x")), I64)
         em.loop(start, total, body, stride, name="grid")
 
     def for_each(self, em: Emitter, shape: Shape, body: Body, group: Group | None = None,
@@ -357,6 +357,8 @@ class NvptxHooks(TargetHooks):
     def math_f32(self, em: Emitter, name: str, x: ir.Value) -> ir.Value | None:
         if name not in LIBDEVICE_F32:
             return None
+        if self.mapping.outlined_math and long_function(LIBDEVICE_F32[name]):
+            return call_outlined(em, LIBDEVICE_F32[name], x)
         return em.b.call(em.declare(LIBDEVICE_F32[name], F32, [F32]), [x])
 
     def math_f64(self, em: Emitter, name: str, x: ir.Value) -> ir.Value:

@@ -24,6 +24,14 @@ def libdevice() -> llvm.ModuleRef:
     return llvm.parse_bitcode(libdevice_path().read_bytes())
 
 
+def instructions_of(name: str) -> int:
+    """LLVM instructions in the body of libdevice's function `name` (as libdevice holds it,
+    before any optimization)."""
+    with _LOCK:          # the shared parsed module, which _subset clones under the lock
+        function = libdevice().get_function(name)
+        return sum(len(list(block.instructions)) for block in function.blocks)
+
+
 def used(module: llvm.ModuleRef) -> frozenset[str]:
     return frozenset(f.name for f in module.functions if f.is_declaration and f.name.startswith("__nv_"))
 

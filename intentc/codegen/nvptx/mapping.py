@@ -26,6 +26,7 @@ from .cta import CtaPlan, cta_plan, grid_plan, known_extents, per_coordinate_reg
 from .cta_staging import mark_staged
 from .kernel_plans import kernel_plan
 from .lane_rows import LaneRows, plan_lane_rows
+from .outlined_math import outlines_math
 from .tile_matmul import MmaPlan, plan_mma
 from .tile_structured import plan_structured
 
@@ -51,6 +52,8 @@ class Mapping:
     # a whole-kernel plan with its own emitter (`kernel_plans.py`: lane-group dots, flash attention, warp rows)
     plan: object | None = None
     lanes: LaneRows | None = None   # (lane-rows) an iteration a lane, its view accesses staged (lane_rows.py)
+    # each f32 libdevice function one function of the module, called at every use (outlined_math.py)
+    outlined_math: bool = False
 
 
 @dataclass(frozen=True)
@@ -84,6 +87,8 @@ class LaunchConfig:
     mma: dict = field(default_factory=dict)       # MmaPlan.to_json() of the "mma" mapping
     plan: dict = field(default_factory=dict)      # a kernel plan's to_json() (kernel_plans.py)
     shared_bytes: int = 0        # dynamic shared memory a launch asks for (the MMA mapping's ring past 48 KiB)
+    outlined_math: bool = False  # long f32 libdevice functions are calls (outlined_math.py)
+    lean_pipeline: bool = False  # the lean kernel pipeline (CtaPlan.lean, LaneRows.lean)
     abi: str = "void kernel(i64 w0, ..., i64 wN-1, i64 *status): argument words as parameters, status in global memory"
 
     def to_json(self) -> dict:
@@ -166,7 +171,9 @@ def cta_mapping(kernel: Kernel, cta: CtaPlan, known: dict[str, int], regions: fr
     for name, place in cta.buffers:          # so do the iteration's buffers that fit (cta_buffers.py)
         if place == "shared":
             layouts.values[name] = Shared((0,))
-    return Mapping("grid" if cta.grid else "cta", cta.threads, cta.parallel, cta, layouts, coordinate_regions=regions)
+    kind = "grid" if cta.grid else "cta"
+    return Mapping(kind, cta.threads, cta.parallel, cta, layouts, coordinate_regions=regions,
+                   outlined_math=outlines_math(kind))
 
 
 def single_thread_reason(kernel: Kernel) -> str:
@@ -209,4 +216,6 @@ def launch_config(mapping: Mapping, entry: str, arch: str, variants: list | None
                         per_coordinate=sorted(mapping.coordinate_regions), lazy_views=sorted(mapping.lazy_views),
                         mma=mapping.mma.to_json() if mapping.mma else {},
                         plan=mapping.lanes.to_json() if mapping.lanes else {},
-                        shared_bytes=mapping.mma.dynamic_shared_bytes if mapping.mma else 0)
+                        shared_bytes=mapping.mma.dynamic_shared_bytes if mapping.mma else 0,
+                        outlined_math=mapping.outlined_math,
+                        lean_pipeline=bool(getattr(mapping.cta, "lean", False) or getattr(mapping.lanes, "lean", False)))

@@ -20,6 +20,7 @@ from . import machine
 from .emit import optimized_ptx
 from .cta import known_extents, per_coordinate_regions
 from .mapping import RESIDENT_THREADS, LaunchConfig, Mapping
+from .outlined_math import outlines_math
 from .staged import StagedHooks
 from .stages import THREADS, StagePlan, domain_slots
 from .variants import link_variant
@@ -33,7 +34,7 @@ def staged_mapping(kernel: Kernel, plan: StagePlan, specialization: Specializati
     def distribution(type_):
         return row_blocked(elements(type_, known), THREADS, plan.vector, True)
     return Mapping("staged", THREADS, None, layouts=assign(kernel.body, distribution, known),
-                   coordinate_regions=per_coordinate_regions(kernel))
+                   coordinate_regions=per_coordinate_regions(kernel), outlined_math=outlines_math("staged"))
 
 
 def compile_stages(module: Module, kernel: Kernel, plan: StagePlan, arch: str, specialization: Specialization | None,
@@ -60,12 +61,13 @@ def compile_stages(module: Module, kernel: Kernel, plan: StagePlan, arch: str, s
         for other_entry, other in others:
             link_variant(linked, module_text(other.module), other.function, other_entry)
         linked.verify()
-        ptx = optimized_ptx(linked, arch, {name for name, _ in lowered_stages}, timings, mark)
+        ptx = optimized_ptx(linked, arch, {name for name, _ in lowered_stages}, timings, mark,
+                            strength_reduce=plan.strength_reduce)
     per_sm = RESIDENT_THREADS // THREADS
     if not plan.grid_wide:         # one launch: an element-wise program on the grid
         config = LaunchConfig(lowered_stages[0][0], "grid", (THREADS, 1, 1), f"ctas_per_sm:{per_sm}", per_sm, arch,
                               plan.slots, layouts=mapping.layouts.to_json(),
-                              per_coordinate=sorted(mapping.coordinate_regions))
+                              per_coordinate=sorted(mapping.coordinate_regions), outlined_math=mapping.outlined_math)
         return ptx, config, LoweredKernel(first.module, entry, first.slots, sites)
     stages = [{"entry": entry, "role": stage.role, "block": [THREADS, 1, 1],
                "grid": "fixed:1" if stage.role == "combine" else f"ctas_per_sm:{per_sm}"}
@@ -73,5 +75,5 @@ def compile_stages(module: Module, kernel: Kernel, plan: StagePlan, arch: str, s
     scratch = {**plan.to_json(), "domain": domain_slots(plan, kernel, first.slots)}
     config = LaunchConfig(lowered_stages[0][0], "staged", (THREADS, 1, 1), f"ctas_per_sm:{per_sm}", per_sm, arch,
                           plan.slots, layouts=mapping.layouts.to_json(), per_coordinate=sorted(mapping.coordinate_regions),
-                          stages=stages, scratch=scratch)
+                          stages=stages, scratch=scratch, outlined_math=mapping.outlined_math)
     return ptx, config, LoweredKernel(first.module, entry, first.slots, sites)

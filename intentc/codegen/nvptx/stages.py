@@ -79,6 +79,14 @@ class StagePlan:
     slots: int = SLOTS       # K coordinates a thread in a chunk
     split: bool = True       # full chunks run without per-slot guards (a second copy of the program)
     philox: bool = False     # the program draws Philox words (random_bits, uniform)
+    # LLVM's Loop Strength Reduction in the code generator (`machine.emit_ptx`). Off: a
+    # chunk is an unrolled body whose addresses are affine in the chunk loop's counter, as
+    # in the register form, and ptxas strength-reduces them itself; LSR was 15 % of
+    # special_math's LLVM time, and without it ptxas -v (sm_90) gives as many or fewer
+    # registers and no spills in every staged and grid sample (special_math 39 / 39,
+    # murmur3_bucket 32 / 26, fast_silu_gelu 32 / 25, exclusive_offsets' stages 32, 23, 23 /
+    # 30, 23, 19).
+    strength_reduce: bool = False
 
     @property
     def chunk(self) -> int:
