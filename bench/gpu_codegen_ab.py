@@ -118,7 +118,8 @@ CHOICES = {"default": (contextlib.nullcontext, TILES + WARP_ROWS + FLASH),
            "flash -O0": (flash_plan(codegen=0), FLASH), "flash -O2": (flash_plan(codegen=2), FLASH),
            "flash no InstCombine": (flash_plan(instcombine=False), FLASH),
            "flash -O0 no InstCombine": (flash_plan(codegen=0, instcombine=False), FLASH),
-           "flash -O2 InstCombine": (flash_plan(codegen=2, instcombine=True), FLASH)}
+           "flash -O2 InstCombine": (flash_plan(codegen=2, instcombine=True), FLASH),
+           "flash -O0 InstCombine": (flash_plan(codegen=0, instcombine=True), FLASH)}
 
 
 @contextlib.contextmanager

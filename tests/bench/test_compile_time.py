@@ -52,9 +52,11 @@ def test_sample_compiles_to_ptx_within_bound(spec):
 # and the after-fold ops once; -O2 code generation on the tensor cores, -O0 on the CUDA cores):
 # f16 and bf16 4.1-7.1x, f32 2.7-3.9x on the loaded dev VM (2026-12-02), where main before the
 # session took 19x, 19x and 10.6x: the bounds catch the unrolled fragments and slots coming back.
-# Session 9 (-O0 code generation on the tensor cores, no InstCombine, the proven views' element
-# staging not emitted): f16 3.6-4.6x, bf16 4.5-4.7x, f32 2.9-3.5x under a load of 7 on 2 cores,
-# where main took 5.4-6.7x, 6.1-6.2x and 4.4x in the same minutes.
+# Session 9 (the proven views' element staging not emitted, fragment addresses once): at -O0
+# without InstCombine f16 3.6-4.6x, bf16 4.5-4.7x, f32 2.9-3.5x under a load of 7 on 2 cores,
+# where main took 5.4-6.7x, 6.1-6.2x and 4.4x; the H200 then ran those choices 2-25% slower, so
+# the tensor cores keep -O2 and every flash plan InstCombine, and the 16-bit bounds stay at
+# session 8's measure's 1.4x (10x) and f32's at 1.5x the -O0 measure.
 REFERENCE = "floordiv_mod_i32:periodic_wrap"
 RELATIVE_BOUNDS = {("row_sum:row_sum_f16", 0): 2.4, ("row_softmax:row_softmax", 0): 3.6,
                    ("layernorm:layernorm", 0): 4.0, ("philox_dropout:dropout", 0): 6.5,
@@ -62,8 +64,8 @@ RELATIVE_BOUNDS = {("row_sum:row_sum_f16", 0): 2.4, ("row_softmax:row_softmax", 
                    ("reverse_copy_negative_stride:flip_rows", 0): 2.0, ("integer_hash_u32:pcg_hash", 0): 2.0,
                    ("activation_enum:bias_act", 0): 5.0, ("activation_enum:bias_act", 4): 2.6,
                    ("philox_dropout:dropout", 4): 4.0,
-                   ("attention_tensor_cores:causal_attention_f16", 0): 7.0,
-                   ("attention_tensor_cores:causal_attention_bf16", 0): 7.0,
+                   ("attention_tensor_cores:causal_attention_f16", 0): 10.0,
+                   ("attention_tensor_cores:causal_attention_bf16", 0): 10.0,
                    ("attention_region_fold:causal_attention", 0): 5.0}
 # The samples that took over 100 ms to PTX on the H200 host in session 7's final round
 # (issue #13), after session 8's cuts, measured like the above (loaded dev VM, min of 5,

@@ -59,19 +59,18 @@ KEY_GROUPS = 2                       # groups of 256 threads (128 registers each
                                      # D = 64 / 128: 1.49x / 0.78x torch f32 (s7 round 1); one group with 2 CTAs
                                      # an SM (`groups=1, resident=2`, bench/gpu_attention.py --sweep): 1.00x / 0.53x
 WORD = 8                             # bytes of a state value in the key groups' exchange (cta.to_word)
-# LLVM's code generation level for the flash kernels: at 0 the same float instructions (every
-# rounding explicit in the IR) for a third of -O2's code generation time, and on the H200 the
-# same run time (f32, T = 4096, D = 128: 0.490 ms, 0.494 at -O2; bench/results/cflash-20261202-s8-h200-r2*;
-# the tensor cores since session 9: flash_mma.CODEGEN).
+# LLVM's code generation level for the flash kernels on the CUDA cores: at 0 the same float
+# instructions (every rounding explicit in the IR) for a third of -O2's code generation time, and
+# on the H200 the same run time (f32, T = 4096, D = 128: 0.490 ms, 0.494 at -O2;
+# bench/results/cflash-20261202-s8-h200-r2*; with InstCombine 0.4800-0.4802 at -O0, 0.4827-0.4829 at
+# -O2, bench/results/flash-plan-ab-20261202-s9-h200/). The tensor cores keep -O2: flash_mma.CODEGEN.
 CODEGEN = 0
 # Whether the LLVM pipeline (the lean one, `machine._lean_pipeline`) runs InstCombine on the flash
-# kernels: not since session 9, whose H200 round 1 timed every choice in one process, interleaved,
-# with the same output bits (bench/gpu_codegen_ab.py, bench/results/cflash2-20261202-s9-h200-r1*;
-# T = 4096, D = 128): f16 0.0764 / 0.0761 ms with it, 0.0758 / 0.0763 without (-O0); bf16 0.0752 /
-# 0.0753 and 0.0750 / 0.0754; f32 0.4802 / 0.4798 and 0.4803 / 0.4802. Session 8 had measured f16
-# 1.7x slower without it (0.159 ms), before the tensor cores' fragment addresses were computed
-# once (FlashMmaEmitter._fragment_addresses). InstCombine was a third of their LLVM time.
-INSTCOMBINE = False
+# kernels: yes. Session 9's round 1 had found no difference, but bench/gpu_codegen_ab.py then served
+# every choice one cached kernel; with each choice compiled apart (bench/results/
+# flash-plan-ab-20261202-s9-h200/, T = 4096, D = 128, interleaved, the same output bits) f32 ran
+# 0.4827-0.4829 ms with it at -O2 and 0.4902 without, f16 on the tensor cores 0.0764 against 0.0951.
+INSTCOMBINE = True
 
 
 def state_words(attention: FoldAttention, rows: int, columns: int) -> int:

@@ -53,14 +53,13 @@ VECTOR = 8                           # 16-bit elements of a 16-byte load
 MAX_COLUMNS = 128                    # DB: output columns a pass keeps in registers
 QUAD = 4                             # lanes sharing a row's keys
 RESIDENT = 1
-# LLVM's code generation level on the tensor cores: -O0 since session 9 (the CUDA-core flash's
-# level). Session 8 measured f16 (T = 4096, D = 128) 7 % slower at -O0 (0.0933 ms against 0.0873);
-# at -O0 the ldmatrix addresses' lane parts stayed in the K step loops (-O2's passes hoist them) and
-# ptxas did not share them between the steps it unrolls. With them computed once
-# (`_fragment_addresses`) the levels run alike on the H200 (bench/results/cflash2-20261202-s9-h200-r1*: f16 0.0764 / 0.0761 ms
-# at -O2, 0.0761 / 0.0758 at -O0; bf16 0.0752 / 0.0752 and 0.0751 / 0.0753; main before the
-# session 0.0839 / 0.0843 and 0.0851 / 0.0842 in the same round) for 40 % less CPU to PTX
-CODEGEN = 0
+# LLVM's code generation level on the tensor cores: -O2. Session 8 measured f16 (T = 4096, D = 128)
+# 7 % slower at -O0; session 9, with the ldmatrix addresses' lane parts computed once
+# (`_fragment_addresses`) and each choice compiled apart (bench/results/flash-plan-ab-20261202-s9-h200/,
+# interleaved, the same output bits, InstCombine on): f16 0.0763-0.0764 ms at -O2 against
+# 0.0889-0.0892 at -O0, bf16 0.0754 against 0.0837-0.0840. (Session 9's round 1 had shown the
+# levels alike, but its A/B served both choices one cached kernel.)
+CODEGEN = 2
 # QKᵀ's and PV's K steps as loops in the PTX: each step is the same code at other shared
 # addresses (and, in PV, the next four weight words, which rotate through the loop's
 # registers), so LLVM and our lowering see one step instead of 8 and 4 — a third of the
