@@ -52,11 +52,11 @@ def test_multiple_of_needs_every_coefficient_and_the_constant():
     assert not multiple_of(b.udiv(aligned, ir.Constant(I64, 2)), 4)   # an opaque term
 
 
-def _pre_pipeline_ir(name: str, kernel: str, extents: dict) -> str:
+def _pre_pipeline_ir(name: str, kernel: str, extents: dict, variant: tuple[int, int] | tuple[()] = ()) -> str:
     from intentc.codegen.nvptx import compile as nvptx_compile
     text = (SAMPLES / f"{name}.kir").read_text()
     views = [p.name for p in parse(text).find(kernel).params if getattr(p.type, "direction", None)]
-    spec = Specialization(extents=extents, unit_stride=views, aligned16=views, contiguous=views)
+    spec = Specialization(extents=extents, unit_stride=views, aligned16=views, contiguous=views, variant=variant)
     captured = []
     original = nvptx_compile.module_text
 
@@ -78,3 +78,22 @@ def test_proven_groups_build_no_scalar_path():
     assert text.count("load <4 x float>") == 8 and text.count("store <4 x float>") == 16
     assert "ld.global.f32" not in text
     assert text.count("st.global.f32") == 2     # thread 0's two rank-0 row results
+
+
+def test_softmax_groups_are_their_vector_accesses_alone():
+    """Softmax at N = 1024: 4 vector loads and 4 vector stores a thread and row, no alignment
+    test, no predicated scalar access, no bounds compare."""
+    text = _pre_pipeline_ir("row_softmax", "row_softmax", {"N": 1024})
+    assert text.count("load <4 x float>") == 4 and text.count("store <4 x float>") == 4
+    assert "ld.global.f32" not in text and "st.global.f32" not in text
+    assert ", 15\n" not in text and "icmp ult i64" not in text
+
+
+def test_an_unproven_group_keeps_its_test():
+    """Softmax's variant for rows of 769-1023 elements: the row's stride is read at run time,
+    so each full group tests its alignment and keeps its predicated scalar accesses beside
+    the vector one (3 full groups; the last one, partial, is scalar)."""
+    text = _pre_pipeline_ir("row_softmax", "row_softmax", {}, (769, 1023))
+    assert text.count("load <4 x float>") == 3 and text.count("store <4 x float>") == 3
+    assert text.count(", 15\n") == 6
+    assert text.count("ld.global.f32") == 16 and text.count("st.global.f32") == 16

@@ -191,3 +191,23 @@ def test_a_variant_that_is_no_bucket_is_a_diagnostic(sample, kernel, variant):
     with pytest.raises(DiagnosticError) as raised:
         compile_kernel(sample_text(sample), kernel, "ptx", "sm_90", specialization={"variant": variant})
     assert raised.value.diagnostics[0].code == "E0066"
+
+
+@pytest.mark.parametrize("sample,kernel,cols", [("row_softmax", "row_softmax", 1024), ("cumsum", "row_cumsum", 4096),
+                                                ("row_sum", "row_sum_f16", 2048)])
+def test_a_one_length_bucket_is_the_specialized_kernel(sample, kernel, cols):
+    """A bucket of one row length (the groups fill it exactly) is launched only with the
+    extent bound to that length, so it is lowered with the extent fixed: the PTX of the
+    kernel specialized to it, under the same launch facts; launch.json says it serves that
+    length alone."""
+    views = ("x", "y")
+    facts = {"unit_stride": views, "aligned16": views, "contiguous": views}
+    _, rule = _rule(sample, kernel)
+    assert rule.bucket(cols) == (cols, cols)
+    variant = compile_kernel(sample_text(sample), kernel, "ptx", "sm_90",
+                             specialization={"variant": (cols, cols), **facts}).artifacts
+    specialized = compile_kernel(sample_text(sample), kernel, "ptx", "sm_90",
+                                 specialization={"extents": {"N": cols}, **facts}).artifacts
+    assert variant["kernel.ptx"] == specialized["kernel.ptx"]
+    serves = json.loads(variant["launch.json"])["serves"]
+    assert (serves["min"], serves["max"]) == (cols, cols)

@@ -38,12 +38,30 @@ def element_at(em: Emitter, tensor: Tensor, idx: Coordinate) -> ir.Value:
 
 
 class Lane(NamedTuple):
-    pointer: ir.Value
+    # builds the lane's element pointer where it is asked for (`pointer`): a vector group
+    # proven while building asks only its first lane's, so the others' are never built
+    place: Callable[[], ir.Value]
     live: ir.Value                  # i1: active and in bounds
     written: ir.Value | None        # the buffer's written-mask byte, if it keeps one
     # a view's lane: its element's distance from element 0, in elements (what alignment
     # facts are about: `_vector_ready`)
     displacement: ir.Value | None = None
+
+    @property
+    def pointer(self) -> ir.Value:
+        """The element's pointer, built in the block being built (the builder reuses one
+        built before in that block)."""
+        return self.place()
+
+
+def _element_pointer(em: Emitter, view: ViewRef, displacement: ir.Value,
+                     address: ir.Value | None) -> Callable[[], ir.Value]:
+    """Builds the pointer to the view's element at `displacement` (`address`: the offset
+    added, when already built) in the block being built when asked."""
+    def place() -> ir.Value:
+        b = em.b
+        return b.gep(view.ptr, [address if address is not None else b.add(view.offset, displacement)])
+    return place
 
 
 class Access:
@@ -79,15 +97,17 @@ class Access:
             displacement = ir.Constant(I64, 0)
             for c, stride in zip(coords, resource.strides):
                 displacement = b.add(displacement, b.mul(c, stride))
-            address = b.add(resource.offset, displacement)
+            address = None
             if not resource.in_allocation:
+                address = b.add(resource.offset, displacement)
                 inside = b.and_(inside, b.icmp_unsigned("<", address, resource.size))
-            pointer, written = b.gep(resource.ptr, [address]), None
+            place, written = _element_pointer(em, resource, displacement, address), None
         else:
             pointer = resource.memory.address(em, coords)
+            place = lambda: pointer    # built here: a buffer's address may span blocks
             written = resource.written.address(em, coords) if resource.written is not None else None
         em.check(self.site, b.and_(active, b.not_(inside)))
-        return Lane(pointer, b.and_(active, inside), written, displacement)
+        return Lane(place, b.and_(active, inside), written, displacement)
 
     def check_written(self, lane: Lane) -> None:
         """A live lane reading a buffer element never written is an illegal input (§9)."""

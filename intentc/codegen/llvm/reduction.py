@@ -84,18 +84,38 @@ def _reduce_op(em, op):
     slot = em.entry_alloca(register_type(work))
 
     def compute(rest):
-        em.b.store(identity_const(kind, work), slot)
+        accumulator = _Accumulator(em, slot, identity_const(kind, work))
 
         def step(reduced):
             element = convert(em, op, x.at(em, merge_index(axes, reduced, rest)), x.dtype, work)
-            before = em.b.load(slot)
+            before = accumulator.value()
             after = combine_builtin(em, op, kind, before, element, work)
-            em.b.store(after if em.lane_mask is None else em.b.select(em.lane_mask, after, before), slot)
+            accumulator.store(after if em.lane_mask is None else em.b.select(em.lane_mask, after, before))
         em.for_each(reduced_shape, step, lane_safe=True)
-        extreme = em.hooks.combine_partials(em, op, kind, em.b.load(slot), work,
+        extreme = em.hooks.combine_partials(em, op, kind, accumulator.value(), work,
                                             lambda a, b: combine_builtin(em, op, kind, a, b, work))
         return convert(em, op, extreme, work, acc)
     return _into(em, rest_shape, acc, compute)
+
+
+class _Accumulator:
+    """A reduction's running value in its entry-block slot. Its value is the one stored last
+    where that store is in the block being built (an unrolled register form's slots are one
+    block: no load to build and print for LLVM to forward), else the slot's load (the first
+    step of a loop over the coordinates, the value after it). Only the reduction stores to
+    its slot, so nothing comes between."""
+
+    def __init__(self, em, slot: ir.Value, initial: ir.Value):
+        self.em, self.slot = em, slot
+        self.store(initial)
+
+    def store(self, value: ir.Value) -> None:
+        self.em.b.store(value, self.slot)
+        self.stored = (self.em.b.block, value)
+
+    def value(self) -> ir.Value:
+        block, value = self.stored
+        return value if block is self.em.b.block else self.em.b.load(self.slot)
 
 
 @LOWERINGS.register("scan")

@@ -23,7 +23,7 @@ from .stage_compile import compile_stages
 from .stages import stage_plan
 from .tile_structured import StructuredPlan
 from .variants import (
-    VariantRule, check_variant, eager_variants, link_variant, served_launches, variant_mapping, variant_rule,
+    VariantRule, check_variant, eager_variants, exact_row, link_variant, served_launches, variant_mapping, variant_rule,
 )
 
 BAD_ARCH = "E0062"
@@ -84,6 +84,7 @@ def compile_ptx(module: Module, kernel_name: str, arch: str, specialization: Spe
     serves = None
     if specialization is not None and specialization.variant:   # this one variant alone
         fewest, most = check_variant(kernel, rule, specialization.variant, file, source)
+        specialization = exact_row(specialization, rule, fewest, most)   # (what `lower` lowers with)
         mapping = variant_mapping(kernel, mapping, specialization, fewest, most)
         serves, rule = served_launches(kernel.name, mapping, rule), None
     lowered = lower(mapping)
@@ -107,8 +108,10 @@ def compile_ptx(module: Module, kernel_name: str, arch: str, specialization: Spe
         parsed.verify()
         entries = {lowered.function} | {entry for entry, _ in linked}
         every = mappings + [f[2] for f in fallback]
-        ptx = optimized_ptx(parsed, arch, entries, timings, mark, strength_reduce=not all(map(_unrolled, mappings)),
-                            lean=all(_tiled(m) or _lean_plan(m) for m in every), level=max(map(_codegen_level, every)),
+        strength_reduce = not (_past_variants(mapping, rule) or all(map(_unrolled, mappings)))
+        ptx = optimized_ptx(parsed, arch, entries, timings, mark, strength_reduce=strength_reduce,
+                            lean=all(_tiled(m) or _lean_plan(m) or _past_variants(m, rule) for m in every),
+                            level=max(map(_codegen_level, every)),
                             combine=all(map(_instcombine, every)), prepare=any(map(_codegen_prepare, every)))
     config = launch_config(mapping, lowered.function, arch, [variant.to_json() for variant, _ in variants],
                            rule.to_json() if rule else {})
@@ -163,6 +166,18 @@ def _unrolled(mapping: Mapping) -> bool:
     the other mappings' loops over a row it saves registers and spills."""
     return (mapping.cta is not None and mapping.cta.slots > 0) or mapping.mma is not None or \
         mapping.kind in ("warp-rows", "flash")
+
+
+def _past_variants(mapping: Mapping, rule: VariantRule | None) -> bool:
+    """The CTA mapping's dynamic form as the entry of a dynamic row with register-form
+    variants (`rule`): it serves only the rows past them (longer than `rule.largest`, or
+    empty). Its loops over the row need no Loop Strength Reduction: without it ptxas -v gives
+    fewer registers and no spills (softmax 40 -> 32, layernorm 58 -> 32, dropout 40 -> 30,
+    row sum and cumsum +-2), and LSR was about a third of its code generation (the dynamic
+    softmax's `intentc compile`); it takes the lean pipeline (`machine._lean_pipeline`), another fifth
+    (ptxas -v: softmax 32 -> 40 registers, no spills). Static rows on the dynamic form (no
+    rule) keep both."""
+    return rule is not None and mapping.cta is not None
 
 
 def _codegen_level(mapping: Mapping) -> int:

@@ -467,11 +467,13 @@ def masked_plan(kernel: Kernel, known: dict[str, int], fewest: int, most: int,
                 specialization: Specialization) -> CtaPlan:
     """The register form serving every S in [fewest, most] known only at launch: the plan a
     static S = `most` gets (its T and K), the slots of the groups past `fewest` guarded
-    against the run-time S (none when fewest = most)."""
+    against the run-time S (none when fewest = most). Where `known` fixes S (a bucket of one
+    row length lowered as the kernel specialized to it, `variants.exact_row`), S is no bound:
+    the plan is the static one."""
     parallel, ops = iteration(kernel) or (None, [])
     assert parallel is not None, kernel.name
     plan = _register_plan(kernel, parallel, ops, _threads_for(most, _slots_wanted(kernel, ops)), most,
-                          specialization, masked=True)
+                          specialization, masked=register_size(kernel.body, ops, known) != most)
     return replace(plan, fewest=fewest)
 
 
@@ -605,8 +607,9 @@ def block_stride(em: Emitter, plan: CtaPlan, shape: Shape, body: Body) -> None:
     total = em.element_count(shape)
     start, step = thread_index(em, plan), ir.Constant(I64, plan.width)
 
-    def visit(linear):
-        body(unravel(em, linear, shape))
+    def visit(linear):    # each loop below visits only coordinates below the end (its bound's proof)
+        with full_slot(em, linear, shape):
+            body(unravel(em, linear, shape))
     if plan.grid:
         start = b.add(b.mul(b.zext(sreg(em, "ctaid.x"), I64), step), start)
         step = b.mul(b.zext(sreg(em, "nctaid.x"), I64), step)
@@ -747,12 +750,13 @@ def _shuffle(em, mode: str, value: ir.Value, lanes, clamp: int, mask: ir.Value |
     the lane delta or (idx) source lane, an int or an i32 value; `mask`: the lanes taking
     part (the whole warp unless given)."""
     b = em.b
-    shfl = em.declare(f"llvm.nvvm.shfl.sync.{mode}.i32", I32, [I32, I32, I32, I32])
     mask, clamp_ = mask or ir.Constant(I32, -1), ir.Constant(I32, clamp)
     offset = ir.Constant(I32, lanes) if isinstance(lanes, int) else lanes
-    if value.type in (I32, F32):     # the value's own bits, not through an i64 word (fewer instructions to build)
-        moved = b.call(shfl, [mask, value if value.type == I32 else b.bitcast(value, I32), offset, clamp_])
-        return moved if value.type == I32 else b.bitcast(moved, F32)
+    if value.type in (I32, F32):     # the value itself (the f32 intrinsic: no bitcasts to build either way)
+        kind = "i32" if value.type == I32 else "f32"
+        own = em.declare(f"llvm.nvvm.shfl.sync.{mode}.{kind}", value.type, [I32, value.type, I32, I32])
+        return b.call(own, [mask, value, offset, clamp_])
+    shfl = em.declare(f"llvm.nvvm.shfl.sync.{mode}.i32", I32, [I32, I32, I32, I32])
     word = to_word(em, value)
     low = b.call(shfl, [mask, b.trunc(word, I32), offset, clamp_])
     if value.type in (I64, F64):

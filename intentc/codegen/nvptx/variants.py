@@ -169,6 +169,18 @@ def eager_variants(kernel: Kernel, base: Mapping, rule: VariantRule,
     return found
 
 
+def exact_row(specialization: Specialization, rule: VariantRule, fewest: int, most: int) -> Specialization:
+    """The specialization a variant is lowered with: a bucket of one row length (fewest =
+    most, `register_bucket`'s groups filling S exactly, as the power-of-two rows do) is only
+    launched with `rule.extent` bound to that length, so it is lowered as the kernel
+    specialized to it (constant strides and extents: a vector group's alignment and every
+    bound fold as the code is built, not in LLVM). The request keeps its specialization:
+    the variant's cache key and argument words stay those of the dynamic kernel."""
+    if fewest != most or most % rule.factor:
+        return specialization
+    return specialization.model_copy(update={"extents": {**specialization.extents, rule.extent: most // rule.factor}})
+
+
 def served_launches(kernel: str, mapping: Mapping, rule: VariantRule) -> Variant:
     """The record of a variant compiled alone (`launch.json` `serves`): the kernel's own entry
     serving the launches that bind `rule.extent` to `min` … `max`."""
