@@ -23,11 +23,11 @@ def test_long_libdevice_functions_are_one_function_called_from_every_slot():
     ptx, launch = _compiled("special_math", "special_math")
     assert launch["mapping"] == "grid" and launch["outlined_math"]
     slots = launch["slots"]
-    for name in ("lgammaf", "erfcf", "log1pf", "asinf", "logf"):      # over OUTLINE_INSTRUCTIONS
-        assert re.search(rf"\.func\s+\(\.param \.b32 func_retval0\) intentc_{name}\b", ptx), name
-        assert len(re.findall(rf"call\.uni \(retval0\), intentc_{name},", ptx)) == slots, name
-    assert "intentc_expf" not in ptx and "intentc_sqrtf" not in ptx     # short: inline
-    assert outlined_math.long_function("__nv_lgammaf") and not outlined_math.long_function("__nv_expf")
+    assert re.search(r"\.func\s+\(\.param \.b32 func_retval0\) intentc_lgammaf\b", ptx)   # over OUTLINE_INSTRUCTIONS
+    assert len(re.findall(r"call\.uni \(retval0\), intentc_lgammaf,", ptx)) == slots
+    for name in ("erfcf", "log1pf", "asinf", "logf", "expf", "sqrtf"):     # shorter: inline
+        assert f"intentc_{name}" not in ptx, name
+    assert outlined_math.long_function("__nv_lgammaf") and not outlined_math.long_function("__nv_erfcf")
 
 
 def test_kernels_without_math_functions_call_nothing():
@@ -35,14 +35,14 @@ def test_kernels_without_math_functions_call_nothing():
     assert "call" not in ptx and not launch["lean_pipeline"]
 
 
-def test_costly_iterations_that_combine_nothing_take_the_lean_pipeline():
+def test_lane_rows_take_the_lean_pipeline_and_cta_iterations_keep_o1():
     _, dropout = _compiled("philox_dropout", "dropout", {"N": 2048})
     _, bias_act = _compiled("activation_enum", "bias_act", {"N": 1024})
     _, nan_max = _compiled("nan_max_vs_maximum_num", "nan_max", {"N": 2048})     # row reductions
     _, ema = _compiled("ema_row_buffer", "ema_rows", {"T": 1024})
-    assert dropout["lean_pipeline"] and ema["mapping"] == "lane-rows" and ema["lean_pipeline"]
-    assert not nan_max["lean_pipeline"]
-    assert bias_act["mapping"] == "cta" and bias_act["lean_pipeline"]
+    assert ema["mapping"] == "lane-rows" and ema["lean_pipeline"]
+    assert not nan_max["lean_pipeline"] and not dropout["lean_pipeline"]    # dropout ran 11% slower lean
+    assert bias_act["mapping"] == "cta" and not bias_act["lean_pipeline"]
 
 
 def test_an_iteration_that_combines_nothing_keeps_at_most_16_slots():

@@ -212,9 +212,11 @@ def _tiled(mapping: Mapping) -> bool:
 
 
 def _lean_plan(mapping: Mapping) -> bool:
-    """A CTA plan of independent coordinates or the lane-rows plan: they say `lean`
-    (`CtaPlan.lean`, `LaneRows.lean`)."""
-    return bool(getattr(mapping.cta, "lean", False) or getattr(mapping.lanes, "lean", False))
+    """The lane-rows plan says `lean` (`LaneRows.lean`). (Session 9 also gave it to CTA
+    iterations that combine nothing and call costly ops; with each choice compiled apart the
+    H200 ran dropout 11 % slower on it, 0.0741 against 0.0663 ms, gelu_fwd and kaiser alike:
+    bench/results/cta-choices-ab-20261202-s9-h200/.)"""
+    return bool(getattr(mapping.lanes, "lean", False))
 
 
 def assemble_cubin(ptx: str, arch: str, timings: dict | None = None) -> bytes:

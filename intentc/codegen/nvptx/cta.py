@@ -139,13 +139,6 @@ class CtaPlan:
     costly_prologue: bool = False
     iterations: int = 1        # iterations a CTA runs at once, each on its own `width` threads (short rows)
     buffers: tuple = ()        # the iteration's buffers: (name, "shared" | "scratch"), cta_buffers.py
-    # the kernel pipeline: LLVM's O1 simplification, or (`lean`) the tile generators' SROA,
-    # InstCombine, SimplifyCFG and ADCE (`machine._lean_pipeline`), for an iteration that
-    # combines nothing and calls costly ops (`_combines_nothing`, not `_cheap_coordinates`):
-    # its unrolled slots are straight-line code that meets no barrier, whose index math
-    # LLVM only has to fold (issue #13; H200, bench/results/cscan-20261202-s9-h200-r1/:
-    # dropout 0.0666 / 0.0665 ms lean / O1, the same bits; CPU to PTX about 30 % less)
-    lean: bool = False
 
     @property
     def width(self) -> int:
@@ -510,8 +503,7 @@ def cta_plan(kernel: Kernel, specialization: Specialization | None = None,
         return replace(plan, staged=staged, buffers=tuple(sorted(buffers.items())),
                        transposed=tuple((name, order) for name, order in transposed.items() if name in staged),
                        costly_prologue=_costly_prologue(kernel.body, size, known),
-                       unrolled=plan.unrolled and not rolled,
-                       lean=_combines_nothing(kernel, ops) and not _cheap_coordinates(kernel, ops))
+                       unrolled=plan.unrolled and not rolled)
     shared_results = staged_reductions(nested_ops(ops, helpers), known, DYNAMIC_THREADS)
     if not (_body_ok(flat, views, False, known, helpers, launch) and chunk_scans_ok(ops, helpers)
             and shared_results is not None):

@@ -78,8 +78,9 @@ class LaneRows:
     lazy_reads: frozenset = frozenset()
 
     kind = "lane-rows"
-    # the lean kernel pipeline (`CtaPlan.lean`): ema_rows on the H200 0.2307 / 0.2308 ms
-    # lean / O1, the same bits, 23 % less CPU to PTX (bench/results/cscan-20261202-s9-h200-r1/)
+    # the lean kernel pipeline (`machine._lean_pipeline`): ema_rows on the H200 0.2094-0.2098 ms
+    # lean against 0.2293 on O1 (each compiled apart, the same bits,
+    # bench/results/cta-choices-ab-20261202-s9-h200/), and about a quarter less CPU to PTX
     lean = True
 
     @property

@@ -88,7 +88,7 @@ class LaunchConfig:
     plan: dict = field(default_factory=dict)      # a kernel plan's to_json() (kernel_plans.py)
     shared_bytes: int = 0        # dynamic shared memory a launch asks for (the MMA mapping's ring past 48 KiB)
     outlined_math: bool = False  # long f32 libdevice functions are calls (outlined_math.py)
-    lean_pipeline: bool = False  # the lean kernel pipeline (CtaPlan.lean, LaneRows.lean)
+    lean_pipeline: bool = False  # the lean kernel pipeline (LaneRows.lean)
     abi: str = "void kernel(i64 w0, ..., i64 wN-1, i64 *status): argument words as parameters, status in global memory"
 
     def to_json(self) -> dict:
@@ -218,4 +218,4 @@ def launch_config(mapping: Mapping, entry: str, arch: str, variants: list | None
                         plan=mapping.lanes.to_json() if mapping.lanes else {},
                         shared_bytes=mapping.mma.dynamic_shared_bytes if mapping.mma else 0,
                         outlined_math=mapping.outlined_math,
-                        lean_pipeline=bool(getattr(mapping.cta, "lean", False) or getattr(mapping.lanes, "lean", False)))
+                        lean_pipeline=bool(getattr(mapping.lanes, "lean", False)))
