@@ -1,6 +1,7 @@
 """Shared benchmark plumbing: timing, tables, and result files under bench/results/."""
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 import platform
@@ -97,3 +98,17 @@ def run_sample_ab(measured, ids: list[str], argv=None, chosen: list[str] | None 
         rows.append(row)
         if args.out:
             Path(args.out).write_text(json.dumps(rows, indent=1) + "\n")
+
+
+@contextlib.contextmanager
+def attributes(module, **values):
+    """`module`'s attributes set to `values` while the block runs, restored after it (the
+    A/B benches' choices: a constant or a function of the compiler swapped for one run)."""
+    saved = {name: getattr(module, name) for name in values}
+    for name, value in values.items():
+        setattr(module, name, value)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            setattr(module, name, value)

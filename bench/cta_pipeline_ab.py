@@ -22,7 +22,6 @@ import argparse
 import contextlib
 import dataclasses
 import functools
-import json
 import sys
 from pathlib import Path
 
@@ -30,17 +29,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench import gpu_codegen_ab  # noqa: E402  (after the path insert)
+from bench.common import attributes  # noqa: E402
 
 
-@contextlib.contextmanager
 def pipeline(lean: bool):
     from intentc.codegen.nvptx import compile as nvptx_compile
-    chosen = nvptx_compile._tiled, nvptx_compile._lean_plan
-    nvptx_compile._tiled = nvptx_compile._lean_plan = lambda mapping: lean
-    try:
-        yield
-    finally:
-        nvptx_compile._tiled, nvptx_compile._lean_plan = chosen
+    return attributes(nvptx_compile, _tiled=lambda mapping: lean, _lean_plan=lambda mapping: lean)
 
 
 @contextlib.contextmanager
@@ -58,18 +52,12 @@ def staged_lsr():
         nvptx_compile.stage_plan = chosen
 
 
-@contextlib.contextmanager
 def outlined_math(longer_than: int | None = None):
     """The CTA, grid and staged mappings outline their libdevice functions longer than
     `longer_than` instructions (`nvptx/outlined_math.py`; None: its own threshold)."""
     from intentc.codegen.nvptx import outlined_math as chosen
-    saved = chosen.OUTLINING_KINDS, chosen.OUTLINE_INSTRUCTIONS
-    chosen.OUTLINING_KINDS = frozenset({"cta", "grid", "staged"})
-    chosen.OUTLINE_INSTRUCTIONS = saved[1] if longer_than is None else longer_than
-    try:
-        yield
-    finally:
-        chosen.OUTLINING_KINDS, chosen.OUTLINE_INSTRUCTIONS = saved
+    return attributes(chosen, OUTLINING_KINDS=frozenset({"cta", "grid", "staged"}),
+                      OUTLINE_INSTRUCTIONS=chosen.OUTLINE_INSTRUCTIONS if longer_than is None else longer_than)
 
 
 @contextlib.contextmanager
@@ -141,21 +129,7 @@ def main(argv=None) -> int:
     for entry in args.only.split(";"):
         ident, _, own = entry.partition("=")
         choices = (own or args.choices).split(",")
-        spec = by_id[ident]
-        text = (ROOT / "ir_samples" / f"{spec.sample}.kir").read_text()
-        case = spec.build(spec.sized(spec.dims[spec.scaled]), "cuda")
-        reference = None
-        for choice in choices + choices[::-1]:
-            try:
-                row = gpu_codegen_ab.choice_row(spec, text, case, choice, args.budget_s, reference)
-                outputs = row.pop("_outputs")
-                reference = reference if reference is not None else outputs
-            except Exception as error:     # a failing choice is reported in its row
-                row = {"id": spec.id, "choice": choice, "error": f"{type(error).__name__}: {str(error)[:300]}"}
-            rows.append(row)
-            print(json.dumps(row), flush=True)
-            if args.out:
-                Path(args.out).write_text(json.dumps(rows, indent=1))
+        gpu_codegen_ab.time_choices(by_id[ident], choices + choices[::-1], args.budget_s, rows, args.out)
     return 0
 
 

@@ -221,23 +221,30 @@ def main(argv=None) -> int:
     rows = [{"id": REFERENCE, "choice": "default", "to_ptx_ms": to_ptx_ms(by_id[REFERENCE], "default", 5)}]
     print(json.dumps(rows[0]), flush=True)
     for spec in (by_id[ident] for ident in ids):
-        text = (ROOT / "ir_samples" / f"{spec.sample}.kir").read_text()
-        case = spec.build(spec.sized(spec.dims[spec.scaled]), "cuda")
-        reference = None
         chosen = [choice for choice, (_, changed) in CHOICES.items()
                   if spec.id in changed and (not args.choices or choice in args.choices.split(","))]
-        for choice in chosen * args.rounds:
-            try:
-                row = choice_row(spec, text, case, choice, args.budget_s, reference)
-                outputs = row.pop("_outputs")
-                reference = reference if reference is not None else outputs
-            except Exception as error:     # a failing choice is reported in its row
-                row = {"id": spec.id, "choice": choice, "error": f"{type(error).__name__}: {str(error)[:300]}"}
-            rows.append(row)
-            print(json.dumps(row), flush=True)
-            if args.out:
-                Path(args.out).write_text(json.dumps(rows, indent=1))
+        time_choices(spec, chosen * args.rounds, args.budget_s, rows, args.out)
     return 0
+
+
+def time_choices(spec, choices: list[str], budget_s: float, rows: list[dict], out: str | None) -> None:
+    """`choice_row` of each of `choices` in turn on one set of the sample's device data, each
+    row's outputs against the first choice's, the rows appended to `rows` (and written to `out`)
+    as they come; a choice that fails is reported in its row."""
+    text = (ROOT / "ir_samples" / f"{spec.sample}.kir").read_text()
+    case = spec.build(spec.sized(spec.dims[spec.scaled]), "cuda")
+    reference = None
+    for choice in choices:
+        try:
+            row = choice_row(spec, text, case, choice, budget_s, reference)
+            outputs = row.pop("_outputs")
+            reference = reference if reference is not None else outputs
+        except Exception as error:
+            row = {"id": spec.id, "choice": choice, "error": f"{type(error).__name__}: {str(error)[:300]}"}
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+        if out:
+            Path(out).write_text(json.dumps(rows, indent=1))
 
 
 if __name__ == "__main__":

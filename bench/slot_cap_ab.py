@@ -11,14 +11,13 @@ order given and then reversed, so that neither order's caches favour one.
 """
 from __future__ import annotations
 
-import contextlib
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.common import compiled_sample, run_sample_ab  # noqa: E402  (after the path insert)
+from bench.common import attributes, compiled_sample, run_sample_ab  # noqa: E402  (after the path insert)
 
 IDS = ["nan_max_vs_maximum_num:nan_max", "row_argmax:row_argmax", "segment_sum_scatter_reduce:segment_sum",
        "f8_rowwise_quant:quantize_e4m3_rowwise", "f8_rowwise_quant:quantize_e5m2_rowwise",
@@ -29,17 +28,9 @@ VARIANTS = {"default": {}, "cap16": {"MAX_SLOTS": 16}, "cap8": {"MAX_SLOTS": 8},
 CHOSEN = list(VARIANTS)
 
 
-@contextlib.contextmanager
 def planned_with(constants: dict):
     from intentc.codegen.nvptx import cta
-    saved = {name: getattr(cta, name) for name in constants}
-    for name, value in constants.items():
-        setattr(cta, name, value)
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            setattr(cta, name, value)
+    return attributes(cta, **constants)
 
 
 def measured(spec, reps: int) -> dict:
