@@ -72,6 +72,30 @@ def compiled_sample(spec, dims: dict):
     return kernel, time.perf_counter() - start
 
 
+def interleaved_variants(spec, reps: int, chosen: list[str], compile_variant) -> tuple[dict, object]:
+    """Each variant of `chosen` compiled (`compile_variant(label, dims)` -> (kernel, seconds)),
+    launched once on the spec's device data and checked, then every variant timed A B B A:
+    (the row, the case, for baselines on the same data)."""
+    from bench.gpu import timed
+    dims = spec.sized(spec.dims[spec.scaled])
+    case = spec.build(dims, "cuda")
+    row: dict = {"id": spec.id, "size": spec.label(dims), "bytes": case.bytes}
+    launches = {}
+    for label in chosen:
+        kernel, compile_s = compile_variant(label, dims)
+        launch = lambda kernel=kernel: kernel.launch_in_place(case.values, spec.constexprs)
+        if case.reset:
+            case.reset()
+        launch()
+        kernel.synchronize()
+        row[label] = {"threads": kernel.launch_config.block[0], "slots": kernel.launch_config.slots,
+                      "compile_s": round(compile_s, 3), "correct": case.check() is True, "ms": []}
+        launches[label] = launch
+    for label in chosen + chosen[::-1]:
+        row[label]["ms"].append(round(timed(launches[label], reps) * 1e3, 4))
+    return row, case
+
+
 def run_sample_ab(measured, ids: list[str], argv=None, chosen: list[str] | None = None) -> None:
     """The command line of an A/B bench over sample kernels: `measured(spec, reps)` gives one
     row a kernel of `--only`, printed as it comes and kept in `--out`; `--variants A,B` replaces

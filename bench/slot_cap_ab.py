@@ -17,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.common import attributes, compiled_sample, run_sample_ab  # noqa: E402  (after the path insert)
+from bench.common import attributes, compiled_sample, interleaved_variants, run_sample_ab  # noqa: E402  (after the path insert)
 
 IDS = ["nan_max_vs_maximum_num:nan_max", "row_argmax:row_argmax", "segment_sum_scatter_reduce:segment_sum",
        "f8_rowwise_quant:quantize_e4m3_rowwise", "f8_rowwise_quant:quantize_e5m2_rowwise",
@@ -34,25 +34,10 @@ def planned_with(constants: dict):
 
 
 def measured(spec, reps: int) -> dict:
-    from bench.gpu import timed
-    dims = spec.sized(spec.dims[spec.scaled])
-    case = spec.build(dims, "cuda")
-    row: dict = {"id": spec.id, "size": spec.label(dims), "bytes": case.bytes}
-    launches = {}
-    for label in CHOSEN:
+    def compile_variant(label: str, dims: dict):
         with planned_with(VARIANTS[label]):
-            kernel, compile_s = compiled_sample(spec, dims)
-        launch = lambda kernel=kernel: kernel.launch_in_place(case.values, spec.constexprs)
-        if case.reset:
-            case.reset()
-        launch()
-        kernel.synchronize()
-        row[label] = {"threads": kernel.launch_config.block[0], "slots": kernel.launch_config.slots,
-                      "compile_s": round(compile_s, 3), "correct": case.check() is True, "ms": []}
-        launches[label] = launch
-    for label in CHOSEN + CHOSEN[::-1]:
-        row[label]["ms"].append(round(timed(launches[label], reps) * 1e3, 4))
-    return row
+            return compiled_sample(spec, dims)
+    return interleaved_variants(spec, reps, CHOSEN, compile_variant)[0]
 
 
 def main(argv=None) -> None:

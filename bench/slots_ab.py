@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.common import run_sample_ab  # noqa: E402  (after the path insert)
+from bench.common import interleaved_variants, run_sample_ab  # noqa: E402  (after the path insert)
 
 IDS = ["vector_add:vector_add", "saxpy:saxpy", "activation_enum:bias_act", "philox_dropout:dropout",
        "reverse_copy_negative_stride:flip_rows", "f8_rowwise_quant:dequantize_e4m3_rowwise",
@@ -64,22 +64,8 @@ def compiled(spec, dims: dict, variant: tuple):
 
 def measured(spec, reps: int) -> dict:
     from bench.gpu import timed
-    dims = spec.sized(spec.dims[spec.scaled])
-    case = spec.build(dims, "cuda")
-    row: dict = {"id": spec.id, "size": spec.label(dims), "bytes": case.bytes}
-    launches = {}
-    for label in CHOSEN:
-        kernel, compile_s = compiled(spec, dims, VARIANTS[label])
-        launch = lambda kernel=kernel: kernel.launch_in_place(case.values, spec.constexprs)
-        if case.reset:
-            case.reset()
-        launch()
-        kernel.synchronize()
-        row[label] = {"threads": kernel.launch_config.block[0], "slots": kernel.launch_config.slots,
-                      "compile_s": round(compile_s, 3), "correct": case.check() is True, "ms": []}
-        launches[label] = launch
-    for label in CHOSEN + CHOSEN[::-1]:
-        row[label]["ms"].append(round(timed(launches[label], reps) * 1e3, 4))
+    row, case = interleaved_variants(spec, reps, CHOSEN,
+                                     lambda label, dims: compiled(spec, dims, VARIANTS[label]))
     for name, baseline in case.baselines.items():
         seconds = timed(baseline, reps)
         row[name] = {"ms": round(seconds * 1e3, 4)}

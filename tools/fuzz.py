@@ -202,13 +202,9 @@ class Mutator:
 
     def _extent(self, text: str) -> str:
         """An extent of a shape made huge, zero, negative or a fresh name."""
-        found = list(_SHAPE.finditer(text))
-        if not found:
-            return text
-        match = self.rng.choice(found)
-        extents = match.group(1).split(", ")
-        extents[self.rng.randrange(len(extents))] = self.rng.choice(HUGE_EXTENTS)
-        return text[:match.start(1)] + ", ".join(extents) + text[match.end(1):]
+        def edit(extents: list[str]) -> None:
+            extents[self.rng.randrange(len(extents))] = self.rng.choice(HUGE_EXTENTS)
+        return self._edit_list(text, _SHAPE, 1, edit)
 
     def _attribute(self, text: str) -> str:
         """An attribute's value swapped for a wrong one (out-of-range axis, repeated axes, a
@@ -217,16 +213,23 @@ class Mutator:
 
     def _arity(self, text: str) -> str:
         """An operand dropped from, or added to, an op's operand list."""
-        found = list(_OPERANDS.finditer(text))
+        def edit(operands: list[str]) -> None:
+            if len(operands) > 1 and self.rng.random() < 0.5:
+                del operands[self.rng.randrange(len(operands))]
+            else:
+                operands.insert(self.rng.randrange(len(operands) + 1), self.rng.choice(operands))
+        return self._edit_list(text, _OPERANDS, 2, edit)
+
+    def _edit_list(self, text: str, pattern: re.Pattern, group: int, edit) -> str:
+        """`text` with one match of `pattern`, chosen at random, having its comma-separated
+        `group` changed in place by `edit(items)`."""
+        found = list(pattern.finditer(text))
         if not found:
             return text
         match = self.rng.choice(found)
-        operands = match.group(2).split(", ")
-        if len(operands) > 1 and self.rng.random() < 0.5:
-            del operands[self.rng.randrange(len(operands))]
-        else:
-            operands.insert(self.rng.randrange(len(operands) + 1), self.rng.choice(operands))
-        return text[:match.start(2)] + ", ".join(operands) + text[match.end(2):]
+        items = match.group(group).split(", ")
+        edit(items)
+        return text[:match.start(group)] + ", ".join(items) + text[match.end(group):]
 
     def _unicode_name(self, text: str) -> str:
         """A value or symbol name with non-ASCII letters, a zero-width or bidi character."""

@@ -181,8 +181,8 @@ def _past_variants(mapping: Mapping, rule: VariantRule | None) -> bool:
 
 
 def _codegen_level(mapping: Mapping) -> int:
-    """LLVM's code generation level for the mapping: its plan's `codegen` (the flash plans:
-    0, docs/gpu.md "Flash attention"), else 2."""
+    """LLVM's code generation level for the mapping: its plan's `codegen` (the CUDA-core flash
+    plan: 0, docs/gpu.md "Flash attention"), else 2."""
     return getattr(mapping.plan, "codegen", 2)
 
 
