@@ -373,10 +373,7 @@ class FlashEmitter:
         def tile(j0, started) -> tuple:
             """(the tile's summary, whether it combines with the state, started)."""
             self.j0 = j0
-            values.key_exists = [b.icmp_signed("<", b.add(j0, self.key_offset(n)), self.rows_extent)
-                                 for n in range(self.keys)]
-            values.run(ops[1:fold_at])
-            return _flat(self._summarize(a.fold)), started, ir.Constant(I1, 1)
+            return _flat(self._summarize(a.fold, ops[1:fold_at])), started, ir.Constant(I1, 1)
 
         def trip(j0, carried):
             """The trip's summary combined into the state (the first one is the state)."""
@@ -549,20 +546,29 @@ class FlashEmitter:
             return [leaf for f in type_.fields for leaf in self._leaf_types(f.type)]
         return [(type_.dtype, "rows", 1)] if not type_.shape else [(type_.dtype, "cols", self.cols)]
 
-    def _summarize(self, fold) -> list:
-        """The summarizer on the current tile: len, the keys' positions, the tile's scores."""
+    def _summarize(self, fold, prologue: list) -> list:
+        """The ops between the scores and the fold (`prologue`), then the summarizer on the
+        current tile: len, the keys' positions, the tile's scores."""
         b = self.em.b
         values = self.values
-        bn = self.plan.block[1]
+        values.key_exists = [b.icmp_signed("<", b.add(self.j0, self.key_offset(n)), self.rows_extent)
+                             for n in range(self.keys)]
+        values.run(prologue)
         length, positions, scores, tile = (arg.name for arg in fold.regions[0].args)
-        left = b.sub(self.rows_extent, self.j0)
-        values.env[length] = values.uniform("index", b.select(b.icmp_signed("<", left, _i64(bn)), left, _i64(bn)))
+        values.env[length] = self._tile_length()
         values.env[positions] = PerThread("keys", "index", [[b.add(self.j0, self.key_offset(n))
                                                              for n in range(self.keys)] for _ in range(self.rows)])
         values.env[scores] = values.env[fold.operands[0]]
         values.env[tile] = "values"
         yielded = values.run(fold.regions[0].ops)
         return [leaf for value, t in zip(yielded, fold.result_types) for leaf in record_leaves(value, t)]
+
+    def _tile_length(self) -> PerThread:
+        """The summarizer's `len`: the current tile's keys inside the axis."""
+        b = self.em.b
+        bn = self.plan.block[1]
+        left = b.sub(self.rows_extent, self.j0)
+        return self.values.uniform("index", b.select(b.icmp_signed("<", left, _i64(bn)), left, _i64(bn)))
 
     def _combine(self, fold, previous: list, summary: list) -> list:
         values = self.values

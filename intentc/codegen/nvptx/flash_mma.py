@@ -37,9 +37,10 @@ from ..layout.mma import Mma
 from ..llvm.lowfloat import is_finite, to_register, to_storage
 from ..llvm.types import F32, I1, I16, I32, I64
 from .fold_attention import FoldAttention
-from .fold_values import FoldValues, PerThread
+from .fold_values import FoldValues, PerThread, record_leaves
 from .flash_attention import INSTCOMBINE, FlashEmitter, KeyGroupPlan, slices_text
 from .dead_slices import dead_slices_are_identity
+from .key_phases import POSITIONS, KeyPhases
 from .lane_dots import global_vector
 from .ptx_asm import (asm, cp_async, cp_async_commit, cp_async_wait, ldmatrix_x4, mma_m16n8k16, opaque)
 from .tile_matmul import swizzled
@@ -65,6 +66,9 @@ CODEGEN = 2
 # registers), so LLVM and our lowering see one step instead of 8 and 4 — a third of the
 # kernel's instructions. ptxas unrolls the loops itself (constant trip counts).
 ROLLED = True
+# The summarizer's element ops on key vectors as loops over the tile's key fragments
+# (`key_phases.py`), which ptxas unrolls: their code once instead of once a key slot (32 times).
+KEY_LOOPS = True
 
 
 @dataclass(frozen=True)
@@ -77,6 +81,7 @@ class FlashMmaPlan(KeyGroupPlan):
     groups: int = GROUPS
     resident: int = RESIDENT
     rolled: bool = ROLLED            # the K steps of QKᵀ and PV as loops (ptxas unrolls them), not unrolled here
+    key_loops: bool = KEY_LOOPS      # the summarizer's key vectors in loops over key fragments (key_phases.py)
     codegen: int = CODEGEN           # LLVM's code generation level
     instcombine: bool = INSTCOMBINE  # InstCombine in the LLVM pipeline
 
@@ -116,6 +121,7 @@ class FlashMmaPlan(KeyGroupPlan):
                 "per_thread": {"rows": self.rows, "keys": self.keys, "columns": db // QUAD},
                 "resident": self.resident, "row_warps": self.row_warps, "key_groups": self.groups,
                 "shared_bytes": self.shared_bytes, "k_steps": "rolled" if self.rolled else "unrolled",
+                "key_vectors": "a loop over key fragments" if self.key_loops else "op by op",
                 "codegen": f"-O{self.codegen}", "instcombine": self.instcombine,
                 "instruction": f"mma.sync.aligned.m16n8k16.row.col.f32.{operand}.{operand}.f32 (ldmatrix, "
                                "128-byte swizzled shared rows)",
@@ -267,6 +273,30 @@ class FlashMmaEmitter(FlashEmitter):
             self._stage_tile(self.k, self.k_shared, start, _i64(0), BLOCK_KEYS, self.plan.resident_depth)
         return start, stop
 
+    def _summarize(self, fold, prologue: list) -> list:
+        """As the CUDA-core emitter's, with the key vectors' element ops in loops over the
+        tile's key fragments (`key_phases.py`) where the plan says so and every op reading a
+        key vector allows it."""
+        kinds = self.plan.attention.kinds
+        region = fold.regions[0]
+        length, positions, scores, tile = (arg.name for arg in region.args)
+        if not (self.plan.key_loops and KeyPhases.supported([*prologue, *region.ops], kinds, {positions, scores})):
+            return super()._summarize(fold, prologue)
+        phases = KeyPhases(self, kinds, BLOCK_KEYS // 8, self._fragment_keys, self._weight_words,
+                           lambda op, words: self._values_by_weights(words))
+        phases.run(prologue)
+        self.values.env[length] = self._tile_length()
+        phases.bind(positions, POSITIONS)
+        phases.bind(scores, fold.operands[0])
+        self.values.env[tile] = "values"
+        return [leaf for value, t in zip(phases.run(region.ops), fold.result_types) for leaf in record_leaves(value, t)]
+
+    def _fragment_keys(self, fragment: ir.Value) -> list:
+        """The tile offsets (i64) of key fragment `fragment`'s two slots: keys 8 f + 2(l%4) + e."""
+        b = self.em.b
+        first = b.add(b.mul(self.quad, _i64(2)), b.mul(fragment, _i64(8)))
+        return [first, b.add(first, _i64(1))]
+
     # ---- contractions ----------------------------------------------------------------------
     def _scores(self) -> PerThread:
         """S = Q Kᵀ for the warp's 16 rows and the tile's keys: 8 m16n8 fragments, K steps of 16."""
@@ -337,10 +367,10 @@ class FlashMmaEmitter(FlashEmitter):
         final = self.em.loop(_i64(0), _i64(steps), trip, _i64(1), "kstep", carried=[v for f in acc for v in f] + queue)
         return fragments(final[:count])
 
-    def _values_by_weights(self, weights: PerThread | None, name: str) -> PerThread:
-        """O = P V: P the weights' registers as A fragments, V staged and read transposed."""
+    def _values_by_weights(self, words: list) -> PerThread:
+        """O = P V: P the weights' words ([row][key fragment], `_weight_words`) as A fragments,
+        V staged and read transposed."""
         fragments = self.plan.columns // 8
-        words = self._weight_words(weights, name)
         if self.plan.resident_depth:
             self._arrived()
             self._prefetch_keys()
@@ -377,16 +407,17 @@ class FlashMmaEmitter(FlashEmitter):
                 acc[j] = mma_m16n8k16(b, self.operand, "f32", a_frag, frag, acc[j])
         return acc
 
-    def _weight_words(self, weights: PerThread | None, name: str) -> list:
-        """[row][fragment] b32 words of the weights in the operand type, (low, high) = keys
-        (2(l%4), 2(l%4) + 1) of the fragment; 0 for keys past the axis. Where the IR casts f32
-        weights, the f32 values convert pairwise (`cvt.rn`, the cast's rounding)."""
+    def _weight_words(self, values: FoldValues, weights: PerThread | None, name: str) -> list:
+        """[row][fragment] b32 words of the weights in the operand type (of `values`' key
+        slots), (low, high) = keys (2(l%4), 2(l%4) + 1) of the fragment; 0 for keys past the
+        axis. Where the IR casts f32 weights, the f32 values convert pairwise (`cvt.rn`, the
+        cast's rounding)."""
         b = self.em.b
-        cast = self.values.defs.get(name)
-        source = self.values.env[cast.operands[0]] if cast is not None and cast.name == "cast" else None
+        cast = values.defs.get(name)
+        source = values.env[cast.operands[0]] if cast is not None and cast.name == "cast" else None
         if source is not None and source.dtype != "f32":
             source = None
-        exists = self.values.key_exists
+        exists = values.key_exists
         result = []
         for r in range(self.rows):
             row = []
@@ -406,7 +437,7 @@ class FlashMmaEmitter(FlashEmitter):
     def _contract(self, op, env) -> PerThread:
         if op.name == "matvec":
             return self._scores()
-        return self._values_by_weights(env.get(op.operands[0]), op.operands[0])
+        return self._values_by_weights(self._weight_words(self.values, env.get(op.operands[0]), op.operands[0]))
 
     # ---- staging -------------------------------------------------------------------------
     def _arrived(self) -> None:

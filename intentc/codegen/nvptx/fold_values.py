@@ -57,7 +57,9 @@ def _leaves(value) -> list:
     return [leaf for inner in value.fields.values() for leaf in _leaves(inner)] if isinstance(value, Record) else [value]
 
 
-def _identity(kind: str, dtype: str) -> ir.Constant:
+def reduction_identity(op: Op, dtype: str) -> ir.Constant:
+    """The identity of a `reduce` op's combine in `dtype`."""
+    kind = op.keyword_attr("kind")
     if dtype == "bool":
         return ir.Constant(ir.IntType(1), int(kind == "all"))
     if dtype == "index":
@@ -227,29 +229,41 @@ class FoldValues:
     def _reduce(self, op: Op, operands: list, type_) -> PerThread:
         """A keys vector to each row's scalar: the thread's keys in order (missing keys take
         the identity), then the butterfly over the row's 16 lanes."""
-        em = self.em
-        b = em.b
-        kind = op.keyword_attr("kind")
-        combine = COMBINE[kind]
         vector = operands[0]
-        identity = _identity(kind, vector.dtype)
-        results = []
-        for row in vector.values:
-            total = identity
-            for value, exists in zip(row, self.key_exists):
-                total = binary(em, op, combine, total, b.select(exists, value, identity), vector.dtype)
-            offset = 1
-            while offset < self.row_lanes:
-                other = self._shuffled(total, offset)
-                if is_float(vector.dtype):
-                    upper = self._upper_lane(offset)
-                    first, second = b.select(upper, other, total), b.select(upper, total, other)
-                else:           # an integer or bool combine gives the same bits in either order
-                    first, second = total, other
-                total = binary(em, op, combine, first, second, vector.dtype)
-                offset *= 2
-            results.append([total])
-        return PerThread("rows", vector.dtype if kind not in ("any", "all") else "bool", results)
+        identity = reduction_identity(op, vector.dtype)
+        return self.rows_result(op, [self.across_lanes(op, self.thread_keys(op, identity, row, vector.dtype), vector.dtype)
+                                     for row in vector.values], vector.dtype)
+
+    @staticmethod
+    def rows_result(op: Op, totals: list, dtype: str) -> PerThread:
+        """A reduction's rows scalar from each row's total."""
+        return PerThread("rows", dtype if op.keyword_attr("kind") not in ("any", "all") else "bool",
+                         [[total] for total in totals])
+
+    def thread_keys(self, op: Op, total: ir.Value, row: list, dtype: str) -> ir.Value:
+        """`total` combined with a row's key slots `row` in order, a slot past the axis
+        (`key_exists`) taking the reduction's identity."""
+        b = self.em.b
+        identity = reduction_identity(op, dtype)
+        for value, exists in zip(row, self.key_exists, strict=True):
+            total = binary(self.em, op, COMBINE[op.keyword_attr("kind")], total, b.select(exists, value, identity), dtype)
+        return total
+
+    def across_lanes(self, op: Op, total: ir.Value, dtype: str) -> ir.Value:
+        """A row's thread total combined over the row's lanes: a butterfly, the lower lane's
+        operand first (every lane the same bits)."""
+        b = self.em.b
+        offset = 1
+        while offset < self.row_lanes:
+            other = self._shuffled(total, offset)
+            if is_float(dtype):
+                upper = self._upper_lane(offset)
+                first, second = b.select(upper, other, total), b.select(upper, total, other)
+            else:           # an integer or bool combine gives the same bits in either order
+                first, second = total, other
+            total = binary(self.em, op, COMBINE[op.keyword_attr("kind")], first, second, dtype)
+            offset *= 2
+        return total
 
     def _shuffled(self, value: ir.Value, offset: int) -> ir.Value:
         """The value of the lane `offset` away in the butterfly (a bool moves as an i32)."""
