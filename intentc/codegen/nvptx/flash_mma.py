@@ -69,6 +69,11 @@ ROLLED = True
 # The summarizer's element ops on key vectors as loops over the tile's key fragments
 # (`key_phases.py`), which ptxas unrolls: their code once instead of once a key slot (32 times).
 KEY_LOOPS = True
+# A row's columns of the fold's [D] vectors (the state's and the summary's accumulators) as one
+# LLVM vector of its C slots, so the combine, the state's loop, the key groups' exchange and the
+# write's staging are a few vector instructions, not one instruction a slot (LLVM's code
+# generator splits them into the same scalar instructions).
+VECTOR_COLUMNS = True
 
 
 @dataclass(frozen=True)
@@ -82,6 +87,7 @@ class FlashMmaPlan(KeyGroupPlan):
     resident: int = RESIDENT
     rolled: bool = ROLLED            # the K steps of QKᵀ and PV as loops (ptxas unrolls them), not unrolled here
     key_loops: bool = KEY_LOOPS      # the summarizer's key vectors in loops over key fragments (key_phases.py)
+    vector_columns: bool = VECTOR_COLUMNS   # a row's [D] columns as one LLVM vector
     codegen: int = CODEGEN           # LLVM's code generation level
     instcombine: bool = INSTCOMBINE  # InstCombine in the LLVM pipeline
 
@@ -122,6 +128,7 @@ class FlashMmaPlan(KeyGroupPlan):
                 "resident": self.resident, "row_warps": self.row_warps, "key_groups": self.groups,
                 "shared_bytes": self.shared_bytes, "k_steps": "rolled" if self.rolled else "unrolled",
                 "key_vectors": "a loop over key fragments" if self.key_loops else "op by op",
+                "column_vectors": "an LLVM vector a row" if self.vector_columns else "a value a slot",
                 "codegen": f"-O{self.codegen}", "instcombine": self.instcombine,
                 "instruction": f"mma.sync.aligned.m16n8k16.row.col.f32.{operand}.{operand}.f32 (ldmatrix, "
                                "128-byte swizzled shared rows)",
@@ -205,8 +212,9 @@ class FlashMmaEmitter(FlashEmitter):
         self.q_shared = b.add(self.shared, b.mul(self.key_group, _i32(plan.group_bytes)))
         self.k_shared = b.add(self.q_shared, _i32(2 * bm * dk))
         self.v_shared = b.add(self.k_shared, _i32(2 * bn * dk))
-        self.values = FoldValues(em, self.rows, {"rows": 1, "keys": self.keys, "cols": self.cols},
+        self.values = FoldValues(em, self.rows, {"rows": 1, "keys": self.keys, "cols": 1 if plan.vector_columns else self.cols},
                                  plan.attention.depth, self._contract, row_lanes=QUAD)
+        self.values.column_vector = self.cols if plan.vector_columns else 0
         self.values.lane = self.lane
         self.values.unlowered = _weights_cast_from_f32(self.plan.attention.fold.regions[0])
         self.vectors = {view.name: self._vectors_fit(view) for view in (self.q, self.k, self.v)}
@@ -388,8 +396,16 @@ class FlashMmaEmitter(FlashEmitter):
         else:
             for kk in range(BLOCK_KEYS // 16):
                 acc = self._pv_step(acc, queue[4 * kk:4 * kk + 4], _i32(kk))
-        return PerThread("cols", "f32", [[acc[j][2 * r + e] for j in range(fragments) for e in range(2)]
-                                         for r in range(self.rows)])
+        rows = [[acc[j][2 * r + e] for j in range(fragments) for e in range(2)] for r in range(self.rows)]
+        return PerThread("cols", "f32", [[self._packed(row)] for row in rows] if self.values.column_vector else rows)
+
+    def _packed(self, slots: list) -> ir.Value:
+        """A row's column slots as one vector."""
+        b = self.em.b
+        vector = ir.Constant(ir.VectorType(slots[0].type, len(slots)), ir.Undefined)
+        for m, value in enumerate(slots):
+            vector = b.insert_element(vector, value, _i32(m))
+        return vector
 
     def _pv_step(self, acc: list, a_frag: list, kk: ir.Value) -> list:
         """K step `kk` (i32) of PV: the weights' A fragment times each pair of V's column fragments."""
