@@ -11,7 +11,9 @@ or with the code generator at -O0); `unrolled K step` (sparse f32 on
 the CUDA cores with its K step unrolled, `StructuredPlan.rolled` off); `LSR` (Loop Strength
 Reduction in the warp-rows mapping's code generation: `compile._unrolled` false for it); the
 flash plans' LLVM choices (session 9): `flash -O0` / `flash -O2` (the code generator's level),
-`flash no InstCombine`, `flash -O0 no InstCombine`. `--rounds N` times every choice N times,
+`flash no InstCombine`, `flash -O0 no InstCombine`; `flash op by op` (session 10: the tensor-core
+plans' key vectors and [D] columns lowered a slot at a time, `key_loops` and `vector_columns`
+off: the same bits). `--rounds N` times every choice N times,
 the choices interleaved (A B A B: a slow moment of the device does not favour one).
 
 Neither intentc's kernel cache nor `intentc.load`'s table of loaded kernels names a choice
@@ -119,7 +121,8 @@ CHOICES = {"default": (contextlib.nullcontext, TILES + WARP_ROWS + FLASH),
            "flash no InstCombine": (flash_plan(instcombine=False), FLASH),
            "flash -O0 no InstCombine": (flash_plan(codegen=0, instcombine=False), FLASH),
            "flash -O2 InstCombine": (flash_plan(codegen=2, instcombine=True), FLASH),
-           "flash -O0 InstCombine": (flash_plan(codegen=0, instcombine=True), FLASH)}
+           "flash -O0 InstCombine": (flash_plan(codegen=0, instcombine=True), FLASH),
+           "flash op by op": (flash_plan(key_loops=False, vector_columns=False), FLASH[:2])}
 
 
 @contextlib.contextmanager

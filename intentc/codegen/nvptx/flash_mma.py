@@ -479,15 +479,12 @@ class FlashMmaEmitter(FlashEmitter):
 
     def _stage_tile(self, view, base, first_row, first_column, rows: int, columns: int) -> None:
         """view[first_row + i, first_column + j] (0 outside the view) into the swizzled rows:
-        16-byte vectors where the view's rows allow them (a uniform branch), else elements."""
-        # always the run-time branch, even where `_vectors_known` decides it: with the vector
-        # path alone ptxas took 255 registers and spilled 12-28 bytes (f16, D = 128), against 232
-        b = self.em.b
-        with b.if_else(self.vectors[view.name]) as (vectors, elements):
-            with vectors:
-                self._stage_tile_vectors(view, base, first_row, first_column, rows, columns)
-            with elements:
-                self._stage_tile_elements(view, base, first_row, first_column, rows, columns)
+        16-byte vectors where the view's rows allow them (a uniform branch, or only the path
+        `_vectors_known` decides: since session 10's loops over key fragments ptxas takes 237
+        registers and spills nothing with the vector path alone, f16, D = 128; in session 9 it
+        took 255 and spilled 12-28 bytes, so both paths stayed)."""
+        self._by_vectors(view, lambda: self._stage_tile_vectors(view, base, first_row, first_column, rows, columns),
+                         lambda: self._stage_tile_elements(view, base, first_row, first_column, rows, columns))
 
     def _stage_tile_vectors(self, view, base, first_row, first_column, rows: int, columns: int) -> None:
         """`cp.async` of each 16-byte chunk (zero-filled past the view: D is a multiple of
