@@ -42,7 +42,7 @@ from .flash_attention import INSTCOMBINE, FlashEmitter, KeyGroupPlan, slices_tex
 from .dead_slices import dead_slices_are_identity
 from .key_phases import POSITIONS, KeyPhases
 from .lane_dots import global_vector
-from .ptx_asm import (asm, cp_async, cp_async_commit, cp_async_wait, ldmatrix_x4, mma_m16n8k16, opaque)
+from .ptx_asm import asm, cp_async, cp_async_commit, cp_async_wait, opaque, outputs
 from .tile_matmul import swizzled
 
 ROW_WARPS = 2                        # W: BM = 16 W query rows (at T = 4096, 128 row blocks for 132 SMs)
@@ -177,6 +177,39 @@ def _weights_cast_from_f32(summarizer) -> set:
                 and getattr(types.get(cast.operands[0]), "dtype", None) == "f32":
             unlowered.add(weights)
     return unlowered
+
+
+def mma_step(b: ir.IRBuilder, operand: str, a, loads: list, acc: list) -> list:
+    """acc[j] += A · B_j (`mma.sync.m16n8k16`, f32 accumulators) for every fragment j of one K
+    step, as one inline asm with the step's `ldmatrix.x4` loads: `a` is the A fragment (four
+    b32 values) or a load of it; `loads` [(shared address, immediate offset, transposed)]: load
+    p gives fragments 2p and 2p + 1 their B words (its first and last two). One asm, not a
+    load and two MMAs a pair whose result structs LLVM takes apart: 128 of PV's 276 LLVM
+    instructions were these calls and extractions (the same PTX instructions)."""
+    addresses = list(dict.fromkeys(address for address, _, _ in (loads if isinstance(a, list) else [a, *loads])))
+    words = 4 * len(acc)
+    first_address = 2 * words
+    a_words = [f"${first_address + len(addresses) + i}" for i in range(4)] if isinstance(a, list) else \
+        [f"%fa{i}" for i in range(4)]
+
+    def load(registers: str, address, offset: int, transposed: bool) -> str:
+        at = f"${first_address + addresses.index(address)}" + (f"+{offset}" if offset else "")
+        return f"ldmatrix.sync.aligned.m8n8.x4{'.trans' if transposed else ''}.shared.b16 {{{registers}}}, [{at}];"
+    lines = [] if isinstance(a, list) else [load(", ".join(a_words), *a)]
+    for pair, (address, offset, transposed) in enumerate(loads):
+        lines.append(load(", ".join(f"%fb{4 * pair + i}" for i in range(4)), address, offset, transposed))
+    for j in range(len(acc)):
+        d = ", ".join(f"${4 * j + i}" for i in range(4))
+        b_words = ", ".join(f"%fb{4 * (j // 2) + 2 * (j % 2) + i}" for i in range(2))
+        lines.append(f"mma.sync.aligned.m16n8k16.row.col.f32.{operand}.{operand}.f32 {{{d}}}, {{{', '.join(a_words)}}}, "
+                     f"{{{b_words}}}, {{{d}}};")
+    body = f"{{ .reg .b32 %fa<4>, %fb<{4 * len(loads)}>; {' '.join(lines)} }}"
+    constraints = ",".join(["=f"] * words + [str(i) for i in range(words)] + ["r"] * len(addresses)
+                           + (["r"] * 4 if isinstance(a, list) else []) + ["~{memory}"])
+    result = asm(b, body, constraints, ir.LiteralStructType([F32] * words),
+                 [value for fragment in acc for value in fragment] + addresses + (list(a) if isinstance(a, list) else []))
+    values = outputs(b, result, words)
+    return [values[4 * j:4 * j + 4] for j in range(len(acc))]
 
 
 def _i64(value: int) -> ir.Constant:
@@ -349,15 +382,11 @@ class FlashMmaEmitter(FlashEmitter):
     def _mma_step(self, acc: list, kk: ir.Value) -> list:
         """K step `kk` (i32) of QKᵀ: the warp's A fragment, then each pair of key fragments."""
         b = self.em.b
-        a_frag = ldmatrix_x4(b, self._stepped(self.q_lane, self.plan.block[0], kk), transpose=False)
-        acc = list(acc)
+        a_load = (self._stepped(self.q_lane, self.plan.block[0], kk), 0, False)
         # key rows 16 apart have the same swizzle: one address, the pairs at immediate offsets
         address = self._stepped(self.k_lane, BLOCK_KEYS, kk)
-        for pair in range(len(acc) // 2):
-            words = ldmatrix_x4(b, address, transpose=False, offset=16 * pair * ROW_BYTES)
-            for j, frag in ((2 * pair, words[:2]), (2 * pair + 1, words[2:])):
-                acc[j] = mma_m16n8k16(b, self.operand, "f32", a_frag, frag, acc[j])
-        return acc
+        return mma_step(b, self.operand, a_load, [(address, 16 * pair * ROW_BYTES, False) for pair in range(len(acc) // 2)],
+                        acc)
 
     def _rolled(self, acc: list, queue: list, steps: int, step) -> list:
         """`steps` trips of `step(kk, fragments, queue) -> (fragments, queue)` as one loop whose
@@ -410,18 +439,16 @@ class FlashMmaEmitter(FlashEmitter):
     def _pv_step(self, acc: list, a_frag: list, kk: ir.Value) -> list:
         """K step `kk` (i32) of PV: the weights' A fragment times each pair of V's column fragments."""
         b = self.em.b
-        acc = list(acc)
         # column chunks 8 apart (the next 64-column block) have the same swizzle: an immediate
         # offset; the step's 16 rows start 16 kk rows on, with the same swizzle
         per_block = CHUNK // VECTOR // 2
         rows = b.mul(kk, _i32(16 * ROW_BYTES))
         addresses = [b.add(start, rows) for start in self.v_lane]
+        loads = []
         for pair in range(len(acc) // 2):
             block, within = divmod(pair, per_block)
-            v_words = ldmatrix_x4(b, addresses[within], transpose=True, offset=block * BLOCK_KEYS * ROW_BYTES)
-            for j, frag in ((2 * pair, v_words[:2]), (2 * pair + 1, v_words[2:])):
-                acc[j] = mma_m16n8k16(b, self.operand, "f32", a_frag, frag, acc[j])
-        return acc
+            loads.append((addresses[within], block * BLOCK_KEYS * ROW_BYTES, True))
+        return mma_step(b, self.operand, a_frag, loads, acc)
 
     def _weight_words(self, values: FoldValues, weights: PerThread | None, name: str) -> list:
         """[row][fragment] b32 words of the weights in the operand type (of `values`' key
