@@ -306,7 +306,7 @@ class FlashEmitter:
         self.values = FoldValues(em, self.rows, {"rows": 1, "keys": self.keys, "cols": self.cols}, plan.attention.depth,
                                  self._contract)
         self.values.lane = self.lane
-        self.vectors = {view.name: self._vectors_fit(view) for view in (self.q, self.k, self.v)}
+        self.vectors = self._vector_checks()
 
     def _thread_coordinates(self) -> tuple:
         """The lane and the key group (i32); returns tid and the thread within its group (i32)."""
@@ -784,6 +784,11 @@ class FlashEmitter:
                       b.icmp_unsigned("==", b.and_(start, _i64(15)), _i64(0)))
         fits = b.and_(fits, b.icmp_signed("==", b.srem(view.strides[0], _i64(16 // element)), _i64(0)))
         return b.and_(fits, b.icmp_signed("==", b.srem(view.shape[1], _i64(16 // element)), _i64(0)))
+
+    def _vector_checks(self) -> dict:
+        """`_vectors_fit` of Q, K and V where `_vectors_known` does not decide it (name -> i1)."""
+        return {view.name: self._vectors_fit(view) for view in (self.q, self.k, self.v)
+                if self._vectors_known(view) is None}
 
     def _vectors_known(self, view) -> bool | None:
         """`_vectors_fit` decided at compile time: for a view the specialization proves 16-byte

@@ -250,7 +250,7 @@ class FlashMmaEmitter(FlashEmitter):
         self.values.column_vector = self.cols if plan.vector_columns else 0
         self.values.lane = self.lane
         self.values.unlowered = _weights_cast_from_f32(self.plan.attention.fold.regions[0])
-        self.vectors = {view.name: self._vectors_fit(view) for view in (self.q, self.k, self.v)}
+        self.vectors = self._vector_checks()
         self._fragment_addresses()
 
     def _fragment_addresses(self) -> None:
