@@ -18,6 +18,7 @@ does, so the bits are the op-by-op lowering's. ptxas unrolls the loops (F = 8 tr
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from llvmlite import ir
 
@@ -161,7 +162,8 @@ class KeyPhases:
         if entry is None:
             return self.values.env[name].dtype
         if isinstance(entry, Op):
-            return entry.result_types[0].dtype
+            type_: Any = entry.result_types[0]
+            return type_.dtype
         return "index" if entry == POSITIONS else self._dtype(entry)
 
     def _trip_values(self, f: ir.Value, order: list, stored: list, heads: list) -> FoldValues:
