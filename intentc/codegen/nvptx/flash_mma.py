@@ -61,7 +61,10 @@ RESIDENT = 1
 # 0.0889-0.0892 at -O0, bf16 0.0754 against 0.0837-0.0840. (Session 9's round 1 had shown the
 # levels alike, but its A/B served both choices one cached kernel.)
 CODEGEN = 2
-# QKᵀ's and PV's K steps as loops in the PTX: each step is the same code at other shared
+# QKᵀ's and PV's K steps (all of a tile's) as one inline asm each (`mma_steps`): the unrolled
+# instructions ptxas made of the loops below, with no loop-carried accumulators in LLVM's IR.
+STEP_ASM = True
+# Else QKᵀ's and PV's K steps as loops in the PTX: each step is the same code at other shared
 # addresses (and, in PV, the next four weight words, which rotate through the loop's
 # registers), so LLVM and our lowering see one step instead of 8 and 4 — a third of the
 # kernel's instructions. ptxas unrolls the loops itself (constant trip counts).
@@ -86,6 +89,7 @@ class FlashMmaPlan(KeyGroupPlan):
     groups: int = GROUPS
     resident: int = RESIDENT
     rolled: bool = ROLLED            # the K steps of QKᵀ and PV as loops (ptxas unrolls them), not unrolled here
+    step_asm: bool = STEP_ASM        # a tile's K steps of QKᵀ and of PV as one inline asm each (before `rolled`)
     key_loops: bool = KEY_LOOPS      # the summarizer's key vectors in loops over key fragments (key_phases.py)
     vector_columns: bool = VECTOR_COLUMNS   # a row's [D] columns as one LLVM vector
     codegen: int = CODEGEN           # LLVM's code generation level
@@ -126,7 +130,7 @@ class FlashMmaPlan(KeyGroupPlan):
         return {"block": {"query_rows": bm, "keys": bn, "columns": db, "qk_chunk": dk, "v_chunk": bn},
                 "per_thread": {"rows": self.rows, "keys": self.keys, "columns": db // QUAD},
                 "resident": self.resident, "row_warps": self.row_warps, "key_groups": self.groups,
-                "shared_bytes": self.shared_bytes, "k_steps": "rolled" if self.rolled else "unrolled",
+                "shared_bytes": self.shared_bytes, "k_steps": "one asm" if self.step_asm else "rolled" if self.rolled else "unrolled",
                 "key_vectors": "a loop over key fragments" if self.key_loops else "op by op",
                 "column_vectors": "an LLVM vector a row" if self.vector_columns else "a value a slot",
                 "codegen": f"-O{self.codegen}", "instcombine": self.instcombine,
@@ -179,36 +183,47 @@ def _weights_cast_from_f32(summarizer) -> set:
     return unlowered
 
 
-def mma_step(b: ir.IRBuilder, operand: str, a, loads: list, acc: list) -> list:
-    """acc[j] += A · B_j (`mma.sync.m16n8k16`, f32 accumulators) for every fragment j of one K
-    step, as one inline asm with the step's `ldmatrix.x4` loads: `a` is the A fragment (four
-    b32 values) or a load of it; `loads` [(shared address, immediate offset, transposed)]: load
-    p gives fragments 2p and 2p + 1 their B words (its first and last two). One asm, not a
-    load and two MMAs a pair whose result structs LLVM takes apart: 128 of PV's 276 LLVM
-    instructions were these calls and extractions (the same PTX instructions)."""
-    addresses = list(dict.fromkeys(address for address, _, _ in (loads if isinstance(a, list) else [a, *loads])))
+def mma_steps(b: ir.IRBuilder, operand: str, steps: list, acc: list) -> list:
+    """acc[j] += A_s · B_sj (`mma.sync.m16n8k16`, f32 accumulators) for every fragment j of each
+    K step s of `steps`, in order, as one inline asm with the steps' `ldmatrix.x4` loads. A step
+    is (A, loads): A the A fragment (four b32 values) or a load of it, `loads` [(shared address,
+    immediate offset, transposed)], load p giving fragments 2p and 2p + 1 their B words (its
+    first and last two). Accumulators that are all 0.0 start in the asm (no inputs). One asm,
+    not a load and two MMAs a pair whose result structs LLVM takes apart, nor a loop whose
+    trips carry the accumulators: ptxas gets the instructions it unrolled the loops into."""
+    loads_of = [([] if isinstance(a, list) else [a]) + list(loads) for a, loads in steps]
+    addresses = list(dict.fromkeys(address for loads in loads_of for address, _, _ in loads))
     words = 4 * len(acc)
-    first_address = 2 * words
-    a_words = [f"${first_address + len(addresses) + i}" for i in range(4)] if isinstance(a, list) else \
-        [f"%fa{i}" for i in range(4)]
-
-    def load(registers: str, address, offset: int, transposed: bool) -> str:
-        at = f"${first_address + addresses.index(address)}" + (f"+{offset}" if offset else "")
-        return f"ldmatrix.sync.aligned.m8n8.x4{'.trans' if transposed else ''}.shared.b16 {{{registers}}}, [{at}];"
-    lines = [] if isinstance(a, list) else [load(", ".join(a_words), *a)]
-    for pair, (address, offset, transposed) in enumerate(loads):
-        lines.append(load(", ".join(f"%fb{4 * pair + i}" for i in range(4)), address, offset, transposed))
-    for j in range(len(acc)):
-        d = ", ".join(f"${4 * j + i}" for i in range(4))
-        b_words = ", ".join(f"%fb{4 * (j // 2) + 2 * (j % 2) + i}" for i in range(2))
-        lines.append(f"mma.sync.aligned.m16n8k16.row.col.f32.{operand}.{operand}.f32 {{{d}}}, {{{', '.join(a_words)}}}, "
-                     f"{{{b_words}}}, {{{d}}};")
-    body = f"{{ .reg .b32 %fa<4>, %fb<{4 * len(loads)}>; {' '.join(lines)} }}"
-    constraints = ",".join(["=f"] * words + [str(i) for i in range(words)] + ["r"] * len(addresses)
-                           + (["r"] * 4 if isinstance(a, list) else []) + ["~{memory}"])
-    result = asm(b, body, constraints, ir.LiteralStructType([F32] * words),
-                 [value for fragment in acc for value in fragment] + addresses + (list(a) if isinstance(a, list) else []))
-    values = outputs(b, result, words)
+    zero = all(isinstance(value, ir.Constant) and value.constant == 0.0 for fragment in acc for value in fragment)
+    first_address = words if zero else 2 * words
+    first_word = first_address + len(addresses)
+    lines = [f"mov.f32 ${i}, 0f00000000;" for i in range(words)] if zero else []
+    loaded = 0
+    a_values: list = []
+    for (a, _), step_loads in zip(steps, loads_of):
+        names = []
+        for address, offset, transposed in step_loads:
+            registers = [f"%fw{loaded + i}" for i in range(4)]
+            loaded += 4
+            at = f"${first_address + addresses.index(address)}" + (f"+{offset}" if offset else "")
+            lines.append(f"ldmatrix.sync.aligned.m8n8.x4{'.trans' if transposed else ''}.shared.b16 "
+                         f"{{{', '.join(registers)}}}, [{at}];")
+            names.append(registers)
+        if isinstance(a, list):
+            a_words = [f"${first_word + len(a_values) + i}" for i in range(4)]
+            a_values += a
+        else:
+            a_words = names.pop(0)
+        for j in range(len(acc)):
+            d = ", ".join(f"${4 * j + i}" for i in range(4))
+            b_words = ", ".join(names[j // 2][2 * (j % 2):2 * (j % 2) + 2])
+            lines.append(f"mma.sync.aligned.m16n8k16.row.col.f32.{operand}.{operand}.f32 {{{d}}}, "
+                         f"{{{', '.join(a_words)}}}, {{{b_words}}}, {{{d}}};")
+    body = f"{{ .reg .b32 %fw<{loaded}>; {' '.join(lines)} }}"
+    constraints = ",".join(["=&f" if zero else "=f"] * words + ([] if zero else [str(i) for i in range(words)])
+                           + ["r"] * (len(addresses) + len(a_values)) + ["~{memory}"])
+    inputs = ([] if zero else [value for fragment in acc for value in fragment]) + addresses + a_values
+    values = outputs(b, asm(b, body, constraints, ir.LiteralStructType([F32] * words), inputs), words)
     return [values[4 * j:4 * j + 4] for j in range(len(acc))]
 
 
@@ -373,6 +388,11 @@ class FlashMmaEmitter(FlashEmitter):
 
     def _mma_steps(self, acc: list, steps: int) -> list:
         """`steps` K steps of 16 of the staged Q and K chunks into the fragments `acc`."""
+        if self.plan.step_asm:
+            q_at, k_at = self._step_addresses(self.q_lane, self.plan.block[0]), self._step_addresses(self.k_lane, BLOCK_KEYS)
+            return mma_steps(self.em.b, self.operand, [
+                ((*q_at(kk), False), [(k_at(kk)[0], k_at(kk)[1] + 16 * pair * ROW_BYTES, False)
+                                      for pair in range(len(acc) // 2)]) for kk in range(steps)], acc)
         if self.plan.rolled:
             return self._rolled(acc, [], steps, lambda kk, fragments, _: (self._mma_step(fragments, kk), []))
         for kk in range(steps):
@@ -385,8 +405,22 @@ class FlashMmaEmitter(FlashEmitter):
         a_load = (self._stepped(self.q_lane, self.plan.block[0], kk), 0, False)
         # key rows 16 apart have the same swizzle: one address, the pairs at immediate offsets
         address = self._stepped(self.k_lane, BLOCK_KEYS, kk)
-        return mma_step(b, self.operand, a_load, [(address, 16 * pair * ROW_BYTES, False) for pair in range(len(acc) // 2)],
-                        acc)
+        return mma_steps(b, self.operand, [(a_load, [(address, 16 * pair * ROW_BYTES, False)
+                                                     for pair in range(len(acc) // 2)])], acc)
+
+    def _step_addresses(self, lane_part: tuple, rows: int):
+        """kk -> (register, immediate offset): `_stepped`'s address of K step kk (an int), its
+        lane's part of each of the four swizzled chunk columns computed once."""
+        b = self.em.b
+        start, swizzle = lane_part
+        columns: dict = {}
+
+        def at(kk: int) -> tuple:
+            chunk = (2 * kk) & (CHUNK // VECTOR - 1)
+            if chunk not in columns:
+                columns[chunk] = b.add(start, b.shl(b.xor(swizzle, _i32(chunk)), _i32(4)))
+            return columns[chunk], (kk >> 2) * rows * ROW_BYTES
+        return at
 
     def _rolled(self, acc: list, queue: list, steps: int, step) -> list:
         """`steps` trips of `step(kk, fragments, queue) -> (fragments, queue)` as one loop whose
@@ -418,7 +452,13 @@ class FlashMmaEmitter(FlashEmitter):
         acc = [[ir.Constant(F32, 0.0)] * 4 for _ in range(fragments)]
         # A of step kk: rows g and g + 8 of keys 16kk + 2(l%4).. (fragment 2kk) and 16kk + 8 + .. (2kk + 1)
         queue = [words[r][2 * kk + half] for kk in range(BLOCK_KEYS // 16) for half in range(2) for r in range(self.rows)]
-        if self.plan.rolled:
+        if self.plan.step_asm:
+            per_block = CHUNK // VECTOR // 2
+            acc = mma_steps(self.em.b, self.operand, [
+                (queue[4 * kk:4 * kk + 4], [(self.v_lane[pair % per_block],
+                                             kk * 16 * ROW_BYTES + pair // per_block * BLOCK_KEYS * ROW_BYTES, True)
+                                            for pair in range(fragments // 2)]) for kk in range(BLOCK_KEYS // 16)], acc)
+        elif self.plan.rolled:
             # each trip takes the first four words and rotates them to the back
             acc = self._rolled(acc, queue, BLOCK_KEYS // 16,
                                lambda kk, fragments, words: (self._pv_step(fragments, words[:4], kk), words[4:] + words[:4]))
@@ -448,7 +488,7 @@ class FlashMmaEmitter(FlashEmitter):
         for pair in range(len(acc) // 2):
             block, within = divmod(pair, per_block)
             loads.append((addresses[within], block * BLOCK_KEYS * ROW_BYTES, True))
-        return mma_step(b, self.operand, a_frag, loads, acc)
+        return mma_steps(b, self.operand, [(a_frag, loads)], acc)
 
     def _weight_words(self, values: FoldValues, weights: PerThread | None, name: str) -> list:
         """[row][fragment] b32 words of the weights in the operand type (of `values`' key
