@@ -70,8 +70,12 @@ STEP_ASM = True
 # kernel's instructions. ptxas unrolls the loops itself (constant trip counts).
 ROLLED = True
 # The summarizer's element ops on key vectors as loops over the tile's key fragments
-# (`key_phases.py`), which ptxas unrolls: their code once instead of once a key slot (32 times).
-KEY_LOOPS = True
+# (`key_phases.py`): their code once instead of once a key slot (32 times), 2,523 -> 1,916 LLVM
+# instructions, but ptxas does not unroll these loops (the cubin grows with the trips unrolled
+# by hand: 53.7 KB, 55.6 at 2 fragments a trip, 57.9 at 4, 59.3 at 8) and on the H200 the
+# kernel ran 25 % slower: f16, T = 4096, D = 128, 0.0970 ms against 0.0776-0.0777 op by op
+# (bench/results/dflash-20261202-s10-h200-r1/, interleaved, the same bits). Off.
+KEY_LOOPS = False
 # A row's columns of the fold's [D] vectors (the state's and the summary's accumulators) as one
 # LLVM vector of its C slots, so the combine, the state's loop, the key groups' exchange and the
 # write's staging are a few vector instructions, not one instruction a slot (LLVM's code
