@@ -81,6 +81,10 @@ KEY_LOOPS = False
 # write's staging are a few vector instructions, not one instruction a slot (LLVM's code
 # generator splits them into the same scalar instructions).
 VECTOR_COLUMNS = True
+# f32 libdevice functions (the summarizer's and the combine's expf: 36 a tile) as inline PTX
+# templates of LLVM's own code for them (`ptx_math.py`): one LLVM instruction a call instead of
+# twelve, the same PTX instructions for ptxas.
+MATH_ASM = True
 
 
 @dataclass(frozen=True)
@@ -96,6 +100,7 @@ class FlashMmaPlan(KeyGroupPlan):
     step_asm: bool = STEP_ASM        # a tile's K steps of QKᵀ and of PV as one inline asm each (before `rolled`)
     key_loops: bool = KEY_LOOPS      # the summarizer's key vectors in loops over key fragments (key_phases.py)
     vector_columns: bool = VECTOR_COLUMNS   # a row's [D] columns as one LLVM vector
+    math_asm: bool = MATH_ASM        # f32 libdevice functions as inline PTX templates (ptx_math.py)
     codegen: int = CODEGEN           # LLVM's code generation level
     instcombine: bool = INSTCOMBINE  # InstCombine in the LLVM pipeline
 
@@ -137,6 +142,7 @@ class FlashMmaPlan(KeyGroupPlan):
                 "shared_bytes": self.shared_bytes, "k_steps": "one asm" if self.step_asm else "rolled" if self.rolled else "unrolled",
                 "key_vectors": "a loop over key fragments" if self.key_loops else "op by op",
                 "column_vectors": "an LLVM vector a row" if self.vector_columns else "a value a slot",
+                "math": "inline PTX of LLVM's code for libdevice" if self.math_asm else "libdevice inlined",
                 "codegen": f"-O{self.codegen}", "instcombine": self.instcombine,
                 "instruction": f"mma.sync.aligned.m16n8k16.row.col.f32.{operand}.{operand}.f32 (ldmatrix, "
                                "128-byte swizzled shared rows)",
