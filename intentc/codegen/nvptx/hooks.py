@@ -359,7 +359,7 @@ class NvptxHooks(TargetHooks):
             return None
         if self.mapping.outlined_math and long_function(LIBDEVICE_F32[name]):
             return call_outlined(em, LIBDEVICE_F32[name], x)
-        if getattr(self.mapping.plan, "math_asm", False):     # the plan's choice (flash_mma.py)
+        if self.arch and getattr(self.mapping.plan, "math_asm", False):     # the plan's choice (flash_mma.py)
             inline = ptx_math.call(em.b, LIBDEVICE_F32[name], self.arch, x)
             if inline is not None:
                 return inline
