@@ -59,6 +59,7 @@ KEY_GROUPS = 2                       # groups of 256 threads (128 registers each
                                      # D = 64 / 128: 1.49x / 0.78x torch f32 (s7 round 1); one group with 2 CTAs
                                      # an SM (`groups=1, resident=2`, bench/gpu_attention.py --sweep): 1.00x / 0.53x
 WORD = 8                             # bytes of a state value in the key groups' exchange (cta.to_word)
+CHUNK_LANES = 4                      # lanes of a vector's 16-byte chunk in the exchange
 # LLVM's code generation level for the flash kernels on the CUDA cores: at 0 the same float
 # instructions (every rounding explicit in the IR) for a third of -O2's code generation time, and
 # on the H200 the same run time (f32, T = 4096, D = 128: 0.490 ms, 0.494 at -O2;
@@ -452,8 +453,10 @@ class FlashEmitter:
         vector taking one a lane) is (base, offset): the shared address and an immediate offset
         of the access (as LLVM values, the many `base + constant` sums sent its straight-line
         strength reduction through every pair of them: a third of flash on tensor cores' code
-        generation); a vector of C lanes is a pointer to the group's C words' rows, the
-        thread's C lanes contiguous there."""
+        generation); a vector of C lanes (a multiple of four) is a pointer to the thread's
+        first 16-byte chunk of it in the group's C words' rows: chunk k lies k · threads chunks
+        on, the group's threads' chunks side by side (one bank conflict-free 16-byte access a
+        chunk; with each thread's C lanes contiguous, a warp's accesses were 8-way conflicts)."""
         b = self.em.b
         threads = self.plan.group_threads
         widths = [type_.count if isinstance(type_, ir.VectorType) else 1 for type_ in types]
@@ -466,8 +469,9 @@ class FlashEmitter:
                 places.append((base, word * threads * WORD))
             else:
                 start = b.add(b.mul(group, _i32(sum(widths) * threads * WORD)),
-                              b.add(b.mul(tid, _i32(4 * width)), _i32(word * threads * WORD)))
-                places.append(b.bitcast(b.gep(self.shared_pointer, [start]), type_.as_pointer(3)))
+                              b.add(b.mul(tid, _i32(4 * CHUNK_LANES)), _i32(word * threads * WORD)))
+                chunk = ir.VectorType(type_.element, CHUNK_LANES)
+                places.append(b.bitcast(b.gep(self.shared_pointer, [start]), chunk.as_pointer(3)))
             word += width
         return places
 
@@ -475,7 +479,11 @@ class FlashEmitter:
         """`value` to its exchange place (`_exchange`)."""
         b = self.em.b
         if isinstance(value.type, ir.VectorType):
-            b.store(value, place, align=16)
+            threads = self.plan.group_threads
+            for k in range(value.type.count // CHUNK_LANES):
+                lanes = ir.Constant(ir.VectorType(I32, CHUNK_LANES), list(range(CHUNK_LANES * k, CHUNK_LANES * (k + 1))))
+                b.store(b.shuffle_vector(value, ir.Constant(value.type, ir.Undefined), lanes),
+                        b.gep(place, [_i32(k * threads)]), align=16)
             return
         base, offset = place
         kind, constraint, register = _shared_access(value.type)
@@ -504,7 +512,13 @@ class FlashEmitter:
         """A value of `type_` from its exchange place, as `_give_state` stored it."""
         b = self.em.b
         if isinstance(type_, ir.VectorType):
-            return b.load(place, align=16)
+            threads = self.plan.group_threads
+            chunks = [b.load(b.gep(place, [_i32(k * threads)]), align=16) for k in range(type_.count // CHUNK_LANES)]
+            while len(chunks) > 1:       # concatenated pairwise
+                width = chunks[0].type.count
+                both = ir.Constant(ir.VectorType(I32, 2 * width), list(range(2 * width)))
+                chunks = [b.shuffle_vector(chunks[i], chunks[i + 1], both) for i in range(0, len(chunks), 2)]
+            return chunks[0]
         base, offset = place
         kind, constraint, register = _shared_access(type_)
         loaded = asm(b, f"ld.shared.{kind} $0, [$1+{offset}];", f"={constraint},r,~{{memory}}", register, [base])
