@@ -1,0 +1,62 @@
+"""The compile's garbage is collected on a second thread while LLVM emits the PTX
+(`codegen/collection.py`): the lowered IR is let go once printed (`LoweredKernel.take_text`),
+the collection runs while the block's call has released the GIL, and the block waits for it."""
+from __future__ import annotations
+
+import gc
+import threading
+import time
+
+from intentc.codegen.collection import collecting_meanwhile
+from intentc.codegen.llvm.kernel import LoweredKernel
+from intentc.codegen.nvptx.compile import compile_ptx
+from intentc.driver import front_end, optimized
+from intentc.parse import parse
+
+
+class _Cycle:
+    def __init__(self) -> None:
+        self.me = self
+
+
+def test_the_collection_runs_on_another_thread_during_the_block_and_is_done_after_it():
+    during = []
+
+    def note(phase, info):
+        during.append((phase, threading.current_thread().name, in_block.is_set()))
+    in_block = threading.Event()
+    gc.disable()
+    gc.callbacks.append(note)
+    try:
+        garbage = [_Cycle() for _ in range(1000)]
+        del garbage
+        with collecting_meanwhile():
+            in_block.set()
+            time.sleep(0.05)            # a call that releases the GIL, as llvmlite's do
+            in_block.clear()
+        assert [phase for phase, *_ in during] == ["start", "stop"]
+        assert all(name == "intentc-collect" and inside for _, name, inside in during)
+    finally:
+        gc.callbacks.remove(note)
+        gc.enable()
+
+
+def test_the_ir_is_let_go_once_printed(root):
+    source = (root / "ir_samples" / "vector_add.kir").read_text()
+    compiled = compile_ptx(optimized(front_end(source, "vector_add", "ptx", "sm_90")), "vector_add", "sm_90")
+    assert ".entry intentc_kernel_vector_add" in compiled.ptx
+    assert not compiled.lowered.module.globals              # the IR objects were let go
+    assert compiled.lowered.function == "intentc_kernel_vector_add" and compiled.lowered.slots
+
+
+def test_take_text_is_the_printed_module(root):
+    from intentc.codegen.llvm.kernel import lower_kernel
+    from intentc.codegen.llvm.printing import module_text
+    from intentc.codegen.nvptx.hooks import NvptxHooks
+    from intentc.codegen.nvptx.mapping import plan_mapping
+    module = parse((root / "ir_samples" / "row_softmax.kir").read_text())
+    lowered: LoweredKernel = lower_kernel(module, "row_softmax",
+                                          NvptxHooks(plan_mapping(module.find("row_softmax"), None, module, "sm_90")))
+    expected = module_text(lowered.module)
+    assert lowered.take_text() == expected
+    assert not lowered.module.globals and lowered.module.name == "row_softmax"
