@@ -3,9 +3,10 @@
 llvmlite prints each instruction through generic `str.format` templates (~9 µs an
 instruction on the dev VM, more than building it), and an unrolled register-form kernel has
 thousands: printing was half of `lower-llvm`. The instruction kinds that are most of them
-(integer and float arithmetic, casts, compares, loads, stores, selects, address arithmetic)
-are formatted here with f-strings (the other kinds, and any instruction with metadata, are
-left to llvmlite), and each defined function's body is joined here in one pass instead of
+(integer and float arithmetic, casts, compares, loads, stores, selects, address arithmetic,
+branches, allocas) are formatted here with f-strings (the other kinds, and any instruction
+with metadata, are left to llvmlite), and each defined function's body is joined here in one
+pass instead of
 llvmlite's per-line `format` over each instruction's cached text (every sample's main module:
 243 → 175 ms of CPU on the dev VM, medians of 8 alternations). The text is exactly llvmlite's:
 `tests/codegen/test_printing.py` holds every sample's to it.
@@ -34,11 +35,18 @@ def _compare(i) -> str:
     return f"{i.opname}{flags} {i.op} {lhs.type} {lhs.get_reference()}, {rhs.get_reference()}"
 
 
-def _load(i) -> str | None:
-    if i.align is not None:
-        return None
+def _load(i) -> str:
     (pointer,) = i.operands
-    return f"load {i.type}, {pointer.type} {pointer.get_reference()}"
+    return f"load {i.type}, {pointer.type} {pointer.get_reference()}{_align(i)}"
+
+
+def _align(i) -> str:
+    return "" if i.align is None else f", align {i.align}"
+
+
+def _alloca(i) -> str:
+    count = "".join([f", {o.type} {o.get_reference()}" for o in i.operands])
+    return f"alloca {i.allocated_type}{count}{_align(i)}"
 
 
 def _select(i) -> str:
@@ -72,14 +80,17 @@ def _vector_element(i) -> str:
 _VALUE_TEXT = {ins.Instruction: _arithmetic, ins.CastInstr: _cast, ins.ICMPInstr: _compare,
                ins.FCMPInstr: _compare, ins.LoadInstr: _load, ins.SelectInstr: _select, ins.GEPInstr: _gep,
                ins.ExtractValue: _extract_value, ins.ExtractElement: _vector_element,
-               ins.InsertElement: _vector_element, ins.PhiInstr: _phi}
+               ins.InsertElement: _vector_element, ins.PhiInstr: _phi, ins.AllocaInstr: _alloca}
 
 
-def _store(i) -> str | None:
-    if i.align is not None:
-        return None
+def _store(i) -> str:
     value, pointer = i.operands
-    return f"store {value.type} {value.get_reference()}, {pointer.type} {pointer.get_reference()}"
+    return f"store {value.type} {value.get_reference()}, {pointer.type} {pointer.get_reference()}{_align(i)}"
+
+
+def _branch(i) -> str:
+    """`br` with its operands (a branch's label; a conditional one's i1 and two labels)."""
+    return f"{i.opname} {', '.join([f'{o.type} {o.get_reference()}' for o in i.operands])}"
 
 
 def _call(i) -> str | None:
@@ -129,6 +140,8 @@ def _instruction_text(instruction) -> str:
         return str(instruction) if body is None else f"{instruction.get_reference()} = {body}"
     if kind is ins.StoreInstr:
         text = _store(instruction)
+    elif kind is ins.Branch or kind is ins.ConditionalBranch:
+        text = _branch(instruction)
     elif kind is ins.CallInstr:
         body = _call(instruction)
         text = body if body is None or type(instruction.type) is ir.VoidType else \
