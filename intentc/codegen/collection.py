@@ -9,6 +9,12 @@ optimizes and emits the module; llvmlite's calls release the GIL (ctypes), so a 
 thread can free it meanwhile on a free core. The CPU time is the same; the wall time loses
 the collection where the machine has a core to spare (and the same as before where it has
 none: the compile then waits for the collection as it did at its end).
+
+It frees no LLVM object while LLVM works: the garbage it finds is the Python side's (the
+llvmlite IR; `llvmlite.binding` objects stay referenced, or are detached once linked, until
+the block ends: `tests/codegen/test_collection.py` inspects every sample's), and were a
+binding object among it, its disposal would be an LLVM call like any other, which llvmlite
+makes under one process-wide lock that the emitting thread holds for its whole call.
 """
 from __future__ import annotations
 

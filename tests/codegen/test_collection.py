@@ -1,12 +1,20 @@
 """The compile's garbage is collected on a second thread while LLVM emits the PTX
 (`codegen/collection.py`): the lowered IR is let go once printed (`LoweredKernel.take_text`),
-the collection runs while the block's call has released the GIL, and the block waits for it."""
+the collection runs while the block's call has released the GIL, and the block waits for it.
+It frees no LLVM object while LLVM works: what it finds, for every sample, is Python's (the
+llvmlite IR, never a `llvmlite.binding` object); and were one there, its disposal would wait
+for llvmlite's process-wide lock, which the emitting thread holds for the whole call."""
 from __future__ import annotations
 
 import gc
 import threading
 import time
 
+import pytest
+from llvmlite import ir
+from llvmlite.binding import ffi
+
+from intentc.codegen import collection
 from intentc.codegen.collection import collecting_meanwhile
 from intentc.codegen.llvm.kernel import LoweredKernel
 from intentc.codegen.nvptx.compile import compile_ptx
@@ -60,3 +68,54 @@ def test_take_text_is_the_printed_module(root):
     expected = module_text(lowered.module)
     assert lowered.take_text() == expected
     assert not lowered.module.globals and lowered.module.name == "row_softmax"
+
+
+def _every_sample():
+    from bench.gpu_sample_specs import SPECS
+    return SPECS
+
+
+@pytest.fixture
+def saved_by_the_collection(monkeypatch):
+    """What each background collection finds unreachable, kept (gc.DEBUG_SAVEALL) to be
+    inspected: [(llvmlite.binding objects, llvmlite IR instructions)] a collection."""
+    found: list[tuple[list, int]] = []
+
+    def collect_saving(start):
+        start.wait()
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        try:
+            gc.collect(0)
+            found.append(([o for o in gc.garbage if isinstance(o, ffi.ObjectRef)],
+                          sum(isinstance(o, ir.Instruction) for o in gc.garbage)))
+        finally:
+            gc.set_debug(0)
+            gc.garbage.clear()
+    monkeypatch.setattr(collection, "_collect_when", collect_saving)
+    yield found
+    gc.collect()
+
+
+def test_the_background_collection_frees_no_llvm_object(saved_by_the_collection):
+    from bench.compile import compile_args
+    from intentc.driver import compile_kernel
+    for spec in _every_sample():
+        saved_by_the_collection.clear()
+        text, kernel, specialization = compile_args(spec)
+        compile_kernel(text, kernel, "ptx", "sm_90", specialization=specialization)
+        (bindings, instructions), = saved_by_the_collection      # one collection a compile
+        assert bindings == [], spec.id
+        assert instructions > 0, spec.id        # it does free the printed IR meanwhile
+
+
+def test_llvm_calls_wait_for_the_one_in_progress():
+    """A disposal on the collector thread is a call through llvmlite's wrapper like any other:
+    it cannot start while another thread is inside LLVM."""
+    order = []
+    with ffi.lib._lock:                     # what a thread inside an LLVM call holds
+        other = threading.Thread(target=lambda: (ffi.lib.LLVMPY_GetGlobalContext(), order.append("other")))
+        other.start()
+        other.join(0.1)
+        order.append("main")
+    other.join()
+    assert order == ["main", "other"]

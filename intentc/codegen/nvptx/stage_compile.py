@@ -44,9 +44,10 @@ def compile_stages(module: Module, kernel: Kernel, plan: StagePlan, arch: str, s
     lowered_stages: list[tuple[str, LoweredKernel]] = []
     sites: list = []
     for number, stage in enumerate(plan.stages):
-        hooks = StagedHooks(mapping, plan, stage, kernel, words)
-        # every stage numbers the check sites alike (one abi.json decodes every entry's status)
-        lowered = lower_kernel(module, kernel.name, hooks, specialization, file, source, sites)
+        # every stage numbers the check sites alike (one abi.json decodes every entry's status);
+        # the hooks are not kept (they hold the lowering's IR, let go once printed)
+        lowered = lower_kernel(module, kernel.name, StagedHooks(mapping, plan, stage, kernel, words), specialization,
+                               file, source, sites)
         mark_entry(lowered, THREADS)
         sites = lowered.sites
         entry = stage.entry(lowered.function, number) if plan.grid_wide else lowered.function
