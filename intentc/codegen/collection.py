@@ -19,28 +19,57 @@ makes under one process-wide lock that the emitting thread holds for its whole c
 from __future__ import annotations
 
 import gc
+import queue
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+_LOCK = threading.Lock()
+_collector: _Collector | None = None
+
 
 @contextmanager
 def collecting_meanwhile() -> Iterator[None]:
-    """Collects the youngest generation on another thread while the block makes one long LLVM
-    call (and nothing else in Python: the collection holds the GIL while it runs, so a block
-    that ran Python would wait for it)."""
-    start = threading.Event()
-    collector = threading.Thread(target=_collect_when, args=(start,), name="intentc-collect", daemon=True)
-    collector.start()
-    # Set just before the call: the collector wakes as the call releases the GIL, not before
-    # (had it started at once, the call would have waited for the GIL behind it).
-    start.set()
+    """Collects the youngest generation on the collector thread while the block makes one
+    long LLVM call (and nothing else in Python: the collection holds the GIL while it runs,
+    so a block that ran Python would wait for it); the block's end waits for it."""
+    done = threading.Event()
+    # The collector wakes now but runs once the call releases the GIL, not before (had it run
+    # at once, the call would have waited for the GIL behind it).
+    _running_collector().requests.put(done)
     try:
         yield
     finally:
-        collector.join()
+        done.wait()
 
 
-def _collect_when(start: threading.Event) -> None:
-    start.wait()
+class _Collector(threading.Thread):
+    """One thread for the process (a thread started for each compile took 0.1-3 ms to start
+    on a loaded machine, in the compile's time): it collects once for each request."""
+
+    def __init__(self) -> None:
+        super().__init__(name="intentc-collect", daemon=True)
+        self.requests: queue.SimpleQueue[threading.Event] = queue.SimpleQueue()
+
+    def run(self) -> None:
+        while True:
+            done = self.requests.get()
+            try:
+                _collect()
+            finally:
+                done.set()
+
+
+def _collect() -> None:
     gc.collect(0)
+
+
+def _running_collector() -> _Collector:
+    """The collector thread, started on first use (and again in a forked child, which has
+    none of its parent's threads)."""
+    global _collector
+    with _LOCK:
+        if _collector is None or not _collector.is_alive():
+            _collector = _Collector()
+            _collector.start()
+        return _collector

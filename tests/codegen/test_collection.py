@@ -81,8 +81,7 @@ def saved_by_the_collection(monkeypatch):
     inspected: [(llvmlite.binding objects, llvmlite IR instructions)] a collection."""
     found: list[tuple[list, int]] = []
 
-    def collect_saving(start):
-        start.wait()
+    def collect_saving():
         gc.set_debug(gc.DEBUG_SAVEALL)
         try:
             gc.collect(0)
@@ -91,7 +90,7 @@ def saved_by_the_collection(monkeypatch):
         finally:
             gc.set_debug(0)
             gc.garbage.clear()
-    monkeypatch.setattr(collection, "_collect_when", collect_saving)
+    monkeypatch.setattr(collection, "_collect", collect_saving)
     yield found
     gc.collect()
 
@@ -119,3 +118,19 @@ def test_llvm_calls_wait_for_the_one_in_progress():
         order.append("main")
     other.join()
     assert order == ["main", "other"]
+
+
+def test_a_forked_child_gets_its_own_collector():
+    """A forked child has none of its parent's threads: the first block there starts one."""
+    import os
+    with collecting_meanwhile():
+        pass                                # the parent's collector, running
+    pid = os.fork()
+    if pid == 0:                            # the child: its block must end (not wait forever)
+        import signal
+        signal.alarm(10)                    # (a hung child dies, and the test fails)
+        with collecting_meanwhile():
+            time.sleep(0.01)
+        os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0

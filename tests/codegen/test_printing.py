@@ -48,7 +48,7 @@ def test_constant_operands_are_llvmlites():
     from llvmlite import ir
     module = ir.Module("constants")
     floats = [ir.HalfType(), ir.FloatType(), ir.DoubleType()]
-    function = ir.Function(module, ir.FunctionType(ir.VoidType(), [t for t in floats] + [ir.IntType(64)]), "f")
+    function = ir.Function(module, ir.FunctionType(ir.VoidType(), [*floats, ir.IntType(64)]), "f")
     builder = ir.IRBuilder(function.append_basic_block("entry"))
     for type_, argument in zip(floats, function.args):
         for value in (0.0, -0.0, 1.5, -2.25, 1e-40, float("inf"), float("-inf"), float("nan"), 3, 0.1):

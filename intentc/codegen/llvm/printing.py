@@ -164,6 +164,7 @@ def _instruction_text(instruction) -> str:
     if format_value is not None:
         body = None if type(instruction.type) is ir.VoidType else format_value(instruction)
         return str(instruction) if body is None else f"{instruction.get_reference()} = {body}"
+    text: str | None
     if kind is ins.StoreInstr:
         text = _store(instruction)
     elif kind is ins.Branch or kind is ins.ConditionalBranch:
