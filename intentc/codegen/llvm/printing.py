@@ -7,9 +7,9 @@ thousands: printing was half of `lower-llvm`. The instruction kinds that are mos
 branches, allocas) are formatted here with f-strings (the other kinds, and any instruction
 with metadata, are left to llvmlite), and each defined function's body is joined here in one
 pass instead of llvmlite's per-line `format` over each instruction's cached text (every
-sample's main module: 243 → 175 ms of CPU on the dev VM, medians of 8 alternations; branches,
-allocas and aligned accesses here too: 232 → 224 ms, session 10). The text is exactly
-llvmlite's: `tests/codegen/test_printing.py` holds every sample's to it.
+sample's main module: 243 → 175 ms of CPU on the dev VM, medians of 8 alternations; session
+10, branches, allocas, aligned accesses and constant operands here too: 288 → 273 ms). The
+text is exactly llvmlite's: `tests/codegen/test_printing.py` holds every sample's to it.
 """
 from __future__ import annotations
 
@@ -41,6 +41,7 @@ _FLOATS = (ir.HalfType, ir.FloatType, ir.DoubleType)
 def _float_text(type_: ir.Type, bits: bytes) -> str:
     """A float constant's text (llvmlite's): a kernel has few distinct ones."""
     return type_.format_constant(_DOUBLE.unpack(bits)[0])
+
 
 def _arithmetic(i) -> str:
     opname = " ".join([i.opname, *i.flags]) if i.flags else i.opname
