@@ -14,7 +14,8 @@ from llvmlite import ir
 
 from ..llvm.types import F32, I32
 from .cta import sreg
-from .ptx_asm import ldmatrix_x4, mma_chain, mma_m16n8k16_text
+from .ptx_asm import mma_m16n8k16_text
+from .step_asm import StepAsm
 from .tile_matmul import TileEmitter, fill_registers, swizzled
 
 WARPS = (2, 4)
@@ -63,28 +64,45 @@ class MmaSync:
         return b.urem(warp, _i32(WARPS[0])), b.udiv(warp, _i32(WARPS[0])), lane
 
     def compute(self, tiles: TileEmitter, stage: ir.Value) -> None:
-        em = tiles.em
-        b = em.b
+        """The stage's MMAs chained into the accumulators, the whole step one asm (`step_asm.py`)."""
+        self.step(tiles, stage, self._lanes(tiles.em))
+
+    def step(self, tiles: TileEmitter, stage: ir.Value, lanes: tuple, finish: str | None = None,
+             operands=lambda step, register: ()) -> None:
+        """The stage's K as one asm (`step_asm.StepAsm`): the warp's fragments loaded, then
+        fragment by fragment (i, j) its MMAs over the stage's K, each one's D the next one's C.
+        Without `finish` they chain from the accumulator into it; with it from zero into a sum
+        of the asm's own, which `finish` (PTX: {0} the new accumulator, {1} the sum, {2} the
+        accumulator, {3}.. `operands(step, register index)`) then combines into the accumulator
+        (a fragment's sum is used at once: no second accumulator)."""
+        b = tiles.em.b
         c = tiles.plan.contraction
-        lanes = self._lanes(em)
         words = 4 if c.acc_dtype == "f32" else 2
         steps = tiles.plan.block[2] // 16
         text = mma_m16n8k16_text(c.operand_dtype, c.acc_dtype)
-        b_frags = [self.b_fragments(tiles, stage, kk, lanes) for kk in range(steps)]
+        slots = [self._slot(b, tiles.acc, e) for e in range(M_FRAGMENTS * N_FRAGMENTS * words)]
+        step = StepAsm(b, [b.load(slot) for slot in slots])
+        b_frags = [self.b_fragments(step, tiles, stage, kk, lanes) for kk in range(steps)]
         for i in range(M_FRAGMENTS):
-            a_frags = [self.a_fragment(tiles, stage, kk, i, lanes) for kk in range(steps)]
+            a_frags = [self.a_fragment(step, tiles, stage, kk, i, lanes) for kk in range(steps)]
             for j in range(N_FRAGMENTS):
-                # the fragment's MMAs over the stage's K, chained in one asm (the same MMAs
-                # on the same registers: the accumulator is not stored and loaded between)
-                first = (i * N_FRAGMENTS + j) * words
-                slots = [self._slot(b, tiles.acc, first + r) for r in range(words)]
-                result = mma_chain(b, text, [[*a_frags[kk], *b_frags[kk][j]] for kk in range(steps)],
-                                   [b.load(s) for s in slots])
-                for slot, value in zip(slots, result):
-                    b.store(value, slot)
+                registers = range((i * N_FRAGMENTS + j) * words, (i * N_FRAGMENTS + j + 1) * words)
+                results = [step.result(r) for r in registers]
+                accumulators = [step.accumulator(r) for r in registers]
+                chained = [[*a_frags[kk], *b_frags[kk][j]] for kk in range(steps)]
+                if finish is None:
+                    step.chain(text, chained, results, accumulators)
+                    continue
+                sums = step.registers("f32", words)
+                step.chain(text, chained, sums, [step.zero()] * words)
+                for r, result, total, accumulator in zip(registers, results, sums, accumulators):
+                    step.line(finish.format(result, total, accumulator, *operands(step, r)))
+        for slot, value in zip(slots, step.emit()):
+            b.store(value, slot)
 
-    def b_fragments(self, tiles: TileEmitter, stage: ir.Value, kk: int, lanes: tuple) -> list:
-        """The warp's N_FRAGMENTS B fragments (2 b32 each) of 16-wide K step `kk` of the stage."""
+    def b_fragments(self, step: StepAsm, tiles: TileEmitter, stage: ir.Value, kk: int, lanes: tuple) -> list:
+        """The warp's N_FRAGMENTS B fragments (2 b32 registers of `step` each) of 16-wide K
+        step `kk` of the stage."""
         b = tiles.em.b
         _, warp_n, lane = lanes
         b_base = tiles.stage_base(stage, "b")
@@ -97,19 +115,18 @@ class MmaSync:
             column = b.add(b.mul(warp_n, _i32(WARP_TILE[1])), _i32(16 * pair))
             block = b.mul(b.udiv(column, _i32(bk)), _i32(bk * row_bytes))
             chunk = b.add(b.udiv(b.urem(column, _i32(bk)), _i32(8)), b.udiv(lane, _i32(16)))
-            words4 = ldmatrix_x4(b, b.add(b_base, b.add(block, swizzled(b, row, chunk, row_bytes))),
-                                 transpose=True)
+            words4 = step.ldmatrix_x4(b.add(b_base, b.add(block, swizzled(b, row, chunk, row_bytes))), transpose=True)
             b_frags += [words4[:2], words4[2:]]
         return b_frags
 
-    def a_fragment(self, tiles: TileEmitter, stage: ir.Value, kk: int, i: int, lanes: tuple) -> list:
-        """A fragment `i` (4 b32) of the warp's rows at 16-wide K step `kk` of the stage."""
+    def a_fragment(self, step: StepAsm, tiles: TileEmitter, stage: ir.Value, kk: int, i: int, lanes: tuple) -> list:
+        """A fragment `i` (4 b32 registers of `step`) of the warp's rows at 16-wide K step `kk`."""
         b = tiles.em.b
         warp_m, _, lane = lanes
         row = b.add(b.mul(warp_m, _i32(WARP_TILE[0])), b.add(_i32(16 * i), b.urem(lane, _i32(16))))
         chunk = b.add(_i32(2 * kk), b.udiv(lane, _i32(16)))
-        return ldmatrix_x4(b, b.add(tiles.stage_base(stage, "a"), swizzled(b, row, chunk, tiles.plan.row_bytes)),
-                           transpose=False)
+        return step.ldmatrix_x4(b.add(tiles.stage_base(stage, "a"), swizzled(b, row, chunk, tiles.plan.row_bytes)),
+                                transpose=False)
 
     def epilogue(self, tiles: TileEmitter) -> None:
         em = tiles.em

@@ -21,7 +21,7 @@ from llvmlite import ir
 
 from ..llvm.types import F32, I8, I16, I32, I64
 from .cta import barrier, sreg
-from .ptx_asm import asm, mma_chain, mma_m16n8k16_text
+from .ptx_asm import asm
 from .tile_matmul import TileEmitter, _ceil, _const, local_array, swizzled
 
 if TYPE_CHECKING:
@@ -187,30 +187,10 @@ class RegisterStaged(TileEmitter, ABC):
                     b.add(b.mul(j, i32(8)), b.urem(register, i32(2))))
         return row, col
 
-    def fragments(self, stage, lanes, finish: str, operands=lambda index: ()) -> None:
+    def fragments(self, stage, lanes, finish: str, operands=lambda step, index: ()) -> None:
         """Each m16n8 fragment's MMAs over the stage's K from zero, each register's sum then
-        combined into its accumulator in the same asm by PTX `finish` (`mma_chain`'s
-        template: {0} the new accumulator, {1} the sum, {2} the accumulator, {3}..
-        `operands(register index)`): a fragment's sum is used at once (no second
-        accumulator)."""
-        b = self.em.b
-        variant, c = self.variant, self.plan.contraction
-        steps = self.plan.block[2] // 16
-        b_frags = [variant.b_fragments(self, stage, kk, lanes) for kk in range(steps)]
-        text = mma_m16n8k16_text(c.operand_dtype, "f32")
-        for i in range(4):
-            a_frags = [variant.a_fragment(self, stage, kk, i, lanes) for kk in range(steps)]
-            # each fragment's sum: its chained MMAs from zero, one asm (ptxas interleaves the
-            # four fragments' independent MMAs)
-            for j in range(4):
-                first = (i * 4 + j) * 4
-                slots = [self.acc_slot(first + register) for register in range(4)]
-                finished = mma_chain(b, text, [[*a_frags[kk], *b_frags[kk][j]] for kk in range(steps)],
-                                     [ir.Constant(F32, 0.0)] * 4,
-                                     (finish, [[b.load(slot), *operands(first + register)]
-                                               for register, slot in enumerate(slots)]))
-                for slot, value in zip(slots, finished):
-                    b.store(value, slot)
+        combined into its accumulator in the same asm by PTX `finish` (`MmaSync.step`)."""
+        self.variant.step(self, stage, lanes, finish, operands)
 
     def add_registers(self, count: int, source: ir.Value, target: ir.Value | None = None, lanes: int = 4) -> None:
         """target[e] += source[e] for the first `count` registers (`target`: the accumulators),

@@ -33,7 +33,6 @@ from llvmlite import ir
 from ..llvm.types import F32, I8, I32
 from .register_staging import (RegisterStaged, i32, load_or_zero, load_run, shared_pointer,
                                store_shared_words, view_address, wide)
-from .simt_matmul import splat
 from .tile_matmul import MmaPlan, _const, swizzled
 
 GROUP = 32                    # K elements a step: one MX group
@@ -231,12 +230,14 @@ class ScaledEmitter(RegisterStaged):
         # one branch for the whole warp: the fast path's mma.sync needs every lane
         vote = em.declare("llvm.nvvm.vote.all.sync", ir.IntType(1), [I32, ir.IntType(1)])
         all_safe = b.call(vote, [i32(-1), thread_safe])
-        factors = _scale_factors(b, row_codes, col_codes)
+        row_terms, col_terms = _scale_terms(b, row_codes, col_codes)
 
-        def factor(index):
+        def factor(step, index):        # 2^(a+b-254) as f32 bits, added in the step's asm
             fragment, register = divmod(index, 4)
             i, j = 2 * (fragment // 4) + register // 2, 2 * (fragment % 4) + register % 2
-            return [b.extract_element(factors[i], i32(j))]
+            bits = step.registers("b32", 1)[0]
+            step.line(f"add.s32 {bits}, {step.operand(row_terms[i])}, {step.operand(col_terms[j])};")
+            return [bits]
         with b.if_else(all_safe) as (fast, careful):
             with fast:
                 self.fragments(stage, lanes, "fma.rn.f32 {0}, {1}, {3}, {2};", factor)  # acc + sum · 2^(a+b-254)
@@ -278,18 +279,13 @@ class ScaledEmitter(RegisterStaged):
         return b.load(partial)
 
 
-def _scale_factors(b: ir.IRBuilder, row_codes: list, col_codes: list) -> list:
-    """For each row code a, the vector of 2^(a+b-254) over the column codes b, as f32 bits
-    (a << 23) + ((b - 127) << 23): one vector add a row. The 64 scalar adds were as many
-    candidates of LLVM's straight-line strength reduction, which compared every pair of them
-    through SCEV (a third of mxfp4's code generation); it leaves vectors alone, and ptxas
-    gets the same 64 adds."""
-    lanes = ir.VectorType(I32, len(col_codes))
-    columns = ir.Constant(lanes, None)
-    for j, code in enumerate(col_codes):
-        columns = b.insert_element(columns, b.shl(b.sub(code, i32(127)), i32(23)), i32(j))
-    return [b.bitcast(b.add(splat(b, b.shl(code, i32(23)), lanes), columns), ir.VectorType(F32, lanes.count))
-            for code in row_codes]
+def _scale_terms(b: ir.IRBuilder, row_codes: list, col_codes: list) -> tuple:
+    """(a << 23 for each row code a, (b - 127) << 23 for each column code b): the f32 bits of
+    2^(a+b-254) are their sum, one `add.s32` a register inside the step's asm (64 adds; built
+    in LLVM, each was a candidate of its straight-line strength reduction, which compared
+    every pair through SCEV)."""
+    return ([b.shl(code, i32(23)) for code in row_codes],
+            [b.shl(b.sub(code, i32(127)), i32(23)) for code in col_codes])
 
 
 def _fold(b: ir.IRBuilder, values: list, kind: str) -> ir.Value:
