@@ -15,7 +15,7 @@ from llvmlite import ir
 from ..llvm.types import F32, I32
 from .cta import sreg
 from .ptx_asm import mma_m16n8k16_text
-from .step_asm import StepAsm
+from .asm_block import AsmBlock
 from .tile_matmul import TileEmitter, fill_registers, swizzled
 
 WARPS = (2, 4)
@@ -64,24 +64,44 @@ class MmaSync:
         return b.urem(warp, _i32(WARPS[0])), b.udiv(warp, _i32(WARPS[0])), lane
 
     def compute(self, tiles: TileEmitter, stage: ir.Value) -> None:
-        """The stage's MMAs chained into the accumulators, the whole step one asm (`step_asm.py`)."""
+        """The stage's MMAs chained into the accumulators, the whole step one asm (`asm_block.py`)."""
         self.step(tiles, stage, self._lanes(tiles.em))
 
     def step(self, tiles: TileEmitter, stage: ir.Value, lanes: tuple, finish: str | None = None,
              operands=lambda step, register: ()) -> None:
-        """The stage's K as one asm (`step_asm.StepAsm`): the warp's fragments loaded, then
-        fragment by fragment (i, j) its MMAs over the stage's K, each one's D the next one's C.
-        Without `finish` they chain from the accumulator into it; with it from zero into a sum
-        of the asm's own, which `finish` (PTX: {0} the new accumulator, {1} the sum, {2} the
-        accumulator, {3}.. `operands(step, register index)`) then combines into the accumulator
-        (a fragment's sum is used at once: no second accumulator)."""
+        """The stage's K as one asm (`asm_block.AsmBlock`): `accumulating`, `fragment_lines`,
+        `accumulated`."""
+        step, slots = self.accumulating(tiles)
+        self.fragment_lines(step, tiles, stage, lanes, finish, operands)
+        self.accumulated(step, slots)
+
+    def accumulating(self, tiles: TileEmitter, results: list = ()) -> tuple:
+        """(an asm that updates the accumulator registers in place, with further `results`;
+        the registers' slots)."""
         b = tiles.em.b
+        words = 4 if tiles.plan.contraction.acc_dtype == "f32" else 2
+        slots = [self._slot(b, tiles.acc, e) for e in range(M_FRAGMENTS * N_FRAGMENTS * words)]
+        return AsmBlock(b, [b.load(slot) for slot in slots], results), slots
+
+    def accumulated(self, step: AsmBlock, slots: list) -> list:
+        """`step` built, the accumulators stored back; its further results."""
+        values = step.emit()
+        for slot, value in zip(slots, values):
+            step.b.store(value, slot)
+        return values[len(slots):]
+
+    def fragment_lines(self, step: AsmBlock, tiles: TileEmitter, stage: ir.Value, lanes: tuple,
+                       finish: str | None = None, operands=lambda step, register: ()) -> None:
+        """The warp's fragments loaded, then fragment by fragment (i, j) its MMAs over the
+        stage's K, each one's D the next one's C. Without `finish` they chain from the
+        accumulator into it; with it from zero into a sum of the asm's own, which `finish`
+        (PTX: {0} the new accumulator, {1} the sum, {2} the accumulator, {3}..
+        `operands(step, register index)`) then combines into the accumulator (a fragment's
+        sum is used at once: no second accumulator)."""
         c = tiles.plan.contraction
         words = 4 if c.acc_dtype == "f32" else 2
         steps = tiles.plan.block[2] // 16
         text = mma_m16n8k16_text(c.operand_dtype, c.acc_dtype)
-        slots = [self._slot(b, tiles.acc, e) for e in range(M_FRAGMENTS * N_FRAGMENTS * words)]
-        step = StepAsm(b, [b.load(slot) for slot in slots])
         b_frags = [self.b_fragments(step, tiles, stage, kk, lanes) for kk in range(steps)]
         for i in range(M_FRAGMENTS):
             a_frags = [self.a_fragment(step, tiles, stage, kk, i, lanes) for kk in range(steps)]
@@ -97,10 +117,8 @@ class MmaSync:
                 step.chain(text, chained, sums, [step.zero()] * words)
                 for r, result, total, accumulator in zip(registers, results, sums, accumulators):
                     step.line(finish.format(result, total, accumulator, *operands(step, r)))
-        for slot, value in zip(slots, step.emit()):
-            b.store(value, slot)
 
-    def b_fragments(self, step: StepAsm, tiles: TileEmitter, stage: ir.Value, kk: int, lanes: tuple) -> list:
+    def b_fragments(self, step: AsmBlock, tiles: TileEmitter, stage: ir.Value, kk: int, lanes: tuple) -> list:
         """The warp's N_FRAGMENTS B fragments (2 b32 registers of `step` each) of 16-wide K
         step `kk` of the stage."""
         b = tiles.em.b
@@ -108,25 +126,28 @@ class MmaSync:
         b_base = tiles.stage_base(stage, "b")
         bk, row_bytes = tiles.plan.block[2], tiles.plan.row_bytes
         b_frags = []
+        # row 16·kk + r swizzles as row r: K step kk is an immediate offset
+        row = b.add(b.urem(lane, _i32(8)), b.mul(_i32(8), b.urem(b.udiv(lane, _i32(8)), _i32(2))))
         for pair in range(N_FRAGMENTS // 2):
-            row = b.add(_i32(16 * kk), b.add(b.urem(lane, _i32(8)), b.mul(_i32(8), b.urem(b.udiv(lane, _i32(8)),
-                                                                                          _i32(2)))))
             # the warp's 32 columns start at column 32·warp_n: block (32·warp_n) / BK
             column = b.add(b.mul(warp_n, _i32(WARP_TILE[1])), _i32(16 * pair))
             block = b.mul(b.udiv(column, _i32(bk)), _i32(bk * row_bytes))
             chunk = b.add(b.udiv(b.urem(column, _i32(bk)), _i32(8)), b.udiv(lane, _i32(16)))
-            words4 = step.ldmatrix_x4(b.add(b_base, b.add(block, swizzled(b, row, chunk, row_bytes))), transpose=True)
+            words4 = step.ldmatrix_x4(b.add(b_base, b.add(block, swizzled(b, row, chunk, row_bytes))), transpose=True,
+                                      offset=16 * kk * row_bytes)
             b_frags += [words4[:2], words4[2:]]
         return b_frags
 
-    def a_fragment(self, step: StepAsm, tiles: TileEmitter, stage: ir.Value, kk: int, i: int, lanes: tuple) -> list:
+    def a_fragment(self, step: AsmBlock, tiles: TileEmitter, stage: ir.Value, kk: int, i: int, lanes: tuple) -> list:
         """A fragment `i` (4 b32 registers of `step`) of the warp's rows at 16-wide K step `kk`."""
         b = tiles.em.b
         warp_m, _, lane = lanes
-        row = b.add(b.mul(warp_m, _i32(WARP_TILE[0])), b.add(_i32(16 * i), b.urem(lane, _i32(16))))
+        # row 16·i + r swizzles as row r: fragment i is an immediate offset
+        row = b.add(b.mul(warp_m, _i32(WARP_TILE[0])), b.urem(lane, _i32(16)))
         chunk = b.add(_i32(2 * kk), b.udiv(lane, _i32(16)))
-        return step.ldmatrix_x4(b.add(tiles.stage_base(stage, "a"), swizzled(b, row, chunk, tiles.plan.row_bytes)),
-                                transpose=False)
+        row_bytes = tiles.plan.row_bytes
+        return step.ldmatrix_x4(b.add(tiles.stage_base(stage, "a"), swizzled(b, row, chunk, row_bytes)),
+                                transpose=False, offset=16 * i * row_bytes)
 
     def epilogue(self, tiles: TileEmitter) -> None:
         em = tiles.em

@@ -92,7 +92,7 @@ def mma_m16n8k16(b: ir.IRBuilder, operand: str, acc: str, a: list, b_frag: list,
 
 
 def mma_m16n8k16_text(operand: str, acc: str):
-    """One mma.sync.m16n8k16 for `StepAsm.chain` (operands: A's 4 b32, then B's 2)."""
+    """One mma.sync.m16n8k16 for `AsmBlock.chain` (operands: A's 4 b32, then B's 2)."""
     kind = "f32" if acc == "f32" else "f16"
 
     def text(d: str, operands: list, c: str) -> str:

@@ -39,7 +39,7 @@ from .cta import barrier, sreg
 from .mma_sync import MmaSync
 from .ptx_asm import asm, cp_async, cp_async_commit, cp_async_wait
 from .register_staging import ADD_SUM, i32, load_run, wide
-from .step_asm import StepAsm
+from .asm_block import AsmBlock
 from .tile_matmul import COPY_BYTES, Operand, TileEmitter, _ceil, _const, _pieces, swizzled
 from .tile_structured import StructuredPlan
 
@@ -104,7 +104,7 @@ def encode_groups(b: ir.IRBuilder, word: ir.Value, fields: tuple) -> tuple:
 
 
 def _mma_sp_text(operand: str):
-    """One mma.sp.m16n8k32 for `StepAsm.chain`: D = A·B + C on one warp, A 16 x 32 2:4-sparse
+    """One mma.sp.m16n8k32 for `AsmBlock.chain`: D = A·B + C on one warp, A 16 x 32 2:4-sparse
     (4 b32 of compressed values), B 32 x 8 (4 b32), C/D 4 f32, then the metadata from lanes
     T0, T1 of each quad (selector 0)."""
     def text(d: str, operands: list, c: str) -> str:
@@ -266,7 +266,7 @@ class SparseMmaEmitter(TileEmitter):
 
     # ---- a step: per 16-row block, two chained mma.sp a fragment from zero, then added ----
     def _compute(self, stage: ir.Value) -> None:
-        """The step as one asm (`step_asm.py`): per 16-row block i, its metadata and compressed
+        """The step as one asm (`asm_block.py`): per 16-row block i, its metadata and compressed
         values loaded, then each fragment (i, j)'s sum of two chained mma.sp from zero added
         into its accumulator."""
         em = self.em
@@ -276,7 +276,7 @@ class SparseMmaEmitter(TileEmitter):
         warp_m, _, lane = lanes
         halves = self.plan.block[2] // 32
         slots = [self.variant._slot(b, self.acc, e) for e in range(FRAGMENTS * FRAGMENTS * 4)]
-        step = StepAsm(b, [b.load(slot) for slot in slots])
+        step = AsmBlock(b, [b.load(slot) for slot in slots])
         b_frags = [[first + second for first, second in zip(self.variant.b_fragments(step, self, stage, 2 * kk, lanes),
                                                              self.variant.b_fragments(step, self, stage, 2 * kk + 1,
                                                                                       lanes))]
@@ -303,14 +303,15 @@ class SparseMmaEmitter(TileEmitter):
         for slot, value in zip(slots, step.emit()):
             b.store(value, slot)
 
-    def _a_fragment(self, step: StepAsm, stage: ir.Value, kk: int, i: int, lanes: tuple) -> list:
+    def _a_fragment(self, step: AsmBlock, stage: ir.Value, kk: int, i: int, lanes: tuple) -> list:
         """The compressed 16 x 16 values of the warp's block i, k32 block kk (ldmatrix.x4)."""
         b = self.em.b
         warp_m, _, lane = lanes
-        row = b.add(b.mul(warp_m, i32(16 * FRAGMENTS)), b.add(i32(16 * i), b.urem(lane, i32(16))))
+        # row 16·i + r swizzles as row r: block i is an immediate offset
+        row = b.add(b.mul(warp_m, i32(16 * FRAGMENTS)), b.urem(lane, i32(16)))
         chunk = b.add(i32(2 * kk), b.udiv(lane, i32(16)))
         return step.ldmatrix_x4(b.add(self.stage_base(stage, "a"), swizzled(b, row, chunk, VALUE_ROW_BYTES)),
-                                transpose=False)
+                                transpose=False, offset=16 * i * VALUE_ROW_BYTES)
 
     # ---- copies: the values' 4 chunks a row, B's 16 chunks a row ------------------------------
     def _geometry(self, tid: ir.Value) -> list:
