@@ -19,11 +19,11 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ..llvm.types import F32, I32, I64
+from ..llvm.types import F32, I16, I32, I64
 from .ptx_asm import asm, outputs
 
 # an operand's inline-asm constraint by LLVM type
-_CONSTRAINTS = {F32: "f", I32: "r", I64: "l"}
+_CONSTRAINTS = {F32: "f", I16: "h", I32: "r", I64: "l"}
 # the asm's own registers: PTX type -> name prefix (scoped to the asm's braces)
 _PREFIXES = {"b32": "%sb", "f32": "%sf", "pred": "%sp"}
 

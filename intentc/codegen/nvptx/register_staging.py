@@ -22,7 +22,8 @@ from llvmlite import ir
 from ..llvm.types import F32, I8, I16, I32, I64
 from .cta import barrier, sreg
 from .ptx_asm import asm
-from .tile_matmul import TileEmitter, _ceil, _const, local_array, swizzled
+from .asm_block import AsmBlock
+from .tile_matmul import LOCAL, TileEmitter, _ceil, _const, local_array, swizzled
 
 if TYPE_CHECKING:
     from .tile_structured import StructuredPlan
@@ -192,18 +193,28 @@ class RegisterStaged(TileEmitter, ABC):
         combined into its accumulator in the same asm by PTX `finish` (`MmaSync.step`)."""
         self.variant.step(self, stage, lanes, finish, operands)
 
-    def add_registers(self, count: int, source: ir.Value, target: ir.Value | None = None, lanes: int = 4) -> None:
-        """target[e] += source[e] for the first `count` registers (`target`: the accumulators),
-        `lanes` a vector `fadd` (the same adds, fewer instructions to build; 1: one each)."""
+    def add_registers(self, count: int, source: ir.Value, target: ir.Value | None = None) -> None:
+        """target[e] += source[e] (`add.rn.f32`) for the first `count` registers (`target`: the
+        accumulators). A local array `source` (`per_register`'s) is read and added in one asm
+        (`asm_block.py`: sixteen `ld.local.v4`, then the adds; the registers stay scalars for
+        LLVM, which SROA's vectors of four-lane adds were not), a register array one add
+        each in LLVM."""
         b = self.em.b
-        kind = ir.VectorType(F32, lanes) if lanes > 1 else F32
-
-        def run(array, first):
-            slot = self.acc_slot(first, array)
-            return b.bitcast(slot, kind.as_pointer(slot.type.addrspace)) if lanes > 1 else slot
-        for first in range(0, count, lanes):
-            into = run(target or self.acc, first)
-            b.store(b.fadd(b.load(into, align=4), b.load(run(source, first), align=4)), into, align=4)
+        target = target or self.acc
+        slots = [self.acc_slot(e, target) for e in range(count)]
+        if source.type.addrspace != LOCAL:
+            for e, slot in enumerate(slots):
+                b.store(b.fadd(b.load(slot), b.load(self.acc_slot(e, source))), slot)
+            return
+        block = AsmBlock(b, [b.load(slot) for slot in slots])
+        at = block.operand(b.ptrtoint(source, I64))
+        for first in range(0, count, 4):
+            loaded = block.registers("f32", 4)
+            block.line(f"ld.local.v4.f32 {{{', '.join(loaded)}}}, [{at}+{4 * first}];")
+            for e, value in enumerate(loaded, start=first):
+                block.line(ADD_SUM.format(block.result(e), value, block.accumulator(e)))
+        for slot, value in zip(slots, block.emit()):
+            b.store(value, slot)
 
     def acc_slot(self, index, accumulators=None) -> ir.Value:
         index = i32(index) if isinstance(index, int) else index

@@ -127,7 +127,7 @@ class Simt:
         def offsets(pair: int) -> tuple:
             row, column = divmod(pair, width // 2)
             return _block_offset(row), _block_offset(2 * column)
-        tiles.store_pairs(pairs, coordinates, offsets, tiles.acc)
+        tiles.store_pairs(pairs, coordinates, offsets)
 
 
 def splat(b: ir.IRBuilder, value: ir.Value, vector: ir.VectorType) -> ir.Value:

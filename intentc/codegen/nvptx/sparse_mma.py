@@ -277,22 +277,24 @@ class SparseMmaEmitter(TileEmitter):
         halves = self.plan.block[2] // 32
         slots = [self.variant._slot(b, self.acc, e) for e in range(FRAGMENTS * FRAGMENTS * 4)]
         step = AsmBlock(b, [b.load(slot) for slot in slots])
-        b_frags = [[first + second for first, second in zip(self.variant.b_fragments(step, self, stage, 2 * kk, lanes),
-                                                             self.variant.b_fragments(step, self, stage, 2 * kk + 1,
-                                                                                      lanes))]
+        b_starts = self.variant.b_addresses(self, stage, lanes)
+        row_bytes = self.plan.row_bytes
+        b_frags = [[first + second for first, second in zip(self.variant.b_fragments(step, b_starts, 2 * kk, row_bytes),
+                                                             self.variant.b_fragments(step, b_starts, 2 * kk + 1, row_bytes))]
                    for kk in range(halves)]
         lane_word = b.add(b.udiv(lane, i32(4)), b.mul(b.urem(lane, i32(2)), i32(8)))
         # block i, k32 block kk: word kk·128 + (warp_m·FRAGMENTS + i)·16 past the warp's
         meta_base = step.operand(b.add(b.add(self.stage_base(stage, "meta"), b.mul(lane_word, i32(4))),
                                        b.mul(warp_m, i32(FRAGMENTS * 16 * 4))))
         text = _mma_sp_text(c.operand_dtype)
+        a_starts = self._a_addresses(stage, lanes)
         for i in range(FRAGMENTS):
             a_frags, metadata = [], []
             for kk in range(halves):
                 word = step.registers("b32", 1)[0]
                 step.line(f"ld.shared.b32 {word}, [{meta_base}+{(kk * 8 * 16 + i * 16) * 4}];")
                 metadata.append(word)
-                a_frags.append(self._a_fragment(step, stage, kk, i, lanes))
+                a_frags.append(step.ldmatrix_x4(a_starts[kk], transpose=False, offset=16 * i * VALUE_ROW_BYTES))
             for j in range(FRAGMENTS):
                 registers = range((i * FRAGMENTS + j) * 4, (i * FRAGMENTS + j + 1) * 4)
                 sums = step.registers("f32", 4)
@@ -303,15 +305,15 @@ class SparseMmaEmitter(TileEmitter):
         for slot, value in zip(slots, step.emit()):
             b.store(value, slot)
 
-    def _a_fragment(self, step: AsmBlock, stage: ir.Value, kk: int, i: int, lanes: tuple) -> list:
-        """The compressed 16 x 16 values of the warp's block i, k32 block kk (ldmatrix.x4)."""
+    def _a_addresses(self, stage: ir.Value, lanes: tuple) -> list:
+        """The shared address of the warp's first compressed 16 x 16 block's `ldmatrix.x4` at
+        each k32 block (row 16·i + r swizzles as row r: block i is an immediate offset)."""
         b = self.em.b
         warp_m, _, lane = lanes
-        # row 16·i + r swizzles as row r: block i is an immediate offset
         row = b.add(b.mul(warp_m, i32(16 * FRAGMENTS)), b.urem(lane, i32(16)))
-        chunk = b.add(i32(2 * kk), b.udiv(lane, i32(16)))
-        return step.ldmatrix_x4(b.add(self.stage_base(stage, "a"), swizzled(b, row, chunk, VALUE_ROW_BYTES)),
-                                transpose=False, offset=16 * i * VALUE_ROW_BYTES)
+        base = self.stage_base(stage, "a")
+        return [b.add(base, swizzled(b, row, b.add(i32(2 * kk), b.udiv(lane, i32(16))), VALUE_ROW_BYTES))
+                for kk in range(self.plan.block[2] // 32)]
 
     # ---- copies: the values' 4 chunks a row, B's 16 chunks a row ------------------------------
     def _geometry(self, tid: ir.Value) -> list:

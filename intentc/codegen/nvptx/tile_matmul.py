@@ -25,6 +25,7 @@ from llvmlite import ir
 
 from ..llvm.types import F32, I8, I16, I32, I64
 from ..llvm.values import ViewRef
+from .asm_block import AsmBlock
 from .cta import barrier, sreg
 from .ptx_asm import asm, cp_async, cp_async_commit, cp_async_wait, opaque, shared_address, store_shared
 from .tile_contraction import TileContraction
@@ -465,7 +466,7 @@ class TileEmitter:
         otherwise be hoisted out of the tile loop and stay in registers through the K loop."""
         return opaque(self.em.b, self.tid)
 
-    def store_pairs(self, pairs: list, coordinates, offsets=None, registers=None) -> None:
+    def store_pairs(self, pairs: list, coordinates, offsets=None) -> None:
         """The epilogue: pair p of `pairs` (two accumulator elements of one row, see
         `store_pair`) at tile row and column `coordinates(p)` (i64, even column; p an i64
         value). A tile wholly inside C (most of them) stores each pair with one unconditional
@@ -473,9 +474,7 @@ class TileEmitter:
         masked stores: one copy of the bounds checks, not one a pair (they were a third of
         the tiled matmul's compile time). `offsets(p)` (Python ints, where the variant
         knows them): pair p's place relative to pair 0's, which lets the whole tile store
-        from one pointer a row (`_store_rows`). `registers`: the register array (an entry
-        alloca) whose elements, in order, are the pairs' values, where it is one: an edge
-        tile copies it into the local array whole (`_store_edge`)."""
+        from one pointer a row (`_store_rows`)."""
         b = self.em.b
         bm, bn, _ = self.plan.block
         whole = b.and_(self.c_pairs, b.and_(b.icmp_signed("<=", b.add(self.m0, _const(bm)), self.m),
@@ -489,39 +488,52 @@ class TileEmitter:
                     words = [self._stored(value) for value in values]
                     self._store_vector(words, b.add(self.m0, row), b.add(self.n0, column))
             with edge:
-                self._store_edge(pairs, coordinates, registers)
+                self._store_edge(pairs, coordinates)
 
     def _store_rows(self, pairs: list, coordinates, offsets) -> None:
-        """A whole tile's pairs: one element pointer a row of the thread's, each pair a
-        constant column past it (C's columns are contiguous here: `c_pairs`), instead of
-        each pair's full address arithmetic."""
+        """A whole tile's pairs as one asm (`asm_block.py`): one element pointer a row of the
+        thread's, each pair a two-element store at a constant column past it (C's columns are
+        contiguous here: `c_pairs`), instead of each pair's full address arithmetic; an f32
+        pair narrowed to f16 or bf16 by the IR's one cast converts in the asm too
+        (`cvt.rn.f16x2.f32`, as LLVM selects a pair of `fptrunc`s)."""
         b = self.em.b
         c = self.plan.contraction
         row, column = coordinates(_const(0))
         origin = _element(b, self.c_view, c.c_axes, (b.add(self.m0, row), b.add(self.n0, column)))
         row_stride = self.c_view.strides[c.c_axes[0]]
+        size = _BYTES[c.out_dtype]
+        block = AsmBlock(b)
         rows: dict = {}
         for number, values in enumerate(pairs):
             down, right = offsets(number)
             if down not in rows:
-                rows[down] = b.gep(origin, [b.mul(_const(down), row_stride)])
-            self._store_words([self._stored(value) for value in values], b.gep(rows[down], [_const(right)]))
+                rows[down] = block.operand(b.ptrtoint(b.gep(origin, [b.mul(_const(down), row_stride)]), I64))
+            at = f"[{rows[down]}+{right * size}]"
+            if c.acc_dtype == "f32" and c.out_dtype in ("f16", "bf16") and tuple(c.casts) == (c.out_dtype,):
+                word = block.registers("b32", 1)[0]
+                low, high = (block.operand(value) for value in values)
+                block.line(f"cvt.rn.{c.out_dtype}x2.f32 {word}, {high}, {low}; st.b32 {at}, {word};")
+            else:
+                low, high = (block.operand(self._stored(value)) for value in values)
+                block.line(f"st.v2.b{8 * size} {at}, {{{low}, {high}}};")
+        block.emit()
 
-    def _store_edge(self, pairs: list, coordinates, registers=None) -> None:
+    def _store_edge(self, pairs: list, coordinates) -> None:
+        """An edge tile: its pairs into a local array (one asm of four-element stores), then
+        one rolled loop of masked pair stores."""
         em = self.em
         b = em.b
         held = local_array(em, ir.ArrayType(pairs[0][0].type, 2 * len(pairs)))
-        if registers is not None:     # one copy, which SROA makes a vector store a register slice
-            assert pairs[0][0].type == F32
-            size = 4 * held.type.pointee.count
-            copy = em.declare("llvm.memcpy.p5.p0.i64", ir.VoidType(),
-                              [held.type, ir.PointerType(), I64, ir.IntType(1)])
-            call = b.call(copy, [held, registers, ir.Constant(I64, size), ir.Constant(ir.IntType(1), 0)],
-                          arg_attrs={0: ()})
-            call.arg_attributes[0].align = LOCAL_ALIGN
-        for number, values in enumerate(pairs if registers is None else ()):
-            for lane, value in enumerate(values):
-                b.store(value, b.gep(held, [ir.Constant(I32, 0), ir.Constant(I32, 2 * number + lane)], inbounds=True))
+        # (an f16 accumulator's halves as their bits: the asm's 16-bit registers)
+        values = [b.bitcast(value, I16) if isinstance(value.type, ir.HalfType) else value
+                  for pair in pairs for value in pair]
+        bits = 32 if values[0].type == F32 else values[0].type.width
+        block = AsmBlock(b)
+        at = block.operand(b.ptrtoint(held, I64))
+        for first in range(0, len(values), 4):
+            words = [block.operand(value) for value in values[first:first + 4]]
+            block.line(f"st.local.v4.b{bits} [{at}+{first * bits // 8}], {{{', '.join(words)}}};")
+        block.emit()
 
         def pair(number: ir.Value) -> None:
             values = tuple(b.load(b.gep(held, [ir.Constant(I32, 0), b.add(b.mul(b.trunc(number, I32), ir.Constant(I32, 2)),

@@ -237,7 +237,7 @@ class SparseEmitter(RegisterStaged):
                 self.add_registers(count, sums, self.step_acc)
         with b.if_then(b.icmp_signed("==", position, _const(self.per_ir_step - 1))):
             # one add a register: with four-lane adds here ptxas made 53 more moves (SASS)
-            self.add_registers(count, self.step_acc, lanes=1)
+            self.add_registers(count, self.step_acc)
 
     def _simt_coordinates(self, index: ir.Value) -> tuple:
         """(row, column) of the CUDA-core accumulator register `index` (row i, column j of
