@@ -17,6 +17,8 @@ Operands: the results come first (`result(r)`), those `tied` to an input read it
 own registers come from `registers`."""
 from __future__ import annotations
 
+import re
+
 from llvmlite import ir
 
 from ..llvm.types import F32, I16, I32, I64
@@ -26,6 +28,7 @@ from .ptx_asm import asm, outputs
 _CONSTRAINTS = {F32: "f", I16: "h", I32: "r", I64: "l"}
 # the asm's own registers: PTX type -> name prefix (scoped to the asm's braces)
 _PREFIXES = {"b32": "%sb", "f32": "%sf", "pred": "%sp"}
+NEWLINE = "\\0A\\09"
 
 
 class AsmBlock:
@@ -102,8 +105,10 @@ class AsmBlock:
 
     def emit(self) -> list:
         """The call; its results (none: an empty list)."""
-        declared = " ".join(f".reg .{kind} {_PREFIXES[kind]}<{used}>;" for kind, used in self.counts.items() if used)
-        body = f"{{ {declared} {' '.join(self.lines)} }}"
+        declared = [f".reg .{kind} {_PREFIXES[kind]}<{used}>;" for kind, used in self.counts.items() if used]
+        # one instruction a line of the PTX (LLVM's escapes for a newline and a tab)
+        instructions = [part for line in self.lines for part in re.split(r"(?<=;) ", line)]
+        body = NEWLINE.join(["{", *declared, *instructions, "}"])
         count = len(self.types)
         constraints = ",".join([f"={_CONSTRAINTS[kind]}" for kind in self.types] + [str(i) for i in range(len(self.tied))]
                                + [_CONSTRAINTS[value.type] for value in self.inputs] + ["~{memory}"])
