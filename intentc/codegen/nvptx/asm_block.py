@@ -35,7 +35,7 @@ class AsmBlock:
     """Collects one asm's lines and operands; `emit` builds the call. `tied`: values whose
     registers the asm updates in place (results 0..); `results`: the types of further results."""
 
-    def __init__(self, b: ir.IRBuilder, tied: list = (), results: list = ()):
+    def __init__(self, b: ir.IRBuilder, tied: tuple | list = (), results: tuple | list = ()):
         self.b = b
         self.tied = list(tied)
         self.types = [value.type for value in self.tied] + list(results)

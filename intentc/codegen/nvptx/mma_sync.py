@@ -75,7 +75,7 @@ class MmaSync:
         self.fragment_lines(step, tiles, stage, lanes, finish, operands)
         self.accumulated(step, slots)
 
-    def accumulating(self, tiles: TileEmitter, results: list = ()) -> tuple:
+    def accumulating(self, tiles: TileEmitter, results: tuple | list = ()) -> tuple:
         """(an asm that updates the accumulator registers in place, with further `results`;
         the registers' slots)."""
         b = tiles.em.b

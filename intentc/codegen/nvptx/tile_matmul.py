@@ -50,6 +50,7 @@ class MmaPlan:
     resident: int = 2         # CTAs an SM must fit (`.minnctapersm`: ptxas caps registers to match)
     codegen_prepare: bool = True  # LLVM's CodeGenPrepare in code generation (docs/gpu.md, "Compile pipeline")
     instcombine: bool = True      # InstCombine in the LLVM pipeline (the same)
+    codegen: int = 2              # LLVM's code generation level (the same)
 
     @property
     def threads(self) -> int:
@@ -98,7 +99,7 @@ class MmaPlan:
         c = self.contraction
         return {"instruction": self.instruction, "block": [bm, bn, bk], "warps": list(self.warps),
                 "stages": self.stages, "pending": self.pending, "group_m": self.group_m, "resident": self.resident, "operands": c.operand_dtype, "acc": c.acc_dtype,
-                "codegen_prepare": self.codegen_prepare, "instcombine": self.instcombine,
+                "codegen_prepare": self.codegen_prepare, "instcombine": self.instcombine, "codegen": self.codegen,
                 "epilogue": list(c.casts), "shared_bytes": self.stages * self.stage_bytes,
                 "staging": f"cp.async 16/8/4-byte pieces, zero-filled tails; {self.row_bytes}-byte swizzled rows"}
 

@@ -115,17 +115,16 @@ def e2m1_pair(block, words: list, index: int) -> str:
     """A register of `block` (an `AsmBlock`) holding carrier byte `index`'s two e2m1 codes
     as f16 bits of value · 2^-14 (`e2m1_fields`; 11 instructions: a byte extracted first,
     then each nibble, took 20)."""
-    pair = None
+    fields: list[str] = []
     for word, mask, shift in e2m1_fields(index):
         field = block.registers("b32", 1)[0]
         block.line(f"and.b32 {field}, {words[word]}, {mask:#010x};")
         if shift:
             block.line(f"{'shl.b32' if shift > 0 else 'shr.u32'} {field}, {field}, {abs(shift)};")
-        if pair is None:
-            pair = field
-        else:
-            block.line(f"or.b32 {pair}, {pair}, {field};")
-    return pair
+        if fields:
+            block.line(f"or.b32 {fields[0]}, {fields[0]}, {field};")
+        fields.append(field)
+    return fields[0]
 
 
 def _rescale(block, words: list) -> list:
@@ -246,7 +245,7 @@ class ScaledEmitter(RegisterStaged):
             step.line(f"ld.shared.u8 {code_b}, [{col_base}+{8 * (number // 2) + number % 2}];")
         low_a, high_a, low_b, high_b = (_fold(step, codes, kind) for codes in (row_codes, col_codes)
                                         for kind in ("min", "max"))
-        safe, low, high = step.registers("pred", 1)[0], *step.registers("b32", 2)
+        (safe,), (low, high) = step.registers("pred", 1), step.registers("b32", 2)
         step.line(f"add.u32 {low}, {low_a}, {low_b}; add.u32 {high}, {high_a}, {high_b};")
         step.line(f"setp.ge.u32 {safe}, {low}, {SAFE_SUM[0]}; setp.le.and.u32 {safe}, {high}, {SAFE_SUM[1]}, {safe};")
         step.line(f"setp.le.and.u32 {safe}, {high_a}, {SAFE_CODE}, {safe}; "
