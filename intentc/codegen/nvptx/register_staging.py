@@ -23,7 +23,7 @@ from ..llvm.types import F32, I8, I16, I32, I64
 from .cta import barrier, sreg
 from .ptx_asm import asm
 from .asm_block import AsmBlock
-from .tile_matmul import LOCAL, TileEmitter, _ceil, _const, local_array, swizzled
+from .tile_matmul import LOCAL, TileEmitter, _ceil, _const, known, local_array, swizzled
 
 if TYPE_CHECKING:
     from .tile_structured import StructuredPlan
@@ -242,7 +242,9 @@ def wide(em, view, run_bytes: int) -> ir.Value:
     loads at a multiple of `run_bytes` along it is aligned to `run_bytes` (start, strides)."""
     b = em.b
     size = _bytes(view)
-    start = b.add(b.ptrtoint(view.ptr, I64), b.mul(view.offset, _const(size)))
+    # element 0 16-byte aligned (`aligned16`) and constant strides: a constant (`load_run`)
+    start = _const(0) if view.aligned16 and run_bytes <= 16 else \
+        b.add(b.ptrtoint(view.ptr, I64), b.mul(view.offset, _const(size)))
     misaligned = start
     for stride in view.strides[:-1]:
         misaligned = b.or_(misaligned, b.mul(stride, _const(size)))
@@ -258,20 +260,12 @@ def load_run(em, view, coordinates: tuple, inside: ir.Value, count: ir.Value, el
     size = _bytes(view)
     count_words = max(1, elements * size // 4)
     before = b.block
+    whole = b.and_(wide, b.icmp_signed(">=", count, _const(elements)))
     with b.if_then(inside):
-        with b.if_else(b.and_(wide, b.icmp_signed(">=", count, _const(elements)))) as (fast, slow):
-            with fast:
-                fast_words = vector_run(em, view, coordinates, elements * size)
-                fast_block = b.block
-            with slow:
-                slow_words = _element_run(em, view, coordinates, count, elements)
-                slow_block = b.block
-        loaded = []
-        for word_fast, word_slow in zip(fast_words, slow_words):
-            merged = b.phi(I32)
-            merged.add_incoming(word_fast, fast_block)
-            merged.add_incoming(word_slow, slow_block)
-            loaded.append(merged)
+        if known(whole):        # (the specialization's facts: no element path)
+            loaded = vector_run(em, view, coordinates, elements * size)
+        else:
+            loaded = _either_run(em, view, coordinates, count, elements, whole)
         inside_block = b.block
     words = []
     for word in loaded:
@@ -281,6 +275,25 @@ def load_run(em, view, coordinates: tuple, inside: ir.Value, count: ir.Value, el
         words.append(merged)
     assert len(words) == count_words
     return words
+
+def _either_run(em, view, coordinates: tuple, count: ir.Value, elements: int, whole: ir.Value) -> list:
+    """`load_run`'s words: vector loads where `whole`, else element by element."""
+    b = em.b
+    with b.if_else(whole) as (fast, slow):
+        with fast:
+            fast_words = vector_run(em, view, coordinates, elements * _bytes(view))
+            fast_block = b.block
+        with slow:
+            slow_words = _element_run(em, view, coordinates, count, elements)
+            slow_block = b.block
+    loaded = []
+    for word_fast, word_slow in zip(fast_words, slow_words):
+        merged = b.phi(I32)
+        merged.add_incoming(word_fast, fast_block)
+        merged.add_incoming(word_slow, slow_block)
+        loaded.append(merged)
+    return loaded
+
 
 def vector_run(em, view, coordinates: tuple, run_bytes: int) -> list:
     b = em.b

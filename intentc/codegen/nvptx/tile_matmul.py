@@ -164,8 +164,11 @@ UNROLLED_PIECES = 2
 
 
 def _pieces(b: ir.IRBuilder, operand: Operand, element_bytes: int) -> tuple:
+    """A view whose element 0 the specialization proves 16-byte aligned (`aligned16`, checked
+    at launch) and whose strides are constants fits its pieces by construction: the i1s are
+    constants, and `known` leaves the narrower paths unbuilt."""
     view = operand.view
-    start = b.add(b.ptrtoint(view.ptr, I64), b.mul(view.offset, _const(element_bytes)))
+    start = _const(0) if view.aligned16 else b.add(b.ptrtoint(view.ptr, I64), b.mul(view.offset, _const(element_bytes)))
     unit = b.icmp_signed("==", view.strides[operand.column_axis], _const(1))
     row_bytes = b.mul(view.strides[operand.row_axis], _const(element_bytes))
     fits = []
@@ -173,6 +176,14 @@ def _pieces(b: ir.IRBuilder, operand: Operand, element_bytes: int) -> tuple:
         aligned = b.icmp_unsigned("==", b.and_(b.or_(start, row_bytes), _const(width - 1)), _const(0))
         fits.append((width, b.and_(unit, aligned)))
     return tuple(fits)
+
+
+def known(condition: ir.Value) -> bool | None:
+    """The value of an i1 the builder folded to a constant (a fact of the specialization),
+    else None: a branch on it needs only the path it takes."""
+    if isinstance(condition, ir.Constant) and isinstance(condition.constant, (bool, int)):
+        return bool(condition.constant)
+    return None
 
 
 def _clamp(b: ir.IRBuilder, count: ir.Value, chunk: int) -> ir.Value:
@@ -365,6 +376,9 @@ class TileEmitter:
             base = self.stage_base(stage, name)
             mine = [copy for copy in copies if copy[0] is operand]
             (width, fits), narrower = operand.pieces[0], operand.pieces[1:]
+            if known(fits):
+                self.wide_copies(operand, mine, k0, base, width)
+                continue
             with b.if_else(fits) as (wide, other):
                 with wide:
                     self.wide_copies(operand, mine, k0, base, width)
