@@ -23,7 +23,7 @@ from ..llvm.types import F32, I8, I16, I32, I64
 from .cta import barrier, sreg
 from .ptx_asm import asm
 from .asm_block import AsmBlock
-from .tile_matmul import LOCAL, TileEmitter, _ceil, _const, known, local_array, swizzled
+from .tile_matmul import TileEmitter, _ceil, _const, known, local_array, swizzled
 
 if TYPE_CHECKING:
     from .tile_structured import StructuredPlan
@@ -193,19 +193,28 @@ class RegisterStaged(TileEmitter, ABC):
         combined into its accumulator in the same asm by PTX `finish` (`MmaSync.step`)."""
         self.variant.step(self, stage, lanes, finish, operands)
 
-    def add_registers(self, count: int, source: ir.Value, target: ir.Value | None = None) -> None:
-        """target[e] += source[e] (`add.rn.f32`) for the first `count` registers (`target`: the
-        accumulators). A local array `source` (`per_register`'s) is read and added in one asm
-        (`asm_block.py`: sixteen `ld.local.v4`, then the adds; the registers stay scalars for
-        LLVM, which SROA's vectors of four-lane adds were not), a register array one add
-        each in LLVM."""
+    def add_registers(self, count: int, source: ir.Value, target: ir.Value | None = None, lanes: int = 4) -> None:
+        """target[e] += source[e] for the first `count` registers (`target`: the accumulators),
+        `lanes` a vector `fadd` (the same adds, fewer instructions to build; 1: one each): for
+        the CUDA cores' registers, which SROA keeps as vectors of four (their K step's FMAs)."""
         b = self.em.b
-        target = target or self.acc
-        slots = [self.acc_slot(e, target) for e in range(count)]
-        if source.type.addrspace != LOCAL:
-            for e, slot in enumerate(slots):
-                b.store(b.fadd(b.load(slot), b.load(self.acc_slot(e, source))), slot)
-            return
+        kind = ir.VectorType(F32, lanes) if lanes > 1 else F32
+
+        def run(array, first):
+            slot = self.acc_slot(first, array)
+            return b.bitcast(slot, kind.as_pointer(slot.type.addrspace)) if lanes > 1 else slot
+        for first in range(0, count, lanes):
+            into = run(target or self.acc, first)
+            b.store(b.fadd(b.load(into, align=4), b.load(run(source, first), align=4)), into, align=4)
+
+    def add_local(self, count: int, source: ir.Value) -> None:
+        """acc[e] += source[e] (`add.rn.f32`) for the first `count` accumulator registers of
+        the tensor cores, from a local array (`per_register`'s) in one asm (`asm_block.py`:
+        sixteen `ld.local.v4`, then the adds), so that the registers stay scalars for LLVM
+        as the K step's asm uses them (vector adds made SROA keep vectors of four, taken
+        apart and rebuilt around every asm)."""
+        b = self.em.b
+        slots = [self.acc_slot(e) for e in range(count)]
         block = AsmBlock(b, [b.load(slot) for slot in slots])
         at = block.operand(b.ptrtoint(source, I64))
         for first in range(0, count, 4):

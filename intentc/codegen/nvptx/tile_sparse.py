@@ -215,7 +215,7 @@ class SparseEmitter(RegisterStaged):
             with exact:
                 sums = self.per_register(64, lambda index, slot: b.store(
                     self._selected_sum(stage, *self.fragment_coordinates(lanes, index)), slot), "exact")
-                self.add_registers(64, sums)
+                self.add_local(64, sums)
 
     def _simt_step(self, stage, step, special) -> None:
         """The CUDA cores' K step into the IR step's own sum, added to the accumulator at the
@@ -237,7 +237,7 @@ class SparseEmitter(RegisterStaged):
                 self.add_registers(count, sums, self.step_acc)
         with b.if_then(b.icmp_signed("==", position, _const(self.per_ir_step - 1))):
             # one add a register: with four-lane adds here ptxas made 53 more moves (SASS)
-            self.add_registers(count, self.step_acc)
+            self.add_registers(count, self.step_acc, lanes=1)
 
     def _simt_coordinates(self, index: ir.Value) -> tuple:
         """(row, column) of the CUDA-core accumulator register `index` (row i, column j of

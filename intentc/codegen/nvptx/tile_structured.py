@@ -271,7 +271,7 @@ class ScaledEmitter(RegisterStaged):
             # rare: each register's contribution in a rolled loop, then added
             contributions = self.per_register(64, lambda index, slot: self._contribution(stage, lanes, index, slot),
                                               "careful")
-            self.add_registers(64, contributions)
+            self.add_local(64, contributions)
 
     def _contribution(self, stage, lanes, index, slot) -> None:
         """What the group adds to register `index`: its exact sum of unscaled products times
