@@ -27,7 +27,7 @@ from .ptx_asm import asm, outputs
 # an operand's inline-asm constraint by LLVM type
 _CONSTRAINTS = {F32: "f", I16: "h", I32: "r", I64: "l"}
 # the asm's own registers: PTX type -> name prefix (scoped to the asm's braces)
-_PREFIXES = {"b32": "%sb", "f32": "%sf", "pred": "%sp"}
+_PREFIXES = {"b32": "%sb", "b64": "%sd", "f32": "%sf", "pred": "%sp"}
 NEWLINE = "\\0A\\09"
 
 
@@ -60,7 +60,7 @@ class AsmBlock:
         return f"${self.positions[id(value)]}"
 
     def registers(self, kind: str, count: int) -> list[str]:
-        """`count` fresh registers of the asm of PTX type `kind` ("b32", "f32", "pred")."""
+        """`count` fresh registers of the asm of PTX type `kind` ("b32", "b64", "f32", "pred")."""
         first = self.counts[kind]
         self.counts[kind] += count
         return [f"{_PREFIXES[kind]}{first + i}" for i in range(count)]
