@@ -39,6 +39,7 @@ from ..llvm.values import Body, Registers, Shape, Tensor
 from .cta import (CtaPlan, _shuffle, _warp_totals, in_tensor, slot_coordinate, sreg, thread_index, unravel,
                   within_row)
 from .lane_steps import rolled_steps
+from .ptx_asm import opaque
 
 if TYPE_CHECKING:
     from ..llvm.emitter import Emitter
@@ -131,9 +132,9 @@ def _warp_scan(em: Emitter, values: Values, rank: ir.Value, combine: Combine, re
 
 
 def block_scan(em: Emitter, plan: CtaPlan, values: Values, carry: Values, neutral: Values, combine: Combine,
-               reverse: bool, rolled: bool = False) -> tuple[Values, Values, Values]:
-    """(the prefix before this thread, the prefix through it, the chunk's total), all after
-    `carry`, over the CTA's threads in rank order (`rolled`: the warp scans' steps in loops)."""
+               reverse: bool, rolled: bool = False) -> tuple[Values, Values]:
+    """(the prefix before this thread, the chunk's total), both after `carry`, over the CTA's
+    threads in rank order (`rolled`: the warp scans' steps in loops)."""
     b = em.b
     tid = sreg(em, "tid.x")
     lane, warp = b.and_(tid, ir.Constant(I32, 31)), b.lshr(tid, ir.Constant(I32, 5))
@@ -155,7 +156,7 @@ def block_scan(em: Emitter, plan: CtaPlan, values: Values, carry: Values, neutra
     shifted = [_shuffle(em, "down" if reverse else "up", v, 1, 31 if reverse else 0) for v in inclusive]
     first_lane = b.icmp_unsigned("==", lane_rank, ir.Constant(I32, 0))
     before = _select(em, first_lane, before_warp, combine(before_warp, shifted))
-    return before, combine(before_warp, inclusive), total
+    return before, total
 
 
 # ---- the register form ---------------------------------------------------------------------------
@@ -168,8 +169,7 @@ def scan_slots(em: Emitter, hooks, scan: Scan) -> list[Registers]:
     groups = range(plan.groups)
     for number in (reversed(groups) if scan.reverse else groups):
         order, prefixes, running = fold_group(em, hooks, scan, number)
-        before, _, carry = block_scan(em, plan, running, carry, scan.neutral, scan.combine, scan.reverse,
-                                      scan.rolled)
+        before, carry = block_scan(em, plan, running, carry, scan.neutral, scan.combine, scan.reverse, scan.rolled)
         store_group(em, plan, scan, arrays, order, prefixes, before)
     return arrays
 
@@ -241,12 +241,16 @@ class ScanState:
     scan: Scan
     count: ir.Value                         # the positions: the elements of scan.shape
     carry: list = field(default_factory=list)
-    current: list = field(default_factory=list)     # a list of components per lane
+    current: list = field(default_factory=list)     # a list of components per lane (one when rolled)
     lane: int = 0
+    running: list = field(default_factory=list)     # a rolled chunk's prefix before the lane visited
 
-    def reset(self, em: Emitter) -> None:
+    def reset(self, em: Emitter, rolled: bool) -> None:
+        """Registers for a walk of the chunks (`rolled`: see `_rolled_chunk`)."""
         self.carry = [em.entry_alloca(v.type) for v in self.scan.neutral]
-        self.current = [[em.entry_alloca(v.type) for v in self.scan.neutral] for _ in range(CHUNK_VECTOR)]
+        self.current = [[em.entry_alloca(v.type) for v in self.scan.neutral] for _ in range(1 if rolled else CHUNK_VECTOR)]
+        self.running = [em.entry_alloca(v.type) for v in self.scan.neutral] if rolled else []
+        self.lane = 0
         for slot, value in zip(self.carry, self.scan.neutral):
             em.b.store(value, slot)
 
@@ -261,7 +265,7 @@ class ScanState:
             prefixes.append(running)
         carry = [b.load(slot) for slot in self.carry]
         # positions run in thread order within a chunk, whichever the direction
-        before, _, total = block_scan(em, plan, running, carry, scan.neutral, scan.combine, False, scan.rolled)
+        before, total = block_scan(em, plan, running, carry, scan.neutral, scan.combine, False, scan.rolled)
         for lane, idx in enumerate(idxs):
             if not scan.exclusive:
                 result = scan.combine(before, prefixes[lane])
@@ -271,6 +275,38 @@ class ScanState:
                 b.store(value, slot)
         for slot, value in zip(self.carry, total):
             b.store(value, slot)
+
+    def prime_rolled(self, em: Emitter, plan: CtaPlan, first: ir.Value) -> None:
+        """A scan whose combine runs the author's region: this thread's prefix before its
+        positions first, first + 1, ... of the chunk, its positions folded in a rolled loop;
+        `advance` then joins each position's element as the chunk's body visits it."""
+        scan = self.scan
+        folded = rolled_steps(em, scan.neutral, CHUNK_VECTOR,
+                              lambda lane, running: scan.combine(running, self._element(em, first, lane)))
+        before, total = block_scan(em, plan, folded, [em.b.load(slot) for slot in self.carry], scan.neutral,
+                                   scan.combine, False, scan.rolled)
+        for slots, values in ((self.running, before), (self.carry, total)):
+            for slot, value in zip(slots, values):
+                em.b.store(value, slot)
+
+    def advance(self, em: Emitter, first: ir.Value, lane: ir.Value) -> None:
+        """The scan's result at position first + lane of a rolled chunk (`prime_rolled`): the
+        running prefix before it joined with its element (exclusive: the running prefix)."""
+        b, scan = em.b, self.scan
+        before = [b.load(slot) for slot in self.running]
+        through = scan.combine(before, self._element(em, first, lane))
+        result = scan.exclusive_at(em, self.coordinate(em, b.add(first, lane)), before) if scan.exclusive \
+            else through
+        for slots, values in ((self.current[0], result), (self.running, through)):
+            for slot, value in zip(slots, values):
+                b.store(value, slot)
+
+    def _element(self, em: Emitter, first: ir.Value, lane: ir.Value) -> Values:
+        """The scan's components at position first + lane (`lane` an i32 or i64), or the
+        neutral value past the end."""
+        position = em.b.add(first, em.b.zext(lane, I64) if lane.type == I32 else lane)
+        return _when(em, em.b.icmp_unsigned("<", position, self.count),
+                     partial(self.scan.elements, self.coordinate(em, position)), self.scan.neutral)
 
     def coordinate(self, em: Emitter, position: ir.Value) -> list[ir.Value]:
         """The coordinate of scan `position`: row-major order, from the end when reversed."""
@@ -300,11 +336,15 @@ def chunked_for_each(em: Emitter, plan: CtaPlan, shape: Shape, body: Body, state
     count = em.element_count(shape)
     span = ir.Constant(I64, plan.threads * CHUNK_VECTOR)
     chunks = b.udiv(b.add(count, ir.Constant(I64, plan.threads * CHUNK_VECTOR - 1)), span)
+    rolled = any(state.scan.rolled for state in states)
     for state in states:
-        state.reset(em)
+        state.reset(em, rolled)
 
     def chunk(number):
         first = b.add(b.mul(number, span), b.mul(thread_index(em, plan), ir.Constant(I64, CHUNK_VECTOR)))
+        if rolled:
+            _rolled_chunk(em, plan, first, count, body, states)
+            return
         positions = [b.add(first, ir.Constant(I64, lane)) for lane in range(CHUNK_VECTOR)]
         live = [b.icmp_unsigned("<", position, count) for position in positions]
         for state in states:
@@ -317,6 +357,28 @@ def chunked_for_each(em: Emitter, plan: CtaPlan, shape: Shape, body: Body, state
     em.loop(ir.Constant(I64, 0), chunks, chunk, name="chunk")
     for state in states:
         state.current = []
+
+
+def _rolled_chunk(em: Emitter, plan: CtaPlan, first: ir.Value, count: ir.Value, body: Body,
+                  states: list[ScanState]) -> None:
+    """A chunk of scans one of which runs the author's combine (`Scan.rolled`: dozens of
+    instructions, two exponentials in a log-sum-exp merge): the thread's positions first ..
+    first + CHUNK_VECTOR - 1 in two rolled loops, one folding them before the block scan
+    and one visiting them (each scan's running prefix joined with the position's element,
+    then the body), so the combine and the body are emitted once each instead of once a
+    position (issue #13). The prefixes keep source order: ((before . e0) . e1) . e2 where
+    the unrolled chunk joins before . ((e0 . e1) . e2) (§6)."""
+    b = em.b
+    for state in states:
+        state.prime_rolled(em, plan, first)
+
+    def visit(lane: ir.Value) -> None:
+        for state in states:
+            state.advance(em, first, lane)
+        position = b.add(first, lane)
+        with b.if_then(b.icmp_unsigned("<", position, count)):
+            body(states[0].coordinate(em, position))
+    em.loop(ir.Constant(I64, 0), opaque(b, ir.Constant(I64, CHUNK_VECTOR)), visit, name="visit")
 
 
 def scans_read(value: object, found: list[ScanState] | None = None) -> list[ScanState]:

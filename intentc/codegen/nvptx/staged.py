@@ -295,5 +295,5 @@ class StagedHooks(NvptxHooks):
 def _block_scan(em, layout: CtaPlan, value: ir.Value, carry: ir.Value, neutral: ir.Value, combine) -> tuple:
     """(the exclusive prefix before this thread, the chunk's total), both after `carry`, of one
     value over the CTA's threads (cta_scan.block_scan, forward)."""
-    before, _, total = block_scan(em, layout, [value], [carry], [neutral], lambda a, c: [combine(a[0], c[0])], False)
+    before, total = block_scan(em, layout, [value], [carry], [neutral], lambda a, c: [combine(a[0], c[0])], False)
     return before[0], total[0]
