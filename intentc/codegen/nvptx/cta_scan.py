@@ -134,7 +134,9 @@ def _warp_scan(em: Emitter, values: Values, rank: ir.Value, combine: Combine, re
 def block_scan(em: Emitter, plan: CtaPlan, values: Values, carry: Values, neutral: Values, combine: Combine,
                reverse: bool, rolled: bool = False) -> tuple[Values, Values]:
     """(the prefix before this thread, the chunk's total), both after `carry`, over the CTA's
-    threads in rank order (`rolled`: the warp scans' steps in loops)."""
+    threads in rank order (`rolled`: the warp scans' steps in loops). The thread of rank 0
+    joins `carry` in front of its value before the scans, so every later prefix holds it:
+    two combines besides the warp scans' (carry . (t0 . t1) for the others' three)."""
     b = em.b
     tid = sreg(em, "tid.x")
     lane, warp = b.and_(tid, ir.Constant(I32, 31)), b.lshr(tid, ir.Constant(I32, 5))
@@ -143,7 +145,10 @@ def block_scan(em: Emitter, plan: CtaPlan, values: Values, carry: Values, neutra
         lane_rank, warp_rank = b.sub(ir.Constant(I32, 31), lane), b.sub(ir.Constant(I32, warps - 1), warp)
     else:
         lane_rank, warp_rank = lane, warp
-    inclusive = _warp_scan(em, values, lane_rank, combine, reverse, rolled)
+    first_lane = b.icmp_unsigned("==", lane_rank, ir.Constant(I32, 0))
+    first = b.and_(first_lane, b.icmp_unsigned("==", warp_rank, ir.Constant(I32, 0)))
+    inclusive = _warp_scan(em, _select(em, first, combine(carry, values), values), lane_rank, combine, reverse,
+                           rolled)
     last_lane = 0 if reverse else 31
     # lane r of every warp: the total of the warp of rank r (scanned: of ranks 0..r)
     totals = _warp_totals(em, plan, inclusive, last_lane, neutral, reverse)
@@ -151,12 +156,10 @@ def block_scan(em: Emitter, plan: CtaPlan, values: Values, carry: Values, neutra
     has_earlier = b.icmp_unsigned(">", warp_rank, ir.Constant(I32, 0))
     earlier_rank = b.select(has_earlier, b.sub(warp_rank, ir.Constant(I32, 1)), ir.Constant(I32, 0))
     earlier_warps = _select(em, has_earlier, [_shuffle(em, "idx", t, earlier_rank, 31) for t in totals], neutral)
-    before_warp = combine(carry, earlier_warps)
-    total = combine(carry, [_shuffle(em, "idx", t, warps - 1, 31) for t in totals])
+    total = [_shuffle(em, "idx", t, warps - 1, 31) for t in totals]
     shifted = [_shuffle(em, "down" if reverse else "up", v, 1, 31 if reverse else 0) for v in inclusive]
-    first_lane = b.icmp_unsigned("==", lane_rank, ir.Constant(I32, 0))
-    before = _select(em, first_lane, before_warp, combine(before_warp, shifted))
-    return before, total
+    before = _select(em, first_lane, earlier_warps, combine(earlier_warps, shifted))
+    return _select(em, first, carry, before), total
 
 
 # ---- the register form ---------------------------------------------------------------------------
