@@ -11,7 +11,10 @@ Strength Reduction in the staged and grid programs' code generation, as before s
 `StagePlan.strength_reduce`); `outlined math` / `outlined long math` (every f32 libdevice
 function, or those longer than `outlined_math.OUTLINE_INSTRUCTIONS`, called rather than
 inlined a coordinate), `inlined math` (none outlined); `half slots` (the register form's K
-halved), `32 slots` (an iteration that combines nothing up to 32 slots again); `a+b`: both.
+halved), `32 slots` (an iteration that combines nothing up to 32 slots again); `unrolled scan
+chunks` (the dynamic form's scan chunks a position at a time, as before session 10 rolled
+them for the author's combines); `lane-rows LSR` / `lane-rows no LSR` (Loop Strength
+Reduction in the lane-rows mapping's code generation); `a+b`: both.
 
     python3 bench/cta_pipeline_ab.py --only 'SAMPLE:KERNEL[=CHOICE,...];...' [--choices default,lean]
                                      [--out FILE.json] [--budget-s 0.2]
@@ -96,6 +99,22 @@ def slots_32():
         cta.SCATTER_SLOTS = saved
 
 
+def unrolled_scan_chunks():
+    """The dynamic form's scan chunks unrolled a position at a time for every scan (before
+    session 10 rolled them for the author's combines: `cta_scan.rolls_chunks`)."""
+    from intentc.codegen.nvptx import cta_scan
+    return attributes(cta_scan, rolls_chunks=lambda states: False)
+
+
+def lane_rows_lsr(enabled: bool):
+    """Loop Strength Reduction in the lane-rows mapping's code generation on or off
+    (`compile._unrolled` for it)."""
+    from intentc.codegen.nvptx import compile as nvptx_compile
+    chosen = nvptx_compile._unrolled
+    return attributes(nvptx_compile, _unrolled=lambda mapping: (not enabled) if mapping.kind == "lane-rows"
+                      else chosen(mapping))
+
+
 @contextlib.contextmanager
 def combined(names: list[str]):
     with contextlib.ExitStack() as stack:
@@ -106,7 +125,9 @@ def combined(names: list[str]):
 
 CHOICES = {"default": contextlib.nullcontext, "O1": lambda: pipeline(False), "lean": lambda: pipeline(True),
            "staged LSR": staged_lsr, "outlined math": lambda: outlined_math(0), "outlined long math": outlined_math,
-           "inlined math": inlined_math, "half slots": half_slots, "32 slots": slots_32}
+           "inlined math": inlined_math, "half slots": half_slots, "32 slots": slots_32,
+           "unrolled scan chunks": unrolled_scan_chunks, "lane-rows LSR": lambda: lane_rows_lsr(True),
+           "lane-rows no LSR": lambda: lane_rows_lsr(False)}
 
 
 def main(argv=None) -> int:

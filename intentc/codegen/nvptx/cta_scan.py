@@ -339,7 +339,7 @@ def chunked_for_each(em: Emitter, plan: CtaPlan, shape: Shape, body: Body, state
     count = em.element_count(shape)
     span = ir.Constant(I64, plan.threads * CHUNK_VECTOR)
     chunks = b.udiv(b.add(count, ir.Constant(I64, plan.threads * CHUNK_VECTOR - 1)), span)
-    rolled = any(state.scan.rolled for state in states)
+    rolled = rolls_chunks(states)
     for state in states:
         state.reset(em, rolled)
 
@@ -360,6 +360,12 @@ def chunked_for_each(em: Emitter, plan: CtaPlan, shape: Shape, body: Body, state
     em.loop(ir.Constant(I64, 0), chunks, chunk, name="chunk")
     for state in states:
         state.current = []
+
+
+def rolls_chunks(states: list[ScanState]) -> bool:
+    """Whether the chunks of `states` walk their positions in rolled loops (`_rolled_chunk`):
+    where a scan's combine runs the author's region."""
+    return any(state.scan.rolled for state in states)
 
 
 def _rolled_chunk(em: Emitter, plan: CtaPlan, first: ir.Value, count: ir.Value, body: Body,
