@@ -131,35 +131,61 @@ def _warp_scan(em: Emitter, values: Values, rank: ir.Value, combine: Combine, re
     return values
 
 
+@dataclass(frozen=True)
+class Ranks:
+    """A thread's place in a block scan's rank order (tid, or T-1-tid reversed)."""
+    lane: ir.Value              # tid mod 32
+    lane_rank: ir.Value         # its rank within the warp
+    warp_rank: ir.Value
+    first_lane: ir.Value        # lane rank 0
+    first: ir.Value             # rank 0 in the CTA: the thread whose value holds the carry
+
+
+def thread_ranks(em: Emitter, reverse: bool, plan: CtaPlan) -> Ranks:
+    b = em.b
+    tid = sreg(em, "tid.x")
+    lane, warp = b.and_(tid, ir.Constant(I32, 31)), b.lshr(tid, ir.Constant(I32, 5))
+    if reverse:
+        warps = -(-plan.threads // 32)
+        lane_rank, warp_rank = b.sub(ir.Constant(I32, 31), lane), b.sub(ir.Constant(I32, warps - 1), warp)
+    else:
+        lane_rank, warp_rank = lane, warp
+    first_lane = b.icmp_unsigned("==", lane_rank, ir.Constant(I32, 0))
+    return Ranks(lane, lane_rank, warp_rank, first_lane,
+                 b.and_(first_lane, b.icmp_unsigned("==", warp_rank, ir.Constant(I32, 0))))
+
+
 def block_scan(em: Emitter, plan: CtaPlan, values: Values, carry: Values, neutral: Values, combine: Combine,
                reverse: bool, rolled: bool = False) -> tuple[Values, Values]:
     """(the prefix before this thread, the chunk's total), both after `carry`, over the CTA's
     threads in rank order (`rolled`: the warp scans' steps in loops). The thread of rank 0
     joins `carry` in front of its value before the scans, so every later prefix holds it:
     two combines besides the warp scans' (carry . (t0 . t1) for the others' three)."""
+    ranks = thread_ranks(em, reverse, plan)
+    earlier, shifted, total = block_parts(em, plan, ranks, _select(em, ranks.first, combine(carry, values), values),
+                                          neutral, combine, reverse, rolled)
+    before = _select(em, ranks.first_lane, earlier, combine(earlier, shifted))
+    return _select(em, ranks.first, carry, before), total
+
+
+def block_parts(em: Emitter, plan: CtaPlan, ranks: Ranks, values: Values, neutral: Values, combine: Combine,
+                reverse: bool, rolled: bool) -> tuple[Values, Values, Values]:
+    """The pieces of a block scan of `values` (the carry already in front of rank 0's):
+    the prefix of the warps before this thread's, the warp's inclusive prefix through the
+    lane of rank one less (meaningless in the first lane), and the total."""
     b = em.b
-    tid = sreg(em, "tid.x")
-    lane, warp = b.and_(tid, ir.Constant(I32, 31)), b.lshr(tid, ir.Constant(I32, 5))
     warps = -(-plan.threads // 32)
-    if reverse:
-        lane_rank, warp_rank = b.sub(ir.Constant(I32, 31), lane), b.sub(ir.Constant(I32, warps - 1), warp)
-    else:
-        lane_rank, warp_rank = lane, warp
-    first_lane = b.icmp_unsigned("==", lane_rank, ir.Constant(I32, 0))
-    first = b.and_(first_lane, b.icmp_unsigned("==", warp_rank, ir.Constant(I32, 0)))
-    inclusive = _warp_scan(em, _select(em, first, combine(carry, values), values), lane_rank, combine, reverse,
-                           rolled)
+    inclusive = _warp_scan(em, values, ranks.lane_rank, combine, reverse, rolled)
     last_lane = 0 if reverse else 31
     # lane r of every warp: the total of the warp of rank r (scanned: of ranks 0..r)
     totals = _warp_totals(em, plan, inclusive, last_lane, neutral, reverse)
-    totals = _warp_scan(em, totals, lane, combine, False, rolled)
-    has_earlier = b.icmp_unsigned(">", warp_rank, ir.Constant(I32, 0))
-    earlier_rank = b.select(has_earlier, b.sub(warp_rank, ir.Constant(I32, 1)), ir.Constant(I32, 0))
+    totals = _warp_scan(em, totals, ranks.lane, combine, False, rolled)
+    has_earlier = b.icmp_unsigned(">", ranks.warp_rank, ir.Constant(I32, 0))
+    earlier_rank = b.select(has_earlier, b.sub(ranks.warp_rank, ir.Constant(I32, 1)), ir.Constant(I32, 0))
     earlier_warps = _select(em, has_earlier, [_shuffle(em, "idx", t, earlier_rank, 31) for t in totals], neutral)
     total = [_shuffle(em, "idx", t, warps - 1, 31) for t in totals]
     shifted = [_shuffle(em, "down" if reverse else "up", v, 1, 31 if reverse else 0) for v in inclusive]
-    before = _select(em, first_lane, earlier_warps, combine(earlier_warps, shifted))
-    return _select(em, first, carry, before), total
+    return earlier_warps, shifted, total
 
 
 # ---- the register form ---------------------------------------------------------------------------
@@ -247,12 +273,14 @@ class ScanState:
     current: list = field(default_factory=list)     # a list of components per lane (one when rolled)
     lane: int = 0
     running: list = field(default_factory=list)     # a rolled chunk's prefix before the lane visited
+    joined: list = field(default_factory=list)      # and the warp's lanes before this one (`prime_rolled`)
 
     def reset(self, em: Emitter, rolled: bool) -> None:
         """Registers for a walk of the chunks (`rolled`: see `_rolled_chunk`)."""
         self.carry = [em.entry_alloca(v.type) for v in self.scan.neutral]
         self.current = [[em.entry_alloca(v.type) for v in self.scan.neutral] for _ in range(1 if rolled else CHUNK_VECTOR)]
         self.running = [em.entry_alloca(v.type) for v in self.scan.neutral] if rolled else []
+        self.joined = [em.entry_alloca(v.type) for v in self.scan.neutral] if rolled else []
         self.lane = 0
         for slot, value in zip(self.carry, self.scan.neutral):
             em.b.store(value, slot)
@@ -280,24 +308,32 @@ class ScanState:
             b.store(value, slot)
 
     def prime_rolled(self, em: Emitter, plan: CtaPlan, first: ir.Value) -> None:
-        """A scan whose combine runs the author's region: this thread's prefix before its
-        positions first, first + 1, ... of the chunk, its positions folded in a rolled loop;
-        `advance` then joins each position's element as the chunk's body visits it."""
-        scan = self.scan
-        folded = rolled_steps(em, scan.neutral, CHUNK_VECTOR,
+        """A scan whose combine runs the author's region: the pieces of this thread's prefix
+        before its positions first, first + 1, ... of the chunk, its positions folded in a
+        rolled loop (the carry in front of rank 0's, no combine of its own); `advance` then
+        joins the warp's prefix before this lane (lane -1), then each position's element,
+        as the chunk's body visits them."""
+        b, scan = em.b, self.scan
+        ranks = thread_ranks(em, False, plan)       # positions run in thread order within a chunk
+        carry = [b.load(slot) for slot in self.carry]
+        folded = rolled_steps(em, _select(em, ranks.first, carry, scan.neutral), CHUNK_VECTOR,
                               lambda lane, running: scan.combine(running, self._element(em, first, lane)))
-        before, total = block_scan(em, plan, folded, [em.b.load(slot) for slot in self.carry], scan.neutral,
-                                   scan.combine, False, scan.rolled)
-        for slots, values in ((self.running, before), (self.carry, total)):
+        earlier, shifted, total = block_parts(em, plan, ranks, folded, scan.neutral, scan.combine, False, scan.rolled)
+        for slots, values in ((self.running, _select(em, ranks.first, carry, earlier)),
+                              (self.joined, _select(em, ranks.first_lane, scan.neutral, shifted)),
+                              (self.carry, total)):
             for slot, value in zip(slots, values):
-                em.b.store(value, slot)
+                b.store(value, slot)
 
     def advance(self, em: Emitter, first: ir.Value, lane: ir.Value) -> None:
         """The scan's result at position first + lane of a rolled chunk (`prime_rolled`): the
-        running prefix before it joined with its element (exclusive: the running prefix)."""
+        running prefix before it joined with its element (exclusive: the running prefix);
+        lane -1 joins the lanes before this one in its warp."""
         b, scan = em.b, self.scan
         before = [b.load(slot) for slot in self.running]
-        through = scan.combine(before, self._element(em, first, lane))
+        joined = _select(em, b.icmp_signed("<", lane, ir.Constant(I64, 0)), [b.load(slot) for slot in self.joined],
+                         self._element(em, first, lane))
+        through = scan.combine(before, joined)
         result = scan.exclusive_at(em, self.coordinate(em, b.add(first, lane)), before) if scan.exclusive \
             else through
         for slots, values in ((self.current[0], result), (self.running, through)):
@@ -305,11 +341,14 @@ class ScanState:
                 b.store(value, slot)
 
     def _element(self, em: Emitter, first: ir.Value, lane: ir.Value) -> Values:
-        """The scan's components at position first + lane (`lane` an i32 or i64), or the
-        neutral value past the end."""
-        position = em.b.add(first, em.b.zext(lane, I64) if lane.type == I32 else lane)
-        return _when(em, em.b.icmp_unsigned("<", position, self.count),
-                     partial(self.scan.elements, self.coordinate(em, position)), self.scan.neutral)
+        """The scan's components at position first + lane (`lane` an i32, or an i64 from
+        -1), or the neutral value past the end and at lane -1."""
+        b = em.b
+        position = b.add(first, b.zext(lane, I64) if lane.type == I32 else lane)
+        live = b.icmp_unsigned("<", position, self.count)
+        if lane.type == I64:
+            live = b.and_(live, b.icmp_signed(">=", lane, ir.Constant(I64, 0)))
+        return _when(em, live, partial(self.scan.elements, self.coordinate(em, position)), self.scan.neutral)
 
     def coordinate(self, em: Emitter, position: ir.Value) -> list[ir.Value]:
         """The coordinate of scan `position`: row-major order, from the end when reversed."""
@@ -372,11 +411,14 @@ def _rolled_chunk(em: Emitter, plan: CtaPlan, first: ir.Value, count: ir.Value, 
                   states: list[ScanState]) -> None:
     """A chunk of scans one of which runs the author's combine (`Scan.rolled`: dozens of
     instructions, two exponentials in a log-sum-exp merge): the thread's positions first ..
-    first + CHUNK_VECTOR - 1 in two rolled loops, one folding them before the block scan
-    and one visiting them (each scan's running prefix joined with the position's element,
-    then the body), so the combine and the body are emitted once each instead of once a
-    position (issue #13). The prefixes keep source order: ((before . e0) . e1) . e2 where
-    the unrolled chunk joins before . ((e0 . e1) . e2) (§6)."""
+    first + CHUNK_VECTOR - 1 in two rolled loops, one folding them (after the carry, in the
+    thread of rank 0) before the block scan's warp steps, and one visiting them: its trip
+    -1 joins the earlier warps' prefix with the earlier lanes' of this warp, each later
+    trip joins the running prefix with its position's element and runs the body. So the
+    combine is emitted four times (fold, the two warp scans, visit) instead of once a
+    position and thrice more in the block scan, and the body once (issue #13). The prefixes
+    keep source order: ((w . l) . e0) . e1 where the unrolled chunk joins (w . l) . (e0 . e1)
+    (§6)."""
     b = em.b
     for state in states:
         state.prime_rolled(em, plan, first)
@@ -385,9 +427,9 @@ def _rolled_chunk(em: Emitter, plan: CtaPlan, first: ir.Value, count: ir.Value, 
         for state in states:
             state.advance(em, first, lane)
         position = b.add(first, lane)
-        with b.if_then(b.icmp_unsigned("<", position, count)):
+        with b.if_then(b.and_(b.icmp_signed(">=", lane, ir.Constant(I64, 0)), b.icmp_unsigned("<", position, count))):
             body(states[0].coordinate(em, position))
-    em.loop(ir.Constant(I64, 0), opaque(b, ir.Constant(I64, CHUNK_VECTOR)), visit, name="visit")
+    em.loop(ir.Constant(I64, -1), opaque(b, ir.Constant(I64, CHUNK_VECTOR)), visit, name="visit")
 
 
 def scans_read(value: object, found: list[ScanState] | None = None) -> list[ScanState]:
