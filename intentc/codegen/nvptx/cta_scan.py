@@ -114,21 +114,46 @@ def _select(em: Emitter, condition: ir.Value, then: Values, otherwise: Values) -
     return [em.b.select(condition, a, c) for a, c in zip(then, otherwise)]
 
 
-def _warp_scan(em: Emitter, values: Values, rank: ir.Value, combine: Combine, reverse: bool,
-               rolled: bool = False) -> Values:
-    """Inclusive scan over the warp's lanes in rank order (lane, or 31 - lane reversed);
-    `rolled`: its five steps in a loop (`lane_steps.py`)."""
+def _warp_scan(em: Emitter, values: Values, rank: ir.Value, combine: Combine, reverse: bool) -> Values:
+    """Inclusive scan over the warp's lanes in rank order (lane, or 31 - lane reversed)."""
     b = em.b
-
-    def step(lanes, values: Values) -> Values:
-        earlier = [_shuffle(em, "down" if reverse else "up", v, lanes, 31 if reverse else 0) for v in values]
-        bound = ir.Constant(I32, lanes) if isinstance(lanes, int) else lanes
-        return _select(em, b.icmp_unsigned(">=", rank, bound), combine(earlier, values), values)
-    if rolled:
-        return rolled_steps(em, values, 5, lambda index, current: step(b.shl(ir.Constant(I32, 1), index), current))
     for lanes in (1, 2, 4, 8, 16):
-        values = step(lanes, values)
+        earlier = [_shuffle(em, "down" if reverse else "up", v, lanes, 31 if reverse else 0) for v in values]
+        values = _select(em, b.icmp_unsigned(">=", rank, ir.Constant(I32, lanes)), combine(earlier, values), values)
     return values
+
+
+def _rolled_warp_scans(em: Emitter, plan: CtaPlan, ranks: Ranks, values: Values, neutral: Values, combine: Combine,
+                       reverse: bool) -> tuple[Values, Values]:
+    """(the warp's inclusive scan of `values`; in lane r the scan of the totals of the warps
+    of ranks 0..r) for a combine that runs the author's region: both warp scans as one rolled
+    loop of ten shuffle steps (`lane_steps.py`), whose sixth trip first trades the warp scan
+    for the warps' totals through shared memory, so the combine is emitted once for both
+    (issue #13). A step shuffles by lane index: from lane - 2^k (from lane + 2^k in a
+    reversed warp scan); what a lane of rank below 2^k gets is not used."""
+    b = em.b
+    inclusive = [em.entry_alloca(v.type) for v in values]
+    exchanged = [em.entry_alloca(v.type) for v in values]
+
+    def step(index: ir.Value, current: Values) -> Values:
+        for slot, value in zip(exchanged, current):
+            b.store(value, slot)
+        with b.if_then(b.icmp_unsigned("==", index, ir.Constant(I32, 5))):     # the warp scan is done
+            for slot, value in zip(inclusive, current):
+                b.store(value, slot)
+            for slot, value in zip(exchanged, _warp_totals(em, plan, current, 0 if reverse else 31, neutral, reverse)):
+                b.store(value, slot)
+        current = [b.load(slot) for slot in exchanged]
+        totals = b.icmp_unsigned(">=", index, ir.Constant(I32, 5))
+        lanes = b.shl(ir.Constant(I32, 1), b.select(totals, b.sub(index, ir.Constant(I32, 5)), index))
+        earlier_lane = b.sub(ranks.lane, lanes)
+        if reverse:
+            earlier_lane = b.select(totals, earlier_lane, b.add(ranks.lane, lanes))
+        earlier = [_shuffle(em, "idx", v, earlier_lane, 31) for v in current]
+        rank = b.select(totals, ranks.lane, ranks.lane_rank)
+        return _select(em, b.icmp_unsigned(">=", rank, lanes), combine(earlier, current), current)
+    scanned_totals = rolled_steps(em, values, 10, step)
+    return [b.load(slot) for slot in inclusive], scanned_totals
 
 
 @dataclass(frozen=True)
@@ -175,11 +200,13 @@ def block_parts(em: Emitter, plan: CtaPlan, ranks: Ranks, values: Values, neutra
     lane of rank one less (meaningless in the first lane), and the total."""
     b = em.b
     warps = -(-plan.threads // 32)
-    inclusive = _warp_scan(em, values, ranks.lane_rank, combine, reverse, rolled)
-    last_lane = 0 if reverse else 31
-    # lane r of every warp: the total of the warp of rank r (scanned: of ranks 0..r)
-    totals = _warp_totals(em, plan, inclusive, last_lane, neutral, reverse)
-    totals = _warp_scan(em, totals, ranks.lane, combine, False, rolled)
+    if rolled:
+        inclusive, totals = _rolled_warp_scans(em, plan, ranks, values, neutral, combine, reverse)
+    else:
+        inclusive = _warp_scan(em, values, ranks.lane_rank, combine, reverse)
+        # lane r of every warp: the total of the warp of rank r (scanned: of ranks 0..r)
+        totals = _warp_totals(em, plan, inclusive, 0 if reverse else 31, neutral, reverse)
+        totals = _warp_scan(em, totals, ranks.lane, combine, False)
     has_earlier = b.icmp_unsigned(">", ranks.warp_rank, ir.Constant(I32, 0))
     earlier_rank = b.select(has_earlier, b.sub(ranks.warp_rank, ir.Constant(I32, 1)), ir.Constant(I32, 0))
     earlier_warps = _select(em, has_earlier, [_shuffle(em, "idx", t, earlier_rank, 31) for t in totals], neutral)
