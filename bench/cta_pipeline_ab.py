@@ -6,8 +6,8 @@ first choice's, then timed (median of CUDA-event means). The choices run in the 
 and then reversed (A B B A), so that neither order's caches favour one.
 
 Choices: `default`; `O1` / `lean` (the kernel pipeline forced: LLVM's O1 simplification
-pipeline, or the tile generators' lean one, `machine._lean_pipeline`); `staged LSR` (Loop
-Strength Reduction in the staged and grid programs' code generation, as before session 9:
+pipeline, or the tile generators' lean one, `machine._lean_pipeline`); `staged LSR` / `staged
+no LSR` (Loop Strength Reduction in the staged and grid programs' code generation on or off:
 `StagePlan.strength_reduce`); `outlined math` / `outlined long math` (every f32 libdevice
 function, or those longer than `outlined_math.OUTLINE_INSTRUCTIONS`, called rather than
 inlined a coordinate), `inlined math` (none outlined); `half slots` (the register form's K
@@ -41,13 +41,13 @@ def pipeline(lean: bool):
 
 
 @contextlib.contextmanager
-def staged_lsr():
+def staged_lsr(enabled: bool = True):
     from intentc.codegen.nvptx import compile as nvptx_compile
     chosen = nvptx_compile.stage_plan
 
     def with_lsr(*args, **kwargs):
         plan = chosen(*args, **kwargs)
-        return dataclasses.replace(plan, strength_reduce=True) if plan is not None else None
+        return dataclasses.replace(plan, strength_reduce=enabled) if plan is not None else None
     nvptx_compile.stage_plan = with_lsr
     try:
         yield
@@ -124,7 +124,7 @@ def combined(names: list[str]):
 
 
 CHOICES = {"default": contextlib.nullcontext, "O1": lambda: pipeline(False), "lean": lambda: pipeline(True),
-           "staged LSR": staged_lsr, "outlined math": lambda: outlined_math(0), "outlined long math": outlined_math,
+           "staged LSR": staged_lsr, "staged no LSR": lambda: staged_lsr(False), "outlined math": lambda: outlined_math(0), "outlined long math": outlined_math,
            "inlined math": inlined_math, "half slots": half_slots, "32 slots": slots_32,
            "unrolled scan chunks": unrolled_scan_chunks, "lane-rows LSR": lambda: lane_rows_lsr(True),
            "lane-rows no LSR": lambda: lane_rows_lsr(False)}
