@@ -163,7 +163,7 @@ class Ranks:
     lane_rank: ir.Value         # its rank within the warp
     warp_rank: ir.Value
     first_lane: ir.Value        # lane rank 0
-    first: ir.Value             # rank 0 in the CTA: the thread whose value holds the carry
+    first: ir.Value             # rank 0 in the CTA
 
 
 def thread_ranks(em: Emitter, reverse: bool, plan: CtaPlan) -> Ranks:
@@ -183,21 +183,18 @@ def thread_ranks(em: Emitter, reverse: bool, plan: CtaPlan) -> Ranks:
 def block_scan(em: Emitter, plan: CtaPlan, values: Values, carry: Values, neutral: Values, combine: Combine,
                reverse: bool, rolled: bool = False) -> tuple[Values, Values]:
     """(the prefix before this thread, the chunk's total), both after `carry`, over the CTA's
-    threads in rank order (`rolled`: the warp scans' steps in loops). The thread of rank 0
-    joins `carry` in front of its value before the scans, so every later prefix holds it:
-    two combines besides the warp scans' (carry . (t0 . t1) for the others' three)."""
+    threads in rank order (`rolled`: the warp scans' steps in a loop)."""
     ranks = thread_ranks(em, reverse, plan)
-    earlier, shifted, total = block_parts(em, plan, ranks, _select(em, ranks.first, combine(carry, values), values),
-                                          neutral, combine, reverse, rolled)
-    before = _select(em, ranks.first_lane, earlier, combine(earlier, shifted))
-    return _select(em, ranks.first, carry, before), total
+    before_warp, shifted, total = block_parts(em, plan, ranks, values, carry, neutral, combine, reverse, rolled)
+    return _select(em, ranks.first_lane, before_warp, combine(before_warp, shifted)), total
 
 
-def block_parts(em: Emitter, plan: CtaPlan, ranks: Ranks, values: Values, neutral: Values, combine: Combine,
-                reverse: bool, rolled: bool) -> tuple[Values, Values, Values]:
-    """The pieces of a block scan of `values` (the carry already in front of rank 0's):
-    the prefix of the warps before this thread's, the warp's inclusive prefix through the
-    lane of rank one less (meaningless in the first lane), and the total."""
+def block_parts(em: Emitter, plan: CtaPlan, ranks: Ranks, values: Values, carry: Values | None, neutral: Values,
+                combine: Combine, reverse: bool, rolled: bool) -> tuple[Values, Values, Values]:
+    """The pieces of a block scan of `values`: the prefix before this thread's warp, the
+    warp's inclusive prefix through the lane of rank one less (meaningless in the first lane)
+    and the total, the first and the last after `carry` (None: the value of the thread of
+    rank 0 holds it already)."""
     b = em.b
     warps = -(-plan.threads // 32)
     if rolled:
@@ -210,7 +207,9 @@ def block_parts(em: Emitter, plan: CtaPlan, ranks: Ranks, values: Values, neutra
     has_earlier = b.icmp_unsigned(">", ranks.warp_rank, ir.Constant(I32, 0))
     earlier_rank = b.select(has_earlier, b.sub(ranks.warp_rank, ir.Constant(I32, 1)), ir.Constant(I32, 0))
     earlier_warps = _select(em, has_earlier, [_shuffle(em, "idx", t, earlier_rank, 31) for t in totals], neutral)
-    total = [_shuffle(em, "idx", t, warps - 1, 31) for t in totals]
+    after_carry = (lambda later: later) if carry is None else partial(combine, carry)
+    earlier_warps = after_carry(earlier_warps)
+    total = after_carry([_shuffle(em, "idx", t, warps - 1, 31) for t in totals])
     shifted = [_shuffle(em, "down" if reverse else "up", v, 1, 31 if reverse else 0) for v in inclusive]
     return earlier_warps, shifted, total
 
@@ -345,7 +344,8 @@ class ScanState:
         carry = [b.load(slot) for slot in self.carry]
         folded = rolled_steps(em, _select(em, ranks.first, carry, scan.neutral), CHUNK_VECTOR,
                               lambda lane, running: scan.combine(running, self._element(em, first, lane)))
-        earlier, shifted, total = block_parts(em, plan, ranks, folded, scan.neutral, scan.combine, False, scan.rolled)
+        earlier, shifted, total = block_parts(em, plan, ranks, folded, None, scan.neutral, scan.combine, False,
+                                              scan.rolled)
         for slots, values in ((self.running, _select(em, ranks.first, carry, earlier)),
                               (self.joined, _select(em, ranks.first_lane, scan.neutral, shifted)),
                               (self.carry, total)):
