@@ -12,6 +12,7 @@ sums and Welford merges may reassociate (§6) and are held to a bound.
 from __future__ import annotations
 
 import json
+import re
 
 import ml_dtypes
 import numpy as np
@@ -109,6 +110,17 @@ def test_generic_scans_are_block_scans(form):
 
 
 # ---- on the GPU -------------------------------------------------------------------------------------
+@pytest.mark.parametrize("flags", ["", ", exclusive = true, reverse = true"])
+def test_a_generic_scans_combine_is_emitted_in_three_places(flags):
+    """The dynamic form's chunk of a generic scan folds and visits its positions in rolled
+    loops, and its block scan's two warp scans are one rolled loop: the author's combine
+    (a1·a2, c1·a2 + c2: two multiplies) is emitted three times, not once a position, once a
+    warp scan and thrice more in the block scan (34 integer multiplies before session 10)."""
+    ptx, launch = _compile(AFFINE_SCAN.replace("FLAGS", flags), "affine_scan")
+    assert launch["mapping"] == "cta" and launch["slots"] == 0
+    assert len(re.findall(r"\b(?:mul|mad)\.lo\.s32", ptx)) <= 3 * 2 + 4     # and the positions' index math
+
+
 def _special_rows(rng, cols: int, dtype) -> np.ndarray:
     """Four rows: random; random with a NaN; ±0.0 only; random with ±inf."""
     x = rng.standard_normal((4, cols)).astype(np.float32)
