@@ -14,7 +14,8 @@ inlined a coordinate), `inlined math` (none outlined); `half slots` (the registe
 halved), `32 slots` (an iteration that combines nothing up to 32 slots again); `unrolled scan
 chunks` (the dynamic form's scan chunks a position at a time, as before session 10 rolled
 them for the author's combines); `lane-rows LSR` / `lane-rows no LSR` (Loop Strength
-Reduction in the lane-rows mapping's code generation); `a+b`: both.
+Reduction in the lane-rows mapping's code generation); `refill 4 rows` (lane rows' window
+refills 4 rows a trip of their loop, `lane_rows.REFILL_ROWS`); `a+b`: both.
 
     python3 bench/cta_pipeline_ab.py --only 'SAMPLE:KERNEL[=CHOICE,...];...' [--choices default,lean]
                                      [--out FILE.json] [--budget-s 0.2]
@@ -115,6 +116,12 @@ def lane_rows_lsr(enabled: bool):
                       else chosen(mapping))
 
 
+def refill_rows(rows: int):
+    """Lane rows' window refills load `rows` rows a trip of their loop (`lane_rows.REFILL_ROWS`)."""
+    from intentc.codegen.nvptx import lane_rows
+    return attributes(lane_rows, REFILL_ROWS=rows)
+
+
 @contextlib.contextmanager
 def combined(names: list[str]):
     with contextlib.ExitStack() as stack:
@@ -127,7 +134,7 @@ CHOICES = {"default": contextlib.nullcontext, "O1": lambda: pipeline(False), "le
            "staged LSR": staged_lsr, "staged no LSR": lambda: staged_lsr(False), "outlined math": lambda: outlined_math(0), "outlined long math": outlined_math,
            "inlined math": inlined_math, "half slots": half_slots, "32 slots": slots_32,
            "unrolled scan chunks": unrolled_scan_chunks, "lane-rows LSR": lambda: lane_rows_lsr(True),
-           "lane-rows no LSR": lambda: lane_rows_lsr(False)}
+           "lane-rows no LSR": lambda: lane_rows_lsr(False), "refill 4 rows": lambda: refill_rows(4)}
 
 
 def main(argv=None) -> int:
