@@ -141,12 +141,14 @@ class StagedHooks(NvptxHooks):
             self.top = True
 
     def _in_domain(self, em, linear: ir.Value, body: Callable[[ir.Value], None]) -> None:
-        """body(linear) where coordinate `linear` lies in the domain (always, in a full chunk)."""
-        if not self.guarded:
-            body(linear)
-            return
-        with em.b.if_then(em.b.icmp_unsigned("<", linear, self.total)):
-            body(linear)
+        """body(linear) where coordinate `linear` lies in the domain (always, in a full chunk),
+        which the body's accesses then know (`Emitter.knowing_below`: no bounds check of it)."""
+        with em.knowing_below(linear, self.total):
+            if not self.guarded:
+                body(linear)
+                return
+            with em.b.if_then(em.b.icmp_unsigned("<", linear, self.total)):
+                body(linear)
 
     def _coordinate(self, em, slot: int, firsts: dict[int, ir.Value] | None = None) -> ir.Value:
         vector = self.layout.vector
