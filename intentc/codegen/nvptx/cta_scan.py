@@ -282,6 +282,15 @@ def _when(em: Emitter, live: ir.Value, compute: Callable[[], Values], default: V
     return [em.b.load(slot) for slot in slots]
 
 
+def _inside(em: Emitter, position: ir.Value, count: ir.Value, compute: Callable[[], Values]) -> Callable[[], Values]:
+    """compute, run knowing that scan `position` lies below `count` (where a guard says so):
+    its accesses check no bound of it."""
+    def known() -> Values:
+        with em.knowing_below(position, count):
+            return compute()
+    return known
+
+
 # ---- the dynamic form ----------------------------------------------------------------------------
 # A chunk is T·CHUNK_VECTOR positions, CHUNK_VECTOR consecutive ones a thread: each thread folds
 # its own in order and the CTA block-scans the threads' totals, so the block scan's combines
@@ -317,8 +326,9 @@ class ScanState:
         b, scan = em.b, self.scan
         idxs = [self.coordinate(em, position) for position in positions]
         running, prefixes = scan.neutral, []
-        for idx, lane_live in zip(idxs, live):
-            running = scan.combine(running, _when(em, lane_live, partial(scan.elements, idx), scan.neutral))
+        for position, idx, lane_live in zip(positions, idxs, live):
+            running = scan.combine(running, _when(em, lane_live, _inside(em, position, self.count,
+                                                                          partial(scan.elements, idx)), scan.neutral))
             prefixes.append(running)
         carry = [b.load(slot) for slot in self.carry]
         # positions run in thread order within a chunk, whichever the direction
@@ -375,7 +385,9 @@ class ScanState:
         live = b.icmp_unsigned("<", position, self.count)
         if lane.type == I64:
             live = b.and_(live, b.icmp_signed(">=", lane, ir.Constant(I64, 0)))
-        return _when(em, live, partial(self.scan.elements, self.coordinate(em, position)), self.scan.neutral)
+        return _when(em, live, _inside(em, position, self.count, partial(self.scan.elements,
+                                                                       self.coordinate(em, position))),
+                     self.scan.neutral)
 
     def coordinate(self, em: Emitter, position: ir.Value) -> list[ir.Value]:
         """The coordinate of scan `position`: row-major order, from the end when reversed."""
@@ -421,7 +433,7 @@ def chunked_for_each(em: Emitter, plan: CtaPlan, shape: Shape, body: Body, state
         for lane, (position, lane_live) in enumerate(zip(positions, live)):
             for state in states:
                 state.lane = lane
-            with b.if_then(lane_live):
+            with b.if_then(lane_live), em.knowing_below(position, count):
                 body(states[0].coordinate(em, position))
     em.loop(ir.Constant(I64, 0), chunks, chunk, name="chunk")
     for state in states:
@@ -454,7 +466,8 @@ def _rolled_chunk(em: Emitter, plan: CtaPlan, first: ir.Value, count: ir.Value, 
         for state in states:
             state.advance(em, first, lane)
         position = b.add(first, lane)
-        with b.if_then(b.and_(b.icmp_signed(">=", lane, ir.Constant(I64, 0)), b.icmp_unsigned("<", position, count))):
+        with b.if_then(b.and_(b.icmp_signed(">=", lane, ir.Constant(I64, 0)), b.icmp_unsigned("<", position, count))), \
+                em.knowing_below(position, count):
             body(states[0].coordinate(em, position))
     em.loop(ir.Constant(I64, -1), opaque(b, ir.Constant(I64, CHUNK_VECTOR)), visit, name="visit")
 
