@@ -14,8 +14,8 @@ inlined a coordinate), `inlined math` (none outlined); `half slots` (the registe
 halved), `32 slots` (an iteration that combines nothing up to 32 slots again); `unrolled scan
 chunks` (the dynamic form's scan chunks a position at a time, as before session 10 rolled
 them for the author's combines); `lane-rows LSR` / `lane-rows no LSR` (Loop Strength
-Reduction in the lane-rows mapping's code generation); `refill 4 rows` (lane rows' window
-refills 4 rows a trip of their loop, `lane_rows.REFILL_ROWS`); `a+b`: both.
+Reduction in the lane-rows mapping's code generation); `refill 4 rows` / `refill 8 rows` (lane
+rows' window refills 4 or 8 rows a trip of their loop, `lane_rows.REFILL_ROWS`); `a+b`: both.
 
     python3 bench/cta_pipeline_ab.py --only 'SAMPLE:KERNEL[=CHOICE,...];...' [--choices default,lean]
                                      [--out FILE.json] [--budget-s 0.2]
@@ -134,7 +134,7 @@ CHOICES = {"default": contextlib.nullcontext, "O1": lambda: pipeline(False), "le
            "staged LSR": staged_lsr, "staged no LSR": lambda: staged_lsr(False), "outlined math": lambda: outlined_math(0), "outlined long math": outlined_math,
            "inlined math": inlined_math, "half slots": half_slots, "32 slots": slots_32,
            "unrolled scan chunks": unrolled_scan_chunks, "lane-rows LSR": lambda: lane_rows_lsr(True),
-           "lane-rows no LSR": lambda: lane_rows_lsr(False), "refill 4 rows": lambda: refill_rows(4)}
+           "lane-rows no LSR": lambda: lane_rows_lsr(False), "refill 4 rows": lambda: refill_rows(4), "refill 8 rows": lambda: refill_rows(8)}
 
 
 def main(argv=None) -> int:

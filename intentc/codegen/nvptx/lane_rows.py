@@ -66,8 +66,9 @@ CHUNK = 16
 # rows of the warp's windows a refill loads at once (LANES: all of them, one unrolled block;
 # fewer: a rolled loop over the rows, that many rows' loads in flight a trip). 8 (16 loads in
 # flight a trip): ema 1,471 -> 938 PTX lines, 0.326 ms against 0.321 with all 32 (the same
-# round; chunk 16 both).
-REFILL_ROWS = 8
+# round; chunk 16 both). Session 10 (issue #13): 4 (8 loads in flight a trip; session 8's A/B ran
+# 8 and 4 alike at chunk 8, 0.3386 / 0.3381 ms): ema 686 -> 590 PTX lines.
+REFILL_ROWS = 4
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,9 @@ class LaneRows:
     # lean against 0.2293 on O1 (each compiled apart, the same bits,
     # bench/results/cta-choices-ab-20261202-s9-h200/), and about a quarter less CPU to PTX
     lean = True
+    # LLVM's Loop Strength Reduction in code generation (`compile._unrolled`): off since session
+    # 10 (issue #13: about a tenth of ema's CPU time to PTX)
+    strength_reduce = False
 
     @property
     def warps(self) -> int:
@@ -103,7 +107,7 @@ class LaneRows:
                 "windows": [{"view": v, "access": "read"} for v in self.reads]
                 + [{"view": v, "access": "write"} for v in self.writes],
                 "buffers": "the lane's stack (interleaved across the warp's lanes)",
-                "tensor_write_chunk": CHUNK,
+                "tensor_write_chunk": CHUNK, "refill_rows": REFILL_ROWS, "strength_reduce": self.strength_reduce,
                 "reads_at_use": sorted(self.lazy_reads)}
 
 
