@@ -15,7 +15,8 @@ halved), `32 slots` (an iteration that combines nothing up to 32 slots again); `
 chunks` (the dynamic form's scan chunks a position at a time, as before session 10 rolled
 them for the author's combines); `lane-rows LSR` / `lane-rows no LSR` (Loop Strength
 Reduction in the lane-rows mapping's code generation); `refill 4 rows` / `refill 8 rows` (lane
-rows' window refills 4 or 8 rows a trip of their loop, `lane_rows.REFILL_ROWS`); `a+b`: both.
+rows' window refills 4 or 8 rows a trip of their loop, `lane_rows.REFILL_ROWS`); `cta no LSR`
+(the CTA mapping's dynamic form without Loop Strength Reduction too); `a+b`: both.
 
     python3 bench/cta_pipeline_ab.py --only 'SAMPLE:KERNEL[=CHOICE,...];...' [--choices default,lean]
                                      [--out FILE.json] [--budget-s 0.2]
@@ -116,6 +117,14 @@ def lane_rows_lsr(enabled: bool):
                       else chosen(mapping))
 
 
+def cta_without_lsr():
+    """The CTA mapping's code generation without Loop Strength Reduction in its dynamic form
+    too (`compile._unrolled` true for every CTA mapping; its register form has none already)."""
+    from intentc.codegen.nvptx import compile as nvptx_compile
+    chosen = nvptx_compile._unrolled
+    return attributes(nvptx_compile, _unrolled=lambda mapping: mapping.cta is not None or chosen(mapping))
+
+
 def refill_rows(rows: int):
     """Lane rows' window refills load `rows` rows a trip of their loop (`lane_rows.REFILL_ROWS`)."""
     from intentc.codegen.nvptx import lane_rows
@@ -134,7 +143,8 @@ CHOICES = {"default": contextlib.nullcontext, "O1": lambda: pipeline(False), "le
            "staged LSR": staged_lsr, "staged no LSR": lambda: staged_lsr(False), "outlined math": lambda: outlined_math(0), "outlined long math": outlined_math,
            "inlined math": inlined_math, "half slots": half_slots, "32 slots": slots_32,
            "unrolled scan chunks": unrolled_scan_chunks, "lane-rows LSR": lambda: lane_rows_lsr(True),
-           "lane-rows no LSR": lambda: lane_rows_lsr(False), "refill 4 rows": lambda: refill_rows(4), "refill 8 rows": lambda: refill_rows(8)}
+           "lane-rows no LSR": lambda: lane_rows_lsr(False), "refill 4 rows": lambda: refill_rows(4), "refill 8 rows": lambda: refill_rows(8),
+           "cta no LSR": cta_without_lsr}
 
 
 def main(argv=None) -> int:
