@@ -26,6 +26,7 @@ from .cta_reduce import block_combine_tuple, shared_rows, stage_in_shared
 from .cta_scan import Scan, chunk_scan, chunked_for_each, scan_slots, scans_read
 from .cta_staging import stage
 from .cta_transpose import permuted
+from .cta_votes import cta_vote, votes
 from .lane_rows import LaneWalk
 from . import narrow, ptx_math, widen
 from .f8_casts import PTX_FORMAT as F8_FORMATS, f8_pattern, round_to_f8
@@ -181,6 +182,8 @@ class NvptxHooks(TargetHooks):
                          combine: Combine) -> ir.Value:
         if not self.in_cta:
             return value
+        if votes(self.plan, kind, dtype):
+            return cta_vote(em, kind, value)
         return block_combine(em, self.plan, value, identity_const(kind, dtype), combine)
 
     def combine_tuple(self, em: Emitter, op: Op, values: list[ir.Value], identities: list[ir.Value],
