@@ -20,13 +20,16 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 
-def _ptx(sample_id: str, arch: str = "sm_90") -> tuple[str, dict]:
+def _ptx(sample_id: str, arch: str = "sm_90", aligned: bool = True) -> tuple[str, dict]:
+    """`aligned`: with the benchmark's 16-byte alignment facts (`aligned16`), else without."""
     import json
 
     from bench.compile import compile_args
     from bench.gpu_sample_specs import SPECS
     spec = next(s for s in SPECS if s.id == sample_id)
     text, kernel, specialization = compile_args(spec)
+    if not aligned:
+        specialization = specialization.model_copy(update={"aligned16": ()})
     result = compile_kernel(text, kernel, "ptx", arch, specialization=specialization)
     return result.artifacts["kernel.ptx"], json.loads(result.artifacts["launch.json"])
 
@@ -40,15 +43,29 @@ def tiled():
     return _ptx("tiled_matmul:matmul_tiled")
 
 
-def test_mma_staging_is_emitted_once(tiled):
-    ptx, launch = tiled
+def _copies(launch: dict) -> int:
+    """16-byte copies of f16 a thread makes a K tile."""
     bm, bn, bk = launch["mma"]["block"]
-    copies = (bm + bn) * bk * 2 // 16 // launch["block"][0]     # 16-byte copies of f16 a thread makes a K tile
+    return (bm + bn) * bk * 2 // 16 // launch["block"][0]
+
+
+def test_mma_staging_is_emitted_once():
+    ptx, launch = _ptx("tiled_matmul:matmul_tiled", aligned=False)
+    copies = _copies(launch)
     assert launch["mma"]["instruction"] == "mma.sync.m16n8k16"
     assert _count(r"^\s*cp\.async\.cg\.shared\.global", ptx) == copies
     # rows only 8- or 4-byte aligned: a copy's two 8-byte pieces unrolled from the address
     # it keeps, its four 4-byte pieces one rolled loop
     assert _count(r"^\s*cp\.async\.ca\.shared\.global", ptx) == copies * 2 + copies
+
+
+def test_aligned_views_stage_by_whole_copies_only(tiled):
+    """Views proven 16-byte aligned with constant strides fit 16-byte copies by construction:
+    no narrower piece and no element copy is built (`tile_matmul.known`)."""
+    ptx, launch = tiled
+    assert _count(r"^\s*cp\.async\.cg\.shared\.global", ptx) == _copies(launch)
+    assert _count(r"^\s*cp\.async\.ca\.shared\.global", ptx) == 0
+    assert _count(r"^\s*st\.shared\.b16", ptx) == 0
 
 
 def test_mma_compute_is_emitted_once(tiled):
