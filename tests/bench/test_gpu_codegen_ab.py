@@ -22,7 +22,6 @@ SAMPLE_OF = {"no CodeGenPrepare": "tiled_matmul:matmul_tiled", "no InstCombine":
              "flash -O0 InstCombine": "attention_tensor_cores:causal_attention_f16",
              "flash op by op": "attention_tensor_cores:causal_attention_f16",
              "flash steps rolled": "attention_tensor_cores:causal_attention_f16",
-             "flash key loops": "attention_tensor_cores:causal_attention_f16",
              "flash libdevice inlined": "attention_tensor_cores:causal_attention_f16"}
 # choices that are today's plans for the first sample they change (the tensor-core flash plans')
 TODAYS = {"flash -O2", "flash -O2 InstCombine"}

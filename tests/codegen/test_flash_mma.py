@@ -89,22 +89,18 @@ def test_mma_counts_follow_the_tiles(step_asm, rolled, monkeypatch):
     assert len(asm_lines) == (2 if step_asm or rolled else 8)      # an asm a contraction or a step
 
 
-@pytest.mark.parametrize("key_loops", [True, False])
 @pytest.mark.parametrize("vector_columns", [True, False])
-def test_key_vectors_in_fragment_loops_and_columns_as_vectors(key_loops, vector_columns, monkeypatch, tmp_path):
-    """The summarizer's element ops on key vectors run in loops over the tile's 8 key fragments
-    (`key_phases.py`: two key slots of each of a thread's 2 rows a trip, so the exponentials'
-    libdevice code is there 4 times), not once a slot (32 times); the combine's own 4 (el and
-    er of 2 rows) either way. A row's [D] columns as one LLVM vector leave the key groups'
-    exchange 16-byte vector accesses. Every choice is PTX that ptxas takes."""
+def test_columns_as_vectors(vector_columns, monkeypatch, tmp_path):
+    """The summarizer's exponentials are there once a key slot (32) besides the combine's own 4
+    (el and er of 2 rows). A row's [D] columns as one LLVM vector leave the key groups'
+    exchange 16-byte vector accesses. Either choice is PTX that ptxas takes."""
     chosen = flash_attention.plan_flash
     monkeypatch.setattr(flash_attention, "plan_flash", lambda kernel, known: dataclasses.replace(
-        chosen(kernel, known), key_loops=key_loops, vector_columns=vector_columns))
+        chosen(kernel, known), vector_columns=vector_columns))
     launch, ptx = _compile("f16", {"D": 64})
     plan = launch["plan"]
-    assert plan["key_vectors"] == ("a loop over key fragments" if key_loops else "op by op")
     assert plan["column_vectors"] == ("an LLVM vector a row" if vector_columns else "a value a slot")
-    assert len(re.findall(r"ex2\.approx", ptx)) == (4 if key_loops else 32) + 4
+    assert len(re.findall(r"ex2\.approx", ptx)) == 32 + 4
     vector_words = len(re.findall(r"st\.shared\.v4\.b32", ptx))
     assert (vector_words > 0) == vector_columns
     if shutil.which("ptxas"):

@@ -37,10 +37,9 @@ from ..layout.mma import Mma
 from ..llvm.lowfloat import is_finite, to_register, to_storage
 from ..llvm.types import F32, I1, I16, I32, I64
 from .fold_attention import FoldAttention
-from .fold_values import FoldValues, PerThread, record_leaves
+from .fold_values import FoldValues, PerThread
 from .flash_attention import INSTCOMBINE, FlashEmitter, KeyGroupPlan, slices_text
 from .dead_slices import dead_slices_are_identity
-from .key_phases import POSITIONS, KeyPhases
 from .lane_dots import global_vector
 from .ptx_asm import asm, cp_async, cp_async_commit, cp_async_wait, opaque, outputs
 from .tile_matmul import swizzled
@@ -69,13 +68,6 @@ STEP_ASM = True
 # registers), so LLVM and our lowering see one step instead of 8 and 4 — a third of the
 # kernel's instructions. ptxas unrolls the loops itself (constant trip counts).
 ROLLED = True
-# The summarizer's element ops on key vectors as loops over the tile's key fragments
-# (`key_phases.py`): their code once instead of once a key slot (32 times), 2,523 -> 1,916 LLVM
-# instructions, but ptxas does not unroll these loops (the cubin grows with the trips unrolled
-# by hand: 53.7 KB, 55.6 at 2 fragments a trip, 57.9 at 4, 59.3 at 8) and on the H200 the
-# kernel ran 25 % slower: f16, T = 4096, D = 128, 0.0970 ms against 0.0776-0.0777 op by op
-# (bench/results/dflash-20261202-s10-h200-r1/, interleaved, the same bits). Off.
-KEY_LOOPS = False
 # A row's columns of the fold's [D] vectors (the state's and the summary's accumulators) as one
 # LLVM vector of its C slots, so the combine, the state's loop, the key groups' exchange and the
 # write's staging are a few vector instructions, not one instruction a slot (LLVM's code
@@ -98,7 +90,6 @@ class FlashMmaPlan(KeyGroupPlan):
     resident: int = RESIDENT
     rolled: bool = ROLLED            # the K steps of QKᵀ and PV as loops (ptxas unrolls them), not unrolled here
     step_asm: bool = STEP_ASM        # a tile's K steps of QKᵀ and of PV as one inline asm each (before `rolled`)
-    key_loops: bool = KEY_LOOPS      # the summarizer's key vectors in loops over key fragments (key_phases.py)
     vector_columns: bool = VECTOR_COLUMNS   # a row's [D] columns as one LLVM vector
     math_asm: bool = MATH_ASM        # f32 libdevice functions as inline PTX templates (ptx_math.py)
     codegen: int = CODEGEN           # LLVM's code generation level
@@ -140,7 +131,6 @@ class FlashMmaPlan(KeyGroupPlan):
                 "per_thread": {"rows": self.rows, "keys": self.keys, "columns": db // QUAD},
                 "resident": self.resident, "row_warps": self.row_warps, "key_groups": self.groups,
                 "shared_bytes": self.shared_bytes, "k_steps": "one asm" if self.step_asm else "rolled" if self.rolled else "unrolled",
-                "key_vectors": "a loop over key fragments" if self.key_loops else "op by op",
                 "column_vectors": "an LLVM vector a row" if self.vector_columns else "a value a slot",
                 "math": "inline PTX of LLVM's code for libdevice" if self.math_asm else "libdevice inlined",
                 "codegen": f"-O{self.codegen}", "instcombine": self.instcombine,
@@ -338,30 +328,6 @@ class FlashMmaEmitter(FlashEmitter):
             self._stage_tile(self.q, self.q_shared, self.i0, _i64(0), self.plan.block[0], self.plan.resident_depth)
             self._stage_tile(self.k, self.k_shared, start, _i64(0), BLOCK_KEYS, self.plan.resident_depth)
         return start, stop
-
-    def _summarize(self, fold, prologue: list) -> list:
-        """As the CUDA-core emitter's, with the key vectors' element ops in loops over the
-        tile's key fragments (`key_phases.py`) where the plan says so and every op reading a
-        key vector allows it."""
-        kinds = self.plan.attention.kinds
-        region = fold.regions[0]
-        length, positions, scores, tile = (arg.name for arg in region.args)
-        if not (self.plan.key_loops and KeyPhases.supported([*prologue, *region.ops], kinds, {positions, scores})):
-            return super()._summarize(fold, prologue)
-        phases = KeyPhases(self, kinds, BLOCK_KEYS // 8, self._fragment_keys, self._weight_words,
-                           lambda op, words: self._values_by_weights(words))
-        phases.run(prologue)
-        self.values.env[length] = self._tile_length()
-        phases.bind(positions, POSITIONS)
-        phases.bind(scores, fold.operands[0])
-        self.values.env[tile] = "values"
-        return [leaf for value, t in zip(phases.run(region.ops), fold.result_types) for leaf in record_leaves(value, t)]
-
-    def _fragment_keys(self, fragment: ir.Value) -> list:
-        """The tile offsets (i64) of key fragment `fragment`'s two slots: keys 8 f + 2(l%4) + e."""
-        b = self.em.b
-        first = b.add(b.mul(self.quad, _i64(2)), b.mul(fragment, _i64(8)))
-        return [first, b.add(first, _i64(1))]
 
     # ---- contractions ----------------------------------------------------------------------
     def _scores(self) -> PerThread:
