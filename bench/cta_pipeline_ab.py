@@ -11,7 +11,10 @@ Strength Reduction in the staged and grid programs' code generation, as before s
 `StagePlan.strength_reduce`); `outlined math` / `outlined long math` (every f32 libdevice
 function, or those longer than `outlined_math.OUTLINE_INSTRUCTIONS`, called rather than
 inlined a coordinate), `inlined math` (none outlined); `half slots` (the register form's K
-halved), `32 slots` (an iteration that combines nothing up to 32 slots again); `a+b`: both.
+halved), `32 slots` (an iteration that combines nothing up to 32 slots again); `unrolled
+groups` (independent costly iterations unroll their slots, as before session 10, instead of
+a loop of trips: `nvptx/cta_group_loop.py`), `2 slots a trip` / `4 slots a trip` (its trips
+run at least that many slots); `a+b`: both.
 
     python3 bench/cta_pipeline_ab.py --only 'SAMPLE:KERNEL[=CHOICE,...];...' [--choices default,lean]
                                      [--out FILE.json] [--budget-s 0.2]
@@ -96,6 +99,13 @@ def slots_32():
         cta.SCATTER_SLOTS = saved
 
 
+def group_loop(rolled: bool = True, trip: int = 1):
+    """Independent costly iterations roll their slot groups (`rolled`) in trips of at least
+    `trip` slots (`nvptx/cta_group_loop.py`)."""
+    from intentc.codegen.nvptx import cta_group_loop
+    return attributes(cta_group_loop, ROLL_GROUPS=rolled, MIN_TRIP_SLOTS=trip)
+
+
 @contextlib.contextmanager
 def combined(names: list[str]):
     with contextlib.ExitStack() as stack:
@@ -106,7 +116,9 @@ def combined(names: list[str]):
 
 CHOICES = {"default": contextlib.nullcontext, "O1": lambda: pipeline(False), "lean": lambda: pipeline(True),
            "staged LSR": staged_lsr, "outlined math": lambda: outlined_math(0), "outlined long math": outlined_math,
-           "inlined math": inlined_math, "half slots": half_slots, "32 slots": slots_32}
+           "inlined math": inlined_math, "half slots": half_slots, "32 slots": slots_32,
+           "unrolled groups": lambda: group_loop(False), "2 slots a trip": lambda: group_loop(trip=2),
+           "4 slots a trip": lambda: group_loop(trip=4)}
 
 
 def main(argv=None) -> int:

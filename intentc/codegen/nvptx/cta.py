@@ -507,7 +507,9 @@ def cta_plan(kernel: Kernel, specialization: Specialization | None = None,
                        transposed=tuple((name, order) for name, order in transposed.items() if name in staged),
                        costly_prologue=_costly_prologue(kernel.body, size, known),
                        unrolled=plan.unrolled and not rolled)
-        return replace(plan, trip_slots=trip_slots(ops, flat, plan, helpers, known, _per_coordinate))
+        # cheap coordinates keep their few unrolled slots: their loads in flight are their speed
+        costly = not _cheap_coordinates(kernel, ops)
+        return replace(plan, trip_slots=trip_slots(ops, flat, plan, helpers, known, _per_coordinate) if costly else 0)
     shared_results = staged_reductions(nested_ops(ops, helpers), known, DYNAMIC_THREADS)
     if not (_body_ok(flat, views, False, known, helpers, launch) and chunk_scans_ok(ops, helpers)
             and shared_results is not None):

@@ -40,12 +40,15 @@ if TYPE_CHECKING:
 # Whether independent costly iterations roll their slot groups (bench/cta_pipeline_ab.py's
 # `unrolled groups` choice sets it False to time the unrolled form beside it).
 ROLL_GROUPS = True
+# The fewest slots a trip runs (a multiple of V that divides K): more slots a trip put more
+# loads in flight a thread, in a longer body (bench/cta_pipeline_ab.py's `N slots a trip`).
+MIN_TRIP_SLOTS = 1
 
 
 def trip_slots(ops: Sequence[Op], flat: Sequence[Op], plan: CtaPlan, helpers: Mapping[str, Helper],
                known: dict[str, int], per_coordinate: Callable[[Op], bool]) -> int:
     """The slots a trip of the group loop runs for the register-form `plan` of iteration
-    `ops` (`flat`: without its per-coordinate regions), one group of V (the least code a
+    `ops` (`flat`: without its per-coordinate regions), one group of V or MIN_TRIP_SLOTS (the least code a
     trip), or 0 when its slots stay unrolled. It rolls an iteration of one CTA whose every
     group is full (S = T·K, nothing guarded), whose ops are all per coordinate
     (`per_coordinate`, helpers' bodies too) on tensors of S elements, writing S-element
@@ -68,7 +71,8 @@ def trip_slots(ops: Sequence[Op], flat: Sequence[Op], plan: CtaPlan, helpers: Ma
             written = types.get(op.operands[1])
             if not (isinstance(written, TensorType) and written.shape and elements(written, known) == plan.size):
                 return 0
-    return plan.vector
+    trip = plan.vector * max(1, MIN_TRIP_SLOTS // plan.vector)
+    return trip if plan.slots % trip == 0 and trip < plan.slots else 0
 
 
 def run_trips(em: Emitter, hooks, emit: Callable[[], None]) -> None:

@@ -1,0 +1,80 @@
+"""The register form's slot groups as a rolled loop of trips (nvptx/cta_group_loop.py): which
+iterations take it (independent coordinates with costly ops, every group full, nothing kept
+across iterations), what it does to the code (one copy of the costly code a trip, no local
+memory, Philox's products 32-bit), against the unrolled form of the same plan. No GPU
+needed; tests/gpu/test_nvptx_samples.py runs these samples against the interpreter."""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+
+import pytest
+
+from ptxas_report import ptxas_report, spill_store_bytes
+
+from bench.common import attributes
+from bench.compile import compile_args
+from bench.gpu_sample_specs import SPECS
+from intentc.codegen.nvptx import cta_group_loop
+from intentc.driver import compile_kernel
+
+SPEC_BY_ID = {spec.id: spec for spec in SPECS}
+ROLLED = ["gelu_helper_call:gelu_fwd", "philox_dropout:dropout", "activation_enum:bias_act"]
+# cheap coordinates (loads in flight are their speed), reductions, a costly top-level window
+UNROLLED = ["vector_add:vector_add", "row_softmax:row_softmax", "f8_rowwise_quant:quantize_e5m2_rowwise",
+            "kaiser_window_i0:kaiser_frames"]
+
+
+def _compiled(ident: str, rolled: bool = True) -> tuple[str, dict]:
+    text, kernel, specialization = compile_args(SPEC_BY_ID[ident])
+    with attributes(cta_group_loop, ROLL_GROUPS=rolled):
+        artifacts = compile_kernel(text, kernel, "ptx", "sm_90", specialization=specialization).artifacts
+    return artifacts["kernel.ptx"], json.loads(artifacts["launch.json"])
+
+
+@pytest.mark.parametrize("ident", ROLLED)
+def test_independent_costly_iterations_loop_over_their_slot_groups(ident):
+    ptx, launch = _compiled(ident)
+    unrolled_ptx, unrolled = _compiled(ident, rolled=False)
+    assert launch["mapping"] == unrolled["mapping"] == "cta"
+    # the same coordinates a thread (T and K): only the code's shape differs
+    assert (launch["block"], launch["slots"]) == (unrolled["block"], unrolled["slots"])
+    trip = launch["trip_slots"]
+    assert trip and launch["slots"] % trip == 0 and trip < launch["slots"] and not unrolled["trip_slots"]
+    assert len(ptx.splitlines()) * 2 < len(unrolled_ptx.splitlines())
+    assert ".local" not in ptx          # a trip's slots are registers
+
+
+@pytest.mark.parametrize("ident", UNROLLED)
+def test_other_iterations_keep_their_form(ident):
+    assert _compiled(ident) == _compiled(ident, rolled=False)
+
+
+def test_a_trip_runs_one_philox_block_a_slot_in_32_bit_products():
+    ptx, launch = _compiled("philox_dropout:dropout")
+    rounds = 10 * launch["trip_slots"]
+    assert len(re.findall(r"\bmul\.hi\.u32\b", ptx)) == 2 * rounds
+    assert not re.search(r"\bmul\.(lo|wide)\.[su]64\b.*-766435501", ptx)
+
+
+@pytest.mark.parametrize("ident", ["gelu_helper_call:gelu_fwd", "activation_enum:bias_act"])
+def test_a_trip_inlines_each_math_function_once_a_slot(ident):
+    ptx, launch = _compiled(ident)
+    unrolled_ptx, _ = _compiled(ident, rolled=False)
+    # erff's polynomial constant, once a coordinate of a trip rather than of the thread
+    marker = "0f3E0375D3"
+    assert ptx.count(marker) * launch["slots"] == unrolled_ptx.count(marker) * launch["trip_slots"] > 0
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="no ptxas on PATH")
+@pytest.mark.parametrize("ident", ROLLED)
+def test_ptxas_fits_the_trips_in_fewer_registers_without_spills(ident, tmp_path):
+    report = ptxas_report(_compiled(ident)[0], tmp_path)
+    unrolled = ptxas_report(_compiled(ident, rolled=False)[0], tmp_path)
+    spills = spill_store_bytes(report)
+    assert spills and max(spills) == 0, report
+
+    def registers(text):
+        return max(int(n) for n in re.findall(r"Used (\d+) registers", text))
+    assert registers(report) <= registers(unrolled)
