@@ -14,7 +14,10 @@ inlined a coordinate), `inlined math` (none outlined); `half slots` (the registe
 halved), `32 slots` (an iteration that combines nothing up to 32 slots again); `unrolled
 groups` (independent costly iterations unroll their slots, as before session 10, instead of
 a loop of trips: `nvptx/cta_group_loop.py`), `2 slots a trip` / `4 slots a trip` (its trips
-run at least that many slots); `a+b`: both.
+run at least that many slots); `unrolled math writes` (an element-wise grid program calling
+the math library writes slot by slot, as before session 10, instead of in a loop over the
+slots: `nvptx/grid_math_slots.py`); `no staged LSR` (`StagePlan.strength_reduce` off); `a+b`:
+both.
 
     python3 bench/cta_pipeline_ab.py --only 'SAMPLE:KERNEL[=CHOICE,...];...' [--choices default,lean]
                                      [--out FILE.json] [--budget-s 0.2]
@@ -41,13 +44,13 @@ def pipeline(lean: bool):
 
 
 @contextlib.contextmanager
-def staged_lsr():
+def staged_lsr(strength_reduce: bool = True):
     from intentc.codegen.nvptx import compile as nvptx_compile
     chosen = nvptx_compile.stage_plan
 
     def with_lsr(*args, **kwargs):
         plan = chosen(*args, **kwargs)
-        return dataclasses.replace(plan, strength_reduce=True) if plan is not None else None
+        return dataclasses.replace(plan, strength_reduce=strength_reduce) if plan is not None else None
     nvptx_compile.stage_plan = with_lsr
     try:
         yield
@@ -106,6 +109,12 @@ def group_loop(rolled: bool = True, trip: int = 1):
     return attributes(cta_group_loop, ROLL_GROUPS=rolled, MIN_TRIP_SLOTS=trip)
 
 
+def unrolled_math_writes():
+    """Element-wise grid programs calling the math library write slot by slot (`nvptx/grid_math_slots.py`)."""
+    from intentc.codegen.nvptx import grid_math_slots
+    return attributes(grid_math_slots, ROLL_MATH_WRITES=False)
+
+
 @contextlib.contextmanager
 def combined(names: list[str]):
     with contextlib.ExitStack() as stack:
@@ -118,7 +127,8 @@ CHOICES = {"default": contextlib.nullcontext, "O1": lambda: pipeline(False), "le
            "staged LSR": staged_lsr, "outlined math": lambda: outlined_math(0), "outlined long math": outlined_math,
            "inlined math": inlined_math, "half slots": half_slots, "32 slots": slots_32,
            "unrolled groups": lambda: group_loop(False), "2 slots a trip": lambda: group_loop(trip=2),
-           "4 slots a trip": lambda: group_loop(trip=4)}
+           "4 slots a trip": lambda: group_loop(trip=4), "unrolled math writes": unrolled_math_writes,
+           "no staged LSR": lambda: staged_lsr(False)}
 
 
 def main(argv=None) -> int:

@@ -32,6 +32,7 @@ from ..layout.assign import elements
 from ..llvm.types import I64
 from .cta_regions import callee, nested_ops
 from .cta_tiles import tensor_types
+from .rolled_loops import rolled_loop
 
 if TYPE_CHECKING:
     from ..llvm.emitter import Emitter
@@ -89,4 +90,4 @@ def run_trips(em: Emitter, hooks, emit: Callable[[], None]) -> None:
             emit()
         finally:
             hooks.plan, hooks.trip_start = plan, None
-    em.loop(ir.Constant(I64, 0), ir.Constant(I64, plan.slots // plan.trip_slots), trip, name="trip")
+    rolled_loop(em, plan.slots // plan.trip_slots, trip, "trip")

@@ -67,7 +67,8 @@ def compile_stages(module: Module, kernel: Kernel, plan: StagePlan, arch: str, s
     if not plan.grid_wide:         # one launch: an element-wise program on the grid
         config = LaunchConfig(lowered_stages[0][0], "grid", (THREADS, 1, 1), f"ctas_per_sm:{per_sm}", per_sm, arch,
                               plan.slots, layouts=mapping.layouts.to_json(),
-                              per_coordinate=sorted(mapping.coordinate_regions), outlined_math=mapping.outlined_math)
+                              per_coordinate=sorted(mapping.coordinate_regions), outlined_math=mapping.outlined_math,
+                              trip_slots=int(plan.rolled_writes))
         return ptx, config, LoweredKernel(first.module, entry, first.slots, sites)
     stages = [{"entry": entry, "role": stage.role, "block": [THREADS, 1, 1],
                "grid": "fixed:1" if stage.role == "combine" else f"ctas_per_sm:{per_sm}"}

@@ -31,6 +31,7 @@ from ...ir.optable import ops_where
 from ...ir.ops.reduction import COMBINE, accumulator
 from ...ir.types import TensorType, ViewType
 from ...options import Specialization
+from .grid_math_slots import rolls_math_writes
 from .cta import SHUFFLED, UNROLL_BUDGET, _body_ok, _per_coordinate, _outside_regions, _views, per_coordinate_regions
 
 SCAN_KINDS = {"sum", "prod", "max", "min"}   # builtin scans with a neutral element: block-scannable
@@ -85,6 +86,8 @@ class StagePlan:
     # bench/results/cta-choices-ab-20261202-s9-h200/): exclusive_offsets 0.0905 ms against
     # 0.0860-0.0872 with it, special_math 0.0577 against 0.0570-0.0572.
     strength_reduce: bool = True
+    # an element-wise program's writes visit the slots as one rolled loop (grid_math_slots.py)
+    rolled_writes: bool = False
 
     @property
     def chunk(self) -> int:
@@ -160,8 +163,9 @@ def stage_plan(kernel: Kernel, specialization: Specialization | None = None) -> 
     stages = (*(Stage(role, d) for d in range(1, deepest + 1) for role in ("partials", "combine")),
               Stage("final", deepest + 1))
     extents = specialization.extents if specialization else {}
+    philox = any(op.name in PHILOX for op in ops)
     return StagePlan(found, stages, tuple(extents.get(e, e) if isinstance(e, str) else e for e in domain),
-                     slots, split, any(op.name in PHILOX for op in ops))
+                     slots, split, philox, rolled_writes=rolls_math_writes(ops, bool(found), philox))
 
 
 def _uses(op: Op) -> list[str]:
