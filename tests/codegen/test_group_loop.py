@@ -25,10 +25,11 @@ from intentc.driver import compile_kernel
 SPEC_BY_ID = {spec.id: spec for spec in SPECS}
 ROLLED = ["gelu_helper_call:gelu_fwd", "philox_dropout:dropout", "activation_enum:bias_act"]
 # cheap coordinates (loads in flight are their speed), reductions, a costly top-level window;
-# grid programs without math functions, or drawing Philox words (4 slots share a block)
+# grid programs without math functions (or only their approximate instructions), or drawing
+# Philox words (4 slots share a block)
 UNROLLED = ["vector_add:vector_add", "row_softmax:row_softmax", "f8_rowwise_quant:quantize_e5m2_rowwise",
             "kaiser_window_i0:kaiser_frames", "integer_hash_u32:murmur3_bucket", "float_sign_bitcast:sign_ops",
-            "stochastic_rounding_bf16:stochastic_round_bf16"]
+            "stochastic_rounding_bf16:stochastic_round_bf16", "fast_activations_approx:fast_silu_gelu"]
 SPECIAL_MATH = "special_math:special_math"
 
 

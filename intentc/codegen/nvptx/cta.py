@@ -611,6 +611,12 @@ def block_stride(em: Emitter, plan: CtaPlan, shape: Shape, body: Body) -> None:
     if plan.grid:
         start = b.add(b.mul(b.zext(sreg(em, "ctaid.x"), I64), step), start)
         step = b.mul(b.zext(sreg(em, "nctaid.x"), I64), step)
+    elif isinstance(total, ir.Constant) and int(total.constant) <= plan.width:
+        # at most one coordinate a thread (quantize_q8_k's 64 blocks on 512 threads): no loop,
+        # so no unrolled copies that never run
+        with em.b.if_then(b.icmp_unsigned("<", start, total)):
+            visit(start)
+        return
     if plan.grid or plan.slots or DYNAMIC_UNROLL == 1:
         em.loop(start, total, visit, step, name="lane")
         return

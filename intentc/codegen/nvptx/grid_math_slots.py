@@ -37,8 +37,10 @@ LIBM = ops_where(lambda op: op.libm)
 
 def rolls_math_writes(ops: list[Op], grid_wide: bool, philox: bool) -> bool:
     """Whether an element-wise program (no grid-wide op) of one coordinate a slot group (no
-    Philox words, whose blocks a thread's 4 consecutive slots share) calls the math library."""
-    return ROLL_MATH_WRITES and not grid_wide and not philox and any(op.name in LIBM for op in every_op(ops))
+    Philox words, whose blocks a thread's 4 consecutive slots share) calls the math library
+    (libdevice's bodies, inlined: not the `approximate` forms, a hardware instruction or two)."""
+    return ROLL_MATH_WRITES and not grid_wide and not philox and any(
+        op.name in LIBM and not op.attributes.get("approximate") for op in every_op(ops))
 
 
 class SelectedRegisters(Registers):
