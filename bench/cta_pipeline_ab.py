@@ -16,8 +16,10 @@ groups` (independent costly iterations unroll their slots, as before session 10,
 a loop of trips: `nvptx/cta_group_loop.py`), `2 slots a trip` / `4 slots a trip` (its trips
 run at least that many slots); `unrolled math writes` (an element-wise grid program calling
 the math library writes slot by slot, as before session 10, instead of in a loop over the
-slots: `nvptx/grid_math_slots.py`); `no staged LSR` (`StagePlan.strength_reduce` off); `a+b`:
-both.
+slots: `nvptx/grid_math_slots.py`); `no staged LSR` (`StagePlan.strength_reduce` off);
+`branched grid reads` (an element-wise grid program's guarded chunk branches around each
+slot's read, as before session 10, instead of predicating it: `StagedHooks._in_domain`);
+`a+b`: both.
 
     python3 bench/cta_pipeline_ab.py --only 'SAMPLE:KERNEL[=CHOICE,...];...' [--choices default,lean]
                                      [--out FILE.json] [--budget-s 0.2]
@@ -115,6 +117,15 @@ def unrolled_math_writes():
     return attributes(grid_math_slots, ROLL_MATH_WRITES=False)
 
 
+def branched_grid_reads():
+    """A grid program's guarded slots branch around every read (`staged.StagedHooks._in_domain`
+    without its `lane_safe` predication)."""
+    from intentc.codegen.nvptx.staged import StagedHooks
+    chosen = StagedHooks._in_domain
+    return attributes(StagedHooks, _in_domain=lambda self, em, linear, body, lane_safe=False:
+                      chosen(self, em, linear, body))
+
+
 @contextlib.contextmanager
 def combined(names: list[str]):
     with contextlib.ExitStack() as stack:
@@ -128,7 +139,7 @@ CHOICES = {"default": contextlib.nullcontext, "O1": lambda: pipeline(False), "le
            "inlined math": inlined_math, "half slots": half_slots, "32 slots": slots_32,
            "unrolled groups": lambda: group_loop(False), "2 slots a trip": lambda: group_loop(trip=2),
            "4 slots a trip": lambda: group_loop(trip=4), "unrolled math writes": unrolled_math_writes,
-           "no staged LSR": lambda: staged_lsr(False)}
+           "no staged LSR": lambda: staged_lsr(False), "branched grid reads": branched_grid_reads}
 
 
 def main(argv=None) -> int:

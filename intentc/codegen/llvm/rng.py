@@ -42,6 +42,8 @@ def philox_block(em: Emitter, seed: ir.Value, counter: ir.Value) -> tuple[ir.Val
             memo = em.element_memo[key] = _philox_rounds(em, seed, source)
         finally:
             em.b = here
+        if here.block is source.parent:   # inserted before the builder's own position: append again
+            here.position_at_end(here.block)
     return memo
 
 

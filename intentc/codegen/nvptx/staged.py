@@ -13,6 +13,7 @@ pointer is the argument word after the kernel's own (word `abi_words`); grid-wid
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import nullcontext
 
 from llvmlite import ir
 
@@ -136,7 +137,8 @@ class StagedHooks(NvptxHooks):
             firsts: dict[int, ir.Value] = {}
 
             def visit(slot):
-                self._in_domain(em, self._coordinate(em, slot, firsts), lambda at: body(unravel(em, at, shape)))
+                self._in_domain(em, self._coordinate(em, slot, firsts), lambda at: body(unravel(em, at, shape)),
+                                lane_safe)
             if self.stages.rolled_writes and self.current_op is not None and self.current_op.name == "write":
                 slot_loop(em, self, self.slots, visit)
                 return
@@ -146,12 +148,19 @@ class StagedHooks(NvptxHooks):
         finally:
             self.top = True
 
-    def _in_domain(self, em, linear: ir.Value, body: Callable[[ir.Value], None]) -> None:
-        """body(linear) where coordinate `linear` lies in the domain (always, in a full chunk)."""
+    def _in_domain(self, em, linear: ir.Value, body: Callable[[ir.Value], None], lane_safe: bool = False) -> None:
+        """body(linear) where coordinate `linear` lies in the domain (always, in a full chunk);
+        a rank-1 domain's accesses at it then check no extent (the guard did). A `lane_safe`
+        body of an element-wise program (a read's tabulation) runs straight, its accesses
+        predicated on the guard (`Emitter.masked_lanes`), as the register form's are: no
+        branch a slot."""
         if not self.guarded:
             body(linear)
             return
-        with em.b.if_then(em.b.icmp_unsigned("<", linear, self.total)):
+        inside = em.b.icmp_unsigned("<", linear, self.total)
+        masked = lane_safe and not self.stages.grid_wide
+        with em.masked_lanes(inside) if masked else em.b.if_then(inside), \
+                em.knowing_below(linear, self.total) if len(self.stages.domain) == 1 else nullcontext():
             body(linear)
 
     def _coordinate(self, em, slot: int, firsts: dict[int, ir.Value] | None = None) -> ir.Value:
@@ -172,7 +181,8 @@ class StagedHooks(NvptxHooks):
             return super().tabulate(em, dtype, shape, element, group)
         kept = SelectedRegisters if self.stages.rolled_writes else Registers
         registers = kept(dtype, tuple(shape), em.entry_alloca(ir.ArrayType(register_type(dtype), self.slots)))
-        self.for_each(em, shape, lambda idx: em.b.store(element(idx), registers.slot(em, self.current_slot)))
+        self.for_each(em, shape, lambda idx: em.b.store(element(idx), registers.slot(em, self.current_slot)),
+                      lane_safe=True)
         return registers
 
     def keep_lazy(self, em, before_parallel: bool = False) -> bool:
