@@ -19,6 +19,8 @@ the math library writes slot by slot, as before session 10, instead of in a loop
 slots: `nvptx/grid_math_slots.py`); `no staged LSR` (`StagePlan.strength_reduce` off);
 `branched grid reads` (an element-wise grid program's guarded chunk branches around each
 slot's read, as before session 10, instead of predicating it: `StagedHooks._in_domain`);
+`encoded casts` (a store of a cast to f16, bf16 or fp8 encodes the cast's f64 image again, as
+before session 10, instead of taking the code the conversion computed: `lowfloat.remember_pattern`);
 `a+b`: both.
 
     python3 bench/cta_pipeline_ab.py --only 'SAMPLE:KERNEL[=CHOICE,...];...' [--choices default,lean]
@@ -127,6 +129,15 @@ def branched_grid_reads():
 
 
 @contextlib.contextmanager
+def encoded_casts():
+    """The conversions remember no code beside their images (`lowfloat.remember_pattern`)."""
+    from intentc.codegen.nvptx import f8_casts, narrow
+    with attributes(f8_casts, remember_pattern=lambda em, image, pattern: image), \
+            attributes(narrow, remember_pattern=lambda em, image, pattern: image):
+        yield
+
+
+@contextlib.contextmanager
 def combined(names: list[str]):
     with contextlib.ExitStack() as stack:
         for name in names:
@@ -139,7 +150,8 @@ CHOICES = {"default": contextlib.nullcontext, "O1": lambda: pipeline(False), "le
            "inlined math": inlined_math, "half slots": half_slots, "32 slots": slots_32,
            "unrolled groups": lambda: group_loop(False), "2 slots a trip": lambda: group_loop(trip=2),
            "4 slots a trip": lambda: group_loop(trip=4), "unrolled math writes": unrolled_math_writes,
-           "no staged LSR": lambda: staged_lsr(False), "branched grid reads": branched_grid_reads}
+           "no staged LSR": lambda: staged_lsr(False), "branched grid reads": branched_grid_reads,
+           "encoded casts": encoded_casts}
 
 
 def main(argv=None) -> int:
