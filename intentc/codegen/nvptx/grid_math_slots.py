@@ -48,7 +48,7 @@ class SelectedRegisters(Registers):
     loop over the slots by selecting among the K constant slots on the trip's slot number."""
 
     def at(self, em: Emitter, idx) -> ir.Value:
-        slot = em.hooks.current_slot
+        slot = getattr(em.hooks, "current_slot", 0)
         if isinstance(slot, int):
             return super().at(em, idx)
         b = em.b
