@@ -85,6 +85,8 @@ def test_grid_math_writes_loop_over_the_slots_with_the_reads_in_flight():
     # one loop a write, kept rolled through LLVM's full unrolling
     assert len(re.findall(r"call\.uni \(retval0\), intentc_lgammaf,", ptx)) == 1
     assert len(re.findall(r"call\.uni \(retval0\), intentc_lgammaf,", unrolled_ptx)) == 4
+    # asked to keep every CTA of the SM resident, as the unrolled form's registers did
+    assert ".minnctapersm 8" in ptx and ".minnctapersm" not in unrolled_ptx
 
 
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="no ptxas on PATH")

@@ -24,14 +24,21 @@ from ...ir.optable import ops_where
 from ..llvm.types import I64
 from ..llvm.values import Registers
 from .cta_tiles import every_op
+from .mapping import RESIDENT_THREADS
 from .rolled_loops import rolled_loop
 
 if TYPE_CHECKING:
     from ..llvm.emitter import Emitter
+    from .stages import StagePlan
 
 # Whether such programs roll their math writes (bench/cta_pipeline_ab.py's `unrolled math
 # writes` choice sets it False to time the unrolled form beside it).
 ROLL_MATH_WRITES = True
+# The slots a trip of such a loop visits (a divisor of K; `grid N slots a trip` choices):
+# more interleave more slots' math in the code.
+TRIP_SLOTS = 1
+# Whether such programs ask for full residency (`resident_ctas`; the `uncapped math writes` choice)
+CAP_REGISTERS = True
 LIBM = ops_where(lambda op: op.libm)
 
 
@@ -43,26 +50,41 @@ def rolls_math_writes(ops: list[Op], grid_wide: bool, philox: bool) -> bool:
         op.name in LIBM and not op.attributes.get("approximate") for op in every_op(ops))
 
 
+def resident_ctas(plan: StagePlan, threads: int) -> int:
+    """The CTAs of `threads` an SM keeps resident that a program with rolled math writes asks
+    ptxas to fit (`.minnctapersm`; 0: no ask): all of them (RESIDENT_THREADS / T), as the unrolled form
+    fitted in 32 registers. Rolled, ptxas took 37 for special_math (six CTAs of 256 an SM
+    instead of eight); asked, it fits 32 without spilling."""
+    return RESIDENT_THREADS // threads if plan.rolled_writes and CAP_REGISTERS else 0
+
+
 class SelectedRegisters(Registers):
     """A tensor's K slots (an entry-block array, promoted to registers), read in a rolled
-    loop over the slots by selecting among the K constant slots on the trip's slot number."""
+    loop over the slots by selecting on the trip's slot number among the constant slots it
+    may be (`hooks.slot_candidates`: those of the trip's lane)."""
 
     def at(self, em: Emitter, idx) -> ir.Value:
         slot = getattr(em.hooks, "current_slot", 0)
         if isinstance(slot, int):
             return super().at(em, idx)
         b = em.b
-        count = self.array.type.pointee.count
-        value = b.load(self.slot(em, count - 1))
-        for number in range(count - 2, -1, -1):
+        *others, last = getattr(em.hooks, "slot_candidates", None) or range(self.array.type.pointee.count)
+        value = b.load(self.slot(em, last))
+        for number in reversed(others):
             value = b.select(b.icmp_unsigned("==", slot, ir.Constant(I64, number)), b.load(self.slot(em, number)),
                              value)
         return value
 
 
 def slot_loop(em: Emitter, hooks, slots: int, visit) -> None:
-    """visit(slot) for the K slots as one rolled loop, `hooks.current_slot` the trip's i64 slot."""
-    def trip(slot: ir.Value) -> None:
-        hooks.current_slot = slot
-        visit(slot)
-    rolled_loop(em, slots, trip, "slot")
+    """visit(slot) for the K slots as one rolled loop of TRIP_SLOTS slots a trip (trip t's
+    lane u: slot t·U + u), `hooks.current_slot` the visited i64 slot."""
+    lanes = TRIP_SLOTS if slots % TRIP_SLOTS == 0 else 1
+
+    def trip(number: ir.Value) -> None:
+        for lane in range(lanes):
+            slot = em.b.add(em.b.mul(number, ir.Constant(I64, lanes)), ir.Constant(I64, lane))
+            hooks.current_slot, hooks.slot_candidates = slot, range(lane, slots, lanes)
+            visit(slot)
+        hooks.slot_candidates = None
+    rolled_loop(em, slots // lanes, trip, "slot")

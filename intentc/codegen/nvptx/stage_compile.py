@@ -20,6 +20,7 @@ from . import machine
 from .emit import optimized_ptx
 from .cta import known_extents, per_coordinate_regions
 from .mapping import RESIDENT_THREADS, LaunchConfig, Mapping
+from .grid_math_slots import resident_ctas
 from .outlined_math import outlines_math
 from .staged import StagedHooks
 from .stages import THREADS, StagePlan, domain_slots
@@ -48,7 +49,7 @@ def compile_stages(module: Module, kernel: Kernel, plan: StagePlan, arch: str, s
         hooks = StagedHooks(mapping, plan, stage, kernel, words)
         # every stage numbers the check sites alike (one abi.json decodes every entry's status)
         lowered = lower_kernel(module, kernel.name, hooks, specialization, file, source, sites)
-        mark_entry(lowered, THREADS)
+        mark_entry(lowered, THREADS, resident_ctas(plan, THREADS))
         sites = lowered.sites
         entry = stage.entry(lowered.function, number) if plan.grid_wide else lowered.function
         lowered_stages.append((entry, lowered))
