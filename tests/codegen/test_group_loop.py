@@ -58,10 +58,14 @@ def test_other_iterations_keep_their_form(ident):
     assert _compiled(ident) == _compiled(ident, rolled=False)
 
 
-def test_a_trip_runs_one_philox_block_a_slot_in_32_bit_products():
+def test_a_trip_of_4_consecutive_counters_runs_2_philox_blocks_in_32_bit_products():
     ptx, launch = _compiled("philox_dropout:dropout")
-    rounds = 10 * launch["trip_slots"]
-    assert len(re.findall(r"\bmul\.hi\.u32\b", ptx)) == 2 * rounds
+    unrolled_ptx, unrolled = _compiled("philox_dropout:dropout", rolled=False)
+    # a trip is one group of 4 consecutive coordinates (V = 4), whose counters lie in the
+    # first's Philox block or the next: 2 blocks of 10 rounds (2 products each) a trip
+    assert launch["trip_slots"] == 4 and "sizePerThread = [4]" in launch["layouts"]["encodings"]["#layout0"]
+    assert 20 < len(re.findall(r"\bmul\.hi\.u32\b", ptx)) <= 2 * 2 * 10
+    assert len(re.findall(r"\bmul\.hi\.u32\b", unrolled_ptx)) > (unrolled["slots"] - 1) * 2 * 10   # a block a slot
     assert not re.search(r"\bmul\.(lo|wide)\.[su]64\b.*-766435501", ptx)
 
 

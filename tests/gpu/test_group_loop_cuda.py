@@ -56,6 +56,17 @@ def test_dropout_trips_draw_the_interpreters_bits(cols, trips):
 
 
 @requires_gpu()
+@pytest.mark.parametrize("offset", [0, 1, 2, 7])
+def test_dropout_trips_share_philox_blocks_at_every_offset(offset):
+    """A trip's 4 consecutive counters draw from the first's Philox block and the next
+    (rng.philox_word): every position of the first within its block."""
+    rng = np.random.default_rng(offset)
+    inputs = {"x": rng.standard_normal((3, 2048)).astype(np.float32), "seed": np.uint64(2 ** 40 + offset),
+              "offset": offset, "p": np.float32(0.5)}
+    _check(sample_text("philox_dropout"), "dropout", inputs, {}, {"N": 2048}, True, exact=True)
+
+
+@requires_gpu()
 @pytest.mark.parametrize("n", [1, 1024, 5000])
 def test_gelu_helper_trips(n):
     x = (np.random.default_rng(n).standard_normal(n) * 4).astype(np.float32)

@@ -20,13 +20,14 @@ bench/results/gpu-bench-20261201-h200-round1.log.)
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from llvmlite import ir
 
 from ...ir.nodes import Helper, Op
+from ...ir.optable import ops_where
 from ...ir.types import TensorType
 from ..layout.assign import elements
 from ..llvm.types import I64
@@ -44,6 +45,7 @@ ROLL_GROUPS = True
 # The fewest slots a trip runs (a multiple of V that divides K): more slots a trip put more
 # loads in flight a thread, in a longer body (bench/cta_pipeline_ab.py's `N slots a trip`).
 MIN_TRIP_SLOTS = 1
+PHILOX = ops_where(lambda op: op.family == "rng")
 
 
 def trip_slots(ops: Sequence[Op], flat: Sequence[Op], plan: CtaPlan, helpers: Mapping[str, Helper],
@@ -74,6 +76,13 @@ def trip_slots(ops: Sequence[Op], flat: Sequence[Op], plan: CtaPlan, helpers: Ma
                 return 0
     trip = plan.vector * max(1, MIN_TRIP_SLOTS // plan.vector)
     return trip if plan.slots % trip == 0 and trip < plan.slots else 0
+
+
+def draws_philox(ops: Iterable[Op]) -> bool:
+    """Whether any of `ops` draws Philox words (`random_bits`, `uniform`): its trips then take
+    groups of 4 consecutive coordinates, whose counters share Philox blocks
+    (`rng.philox_word`: 2 blocks of 10 rounds for 4 words instead of 4 blocks)."""
+    return any(op.name in PHILOX for op in ops)
 
 
 def run_trips(em: Emitter, hooks, emit: Callable[[], None]) -> None:
