@@ -13,7 +13,8 @@ function, or those longer than `outlined_math.OUTLINE_INSTRUCTIONS`, called rath
 inlined a coordinate), `inlined math` (none outlined); `half slots` (the register form's K
 halved), `32 slots` (an iteration that combines nothing up to 32 slots again); `unrolled
 groups` (independent costly iterations unroll their slots, as before session 10, instead of
-a loop of trips: `nvptx/cta_group_loop.py`), `2 slots a trip` / `4 slots a trip` (its trips
+a loop of trips: `nvptx/cta_group_loop.py`), `unrolled shared Philox` (unrolled, but Philox
+drawn by groups of 4 consecutive coordinates sharing blocks), `2 slots a trip` / `4 slots a trip` (its trips
 run at least that many slots); `unrolled math writes` (an element-wise grid program calling
 the math library writes slot by slot, as before session 10, instead of in a loop over the
 slots: `nvptx/grid_math_slots.py`), `grid 2 slots a trip` (that loop's trips two slots each), `uncapped math writes` (its kernel
@@ -107,11 +108,12 @@ def slots_32():
         cta.SCATTER_SLOTS = saved
 
 
-def group_loop(rolled: bool = True, trip: int = 1):
+def group_loop(rolled: bool = True, trip: int = 1, shared: bool = True):
     """Independent costly iterations roll their slot groups (`rolled`) in trips of at least
-    `trip` slots (`nvptx/cta_group_loop.py`)."""
+    `trip` slots, Philox drawn by groups of 4 consecutive coordinates sharing blocks
+    (`shared`; `nvptx/cta_group_loop.py`)."""
     from intentc.codegen.nvptx import cta_group_loop
-    return attributes(cta_group_loop, ROLL_GROUPS=rolled, MIN_TRIP_SLOTS=trip)
+    return attributes(cta_group_loop, ROLL_GROUPS=rolled, MIN_TRIP_SLOTS=trip, SHARE_PHILOX=shared)
 
 
 def math_writes(rolled: bool = True, trip: int = 1, capped: bool = True):
@@ -151,7 +153,8 @@ def combined(names: list[str]):
 CHOICES = {"default": contextlib.nullcontext, "O1": lambda: pipeline(False), "lean": lambda: pipeline(True),
            "staged LSR": staged_lsr, "outlined math": lambda: outlined_math(0), "outlined long math": outlined_math,
            "inlined math": inlined_math, "half slots": half_slots, "32 slots": slots_32,
-           "unrolled groups": lambda: group_loop(False), "2 slots a trip": lambda: group_loop(trip=2),
+           "unrolled groups": lambda: group_loop(False, shared=False),
+           "unrolled shared Philox": lambda: group_loop(False), "2 slots a trip": lambda: group_loop(trip=2),
            "4 slots a trip": lambda: group_loop(trip=4), "unrolled math writes": lambda: math_writes(False),
            "grid 2 slots a trip": lambda: math_writes(trip=2),
            "uncapped math writes": lambda: math_writes(capped=False),

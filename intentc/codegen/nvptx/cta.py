@@ -45,7 +45,7 @@ from ..llvm.types import F32, F64, I1, I32, I64, LOW_FLOATS, register_type
 from ..llvm.values import Body, Memory, Shape
 from .coordinate_regions import coordinate_regions
 from .cta_buffers import cta_buffers, launch_extents, sized_at_launch
-from .cta_group_loop import draws_philox, trip_slots
+from .cta_group_loop import shares_philox, trip_slots
 from .cta_groups import GROUP_CTA_THREADS, group_width
 from .cta_regions import (CTA_WIDE, ELEMENTWISE, chunk_scans_ok, nested_ops, region_op_ok, scans_last_axis,
                           staged_reductions)
@@ -510,12 +510,11 @@ def cta_plan(kernel: Kernel, specialization: Specialization | None = None,
         # cheap coordinates keep their few unrolled slots: their loads in flight are their speed
         if _cheap_coordinates(kernel, ops):
             return plan
-        plan = replace(plan, trip_slots=trip_slots(ops, flat, plan, helpers, known, _per_coordinate))
-        if plan.trip_slots and plan.vector == 1 and plan.slots % VECTOR == 0 and draws_philox(nested_ops(ops, helpers)):
-            # a trip of 4 consecutive coordinates: their counters share Philox blocks (rng.philox_word)
+        if plan.vector == 1 and plan.slots % VECTOR == 0 and shares_philox(nested_ops(ops, helpers)) and \
+                trip_slots(ops, flat, plan, helpers, known, _per_coordinate, rolled=True):
+            # groups of 4 consecutive coordinates: their counters share Philox blocks (rng.philox_word)
             plan = replace(plan, vector=VECTOR)
-            plan = replace(plan, trip_slots=trip_slots(ops, flat, plan, helpers, known, _per_coordinate))
-        return plan
+        return replace(plan, trip_slots=trip_slots(ops, flat, plan, helpers, known, _per_coordinate))
     shared_results = staged_reductions(nested_ops(ops, helpers), known, DYNAMIC_THREADS)
     if not (_body_ok(flat, views, False, known, helpers, launch) and chunk_scans_ok(ops, helpers)
             and shared_results is not None):

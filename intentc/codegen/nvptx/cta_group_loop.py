@@ -42,6 +42,10 @@ if TYPE_CHECKING:
 # Whether independent costly iterations roll their slot groups (bench/cta_pipeline_ab.py's
 # `unrolled groups` choice sets it False to time the unrolled form beside it).
 ROLL_GROUPS = True
+# Whether such an iteration drawing Philox words takes groups of 4 consecutive coordinates,
+# whose counters share blocks (`draws_philox`), rolled or not (the `unrolled groups` choice
+# sets it False too: main's form; `unrolled shared Philox` keeps it).
+SHARE_PHILOX = True
 # The fewest slots a trip runs (a multiple of V that divides K): more slots a trip put more
 # loads in flight a thread, in a longer body (bench/cta_pipeline_ab.py's `N slots a trip`).
 MIN_TRIP_SLOTS = 1
@@ -49,7 +53,7 @@ PHILOX = ops_where(lambda op: op.family == "rng")
 
 
 def trip_slots(ops: Sequence[Op], flat: Sequence[Op], plan: CtaPlan, helpers: Mapping[str, Helper],
-               known: dict[str, int], per_coordinate: Callable[[Op], bool]) -> int:
+               known: dict[str, int], per_coordinate: Callable[[Op], bool], rolled: bool | None = None) -> int:
     """The slots a trip of the group loop runs for the register-form `plan` of iteration
     `ops` (`flat`: without its per-coordinate regions), one group of V or MIN_TRIP_SLOTS (the least code a
     trip), or 0 when its slots stay unrolled. It rolls an iteration of one CTA whose every
@@ -58,8 +62,9 @@ def trip_slots(ops: Sequence[Op], flat: Sequence[Op], plan: CtaPlan, helpers: Ma
     tensors only (a rank-0 write would repeat each trip), with no costly top-level value for
     it to keep in slots across iterations (kaiser's window: rolled, it would be indexed by the
     trip, in local memory; cheap ones, a bias row, are re-read at each use instead), and
-    nothing staged in shared memory or held in CTA buffers."""
-    if not (ROLL_GROUPS and plan.slots and plan.unrolled and plan.groups > 1 and not plan.masked
+    nothing staged in shared memory or held in CTA buffers. (`rolled`: whether it may roll,
+    ROLL_GROUPS unless given.)"""
+    if not ((ROLL_GROUPS if rolled is None else rolled) and plan.slots and plan.unrolled and plan.groups > 1 and not plan.masked
             and plan.iterations == 1 and plan.size == plan.threads * plan.slots
             and not (plan.staged or plan.buffers or plan.costly_prologue or plan.shared_results)):
         return 0
@@ -78,11 +83,11 @@ def trip_slots(ops: Sequence[Op], flat: Sequence[Op], plan: CtaPlan, helpers: Ma
     return trip if plan.slots % trip == 0 and trip < plan.slots else 0
 
 
-def draws_philox(ops: Iterable[Op]) -> bool:
-    """Whether any of `ops` draws Philox words (`random_bits`, `uniform`): its trips then take
-    groups of 4 consecutive coordinates, whose counters share Philox blocks
-    (`rng.philox_word`: 2 blocks of 10 rounds for 4 words instead of 4 blocks)."""
-    return any(op.name in PHILOX for op in ops)
+def shares_philox(ops: Iterable[Op]) -> bool:
+    """Whether an independent costly iteration of `ops` takes groups of 4 consecutive
+    coordinates because it draws Philox words (`random_bits`, `uniform`): their counters share
+    Philox blocks (`rng.philox_word`: 2 blocks of 10 rounds for 4 words instead of 4)."""
+    return SHARE_PHILOX and any(op.name in PHILOX for op in ops)
 
 
 def run_trips(em: Emitter, hooks, emit: Callable[[], None]) -> None:
