@@ -35,7 +35,8 @@ SPECIAL_MATH = "special_math:special_math"
 
 def _compiled(ident: str, rolled: bool = True) -> tuple[str, dict]:
     text, kernel, specialization = compile_args(SPEC_BY_ID[ident])
-    with attributes(cta_group_loop, ROLL_GROUPS=rolled), attributes(grid_math_slots, ROLL_MATH_WRITES=rolled):
+    with attributes(cta_group_loop, ROLL_GROUPS=rolled, SHARE_PHILOX=rolled), \
+            attributes(grid_math_slots, ROLL_MATH_WRITES=rolled):
         artifacts = compile_kernel(text, kernel, "ptx", "sm_90", specialization=specialization).artifacts
     return artifacts["kernel.ptx"], json.loads(artifacts["launch.json"])
 

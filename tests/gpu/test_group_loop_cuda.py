@@ -27,7 +27,8 @@ def _both_forms(source: str, kernel: str, inputs: dict, constexprs: dict, extent
     held = call_facts(parse(source).find(kernel), inputs)
     found = []
     for rolled in (True, False):
-        with attributes(cta_group_loop, ROLL_GROUPS=rolled), attributes(grid_math_slots, ROLL_MATH_WRITES=rolled):
+        with attributes(cta_group_loop, ROLL_GROUPS=rolled, SHARE_PHILOX=rolled), \
+                attributes(grid_math_slots, ROLL_MATH_WRITES=rolled):
             compiled = compile_cuda(source, kernel, {"constexprs": constexprs, "extents": extents, **held})
         found.append((compiled.launch_config, compiled(inputs, constexprs)))
     return found
