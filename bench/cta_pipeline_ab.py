@@ -15,10 +15,8 @@ halved), `32 slots` (an iteration that combines nothing up to 32 slots again); `
 groups` (independent costly iterations unroll their slots, as before session 10, instead of
 a loop of trips: `nvptx/cta_group_loop.py`), `unrolled shared Philox` (unrolled, but Philox
 drawn by groups of 4 consecutive coordinates sharing blocks), `2 slots a trip` / `4 slots a trip` (its trips
-run at least that many slots); `unrolled math writes` (an element-wise grid program calling
-the math library writes slot by slot, as before session 10, instead of in a loop over the
-slots: `nvptx/grid_math_slots.py`), `grid 2 slots a trip` (that loop's trips two slots each), `uncapped math writes` (its kernel
-without `.minnctapersm`, `grid_math_slots.resident_ctas`); `no staged LSR` (`StagePlan.strength_reduce` off);
+run at least that many slots); `grid 2 slots` (element-wise grid programs at K = 2,
+`stages.GRID_SLOTS`); `no staged LSR` (`StagePlan.strength_reduce` off);
 `branched grid reads` (an element-wise grid program's guarded chunk branches around each
 slot's read, as before session 10, instead of predicating it: `StagedHooks._in_domain`);
 `encoded casts` (a store of a cast to f16, bf16 or fp8 encodes the cast's f64 image again, as
@@ -116,12 +114,10 @@ def group_loop(rolled: bool = True, trip: int = 1, shared: bool = True):
     return attributes(cta_group_loop, ROLL_GROUPS=rolled, MIN_TRIP_SLOTS=trip, SHARE_PHILOX=shared)
 
 
-def math_writes(rolled: bool = True, trip: int = 1, capped: bool = True):
-    """Element-wise grid programs calling the math library write in a loop over the slots
-    (`rolled`), `trip` slots a trip, asking ptxas for full residency (`capped`), or slot by
-    slot (`nvptx/grid_math_slots.py`)."""
-    from intentc.codegen.nvptx import grid_math_slots
-    return attributes(grid_math_slots, ROLL_MATH_WRITES=rolled, TRIP_SLOTS=trip, CAP_REGISTERS=capped)
+def grid_2_slots():
+    """Element-wise grid programs give a thread 2 coordinates a chunk (`stages.GRID_SLOTS`)."""
+    from intentc.codegen.nvptx import stages
+    return attributes(stages, GRID_SLOTS=2)
 
 
 def branched_grid_reads():
@@ -155,9 +151,7 @@ CHOICES = {"default": contextlib.nullcontext, "O1": lambda: pipeline(False), "le
            "inlined math": inlined_math, "half slots": half_slots, "32 slots": slots_32,
            "unrolled groups": lambda: group_loop(False, shared=False),
            "unrolled shared Philox": lambda: group_loop(False), "2 slots a trip": lambda: group_loop(trip=2),
-           "4 slots a trip": lambda: group_loop(trip=4), "unrolled math writes": lambda: math_writes(False),
-           "grid 2 slots a trip": lambda: math_writes(trip=2),
-           "uncapped math writes": lambda: math_writes(capped=False),
+           "4 slots a trip": lambda: group_loop(trip=4), "grid 2 slots": grid_2_slots,
            "no staged LSR": lambda: staged_lsr(False), "branched grid reads": branched_grid_reads,
            "encoded casts": encoded_casts}
 

@@ -1,11 +1,10 @@
-"""Slots as rolled loops: the register form's slot groups as a loop of trips
-(nvptx/cta_group_loop.py) and a grid program's math-library writes as a loop over the slots
-(nvptx/grid_math_slots.py). Which kernels take them (independent coordinates with costly
-ops, every group full, nothing kept across iterations; element-wise grid programs calling
-the math library), what they do to the code (one copy of the costly code a trip, no local
-memory, Philox's products 32-bit), against the unrolled form of the same plan. No GPU
-needed; tests/gpu/test_group_loop_cuda.py runs them against the unrolled form and the
-interpreter."""
+"""The register form's slot groups as a rolled loop of trips (nvptx/cta_group_loop.py):
+which iterations take it (independent coordinates with costly ops, every group full,
+nothing kept across iterations), what it does to the code (one copy of the costly code a
+trip, no local memory, Philox's products 32-bit, 4 consecutive counters sharing blocks),
+against the unrolled form of the same plan; and the grid programs calling libdevice, which
+keep their unrolled slots. No GPU needed; tests/gpu/test_group_loop_cuda.py runs the trips
+against the unrolled form and the interpreter."""
 from __future__ import annotations
 
 import json
@@ -19,14 +18,13 @@ from ptxas_report import ptxas_report, spill_store_bytes
 from bench.common import attributes
 from bench.compile import compile_args
 from bench.gpu_sample_specs import SPECS
-from intentc.codegen.nvptx import cta_group_loop, grid_math_slots
+from intentc.codegen.nvptx import cta_group_loop
 from intentc.driver import compile_kernel
 
 SPEC_BY_ID = {spec.id: spec for spec in SPECS}
 ROLLED = ["gelu_helper_call:gelu_fwd", "philox_dropout:dropout", "activation_enum:bias_act"]
 # cheap coordinates (loads in flight are their speed), reductions, a costly top-level window;
-# grid programs without math functions (or only their approximate instructions), or drawing
-# Philox words (4 slots share a block)
+# grid programs
 UNROLLED = ["vector_add:vector_add", "row_softmax:row_softmax", "f8_rowwise_quant:quantize_e5m2_rowwise",
             "kaiser_window_i0:kaiser_frames", "integer_hash_u32:murmur3_bucket", "float_sign_bitcast:sign_ops",
             "stochastic_rounding_bf16:stochastic_round_bf16", "fast_activations_approx:fast_silu_gelu"]
@@ -35,8 +33,7 @@ SPECIAL_MATH = "special_math:special_math"
 
 def _compiled(ident: str, rolled: bool = True) -> tuple[str, dict]:
     text, kernel, specialization = compile_args(SPEC_BY_ID[ident])
-    with attributes(cta_group_loop, ROLL_GROUPS=rolled, SHARE_PHILOX=rolled), \
-            attributes(grid_math_slots, ROLL_MATH_WRITES=rolled):
+    with attributes(cta_group_loop, ROLL_GROUPS=rolled, SHARE_PHILOX=rolled):
         artifacts = compile_kernel(text, kernel, "ptx", "sm_90", specialization=specialization).artifacts
     return artifacts["kernel.ptx"], json.loads(artifacts["launch.json"])
 
@@ -79,19 +76,20 @@ def test_a_trip_inlines_each_math_function_once_a_slot(ident):
     assert ptx.count(marker) * launch["slots"] == unrolled_ptx.count(marker) * launch["trip_slots"] > 0
 
 
-def test_grid_math_writes_loop_over_the_slots_with_the_reads_in_flight():
+def test_grid_math_programs_predicate_their_guarded_reads_and_run_without_lsr():
+    """special_math (a grid program calling libdevice): its writes stay unrolled (rolled a
+    slot a trip, the H200 ran it 28 % slower: docs/gpu.md), its guarded chunk's reads are
+    predicated loads rather than a branch each, and its code generation skips Loop Strength
+    Reduction (`StagePlan.strength_reduce`)."""
+    from intentc.codegen.nvptx.stages import stage_plan
+    from intentc.parse import parse
+    from sample_paths import sample_text
     ptx, launch = _compiled(SPECIAL_MATH)
-    unrolled_ptx, unrolled = _compiled(SPECIAL_MATH, rolled=False)
-    assert launch["mapping"] == unrolled["mapping"] == "grid" and launch["slots"] == unrolled["slots"] == 4
-    assert launch["trip_slots"] == 1 and not unrolled["trip_slots"]
-    assert len(ptx.splitlines()) * 3 < len(unrolled_ptx.splitlines()) * 2 and ".local" not in ptx
-    # each read stays 4 loads (all slots in flight), outside the loops (once a trip: 4 more)
-    assert len(re.findall(r"ld\.global\.f32", ptx)) == len(re.findall(r"ld\.global\.f32", unrolled_ptx)) == 4 * 4
-    # one loop a write, kept rolled through LLVM's full unrolling
-    assert len(re.findall(r"call\.uni \(retval0\), intentc_lgammaf,", ptx)) == 1
-    assert len(re.findall(r"call\.uni \(retval0\), intentc_lgammaf,", unrolled_ptx)) == 4
-    # asked to keep every CTA of the SM resident, as the unrolled form's registers did
-    assert ".minnctapersm 8" in ptx and ".minnctapersm" not in unrolled_ptx
+    assert launch["mapping"] == "grid" and launch["slots"] == 4 and not launch["trip_slots"]
+    assert len(re.findall(r"@%p\d+ ld\.global\.f32", ptx)) == 4 * 4
+    assert stage_plan(parse(sample_text("special_math")).find("special_math")).strength_reduce is False
+    murmur = parse(sample_text("integer_hash_u32")).find("murmur3_bucket")
+    assert stage_plan(murmur).strength_reduce is True        # no math functions: LSR kept
 
 
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="no ptxas on PATH")

@@ -1,9 +1,8 @@
-"""On the GPU: slots run as a rolled loop give the unrolled form's bits, and the interpreter's
-(bit for bit where the spec fixes them: Philox, the keep mask; within libdevice's bounds for
-the math library): CTA iterations whose slot groups run as a loop of trips
-(nvptx/cta_group_loop.py), at row lengths whose every group is full (the trips) and ones
-with a partial group (unrolled), and a grid program's math-library writes in a loop over
-the slots (nvptx/grid_math_slots.py), in full chunks and a partial last one."""
+"""On the GPU: CTA iterations whose slot groups run as a loop of trips
+(nvptx/cta_group_loop.py) give the unrolled form's bits, and the interpreter's (bit for bit
+where the spec fixes them: Philox, the keep mask; within libdevice's bounds for erf and
+exp), at row lengths whose every group is full (the trips) and ones with a partial group
+(unrolled)."""
 from __future__ import annotations
 
 import numpy as np
@@ -15,7 +14,7 @@ from sample_paths import sample_text
 
 from bench.common import attributes
 from intentc.api import run
-from intentc.codegen.nvptx import cta_group_loop, grid_math_slots
+from intentc.codegen.nvptx import cta_group_loop
 from intentc.parse import parse
 from intentc.runtime.binding import call_facts
 
@@ -27,8 +26,7 @@ def _both_forms(source: str, kernel: str, inputs: dict, constexprs: dict, extent
     held = call_facts(parse(source).find(kernel), inputs)
     found = []
     for rolled in (True, False):
-        with attributes(cta_group_loop, ROLL_GROUPS=rolled, SHARE_PHILOX=rolled), \
-                attributes(grid_math_slots, ROLL_MATH_WRITES=rolled):
+        with attributes(cta_group_loop, ROLL_GROUPS=rolled, SHARE_PHILOX=rolled):
             compiled = compile_cuda(source, kernel, {"constexprs": constexprs, "extents": extents, **held})
         found.append((compiled.launch_config, compiled(inputs, constexprs)))
     return found
@@ -81,12 +79,3 @@ def test_bias_act_trips(act, n, trips):
     rng = np.random.default_rng(n)
     inputs = {"x": rng.standard_normal((9, n)).astype(np.float32) * 3, "bias": rng.standard_normal(n).astype(np.float32)}
     _check(sample_text("activation_enum"), "bias_act", inputs, {"act": act}, {"N": n}, trips, exact=False)
-
-
-@requires_gpu()
-@pytest.mark.parametrize("n", [1, 1000, 1 << 16, (1 << 16) + 5])
-def test_special_math_writes_in_slot_loops(n):
-    rng = np.random.default_rng(n)
-    inputs = {"x": rng.standard_normal(n).astype(np.float32) * 3, "k": rng.integers(0, 20, n).astype(np.float32),
-              "lambda": rng.uniform(0.5, 9, n).astype(np.float32), "h": rng.uniform(0, 1, n).astype(np.float32)}
-    _check(sample_text("special_math"), "special_math", inputs, {}, {}, True, exact=False)

@@ -67,9 +67,7 @@ class LaunchConfig:
     arch: str
     slots: int = 0               # coordinates each thread keeps in registers (the CTA mapping's register form)
     slots_rolled: bool = False   # the register form's slots run as one rolled loop, not unrolled (cta.py)
-    # slots a trip where the slots run as a rolled loop: the register form's whole iteration
-    # (cta_group_loop.py), a grid program's math-library writes (grid_math_slots.py); 0: unrolled
-    trip_slots: int = 0
+    trip_slots: int = 0          # the register form's iteration runs in a loop of trips of this many slots (cta_group_loop.py)
     layouts: dict = field(default_factory=dict)   # Assignment.to_json(): encodings, values, conversions
     per_coordinate: list = field(default_factory=list)   # loops and ifs run per coordinate (first results)
     lazy_views: list = field(default_factory=list)       # (grid-stride) views the prologue reads at each use

@@ -1,5 +1,5 @@
 """Loops LLVM must not unroll: a loop whose body is emitted once on purpose (compile time,
-issue #13: `cta_group_loop.py`'s trips, `grid_math_slots.py`'s slot loops) keeps its one
+issue #13: `cta_group_loop.py`'s trips) keeps its one
 copy through the kernel pipeline's full unrolling of short constant-trip loops."""
 from __future__ import annotations
 

@@ -20,7 +20,6 @@ from . import machine
 from .emit import optimized_ptx
 from .cta import known_extents, per_coordinate_regions
 from .mapping import RESIDENT_THREADS, LaunchConfig, Mapping
-from .grid_math_slots import resident_ctas
 from .outlined_math import outlines_math
 from .staged import StagedHooks
 from .stages import THREADS, StagePlan, domain_slots
@@ -49,7 +48,7 @@ def compile_stages(module: Module, kernel: Kernel, plan: StagePlan, arch: str, s
         hooks = StagedHooks(mapping, plan, stage, kernel, words)
         # every stage numbers the check sites alike (one abi.json decodes every entry's status)
         lowered = lower_kernel(module, kernel.name, hooks, specialization, file, source, sites)
-        mark_entry(lowered, THREADS, resident_ctas(plan, THREADS))
+        mark_entry(lowered, THREADS)
         sites = lowered.sites
         entry = stage.entry(lowered.function, number) if plan.grid_wide else lowered.function
         lowered_stages.append((entry, lowered))
@@ -68,8 +67,7 @@ def compile_stages(module: Module, kernel: Kernel, plan: StagePlan, arch: str, s
     if not plan.grid_wide:         # one launch: an element-wise program on the grid
         config = LaunchConfig(lowered_stages[0][0], "grid", (THREADS, 1, 1), f"ctas_per_sm:{per_sm}", per_sm, arch,
                               plan.slots, layouts=mapping.layouts.to_json(),
-                              per_coordinate=sorted(mapping.coordinate_regions), outlined_math=mapping.outlined_math,
-                              trip_slots=int(plan.rolled_writes))
+                              per_coordinate=sorted(mapping.coordinate_regions), outlined_math=mapping.outlined_math)
         return ptx, config, LoweredKernel(first.module, entry, first.slots, sites)
     stages = [{"entry": entry, "role": stage.role, "block": [THREADS, 1, 1],
                "grid": "fixed:1" if stage.role == "combine" else f"ctas_per_sm:{per_sm}"}

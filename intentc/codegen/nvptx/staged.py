@@ -27,7 +27,6 @@ from ..llvm.types import I32, I64, register_type
 from ..llvm.values import Body, ElementAt, Group, Lazy, Registers, Scalar, Shape, Tensor
 from .cta import CtaPlan, block_combine, from_word, slot_coordinate, sreg, to_word, unravel
 from .cta_scan import block_scan
-from .grid_math_slots import SelectedRegisters, slot_loop
 from .hooks import NvptxHooks
 from .mapping import Mapping
 from .stages import THREADS, GridWide, Stage, StagePlan, accumulator_of, kind_of
@@ -135,16 +134,10 @@ class StagedHooks(NvptxHooks):
         self.top = False
         try:
             firsts: dict[int, ir.Value] = {}
-
-            def visit(slot):
-                self._in_domain(em, self._coordinate(em, slot, firsts), lambda at: body(unravel(em, at, shape)),
-                                lane_safe)
-            if self.stages.rolled_writes and self.current_op is not None and self.current_op.name == "write":
-                slot_loop(em, self, self.slots, visit)
-                return
             for slot in range(self.slots):
                 self.current_slot = slot
-                visit(slot)
+                self._in_domain(em, self._coordinate(em, slot, firsts), lambda at: body(unravel(em, at, shape)),
+                                lane_safe)
         finally:
             self.top = True
 
@@ -179,8 +172,7 @@ class StagedHooks(NvptxHooks):
     def tabulate(self, em, dtype: str, shape: Shape, element: ElementAt, group: Group | None = None) -> Tensor:
         if not (self.top and shape):
             return super().tabulate(em, dtype, shape, element, group)
-        kept = SelectedRegisters if self.stages.rolled_writes else Registers
-        registers = kept(dtype, tuple(shape), em.entry_alloca(ir.ArrayType(register_type(dtype), self.slots)))
+        registers = Registers(dtype, tuple(shape), em.entry_alloca(ir.ArrayType(register_type(dtype), self.slots)))
         self.for_each(em, shape, lambda idx: em.b.store(element(idx), registers.slot(em, self.current_slot)),
                       lane_safe=True)
         return registers

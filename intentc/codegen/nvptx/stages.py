@@ -31,8 +31,8 @@ from ...ir.optable import ops_where
 from ...ir.ops.reduction import COMBINE, accumulator
 from ...ir.types import TensorType, ViewType
 from ...options import Specialization
-from .grid_math_slots import rolls_math_writes
 from .cta import SHUFFLED, UNROLL_BUDGET, _body_ok, _per_coordinate, _outside_regions, _views, per_coordinate_regions
+from .cta_tiles import every_op
 
 SCAN_KINDS = {"sum", "prod", "max", "min"}   # builtin scans with a neutral element: block-scannable
 THREADS = 256         # T, every stage's CTA size
@@ -86,8 +86,6 @@ class StagePlan:
     # bench/results/cta-choices-ab-20261202-s9-h200/): exclusive_offsets 0.0905 ms against
     # 0.0860-0.0872 with it, special_math 0.0577 against 0.0570-0.0572.
     strength_reduce: bool = True
-    # an element-wise program's writes visit the slots as one rolled loop (grid_math_slots.py)
-    rolled_writes: bool = False
 
     @property
     def chunk(self) -> int:
@@ -111,6 +109,7 @@ class StagePlan:
 
 # Ops drawing Philox4x32 words (spec §12): 4 consecutive counters share a block.
 PHILOX = ops_where(lambda op: op.family == "rng")
+LIBM = ops_where(lambda op: op.libm)
 
 
 def _grid_wide(op: Op) -> bool:
@@ -163,9 +162,16 @@ def stage_plan(kernel: Kernel, specialization: Specialization | None = None) -> 
     stages = (*(Stage(role, d) for d in range(1, deepest + 1) for role in ("partials", "combine")),
               Stage("final", deepest + 1))
     extents = specialization.extents if specialization else {}
-    philox = any(op.name in PHILOX for op in ops)
     return StagePlan(found, stages, tuple(extents.get(e, e) if isinstance(e, str) else e for e in domain),
-                     slots, split, philox, rolled_writes=rolls_math_writes(ops, bool(found), philox))
+                     slots, split, any(op.name in PHILOX for op in ops),
+                     strength_reduce=bool(found) or not _calls_math(ops))
+
+
+def _calls_math(ops: list[Op]) -> bool:
+    """Whether a program calls libdevice's math functions inline (not their `approximate`
+    instructions): its K copies of each were a third of its code generation's time with
+    Loop Strength Reduction (special_math; session 10: without it, the H200 ran it as fast)."""
+    return any(op.name in LIBM and not op.attributes.get("approximate") for op in every_op(ops))
 
 
 def _uses(op: Op) -> list[str]:
