@@ -4,8 +4,10 @@ a block-stride loop with its DYNAMIC_UNROLL copies that never run (issue #13: LL
 optimized them before deleting them). No GPU needed: the lowered IR."""
 from __future__ import annotations
 
+from bench.common import attributes
 from bench.compile import compile_args
 from bench.gpu_sample_specs import SPECS
+from intentc.codegen.llvm.kernel import LoweredKernel
 from intentc.codegen.nvptx.compile import compile_ptx
 from intentc.driver import front_end
 from intentc.options import CompileOptions
@@ -13,14 +15,22 @@ from intentc.passes import Instrumentation, optimize
 
 
 def _lowered(ident: str, extents: dict | None = None):
+    """(launch config, the lowered LLVM IR's text as compile_ptx hands it to LLVM)."""
     text, kernel, specialization = compile_args(next(spec for spec in SPECS if spec.id == ident))
     if extents is not None:
         specialization = specialization.model_copy(update={"extents": extents})
     request = front_end(text, kernel, "ptx", "sm_90", specialization=specialization)
     module = optimize(request.module, CompileOptions(), request.specialization,
                       Instrumentation(verify_each=False)).module
-    compiled = compile_ptx(module, kernel, "sm_90", request.specialization)
-    return compiled.launch, str(compiled.lowered.module)
+    texts = []
+    taken = LoweredKernel.take_text
+
+    def take_text(self):
+        texts.append(taken(self))
+        return texts[-1]
+    with attributes(LoweredKernel, take_text=take_text):
+        compiled = compile_ptx(module, kernel, "sm_90", request.specialization)
+    return compiled.launch, texts[0]
 
 
 def test_blocks_that_fit_the_cta_are_one_guarded_visit():

@@ -2,8 +2,8 @@
 mapping's staging (its look-ahead prologue is the K loop's first trips) and compute, the
 epilogue's pair stores (unconditional for a tile inside C, one rolled loop of masked stores
 for edge tiles), the i0 special function as one helper called from every slot, flash
-attention's staging copies on tensor cores as rolled loops; the tile generators' kernels
-take the lean LLVM pipeline. Checked on the PTX of the samples as
+attention's staging copies on tensor cores as rolled loops, a region scan's merges in rolled
+loops; the tile generators' kernels take the lean LLVM pipeline. Checked on the PTX of the samples as
 `bench/compile.py` compiles them (no GPU needed)."""
 from __future__ import annotations
 
@@ -20,13 +20,16 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 
-def _ptx(sample_id: str, arch: str = "sm_90") -> tuple[str, dict]:
+def _ptx(sample_id: str, arch: str = "sm_90", aligned: bool = True) -> tuple[str, dict]:
+    """`aligned`: with the benchmark's 16-byte alignment facts (`aligned16`), else without."""
     import json
 
     from bench.compile import compile_args
     from bench.gpu_sample_specs import SPECS
     spec = next(s for s in SPECS if s.id == sample_id)
     text, kernel, specialization = compile_args(spec)
+    if not aligned:
+        specialization = specialization.model_copy(update={"aligned16": ()})
     result = compile_kernel(text, kernel, "ptx", arch, specialization=specialization)
     return result.artifacts["kernel.ptx"], json.loads(result.artifacts["launch.json"])
 
@@ -40,15 +43,29 @@ def tiled():
     return _ptx("tiled_matmul:matmul_tiled")
 
 
-def test_mma_staging_is_emitted_once(tiled):
-    ptx, launch = tiled
+def _copies(launch: dict) -> int:
+    """16-byte copies of f16 a thread makes a K tile."""
     bm, bn, bk = launch["mma"]["block"]
-    copies = (bm + bn) * bk * 2 // 16 // launch["block"][0]     # 16-byte copies of f16 a thread makes a K tile
+    return (bm + bn) * bk * 2 // 16 // launch["block"][0]
+
+
+def test_mma_staging_is_emitted_once():
+    ptx, launch = _ptx("tiled_matmul:matmul_tiled", aligned=False)
+    copies = _copies(launch)
     assert launch["mma"]["instruction"] == "mma.sync.m16n8k16"
     assert _count(r"^\s*cp\.async\.cg\.shared\.global", ptx) == copies
     # rows only 8- or 4-byte aligned: a copy's two 8-byte pieces unrolled from the address
     # it keeps, its four 4-byte pieces one rolled loop
     assert _count(r"^\s*cp\.async\.ca\.shared\.global", ptx) == copies * 2 + copies
+
+
+def test_aligned_views_stage_by_whole_copies_only(tiled):
+    """Views proven 16-byte aligned with constant strides fit 16-byte copies by construction:
+    no narrower piece and no element copy is built (`tile_matmul.known`)."""
+    ptx, launch = tiled
+    assert _count(r"^\s*cp\.async\.cg\.shared\.global", ptx) == _copies(launch)
+    assert _count(r"^\s*cp\.async\.ca\.shared\.global", ptx) == 0
+    assert _count(r"^\s*st\.shared\.b16", ptx) == 0
 
 
 def test_mma_compute_is_emitted_once(tiled):
@@ -215,3 +232,13 @@ def test_sparse_f32_k_step_is_one_rolled_chunk():
     assert launch["mma"]["instruction"] == "fma.f32" and launch["mma"]["k_step"] == "rolled over 16-byte chunks"
     assert _count(r"^\s*fma\.rn\.f32", ptx) == 4 * 64 + 1
     assert _count(r"^\s*ld\.shared\.v4\.(b32|f32)", ptx) == 8 + 4 * 2
+
+
+def test_prefix_logsumexp_merges_in_few_places():
+    """`prefix_logsumexp`'s log-sum-exp merge (two exponentials) is emitted in three places of
+    its scan (the rolled fold, the rolled warp scans, the rolled visit: cta_scan._rolled_chunk),
+    beside the summarizer's four unrolled exponentials and the final state's and the emit's
+    one each: 12 `ex2.approx`, where session 9's kernel had 29."""
+    ptx, launch = _ptx("prefix_logsumexp_region_scan:prefix_logsumexp")
+    assert launch["mapping"] == "cta" and launch["slots"] == 0
+    assert _count(r"\bex2\.approx", ptx) <= 12

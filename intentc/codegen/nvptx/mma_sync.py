@@ -14,7 +14,8 @@ from llvmlite import ir
 
 from ..llvm.types import F32, I32
 from .cta import sreg
-from .ptx_asm import ldmatrix_x4, mma_chain, mma_m16n8k16_text
+from .ptx_asm import mma_m16n8k16_text
+from .asm_block import AsmBlock
 from .tile_matmul import TileEmitter, fill_registers, swizzled
 
 WARPS = (2, 4)
@@ -63,53 +64,99 @@ class MmaSync:
         return b.urem(warp, _i32(WARPS[0])), b.udiv(warp, _i32(WARPS[0])), lane
 
     def compute(self, tiles: TileEmitter, stage: ir.Value) -> None:
-        em = tiles.em
-        b = em.b
+        """The stage's MMAs chained into the accumulators, the whole step one asm (`asm_block.py`)."""
+        self.step(tiles, stage, self._lanes(tiles.em))
+
+    def step(self, tiles: TileEmitter, stage: ir.Value, lanes: tuple, finish: str | None = None,
+             operands=lambda step, register: ()) -> None:
+        """The stage's K as one asm (`asm_block.AsmBlock`): `accumulating`, `fragment_lines`,
+        `accumulated`."""
+        step, slots = self.accumulating(tiles)
+        self.fragment_lines(step, tiles, stage, lanes, finish, operands)
+        self.accumulated(step, slots)
+
+    def accumulating(self, tiles: TileEmitter, results: tuple | list = ()) -> tuple:
+        """(an asm that updates the accumulator registers in place, with further `results`;
+        the registers' slots)."""
+        b = tiles.em.b
+        words = 4 if tiles.plan.contraction.acc_dtype == "f32" else 2
+        slots = [self._slot(b, tiles.acc, e) for e in range(M_FRAGMENTS * N_FRAGMENTS * words)]
+        return AsmBlock(b, [b.load(slot) for slot in slots], results), slots
+
+    def accumulated(self, step: AsmBlock, slots: list) -> list:
+        """`step` built, the accumulators stored back; its further results."""
+        values = step.emit()
+        for slot, value in zip(slots, values):
+            step.b.store(value, slot)
+        return values[len(slots):]
+
+    def fragment_lines(self, step: AsmBlock, tiles: TileEmitter, stage: ir.Value, lanes: tuple,
+                       finish: str | None = None, operands=lambda step, register: ()) -> None:
+        """The warp's fragments loaded, then fragment by fragment (i, j) its MMAs over the
+        stage's K, each one's D the next one's C. Without `finish` they chain from the
+        accumulator into it; with it from zero into a sum of the asm's own, which `finish`
+        (PTX: {0} the new accumulator, {1} the sum, {2} the accumulator, {3}..
+        `operands(step, register index)`) then combines into the accumulator (a fragment's
+        sum is used at once: no second accumulator)."""
         c = tiles.plan.contraction
-        lanes = self._lanes(em)
         words = 4 if c.acc_dtype == "f32" else 2
         steps = tiles.plan.block[2] // 16
         text = mma_m16n8k16_text(c.operand_dtype, c.acc_dtype)
-        b_frags = [self.b_fragments(tiles, stage, kk, lanes) for kk in range(steps)]
+        row_bytes = tiles.plan.row_bytes
+        b_starts, a_starts = self.b_addresses(tiles, stage, lanes), self.a_addresses(tiles, stage, lanes)
+        b_frags = [self.b_fragments(step, b_starts, kk, row_bytes) for kk in range(steps)]
         for i in range(M_FRAGMENTS):
-            a_frags = [self.a_fragment(tiles, stage, kk, i, lanes) for kk in range(steps)]
+            a_frags = [step.ldmatrix_x4(a_starts[kk], transpose=False, offset=16 * i * row_bytes) for kk in range(steps)]
             for j in range(N_FRAGMENTS):
-                # the fragment's MMAs over the stage's K, chained in one asm (the same MMAs
-                # on the same registers: the accumulator is not stored and loaded between)
-                first = (i * N_FRAGMENTS + j) * words
-                slots = [self._slot(b, tiles.acc, first + r) for r in range(words)]
-                result = mma_chain(b, text, [[*a_frags[kk], *b_frags[kk][j]] for kk in range(steps)],
-                                   [b.load(s) for s in slots])
-                for slot, value in zip(slots, result):
-                    b.store(value, slot)
+                registers = range((i * N_FRAGMENTS + j) * words, (i * N_FRAGMENTS + j + 1) * words)
+                results = [step.result(r) for r in registers]
+                accumulators = [step.accumulator(r) for r in registers]
+                chained = [[*a_frags[kk], *b_frags[kk][j]] for kk in range(steps)]
+                if finish is None:
+                    step.chain(text, chained, results, accumulators)
+                    continue
+                sums = step.registers("f32", words)
+                step.chain(text, chained, sums, [step.zero()] * words)
+                for r, result, total, accumulator in zip(registers, results, sums, accumulators):
+                    step.line(finish.format(result, total, accumulator, *operands(step, r)))
 
-    def b_fragments(self, tiles: TileEmitter, stage: ir.Value, kk: int, lanes: tuple) -> list:
-        """The warp's N_FRAGMENTS B fragments (2 b32 each) of 16-wide K step `kk` of the stage."""
+    def b_addresses(self, tiles: TileEmitter, stage: ir.Value, lanes: tuple) -> list:
+        """The shared addresses of the warp's B fragment pairs' `ldmatrix.x4.trans` at the
+        stage's first 16-wide K step (row 16·kk + r swizzles as row r: K step kk is an
+        immediate offset from them, `b_fragments`)."""
         b = tiles.em.b
         _, warp_n, lane = lanes
         b_base = tiles.stage_base(stage, "b")
         bk, row_bytes = tiles.plan.block[2], tiles.plan.row_bytes
-        b_frags = []
+        row = b.add(b.urem(lane, _i32(8)), b.mul(_i32(8), b.urem(b.udiv(lane, _i32(8)), _i32(2))))
+        addresses = []
         for pair in range(N_FRAGMENTS // 2):
-            row = b.add(_i32(16 * kk), b.add(b.urem(lane, _i32(8)), b.mul(_i32(8), b.urem(b.udiv(lane, _i32(8)),
-                                                                                          _i32(2)))))
             # the warp's 32 columns start at column 32·warp_n: block (32·warp_n) / BK
             column = b.add(b.mul(warp_n, _i32(WARP_TILE[1])), _i32(16 * pair))
             block = b.mul(b.udiv(column, _i32(bk)), _i32(bk * row_bytes))
             chunk = b.add(b.udiv(b.urem(column, _i32(bk)), _i32(8)), b.udiv(lane, _i32(16)))
-            words4 = ldmatrix_x4(b, b.add(b_base, b.add(block, swizzled(b, row, chunk, row_bytes))),
-                                 transpose=True)
+            addresses.append(b.add(b_base, b.add(block, swizzled(b, row, chunk, row_bytes))))
+        return addresses
+
+    def b_fragments(self, step: AsmBlock, addresses: list, kk: int, row_bytes: int) -> list:
+        """The warp's N_FRAGMENTS B fragments (2 b32 registers of `step` each) of 16-wide K
+        step `kk` (`b_addresses`)."""
+        b_frags = []
+        for address in addresses:
+            words4 = step.ldmatrix_x4(address, transpose=True, offset=16 * kk * row_bytes)
             b_frags += [words4[:2], words4[2:]]
         return b_frags
 
-    def a_fragment(self, tiles: TileEmitter, stage: ir.Value, kk: int, i: int, lanes: tuple) -> list:
-        """A fragment `i` (4 b32) of the warp's rows at 16-wide K step `kk` of the stage."""
+    def a_addresses(self, tiles: TileEmitter, stage: ir.Value, lanes: tuple) -> list:
+        """The shared address of the warp's first A fragment's `ldmatrix.x4` at each 16-wide
+        K step of the stage (row 16·i + r swizzles as row r: fragment i is an immediate offset
+        from it)."""
         b = tiles.em.b
         warp_m, _, lane = lanes
-        row = b.add(b.mul(warp_m, _i32(WARP_TILE[0])), b.add(_i32(16 * i), b.urem(lane, _i32(16))))
-        chunk = b.add(_i32(2 * kk), b.udiv(lane, _i32(16)))
-        return ldmatrix_x4(b, b.add(tiles.stage_base(stage, "a"), swizzled(b, row, chunk, tiles.plan.row_bytes)),
-                           transpose=False)
+        row = b.add(b.mul(warp_m, _i32(WARP_TILE[0])), b.urem(lane, _i32(16)))
+        base = tiles.stage_base(stage, "a")
+        return [b.add(base, swizzled(b, row, b.add(_i32(2 * kk), b.udiv(lane, _i32(16))), tiles.plan.row_bytes))
+                for kk in range(tiles.plan.block[2] // 16)]
 
     def epilogue(self, tiles: TileEmitter) -> None:
         em = tiles.em
@@ -134,7 +181,7 @@ class MmaSync:
         def offsets(pair: int) -> tuple:
             fragment, half = divmod(pair, 2)
             return 16 * (fragment // N_FRAGMENTS) + 8 * half, 8 * (fragment % N_FRAGMENTS)
-        tiles.store_pairs(pairs, coordinates, offsets, tiles.acc if c.acc_dtype == "f32" else None)
+        tiles.store_pairs(pairs, coordinates, offsets)
 
     def _element(self, b, acc, dtype, fragment, r):
         if dtype == "f32":

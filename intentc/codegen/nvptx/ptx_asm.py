@@ -92,52 +92,13 @@ def mma_m16n8k16(b: ir.IRBuilder, operand: str, acc: str, a: list, b_frag: list,
 
 
 def mma_m16n8k16_text(operand: str, acc: str):
-    """One mma.sync.m16n8k16 for `mma_chain` (operands: A's 4 b32, then B's 2)."""
+    """One mma.sync.m16n8k16 for `AsmBlock.chain` (operands: A's 4 b32, then B's 2)."""
     kind = "f32" if acc == "f32" else "f16"
 
     def text(d: str, operands: list, c: str) -> str:
         return (f"mma.sync.aligned.m16n8k16.row.col.{kind}.{operand}.{operand}.{kind} {{{d}}}, "
                 f"{{{', '.join(operands[:4])}}}, {{{', '.join(operands[4:6])}}}, {{{c}}};")
     return text
-
-
-def mma_chain(b: ir.IRBuilder, text, steps: list, c: list, finish: tuple | None = None) -> list:
-    """The accumulator after MMAs chained from `c` (each one's D the next one's C), as one
-    inline asm whose intermediate sums stay in registers of its own: `text(d, operands, c)`
-    is one MMA's PTX given its D registers, its step's operand registers and its C registers
-    (each MMA's result struct and the extraction of its fields, 80 instructions of sparse 2:4
-    and of mxfp4, are one a chain). `finish`: (PTX template, each register's operand
-    values): the chain's sum s of register r becomes its result in the same asm, through
-    `template.format(d, s, *operand registers)` (an add into the accumulator, a scaled FMA:
-    the same instruction LLVM would emit, without the values' extraction, rebuilding and
-    arithmetic in LLVM's IR, about 5 instructions a register)."""
-    words = len(c)
-    kind, constraint = ("f32", "f") if c[0].type == F32 else ("b32", "r")
-    inputs = [f"${words + i}" for i in range(words)]              # C, tied to D
-    chained = [[f"%chain{side}{i}" for i in range(words)] for side in "ab"]
-    lines, position = [], 2 * words
-    for number, operands in enumerate(steps):
-        registers = [f"${position + i}" for i in range(len(operands))]
-        position += len(operands)
-        last = number == len(steps) - 1 and finish is None
-        d = [f"${i}" for i in range(words)] if last else chained[number % 2]
-        lines.append(text(", ".join(d), registers, ", ".join(inputs)))
-        inputs = d
-    extra = []
-    if finish is not None:
-        template, operands = finish
-        for register, values in enumerate(operands):
-            names = [f"${position + i}" for i in range(len(values))]
-            position += len(values)
-            lines.append(template.format(f"${register}", inputs[register], *names))
-            extra += values
-    body = f"{{ .reg .{kind} %chaina<{words}>, %chainb<{words}>; {' '.join(lines)} }}"
-    constraints = ",".join([f"={constraint}"] * words + [str(i) for i in range(words)]
-                           + ["r"] * sum(len(operands) for operands in steps)
-                           + ["f" if value.type == F32 else "r" for value in extra])
-    result = asm(b, body, constraints, ir.LiteralStructType([c[0].type] * words),
-                 [*c, *(value for operands in steps for value in operands), *extra])
-    return outputs(b, result, words)
 
 
 def wgmma_fence(b: ir.IRBuilder) -> None:

@@ -21,8 +21,9 @@ from llvmlite import ir
 
 from ..llvm.types import F32, I8, I16, I32, I64
 from .cta import barrier, sreg
-from .ptx_asm import asm, mma_chain, mma_m16n8k16_text
-from .tile_matmul import TileEmitter, _ceil, _const, local_array, swizzled
+from .ptx_asm import asm
+from .asm_block import AsmBlock
+from .tile_matmul import TileEmitter, _ceil, _const, known, local_array, swizzled
 
 if TYPE_CHECKING:
     from .tile_structured import StructuredPlan
@@ -187,34 +188,15 @@ class RegisterStaged(TileEmitter, ABC):
                     b.add(b.mul(j, i32(8)), b.urem(register, i32(2))))
         return row, col
 
-    def fragments(self, stage, lanes, finish: str, operands=lambda index: ()) -> None:
+    def fragments(self, stage, lanes, finish: str, operands=lambda step, index: ()) -> None:
         """Each m16n8 fragment's MMAs over the stage's K from zero, each register's sum then
-        combined into its accumulator in the same asm by PTX `finish` (`mma_chain`'s
-        template: {0} the new accumulator, {1} the sum, {2} the accumulator, {3}..
-        `operands(register index)`): a fragment's sum is used at once (no second
-        accumulator)."""
-        b = self.em.b
-        variant, c = self.variant, self.plan.contraction
-        steps = self.plan.block[2] // 16
-        b_frags = [variant.b_fragments(self, stage, kk, lanes) for kk in range(steps)]
-        text = mma_m16n8k16_text(c.operand_dtype, "f32")
-        for i in range(4):
-            a_frags = [variant.a_fragment(self, stage, kk, i, lanes) for kk in range(steps)]
-            # each fragment's sum: its chained MMAs from zero, one asm (ptxas interleaves the
-            # four fragments' independent MMAs)
-            for j in range(4):
-                first = (i * 4 + j) * 4
-                slots = [self.acc_slot(first + register) for register in range(4)]
-                finished = mma_chain(b, text, [[*a_frags[kk], *b_frags[kk][j]] for kk in range(steps)],
-                                     [ir.Constant(F32, 0.0)] * 4,
-                                     (finish, [[b.load(slot), *operands(first + register)]
-                                               for register, slot in enumerate(slots)]))
-                for slot, value in zip(slots, finished):
-                    b.store(value, slot)
+        combined into its accumulator in the same asm by PTX `finish` (`MmaSync.step`)."""
+        self.variant.step(self, stage, lanes, finish, operands)
 
     def add_registers(self, count: int, source: ir.Value, target: ir.Value | None = None, lanes: int = 4) -> None:
         """target[e] += source[e] for the first `count` registers (`target`: the accumulators),
-        `lanes` a vector `fadd` (the same adds, fewer instructions to build; 1: one each)."""
+        `lanes` a vector `fadd` (the same adds, fewer instructions to build; 1: one each): for
+        the CUDA cores' registers, which SROA keeps as vectors of four (their K step's FMAs)."""
         b = self.em.b
         kind = ir.VectorType(F32, lanes) if lanes > 1 else F32
 
@@ -224,6 +206,24 @@ class RegisterStaged(TileEmitter, ABC):
         for first in range(0, count, lanes):
             into = run(target or self.acc, first)
             b.store(b.fadd(b.load(into, align=4), b.load(run(source, first), align=4)), into, align=4)
+
+    def add_local(self, count: int, source: ir.Value) -> None:
+        """acc[e] += source[e] (`add.rn.f32`) for the first `count` accumulator registers of
+        the tensor cores, from a local array (`per_register`'s) in one asm (`asm_block.py`:
+        sixteen `ld.local.v4`, then the adds), so that the registers stay scalars for LLVM
+        as the K step's asm uses them (vector adds made SROA keep vectors of four, taken
+        apart and rebuilt around every asm)."""
+        b = self.em.b
+        slots = [self.acc_slot(e) for e in range(count)]
+        block = AsmBlock(b, [b.load(slot) for slot in slots])
+        at = block.operand(b.ptrtoint(source, I64))
+        for first in range(0, count, 4):
+            loaded = block.registers("f32", 4)
+            block.line(f"ld.local.v4.f32 {{{', '.join(loaded)}}}, [{at}+{4 * first}];")
+            for e, value in enumerate(loaded, start=first):
+                block.line(ADD_SUM.format(block.result(e), value, block.accumulator(e)))
+        for slot, value in zip(slots, block.emit()):
+            b.store(value, slot)
 
     def acc_slot(self, index, accumulators=None) -> ir.Value:
         index = i32(index) if isinstance(index, int) else index
@@ -251,7 +251,9 @@ def wide(em, view, run_bytes: int) -> ir.Value:
     loads at a multiple of `run_bytes` along it is aligned to `run_bytes` (start, strides)."""
     b = em.b
     size = _bytes(view)
-    start = b.add(b.ptrtoint(view.ptr, I64), b.mul(view.offset, _const(size)))
+    # element 0 16-byte aligned (`aligned16`) and constant strides: a constant (`load_run`)
+    start = _const(0) if view.aligned16 and run_bytes <= 16 else \
+        b.add(b.ptrtoint(view.ptr, I64), b.mul(view.offset, _const(size)))
     misaligned = start
     for stride in view.strides[:-1]:
         misaligned = b.or_(misaligned, b.mul(stride, _const(size)))
@@ -267,20 +269,12 @@ def load_run(em, view, coordinates: tuple, inside: ir.Value, count: ir.Value, el
     size = _bytes(view)
     count_words = max(1, elements * size // 4)
     before = b.block
+    whole = b.and_(wide, b.icmp_signed(">=", count, _const(elements)))
     with b.if_then(inside):
-        with b.if_else(b.and_(wide, b.icmp_signed(">=", count, _const(elements)))) as (fast, slow):
-            with fast:
-                fast_words = vector_run(em, view, coordinates, elements * size)
-                fast_block = b.block
-            with slow:
-                slow_words = _element_run(em, view, coordinates, count, elements)
-                slow_block = b.block
-        loaded = []
-        for word_fast, word_slow in zip(fast_words, slow_words):
-            merged = b.phi(I32)
-            merged.add_incoming(word_fast, fast_block)
-            merged.add_incoming(word_slow, slow_block)
-            loaded.append(merged)
+        if known(whole):        # (the specialization's facts: no element path)
+            loaded = vector_run(em, view, coordinates, elements * size)
+        else:
+            loaded = _either_run(em, view, coordinates, count, elements, whole)
         inside_block = b.block
     words = []
     for word in loaded:
@@ -290,6 +284,25 @@ def load_run(em, view, coordinates: tuple, inside: ir.Value, count: ir.Value, el
         words.append(merged)
     assert len(words) == count_words
     return words
+
+def _either_run(em, view, coordinates: tuple, count: ir.Value, elements: int, whole: ir.Value) -> list:
+    """`load_run`'s words: vector loads where `whole`, else element by element."""
+    b = em.b
+    with b.if_else(whole) as (fast, slow):
+        with fast:
+            fast_words = vector_run(em, view, coordinates, elements * _bytes(view))
+            fast_block = b.block
+        with slow:
+            slow_words = _element_run(em, view, coordinates, count, elements)
+            slow_block = b.block
+    loaded = []
+    for word_fast, word_slow in zip(fast_words, slow_words):
+        merged = b.phi(I32)
+        merged.add_incoming(word_fast, fast_block)
+        merged.add_incoming(word_slow, slow_block)
+        loaded.append(merged)
+    return loaded
+
 
 def vector_run(em, view, coordinates: tuple, run_bytes: int) -> list:
     b = em.b

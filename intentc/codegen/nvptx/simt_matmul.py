@@ -106,7 +106,7 @@ class Simt:
             k = b.add(b.mul(chunk, _i32(width)), _i32(within))
             b_vectors = [b.load(_shared_pointer(b, b.add(block, swizzled(b, k, column_chunk, plan.row_bytes)), vector),
                                 align=16) for block, column_chunk in b_blocks]
-            a_values = [splat(b, b.extract_element(a_vector, _i32(within)), vector) for a_vector in a_vectors]
+            a_values = [lane_splat(b, a_vector, within) for a_vector in a_vectors]
             acc = [b.call(fma, [a_values[index // 2], b_vectors[index % 2], value]) for index, value in enumerate(acc)]
         for slot, value in zip(slots, acc):
             b.store(value, slot, align=4)
@@ -127,13 +127,14 @@ class Simt:
         def offsets(pair: int) -> tuple:
             row, column = divmod(pair, width // 2)
             return _block_offset(row), _block_offset(2 * column)
-        tiles.store_pairs(pairs, coordinates, offsets, tiles.acc)
+        tiles.store_pairs(pairs, coordinates, offsets)
 
 
-def splat(b: ir.IRBuilder, value: ir.Value, vector: ir.VectorType) -> ir.Value:
-    """`value` in every lane of `vector`."""
-    lane = b.insert_element(ir.Constant(vector, None), value, _i32(0))
-    return b.shuffle_vector(lane, ir.Constant(vector, None), ir.Constant(ir.VectorType(I32, vector.count), [0] * vector.count))
+def lane_splat(b: ir.IRBuilder, vector: ir.Value, lane: int) -> ir.Value:
+    """Lane `lane` of `vector` in every lane: one shuffle (an extract, an insert and a
+    shuffle before: the same value, a third of the instructions to build)."""
+    count = vector.type.count
+    return b.shuffle_vector(vector, ir.Constant(vector.type, None), ir.Constant(ir.VectorType(I32, count), [lane] * count))
 
 
 def _block_offset(index: int) -> int:

@@ -34,11 +34,12 @@ from llvmlite import ir
 
 from ...ir import errors
 from ..llvm.emitter import CheckSite
-from ..llvm.types import F32, I32, I64
+from ..llvm.types import I32, I64
 from .cta import barrier, sreg
 from .mma_sync import MmaSync
-from .ptx_asm import asm, cp_async, cp_async_commit, cp_async_wait, ldmatrix_x4, mma_chain
+from .ptx_asm import asm, cp_async, cp_async_commit, cp_async_wait
 from .register_staging import ADD_SUM, i32, load_run, wide
+from .asm_block import AsmBlock
 from .tile_matmul import COPY_BYTES, Operand, TileEmitter, _ceil, _const, _pieces, swizzled
 from .tile_structured import StructuredPlan
 
@@ -103,7 +104,7 @@ def encode_groups(b: ir.IRBuilder, word: ir.Value, fields: tuple) -> tuple:
 
 
 def _mma_sp_text(operand: str):
-    """One mma.sp.m16n8k32 for `mma_chain`: D = A·B + C on one warp, A 16 x 32 2:4-sparse
+    """One mma.sp.m16n8k32 for `AsmBlock.chain`: D = A·B + C on one warp, A 16 x 32 2:4-sparse
     (4 b32 of compressed values), B 32 x 8 (4 b32), C/D 4 f32, then the metadata from lanes
     T0, T1 of each quad (selector 0)."""
     def text(d: str, operands: list, c: str) -> str:
@@ -265,43 +266,54 @@ class SparseMmaEmitter(TileEmitter):
 
     # ---- a step: per 16-row block, two chained mma.sp a fragment from zero, then added ----
     def _compute(self, stage: ir.Value) -> None:
+        """The step as one asm (`asm_block.py`): per 16-row block i, its metadata and compressed
+        values loaded, then each fragment (i, j)'s sum of two chained mma.sp from zero added
+        into its accumulator."""
         em = self.em
         b = em.b
         c = self.plan.contraction
         lanes = self.variant._lanes(em)
         warp_m, _, lane = lanes
         halves = self.plan.block[2] // 32
-        b_frags = [[first + second for first, second in zip(self.variant.b_fragments(self, stage, 2 * kk, lanes),
-                                                             self.variant.b_fragments(self, stage, 2 * kk + 1, lanes))]
+        slots = [self.variant._slot(b, self.acc, e) for e in range(FRAGMENTS * FRAGMENTS * 4)]
+        step = AsmBlock(b, [b.load(slot) for slot in slots])
+        b_starts = self.variant.b_addresses(self, stage, lanes)
+        row_bytes = self.plan.row_bytes
+        b_frags = [[first + second for first, second in zip(self.variant.b_fragments(step, b_starts, 2 * kk, row_bytes),
+                                                             self.variant.b_fragments(step, b_starts, 2 * kk + 1, row_bytes))]
                    for kk in range(halves)]
         lane_word = b.add(b.udiv(lane, i32(4)), b.mul(b.urem(lane, i32(2)), i32(8)))
-        meta_base = b.add(self.stage_base(stage, "meta"), b.mul(lane_word, i32(4)))
-        zero = [ir.Constant(F32, 0.0)] * 4
+        # block i, k32 block kk: word kk·128 + (warp_m·FRAGMENTS + i)·16 past the warp's
+        meta_base = step.operand(b.add(b.add(self.stage_base(stage, "meta"), b.mul(lane_word, i32(4))),
+                                       b.mul(warp_m, i32(FRAGMENTS * 16 * 4))))
+        text = _mma_sp_text(c.operand_dtype)
+        a_starts = self._a_addresses(stage, lanes)
         for i in range(FRAGMENTS):
-            block = b.add(b.mul(warp_m, i32(FRAGMENTS)), i32(i))
             a_frags, metadata = [], []
             for kk in range(halves):
-                address = b.add(meta_base, b.mul(b.add(i32(kk * 8 * 16), b.mul(block, i32(16))), i32(4)))
-                metadata.append(asm(b, "ld.shared.b32 $0, [$1];", "=r,r,~{memory}", I32, [address]))
-                a_frags.append(self._a_fragment(stage, kk, i, lanes))
-            # each fragment's step sum: its chained mma.sp from zero, added into the
-            # accumulator in the same asm
+                word = step.registers("b32", 1)[0]
+                step.line(f"ld.shared.b32 {word}, [{meta_base}+{(kk * 8 * 16 + i * 16) * 4}];")
+                metadata.append(word)
+                a_frags.append(step.ldmatrix_x4(a_starts[kk], transpose=False, offset=16 * i * VALUE_ROW_BYTES))
             for j in range(FRAGMENTS):
-                slots = [self.variant._slot(b, self.acc, (i * FRAGMENTS + j) * 4 + r) for r in range(4)]
-                finished = mma_chain(b, _mma_sp_text(c.operand_dtype),
-                                     [[*a_frags[kk], *b_frags[kk][j], metadata[kk]] for kk in range(halves)], zero,
-                                     (ADD_SUM, [[b.load(slot)] for slot in slots]))
-                for slot, value in zip(slots, finished):
-                    b.store(value, slot)
+                registers = range((i * FRAGMENTS + j) * 4, (i * FRAGMENTS + j + 1) * 4)
+                sums = step.registers("f32", 4)
+                step.chain(text, [[*a_frags[kk], *b_frags[kk][j], metadata[kk]] for kk in range(halves)], sums,
+                           [step.zero()] * 4)
+                for r, total in zip(registers, sums):
+                    step.line(ADD_SUM.format(step.result(r), total, step.accumulator(r)))
+        for slot, value in zip(slots, step.emit()):
+            b.store(value, slot)
 
-    def _a_fragment(self, stage: ir.Value, kk: int, i: int, lanes: tuple) -> list:
-        """The compressed 16 x 16 values of the warp's block i, k32 block kk (ldmatrix.x4)."""
+    def _a_addresses(self, stage: ir.Value, lanes: tuple) -> list:
+        """The shared address of the warp's first compressed 16 x 16 block's `ldmatrix.x4` at
+        each k32 block (row 16·i + r swizzles as row r: block i is an immediate offset)."""
         b = self.em.b
         warp_m, _, lane = lanes
-        row = b.add(b.mul(warp_m, i32(16 * FRAGMENTS)), b.add(i32(16 * i), b.urem(lane, i32(16))))
-        chunk = b.add(i32(2 * kk), b.udiv(lane, i32(16)))
-        return ldmatrix_x4(b, b.add(self.stage_base(stage, "a"), swizzled(b, row, chunk, VALUE_ROW_BYTES)),
-                           transpose=False)
+        row = b.add(b.mul(warp_m, i32(16 * FRAGMENTS)), b.urem(lane, i32(16)))
+        base = self.stage_base(stage, "a")
+        return [b.add(base, swizzled(b, row, b.add(i32(2 * kk), b.udiv(lane, i32(16))), VALUE_ROW_BYTES))
+                for kk in range(self.plan.block[2] // 32)]
 
     # ---- copies: the values' 4 chunks a row, B's 16 chunks a row ------------------------------
     def _geometry(self, tid: ir.Value) -> list:

@@ -13,7 +13,6 @@ pointer is the argument word after the kernel's own (word `abi_words`); grid-wid
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextlib import nullcontext
 
 from llvmlite import ir
 
@@ -142,19 +141,18 @@ class StagedHooks(NvptxHooks):
             self.top = True
 
     def _in_domain(self, em, linear: ir.Value, body: Callable[[ir.Value], None], lane_safe: bool = False) -> None:
-        """body(linear) where coordinate `linear` lies in the domain (always, in a full chunk);
-        a rank-1 domain's accesses at it then check no extent (the guard did). A `lane_safe`
-        body of an element-wise program (a read's tabulation) runs straight, its accesses
-        predicated on the guard (`Emitter.masked_lanes`), as the register form's are: no
-        branch a slot."""
-        if not self.guarded:
-            body(linear)
-            return
-        inside = em.b.icmp_unsigned("<", linear, self.total)
-        masked = lane_safe and not self.stages.grid_wide
-        with em.masked_lanes(inside) if masked else em.b.if_then(inside), \
-                em.knowing_below(linear, self.total) if len(self.stages.domain) == 1 else nullcontext():
-            body(linear)
+        """body(linear) where coordinate `linear` lies in the domain (always, in a full chunk),
+        which the body's accesses then know (`Emitter.knowing_below`: no bounds check of it).
+        A `lane_safe` body of an element-wise program (a read's tabulation) runs straight, its
+        accesses predicated on the guard (`Emitter.masked_lanes`), as the register form's are:
+        no branch a slot."""
+        with em.knowing_below(linear, self.total):
+            if not self.guarded:
+                body(linear)
+                return
+            inside = em.b.icmp_unsigned("<", linear, self.total)
+            with em.masked_lanes(inside) if lane_safe and not self.stages.grid_wide else em.b.if_then(inside):
+                body(linear)
 
     def _coordinate(self, em, slot: int, firsts: dict[int, ir.Value] | None = None) -> ir.Value:
         vector = self.layout.vector
@@ -304,5 +302,5 @@ class StagedHooks(NvptxHooks):
 def _block_scan(em, layout: CtaPlan, value: ir.Value, carry: ir.Value, neutral: ir.Value, combine) -> tuple:
     """(the exclusive prefix before this thread, the chunk's total), both after `carry`, of one
     value over the CTA's threads (cta_scan.block_scan, forward)."""
-    before, _, total = block_scan(em, layout, [value], [carry], [neutral], lambda a, c: [combine(a[0], c[0])], False)
+    before, total = block_scan(em, layout, [value], [carry], [neutral], lambda a, c: [combine(a[0], c[0])], False)
     return before[0], total[0]

@@ -25,6 +25,7 @@ from llvmlite import ir
 
 from ..llvm.types import F32, I8, I16, I32, I64
 from ..llvm.values import ViewRef
+from .asm_block import AsmBlock
 from .cta import barrier, sreg
 from .ptx_asm import asm, cp_async, cp_async_commit, cp_async_wait, opaque, shared_address, store_shared
 from .tile_contraction import TileContraction
@@ -49,6 +50,7 @@ class MmaPlan:
     resident: int = 2         # CTAs an SM must fit (`.minnctapersm`: ptxas caps registers to match)
     codegen_prepare: bool = True  # LLVM's CodeGenPrepare in code generation (docs/gpu.md, "Compile pipeline")
     instcombine: bool = True      # InstCombine in the LLVM pipeline (the same)
+    codegen: int = 2              # LLVM's code generation level (the same)
 
     @property
     def threads(self) -> int:
@@ -97,7 +99,7 @@ class MmaPlan:
         c = self.contraction
         return {"instruction": self.instruction, "block": [bm, bn, bk], "warps": list(self.warps),
                 "stages": self.stages, "pending": self.pending, "group_m": self.group_m, "resident": self.resident, "operands": c.operand_dtype, "acc": c.acc_dtype,
-                "codegen_prepare": self.codegen_prepare, "instcombine": self.instcombine,
+                "codegen_prepare": self.codegen_prepare, "instcombine": self.instcombine, "codegen": self.codegen,
                 "epilogue": list(c.casts), "shared_bytes": self.stages * self.stage_bytes,
                 "staging": f"cp.async 16/8/4-byte pieces, zero-filled tails; {self.row_bytes}-byte swizzled rows"}
 
@@ -162,8 +164,11 @@ UNROLLED_PIECES = 2
 
 
 def _pieces(b: ir.IRBuilder, operand: Operand, element_bytes: int) -> tuple:
+    """A view whose element 0 the specialization proves 16-byte aligned (`aligned16`, checked
+    at launch) and whose strides are constants fits its pieces by construction: the i1s are
+    constants, and `known` leaves the narrower paths unbuilt."""
     view = operand.view
-    start = b.add(b.ptrtoint(view.ptr, I64), b.mul(view.offset, _const(element_bytes)))
+    start = _const(0) if view.aligned16 else b.add(b.ptrtoint(view.ptr, I64), b.mul(view.offset, _const(element_bytes)))
     unit = b.icmp_signed("==", view.strides[operand.column_axis], _const(1))
     row_bytes = b.mul(view.strides[operand.row_axis], _const(element_bytes))
     fits = []
@@ -171,6 +176,14 @@ def _pieces(b: ir.IRBuilder, operand: Operand, element_bytes: int) -> tuple:
         aligned = b.icmp_unsigned("==", b.and_(b.or_(start, row_bytes), _const(width - 1)), _const(0))
         fits.append((width, b.and_(unit, aligned)))
     return tuple(fits)
+
+
+def known(condition: ir.Value) -> bool | None:
+    """The value of an i1 the builder folded to a constant (a fact of the specialization),
+    else None: a branch on it needs only the path it takes."""
+    if isinstance(condition, ir.Constant) and isinstance(condition.constant, (bool, int)):
+        return bool(condition.constant)
+    return None
 
 
 def _clamp(b: ir.IRBuilder, count: ir.Value, chunk: int) -> ir.Value:
@@ -363,6 +376,9 @@ class TileEmitter:
             base = self.stage_base(stage, name)
             mine = [copy for copy in copies if copy[0] is operand]
             (width, fits), narrower = operand.pieces[0], operand.pieces[1:]
+            if known(fits):
+                self.wide_copies(operand, mine, k0, base, width)
+                continue
             with b.if_else(fits) as (wide, other):
                 with wide:
                     self.wide_copies(operand, mine, k0, base, width)
@@ -465,7 +481,7 @@ class TileEmitter:
         otherwise be hoisted out of the tile loop and stay in registers through the K loop."""
         return opaque(self.em.b, self.tid)
 
-    def store_pairs(self, pairs: list, coordinates, offsets=None, registers=None) -> None:
+    def store_pairs(self, pairs: list, coordinates, offsets=None) -> None:
         """The epilogue: pair p of `pairs` (two accumulator elements of one row, see
         `store_pair`) at tile row and column `coordinates(p)` (i64, even column; p an i64
         value). A tile wholly inside C (most of them) stores each pair with one unconditional
@@ -473,9 +489,7 @@ class TileEmitter:
         masked stores: one copy of the bounds checks, not one a pair (they were a third of
         the tiled matmul's compile time). `offsets(p)` (Python ints, where the variant
         knows them): pair p's place relative to pair 0's, which lets the whole tile store
-        from one pointer a row (`_store_rows`). `registers`: the register array (an entry
-        alloca) whose elements, in order, are the pairs' values, where it is one: an edge
-        tile copies it into the local array whole (`_store_edge`)."""
+        from one pointer a row (`_store_rows`)."""
         b = self.em.b
         bm, bn, _ = self.plan.block
         whole = b.and_(self.c_pairs, b.and_(b.icmp_signed("<=", b.add(self.m0, _const(bm)), self.m),
@@ -489,39 +503,52 @@ class TileEmitter:
                     words = [self._stored(value) for value in values]
                     self._store_vector(words, b.add(self.m0, row), b.add(self.n0, column))
             with edge:
-                self._store_edge(pairs, coordinates, registers)
+                self._store_edge(pairs, coordinates)
 
     def _store_rows(self, pairs: list, coordinates, offsets) -> None:
-        """A whole tile's pairs: one element pointer a row of the thread's, each pair a
-        constant column past it (C's columns are contiguous here: `c_pairs`), instead of
-        each pair's full address arithmetic."""
+        """A whole tile's pairs as one asm (`asm_block.py`): one element pointer a row of the
+        thread's, each pair a two-element store at a constant column past it (C's columns are
+        contiguous here: `c_pairs`), instead of each pair's full address arithmetic; an f32
+        pair narrowed to f16 or bf16 by the IR's one cast converts in the asm too
+        (`cvt.rn.f16x2.f32`, as LLVM selects a pair of `fptrunc`s)."""
         b = self.em.b
         c = self.plan.contraction
         row, column = coordinates(_const(0))
         origin = _element(b, self.c_view, c.c_axes, (b.add(self.m0, row), b.add(self.n0, column)))
         row_stride = self.c_view.strides[c.c_axes[0]]
+        size = _BYTES[c.out_dtype]
+        block = AsmBlock(b)
         rows: dict = {}
         for number, values in enumerate(pairs):
             down, right = offsets(number)
             if down not in rows:
-                rows[down] = b.gep(origin, [b.mul(_const(down), row_stride)])
-            self._store_words([self._stored(value) for value in values], b.gep(rows[down], [_const(right)]))
+                rows[down] = block.operand(b.ptrtoint(b.gep(origin, [b.mul(_const(down), row_stride)]), I64))
+            at = f"[{rows[down]}+{right * size}]"
+            if c.acc_dtype == "f32" and c.out_dtype in ("f16", "bf16") and tuple(c.casts) == (c.out_dtype,):
+                word = block.registers("b32", 1)[0]
+                low, high = (block.operand(value) for value in values)
+                block.line(f"cvt.rn.{c.out_dtype}x2.f32 {word}, {high}, {low}; st.b32 {at}, {word};")
+            else:
+                low, high = (block.operand(self._stored(value)) for value in values)
+                block.line(f"st.v2.b{8 * size} {at}, {{{low}, {high}}};")
+        block.emit()
 
-    def _store_edge(self, pairs: list, coordinates, registers=None) -> None:
+    def _store_edge(self, pairs: list, coordinates) -> None:
+        """An edge tile: its pairs into a local array (one asm of four-element stores), then
+        one rolled loop of masked pair stores."""
         em = self.em
         b = em.b
         held = local_array(em, ir.ArrayType(pairs[0][0].type, 2 * len(pairs)))
-        if registers is not None:     # one copy, which SROA makes a vector store a register slice
-            assert pairs[0][0].type == F32
-            size = 4 * held.type.pointee.count
-            copy = em.declare("llvm.memcpy.p5.p0.i64", ir.VoidType(),
-                              [held.type, ir.PointerType(), I64, ir.IntType(1)])
-            call = b.call(copy, [held, registers, ir.Constant(I64, size), ir.Constant(ir.IntType(1), 0)],
-                          arg_attrs={0: ()})
-            call.arg_attributes[0].align = LOCAL_ALIGN
-        for number, values in enumerate(pairs if registers is None else ()):
-            for lane, value in enumerate(values):
-                b.store(value, b.gep(held, [ir.Constant(I32, 0), ir.Constant(I32, 2 * number + lane)], inbounds=True))
+        # (an f16 accumulator's halves as their bits: the asm's 16-bit registers)
+        values = [b.bitcast(value, I16) if isinstance(value.type, ir.HalfType) else value
+                  for pair in pairs for value in pair]
+        bits = 32 if values[0].type == F32 else values[0].type.width
+        block = AsmBlock(b)
+        at = block.operand(b.ptrtoint(held, I64))
+        for first in range(0, len(values), 4):
+            words = [block.operand(value) for value in values[first:first + 4]]
+            block.line(f"st.local.v4.b{bits} [{at}+{first * bits // 8}], {{{', '.join(words)}}};")
+        block.emit()
 
         def pair(number: ir.Value) -> None:
             values = tuple(b.load(b.gep(held, [ir.Constant(I32, 0), b.add(b.mul(b.trunc(number, I32), ir.Constant(I32, 2)),

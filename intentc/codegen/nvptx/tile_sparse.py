@@ -26,7 +26,8 @@ from ...ir import errors
 from ..llvm.emitter import CheckSite
 from ..llvm.types import I32
 from .register_staging import (ADD_SUM, RegisterStaged, byte_of, i32, load_run, shared_pointer,
-                               store_shared_words, wide)
+                               wide)
+from .asm_block import AsmBlock
 from .simt_matmul import Simt
 from .sparse_mma import plan_sparse_mma
 from .tile_matmul import _ceil, _const, swizzled
@@ -132,72 +133,96 @@ class SparseEmitter(RegisterStaged):
 
     # ---- decoded into the ring ---------------------------------------------------------------
     def deposit(self, stage: ir.Value) -> ir.Value:
+        """The registers decoded and stored into the slot, one asm (`asm_block.py`): each
+        group's kept values placed at their positions in a dense word of the group (an
+        invalid position selects nothing, the first of two equal positions wins), the
+        positions' selection bits, and B's runs; the metadata check's flag reported, and
+        whether some B element is inf or NaN returned."""
         b = self.em.b
         plan, c = self.plan, self.plan.contraction
         eb = plan.element_bytes
-        raw = [b.load(slot) for slot in self.raw]
+        block = AsmBlock(b, results=[I32, I32])
+        raw = [block.operand(b.load(slot)) for slot in self.raw]
         value_words = self.half_values * eb // 4
         meta_words = max(1, self.half_groups // 4)
         values, meta, b_words = raw[:value_words], raw[value_words:value_words + meta_words], \
             raw[value_words + meta_words:]
-        group_bits = ir.IntType(8 * eb * c.group)       # a group's dense elements, lowest position first
-        words, selected, invalid = [], i32(0), ir.Constant(ir.IntType(1), 0)
+        dense_kind = "b64" if 8 * eb * c.group == 64 else "b32"
+        (invalid, inside, bad), (selected,) = block.registers("pred", 3), block.registers("b32", 1)
+        block.line(f"mov.pred {invalid}, 0; mov.b32 {selected}, 0;")
+        words = []
         for group in range(self.half_groups):
-            byte = byte_of(b, meta, group)
-            positions = [b.and_(b.lshr(byte, i32(shift)), i32(0xFF if mask is None else mask))
-                         for shift, mask in c.fields]
-            invalid = b.or_(invalid, _invalid(b, positions, c.pattern))
-            dense = ir.Constant(group_bits, 0)
+            byte = block.registers("b32", 1)[0]
+            block.line(f"bfe.u32 {byte}, {meta[group // 4]}, {8 * (group % 4)}, 8;")
+            positions = block.registers("b32", len(c.fields))
+            for position, (shift, mask) in zip(positions, c.fields):
+                block.line(f"bfe.u32 {position}, {byte}, {shift}, 8; and.b32 {position}, {position}, "
+                           f"{0xFF if mask is None else mask};")
+            block.line(_invalid(bad, positions, c.pattern) + f" or.pred {invalid}, {invalid}, {bad};")
+            dense = block.registers(dense_kind, 1)[0]
+            block.line(f"mov.{dense_kind} {dense}, 0;")
             for slot, position in enumerate(positions):
-                # an invalid position selects nothing (the check reports it); the first of two
-                # equal positions wins
-                value = b.zext(self._element(values, group * c.kept + slot), group_bits)
-                shift = b.zext(b.mul(position, i32(8 * eb)), group_bits)
-                free = b.icmp_unsigned("==", b.and_(b.lshr(dense, shift), ir.Constant(group_bits, (1 << 8 * eb) - 1)),
-                                       ir.Constant(group_bits, 0))
-                inside = b.select(b.icmp_unsigned("<", position, i32(c.group)), free, ir.Constant(ir.IntType(1), 0))
-                dense = b.or_(dense, b.select(inside, b.shl(value, shift), ir.Constant(group_bits, 0)))
-                bit = b.shl(i32(1), b.add(position, i32(group * c.group)))
-                selected = b.or_(selected, b.select(inside, bit, i32(0)))
-            words += [b.trunc(b.lshr(dense, ir.Constant(group_bits, 32 * w)), I32)
-                      for w in range(group_bits.width // 32)]
-        self.em.check(self.site, invalid)
+                (value, held), (shift, bit) = block.registers(dense_kind, 2), block.registers("b32", 2)
+                block.line(self._element(value, values, group * c.kept + slot, dense_kind))
+                # free: no earlier value at the position; inside: a position of the group
+                block.line(f"mul.lo.u32 {shift}, {position}, {8 * eb}; shr.{dense_kind} {held}, {dense}, {shift}; "
+                           f"and.{dense_kind} {held}, {held}, {(1 << 8 * eb) - 1}; "
+                           f"setp.eq.{dense_kind} {inside}, {held}, 0; setp.lt.and.u32 {inside}, {position}, "
+                           f"{c.group}, {inside};")
+                block.line(f"shl.{dense_kind} {value}, {value}, {shift}; @{inside} or.{dense_kind} {dense}, {dense}, "
+                           f"{value}; add.u32 {bit}, {position}, {group * c.group}; shl.b32 {bit}, 1, {bit}; "
+                           f"@{inside} or.b32 {selected}, {selected}, {bit};")
+            if dense_kind == "b32":
+                words.append(dense)
+                continue
+            low, high = block.registers("b32", 2)
+            block.line(f"mov.b64 {{{low}, {high}}}, {dense};")
+            words += [low, high]
+        block.line(f"selp.u32 {block.result(0)}, 1, 0, {invalid};")
         tid = b.trunc(self.tid, I32)
         row, half = b.udiv(tid, i32(2)), b.urem(tid, i32(2))
         chunks = len(words) // 4
         for piece in range(chunks):
             chunk = b.add(b.mul(half, i32(chunks)), i32(piece))
-            address = b.add(self.stage_base(stage, "a"), swizzled(b, row, chunk, plan.row_bytes))
-            store_shared_words(b, address, words[4 * piece:4 * piece + 4])
-        store_shared_words(b, b.add(self.extra_base(stage), b.mul(tid, i32(4))), [selected])
-        return self._deposit_b(stage, b_words)
+            block.store_shared(b.add(self.stage_base(stage, "a"), swizzled(b, row, chunk, plan.row_bytes)),
+                               words[4 * piece:4 * piece + 4])
+        block.store_shared(b.add(self.extra_base(stage), b.mul(tid, i32(4))), [selected])
+        self._deposit_b(stage, block, b_words)
+        invalid_flag, nonfinite = block.emit()
+        self.em.check(self.site, b.icmp_unsigned("!=", invalid_flag, i32(0)))
+        return b.icmp_unsigned("!=", nonfinite, i32(0))
 
-    def _element(self, words: list, index: int) -> ir.Value:
-        """Compressed value `index` of the thread's run as its bits in an i32."""
-        b = self.em.b
+    def _element(self, register: str, words: list, index: int, kind: str) -> str:
+        """PTX setting `register` (of `kind`) to compressed value `index` of the thread's run."""
+        word = words[index] if self.plan.element_bytes == 4 else words[index // 2]
+        widened = f"cvt.u64.u32 {register}, {word};" if kind == "b64" else f"mov.b32 {register}, {word};"
         if self.plan.element_bytes == 4:
-            return words[index]
-        return b.and_(b.lshr(words[index // 2], i32(16 * (index % 2))), i32(0xFFFF))
+            return widened
+        return f"{widened} bfe.u{kind[1:]} {register}, {register}, {16 * (index % 2)}, 16;"
 
-    def _deposit_b(self, stage: ir.Value, words: list) -> ir.Value:
-        """B's runs into the stage; whether any of them holds an inf or NaN."""
+    def _deposit_b(self, stage: ir.Value, block: AsmBlock, words: list) -> None:
+        """B's runs into the stage (in `block`); result 1: whether any of them holds an inf or NaN."""
         b = self.em.b
         plan = self.plan
         bk, row_bytes, chunk = plan.block[2], plan.row_bytes, plan.chunk
         tid = b.trunc(self.tid, I32)
         rows_per = TILE // self.run
-        carries = i32(0)
+        exponent, unit = EXPONENTS[plan.contraction.operand_dtype]
+        (carries, carry), (nonfinite,) = block.registers("b32", 2), block.registers("pred", 1)
+        block.line(f"mov.b32 {carries}, 0;")
         for p in range(self.runs):
             run = b.add(tid, i32(p * plan.threads))
             k, col = b.udiv(run, i32(rows_per)), b.mul(b.urem(run, i32(rows_per)), i32(self.run))
-            block = b.mul(b.udiv(col, i32(bk)), i32(bk * row_bytes))
-            address = b.add(self.stage_base(stage, "b"),
-                            b.add(block, swizzled(b, k, b.udiv(b.urem(col, i32(bk)), i32(chunk)), row_bytes)))
-            run_words = words[4 * p:4 * p + 4]
-            store_shared_words(b, address, run_words)
-            for word in run_words:
-                carries = b.or_(carries, _nonfinite_bits(b, word, plan.contraction.operand_dtype))
-        return b.icmp_unsigned("!=", b.and_(carries, i32(SIGNS[plan.element_bytes])), i32(0))
+            columns = b.mul(b.udiv(col, i32(bk)), i32(bk * row_bytes))
+            block.store_shared(b.add(self.stage_base(stage, "b"),
+                                     b.add(columns, swizzled(b, k, b.udiv(b.urem(col, i32(bk)), i32(chunk)), row_bytes))),
+                               words[4 * p:4 * p + 4])
+            # an element's exponent bits all set (inf, NaN) carry into its sign bit
+            for word in words[4 * p:4 * p + 4]:
+                block.line(f"and.b32 {carry}, {word}, {exponent:#x}; add.u32 {carry}, {carry}, {unit:#x}; "
+                           f"or.b32 {carries}, {carries}, {carry};")
+        block.line(f"and.b32 {carries}, {carries}, {SIGNS[plan.element_bytes]:#x}; "
+                   f"setp.ne.u32 {nonfinite}, {carries}, 0; selp.u32 {block.result(1)}, 1, 0, {nonfinite};")
 
     # ---- a step's sum into the accumulator ---------------------------------------------------
     def compute(self, stage: ir.Value, step: ir.Value, special: ir.Value) -> None:
@@ -215,7 +240,7 @@ class SparseEmitter(RegisterStaged):
             with exact:
                 sums = self.per_register(64, lambda index, slot: b.store(
                     self._selected_sum(stage, *self.fragment_coordinates(lanes, index)), slot), "exact")
-                self.add_registers(64, sums)
+                self.add_local(64, sums)
 
     def _simt_step(self, stage, step, special) -> None:
         """The CUDA cores' K step into the IR step's own sum, added to the accumulator at the
@@ -269,23 +294,18 @@ class SparseEmitter(RegisterStaged):
         return b.load(partial)
 
 
-def _invalid(b: ir.IRBuilder, positions: list, pattern: str) -> ir.Value:
+def _invalid(bad: str, positions: list, pattern: str) -> str:
+    """PTX setting predicate `bad` where the positions are outside the pattern (R7.27)."""
     if pattern == "one_of_two":
-        return b.icmp_unsigned(">", positions[0], i32(1))
+        return f"setp.gt.u32 {bad}, {positions[0]}, 1;"
     first, second = positions
-    return b.or_(b.icmp_unsigned(">=", first, second), b.icmp_unsigned(">=", second, i32(4)))
+    return f"setp.ge.u32 {bad}, {first}, {second}; setp.ge.or.u32 {bad}, {second}, 4, {bad};"
 
 
 # A word's exponent bits (all ones: inf or NaN) and the unit of each element's exponent: the
 # sum carries into the element's sign bit exactly when its exponent bits are all set.
 EXPONENTS = {"f32": (0x7F800000, 0x00800000), "f16": (0x7C007C00, 0x04000400), "bf16": (0x7F807F80, 0x00800080)}
-SIGNS = {2: 0x80008000 - (1 << 32), 4: 0x80000000 - (1 << 32)}    # element bytes -> a word's sign bits
-
-
-def _nonfinite_bits(b: ir.IRBuilder, word: ir.Value, dtype: str) -> ir.Value:
-    """Sign-bit positions set where the word's element (an f32, or two f16/bf16) is inf or NaN."""
-    exponent, unit = EXPONENTS[dtype]
-    return b.add(b.and_(word, i32(exponent)), i32(unit))
+SIGNS = {2: 0x80008000, 4: 0x80000000}    # element bytes -> a word's sign bits
 
 
 def _pick(b: ir.IRBuilder, values: list, index: ir.Value) -> ir.Value:

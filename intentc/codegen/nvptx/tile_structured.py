@@ -30,10 +30,9 @@ from typing import Any
 
 from llvmlite import ir
 
-from ..llvm.types import F32, I8, I32
-from .register_staging import (RegisterStaged, i32, load_or_zero, load_run, shared_pointer,
-                               store_shared_words, view_address, wide)
-from .simt_matmul import splat
+from ..llvm.types import F32, I32
+from .asm_block import AsmBlock
+from .register_staging import RegisterStaged, i32, load_or_zero, load_run, view_address, wide
 from .tile_matmul import MmaPlan, _const, swizzled
 
 GROUP = 32                    # K elements a step: one MX group
@@ -104,30 +103,36 @@ def emit_structured(em, plan: StructuredPlan) -> None:
 E2M1_PLACES = ((0x08, 15 - 3), (0x07, 9), (0x80, 31 - 7), (0x70, 25 - 4))
 
 
-def e2m1_pair(b: ir.IRBuilder, words: list, index: int) -> ir.Value:
-    """An i32 holding carrier byte `index` (of a little-endian run of i32 words)'s two e2m1
-    codes as f16 bits of value · 2^-14 (low nibble in the low half): each field masked where
-    it lies in its word and shifted to its place, 11 instructions (a byte extracted first,
+def e2m1_fields(index: int) -> list:
+    """(word, mask, left shift; negative: right) of each e2m1 field of carrier byte `index`
+    (of a little-endian run of 32-bit words): masked where it lies in its word and shifted to
+    its place in a word of two f16 of value · 2^-14 (low nibble in the low half)."""
+    word, at = index // 4, 8 * (index % 4)
+    return [(word, bits << at, shift - at) for bits, shift in E2M1_PLACES]
+
+
+def e2m1_pair(block, words: list, index: int) -> str:
+    """A register of `block` (an `AsmBlock`) holding carrier byte `index`'s two e2m1 codes
+    as f16 bits of value · 2^-14 (`e2m1_fields`; 11 instructions: a byte extracted first,
     then each nibble, took 20)."""
-    word, at = words[index // 4], 8 * (index % 4)
-    pair = None
-    for bits, shift in E2M1_PLACES:
-        field = b.and_(word, _i32_bits(bits << at))
-        placed = b.shl(field, i32(shift - at)) if shift >= at else b.lshr(field, i32(at - shift))
-        pair = placed if pair is None else b.or_(pair, placed)
-    return pair
+    fields: list[str] = []
+    for word, mask, shift in e2m1_fields(index):
+        field = block.registers("b32", 1)[0]
+        block.line(f"and.b32 {field}, {words[word]}, {mask:#010x};")
+        if shift:
+            block.line(f"{'shl.b32' if shift > 0 else 'shr.u32'} {field}, {field}, {abs(shift)};")
+        if fields:
+            block.line(f"or.b32 {fields[0]}, {fields[0]}, {field};")
+        fields.append(field)
+    return fields[0]
 
 
-def _i32_bits(bits: int) -> ir.Constant:
-    """The i32 constant with these 32 bits (written signed, as LLVM's parser takes it)."""
-    return i32(bits - (1 << 32) if bits >= 1 << 31 else bits)
-
-
-def _rescale(b: ir.IRBuilder, word: ir.Value) -> ir.Value:
-    """Two f16 of value · 2^-14 times 2^14 (`mul.rn.f16x2`, exact): the e2m1 values."""
-    pair = ir.VectorType(ir.HalfType(), 2)
-    scale = ir.Constant(pair, [ir.Constant(ir.HalfType(), 16384.0)] * 2)
-    return b.bitcast(b.fmul(b.bitcast(word, pair), scale), I32)
+def _rescale(block, words: list) -> list:
+    """Words of two f16 of value · 2^-14 times 2^14 (`mul.rn.f16x2`, exact): the e2m1 values."""
+    scale = block.constant("b32", "0x74007400")         # f16 2^14, twice
+    for word in words:
+        block.line(f"mul.rn.f16x2 {word}, {word}, {scale};")
+    return words
 
 
 def _scale_value(b: ir.IRBuilder, code: ir.Value) -> ir.Value:
@@ -183,67 +188,90 @@ class ScaledEmitter(RegisterStaged):
 
     # ---- decoded into the ring ---------------------------------------------------------------
     def deposit(self, stage: ir.Value) -> None:
+        """The raw registers decoded and stored into the slot, one asm (`asm_block.py`): A's
+        row tid/2, 8 carrier bytes as 16 f16 at chunks 2·(tid%2).. of its swizzled row; B's
+        carrier row tid/16, 8 columns, as two K rows (the low and the high codes) of 8 f16;
+        the scale code beside."""
         b = self.em.b
         row_bytes = self.plan.row_bytes
         tid = b.trunc(self.tid, I32)
-        raw = [b.load(slot) for slot in self.raw]
-        a_words = [_rescale(b, e2m1_pair(b, raw[0:2], j)) for j in range(8)]
+        block = AsmBlock(b)
+        raw = [block.operand(b.load(slot)) for slot in self.raw]
+        a_words = _rescale(block, [e2m1_pair(block, raw[0:2], j) for j in range(8)])
         row, half = b.udiv(tid, i32(2)), b.urem(tid, i32(2))
         for piece in range(2):
             chunk = b.add(b.mul(half, i32(2)), i32(piece))
-            address = b.add(self.stage_base(stage, "a"), swizzled(b, row, chunk, row_bytes))
-            store_shared_words(b, address, a_words[4 * piece:4 * piece + 4])
-        pairs = [e2m1_pair(b, raw[2:4], j) for j in range(8)]
-        low = [b.or_(b.and_(pairs[j], i32(0xFFFF)), b.shl(pairs[j + 1], i32(16))) for j in range(0, 8, 2)]
-        high = [b.or_(b.lshr(pairs[j], i32(16)), b.and_(pairs[j + 1], i32(0xFFFF0000 - (1 << 32))))
-                for j in range(0, 8, 2)]
+            block.store_shared(b.add(self.stage_base(stage, "a"), swizzled(b, row, chunk, row_bytes)),
+                               a_words[4 * piece:4 * piece + 4])
+        pairs = [e2m1_pair(block, raw[2:4], j) for j in range(8)]
+        # each carrier byte's low codes (K row 2c) and high codes (K row 2c + 1), by column
+        low, high = block.registers("b32", 4), block.registers("b32", 4)
+        for j in range(4):
+            block.line(f"prmt.b32 {low[j]}, {pairs[2 * j]}, {pairs[2 * j + 1]}, 0x5410;")
+            block.line(f"prmt.b32 {high[j]}, {pairs[2 * j]}, {pairs[2 * j + 1]}, 0x7632;")
         carrier, column = b.udiv(tid, i32(16)), b.mul(b.urem(tid, i32(16)), i32(8))
         bk = self.plan.block[2]
-        block = b.mul(b.udiv(column, i32(bk)), i32(bk * row_bytes))
+        columns = b.mul(b.udiv(column, i32(bk)), i32(bk * row_bytes))
         within = b.udiv(b.urem(column, i32(bk)), i32(8))
         for parity, words in enumerate((low, high)):
             k = b.add(b.mul(carrier, i32(2)), i32(parity))
-            address = b.add(self.stage_base(stage, "b"), b.add(block, swizzled(b, k, within, row_bytes)))
-            store_shared_words(b, address, [_rescale(b, w) for w in words])
-        b.store(b.trunc(raw[4], I8), shared_pointer(b, b.add(self.scales_base(stage), tid), I8))
+            block.store_shared(b.add(self.stage_base(stage, "b"), b.add(columns, swizzled(b, k, within, row_bytes))),
+                               _rescale(block, words))
+        block.line(f"st.shared.u8 [{block.operand(b.add(self.scales_base(stage), tid))}], {raw[4]};")
+        block.emit()
         return None
 
     # ---- the group's MMAs, each fragment's sum scaled into the accumulator --------------------
     def compute(self, stage: ir.Value, step: ir.Value, flag) -> None:
         """The group's MMAs fragment by fragment, each fragment's exact group sum scaled into
-        the accumulator at once; when some scale pair of the thread's elements is off the
-        exact path, every register's contribution is computed from the staged elements
-        instead (`_contribution`), without the MMAs."""
+        the accumulator at once, all in one asm (`asm_block.py`) that first checks the
+        thread's scale codes and skips the MMAs unless every lane's are on the exact path
+        (`vote.all`: one branch for the whole warp, as mma.sync needs every lane); then, when
+        it skipped them, every register's contribution is computed from the staged elements
+        instead (`_contribution`)."""
         em = self.em
         b = em.b
         lanes = self.variant._lanes(em)
+        step, slots = self.variant.accumulating(self, [I32])
         base = self.scales_base(stage)
-        # the thread's 8 rows (lines 2i + h) and 8 columns (lines 2j + r) of the tile
-        rows = [self.fragment_coordinates(lanes, 16 * i + 2 * h)[0] for i in range(4) for h in range(2)]
-        cols = [self.fragment_coordinates(lanes, 4 * j + r)[1] for j in range(4) for r in range(2)]
-        row_codes = [self.staged_byte(b.add(base, r)) for r in rows]
-        col_codes = [self.staged_byte(b.add(base, b.add(c, i32(self.plan.block[0])))) for c in cols]
-        low_a, high_a, low_b, high_b = (_fold(b, codes, kind) for codes in (row_codes, col_codes)
-                                        for kind in ("<", ">"))
-        thread_safe = b.and_(_safe_sum(b, b.add(low_a, low_b), b.add(high_a, high_b)),
-                             b.and_(b.icmp_unsigned("<=", high_a, i32(SAFE_CODE)),
-                                    b.icmp_unsigned("<=", high_b, i32(SAFE_CODE))))
-        # one branch for the whole warp: the fast path's mma.sync needs every lane
-        vote = em.declare("llvm.nvvm.vote.all.sync", ir.IntType(1), [I32, ir.IntType(1)])
-        all_safe = b.call(vote, [i32(-1), thread_safe])
-        factors = _scale_factors(b, row_codes, col_codes)
+        # the thread's 8 rows (lines 16i + 8h) and 8 columns (lines 8j + r) of the tile, as
+        # immediate offsets from its first row and column
+        row, col = self.fragment_coordinates(lanes, 0)
+        row_base = step.operand(b.add(base, row))
+        col_base = step.operand(b.add(base, b.add(col, i32(self.plan.block[0]))))
+        row_codes, col_codes = step.registers("b32", 8), step.registers("b32", 8)
+        for number, (code_a, code_b) in enumerate(zip(row_codes, col_codes)):
+            step.line(f"ld.shared.u8 {code_a}, [{row_base}+{8 * number}];")
+            step.line(f"ld.shared.u8 {code_b}, [{col_base}+{8 * (number // 2) + number % 2}];")
+        low_a, high_a, low_b, high_b = (_fold(step, codes, kind) for codes in (row_codes, col_codes)
+                                        for kind in ("min", "max"))
+        (safe,), (low, high) = step.registers("pred", 1), step.registers("b32", 2)
+        step.line(f"add.u32 {low}, {low_a}, {low_b}; add.u32 {high}, {high_a}, {high_b};")
+        step.line(f"setp.ge.u32 {safe}, {low}, {SAFE_SUM[0]}; setp.le.and.u32 {safe}, {high}, {SAFE_SUM[1]}, {safe};")
+        step.line(f"setp.le.and.u32 {safe}, {high_a}, {SAFE_CODE}, {safe}; "
+                  f"setp.le.and.u32 {safe}, {high_b}, {SAFE_CODE}, {safe};")
+        flag = step.result(len(slots))
+        step.line(f"vote.sync.all.pred {safe}, {safe}, 0xffffffff; selp.u32 {flag}, 1, 0, {safe}; @!{safe} bra careful;")
+        # 2^(a+b-254) as f32 bits: (a << 23) + ((b - 127) << 23)
+        for code in row_codes:
+            step.line(f"shl.b32 {code}, {code}, 23;")
+        for code in col_codes:
+            step.line(f"sub.u32 {code}, {code}, 127; shl.b32 {code}, {code}, 23;")
 
-        def factor(index):
+        def factor(step, index):
             fragment, register = divmod(index, 4)
             i, j = 2 * (fragment // 4) + register // 2, 2 * (fragment % 4) + register % 2
-            return [b.extract_element(factors[i], i32(j))]
-        with b.if_else(all_safe) as (fast, careful):
-            with fast:
-                self.fragments(stage, lanes, "fma.rn.f32 {0}, {1}, {3}, {2};", factor)  # acc + sum · 2^(a+b-254)
-            with careful:       # rare: each register's contribution in a rolled loop, then added
-                contributions = self.per_register(64, lambda index, slot: self._contribution(stage, lanes, index, slot),
-                                                  "careful")
-                self.add_registers(64, contributions)
+            bits = step.registers("b32", 1)[0]
+            step.line(f"add.s32 {bits}, {row_codes[i]}, {col_codes[j]};")
+            return [bits]
+        self.variant.fragment_lines(step, self, stage, lanes, "fma.rn.f32 {0}, {1}, {3}, {2};", factor)
+        step.line("careful:")
+        all_safe = b.icmp_unsigned("!=", self.variant.accumulated(step, slots)[0], i32(0))
+        with b.if_then(b.not_(all_safe)):
+            # rare: each register's contribution in a rolled loop, then added
+            contributions = self.per_register(64, lambda index, slot: self._contribution(stage, lanes, index, slot),
+                                              "careful")
+            self.add_local(64, contributions)
 
     def _contribution(self, stage, lanes, index, slot) -> None:
         """What the group adds to register `index`: its exact sum of unscaled products times
@@ -278,25 +306,12 @@ class ScaledEmitter(RegisterStaged):
         return b.load(partial)
 
 
-def _scale_factors(b: ir.IRBuilder, row_codes: list, col_codes: list) -> list:
-    """For each row code a, the vector of 2^(a+b-254) over the column codes b, as f32 bits
-    (a << 23) + ((b - 127) << 23): one vector add a row. The 64 scalar adds were as many
-    candidates of LLVM's straight-line strength reduction, which compared every pair of them
-    through SCEV (a third of mxfp4's code generation); it leaves vectors alone, and ptxas
-    gets the same 64 adds."""
-    lanes = ir.VectorType(I32, len(col_codes))
-    columns = ir.Constant(lanes, None)
-    for j, code in enumerate(col_codes):
-        columns = b.insert_element(columns, b.shl(b.sub(code, i32(127)), i32(23)), i32(j))
-    return [b.bitcast(b.add(splat(b, b.shl(code, i32(23)), lanes), columns), ir.VectorType(F32, lanes.count))
-            for code in row_codes]
-
-
-def _fold(b: ir.IRBuilder, values: list, kind: str) -> ir.Value:
-    """The minimum ("<") or maximum (">") of unsigned i32 values."""
-    result = values[0]
-    for value in values[1:]:
-        result = b.select(b.icmp_unsigned(kind, value, result), value, result)
+def _fold(step, registers: list, kind: str) -> str:
+    """A fresh register of `step` holding the "min" or "max" of unsigned b32 `registers`."""
+    result = step.registers("b32", 1)[0]
+    step.line(f"{kind}.u32 {result}, {registers[0]}, {registers[1]};")
+    for register in registers[2:]:
+        step.line(f"{kind}.u32 {result}, {result}, {register};")
     return result
 
 
