@@ -20,8 +20,8 @@ rows' window refills 4 or 8 rows a trip of their loop, `lane_rows.REFILL_ROWS`);
 (independent costly iterations unroll their slots, as before session 10, instead of a loop
 of trips: `nvptx/cta_group_loop.py`), `unrolled shared Philox` (unrolled, but Philox drawn by
 groups of 4 consecutive coordinates sharing blocks), `2 slots a trip` / `4 slots a trip` (its
-trips run at least that many slots); `grid 2 slots` (element-wise grid programs at K = 2,
-`stages.GRID_SLOTS`); `branched grid reads` (an element-wise grid program's guarded chunk
+trips run at least that many slots); `grid math 4 slots` (element-wise grid programs calling
+libdevice at K = 4, as before session 10, instead of 2: `stages.MATH_GRID_SLOTS`); `branched grid reads` (an element-wise grid program's guarded chunk
 branches around each slot's read, as before session 10, instead of predicating it:
 `StagedHooks._in_domain`); `encoded casts` (a store of a cast to f16, bf16 or fp8 encodes the
 cast's f64 image again, as before session 10, instead of taking the code the conversion
@@ -148,10 +148,11 @@ def group_loop(rolled: bool = True, trip: int = 1, shared: bool = True):
     return attributes(cta_group_loop, ROLL_GROUPS=rolled, MIN_TRIP_SLOTS=trip, SHARE_PHILOX=shared)
 
 
-def grid_2_slots():
-    """Element-wise grid programs give a thread 2 coordinates a chunk (`stages.GRID_SLOTS`)."""
+def grid_math_slots(slots: int):
+    """Element-wise grid programs calling libdevice give a thread `slots` coordinates a chunk
+    (`stages.MATH_GRID_SLOTS`)."""
     from intentc.codegen.nvptx import stages
-    return attributes(stages, GRID_SLOTS=2)
+    return attributes(stages, MATH_GRID_SLOTS=slots)
 
 
 def branched_grid_reads():
@@ -187,7 +188,7 @@ CHOICES = {"default": contextlib.nullcontext, "O1": lambda: pipeline(False), "le
            "lane-rows no LSR": lambda: lane_rows_lsr(False), "refill 4 rows": lambda: refill_rows(4), "refill 8 rows": lambda: refill_rows(8),
            "cta no LSR": cta_without_lsr, "unrolled groups": lambda: group_loop(False, shared=False),
            "unrolled shared Philox": lambda: group_loop(False), "2 slots a trip": lambda: group_loop(trip=2),
-           "4 slots a trip": lambda: group_loop(trip=4), "grid 2 slots": grid_2_slots,
+           "4 slots a trip": lambda: group_loop(trip=4), "grid math 4 slots": lambda: grid_math_slots(4),
            "branched grid reads": branched_grid_reads, "encoded casts": encoded_casts}
 
 

@@ -77,16 +77,16 @@ def test_a_trip_inlines_each_math_function_once_a_slot(ident):
 
 
 def test_grid_math_programs_predicate_their_guarded_reads_and_run_without_lsr():
-    """special_math (a grid program calling libdevice): its writes stay unrolled (rolled a
-    slot a trip, the H200 ran it 28 % slower: docs/gpu.md), its guarded chunk's reads are
-    predicated loads rather than a branch each, and its code generation skips Loop Strength
-    Reduction (`StagePlan.strength_reduce`)."""
+    """special_math (a grid program calling libdevice): 2 coordinates a thread a chunk
+    (`stages.MATH_GRID_SLOTS`), its writes unrolled (rolled a slot a trip, the H200 ran it
+    28 % slower: docs/gpu.md), its guarded chunk's reads predicated loads rather than a branch
+    each, and its code generation without Loop Strength Reduction (`StagePlan.strength_reduce`)."""
     from intentc.codegen.nvptx.stages import stage_plan
     from intentc.parse import parse
     from sample_paths import sample_text
     ptx, launch = _compiled(SPECIAL_MATH)
-    assert launch["mapping"] == "grid" and launch["slots"] == 4 and not launch["trip_slots"]
-    assert len(re.findall(r"@%p\d+ ld\.global\.f32", ptx)) == 4 * 4
+    assert launch["mapping"] == "grid" and launch["slots"] == 2 and not launch["trip_slots"]
+    assert len(re.findall(r"@%p\d+ ld\.global\.f32", ptx)) == 4 * 2
     assert stage_plan(parse(sample_text("special_math")).find("special_math")).strength_reduce is False
     murmur = parse(sample_text("integer_hash_u32")).find("murmur3_bucket")
     assert stage_plan(murmur).strength_reduce is True        # no math functions: LSR kept

@@ -52,6 +52,11 @@ GRID_SLOTS = 4
 # inlined libdevice code (1,953 -> 1,049 PTX lines) but ran it 8 % slower (0.0585 / 0.0540
 # ms; fast_silu_gelu 5 % faster).
 SPLIT_FULL_CHUNKS = False
+# Element-wise programs calling libdevice's math functions inline take 2 coordinates a thread
+# (session 10, issue #13: each slot inlined every function's body; special_math to PTX in
+# 3.0x vector add's CPU time at K = 4, 2.0x at K = 2, its run-time cost measured beside it:
+# docs/gpu.md, "Compile pipeline").
+MATH_GRID_SLOTS = 2
 
 
 @dataclass(frozen=True)
@@ -145,7 +150,7 @@ def stage_plan(kernel: Kernel, specialization: Specialization | None = None) -> 
     if not all(_per_coordinate(op) for op in rest):
         return None
     domain = _domain(ops)
-    slots = SLOTS if grid_wide else GRID_SLOTS
+    slots = SLOTS if grid_wide else MATH_GRID_SLOTS if _calls_math(ops) else GRID_SLOTS
     split = SPLIT_FULL_CHUNKS
     if domain is None or (not grid_wide and len(ops) * (1 + split) * slots > UNROLL_BUDGET):
         return None       # a long element-wise program keeps the grid form's loop an op (compact code)
