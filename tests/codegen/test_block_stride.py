@@ -42,4 +42,4 @@ def test_blocks_that_fit_the_cta_are_one_guarded_visit():
 
 def test_blocks_past_the_cta_keep_the_block_stride_loops():
     launch, ir = _lowered("quantize_q8_k:quantize_q8_k", {"NB": 1024})
-    assert launch.slots == 0 and ir.count("\nlanes.head") == ir.count("\nlane.head") == 2
+    assert launch.slots == 0 and ir.count("\nlanes.head") == 2      # the blocks' loop and the copy-out's
