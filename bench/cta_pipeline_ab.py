@@ -16,7 +16,16 @@ chunks` (the dynamic form's scan chunks a position at a time, as before session 
 them for the author's combines); `lane-rows LSR` / `lane-rows no LSR` (Loop Strength
 Reduction in the lane-rows mapping's code generation); `refill 4 rows` / `refill 8 rows` (lane
 rows' window refills 4 or 8 rows a trip of their loop, `lane_rows.REFILL_ROWS`); `cta no LSR`
-(the CTA mapping's dynamic form without Loop Strength Reduction too); `a+b`: both.
+(the CTA mapping's dynamic form without Loop Strength Reduction too); `unrolled groups`
+(independent costly iterations unroll their slots, as before session 10, instead of a loop
+of trips: `nvptx/cta_group_loop.py`), `unrolled shared Philox` (unrolled, but Philox drawn by
+groups of 4 consecutive coordinates sharing blocks), `2 slots a trip` / `4 slots a trip` (its
+trips run at least that many slots); `grid math 4 slots` (element-wise grid programs calling
+libdevice at K = 4, as before session 10, instead of 2: `stages.MATH_GRID_SLOTS`); `branched grid reads` (an element-wise grid program's guarded chunk
+branches around each slot's read, as before session 10, instead of predicating it:
+`StagedHooks._in_domain`); `encoded casts` (a store of a cast to f16, bf16 or fp8 encodes the
+cast's f64 image again, as before session 10, instead of taking the code the conversion
+computed: `lowfloat.remember_pattern`); `a+b`: both.
 
     python3 bench/cta_pipeline_ab.py --only 'SAMPLE:KERNEL[=CHOICE,...];...' [--choices default,lean]
                                      [--out FILE.json] [--budget-s 0.2]
@@ -131,6 +140,39 @@ def refill_rows(rows: int):
     return attributes(lane_rows, REFILL_ROWS=rows)
 
 
+def group_loop(rolled: bool = True, trip: int = 1, shared: bool = True):
+    """Independent costly iterations roll their slot groups (`rolled`) in trips of at least
+    `trip` slots, Philox drawn by groups of 4 consecutive coordinates sharing blocks
+    (`shared`; `nvptx/cta_group_loop.py`)."""
+    from intentc.codegen.nvptx import cta_group_loop
+    return attributes(cta_group_loop, ROLL_GROUPS=rolled, MIN_TRIP_SLOTS=trip, SHARE_PHILOX=shared)
+
+
+def grid_math_slots(slots: int):
+    """Element-wise grid programs calling libdevice give a thread `slots` coordinates a chunk
+    (`stages.MATH_GRID_SLOTS`)."""
+    from intentc.codegen.nvptx import stages
+    return attributes(stages, MATH_GRID_SLOTS=slots)
+
+
+def branched_grid_reads():
+    """A grid program's guarded slots branch around every read (`staged.StagedHooks._in_domain`
+    without its `lane_safe` predication)."""
+    from intentc.codegen.nvptx.staged import StagedHooks
+    chosen = StagedHooks._in_domain
+    return attributes(StagedHooks, _in_domain=lambda self, em, linear, body, lane_safe=False:
+                      chosen(self, em, linear, body))
+
+
+@contextlib.contextmanager
+def encoded_casts():
+    """The conversions remember no code beside their images (`lowfloat.remember_pattern`)."""
+    from intentc.codegen.nvptx import f8_casts, narrow
+    with attributes(f8_casts, remember_pattern=lambda em, image, pattern: image), \
+            attributes(narrow, remember_pattern=lambda em, image, pattern: image):
+        yield
+
+
 @contextlib.contextmanager
 def combined(names: list[str]):
     with contextlib.ExitStack() as stack:
@@ -144,7 +186,10 @@ CHOICES = {"default": contextlib.nullcontext, "O1": lambda: pipeline(False), "le
            "inlined math": inlined_math, "half slots": half_slots, "32 slots": slots_32,
            "unrolled scan chunks": unrolled_scan_chunks, "lane-rows LSR": lambda: lane_rows_lsr(True),
            "lane-rows no LSR": lambda: lane_rows_lsr(False), "refill 4 rows": lambda: refill_rows(4), "refill 8 rows": lambda: refill_rows(8),
-           "cta no LSR": cta_without_lsr}
+           "cta no LSR": cta_without_lsr, "unrolled groups": lambda: group_loop(False, shared=False),
+           "unrolled shared Philox": lambda: group_loop(False), "2 slots a trip": lambda: group_loop(trip=2),
+           "4 slots a trip": lambda: group_loop(trip=4), "grid math 4 slots": lambda: grid_math_slots(4),
+           "branched grid reads": branched_grid_reads, "encoded casts": encoded_casts}
 
 
 def main(argv=None) -> int:

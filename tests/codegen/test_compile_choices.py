@@ -22,9 +22,8 @@ def _compiled(sample: str, kernel: str, extents: dict | None = None) -> tuple[st
 def test_long_libdevice_functions_are_one_function_called_from_every_slot():
     ptx, launch = _compiled("special_math", "special_math")
     assert launch["mapping"] == "grid" and launch["outlined_math"]
-    slots = launch["slots"]
     assert re.search(r"\.func\s+\(\.param \.b32 func_retval0\) intentc_lgammaf\b", ptx)   # over OUTLINE_INSTRUCTIONS
-    assert len(re.findall(r"call\.uni \(retval0\), intentc_lgammaf,", ptx)) == slots
+    assert len(re.findall(r"call\.uni \(retval0\), intentc_lgammaf,", ptx)) == launch["slots"]
     for name in ("erfcf", "log1pf", "asinf", "logf", "expf", "sqrtf"):     # shorter: inline
         assert f"intentc_{name}" not in ptx, name
     assert outlined_math.long_function("__nv_lgammaf") and not outlined_math.long_function("__nv_erfcf")
@@ -53,7 +52,9 @@ def test_an_iteration_that_combines_nothing_keeps_at_most_16_slots():
 
 
 def test_staged_programs_keep_loop_strength_reduction():
+    """(Element-wise grid programs calling libdevice run without it since session 10:
+    tests/codegen/test_group_loop.py.)"""
     from intentc.codegen.nvptx.stages import stage_plan
     from intentc.parse import parse
-    kernel = parse(sample_text("special_math")).find("special_math")
+    kernel = parse(sample_text("cumsum")).find("exclusive_offsets")
     assert stage_plan(kernel).strength_reduce is True

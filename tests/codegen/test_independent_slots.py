@@ -56,7 +56,8 @@ def test_independent_iterations_take_the_slots_asked_for(ident):
     assert launch["mapping"] == default["mapping"] == "cta"
     assert launch["slots"] == asked or launch["block"][0] in (64, 1024)   # T in [64, 1024]
     assert launch["slots"] * launch["block"][0] == default["slots"] * default["block"][0]   # the same S
-    assert (len(ptx.splitlines()) < len(default_ptx.splitlines())) == (asked < default["slots"])
+    if not (launch["trip_slots"] or default["trip_slots"]):   # a loop of trips: its code does not grow with K
+        assert (len(ptx.splitlines()) < len(default_ptx.splitlines())) == (asked < default["slots"])
     assert re.search(rf"\.maxntid {launch['block'][0]}\b", ptx)
 
 

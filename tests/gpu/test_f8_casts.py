@@ -71,12 +71,13 @@ def inputs(rows_of_random: int) -> np.ndarray:
 
 
 @requires_gpu()
-def test_f8_casts_round_like_the_interpreter():
+@pytest.mark.parametrize("extents", [None, {"N": COLUMNS}], ids=["dynamic", "register-form"])
+def test_f8_casts_round_like_the_interpreter(extents):
     x = inputs(8)
     shape = x.shape
     outputs = {"s4": np.zeros(shape, ml_dtypes.float8_e4m3fn), "s5": np.zeros(shape, ml_dtypes.float8_e5m2),
                "c5": np.zeros(shape, ml_dtypes.float8_e5m2), "wide": np.zeros(shape, np.float32)}
-    got, expected = on_gpu_and_interp(CASTS, "f8_casts", {"x": x, **outputs})
+    got, expected = on_gpu_and_interp(CASTS, "f8_casts", {"x": x, **outputs}, extents=extents)
     for name in outputs:
         assert_same_bits(got[name], expected[name], name)
 

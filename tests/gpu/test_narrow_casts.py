@@ -54,6 +54,32 @@ def test_casts_round_like_the_interpreter(src, dst):
     assert_same_bits(got["z"], expected["z"], "z")
 
 
+ROWS_CAST = """
+kernel @narrow_rows(%x: view<f32, [%M, %N], in>, %y: view<{t}, [%M, %N], out>) {{
+  parallel %M {{
+  ^r(%i: index):
+    %cols = iota : tensor<index, [%N]>
+    %v = read %x index(%i, %cols) : tensor<f32, [%N]>
+    %n = cast %v : tensor<{t}, [%N]>
+    write %y, %n index(%i, %cols)
+  }}
+}}
+"""
+
+
+@requires_gpu()
+@pytest.mark.parametrize("dst", ["f16", "bf16"])
+@pytest.mark.parametrize("extents", [None, {"N": 1024}], ids=["dynamic", "register-form"])
+def test_a_written_cast_stores_the_conversions_code(dst, extents):
+    """A cast whose one use is the write stores the code the conversion computed beside the
+    f64 image (`lowfloat.remember_pattern`): the interpreter's bits, NaN payloads included."""
+    x = sources("f32", 1 << 12)
+    x = np.resize(x, (-(-len(x) // 1024), 1024))
+    inputs = {"x": x, "y": np.zeros(x.shape, NUMPY[dst])}
+    got, expected = on_gpu_and_interp(ROWS_CAST.format(t=dst), "narrow_rows", inputs, extents=extents)
+    assert_same_bits(got["y"], expected["y"], "y")
+
+
 def test_the_casts_are_single_instructions():
     from intentc.driver import compile_kernel
     for src, dst, instruction in [("f32", "f16", "cvt.rn.f16.f32"), ("f32", "bf16", "cvt.rn.bf16.f32"),

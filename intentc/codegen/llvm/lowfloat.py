@@ -73,13 +73,25 @@ def round_f64(em: Emitter, x: ir.Value, dtype: str, overflow: str = "inf") -> tu
     return result, overflowed
 
 
+def remember_pattern(em: Emitter, image: ir.Value, pattern: ir.Value) -> ir.Value:
+    """`image` (returned), noting that `pattern` is exactly what `encode` makes of it, NaNs
+    included: a target's cast that computed the format's code beside the image (nvptx's
+    `cvt` conversions) spares encoding it again when the current op stores it."""
+    em.element_memo[("pattern", id(image))] = (image, pattern)
+    return image
+
+
 def encode(em: Emitter, value: ir.Value, dtype: str) -> ir.Value:
-    """Bit pattern (iN) of an f64 value that lies on `dtype`'s grid (or is ±inf / NaN): its
-    numbers through the target's own exact narrowing where it has one
-    (`TargetHooks.narrow_exactly`), else all of it here."""
+    """Bit pattern (iN) of an f64 value that lies on `dtype`'s grid (or is ±inf / NaN): the
+    code its cast computed with it (`remember_pattern`), else its numbers through the
+    target's own exact narrowing where it has one (`TargetHooks.narrow_exactly`), else all
+    of it here."""
     fmt: LowFormat = LOW_FORMATS[dtype]
     b = em.b
     out = ir_int(fmt.width)
+    known = em.element_memo.get(("pattern", id(value)))
+    if known is not None and known[0] is value and known[1].type == out:
+        return known[1]
     narrowed = em.hooks.narrow_exactly(em, value, dtype)
     if narrowed is not None:
         return _pattern_or_nan(em, fmt, value, narrowed)

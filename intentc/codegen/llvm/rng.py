@@ -4,6 +4,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ...ir import errors
+from .affine_forms import affine_form
 from .emitter import CheckSite, Emitter
 from .pointwise import elementwise
 from .types import F32, I32, I64, is_signed
@@ -42,6 +43,8 @@ def philox_block(em: Emitter, seed: ir.Value, counter: ir.Value) -> tuple[ir.Val
             memo = em.element_memo[key] = _philox_rounds(em, seed, source)
         finally:
             em.b = here
+        if here.block is source.parent:   # inserted before the builder's own position: append again
+            here.position_at_end(here.block)
     return memo
 
 
@@ -69,13 +72,45 @@ def _philox_rounds(em: Emitter, seed: ir.Value, source: ir.Value) -> tuple[ir.Va
 
 def philox_word(em: Emitter, seed: ir.Value, counter: ir.Value) -> ir.Value:
     """The u32 word `counter % 4` of Philox4x32-10 block `counter // 4` under `seed` (both i64)."""
+    key, shared = _word_of_neighbour(em, seed, counter)
+    if shared is not None:
+        return shared
     b = em.b
-    c0, c1, c2, c3 = philox_block(em, seed, counter)
-    word = b.and_(counter, ir.Constant(I64, 3))
-    pick = c3
-    for number, value in ((2, c2), (1, c1), (0, c0)):
-        pick = b.select(b.icmp_unsigned("==", word, ir.Constant(I64, number)), value, pick)
+    words = philox_block(em, seed, counter)
+    if key is not None:                  # a first counter, for its neighbours to come
+        em.element_memo[key] = {"block": b.block, "constant": affine_form(counter)[1], "counter": counter,
+                                "words": words, "next": None}
+    return _pick(b, b.and_(counter, ir.Constant(I64, 3)), words)
+
+
+def _pick(b: ir.IRBuilder, index: ir.Value, words: tuple[ir.Value, ...]) -> ir.Value:
+    """words[index] (an i64 index below len(words))."""
+    *others, pick = words
+    for number in range(len(others) - 1, -1, -1):
+        pick = b.select(b.icmp_unsigned("==", index, ir.Constant(I64, number)), others[number], pick)
     return pick
+
+
+def _word_of_neighbour(em: Emitter, seed: ir.Value, counter: ir.Value) -> tuple[tuple | None, ir.Value | None]:
+    """(memo key, word): the word of a counter 1 to 3 above a first one drawn earlier in this
+    block under the same invariant seed (a thread's consecutive coordinates: `counter` =
+    first + k whatever the terms of both are, `affine_forms`), from the first's Philox block
+    and the next; else no word (and the key under which `counter` becomes a first one, None
+    for a seed computed in the body). A group of 4 consecutive counters thus computes 2
+    blocks (10 rounds each) instead of 4, whatever the first's offset; a target that draws
+    one counter a block computes nothing more."""
+    if not (isinstance(seed, ir.Constant) or id(seed) in em.invariant):
+        return None, None
+    terms, constant = affine_form(counter)
+    key = ("philox neighbours", id(seed), frozenset((term, factor) for term, (_, factor) in terms.items()))
+    first = em.element_memo.get(key)
+    b = em.b
+    if first is None or first["block"] is not b.block or not 0 < constant - first["constant"] < 4:
+        return key, None
+    if first["next"] is None:          # the block after the first counter's
+        first["next"] = _philox_rounds(em, seed, b.add(first["counter"], ir.Constant(I64, 4)))
+    lane = b.add(b.and_(first["counter"], ir.Constant(I64, 3)), ir.Constant(I64, constant - first["constant"]))
+    return key, _pick(b, lane, first["words"] + first["next"])
 
 
 def _bits(em, op, seed, counter):

@@ -45,6 +45,7 @@ from ..llvm.types import F32, F64, I1, I32, I64, LOW_FLOATS, register_type
 from ..llvm.values import Body, Memory, Shape
 from .coordinate_regions import coordinate_regions
 from .cta_buffers import cta_buffers, launch_extents, sized_at_launch
+from .cta_group_loop import shares_philox, trip_slots
 from .cta_groups import GROUP_CTA_THREADS, group_width
 from .cta_regions import (CTA_WIDE, ELEMENTWISE, chunk_scans_ok, nested_ops, region_op_ok, scans_last_axis,
                           staged_reductions)
@@ -139,6 +140,8 @@ class CtaPlan:
     costly_prologue: bool = False
     iterations: int = 1        # iterations a CTA runs at once, each on its own `width` threads (short rows)
     buffers: tuple = ()        # the iteration's buffers: (name, "shared" | "scratch"), cta_buffers.py
+    trip_slots: int = 0        # U > 0: the iteration runs once per trip of a loop over its K / U groups of U slots
+                               # (cta_group_loop.py); 0: its slots unroll
 
     @property
     def width(self) -> int:
@@ -500,10 +503,18 @@ def cta_plan(kernel: Kernel, specialization: Specialization | None = None,
         rolled = _rolls_slots(kernel, ops, staged)
         wanted = _slots_wanted(kernel, ops, specialization.independent_slots, unrolled=not rolled)
         plan = _register_plan(kernel, parallel, ops, _threads_for(size, wanted), size, specialization)
-        return replace(plan, staged=staged, buffers=tuple(sorted(buffers.items())),
+        plan = replace(plan, staged=staged, buffers=tuple(sorted(buffers.items())),
                        transposed=tuple((name, order) for name, order in transposed.items() if name in staged),
                        costly_prologue=_costly_prologue(kernel.body, size, known),
                        unrolled=plan.unrolled and not rolled)
+        # cheap coordinates keep their few unrolled slots: their loads in flight are their speed
+        if _cheap_coordinates(kernel, ops):
+            return plan
+        if plan.vector == 1 and plan.slots % VECTOR == 0 and shares_philox(nested_ops(ops, helpers)) and \
+                trip_slots(ops, flat, plan, helpers, known, _per_coordinate, rolled=True):
+            # groups of 4 consecutive coordinates: their counters share Philox blocks (rng.philox_word)
+            plan = replace(plan, vector=VECTOR)
+        return replace(plan, trip_slots=trip_slots(ops, flat, plan, helpers, known, _per_coordinate))
     shared_results = staged_reductions(nested_ops(ops, helpers), known, DYNAMIC_THREADS)
     if not (_body_ok(flat, views, False, known, helpers, launch) and chunk_scans_ok(ops, helpers)
             and shared_results is not None):
@@ -605,6 +616,12 @@ def block_stride(em: Emitter, plan: CtaPlan, shape: Shape, body: Body) -> None:
     if plan.grid:
         start = b.add(b.mul(b.zext(sreg(em, "ctaid.x"), I64), step), start)
         step = b.mul(b.zext(sreg(em, "nctaid.x"), I64), step)
+    elif isinstance(total, ir.Constant) and int(total.constant) <= plan.width:
+        # at most one coordinate a thread (quantize_q8_k's 64 blocks on 512 threads): no loop,
+        # so no unrolled copies that never run
+        with em.b.if_then(b.icmp_unsigned("<", start, total)):
+            visit(start)
+        return
     if plan.grid or plan.slots or DYNAMIC_UNROLL == 1:
         em.loop(start, total, visit, step, name="lane")
         return
@@ -620,13 +637,15 @@ def block_stride(em: Emitter, plan: CtaPlan, shape: Shape, body: Body) -> None:
         em.loop(unrolled_end, total, visit, step, name="lane")      # (else no thread has a rest)
 
 
-def slot_coordinate(em: Emitter, plan: CtaPlan, slot: int | ir.Value) -> ir.Value:
+def slot_coordinate(em: Emitter, plan: CtaPlan, slot: int | ir.Value, start: ir.Value | None = None) -> ir.Value:
     """This thread's linear coordinate of `slot`, an int or an i64 value (see
-    CtaPlan.coordinate)."""
+    CtaPlan.coordinate), `start` further on (a trip's first coordinate, cta_group_loop.py)."""
     b = em.b
     base = thread_index(em, plan)
     if plan.vector > 1:
         base = b.mul(base, ir.Constant(I64, plan.vector))
+    if start is not None:
+        base = b.add(base, start)
     if isinstance(slot, int):
         return b.add(base, ir.Constant(I64, plan.coordinate(slot)))
     vector = ir.Constant(I64, plan.vector)
@@ -679,17 +698,19 @@ def within_row(em: Emitter, plan: CtaPlan, linear: ir.Value, shape: Shape) -> It
 
 
 def block_slots(em: Emitter, plan: CtaPlan, shape: Shape, body: Body,
-                on_slot: Callable[[int | ir.Value], None], lane_safe: bool = False) -> None:
+                on_slot: Callable[[int | ir.Value], None], lane_safe: bool = False,
+                start: ir.Value | None = None) -> None:
     """The register form's block_stride: body(idx) for slot j = 0..K-1; on_slot(j) names
     the slot first. Unrolled here when the plan says so; otherwise the slots of full groups
     are one loop, emitted once (its slots in local memory). The slots of the group that
     reaches past S, if any, follow one by one, each guarded. A full slot's coordinate lies
-    below S by construction, so accesses at it (a row's) check no extent."""
+    below S by construction, so accesses at it (a row's) check no extent. `start`: the
+    coordinates of a trip of the group loop (cta_group_loop.py), whose slots are all full."""
     full = plan.full_slots
 
     def visit(slot):
         on_slot(slot)
-        linear = slot_coordinate(em, plan, slot)
+        linear = slot_coordinate(em, plan, slot, start)
         with full_slot(em, linear, shape):
             body(unravel(em, linear, shape))
     if plan.unrolled:

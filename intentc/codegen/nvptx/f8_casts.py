@@ -16,6 +16,9 @@ What `.satfinite` does and the spec's casts (§5.2) need, case by case:
 - plain `cast` to f8e4m3fn keeps the shared code: its overflow is an error the lowering checks.
 - a NaN: the image is the input NaN itself, as the shared rounding leaves it (the store's
   encoding then keeps its sign, as it does today); `.satfinite`'s canonical NaN is not used.
+The cast also computes the code a store of it writes (`lowfloat.remember_pattern`): the
+conversion's own byte, an overflow's infinity, a NaN's code from the f32 bits, so a write of
+the cast in the same op skips encoding the f64 image again (f64 bit work an element).
 Subnormal results round as RNE; every f32 subnormal lies below half the smallest fp8
 subnormal and becomes a signed zero either way (no `.ftz` here)."""
 from __future__ import annotations
@@ -24,7 +27,8 @@ from typing import TYPE_CHECKING
 
 from llvmlite import ir
 
-from ..llvm.types import F32, F64, I32
+from ..llvm.lowfloat import remember_pattern
+from ..llvm.types import F32, F64, I8, I16, I32
 
 if TYPE_CHECKING:
     from ..llvm.emitter import Emitter
@@ -43,15 +47,32 @@ def round_to_f8(em: Emitter, x: ir.Value, src: str, dst: str, saturate: bool, ar
         return None
     b = em.b
     fmt = PTX_FORMAT[dst]
-    text = (f"{{ .reg .b16 %code; cvt.rn.satfinite.{fmt}x2.f32 %code, 0f00000000, $1; "
-            f"cvt.rn.f16x2.{fmt}x2 $0, %code; }}")
-    pair = b.asm(ir.FunctionType(I32, [F32]), text, "=r,f", [x], side_effect=False)
-    image = b.fpext(b.bitcast(b.trunc(pair, ir.IntType(16)), ir.HalfType()), F64)
+    text = f"{{ cvt.rn.satfinite.{fmt}x2.f32 $1, 0f00000000, $2; cvt.rn.f16x2.{fmt}x2 $0, $1; }}"
+    both = b.asm(ir.FunctionType(ir.LiteralStructType([I32, I16]), [F32]), text, "=r,=h,f", [x], side_effect=False)
+    pair, code = b.extract_value(both, 0), b.trunc(b.extract_value(both, 1), I8)   # x's code: the low byte
+    image = b.fpext(b.bitcast(b.trunc(pair, I16), ir.HalfType()), F64)
     if not saturate:
         overflow = b.fcmp_ordered(">=", em.call_intrinsic("fabs", x), ir.Constant(F32, E5M2_OVERFLOW))
         infinity = em.call_intrinsic("copysign", ir.Constant(F64, float("inf")), image)
         image = b.select(overflow, infinity, image)
-    return b.select(b.fcmp_unordered("uno", x, x), b.fpext(x, F64), image)
+        code = b.select(overflow, b.or_(b.and_(code, ir.Constant(I8, 0x80)), ir.Constant(I8, 0x7C)), code)
+    nan = b.fcmp_unordered("uno", x, x)
+    image = b.select(nan, b.fpext(x, F64), image)
+    return remember_pattern(em, image, b.select(nan, _nan_code(em, x, dst), code))
+
+
+def _nan_code(em: Emitter, x: ir.Value, dst: str) -> ir.Value:
+    """The code `lowfloat.encode` gives the f64 image of the f32 NaN `x` (its sign; f8e5m2
+    keeps the payload's top two bits, 0b10 where they are zero; f8e4m3fn has one NaN code)."""
+    b = em.b
+    bits = b.bitcast(x, I32)
+    sign = b.trunc(b.lshr(bits, ir.Constant(I32, 24)), I8)
+    sign = b.and_(sign, ir.Constant(I8, 0x80))
+    if dst == "f8e4m3fn":
+        return b.or_(sign, ir.Constant(I8, 0x7F))
+    payload = b.trunc(b.and_(b.lshr(bits, ir.Constant(I32, 21)), ir.Constant(I32, 3)), I8)
+    empty = b.icmp_unsigned("==", payload, ir.Constant(I8, 0))
+    return b.or_(sign, b.select(empty, ir.Constant(I8, 0x7E), b.or_(payload, ir.Constant(I8, 0x7C))))
 
 
 def f8_pattern(em: Emitter, value: ir.Value, dtype: str, arch: str) -> ir.Value | None:

@@ -21,6 +21,7 @@ from .cta import (barrier, block_combine, block_slots, block_stride, full_slot, 
                   shared_array, slot_coordinate, sreg, unravel)
 from .cta_buffers import buffer_storage, cta_scratch
 from .cta_effects import once
+from .cta_group_loop import run_trips
 from .cta_groups import group_iterations
 from .cta_reduce import block_combine_tuple, shared_rows, stage_in_shared
 from .cta_scan import Scan, chunk_scan, chunked_for_each, scan_slots, scans_read
@@ -80,6 +81,7 @@ class NvptxHooks(TargetHooks):
         # lowering the body of a CTA-mapped iteration, or a grid-wide program's top level
         self.in_cta = self.plan is not None and self.plan.grid
         self.current_slot = 0                 # the register form's coordinate being visited
+        self.trip_start: ir.Value | None = None   # a trip's first coordinate in the group loop (cta_group_loop.py)
         self.extra_argument_words = mapping.mma.extra_argument_words if mapping.mma is not None else 0
         self.lane_walk: LaneWalk | None = None   # the lane-rows mapping's walk and windows (lane_rows.py)
 
@@ -108,7 +110,10 @@ class NvptxHooks(TargetHooks):
                 with ExitStack() as known:
                     for coordinate, extent in zip(idx, named):
                         known.enter_context(em.knowing_below(coordinate, extent))
-                    iteration(idx)
+                    if self.plan is not None and self.plan.trip_slots:
+                        run_trips(em, self, lambda: iteration(idx))
+                    else:
+                        iteration(idx)
             finally:
                 self.in_cta = False
         if self.mapping.lanes is not None:  # iteration it on lane it mod 32 of a warp (lane_rows.py)
@@ -149,7 +154,7 @@ class NvptxHooks(TargetHooks):
         becomes current, for reading other tensors there)."""
         plan = self.plan
         if group is None or plan.vector == 1:
-            block_slots(em, plan, shape, body, self._visit, lane_safe)
+            block_slots(em, plan, shape, body, self._visit, lane_safe, self.trip_start)
             return
         for number in range(plan.groups):
             slots = range(number * plan.vector, (number + 1) * plan.vector)
@@ -160,7 +165,7 @@ class NvptxHooks(TargetHooks):
                     with guarded_slot(em, plan, slot, linear, shape, lane_safe):
                         body(unravel(em, linear, shape))
                 continue
-            linears = [slot_coordinate(em, plan, slot) for slot in slots]
+            linears = [slot_coordinate(em, plan, slot, self.trip_start) for slot in slots]
             with ExitStack() as known:
                 for linear in linears:
                     known.enter_context(full_slot(em, linear, shape))
@@ -218,8 +223,9 @@ class NvptxHooks(TargetHooks):
     def _hoists_prologue(self) -> bool:
         """In the register form a thread owns the same coordinates in every iteration, so a
         costly value the top level computes before the `parallel` (a window, a table) is
-        computed once a thread, into its slots, rather than in every iteration."""
-        return bool(self.plan and self.plan.slots and not self.plan.grid)
+        computed once a thread, into its slots, rather than in every iteration (not where
+        the slots are a loop's trips: there it is read at each use)."""
+        return bool(self.plan and self.plan.slots and not self.plan.grid and not self.plan.trip_slots)
 
     def tabulate(self, em: Emitter, dtype: str, shape: Shape, element: ElementAt,
                  group: Group | None = None) -> Tensor:

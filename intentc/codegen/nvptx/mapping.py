@@ -67,6 +67,7 @@ class LaunchConfig:
     arch: str
     slots: int = 0               # coordinates each thread keeps in registers (the CTA mapping's register form)
     slots_rolled: bool = False   # the register form's slots run as one rolled loop, not unrolled (cta.py)
+    trip_slots: int = 0          # the register form's iteration runs in a loop of trips of this many slots (cta_group_loop.py)
     layouts: dict = field(default_factory=dict)   # Assignment.to_json(): encodings, values, conversions
     per_coordinate: list = field(default_factory=list)   # loops and ifs run per coordinate (first results)
     lazy_views: list = field(default_factory=list)       # (grid-stride) views the prologue reads at each use
@@ -213,6 +214,7 @@ def launch_config(mapping: Mapping, entry: str, arch: str, variants: list | None
                         mapping.cta.slots if mapping.cta else 0, layouts=layouts, variants=variants,
                         variant_rule=variant_rule, iterations_per_cta=mapping.cta.iterations if mapping.cta else 1,
                         slots_rolled=bool(mapping.cta and mapping.cta.slots and not mapping.cta.unrolled),
+                        trip_slots=mapping.cta.trip_slots if mapping.cta else 0,
                         per_coordinate=sorted(mapping.coordinate_regions), lazy_views=sorted(mapping.lazy_views),
                         mma=mapping.mma.to_json() if mapping.mma else {},
                         plan=mapping.lanes.to_json() if mapping.lanes else {},

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from llvmlite import ir
 
+from ..llvm.lowfloat import remember_pattern
 from ..llvm.types import F32, F64, I32
 
 if TYPE_CHECKING:
@@ -35,11 +36,16 @@ def narrow_exactly(em: Emitter, value: ir.Value, dtype: str) -> ir.Value | None:
 
 
 def round_to_format(em: Emitter, x: ir.Value, src: str, dst: str) -> ir.Value | None:
+    """The f64 image of the cast, its 16-bit code remembered beside it (`lowfloat.remember_pattern`:
+    encoding the image gives the code back exactly, a NaN's payload too, so a store of the
+    cast takes the code)."""
     b = em.b
     if dst == "f16" and src in ("f32", "f64"):
-        return b.fpext(b.fptrunc(x, ir.HalfType()), F64)
+        half = b.fptrunc(x, ir.HalfType())
+        return remember_pattern(em, b.fpext(half, F64), b.bitcast(half, ir.IntType(16)))
     if dst == "bf16" and src == "f32":
         bits = b.asm(ir.FunctionType(ir.IntType(16), [F32]), "cvt.rn.bf16.f32 $0, $1;", "=h,f", [x],
                      side_effect=False)
-        return b.fpext(b.bitcast(b.shl(b.zext(bits, I32), ir.Constant(I32, 16)), F32), F64)
+        image = b.fpext(b.bitcast(b.shl(b.zext(bits, I32), ir.Constant(I32, 16)), F32), F64)
+        return remember_pattern(em, image, bits)
     return None

@@ -135,19 +135,23 @@ class StagedHooks(NvptxHooks):
             firsts: dict[int, ir.Value] = {}
             for slot in range(self.slots):
                 self.current_slot = slot
-                linear = self._coordinate(em, slot, firsts)
-                self._in_domain(em, linear, lambda at: body(unravel(em, at, shape)))
+                self._in_domain(em, self._coordinate(em, slot, firsts), lambda at: body(unravel(em, at, shape)),
+                                lane_safe)
         finally:
             self.top = True
 
-    def _in_domain(self, em, linear: ir.Value, body: Callable[[ir.Value], None]) -> None:
+    def _in_domain(self, em, linear: ir.Value, body: Callable[[ir.Value], None], lane_safe: bool = False) -> None:
         """body(linear) where coordinate `linear` lies in the domain (always, in a full chunk),
-        which the body's accesses then know (`Emitter.knowing_below`: no bounds check of it)."""
+        which the body's accesses then know (`Emitter.knowing_below`: no bounds check of it).
+        A `lane_safe` body of an element-wise program (a read's tabulation) runs straight, its
+        accesses predicated on the guard (`Emitter.masked_lanes`), as the register form's are:
+        no branch a slot."""
         with em.knowing_below(linear, self.total):
             if not self.guarded:
                 body(linear)
                 return
-            with em.b.if_then(em.b.icmp_unsigned("<", linear, self.total)):
+            inside = em.b.icmp_unsigned("<", linear, self.total)
+            with em.masked_lanes(inside) if lane_safe and not self.stages.grid_wide else em.b.if_then(inside):
                 body(linear)
 
     def _coordinate(self, em, slot: int, firsts: dict[int, ir.Value] | None = None) -> ir.Value:
@@ -167,7 +171,8 @@ class StagedHooks(NvptxHooks):
         if not (self.top and shape):
             return super().tabulate(em, dtype, shape, element, group)
         registers = Registers(dtype, tuple(shape), em.entry_alloca(ir.ArrayType(register_type(dtype), self.slots)))
-        self.for_each(em, shape, lambda idx: em.b.store(element(idx), registers.slot(em, self.current_slot)))
+        self.for_each(em, shape, lambda idx: em.b.store(element(idx), registers.slot(em, self.current_slot)),
+                      lane_safe=True)
         return registers
 
     def keep_lazy(self, em, before_parallel: bool = False) -> bool:

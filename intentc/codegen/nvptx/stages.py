@@ -32,6 +32,7 @@ from ...ir.ops.reduction import COMBINE, accumulator
 from ...ir.types import TensorType, ViewType
 from ...options import Specialization
 from .cta import SHUFFLED, UNROLL_BUDGET, _body_ok, _per_coordinate, _outside_regions, _views, per_coordinate_regions
+from .cta_tiles import every_op
 
 SCAN_KINDS = {"sum", "prod", "max", "min"}   # builtin scans with a neutral element: block-scannable
 THREADS = 256         # T, every stage's CTA size
@@ -51,6 +52,11 @@ GRID_SLOTS = 4
 # inlined libdevice code (1,953 -> 1,049 PTX lines) but ran it 8 % slower (0.0585 / 0.0540
 # ms; fast_silu_gelu 5 % faster).
 SPLIT_FULL_CHUNKS = False
+# Element-wise programs calling libdevice's math functions inline take 2 coordinates a thread
+# (session 10, issue #13: each slot inlined every function's body; special_math to PTX in
+# 3.0x vector add's CPU time at K = 4, 2.0x at K = 2, its run-time cost measured beside it:
+# docs/gpu.md, "Compile pipeline").
+MATH_GRID_SLOTS = 2
 
 
 @dataclass(frozen=True)
@@ -108,6 +114,7 @@ class StagePlan:
 
 # Ops drawing Philox4x32 words (spec §12): 4 consecutive counters share a block.
 PHILOX = ops_where(lambda op: op.family == "rng")
+LIBM = ops_where(lambda op: op.libm)
 
 
 def _grid_wide(op: Op) -> bool:
@@ -143,7 +150,7 @@ def stage_plan(kernel: Kernel, specialization: Specialization | None = None) -> 
     if not all(_per_coordinate(op) for op in rest):
         return None
     domain = _domain(ops)
-    slots = SLOTS if grid_wide else GRID_SLOTS
+    slots = SLOTS if grid_wide else MATH_GRID_SLOTS if _calls_math(ops) else GRID_SLOTS
     split = SPLIT_FULL_CHUNKS
     if domain is None or (not grid_wide and len(ops) * (1 + split) * slots > UNROLL_BUDGET):
         return None       # a long element-wise program keeps the grid form's loop an op (compact code)
@@ -161,7 +168,15 @@ def stage_plan(kernel: Kernel, specialization: Specialization | None = None) -> 
               Stage("final", deepest + 1))
     extents = specialization.extents if specialization else {}
     return StagePlan(found, stages, tuple(extents.get(e, e) if isinstance(e, str) else e for e in domain),
-                     slots, split, any(op.name in PHILOX for op in ops))
+                     slots, split, any(op.name in PHILOX for op in ops),
+                     strength_reduce=bool(found) or not _calls_math(ops))
+
+
+def _calls_math(ops: list[Op]) -> bool:
+    """Whether a program calls libdevice's math functions inline (not their `approximate`
+    instructions): its K copies of each were a third of its code generation's time with
+    Loop Strength Reduction (special_math; session 10: without it, the H200 ran it as fast)."""
+    return any(op.name in LIBM and not op.attributes.get("approximate") for op in every_op(ops))
 
 
 def _uses(op: Op) -> list[str]:
