@@ -202,7 +202,7 @@ def test_codegen_prepare_is_the_plans(monkeypatch, sample_id, arch, prepare):
     ("sparse_1of2_matmul:sparse12_matmul", "sm_90", 2),      # structured contractions
     ("mxfp4_scaled_matmul:mxfp4_matmul", "sm_90", 2),
     ("attention_region_fold:causal_attention", "sm_90", 0),  # flash on the CUDA cores: its plan's level
-    ("attention_tensor_cores:causal_attention_f16", "sm_90", 2),  # on the tensor cores 16% faster at -O2 (session 9)
+    ("attention_tensor_cores:causal_attention_f16", "sm_90", 0),  # on the tensor cores too since session 10 (+1.8 %, a fifth less compile)
     ("row_softmax:row_softmax", "sm_90", 2),
 ])
 def test_code_generator_level_is_the_mappings(monkeypatch, sample_id, arch, level):

@@ -182,8 +182,8 @@ def _past_variants(mapping: Mapping, rule: VariantRule | None) -> bool:
 
 
 def _codegen_level(mapping: Mapping) -> int:
-    """LLVM's code generation level for the mapping: its plan's `codegen` (the CUDA-core flash
-    plan: 0, docs/gpu.md "Flash attention"; an MMA plan's, "Compile pipeline"), else 2."""
+    """LLVM's code generation level for the mapping: its plan's `codegen` (the flash plans:
+    0, docs/gpu.md "Flash attention"; an MMA plan's, "Compile pipeline"), else 2."""
     return min(getattr(plan, "codegen", 2) for plan in (mapping.plan, mapping.mma))
 
 

@@ -53,13 +53,15 @@ VECTOR = 8                           # 16-bit elements of a 16-byte load
 MAX_COLUMNS = 128                    # DB: output columns a pass keeps in registers
 QUAD = 4                             # lanes sharing a row's keys
 RESIDENT = 1
-# LLVM's code generation level on the tensor cores: -O2. Session 8 measured f16 (T = 4096, D = 128)
-# 7 % slower at -O0; session 9, with the ldmatrix addresses' lane parts computed once
-# (`_fragment_addresses`) and each choice compiled apart (bench/results/flash-plan-ab-20261202-s9-h200/,
-# interleaved, the same output bits, InstCombine on): f16 0.0763-0.0764 ms at -O2 against
-# 0.0889-0.0892 at -O0, bf16 0.0754 against 0.0837-0.0840. (Session 9's round 1 had shown the
-# levels alike, but its A/B served both choices one cached kernel.)
-CODEGEN = 2
+# LLVM's code generation level on the tensor cores: -O0 since session 10. Session 9 measured -O0
+# 16 % slower (f16 0.0889 against 0.0764 ms; bench/results/flash-plan-ab-20261202-s9-h200/); with
+# each tile's K steps one inline asm (`step_asm`) and the columns as vectors, LLVM's -O2 adds little
+# that ptxas does not: f16 0.0779-0.0785 ms against 0.0767-0.0768 at -O2 (+1.8 %), bf16
+# 0.0773-0.0776 against 0.0755-0.0757 (+2.5 %), the same output bits
+# (bench/results/flash-O0-ab-20261202-s10-h200/, interleaved, each compiled apart), for about a
+# fifth less time to PTX (f16 on the dev VM, medians of 5: 75-89 ms -> 58-67): issue #13's 100 ms
+# bar, which these two samples alone still missed at -O2 on slow moments of the H200 host.
+CODEGEN = 0
 # QKᵀ's and PV's K steps (all of a tile's) as one inline asm each (`mma_steps`): the unrolled
 # instructions ptxas made of the loops below, with no loop-carried accumulators in LLVM's IR.
 STEP_ASM = True
