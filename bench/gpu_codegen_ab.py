@@ -5,9 +5,9 @@ instructions' semantics in the same order), then timed (median of CUDA-event mea
 `bench/gpu_samples.timing`), and its median time to PTX taken beside vector add's.
 
 Choices: `default`; `no CodeGenPrepare`, `no InstCombine`, `CodeGenPrepare`, `InstCombine`,
-`codegen -O0`, `codegen -O0 no InstCombine` (the tile generators' kernels, `compile._tiled`, without or with LLVM's
+`codegen -O0`, `codegen -O0 no InstCombine`, `no InstCombine no CodeGenPrepare` (the tile generators' kernels, `compile._tiled`, without or with LLVM's
 CodeGenPrepare, without or with the lean pipeline's InstCombine, whatever their plans say,
-or with the code generator at -O0, or both at -O0 and without InstCombine); `unrolled K step` (sparse f32 on
+or with the code generator at -O0, or both at -O0 and without InstCombine, or without both passes); `unrolled K step` (sparse f32 on
 the CUDA cores with its K step unrolled, `StructuredPlan.rolled` off); `LSR` (Loop Strength
 Reduction in the warp-rows mapping's code generation: `compile._unrolled` false for it); the
 flash plans' LLVM choices (session 9): `flash -O0` / `flash -O2` (the code generator's level),
@@ -125,6 +125,8 @@ CHOICES = {"default": (contextlib.nullcontext, TILES + WARP_ROWS + FLASH),
            "codegen -O0": (lambda: for_tiles("_codegen_level", 0), TILES),
            "codegen -O0 no InstCombine": (lambda: stacked(for_tiles("_codegen_level", 0), for_tiles("_instcombine", False)),
                                           TILES),
+           "no InstCombine no CodeGenPrepare": (lambda: stacked(for_tiles("_instcombine", False),
+                                                                for_tiles("_codegen_prepare", False)), TILES),
            "unrolled K step": (lambda: k_step(rolled=False), (SPARSE12,)), "LSR": (warp_rows_lsr, WARP_ROWS),
            "flash -O0": (flash_plan(codegen=0), FLASH), "flash -O2": (flash_plan(codegen=2), FLASH),
            "flash no InstCombine": (flash_plan(instcombine=False), FLASH),
