@@ -15,6 +15,7 @@ from bench.gpu_sample_specs import SPECS
 SAMPLE_OF = {"no CodeGenPrepare": "tiled_matmul:matmul_tiled", "no InstCombine": "tiled_matmul:matmul_tiled",
              "CodeGenPrepare": "sparse_2of4_matmul:sparse24_matmul", "InstCombine": "sparse_2of4_matmul:sparse24_matmul",
              "codegen -O0": "tiled_matmul:matmul_tiled", "codegen -O0 no InstCombine": "tiled_matmul:matmul_tiled",
+             "no InstCombine no CodeGenPrepare": "mxfp4_scaled_matmul:mxfp4_matmul",
              "unrolled K step": "sparse_1of2_matmul:sparse12_matmul",
              "LSR": "dot_f16_f32acc:batched_dot_f16", "flash -O0": "attention_tensor_cores:causal_attention_f16",
              "flash no InstCombine": "attention_tensor_cores:causal_attention_f16",
