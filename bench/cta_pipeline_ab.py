@@ -6,12 +6,17 @@ first choice's, then timed (median of CUDA-event means). The choices run in the 
 and then reversed (A B B A), so that neither order's caches favour one.
 
 Choices: `default`; `O1` / `lean` (the kernel pipeline forced: LLVM's O1 simplification
-pipeline, or the tile generators' lean one, `machine._lean_pipeline`); `staged LSR` (Loop
-Strength Reduction in the staged and grid programs' code generation, as before session 9:
+pipeline, or the tile generators' lean one, `machine._lean_pipeline`); `staged LSR` / `staged
+no LSR` (Loop Strength Reduction in the staged and grid programs' code generation on or off:
 `StagePlan.strength_reduce`); `outlined math` / `outlined long math` (every f32 libdevice
 function, or those longer than `outlined_math.OUTLINE_INSTRUCTIONS`, called rather than
 inlined a coordinate), `inlined math` (none outlined); `half slots` (the register form's K
-halved), `32 slots` (an iteration that combines nothing up to 32 slots again); `a+b`: both.
+halved), `32 slots` (an iteration that combines nothing up to 32 slots again); `unrolled scan
+chunks` (the dynamic form's scan chunks a position at a time, as before session 10 rolled
+them for the author's combines); `lane-rows LSR` / `lane-rows no LSR` (Loop Strength
+Reduction in the lane-rows mapping's code generation); `refill 4 rows` / `refill 8 rows` (lane
+rows' window refills 4 or 8 rows a trip of their loop, `lane_rows.REFILL_ROWS`); `cta no LSR`
+(the CTA mapping's dynamic form without Loop Strength Reduction too); `a+b`: both.
 
     python3 bench/cta_pipeline_ab.py --only 'SAMPLE:KERNEL[=CHOICE,...];...' [--choices default,lean]
                                      [--out FILE.json] [--budget-s 0.2]
@@ -38,13 +43,13 @@ def pipeline(lean: bool):
 
 
 @contextlib.contextmanager
-def staged_lsr():
+def staged_lsr(enabled: bool = True):
     from intentc.codegen.nvptx import compile as nvptx_compile
     chosen = nvptx_compile.stage_plan
 
     def with_lsr(*args, **kwargs):
         plan = chosen(*args, **kwargs)
-        return dataclasses.replace(plan, strength_reduce=True) if plan is not None else None
+        return dataclasses.replace(plan, strength_reduce=enabled) if plan is not None else None
     nvptx_compile.stage_plan = with_lsr
     try:
         yield
@@ -96,6 +101,36 @@ def slots_32():
         cta.SCATTER_SLOTS = saved
 
 
+def unrolled_scan_chunks():
+    """The dynamic form's scan chunks unrolled a position at a time for every scan (before
+    session 10 rolled them for the author's combines: `cta_scan.rolls_chunks`)."""
+    from intentc.codegen.nvptx import cta_scan
+    return attributes(cta_scan, rolls_chunks=lambda states: False)
+
+
+def lane_rows_lsr(enabled: bool):
+    """Loop Strength Reduction in the lane-rows mapping's code generation on or off
+    (`compile._unrolled` for it)."""
+    from intentc.codegen.nvptx import compile as nvptx_compile
+    chosen = nvptx_compile._unrolled
+    return attributes(nvptx_compile, _unrolled=lambda mapping: (not enabled) if mapping.kind == "lane-rows"
+                      else chosen(mapping))
+
+
+def cta_without_lsr():
+    """The CTA mapping's code generation without Loop Strength Reduction in its dynamic form
+    too (`compile._unrolled` true for every CTA mapping; its register form has none already)."""
+    from intentc.codegen.nvptx import compile as nvptx_compile
+    chosen = nvptx_compile._unrolled
+    return attributes(nvptx_compile, _unrolled=lambda mapping: mapping.cta is not None or chosen(mapping))
+
+
+def refill_rows(rows: int):
+    """Lane rows' window refills load `rows` rows a trip of their loop (`lane_rows.REFILL_ROWS`)."""
+    from intentc.codegen.nvptx import lane_rows
+    return attributes(lane_rows, REFILL_ROWS=rows)
+
+
 @contextlib.contextmanager
 def combined(names: list[str]):
     with contextlib.ExitStack() as stack:
@@ -105,8 +140,11 @@ def combined(names: list[str]):
 
 
 CHOICES = {"default": contextlib.nullcontext, "O1": lambda: pipeline(False), "lean": lambda: pipeline(True),
-           "staged LSR": staged_lsr, "outlined math": lambda: outlined_math(0), "outlined long math": outlined_math,
-           "inlined math": inlined_math, "half slots": half_slots, "32 slots": slots_32}
+           "staged LSR": staged_lsr, "staged no LSR": lambda: staged_lsr(False), "outlined math": lambda: outlined_math(0), "outlined long math": outlined_math,
+           "inlined math": inlined_math, "half slots": half_slots, "32 slots": slots_32,
+           "unrolled scan chunks": unrolled_scan_chunks, "lane-rows LSR": lambda: lane_rows_lsr(True),
+           "lane-rows no LSR": lambda: lane_rows_lsr(False), "refill 4 rows": lambda: refill_rows(4), "refill 8 rows": lambda: refill_rows(8),
+           "cta no LSR": cta_without_lsr}
 
 
 def main(argv=None) -> int:

@@ -11,7 +11,12 @@ or with the code generator at -O0, or both at -O0 and without InstCombine, or wi
 the CUDA cores with its K step unrolled, `StructuredPlan.rolled` off); `LSR` (Loop Strength
 Reduction in the warp-rows mapping's code generation: `compile._unrolled` false for it); the
 flash plans' LLVM choices (session 9): `flash -O0` / `flash -O2` (the code generator's level),
-`flash no InstCombine`, `flash -O0 no InstCombine`. `--rounds N` times every choice N times,
+`flash no InstCombine`, `flash -O0 no InstCombine`; `flash op by op` (session 10: the tensor-core
+plans' key vectors and [D] columns lowered a slot at a time, `key_loops` and `vector_columns`
+off: the same bits); `flash steps rolled` (a tile's K steps as PTX loops, session 9's, not one
+inline asm: `step_asm` off); `flash key loops` (the summarizer's key vectors in loops over key
+fragments, `key_loops` on: 25 % slower in session 10's first round, so off); `flash libdevice
+inlined` (expf inlined by LLVM, not the inline PTX template of `ptx_math.py`: `math_asm` off). `--rounds N` times every choice N times,
 the choices interleaved (A B A B: a slow moment of the device does not favour one).
 
 Neither intentc's kernel cache nor `intentc.load`'s table of loaded kernels names a choice
@@ -132,7 +137,11 @@ CHOICES = {"default": (contextlib.nullcontext, TILES + WARP_ROWS + FLASH),
            "flash no InstCombine": (flash_plan(instcombine=False), FLASH),
            "flash -O0 no InstCombine": (flash_plan(codegen=0, instcombine=False), FLASH),
            "flash -O2 InstCombine": (flash_plan(codegen=2, instcombine=True), FLASH),
-           "flash -O0 InstCombine": (flash_plan(codegen=0, instcombine=True), FLASH)}
+           "flash -O0 InstCombine": (flash_plan(codegen=0, instcombine=True), FLASH),
+           "flash op by op": (flash_plan(key_loops=False, vector_columns=False), FLASH[:2]),
+           "flash steps rolled": (flash_plan(step_asm=False), FLASH[:2]),
+           "flash key loops": (flash_plan(key_loops=True), FLASH[:2]),
+           "flash libdevice inlined": (flash_plan(math_asm=False), FLASH[:2])}
 
 
 @contextlib.contextmanager

@@ -7,7 +7,10 @@ compiles a full collection walks the whole heap: on the dev VM, compiling every 
 twice in one process spent 1.5 of 12 CPU seconds in the collector, in pauses of up to 0.15 s
 that land in whichever stage is running (10.8 s with the pause, the collection included). Paused, the compile's objects stay in the youngest generation, and one young collection at
 the end (inside the compile's time) frees them: one walk over the compile's own objects.
-Nested and concurrent compiles share the pause; the last one to finish resumes it.
+Nested and concurrent compiles share the pause; the last one to finish resumes it. Most of
+that garbage (the lowered IR, let go once printed) is freed before the end, on a second
+thread while LLVM emits the PTX (`codegen/collection.py`), so the end's collection has
+little left to walk.
 """
 from __future__ import annotations
 

@@ -20,7 +20,11 @@ SAMPLE_OF = {"no CodeGenPrepare": "tiled_matmul:matmul_tiled", "no InstCombine":
              "LSR": "dot_f16_f32acc:batched_dot_f16", "flash -O0": "attention_tensor_cores:causal_attention_f16",
              "flash no InstCombine": "attention_tensor_cores:causal_attention_f16",
              "flash -O0 no InstCombine": "attention_tensor_cores:causal_attention_f16",
-             "flash -O0 InstCombine": "attention_tensor_cores:causal_attention_f16"}
+             "flash -O0 InstCombine": "attention_tensor_cores:causal_attention_f16",
+             "flash op by op": "attention_tensor_cores:causal_attention_f16",
+             "flash steps rolled": "attention_tensor_cores:causal_attention_f16",
+             "flash key loops": "attention_tensor_cores:causal_attention_f16",
+             "flash libdevice inlined": "attention_tensor_cores:causal_attention_f16"}
 # choices that are today's plans for the first sample they change (the tensor-core flash plans')
 TODAYS = {"flash -O2", "flash -O2 InstCombine"}
 

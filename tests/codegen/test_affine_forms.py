@@ -53,21 +53,21 @@ def test_multiple_of_needs_every_coefficient_and_the_constant():
 
 
 def _pre_pipeline_ir(name: str, kernel: str, extents: dict, variant: tuple[int, int] | tuple[()] = ()) -> str:
-    from intentc.codegen.nvptx import compile as nvptx_compile
+    from intentc.codegen.llvm.kernel import LoweredKernel
     text = (SAMPLES / f"{name}.kir").read_text()
     views = [p.name for p in parse(text).find(kernel).params if getattr(p.type, "direction", None)]
     spec = Specialization(extents=extents, unit_stride=views, aligned16=views, contiguous=views, variant=variant)
     captured = []
-    original = nvptx_compile.module_text
+    original = LoweredKernel.take_text
 
-    def capture(module):
-        captured.append(original(module))
+    def capture(lowered):
+        captured.append(original(lowered))
         return captured[-1]
-    nvptx_compile.module_text = capture
+    LoweredKernel.take_text = capture
     try:
         compile_kernel(text, kernel, "ptx", "sm_90", specialization=spec)
     finally:
-        nvptx_compile.module_text = original
+        LoweredKernel.take_text = original
     return captured[0]
 
 

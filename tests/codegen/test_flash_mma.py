@@ -71,16 +71,44 @@ def test_launch_json_and_ptx(dtype, extents, columns, qk_chunk, tmp_path):
         assert done.returncode == 0, done.stderr
 
 
-@pytest.mark.parametrize("rolled", [True, False])
-def test_mma_counts_follow_the_tiles(rolled, monkeypatch):
+@pytest.mark.parametrize("step_asm,rolled", [(True, True), (False, True), (False, False)])
+def test_mma_counts_follow_the_tiles(step_asm, rolled, monkeypatch):
     """A tile: QKᵀ 4 K steps x 8 key fragments, PV 4 key steps x 8 column fragments (the key
-    groups run one loop body); with rolled K steps (the default) each is one step's body in a
-    loop of 4 trips."""
+    groups run one loop body); by default each contraction's steps are one inline asm (the
+    steps unrolled in its text); rolled, each is one step's asm in a loop of 4 trips; else
+    unrolled, an asm a step."""
     chosen = flash_attention.plan_flash
-    monkeypatch.setattr(flash_attention, "plan_flash",
-                        lambda kernel, known: dataclasses.replace(chosen(kernel, known), rolled=rolled))
+    monkeypatch.setattr(flash_attention, "plan_flash", lambda kernel, known: dataclasses.replace(
+        chosen(kernel, known), rolled=rolled, step_asm=step_asm))
     launch, ptx = _compile("f16", {"D": 64})
-    assert launch["plan"]["k_steps"] == ("rolled" if rolled else "unrolled")
-    steps = 1 if rolled else 4
+    assert launch["plan"]["k_steps"] == ("one asm" if step_asm else "rolled" if rolled else "unrolled")
+    steps = 1 if rolled and not step_asm else 4
     assert len(re.findall(r"mma\.sync\.aligned", ptx)) == steps * 8 + steps * 8
     assert len(re.findall(r"ldmatrix\.sync\.aligned\.m8n8\.x4\.trans", ptx)) == steps * 4
+    asm_lines = [line for line in ptx.splitlines() if "mma.sync" in line]
+    assert len(asm_lines) == (2 if step_asm or rolled else 8)      # an asm a contraction or a step
+
+
+@pytest.mark.parametrize("key_loops", [True, False])
+@pytest.mark.parametrize("vector_columns", [True, False])
+def test_key_vectors_in_fragment_loops_and_columns_as_vectors(key_loops, vector_columns, monkeypatch, tmp_path):
+    """The summarizer's element ops on key vectors run in loops over the tile's 8 key fragments
+    (`key_phases.py`: two key slots of each of a thread's 2 rows a trip, so the exponentials'
+    libdevice code is there 4 times), not once a slot (32 times); the combine's own 4 (el and
+    er of 2 rows) either way. A row's [D] columns as one LLVM vector leave the key groups'
+    exchange 16-byte vector accesses. Every choice is PTX that ptxas takes."""
+    chosen = flash_attention.plan_flash
+    monkeypatch.setattr(flash_attention, "plan_flash", lambda kernel, known: dataclasses.replace(
+        chosen(kernel, known), key_loops=key_loops, vector_columns=vector_columns))
+    launch, ptx = _compile("f16", {"D": 64})
+    plan = launch["plan"]
+    assert plan["key_vectors"] == ("a loop over key fragments" if key_loops else "op by op")
+    assert plan["column_vectors"] == ("an LLVM vector a row" if vector_columns else "a value a slot")
+    assert len(re.findall(r"ex2\.approx", ptx)) == (4 if key_loops else 32) + 4
+    vector_words = len(re.findall(r"st\.shared\.v4\.b32", ptx))
+    assert (vector_words > 0) == vector_columns
+    if shutil.which("ptxas"):
+        (tmp_path / "k.ptx").write_text(ptx)
+        done = subprocess.run(["ptxas", "-arch=sm_90", str(tmp_path / "k.ptx"), "-o", str(tmp_path / "k.cubin")],
+                              capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr

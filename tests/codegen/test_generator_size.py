@@ -2,8 +2,8 @@
 mapping's staging (its look-ahead prologue is the K loop's first trips) and compute, the
 epilogue's pair stores (unconditional for a tile inside C, one rolled loop of masked stores
 for edge tiles), the i0 special function as one helper called from every slot, flash
-attention's staging copies on tensor cores as rolled loops; the tile generators' kernels
-take the lean LLVM pipeline. Checked on the PTX of the samples as
+attention's staging copies on tensor cores as rolled loops, a region scan's merges in rolled
+loops; the tile generators' kernels take the lean LLVM pipeline. Checked on the PTX of the samples as
 `bench/compile.py` compiles them (no GPU needed)."""
 from __future__ import annotations
 
@@ -232,3 +232,13 @@ def test_sparse_f32_k_step_is_one_rolled_chunk():
     assert launch["mma"]["instruction"] == "fma.f32" and launch["mma"]["k_step"] == "rolled over 16-byte chunks"
     assert _count(r"^\s*fma\.rn\.f32", ptx) == 4 * 64 + 1
     assert _count(r"^\s*ld\.shared\.v4\.(b32|f32)", ptx) == 8 + 4 * 2
+
+
+def test_prefix_logsumexp_merges_in_few_places():
+    """`prefix_logsumexp`'s log-sum-exp merge (two exponentials) is emitted in three places of
+    its scan (the rolled fold, the rolled warp scans, the rolled visit: cta_scan._rolled_chunk),
+    beside the summarizer's four unrolled exponentials and the final state's and the emit's
+    one each: 12 `ex2.approx`, where session 9's kernel had 29."""
+    ptx, launch = _ptx("prefix_logsumexp_region_scan:prefix_logsumexp")
+    assert launch["mapping"] == "cta" and launch["slots"] == 0
+    assert _count(r"\bex2\.approx", ptx) <= 12

@@ -114,14 +114,15 @@ def test_the_recurrence_fuses_only_the_multiply_add_fusion_legality_marked(optio
 def test_the_rows_copy_out_loads_a_chunk_before_its_window_stores():
     """ema's row leaves the lane's buffer (local memory) CHUNK elements at a time: CHUNK loads,
     then one vote whether the chunk lies in the windows and its CHUNK stores into them without
-    a vote between them (else one by one in a rolled loop over local copies of the stores,
-    each may flush: one vote in the loop)."""
+    a vote between them (else one by one in a rolled loop over local copies of the stores'
+    values and flags, store k at the first's address + 4k, each may flush: one vote in the
+    loop)."""
     ptx = compiled(sample_text("ema_row_buffer"), "ema_rows", {"T": 1024})["kernel.ptx"]
     kinds = [line.split()[0] for line in ptx.splitlines() if re.match(r"\s+(ld\.local|st\.shared|vote)", line)]
     sequence = " ".join(kinds) + " "
     chunk = lane_rows.CHUNK
     assert re.search(rf"(ld\.local\.b32 ){{{chunk}}}vote\.sync\.any\.pred vote\.sync\.all\.pred "
-                     rf"(st\.shared\.b32 ){{{chunk},}}ld\.local\.b64 ld\.local\.b32 ld\.local\.b8 "
+                     rf"(st\.shared\.b32 ){{{chunk},}}ld\.local\.b32 ld\.local\.b8 ld\.local\.b64 "
                      r"vote\.sync\.any\.pred st\.shared\.b32 ", sequence), sequence
     assert sequence.count("vote.sync.any.pred") == 4      # the reads' two, the chunk's first store, the loop's
 

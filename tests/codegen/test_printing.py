@@ -39,3 +39,23 @@ def test_gpu_text_is_llvmlites(sample, kernel, extents):
 def test_cpu_text_is_llvmlites(sample, kernel):
     theirs, ours = _lowered_twice(sample, kernel, {}, gpu=False)
     assert module_text(ours) == str(theirs)
+
+
+def test_constant_operands_are_llvmlites():
+    """Integer and float constants are formatted by the printer itself (`printing._ref`):
+    signed zeros, infinities, NaNs, every float width, i1 from ints and bools, an int given
+    to a float type, each the text llvmlite gives."""
+    from llvmlite import ir
+    module = ir.Module("constants")
+    floats = [ir.HalfType(), ir.FloatType(), ir.DoubleType()]
+    function = ir.Function(module, ir.FunctionType(ir.VoidType(), [*floats, ir.IntType(64)]), "f")
+    builder = ir.IRBuilder(function.append_basic_block("entry"))
+    for type_, argument in zip(floats, function.args):
+        for value in (0.0, -0.0, 1.5, -2.25, 1e-40, float("inf"), float("-inf"), float("nan"), 3, 0.1):
+            builder.fadd(argument, ir.Constant(type_, value))
+    for value in (0, -1, 1 << 62, -(1 << 63)):
+        builder.add(function.args[-1], ir.Constant(ir.IntType(64), value))
+    for value in (0, 1, True, False):
+        builder.and_(builder.icmp_signed("<", function.args[-1], function.args[-1]), ir.Constant(ir.IntType(1), value))
+    builder.ret_void()
+    assert module_text(module) == str(module)

@@ -12,6 +12,7 @@ sums and Welford merges may reassociate (§6) and are held to a bound.
 from __future__ import annotations
 
 import json
+import re
 
 import ml_dtypes
 import numpy as np
@@ -109,6 +110,17 @@ def test_generic_scans_are_block_scans(form):
 
 
 # ---- on the GPU -------------------------------------------------------------------------------------
+@pytest.mark.parametrize("flags", ["", ", exclusive = true, reverse = true"])
+def test_a_generic_scans_combine_is_emitted_in_three_places(flags):
+    """The dynamic form's chunk of a generic scan folds and visits its positions in rolled
+    loops, and its block scan's two warp scans are one rolled loop: the author's combine
+    (a1·a2, c1·a2 + c2: two multiplies) is emitted three times, not once a position, once a
+    warp scan and thrice more in the block scan (34 integer multiplies before session 10)."""
+    ptx, launch = _compile(AFFINE_SCAN.replace("FLAGS", flags), "affine_scan")
+    assert launch["mapping"] == "cta" and launch["slots"] == 0
+    assert len(re.findall(r"\b(?:mul|mad)\.lo\.s32", ptx)) <= 3 * 2 + 4     # and the positions' index math
+
+
 def _special_rows(rng, cols: int, dtype) -> np.ndarray:
     """Four rows: random; random with a NaN; ±0.0 only; random with ±inf."""
     x = rng.standard_normal((4, cols)).astype(np.float32)
@@ -249,6 +261,54 @@ def test_generic_scan_keeps_source_order_bit_exact(flags, cols, form):
     got, expected = on_gpu_and_interp(AFFINE_SCAN.replace("FLAGS", flags), "affine_scan", inputs,
                                       extents=_extents(form, "N", cols))
     for name in ("ya", "yc"):
+        assert_same_bits(got[name], expected[name], name)
+
+
+ROW_VOTES = """
+kernel @row_votes(%x: view<f32, [%M, %N], in>, %any_out: view<i32, [%M], out>, %all_out: view<i32, [%M], out>) {
+  %zero = constant {value = 0.0} : f32
+  parallel %M {
+  ^row(%i: index):
+    %cols = iota : tensor<index, [%N]>
+    %row = read %x index(%i, %cols) : tensor<f32, [%N]>
+    %z = broadcast %zero : tensor<f32, [%N]>
+    %pos = gt %row, %z : tensor<bool, [%N]>
+    %a = reduce %pos {axes = [0], kind = any} : bool
+    %l = reduce %pos {axes = [0], kind = all} : bool
+    %ai = cast %a : i32
+    %li = cast %l : i32
+    write %any_out, %ai index(%i)
+    write %all_out, %li index(%i)
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("extents,votes", [(None, True), ({"N": 4096}, True), ({"N": 8}, False)])
+def test_bool_any_and_all_over_the_cta_are_barrier_votes(extents, votes):
+    """A row's any / all of bools is one `bar.red` where the iteration has the whole CTA;
+    several short rows a CTA (N = 8) keep their groups' butterflies."""
+    ptx, launch = _compile(ROW_VOTES, "row_votes", extents)
+    assert launch["mapping"] == "cta"
+    assert ("bar.red.or.pred" in ptx and "bar.red.and.pred" in ptx) == votes
+    assert launch["iterations_per_cta"] == 1 or not votes
+
+
+@requires_gpu()
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("cols", [0, 1, 8, 33, 1025, 5000])
+def test_bool_any_and_all_bit_exact(cols, form):
+    rng = np.random.default_rng(cols + 13)
+    x = rng.standard_normal((5, cols)).astype(np.float32)
+    x[1] = np.abs(x[1]) + 1                     # every element positive: all true
+    x[2] = -np.abs(x[2]) - 1                    # none positive: any false
+    if cols:
+        x[3] = -1.0
+        x[3, -1] = 1.0                          # only the last element positive
+        x[4] = 1.0
+        x[4, 0] = -1.0                          # all but the first positive
+    got, expected = on_gpu_and_interp(ROW_VOTES, "row_votes", {"x": x}, extents=_extents(form, "N", cols))
+    for name in ("any_out", "all_out"):
         assert_same_bits(got[name], expected[name], name)
 
 

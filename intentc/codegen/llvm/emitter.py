@@ -83,8 +83,7 @@ class Emitter:
         return ir.Function(self.module, ir.FunctionType(ret, args), name)
 
     def intrinsic(self, name: str, type_: ir.Type, count: int = 1) -> ir.Function:
-        suffix = {"float": "f32", "double": "f64"}.get(str(type_), str(type_))
-        return self.declare(f"llvm.{name}.{suffix}", type_, [type_] * count)
+        return self.declare(f"llvm.{name}.{_mangled(type_)}", type_, [type_] * count)
 
     def call_intrinsic(self, name: str, *args: ir.Value) -> ir.Value:
         return self.b.call(self.intrinsic(name, args[0].type, len(args)), list(args))
@@ -381,3 +380,10 @@ def _shape_of(self, type_) -> tuple[ir.Value, ...]:
 
 Emitter.extent = _extent
 Emitter.shape_of = _shape_of
+
+
+def _mangled(type_: ir.Type) -> str:
+    """An overloaded intrinsic's type suffix: f32, i64, v32f32 (a vector of 32 floats)."""
+    if isinstance(type_, ir.VectorType):
+        return f"v{type_.count}{_mangled(type_.element)}"
+    return {"float": "f32", "double": "f64"}.get(str(type_), str(type_))

@@ -15,6 +15,7 @@ from .emitter import CheckSite, Emitter
 from .lowering import NotLowered, count_uses, lower_ops
 from .mask_bounds import masked_in_bounds
 from .nan_payloads import bit_copy_reads, payload_free_reads
+from .printing import module_text
 from .lowfloat import to_register
 from .target import TargetHooks
 from .types import F32, F64, I32, I64, is_low, register_type, storage_type
@@ -32,6 +33,16 @@ class LoweredKernel:
     function: str
     slots: list[ParamSlots]
     sites: list[CheckSite]
+
+    def take_text(self) -> str:
+        """The module's LLVM IR text, the IR itself let go: `module` becomes an empty module of
+        the same name. A backend that hands LLVM the text needs the objects no more, and they are
+        cyclic (an instruction points at its block), so only a collection frees them: let go
+        before LLVM's long calls, a second thread can free them meanwhile
+        (`codegen/collection.py`)."""
+        text = module_text(self.module)
+        self.module = ir.Module(self.module.name)
+        return text
 
 
 def function_name(kernel: str) -> str:

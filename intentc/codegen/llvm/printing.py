@@ -3,52 +3,87 @@
 llvmlite prints each instruction through generic `str.format` templates (~9 µs an
 instruction on the dev VM, more than building it), and an unrolled register-form kernel has
 thousands: printing was half of `lower-llvm`. The instruction kinds that are most of them
-(integer and float arithmetic, casts, compares, loads, stores, selects, address arithmetic)
-are formatted here with f-strings (the other kinds, and any instruction with metadata, are
-left to llvmlite), and each defined function's body is joined here in one pass instead of
-llvmlite's per-line `format` over each instruction's cached text (every sample's main module:
-243 → 175 ms of CPU on the dev VM, medians of 8 alternations). The text is exactly llvmlite's:
-`tests/codegen/test_printing.py` holds every sample's to it.
+(integer and float arithmetic, casts, compares, loads, stores, selects, address arithmetic,
+branches, allocas) are formatted here with f-strings (the other kinds, and any instruction
+with metadata, are left to llvmlite), and each defined function's body is joined here in one
+pass instead of llvmlite's per-line `format` over each instruction's cached text (every
+sample's main module: 243 → 175 ms of CPU on the dev VM, medians of 8 alternations; session
+10, branches, allocas, aligned accesses and constant operands here too: 288 → 273 ms). The
+text is exactly llvmlite's: `tests/codegen/test_printing.py` holds every sample's to it.
 """
 from __future__ import annotations
 
+import functools
+import struct
+
 from llvmlite import ir
 from llvmlite.ir import instructions as ins
+
+
+def _ref(value) -> str:
+    """`value.get_reference()`, an integer or float constant's formatted here: llvmlite formats
+    each new constant object again (an i64 1.5 µs, a float 3.3: three struct conversions and
+    a format string built for each), and the lowering makes a constant object a use."""
+    if type(value) is ir.Constant:
+        kind, constant = type(value.type), value.constant
+        if kind is ir.IntType and type(constant) is int:
+            return str(constant)
+        if kind in _FLOATS and type(constant) is float:
+            return _float_text(value.type, _DOUBLE.pack(constant))      # (by bits: 0.0 == -0.0)
+    return value.get_reference()
+
+
+_DOUBLE = struct.Struct("d")
+_FLOATS = (ir.HalfType, ir.FloatType, ir.DoubleType)
+
+
+@functools.lru_cache(maxsize=1024)
+def _float_text(type_: ir.Type, bits: bytes) -> str:
+    """A float constant's text (llvmlite's): a kernel has few distinct ones."""
+    return type_.format_constant(_DOUBLE.unpack(bits)[0])
+
 
 def _arithmetic(i) -> str:
     opname = " ".join([i.opname, *i.flags]) if i.flags else i.opname
     operands = i.operands
     if len(operands) == 2:      # (most: a binary operation's two, without a list and a join)
-        return f"{opname} {i.type} {operands[0].get_reference()}, {operands[1].get_reference()}"
-    return f"{opname} {i.type} {', '.join([o.get_reference() for o in operands])}"
+        return f"{opname} {i.type} {_ref(operands[0])}, {_ref(operands[1])}"
+    return f"{opname} {i.type} {', '.join([_ref(o) for o in operands])}"
 
 
 def _cast(i) -> str:
     (value,) = i.operands
-    return f"{i.opname} {value.type} {value.get_reference()} to {i.type}"
+    return f"{i.opname} {value.type} {_ref(value)} to {i.type}"
 
 
 def _compare(i) -> str:
     lhs, rhs = i.operands
     flags = "".join(" " + flag for flag in i.flags)
-    return f"{i.opname}{flags} {i.op} {lhs.type} {lhs.get_reference()}, {rhs.get_reference()}"
+    return f"{i.opname}{flags} {i.op} {lhs.type} {_ref(lhs)}, {_ref(rhs)}"
 
 
-def _load(i) -> str | None:
-    if i.align is not None:
-        return None
+def _load(i) -> str:
     (pointer,) = i.operands
-    return f"load {i.type}, {pointer.type} {pointer.get_reference()}"
+    return f"load {i.type}, {pointer.type} {pointer.get_reference()}{_align(i)}"
+
+
+def _align(i) -> str:
+    return "" if i.align is None else f", align {i.align}"
+
+
+def _alloca(i) -> str:
+    count = "".join([f", {o.type} {o.get_reference()}" for o in i.operands])
+    return f"alloca {i.allocated_type}{count}{_align(i)}"
 
 
 def _select(i) -> str:
     cond, lhs, rhs = i.operands
-    return (f"select {' '.join(i.flags)} {cond.type} {cond.get_reference()}, {lhs.type} {lhs.get_reference()}, "
-            f"{rhs.type} {rhs.get_reference()}")
+    return (f"select {' '.join(i.flags)} {cond.type} {_ref(cond)}, {lhs.type} {_ref(lhs)}, "
+            f"{rhs.type} {_ref(rhs)}")
 
 
 def _gep(i) -> str:
-    indices = ", ".join([f"{index.type} {index.get_reference()}" for index in i.indices])
+    indices = ", ".join([f"{index.type} {_ref(index)}" for index in i.indices])
     op = "getelementptr inbounds" if i.inbounds else "getelementptr"
     return f"{op} {i.source_etype}, {i.pointer.type} {i.pointer.get_reference()}, {indices}"
 
@@ -60,26 +95,29 @@ def _extract_value(i) -> str:
 
 def _phi(i) -> str:
     # llvmlite's spacing ("phi  float" without flags); the flash kernels carry ~300 values through loops
-    incomings = ", ".join([f"[{value.get_reference()}, {block.get_reference()}]" for value, block in i.incomings])
+    incomings = ", ".join([f"[{_ref(value)}, {block.get_reference()}]" for value, block in i.incomings])
     return f"phi {' '.join(i.flags)} {i.type} {incomings}"
 
 
 def _vector_element(i) -> str:
-    return f"{i.opname} {', '.join([f'{o.type} {o.get_reference()}' for o in i.operands])}"
+    return f"{i.opname} {', '.join([f'{o.type} {_ref(o)}' for o in i.operands])}"
 
 
 # The instruction classes formatted here (exact classes: subclasses print differently).
 _VALUE_TEXT = {ins.Instruction: _arithmetic, ins.CastInstr: _cast, ins.ICMPInstr: _compare,
                ins.FCMPInstr: _compare, ins.LoadInstr: _load, ins.SelectInstr: _select, ins.GEPInstr: _gep,
                ins.ExtractValue: _extract_value, ins.ExtractElement: _vector_element,
-               ins.InsertElement: _vector_element, ins.PhiInstr: _phi}
+               ins.InsertElement: _vector_element, ins.PhiInstr: _phi, ins.AllocaInstr: _alloca}
 
 
-def _store(i) -> str | None:
-    if i.align is not None:
-        return None
+def _store(i) -> str:
     value, pointer = i.operands
-    return f"store {value.type} {value.get_reference()}, {pointer.type} {pointer.get_reference()}"
+    return f"store {value.type} {_ref(value)}, {pointer.type} {pointer.get_reference()}{_align(i)}"
+
+
+def _branch(i) -> str:
+    """`br` with its operands (a branch's label; a conditional one's i1 and two labels)."""
+    return f"{i.opname} {', '.join([f'{o.type} {o.get_reference()}' for o in i.operands])}"
 
 
 def _call(i) -> str | None:
@@ -88,7 +126,7 @@ def _call(i) -> str | None:
     function_type = i.callee.function_type          # (a property: read once)
     if i.cconv or i.tail or i.fastmath or i.attributes or i.arg_attributes or function_type.var_arg:
         return None
-    arguments = ", ".join([f"{a.type} {a.get_reference()}" for a in i.args])
+    arguments = ", ".join([f"{a.type} {_ref(a)}" for a in i.args])
     return f"call {function_type.return_type} {i.callee.get_reference()}({arguments})"
 
 
@@ -127,8 +165,11 @@ def _instruction_text(instruction) -> str:
     if format_value is not None:
         body = None if type(instruction.type) is ir.VoidType else format_value(instruction)
         return str(instruction) if body is None else f"{instruction.get_reference()} = {body}"
+    text: str | None
     if kind is ins.StoreInstr:
         text = _store(instruction)
+    elif kind is ins.Branch or kind is ins.ConditionalBranch:
+        text = _branch(instruction)
     elif kind is ins.CallInstr:
         body = _call(instruction)
         text = body if body is None or type(instruction.type) is ir.VoidType else \

@@ -14,7 +14,6 @@ from ...diagnostics import Diagnostic, DiagnosticError
 from ...ir.nodes import Kernel, Module
 from ...options import Specialization
 from ..llvm.kernel import LoweredKernel, lower_kernel
-from ..llvm.printing import module_text
 from . import machine
 from .emit import optimized_ptx
 from .hooks import NvptxHooks
@@ -97,14 +96,15 @@ def compile_ptx(module: Module, kernel_name: str, arch: str, specialization: Spe
         mappings.append(entry_mapping)
         lowered.sites = variants[-1][1].sites
     fallback = _fallback(kernel, mapping, lowered, lower, specialization, module)
-    text = module_text(lowered.module)
+    text = lowered.take_text()
+    linked = [(variant.entry, lowered_) for variant, lowered_ in variants] + [f[:2] for f in fallback]
+    linked_texts = [(entry, variant_lowered.take_text(), variant_lowered.function) for entry, variant_lowered in linked]
     timings["lower-llvm"] = timings.get("lower-llvm", 0.0) + time.perf_counter() - mark
     mark = time.perf_counter()
     with machine.LOCK:
         parsed = llvm.parse_assembly(text)
-        linked = [(variant.entry, lowered_) for variant, lowered_ in variants] + [f[:2] for f in fallback]
-        for entry, variant_lowered in linked:
-            link_variant(parsed, module_text(variant_lowered.module), variant_lowered.function, entry)
+        for entry, variant_text, function in linked_texts:
+            link_variant(parsed, variant_text, function, entry)
         parsed.verify()
         entries = {lowered.function} | {entry for entry, _ in linked}
         every = mappings + [f[2] for f in fallback]
@@ -162,10 +162,11 @@ def _unrolled(mapping: Mapping) -> bool:
     -> 0.32 s of CPU) for PTX that ran as fast or faster without it on the H200, with no
     spills and no more registers (ptxas -v); so the warp-rows mapping, whose loop over a row
     makes a few vector loads a trip: LSR was half of `batched_dot_f16`'s code generation, and
-    without it ptxas -v gives 56 registers instead of 61 (`q4k_q8k_matvec` 61 either way). In
-    the other mappings' loops over a row it saves registers and spills."""
+    without it ptxas -v gives 56 registers instead of 61 (`q4k_q8k_matvec` 61 either way); and
+    the lane-rows plan where it says so (`LaneRows.strength_reduce`). In the other mappings'
+    loops over a row it saves registers and spills."""
     return (mapping.cta is not None and mapping.cta.slots > 0) or mapping.mma is not None or \
-        mapping.kind in ("warp-rows", "flash")
+        mapping.kind in ("warp-rows", "flash") or not getattr(mapping.lanes, "strength_reduce", True)
 
 
 def _past_variants(mapping: Mapping, rule: VariantRule | None) -> bool:

@@ -39,6 +39,7 @@ from ..llvm.values import Body, Registers, Shape, Tensor
 from .cta import (CtaPlan, _shuffle, _warp_totals, in_tensor, slot_coordinate, sreg, thread_index, unravel,
                   within_row)
 from .lane_steps import rolled_steps
+from .ptx_asm import opaque
 
 if TYPE_CHECKING:
     from ..llvm.emitter import Emitter
@@ -113,49 +114,104 @@ def _select(em: Emitter, condition: ir.Value, then: Values, otherwise: Values) -
     return [em.b.select(condition, a, c) for a, c in zip(then, otherwise)]
 
 
-def _warp_scan(em: Emitter, values: Values, rank: ir.Value, combine: Combine, reverse: bool,
-               rolled: bool = False) -> Values:
-    """Inclusive scan over the warp's lanes in rank order (lane, or 31 - lane reversed);
-    `rolled`: its five steps in a loop (`lane_steps.py`)."""
+def _warp_scan(em: Emitter, values: Values, rank: ir.Value, combine: Combine, reverse: bool) -> Values:
+    """Inclusive scan over the warp's lanes in rank order (lane, or 31 - lane reversed)."""
     b = em.b
-
-    def step(lanes, values: Values) -> Values:
-        earlier = [_shuffle(em, "down" if reverse else "up", v, lanes, 31 if reverse else 0) for v in values]
-        bound = ir.Constant(I32, lanes) if isinstance(lanes, int) else lanes
-        return _select(em, b.icmp_unsigned(">=", rank, bound), combine(earlier, values), values)
-    if rolled:
-        return rolled_steps(em, values, 5, lambda index, current: step(b.shl(ir.Constant(I32, 1), index), current))
     for lanes in (1, 2, 4, 8, 16):
-        values = step(lanes, values)
+        earlier = [_shuffle(em, "down" if reverse else "up", v, lanes, 31 if reverse else 0) for v in values]
+        values = _select(em, b.icmp_unsigned(">=", rank, ir.Constant(I32, lanes)), combine(earlier, values), values)
     return values
 
 
-def block_scan(em: Emitter, plan: CtaPlan, values: Values, carry: Values, neutral: Values, combine: Combine,
-               reverse: bool, rolled: bool = False) -> tuple[Values, Values, Values]:
-    """(the prefix before this thread, the prefix through it, the chunk's total), all after
-    `carry`, over the CTA's threads in rank order (`rolled`: the warp scans' steps in loops)."""
+def _rolled_warp_scans(em: Emitter, plan: CtaPlan, ranks: Ranks, values: Values, neutral: Values, combine: Combine,
+                       reverse: bool) -> tuple[Values, Values]:
+    """(the warp's inclusive scan of `values`; in lane r the scan of the totals of the warps
+    of ranks 0..r) for a combine that runs the author's region: both warp scans as one rolled
+    loop of ten shuffle steps (`lane_steps.py`), whose sixth trip first trades the warp scan
+    for the warps' totals through shared memory, so the combine is emitted once for both
+    (issue #13). A step shuffles by lane index: from lane - 2^k (from lane + 2^k in a
+    reversed warp scan); what a lane of rank below 2^k gets is not used."""
+    b = em.b
+    inclusive = [em.entry_alloca(v.type) for v in values]
+    exchanged = [em.entry_alloca(v.type) for v in values]
+
+    def step(index: ir.Value, current: Values) -> Values:
+        for slot, value in zip(exchanged, current):
+            b.store(value, slot)
+        with b.if_then(b.icmp_unsigned("==", index, ir.Constant(I32, 5))):     # the warp scan is done
+            for slot, value in zip(inclusive, current):
+                b.store(value, slot)
+            for slot, value in zip(exchanged, _warp_totals(em, plan, current, 0 if reverse else 31, neutral, reverse)):
+                b.store(value, slot)
+        current = [b.load(slot) for slot in exchanged]
+        totals = b.icmp_unsigned(">=", index, ir.Constant(I32, 5))
+        lanes = b.shl(ir.Constant(I32, 1), b.select(totals, b.sub(index, ir.Constant(I32, 5)), index))
+        earlier_lane = b.sub(ranks.lane, lanes)
+        if reverse:
+            earlier_lane = b.select(totals, earlier_lane, b.add(ranks.lane, lanes))
+        earlier = [_shuffle(em, "idx", v, earlier_lane, 31) for v in current]
+        rank = b.select(totals, ranks.lane, ranks.lane_rank)
+        return _select(em, b.icmp_unsigned(">=", rank, lanes), combine(earlier, current), current)
+    scanned_totals = rolled_steps(em, values, 10, step)
+    return [b.load(slot) for slot in inclusive], scanned_totals
+
+
+@dataclass(frozen=True)
+class Ranks:
+    """A thread's place in a block scan's rank order (tid, or T-1-tid reversed)."""
+    lane: ir.Value              # tid mod 32
+    lane_rank: ir.Value         # its rank within the warp
+    warp_rank: ir.Value
+    first_lane: ir.Value        # lane rank 0
+    first: ir.Value             # rank 0 in the CTA
+
+
+def thread_ranks(em: Emitter, reverse: bool, plan: CtaPlan) -> Ranks:
     b = em.b
     tid = sreg(em, "tid.x")
     lane, warp = b.and_(tid, ir.Constant(I32, 31)), b.lshr(tid, ir.Constant(I32, 5))
-    warps = -(-plan.threads // 32)
     if reverse:
+        warps = -(-plan.threads // 32)
         lane_rank, warp_rank = b.sub(ir.Constant(I32, 31), lane), b.sub(ir.Constant(I32, warps - 1), warp)
     else:
         lane_rank, warp_rank = lane, warp
-    inclusive = _warp_scan(em, values, lane_rank, combine, reverse, rolled)
-    last_lane = 0 if reverse else 31
-    # lane r of every warp: the total of the warp of rank r (scanned: of ranks 0..r)
-    totals = _warp_totals(em, plan, inclusive, last_lane, neutral, reverse)
-    totals = _warp_scan(em, totals, lane, combine, False, rolled)
-    has_earlier = b.icmp_unsigned(">", warp_rank, ir.Constant(I32, 0))
-    earlier_rank = b.select(has_earlier, b.sub(warp_rank, ir.Constant(I32, 1)), ir.Constant(I32, 0))
-    earlier_warps = _select(em, has_earlier, [_shuffle(em, "idx", t, earlier_rank, 31) for t in totals], neutral)
-    before_warp = combine(carry, earlier_warps)
-    total = combine(carry, [_shuffle(em, "idx", t, warps - 1, 31) for t in totals])
-    shifted = [_shuffle(em, "down" if reverse else "up", v, 1, 31 if reverse else 0) for v in inclusive]
     first_lane = b.icmp_unsigned("==", lane_rank, ir.Constant(I32, 0))
-    before = _select(em, first_lane, before_warp, combine(before_warp, shifted))
-    return before, combine(before_warp, inclusive), total
+    return Ranks(lane, lane_rank, warp_rank, first_lane,
+                 b.and_(first_lane, b.icmp_unsigned("==", warp_rank, ir.Constant(I32, 0))))
+
+
+def block_scan(em: Emitter, plan: CtaPlan, values: Values, carry: Values, neutral: Values, combine: Combine,
+               reverse: bool, rolled: bool = False) -> tuple[Values, Values]:
+    """(the prefix before this thread, the chunk's total), both after `carry`, over the CTA's
+    threads in rank order (`rolled`: the warp scans' steps in a loop)."""
+    ranks = thread_ranks(em, reverse, plan)
+    before_warp, shifted, total = block_parts(em, plan, ranks, values, carry, neutral, combine, reverse, rolled)
+    return _select(em, ranks.first_lane, before_warp, combine(before_warp, shifted)), total
+
+
+def block_parts(em: Emitter, plan: CtaPlan, ranks: Ranks, values: Values, carry: Values | None, neutral: Values,
+                combine: Combine, reverse: bool, rolled: bool) -> tuple[Values, Values, Values]:
+    """The pieces of a block scan of `values`: the prefix before this thread's warp, the
+    warp's inclusive prefix through the lane of rank one less (meaningless in the first lane)
+    and the total, the first and the last after `carry` (None: the value of the thread of
+    rank 0 holds it already)."""
+    b = em.b
+    warps = -(-plan.threads // 32)
+    if rolled:
+        inclusive, totals = _rolled_warp_scans(em, plan, ranks, values, neutral, combine, reverse)
+    else:
+        inclusive = _warp_scan(em, values, ranks.lane_rank, combine, reverse)
+        # lane r of every warp: the total of the warp of rank r (scanned: of ranks 0..r)
+        totals = _warp_totals(em, plan, inclusive, 0 if reverse else 31, neutral, reverse)
+        totals = _warp_scan(em, totals, ranks.lane, combine, False)
+    has_earlier = b.icmp_unsigned(">", ranks.warp_rank, ir.Constant(I32, 0))
+    earlier_rank = b.select(has_earlier, b.sub(ranks.warp_rank, ir.Constant(I32, 1)), ir.Constant(I32, 0))
+    earlier_warps = _select(em, has_earlier, [_shuffle(em, "idx", t, earlier_rank, 31) for t in totals], neutral)
+    after_carry = (lambda later: later) if carry is None else partial(combine, carry)
+    earlier_warps = after_carry(earlier_warps)
+    total = after_carry([_shuffle(em, "idx", t, warps - 1, 31) for t in totals])
+    shifted = [_shuffle(em, "down" if reverse else "up", v, 1, 31 if reverse else 0) for v in inclusive]
+    return earlier_warps, shifted, total
 
 
 # ---- the register form ---------------------------------------------------------------------------
@@ -168,8 +224,7 @@ def scan_slots(em: Emitter, hooks, scan: Scan) -> list[Registers]:
     groups = range(plan.groups)
     for number in (reversed(groups) if scan.reverse else groups):
         order, prefixes, running = fold_group(em, hooks, scan, number)
-        before, _, carry = block_scan(em, plan, running, carry, scan.neutral, scan.combine, scan.reverse,
-                                      scan.rolled)
+        before, carry = block_scan(em, plan, running, carry, scan.neutral, scan.combine, scan.reverse, scan.rolled)
         store_group(em, plan, scan, arrays, order, prefixes, before)
     return arrays
 
@@ -227,6 +282,15 @@ def _when(em: Emitter, live: ir.Value, compute: Callable[[], Values], default: V
     return [em.b.load(slot) for slot in slots]
 
 
+def _inside(em: Emitter, position: ir.Value, count: ir.Value, compute: Callable[[], Values]) -> Callable[[], Values]:
+    """compute, run knowing that scan `position` lies below `count` (where a guard says so):
+    its accesses check no bound of it."""
+    def known() -> Values:
+        with em.knowing_below(position, count):
+            return compute()
+    return known
+
+
 # ---- the dynamic form ----------------------------------------------------------------------------
 # A chunk is T·CHUNK_VECTOR positions, CHUNK_VECTOR consecutive ones a thread: each thread folds
 # its own in order and the CTA block-scans the threads' totals, so the block scan's combines
@@ -241,12 +305,18 @@ class ScanState:
     scan: Scan
     count: ir.Value                         # the positions: the elements of scan.shape
     carry: list = field(default_factory=list)
-    current: list = field(default_factory=list)     # a list of components per lane
+    current: list = field(default_factory=list)     # a list of components per lane (one when rolled)
     lane: int = 0
+    running: list = field(default_factory=list)     # a rolled chunk's prefix before the lane visited
+    joined: list = field(default_factory=list)      # and the warp's lanes before this one (`prime_rolled`)
 
-    def reset(self, em: Emitter) -> None:
+    def reset(self, em: Emitter, rolled: bool) -> None:
+        """Registers for a walk of the chunks (`rolled`: see `_rolled_chunk`)."""
         self.carry = [em.entry_alloca(v.type) for v in self.scan.neutral]
-        self.current = [[em.entry_alloca(v.type) for v in self.scan.neutral] for _ in range(CHUNK_VECTOR)]
+        self.current = [[em.entry_alloca(v.type) for v in self.scan.neutral] for _ in range(1 if rolled else CHUNK_VECTOR)]
+        self.running = [em.entry_alloca(v.type) for v in self.scan.neutral] if rolled else []
+        self.joined = [em.entry_alloca(v.type) for v in self.scan.neutral] if rolled else []
+        self.lane = 0
         for slot, value in zip(self.carry, self.scan.neutral):
             em.b.store(value, slot)
 
@@ -256,12 +326,13 @@ class ScanState:
         b, scan = em.b, self.scan
         idxs = [self.coordinate(em, position) for position in positions]
         running, prefixes = scan.neutral, []
-        for idx, lane_live in zip(idxs, live):
-            running = scan.combine(running, _when(em, lane_live, partial(scan.elements, idx), scan.neutral))
+        for position, idx, lane_live in zip(positions, idxs, live):
+            running = scan.combine(running, _when(em, lane_live, _inside(em, position, self.count,
+                                                                          partial(scan.elements, idx)), scan.neutral))
             prefixes.append(running)
         carry = [b.load(slot) for slot in self.carry]
         # positions run in thread order within a chunk, whichever the direction
-        before, _, total = block_scan(em, plan, running, carry, scan.neutral, scan.combine, False, scan.rolled)
+        before, total = block_scan(em, plan, running, carry, scan.neutral, scan.combine, False, scan.rolled)
         for lane, idx in enumerate(idxs):
             if not scan.exclusive:
                 result = scan.combine(before, prefixes[lane])
@@ -271,6 +342,52 @@ class ScanState:
                 b.store(value, slot)
         for slot, value in zip(self.carry, total):
             b.store(value, slot)
+
+    def prime_rolled(self, em: Emitter, plan: CtaPlan, first: ir.Value) -> None:
+        """A scan whose combine runs the author's region: the pieces of this thread's prefix
+        before its positions first, first + 1, ... of the chunk, its positions folded in a
+        rolled loop (the carry in front of rank 0's, no combine of its own); `advance` then
+        joins the warp's prefix before this lane (lane -1), then each position's element,
+        as the chunk's body visits them."""
+        b, scan = em.b, self.scan
+        ranks = thread_ranks(em, False, plan)       # positions run in thread order within a chunk
+        carry = [b.load(slot) for slot in self.carry]
+        folded = rolled_steps(em, _select(em, ranks.first, carry, scan.neutral), CHUNK_VECTOR,
+                              lambda lane, running: scan.combine(running, self._element(em, first, lane)))
+        earlier, shifted, total = block_parts(em, plan, ranks, folded, None, scan.neutral, scan.combine, False,
+                                              scan.rolled)
+        for slots, values in ((self.running, _select(em, ranks.first, carry, earlier)),
+                              (self.joined, _select(em, ranks.first_lane, scan.neutral, shifted)),
+                              (self.carry, total)):
+            for slot, value in zip(slots, values):
+                b.store(value, slot)
+
+    def advance(self, em: Emitter, first: ir.Value, lane: ir.Value) -> None:
+        """The scan's result at position first + lane of a rolled chunk (`prime_rolled`): the
+        running prefix before it joined with its element (exclusive: the running prefix);
+        lane -1 joins the lanes before this one in its warp."""
+        b, scan = em.b, self.scan
+        before = [b.load(slot) for slot in self.running]
+        joined = _select(em, b.icmp_signed("<", lane, ir.Constant(I64, 0)), [b.load(slot) for slot in self.joined],
+                         self._element(em, first, lane))
+        through = scan.combine(before, joined)
+        result = scan.exclusive_at(em, self.coordinate(em, b.add(first, lane)), before) if scan.exclusive \
+            else through
+        for slots, values in ((self.current[0], result), (self.running, through)):
+            for slot, value in zip(slots, values):
+                b.store(value, slot)
+
+    def _element(self, em: Emitter, first: ir.Value, lane: ir.Value) -> Values:
+        """The scan's components at position first + lane (`lane` an i32, or an i64 from
+        -1), or the neutral value past the end and at lane -1."""
+        b = em.b
+        position = b.add(first, b.zext(lane, I64) if lane.type == I32 else lane)
+        live = b.icmp_unsigned("<", position, self.count)
+        if lane.type == I64:
+            live = b.and_(live, b.icmp_signed(">=", lane, ir.Constant(I64, 0)))
+        return _when(em, live, _inside(em, position, self.count, partial(self.scan.elements,
+                                                                       self.coordinate(em, position))),
+                     self.scan.neutral)
 
     def coordinate(self, em: Emitter, position: ir.Value) -> list[ir.Value]:
         """The coordinate of scan `position`: row-major order, from the end when reversed."""
@@ -300,11 +417,15 @@ def chunked_for_each(em: Emitter, plan: CtaPlan, shape: Shape, body: Body, state
     count = em.element_count(shape)
     span = ir.Constant(I64, plan.threads * CHUNK_VECTOR)
     chunks = b.udiv(b.add(count, ir.Constant(I64, plan.threads * CHUNK_VECTOR - 1)), span)
+    rolled = rolls_chunks(states)
     for state in states:
-        state.reset(em)
+        state.reset(em, rolled)
 
     def chunk(number):
         first = b.add(b.mul(number, span), b.mul(thread_index(em, plan), ir.Constant(I64, CHUNK_VECTOR)))
+        if rolled:
+            _rolled_chunk(em, plan, first, count, body, states)
+            return
         positions = [b.add(first, ir.Constant(I64, lane)) for lane in range(CHUNK_VECTOR)]
         live = [b.icmp_unsigned("<", position, count) for position in positions]
         for state in states:
@@ -312,11 +433,43 @@ def chunked_for_each(em: Emitter, plan: CtaPlan, shape: Shape, body: Body, state
         for lane, (position, lane_live) in enumerate(zip(positions, live)):
             for state in states:
                 state.lane = lane
-            with b.if_then(lane_live):
+            with b.if_then(lane_live), em.knowing_below(position, count):
                 body(states[0].coordinate(em, position))
     em.loop(ir.Constant(I64, 0), chunks, chunk, name="chunk")
     for state in states:
         state.current = []
+
+
+def rolls_chunks(states: list[ScanState]) -> bool:
+    """Whether the chunks of `states` walk their positions in rolled loops (`_rolled_chunk`):
+    where a scan's combine runs the author's region."""
+    return any(state.scan.rolled for state in states)
+
+
+def _rolled_chunk(em: Emitter, plan: CtaPlan, first: ir.Value, count: ir.Value, body: Body,
+                  states: list[ScanState]) -> None:
+    """A chunk of scans one of which runs the author's combine (`Scan.rolled`: dozens of
+    instructions, two exponentials in a log-sum-exp merge): the thread's positions first ..
+    first + CHUNK_VECTOR - 1 in two rolled loops, one folding them (after the carry, in the
+    thread of rank 0) before the block scan's warp steps, and one visiting them: its trip
+    -1 joins the earlier warps' prefix with the earlier lanes' of this warp, each later
+    trip joins the running prefix with its position's element and runs the body. So the
+    combine is emitted four times (fold, the two warp scans, visit) instead of once a
+    position and thrice more in the block scan, and the body once (issue #13). The prefixes
+    keep source order: ((w . l) . e0) . e1 where the unrolled chunk joins (w . l) . (e0 . e1)
+    (§6)."""
+    b = em.b
+    for state in states:
+        state.prime_rolled(em, plan, first)
+
+    def visit(lane: ir.Value) -> None:
+        for state in states:
+            state.advance(em, first, lane)
+        position = b.add(first, lane)
+        with b.if_then(b.and_(b.icmp_signed(">=", lane, ir.Constant(I64, 0)), b.icmp_unsigned("<", position, count))), \
+                em.knowing_below(position, count):
+            body(states[0].coordinate(em, position))
+    em.loop(ir.Constant(I64, -1), opaque(b, ir.Constant(I64, CHUNK_VECTOR)), visit, name="visit")
 
 
 def scans_read(value: object, found: list[ScanState] | None = None) -> list[ScanState]:

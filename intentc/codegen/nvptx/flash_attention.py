@@ -306,7 +306,7 @@ class FlashEmitter:
         self.values = FoldValues(em, self.rows, {"rows": 1, "keys": self.keys, "cols": self.cols}, plan.attention.depth,
                                  self._contract)
         self.values.lane = self.lane
-        self.vectors = {view.name: self._vectors_fit(view) for view in (self.q, self.k, self.v)}
+        self.vectors = self._vector_checks()
 
     def _thread_coordinates(self) -> tuple:
         """The lane and the key group (i32); returns tid and the thread within its group (i32)."""
@@ -334,6 +334,7 @@ class FlashEmitter:
         zero = ir.Constant(I32, 0)
         pointer = self.em.b.gep(array, [zero, zero], inbounds=True)
         self.shared = shared_address(self.em.b, pointer)
+        self.shared_pointer = pointer
         return pointer
 
     def _group_barrier(self) -> None:
@@ -373,10 +374,7 @@ class FlashEmitter:
         def tile(j0, started) -> tuple:
             """(the tile's summary, whether it combines with the state, started)."""
             self.j0 = j0
-            values.key_exists = [b.icmp_signed("<", b.add(j0, self.key_offset(n)), self.rows_extent)
-                                 for n in range(self.keys)]
-            values.run(ops[1:fold_at])
-            return _flat(self._summarize(a.fold)), started, ir.Constant(I1, 1)
+            return _flat(self._summarize(a.fold, ops[1:fold_at])), started, ir.Constant(I1, 1)
 
         def trip(j0, carried):
             """The trip's summary combined into the state (the first one is the state)."""
@@ -395,20 +393,33 @@ class FlashEmitter:
         start, stop = self._key_range(self._keys_end(i0, c0))
         tiles_end = self._tiles_end(start, stop)
         # the state is defined before the first trip's combine (whose result the first trip drops)
-        initial = [ir.Constant(register_type(dtype), 0) for dtype, _, slots in leaves
-                   for _ in range(self.rows) for _ in range(slots)]
+        initial = [value for dtype, kind, _ in leaves for _ in range(self.rows)
+                   for value in values.row_of(kind, ir.Constant(register_type(dtype), 0))]
         *state, started = em.loop(start, self._trips_end(tiles_end), trip, _i64(bn), "keytile",
                                   carried=[*initial, ir.Constant(I1, 0)])
         self._give_state(state, started)
         results = _unflat(state, leaves, self.rows)
         for name, type_ in zip(a.fold.results, list(types)):
-            values.env[name] = rebuild(type_, results)
+            values.env[name] = rebuild(type_, list(results))
         after = ops[fold_at + 1:-1]
         if values.slotwise(after):
             self._write(ops[-1], rows, after)
-        else:
-            values.run(after)
-            self._write(ops[-1], rows)
+            return
+        if values.column_vector:         # the ops after the fold op by op, on the columns' slots
+            values.column_vector, values.slots["cols"] = 0, self.cols
+            results = [self._slots_of(leaf) for leaf in results]
+            for name, type_ in zip(a.fold.results, list(types)):
+                values.env[name] = rebuild(type_, results)
+        values.run(after)
+        self._write(ops[-1], rows)
+
+    def _slots_of(self, leaf: PerThread) -> PerThread:
+        """A leaf with its columns' vectors as their slots' values."""
+        if leaf.kind != "cols" or not isinstance(leaf.values[0][0].type, ir.VectorType):
+            return leaf
+        b = self.em.b
+        return PerThread(leaf.kind, leaf.dtype, [[b.extract_element(row[0], _i32(m)) for m in range(self.cols)]
+                                                 for row in leaf.values])
 
     def _joined(self, *incoming) -> tuple:
         """(summary, combines, started) where a tile's and a group's trip meet."""
@@ -435,16 +446,41 @@ class FlashEmitter:
         merges = b.select(b.icmp_unsigned("==", self.key_group, _i32(0)), _i64(self.plan.groups - 1), _i64(0))
         return b.add(tiles_end, b.mul(merges, _i64(self.plan.block[1])))
 
-    def _exchange(self, group: ir.Value, count: int) -> tuple:
-        """(base, offset): the shared address of this thread's first word of group `group`'s
-        (i32, counted from group 1) state; word i lies `offset(i)` bytes on, an immediate
-        offset of the access (as LLVM values, the many `base + constant` sums sent its
-        straight-line strength reduction through every pair of them: a third of flash on
-        tensor cores' code generation)."""
+    def _exchange(self, group: ir.Value, types: list) -> list:
+        """Where this thread's state values of group `group` (i32, counted from group 1) lie in
+        shared memory, one a type of `types`: a scalar word i (of the state's words, a
+        vector taking one a lane) is (base, offset): the shared address and an immediate offset
+        of the access (as LLVM values, the many `base + constant` sums sent its straight-line
+        strength reduction through every pair of them: a third of flash on tensor cores' code
+        generation); a vector of C lanes is a pointer to the group's C words' rows, the
+        thread's C lanes contiguous there."""
         b = self.em.b
         threads = self.plan.group_threads
-        slot = b.add(b.mul(group, _i32(count * threads)), b.trunc(self.group_tid, I32))
-        return b.add(self.shared, b.mul(slot, _i32(WORD))), lambda index: index * threads * WORD
+        widths = [type_.count if isinstance(type_, ir.VectorType) else 1 for type_ in types]
+        tid = b.trunc(self.group_tid, I32)
+        slot = b.add(b.mul(group, _i32(sum(widths) * threads)), tid)
+        base = b.add(self.shared, b.mul(slot, _i32(WORD)))
+        places, word = [], 0
+        for type_, width in zip(types, widths):
+            if width == 1:
+                places.append((base, word * threads * WORD))
+            else:
+                start = b.add(b.mul(group, _i32(sum(widths) * threads * WORD)),
+                              b.add(b.mul(tid, _i32(4 * width)), _i32(word * threads * WORD)))
+                places.append(b.bitcast(b.gep(self.shared_pointer, [start]), type_.as_pointer(3)))
+            word += width
+        return places
+
+    def _store_word(self, place, value: ir.Value) -> None:
+        """`value` to its exchange place (`_exchange`)."""
+        b = self.em.b
+        if isinstance(value.type, ir.VectorType):
+            b.store(value, place, align=16)
+            return
+        base, offset = place
+        kind, constraint, register = _shared_access(value.type)
+        stored = b.zext(value, register) if value.type != register else value
+        asm(b, f"st.shared.{kind} [$0+{offset}], $1;", f"r,{constraint},~{{memory}}", ir.VoidType(), [base, stored])
 
     def _give_state(self, state: list, started: ir.Value) -> None:
         """Groups 1.. leave their states (and whether they folded a tile) in shared memory, each
@@ -459,18 +495,17 @@ class FlashEmitter:
             cp_async_wait(b, 0)          # a group's copies in flight land before its buffers are reused
             barrier(em)                  # every group is done with its buffers (group 0: in `_take_group`)
             words = [*state, started]
-            base, offset = self._exchange(b.sub(self.key_group, _i32(1)), len(words))
-            for index, value in enumerate(words):
-                kind, constraint, register = _shared_access(value.type)
-                stored = b.zext(value, register) if value.type != register else value
-                asm(b, f"st.shared.{kind} [$0+{offset(index)}], $1;", f"r,{constraint},~{{memory}}", ir.VoidType(),
-                    [base, stored])
+            for place, value in zip(self._exchange(b.sub(self.key_group, _i32(1)), [w.type for w in words]), words):
+                self._store_word(place, value)
             barrier(em)                  # the states are there (group 0: in `_take_group`)
         barrier(em)                      # the exchange is read before any group stages again
 
-    def _shared_load(self, base: ir.Value, offset: int, type_: ir.Type) -> ir.Value:
-        """A value of `type_` from shared address base + offset, as `_give_state` stored it."""
+    def _shared_load(self, place, type_: ir.Type) -> ir.Value:
+        """A value of `type_` from its exchange place, as `_give_state` stored it."""
         b = self.em.b
+        if isinstance(type_, ir.VectorType):
+            return b.load(place, align=16)
+        base, offset = place
         kind, constraint, register = _shared_access(type_)
         loaded = asm(b, f"ld.shared.{kind} $0, [$1+{offset}];", f"={constraint},r,~{{memory}}", register, [base])
         return b.trunc(loaded, type_) if type_ != register else loaded
@@ -486,8 +521,8 @@ class FlashEmitter:
             barrier(em)                  # the other groups are done with their buffers
             barrier(em)                  # and have left their states
         types = [value.type for value in [*state, started]]
-        base, offset = self._exchange(b.trunc(b.sdiv(b.sub(j0, tiles_end), _i64(self.plan.block[1])), I32), len(types))
-        *other, other_has = [self._shared_load(base, offset(index), type_) for index, type_ in enumerate(types)]
+        places = self._exchange(b.trunc(b.sdiv(b.sub(j0, tiles_end), _i64(self.plan.block[1])), I32), types)
+        *other, other_has = [self._shared_load(place, type_) for place, type_ in zip(places, types)]
         summary = [b.select(other_has, theirs, mine) for theirs, mine in zip(other, state)]
         return summary, b.and_(started, other_has), b.or_(started, other_has)
 
@@ -547,22 +582,31 @@ class FlashEmitter:
         """(dtype, kind, slots) of each leaf of a fold result: scalars and [D] vectors."""
         if isinstance(type_, RecordType):
             return [leaf for f in type_.fields for leaf in self._leaf_types(f.type)]
-        return [(type_.dtype, "rows", 1)] if not type_.shape else [(type_.dtype, "cols", self.cols)]
+        return [(type_.dtype, "rows", 1)] if not type_.shape else [(type_.dtype, "cols", self.values.slots["cols"])]
 
-    def _summarize(self, fold) -> list:
-        """The summarizer on the current tile: len, the keys' positions, the tile's scores."""
+    def _summarize(self, fold, prologue: list) -> list:
+        """The ops between the scores and the fold (`prologue`), then the summarizer on the
+        current tile: len, the keys' positions, the tile's scores."""
         b = self.em.b
         values = self.values
-        bn = self.plan.block[1]
+        values.key_exists = [b.icmp_signed("<", b.add(self.j0, self.key_offset(n)), self.rows_extent)
+                             for n in range(self.keys)]
+        values.run(prologue)
         length, positions, scores, tile = (arg.name for arg in fold.regions[0].args)
-        left = b.sub(self.rows_extent, self.j0)
-        values.env[length] = values.uniform("index", b.select(b.icmp_signed("<", left, _i64(bn)), left, _i64(bn)))
+        values.env[length] = self._tile_length()
         values.env[positions] = PerThread("keys", "index", [[b.add(self.j0, self.key_offset(n))
                                                              for n in range(self.keys)] for _ in range(self.rows)])
         values.env[scores] = values.env[fold.operands[0]]
         values.env[tile] = "values"
         yielded = values.run(fold.regions[0].ops)
         return [leaf for value, t in zip(yielded, fold.result_types) for leaf in record_leaves(value, t)]
+
+    def _tile_length(self) -> PerThread:
+        """The summarizer's `len`: the current tile's keys inside the axis."""
+        b = self.em.b
+        bn = self.plan.block[1]
+        left = b.sub(self.rows_extent, self.j0)
+        return self.values.uniform("index", b.select(b.icmp_signed("<", left, _i64(bn)), left, _i64(bn)))
 
     def _combine(self, fold, previous: list, summary: list) -> list:
         values = self.values
@@ -741,6 +785,11 @@ class FlashEmitter:
         fits = b.and_(fits, b.icmp_signed("==", b.srem(view.strides[0], _i64(16 // element)), _i64(0)))
         return b.and_(fits, b.icmp_signed("==", b.srem(view.shape[1], _i64(16 // element)), _i64(0)))
 
+    def _vector_checks(self) -> dict:
+        """`_vectors_fit` of Q, K and V where `_vectors_known` does not decide it (name -> i1)."""
+        return {view.name: self._vectors_fit(view) for view in (self.q, self.k, self.v)
+                if self._vectors_known(view) is None}
+
     def _vectors_known(self, view) -> bool | None:
         """`_vectors_fit` decided at compile time: for a view the specialization proves 16-byte
         aligned and dense (`aligned16`, `contiguous`: constant strides) with D fixed; else None."""
@@ -821,10 +870,16 @@ class FlashEmitter:
     def _kept(self, value: PerThread) -> ir.Value:
         """A thread-local array of `value`'s slots, row by row."""
         em = self.em
-        array = em.entry_alloca(ir.ArrayType(value.values[0][0].type, self.rows * self.cols))
+        b = em.b
+        vector = value.values[0][0].type if isinstance(value.values[0][0].type, ir.VectorType) else None
+        array = em.entry_alloca(ir.ArrayType(vector.element if vector else value.values[0][0].type, self.rows * self.cols))
         for r, row_values in enumerate(value.values):
+            if vector:                   # the row's columns at once
+                first = b.gep(array, [_i32(0), _i32(r * self.cols)], inbounds=True)
+                b.store(row_values[0], b.bitcast(first, vector.as_pointer()), align=4)
+                continue
             for m, element in enumerate(row_values):
-                em.b.store(element, em.b.gep(array, [_i32(0), _i32(r * self.cols + m)], inbounds=True))
+                b.store(element, b.gep(array, [_i32(0), _i32(r * self.cols + m)], inbounds=True))
         return array
 
     def column_at(self, m: ir.Value) -> ir.Value:

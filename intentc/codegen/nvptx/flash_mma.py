@@ -37,11 +37,12 @@ from ..layout.mma import Mma
 from ..llvm.lowfloat import is_finite, to_register, to_storage
 from ..llvm.types import F32, I1, I16, I32, I64
 from .fold_attention import FoldAttention
-from .fold_values import FoldValues, PerThread
+from .fold_values import FoldValues, PerThread, record_leaves
 from .flash_attention import INSTCOMBINE, FlashEmitter, KeyGroupPlan, slices_text
 from .dead_slices import dead_slices_are_identity
+from .key_phases import POSITIONS, KeyPhases
 from .lane_dots import global_vector
-from .ptx_asm import (asm, cp_async, cp_async_commit, cp_async_wait, ldmatrix_x4, mma_m16n8k16, opaque)
+from .ptx_asm import asm, cp_async, cp_async_commit, cp_async_wait, opaque, outputs
 from .tile_matmul import swizzled
 
 ROW_WARPS = 2                        # W: BM = 16 W query rows (at T = 4096, 128 row blocks for 132 SMs)
@@ -60,11 +61,30 @@ RESIDENT = 1
 # 0.0889-0.0892 at -O0, bf16 0.0754 against 0.0837-0.0840. (Session 9's round 1 had shown the
 # levels alike, but its A/B served both choices one cached kernel.)
 CODEGEN = 2
-# QKᵀ's and PV's K steps as loops in the PTX: each step is the same code at other shared
+# QKᵀ's and PV's K steps (all of a tile's) as one inline asm each (`mma_steps`): the unrolled
+# instructions ptxas made of the loops below, with no loop-carried accumulators in LLVM's IR.
+STEP_ASM = True
+# Else QKᵀ's and PV's K steps as loops in the PTX: each step is the same code at other shared
 # addresses (and, in PV, the next four weight words, which rotate through the loop's
 # registers), so LLVM and our lowering see one step instead of 8 and 4 — a third of the
 # kernel's instructions. ptxas unrolls the loops itself (constant trip counts).
 ROLLED = True
+# The summarizer's element ops on key vectors as loops over the tile's key fragments
+# (`key_phases.py`): their code once instead of once a key slot (32 times), 2,523 -> 1,916 LLVM
+# instructions, but ptxas does not unroll these loops (the cubin grows with the trips unrolled
+# by hand: 53.7 KB, 55.6 at 2 fragments a trip, 57.9 at 4, 59.3 at 8) and on the H200 the
+# kernel ran 25 % slower: f16, T = 4096, D = 128, 0.0970 ms against 0.0776-0.0777 op by op
+# (bench/results/dflash-20261202-s10-h200-r1/, interleaved, the same bits). Off.
+KEY_LOOPS = False
+# A row's columns of the fold's [D] vectors (the state's and the summary's accumulators) as one
+# LLVM vector of its C slots, so the combine, the state's loop, the key groups' exchange and the
+# write's staging are a few vector instructions, not one instruction a slot (LLVM's code
+# generator splits them into the same scalar instructions).
+VECTOR_COLUMNS = True
+# f32 libdevice functions (the summarizer's and the combine's expf: 36 a tile) as inline PTX
+# templates of LLVM's own code for them (`ptx_math.py`): one LLVM instruction a call instead of
+# twelve, the same PTX instructions for ptxas.
+MATH_ASM = True
 
 
 @dataclass(frozen=True)
@@ -77,6 +97,10 @@ class FlashMmaPlan(KeyGroupPlan):
     groups: int = GROUPS
     resident: int = RESIDENT
     rolled: bool = ROLLED            # the K steps of QKᵀ and PV as loops (ptxas unrolls them), not unrolled here
+    step_asm: bool = STEP_ASM        # a tile's K steps of QKᵀ and of PV as one inline asm each (before `rolled`)
+    key_loops: bool = KEY_LOOPS      # the summarizer's key vectors in loops over key fragments (key_phases.py)
+    vector_columns: bool = VECTOR_COLUMNS   # a row's [D] columns as one LLVM vector
+    math_asm: bool = MATH_ASM        # f32 libdevice functions as inline PTX templates (ptx_math.py)
     codegen: int = CODEGEN           # LLVM's code generation level
     instcombine: bool = INSTCOMBINE  # InstCombine in the LLVM pipeline
 
@@ -115,7 +139,10 @@ class FlashMmaPlan(KeyGroupPlan):
         return {"block": {"query_rows": bm, "keys": bn, "columns": db, "qk_chunk": dk, "v_chunk": bn},
                 "per_thread": {"rows": self.rows, "keys": self.keys, "columns": db // QUAD},
                 "resident": self.resident, "row_warps": self.row_warps, "key_groups": self.groups,
-                "shared_bytes": self.shared_bytes, "k_steps": "rolled" if self.rolled else "unrolled",
+                "shared_bytes": self.shared_bytes, "k_steps": "one asm" if self.step_asm else "rolled" if self.rolled else "unrolled",
+                "key_vectors": "a loop over key fragments" if self.key_loops else "op by op",
+                "column_vectors": "an LLVM vector a row" if self.vector_columns else "a value a slot",
+                "math": "inline PTX of LLVM's code for libdevice" if self.math_asm else "libdevice inlined",
                 "codegen": f"-O{self.codegen}", "instcombine": self.instcombine,
                 "instruction": f"mma.sync.aligned.m16n8k16.row.col.f32.{operand}.{operand}.f32 (ldmatrix, "
                                "128-byte swizzled shared rows)",
@@ -166,6 +193,50 @@ def _weights_cast_from_f32(summarizer) -> set:
     return unlowered
 
 
+def mma_steps(b: ir.IRBuilder, operand: str, steps: list, acc: list) -> list:
+    """acc[j] += A_s · B_sj (`mma.sync.m16n8k16`, f32 accumulators) for every fragment j of each
+    K step s of `steps`, in order, as one inline asm with the steps' `ldmatrix.x4` loads. A step
+    is (A, loads): A the A fragment (four b32 values) or a load of it, `loads` [(shared address,
+    immediate offset, transposed)], load p giving fragments 2p and 2p + 1 their B words (its
+    first and last two). Accumulators that are all 0.0 start in the asm (no inputs). One asm,
+    not a load and two MMAs a pair whose result structs LLVM takes apart, nor a loop whose
+    trips carry the accumulators: ptxas gets the instructions it unrolled the loops into."""
+    loads_of = [([] if isinstance(a, list) else [a]) + list(loads) for a, loads in steps]
+    addresses = list(dict.fromkeys(address for loads in loads_of for address, _, _ in loads))
+    words = 4 * len(acc)
+    zero = all(isinstance(value, ir.Constant) and value.constant == 0.0 for fragment in acc for value in fragment)
+    first_address = words if zero else 2 * words
+    first_word = first_address + len(addresses)
+    lines = [f"mov.f32 ${i}, 0f00000000;" for i in range(words)] if zero else []
+    loaded = 0
+    a_values: list = []
+    for (a, _), step_loads in zip(steps, loads_of):
+        names = []
+        for address, offset, transposed in step_loads:
+            registers = [f"%fw{loaded + i}" for i in range(4)]
+            loaded += 4
+            at = f"${first_address + addresses.index(address)}" + (f"+{offset}" if offset else "")
+            lines.append(f"ldmatrix.sync.aligned.m8n8.x4{'.trans' if transposed else ''}.shared.b16 "
+                         f"{{{', '.join(registers)}}}, [{at}];")
+            names.append(registers)
+        if isinstance(a, list):
+            a_words = [f"${first_word + len(a_values) + i}" for i in range(4)]
+            a_values += a
+        else:
+            a_words = names.pop(0)
+        for j in range(len(acc)):
+            d = ", ".join(f"${4 * j + i}" for i in range(4))
+            b_words = ", ".join(names[j // 2][2 * (j % 2):2 * (j % 2) + 2])
+            lines.append(f"mma.sync.aligned.m16n8k16.row.col.f32.{operand}.{operand}.f32 {{{d}}}, "
+                         f"{{{', '.join(a_words)}}}, {{{b_words}}}, {{{d}}};")
+    body = f"{{ .reg .b32 %fw<{loaded}>; {' '.join(lines)} }}"
+    constraints = ",".join(["=&f" if zero else "=f"] * words + ([] if zero else [str(i) for i in range(words)])
+                           + ["r"] * (len(addresses) + len(a_values)) + ["~{memory}"])
+    inputs = ([] if zero else [value for fragment in acc for value in fragment]) + addresses + a_values
+    values = outputs(b, asm(b, body, constraints, ir.LiteralStructType([F32] * words), inputs), words)
+    return [values[4 * j:4 * j + 4] for j in range(len(acc))]
+
+
 def _i64(value: int) -> ir.Constant:
     return ir.Constant(I64, value)
 
@@ -199,11 +270,12 @@ class FlashMmaEmitter(FlashEmitter):
         self.q_shared = b.add(self.shared, b.mul(self.key_group, _i32(plan.group_bytes)))
         self.k_shared = b.add(self.q_shared, _i32(2 * bm * dk))
         self.v_shared = b.add(self.k_shared, _i32(2 * bn * dk))
-        self.values = FoldValues(em, self.rows, {"rows": 1, "keys": self.keys, "cols": self.cols},
+        self.values = FoldValues(em, self.rows, {"rows": 1, "keys": self.keys, "cols": 1 if plan.vector_columns else self.cols},
                                  plan.attention.depth, self._contract, row_lanes=QUAD)
+        self.values.column_vector = self.cols if plan.vector_columns else 0
         self.values.lane = self.lane
         self.values.unlowered = _weights_cast_from_f32(self.plan.attention.fold.regions[0])
-        self.vectors = {view.name: self._vectors_fit(view) for view in (self.q, self.k, self.v)}
+        self.vectors = self._vector_checks()
         self._fragment_addresses()
 
     def _fragment_addresses(self) -> None:
@@ -267,6 +339,30 @@ class FlashMmaEmitter(FlashEmitter):
             self._stage_tile(self.k, self.k_shared, start, _i64(0), BLOCK_KEYS, self.plan.resident_depth)
         return start, stop
 
+    def _summarize(self, fold, prologue: list) -> list:
+        """As the CUDA-core emitter's, with the key vectors' element ops in loops over the
+        tile's key fragments (`key_phases.py`) where the plan says so and every op reading a
+        key vector allows it."""
+        kinds = self.plan.attention.kinds
+        region = fold.regions[0]
+        length, positions, scores, tile = (arg.name for arg in region.args)
+        if not (self.plan.key_loops and KeyPhases.supported([*prologue, *region.ops], kinds, {positions, scores})):
+            return super()._summarize(fold, prologue)
+        phases = KeyPhases(self, kinds, BLOCK_KEYS // 8, self._fragment_keys, self._weight_words,
+                           lambda op, words: self._values_by_weights(words))
+        phases.run(prologue)
+        self.values.env[length] = self._tile_length()
+        phases.bind(positions, POSITIONS)
+        phases.bind(scores, fold.operands[0])
+        self.values.env[tile] = "values"
+        return [leaf for value, t in zip(phases.run(region.ops), fold.result_types) for leaf in record_leaves(value, t)]
+
+    def _fragment_keys(self, fragment: ir.Value) -> list:
+        """The tile offsets (i64) of key fragment `fragment`'s two slots: keys 8 f + 2(l%4) + e."""
+        b = self.em.b
+        first = b.add(b.mul(self.quad, _i64(2)), b.mul(fragment, _i64(8)))
+        return [first, b.add(first, _i64(1))]
+
     # ---- contractions ----------------------------------------------------------------------
     def _scores(self) -> PerThread:
         """S = Q Kᵀ for the warp's 16 rows and the tile's keys: 8 m16n8 fragments, K steps of 16."""
@@ -302,6 +398,11 @@ class FlashMmaEmitter(FlashEmitter):
 
     def _mma_steps(self, acc: list, steps: int) -> list:
         """`steps` K steps of 16 of the staged Q and K chunks into the fragments `acc`."""
+        if self.plan.step_asm:
+            q_at, k_at = self._step_addresses(self.q_lane, self.plan.block[0]), self._step_addresses(self.k_lane, BLOCK_KEYS)
+            return mma_steps(self.em.b, self.operand, [
+                ((*q_at(kk), False), [(k_at(kk)[0], k_at(kk)[1] + 16 * pair * ROW_BYTES, False)
+                                      for pair in range(len(acc) // 2)]) for kk in range(steps)], acc)
         if self.plan.rolled:
             return self._rolled(acc, [], steps, lambda kk, fragments, _: (self._mma_step(fragments, kk), []))
         for kk in range(steps):
@@ -311,15 +412,25 @@ class FlashMmaEmitter(FlashEmitter):
     def _mma_step(self, acc: list, kk: ir.Value) -> list:
         """K step `kk` (i32) of QKᵀ: the warp's A fragment, then each pair of key fragments."""
         b = self.em.b
-        a_frag = ldmatrix_x4(b, self._stepped(self.q_lane, self.plan.block[0], kk), transpose=False)
-        acc = list(acc)
+        a_load = (self._stepped(self.q_lane, self.plan.block[0], kk), 0, False)
         # key rows 16 apart have the same swizzle: one address, the pairs at immediate offsets
         address = self._stepped(self.k_lane, BLOCK_KEYS, kk)
-        for pair in range(len(acc) // 2):
-            words = ldmatrix_x4(b, address, transpose=False, offset=16 * pair * ROW_BYTES)
-            for j, frag in ((2 * pair, words[:2]), (2 * pair + 1, words[2:])):
-                acc[j] = mma_m16n8k16(b, self.operand, "f32", a_frag, frag, acc[j])
-        return acc
+        return mma_steps(b, self.operand, [(a_load, [(address, 16 * pair * ROW_BYTES, False)
+                                                     for pair in range(len(acc) // 2)])], acc)
+
+    def _step_addresses(self, lane_part: tuple, rows: int):
+        """kk -> (register, immediate offset): `_stepped`'s address of K step kk (an int), its
+        lane's part of each of the four swizzled chunk columns computed once."""
+        b = self.em.b
+        start, swizzle = lane_part
+        columns: dict = {}
+
+        def at(kk: int) -> tuple:
+            chunk = (2 * kk) & (CHUNK // VECTOR - 1)
+            if chunk not in columns:
+                columns[chunk] = b.add(start, b.shl(b.xor(swizzle, _i32(chunk)), _i32(4)))
+            return columns[chunk], (kk >> 2) * rows * ROW_BYTES
+        return at
 
     def _rolled(self, acc: list, queue: list, steps: int, step) -> list:
         """`steps` trips of `step(kk, fragments, queue) -> (fragments, queue)` as one loop whose
@@ -337,10 +448,10 @@ class FlashMmaEmitter(FlashEmitter):
         final = self.em.loop(_i64(0), _i64(steps), trip, _i64(1), "kstep", carried=[v for f in acc for v in f] + queue)
         return fragments(final[:count])
 
-    def _values_by_weights(self, weights: PerThread | None, name: str) -> PerThread:
-        """O = P V: P the weights' registers as A fragments, V staged and read transposed."""
+    def _values_by_weights(self, words: list) -> PerThread:
+        """O = P V: P the weights' words ([row][key fragment], `_weight_words`) as A fragments,
+        V staged and read transposed."""
         fragments = self.plan.columns // 8
-        words = self._weight_words(weights, name)
         if self.plan.resident_depth:
             self._arrived()
             self._prefetch_keys()
@@ -351,42 +462,55 @@ class FlashMmaEmitter(FlashEmitter):
         acc = [[ir.Constant(F32, 0.0)] * 4 for _ in range(fragments)]
         # A of step kk: rows g and g + 8 of keys 16kk + 2(l%4).. (fragment 2kk) and 16kk + 8 + .. (2kk + 1)
         queue = [words[r][2 * kk + half] for kk in range(BLOCK_KEYS // 16) for half in range(2) for r in range(self.rows)]
-        if self.plan.rolled:
+        if self.plan.step_asm:
+            per_block = CHUNK // VECTOR // 2
+            acc = mma_steps(self.em.b, self.operand, [
+                (queue[4 * kk:4 * kk + 4], [(self.v_lane[pair % per_block],
+                                             kk * 16 * ROW_BYTES + pair // per_block * BLOCK_KEYS * ROW_BYTES, True)
+                                            for pair in range(fragments // 2)]) for kk in range(BLOCK_KEYS // 16)], acc)
+        elif self.plan.rolled:
             # each trip takes the first four words and rotates them to the back
             acc = self._rolled(acc, queue, BLOCK_KEYS // 16,
                                lambda kk, fragments, words: (self._pv_step(fragments, words[:4], kk), words[4:] + words[:4]))
         else:
             for kk in range(BLOCK_KEYS // 16):
                 acc = self._pv_step(acc, queue[4 * kk:4 * kk + 4], _i32(kk))
-        return PerThread("cols", "f32", [[acc[j][2 * r + e] for j in range(fragments) for e in range(2)]
-                                         for r in range(self.rows)])
+        rows = [[acc[j][2 * r + e] for j in range(fragments) for e in range(2)] for r in range(self.rows)]
+        return PerThread("cols", "f32", [[self._packed(row)] for row in rows] if self.values.column_vector else rows)
+
+    def _packed(self, slots: list) -> ir.Value:
+        """A row's column slots as one vector."""
+        b = self.em.b
+        vector = ir.Constant(ir.VectorType(slots[0].type, len(slots)), ir.Undefined)
+        for m, value in enumerate(slots):
+            vector = b.insert_element(vector, value, _i32(m))
+        return vector
 
     def _pv_step(self, acc: list, a_frag: list, kk: ir.Value) -> list:
         """K step `kk` (i32) of PV: the weights' A fragment times each pair of V's column fragments."""
         b = self.em.b
-        acc = list(acc)
         # column chunks 8 apart (the next 64-column block) have the same swizzle: an immediate
         # offset; the step's 16 rows start 16 kk rows on, with the same swizzle
         per_block = CHUNK // VECTOR // 2
         rows = b.mul(kk, _i32(16 * ROW_BYTES))
         addresses = [b.add(start, rows) for start in self.v_lane]
+        loads = []
         for pair in range(len(acc) // 2):
             block, within = divmod(pair, per_block)
-            v_words = ldmatrix_x4(b, addresses[within], transpose=True, offset=block * BLOCK_KEYS * ROW_BYTES)
-            for j, frag in ((2 * pair, v_words[:2]), (2 * pair + 1, v_words[2:])):
-                acc[j] = mma_m16n8k16(b, self.operand, "f32", a_frag, frag, acc[j])
-        return acc
+            loads.append((addresses[within], block * BLOCK_KEYS * ROW_BYTES, True))
+        return mma_steps(b, self.operand, [(a_frag, loads)], acc)
 
-    def _weight_words(self, weights: PerThread | None, name: str) -> list:
-        """[row][fragment] b32 words of the weights in the operand type, (low, high) = keys
-        (2(l%4), 2(l%4) + 1) of the fragment; 0 for keys past the axis. Where the IR casts f32
-        weights, the f32 values convert pairwise (`cvt.rn`, the cast's rounding)."""
+    def _weight_words(self, values: FoldValues, weights: PerThread | None, name: str) -> list:
+        """[row][fragment] b32 words of the weights in the operand type (of `values`' key
+        slots), (low, high) = keys (2(l%4), 2(l%4) + 1) of the fragment; 0 for keys past the
+        axis. Where the IR casts f32 weights, the f32 values convert pairwise (`cvt.rn`, the
+        cast's rounding)."""
         b = self.em.b
-        cast = self.values.defs.get(name)
-        source = self.values.env[cast.operands[0]] if cast is not None and cast.name == "cast" else None
+        cast = values.defs.get(name)
+        source = values.env[cast.operands[0]] if cast is not None and cast.name == "cast" else None
         if source is not None and source.dtype != "f32":
             source = None
-        exists = self.values.key_exists
+        exists = values.key_exists
         result = []
         for r in range(self.rows):
             row = []
@@ -406,7 +530,7 @@ class FlashMmaEmitter(FlashEmitter):
     def _contract(self, op, env) -> PerThread:
         if op.name == "matvec":
             return self._scores()
-        return self._values_by_weights(env.get(op.operands[0]), op.operands[0])
+        return self._values_by_weights(self._weight_words(self.values, env.get(op.operands[0]), op.operands[0]))
 
     # ---- staging -------------------------------------------------------------------------
     def _arrived(self) -> None:
@@ -432,15 +556,12 @@ class FlashMmaEmitter(FlashEmitter):
 
     def _stage_tile(self, view, base, first_row, first_column, rows: int, columns: int) -> None:
         """view[first_row + i, first_column + j] (0 outside the view) into the swizzled rows:
-        16-byte vectors where the view's rows allow them (a uniform branch), else elements."""
-        # always the run-time branch, even where `_vectors_known` decides it: with the vector
-        # path alone ptxas took 255 registers and spilled 12-28 bytes (f16, D = 128), against 232
-        b = self.em.b
-        with b.if_else(self.vectors[view.name]) as (vectors, elements):
-            with vectors:
-                self._stage_tile_vectors(view, base, first_row, first_column, rows, columns)
-            with elements:
-                self._stage_tile_elements(view, base, first_row, first_column, rows, columns)
+        16-byte vectors where the view's rows allow them (a uniform branch, or only the path
+        `_vectors_known` decides: since session 10's loops over key fragments ptxas takes 237
+        registers and spills nothing with the vector path alone, f16, D = 128; in session 9 it
+        took 255 and spilled 12-28 bytes, so both paths stayed)."""
+        self._by_vectors(view, lambda: self._stage_tile_vectors(view, base, first_row, first_column, rows, columns),
+                         lambda: self._stage_tile_elements(view, base, first_row, first_column, rows, columns))
 
     def _stage_tile_vectors(self, view, base, first_row, first_column, rows: int, columns: int) -> None:
         """`cp.async` of each 16-byte chunk (zero-filled past the view: D is a multiple of

@@ -52,12 +52,19 @@ class Record:
     fields: dict              # name -> PerThread
 
 
+def _is_vector(value) -> bool:
+    """A row held as one LLVM vector (FoldValues.column_vector), not a splat constant."""
+    return isinstance(value.type, ir.VectorType) and not isinstance(value, ir.Constant)
+
+
 def _leaves(value) -> list:
     """The PerThread leaves of an evaluated value (a record's fields)."""
     return [leaf for inner in value.fields.values() for leaf in _leaves(inner)] if isinstance(value, Record) else [value]
 
 
-def _identity(kind: str, dtype: str) -> ir.Constant:
+def reduction_identity(op: Op, dtype: str) -> ir.Constant:
+    """The identity of a `reduce` op's combine in `dtype`."""
+    kind = op.keyword_attr("kind")
     if dtype == "bool":
         return ir.Constant(ir.IntType(1), int(kind == "all"))
     if dtype == "index":
@@ -80,12 +87,29 @@ class FoldValues:
         self.lane: ir.Value | None = None
         self._upper: dict = {}    # (block, offset) -> `_upper_lane`
         self.unlowered: set = set()   # values no op reads but the emitter's contraction, which reads their op's operands
+        self.column_vector = 0    # C > 0: a `cols` value's row is one LLVM vector of its C slots (slots["cols"] = 1)
 
     def uniform(self, dtype: str, value: ir.Value) -> PerThread:
         return PerThread("rows", dtype, [[value] for _ in range(self.rows)])
 
     def filled(self, kind: str, dtype: str, value: ir.Value) -> PerThread:
-        return PerThread(kind, dtype, [[value] * self.slots[kind] for _ in range(self.rows)])
+        return PerThread(kind, dtype, [self.row_of(kind, value) for _ in range(self.rows)])
+
+    def row_of(self, kind: str, value: ir.Value) -> list:
+        """A row of `kind` whose every slot is `value`: one vector where columns are vectors."""
+        if kind == "cols" and self.column_vector:
+            return [self.splat(value)]
+        return [value] * self.slots[kind]
+
+    def splat(self, value: ir.Value) -> ir.Value:
+        """A vector of `column_vector` copies of `value`."""
+        vector = ir.VectorType(value.type, self.column_vector)
+        if isinstance(value, ir.Constant):
+            return ir.Constant(vector, [value.constant] * self.column_vector)
+        b = self.em.b
+        first = b.insert_element(ir.Constant(vector, ir.Undefined), value, ir.Constant(I32, 0))
+        return b.shuffle_vector(first, ir.Constant(vector, ir.Undefined),
+                                ir.Constant(ir.VectorType(I32, self.column_vector), [0] * self.column_vector))
 
     def run(self, ops) -> list:
         """Evaluates `ops`; returns the yielded values (a region's), if any."""
@@ -136,7 +160,7 @@ class FoldValues:
         kind = self._kind(type_)
         if kind == "rows":
             return operands[0]
-        return PerThread(kind, type_.dtype, [[row[0]] * self.slots[kind] for row in operands[0].values])
+        return PerThread(kind, type_.dtype, [self.row_of(kind, row[0]) for row in operands[0].values])
 
     def _cast(self, op: Op, operands: list, type_) -> PerThread:
         source = operands[0].dtype
@@ -159,7 +183,7 @@ class FoldValues:
         """The leaves of the values `names` (those evaluated here) whose slots differ: the
         ones `at_slot` reads slot by slot (constants and scalar broadcasts are one value)."""
         return [leaf for name in names if name in self.env for leaf in _leaves(self.env[name])
-                if any(len({id(value) for value in row}) > 1 for row in leaf.values)]
+                if any(len({id(value) for value in row}) > 1 or _is_vector(row[0]) for row in leaf.values)]
 
     def at_slot(self, ops, names: list, read: Callable) -> dict:
         """`ops` on one column slot: the values `names` there (`read(leaf)`: that slot of a
@@ -173,7 +197,7 @@ class FoldValues:
             if isinstance(value, Record):
                 return Record({field: slot(inner) for field, inner in value.fields.items()})
             return read(value) if id(value) in varying else PerThread(value.kind, value.dtype,
-                                                                      [row[:1] for row in value.values])
+                                                                      [[_first(row[0])] for row in value.values])
         one.env = {name: slot(self.env[name]) for name in names if name in self.env}
         one.run(ops)
         return one.env
@@ -227,29 +251,41 @@ class FoldValues:
     def _reduce(self, op: Op, operands: list, type_) -> PerThread:
         """A keys vector to each row's scalar: the thread's keys in order (missing keys take
         the identity), then the butterfly over the row's 16 lanes."""
-        em = self.em
-        b = em.b
-        kind = op.keyword_attr("kind")
-        combine = COMBINE[kind]
         vector = operands[0]
-        identity = _identity(kind, vector.dtype)
-        results = []
-        for row in vector.values:
-            total = identity
-            for value, exists in zip(row, self.key_exists):
-                total = binary(em, op, combine, total, b.select(exists, value, identity), vector.dtype)
-            offset = 1
-            while offset < self.row_lanes:
-                other = self._shuffled(total, offset)
-                if is_float(vector.dtype):
-                    upper = self._upper_lane(offset)
-                    first, second = b.select(upper, other, total), b.select(upper, total, other)
-                else:           # an integer or bool combine gives the same bits in either order
-                    first, second = total, other
-                total = binary(em, op, combine, first, second, vector.dtype)
-                offset *= 2
-            results.append([total])
-        return PerThread("rows", vector.dtype if kind not in ("any", "all") else "bool", results)
+        identity = reduction_identity(op, vector.dtype)
+        return self.rows_result(op, [self.across_lanes(op, self.thread_keys(op, identity, row, vector.dtype), vector.dtype)
+                                     for row in vector.values], vector.dtype)
+
+    @staticmethod
+    def rows_result(op: Op, totals: list, dtype: str) -> PerThread:
+        """A reduction's rows scalar from each row's total."""
+        return PerThread("rows", dtype if op.keyword_attr("kind") not in ("any", "all") else "bool",
+                         [[total] for total in totals])
+
+    def thread_keys(self, op: Op, total: ir.Value, row: list, dtype: str) -> ir.Value:
+        """`total` combined with a row's key slots `row` in order, a slot past the axis
+        (`key_exists`) taking the reduction's identity."""
+        b = self.em.b
+        identity = reduction_identity(op, dtype)
+        for value, exists in zip(row, self.key_exists, strict=True):
+            total = binary(self.em, op, COMBINE[op.keyword_attr("kind")], total, b.select(exists, value, identity), dtype)
+        return total
+
+    def across_lanes(self, op: Op, total: ir.Value, dtype: str) -> ir.Value:
+        """A row's thread total combined over the row's lanes: a butterfly, the lower lane's
+        operand first (every lane the same bits)."""
+        b = self.em.b
+        offset = 1
+        while offset < self.row_lanes:
+            other = self._shuffled(total, offset)
+            if is_float(dtype):
+                upper = self._upper_lane(offset)
+                first, second = b.select(upper, other, total), b.select(upper, total, other)
+            else:           # an integer or bool combine gives the same bits in either order
+                first, second = total, other
+            total = binary(self.em, op, COMBINE[op.keyword_attr("kind")], first, second, dtype)
+            offset *= 2
+        return total
 
     def _shuffled(self, value: ir.Value, offset: int) -> ir.Value:
         """The value of the lane `offset` away in the butterfly (a bool moves as an i32)."""
@@ -266,6 +302,14 @@ class FoldValues:
         if key not in self._upper:
             self._upper[key] = b.icmp_unsigned("!=", b.and_(self.lane, ir.Constant(I32, offset)), ir.Constant(I32, 0))
         return self._upper[key]
+
+
+def _first(value: ir.Value) -> ir.Value:
+    """A slot of a row the same in every slot: the value, or a splat constant's element."""
+    if isinstance(value.type, ir.VectorType):
+        element = value.constant[0]
+        return element if isinstance(element, ir.Constant) else ir.Constant(value.type.element, element)
+    return value
 
 
 def record_leaves(value, type_) -> list:

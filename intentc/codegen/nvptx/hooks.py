@@ -26,8 +26,9 @@ from .cta_reduce import block_combine_tuple, shared_rows, stage_in_shared
 from .cta_scan import Scan, chunk_scan, chunked_for_each, scan_slots, scans_read
 from .cta_staging import stage
 from .cta_transpose import permuted
+from .cta_votes import cta_vote, votes
 from .lane_rows import LaneWalk
-from . import narrow, widen
+from . import narrow, ptx_math, widen
 from .f8_casts import PTX_FORMAT as F8_FORMATS, f8_pattern, round_to_f8
 from .mapping import Mapping
 from .number_extremes import number_extreme
@@ -181,6 +182,8 @@ class NvptxHooks(TargetHooks):
                          combine: Combine) -> ir.Value:
         if not self.in_cta:
             return value
+        if votes(self.plan, kind, dtype):
+            return cta_vote(em, kind, value)
         return block_combine(em, self.plan, value, identity_const(kind, dtype), combine)
 
     def combine_tuple(self, em: Emitter, op: Op, values: list[ir.Value], identities: list[ir.Value],
@@ -359,6 +362,10 @@ class NvptxHooks(TargetHooks):
             return None
         if self.mapping.outlined_math and long_function(LIBDEVICE_F32[name]):
             return call_outlined(em, LIBDEVICE_F32[name], x)
+        if self.arch and getattr(self.mapping.plan, "math_asm", False):     # the plan's choice (flash_mma.py)
+            inline = ptx_math.call(em.b, LIBDEVICE_F32[name], self.arch, x)
+            if inline is not None:
+                return inline
         return em.b.call(em.declare(LIBDEVICE_F32[name], F32, [F32]), [x])
 
     def math_f64(self, em: Emitter, name: str, x: ir.Value) -> ir.Value:

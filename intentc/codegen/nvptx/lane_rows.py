@@ -34,6 +34,7 @@ lane's own (its stack, which the GPU interleaves across a warp's lanes: a step's
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from llvmlite import ir
@@ -65,8 +66,9 @@ CHUNK = 16
 # rows of the warp's windows a refill loads at once (LANES: all of them, one unrolled block;
 # fewer: a rolled loop over the rows, that many rows' loads in flight a trip). 8 (16 loads in
 # flight a trip): ema 1,471 -> 938 PTX lines, 0.326 ms against 0.321 with all 32 (the same
-# round; chunk 16 both).
-REFILL_ROWS = 8
+# round; chunk 16 both). Session 10 (issue #13): 4 (8 loads in flight a trip; session 8's A/B ran
+# 8 and 4 alike at chunk 8, 0.3386 / 0.3381 ms): ema 686 -> 590 PTX lines.
+REFILL_ROWS = 4
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,9 @@ class LaneRows:
     # lean against 0.2293 on O1 (each compiled apart, the same bits,
     # bench/results/cta-choices-ab-20261202-s9-h200/), and about a quarter less CPU to PTX
     lean = True
+    # LLVM's Loop Strength Reduction in code generation (`compile._unrolled`): off since session
+    # 10 (issue #13: about a tenth of ema's CPU time to PTX)
+    strength_reduce = False
 
     @property
     def warps(self) -> int:
@@ -102,7 +107,7 @@ class LaneRows:
                 "windows": [{"view": v, "access": "read"} for v in self.reads]
                 + [{"view": v, "access": "write"} for v in self.writes],
                 "buffers": "the lane's stack (interleaved across the warp's lanes)",
-                "tensor_write_chunk": CHUNK,
+                "tensor_write_chunk": CHUNK, "refill_rows": REFILL_ROWS, "strength_reduce": self.strength_reduce,
                 "reads_at_use": sorted(self.lazy_reads)}
 
 
@@ -361,11 +366,12 @@ class _Window:
         (in every lane: a walk along the row), all go in without a branch between them (no
         vote a store: independent instructions); else one by one, as `store`."""
         em, b = self.em, self.em.b
-        addresses = [b.ptrtoint(global_pointer(b, pointer), I64) for pointer, _, _ in stores]
-        self._restart_where_missed(addresses[0], stores[0][2], self._flush, lambda: None)
+        first = b.ptrtoint(global_pointer(b, stores[0][0]), I64)
+        self._restart_where_missed(first, stores[0][2], self._flush, lambda: None)
         if _consecutive([pointer for pointer, _, _ in stores]) and _one_value([live for *_, live in stores]):
-            self._store_run(addresses, [value for _, value, _ in stores], stores[0][2])
+            self._store_run(first, [value for _, value, _ in stores], stores[0][2])
             return
+        addresses = [first] + [b.ptrtoint(global_pointer(b, pointer), I64) for pointer, _, _ in stores[1:]]
         fits = ir.Constant(I1, 1)
         for address, (_, _, live) in zip(addresses, stores):
             inside, _ = self._column(address, live)
@@ -375,45 +381,51 @@ class _Window:
                 for address, (_, value, live) in zip(addresses, stores):
                     self._put(address, value, live)
             with some_miss:
-                self._store_each_rolled(addresses, [value for _, value, _ in stores], [live for _, _, live in stores])
+                self._store_each_rolled(self._local_array(I64, addresses), [value for _, value, _ in stores],
+                                        [live for _, _, live in stores])
 
-    def _store_run(self, addresses: list, values: list, live: ir.Value) -> None:
+    def _store_run(self, first: ir.Value, values: list, live: ir.Value) -> None:
         """store_chunk of stores to consecutive elements under one `live` (a tensor write
-        along the row, `_consecutive`): they all lie inside the lane's window exactly where the
-        first lies at most WINDOW - n elements past its start, one compare instead of one a
-        store; inside, store k goes to the first's column + k (the pad where not live) and
-        their n mask bits are set at once."""
+        along the row, `_consecutive`), the first at address `first`: they all lie inside the
+        lane's window exactly where the first lies at most WINDOW - n elements past its
+        start, one compare instead of one a store; inside, store k goes to the first's column
+        + k (the pad where not live) and their n mask bits are set at once; store k's address
+        is the first's + 4k, so the other stores' pointers are never used (LLVM drops them)."""
         em, b = self.em, self.em.b
         count = len(values)
-        offset = b.sub(addresses[0], b.load(self.start))
+        offset = b.sub(first, b.load(self.start))
         first_fits = b.icmp_unsigned("<", offset, ir.Constant(I64, (WINDOW - count + 1) * 4))
         with b.if_else(_vote(em, "all", b.or_(b.not_(live), first_fits)), likely=True) as (inside_windows, some_miss):
             with inside_windows:
-                first = b.lshr(offset, ir.Constant(I64, 2))
+                first_column = b.lshr(offset, ir.Constant(I64, 2))
                 for k, value in enumerate(values):
-                    column = b.select(live, b.add(first, ir.Constant(I64, k)), ir.Constant(I64, WINDOW))
+                    column = b.select(live, b.add(first_column, ir.Constant(I64, k)), ir.Constant(I64, WINDOW))
                     b.store(value, self._slot(self.walk.warp, self.walk.lane, column))
-                bits = b.shl(ir.Constant(I64, (1 << count) - 1), first)
+                bits = b.shl(ir.Constant(I64, (1 << count) - 1), first_column)
                 b.store(b.or_(b.load(self.mask), b.select(live, bits, ir.Constant(I64, 0))), self.mask)
             with some_miss:
-                self._store_each_rolled(addresses, values, [live] * count)
+                self._store_each_rolled(lambda k: b.add(first, b.shl(k, ir.Constant(I64, 2))), values, [live] * count)
 
-    def _store_each_rolled(self, addresses: list, values: list, lives: list) -> None:
-        """`store` of each (address, value, live) in order, in one rolled loop over local
-        arrays: the path where a chunk misses (a window's first store off a line, an index
-        that jumps) is rare, and unrolled it was a vote and a flush call a store, a third of
-        ema's kernel (issue #13: compile time)."""
+    def _store_each_rolled(self, address_at: Callable[[ir.Value], ir.Value], values: list, lives: list) -> None:
+        """`store` of each value at address_at(k) (built in the loop) under its live flag, in
+        order, in one rolled loop over local arrays: the path where a chunk misses (a window's
+        first store off a line, an index that jumps) is rare, and unrolled it was a vote and a
+        flush call a store, a third of ema's kernel (issue #13: compile time)."""
         em, b = self.em, self.em.b
-        count = ir.Constant(I64, len(values))
-        arrays = [em.entry_alloca(ir.ArrayType(type_, len(values))) for type_ in (I64, self.word, I1)]
-        for k, items in enumerate(zip(addresses, values, lives)):
-            for array, item in zip(arrays, items):
-                b.store(item, b.gep(array, [ir.Constant(I64, 0), ir.Constant(I64, k)]))
+        arrays = [self._local_array(self.word, values), self._local_array(I1, lives)]
 
         def each(k):
-            address, value, live = (b.load(b.gep(array, [ir.Constant(I64, 0), k])) for array in arrays)
-            self.store(b.inttoptr(address, self.word.as_pointer(1)), value, live)
-        em.loop(ir.Constant(I64, 0), count, each, name="missed")
+            value, live = (array(k) for array in arrays)
+            self.store(b.inttoptr(address_at(k), self.word.as_pointer(1)), value, live)
+        em.loop(ir.Constant(I64, 0), ir.Constant(I64, len(values)), each, name="missed")
+
+    def _local_array(self, type_: ir.Type, items: list) -> Callable[[ir.Value], ir.Value]:
+        """`items` stored in a thread-local array; the returned function loads item k."""
+        em, b = self.em, self.em.b
+        array = em.entry_alloca(ir.ArrayType(type_, len(items)))
+        for k, item in enumerate(items):
+            b.store(item, b.gep(array, [ir.Constant(I64, 0), ir.Constant(I64, k)]))
+        return lambda k: b.load(b.gep(array, [ir.Constant(I64, 0), k]))
 
     def _put(self, address: ir.Value, value: ir.Value, live: ir.Value) -> None:
         """The store of `value` at `address`, which lies in the lane's window where `live`."""

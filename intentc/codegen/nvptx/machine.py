@@ -11,6 +11,7 @@ import threading
 import llvmlite.binding as llvm
 
 from .. import llvm_switches
+from ..collection import collecting_meanwhile
 
 # sm_90a: Hopper with its arch-specific instructions (wgmma, setmaxnreg); a Hopper launch picks it.
 ARCHS = ("sm_80", "sm_90", "sm_90a")
@@ -98,7 +99,9 @@ def emit_ptx(module: llvm.ModuleRef, arch: str, strength_reduce: bool = True, le
             switches.enter_context(llvm_switches.switched("disable-lsr", "1", "0"))
         if not prepare:
             switches.enter_context(llvm_switches.switched("disable-cgp", "1", "0"))
-        return _machine_for(module, arch, level).emit_assembly(module)
+        target = _machine_for(module, arch, level)
+        with collecting_meanwhile():   # the compile's printed IR freed meanwhile (codegen/collection.py)
+            return target.emit_assembly(module)
 
 
 def _machine_for(module: llvm.ModuleRef, arch: str, level: int) -> llvm.TargetMachine:

@@ -15,7 +15,6 @@ from ..layout.assign import assign, elements
 from ..layout.encodings import row_blocked
 from ..llvm.abi import layout, slot_count
 from ..llvm.kernel import LoweredKernel, lower_kernel
-from ..llvm.printing import module_text
 from . import machine
 from .emit import optimized_ptx
 from .cta import known_extents, per_coordinate_regions
@@ -45,21 +44,24 @@ def compile_stages(module: Module, kernel: Kernel, plan: StagePlan, arch: str, s
     lowered_stages: list[tuple[str, LoweredKernel]] = []
     sites: list = []
     for number, stage in enumerate(plan.stages):
-        hooks = StagedHooks(mapping, plan, stage, kernel, words)
-        # every stage numbers the check sites alike (one abi.json decodes every entry's status)
-        lowered = lower_kernel(module, kernel.name, hooks, specialization, file, source, sites)
+        # every stage numbers the check sites alike (one abi.json decodes every entry's status);
+        # the hooks are not kept (they hold the lowering's IR, let go once printed)
+        lowered = lower_kernel(module, kernel.name, StagedHooks(mapping, plan, stage, kernel, words), specialization,
+                               file, source, sites)
         mark_entry(lowered, THREADS)
         sites = lowered.sites
         entry = stage.entry(lowered.function, number) if plan.grid_wide else lowered.function
         lowered_stages.append((entry, lowered))
+    (entry, first), *others = lowered_stages
+    first_text = first.take_text()
+    other_texts = [(other_entry, other.take_text(), other.function) for other_entry, other in others]
     timings["lower-llvm"] = timings.get("lower-llvm", 0.0) + time.perf_counter() - mark
     mark = time.perf_counter()
-    (entry, first), *others = lowered_stages
     with machine.LOCK:
-        linked = llvm.parse_assembly(module_text(first.module))
+        linked = llvm.parse_assembly(first_text)
         linked.get_function(first.function).name = entry
-        for other_entry, other in others:
-            link_variant(linked, module_text(other.module), other.function, other_entry)
+        for other_entry, other_text, function in other_texts:
+            link_variant(linked, other_text, function, other_entry)
         linked.verify()
         ptx = optimized_ptx(linked, arch, {name for name, _ in lowered_stages}, timings, mark,
                             strength_reduce=plan.strength_reduce)

@@ -141,12 +141,14 @@ class StagedHooks(NvptxHooks):
             self.top = True
 
     def _in_domain(self, em, linear: ir.Value, body: Callable[[ir.Value], None]) -> None:
-        """body(linear) where coordinate `linear` lies in the domain (always, in a full chunk)."""
-        if not self.guarded:
-            body(linear)
-            return
-        with em.b.if_then(em.b.icmp_unsigned("<", linear, self.total)):
-            body(linear)
+        """body(linear) where coordinate `linear` lies in the domain (always, in a full chunk),
+        which the body's accesses then know (`Emitter.knowing_below`: no bounds check of it)."""
+        with em.knowing_below(linear, self.total):
+            if not self.guarded:
+                body(linear)
+                return
+            with em.b.if_then(em.b.icmp_unsigned("<", linear, self.total)):
+                body(linear)
 
     def _coordinate(self, em, slot: int, firsts: dict[int, ir.Value] | None = None) -> ir.Value:
         vector = self.layout.vector
@@ -295,5 +297,5 @@ class StagedHooks(NvptxHooks):
 def _block_scan(em, layout: CtaPlan, value: ir.Value, carry: ir.Value, neutral: ir.Value, combine) -> tuple:
     """(the exclusive prefix before this thread, the chunk's total), both after `carry`, of one
     value over the CTA's threads (cta_scan.block_scan, forward)."""
-    before, _, total = block_scan(em, layout, [value], [carry], [neutral], lambda a, c: [combine(a[0], c[0])], False)
+    before, total = block_scan(em, layout, [value], [carry], [neutral], lambda a, c: [combine(a[0], c[0])], False)
     return before[0], total[0]
