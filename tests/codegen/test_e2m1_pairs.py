@@ -28,14 +28,21 @@ def decoded(words: list, index: int) -> int:
     return pair
 
 
-def test_every_byte_at_every_position_decodes_as_the_docstring_says():
-    rng = np.random.default_rng(7)
+def cases(seed: int):
+    """(byte, position, two random words holding the byte at that position) for every byte
+    value at every position of the run."""
+    rng = np.random.default_rng(seed)
     for position in range(8):
         for byte in range(256):
             words = [int(w) for w in rng.integers(0, 1 << 32, 2, dtype=np.uint64)]
             word, shift = position // 4, 8 * (position % 4)
             words[word] = (words[word] & ~(0xFF << shift) & 0xFFFFFFFF) | (byte << shift)
-            assert decoded(words, position) == reference(byte), (position, byte)
+            yield byte, position, words
+
+
+def test_every_byte_at_every_position_decodes_as_the_docstring_says():
+    for byte, position, words in cases(7):
+        assert decoded(words, position) == reference(byte), (position, byte)
 
 
 def test_the_ptx_decodes_every_byte_at_every_position():
@@ -43,11 +50,6 @@ def test_the_ptx_decodes_every_byte_at_every_position():
     function = ir.Function(ir.Module(), ir.FunctionType(ir.VoidType(), []), "f")
     block = AsmBlock(ir.IRBuilder(function.append_basic_block()))
     pairs = [e2m1_pair(block, ["%w0", "%w1"], position) for position in range(8)]
-    rng = np.random.default_rng(11)
-    for byte in range(256):
-        for position in range(8):
-            words = [int(w) for w in rng.integers(0, 1 << 32, 2, dtype=np.uint64)]
-            word, shift = position // 4, 8 * (position % 4)
-            words[word] = (words[word] & ~(0xFF << shift) & 0xFFFFFFFF) | (byte << shift)
-            values = ptx_eval.run(block.lines, {"%w0": words[0], "%w1": words[1]})
-            assert values[pairs[position]] == reference(byte), (position, byte)
+    for byte, position, words in cases(11):
+        values = ptx_eval.run(block.lines, {"%w0": words[0], "%w1": words[1]})
+        assert values[pairs[position]] == reference(byte), (position, byte)
