@@ -616,7 +616,8 @@ def block_stride(em: Emitter, plan: CtaPlan, shape: Shape, body: Body) -> None:
         for k in range(DYNAMIC_UNROLL):
             visit(b.add(linear, ir.Constant(I64, k * plan.width)))
     em.loop(start, unrolled_end, visit_chunk, chunk, name="lanes")
-    em.loop(unrolled_end, total, visit, step, name="lane")
+    if not (isinstance(total, ir.Constant) and int(total.constant) % (plan.width * DYNAMIC_UNROLL) == 0):
+        em.loop(unrolled_end, total, visit, step, name="lane")      # (else no thread has a rest)
 
 
 def slot_coordinate(em: Emitter, plan: CtaPlan, slot: int | ir.Value) -> ir.Value:

@@ -163,7 +163,10 @@ class Ranks:
     lane_rank: ir.Value         # its rank within the warp
     warp_rank: ir.Value
     first_lane: ir.Value        # lane rank 0
-    first: ir.Value             # rank 0 in the CTA
+
+    def first(self, em: Emitter) -> ir.Value:
+        """Whether the thread has rank 0 in the CTA."""
+        return em.b.and_(self.first_lane, em.b.icmp_unsigned("==", self.warp_rank, ir.Constant(I32, 0)))
 
 
 def thread_ranks(em: Emitter, reverse: bool, plan: CtaPlan) -> Ranks:
@@ -175,9 +178,7 @@ def thread_ranks(em: Emitter, reverse: bool, plan: CtaPlan) -> Ranks:
         lane_rank, warp_rank = b.sub(ir.Constant(I32, 31), lane), b.sub(ir.Constant(I32, warps - 1), warp)
     else:
         lane_rank, warp_rank = lane, warp
-    first_lane = b.icmp_unsigned("==", lane_rank, ir.Constant(I32, 0))
-    return Ranks(lane, lane_rank, warp_rank, first_lane,
-                 b.and_(first_lane, b.icmp_unsigned("==", warp_rank, ir.Constant(I32, 0))))
+    return Ranks(lane, lane_rank, warp_rank, b.icmp_unsigned("==", lane_rank, ir.Constant(I32, 0)))
 
 
 def block_scan(em: Emitter, plan: CtaPlan, values: Values, carry: Values, neutral: Values, combine: Combine,
@@ -351,12 +352,12 @@ class ScanState:
         as the chunk's body visits them."""
         b, scan = em.b, self.scan
         ranks = thread_ranks(em, False, plan)       # positions run in thread order within a chunk
-        carry = [b.load(slot) for slot in self.carry]
-        folded = rolled_steps(em, _select(em, ranks.first, carry, scan.neutral), CHUNK_VECTOR,
+        carry, rank0 = [b.load(slot) for slot in self.carry], ranks.first(em)
+        folded = rolled_steps(em, _select(em, rank0, carry, scan.neutral), CHUNK_VECTOR,
                               lambda lane, running: scan.combine(running, self._element(em, first, lane)))
         earlier, shifted, total = block_parts(em, plan, ranks, folded, None, scan.neutral, scan.combine, False,
                                               scan.rolled)
-        for slots, values in ((self.running, _select(em, ranks.first, carry, earlier)),
+        for slots, values in ((self.running, _select(em, rank0, carry, earlier)),
                               (self.joined, _select(em, ranks.first_lane, scan.neutral, shifted)),
                               (self.carry, total)):
             for slot, value in zip(slots, values):
