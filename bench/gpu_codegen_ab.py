@@ -10,7 +10,7 @@ CodeGenPrepare, without or with the lean pipeline's InstCombine, whatever their 
 or with the code generator at -O0, or both at -O0 and without InstCombine, or without both passes); `unrolled K step` (sparse f32 on
 the CUDA cores with its K step unrolled, `StructuredPlan.rolled` off); `LSR` (Loop Strength
 Reduction in the warp-rows mapping's code generation: `compile._unrolled` false for it);
-`lane-dots no LSR` (the lane-dots mapping's code generation without it: true for it); the
+`lane-dots no LSR` (the lane-dots mapping's code generation without it: its plan's since session 10); the
 flash plans' LLVM choices (session 9): `flash -O0` / `flash -O2` (the code generator's level),
 `flash no InstCombine`, `flash -O0 no InstCombine`; `flash op by op` (session 10: the tensor-core
 plans' key vectors and [D] columns lowered a slot at a time, `key_loops` and `vector_columns`

@@ -17,7 +17,7 @@ SAMPLE_OF = {"no CodeGenPrepare": "tiled_matmul:matmul_tiled", "no InstCombine":
              "codegen -O0": "tiled_matmul:matmul_tiled", "codegen -O0 no InstCombine": "tiled_matmul:matmul_tiled",
              "no InstCombine no CodeGenPrepare": "mxfp4_scaled_matmul:mxfp4_matmul",
              "unrolled K step": "sparse_1of2_matmul:sparse12_matmul",
-             "LSR": "dot_f16_f32acc:batched_dot_f16", "lane-dots no LSR": "decode_attention_scores_contract:decode_scores", "flash -O0": "attention_tensor_cores:causal_attention_f16",
+             "LSR": "dot_f16_f32acc:batched_dot_f16", "flash -O0": "attention_tensor_cores:causal_attention_f16",
              "flash no InstCombine": "attention_tensor_cores:causal_attention_f16",
              "flash -O0 no InstCombine": "attention_tensor_cores:causal_attention_f16",
              "flash -O0 InstCombine": "attention_tensor_cores:causal_attention_f16",
@@ -25,8 +25,9 @@ SAMPLE_OF = {"no CodeGenPrepare": "tiled_matmul:matmul_tiled", "no InstCombine":
              "flash steps rolled": "attention_tensor_cores:causal_attention_f16",
              "flash key loops": "attention_tensor_cores:causal_attention_f16",
              "flash libdevice inlined": "attention_tensor_cores:causal_attention_f16"}
-# choices that are today's plans for the first sample they change (the tensor-core flash plans')
-TODAYS = {"flash -O2", "flash -O2 InstCombine"}
+# choices that are today's plans for the first sample they change (the tensor-core flash plans',
+# the lane-dots plan's)
+TODAYS = {"flash -O2", "flash -O2 InstCombine", "lane-dots no LSR"}
 
 
 def cached_ptx(ident: str, choice: str) -> str:
