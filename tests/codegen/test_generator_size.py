@@ -216,9 +216,9 @@ def _code_generation(monkeypatch, sample_id: str, arch: str) -> tuple[list, dict
     emitted = []
     emit = machine.emit_ptx
 
-    def recorded(module, arch_, strength_reduce=True, level=2, prepare=True):
+    def recorded(module, arch_, strength_reduce=True, level=2, prepare=True, collect=False):
         emitted.append({"level": level, "prepare": prepare})
-        return emit(module, arch_, strength_reduce, level, prepare)
+        return emit(module, arch_, strength_reduce, level, prepare, collect)
     monkeypatch.setattr(machine, "emit_ptx", recorded)
     _, launch = _ptx(sample_id, arch)
     return emitted, launch

@@ -22,6 +22,6 @@ def optimized_ptx(module: llvm.ModuleRef, arch: str, entries: set[str], timings:
     machine.optimize(module, arch, lean, combine)
     timings["llvm-opt"] = timings.get("llvm-opt", 0.0) + time.perf_counter() - mark
     mark = time.perf_counter()
-    ptx = machine.emit_ptx(module, arch, strength_reduce=strength_reduce, level=level, prepare=prepare)
+    ptx = machine.emit_ptx(module, arch, strength_reduce=strength_reduce, level=level, prepare=prepare, collect=True)
     timings["ptx-emit"] = timings.get("ptx-emit", 0.0) + time.perf_counter() - mark
     return ptx
