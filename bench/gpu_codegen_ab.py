@@ -5,11 +5,12 @@ instructions' semantics in the same order), then timed (median of CUDA-event mea
 `bench/gpu_samples.timing`), and its median time to PTX taken beside vector add's.
 
 Choices: `default`; `no CodeGenPrepare`, `no InstCombine`, `CodeGenPrepare`, `InstCombine`,
-`codegen -O0`, `codegen -O0 no InstCombine` (the tile generators' kernels, `compile._tiled`, without or with LLVM's
+`codegen -O0`, `codegen -O0 no InstCombine`, `no InstCombine no CodeGenPrepare` (the tile generators' kernels, `compile._tiled`, without or with LLVM's
 CodeGenPrepare, without or with the lean pipeline's InstCombine, whatever their plans say,
-or with the code generator at -O0, or both at -O0 and without InstCombine); `unrolled K step` (sparse f32 on
+or with the code generator at -O0, or both at -O0 and without InstCombine, or without both passes); `unrolled K step` (sparse f32 on
 the CUDA cores with its K step unrolled, `StructuredPlan.rolled` off); `LSR` (Loop Strength
-Reduction in the warp-rows mapping's code generation: `compile._unrolled` false for it); the
+Reduction in the warp-rows mapping's code generation: `compile._unrolled` false for it);
+`lane-dots no LSR` (the lane-dots mapping's code generation without it: its plan's since session 10); the
 flash plans' LLVM choices (session 9): `flash -O0` / `flash -O2` (the code generator's level),
 `flash no InstCombine`, `flash -O0 no InstCombine`; `flash op by op` (session 10: the tensor-core
 plans' [D] columns lowered a slot at a time, `vector_columns` off: the same bits); `flash steps rolled` (a tile's K steps as PTX loops, session 9's, not one
@@ -48,6 +49,7 @@ TILES = (SPARSE12, "sparse_2of4_matmul:sparse24_matmul", "mxfp4_scaled_matmul:mx
          "tiled_matmul:matmul_tiled")
 REFERENCE = "vector_add:vector_add"     # the yardstick of compile times (issue #13: tiles <= 3x it)
 WARP_ROWS = ("dot_f16_f32acc:batched_dot_f16", "q4k_q8k_matvec:q4k_q8k_matvec")
+LANE_DOTS = ("decode_attention_scores_contract:decode_scores",)
 
 
 @contextlib.contextmanager
@@ -88,6 +90,10 @@ def warp_rows_lsr():
     return patched("_unrolled", lambda mapping, original: mapping.kind != "warp-rows" and original(mapping))
 
 
+def lane_dots_without_lsr():
+    return patched("_unrolled", lambda mapping, original: mapping.kind == "lane-dots" or original(mapping))
+
+
 FLASH = ("attention_tensor_cores:causal_attention_f16", "attention_tensor_cores:causal_attention_bf16",
          "attention_region_fold:causal_attention")
 
@@ -120,7 +126,7 @@ def stacked(*patches):
 
 
 # choice -> (its patch, the samples it changes)
-CHOICES = {"default": (contextlib.nullcontext, TILES + WARP_ROWS + FLASH),
+CHOICES = {"default": (contextlib.nullcontext, TILES + WARP_ROWS + LANE_DOTS + FLASH),
            "no CodeGenPrepare": (lambda: for_tiles("_codegen_prepare", False), TILES),
            "no InstCombine": (lambda: for_tiles("_instcombine", False), TILES),
            "CodeGenPrepare": (lambda: for_tiles("_codegen_prepare", True), TILES),
@@ -128,7 +134,10 @@ CHOICES = {"default": (contextlib.nullcontext, TILES + WARP_ROWS + FLASH),
            "codegen -O0": (lambda: for_tiles("_codegen_level", 0), TILES),
            "codegen -O0 no InstCombine": (lambda: stacked(for_tiles("_codegen_level", 0), for_tiles("_instcombine", False)),
                                           TILES),
+           "no InstCombine no CodeGenPrepare": (lambda: stacked(for_tiles("_instcombine", False),
+                                                                for_tiles("_codegen_prepare", False)), TILES),
            "unrolled K step": (lambda: k_step(rolled=False), (SPARSE12,)), "LSR": (warp_rows_lsr, WARP_ROWS),
+           "lane-dots no LSR": (lane_dots_without_lsr, LANE_DOTS),
            "flash -O0": (flash_plan(codegen=0), FLASH), "flash -O2": (flash_plan(codegen=2), FLASH),
            "flash no InstCombine": (flash_plan(instcombine=False), FLASH),
            "flash -O0 no InstCombine": (flash_plan(codegen=0, instcombine=False), FLASH),

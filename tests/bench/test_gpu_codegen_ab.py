@@ -15,6 +15,7 @@ from bench.gpu_sample_specs import SPECS
 SAMPLE_OF = {"no CodeGenPrepare": "tiled_matmul:matmul_tiled", "no InstCombine": "tiled_matmul:matmul_tiled",
              "CodeGenPrepare": "sparse_2of4_matmul:sparse24_matmul", "InstCombine": "sparse_2of4_matmul:sparse24_matmul",
              "codegen -O0": "tiled_matmul:matmul_tiled", "codegen -O0 no InstCombine": "tiled_matmul:matmul_tiled",
+             "no InstCombine no CodeGenPrepare": "mxfp4_scaled_matmul:mxfp4_matmul",
              "unrolled K step": "sparse_1of2_matmul:sparse12_matmul",
              "LSR": "dot_f16_f32acc:batched_dot_f16", "flash -O2": "attention_tensor_cores:causal_attention_f16",
              "flash no InstCombine": "attention_tensor_cores:causal_attention_f16",
@@ -23,8 +24,9 @@ SAMPLE_OF = {"no CodeGenPrepare": "tiled_matmul:matmul_tiled", "no InstCombine":
              "flash op by op": "attention_tensor_cores:causal_attention_f16",
              "flash steps rolled": "attention_tensor_cores:causal_attention_f16",
              "flash libdevice inlined": "attention_tensor_cores:causal_attention_f16"}
-# choices that are today's plans for the first sample they change (the tensor-core flash plans')
-TODAYS = {"flash -O0", "flash -O0 InstCombine"}
+# choices that are today's plans for the first sample they change (the tensor-core flash plans',
+# the lane-dots plan's)
+TODAYS = {"flash -O0", "flash -O0 InstCombine", "lane-dots no LSR"}
 
 
 def cached_ptx(ident: str, choice: str) -> str:

@@ -1,21 +1,21 @@
 """2:4 sparse f16/bf16 on mma.sp (`nvptx/sparse_mma.py`, docs/gpu.md "Structured
-contractions"): the metadata re-encoding run on this CPU (llvmlite's JIT) against the PTX
+contractions"): the metadata re-encoding's PTX run on this CPU (`ptx_eval`) against the PTX
 ISA's format, and the kernel's PTX (no GPU needed)."""
 from __future__ import annotations
 
-import ctypes
 import dataclasses
 import itertools
 import json
 import shutil
 import subprocess
 
-import llvmlite.binding as llvm
 import numpy as np
 import pytest
 from llvmlite import ir
 
 import intentc
+import ptx_eval
+from intentc.codegen.nvptx.asm_block import AsmBlock
 from intentc.codegen.nvptx.sparse_mma import encode_groups, plan_sparse_mma
 from intentc.codegen.nvptx.tile_sparse import plan_sparse
 from intentc.codegen.nvptx.structured_contraction import match_sparse_contraction
@@ -25,22 +25,16 @@ from sample_paths import sample_text
 PAIRS = [(first, second) for first in range(4) for second in range(first + 1, 4)]
 
 
-def _jit_encoder(fields: tuple):
-    """encode_groups as a native function: word -> bits | invalid << 16."""
-    i32 = ir.IntType(32)
-    module = ir.Module("encode")
-    module.triple = llvm.get_process_triple()
-    function = ir.Function(module, ir.FunctionType(i32, [i32]), "encode")
-    b = ir.IRBuilder(function.append_basic_block())
-    bits, invalid = encode_groups(b, function.args[0], fields)
-    b.ret(b.or_(bits, b.shl(b.zext(invalid, i32), ir.Constant(i32, 16))))
-    llvm.initialize_native_target()
-    llvm.initialize_native_asmprinter()
-    target = llvm.Target.from_default_triple().create_target_machine()
-    engine = llvm.create_mcjit_compiler(llvm.parse_assembly(str(module)), target)
-    engine.finalize_object()
-    native = ctypes.CFUNCTYPE(ctypes.c_uint32, ctypes.c_uint32)(engine.get_function_address("encode"))
-    return engine, native
+def _encoder(fields: tuple):
+    """encode_groups' PTX run on the host (`ptx_eval`): word -> bits | invalid << 16."""
+    function = ir.Function(ir.Module(), ir.FunctionType(ir.VoidType(), []), "f")
+    block = AsmBlock(ir.IRBuilder(function.append_basic_block()))
+    bits, invalid = encode_groups(block, "%word", fields)
+
+    def encode(word: int) -> int:
+        values = ptx_eval.run(block.lines, {"%word": word})
+        return values[bits] | (values[invalid] != 0) << 16
+    return encode
 
 
 def _expected(word: int, fields: tuple) -> tuple:
@@ -57,7 +51,7 @@ def _expected(word: int, fields: tuple) -> tuple:
 
 @pytest.mark.parametrize("fields", [((0, 3), (2, 3)), ((4, 3), (6, 3)), ((0, 7), (4, None)), ((1, 3), (5, 7))])
 def test_metadata_re_encoding_is_the_instructions_format(fields):
-    engine, encode = _jit_encoder(fields)
+    encode = _encoder(fields)
     rng = np.random.default_rng(sum(shift for shift, _ in fields))
     words = [int(w) for w in rng.integers(0, 2 ** 32, 4000, dtype=np.uint64)]
     # every combination of valid groups in the sample's packing, plus random bytes
@@ -67,16 +61,14 @@ def test_metadata_re_encoding_is_the_instructions_format(fields):
     for word in words:
         result = encode(word)
         assert (result & 0xFFFF, bool(result >> 16)) == _expected(word, fields), hex(word)
-    del engine
 
 
 def test_valid_groups_are_the_ordered_metadata_values():
     """The six valid records are exactly the nibbles the PTX ISA lists as meaningful for
     mma.sp::ordered_metadata (0b0100, 0b1000, 0b1001, 0b1100, 0b1101, 0b1110)."""
-    engine, encode = _jit_encoder(((0, 3), (2, 3)))
+    encode = _encoder(((0, 3), (2, 3)))
     valid = sorted(encode(nibble * 0x01010101) & 0xF for nibble in range(16) if not encode(nibble * 0x01010101) >> 16)
     assert valid == [0b0100, 0b1000, 0b1001, 0b1100, 0b1101, 0b1110]
-    del engine
 
 
 def _compiled(text: str, arch: str = "sm_90") -> tuple[str, dict]:

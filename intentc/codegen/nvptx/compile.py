@@ -163,10 +163,12 @@ def _unrolled(mapping: Mapping) -> bool:
     spills and no more registers (ptxas -v); so the warp-rows mapping, whose loop over a row
     makes a few vector loads a trip: LSR was half of `batched_dot_f16`'s code generation, and
     without it ptxas -v gives 56 registers instead of 61 (`q4k_q8k_matvec` 61 either way); and
-    the lane-rows plan where it says so (`LaneRows.strength_reduce`). In the other mappings'
-    loops over a row it saves registers and spills."""
+    the lane-rows and lane-dots plans where they say so (`LaneRows.strength_reduce`,
+    `LaneDotsPlan.strength_reduce`). In the other mappings' loops over a row it saves
+    registers and spills."""
     return (mapping.cta is not None and mapping.cta.slots > 0) or mapping.mma is not None or \
-        mapping.kind in ("warp-rows", "flash") or not getattr(mapping.lanes, "strength_reduce", True)
+        mapping.kind in ("warp-rows", "flash") or not getattr(mapping.lanes, "strength_reduce", True) or \
+        not getattr(mapping.plan, "strength_reduce", True)
 
 
 def _past_variants(mapping: Mapping, rule: VariantRule | None) -> bool:

@@ -47,6 +47,9 @@ class LaneDotsPlan:
     unroll: int = UNROLL
 
     kind = "lane-dots"
+    # LLVM's Loop Strength Reduction in code generation: without it the H200 ran decode_scores
+    # alike (0.0533 / 0.0532 ms) for a seventh less time to PTX (docs/gpu.md, session 10)
+    strength_reduce = False
     ctas_per_sm = RESIDENT
     resident = RESIDENT
     shared_bytes = 0
@@ -62,7 +65,7 @@ class LaneDotsPlan:
         return {"group_lanes": self.group, "elements_per_load": self.vector, "unroll": self.unroll,
                 "tasks": "iteration x contraction result, last axis fastest; a warp 32/G consecutive tasks",
                 "operands": list(self.dots.operand_dtypes), "acc": self.dots.acc_dtype,
-                "scale": self.dots.scale or ""}
+                "scale": self.dots.scale or "", "strength_reduce": self.strength_reduce}
 
     def layouts(self, known: dict) -> Assignment:
         """Operands along the contracted axis: V elements a lane, G lanes a dot; the result:

@@ -37,7 +37,7 @@ from ..llvm.emitter import CheckSite
 from ..llvm.types import I32, I64
 from .cta import barrier, sreg
 from .mma_sync import MmaSync
-from .ptx_asm import asm, cp_async, cp_async_commit, cp_async_wait
+from .ptx_asm import cp_async, cp_async_commit, cp_async_wait
 from .register_staging import ADD_SUM, i32, load_run, wide
 from .asm_block import AsmBlock
 from .tile_matmul import COPY_BYTES, Operand, TileEmitter, _ceil, _const, _pieces, swizzled
@@ -85,22 +85,29 @@ def plan_sparse_mma(contraction) -> SparseMmaPlan | None:
                          extra_bytes=128 * 16 // 2, instcombine=False, codegen_prepare=False)
 
 
-def encode_groups(b: ir.IRBuilder, word: ir.Value, fields: tuple) -> tuple:
-    """Four metadata bytes (one a group, lowest group in the low byte) -> (mma.sp's 16 bits:
-    nibble first | second << 2 a group, lowest group lowest; an i1: some group outside
-    0 <= first < second < 4). Each byte is a lane of the word: masks keep fields in it."""
+def encode_groups(block, word: str, fields: tuple) -> tuple:
+    """PTX in `block` (an `AsmBlock`) turning four metadata bytes in register `word` (one a
+    group, lowest group in the low byte) into (a register holding mma.sp's 16 bits: nibble
+    first | second << 2 a group, lowest group lowest; a register that is non-zero where some
+    group is outside 0 <= first < second < 4). Each byte is a lane of the word: masks keep
+    fields in it."""
     (shift_1, mask_1), (shift_2, mask_2) = fields
-    first = b.and_(b.lshr(word, i32(shift_1)), i32(BYTES * ((0xFF if mask_1 is None else mask_1) & 0xFF >> shift_1)))
-    second = b.and_(b.lshr(word, i32(shift_2)), i32(BYTES * ((0xFF if mask_2 is None else mask_2) & 0xFF >> shift_2)))
-    wide_bits = b.and_(b.or_(first, second), i32(BYTES * 0xFC))
-    low_first, low_second = b.and_(first, i32(BYTES * 3)), b.and_(second, i32(BYTES * 3))
+    first, second, low_first, low_second, invalid, ordered = block.registers("b32", 6)
+    block.line(f"shr.u32 {first}, {word}, {shift_1}; "
+               f"and.b32 {first}, {first}, {BYTES * ((0xFF if mask_1 is None else mask_1) & 0xFF >> shift_1):#x};")
+    block.line(f"shr.u32 {second}, {word}, {shift_2}; "
+               f"and.b32 {second}, {second}, {BYTES * ((0xFF if mask_2 is None else mask_2) & 0xFF >> shift_2):#x};")
+    block.line(f"or.b32 {invalid}, {first}, {second}; and.b32 {invalid}, {invalid}, {BYTES * 0xFC:#x};")
+    block.line(f"and.b32 {low_first}, {first}, {BYTES * 3:#x}; and.b32 {low_second}, {second}, {BYTES * 3:#x};")
     # 4 + second - first - 1 a byte (0 .. 6, no borrow): bit 2 is set exactly when first < second
-    ordered = b.sub(b.sub(b.or_(low_second, i32(BYTES * 4)), low_first), i32(BYTES))
-    invalid = b.or_(wide_bits, b.and_(b.xor(ordered, i32(-1)), i32(BYTES * 4)))
-    nibbles = b.or_(low_first, b.shl(low_second, i32(2)))
-    pairs = b.and_(b.or_(nibbles, b.lshr(nibbles, i32(4))), i32(0x00FF00FF))
-    bits = b.and_(b.or_(pairs, b.lshr(pairs, i32(8))), i32(0xFFFF))
-    return bits, b.icmp_unsigned("!=", invalid, i32(0))
+    block.line(f"or.b32 {ordered}, {low_second}, {BYTES * 4:#x}; sub.u32 {ordered}, {ordered}, {low_first}; "
+               f"sub.u32 {ordered}, {ordered}, {BYTES:#x}; not.b32 {ordered}, {ordered}; "
+               f"and.b32 {ordered}, {ordered}, {BYTES * 4:#x}; or.b32 {invalid}, {invalid}, {ordered};")
+    # nibbles first | second << 2, then a byte's nibble pair packed down to 16 bits
+    block.line(f"shl.b32 {low_second}, {low_second}, 2; or.b32 {first}, {low_first}, {low_second}; "
+               f"shr.u32 {second}, {first}, 4; or.b32 {first}, {first}, {second}; and.b32 {first}, {first}, 0x00ff00ff; "
+               f"shr.u32 {second}, {first}, 8; or.b32 {first}, {first}, {second}; and.b32 {first}, {first}, 0xffff;")
+    return first, invalid
 
 
 def _mma_sp_text(operand: str):
@@ -252,16 +259,19 @@ class SparseMmaEmitter(TileEmitter):
         tid = b.trunc(self.tid, I32)
         row, kk = b.udiv(tid, i32(2)), b.urem(tid, i32(2))
         fields = self.plan.contraction.fields
-        invalid = ir.Constant(ir.IntType(1), 0)
+        block = AsmBlock(b, results=[I32])
+        flags = block.registers("b32", 1)[0]
+        block.line(f"mov.b32 {flags}, 0;")
         for half, slot_word in enumerate(self.raw_meta):
-            bits, bad = encode_groups(b, b.load(slot_word), fields)
-            invalid = b.or_(invalid, bad)
+            bits, bad = encode_groups(block, block.operand(b.load(slot_word)), fields)
+            block.line(f"or.b32 {flags}, {flags}, {bad};")
             word = b.add(b.mul(b.add(b.mul(b.add(b.mul(kk, i32(8)), b.udiv(row, i32(16))), i32(2)), i32(half)), i32(8)),
                          b.urem(row, i32(8)))
             address = b.add(b.add(self.stage_base(slot, "meta"), b.mul(word, i32(4))),
                             b.mul(b.udiv(b.urem(row, i32(16)), i32(8)), i32(2)))
-            asm(b, "st.shared.b16 [$0], $1;", "r,h,~{memory}", ir.VoidType(),
-                [address, b.trunc(bits, ir.IntType(16))])
+            block.line(f"st.shared.b16 [{block.operand(address)}], {bits};")
+        block.line(f"mov.b32 {block.result(0)}, {flags};")
+        invalid = b.icmp_unsigned("!=", block.emit()[0], i32(0))
         em.check(self.site, invalid)
 
     # ---- a step: per 16-row block, two chained mma.sp a fragment from zero, then added ----
