@@ -110,6 +110,16 @@ class _Reader:
             return True
         return False
 
+    def listed(self, item, closer: str) -> list:
+        """`item ("," item)*` before the `closer` token (left for the caller), or nothing when
+        the closer comes first."""
+        if self.kinds[self.at] == closer:
+            return []
+        items = [item()]
+        while self.accept(","):
+            items.append(item())
+        return items
+
     def position(self, index: int) -> tuple[int, int]:
         """The line and column of token `index` (1-based, as Lark counts them)."""
         return self._position_of(self.starts[index])
@@ -187,11 +197,7 @@ class _Reader:
     def params(self) -> tuple:
         """`( params )`: a kernel's, a helper's or a region's."""
         self.expect("(")
-        params = []
-        if self.kinds[self.at] != ")":
-            params.append(self.param())
-            while self.accept(","):
-                params.append(self.param())
+        params = self.listed(self.param, ")")
         self.expect(")")
         return tuple(params)
 
@@ -300,11 +306,7 @@ class _Reader:
             return symbol_ref(text)
         if kind == "[":
             self.at += 1
-            items = []
-            if self.kinds[self.at] != "]":
-                items.append(self.attr_value())
-                while self.accept(","):
-                    items.append(self.attr_value())
+            items = self.listed(self.attr_value, "]")
             self.expect("]")
             return items
         return self.type_()
@@ -349,12 +351,7 @@ class _Reader:
         if keyword == "tuple":
             return builder.tuple_type([self.type_list()] if self.kinds[self.at] != ">" else [])
         if keyword == "record":
-            fields = []
-            if self.kinds[self.at] != ">":
-                fields.append(self._record_field())
-                while self.accept(","):
-                    fields.append(self._record_field())
-            return builder.record_type(fields)
+            return builder.record_type(self.listed(self._record_field, ">"))
         if keyword == "enum":
             return builder.enum_type([Token("SYMBOL", self.expect("SYMBOL"))])
         return builder.constexpr_type([self.type_()])
