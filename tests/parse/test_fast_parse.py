@@ -26,6 +26,8 @@ TRIVIA_CASES = [
     "enum @Mode { fast, exact = 1 }  // members\nhelper @h(%x: f32) -> (f32) {\n  yield %x\n}\n",
     "kernel @k() {\n  %c = constant {value = -inf, flags = [true, nan, @Mode.fast, \"s\", 0x1F, 1e3]} : f32\n"
     "  %t = \"my.op\" %c : tuple<f32, record<a: f32, b: tensor<i8, [2, %N]>>, constexpr<enum<@Mode>>>\n}\n",
+    "kernel @k(%x: f32) {\r\n  %a = neg %x  // CRLF\r\n  // its type\r\n    : f32\r\n}\r\n",
+    "", "// a comment alone\n", "kernel @k(%x: tuple<>, %y: record<>) {}\nkernel @j() {\n}\n",
 ]
 
 
