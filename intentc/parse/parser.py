@@ -2,8 +2,8 @@
 
 Well-formed text is read by a hand-written parser of the same grammar first (`fast.py`, the
 same nodes several times faster); anything it is unsure of goes to Lark, whose diagnostics
-are the only ones. Syntax errors become diagnostics. When a module has one, each top-level item is parsed on
-its own as well, so one run reports the first error of every broken kernel.
+are the only ones. Syntax errors become diagnostics. When a module has one, each top-level
+item is parsed on its own as well, so one run reports the first error of every broken kernel.
 """
 from __future__ import annotations
 
