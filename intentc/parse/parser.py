@@ -76,6 +76,17 @@ def parse(source: str, file: str = "<input>") -> Module:
         return parse_well_formed(source, builder)
     except (Unsure, RecursionError):    # Lark's LALR stack needs no Python stack for nesting
         pass
+    return _lark_parse(source, file)
+
+
+def parse_with_lark(source: str, file: str = "<input>") -> Module:
+    """`parse` by Lark alone: what the hand-written parser must agree with, trivia included
+    (`tests/parse/test_fast_parse.py`, and `tools/fuzz.py` on every input it fuzzes)."""
+    _check_nesting(source, file)
+    return _lark_parse(source, file)
+
+
+def _lark_parse(source: str, file: str) -> Module:
     lark, builder = _parser()
     builder.reset(source, file)
     try:

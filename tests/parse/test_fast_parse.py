@@ -6,9 +6,9 @@ import random
 import sys
 
 import pytest
-from lark.exceptions import UnexpectedInput
 
 from sample_files import ROOT
+from intentc.diagnostics import DiagnosticError
 from intentc.parse import parser
 from intentc.parse.fast import Unsure, parse_well_formed
 
@@ -32,13 +32,10 @@ TRIVIA_CASES = [
 
 
 def _lark(text: str):
-    lark, builder = parser._parser()
-    builder.reset(text, "t.kir")
     try:
-        module = lark.parse(text)
-    except UnexpectedInput:     # a syntax error: the fast parser must give up too
+        return parser.parse_with_lark(text, "t.kir")
+    except DiagnosticError:     # the fast parser must give up too
         return None
-    return None if builder.diagnostics else module
 
 
 def _fast(text: str):
