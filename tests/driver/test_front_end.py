@@ -101,3 +101,10 @@ def test_a_target_of_one_kernel_optimizes_that_kernel_alone(target, kept):
     assert [item.name for item in module.items] == kept
     whole = optimized(front_end(text, "dequantize_e4m3_rowwise", "kir"))
     assert module.find("dequantize_e4m3_rowwise") == whole.find("dequantize_e4m3_rowwise")
+
+
+def test_the_kernel_alone_keeps_the_helpers_it_may_call():
+    from intentc.driver import optimized
+    text = (ROOT / "ir_samples" / "gelu_helper_call.kir").read_text()
+    module = optimized(front_end(text, "gelu_fwd", "ptx", "sm_90"))
+    assert [type(item).__name__ for item in module.items] == ["Helper", "Kernel"]
