@@ -9,9 +9,9 @@ every variant's output is checked.
   `cta_scan.EXCHANGE_GROUPS_AT_ONCE` off) and `5-step totals` (the warps' totals scanned over
   all 32 lanes, as before session 11) and both (`session 10`); `row a CTA` (a grid of one CTA
   a row, as Triton launches it, instead of the resident CTAs striding over the rows); the
-  default's PTX with `.minnctapersm R` (R CTAs an SM: ptxas caps its registers to fit);
-  launches of a grid of R CTAs an SM (`gridR`). Checked against torch's f64 cumsum and, bit for
-  bit, against the default. (Session 7's round 2, `bench/results/rows-20261201-s7-h200-r2/`,
+  default's PTX with `.minnctapersm R` (`residentR`: R CTAs an SM, ptxas caps its registers
+  to fit; 8: 32 registers, no spill since the one exchange). Checked against torch's f64
+  cumsum and, bit for bit, against the default. (Session 7's round 2, `bench/results/rows-20261201-s7-h200-r2/`,
   timed `grouped-scans` and `predicated-vectors`, since deleted, under the unit_stride fact
   alone.)
 - `ema` (`ema_row_buffer:ema_rows`, M = 16384, T = 1024, lane-rows, Triton's `triton_seq` of
@@ -41,9 +41,8 @@ FACTS = ("aligned16", "contiguous")
 ROW_A_CTA = -1       # Variant.grid: one CTA a row
 # name -> Variant's (resident, grid, scan choices)
 CUMSUM_VARIANTS = {"default": (0, 0, ()), "group by group": (0, 0, ("group by group",)),
-                   "5-step totals": (0, 0, ("5-step totals",)),
-                   "session 10": (0, 0, ("group by group", "5-step totals")),
-                   "row a CTA": (0, ROW_A_CTA, ()), "session 10 row a CTA": (0, ROW_A_CTA, ("group by group", "5-step totals"))}
+                   "session 10": (0, 0, ("group by group", "5-step totals")), "row a CTA": (0, ROW_A_CTA, ()),
+                   "resident8": (8, 0, ()), "resident8 row a CTA": (8, ROW_A_CTA, ())}
 EMA = (16384, 1024)
 # name -> (lane_rows.CHUNK, lane_rows.REFILL_ROWS)
 # (the default since session 8: chunk8-refill8; session 7's: chunk16-refill32)
