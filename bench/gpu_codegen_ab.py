@@ -148,14 +148,20 @@ CHOICES = {"default": (contextlib.nullcontext, TILES + WARP_ROWS + LANE_DOTS + F
            "flash libdevice inlined": (flash_plan(math_asm=False), FLASH[:2])}
 
 
-@contextlib.contextmanager
 def chosen_compiles(choice: str):
-    """Compiles under `choice` while the block runs: its patch, a fresh kernel cache directory,
-    the cache's memory and `intentc.load`'s loaded kernels emptied before and after."""
+    """Compiles under `choice` while the block runs (`fresh_compiles` of its patch)."""
+    return fresh_compiles(CHOICES[choice][0]())
+
+
+@contextlib.contextmanager
+def fresh_compiles(patch):
+    """Compiles under `patch` (a context manager) while the block runs, with a fresh kernel
+    cache directory, the cache's memory and `intentc.load`'s loaded kernels emptied before and
+    after (neither key names a patch)."""
     from intentc.runtime import kernel_cache
     from intentc.runtime import load as loading
     configured = os.environ.get("INTENTC_CACHE_DIR")
-    with tempfile.TemporaryDirectory() as cache, CHOICES[choice][0]():
+    with tempfile.TemporaryDirectory() as cache, patch:
         os.environ["INTENTC_CACHE_DIR"] = cache
         try:
             kernel_cache.CACHE._memory.clear()

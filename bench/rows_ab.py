@@ -4,16 +4,16 @@ every variant's output is checked.
 
 - `cumsum` (`bench/gpu.py --rows row_sum_cumsum`: f32 32768 x 4096, `ir_samples/cumsum.kir`,
   Triton's `t_cumsum`; every view `unit_stride`, `aligned16` and `contiguous`, as
-  `intentc.load` compiles it for `bench/gpu.py`'s tensors): the default; `group by group` (the
+  `intentc.load` compiles it for `bench/gpu.py`'s tensors): the default (since session 11 a
+  CTA a row: `mapping.ITERATION_CTAS_PER_SM`); `one wave` (the grid before: 8 CTAs an SM
+  asked, whole waves of those that fit, striding over the rows); `group by group` (the
   register form's block scan a group with a barrier pair each, before session 11:
-  `cta_scan.EXCHANGE_GROUPS_AT_ONCE` off) and `5-step totals` (the warps' totals scanned over
-  all 32 lanes, as before session 11) and both (`session 10`); `row a CTA` (a grid of one CTA
-  a row, as Triton launches it, instead of the resident CTAs striding over the rows); the
-  default's PTX with `.minnctapersm R` (`residentR`: R CTAs an SM, ptxas caps its registers
-  to fit; 8: 32 registers, no spill since the one exchange). Checked against torch's f64
-  cumsum and, bit for bit, against the default. (Session 7's round 2, `bench/results/rows-20261201-s7-h200-r2/`,
-  timed `grouped-scans` and `predicated-vectors`, since deleted, under the unit_stride fact
-  alone.)
+  `cta_scan.EXCHANGE_GROUPS_AT_ONCE` off); `session 10` (one wave, group by group, and the
+  warps' totals scanned over all 32 lanes: `5-step totals`); `resident8` (the default's PTX
+  with `.minnctapersm 8`: ptxas caps its registers to fit, 32 without a spill since the one
+  exchange). Checked against torch's f64 cumsum and, bit for bit, against the default.
+  (Session 7's round 2, `bench/results/rows-20261201-s7-h200-r2/`, timed `grouped-scans` and
+  `predicated-vectors`, since deleted, under the unit_stride fact alone.)
 - `ema` (`ema_row_buffer:ema_rows`, M = 16384, T = 1024, lane-rows, Triton's `triton_seq` of
   `bench/gpu_sample_specs.py`): lane-rows' tensor write chunk (`lane_rows.CHUNK`) and the
   rows a window refill loads at once (`lane_rows.REFILL_ROWS`: 32, one unrolled block, or
@@ -38,11 +38,12 @@ sys.path.insert(0, str(ROOT))
 
 CUMSUM = (32768, 4096)
 FACTS = ("aligned16", "contiguous")
-ROW_A_CTA = -1       # Variant.grid: one CTA a row
+ONE_WAVE = 8         # Variant.grid: the CTA mapping's grid before session 11 (2048 threads an SM asked)
 # name -> Variant's (resident, grid, scan choices)
 CUMSUM_VARIANTS = {"default": (0, 0, ()), "group by group": (0, 0, ("group by group",)),
-                   "session 10": (0, 0, ("group by group", "5-step totals")), "row a CTA": (0, ROW_A_CTA, ()),
-                   "resident8": (8, 0, ()), "resident8 row a CTA": (8, ROW_A_CTA, ())}
+                   "one wave": (0, ONE_WAVE, ()),
+                   "session 10": (0, ONE_WAVE, ("group by group", "5-step totals")),
+                   "resident8": (8, 0, ())}
 EMA = (16384, 1024)
 # name -> (lane_rows.CHUNK, lane_rows.REFILL_ROWS)
 # (the default since session 8: chunk8-refill8; session 7's: chunk16-refill32)
@@ -53,8 +54,8 @@ EMA_VARIANTS = {"chunk8-refill8": (8, 8), "chunk16-refill32": (16, 32), "chunk8-
 @dataclass(frozen=True)
 class Variant:
     """One compile: the sample's kernel, `.minnctapersm` to add to its PTX (0: none), layout
-    facts besides unit_stride, the CTAs an SM its launches ask for (0: launch.json's;
-    ROW_A_CTA: one a row), lane-rows' write chunk and rows a refill trip (0: the defaults),
+    facts besides unit_stride, the CTAs an SM its launches ask for (0: launch.json's),
+    lane-rows' write chunk and rows a refill trip (0: the defaults),
     the block scan's choices (SCAN_CHOICES)."""
     sample: str
     kernel: str
@@ -112,13 +113,9 @@ def _artifacts(variant: Variant, arch: str) -> tuple[dict, dict]:
     if variant.grid:
         config = json.loads(artifacts["launch.json"])
         assert config["grid"].startswith("ctas_per_sm:"), config["grid"]
-        per_sm = variant.grid if variant.grid != ROW_A_CTA else ROWS_A_CTA_PER_SM
-        config.update(grid=f"ctas_per_sm:{per_sm}", ctas_per_sm=per_sm)
+        config.update(grid=f"ctas_per_sm:{variant.grid}", ctas_per_sm=variant.grid)
         artifacts["launch.json"] = json.dumps(config)
     return artifacts, result.timings
-
-
-ROWS_A_CTA_PER_SM = 256      # with 132 SMs, a CTA for each of CUMSUM's rows (the launch cuts it to M)
 
 
 def compiled(variants: dict[str, Variant]) -> dict:
@@ -128,11 +125,7 @@ def compiled(variants: dict[str, Variant]) -> dict:
     arch = device_arch()
     with ProcessPoolExecutor(len(variants), mp_context=multiprocessing.get_context("spawn")) as pool:
         futures = {name: pool.submit(_artifacts, variant, arch) for name, variant in variants.items()}
-        kernels = {name: CudaKernel(variants[name].request(arch), *future.result()) for name, future in futures.items()}
-    for name, kernel in kernels.items():
-        if variants[name].grid == ROW_A_CTA:      # not cut to whole waves of the resident CTAs
-            kernel._grid_fit._resident = None
-    return kernels
+        return {name: CudaKernel(variants[name].request(arch), *future.result()) for name, future in futures.items()}
 
 
 def occupancy(kernel) -> dict:
