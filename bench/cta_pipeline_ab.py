@@ -27,7 +27,8 @@ branches around each slot's read, as before session 10, instead of predicating i
 cast's f64 image again, as before session 10, instead of taking the code the conversion
 computed: `lowfloat.remember_pattern`); `joined cvt asm` (an fp8 cast's `cvt` to the format
 and back to f16 in one asm, as before session 11, so the widening stays where only the code
-is stored: `f8_casts._narrowing`); `a+b`: both.
+is stored: `f8_casts._narrowing`); `one wave` (the CTA mapping's grid of one wave striding
+over the iterations, before session 11: `mapping.ITERATION_CTAS_PER_SM` 0); `a+b`: both.
 
     python3 bench/cta_pipeline_ab.py --only 'SAMPLE:KERNEL[=CHOICE,...];...' [--choices default,lean]
                                      [--out FILE.json] [--budget-s 0.2]
@@ -196,6 +197,13 @@ def joined_cvt_asm():
         yield
 
 
+def one_wave():
+    """The CTA mapping's grid of one wave of CTAs striding over the iterations (before
+    session 11: 2048 threads an SM asked) instead of a CTA an iteration."""
+    from intentc.codegen.nvptx import mapping
+    return attributes(mapping, ITERATION_CTAS_PER_SM=0)
+
+
 @contextlib.contextmanager
 def combined(names: list[str]):
     with contextlib.ExitStack() as stack:
@@ -213,7 +221,7 @@ CHOICES = {"default": contextlib.nullcontext, "O1": lambda: pipeline(False), "le
            "unrolled shared Philox": lambda: group_loop(False), "2 slots a trip": lambda: group_loop(trip=2),
            "4 slots a trip": lambda: group_loop(trip=4), "grid math 4 slots": lambda: grid_math_slots(4),
            "branched grid reads": branched_grid_reads, "encoded casts": encoded_casts,
-           "joined cvt asm": joined_cvt_asm}
+           "joined cvt asm": joined_cvt_asm, "one wave": one_wave}
 
 
 def main(argv=None) -> int:
