@@ -59,11 +59,11 @@ class GridFit:
     def ctas(self, grid: int, threads: int, extents: dict, env: dict) -> int:
         """At most `grid` (whole waves of the resident CTAs), at least 1: the CTAs with work
         for a launch binding `extents` (name -> (value, source)) and scalars `env`."""
-        iterations = self._iterations(extents, env) if self._extents else None
-        if iterations is None:      # striding over what the launch cannot count: the CTAs the GPU runs at once
-            return min(grid, self._resident) if self._resident else grid
         if self._resident and grid > self._resident:
             grid -= grid % self._resident
+        iterations = self._iterations(extents, env) if self._extents else None
+        if iterations is None:
+            return grid
         per_cta = threads if self._per_thread else self._iterations_per_cta
         return max(1, min(grid, -(-iterations // per_cta)))
 

@@ -8,7 +8,6 @@ import pytest
 
 from sample_files import ROOT
 from intentc.cli.main import main
-from intentc.codegen.nvptx.mapping import ITERATION_CTAS_PER_SM
 
 SAMPLES = ROOT / "ir_samples"
 SOFTMAX, CUMSUM = SAMPLES / "row_softmax.kir", SAMPLES / "cumsum.kir"
@@ -81,7 +80,7 @@ def test_variant_for_compiles_only_the_variant_serving_that_row_length(tmp_path,
     assert lines[:2] == ["// @row_softmax: mapping cta, block 64, slots 16", "//   serves N in [961, 1023]"]
     launch = json.loads((tmp_path / "s.launch.json").read_text())
     assert launch["serves"] == {"entry": "intentc_kernel_row_softmax", "extent": "N", "min": 961, "max": 1023,
-                                "block": 64, "slots": 16, "ctas_per_sm": ITERATION_CTAS_PER_SM}
+                                "block": 64, "slots": 16, "ctas_per_sm": 32}
     assert launch["variant_rule"] == {} and launch["variants"] == []
     assert (tmp_path / "s.ptx").read_text().count(".entry ") == 1
 

@@ -100,7 +100,7 @@ class FakeBuffer:
 
 class FakeDevice:
     arch, sm_count, ordinal = "sm_90", 4, 0
-    resident_ctas = 1024    # CTAs an SM holds (more than any launch config asks, 256: the config's grid)
+    resident_ctas = 64      # CTAs an SM holds (more than any launch config asks: the config's grid)
 
     def load(self, image):
         return SimpleNamespace(function=lambda name: 1, max_threads=lambda function: 1024,

@@ -36,12 +36,14 @@ RESIDENT_THREADS = 2048    # per SM on sm_80/sm_90: the grid holds this many thr
 # for every coordinate) before their iterations gets a grid this many times smaller: each
 # CTA then runs more iterations for one computation of it.
 COSTLY_PROLOGUE_SHRINK = 4
-# A CTA mapping's grid asks this many CTAs an SM (H200: 33,792 CTAs), cut at launch to the
-# iterations and to whole waves of the CTAs that fit (runtime/grid_fit.py): up to that many
-# iterations, a CTA runs one iteration and the GPU starts the next CTA where one ends, rather
-# than a wave of CTAs striding over the iterations. cumsum 32768 x 4096 on the H200 (session
-# 11, `bench/rows_ab.py cumsum`): 0.2635 ms a CTA a row against 0.2856 on one wave of 6 CTAs
-# an SM striding (Triton's CTA a row: 0.2625). 0: a wave of RESIDENT_THREADS, as before.
+# A CTA mapping whose iteration scans in the register form (a builtin `scan`: its block scan
+# of the row) asks this many CTAs an SM (H200: 33,792 CTAs), cut at launch to the iterations
+# and to whole waves of the CTAs that fit (runtime/grid_fit.py): up to that many iterations, a
+# CTA runs one iteration and the GPU starts the next CTA where one ends, rather than a wave of
+# CTAs striding over the rows. cumsum 32768 x 4096 on the H200 (session 11, `bench/rows_ab.py
+# cumsum`): 0.2635 ms a CTA a row against 0.2856 on one wave of 6 CTAs an SM striding
+# (Triton's CTA a row: 0.2625). Other iterations keep one wave (their grid was not measured
+# against it on the GPU: `bench/grid_ab.py` does). 0: one wave for every iteration.
 ITERATION_CTAS_PER_SM = 256
 
 
@@ -204,7 +206,9 @@ def iteration_ctas_per_sm(plan: CtaPlan) -> int:
     wave = max(1, RESIDENT_THREADS // plan.threads)
     if plan.costly_prologue:
         return max(1, wave // COSTLY_PROLOGUE_SHRINK)
-    return ITERATION_CTAS_PER_SM or wave
+    if ITERATION_CTAS_PER_SM and plan.slots and any(op.name == "scan" for op in plan.parallel.regions[0].ops):
+        return ITERATION_CTAS_PER_SM
+    return wave
 
 
 def launch_config(mapping: Mapping, entry: str, arch: str, variants: list | None = None,
