@@ -30,9 +30,7 @@ def every_iteration():
     """A CTA an iteration for every CTA iteration but a costly prologue's (which keeps its
     smaller grid), not only for register-form scans."""
     from intentc.codegen.nvptx import mapping
-    chosen = mapping.iteration_ctas_per_sm
-    return attributes(mapping, iteration_ctas_per_sm=lambda plan: chosen(plan) if plan.costly_prologue
-                      else mapping.ITERATION_CTAS_PER_SM)
+    return attributes(mapping, iteration_ctas_per_sm=lambda plan: mapping.ITERATION_CTAS_PER_SM)
 
 
 def launched(spec, text: str, case, one_wave: bool):

@@ -203,12 +203,9 @@ def single_thread_reason(kernel: Kernel) -> str:
 
 def iteration_ctas_per_sm(plan: CtaPlan) -> int:
     """The CTAs an SM the grid of a CTA-mapped iteration asks (the launch cuts it: grid_fit.py)."""
-    wave = max(1, RESIDENT_THREADS // plan.threads)
-    if plan.costly_prologue:
-        return max(1, wave // COSTLY_PROLOGUE_SHRINK)
     if ITERATION_CTAS_PER_SM and plan.slots and any(op.name == "scan" for op in plan.parallel.regions[0].ops):
         return ITERATION_CTAS_PER_SM
-    return wave
+    return max(1, RESIDENT_THREADS // plan.threads)
 
 
 def launch_config(mapping: Mapping, entry: str, arch: str, variants: list | None = None,
@@ -227,7 +224,9 @@ def launch_config(mapping: Mapping, entry: str, arch: str, variants: list | None
         per_sm = mapping.lanes.ctas_per_sm
     if mapping.mma is not None and mapping.mma.ctas_per_sm:
         per_sm = mapping.mma.ctas_per_sm
-    if mapping.cta is not None and mapping.lanes is None and mapping.mma is None:
+    if mapping.cta is not None and mapping.cta.costly_prologue:
+        per_sm = max(1, per_sm // COSTLY_PROLOGUE_SHRINK)
+    elif mapping.cta is not None and mapping.lanes is None and mapping.mma is None:
         per_sm = iteration_ctas_per_sm(mapping.cta)
     return LaunchConfig(entry, mapping.kind, (mapping.threads, 1, 1), f"ctas_per_sm:{per_sm}", per_sm, arch,
                         mapping.cta.slots if mapping.cta else 0, layouts=layouts, variants=variants,
