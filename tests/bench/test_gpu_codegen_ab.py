@@ -23,10 +23,11 @@ SAMPLE_OF = {"no CodeGenPrepare": "tiled_matmul:matmul_tiled", "no InstCombine":
              "flash -O2 InstCombine": "attention_tensor_cores:causal_attention_f16",
              "flash op by op": "attention_tensor_cores:causal_attention_f16",
              "flash steps rolled": "attention_tensor_cores:causal_attention_f16",
-             "flash libdevice inlined": "attention_tensor_cores:causal_attention_f16"}
+             "flash libdevice inlined": "attention_tensor_cores:causal_attention_f16",
+             "flash DAG combine": "attention_tensor_cores:causal_attention_f16"}
 # choices that are today's plans for the first sample they change (the tensor-core flash plans',
 # the lane-dots plan's)
-TODAYS = {"flash -O0", "flash -O0 InstCombine", "lane-dots no LSR"}
+TODAYS = {"flash -O0", "flash -O0 InstCombine", "flash no DAG combine", "lane-dots no LSR"}
 
 
 def cached_ptx(ident: str, choice: str) -> str:

@@ -72,6 +72,12 @@ CODEGEN = 0
 # flash-plan-ab-20261202-s9-h200/, T = 4096, D = 128, interleaved, the same output bits) f32 ran
 # 0.4827-0.4829 ms with it at -O2 and 0.4902 without, f16 on the tensor cores 0.0764 against 0.0951.
 INSTCOMBINE = True
+# Whether LLVM's code generator runs the SelectionDAG combiner on the flash kernels: no (session 11).
+# At -O0 the combiner is about a quarter of instruction selection, the largest part of their time
+# to PTX; without it the same float instructions reach ptxas with a few more moves and integer ops
+# (bf16: 2,258 -> 2,320 PTX lines), and each flash kernel compiles about 5 ms faster (CPU time,
+# dev VM: bf16 75 -> 70 ms, f16 76 -> 70, f32 61 -> 58, medians of 5, interleaved).
+DAG_COMBINE = False
 
 
 def state_words(attention: FoldAttention, rows: int, columns: int) -> int:
@@ -145,6 +151,7 @@ class FlashPlan(KeyGroupPlan):
     codegen: int = CODEGEN           # LLVM's code generation level
     rolled: bool = True              # the rank-one steps over a staged chunk as a loop (ptxas unrolls it)
     instcombine: bool = INSTCOMBINE  # InstCombine in the LLVM pipeline
+    dag_combine: bool = DAG_COMBINE  # the SelectionDAG combiner in code generation
 
     @property
     def group_threads(self) -> int:
@@ -182,7 +189,7 @@ class FlashPlan(KeyGroupPlan):
         return {"block": {"query_rows": bm, "keys": bn, "columns": db, "qk_chunk": dk, "v_chunk": VK},
                 "per_thread": {"rows": self.rows, "keys": self.keys, "columns": self.columns // ROW_LANES},
                 "resident": self.resident, "key_groups": self.groups, "shared_bytes": self.shared_bytes,
-                "codegen": f"-O{self.codegen}", "instcombine": self.instcombine,
+                "codegen": f"-O{self.codegen}", "instcombine": self.instcombine, "dag_combine": self.dag_combine,
                 "steps": "rolled" if self.rolled else "unrolled",
                 "instruction": "fma.rn.f32 (f32 operands: no TF32)", "order": "row blocks heaviest first",
                 "slices": slices_text(self.groups, self.skip_dead),

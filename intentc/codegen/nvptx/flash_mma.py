@@ -38,7 +38,7 @@ from ..llvm.lowfloat import is_finite, to_register, to_storage
 from ..llvm.types import F32, I1, I16, I32, I64
 from .fold_attention import FoldAttention
 from .fold_values import FoldValues, PerThread
-from .flash_attention import INSTCOMBINE, FlashEmitter, KeyGroupPlan, slices_text
+from .flash_attention import DAG_COMBINE, INSTCOMBINE, FlashEmitter, KeyGroupPlan, slices_text
 from .dead_slices import dead_slices_are_identity
 from .lane_dots import global_vector
 from .ptx_asm import asm, cp_async, cp_async_commit, cp_async_wait, opaque, outputs
@@ -96,6 +96,7 @@ class FlashMmaPlan(KeyGroupPlan):
     math_asm: bool = MATH_ASM        # f32 libdevice functions as inline PTX templates (ptx_math.py)
     codegen: int = CODEGEN           # LLVM's code generation level
     instcombine: bool = INSTCOMBINE  # InstCombine in the LLVM pipeline
+    dag_combine: bool = DAG_COMBINE  # the SelectionDAG combiner in code generation
 
     rows = 2                         # query rows a thread: l/4, l/4 + 8
     keys = BLOCK_KEYS // QUAD        # keys a thread of a tile
@@ -135,7 +136,7 @@ class FlashMmaPlan(KeyGroupPlan):
                 "shared_bytes": self.shared_bytes, "k_steps": "one asm" if self.step_asm else "rolled" if self.rolled else "unrolled",
                 "column_vectors": "an LLVM vector a row" if self.vector_columns else "a value a slot",
                 "math": "inline PTX of LLVM's code for libdevice" if self.math_asm else "libdevice inlined",
-                "codegen": f"-O{self.codegen}", "instcombine": self.instcombine,
+                "codegen": f"-O{self.codegen}", "instcombine": self.instcombine, "dag_combine": self.dag_combine,
                 "instruction": f"mma.sync.aligned.m16n8k16.row.col.f32.{operand}.{operand}.f32 (ldmatrix, "
                                "128-byte swizzled shared rows)",
                 "order": "row blocks heaviest first",
