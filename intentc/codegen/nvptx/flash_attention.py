@@ -359,9 +359,10 @@ class FlashEmitter:
         b = self.em.b
         return [b.add(i0, b.add(self.ty, _i64(self.plan.row_groups * r))) for r in range(self.rows)]
 
-    def key_offset(self, n: int) -> ir.Value:
-        """The thread's key slot n within the current tile."""
-        return self.em.b.add(self.tx, _i64(ROW_LANES * n))
+    def key_slots(self) -> tuple:
+        """The thread's key slots within the current tile: (its first key, an i64, each slot's
+        distance from it): keys tx + 16n."""
+        return self.tx, [ROW_LANES * n for n in range(self.keys)]
 
     # ---- one pass: the fold over every key tile for a block of rows and columns -------------
     def _pass(self, i0: ir.Value, c0: ir.Value) -> None:
@@ -610,13 +611,14 @@ class FlashEmitter:
         current tile: len, the keys' positions, the tile's scores."""
         b = self.em.b
         values = self.values
-        values.key_exists = [b.icmp_signed("<", b.add(self.j0, self.key_offset(n)), self.rows_extent)
-                             for n in range(self.keys)]
+        lane_key, distances = self.key_slots()
+        first = b.add(self.j0, lane_key)
+        keys = [b.add(first, _i64(distance)) if distance else first for distance in distances]
+        values.key_exists = [b.icmp_signed("<", key, self.rows_extent) for key in keys]
         values.run(prologue)
         length, positions, scores, tile = (arg.name for arg in fold.regions[0].args)
         values.env[length] = self._tile_length()
-        values.env[positions] = PerThread("keys", "index", [[b.add(self.j0, self.key_offset(n))
-                                                             for n in range(self.keys)] for _ in range(self.rows)])
+        values.env[positions] = PerThread("keys", "index", [list(keys) for _ in range(self.rows)])
         values.env[scores] = values.env[fold.operands[0]]
         values.env[tile] = "values"
         yielded = values.run(fold.regions[0].ops)

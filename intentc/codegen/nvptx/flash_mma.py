@@ -309,13 +309,9 @@ class FlashMmaEmitter(FlashEmitter):
         first = b.add(i0, b.add(b.zext(b.mul(self.warp, _i32(16)), I64), self.group))
         return [b.add(first, _i64(8 * r)) for r in range(self.rows)]
 
-    def key_offset(self, n: int) -> ir.Value:
+    def key_slots(self) -> tuple:
         """Key slot n = 2j + e: key 8j + 2(l%4) + e of the tile (register e of fragment j)."""
-        b = self.em.b
-        return b.add(b.mul(self.quad, _i64(2)), _i64(8 * (n // 2) + n % 2))
-
-    def column(self, m: int) -> ir.Value:
-        return self.key_offset(m)
+        return self.em.b.mul(self.quad, _i64(2)), [8 * (n // 2) + n % 2 for n in range(self.keys)]
 
     def column_at(self, m: ir.Value) -> ir.Value:
         """Slot m = 2j + e: column 8j + 2(l%4) + e."""
