@@ -41,7 +41,8 @@ from .fold_values import FoldValues, PerThread
 from .flash_attention import DAG_COMBINE, INSTCOMBINE, FlashEmitter, KeyGroupPlan, slices_text
 from .dead_slices import dead_slices_are_identity
 from .lane_dots import global_vector
-from .ptx_asm import asm, cp_async, cp_async_commit, cp_async_wait, opaque, outputs
+from .asm_block import AsmBlock
+from .ptx_asm import asm, cp_async, cp_async_commit, cp_async_wait, mma_m16n8k16_text, opaque
 from .tile_matmul import swizzled
 
 ROW_WARPS = 2                        # W: BM = 16 W query rows (at T = 4096, 128 row blocks for 132 SMs)
@@ -188,45 +189,26 @@ def _weights_cast_from_f32(summarizer) -> set:
 
 def mma_steps(b: ir.IRBuilder, operand: str, steps: list, acc: list) -> list:
     """acc[j] += A_s · B_sj (`mma.sync.m16n8k16`, f32 accumulators) for every fragment j of each
-    K step s of `steps`, in order, as one inline asm with the steps' `ldmatrix.x4` loads. A step
-    is (A, loads): A the A fragment (four b32 values) or a load of it, `loads` [(shared address,
-    immediate offset, transposed)], load p giving fragments 2p and 2p + 1 their B words (its
-    first and last two). Accumulators that are all 0.0 start in the asm (no inputs). One asm,
-    not a load and two MMAs a pair whose result structs LLVM takes apart, nor a loop whose
-    trips carry the accumulators: ptxas gets the instructions it unrolled the loops into."""
-    loads_of = [([] if isinstance(a, list) else [a]) + list(loads) for a, loads in steps]
-    addresses = list(dict.fromkeys(address for loads in loads_of for address, _, _ in loads))
-    words = 4 * len(acc)
-    zero = all(isinstance(value, ir.Constant) and value.constant == 0.0 for fragment in acc for value in fragment)
-    first_address = words if zero else 2 * words
-    first_word = first_address + len(addresses)
-    lines = [f"mov.f32 ${i}, 0f00000000;" for i in range(words)] if zero else []
-    loaded = 0
-    a_values: list = []
-    for (a, _), step_loads in zip(steps, loads_of):
-        names = []
-        for address, offset, transposed in step_loads:
-            registers = [f"%fw{loaded + i}" for i in range(4)]
-            loaded += 4
-            at = f"${first_address + addresses.index(address)}" + (f"+{offset}" if offset else "")
-            lines.append(f"ldmatrix.sync.aligned.m8n8.x4{'.trans' if transposed else ''}.shared.b16 "
-                         f"{{{', '.join(registers)}}}, [{at}];")
-            names.append(registers)
-        if isinstance(a, list):
-            a_words = [f"${first_word + len(a_values) + i}" for i in range(4)]
-            a_values += a
-        else:
-            a_words = names.pop(0)
+    K step s of `steps`, in order, as one inline asm (`asm_block.AsmBlock`) with the steps'
+    `ldmatrix.x4` loads. A step is (A, loads): A the A fragment (four b32 values) or a load of
+    it, `loads` [(shared address, immediate offset, transposed)], load p giving fragments 2p and
+    2p + 1 their B words (its first and last two). The accumulators are updated in place (tied
+    registers), or, where they are all 0.0, the first step's MMAs add to the asm's zero register.
+    One asm, not a load and two MMAs a pair whose result structs LLVM takes apart, nor a loop
+    whose trips carry the accumulators: ptxas gets the instructions it unrolled the loops into."""
+    values = [value for fragment in acc for value in fragment]
+    zero = all(isinstance(value, ir.Constant) and value.constant == 0.0 for value in values)
+    block = AsmBlock(b, [] if zero else values, [F32] * len(values) if zero else [])
+    mma = mma_m16n8k16_text(operand, "f32")
+    for s, (a, loads) in enumerate(steps):
+        fetched = [block.ldmatrix_x4(address, transposed, offset)
+                   for address, offset, transposed in ([] if isinstance(a, list) else [a]) + list(loads)]
+        a_words = [block.operand(value) for value in a] if isinstance(a, list) else fetched.pop(0)
         for j in range(len(acc)):
-            d = ", ".join(f"${4 * j + i}" for i in range(4))
-            b_words = ", ".join(names[j // 2][2 * (j % 2):2 * (j % 2) + 2])
-            lines.append(f"mma.sync.aligned.m16n8k16.row.col.f32.{operand}.{operand}.f32 {{{d}}}, "
-                         f"{{{', '.join(a_words)}}}, {{{b_words}}}, {{{d}}};")
-    body = f"{{ .reg .b32 %fw<{loaded}>; {' '.join(lines)} }}"
-    constraints = ",".join(["=&f" if zero else "=f"] * words + ([] if zero else [str(i) for i in range(words)])
-                           + ["r"] * (len(addresses) + len(a_values)) + ["~{memory}"])
-    inputs = ([] if zero else [value for fragment in acc for value in fragment]) + addresses + a_values
-    values = outputs(b, asm(b, body, constraints, ir.LiteralStructType([F32] * words), inputs), words)
+            d = ", ".join(block.result(4 * j + i) for i in range(4))
+            c = ", ".join([block.zero()] * 4) if zero and s == 0 else d
+            block.line(mma(d, [*a_words, *fetched[j // 2][2 * (j % 2):2 * (j % 2) + 2]], c))
+    values = block.emit()
     return [values[4 * j:4 * j + 4] for j in range(len(acc))]
 
 
