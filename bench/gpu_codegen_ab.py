@@ -17,7 +17,9 @@ plans' [D] columns lowered a slot at a time, `vector_columns` off: the same bits
 inline asm: `step_asm` off); `flash libdevice
 inlined` (expf inlined by LLVM, not the inline PTX template of `ptx_math.py`: `math_asm` off);
 `flash DAG combine` / `flash no DAG combine` (session 11: the code generator with or without
-the SelectionDAG combiner, the plans' `dag_combine`). `--rounds N` times every choice N times,
+the SelectionDAG combiner, the plans' `dag_combine`); `flash masked reductions` (session 11: every
+reduction of the summarizer selects its identity for keys past the axis, none combined unmasked:
+the plans' `identity_past_axis` empty). `--rounds N` times every choice N times,
 the choices interleaved (A B A B: a slow moment of the device does not favour one).
 
 Neither intentc's kernel cache nor `intentc.load`'s table of loaded kernels names a choice
@@ -149,7 +151,8 @@ CHOICES = {"default": (contextlib.nullcontext, TILES + WARP_ROWS + LANE_DOTS + F
            "flash steps rolled": (flash_plan(step_asm=False), FLASH[:2]),
            "flash libdevice inlined": (flash_plan(math_asm=False), FLASH[:2]),
            "flash DAG combine": (flash_plan(dag_combine=True), FLASH),
-           "flash no DAG combine": (flash_plan(dag_combine=False), FLASH)}
+           "flash no DAG combine": (flash_plan(dag_combine=False), FLASH),
+           "flash masked reductions": (flash_plan(identity_past_axis=frozenset()), FLASH)}
 
 
 @contextlib.contextmanager

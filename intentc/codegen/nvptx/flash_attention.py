@@ -39,7 +39,7 @@ from .cta import barrier, shared_array, sreg
 from .lane_dots import global_vector
 from .ptx_asm import asm, cp_async_wait, opaque, shared_address
 from .carried_loops import joined
-from .dead_slices import dead_slices_are_identity
+from .dead_slices import dead_slices_are_identity, identity_past_axis
 from .fold_attention import FoldAttention
 from .fold_values import ROW_LANES, FoldValues, PerThread, rebuild, record_leaves
 
@@ -143,6 +143,7 @@ class FlashPlan(KeyGroupPlan):
     attention: FoldAttention
     columns: int                     # DB: D columns a pass keeps in registers (16 · C)
     skip_dead: bool = False          # key tiles past a row block summarize to the init (dead_slices.py)
+    identity_past_axis: frozenset = frozenset()   # reductions combining their operand unmasked (dead_slices.py)
     rows: int = ROWS                 # query rows a thread
     keys: int = KEYS                 # keys a thread of a tile
     resident: int = 1                # CTAs an SM (`.minnctapersm`) and the grid's CTAs an SM
@@ -190,6 +191,7 @@ class FlashPlan(KeyGroupPlan):
                 "per_thread": {"rows": self.rows, "keys": self.keys, "columns": self.columns // ROW_LANES},
                 "resident": self.resident, "key_groups": self.groups, "shared_bytes": self.shared_bytes,
                 "codegen": f"-O{self.codegen}", "instcombine": self.instcombine, "dag_combine": self.dag_combine,
+                "unmasked_reductions": sorted(self.identity_past_axis),
                 "steps": "rolled" if self.rolled else "unrolled",
                 "instruction": "fma.rn.f32 (f32 operands: no TF32)", "order": "row blocks heaviest first",
                 "slices": slices_text(self.groups, self.skip_dead),
@@ -235,7 +237,8 @@ def plan_flash(kernel, known: dict) -> FlashPlan | FlashMmaPlan | None:
     depth = attention.depth if isinstance(attention.depth, int) else known.get(attention.depth)
     columns = MAX_COLUMNS if not depth else max(ROW_LANES, min(MAX_COLUMNS, 1 << (depth - 1).bit_length()))
     coordinate = attention.parallel.regions[0].args[0].name
-    return FlashPlan(attention, columns, dead_slices_are_identity(attention.prologue, attention.fold, coordinate))
+    return FlashPlan(attention, columns, dead_slices_are_identity(attention.prologue, attention.fold, coordinate),
+                     identity_past_axis=identity_past_axis(attention.prologue, attention.fold, coordinate))
 
 
 def _i64(value: int) -> ir.Constant:
@@ -314,6 +317,7 @@ class FlashEmitter:
         self.values = FoldValues(em, self.rows, {"rows": 1, "keys": self.keys, "cols": self.cols}, plan.attention.depth,
                                  self._contract)
         self.values.lane = self.lane
+        self.values.identity_past_axis = plan.identity_past_axis
         self.vectors = self._vector_checks()
 
     def _thread_coordinates(self) -> tuple:

@@ -39,7 +39,7 @@ from ..llvm.types import F32, I1, I16, I32, I64
 from .fold_attention import FoldAttention
 from .fold_values import FoldValues, PerThread
 from .flash_attention import DAG_COMBINE, INSTCOMBINE, FlashEmitter, KeyGroupPlan, slices_text
-from .dead_slices import dead_slices_are_identity
+from .dead_slices import dead_slices_are_identity, identity_past_axis
 from .lane_dots import global_vector
 from .asm_block import AsmBlock
 from .ptx_asm import asm, cp_async, cp_async_commit, cp_async_wait, mma_m16n8k16_text, opaque
@@ -88,6 +88,7 @@ class FlashMmaPlan(KeyGroupPlan):
     columns: int                     # DB: the output columns of a pass (a multiple of 64)
     resident_depth: int              # D padded to 64 where Q stays staged a pass (D fixed, <= 128); else 0
     skip_dead: bool = False
+    identity_past_axis: frozenset = frozenset()   # reductions combining their operand unmasked (dead_slices.py)
     row_warps: int = ROW_WARPS
     groups: int = GROUPS
     resident: int = RESIDENT
@@ -138,6 +139,7 @@ class FlashMmaPlan(KeyGroupPlan):
                 "column_vectors": "an LLVM vector a row" if self.vector_columns else "a value a slot",
                 "math": "inline PTX of LLVM's code for libdevice" if self.math_asm else "libdevice inlined",
                 "codegen": f"-O{self.codegen}", "instcombine": self.instcombine, "dag_combine": self.dag_combine,
+                "unmasked_reductions": sorted(self.identity_past_axis),
                 "instruction": f"mma.sync.aligned.m16n8k16.row.col.f32.{operand}.{operand}.f32 (ldmatrix, "
                                "128-byte swizzled shared rows)",
                 "order": "row blocks heaviest first",
@@ -164,7 +166,8 @@ def plan_flash_mma(attention: FoldAttention, known: dict) -> FlashMmaPlan:
     resident = padded if padded and padded <= MAX_COLUMNS else 0
     coordinate = attention.parallel.regions[0].args[0].name
     return FlashMmaPlan(attention, resident or MAX_COLUMNS, resident,
-                        dead_slices_are_identity(attention.prologue, attention.fold, coordinate))
+                        dead_slices_are_identity(attention.prologue, attention.fold, coordinate),
+                        identity_past_axis=identity_past_axis(attention.prologue, attention.fold, coordinate))
 
 
 def _weights_cast_from_f32(summarizer) -> set:
@@ -249,6 +252,7 @@ class FlashMmaEmitter(FlashEmitter):
                                  plan.attention.depth, self._contract, row_lanes=QUAD)
         self.values.column_vector = self.cols if plan.vector_columns else 0
         self.values.lane = self.lane
+        self.values.identity_past_axis = plan.identity_past_axis
         self.values.unlowered = _weights_cast_from_f32(self.plan.attention.fold.regions[0])
         self.vectors = self._vector_checks()
         self._fragment_addresses()
