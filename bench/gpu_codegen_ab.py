@@ -17,7 +17,7 @@ plans' [D] columns lowered a slot at a time, `vector_columns` off: the same bits
 inline asm: `step_asm` off); `flash libdevice
 inlined` (expf inlined by LLVM, not the inline PTX template of `ptx_math.py`: `math_asm` off);
 `flash DAG combine` / `flash no DAG combine` (session 11: the code generator with or without
-the SelectionDAG combiner, the plans' `dag_combine`); `flash masked reductions` (session 11: every
+the SelectionDAG combiner, the plans' `dag_combine`; without it ran slower); `flash masked reductions` (session 11: every
 reduction of the summarizer selects its identity for keys past the axis, none combined unmasked:
 the plans' `identity_past_axis` empty). `--rounds N` times every choice N times,
 the choices interleaved (A B A B: a slow moment of the device does not favour one).

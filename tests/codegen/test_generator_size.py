@@ -210,18 +210,6 @@ def test_code_generator_level_is_the_mappings(monkeypatch, sample_id, arch, leve
     assert [chosen["level"] for chosen in emitted] == [level]
 
 
-@pytest.mark.parametrize("sample_id,dag_combine", [
-    ("attention_region_fold:causal_attention", False),        # the flash plans' (session 11)
-    ("attention_tensor_cores:causal_attention_f16", False),
-    ("tiled_matmul:matmul_tiled", True),
-    ("row_softmax:row_softmax", True),
-])
-def test_dag_combiner_is_the_plans(monkeypatch, sample_id, dag_combine):
-    emitted, launch = _code_generation(monkeypatch, sample_id, "sm_90")
-    assert [chosen["dag_combine"] for chosen in emitted] == [dag_combine]
-    assert (launch.get("mma") or launch.get("plan") or {}).get("dag_combine", True) == dag_combine
-
-
 def _code_generation(monkeypatch, sample_id: str, arch: str) -> tuple[list, dict]:
     """The code generator's options for each module the sample compiles (`machine.emit_ptx`'s
     arguments), and its launch.json."""

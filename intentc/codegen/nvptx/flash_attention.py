@@ -72,12 +72,13 @@ CODEGEN = 0
 # flash-plan-ab-20261202-s9-h200/, T = 4096, D = 128, interleaved, the same output bits) f32 ran
 # 0.4827-0.4829 ms with it at -O2 and 0.4902 without, f16 on the tensor cores 0.0764 against 0.0951.
 INSTCOMBINE = True
-# Whether LLVM's code generator runs the SelectionDAG combiner on the flash kernels: no (session 11).
-# At -O0 the combiner is about a quarter of instruction selection, the largest part of their time
-# to PTX; without it the same float instructions reach ptxas with a few more moves and integer ops
-# (bf16: 2,258 -> 2,320 PTX lines), and each flash kernel compiles about 5 ms faster (CPU time,
-# dev VM: bf16 75 -> 70 ms, f16 76 -> 70, f32 61 -> 58, medians of 5, interleaved).
-DAG_COMBINE = False
+# Whether LLVM's code generator runs the SelectionDAG combiner on the flash kernels: yes. At -O0 it
+# is about a quarter of instruction selection (without it each flash kernel compiled about 5 ms
+# faster, CPU time on the dev VM: bf16 75 -> 70 ms, f16 76 -> 70, f32 61 -> 58), but the H200 ran
+# them slower without it (session 11 round 1, T = 4096, D = 128, each choice compiled apart, the
+# same output bits; bench/results/dflash-20261202-s11-h200-r1/): f16 0.0908 ms against 0.0713,
+# bf16 0.0899 against 0.0697, f32 0.4869 against 0.4713.
+DAG_COMBINE = True
 
 
 def state_words(attention: FoldAttention, rows: int, columns: int) -> int:
