@@ -100,8 +100,14 @@ class FlashMmaPlan(KeyGroupPlan):
     instcombine: bool = INSTCOMBINE  # InstCombine in the LLVM pipeline
     dag_combine: bool = DAG_COMBINE  # the SelectionDAG combiner in code generation
 
+    block_keys: int = BLOCK_KEYS     # BN: the keys of a tile (a slice of the fold)
+
     rows = 2                         # query rows a thread: l/4, l/4 + 8
-    keys = BLOCK_KEYS // QUAD        # keys a thread of a tile
+
+    @property
+    def keys(self) -> int:
+        """Keys a thread of a tile."""
+        return self.block_keys // QUAD
 
     @property
     def group_threads(self) -> int:
@@ -124,7 +130,7 @@ class FlashMmaPlan(KeyGroupPlan):
 
     @property
     def block(self) -> tuple:
-        return (16 * self.row_warps, BLOCK_KEYS, self.columns, self.qk_chunk)
+        return (16 * self.row_warps, self.block_keys, self.columns, self.qk_chunk)
 
     def emit(self, em) -> None:
         FlashMmaEmitter(em, self).emit()
@@ -152,7 +158,7 @@ class FlashMmaPlan(KeyGroupPlan):
         """The iteration's [T] and [D] vectors over (the block's query rows, keys or columns)
         in the m16n8 accumulator layout: warp w rows 16w.., lane l rows l/4, l/4 + 8."""
         result = Assignment()
-        keys = Mma(2, (self.row_warps, 1), (16, 8), (1, BLOCK_KEYS // 8))
+        keys = Mma(2, (self.row_warps, 1), (16, 8), (1, self.block_keys // 8))
         cols = Mma(2, (self.row_warps, 1), (16, 8), (1, self.columns // 8))
         for name, kind in self.attention.kinds.items():
             if kind in ("keys", "cols"):
@@ -273,7 +279,7 @@ class FlashMmaEmitter(FlashEmitter):
         self.k_lane = self._lane_part(self.k_shared, b_row, b.urem(b.udiv(lane, _i32(8)), _i32(2)))
         v_row = b.add(b.urem(lane, _i32(8)), b.mul(_i32(8), b.urem(b.udiv(lane, _i32(8)), _i32(2))))
         pairs = min(CHUNK // VECTOR // 2, self.plan.columns // 16)
-        self.v_lane = [self._address(self.v_shared, BLOCK_KEYS, v_row, b.add(_i32(2 * pair), half))
+        self.v_lane = [self._address(self.v_shared, self.plan.block_keys, v_row, b.add(_i32(2 * pair), half))
                        for pair in range(pairs)]
 
     def _lane_part(self, base: ir.Value, row: ir.Value, chunk: ir.Value) -> tuple:
@@ -311,7 +317,7 @@ class FlashMmaEmitter(FlashEmitter):
             # the previous pass's Q and K before its last V barrier, the exchange is over
             # (`_merged`); the first tile's K barrier orders them
             self._stage_tile(self.q, self.q_shared, self.i0, _i64(0), self.plan.block[0], self.plan.resident_depth)
-            self._stage_tile(self.k, self.k_shared, start, _i64(0), BLOCK_KEYS, self.plan.resident_depth)
+            self._stage_tile(self.k, self.k_shared, start, _i64(0), self.plan.block_keys, self.plan.resident_depth)
         return start, stop
 
     # ---- contractions ----------------------------------------------------------------------
@@ -320,12 +326,12 @@ class FlashMmaEmitter(FlashEmitter):
         em = self.em
         b = em.b
         plan = self.plan
-        fragments = BLOCK_KEYS // 8
+        fragments = self.plan.block_keys // 8
         if plan.resident_depth:
             self._arrived()                 # K (fetched during the previous tile's PV)
             # V's tile comes during the scores and the summarizer: every warp read the
             # previous one before the barrier above
-            self._stage_tile(self.v, self.v_shared, self.j0, self.c0, BLOCK_KEYS, plan.columns)
+            self._stage_tile(self.v, self.v_shared, self.j0, self.c0, self.plan.block_keys, plan.columns)
             acc = self._mma_steps([[ir.Constant(F32, 0.0)] * 4 for _ in range(fragments)], plan.resident_depth // 16)
         else:
             slots = [[em.entry_alloca(F32) for _ in range(4)] for _ in range(fragments)]
@@ -336,7 +342,7 @@ class FlashMmaEmitter(FlashEmitter):
             def chunk(d0):
                 self._group_barrier()
                 self._stage_tile(self.q, self.q_shared, self.i0, d0, self.plan.block[0], CHUNK)
-                self._stage_tile(self.k, self.k_shared, self.j0, d0, BLOCK_KEYS, CHUNK)
+                self._stage_tile(self.k, self.k_shared, self.j0, d0, self.plan.block_keys, CHUNK)
                 self._arrived()
                 summed = self._mma_steps([[b.load(s) for s in fragment] for fragment in slots], CHUNK // 16)
                 for fragment, values in zip(slots, summed):
@@ -350,7 +356,7 @@ class FlashMmaEmitter(FlashEmitter):
     def _mma_steps(self, acc: list, steps: int) -> list:
         """`steps` K steps of 16 of the staged Q and K chunks into the fragments `acc`."""
         if self.plan.step_asm:
-            q_at, k_at = self._step_addresses(self.q_lane, self.plan.block[0]), self._step_addresses(self.k_lane, BLOCK_KEYS)
+            q_at, k_at = self._step_addresses(self.q_lane, self.plan.block[0]), self._step_addresses(self.k_lane, self.plan.block_keys)
             return mma_steps(self.em.b, self.operand, [
                 ((*q_at(kk), False), [(k_at(kk)[0], k_at(kk)[1] + 16 * pair * ROW_BYTES, False)
                                       for pair in range(len(acc) // 2)]) for kk in range(steps)], acc)
@@ -365,7 +371,7 @@ class FlashMmaEmitter(FlashEmitter):
         b = self.em.b
         a_load = (self._stepped(self.q_lane, self.plan.block[0], kk), 0, False)
         # key rows 16 apart have the same swizzle: one address, the pairs at immediate offsets
-        address = self._stepped(self.k_lane, BLOCK_KEYS, kk)
+        address = self._stepped(self.k_lane, self.plan.block_keys, kk)
         return mma_steps(b, self.operand, [(a_load, [(address, 16 * pair * ROW_BYTES, False)
                                                      for pair in range(len(acc) // 2)])], acc)
 
@@ -408,23 +414,23 @@ class FlashMmaEmitter(FlashEmitter):
             self._prefetch_keys()
         else:
             self._group_barrier()    # the group is done with the previous tile's V (and this one's K)
-            self._stage_tile(self.v, self.v_shared, self.j0, self.c0, BLOCK_KEYS, self.plan.columns)
+            self._stage_tile(self.v, self.v_shared, self.j0, self.c0, self.plan.block_keys, self.plan.columns)
             self._arrived()
         acc = [[ir.Constant(F32, 0.0)] * 4 for _ in range(fragments)]
         # A of step kk: rows g and g + 8 of keys 16kk + 2(l%4).. (fragment 2kk) and 16kk + 8 + .. (2kk + 1)
-        queue = [words[r][2 * kk + half] for kk in range(BLOCK_KEYS // 16) for half in range(2) for r in range(self.rows)]
+        queue = [words[r][2 * kk + half] for kk in range(self.plan.block_keys // 16) for half in range(2) for r in range(self.rows)]
         if self.plan.step_asm:
             per_block = CHUNK // VECTOR // 2
             acc = mma_steps(self.em.b, self.operand, [
                 (queue[4 * kk:4 * kk + 4], [(self.v_lane[pair % per_block],
-                                             kk * 16 * ROW_BYTES + pair // per_block * BLOCK_KEYS * ROW_BYTES, True)
-                                            for pair in range(fragments // 2)]) for kk in range(BLOCK_KEYS // 16)], acc)
+                                             kk * 16 * ROW_BYTES + pair // per_block * self.plan.block_keys * ROW_BYTES, True)
+                                            for pair in range(fragments // 2)]) for kk in range(self.plan.block_keys // 16)], acc)
         elif self.plan.rolled:
             # each trip takes the first four words and rotates them to the back
-            acc = self._rolled(acc, queue, BLOCK_KEYS // 16,
+            acc = self._rolled(acc, queue, self.plan.block_keys // 16,
                                lambda kk, fragments, words: (self._pv_step(fragments, words[:4], kk), words[4:] + words[:4]))
         else:
-            for kk in range(BLOCK_KEYS // 16):
+            for kk in range(self.plan.block_keys // 16):
                 acc = self._pv_step(acc, queue[4 * kk:4 * kk + 4], _i32(kk))
         rows = [[acc[j][2 * r + e] for j in range(fragments) for e in range(2)] for r in range(self.rows)]
         return PerThread("cols", "f32", [[self._packed(row)] for row in rows] if self.values.column_vector else rows)
@@ -448,7 +454,7 @@ class FlashMmaEmitter(FlashEmitter):
         loads = []
         for pair in range(len(acc) // 2):
             block, within = divmod(pair, per_block)
-            loads.append((addresses[within], block * BLOCK_KEYS * ROW_BYTES, True))
+            loads.append((addresses[within], block * self.plan.block_keys * ROW_BYTES, True))
         return mma_steps(b, self.operand, [(a_frag, loads)], acc)
 
     def _weight_words(self, values: FoldValues, weights: PerThread | None, name: str) -> list:
@@ -494,9 +500,9 @@ class FlashMmaEmitter(FlashEmitter):
         """The next tile's K, while this tile's PV runs: every warp read this tile's K (its
         scores) before the V barrier just passed."""
         b = self.em.b
-        following = b.add(self.j0, _i64(BLOCK_KEYS))
+        following = b.add(self.j0, _i64(self.plan.block_keys))
         with b.if_then(b.icmp_signed("<", following, self.keys_end)):
-            self._stage_tile(self.k, self.k_shared, following, _i64(0), BLOCK_KEYS, self.plan.resident_depth)
+            self._stage_tile(self.k, self.k_shared, following, _i64(0), self.plan.block_keys, self.plan.resident_depth)
 
     def _address(self, base: ir.Value, rows: int, row: ir.Value, chunk: ir.Value) -> ir.Value:
         """Shared address of 16-byte `chunk` (i32, of the staged columns) of `row` (i32): 64-column
