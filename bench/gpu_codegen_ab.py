@@ -19,7 +19,7 @@ inlined` (expf inlined by LLVM, not the inline PTX template of `ptx_math.py`: `m
 `flash DAG combine` / `flash no DAG combine` (session 11: the code generator with or without
 the SelectionDAG combiner, the plans' `dag_combine`; without it ran slower); `flash masked reductions` (session 11: every
 reduction of the summarizer selects its identity for keys past the axis, none combined unmasked:
-the plans' `identity_past_axis` empty); `flash 32-key tiles` (the tensor-core plans' key tiles of 32
+the plans' `identity_past_axis` empty); `flash 32-key tiles`, `flash 48-key tiles` (the tensor-core plans' key tiles of 32 or 48
 keys, not 64: a summarizer of half the slots; the fold's slices change, so its bits may differ from
 the default's, §6). `--rounds N` times every choice N times,
 the choices interleaved (A B A B: a slow moment of the device does not favour one).
@@ -155,7 +155,8 @@ CHOICES = {"default": (contextlib.nullcontext, TILES + WARP_ROWS + LANE_DOTS + F
            "flash DAG combine": (flash_plan(dag_combine=True), FLASH),
            "flash no DAG combine": (flash_plan(dag_combine=False), FLASH),
            "flash masked reductions": (flash_plan(identity_past_axis=frozenset()), FLASH),
-           "flash 32-key tiles": (flash_plan(block_keys=32), FLASH[:2])}
+           "flash 32-key tiles": (flash_plan(block_keys=32), FLASH[:2]),
+           "flash 48-key tiles": (flash_plan(block_keys=48), FLASH[:2])}
 
 
 @contextlib.contextmanager
