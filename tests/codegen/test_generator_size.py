@@ -213,12 +213,13 @@ def test_code_generator_level_is_the_mappings(monkeypatch, sample_id, arch, leve
 def _code_generation(monkeypatch, sample_id: str, arch: str) -> tuple[list, dict]:
     """The code generator's options for each module the sample compiles (`machine.emit_ptx`'s
     arguments), and its launch.json."""
+    _ptx(sample_id, arch)      # the process's one-off compiles first (ptx_math's templates for the arch)
     emitted = []
     emit = machine.emit_ptx
 
-    def recorded(module, arch_, strength_reduce=True, level=2, prepare=True, collect=False):
-        emitted.append({"level": level, "prepare": prepare})
-        return emit(module, arch_, strength_reduce, level, prepare, collect)
+    def recorded(module, arch_, strength_reduce=True, level=2, prepare=True, collect=False, dag_combine=True):
+        emitted.append({"level": level, "prepare": prepare, "dag_combine": dag_combine})
+        return emit(module, arch_, strength_reduce, level, prepare, collect, dag_combine)
     monkeypatch.setattr(machine, "emit_ptx", recorded)
     _, launch = _ptx(sample_id, arch)
     return emitted, launch

@@ -117,7 +117,8 @@ def compile_ptx(module: Module, kernel_name: str, arch: str, specialization: Spe
         ptx = optimized_ptx(parsed, arch, entries, timings, mark, strength_reduce=strength_reduce,
                             lean=all(_tiled(m) or _lean_plan(m) or _past_variants(m, rule) for m in every),
                             level=max(map(_codegen_level, every)),
-                            combine=all(map(_instcombine, every)), prepare=any(map(_codegen_prepare, every)))
+                            combine=all(map(_instcombine, every)), prepare=any(map(_codegen_prepare, every)),
+                            dag_combine=any(map(_dag_combine, every)))
     config = launch_config(mapping, lowered.function, arch, [variant.to_json() for variant, _ in variants],
                            rule.to_json() if rule else {})
     if serves is not None:
@@ -205,6 +206,12 @@ def _codegen_prepare(mapping: Mapping) -> bool:
     `codegen_prepare` (docs/gpu.md, "Compile pipeline"), else yes. A module runs it when any
     of its entries does (the warp-specialized kernel's entry beside its fallback's)."""
     return getattr(mapping.mma, "codegen_prepare", True)
+
+
+def _dag_combine(mapping: Mapping) -> bool:
+    """Whether the code generator runs the SelectionDAG combiner for the mapping: its plans'
+    `dag_combine` (the tensor-core flash plan's choice, docs/gpu.md "Flash attention"), else yes."""
+    return all(getattr(plan, "dag_combine", True) for plan in (mapping.plan, mapping.mma))
 
 
 def _tiled(mapping: Mapping) -> bool:
