@@ -25,7 +25,9 @@ libdevice at K = 4, as before session 10, instead of 2: `stages.MATH_GRID_SLOTS`
 branches around each slot's read, as before session 10, instead of predicating it:
 `StagedHooks._in_domain`); `encoded casts` (a store of a cast to f16, bf16 or fp8 encodes the
 cast's f64 image again, as before session 10, instead of taking the code the conversion
-computed: `lowfloat.remember_pattern`); `a+b`: both.
+computed: `lowfloat.remember_pattern`); `a+b`: both; `ptx:PATH` (the kernel's PTX replaced by the
+text stored at PATH, its launch.json kept: another tree's code for the same mapping, say an
+older commit's, timed in this process beside this tree's, outputs compared bit for bit).
 
     python3 bench/cta_pipeline_ab.py --only 'SAMPLE:KERNEL[=CHOICE,...];...' [--choices default,lean]
                                      [--out FILE.json] [--budget-s 0.2]
@@ -174,6 +176,18 @@ def encoded_casts():
 
 
 @contextlib.contextmanager
+def stored_ptx(path: str):
+    """The PTX compiled for the kernel replaced by the text at `path` (`ptx:PATH`; the same
+    mapping's launch.json and ABI assumed: an older tree's PTX for the sample)."""
+    from intentc.codegen.nvptx import compile as nvptx_compile
+    chosen = nvptx_compile.compile_ptx
+    text = Path(path).read_text()
+    with attributes(nvptx_compile, compile_ptx=lambda *args, **kwargs:
+                    dataclasses.replace(chosen(*args, **kwargs), ptx=text)):
+        yield
+
+
+@contextlib.contextmanager
 def combined(names: list[str]):
     with contextlib.ExitStack() as stack:
         for name in names:
@@ -205,7 +219,9 @@ def main(argv=None) -> int:
     gpu_codegen_ab.CHOICES.update({name: (patch, ()) for name, patch in CHOICES.items()})
     for entry in args.only.split(";"):       # choices made of several: "a+b"
         for name in entry.partition("=")[2].split(","):
-            if "+" in name:
+            if name.startswith("ptx:"):
+                gpu_codegen_ab.CHOICES[name] = (functools.partial(stored_ptx, name[len("ptx:"):]), ())
+            elif "+" in name:
                 gpu_codegen_ab.CHOICES[name] = (functools.partial(combined, name.split("+")), ())
     by_id = {s.id: s for s in SPECS}
     rows = []
