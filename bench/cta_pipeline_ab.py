@@ -25,7 +25,10 @@ libdevice at K = 4, as before session 10, instead of 2: `stages.MATH_GRID_SLOTS`
 branches around each slot's read, as before session 10, instead of predicating it:
 `StagedHooks._in_domain`); `encoded casts` (a store of a cast to f16, bf16 or fp8 encodes the
 cast's f64 image again, as before session 10, instead of taking the code the conversion
-computed: `lowfloat.remember_pattern`); `a+b`: both; `ptx:PATH` (the kernel's PTX replaced by the
+computed: `lowfloat.remember_pattern`); `dynamic 256 threads` (the dynamic form's CTAs of 256 threads,
+not 512: `cta.DYNAMIC_THREADS`), `dynamic 256 threads 8 positions` / `dynamic 128 threads 16
+positions` (and its scan chunks 8 or 16 positions a thread, not 4: `cta_scan.CHUNK_VECTOR`, a
+chunk as long); `a+b`: both; `ptx:PATH` (the kernel's PTX replaced by the
 text stored at PATH, its launch.json kept: another tree's code for the same mapping, say an
 older commit's, timed in this process beside this tree's, outputs compared bit for bit).
 
@@ -119,6 +122,22 @@ def unrolled_scan_chunks():
     return attributes(cta_scan, rolls_chunks=lambda states: False)
 
 
+def dynamic_threads(threads: int, positions: int | None = None):
+    """The dynamic form's CTAs of `threads` (`cta.DYNAMIC_THREADS`), its scan chunks
+    `positions` consecutive positions a thread (`cta_scan.CHUNK_VECTOR`; None: its own)."""
+    from intentc.codegen.nvptx import cta, cta_scan
+    return combined_attributes((cta, {"DYNAMIC_THREADS": threads}),
+                               (cta_scan, {"CHUNK_VECTOR": positions or cta_scan.CHUNK_VECTOR}))
+
+
+@contextlib.contextmanager
+def combined_attributes(*changes):
+    with contextlib.ExitStack() as stack:
+        for module, values in changes:
+            stack.enter_context(attributes(module, **values))
+        yield
+
+
 def lane_rows_lsr(enabled: bool):
     """Loop Strength Reduction in the lane-rows mapping's code generation on or off
     (`compile._unrolled` for it)."""
@@ -203,7 +222,10 @@ CHOICES = {"default": contextlib.nullcontext, "O1": lambda: pipeline(False), "le
            "cta no LSR": cta_without_lsr, "unrolled groups": lambda: group_loop(False, shared=False),
            "unrolled shared Philox": lambda: group_loop(False), "2 slots a trip": lambda: group_loop(trip=2),
            "4 slots a trip": lambda: group_loop(trip=4), "grid math 4 slots": lambda: grid_math_slots(4),
-           "branched grid reads": branched_grid_reads, "encoded casts": encoded_casts}
+           "branched grid reads": branched_grid_reads, "encoded casts": encoded_casts,
+           "dynamic 256 threads": lambda: dynamic_threads(256),
+           "dynamic 256 threads 8 positions": lambda: dynamic_threads(256, 8),
+           "dynamic 128 threads 16 positions": lambda: dynamic_threads(128, 16)}
 
 
 def main(argv=None) -> int:

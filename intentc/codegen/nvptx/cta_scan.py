@@ -152,8 +152,14 @@ def _rolled_warp_scans(em: Emitter, plan: CtaPlan, ranks: Ranks, values: Values,
         earlier = [_shuffle(em, "idx", v, earlier_lane, 31) for v in current]
         rank = b.select(totals, ranks.lane, ranks.lane_rank)
         return _select(em, b.icmp_unsigned(">=", rank, lanes), combine(earlier, current), current)
-    scanned_totals = rolled_steps(em, values, 10, step)
+    scanned_totals = rolled_steps(em, values, 5 + _totals_steps(plan), step)
     return [b.load(slot) for slot in inclusive], scanned_totals
+
+
+def _totals_steps(plan: CtaPlan) -> int:
+    """The shuffle steps of a scan of the warps' totals: log2 of the warps, rounded up (lanes
+    past the last warp hold the neutral value and their prefixes are never read)."""
+    return max(1, (-(-plan.threads // 32) - 1).bit_length())
 
 
 @dataclass(frozen=True)
