@@ -796,9 +796,10 @@ def shared_array(em: Emitter, dtype: str, count: int, align: int | None = None) 
     return Memory(dtype, (ir.Constant(I64, count),), pointer, (ir.Constant(I64, 1),))
 
 
-def _shared(em, components: int = 1) -> ir.Value:
-    """The CTA's partials: a row of SHARED_WORDS i64 words (one a warp) per component."""
-    name = "intentc_cta_partials" if components == 1 else f"intentc_cta_partials{components}"
+def _shared(em, components: int = 1, kind: str = "intentc_cta_partials") -> ir.Value:
+    """The CTA's partials (or another `kind` of words a warp): a row of SHARED_WORDS i64
+    words (one a warp) per component."""
+    name = kind if components == 1 else f"{kind}{components}"
     existing = em.module.globals.get(name)
     if existing is None:
         type_ = ir.ArrayType(ir.ArrayType(I64, SHARED_WORDS), components)

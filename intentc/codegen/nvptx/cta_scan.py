@@ -36,8 +36,8 @@ from llvmlite import ir
 
 from ..llvm.types import I1, I32, I64, register_type
 from ..llvm.values import Body, Registers, Shape, Tensor
-from .cta import (CtaPlan, _shuffle, _warp_totals, in_tensor, slot_coordinate, sreg, thread_index, unravel,
-                  within_row)
+from .cta import (CtaPlan, _shared, _shuffle, _warp_totals, barrier, from_word, in_tensor, slot_coordinate, sreg,
+                  thread_index, to_word, unravel, within_row)
 from .lane_steps import rolled_steps
 from .ptx_asm import opaque
 
@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 
 Values = list[ir.Value]
 Combine = Callable[[Values, Values], Values]
+WARP_STEPS = 5          # shuffle steps of a warp scan: 32 lanes
 Elements = Callable[[list[ir.Value]], Values]   # the scan's components at a coordinate
 
 
@@ -123,37 +124,81 @@ def _warp_scan(em: Emitter, values: Values, rank: ir.Value, combine: Combine, re
     return values
 
 
+def _warp_scans(em: Emitter, plan: CtaPlan, ranks: Ranks, values: Values, neutral: Values, combine: Combine,
+                reverse: bool, joined: Callable[[Values], Values]) -> tuple[Values, Values, Values]:
+    """`_rolled_warp_scans`' results for a builtin combine: the warp scan and the totals' scan
+    unrolled, the totals scanned in every warp (lane r of every warp: the total of the warp of
+    rank r, scanned: of ranks 0..r) and shuffled from the lanes that hold them."""
+    b = em.b
+    warps = -(-plan.threads // 32)
+    inclusive = _warp_scan(em, values, ranks.lane_rank, combine, reverse)
+    totals = _warp_totals(em, plan, inclusive, 0 if reverse else 31, neutral, reverse)
+    totals = _warp_scan(em, totals, ranks.lane, combine, False)
+    has_earlier = b.icmp_unsigned(">", ranks.warp_rank, ir.Constant(I32, 0))
+    earlier_rank = b.select(has_earlier, b.sub(ranks.warp_rank, ir.Constant(I32, 1)), ir.Constant(I32, 0))
+    earlier_warps = joined(_select(em, has_earlier, [_shuffle(em, "idx", t, earlier_rank, 31) for t in totals], neutral))
+    return inclusive, earlier_warps, joined([_shuffle(em, "idx", t, warps - 1, 31) for t in totals])
+
+
 def _rolled_warp_scans(em: Emitter, plan: CtaPlan, ranks: Ranks, values: Values, neutral: Values, combine: Combine,
-                       reverse: bool) -> tuple[Values, Values]:
-    """(the warp's inclusive scan of `values`; in lane r the scan of the totals of the warps
-    of ranks 0..r) for a combine that runs the author's region: both warp scans as one rolled
-    loop of ten shuffle steps (`lane_steps.py`), whose sixth trip first trades the warp scan
-    for the warps' totals through shared memory, so the combine is emitted once for both
-    (issue #13). A step shuffles by lane index: from lane - 2^k (from lane + 2^k in a
-    reversed warp scan); what a lane of rank below 2^k gets is not used."""
+                       reverse: bool, joined: Callable[[Values], Values]) -> tuple[Values, Values, Values]:
+    """(the warp's inclusive scan of `values`; the scan of the totals of the warps of lower
+    rank, or `neutral` in the first; the scan of all; the last two `joined` after the carry)
+    for a combine that runs the author's
+    region, in one rolled loop of shuffle steps (`lane_steps.py`), so the combine is emitted
+    once for both warp scans (issue #13): five steps of the warp scan in every warp, the fifth
+    ending with the exchange of the warps' totals through shared memory, then log2(W) steps
+    of the totals' scan in the first warp alone, which shares the scanned totals through
+    shared memory (the other W - 1 warps do not repeat that scan: it was a third of their
+    combines in `prefix_logsumexp`). A step shuffles by lane index: from lane - 2^k (from
+    lane + 2^k in a reversed warp scan); what a lane of rank below 2^k gets is not used."""
     b = em.b
     inclusive = [em.entry_alloca(v.type) for v in values]
     exchanged = [em.entry_alloca(v.type) for v in values]
 
     def step(index: ir.Value, current: Values) -> Values:
-        for slot, value in zip(exchanged, current):
-            b.store(value, slot)
-        with b.if_then(b.icmp_unsigned("==", index, ir.Constant(I32, 5))):     # the warp scan is done
-            for slot, value in zip(inclusive, current):
-                b.store(value, slot)
-            for slot, value in zip(exchanged, _warp_totals(em, plan, current, 0 if reverse else 31, neutral, reverse)):
-                b.store(value, slot)
-        current = [b.load(slot) for slot in exchanged]
-        totals = b.icmp_unsigned(">=", index, ir.Constant(I32, 5))
-        lanes = b.shl(ir.Constant(I32, 1), b.select(totals, b.sub(index, ir.Constant(I32, 5)), index))
+        totals = b.icmp_unsigned(">=", index, ir.Constant(I32, WARP_STEPS))
+        lanes = b.shl(ir.Constant(I32, 1), b.select(totals, b.sub(index, ir.Constant(I32, WARP_STEPS)), index))
         earlier_lane = b.sub(ranks.lane, lanes)
         if reverse:
             earlier_lane = b.select(totals, earlier_lane, b.add(ranks.lane, lanes))
         earlier = [_shuffle(em, "idx", v, earlier_lane, 31) for v in current]
         rank = b.select(totals, ranks.lane, ranks.lane_rank)
-        return _select(em, b.icmp_unsigned(">=", rank, lanes), combine(earlier, current), current)
-    scanned_totals = rolled_steps(em, values, 5 + _totals_steps(plan), step)
-    return [b.load(slot) for slot in inclusive], scanned_totals
+        scanned = _select(em, b.icmp_unsigned(">=", rank, lanes), combine(earlier, current), current)
+        for slot, value in zip(exchanged, scanned):
+            b.store(value, slot)
+        with b.if_then(b.icmp_unsigned("==", index, ir.Constant(I32, WARP_STEPS - 1))):    # the warp scan is done
+            for slot, value in zip(inclusive, scanned):
+                b.store(value, slot)
+            for slot, value in zip(exchanged, _warp_totals(em, plan, scanned, 0 if reverse else 31, neutral, reverse)):
+                b.store(value, slot)
+        return [b.load(slot) for slot in exchanged]
+    first_warp = b.icmp_unsigned("<", sreg(em, "tid.x"), ir.Constant(I32, 32))
+    trips = b.select(first_warp, ir.Constant(I64, WARP_STEPS + _totals_steps(plan)), ir.Constant(I64, WARP_STEPS))
+    earlier_warps, total = _shared_prefixes(em, plan, ranks, rolled_steps(em, values, trips, step), first_warp, neutral)
+    return [b.load(slot) for slot in inclusive], joined(earlier_warps), joined(total)
+
+
+def _shared_prefixes(em: Emitter, plan: CtaPlan, ranks: Ranks, scanned: Values, first_warp: ir.Value,
+                     neutral: Values) -> tuple[Values, Values]:
+    """(the scanned totals of the warps before this thread's, or `neutral` in the first; the
+    scanned total of all), from the first warp's lanes of rank 0..W-1 through shared memory:
+    a barrier after the stores; none after the loads, since the next scan stores again only
+    after the barrier of its own exchange of totals, past every thread's loads."""
+    b = em.b
+    warps, zero = -(-plan.threads // 32), ir.Constant(I32, 0)
+    shared = _shared(em, len(scanned), "intentc_cta_prefixes")
+    with b.if_then(b.and_(first_warp, b.icmp_unsigned("<", ranks.lane, ir.Constant(I32, warps)))):
+        for row, value in enumerate(scanned):
+            b.store(to_word(em, value), b.gep(shared, [zero, ir.Constant(I32, row), ranks.lane], inbounds=True))
+    barrier(em)
+
+    def loaded(rank: ir.Value) -> Values:
+        return [from_word(em, b.load(b.gep(shared, [zero, ir.Constant(I32, row), rank], inbounds=True)), value.type)
+                for row, value in enumerate(scanned)]
+    has_earlier = b.icmp_unsigned(">", ranks.warp_rank, zero)
+    earlier_rank = b.select(has_earlier, b.sub(ranks.warp_rank, ir.Constant(I32, 1)), zero)
+    return _select(em, has_earlier, loaded(earlier_rank), neutral), loaded(ir.Constant(I32, warps - 1))
 
 
 def _totals_steps(plan: CtaPlan) -> int:
@@ -202,21 +247,9 @@ def block_parts(em: Emitter, plan: CtaPlan, ranks: Ranks, values: Values, carry:
     warp's inclusive prefix through the lane of rank one less (meaningless in the first lane)
     and the total, the first and the last after `carry` (None: the value of the thread of
     rank 0 holds it already)."""
-    b = em.b
-    warps = -(-plan.threads // 32)
-    if rolled:
-        inclusive, totals = _rolled_warp_scans(em, plan, ranks, values, neutral, combine, reverse)
-    else:
-        inclusive = _warp_scan(em, values, ranks.lane_rank, combine, reverse)
-        # lane r of every warp: the total of the warp of rank r (scanned: of ranks 0..r)
-        totals = _warp_totals(em, plan, inclusive, 0 if reverse else 31, neutral, reverse)
-        totals = _warp_scan(em, totals, ranks.lane, combine, False)
-    has_earlier = b.icmp_unsigned(">", ranks.warp_rank, ir.Constant(I32, 0))
-    earlier_rank = b.select(has_earlier, b.sub(ranks.warp_rank, ir.Constant(I32, 1)), ir.Constant(I32, 0))
-    earlier_warps = _select(em, has_earlier, [_shuffle(em, "idx", t, earlier_rank, 31) for t in totals], neutral)
     after_carry = (lambda later: later) if carry is None else partial(combine, carry)
-    earlier_warps = after_carry(earlier_warps)
-    total = after_carry([_shuffle(em, "idx", t, warps - 1, 31) for t in totals])
+    warp_scans = _rolled_warp_scans if rolled else _warp_scans
+    inclusive, earlier_warps, total = warp_scans(em, plan, ranks, values, neutral, combine, reverse, after_carry)
     shifted = [_shuffle(em, "down" if reverse else "up", v, 1, 31 if reverse else 0) for v in inclusive]
     return earlier_warps, shifted, total
 
