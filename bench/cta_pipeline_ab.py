@@ -25,12 +25,13 @@ libdevice at K = 4, as before session 10, instead of 2: `stages.MATH_GRID_SLOTS`
 branches around each slot's read, as before session 10, instead of predicating it:
 `StagedHooks._in_domain`); `encoded casts` (a store of a cast to f16, bf16 or fp8 encodes the
 cast's f64 image again, as before session 10, instead of taking the code the conversion
-computed: `lowfloat.remember_pattern`); `dynamic 256 threads` (the dynamic form's CTAs of 256 threads,
-not 512: `cta.DYNAMIC_THREADS`), `dynamic 256 threads 8 positions` / `dynamic 128 threads 16
-positions` (and its scan chunks 8 or 16 positions a thread, not 4: `cta_scan.CHUNK_VECTOR`, a
-chunk as long); `a+b`: both; `ptx:PATH` (the kernel's PTX replaced by the
-text stored at PATH, its launch.json kept: another tree's code for the same mapping, say an
-older commit's, timed in this process beside this tree's, outputs compared bit for bit).
+computed: `lowfloat.remember_pattern`); `libdevice inlined` (the CTA mapping's f32 libdevice
+functions inlined by LLVM, not PTX templates: `ptx_math.TEMPLATE_KINDS`); `scans T x V
+[resident R]` (the dynamic form of an iteration with a generic scan in CTAs of T threads, V
+scan positions a thread, R CTAs an SM asked of ptxas, none without: `cta.AUTHOR_SCAN_*`,
+whose default is 256 x 8 resident 6); `a+b`: both; `ptx:PATH` (the kernel's PTX replaced by
+the text stored at PATH, its launch.json kept: another tree's code for the same mapping, say
+an older commit's, timed in this process beside this tree's, outputs compared bit for bit).
 
     python3 bench/cta_pipeline_ab.py --only 'SAMPLE:KERNEL[=CHOICE,...];...' [--choices default,lean]
                                      [--out FILE.json] [--budget-s 0.2]
@@ -103,6 +104,13 @@ def inlined_math():
         chosen.OUTLINING_KINDS = saved
 
 
+def libdevice_inlined():
+    """The CTA mapping's f32 libdevice functions inlined by LLVM (as before session 11), not
+    inline PTX templates of LLVM's code for them (`ptx_math.TEMPLATE_KINDS`)."""
+    from intentc.codegen.nvptx import ptx_math
+    return attributes(ptx_math, TEMPLATE_KINDS=frozenset())
+
+
 @contextlib.contextmanager
 def slots_32():
     """An iteration that combines nothing keeps up to 32 slots (as before session 9)."""
@@ -122,20 +130,12 @@ def unrolled_scan_chunks():
     return attributes(cta_scan, rolls_chunks=lambda states: False)
 
 
-def dynamic_threads(threads: int, positions: int | None = None):
-    """The dynamic form's CTAs of `threads` (`cta.DYNAMIC_THREADS`), its scan chunks
-    `positions` consecutive positions a thread (`cta_scan.CHUNK_VECTOR`; None: its own)."""
-    from intentc.codegen.nvptx import cta, cta_scan
-    return combined_attributes((cta, {"DYNAMIC_THREADS": threads}),
-                               (cta_scan, {"CHUNK_VECTOR": positions or cta_scan.CHUNK_VECTOR}))
-
-
-@contextlib.contextmanager
-def combined_attributes(*changes):
-    with contextlib.ExitStack() as stack:
-        for module, values in changes:
-            stack.enter_context(attributes(module, **values))
-        yield
+def author_scans(threads: int, positions: int, resident: int = 0):
+    """The dynamic form of an iteration with a generic scan in CTAs of `threads`, its scan
+    chunks `positions` consecutive positions a thread, `resident` CTAs an SM asked of ptxas
+    (`cta.AUTHOR_SCAN_THREADS`, `AUTHOR_SCAN_POSITIONS`, `AUTHOR_SCAN_RESIDENT`)."""
+    from intentc.codegen.nvptx import cta
+    return attributes(cta, AUTHOR_SCAN_THREADS=threads, AUTHOR_SCAN_POSITIONS=positions, AUTHOR_SCAN_RESIDENT=resident)
 
 
 def lane_rows_lsr(enabled: bool):
@@ -206,11 +206,16 @@ def stored_ptx(path: str):
         yield
 
 
+def choice(name: str):
+    """The patch of choice `name`: one of CHOICES, or `ptx:PATH`."""
+    return functools.partial(stored_ptx, name[len("ptx:"):]) if name.startswith("ptx:") else CHOICES[name]
+
+
 @contextlib.contextmanager
 def combined(names: list[str]):
     with contextlib.ExitStack() as stack:
         for name in names:
-            stack.enter_context(CHOICES[name]())
+            stack.enter_context(choice(name)())
         yield
 
 
@@ -223,9 +228,9 @@ CHOICES = {"default": contextlib.nullcontext, "O1": lambda: pipeline(False), "le
            "unrolled shared Philox": lambda: group_loop(False), "2 slots a trip": lambda: group_loop(trip=2),
            "4 slots a trip": lambda: group_loop(trip=4), "grid math 4 slots": lambda: grid_math_slots(4),
            "branched grid reads": branched_grid_reads, "encoded casts": encoded_casts,
-           "dynamic 256 threads": lambda: dynamic_threads(256),
-           "dynamic 256 threads 8 positions": lambda: dynamic_threads(256, 8),
-           "dynamic 128 threads 16 positions": lambda: dynamic_threads(128, 16)}
+           "libdevice inlined": libdevice_inlined,
+           "scans 512 x 4": lambda: author_scans(512, 4), "scans 512 x 4 resident 4": lambda: author_scans(512, 4, 4),
+           "scans 256 x 8": lambda: author_scans(256, 8), "scans 128 x 16 resident 12": lambda: author_scans(128, 16, 12)}
 
 
 def main(argv=None) -> int:
@@ -239,11 +244,9 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     gpu_codegen_ab.CHOICES.clear()
     gpu_codegen_ab.CHOICES.update({name: (patch, ()) for name, patch in CHOICES.items()})
-    for entry in args.only.split(";"):       # choices made of several: "a+b"
+    for entry in args.only.split(";"):       # choices made of several ("a+b") or a stored PTX
         for name in entry.partition("=")[2].split(","):
-            if name.startswith("ptx:"):
-                gpu_codegen_ab.CHOICES[name] = (functools.partial(stored_ptx, name[len("ptx:"):]), ())
-            elif "+" in name:
+            if name not in CHOICES:
                 gpu_codegen_ab.CHOICES[name] = (functools.partial(combined, name.split("+")), ())
     by_id = {s.id: s for s in SPECS}
     rows = []

@@ -76,7 +76,8 @@ def compile_ptx(module: Module, kernel_name: str, arch: str, specialization: Spe
 
     def lower(mapping: Mapping, sites: list | None = None) -> LoweredKernel:
         lowered = lower_kernel(module, kernel_name, NvptxHooks(mapping, arch), specialization, file, source, sites)
-        resident = mapping.mma.resident if mapping.mma else mapping.plan.resident if mapping.plan else 0
+        resident = mapping.mma.resident if mapping.mma else mapping.plan.resident if mapping.plan else \
+            mapping.cta.resident if mapping.cta else 0
         _mark_entry(lowered, mapping.threads, resident)
         return lowered
     rule = variant_rule(kernel, mapping, specialization)

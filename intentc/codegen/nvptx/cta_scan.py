@@ -332,12 +332,7 @@ def _inside(em: Emitter, position: ir.Value, count: ir.Value, compute: Callable[
 
 
 # ---- the dynamic form ----------------------------------------------------------------------------
-# A chunk is T·CHUNK_VECTOR positions, CHUNK_VECTOR consecutive ones a thread: each thread folds
-# its own in order and the CTA block-scans the threads' totals, so the block scan's combines
-# (and barriers) serve four positions, as in the register form's groups.
-CHUNK_VECTOR = 4
-
-
+# A chunk is T·V positions, V = plan.scan_positions consecutive ones a thread (cta.SCAN_POSITIONS).
 @dataclass(eq=False)
 class ScanState:
     """A dynamic-form scan: its carry across chunks and this thread's prefixes in the
@@ -350,10 +345,10 @@ class ScanState:
     running: list = field(default_factory=list)     # a rolled chunk's prefix before the lane visited
     joined: list = field(default_factory=list)      # and the warp's lanes before this one (`prime_rolled`)
 
-    def reset(self, em: Emitter, rolled: bool) -> None:
-        """Registers for a walk of the chunks (`rolled`: see `_rolled_chunk`)."""
+    def reset(self, em: Emitter, rolled: bool, positions: int) -> None:
+        """Registers for a walk of the chunks of `positions` a thread (`rolled`: see `_rolled_chunk`)."""
         self.carry = [em.entry_alloca(v.type) for v in self.scan.neutral]
-        self.current = [[em.entry_alloca(v.type) for v in self.scan.neutral] for _ in range(1 if rolled else CHUNK_VECTOR)]
+        self.current = [[em.entry_alloca(v.type) for v in self.scan.neutral] for _ in range(1 if rolled else positions)]
         self.running = [em.entry_alloca(v.type) for v in self.scan.neutral] if rolled else []
         self.joined = [em.entry_alloca(v.type) for v in self.scan.neutral] if rolled else []
         self.lane = 0
@@ -392,7 +387,7 @@ class ScanState:
         b, scan = em.b, self.scan
         ranks = thread_ranks(em, False, plan)       # positions run in thread order within a chunk
         carry, rank0 = [b.load(slot) for slot in self.carry], ranks.first(em)
-        folded = rolled_steps(em, _select(em, rank0, carry, scan.neutral), CHUNK_VECTOR,
+        folded = rolled_steps(em, _select(em, rank0, carry, scan.neutral), plan.scan_positions,
                               lambda lane, running: scan.combine(running, self._element(em, first, lane)))
         earlier, shifted, total = block_parts(em, plan, ranks, folded, None, scan.neutral, scan.combine, False,
                                               scan.rolled)
@@ -451,22 +446,22 @@ class ChunkScan(Tensor):
 
 def chunked_for_each(em: Emitter, plan: CtaPlan, shape: Shape, body: Body, states: list[ScanState]) -> None:
     """body(idx) for every coordinate of `shape` (the scans' shape), chunk by chunk of
-    T·CHUNK_VECTOR scan positions (all of `states` share a direction), each chunk's prefixes
-    primed first."""
+    T·V scan positions (V = plan.scan_positions; all of `states` share a direction), each
+    chunk's prefixes primed first."""
     b = em.b
     count = em.element_count(shape)
-    span = ir.Constant(I64, plan.threads * CHUNK_VECTOR)
-    chunks = b.udiv(b.add(count, ir.Constant(I64, plan.threads * CHUNK_VECTOR - 1)), span)
+    span = ir.Constant(I64, plan.threads * plan.scan_positions)
+    chunks = b.udiv(b.add(count, ir.Constant(I64, plan.threads * plan.scan_positions - 1)), span)
     rolled = rolls_chunks(states)
     for state in states:
-        state.reset(em, rolled)
+        state.reset(em, rolled, plan.scan_positions)
 
     def chunk(number):
-        first = b.add(b.mul(number, span), b.mul(thread_index(em, plan), ir.Constant(I64, CHUNK_VECTOR)))
+        first = b.add(b.mul(number, span), b.mul(thread_index(em, plan), ir.Constant(I64, plan.scan_positions)))
         if rolled:
             _rolled_chunk(em, plan, first, count, body, states)
             return
-        positions = [b.add(first, ir.Constant(I64, lane)) for lane in range(CHUNK_VECTOR)]
+        positions = [b.add(first, ir.Constant(I64, lane)) for lane in range(plan.scan_positions)]
         live = [b.icmp_unsigned("<", position, count) for position in positions]
         for state in states:
             state.prime(em, plan, positions, live)
@@ -490,7 +485,7 @@ def _rolled_chunk(em: Emitter, plan: CtaPlan, first: ir.Value, count: ir.Value, 
                   states: list[ScanState]) -> None:
     """A chunk of scans one of which runs the author's combine (`Scan.rolled`: dozens of
     instructions, two exponentials in a log-sum-exp merge): the thread's positions first ..
-    first + CHUNK_VECTOR - 1 in two rolled loops, one folding them (after the carry, in the
+    first + V - 1 (V = plan.scan_positions) in two rolled loops, one folding them (after the carry, in the
     thread of rank 0) before the block scan's warp steps, and one visiting them: its trip
     -1 joins the earlier warps' prefix with the earlier lanes' of this warp, each later
     trip joins the running prefix with its position's element and runs the body. So the
@@ -509,7 +504,7 @@ def _rolled_chunk(em: Emitter, plan: CtaPlan, first: ir.Value, count: ir.Value, 
         with b.if_then(b.and_(b.icmp_signed(">=", lane, ir.Constant(I64, 0)), b.icmp_unsigned("<", position, count))), \
                 em.knowing_below(position, count):
             body(states[0].coordinate(em, position))
-    em.loop(ir.Constant(I64, -1), opaque(b, ir.Constant(I64, CHUNK_VECTOR)), visit, name="visit")
+    em.loop(ir.Constant(I64, -1), opaque(b, ir.Constant(I64, plan.scan_positions)), visit, name="visit")
 
 
 def scans_read(value: object, found: list[ScanState] | None = None) -> list[ScanState]:
