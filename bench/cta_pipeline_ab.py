@@ -29,7 +29,8 @@ computed: `lowfloat.remember_pattern`); `libdevice inlined` (the CTA mapping's f
 functions inlined by LLVM, not PTX templates: `ptx_math.TEMPLATE_KINDS`); `scans T x V
 [resident R]` (the dynamic form of an iteration with a generic scan in CTAs of T threads, V
 scan positions a thread, R CTAs an SM asked of ptxas, none without: `cta.AUTHOR_SCAN_*`,
-whose default is 256 x 8 resident 6); `a+b`: both; `ptx:PATH` (the kernel's PTX replaced by
+whose default is 256 x 8 resident 6), `scans with LSR` (its code generation with Loop Strength
+Reduction: `cta.AUTHOR_SCAN_LSR`); `a+b`: both; `ptx:PATH` (the kernel's PTX replaced by
 the text stored at PATH, its launch.json kept: another tree's code for the same mapping, say
 an older commit's, timed in this process beside this tree's, outputs compared bit for bit).
 
@@ -138,6 +139,13 @@ def author_scans(threads: int, positions: int, resident: int = 0):
     return attributes(cta, AUTHOR_SCAN_THREADS=threads, AUTHOR_SCAN_POSITIONS=positions, AUTHOR_SCAN_RESIDENT=resident)
 
 
+def author_scans_lsr():
+    """The dynamic form of an iteration with a generic scan keeps Loop Strength Reduction
+    (`cta.AUTHOR_SCAN_LSR`)."""
+    from intentc.codegen.nvptx import cta
+    return attributes(cta, AUTHOR_SCAN_LSR=True)
+
+
 def lane_rows_lsr(enabled: bool):
     """Loop Strength Reduction in the lane-rows mapping's code generation on or off
     (`compile._unrolled` for it)."""
@@ -230,7 +238,7 @@ CHOICES = {"default": contextlib.nullcontext, "O1": lambda: pipeline(False), "le
            "branched grid reads": branched_grid_reads, "encoded casts": encoded_casts,
            "libdevice inlined": libdevice_inlined,
            "scans 512 x 4": lambda: author_scans(512, 4), "scans 512 x 4 resident 4": lambda: author_scans(512, 4, 4),
-           "scans 256 x 8": lambda: author_scans(256, 8), "scans 128 x 16 resident 12": lambda: author_scans(128, 16, 12)}
+           "scans 256 x 8": lambda: author_scans(256, 8), "scans with LSR": author_scans_lsr, "scans 128 x 16 resident 12": lambda: author_scans(128, 16, 12)}
 
 
 def main(argv=None) -> int:

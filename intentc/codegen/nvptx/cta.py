@@ -74,11 +74,15 @@ SCAN_POSITIONS = 4
 # the others'): a thread's block-scan combines (5 warp steps, the first warp's log2(W) more),
 # which wait on each other's shuffles, then serve 8 positions, not 4, and twice the CTAs share
 # an SM; ptxas fits AUTHOR_SCAN_RESIDENT of them an SM (`.minnctapersm`: 40 registers, not 47,
-# no spills). On the H200 (session 11, issue #13) prefix_logsumexp ran 0.2048 ms at 256 x 8,
-# 0.2154 at 512 x 4 (session 9's unrolled chunks: 0.2034).
+# no spills), and its code generation runs without Loop Strength Reduction (AUTHOR_SCAN_LSR:
+# at 256 threads a row of 2048 is two trips of the summarizer's block-stride loop, on which
+# LSR took 7.7 of prefix_logsumexp's 53 ms of LLVM passes, 1.8 at 512 threads). On the H200
+# (session 11, issue #13) prefix_logsumexp ran 0.2048 ms at 256 x 8, 0.2154 at 512 x 4
+# (session 9's unrolled chunks: 0.2034).
 AUTHOR_SCAN_THREADS = 256
 AUTHOR_SCAN_POSITIONS = 8
 AUTHOR_SCAN_RESIDENT = 6
+AUTHOR_SCAN_LSR = False
 # The dynamic form's block-stride loops visit this many of a thread's coordinates an
 # iteration (unguarded while all lie below the end): a pass's loads issue together rather
 # than one an iteration, each waited for before the next.
@@ -160,6 +164,7 @@ class CtaPlan:
                                # (cta_group_loop.py); 0: its slots unroll
     scan_positions: int = SCAN_POSITIONS   # the dynamic form's scan chunks: consecutive positions a thread
     resident: int = 0          # CTAs an SM ptxas must fit (`.minnctapersm`), 0: no bound asked
+    strength_reduce: bool = True   # the dynamic form's code generation runs Loop Strength Reduction
 
     @property
     def width(self) -> int:
@@ -542,7 +547,8 @@ def cta_plan(kernel: Kernel, specialization: Specialization | None = None,
     inout_read = frozenset(op.operands[0] for op in ops if op.name == "read" and views[op.operands[0]] == "inout")
     plan = CtaPlan(parallel, read_only | inout_read, threads, 0, shared_results=shared_results,
                    buffers=tuple(sorted(buffers.items())))
-    return replace(plan, scan_positions=AUTHOR_SCAN_POSITIONS, resident=AUTHOR_SCAN_RESIDENT) if author_scans else plan
+    return replace(plan, scan_positions=AUTHOR_SCAN_POSITIONS, resident=AUTHOR_SCAN_RESIDENT,
+                   strength_reduce=AUTHOR_SCAN_LSR) if author_scans else plan
 
 GRID_THREADS = 256         # the grid form's CTA size
 

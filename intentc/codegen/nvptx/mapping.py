@@ -95,6 +95,7 @@ class LaunchConfig:
     math_templates: bool = False  # straight-line f32 libdevice functions are inline PTX templates (ptx_math.py)
     scan_positions: int = 0      # (cta, dynamic form) its scan chunks: consecutive positions a thread (cta_scan.py)
     resident_ctas: int = 0       # (cta) CTAs an SM ptxas was asked to fit (`.minnctapersm`), 0: none asked
+    strength_reduce: bool = True  # LLVM's code generation ran Loop Strength Reduction (compile._unrolled)
     lean_pipeline: bool = False  # the lean kernel pipeline (LaneRows.lean)
     abi: str = "void kernel(i64 w0, ..., i64 wN-1, i64 *status): argument words as parameters, status in global memory"
 
