@@ -73,12 +73,14 @@ SCAN_POSITIONS = 4
 # the dynamic form, each thread AUTHOR_SCAN_POSITIONS positions of a chunk (a chunk as long as
 # the others'): a thread's block-scan combines (5 warp steps, the first warp's log2(W) more),
 # which wait on each other's shuffles, then serve 8 positions, not 4, and twice the CTAs share
-# an SM; ptxas fits AUTHOR_SCAN_RESIDENT of them an SM (`.minnctapersm`: 40 registers, not 47,
-# no spills), and its code generation runs without Loop Strength Reduction (AUTHOR_SCAN_LSR:
-# at 256 threads a row of 2048 is two trips of the summarizer's block-stride loop, on which
-# LSR took 7.7 of prefix_logsumexp's 53 ms of LLVM passes, 1.8 at 512 threads). On the H200
-# (session 11, issue #13) prefix_logsumexp ran 0.2048 ms at 256 x 8, 0.2154 at 512 x 4
-# (session 9's unrolled chunks: 0.2034).
+# an SM; ptxas fits AUTHOR_SCAN_RESIDENT of them an SM (`.minnctapersm`; prefix_logsumexp
+# needs 36 registers, no spills), and its code generation runs without Loop Strength
+# Reduction (AUTHOR_SCAN_LSR: at 256 threads a row of 2048 is two trips of the summarizer's
+# block-stride loop, on which LSR took 7.7 of prefix_logsumexp's 53 ms of LLVM passes, 1.8 at
+# 512 threads; without it 984 SASS instructions, not 1,016, loops alike). On the H200
+# (session 11 round 1, issue #13) prefix_logsumexp ran 0.2048 ms at 256 x 8 (with LSR, 47
+# registers, no residency ask), 0.2154 at 512 x 4 (session 9's unrolled chunks: 0.2034); the
+# residency ask and no LSR were not timed on the H200 (the session's GPU time ran out).
 AUTHOR_SCAN_THREADS = 256
 AUTHOR_SCAN_POSITIONS = 8
 AUTHOR_SCAN_RESIDENT = 6
