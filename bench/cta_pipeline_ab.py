@@ -28,7 +28,14 @@ cast's f64 image again, as before session 10, instead of taking the code the con
 computed: `lowfloat.remember_pattern`); `joined cvt asm` (an fp8 cast's `cvt` to the format
 and back to f16 in one asm, as before session 11, so the widening stays where only the code
 is stored: `f8_casts._narrowing`); `one wave` (the CTA mapping's grid of one wave striding
-over the iterations, before session 11: `mapping.ITERATION_CTAS_PER_SM` 0); `a+b`: both.
+over the iterations, before session 11: `mapping.ITERATION_CTAS_PER_SM` 0); `libdevice inlined` (the CTA mapping's f32 libdevice
+functions inlined by LLVM, not PTX templates: `ptx_math.TEMPLATE_KINDS`); `scans T x V
+[resident R]` (the dynamic form of an iteration with a generic scan in CTAs of T threads, V
+scan positions a thread, R CTAs an SM asked of ptxas, none without: `cta.AUTHOR_SCAN_*`,
+whose default is 256 x 8 resident 6), `scans with LSR` (its code generation with Loop Strength
+Reduction: `cta.AUTHOR_SCAN_LSR`); `a+b`: both; `ptx:PATH` (the kernel's PTX replaced by
+the text stored at PATH, its launch.json kept: another tree's code for the same mapping, say
+an older commit's, timed in this process beside this tree's, outputs compared bit for bit).
 
     python3 bench/cta_pipeline_ab.py --only 'SAMPLE:KERNEL[=CHOICE,...];...' [--choices default,lean]
                                      [--out FILE.json] [--budget-s 0.2]
@@ -101,6 +108,13 @@ def inlined_math():
         chosen.OUTLINING_KINDS = saved
 
 
+def libdevice_inlined():
+    """The CTA mapping's f32 libdevice functions inlined by LLVM (as before session 11), not
+    inline PTX templates of LLVM's code for them (`ptx_math.TEMPLATE_KINDS`)."""
+    from intentc.codegen.nvptx import ptx_math
+    return attributes(ptx_math, TEMPLATE_KINDS=frozenset())
+
+
 @contextlib.contextmanager
 def slots_32():
     """An iteration that combines nothing keeps up to 32 slots (as before session 9)."""
@@ -118,6 +132,21 @@ def unrolled_scan_chunks():
     session 10 rolled them for the author's combines: `cta_scan.rolls_chunks`)."""
     from intentc.codegen.nvptx import cta_scan
     return attributes(cta_scan, rolls_chunks=lambda states: False)
+
+
+def author_scans(threads: int, positions: int, resident: int = 0):
+    """The dynamic form of an iteration with a generic scan in CTAs of `threads`, its scan
+    chunks `positions` consecutive positions a thread, `resident` CTAs an SM asked of ptxas
+    (`cta.AUTHOR_SCAN_THREADS`, `AUTHOR_SCAN_POSITIONS`, `AUTHOR_SCAN_RESIDENT`)."""
+    from intentc.codegen.nvptx import cta
+    return attributes(cta, AUTHOR_SCAN_THREADS=threads, AUTHOR_SCAN_POSITIONS=positions, AUTHOR_SCAN_RESIDENT=resident)
+
+
+def author_scans_lsr():
+    """The dynamic form of an iteration with a generic scan keeps Loop Strength Reduction
+    (`cta.AUTHOR_SCAN_LSR`)."""
+    from intentc.codegen.nvptx import cta
+    return attributes(cta, AUTHOR_SCAN_LSR=True)
 
 
 def lane_rows_lsr(enabled: bool):
@@ -204,11 +233,27 @@ def one_wave():
     return attributes(mapping, ITERATION_CTAS_PER_SM=0)
 
 
+def stored_ptx(path: str):
+    """The PTX compiled for the kernel replaced by the text at `path` (`ptx:PATH`; the same
+    mapping's launch.json and ABI assumed: an older tree's PTX for the sample)."""
+    from intentc.codegen.nvptx import compile as nvptx_compile
+    chosen = nvptx_compile.compile_ptx
+    text = Path(path).read_text()
+    with attributes(nvptx_compile, compile_ptx=lambda *args, **kwargs:
+                    dataclasses.replace(chosen(*args, **kwargs), ptx=text)):
+        yield
+
+
+def choice(name: str):
+    """The patch of choice `name`: one of CHOICES, or `ptx:PATH`."""
+    return functools.partial(stored_ptx, name[len("ptx:"):]) if name.startswith("ptx:") else CHOICES[name]
+
+
 @contextlib.contextmanager
 def combined(names: list[str]):
     with contextlib.ExitStack() as stack:
         for name in names:
-            stack.enter_context(CHOICES[name]())
+            stack.enter_context(choice(name)())
         yield
 
 
@@ -221,7 +266,10 @@ CHOICES = {"default": contextlib.nullcontext, "O1": lambda: pipeline(False), "le
            "unrolled shared Philox": lambda: group_loop(False), "2 slots a trip": lambda: group_loop(trip=2),
            "4 slots a trip": lambda: group_loop(trip=4), "grid math 4 slots": lambda: grid_math_slots(4),
            "branched grid reads": branched_grid_reads, "encoded casts": encoded_casts,
-           "joined cvt asm": joined_cvt_asm, "one wave": one_wave}
+           "joined cvt asm": joined_cvt_asm, "one wave": one_wave,
+           "libdevice inlined": libdevice_inlined,
+           "scans 512 x 4": lambda: author_scans(512, 4), "scans 512 x 4 resident 4": lambda: author_scans(512, 4, 4),
+           "scans 256 x 8": lambda: author_scans(256, 8), "scans with LSR": author_scans_lsr, "scans 128 x 16 resident 12": lambda: author_scans(128, 16, 12)}
 
 
 def main(argv=None) -> int:
@@ -235,9 +283,9 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     gpu_codegen_ab.CHOICES.clear()
     gpu_codegen_ab.CHOICES.update({name: (patch, ()) for name, patch in CHOICES.items()})
-    for entry in args.only.split(";"):       # choices made of several: "a+b"
+    for entry in args.only.split(";"):       # choices made of several ("a+b") or a stored PTX
         for name in entry.partition("=")[2].split(","):
-            if "+" in name:
+            if name not in CHOICES:
                 gpu_codegen_ab.CHOICES[name] = (functools.partial(combined, name.split("+")), ())
     by_id = {s.id: s for s in SPECS}
     rows = []

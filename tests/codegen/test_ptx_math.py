@@ -1,7 +1,7 @@
 """f32 libdevice functions as inline PTX templates (`nvptx/ptx_math.py`, docs/gpu.md "Flash
 attention", session 10): LLVM's own code for the function, its registers in a scope of their
 own; functions whose body branches or reads memory have none; the tensor-core flash kernel's
-exponentials are the template, and ptxas takes it."""
+and the CTA mapping's exponentials are the template, and ptxas takes it."""
 from __future__ import annotations
 
 import re
@@ -40,3 +40,17 @@ def test_flash_on_tensor_cores_calls_the_template(tmp_path):
         done = subprocess.run(["ptxas", "-arch=sm_90", str(tmp_path / "k.ptx"), "-o", str(tmp_path / "k.cubin")],
                               capture_output=True, text=True)
         assert done.returncode == 0, done.stderr
+
+
+def test_the_cta_mapping_calls_the_template():
+    """The CTA mapping's exponentials are the template too (`ptx_math.TEMPLATE_KINDS`), as
+    `launch.json` records; builtin scans call no math and keep their code."""
+    from pathlib import Path
+
+    from intentc.driver import compile_kernel
+    samples = Path(__file__).resolve().parents[2] / "ir_samples"
+    artifacts = compile_kernel((samples / "row_softmax.kir").read_text(), "row_softmax", "ptx", "sm_90",
+                               specialization={"extents": {"N": 1024}}).artifacts
+    ptx = artifacts["kernel.ptx"]
+    assert '"math_templates": true' in artifacts["launch.json"]
+    assert len(re.findall(r"mov\.b32 %mr1, %r\d+;", ptx)) == ptx.count("ex2.approx.ftz.f32") > 0

@@ -109,6 +109,21 @@ def test_generic_scans_are_block_scans(form):
     assert ("shfl.sync.down" if form == "register" else "shfl.sync.up") in ptx
 
 
+def test_a_generic_scans_dynamic_form_runs_small_ctas_of_long_thread_chunks():
+    """The dynamic form of an iteration with a generic scan: CTAs of 256 threads, 8 scan
+    positions a thread, 6 CTAs an SM asked of ptxas, no Loop Strength Reduction
+    (`cta.AUTHOR_SCAN_*`); builtin scans keep 512 threads and 4 positions; and the block scan's
+    totals are scanned by the first warp alone: its rolled loop runs 5 + log2(8) trips there,
+    5 elsewhere."""
+    ptx, launch = _compile(AFFINE_SCAN.replace("FLAGS", ""), "affine_scan")
+    assert (launch["block"][0], launch["scan_positions"], launch["resident_ctas"]) == (256, 8, 6)
+    assert launch["strength_reduce"] is False
+    assert ".minnctapersm 6" in ptx and ".maxntid 256" in ptx
+    assert re.search(r"selp\.b64\s+%rd\d+, 8, 5, %p\d+;", ptx)     # the first warp's trips, the others'
+    _, builtin = _compile(sample_text("cumsum"), "row_cumsum")
+    assert (builtin["block"][0], builtin["scan_positions"], builtin["resident_ctas"]) == (512, 4, 0)
+
+
 # ---- on the GPU -------------------------------------------------------------------------------------
 @pytest.mark.parametrize("flags", ["", ", exclusive = true, reverse = true"])
 def test_a_generic_scans_combine_is_emitted_in_three_places(flags):

@@ -81,7 +81,8 @@ def compile_ptx(module: Module, kernel_name: str, arch: str, specialization: Spe
 
     def lower(mapping: Mapping, sites: list | None = None) -> LoweredKernel:
         lowered = lower_kernel(module, kernel_name, NvptxHooks(mapping, arch), specialization, file, source, sites)
-        resident = mapping.mma.resident if mapping.mma else mapping.plan.resident if mapping.plan else 0
+        resident = mapping.mma.resident if mapping.mma else mapping.plan.resident if mapping.plan else \
+            mapping.cta.resident if mapping.cta else 0
         _mark_entry(lowered, mapping.threads, resident)
         return lowered
     rule = variant_rule(kernel, mapping, specialization)
@@ -119,8 +120,8 @@ def compile_ptx(module: Module, kernel_name: str, arch: str, specialization: Spe
                             level=max(map(_codegen_level, every)),
                             combine=all(map(_instcombine, every)), prepare=any(map(_codegen_prepare, every)),
                             dag_combine=any(map(_dag_combine, every)))
-    config = launch_config(mapping, lowered.function, arch, [variant.to_json() for variant, _ in variants],
-                           rule.to_json() if rule else {})
+    config = replace(launch_config(mapping, lowered.function, arch, [variant.to_json() for variant, _ in variants],
+                                   rule.to_json() if rule else {}), strength_reduce=strength_reduce)
     if serves is not None:
         config = replace(config, serves=serves.to_json())
     for entry, _, fallback_mapping in fallback:
@@ -170,11 +171,11 @@ def _unrolled(mapping: Mapping) -> bool:
     makes a few vector loads a trip: LSR was half of `batched_dot_f16`'s code generation, and
     without it ptxas -v gives 56 registers instead of 61 (`q4k_q8k_matvec` 61 either way); and
     the lane-rows and lane-dots plans where they say so (`LaneRows.strength_reduce`,
-    `LaneDotsPlan.strength_reduce`). In the other mappings' loops over a row it saves
-    registers and spills."""
-    return (mapping.cta is not None and mapping.cta.slots > 0) or mapping.mma is not None or \
-        mapping.kind in ("warp-rows", "flash") or not getattr(mapping.lanes, "strength_reduce", True) or \
-        not getattr(mapping.plan, "strength_reduce", True)
+    `LaneDotsPlan.strength_reduce`), and the CTA plans of generic scans (`CtaPlan.strength_reduce`).
+    In the other mappings' loops over a row it saves registers and spills."""
+    return (mapping.cta is not None and (mapping.cta.slots > 0 or not mapping.cta.strength_reduce)) or \
+        mapping.mma is not None or mapping.kind in ("warp-rows", "flash") or \
+        not getattr(mapping.lanes, "strength_reduce", True) or not getattr(mapping.plan, "strength_reduce", True)
 
 
 def _past_variants(mapping: Mapping, rule: VariantRule | None) -> bool:

@@ -63,6 +63,28 @@ SHUFFLED = {"f32", "f64", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", 
 SHARED_WORDS = 32          # one i64 per warp: 1024 threads at most
 SHARED_BYTES = 32 * 1024   # a histogram's counts in shared memory (48 KiB static at most, partials too)
 DYNAMIC_THREADS = 512      # the dynamic form's CTA size
+# The dynamic form's scans walk chunks of T·SCAN_POSITIONS positions, SCAN_POSITIONS consecutive
+# ones a thread: each thread folds its own in order and the CTA block-scans the threads'
+# totals, so the block scan's combines (and barriers) serve that many positions
+# (`cta_scan.chunked_for_each`; `CtaPlan.scan_positions`).
+SCAN_POSITIONS = 4
+# An iteration whose scans run the author's combine (a generic scan: dozens of instructions a
+# combine, two exponentials in prefix_logsumexp's merge) takes CTAs of AUTHOR_SCAN_THREADS in
+# the dynamic form, each thread AUTHOR_SCAN_POSITIONS positions of a chunk (a chunk as long as
+# the others'): a thread's block-scan combines (5 warp steps, the first warp's log2(W) more),
+# which wait on each other's shuffles, then serve 8 positions, not 4, and twice the CTAs share
+# an SM; ptxas fits AUTHOR_SCAN_RESIDENT of them an SM (`.minnctapersm`; prefix_logsumexp
+# needs 36 registers, no spills), and its code generation runs without Loop Strength
+# Reduction (AUTHOR_SCAN_LSR: at 256 threads a row of 2048 is two trips of the summarizer's
+# block-stride loop, on which LSR took 7.7 of prefix_logsumexp's 53 ms of LLVM passes, 1.8 at
+# 512 threads; without it 984 SASS instructions, not 1,016, loops alike). On the H200
+# (session 11 round 1, issue #13) prefix_logsumexp ran 0.2048 ms at 256 x 8 (with LSR, 47
+# registers, no residency ask), 0.2154 at 512 x 4 (session 9's unrolled chunks: 0.2034); the
+# residency ask and no LSR were not timed on the H200 (the session's GPU time ran out).
+AUTHOR_SCAN_THREADS = 256
+AUTHOR_SCAN_POSITIONS = 8
+AUTHOR_SCAN_RESIDENT = 6
+AUTHOR_SCAN_LSR = False
 # The dynamic form's block-stride loops visit this many of a thread's coordinates an
 # iteration (unguarded while all lie below the end): a pass's loads issue together rather
 # than one an iteration, each waited for before the next.
@@ -142,6 +164,9 @@ class CtaPlan:
     buffers: tuple = ()        # the iteration's buffers: (name, "shared" | "scratch"), cta_buffers.py
     trip_slots: int = 0        # U > 0: the iteration runs once per trip of a loop over its K / U groups of U slots
                                # (cta_group_loop.py); 0: its slots unroll
+    scan_positions: int = SCAN_POSITIONS   # the dynamic form's scan chunks: consecutive positions a thread
+    resident: int = 0          # CTAs an SM ptxas must fit (`.minnctapersm`), 0: no bound asked
+    strength_reduce: bool = True   # the dynamic form's code generation runs Loop Strength Reduction
 
     @property
     def width(self) -> int:
@@ -515,13 +540,17 @@ def cta_plan(kernel: Kernel, specialization: Specialization | None = None,
             # groups of 4 consecutive coordinates: their counters share Philox blocks (rng.philox_word)
             plan = replace(plan, vector=VECTOR)
         return replace(plan, trip_slots=trip_slots(ops, flat, plan, helpers, known, _per_coordinate))
-    shared_results = staged_reductions(nested_ops(ops, helpers), known, DYNAMIC_THREADS)
+    author_scans = any(op.name == "generic_scan" for op in nested_ops(ops, helpers))
+    threads = AUTHOR_SCAN_THREADS if author_scans else DYNAMIC_THREADS
+    shared_results = staged_reductions(nested_ops(ops, helpers), known, threads)
     if not (_body_ok(flat, views, False, known, helpers, launch) and chunk_scans_ok(ops, helpers)
             and shared_results is not None):
         return None
     inout_read = frozenset(op.operands[0] for op in ops if op.name == "read" and views[op.operands[0]] == "inout")
-    return CtaPlan(parallel, read_only | inout_read, DYNAMIC_THREADS, 0, shared_results=shared_results,
+    plan = CtaPlan(parallel, read_only | inout_read, threads, 0, shared_results=shared_results,
                    buffers=tuple(sorted(buffers.items())))
+    return replace(plan, scan_positions=AUTHOR_SCAN_POSITIONS, resident=AUTHOR_SCAN_RESIDENT,
+                   strength_reduce=AUTHOR_SCAN_LSR) if author_scans else plan
 
 GRID_THREADS = 256         # the grid form's CTA size
 
@@ -796,9 +825,10 @@ def shared_array(em: Emitter, dtype: str, count: int, align: int | None = None) 
     return Memory(dtype, (ir.Constant(I64, count),), pointer, (ir.Constant(I64, 1),))
 
 
-def _shared(em, components: int = 1) -> ir.Value:
-    """The CTA's partials: a row of SHARED_WORDS i64 words (one a warp) per component."""
-    name = "intentc_cta_partials" if components == 1 else f"intentc_cta_partials{components}"
+def _shared(em, components: int = 1, kind: str = "intentc_cta_partials") -> ir.Value:
+    """The CTA's partials (or another `kind` of words a warp): a row of SHARED_WORDS i64
+    words (one a warp) per component."""
+    name = kind if components == 1 else f"{kind}{components}"
     existing = em.module.globals.get(name)
     if existing is None:
         type_ = ir.ArrayType(ir.ArrayType(I64, SHARED_WORDS), components)

@@ -36,8 +36,8 @@ from llvmlite import ir
 
 from ..llvm.types import I1, I32, I64, register_type
 from ..llvm.values import Body, Registers, Shape, Tensor
-from .cta import (CtaPlan, _shuffle, _warp_totals, in_tensor, slot_coordinate, sreg, thread_index, unravel,
-                  within_row)
+from .cta import (CtaPlan, _shared, _shuffle, _warp_totals, barrier, from_word, in_tensor, slot_coordinate, sreg,
+                  thread_index, to_word, unravel, within_row)
 from .lane_steps import rolled_steps
 from .ptx_asm import opaque
 
@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 
 Values = list[ir.Value]
 Combine = Callable[[Values, Values], Values]
+WARP_STEPS = 5          # shuffle steps of a warp scan: 32 lanes
 Elements = Callable[[list[ir.Value]], Values]   # the scan's components at a coordinate
 # The register form exchanges every group's warp totals in one barrier pair
 # (`_scan_groups_at_once`), rather than a pair a group, for builtin combines.
@@ -129,36 +130,70 @@ def _warp_scan(em: Emitter, values: Values, rank: ir.Value, combine: Combine, re
 
 
 def _rolled_warp_scans(em: Emitter, plan: CtaPlan, ranks: Ranks, values: Values, neutral: Values, combine: Combine,
-                       reverse: bool) -> tuple[Values, Values]:
-    """(the warp's inclusive scan of `values`; in lane r the scan of the totals of the warps
-    of ranks 0..r) for a combine that runs the author's region: both warp scans as one rolled
-    loop of ten shuffle steps (`lane_steps.py`), whose sixth trip first trades the warp scan
-    for the warps' totals through shared memory, so the combine is emitted once for both
-    (issue #13). A step shuffles by lane index: from lane - 2^k (from lane + 2^k in a
-    reversed warp scan); what a lane of rank below 2^k gets is not used."""
+                       reverse: bool, joined: Callable[[Values], Values]) -> tuple[Values, Values, Values]:
+    """(the warp's inclusive scan of `values`; the scan of the totals of the warps of lower
+    rank, or `neutral` in the first; the scan of all; the last two `joined` after the carry)
+    for a combine that runs the author's
+    region, in one rolled loop of shuffle steps (`lane_steps.py`), so the combine is emitted
+    once for both warp scans (issue #13): five steps of the warp scan in every warp, the fifth
+    ending with the exchange of the warps' totals through shared memory, then log2(W) steps
+    of the totals' scan in the first warp alone, which shares the scanned totals through
+    shared memory (the other W - 1 warps do not repeat that scan: it was a third of their
+    combines in `prefix_logsumexp`). A step shuffles by lane index: from lane - 2^k (from
+    lane + 2^k in a reversed warp scan); what a lane of rank below 2^k gets is not used."""
     b = em.b
     inclusive = [em.entry_alloca(v.type) for v in values]
     exchanged = [em.entry_alloca(v.type) for v in values]
 
     def step(index: ir.Value, current: Values) -> Values:
-        for slot, value in zip(exchanged, current):
-            b.store(value, slot)
-        with b.if_then(b.icmp_unsigned("==", index, ir.Constant(I32, 5))):     # the warp scan is done
-            for slot, value in zip(inclusive, current):
-                b.store(value, slot)
-            for slot, value in zip(exchanged, _warp_totals(em, plan, current, 0 if reverse else 31, neutral, reverse)):
-                b.store(value, slot)
-        current = [b.load(slot) for slot in exchanged]
-        totals = b.icmp_unsigned(">=", index, ir.Constant(I32, 5))
-        lanes = b.shl(ir.Constant(I32, 1), b.select(totals, b.sub(index, ir.Constant(I32, 5)), index))
+        totals = b.icmp_unsigned(">=", index, ir.Constant(I32, WARP_STEPS))
+        lanes = b.shl(ir.Constant(I32, 1), b.select(totals, b.sub(index, ir.Constant(I32, WARP_STEPS)), index))
         earlier_lane = b.sub(ranks.lane, lanes)
         if reverse:
             earlier_lane = b.select(totals, earlier_lane, b.add(ranks.lane, lanes))
         earlier = [_shuffle(em, "idx", v, earlier_lane, 31) for v in current]
         rank = b.select(totals, ranks.lane, ranks.lane_rank)
-        return _select(em, b.icmp_unsigned(">=", rank, lanes), combine(earlier, current), current)
-    scanned_totals = rolled_steps(em, values, 10, step)
-    return [b.load(slot) for slot in inclusive], scanned_totals
+        scanned = _select(em, b.icmp_unsigned(">=", rank, lanes), combine(earlier, current), current)
+        for slot, value in zip(exchanged, scanned):
+            b.store(value, slot)
+        with b.if_then(b.icmp_unsigned("==", index, ir.Constant(I32, WARP_STEPS - 1))):    # the warp scan is done
+            for slot, value in zip(inclusive, scanned):
+                b.store(value, slot)
+            for slot, value in zip(exchanged, _warp_totals(em, plan, scanned, 0 if reverse else 31, neutral, reverse)):
+                b.store(value, slot)
+        return [b.load(slot) for slot in exchanged]
+    first_warp = b.icmp_unsigned("<", sreg(em, "tid.x"), ir.Constant(I32, 32))
+    trips = b.select(first_warp, ir.Constant(I64, WARP_STEPS + _totals_steps(plan)), ir.Constant(I64, WARP_STEPS))
+    earlier_warps, total = _shared_prefixes(em, plan, ranks, rolled_steps(em, values, trips, step), first_warp, neutral)
+    return [b.load(slot) for slot in inclusive], joined(earlier_warps), joined(total)
+
+
+def _shared_prefixes(em: Emitter, plan: CtaPlan, ranks: Ranks, scanned: Values, first_warp: ir.Value,
+                     neutral: Values) -> tuple[Values, Values]:
+    """(the scanned totals of the warps before this thread's, or `neutral` in the first; the
+    scanned total of all), from the first warp's lanes of rank 0..W-1 through shared memory:
+    a barrier after the stores; none after the loads, since the next scan stores again only
+    after the barrier of its own exchange of totals, past every thread's loads."""
+    b = em.b
+    warps, zero = _warps(plan), ir.Constant(I32, 0)
+    shared = _shared(em, len(scanned), "intentc_cta_prefixes")
+    with b.if_then(b.and_(first_warp, b.icmp_unsigned("<", ranks.lane, ir.Constant(I32, warps)))):
+        for row, value in enumerate(scanned):
+            b.store(to_word(em, value), b.gep(shared, [zero, ir.Constant(I32, row), ranks.lane], inbounds=True))
+    barrier(em)
+
+    def loaded(rank: ir.Value) -> Values:
+        return [from_word(em, b.load(b.gep(shared, [zero, ir.Constant(I32, row), rank], inbounds=True)), value.type)
+                for row, value in enumerate(scanned)]
+    has_earlier = b.icmp_unsigned(">", ranks.warp_rank, zero)
+    earlier_rank = b.select(has_earlier, b.sub(ranks.warp_rank, ir.Constant(I32, 1)), zero)
+    return _select(em, has_earlier, loaded(earlier_rank), neutral), loaded(ir.Constant(I32, warps - 1))
+
+
+def _totals_steps(plan: CtaPlan) -> int:
+    """The shuffle steps of a scan of the warps' totals: log2 of the warps, rounded up (lanes
+    past the last warp hold the neutral value and their prefixes are never read)."""
+    return max(1, (_warps(plan) - 1).bit_length())
 
 
 @dataclass(frozen=True)
@@ -179,7 +214,7 @@ def thread_ranks(em: Emitter, reverse: bool, plan: CtaPlan) -> Ranks:
     tid = sreg(em, "tid.x")
     lane, warp = b.and_(tid, ir.Constant(I32, 31)), b.lshr(tid, ir.Constant(I32, 5))
     if reverse:
-        warps = -(-plan.threads // 32)
+        warps = _warps(plan)
         lane_rank, warp_rank = b.sub(ir.Constant(I32, 31), lane), b.sub(ir.Constant(I32, warps - 1), warp)
     else:
         lane_rank, warp_rank = lane, warp
@@ -202,11 +237,13 @@ def block_parts(em: Emitter, plan: CtaPlan, ranks: Ranks, values: Values, carry:
     and the total, the first and the last after `carry` (None: the value of the thread of
     rank 0 holds it already)."""
     if rolled:
-        inclusive, totals = _rolled_warp_scans(em, plan, ranks, values, neutral, combine, reverse)
-    else:
-        inclusive = _warp_scan(em, values, ranks.lane_rank, combine, reverse)
-        totals = _scanned_totals(em, plan, ranks, _warp_totals(em, plan, inclusive, 0 if reverse else 31, neutral,
-                                                               reverse), combine)
+        after_carry = (lambda later: later) if carry is None else partial(combine, carry)
+        inclusive, earlier_warps, total = _rolled_warp_scans(em, plan, ranks, values, neutral, combine, reverse,
+                                                             after_carry)
+        return earlier_warps, _shifted(em, inclusive, reverse), total
+    inclusive = _warp_scan(em, values, ranks.lane_rank, combine, reverse)
+    totals = _scanned_totals(em, plan, ranks, _warp_totals(em, plan, inclusive, 0 if reverse else 31, neutral,
+                                                           reverse), combine)
     return _prefix_parts(em, plan, ranks, inclusive, totals, carry, neutral, combine, reverse)
 
 
@@ -231,8 +268,12 @@ def _prefix_parts(em: Emitter, plan: CtaPlan, ranks: Ranks, inclusive: Values, t
     after_carry = (lambda later: later) if carry is None else partial(combine, carry)
     earlier_warps = after_carry(earlier_warps)
     total = after_carry([_shuffle(em, "idx", t, _warps(plan) - 1, 31) for t in totals])
-    shifted = [_shuffle(em, "down" if reverse else "up", v, 1, 31 if reverse else 0) for v in inclusive]
-    return earlier_warps, shifted, total
+    return earlier_warps, _shifted(em, inclusive, reverse), total
+
+
+def _shifted(em: Emitter, inclusive: Values, reverse: bool) -> Values:
+    """The warp's inclusive prefix through the lane of rank one less (meaningless in the first lane)."""
+    return [_shuffle(em, "down" if reverse else "up", v, 1, 31 if reverse else 0) for v in inclusive]
 
 
 # ---- the register form ---------------------------------------------------------------------------
@@ -340,12 +381,7 @@ def _inside(em: Emitter, position: ir.Value, count: ir.Value, compute: Callable[
 
 
 # ---- the dynamic form ----------------------------------------------------------------------------
-# A chunk is T·CHUNK_VECTOR positions, CHUNK_VECTOR consecutive ones a thread: each thread folds
-# its own in order and the CTA block-scans the threads' totals, so the block scan's combines
-# (and barriers) serve four positions, as in the register form's groups.
-CHUNK_VECTOR = 4
-
-
+# A chunk is T·V positions, V = plan.scan_positions consecutive ones a thread (cta.SCAN_POSITIONS).
 @dataclass(eq=False)
 class ScanState:
     """A dynamic-form scan: its carry across chunks and this thread's prefixes in the
@@ -358,10 +394,10 @@ class ScanState:
     running: list = field(default_factory=list)     # a rolled chunk's prefix before the lane visited
     joined: list = field(default_factory=list)      # and the warp's lanes before this one (`prime_rolled`)
 
-    def reset(self, em: Emitter, rolled: bool) -> None:
-        """Registers for a walk of the chunks (`rolled`: see `_rolled_chunk`)."""
+    def reset(self, em: Emitter, rolled: bool, positions: int) -> None:
+        """Registers for a walk of the chunks of `positions` a thread (`rolled`: see `_rolled_chunk`)."""
         self.carry = [em.entry_alloca(v.type) for v in self.scan.neutral]
-        self.current = [[em.entry_alloca(v.type) for v in self.scan.neutral] for _ in range(1 if rolled else CHUNK_VECTOR)]
+        self.current = [[em.entry_alloca(v.type) for v in self.scan.neutral] for _ in range(1 if rolled else positions)]
         self.running = [em.entry_alloca(v.type) for v in self.scan.neutral] if rolled else []
         self.joined = [em.entry_alloca(v.type) for v in self.scan.neutral] if rolled else []
         self.lane = 0
@@ -400,7 +436,7 @@ class ScanState:
         b, scan = em.b, self.scan
         ranks = thread_ranks(em, False, plan)       # positions run in thread order within a chunk
         carry, rank0 = [b.load(slot) for slot in self.carry], ranks.first(em)
-        folded = rolled_steps(em, _select(em, rank0, carry, scan.neutral), CHUNK_VECTOR,
+        folded = rolled_steps(em, _select(em, rank0, carry, scan.neutral), plan.scan_positions,
                               lambda lane, running: scan.combine(running, self._element(em, first, lane)))
         earlier, shifted, total = block_parts(em, plan, ranks, folded, None, scan.neutral, scan.combine, False,
                                               scan.rolled)
@@ -459,22 +495,22 @@ class ChunkScan(Tensor):
 
 def chunked_for_each(em: Emitter, plan: CtaPlan, shape: Shape, body: Body, states: list[ScanState]) -> None:
     """body(idx) for every coordinate of `shape` (the scans' shape), chunk by chunk of
-    T·CHUNK_VECTOR scan positions (all of `states` share a direction), each chunk's prefixes
-    primed first."""
+    T·V scan positions (V = plan.scan_positions; all of `states` share a direction), each
+    chunk's prefixes primed first."""
     b = em.b
     count = em.element_count(shape)
-    span = ir.Constant(I64, plan.threads * CHUNK_VECTOR)
-    chunks = b.udiv(b.add(count, ir.Constant(I64, plan.threads * CHUNK_VECTOR - 1)), span)
+    span = ir.Constant(I64, plan.threads * plan.scan_positions)
+    chunks = b.udiv(b.add(count, ir.Constant(I64, plan.threads * plan.scan_positions - 1)), span)
     rolled = rolls_chunks(states)
     for state in states:
-        state.reset(em, rolled)
+        state.reset(em, rolled, plan.scan_positions)
 
     def chunk(number):
-        first = b.add(b.mul(number, span), b.mul(thread_index(em, plan), ir.Constant(I64, CHUNK_VECTOR)))
+        first = b.add(b.mul(number, span), b.mul(thread_index(em, plan), ir.Constant(I64, plan.scan_positions)))
         if rolled:
             _rolled_chunk(em, plan, first, count, body, states)
             return
-        positions = [b.add(first, ir.Constant(I64, lane)) for lane in range(CHUNK_VECTOR)]
+        positions = [b.add(first, ir.Constant(I64, lane)) for lane in range(plan.scan_positions)]
         live = [b.icmp_unsigned("<", position, count) for position in positions]
         for state in states:
             state.prime(em, plan, positions, live)
@@ -498,7 +534,7 @@ def _rolled_chunk(em: Emitter, plan: CtaPlan, first: ir.Value, count: ir.Value, 
                   states: list[ScanState]) -> None:
     """A chunk of scans one of which runs the author's combine (`Scan.rolled`: dozens of
     instructions, two exponentials in a log-sum-exp merge): the thread's positions first ..
-    first + CHUNK_VECTOR - 1 in two rolled loops, one folding them (after the carry, in the
+    first + V - 1 (V = plan.scan_positions) in two rolled loops, one folding them (after the carry, in the
     thread of rank 0) before the block scan's warp steps, and one visiting them: its trip
     -1 joins the earlier warps' prefix with the earlier lanes' of this warp, each later
     trip joins the running prefix with its position's element and runs the body. So the
@@ -517,7 +553,7 @@ def _rolled_chunk(em: Emitter, plan: CtaPlan, first: ir.Value, count: ir.Value, 
         with b.if_then(b.and_(b.icmp_signed(">=", lane, ir.Constant(I64, 0)), b.icmp_unsigned("<", position, count))), \
                 em.knowing_below(position, count):
             body(states[0].coordinate(em, position))
-    em.loop(ir.Constant(I64, -1), opaque(b, ir.Constant(I64, CHUNK_VECTOR)), visit, name="visit")
+    em.loop(ir.Constant(I64, -1), opaque(b, ir.Constant(I64, plan.scan_positions)), visit, name="visit")
 
 
 def scans_read(value: object, found: list[ScanState] | None = None) -> list[ScanState]:

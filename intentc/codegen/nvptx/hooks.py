@@ -368,7 +368,8 @@ class NvptxHooks(TargetHooks):
             return None
         if self.mapping.outlined_math and long_function(LIBDEVICE_F32[name]):
             return call_outlined(em, LIBDEVICE_F32[name], x)
-        if self.arch and getattr(self.mapping.plan, "math_asm", False):     # the plan's choice (flash_mma.py)
+        if self.arch and (self.mapping.math_templates or getattr(self.mapping.plan, "math_asm", False)):
+            # the mapping's choice (ptx_math.TEMPLATE_KINDS), or the plan's (flash_mma.py)
             inline = ptx_math.call(em.b, LIBDEVICE_F32[name], self.arch, x)
             if inline is not None:
                 return inline

@@ -20,10 +20,10 @@ if TYPE_CHECKING:
 Values = list[ir.Value]
 
 
-def rolled_steps(em: Emitter, values: Values, count: int, step: Callable[[ir.Value, Values], Values]) -> Values:
+def rolled_steps(em: Emitter, values: Values, count: int | ir.Value, step: Callable[[ir.Value, Values], Values]) -> Values:
     """values after step(i, values) for i = 0..count-1 (i an i32), in a loop whose trip count
-    LLVM cannot see (so it does not unroll it back); the values are carried in entry slots
-    (registers after SROA)."""
+    LLVM cannot see (so it does not unroll it back; `count` an int, or an i64 value that
+    differs between threads); the values are carried in entry slots (registers after SROA)."""
     b = em.b
     slots = [em.entry_alloca(value.type) for value in values]
     for slot, value in zip(slots, values):
@@ -32,5 +32,6 @@ def rolled_steps(em: Emitter, values: Values, count: int, step: Callable[[ir.Val
     def trip(index: ir.Value) -> None:
         for slot, value in zip(slots, step(b.trunc(index, I32), [b.load(slot) for slot in slots])):
             b.store(value, slot)
-    em.loop(ir.Constant(I64, 0), opaque(b, ir.Constant(I64, count)), trip, name="lanestep")
+    em.loop(ir.Constant(I64, 0), opaque(b, ir.Constant(I64, count)) if isinstance(count, int) else count, trip,
+            name="lanestep")
     return [b.load(slot) for slot in slots]

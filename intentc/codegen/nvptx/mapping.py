@@ -27,6 +27,7 @@ from .cta_staging import mark_staged
 from .kernel_plans import kernel_plan
 from .lane_rows import LaneRows, plan_lane_rows
 from .outlined_math import outlines_math
+from .ptx_math import templates_math
 from .tile_matmul import MmaPlan, plan_mma
 from .tile_structured import plan_structured
 
@@ -63,6 +64,8 @@ class Mapping:
     lanes: LaneRows | None = None   # (lane-rows) an iteration a lane, its view accesses staged (lane_rows.py)
     # each f32 libdevice function one function of the module, called at every use (outlined_math.py)
     outlined_math: bool = False
+    # straight-line f32 libdevice functions as inline PTX templates of LLVM's code (ptx_math.py)
+    math_templates: bool = False
 
 
 @dataclass(frozen=True)
@@ -98,6 +101,10 @@ class LaunchConfig:
     plan: dict = field(default_factory=dict)      # a kernel plan's to_json() (kernel_plans.py)
     shared_bytes: int = 0        # dynamic shared memory a launch asks for (the MMA mapping's ring past 48 KiB)
     outlined_math: bool = False  # long f32 libdevice functions are calls (outlined_math.py)
+    math_templates: bool = False  # straight-line f32 libdevice functions are inline PTX templates (ptx_math.py)
+    scan_positions: int = 0      # (cta, dynamic form) its scan chunks: consecutive positions a thread (cta_scan.py)
+    resident_ctas: int = 0       # (cta) CTAs an SM ptxas was asked to fit (`.minnctapersm`), 0: none asked
+    strength_reduce: bool = True  # LLVM's code generation ran Loop Strength Reduction (compile._unrolled)
     lean_pipeline: bool = False  # the lean kernel pipeline (LaneRows.lean)
     abi: str = "void kernel(i64 w0, ..., i64 wN-1, i64 *status): argument words as parameters, status in global memory"
 
@@ -183,7 +190,7 @@ def cta_mapping(kernel: Kernel, cta: CtaPlan, known: dict[str, int], regions: fr
             layouts.values[name] = Shared((0,))
     kind = "grid" if cta.grid else "cta"
     return Mapping(kind, cta.threads, cta.parallel, cta, layouts, coordinate_regions=regions,
-                   outlined_math=outlines_math(kind))
+                   outlined_math=outlines_math(kind), math_templates=templates_math(kind))
 
 
 def single_thread_reason(kernel: Kernel) -> str:
@@ -237,5 +244,7 @@ def launch_config(mapping: Mapping, entry: str, arch: str, variants: list | None
                         mma=mapping.mma.to_json() if mapping.mma else {},
                         plan=mapping.lanes.to_json() if mapping.lanes else {},
                         shared_bytes=mapping.mma.dynamic_shared_bytes if mapping.mma else 0,
-                        outlined_math=mapping.outlined_math,
+                        outlined_math=mapping.outlined_math, math_templates=mapping.math_templates,
+                        scan_positions=mapping.cta.scan_positions if mapping.cta and not mapping.cta.slots else 0,
+                        resident_ctas=mapping.cta.resident if mapping.cta else 0,
                         lean_pipeline=bool(getattr(mapping.lanes, "lean", False)))

@@ -1,5 +1,5 @@
 """f32 libdevice functions as inline PTX: LLVM's own code for the function, pasted where it is
-called (docs/gpu.md, "Flash attention", session 10).
+called (docs/gpu.md, "Flash attention", session 10; the CTA mapping's too since session 11).
 
 Inlined, libdevice's `__nv_expf` is 12 LLVM instructions an element, which LLVM optimizes and
 selects at every call: flash attention's summarizer calls it 32 times a tile, and those copies
@@ -23,10 +23,20 @@ from ..llvm.types import F32
 from . import libdevice, machine
 
 WRAPPER = "intentc_math_template"
+# The mappings that call the templates besides the flash plans' `math_asm`: the CTA mapping
+# (session 11, issue #13): softmax's and gelu's SASS is the same as with libdevice inlined
+# but for register names, and `prefix_logsumexp`'s 16 exponentials and two logarithms were a
+# tenth of its time to PTX. `Mapping.math_templates` records where (`launch.json`).
+TEMPLATE_KINDS = frozenset({"cta"})
 # A PTX register of the function's body (%r12, %rd3, %p1) or a declaration's range (%r<14>)
 _REGISTER = re.compile(r"%([a-z]+)(?=\d|<)")
 # what a template may not hold: branches and labels, calls, memory other than its parameter
 _UNSUITABLE = re.compile(r"\$L|\bbra\b|\bcall\b|\b(?:ld|st)\.(?!param)|\.(?:local|global|const|shared)\b")
+
+
+def templates_math(kind: str) -> bool:
+    """Whether a mapping of `kind` calls the templates of its f32 libdevice functions."""
+    return kind in TEMPLATE_KINDS
 
 
 def call(b: ir.IRBuilder, libdevice_name: str, arch: str, x: ir.Value) -> ir.Value | None:
