@@ -112,7 +112,8 @@ def compile_ptx(module: Module, kernel_name: str, arch: str, specialization: Spe
         ptx = optimized_ptx(parsed, arch, entries, timings, mark, strength_reduce=strength_reduce,
                             lean=all(_tiled(m) or _lean_plan(m) or _past_variants(m, rule) for m in every),
                             level=max(map(_codegen_level, every)),
-                            combine=all(map(_instcombine, every)), prepare=any(map(_codegen_prepare, every)))
+                            combine=all(map(_instcombine, every)), prepare=any(map(_codegen_prepare, every)),
+                            straight_line=any(map(_straight_line, every)))
     config = launch_config(mapping, lowered.function, arch, [variant.to_json() for variant, _ in variants],
                            rule.to_json() if rule else {})
     if serves is not None:
@@ -200,6 +201,13 @@ def _codegen_prepare(mapping: Mapping) -> bool:
     `codegen_prepare` (docs/gpu.md, "Compile pipeline"), else yes. A module runs it when any
     of its entries does (the warp-specialized kernel's entry beside its fallback's)."""
     return getattr(mapping.mma, "codegen_prepare", True)
+
+
+def _straight_line(mapping: Mapping) -> bool:
+    """Whether the code generator runs its straight-line scalar optimizations for the mapping
+    (`machine.STRAIGHT_LINE_PASSES`): its MMA plan's `straight_line` (docs/gpu.md, "Compile
+    pipeline"), else yes. A module runs them when any of its entries does."""
+    return getattr(mapping.mma, "straight_line", True)
 
 
 def _tiled(mapping: Mapping) -> bool:

@@ -17,6 +17,10 @@ from ..collection import collecting_meanwhile
 ARCHS = ("sm_80", "sm_90", "sm_90a")
 PTX_VERSION = {"sm_80": "+ptx80", "sm_90": "+ptx80", "sm_90a": "+ptx80"}
 LOCK = threading.Lock()
+# The code generator's straight-line scalar optimizations that a plan may leave out (its
+# `straight_line`; docs/gpu.md, "Compile pipeline"): Straight-Line Strength Reduction and
+# NaryReassociate, by their names for LLVM's pass gate (`-opt-disable`).
+STRAIGHT_LINE_PASSES = ("slsr", "nary-reassociate")
 
 
 @functools.lru_cache(maxsize=1)
@@ -90,10 +94,11 @@ def _noinline(function) -> bool:
 
 
 def emit_ptx(module: llvm.ModuleRef, arch: str, strength_reduce: bool = True, level: int = 2,
-             prepare: bool = True, collect: bool = False) -> str:
+             prepare: bool = True, straight_line: bool = True, collect: bool = False) -> str:
     """PTX for an optimized module; `strength_reduce=False` runs the code generator without
-    Loop Strength Reduction, `prepare=False` without CodeGenPrepare, `level` is its
-    optimization level (docs/gpu.md, "Compile pipeline"). `collect`: the caller's IR is
+    Loop Strength Reduction, `prepare=False` without CodeGenPrepare, `straight_line=False`
+    without STRAIGHT_LINE_PASSES (on a copy of `module` in a context of its own), `level` is
+    its optimization level (docs/gpu.md, "Compile pipeline"). `collect`: the caller's IR is
     garbage (a compile's last LLVM call), so Python's collector frees it meanwhile
     (`codegen/collection.py`); not for an emit in the middle of a lowering, whose live
     objects a collection would only promote."""
@@ -102,9 +107,36 @@ def emit_ptx(module: llvm.ModuleRef, arch: str, strength_reduce: bool = True, le
             switches.enter_context(llvm_switches.switched("disable-lsr", "1", "0"))
         if not prepare:
             switches.enter_context(llvm_switches.switched("disable-cgp", "1", "0"))
+        if not straight_line:
+            module = llvm.parse_bitcode(module.as_bitcode(), _without_straight_line())
         target = _machine_for(module, arch, level)
         with collecting_meanwhile() if collect else contextlib.nullcontext():
             return target.emit_assembly(module)
+
+
+@functools.cache
+def _without_straight_line() -> llvm.ContextRef:
+    """An LLVM context whose code generation skips STRAIGHT_LINE_PASSES, every other context's
+    running them as before. LLVM's `-opt-disable` cannot be set for a call: each setting adds
+    to a process-wide list that nothing empties, and a context keeps for good the pass gate in
+    force when a pass first asks it (the bisector, which runs every pass, or the disabler of
+    the listed ones). So the global context asks first, the list is set once, and a context
+    made after it asks. Only the code generator's (legacy) passes run in that context: a new
+    pass manager's run would leave a callback of the disabler's in its pass builder for good
+    (llvmlite registers the instrumentation on the builder at every run), which the global
+    context's runs would then call (tests/codegen/test_straight_line.py, in fresh processes)."""
+    with llvm_switches.LOCK:
+        _ask_pass_gate(llvm.get_global_context())
+        llvm.set_option("intentc", "-opt-disable=" + ",".join(STRAIGHT_LINE_PASSES))
+        skipping = llvm.create_context()
+        _ask_pass_gate(skipping)
+    return skipping
+
+
+def _ask_pass_gate(context: llvm.ContextRef) -> None:
+    """Settles `context`'s pass gate: an empty function through the code generator, whose
+    function passes ask the gate whether to run."""
+    target_machine("sm_90").emit_assembly(llvm.parse_assembly("define void @gate() {\n  ret void\n}\n", context))
 
 
 def _machine_for(module: llvm.ModuleRef, arch: str, level: int) -> llvm.TargetMachine:

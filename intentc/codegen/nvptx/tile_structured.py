@@ -49,6 +49,9 @@ class StructuredPlan(MmaPlan):
     contraction: Any              # a ScaledContraction or SparseContraction (structured_contraction.py)
     extra_bytes: int = 0
     rolled: bool = False          # the CUDA cores' K step as a rolled loop over its 16-byte chunks (`Simt`)
+    # no SLSR and NaryReassociate in code generation: ptxas gets what it strength-reduces
+    # itself, for a quarter less code generation (docs/gpu.md, "Compile pipeline")
+    straight_line: bool = False
 
     @property
     def stage_bytes(self) -> int:
