@@ -197,6 +197,20 @@ def test_codegen_prepare_is_the_plans(monkeypatch, sample_id, arch, prepare):
     assert launch.get("mma", {}).get("codegen_prepare", True) == prepare
 
 
+@pytest.mark.parametrize("sample_id,arch,straight_line", [
+    ("tiled_matmul:matmul_tiled", "sm_90", False),           # mma.sync tiles: the same cubin without SLSR (session 11)
+    ("sparse_1of2_matmul:sparse12_matmul", "sm_90", False),  # structured contractions
+    ("sparse_2of4_matmul:sparse24_matmul", "sm_90", False),
+    ("mxfp4_scaled_matmul:mxfp4_matmul", "sm_90", False),
+    ("tiled_matmul:matmul_tiled", "sm_90a", True),           # the wgmma entry keeps them beside its fallback
+    ("row_softmax:row_softmax", "sm_90", True),
+])
+def test_straight_line_passes_are_the_plans(monkeypatch, sample_id, arch, straight_line):
+    emitted, launch = _code_generation(monkeypatch, sample_id, arch)
+    assert [chosen["straight_line"] for chosen in emitted] == [straight_line]
+    assert launch.get("mma", {}).get("straight_line", True) == straight_line
+
+
 @pytest.mark.parametrize("sample_id,arch,level", [
     ("tiled_matmul:matmul_tiled", "sm_90", 2),               # mma.sync tiles: -O0 ran slower (session 8)
     ("sparse_1of2_matmul:sparse12_matmul", "sm_90", 2),      # structured contractions
@@ -216,9 +230,9 @@ def _code_generation(monkeypatch, sample_id: str, arch: str) -> tuple[list, dict
     emitted = []
     emit = machine.emit_ptx
 
-    def recorded(module, arch_, strength_reduce=True, level=2, prepare=True, collect=False):
-        emitted.append({"level": level, "prepare": prepare})
-        return emit(module, arch_, strength_reduce, level, prepare, collect)
+    def recorded(module, arch_, strength_reduce=True, level=2, prepare=True, straight_line=True, collect=False):
+        emitted.append({"level": level, "prepare": prepare, "straight_line": straight_line})
+        return emit(module, arch_, strength_reduce, level, prepare, straight_line, collect)
     monkeypatch.setattr(machine, "emit_ptx", recorded)
     _, launch = _ptx(sample_id, arch)
     return emitted, launch
