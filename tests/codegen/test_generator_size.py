@@ -226,14 +226,20 @@ def test_code_generator_level_is_the_mappings(monkeypatch, sample_id, arch, leve
 
 def _code_generation(monkeypatch, sample_id: str, arch: str) -> tuple[list, dict]:
     """The code generator's options for each module the sample compiles (`machine.emit_ptx`'s
-    arguments), and its launch.json."""
-    emitted = []
-    emit = machine.emit_ptx
+    arguments, and whether the module's context runs the straight-line passes), and its
+    launch.json."""
+    emitted, contexts = [], []
+    emit, context = machine.emit_ptx, machine.context
 
-    def recorded(module, arch_, strength_reduce=True, level=2, prepare=True, straight_line=True, collect=False):
-        emitted.append({"level": level, "prepare": prepare, "straight_line": straight_line})
-        return emit(module, arch_, strength_reduce, level, prepare, straight_line, collect)
+    def recorded(module, arch_, strength_reduce=True, level=2, prepare=True, collect=False):
+        emitted.append({"level": level, "prepare": prepare, "straight_line": contexts[-1]})
+        return emit(module, arch_, strength_reduce, level, prepare, collect)
+
+    def chosen(straight_line=True):     # the context the module was parsed into
+        contexts.append(straight_line)
+        return context(straight_line)
     monkeypatch.setattr(machine, "emit_ptx", recorded)
+    monkeypatch.setattr(machine, "context", chosen)
     _, launch = _ptx(sample_id, arch)
     return emitted, launch
 

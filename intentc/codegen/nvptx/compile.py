@@ -101,19 +101,20 @@ def compile_ptx(module: Module, kernel_name: str, arch: str, specialization: Spe
     linked_texts = [(entry, variant_lowered.take_text(), variant_lowered.function) for entry, variant_lowered in linked]
     timings["lower-llvm"] = timings.get("lower-llvm", 0.0) + time.perf_counter() - mark
     mark = time.perf_counter()
+    every = mappings + [f[2] for f in fallback]
     with machine.LOCK:
-        parsed = llvm.parse_assembly(text)
+        context = machine.context(straight_line=any(map(_straight_line, every)))
+        parsed = llvm.parse_assembly(text, context)
         for entry, variant_text, function in linked_texts:
-            link_variant(parsed, variant_text, function, entry)
+            link_variant(parsed, variant_text, function, entry, context)
         parsed.verify()
         entries = {lowered.function} | {entry for entry, _ in linked}
-        every = mappings + [f[2] for f in fallback]
         strength_reduce = not (_past_variants(mapping, rule) or all(map(_unrolled, mappings)))
         ptx = optimized_ptx(parsed, arch, entries, timings, mark, strength_reduce=strength_reduce,
                             lean=all(_tiled(m) or _lean_plan(m) or _past_variants(m, rule) for m in every),
                             level=max(map(_codegen_level, every)),
                             combine=all(map(_instcombine, every)), prepare=any(map(_codegen_prepare, every)),
-                            straight_line=any(map(_straight_line, every)))
+                            context=context)
     config = launch_config(mapping, lowered.function, arch, [variant.to_json() for variant, _ in variants],
                            rule.to_json() if rule else {})
     if serves is not None:

@@ -11,18 +11,17 @@ from . import libdevice, machine
 
 def optimized_ptx(module: llvm.ModuleRef, arch: str, entries: set[str], timings: dict, mark: float,
                   strength_reduce: bool = True, lean: bool = False, level: int = 2, combine: bool = True,
-                  prepare: bool = True, straight_line: bool = True) -> str:
+                  prepare: bool = True, context: llvm.ContextRef | None = None) -> str:
     """PTX of `module` (call under `machine.LOCK`); times `llvm-opt` from `mark`, then `ptx-emit`
-    (`strength_reduce`, `level`, `prepare`, `straight_line`: see `machine.emit_ptx`; `lean`, `combine`: see
-    `machine.optimize`)."""
-    libdevice.link(module, arch)
+    (`strength_reduce`, `level`, `prepare`: see `machine.emit_ptx`; `lean`, `combine`: see
+    `machine.optimize`; `context`: `module`'s, where it is not the global one)."""
+    libdevice.link(module, arch, context)
     for function in module.functions:
         if not function.is_declaration and function.name not in entries:
             function.linkage = "internal"
     machine.optimize(module, arch, lean, combine)
     timings["llvm-opt"] = timings.get("llvm-opt", 0.0) + time.perf_counter() - mark
     mark = time.perf_counter()
-    ptx = machine.emit_ptx(module, arch, strength_reduce=strength_reduce, level=level, prepare=prepare,
-                           straight_line=straight_line, collect=True)
+    ptx = machine.emit_ptx(module, arch, strength_reduce=strength_reduce, level=level, prepare=prepare, collect=True)
     timings["ptx-emit"] = timings.get("ptx-emit", 0.0) + time.perf_counter() - mark
     return ptx
