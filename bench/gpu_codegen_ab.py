@@ -8,8 +8,8 @@ Choices: `default`; `no CodeGenPrepare`, `no InstCombine`, `CodeGenPrepare`, `In
 `codegen -O0`, `codegen -O0 no InstCombine`, `no InstCombine no CodeGenPrepare` (the tile generators' kernels, `compile._tiled`, without or with LLVM's
 CodeGenPrepare, without or with the lean pipeline's InstCombine, whatever their plans say,
 or with the code generator at -O0, or both at -O0 and without InstCombine, or without both passes); `straight-line passes` (the sparse
-kernels with the code generator's SLSR and NaryReassociate, which their plans leave out; session 11;
-`--skipped-passes` gives the process another list to leave out); `unrolled K step` (sparse f32 on
+and mxfp4 kernels with the code generator's SLSR and NaryReassociate, which their plans leave out;
+session 11; `--skipped-passes` gives the process another list to leave out); `unrolled K step` (sparse f32 on
 the CUDA cores with its K step unrolled, `StructuredPlan.rolled` off); `LSR` (Loop Strength
 Reduction in the warp-rows mapping's code generation: `compile._unrolled` false for it);
 `lane-dots no LSR` (the lane-dots mapping's code generation without it: its plan's since session 10); the
@@ -48,7 +48,8 @@ sys.path.insert(0, str(ROOT))
 
 SPARSE12 = "sparse_1of2_matmul:sparse12_matmul"
 SPARSE24 = "sparse_2of4_matmul:sparse24_matmul"
-TILES = (SPARSE12, SPARSE24, "mxfp4_scaled_matmul:mxfp4_matmul", "tiled_matmul:matmul_tiled")
+MXFP4 = "mxfp4_scaled_matmul:mxfp4_matmul"
+TILES = (SPARSE12, SPARSE24, MXFP4, "tiled_matmul:matmul_tiled")
 REFERENCE = "vector_add:vector_add"     # the yardstick of compile times (issue #13: tiles <= 3x it)
 WARP_ROWS = ("dot_f16_f32acc:batched_dot_f16", "q4k_q8k_matvec:q4k_q8k_matvec")
 LANE_DOTS = ("decode_attention_scores_contract:decode_scores",)
@@ -139,8 +140,8 @@ CHOICES = {"default": (contextlib.nullcontext, TILES + WARP_ROWS + LANE_DOTS + F
            "no InstCombine no CodeGenPrepare": (lambda: stacked(for_tiles("_instcombine", False),
                                                                 for_tiles("_codegen_prepare", False)), TILES),
            # session 11: SLSR and NaryReassociate in code generation again (the plans leave them
-           # out; mxfp4's and the dense tile's cubins are the same either way)
-           "straight-line passes": (lambda: for_tiles("_straight_line", True), (SPARSE12, SPARSE24)),
+           # out; mxfp4's cubin is the same either way, unless --skipped-passes names more)
+           "straight-line passes": (lambda: for_tiles("_straight_line", True), (SPARSE12, SPARSE24, MXFP4)),
            "unrolled K step": (lambda: k_step(rolled=False), (SPARSE12,)), "LSR": (warp_rows_lsr, WARP_ROWS),
            "lane-dots no LSR": (lane_dots_without_lsr, LANE_DOTS),
            "flash -O0": (flash_plan(codegen=0), FLASH), "flash -O2": (flash_plan(codegen=2), FLASH),
