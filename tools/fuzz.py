@@ -2,8 +2,9 @@
 
 Each input is a mutation of a sample (ir_samples/) or a random derivation of the grammar
 (grammar/kir.lark, its tokens drawn from the samples' tokens and from edge values). Each goes
-through parse → verify → print → re-parse (equal nodes, stable text) → JSON and back →
-compile to LLVM IR for every kernel when it verifies. A diagnostic is a correct answer; any
+through parse (what the hand-written parser accepts, Lark must accept as the same nodes) →
+verify → print → re-parse (equal nodes, stable text) → JSON and back → compile to LLVM IR
+for every kernel when it verifies. A diagnostic is a correct answer; any
 other exception, or a round trip that changes the module, is an internal error and its
 input is saved under --out.
 
@@ -34,6 +35,7 @@ sys.path.insert(0, str(ROOT))
 from intentc import DiagnosticError, from_json, parse, print_module, to_json  # noqa: E402
 from intentc.cli.common import kernel_names  # noqa: E402
 from intentc.ir.optable import all_ops  # noqa: E402
+from intentc.parse.parser import parse_with_lark  # noqa: E402
 from intentc.ir.types import DTYPES  # noqa: E402
 from intentc.verify import verify  # noqa: E402
 
@@ -89,6 +91,7 @@ class Checker:
             _check_diagnostics(error.diagnostics, text)
             error.render()
             return "diagnostics"
+        _check_fast_parse(text, module)
         printed = print_module(module)
         again = parse(printed, "printed.kir")
         if again != module or print_module(again) != printed:
@@ -120,6 +123,16 @@ class Checker:
                 _check_diagnostics(error.diagnostics, printed)
                 outcome = "compile_diagnostics"
         return outcome
+
+
+def _check_fast_parse(text: str, module) -> None:
+    """What the hand-written parser accepted, Lark accepts as the same nodes, trivia included."""
+    try:
+        expected = parse_with_lark(text, "fuzz.kir")
+    except DiagnosticError:
+        raise AssertionError("the fast parser accepted text that Lark rejects") from None
+    if repr(expected.model_dump()) != repr(module.model_dump()):
+        raise AssertionError("the fast parser and Lark built different nodes")
 
 
 def _check_diagnostics(diagnostics, text: str) -> None:

@@ -93,13 +93,23 @@ def compile_kernel(source: str | Module, kernel: str, target: str, arch: str | N
 
 
 def _optimize(request: Request, timings: dict[str, float]) -> Module:
-    """The pass pipeline of the request's options (docs/passes.md); each pass's time lands in `pass:<name>`."""
+    """The pass pipeline of the request's options (docs/passes.md); each pass's time lands in
+    `pass:<name>`. A target that lowers the requested kernel alone gets it optimized alone."""
     from ..passes import Instrumentation, optimize
-    run = _timed(timings, "passes", lambda: optimize(request.module, request.options, request.specialization,
+    module = _kernel_alone(request.module, request.kernel.name) if TARGETS[request.target].lowers_one_kernel \
+        else request.module
+    run = _timed(timings, "passes", lambda: optimize(module, request.options, request.specialization,
                                                      Instrumentation(verify_each=False)))
     for name, seconds in run.timings:
         timings[f"pass:{name}"] = timings.get(f"pass:{name}", 0.0) + seconds
     return run.module
+
+
+def _kernel_alone(module: Module, kernel: str) -> Module:
+    """The module without its other kernels (its helpers and enums kept): what the passes need
+    to optimize for one kernel (flash attention's file holds two: half the passes' time)."""
+    items = tuple(item for item in module.items if not isinstance(item, Kernel) or item.name == kernel)
+    return module if len(items) == len(module.items) else module.model_copy(update={"items": items})
 
 
 def _find_kernel(module: Module, kernel: str, file: str, text: str | None) -> Kernel:

@@ -29,6 +29,10 @@ class Target:
     # (pass-optimized module, kernel name, arch, specialization) → the VariantRule its compile
     # records (None for a kernel without one), planned without lowering.
     variant_rule: Callable[[Module, str, str | None, Specialization], object] | None = None
+    # Whether the artifacts come from the requested kernel alone (every target but the KIR
+    # text of the whole module): then only it, with the helpers and enums, goes through the
+    # passes, not the file's other kernels.
+    lowers_one_kernel: bool = False
 
 
 TARGETS: dict[str, Target] = {}
@@ -68,9 +72,10 @@ def _host_toolchain():
     return jit.toolchain()
 
 
-register_target(Target("llvm", "LLVM IR text for the host (llvmlite)", _lower_llvm, toolchain=_host_toolchain))
+register_target(Target("llvm", "LLVM IR text for the host (llvmlite)", _lower_llvm, toolchain=_host_toolchain,
+                       lowers_one_kernel=True))
 register_target(Target("cpu", "a native object file for the host CPU (llvmlite) + abi.json", _lower_cpu,
-                       toolchain=_host_toolchain))
+                       toolchain=_host_toolchain, lowers_one_kernel=True))
 
 
 # ---- NVIDIA (intentc.codegen.nvptx): one lowering, two artifacts ---------------------------------
@@ -106,6 +111,8 @@ def _nvidia_toolchain():
 # since its cubins run only on compute capability 9.0 (a Hopper launch picks it).
 NVPTX_ARCHS = ("sm_80", "sm_90a", "sm_90")
 register_target(Target("ptx", "PTX text for NVIDIA GPUs (LLVM NVPTX, libdevice) + launch.json", _lower_ptx,
-                       archs=NVPTX_ARCHS, toolchain=_nvidia_toolchain, variant_rule=_nvidia_variant_rule))
+                       archs=NVPTX_ARCHS, toolchain=_nvidia_toolchain, variant_rule=_nvidia_variant_rule,
+                       lowers_one_kernel=True))
 register_target(Target("cubin", "a cubin for NVIDIA GPUs (PTX through ptxas) + launch.json and abi.json",
-                       _lower_cubin, archs=NVPTX_ARCHS, toolchain=_nvidia_toolchain, variant_rule=_nvidia_variant_rule))
+                       _lower_cubin, archs=NVPTX_ARCHS, toolchain=_nvidia_toolchain, variant_rule=_nvidia_variant_rule,
+                       lowers_one_kernel=True))

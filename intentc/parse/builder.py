@@ -71,27 +71,39 @@ class Builder(Transformer):
         self.diagnostics.append(Diagnostic(code, message, token.line, token.column, self.file, hint))
 
     # ---- items -----------------------------------------------------------------------
+    # Each callback unpacks Lark's children and builds through a `*_node` method, which the
+    # hand-written parser of well-formed text (`fast.py`) calls too: one construction of each
+    # node, whichever parser read it.
     def start(self, items):
+        return self.module_node(items)
+
+    def module_node(self, items) -> Module:
         return Module(items=tuple(items), end_comments=self.comments.take_rest())
 
     def kernel(self, children):
         name, params, *ops, rbrace = children
-        return Kernel(name=name.value[1:], params=params, body=tuple(ops), loc=_loc(name),
-                      comments=self.comments.take(name.line),
-                      end_comments=self.comments.take(rbrace.line))
+        return self.kernel_node(name.value[1:], name.line, name.column, params, ops, rbrace.line)
+
+    def kernel_node(self, name: str, line: int, col: int, params, ops, end_line: int) -> Kernel:
+        return Kernel(name=name, params=params, body=tuple(ops), loc=_loc(line, col),
+                      comments=self.comments.take(line), end_comments=self.comments.take(end_line))
 
     def helper(self, children):
         name, params, *rest = children
         result_types = rest.pop(0) if isinstance(rest[0], tuple) else ()
         rbrace = rest.pop()
-        return Helper(name=name.value[1:], params=params, result_types=result_types, body=tuple(rest),
-                      loc=_loc(name), comments=self.comments.take(name.line),
-                      end_comments=self.comments.take(rbrace.line))
+        return self.helper_node(name.value[1:], name.line, name.column, params, result_types, rest, rbrace.line)
+
+    def helper_node(self, name: str, line: int, col: int, params, result_types, ops, end_line: int) -> Helper:
+        return Helper(name=name, params=params, result_types=result_types, body=tuple(ops), loc=_loc(line, col),
+                      comments=self.comments.take(line), end_comments=self.comments.take(end_line))
 
     def enum_decl(self, children):
         name, *members = children
-        return EnumDecl(name=name.value[1:], members=tuple(members), loc=_loc(name),
-                        comments=self.comments.take(name.line))
+        return self.enum_node(name.value[1:], name.line, name.column, members)
+
+    def enum_node(self, name: str, line: int, col: int, members) -> EnumDecl:
+        return EnumDecl(name=name, members=tuple(members), loc=_loc(line, col), comments=self.comments.take(line))
 
     def enum_member(self, children):
         """A member is its name (§2: the integer behind it is no canonical fact); an `= N`
@@ -99,20 +111,20 @@ class Builder(Transformer):
         name, *value = children
         if value:
             self._number(value[0], int_value, 0)        # still a well-formed literal (E0017)
-        return EnumMember(name=name.value, loc=_loc(name))
+        return member_node(name.value, name.line, name.column)
 
     def params(self, children):
         return tuple(children)
 
     def param(self, children):
         value, type_ = children
-        return Param(name=value.value[1:], type=self._require_type(type_), loc=_loc(value))
+        return param_node(value.value[1:], value.line, value.column, self._require_type(type_))
 
     # ---- ops -------------------------------------------------------------------------
     def op(self, children):
         first = children[0]
         if first.type == "RESULTS":
-            results = tuple(r.strip()[1:] for r in first.value[:-1].split(","))
+            results = results_of(first.value)
             name_token = children[1]
             parts = children[2:]
         else:
@@ -128,13 +140,18 @@ class Builder(Transformer):
             else:
                 fields[tag] = payload
         name, registered = self._op_name(name_token)
+        return self.op_node(first.line, first.column, results, name, registered, fields["operands"],
+                            tuple(fields["groups"]), fields["attributes"], fields["result_types"],
+                            tuple(fields["regions"]))
+
+    def op_node(self, line: int, col: int, results, name: str, registered: bool, operands, groups, attributes,
+                result_types, regions) -> Op:
         # The grammar already guarantees every field's type, and ops are most of a module, so
         # they skip re-validation (JSON input is validated in full; tests check both agree).
         return _construct(Op, {
-            "loc": _loc(first), "comments": self.comments.take(first.line), "name": name,
-            "results": results, "operands": fields["operands"], "groups": tuple(fields["groups"]),
-            "attributes": fields["attributes"], "result_types": fields["result_types"],
-            "regions": tuple(fields["regions"]), "registered": registered})
+            "loc": _loc(line, col), "comments": self.comments.take(line), "name": name,
+            "results": results, "operands": operands, "groups": groups, "attributes": attributes,
+            "result_types": result_types, "regions": regions, "registered": registered})
 
     def _op_name(self, token: Token) -> tuple[str, bool]:
         if token.type == "STRING":
@@ -156,11 +173,8 @@ class Builder(Transformer):
     def group(self, children):
         head = children[0]
         if head.type == "GROUP":
-            key, _, inner = head.value[:-1].partition("(")
-            values = tuple(v.strip()[1:] for v in inner.split(",")) if inner.strip() else ()
-        else:
-            key, values = head.value[:-1], tuple(v.value[1:] for v in children[1:])
-        return _part("group", OperandGroup(key=key.strip(), values=values))
+            return _part("group", group_of(head.value))
+        return _part("group", group_node(head.value[:-1], tuple(v.value[1:] for v in children[1:])))
 
     def attr_dict(self, children):
         attributes: dict = {}
@@ -188,9 +202,11 @@ class Builder(Transformer):
         label, *rest = children
         args = rest.pop(0) if rest and isinstance(rest[0], tuple) else ()
         rbrace = rest.pop()
-        return _part("region", Region(label=label.value[1:], args=args, ops=tuple(rest), loc=_loc(label),
-                                      comments=self.comments.take(label.line),
-                                      end_comments=self.comments.take(rbrace.line)))
+        return _part("region", self.region_node(label.value[1:], label.line, label.column, args, rest, rbrace.line))
+
+    def region_node(self, label: str, line: int, col: int, args, ops, end_line: int) -> Region:
+        return Region(label=label, args=args, ops=tuple(ops), loc=_loc(line, col), comments=self.comments.take(line),
+                      end_comments=self.comments.take(end_line))
 
     def region_args(self, children):
         return children[0]
@@ -198,8 +214,7 @@ class Builder(Transformer):
     # ---- attribute values ------------------------------------------------------------
     def _attr_value(self, value):
         if isinstance(value, _Bare):
-            word = value.token.value
-            return _ATTR_WORDS[word] if word in _ATTR_WORDS else Keyword(name=word)
+            return attr_word(value.token.value)
         kind = getattr(value, "type", None)
         if kind is not None:
             if kind == "INT":
@@ -211,7 +226,7 @@ class Builder(Transformer):
             if kind == "STRING":
                 return self._string(value)
             if kind == "SYMBOL":
-                return SymbolRef(name=value.value[1:])
+                return symbol_ref(value.value)
         return value
 
     def _number(self, token: Token, convert, stand_in):
@@ -325,8 +340,42 @@ class Builder(Transformer):
 
 
 
-def _loc(token: Token) -> Loc:
-    return _construct(Loc, {"line": token.line, "col": token.column})
+def attr_word(word: str):
+    """A bare word standing as an attribute value that names no dtype: `true`, `false`,
+    `inf` and `nan` are values, any other word a keyword."""
+    return _ATTR_WORDS[word] if word in _ATTR_WORDS else Keyword(name=word)
+
+
+def symbol_ref(text: str) -> SymbolRef:
+    """The attribute value of a SYMBOL token (`@helper`, `@Mode.fast`)."""
+    return SymbolRef(name=text[1:])
+
+
+def results_of(text: str) -> tuple[str, ...]:
+    """The names of a RESULTS token (`%a, %b =`)."""
+    return tuple(r.strip()[1:] for r in text[:-1].split(","))
+
+
+def group_of(text: str) -> OperandGroup:
+    """The operand group of a GROUP token (`index(%i, %j)`)."""
+    key, _, inner = text[:-1].partition("(")
+    return group_node(key, tuple(v.strip()[1:] for v in inner.split(",")) if inner.strip() else ())
+
+
+def group_node(key: str, values: tuple[str, ...]) -> OperandGroup:
+    return OperandGroup(key=key.strip(), values=values)
+
+
+def member_node(name: str, line: int, col: int) -> EnumMember:
+    return EnumMember(name=name, loc=_loc(line, col))
+
+
+def param_node(name: str, line: int, col: int, type_) -> Param:
+    return Param(name=name, type=type_, loc=_loc(line, col))
+
+
+def _loc(line: int, col: int) -> Loc:
+    return _construct(Loc, {"line": line, "col": col})
 
 
 _ALL_FIELDS_SET = {Op: set(Op.model_fields), Loc: set(Loc.model_fields)}

@@ -1,7 +1,9 @@
 """Text → KIR nodes: Lark LALR with the contextual lexer, `strict=True`, nodes built in the parse.
 
-Syntax errors become diagnostics. When a module has one, each top-level item is parsed on
-its own as well, so one run reports the first error of every broken kernel.
+Well-formed text is read by a hand-written parser of the same grammar first (`fast.py`, the
+same nodes several times faster); anything it is unsure of goes to Lark, whose diagnostics
+are the only ones. Syntax errors become diagnostics. When a module has one, each top-level
+item is parsed on its own as well, so one run reports the first error of every broken kernel.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from ..diagnostics import Diagnostic, DiagnosticError
 from ..ir.nodes import Module
 from .brackets import CLOSERS, MAX_NESTING, describe, line_col, scan, too_deep
 from .builder import Builder
+from .fast import Unsure, parse_well_formed
 
 SPLIT_MARKER = re.compile(r"^// -----\s*$", re.MULTILINE)
 _ITEM_START = re.compile(r"^(?:kernel|helper|enum)\b", re.MULTILINE)
@@ -35,10 +38,17 @@ def _grammar_text() -> str:
     return resources.files("intentc.grammar").joinpath("kir.lark").read_text()
 
 
+def _builder() -> Builder:
+    builder = getattr(_local, "builder", None)
+    if builder is None:
+        builder = _local.builder = Builder()
+    return builder
+
+
 def _parser() -> tuple[Lark, Builder]:
     cached = getattr(_local, "parser", None)
     if cached is None:
-        builder = Builder()
+        builder = _builder()
         lark = Lark(
             _grammar_text(), parser="lalr", lexer="contextual", strict=True,
             transformer=builder, lexer_callbacks={"COMMENT": lambda tok: builder.comments.add(tok)},
@@ -60,6 +70,23 @@ def _accelerator() -> dict:
 def parse(source: str, file: str = "<input>") -> Module:
     """Parse KIR text into a Module, or raise DiagnosticError with every problem found."""
     _check_nesting(source, file)
+    builder = _builder()
+    builder.reset(source, file)
+    try:
+        return parse_well_formed(source, builder)
+    except (Unsure, RecursionError):    # Lark's LALR stack needs no Python stack for nesting
+        pass
+    return _lark_parse(source, file)
+
+
+def parse_with_lark(source: str, file: str = "<input>") -> Module:
+    """`parse` by Lark alone: what the hand-written parser must agree with, trivia included
+    (`tests/parse/test_fast_parse.py`, and `tools/fuzz.py` on every input it fuzzes)."""
+    _check_nesting(source, file)
+    return _lark_parse(source, file)
+
+
+def _lark_parse(source: str, file: str) -> Module:
     lark, builder = _parser()
     builder.reset(source, file)
     try:

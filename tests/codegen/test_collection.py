@@ -65,7 +65,7 @@ def test_take_text_is_the_printed_module(root):
     module = parse((root / "ir_samples" / "row_softmax.kir").read_text())
     lowered: LoweredKernel = lower_kernel(module, "row_softmax",
                                           NvptxHooks(plan_mapping(module.find("row_softmax"), None, module, "sm_90")))
-    expected = module_text(lowered.module)
+    expected = module_text(lowered.module, numbered=True)
     assert lowered.take_text() == expected
     assert not lowered.module.globals and lowered.module.name == "row_softmax"
 

@@ -59,3 +59,17 @@ def test_constant_operands_are_llvmlites():
         builder.and_(builder.icmp_signed("<", function.args[-1], function.args[-1]), ir.Constant(ir.IntType(1), value))
     builder.ret_void()
     assert module_text(module) == str(module)
+
+
+@pytest.mark.parametrize("sample, kernel, extents", CASES + REGISTER_FORM, ids=lambda case: str(case))
+def test_numbered_text_is_the_named_module_without_names(sample, kernel, extents):
+    """`numbered` (what the GPU compile hands LLVM): LLVM parses it into the module of the
+    named text, each instruction result unnamed."""
+    import llvmlite.binding as llvm
+    named, numbered = _lowered_twice(sample, kernel, extents, gpu=True)
+    expected = llvm.parse_assembly(module_text(named))
+    for function in expected.functions:
+        for block in function.blocks:
+            for instruction in block.instructions:
+                instruction.name = ""
+    assert str(llvm.parse_assembly(module_text(numbered, numbered=True))) == str(expected)

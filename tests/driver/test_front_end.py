@@ -85,3 +85,19 @@ def test_the_service_worker_rejects_a_negative_extent():
 def test_compile_records_every_stage():
     timings = compile_kernel(TEXT, "row_softmax", "kir").timings
     assert {"parse", "verify", "passes", "lower"} <= set(timings)
+
+
+@pytest.mark.parametrize("target, kept", [("ptx", ["dequantize_e4m3_rowwise"]),
+                                          ("llvm", ["dequantize_e4m3_rowwise"]),
+                                          ("kir", ["quantize_e4m3_rowwise", "quantize_e5m2_rowwise",
+                                                   "dequantize_e4m3_rowwise"])])
+def test_a_target_of_one_kernel_optimizes_that_kernel_alone(target, kept):
+    """The passes see the file's other kernels only where the artifact holds them (KIR text),
+    and the kernel comes out of them the same either way."""
+    from intentc.driver import optimized
+    text = (ROOT / "ir_samples" / "f8_rowwise_quant.kir").read_text()
+    request = front_end(text, "dequantize_e4m3_rowwise", target, "sm_90" if target == "ptx" else None)
+    module = optimized(request)
+    assert [item.name for item in module.items] == kept
+    whole = optimized(front_end(text, "dequantize_e4m3_rowwise", "kir"))
+    assert module.find("dequantize_e4m3_rowwise") == whole.find("dequantize_e4m3_rowwise")

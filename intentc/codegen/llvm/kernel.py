@@ -39,8 +39,9 @@ class LoweredKernel:
         the same name. A backend that hands LLVM the text needs the objects no more, and they are
         cyclic (an instruction points at its block), so only a collection frees them: let go
         before LLVM's long calls, a second thread can free them meanwhile
-        (`codegen/collection.py`)."""
-        text = module_text(self.module)
+        (`codegen/collection.py`). Instruction results are numbered, not named (LLVM parses
+        that faster; `printing._number_results`)."""
+        text = module_text(self.module, numbered=True)
         self.module = ir.Module(self.module.name)
         return text
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 
 import llvmlite.binding as llvm
 from llvmlite import ir
@@ -39,7 +39,12 @@ class PtxKernel:
     lowered: LoweredKernel
 
     def launch_json(self) -> str:
-        return json.dumps(self.launch.to_json(), indent=2) + "\n"
+        """`launch.to_json()`'s text, from the fields themselves: they hold JSON data already
+        (plans' `to_json()`), so `asdict`'s deep copy (two thirds of the time) is not needed."""
+        return json.dumps({name: getattr(self.launch, name) for name in _LAUNCH_FIELDS}, indent=2) + "\n"
+
+
+_LAUNCH_FIELDS = [launch_field.name for launch_field in fields(LaunchConfig)]
 
 
 def _mark_entry(lowered: LoweredKernel, threads: int, resident_ctas: int = 0) -> None:
