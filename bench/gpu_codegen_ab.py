@@ -7,9 +7,10 @@ instructions' semantics in the same order), then timed (median of CUDA-event mea
 Choices: `default`; `no CodeGenPrepare`, `no InstCombine`, `CodeGenPrepare`, `InstCombine`,
 `codegen -O0`, `codegen -O0 no InstCombine`, `no InstCombine no CodeGenPrepare` (the tile generators' kernels, `compile._tiled`, without or with LLVM's
 CodeGenPrepare, without or with the lean pipeline's InstCombine, whatever their plans say,
-or with the code generator at -O0, or both at -O0 and without InstCombine, or without both passes); `straight-line passes` (the sparse
-and mxfp4 kernels with the code generator's SLSR and NaryReassociate, which their plans leave out;
-session 11; `--skipped-passes` gives the process another list to leave out); `unrolled K step` (sparse f32 on
+or with the code generator at -O0, or both at -O0 and without InstCombine, or without both passes); `straight-line passes` (sparse 2:4
+and mxfp4 with the code generator's SLSR and NaryReassociate, which their plans leave out; session
+11; `--skipped-passes` gives the process another list to leave out), `no straight-line passes` (sparse
+1:2 without them); `unrolled K step` (sparse f32 on
 the CUDA cores with its K step unrolled, `StructuredPlan.rolled` off); `LSR` (Loop Strength
 Reduction in the warp-rows mapping's code generation: `compile._unrolled` false for it);
 `lane-dots no LSR` (the lane-dots mapping's code generation without it: its plan's since session 10); the
@@ -141,7 +142,8 @@ CHOICES = {"default": (contextlib.nullcontext, TILES + WARP_ROWS + LANE_DOTS + F
                                                                 for_tiles("_codegen_prepare", False)), TILES),
            # session 11: SLSR and NaryReassociate in code generation again (the plans leave them
            # out; mxfp4's cubin is the same either way, unless --skipped-passes names more)
-           "straight-line passes": (lambda: for_tiles("_straight_line", True), (SPARSE12, SPARSE24, MXFP4)),
+           "straight-line passes": (lambda: for_tiles("_straight_line", True), (SPARSE24, MXFP4)),
+           "no straight-line passes": (lambda: for_tiles("_straight_line", False), (SPARSE12,)),
            "unrolled K step": (lambda: k_step(rolled=False), (SPARSE12,)), "LSR": (warp_rows_lsr, WARP_ROWS),
            "lane-dots no LSR": (lane_dots_without_lsr, LANE_DOTS),
            "flash -O0": (flash_plan(codegen=0), FLASH), "flash -O2": (flash_plan(codegen=2), FLASH),
