@@ -16,7 +16,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ..llvm.types import F32, I32, I64
-from .tile_matmul import TileEmitter, swizzled, swizzled_chunk, swizzled_row
+from .tile_matmul import TileEmitter, swizzled
 
 SIDE = 16                 # threads along each tile axis
 PER_THREAD = 4            # rows (and columns) of each of a thread's four blocks
@@ -78,13 +78,9 @@ class Simt:
                      b.udiv(b.urem(column, _i32(bk)), _i32(plan.chunk)))
                     for column in (columns[0], columns[PER_THREAD])]
         chunks = bk // plan.chunk
-        # each row's start and swizzle phase, outside the loop over the chunks: only the chunk's
-        # XOR varies (left in the loop, they made the code generator's SLSR worth 3.5% of sparse
-        # 1:2's run time on the H200: docs/gpu.md, "Compile pipeline", session 11)
-        a_rows = [(b.add(a_base, start), phase) for phase, start in (swizzled_row(b, row, row_bytes) for row in rows)]
 
         def chunk(index: ir.Value) -> None:
-            self._chunk(tiles, index, [b.add(start, swizzled_chunk(b, index, phase)) for start, phase in a_rows], b_blocks)
+            self._chunk(tiles, index, [b.add(a_base, swizzled(b, row, index, row_bytes)) for row in rows], b_blocks)
         if self.rolled:
             em.loop(ir.Constant(I64, 0), ir.Constant(I64, chunks), lambda index: chunk(b.trunc(index, I32)), name="chunk")
         else:

@@ -139,19 +139,8 @@ def _const(value: int) -> ir.Constant:
 def swizzled(b: ir.IRBuilder, row: ir.Value, chunk: ir.Value, row_bytes: int) -> ir.Value:
     """Byte offset of 16-byte `chunk` of staged `row` (i32) in rows of `row_bytes` (64 or
     128): the chunk's index XOR bits 7.. of the row's offset, as the hardware swizzles."""
-    phase, start = swizzled_row(b, row, row_bytes)
-    return b.add(start, swizzled_chunk(b, chunk, phase))
-
-
-def swizzled_row(b: ir.IRBuilder, row: ir.Value, row_bytes: int) -> tuple:
-    """(the swizzle phase, the byte offset) of staged `row`: what `swizzled` takes of the row."""
     phase = b.and_(b.lshr(row, ir.Constant(I32, 128 // row_bytes - 1)), ir.Constant(I32, row_bytes // 16 - 1))
-    return phase, b.mul(row, ir.Constant(I32, row_bytes))
-
-
-def swizzled_chunk(b: ir.IRBuilder, chunk: ir.Value, phase: ir.Value) -> ir.Value:
-    """Byte offset of 16-byte `chunk` within a row of swizzle `phase`."""
-    return b.shl(b.xor(chunk, phase), ir.Constant(I32, 4))
+    return b.add(b.mul(row, ir.Constant(I32, row_bytes)), b.shl(b.xor(chunk, phase), ir.Constant(I32, 4)))
 
 
 @dataclass
