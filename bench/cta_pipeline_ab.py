@@ -25,7 +25,10 @@ libdevice at K = 4, as before session 10, instead of 2: `stages.MATH_GRID_SLOTS`
 branches around each slot's read, as before session 10, instead of predicating it:
 `StagedHooks._in_domain`); `encoded casts` (a store of a cast to f16, bf16 or fp8 encodes the
 cast's f64 image again, as before session 10, instead of taking the code the conversion
-computed: `lowfloat.remember_pattern`); `a+b`: both.
+computed: `lowfloat.remember_pattern`); `joined cvt asm` (an fp8 cast's `cvt` to the format
+and back to f16 in one asm, as before session 11, so the widening stays where only the code
+is stored: `f8_casts._narrowing`); `one wave` (the CTA mapping's grid of one wave striding
+over the iterations, before session 11: `mapping.ITERATION_CTAS_PER_SM` 0); `a+b`: both.
 
     python3 bench/cta_pipeline_ab.py --only 'SAMPLE:KERNEL[=CHOICE,...];...' [--choices default,lean]
                                      [--out FILE.json] [--budget-s 0.2]
@@ -174,6 +177,34 @@ def encoded_casts():
 
 
 @contextlib.contextmanager
+def joined_cvt_asm():
+    """An fp8 cast's narrowing and widening in one asm, as before session 11: the widening
+    stays where only the code is used."""
+    from llvmlite import ir
+
+    from intentc.codegen.llvm.types import F32, I16, I32
+    from intentc.codegen.nvptx import f8_casts
+    pairs: dict = {}
+
+    def narrowing(em, x, fmt):
+        text = f"{{ cvt.rn.satfinite.{fmt}x2.f32 $1, 0f00000000, $2; cvt.rn.f16x2.{fmt}x2 $0, $1; }}"
+        both = em.b.asm(ir.FunctionType(ir.LiteralStructType([I32, I16]), [F32]), text, "=r,=h,f", [x],
+                        side_effect=False)
+        codes = em.b.extract_value(both, 1)
+        pairs[id(codes)] = em.b.extract_value(both, 0)
+        return codes
+    with attributes(f8_casts, _narrowing=narrowing, _widening=lambda em, codes, fmt: pairs[id(codes)]):
+        yield
+
+
+def one_wave():
+    """The CTA mapping's grid of one wave of CTAs striding over the iterations (before
+    session 11: 2048 threads an SM asked) instead of a CTA an iteration."""
+    from intentc.codegen.nvptx import mapping
+    return attributes(mapping, ITERATION_CTAS_PER_SM=0)
+
+
+@contextlib.contextmanager
 def combined(names: list[str]):
     with contextlib.ExitStack() as stack:
         for name in names:
@@ -189,7 +220,8 @@ CHOICES = {"default": contextlib.nullcontext, "O1": lambda: pipeline(False), "le
            "cta no LSR": cta_without_lsr, "unrolled groups": lambda: group_loop(False, shared=False),
            "unrolled shared Philox": lambda: group_loop(False), "2 slots a trip": lambda: group_loop(trip=2),
            "4 slots a trip": lambda: group_loop(trip=4), "grid math 4 slots": lambda: grid_math_slots(4),
-           "branched grid reads": branched_grid_reads, "encoded casts": encoded_casts}
+           "branched grid reads": branched_grid_reads, "encoded casts": encoded_casts,
+           "joined cvt asm": joined_cvt_asm, "one wave": one_wave}
 
 
 def main(argv=None) -> int:

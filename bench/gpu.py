@@ -3,7 +3,8 @@ one process, on device-resident data (no host copies timed). GB/s counts bytes r
 bytes written once each. Writes bench/results/gpu-<date>-<host>.json (or --out).
 
     python3 bench/gpu.py [--quick] [--out FILE] [--no-samples | --samples-only] [--rounds 7]
-                         [--rows vector_add,softmax,row_sum_cumsum,histogram,dropout] [gpu_samples options]
+                         [--rows vector_add,softmax,row_sum_cumsum,histogram,dropout] [--one-wave]
+                         [gpu_samples options]
 
 Each row's implementations are timed in interleaved rounds in one process (round r times
 every implementation, then round r + 1): a row reports each one's median over the rounds,
@@ -61,6 +62,22 @@ def timed(fn, reps):
     return start.elapsed_time(stop) / reps * 1e-3
 
 
+# --one-wave: each intentc kernel is also compiled with the CTA mapping's grid of one wave of
+# CTAs striding over the iterations (`mapping.ITERATION_CTAS_PER_SM` 0, the grid before
+# session 11) and timed beside it, as "<its label> one wave"
+ONE_WAVE = False
+
+
+class Launch:
+    """A benchmark's launch of an intentc kernel (and of its one-wave twin, `--one-wave`)."""
+    def __init__(self, run):
+        self.run = run
+        self.one_wave = None
+
+    def __call__(self):
+        self.run()
+
+
 class Intentc:
     """One kernel through the public API (`intentc.load`), specialized as Triton specializes its
     kernels here: `extents` fixes dynamic extents (Triton's BLOCK), and every view has unit
@@ -70,9 +87,19 @@ class Intentc:
         from intentc.parse import parse
         views = [p.name for p in parse(text).find(name).params if getattr(p.type, "direction", None)]
         self.kernel = intentc.load(text, name, target="cuda", extents=extents, facts={"unit_stride": views})
+        self.one_wave = None
+        if ONE_WAVE:
+            from bench.common import attributes
+            from bench.gpu_codegen_ab import fresh_compiles
+            from intentc.codegen.nvptx import mapping
+            with fresh_compiles(attributes(mapping, ITERATION_CTAS_PER_SM=0)):
+                self.one_wave = intentc.load(text, name, target="cuda", extents=extents, facts={"unit_stride": views})
 
     def __call__(self, **values):
-        return lambda: self.kernel(**values)
+        launch = Launch(lambda: self.kernel(**values))
+        if self.one_wave is not None:
+            launch.one_wave = lambda: self.one_wave(**values)
+        return launch
 
     def ok(self):
         self.kernel.synchronize()       # raises the first illegal input a launch reported
@@ -91,6 +118,8 @@ class Recorder:
 
     def __call__(self, name, nbytes, impls, check):
         row = {"bench": name, "bytes": nbytes, "rounds": self.rounds}
+        impls = {**impls, **{f"{label} one wave": fn.one_wave for label, fn in impls.items()
+                             if getattr(fn, "one_wave", None) is not None}}
         times: dict[str, list[float]] = {label: [] for label in impls}
         for _ in range(self.rounds):
             for label, fn in impls.items():
@@ -111,6 +140,8 @@ class Recorder:
             row["intentc_correct"] = f"{type(error).__name__}: {str(error)[:300]}"
         if "GB/s" in row.get("intentc", {}) and "GB/s" in row.get("triton", {}):
             row["intentc/triton"] = row["intentc"]["GB/s"] / row["triton"]["GB/s"]
+        if "GB/s" in row.get("intentc one wave", {}) and "GB/s" in row.get("triton", {}):
+            row["intentc one wave/triton"] = row["intentc one wave"]["GB/s"] / row["triton"]["GB/s"]
         print(json.dumps(row), flush=True)
         self.rows.append(row)
 
@@ -247,7 +278,11 @@ def main(argv=None):
     parser.add_argument("--no-contractions", action="store_true", help="skip the contraction rows (gpu_matmul.py)")
     parser.add_argument("--rounds", type=int, default=7, help="interleaved timing rounds a row (the median)")
     parser.add_argument("--rows", help=f"comma-separated rows of this table (of {', '.join(BENCHES)})")
+    parser.add_argument("--one-wave", action="store_true",
+                        help="time each intentc kernel beside its twin on a grid of one wave (before session 11)")
     args, rest = parser.parse_known_args(argv)
+    global ONE_WAVE
+    ONE_WAVE = args.one_wave
     sample_args = gpu_samples.parser().parse_args(rest)
     started = datetime.datetime.now(datetime.UTC)
     rows = [] if args.samples_only else bench_all(args.quick, args.rounds, args.rows)

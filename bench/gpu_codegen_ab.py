@@ -18,7 +18,13 @@ flash plans' LLVM choices (session 9): `flash -O0` / `flash -O2` (the code gener
 `flash no InstCombine`, `flash -O0 no InstCombine`; `flash op by op` (session 10: the tensor-core
 plans' [D] columns lowered a slot at a time, `vector_columns` off: the same bits); `flash steps rolled` (a tile's K steps as PTX loops, session 9's, not one
 inline asm: `step_asm` off); `flash libdevice
-inlined` (expf inlined by LLVM, not the inline PTX template of `ptx_math.py`: `math_asm` off). `--rounds N` times every choice N times,
+inlined` (expf inlined by LLVM, not the inline PTX template of `ptx_math.py`: `math_asm` off);
+`flash DAG combine` / `flash no DAG combine` (session 11: the code generator with or without
+the SelectionDAG combiner, the plans' `dag_combine`; without it ran slower); `flash masked reductions` (session 11: every
+reduction of the summarizer selects its identity for keys past the axis, none combined unmasked:
+the plans' `identity_past_axis` empty); `flash 32-key tiles`, `flash 48-key tiles` (the tensor-core plans' key tiles of 32 or 48
+keys, not 64: a summarizer of half the slots; the fold's slices change, so its bits may differ from
+the default's, §6). `--rounds N` times every choice N times,
 the choices interleaved (A B A B: a slow moment of the device does not favour one).
 
 Neither intentc's kernel cache nor `intentc.load`'s table of loaded kernels names a choice
@@ -153,17 +159,28 @@ CHOICES = {"default": (contextlib.nullcontext, TILES + WARP_ROWS + LANE_DOTS + F
            "flash -O0 InstCombine": (flash_plan(codegen=0, instcombine=True), FLASH),
            "flash op by op": (flash_plan(vector_columns=False), FLASH[:2]),
            "flash steps rolled": (flash_plan(step_asm=False), FLASH[:2]),
-           "flash libdevice inlined": (flash_plan(math_asm=False), FLASH[:2])}
+           "flash libdevice inlined": (flash_plan(math_asm=False), FLASH[:2]),
+           "flash DAG combine": (flash_plan(dag_combine=True), FLASH),
+           "flash no DAG combine": (flash_plan(dag_combine=False), FLASH),
+           "flash masked reductions": (flash_plan(identity_past_axis=frozenset()), FLASH),
+           "flash 32-key tiles": (flash_plan(block_keys=32), FLASH[:2]),
+           "flash 48-key tiles": (flash_plan(block_keys=48), FLASH[:2])}
+
+
+def chosen_compiles(choice: str):
+    """Compiles under `choice` while the block runs (`fresh_compiles` of its patch)."""
+    return fresh_compiles(CHOICES[choice][0]())
 
 
 @contextlib.contextmanager
-def chosen_compiles(choice: str):
-    """Compiles under `choice` while the block runs: its patch, a fresh kernel cache directory,
-    the cache's memory and `intentc.load`'s loaded kernels emptied before and after."""
+def fresh_compiles(patch):
+    """Compiles under `patch` (a context manager) while the block runs, with a fresh kernel
+    cache directory, the cache's memory and `intentc.load`'s loaded kernels emptied before and
+    after (neither key names a patch)."""
     from intentc.runtime import kernel_cache
     from intentc.runtime import load as loading
     configured = os.environ.get("INTENTC_CACHE_DIR")
-    with tempfile.TemporaryDirectory() as cache, CHOICES[choice][0]():
+    with tempfile.TemporaryDirectory() as cache, patch:
         os.environ["INTENTC_CACHE_DIR"] = cache
         try:
             kernel_cache.CACHE._memory.clear()

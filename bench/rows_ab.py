@@ -3,15 +3,17 @@ equivalents, in one process on the same data, in interleaved rounds (the median 
 every variant's output is checked.
 
 - `cumsum` (`bench/gpu.py --rows row_sum_cumsum`: f32 32768 x 4096, `ir_samples/cumsum.kir`,
-  Triton's `t_cumsum`; every view `unit_stride`, as `bench/gpu.py` compiles it): the default;
-  the default's PTX with `.minnctapersm R` (R CTAs an SM: ptxas caps its registers to fit; the
-  default's 48 registers fit 5 of the grid's 8 CTAs of 256 threads, 6: 40 registers, 8: 32
-  and a spill); launches of a grid of as many CTAs as fit an SM (`gridR`: the grid's CTAs
-  past those run only when the first ones end, having strided over their rows); the views
-  also `aligned16` and `contiguous` (as Triton specializes its pointers: no run-time
-  alignment checks). Checked against torch's f64 cumsum. (Round 2,
-  `bench/results/rows-20261201-s7-h200-r2/`, also timed the GPU paths `grouped-scans` and
-  `predicated-vectors`, since deleted.)
+  Triton's `t_cumsum`; every view `unit_stride`, `aligned16` and `contiguous`, as
+  `intentc.load` compiles it for `bench/gpu.py`'s tensors): the default (since session 11 a
+  CTA a row: `mapping.ITERATION_CTAS_PER_SM`); `one wave` (the grid before: 8 CTAs an SM
+  asked, whole waves of those that fit, striding over the rows); `group by group` (the
+  register form's block scan a group with a barrier pair each, before session 11:
+  `cta_scan.EXCHANGE_GROUPS_AT_ONCE` off); `session 10` (one wave, group by group, and the
+  warps' totals scanned over all 32 lanes: `5-step totals`); `resident8` (the default's PTX
+  with `.minnctapersm 8`: ptxas caps its registers to fit, 32 without a spill since the one
+  exchange). Checked against torch's f64 cumsum and, bit for bit, against the default.
+  (Session 7's round 2, `bench/results/rows-20261201-s7-h200-r2/`, timed `grouped-scans` and
+  `predicated-vectors`, since deleted, under the unit_stride fact alone.)
 - `ema` (`ema_row_buffer:ema_rows`, M = 16384, T = 1024, lane-rows, Triton's `triton_seq` of
   `bench/gpu_sample_specs.py`): lane-rows' tensor write chunk (`lane_rows.CHUNK`) and the
   rows a window refill loads at once (`lane_rows.REFILL_ROWS`: 32, one unrolled block, or
@@ -35,10 +37,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 CUMSUM = (32768, 4096)
-ALIGNED = ("aligned16", "contiguous")
-# name -> Variant's (resident, facts, grid)
-CUMSUM_VARIANTS = {"default": (0, (), 0), "grid5": (0, (), 5), "resident6": (6, (), 0), "resident6-grid6": (6, (), 6),
-                   "resident8": (8, (), 0), "aligned": (0, ALIGNED, 0)}
+FACTS = ("aligned16", "contiguous")
+ONE_WAVE = 8         # Variant.grid: the CTA mapping's grid before session 11 (2048 threads an SM asked)
+# name -> Variant's (resident, grid, scan choices)
+CUMSUM_VARIANTS = {"default": (0, 0, ()), "group by group": (0, 0, ("group by group",)),
+                   "one wave": (0, ONE_WAVE, ()),
+                   "session 10": (0, ONE_WAVE, ("group by group", "5-step totals")),
+                   "resident8": (8, 0, ())}
 EMA = (16384, 1024)
 # name -> (lane_rows.CHUNK, lane_rows.REFILL_ROWS)
 # (the default since session 8: chunk8-refill8; session 7's: chunk16-refill32)
@@ -50,7 +55,8 @@ EMA_VARIANTS = {"chunk8-refill8": (8, 8), "chunk16-refill32": (16, 32), "chunk8-
 class Variant:
     """One compile: the sample's kernel, `.minnctapersm` to add to its PTX (0: none), layout
     facts besides unit_stride, the CTAs an SM its launches ask for (0: launch.json's),
-    lane-rows' write chunk and rows a refill trip (0: the defaults)."""
+    lane-rows' write chunk and rows a refill trip (0: the defaults),
+    the block scan's choices (SCAN_CHOICES)."""
     sample: str
     kernel: str
     extents: dict
@@ -59,6 +65,7 @@ class Variant:
     grid: int = 0
     chunk: int = 0
     refill_rows: int = 0
+    scan: tuple = ()
 
     def request(self, arch: str):
         from intentc.driver import front_end
@@ -70,6 +77,21 @@ class Variant:
                          f"ir_samples/{self.sample}.kir", None)
 
 
+def _group_by_group():
+    from intentc.codegen.nvptx import cta_scan
+    cta_scan.EXCHANGE_GROUPS_AT_ONCE = False
+
+
+def _five_step_totals():
+    from intentc.codegen.nvptx import cta_scan
+    scan = cta_scan._warp_scan
+    cta_scan._scanned_totals = lambda em, plan, ranks, totals, combine: scan(em, totals, ranks.lane, combine, False)
+
+
+# the block scan's code before session 11, patched in a worker process
+SCAN_CHOICES = {"group by group": _group_by_group, "5-step totals": _five_step_totals}
+
+
 def _artifacts(variant: Variant, arch: str) -> tuple[dict, dict]:
     """The variant's artifacts and timings (in a worker process: no CUDA here)."""
     from intentc.codegen.nvptx import lane_rows
@@ -79,6 +101,8 @@ def _artifacts(variant: Variant, arch: str) -> tuple[dict, dict]:
         lane_rows.CHUNK = variant.chunk
     if variant.refill_rows:
         lane_rows.REFILL_ROWS = variant.refill_rows
+    for choice in variant.scan:
+        SCAN_CHOICES[choice]()
     result = compile_request(variant.request(arch))
     artifacts = dict(result.artifacts)
     if variant.resident:
@@ -127,12 +151,13 @@ def cumsum_variants():
     x = torch.randn(rows, cols, device="cuda")
     expected = torch.cumsum(x.double(), 1).float()
     launches, checks = {}, {}
-    kernels = compiled({name: Variant("cumsum", "row_cumsum", {"N": cols}, *fields)
-                        for name, fields in CUMSUM_VARIANTS.items()})
+    kernels = compiled({name: Variant("cumsum", "row_cumsum", {"N": cols}, resident, FACTS, grid, scan=scan)
+                        for name, (resident, grid, scan) in CUMSUM_VARIANTS.items()})
+    outputs = {}
     for name, kernel in kernels.items():
-        y = torch.zeros_like(x)
+        y = outputs[name] = torch.zeros_like(x)
         launches[name] = lambda kernel=kernel, y=y: kernel.launch_in_place({"x": x, "y": y})
-        checks[name] = lambda y=y: bool(torch.allclose(y, expected, atol=1e-2))
+        checks[name] = lambda y=y: bool(torch.allclose(y, expected, atol=1e-2)) and bool(torch.equal(y, outputs["default"]))
     triton_y = torch.empty_like(x)
     launches["triton"] = lambda: t_cumsum[(rows,)](x, triton_y, cols, BLOCK=cols, num_warps=8)
     checks["triton"] = lambda: bool(torch.allclose(triton_y, expected, atol=1e-2))

@@ -25,10 +25,14 @@ SAMPLE_OF = {"no CodeGenPrepare": "tiled_matmul:matmul_tiled", "no InstCombine":
              "flash -O2 InstCombine": "attention_tensor_cores:causal_attention_f16",
              "flash op by op": "attention_tensor_cores:causal_attention_f16",
              "flash steps rolled": "attention_tensor_cores:causal_attention_f16",
-             "flash libdevice inlined": "attention_tensor_cores:causal_attention_f16"}
+             "flash libdevice inlined": "attention_tensor_cores:causal_attention_f16",
+             "flash no DAG combine": "attention_tensor_cores:causal_attention_f16",
+             "flash masked reductions": "attention_region_fold:causal_attention",
+             "flash 32-key tiles": "attention_tensor_cores:causal_attention_f16",
+             "flash 48-key tiles": "attention_tensor_cores:causal_attention_f16"}
 # choices that are today's plans for the first sample they change (the tensor-core flash plans',
 # the lane-dots plan's)
-TODAYS = {"flash -O0", "flash -O0 InstCombine", "lane-dots no LSR"}
+TODAYS = {"flash -O0", "flash -O0 InstCombine", "flash DAG combine", "lane-dots no LSR"}
 
 
 def cached_ptx(ident: str, choice: str) -> str:

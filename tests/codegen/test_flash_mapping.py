@@ -47,6 +47,19 @@ def test_dead_slices_proof(old, new, proved):
     assert dead_slices_are_identity(found.prologue, found.fold, found.parallel.regions[0].args[0].name) is proved
 
 
+@pytest.mark.parametrize("old,new,unmasked", [
+    ("", "", {"any", "mx"}),                                               # live false, masked -inf there
+    ("%live = le %pos, %i_b", "%live = ge %pos, %i_b", set()),             # anti-causal: later keys live
+    ("%ninf = full {value = -inf}", "%ninf = full {value = 0.0}", {"any"}),  # 0 is not max's identity
+])
+def test_reductions_unmasked_past_the_axis(old, new, unmasked):
+    """A key past the axis lies past every row: a reduction whose operand is its identity there
+    (to the bit) combines it as it is; the others select the identity for such keys."""
+    from intentc.codegen.nvptx.dead_slices import identity_past_axis
+    found = match_fold_attention(_kernel(SAMPLE.replace(old, new) if old else SAMPLE))
+    assert identity_past_axis(found.prologue, found.fold, found.parallel.regions[0].args[0].name) == unmasked
+
+
 REFUSED = {
     "a reduction outside the summarizer": ("    %summary = region_fold",
                                            "    %top = reduce %scores {axes = [0], kind = max} : f32\n"

@@ -222,12 +222,14 @@ def _code_generation(monkeypatch, sample_id: str, arch: str) -> tuple[list, dict
     """The code generator's options for each module the sample compiles (`machine.emit_ptx`'s
     arguments, and whether the module's context runs the straight-line passes), and its
     launch.json."""
+    _ptx(sample_id, arch)      # the process's one-off compiles first (ptx_math's templates for the arch)
     emitted, contexts = [], [True]      # a module parsed without `machine.context`: the global one
     emit, context = machine.emit_ptx, machine.context
 
-    def recorded(module, arch_, strength_reduce=True, level=2, prepare=True, collect=False):
-        emitted.append({"level": level, "codegen_prepare": prepare, "straight_line": contexts[-1]})
-        return emit(module, arch_, strength_reduce, level, prepare, collect)
+    def recorded(module, arch_, strength_reduce=True, level=2, prepare=True, collect=False, dag_combine=True):
+        emitted.append({"level": level, "codegen_prepare": prepare, "dag_combine": dag_combine,
+                        "straight_line": contexts[-1]})
+        return emit(module, arch_, strength_reduce, level, prepare, collect, dag_combine)
 
     def chosen(straight_line=True):     # the context the module was parsed into
         contexts.append(straight_line)

@@ -88,3 +88,15 @@ def test_the_casts_use_the_conversion_instructions_where_the_arch_has_them(arch,
     ptx = compile_kernel(CASTS, "f8_casts", "ptx", arch).artifacts["kernel.ptx"]
     assert ("cvt.rn.satfinite.e4m3x2.f32" in ptx and "cvt.rn.satfinite.e5m2x2.f32" in ptx) == hardware
     assert ("cvt.rni.f64.f64" in ptx) != hardware        # the shared software rounding
+    assert ("cvt.rn.f16x2.e4m3x2" in ptx) == hardware      # the casts are read back: their f16 images
+
+
+def test_a_cast_that_is_only_stored_is_converted_once():
+    """The e4m3 quantizer stores its casts and reads none back: the store takes the code the
+    conversion computed, and the widening back to f16, an asm of its own, is deleted."""
+    from intentc.driver import compile_kernel
+    from intentc.options import Specialization
+    from sample_paths import sample_text
+    ptx = compile_kernel(sample_text("f8_rowwise_quant"), "quantize_e4m3_rowwise", "ptx", "sm_90",
+                         specialization=Specialization(extents={"N": 1024})).artifacts["kernel.ptx"]
+    assert ptx.count("cvt.rn.satfinite.e4m3x2.f32") == 16 and "cvt.rn.f16x2" not in ptx

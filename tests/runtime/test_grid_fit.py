@@ -12,6 +12,7 @@ import pytest
 from fake_cuda import FakeDevice, FakeGpuArray, install_driver
 
 import intentc
+from intentc.codegen.nvptx.mapping import ITERATION_CTAS_PER_SM
 
 SAMPLES = Path(__file__).parents[2] / "ir_samples"
 # The block count read from memory: iterations the launch cannot know.
@@ -98,3 +99,14 @@ def test_other_mappings_keep_the_full_grid(fake_driver):
     kernel(a=FakeGpuArray(np.zeros((64, 32), np.float16)), b=FakeGpuArray(np.zeros((32, 64), np.float16)),
            c=FakeGpuArray(np.zeros((64, 64), np.float16)))
     assert fake_driver.launches[-1][0] == kernel.runner.grid()
+
+
+def test_a_row_scan_gets_a_cta_a_row(fake_driver):
+    """A register-form scan's iteration asks ITERATION_CTAS_PER_SM CTAs an SM (a CTA a row, as
+    Triton launches a program a row: docs/gpu.md "Layout facts at launch"); the launch cuts it
+    to the rows."""
+    kernel = intentc.load(SAMPLES / "cumsum.kir", "row_cumsum", target="cuda", arch="sm_90", extents={"N": 256})
+    assert kernel.launch_config.mapping == "cta" and kernel.runner.grid() == (4 * ITERATION_CTAS_PER_SM, 1, 1)
+    rows = 3 * ITERATION_CTAS_PER_SM + 5
+    kernel(x=FakeGpuArray(np.zeros((rows, 256), np.float32)), y=FakeGpuArray(np.zeros((rows, 256), np.float32)))
+    assert fake_driver.launches[-1][0] == (rows, 1, 1)

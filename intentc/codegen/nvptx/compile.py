@@ -119,7 +119,7 @@ def compile_ptx(module: Module, kernel_name: str, arch: str, specialization: Spe
                             lean=all(_tiled(m) or _lean_plan(m) or _past_variants(m, rule) for m in every),
                             level=max(map(_codegen_level, every)),
                             combine=all(map(_instcombine, every)), prepare=any(map(_codegen_prepare, every)),
-                            context=context)
+                            dag_combine=any(map(_dag_combine, every)), context=context)
     config = launch_config(mapping, lowered.function, arch, [variant.to_json() for variant, _ in variants],
                            rule.to_json() if rule else {})
     if serves is not None:
@@ -214,6 +214,12 @@ def _straight_line(mapping: Mapping) -> bool:
     (`machine.STRAIGHT_LINE_PASSES`): its MMA plan's `straight_line` (docs/gpu.md, "Compile
     pipeline"), else yes. A module runs them when any of its entries does."""
     return getattr(mapping.mma, "straight_line", True)
+
+
+def _dag_combine(mapping: Mapping) -> bool:
+    """Whether the code generator runs the SelectionDAG combiner for the mapping: its plans'
+    `dag_combine` (the tensor-core flash plan's choice, docs/gpu.md "Flash attention"), else yes."""
+    return all(getattr(plan, "dag_combine", True) for plan in (mapping.plan, mapping.mma))
 
 
 def _tiled(mapping: Mapping) -> bool:

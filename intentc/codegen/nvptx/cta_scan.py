@@ -47,6 +47,9 @@ if TYPE_CHECKING:
 Values = list[ir.Value]
 Combine = Callable[[Values, Values], Values]
 Elements = Callable[[list[ir.Value]], Values]   # the scan's components at a coordinate
+# The register form exchanges every group's warp totals in one barrier pair
+# (`_scan_groups_at_once`), rather than a pair a group, for builtin combines.
+EXCHANGE_GROUPS_AT_ONCE = True
 
 
 @dataclass(frozen=True)
@@ -114,10 +117,12 @@ def _select(em: Emitter, condition: ir.Value, then: Values, otherwise: Values) -
     return [em.b.select(condition, a, c) for a, c in zip(then, otherwise)]
 
 
-def _warp_scan(em: Emitter, values: Values, rank: ir.Value, combine: Combine, reverse: bool) -> Values:
-    """Inclusive scan over the warp's lanes in rank order (lane, or 31 - lane reversed)."""
+def _warp_scan(em: Emitter, values: Values, rank: ir.Value, combine: Combine, reverse: bool,
+               ranks_read: int = 32) -> Values:
+    """Inclusive scan over the warp's lanes in rank order (lane, or 31 - lane reversed),
+    right in the lanes of rank below `ranks_read` (the steps stop below it)."""
     b = em.b
-    for lanes in (1, 2, 4, 8, 16):
+    for lanes in (1, 2, 4, 8, 16)[:max(ranks_read - 1, 0).bit_length()]:
         earlier = [_shuffle(em, "down" if reverse else "up", v, lanes, 31 if reverse else 0) for v in values]
         values = _select(em, b.icmp_unsigned(">=", rank, ir.Constant(I32, lanes)), combine(earlier, values), values)
     return values
@@ -196,21 +201,36 @@ def block_parts(em: Emitter, plan: CtaPlan, ranks: Ranks, values: Values, carry:
     warp's inclusive prefix through the lane of rank one less (meaningless in the first lane)
     and the total, the first and the last after `carry` (None: the value of the thread of
     rank 0 holds it already)."""
-    b = em.b
-    warps = -(-plan.threads // 32)
     if rolled:
         inclusive, totals = _rolled_warp_scans(em, plan, ranks, values, neutral, combine, reverse)
     else:
         inclusive = _warp_scan(em, values, ranks.lane_rank, combine, reverse)
-        # lane r of every warp: the total of the warp of rank r (scanned: of ranks 0..r)
-        totals = _warp_totals(em, plan, inclusive, 0 if reverse else 31, neutral, reverse)
-        totals = _warp_scan(em, totals, ranks.lane, combine, False)
+        totals = _scanned_totals(em, plan, ranks, _warp_totals(em, plan, inclusive, 0 if reverse else 31, neutral,
+                                                               reverse), combine)
+    return _prefix_parts(em, plan, ranks, inclusive, totals, carry, neutral, combine, reverse)
+
+
+def _warps(plan: CtaPlan) -> int:
+    return -(-plan.threads // 32)
+
+
+def _scanned_totals(em: Emitter, plan: CtaPlan, ranks: Ranks, totals: Values, combine: Combine) -> Values:
+    """Lane r of every warp: the totals of the warps of ranks 0..r combined, from lane r's
+    total of the warp of rank r (`_warp_totals`). Only the lanes below the warp count are
+    read, so the scan's steps stop below it (3 steps for 8 warps, not 5)."""
+    return _warp_scan(em, totals, ranks.lane, combine, False, _warps(plan))
+
+
+def _prefix_parts(em: Emitter, plan: CtaPlan, ranks: Ranks, inclusive: Values, totals: Values, carry: Values | None,
+                  neutral: Values, combine: Combine, reverse: bool) -> tuple[Values, Values, Values]:
+    """`block_parts`' pieces from the warp's inclusive scan and the scanned totals."""
+    b = em.b
     has_earlier = b.icmp_unsigned(">", ranks.warp_rank, ir.Constant(I32, 0))
     earlier_rank = b.select(has_earlier, b.sub(ranks.warp_rank, ir.Constant(I32, 1)), ir.Constant(I32, 0))
     earlier_warps = _select(em, has_earlier, [_shuffle(em, "idx", t, earlier_rank, 31) for t in totals], neutral)
     after_carry = (lambda later: later) if carry is None else partial(combine, carry)
     earlier_warps = after_carry(earlier_warps)
-    total = after_carry([_shuffle(em, "idx", t, warps - 1, 31) for t in totals])
+    total = after_carry([_shuffle(em, "idx", t, _warps(plan) - 1, 31) for t in totals])
     shifted = [_shuffle(em, "down" if reverse else "up", v, 1, 31 if reverse else 0) for v in inclusive]
     return earlier_warps, shifted, total
 
@@ -221,13 +241,40 @@ def scan_slots(em: Emitter, hooks, scan: Scan) -> list[Registers]:
     array a component (`hooks.current_slot` set as slots are visited)."""
     plan = hooks.plan
     arrays = slot_arrays(em, plan, scan)
-    carry = scan.neutral
     groups = range(plan.groups)
-    for number in (reversed(groups) if scan.reverse else groups):
-        order, prefixes, running = fold_group(em, hooks, scan, number)
-        before, carry = block_scan(em, plan, running, carry, scan.neutral, scan.combine, scan.reverse, scan.rolled)
-        store_group(em, plan, scan, arrays, order, prefixes, before)
+    numbers = list(reversed(groups) if scan.reverse else groups)
+    if scan.rolled or not EXCHANGE_GROUPS_AT_ONCE:
+        carry = scan.neutral
+        for number in numbers:
+            order, prefixes, running = fold_group(em, hooks, scan, number)
+            before, carry = block_scan(em, plan, running, carry, scan.neutral, scan.combine, scan.reverse,
+                                       scan.rolled)
+            store_group(em, plan, scan, arrays, order, prefixes, before)
+    else:
+        _scan_groups_at_once(em, hooks, scan, arrays, numbers)
     return arrays
+
+
+def _scan_groups_at_once(em: Emitter, hooks, scan: Scan, arrays: list[Registers], numbers: list[int]) -> None:
+    """The register form's groups with one exchange of warp totals for all of them: every
+    group's fold and warp scan, every warp's totals of every group through shared memory in
+    one barrier pair, then group by group the scan of its warps' totals after the carry of
+    the groups before it, and its results. The same combines of the same operands as a block
+    scan a group (`block_scan`), so the same bits, with 1 barrier pair instead of G and the
+    groups' shuffle chains independent of each other (Triton's scan takes the same shape)."""
+    plan, width = hooks.plan, len(scan.neutral)
+    ranks = thread_ranks(em, scan.reverse, plan)
+    folds = [fold_group(em, hooks, scan, number) for number in numbers]
+    inclusives = [_warp_scan(em, running, ranks.lane_rank, scan.combine, scan.reverse) for _, _, running in folds]
+    exchanged = _warp_totals(em, plan, [v for inclusive in inclusives for v in inclusive], 0 if scan.reverse else 31,
+                             scan.neutral * len(numbers), scan.reverse)
+    carry = scan.neutral
+    for position, ((order, prefixes, _), inclusive) in enumerate(zip(folds, inclusives)):
+        totals = _scanned_totals(em, plan, ranks, exchanged[position * width:(position + 1) * width], scan.combine)
+        before_warp, shifted, carry = _prefix_parts(em, plan, ranks, inclusive, totals, carry, scan.neutral,
+                                                    scan.combine, scan.reverse)
+        before = _select(em, ranks.first_lane, before_warp, scan.combine(before_warp, shifted))
+        store_group(em, plan, scan, arrays, order, prefixes, before)
 
 
 def slot_arrays(em: Emitter, plan: CtaPlan, scan: Scan) -> list[Registers]:

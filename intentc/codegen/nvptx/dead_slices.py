@@ -103,6 +103,51 @@ def dead_slices_are_identity(prologue, fold: Op, coordinate: str) -> bool:
     return len(summary) == len(init) and all(_equal(s, i) for s, i in zip(summary, init))
 
 
+class _AtOneKey(_Abstract):
+    """The summarizer's values at one key past the row, the tile's other keys unknown: what
+    combines the keys (reductions, contractions) or moves values between them (rearranging
+    ops but a scalar's broadcast) is UNKNOWN."""
+
+    def op(self, op: Op):
+        spec = all_ops()[op.name]
+        if op.name == "reduce" or spec.contraction or (spec.rearranges and op.name != "broadcast"):
+            return UNKNOWN
+        return super().op(op)
+
+
+def identity_past_axis(prologue, fold: Op, coordinate: str) -> frozenset:
+    """The summarizer's reductions (their results' names) whose operand is, at a key past the
+    row `coordinate`, their combine's identity to the bit. A key past the keys' axis lies past
+    every row of it, so the flash mappings combine such an operand there as it is instead of
+    selecting the identity for the keys outside the axis: the same operand bits either way
+    (rows past the axis compute nothing they write)."""
+    constants = _Abstract({})
+    constants.run(prologue)
+    length, positions, scores, values = (arg.name for arg in fold.regions[0].args)
+    one_key = _AtOneKey({**constants.env, coordinate: ROW, positions: POSITIONS, scores: UNKNOWN, values: FINITE,
+                         length: UNKNOWN})
+    found = set()
+    for op in fold.regions[0].ops:
+        if op.name == "yield":
+            break
+        if op.name == "reduce" and _is_identity(one_key.env.get(op.operands[0], UNKNOWN), op.keyword_attr("kind")):
+            found.add(op.results[0])
+        one_key.env[op.results[0]] = one_key.op(op)
+    return frozenset(found)
+
+
+def _is_identity(value, kind: str) -> bool:
+    """`value` (abstract) is the identity of a `kind` reduction's combine, to the bit."""
+    if not _const(value) or isinstance(value, tuple):
+        return False
+    if isinstance(value, bool | np.bool_):
+        return kind in ("any", "all") and bool(value) == (kind == "all")
+    if isinstance(value, np.floating):
+        identity = {"sum": -0.0, "max": -np.inf, "min": np.inf}.get(kind)
+        return identity is not None and np.float32(value).tobytes() == np.float32(identity).tobytes()
+    return False
+
+
 def _equal(summary, init) -> bool:
     if isinstance(init, tuple):
         return isinstance(summary, tuple) and len(summary) == len(init) and all(map(_equal, summary, init))

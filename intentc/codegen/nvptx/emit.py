@@ -11,9 +11,9 @@ from . import libdevice, machine
 
 def optimized_ptx(module: llvm.ModuleRef, arch: str, entries: set[str], timings: dict, mark: float,
                   strength_reduce: bool = True, lean: bool = False, level: int = 2, combine: bool = True,
-                  prepare: bool = True, context: llvm.ContextRef | None = None) -> str:
+                  prepare: bool = True, dag_combine: bool = True, context: llvm.ContextRef | None = None) -> str:
     """PTX of `module` (call under `machine.LOCK`); times `llvm-opt` from `mark`, then `ptx-emit`
-    (`strength_reduce`, `level`, `prepare`: see `machine.emit_ptx`; `lean`, `combine`: see
+    (`strength_reduce`, `level`, `prepare`, `dag_combine`: see `machine.emit_ptx`; `lean`, `combine`: see
     `machine.optimize`; `context`: `module`'s, where it is not the global one)."""
     libdevice.link(module, arch, context)
     for function in module.functions:
@@ -22,6 +22,7 @@ def optimized_ptx(module: llvm.ModuleRef, arch: str, entries: set[str], timings:
     machine.optimize(module, arch, lean, combine)
     timings["llvm-opt"] = timings.get("llvm-opt", 0.0) + time.perf_counter() - mark
     mark = time.perf_counter()
-    ptx = machine.emit_ptx(module, arch, strength_reduce=strength_reduce, level=level, prepare=prepare, collect=True)
+    ptx = machine.emit_ptx(module, arch, strength_reduce=strength_reduce, level=level, prepare=prepare, collect=True,
+                             dag_combine=dag_combine)
     timings["ptx-emit"] = timings.get("ptx-emit", 0.0) + time.perf_counter() - mark
     return ptx

@@ -46,11 +46,9 @@ def round_to_f8(em: Emitter, x: ir.Value, src: str, dst: str, saturate: bool, ar
     if src != "f32" or dst not in PTX_FORMAT or arch not in ARCHS or (dst == "f8e4m3fn" and not saturate):
         return None
     b = em.b
-    fmt = PTX_FORMAT[dst]
-    text = f"{{ cvt.rn.satfinite.{fmt}x2.f32 $1, 0f00000000, $2; cvt.rn.f16x2.{fmt}x2 $0, $1; }}"
-    both = b.asm(ir.FunctionType(ir.LiteralStructType([I32, I16]), [F32]), text, "=r,=h,f", [x], side_effect=False)
-    pair, code = b.extract_value(both, 0), b.trunc(b.extract_value(both, 1), I8)   # x's code: the low byte
-    image = b.fpext(b.bitcast(b.trunc(pair, I16), ir.HalfType()), F64)
+    codes = _narrowing(em, x, PTX_FORMAT[dst])
+    code = b.trunc(codes, I8)      # x's code: the low byte
+    image = b.fpext(b.bitcast(b.trunc(_widening(em, codes, PTX_FORMAT[dst]), I16), ir.HalfType()), F64)
     if not saturate:
         overflow = b.fcmp_ordered(">=", em.call_intrinsic("fabs", x), ir.Constant(F32, E5M2_OVERFLOW))
         infinity = em.call_intrinsic("copysign", ir.Constant(F64, float("inf")), image)
@@ -59,6 +57,19 @@ def round_to_f8(em: Emitter, x: ir.Value, src: str, dst: str, saturate: bool, ar
     nan = b.fcmp_unordered("uno", x, x)
     image = b.select(nan, b.fpext(x, F64), image)
     return remember_pattern(em, image, b.select(nan, _nan_code(em, x, dst), code))
+
+
+def _narrowing(em: Emitter, x: ir.Value, fmt: str) -> ir.Value:
+    """The fp8 pair (i16) of `cvt.rn.satfinite` of (0, x): x's code in the low byte."""
+    return em.b.asm(ir.FunctionType(I16, [F32]), f"cvt.rn.satfinite.{fmt}x2.f32 $0, 0f00000000, $1;", "=h,f", [x],
+                    side_effect=False)
+
+
+def _widening(em: Emitter, codes: ir.Value, fmt: str) -> ir.Value:
+    """The f16 pair (i32) of an fp8 pair. An asm of its own, apart from the narrowing: where
+    only the code is used (a store of the cast, which takes the remembered code), LLVM deletes
+    it (joined in one asm, every cast paid for both conversions)."""
+    return em.b.asm(ir.FunctionType(I32, [I16]), f"cvt.rn.f16x2.{fmt}x2 $0, $1;", "=r,h", [codes], side_effect=False)
 
 
 def _nan_code(em: Emitter, x: ir.Value, dst: str) -> ir.Value:

@@ -39,7 +39,7 @@ from .cta import barrier, shared_array, sreg
 from .lane_dots import global_vector
 from .ptx_asm import asm, cp_async_wait, opaque, shared_address
 from .carried_loops import joined
-from .dead_slices import dead_slices_are_identity
+from .dead_slices import dead_slices_are_identity, identity_past_axis
 from .fold_attention import FoldAttention
 from .fold_values import ROW_LANES, FoldValues, PerThread, rebuild, record_leaves
 
@@ -72,6 +72,13 @@ CODEGEN = 0
 # flash-plan-ab-20261202-s9-h200/, T = 4096, D = 128, interleaved, the same output bits) f32 ran
 # 0.4827-0.4829 ms with it at -O2 and 0.4902 without, f16 on the tensor cores 0.0764 against 0.0951.
 INSTCOMBINE = True
+# Whether LLVM's code generator runs the SelectionDAG combiner on the flash kernels: yes. At -O0 it
+# is about a quarter of instruction selection (without it each flash kernel compiled about 5 ms
+# faster, CPU time on the dev VM: bf16 75 -> 70 ms, f16 76 -> 70, f32 61 -> 58), but the H200 ran
+# them slower without it (session 11 round 1, T = 4096, D = 128, each choice compiled apart, the
+# same output bits; bench/results/dflash-20261202-s11-h200-r1/): f16 0.0908 ms against 0.0713,
+# bf16 0.0899 against 0.0697, f32 0.4869 against 0.4713.
+DAG_COMBINE = True
 
 
 def state_words(attention: FoldAttention, rows: int, columns: int) -> int:
@@ -137,6 +144,7 @@ class FlashPlan(KeyGroupPlan):
     attention: FoldAttention
     columns: int                     # DB: D columns a pass keeps in registers (16 · C)
     skip_dead: bool = False          # key tiles past a row block summarize to the init (dead_slices.py)
+    identity_past_axis: frozenset = frozenset()   # reductions combining their operand unmasked (dead_slices.py)
     rows: int = ROWS                 # query rows a thread
     keys: int = KEYS                 # keys a thread of a tile
     resident: int = 1                # CTAs an SM (`.minnctapersm`) and the grid's CTAs an SM
@@ -145,6 +153,7 @@ class FlashPlan(KeyGroupPlan):
     codegen: int = CODEGEN           # LLVM's code generation level
     rolled: bool = True              # the rank-one steps over a staged chunk as a loop (ptxas unrolls it)
     instcombine: bool = INSTCOMBINE  # InstCombine in the LLVM pipeline
+    dag_combine: bool = DAG_COMBINE  # the SelectionDAG combiner in code generation
 
     @property
     def group_threads(self) -> int:
@@ -182,7 +191,8 @@ class FlashPlan(KeyGroupPlan):
         return {"block": {"query_rows": bm, "keys": bn, "columns": db, "qk_chunk": dk, "v_chunk": VK},
                 "per_thread": {"rows": self.rows, "keys": self.keys, "columns": self.columns // ROW_LANES},
                 "resident": self.resident, "key_groups": self.groups, "shared_bytes": self.shared_bytes,
-                "codegen": f"-O{self.codegen}", "instcombine": self.instcombine,
+                "codegen": f"-O{self.codegen}", "instcombine": self.instcombine, "dag_combine": self.dag_combine,
+                "unmasked_reductions": sorted(self.identity_past_axis),
                 "steps": "rolled" if self.rolled else "unrolled",
                 "instruction": "fma.rn.f32 (f32 operands: no TF32)", "order": "row blocks heaviest first",
                 "slices": slices_text(self.groups, self.skip_dead),
@@ -228,7 +238,8 @@ def plan_flash(kernel, known: dict) -> FlashPlan | FlashMmaPlan | None:
     depth = attention.depth if isinstance(attention.depth, int) else known.get(attention.depth)
     columns = MAX_COLUMNS if not depth else max(ROW_LANES, min(MAX_COLUMNS, 1 << (depth - 1).bit_length()))
     coordinate = attention.parallel.regions[0].args[0].name
-    return FlashPlan(attention, columns, dead_slices_are_identity(attention.prologue, attention.fold, coordinate))
+    return FlashPlan(attention, columns, dead_slices_are_identity(attention.prologue, attention.fold, coordinate),
+                     identity_past_axis=identity_past_axis(attention.prologue, attention.fold, coordinate))
 
 
 def _i64(value: int) -> ir.Constant:
@@ -307,6 +318,7 @@ class FlashEmitter:
         self.values = FoldValues(em, self.rows, {"rows": 1, "keys": self.keys, "cols": self.cols}, plan.attention.depth,
                                  self._contract)
         self.values.lane = self.lane
+        self.values.identity_past_axis = plan.identity_past_axis
         self.vectors = self._vector_checks()
 
     def _thread_coordinates(self) -> tuple:
@@ -352,9 +364,10 @@ class FlashEmitter:
         b = self.em.b
         return [b.add(i0, b.add(self.ty, _i64(self.plan.row_groups * r))) for r in range(self.rows)]
 
-    def key_offset(self, n: int) -> ir.Value:
-        """The thread's key slot n within the current tile."""
-        return self.em.b.add(self.tx, _i64(ROW_LANES * n))
+    def key_slots(self) -> tuple:
+        """The thread's key slots within the current tile: (its first key, an i64, each slot's
+        distance from it): keys tx + 16n."""
+        return self.tx, [ROW_LANES * n for n in range(self.keys)]
 
     # ---- one pass: the fold over every key tile for a block of rows and columns -------------
     def _pass(self, i0: ir.Value, c0: ir.Value) -> None:
@@ -603,13 +616,14 @@ class FlashEmitter:
         current tile: len, the keys' positions, the tile's scores."""
         b = self.em.b
         values = self.values
-        values.key_exists = [b.icmp_signed("<", b.add(self.j0, self.key_offset(n)), self.rows_extent)
-                             for n in range(self.keys)]
+        lane_key, distances = self.key_slots()
+        first = b.add(self.j0, lane_key)
+        keys = [b.add(first, _i64(distance)) if distance else first for distance in distances]
+        values.key_exists = [b.icmp_signed("<", key, self.rows_extent) for key in keys]
         values.run(prologue)
         length, positions, scores, tile = (arg.name for arg in fold.regions[0].args)
         values.env[length] = self._tile_length()
-        values.env[positions] = PerThread("keys", "index", [[b.add(self.j0, self.key_offset(n))
-                                                             for n in range(self.keys)] for _ in range(self.rows)])
+        values.env[positions] = PerThread("keys", "index", [list(keys) for _ in range(self.rows)])
         values.env[scores] = values.env[fold.operands[0]]
         values.env[tile] = "values"
         yielded = values.run(fold.regions[0].ops)

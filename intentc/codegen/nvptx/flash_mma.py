@@ -38,10 +38,11 @@ from ..llvm.lowfloat import is_finite, to_register, to_storage
 from ..llvm.types import F32, I1, I16, I32, I64
 from .fold_attention import FoldAttention
 from .fold_values import FoldValues, PerThread
-from .flash_attention import INSTCOMBINE, FlashEmitter, KeyGroupPlan, slices_text
-from .dead_slices import dead_slices_are_identity
+from .flash_attention import DAG_COMBINE, INSTCOMBINE, FlashEmitter, KeyGroupPlan, slices_text
+from .dead_slices import dead_slices_are_identity, identity_past_axis
 from .lane_dots import global_vector
-from .ptx_asm import asm, cp_async, cp_async_commit, cp_async_wait, opaque, outputs
+from .asm_block import AsmBlock
+from .ptx_asm import asm, cp_async, cp_async_commit, cp_async_wait, mma_m16n8k16_text, opaque
 from .tile_matmul import swizzled
 
 ROW_WARPS = 2                        # W: BM = 16 W query rows (at T = 4096, 128 row blocks for 132 SMs)
@@ -87,6 +88,7 @@ class FlashMmaPlan(KeyGroupPlan):
     columns: int                     # DB: the output columns of a pass (a multiple of 64)
     resident_depth: int              # D padded to 64 where Q stays staged a pass (D fixed, <= 128); else 0
     skip_dead: bool = False
+    identity_past_axis: frozenset = frozenset()   # reductions combining their operand unmasked (dead_slices.py)
     row_warps: int = ROW_WARPS
     groups: int = GROUPS
     resident: int = RESIDENT
@@ -96,9 +98,16 @@ class FlashMmaPlan(KeyGroupPlan):
     math_asm: bool = MATH_ASM        # f32 libdevice functions as inline PTX templates (ptx_math.py)
     codegen: int = CODEGEN           # LLVM's code generation level
     instcombine: bool = INSTCOMBINE  # InstCombine in the LLVM pipeline
+    dag_combine: bool = DAG_COMBINE  # the SelectionDAG combiner in code generation
+
+    block_keys: int = BLOCK_KEYS     # BN: the keys of a tile (a slice of the fold)
 
     rows = 2                         # query rows a thread: l/4, l/4 + 8
-    keys = BLOCK_KEYS // QUAD        # keys a thread of a tile
+
+    @property
+    def keys(self) -> int:
+        """Keys a thread of a tile."""
+        return self.block_keys // QUAD
 
     @property
     def group_threads(self) -> int:
@@ -121,7 +130,7 @@ class FlashMmaPlan(KeyGroupPlan):
 
     @property
     def block(self) -> tuple:
-        return (16 * self.row_warps, BLOCK_KEYS, self.columns, self.qk_chunk)
+        return (16 * self.row_warps, self.block_keys, self.columns, self.qk_chunk)
 
     def emit(self, em) -> None:
         FlashMmaEmitter(em, self).emit()
@@ -135,7 +144,8 @@ class FlashMmaPlan(KeyGroupPlan):
                 "shared_bytes": self.shared_bytes, "k_steps": "one asm" if self.step_asm else "rolled" if self.rolled else "unrolled",
                 "column_vectors": "an LLVM vector a row" if self.vector_columns else "a value a slot",
                 "math": "inline PTX of LLVM's code for libdevice" if self.math_asm else "libdevice inlined",
-                "codegen": f"-O{self.codegen}", "instcombine": self.instcombine,
+                "codegen": f"-O{self.codegen}", "instcombine": self.instcombine, "dag_combine": self.dag_combine,
+                "unmasked_reductions": sorted(self.identity_past_axis),
                 "instruction": f"mma.sync.aligned.m16n8k16.row.col.f32.{operand}.{operand}.f32 (ldmatrix, "
                                "128-byte swizzled shared rows)",
                 "order": "row blocks heaviest first",
@@ -148,7 +158,7 @@ class FlashMmaPlan(KeyGroupPlan):
         """The iteration's [T] and [D] vectors over (the block's query rows, keys or columns)
         in the m16n8 accumulator layout: warp w rows 16w.., lane l rows l/4, l/4 + 8."""
         result = Assignment()
-        keys = Mma(2, (self.row_warps, 1), (16, 8), (1, BLOCK_KEYS // 8))
+        keys = Mma(2, (self.row_warps, 1), (16, 8), (1, self.block_keys // 8))
         cols = Mma(2, (self.row_warps, 1), (16, 8), (1, self.columns // 8))
         for name, kind in self.attention.kinds.items():
             if kind in ("keys", "cols"):
@@ -162,7 +172,8 @@ def plan_flash_mma(attention: FoldAttention, known: dict) -> FlashMmaPlan:
     resident = padded if padded and padded <= MAX_COLUMNS else 0
     coordinate = attention.parallel.regions[0].args[0].name
     return FlashMmaPlan(attention, resident or MAX_COLUMNS, resident,
-                        dead_slices_are_identity(attention.prologue, attention.fold, coordinate))
+                        dead_slices_are_identity(attention.prologue, attention.fold, coordinate),
+                        identity_past_axis=identity_past_axis(attention.prologue, attention.fold, coordinate))
 
 
 def _weights_cast_from_f32(summarizer) -> set:
@@ -187,45 +198,26 @@ def _weights_cast_from_f32(summarizer) -> set:
 
 def mma_steps(b: ir.IRBuilder, operand: str, steps: list, acc: list) -> list:
     """acc[j] += A_s · B_sj (`mma.sync.m16n8k16`, f32 accumulators) for every fragment j of each
-    K step s of `steps`, in order, as one inline asm with the steps' `ldmatrix.x4` loads. A step
-    is (A, loads): A the A fragment (four b32 values) or a load of it, `loads` [(shared address,
-    immediate offset, transposed)], load p giving fragments 2p and 2p + 1 their B words (its
-    first and last two). Accumulators that are all 0.0 start in the asm (no inputs). One asm,
-    not a load and two MMAs a pair whose result structs LLVM takes apart, nor a loop whose
-    trips carry the accumulators: ptxas gets the instructions it unrolled the loops into."""
-    loads_of = [([] if isinstance(a, list) else [a]) + list(loads) for a, loads in steps]
-    addresses = list(dict.fromkeys(address for loads in loads_of for address, _, _ in loads))
-    words = 4 * len(acc)
-    zero = all(isinstance(value, ir.Constant) and value.constant == 0.0 for fragment in acc for value in fragment)
-    first_address = words if zero else 2 * words
-    first_word = first_address + len(addresses)
-    lines = [f"mov.f32 ${i}, 0f00000000;" for i in range(words)] if zero else []
-    loaded = 0
-    a_values: list = []
-    for (a, _), step_loads in zip(steps, loads_of):
-        names = []
-        for address, offset, transposed in step_loads:
-            registers = [f"%fw{loaded + i}" for i in range(4)]
-            loaded += 4
-            at = f"${first_address + addresses.index(address)}" + (f"+{offset}" if offset else "")
-            lines.append(f"ldmatrix.sync.aligned.m8n8.x4{'.trans' if transposed else ''}.shared.b16 "
-                         f"{{{', '.join(registers)}}}, [{at}];")
-            names.append(registers)
-        if isinstance(a, list):
-            a_words = [f"${first_word + len(a_values) + i}" for i in range(4)]
-            a_values += a
-        else:
-            a_words = names.pop(0)
+    K step s of `steps`, in order, as one inline asm (`asm_block.AsmBlock`) with the steps'
+    `ldmatrix.x4` loads. A step is (A, loads): A the A fragment (four b32 values) or a load of
+    it, `loads` [(shared address, immediate offset, transposed)], load p giving fragments 2p and
+    2p + 1 their B words (its first and last two). The accumulators are updated in place (tied
+    registers), or, where they are all 0.0, the first step's MMAs add to the asm's zero register.
+    One asm, not a load and two MMAs a pair whose result structs LLVM takes apart, nor a loop
+    whose trips carry the accumulators: ptxas gets the instructions it unrolled the loops into."""
+    values = [value for fragment in acc for value in fragment]
+    zero = all(isinstance(value, ir.Constant) and value.constant == 0.0 for value in values)
+    block = AsmBlock(b, [] if zero else values, [F32] * len(values) if zero else [])
+    mma = mma_m16n8k16_text(operand, "f32")
+    for s, (a, loads) in enumerate(steps):
+        fetched = [block.ldmatrix_x4(address, transposed, offset)
+                   for address, offset, transposed in ([] if isinstance(a, list) else [a]) + list(loads)]
+        a_words = [block.operand(value) for value in a] if isinstance(a, list) else fetched.pop(0)
         for j in range(len(acc)):
-            d = ", ".join(f"${4 * j + i}" for i in range(4))
-            b_words = ", ".join(names[j // 2][2 * (j % 2):2 * (j % 2) + 2])
-            lines.append(f"mma.sync.aligned.m16n8k16.row.col.f32.{operand}.{operand}.f32 {{{d}}}, "
-                         f"{{{', '.join(a_words)}}}, {{{b_words}}}, {{{d}}};")
-    body = f"{{ .reg .b32 %fw<{loaded}>; {' '.join(lines)} }}"
-    constraints = ",".join(["=&f" if zero else "=f"] * words + ([] if zero else [str(i) for i in range(words)])
-                           + ["r"] * (len(addresses) + len(a_values)) + ["~{memory}"])
-    inputs = ([] if zero else [value for fragment in acc for value in fragment]) + addresses + a_values
-    values = outputs(b, asm(b, body, constraints, ir.LiteralStructType([F32] * words), inputs), words)
+            d = ", ".join(block.result(4 * j + i) for i in range(4))
+            c = ", ".join([block.zero()] * 4) if zero and s == 0 else d
+            block.line(mma(d, [*a_words, *fetched[j // 2][2 * (j % 2):2 * (j % 2) + 2]], c))
+    values = block.emit()
     return [values[4 * j:4 * j + 4] for j in range(len(acc))]
 
 
@@ -266,6 +258,7 @@ class FlashMmaEmitter(FlashEmitter):
                                  plan.attention.depth, self._contract, row_lanes=QUAD)
         self.values.column_vector = self.cols if plan.vector_columns else 0
         self.values.lane = self.lane
+        self.values.identity_past_axis = plan.identity_past_axis
         self.values.unlowered = _weights_cast_from_f32(self.plan.attention.fold.regions[0])
         self.vectors = self._vector_checks()
         self._fragment_addresses()
@@ -286,7 +279,7 @@ class FlashMmaEmitter(FlashEmitter):
         self.k_lane = self._lane_part(self.k_shared, b_row, b.urem(b.udiv(lane, _i32(8)), _i32(2)))
         v_row = b.add(b.urem(lane, _i32(8)), b.mul(_i32(8), b.urem(b.udiv(lane, _i32(8)), _i32(2))))
         pairs = min(CHUNK // VECTOR // 2, self.plan.columns // 16)
-        self.v_lane = [self._address(self.v_shared, BLOCK_KEYS, v_row, b.add(_i32(2 * pair), half))
+        self.v_lane = [self._address(self.v_shared, self.plan.block_keys, v_row, b.add(_i32(2 * pair), half))
                        for pair in range(pairs)]
 
     def _lane_part(self, base: ir.Value, row: ir.Value, chunk: ir.Value) -> tuple:
@@ -308,13 +301,9 @@ class FlashMmaEmitter(FlashEmitter):
         first = b.add(i0, b.add(b.zext(b.mul(self.warp, _i32(16)), I64), self.group))
         return [b.add(first, _i64(8 * r)) for r in range(self.rows)]
 
-    def key_offset(self, n: int) -> ir.Value:
+    def key_slots(self) -> tuple:
         """Key slot n = 2j + e: key 8j + 2(l%4) + e of the tile (register e of fragment j)."""
-        b = self.em.b
-        return b.add(b.mul(self.quad, _i64(2)), _i64(8 * (n // 2) + n % 2))
-
-    def column(self, m: int) -> ir.Value:
-        return self.key_offset(m)
+        return self.em.b.mul(self.quad, _i64(2)), [8 * (n // 2) + n % 2 for n in range(self.keys)]
 
     def column_at(self, m: ir.Value) -> ir.Value:
         """Slot m = 2j + e: column 8j + 2(l%4) + e."""
@@ -328,7 +317,7 @@ class FlashMmaEmitter(FlashEmitter):
             # the previous pass's Q and K before its last V barrier, the exchange is over
             # (`_merged`); the first tile's K barrier orders them
             self._stage_tile(self.q, self.q_shared, self.i0, _i64(0), self.plan.block[0], self.plan.resident_depth)
-            self._stage_tile(self.k, self.k_shared, start, _i64(0), BLOCK_KEYS, self.plan.resident_depth)
+            self._stage_tile(self.k, self.k_shared, start, _i64(0), self.plan.block_keys, self.plan.resident_depth)
         return start, stop
 
     # ---- contractions ----------------------------------------------------------------------
@@ -337,12 +326,12 @@ class FlashMmaEmitter(FlashEmitter):
         em = self.em
         b = em.b
         plan = self.plan
-        fragments = BLOCK_KEYS // 8
+        fragments = self.plan.block_keys // 8
         if plan.resident_depth:
             self._arrived()                 # K (fetched during the previous tile's PV)
             # V's tile comes during the scores and the summarizer: every warp read the
             # previous one before the barrier above
-            self._stage_tile(self.v, self.v_shared, self.j0, self.c0, BLOCK_KEYS, plan.columns)
+            self._stage_tile(self.v, self.v_shared, self.j0, self.c0, self.plan.block_keys, plan.columns)
             acc = self._mma_steps([[ir.Constant(F32, 0.0)] * 4 for _ in range(fragments)], plan.resident_depth // 16)
         else:
             slots = [[em.entry_alloca(F32) for _ in range(4)] for _ in range(fragments)]
@@ -353,7 +342,7 @@ class FlashMmaEmitter(FlashEmitter):
             def chunk(d0):
                 self._group_barrier()
                 self._stage_tile(self.q, self.q_shared, self.i0, d0, self.plan.block[0], CHUNK)
-                self._stage_tile(self.k, self.k_shared, self.j0, d0, BLOCK_KEYS, CHUNK)
+                self._stage_tile(self.k, self.k_shared, self.j0, d0, self.plan.block_keys, CHUNK)
                 self._arrived()
                 summed = self._mma_steps([[b.load(s) for s in fragment] for fragment in slots], CHUNK // 16)
                 for fragment, values in zip(slots, summed):
@@ -367,7 +356,7 @@ class FlashMmaEmitter(FlashEmitter):
     def _mma_steps(self, acc: list, steps: int) -> list:
         """`steps` K steps of 16 of the staged Q and K chunks into the fragments `acc`."""
         if self.plan.step_asm:
-            q_at, k_at = self._step_addresses(self.q_lane, self.plan.block[0]), self._step_addresses(self.k_lane, BLOCK_KEYS)
+            q_at, k_at = self._step_addresses(self.q_lane, self.plan.block[0]), self._step_addresses(self.k_lane, self.plan.block_keys)
             return mma_steps(self.em.b, self.operand, [
                 ((*q_at(kk), False), [(k_at(kk)[0], k_at(kk)[1] + 16 * pair * ROW_BYTES, False)
                                       for pair in range(len(acc) // 2)]) for kk in range(steps)], acc)
@@ -382,7 +371,7 @@ class FlashMmaEmitter(FlashEmitter):
         b = self.em.b
         a_load = (self._stepped(self.q_lane, self.plan.block[0], kk), 0, False)
         # key rows 16 apart have the same swizzle: one address, the pairs at immediate offsets
-        address = self._stepped(self.k_lane, BLOCK_KEYS, kk)
+        address = self._stepped(self.k_lane, self.plan.block_keys, kk)
         return mma_steps(b, self.operand, [(a_load, [(address, 16 * pair * ROW_BYTES, False)
                                                      for pair in range(len(acc) // 2)])], acc)
 
@@ -425,23 +414,23 @@ class FlashMmaEmitter(FlashEmitter):
             self._prefetch_keys()
         else:
             self._group_barrier()    # the group is done with the previous tile's V (and this one's K)
-            self._stage_tile(self.v, self.v_shared, self.j0, self.c0, BLOCK_KEYS, self.plan.columns)
+            self._stage_tile(self.v, self.v_shared, self.j0, self.c0, self.plan.block_keys, self.plan.columns)
             self._arrived()
         acc = [[ir.Constant(F32, 0.0)] * 4 for _ in range(fragments)]
         # A of step kk: rows g and g + 8 of keys 16kk + 2(l%4).. (fragment 2kk) and 16kk + 8 + .. (2kk + 1)
-        queue = [words[r][2 * kk + half] for kk in range(BLOCK_KEYS // 16) for half in range(2) for r in range(self.rows)]
+        queue = [words[r][2 * kk + half] for kk in range(self.plan.block_keys // 16) for half in range(2) for r in range(self.rows)]
         if self.plan.step_asm:
             per_block = CHUNK // VECTOR // 2
             acc = mma_steps(self.em.b, self.operand, [
                 (queue[4 * kk:4 * kk + 4], [(self.v_lane[pair % per_block],
-                                             kk * 16 * ROW_BYTES + pair // per_block * BLOCK_KEYS * ROW_BYTES, True)
-                                            for pair in range(fragments // 2)]) for kk in range(BLOCK_KEYS // 16)], acc)
+                                             kk * 16 * ROW_BYTES + pair // per_block * self.plan.block_keys * ROW_BYTES, True)
+                                            for pair in range(fragments // 2)]) for kk in range(self.plan.block_keys // 16)], acc)
         elif self.plan.rolled:
             # each trip takes the first four words and rotates them to the back
-            acc = self._rolled(acc, queue, BLOCK_KEYS // 16,
+            acc = self._rolled(acc, queue, self.plan.block_keys // 16,
                                lambda kk, fragments, words: (self._pv_step(fragments, words[:4], kk), words[4:] + words[:4]))
         else:
-            for kk in range(BLOCK_KEYS // 16):
+            for kk in range(self.plan.block_keys // 16):
                 acc = self._pv_step(acc, queue[4 * kk:4 * kk + 4], _i32(kk))
         rows = [[acc[j][2 * r + e] for j in range(fragments) for e in range(2)] for r in range(self.rows)]
         return PerThread("cols", "f32", [[self._packed(row)] for row in rows] if self.values.column_vector else rows)
@@ -465,7 +454,7 @@ class FlashMmaEmitter(FlashEmitter):
         loads = []
         for pair in range(len(acc) // 2):
             block, within = divmod(pair, per_block)
-            loads.append((addresses[within], block * BLOCK_KEYS * ROW_BYTES, True))
+            loads.append((addresses[within], block * self.plan.block_keys * ROW_BYTES, True))
         return mma_steps(b, self.operand, [(a_frag, loads)], acc)
 
     def _weight_words(self, values: FoldValues, weights: PerThread | None, name: str) -> list:
@@ -511,9 +500,9 @@ class FlashMmaEmitter(FlashEmitter):
         """The next tile's K, while this tile's PV runs: every warp read this tile's K (its
         scores) before the V barrier just passed."""
         b = self.em.b
-        following = b.add(self.j0, _i64(BLOCK_KEYS))
+        following = b.add(self.j0, _i64(self.plan.block_keys))
         with b.if_then(b.icmp_signed("<", following, self.keys_end)):
-            self._stage_tile(self.k, self.k_shared, following, _i64(0), BLOCK_KEYS, self.plan.resident_depth)
+            self._stage_tile(self.k, self.k_shared, following, _i64(0), self.plan.block_keys, self.plan.resident_depth)
 
     def _address(self, base: ir.Value, rows: int, row: ir.Value, chunk: ir.Value) -> ir.Value:
         """Shared address of 16-byte `chunk` (i32, of the staged columns) of `row` (i32): 64-column

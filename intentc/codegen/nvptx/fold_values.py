@@ -88,6 +88,8 @@ class FoldValues:
         self._upper: dict = {}    # (block, offset) -> `_upper_lane`
         self.unlowered: set = set()   # values no op reads but the emitter's contraction, which reads their op's operands
         self.column_vector = 0    # C > 0: a `cols` value's row is one LLVM vector of its C slots (slots["cols"] = 1)
+        # reductions whose operand is their identity at keys past the axis (dead_slices.identity_past_axis)
+        self.identity_past_axis: frozenset = frozenset()
 
     def uniform(self, dtype: str, value: ir.Value) -> PerThread:
         return PerThread("rows", dtype, [[value] for _ in range(self.rows)])
@@ -264,11 +266,14 @@ class FoldValues:
 
     def thread_keys(self, op: Op, total: ir.Value, row: list, dtype: str) -> ir.Value:
         """`total` combined with a row's key slots `row` in order, a slot past the axis
-        (`key_exists`) taking the reduction's identity."""
+        (`key_exists`) taking the reduction's identity (which the slot holds already where
+        `identity_past_axis` proves it)."""
         b = self.em.b
         identity = reduction_identity(op, dtype)
+        masked = op.results[0] not in self.identity_past_axis
         for value, exists in zip(row, self.key_exists, strict=True):
-            total = binary(self.em, op, COMBINE[op.keyword_attr("kind")], total, b.select(exists, value, identity), dtype)
+            operand = b.select(exists, value, identity) if masked else value
+            total = binary(self.em, op, COMBINE[op.keyword_attr("kind")], total, operand, dtype)
         return total
 
     def across_lanes(self, op: Op, total: ir.Value, dtype: str) -> ir.Value:

@@ -96,19 +96,21 @@ def _noinline(function) -> bool:
 
 
 def emit_ptx(module: llvm.ModuleRef, arch: str, strength_reduce: bool = True, level: int = 2,
-             prepare: bool = True, collect: bool = False) -> str:
+             prepare: bool = True, collect: bool = False, dag_combine: bool = True) -> str:
     """PTX for an optimized module; `strength_reduce=False` runs the code generator without
-    Loop Strength Reduction, `prepare=False` without CodeGenPrepare, `level` is its
-    optimization level (docs/gpu.md, "Compile pipeline"); a module of `context(False)` runs
-    it without STRAIGHT_LINE_PASSES. `collect`: the caller's IR is
-    garbage (a compile's last LLVM call), so Python's collector frees it meanwhile
-    (`codegen/collection.py`); not for an emit in the middle of a lowering, whose live
-    objects a collection would only promote."""
+    Loop Strength Reduction, `prepare=False` without CodeGenPrepare, `dag_combine=False`
+    without the SelectionDAG combiner, `level` is its optimization level (docs/gpu.md,
+    "Compile pipeline"); a module of `context(False)` runs it without STRAIGHT_LINE_PASSES.
+    `collect`: the caller's IR is garbage (a compile's last LLVM call), so Python's collector
+    frees it meanwhile (`codegen/collection.py`); not for an emit in the middle of a lowering,
+    whose live objects a collection would only promote."""
     with contextlib.ExitStack() as switches:
         if not strength_reduce:
             switches.enter_context(llvm_switches.switched("disable-lsr", "1", "0"))
         if not prepare:
             switches.enter_context(llvm_switches.switched("disable-cgp", "1", "0"))
+        if not dag_combine:
+            switches.enter_context(llvm_switches.switched("combiner-disabled", "1", "0"))
         target = _machine_for(module, arch, level)
         with collecting_meanwhile() if collect else contextlib.nullcontext():
             return target.emit_assembly(module)

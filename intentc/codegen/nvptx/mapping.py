@@ -36,6 +36,15 @@ RESIDENT_THREADS = 2048    # per SM on sm_80/sm_90: the grid holds this many thr
 # for every coordinate) before their iterations gets a grid this many times smaller: each
 # CTA then runs more iterations for one computation of it.
 COSTLY_PROLOGUE_SHRINK = 4
+# A CTA mapping whose iteration scans in the register form (a builtin `scan`: its block scan
+# of the row) asks this many CTAs an SM (H200: 33,792 CTAs), cut at launch to the iterations
+# and to whole waves of the CTAs that fit (runtime/grid_fit.py): up to that many iterations, a
+# CTA runs one iteration and the GPU starts the next CTA where one ends, rather than a wave of
+# CTAs striding over the rows. cumsum 32768 x 4096 on the H200 (session 11, `bench/rows_ab.py
+# cumsum`): 0.2635 ms a CTA a row against 0.2856 on one wave of 6 CTAs an SM striding
+# (Triton's CTA a row: 0.2625). Other iterations keep one wave (their grid was not measured
+# against it on the GPU: `bench/grid_ab.py` does). 0: one wave for every iteration.
+ITERATION_CTAS_PER_SM = 256
 
 
 @dataclass(frozen=True)
@@ -192,6 +201,13 @@ def single_thread_reason(kernel: Kernel) -> str:
     return "the top-level program holds ops no grid mapping spreads over threads yet"
 
 
+def iteration_ctas_per_sm(plan: CtaPlan) -> int:
+    """The CTAs an SM the grid of a CTA-mapped iteration asks (the launch cuts it: grid_fit.py)."""
+    if ITERATION_CTAS_PER_SM and plan.slots and any(op.name == "scan" for op in plan.parallel.regions[0].ops):
+        return ITERATION_CTAS_PER_SM
+    return max(1, RESIDENT_THREADS // plan.threads)
+
+
 def launch_config(mapping: Mapping, entry: str, arch: str, variants: list | None = None,
                   variant_rule: dict | None = None) -> LaunchConfig:
     layouts, variants, variant_rule = mapping.layouts.to_json(), list(variants or []), dict(variant_rule or {})
@@ -210,6 +226,8 @@ def launch_config(mapping: Mapping, entry: str, arch: str, variants: list | None
         per_sm = mapping.mma.ctas_per_sm
     if mapping.cta is not None and mapping.cta.costly_prologue:
         per_sm = max(1, per_sm // COSTLY_PROLOGUE_SHRINK)
+    elif mapping.cta is not None and mapping.lanes is None and mapping.mma is None:
+        per_sm = iteration_ctas_per_sm(mapping.cta)
     return LaunchConfig(entry, mapping.kind, (mapping.threads, 1, 1), f"ctas_per_sm:{per_sm}", per_sm, arch,
                         mapping.cta.slots if mapping.cta else 0, layouts=layouts, variants=variants,
                         variant_rule=variant_rule, iterations_per_cta=mapping.cta.iterations if mapping.cta else 1,

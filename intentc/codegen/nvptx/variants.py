@@ -26,7 +26,7 @@ from ...ir.types import TensorType, ViewType
 from ...options import Specialization
 from ..llvm.kernel import function_name
 from .cta import MAX_THREADS, CtaPlan, iteration, known_extents, masked_plan, register_bucket, row_slots
-from .mapping import RESIDENT_THREADS, Mapping, cta_mapping
+from .mapping import Mapping, cta_mapping, iteration_ctas_per_sm
 
 # The row lengths (S) compiled for, like Triton's power-of-two blocks: each gets the plan a
 # static S of that length gets (T and K), so a row of exactly that length runs as fast as
@@ -190,7 +190,7 @@ def served_launches(kernel: str, mapping: Mapping, rule: VariantRule) -> Variant
 
 def _variant(kernel: str, plan: CtaPlan, rule: VariantRule) -> Variant:
     return Variant(f"{function_name(kernel)}_s{plan.size}", rule.extent, -(-plan.fewest // rule.factor),
-                   plan.size // rule.factor, plan.threads, plan.slots, max(1, RESIDENT_THREADS // plan.threads))
+                   plan.size // rule.factor, plan.threads, plan.slots, iteration_ctas_per_sm(plan))
 
 
 def link_variant(module: llvm.ModuleRef, text: str, function: str, entry: str,
