@@ -7,7 +7,10 @@ instructions' semantics in the same order), then timed (median of CUDA-event mea
 Choices: `default`; `no CodeGenPrepare`, `no InstCombine`, `CodeGenPrepare`, `InstCombine`,
 `codegen -O0`, `codegen -O0 no InstCombine`, `no InstCombine no CodeGenPrepare` (the tile generators' kernels, `compile._tiled`, without or with LLVM's
 CodeGenPrepare, without or with the lean pipeline's InstCombine, whatever their plans say,
-or with the code generator at -O0, or both at -O0 and without InstCombine, or without both passes); `unrolled K step` (sparse f32 on
+or with the code generator at -O0, or both at -O0 and without InstCombine, or without both passes); `straight-line passes` (sparse 2:4
+and mxfp4 with the code generator's SLSR and NaryReassociate, which their plans leave out; session
+11; `--skipped-passes` gives the process another list to leave out), `no straight-line passes` (sparse
+1:2 without them); `unrolled K step` (sparse f32 on
 the CUDA cores with its K step unrolled, `StructuredPlan.rolled` off); `LSR` (Loop Strength
 Reduction in the warp-rows mapping's code generation: `compile._unrolled` false for it);
 `lane-dots no LSR` (the lane-dots mapping's code generation without it: its plan's since session 10); the
@@ -30,7 +33,7 @@ directory, both in-memory tables emptied, the choice patched in for the compile
 (`tests/bench/test_gpu_codegen_ab.py` checks that the choices give different PTX).
 
     python3 bench/gpu_codegen_ab.py [--only SAMPLE:KERNEL,...] [--choices default,...] [--out FILE.json]
-                                    [--budget-s 0.25] [--rounds 1]
+                                    [--budget-s 0.25] [--rounds 1] [--skipped-passes slsr,...]
 
 (A copy of this script in another tree's bench/ with `--choices default` times that tree's
 compiler on the same device in the same round: main against a branch.)
@@ -51,8 +54,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 SPARSE12 = "sparse_1of2_matmul:sparse12_matmul"
-TILES = (SPARSE12, "sparse_2of4_matmul:sparse24_matmul", "mxfp4_scaled_matmul:mxfp4_matmul",
-         "tiled_matmul:matmul_tiled")
+SPARSE24 = "sparse_2of4_matmul:sparse24_matmul"
+MXFP4 = "mxfp4_scaled_matmul:mxfp4_matmul"
+TILES = (SPARSE12, SPARSE24, MXFP4, "tiled_matmul:matmul_tiled")
 REFERENCE = "vector_add:vector_add"     # the yardstick of compile times (issue #13: tiles <= 3x it)
 WARP_ROWS = ("dot_f16_f32acc:batched_dot_f16", "q4k_q8k_matvec:q4k_q8k_matvec")
 LANE_DOTS = ("decode_attention_scores_contract:decode_scores",)
@@ -142,6 +146,10 @@ CHOICES = {"default": (contextlib.nullcontext, TILES + WARP_ROWS + LANE_DOTS + F
                                           TILES),
            "no InstCombine no CodeGenPrepare": (lambda: stacked(for_tiles("_instcombine", False),
                                                                 for_tiles("_codegen_prepare", False)), TILES),
+           # session 11: SLSR and NaryReassociate in code generation again (the plans leave them
+           # out; mxfp4's cubin is the same either way, unless --skipped-passes names more)
+           "straight-line passes": (lambda: for_tiles("_straight_line", True), (SPARSE24, MXFP4)),
+           "no straight-line passes": (lambda: for_tiles("_straight_line", False), (SPARSE12,)),
            "unrolled K step": (lambda: k_step(rolled=False), (SPARSE12,)), "LSR": (warp_rows_lsr, WARP_ROWS),
            "lane-dots no LSR": (lane_dots_without_lsr, LANE_DOTS),
            "flash -O0": (flash_plan(codegen=0), FLASH), "flash -O2": (flash_plan(codegen=2), FLASH),
@@ -258,7 +266,13 @@ def main(argv=None) -> int:
     parser.add_argument("--choices", help="comma-separated choices (default: all)")
     parser.add_argument("--budget-s", type=float, default=0.25)
     parser.add_argument("--rounds", type=int, default=1, help="times each choice is timed, choices interleaved")
+    parser.add_argument("--skipped-passes", help="comma-separated code generator passes that the plans' "
+                        "`straight_line` False leaves out in this process (machine.STRAIGHT_LINE_PASSES: "
+                        "LLVM's list is the process's, so another list needs another process)")
     args = parser.parse_args(argv)
+    if args.skipped_passes:
+        from intentc.codegen.nvptx import machine
+        machine.STRAIGHT_LINE_PASSES = tuple(args.skipped_passes.split(","))
     ids = args.only.split(",") if args.only else TILES + WARP_ROWS
     by_id = {s.id: s for s in SPECS}
     rows = [{"id": REFERENCE, "choice": "default", "to_ptx_ms": to_ptx_ms(by_id[REFERENCE], "default", 5)}]

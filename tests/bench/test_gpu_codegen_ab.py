@@ -17,6 +17,8 @@ SAMPLE_OF = {"no CodeGenPrepare": "tiled_matmul:matmul_tiled", "no InstCombine":
              "codegen -O0": "tiled_matmul:matmul_tiled", "codegen -O0 no InstCombine": "tiled_matmul:matmul_tiled",
              "no InstCombine no CodeGenPrepare": "mxfp4_scaled_matmul:mxfp4_matmul",
              "unrolled K step": "sparse_1of2_matmul:sparse12_matmul",
+             "straight-line passes": "sparse_2of4_matmul:sparse24_matmul",
+             "no straight-line passes": "sparse_1of2_matmul:sparse12_matmul",
              "LSR": "dot_f16_f32acc:batched_dot_f16", "flash -O2": "attention_tensor_cores:causal_attention_f16",
              "flash no InstCombine": "attention_tensor_cores:causal_attention_f16",
              "flash -O0 no InstCombine": "attention_tensor_cores:causal_attention_f16",

@@ -184,17 +184,25 @@ def test_lean_pipeline_for_the_tile_generators(monkeypatch, sample_id, arch, lea
     assert chosen == [(lean, combine)]
 
 
-@pytest.mark.parametrize("sample_id,arch,prepare", [
-    ("sparse_2of4_matmul:sparse24_matmul", "sm_90", False),  # mma.sp: as fast without CodeGenPrepare
-    ("mxfp4_scaled_matmul:mxfp4_matmul", "sm_90", True),     # 9% slower without it (session 9)
-    ("sparse_1of2_matmul:sparse12_matmul", "sm_90", True),
-    ("tiled_matmul:matmul_tiled", "sm_90a", True),           # the wgmma entry keeps it beside its fallback
-    ("row_softmax:row_softmax", "sm_90", True),
+@pytest.mark.parametrize("option,sample_id,arch,chosen", [
+    ("codegen_prepare", "sparse_2of4_matmul:sparse24_matmul", "sm_90", False),  # mma.sp: as fast without it
+    ("codegen_prepare", "mxfp4_scaled_matmul:mxfp4_matmul", "sm_90", False),    # 1.5% faster without it (session 11)
+    ("codegen_prepare", "sparse_1of2_matmul:sparse12_matmul", "sm_90", False),  # 2% faster without it (session 11)
+    ("codegen_prepare", "tiled_matmul:matmul_tiled", "sm_90a", True),  # the wgmma entry keeps it beside its fallback
+    ("codegen_prepare", "row_softmax:row_softmax", "sm_90", True),
+    # SLSR and NaryReassociate (session 11): the same cubin without them for the mma.sync tiles
+    ("straight_line", "tiled_matmul:matmul_tiled", "sm_90", False),
+    ("straight_line", "sparse_1of2_matmul:sparse12_matmul", "sm_90", True),     # 3.5% slower without SLSR
+    ("straight_line", "sparse_2of4_matmul:sparse24_matmul", "sm_90", False),    # structured contractions
+    ("straight_line", "mxfp4_scaled_matmul:mxfp4_matmul", "sm_90", False),
+    ("straight_line", "tiled_matmul:matmul_tiled", "sm_90a", True),  # the wgmma entry keeps them beside its fallback
+    ("straight_line", "row_softmax:row_softmax", "sm_90", True),
 ])
-def test_codegen_prepare_is_the_plans(monkeypatch, sample_id, arch, prepare):
+def test_code_generator_passes_are_the_plans(monkeypatch, option, sample_id, arch, chosen):
+    """CodeGenPrepare and the straight-line passes as the plans say (launch.json `mma`)."""
     emitted, launch = _code_generation(monkeypatch, sample_id, arch)
-    assert [chosen["prepare"] for chosen in emitted] == [prepare]
-    assert launch.get("mma", {}).get("codegen_prepare", True) == prepare
+    assert [options[option] for options in emitted] == [chosen]
+    assert launch.get("mma", {}).get(option, True) == chosen
 
 
 @pytest.mark.parametrize("sample_id,arch,level", [
@@ -212,15 +220,22 @@ def test_code_generator_level_is_the_mappings(monkeypatch, sample_id, arch, leve
 
 def _code_generation(monkeypatch, sample_id: str, arch: str) -> tuple[list, dict]:
     """The code generator's options for each module the sample compiles (`machine.emit_ptx`'s
-    arguments), and its launch.json."""
+    arguments, and whether the module's context runs the straight-line passes), and its
+    launch.json."""
     _ptx(sample_id, arch)      # the process's one-off compiles first (ptx_math's templates for the arch)
-    emitted = []
-    emit = machine.emit_ptx
+    emitted, contexts = [], [True]      # a module parsed without `machine.context`: the global one
+    emit, context = machine.emit_ptx, machine.context
 
     def recorded(module, arch_, strength_reduce=True, level=2, prepare=True, collect=False, dag_combine=True):
-        emitted.append({"level": level, "prepare": prepare, "dag_combine": dag_combine})
+        emitted.append({"level": level, "codegen_prepare": prepare, "dag_combine": dag_combine,
+                        "straight_line": contexts[-1]})
         return emit(module, arch_, strength_reduce, level, prepare, collect, dag_combine)
+
+    def chosen(straight_line=True):     # the context the module was parsed into
+        contexts.append(straight_line)
+        return context(straight_line)
     monkeypatch.setattr(machine, "emit_ptx", recorded)
+    monkeypatch.setattr(machine, "context", chosen)
     _, launch = _ptx(sample_id, arch)
     return emitted, launch
 

@@ -62,24 +62,20 @@ def parse_and_optimize(ir_text: str, opt_level: int = 3) -> llvm.ModuleRef:
         return module
 
 
-_PIPELINES: dict[int, tuple] = {}
-
-
 def _pass_builder(level: int):
-    """The pass builder of one optimization level, built once per process (its tuning
-    options must outlive it; a pass manager is used once).
+    """A pass builder of one optimization level for one run (llvmlite keeps a run's
+    instrumentation callbacks in its builder for good, and every later run calls them:
+    `nvptx.machine.pass_builder`); it keeps its tuning options alive.
 
     Loops are vectorized but neither interleaved nor unrolled: on row softmax that halves
     the optimized IR and the whole LLVM time (~200 ms -> ~90 ms here, bench/compile_cpu.py)
     while the vector loops stay (interleaving only multiplies their accumulators)."""
-    if level not in _PIPELINES:
-        tuning = llvm.PipelineTuningOptions(speed_level=level)
-        tuning.loop_vectorization = True
-        tuning.slp_vectorization = True
-        tuning.loop_interleaving = False
-        tuning.loop_unrolling = False
-        _PIPELINES[level] = (llvm.create_pass_builder(host_target_machine(), tuning), tuning)
-    return _PIPELINES[level][0]
+    tuning = llvm.PipelineTuningOptions(speed_level=level)
+    tuning.loop_vectorization = True
+    tuning.slp_vectorization = True
+    tuning.loop_interleaving = False
+    tuning.loop_unrolling = False
+    return llvm.create_pass_builder(host_target_machine(), tuning)
 
 
 def load_object(data: bytes) -> llvm.ExecutionEngine:

@@ -107,19 +107,20 @@ def compile_ptx(module: Module, kernel_name: str, arch: str, specialization: Spe
     linked_texts = [(entry, variant_lowered.take_text(), variant_lowered.function) for entry, variant_lowered in linked]
     timings["lower-llvm"] = timings.get("lower-llvm", 0.0) + time.perf_counter() - mark
     mark = time.perf_counter()
+    every = mappings + [f[2] for f in fallback]
     with machine.LOCK:
-        parsed = llvm.parse_assembly(text)
+        context = machine.context(straight_line=any(map(_straight_line, every)))
+        parsed = llvm.parse_assembly(text, context)
         for entry, variant_text, function in linked_texts:
-            link_variant(parsed, variant_text, function, entry)
+            link_variant(parsed, variant_text, function, entry, context)
         parsed.verify()
         entries = {lowered.function} | {entry for entry, _ in linked}
-        every = mappings + [f[2] for f in fallback]
         strength_reduce = not (_past_variants(mapping, rule) or all(map(_unrolled, mappings)))
         ptx = optimized_ptx(parsed, arch, entries, timings, mark, strength_reduce=strength_reduce,
                             lean=all(_tiled(m) or _lean_plan(m) or _past_variants(m, rule) for m in every),
                             level=max(map(_codegen_level, every)),
                             combine=all(map(_instcombine, every)), prepare=any(map(_codegen_prepare, every)),
-                            dag_combine=any(map(_dag_combine, every)))
+                            dag_combine=any(map(_dag_combine, every)), context=context)
     config = replace(launch_config(mapping, lowered.function, arch, [variant.to_json() for variant, _ in variants],
                                    rule.to_json() if rule else {}), strength_reduce=strength_reduce)
     if serves is not None:
@@ -207,6 +208,13 @@ def _codegen_prepare(mapping: Mapping) -> bool:
     `codegen_prepare` (docs/gpu.md, "Compile pipeline"), else yes. A module runs it when any
     of its entries does (the warp-specialized kernel's entry beside its fallback's)."""
     return getattr(mapping.mma, "codegen_prepare", True)
+
+
+def _straight_line(mapping: Mapping) -> bool:
+    """Whether the code generator runs its straight-line scalar optimizations for the mapping
+    (`machine.STRAIGHT_LINE_PASSES`): its MMA plan's `straight_line` (docs/gpu.md, "Compile
+    pipeline"), else yes. A module runs them when any of its entries does."""
+    return getattr(mapping.mma, "straight_line", True)
 
 
 def _dag_combine(mapping: Mapping) -> bool:

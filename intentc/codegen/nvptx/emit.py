@@ -11,11 +11,11 @@ from . import libdevice, machine
 
 def optimized_ptx(module: llvm.ModuleRef, arch: str, entries: set[str], timings: dict, mark: float,
                   strength_reduce: bool = True, lean: bool = False, level: int = 2, combine: bool = True,
-                  prepare: bool = True, dag_combine: bool = True) -> str:
+                  prepare: bool = True, dag_combine: bool = True, context: llvm.ContextRef | None = None) -> str:
     """PTX of `module` (call under `machine.LOCK`); times `llvm-opt` from `mark`, then `ptx-emit`
     (`strength_reduce`, `level`, `prepare`, `dag_combine`: see `machine.emit_ptx`; `lean`, `combine`: see
-    `machine.optimize`)."""
-    libdevice.link(module, arch)
+    `machine.optimize`; `context`: `module`'s, where it is not the global one)."""
+    libdevice.link(module, arch, context)
     for function in module.functions:
         if not function.is_declaration and function.name not in entries:
             function.linkage = "internal"

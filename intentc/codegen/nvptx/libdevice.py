@@ -43,17 +43,18 @@ def _subset(names: frozenset[str], arch: str) -> bytes:
             for function in clone.functions:
                 if not function.is_declaration and function.name not in names:
                     function.linkage = "internal"
-            builder = machine.pass_builder(arch, 3)
             unused = llvm.create_new_module_pass_manager()
             unused.add_global_dead_code_eliminate_pass()
-            unused.run(clone, builder)
+            unused.run(clone, machine.pass_builder(arch, 3))
+            builder = machine.pass_builder(arch, 3)
             builder.getModulePassManager().run(clone, builder)
             _SUBSETS[arch, names] = clone.as_bitcode()
         return _SUBSETS[arch, names]
 
 
-def link(module: llvm.ModuleRef, arch: str) -> None:
-    """Link the libdevice functions `module` calls into it (their helpers come along)."""
+def link(module: llvm.ModuleRef, arch: str, context: llvm.ContextRef | None = None) -> None:
+    """Link the libdevice functions `module` calls into it (their helpers come along);
+    `context`: `module`'s, where it is not the global one (`machine.context`)."""
     names = used(module)
     if names:
-        module.link_in(llvm.parse_bitcode(_subset(names, arch)))
+        module.link_in(llvm.parse_bitcode(_subset(names, arch), context))

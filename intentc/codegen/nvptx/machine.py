@@ -17,6 +17,10 @@ from ..collection import collecting_meanwhile
 ARCHS = ("sm_80", "sm_90", "sm_90a")
 PTX_VERSION = {"sm_80": "+ptx80", "sm_90": "+ptx80", "sm_90a": "+ptx80"}
 LOCK = threading.Lock()
+# The code generator's straight-line scalar optimizations that a plan may leave out (its
+# `straight_line`; docs/gpu.md, "Compile pipeline"): Straight-Line Strength Reduction and
+# NaryReassociate, by their names for LLVM's pass gate (`-opt-disable`).
+STRAIGHT_LINE_PASSES = ("slsr", "nary-reassociate")
 
 
 @functools.lru_cache(maxsize=1)
@@ -37,9 +41,13 @@ def target_machine(arch: str, level: int = 2) -> llvm.TargetMachine:
     return new_target_machine(arch, level)
 
 
-@functools.cache
 def pass_builder(arch: str, speed_level: int) -> llvm.PassBuilder:
-    """At any level, LLVM's default module pipeline starts with NVVMReflect for `arch`."""
+    """A pass builder for one pass manager run (0.05 ms to build): llvmlite adds each run's
+    instrumentation callbacks to the builder it is given for good, callbacks of objects that
+    live only as long as the run, so with one builder for the process every pass of every
+    run called every earlier run's callbacks (vector add's kernel pipeline 3.2 ms, 20.8 ms
+    after 4,000 runs; docs/gpu.md, "Compile pipeline", session 11). At any level, LLVM's
+    default module pipeline starts with NVVMReflect for `arch`."""
     tuning = llvm.PipelineTuningOptions(speed_level=speed_level)
     tuning.loop_vectorization = False
     tuning.slp_vectorization = True
@@ -47,12 +55,11 @@ def pass_builder(arch: str, speed_level: int) -> llvm.PassBuilder:
 
 
 @functools.cache
-def _kernel_pipeline(arch: str):
-    builder = pass_builder(arch, 1)
+def _inliner() -> llvm.ModulePassManager:
     inline = llvm.create_new_module_pass_manager()
     inline.add_always_inliner_pass()
     inline.add_global_dead_code_eliminate_pass()
-    return builder, inline, builder.getFunctionPassManager()
+    return inline
 
 
 @functools.cache
@@ -77,12 +84,11 @@ def optimize(module: llvm.ModuleRef, arch: str, lean: bool = False, combine: boo
     for function in module.functions:
         if function.linkage == llvm.Linkage.internal and not function.is_declaration and not _noinline(function):
             function.add_function_attribute("alwaysinline")
-    builder, inline, simplify = _kernel_pipeline(arch)
-    inline.run(module, builder)
-    simplify = _lean_pipeline(combine) if lean else simplify
+    _inliner().run(module, pass_builder(arch, 1))
     for function in module.functions:
         if not function.is_declaration:
-            simplify.run(function, builder)
+            builder = pass_builder(arch, 1)
+            (_lean_pipeline(combine) if lean else builder.getFunctionPassManager()).run(function, builder)
 
 
 def _noinline(function) -> bool:
@@ -94,10 +100,10 @@ def emit_ptx(module: llvm.ModuleRef, arch: str, strength_reduce: bool = True, le
     """PTX for an optimized module; `strength_reduce=False` runs the code generator without
     Loop Strength Reduction, `prepare=False` without CodeGenPrepare, `dag_combine=False`
     without the SelectionDAG combiner, `level` is its optimization level (docs/gpu.md,
-    "Compile pipeline"). `collect`: the caller's IR is
-    garbage (a compile's last LLVM call), so Python's collector frees it meanwhile
-    (`codegen/collection.py`); not for an emit in the middle of a lowering, whose live
-    objects a collection would only promote."""
+    "Compile pipeline"); a module of `context(False)` runs it without STRAIGHT_LINE_PASSES.
+    `collect`: the caller's IR is garbage (a compile's last LLVM call), so Python's collector
+    frees it meanwhile (`codegen/collection.py`); not for an emit in the middle of a lowering,
+    whose live objects a collection would only promote."""
     with contextlib.ExitStack() as switches:
         if not strength_reduce:
             switches.enter_context(llvm_switches.switched("disable-lsr", "1", "0"))
@@ -108,6 +114,37 @@ def emit_ptx(module: llvm.ModuleRef, arch: str, strength_reduce: bool = True, le
         target = _machine_for(module, arch, level)
         with collecting_meanwhile() if collect else contextlib.nullcontext():
             return target.emit_assembly(module)
+
+
+def context(straight_line: bool = True) -> llvm.ContextRef:
+    """The LLVM context to parse a module into (call under LOCK): the global one, or, for a
+    module whose code generation is to leave out STRAIGHT_LINE_PASSES, a context of its own
+    (everything linked into the module must be parsed into it too)."""
+    return llvm.get_global_context() if straight_line else _without_straight_line()
+
+
+@functools.cache
+def _without_straight_line() -> llvm.ContextRef:
+    """An LLVM context whose code generation skips STRAIGHT_LINE_PASSES, every other context's
+    running them as before. LLVM's `-opt-disable` cannot be set for a call: each setting adds
+    to a process-wide list that nothing empties, and a context keeps for good the pass gate in
+    force when a pass first asks it (the bisector, which runs every pass, or the disabler of
+    the listed ones). So the global context asks first, the list is set once, and a context
+    made after it asks (tests/codegen/test_straight_line.py, in fresh processes). Its kernel
+    pipeline's runs register the disabler's callback on their pass builder, which no other
+    run sees (`pass_builder`: one a run); the list names no pass of that pipeline."""
+    with llvm_switches.LOCK:
+        _ask_pass_gate(llvm.get_global_context())
+        llvm.set_option("intentc", "-opt-disable=" + ",".join(STRAIGHT_LINE_PASSES))
+        skipping = llvm.create_context()
+        _ask_pass_gate(skipping)
+    return skipping
+
+
+def _ask_pass_gate(context: llvm.ContextRef) -> None:
+    """Settles `context`'s pass gate: an empty function through the code generator, whose
+    function passes ask the gate whether to run."""
+    target_machine("sm_90").emit_assembly(llvm.parse_assembly("define void @gate() {\n  ret void\n}\n", context))
 
 
 def _machine_for(module: llvm.ModuleRef, arch: str, level: int) -> llvm.TargetMachine:

@@ -51,6 +51,7 @@ class MmaPlan:
     codegen_prepare: bool = True  # LLVM's CodeGenPrepare in code generation (docs/gpu.md, "Compile pipeline")
     instcombine: bool = True      # InstCombine in the LLVM pipeline (the same)
     codegen: int = 2              # LLVM's code generation level (the same)
+    straight_line: bool = True    # SLSR and NaryReassociate in code generation (the same)
 
     @property
     def threads(self) -> int:
@@ -100,7 +101,7 @@ class MmaPlan:
         return {"instruction": self.instruction, "block": [bm, bn, bk], "warps": list(self.warps),
                 "stages": self.stages, "pending": self.pending, "group_m": self.group_m, "resident": self.resident, "operands": c.operand_dtype, "acc": c.acc_dtype,
                 "codegen_prepare": self.codegen_prepare, "instcombine": self.instcombine, "codegen": self.codegen,
-                "epilogue": list(c.casts), "shared_bytes": self.stages * self.stage_bytes,
+                "straight_line": self.straight_line, "epilogue": list(c.casts), "shared_bytes": self.stages * self.stage_bytes,
                 "staging": f"cp.async 16/8/4-byte pieces, zero-filled tails; {self.row_bytes}-byte swizzled rows"}
 
 
@@ -671,7 +672,8 @@ def plan_mma(kernel, arch: str) -> MmaPlan | None:
                         MmaPlan(contraction, "wgmma.m64n128k16", (128, 128, 32), (2, 1), stages=4))
     if contraction.operand_dtype in COPY_ENGINE_ONLY:
         return None
-    return MmaPlan(contraction, "mma.sync.m16n8k16", (128, 128, 32), (2, 4), stages=3, resident=1)
+    # without SLSR and NaryReassociate: the same cubin, less CPU to PTX (docs/gpu.md, "Compile pipeline")
+    return MmaPlan(contraction, "mma.sync.m16n8k16", (128, 128, 32), (2, 4), stages=3, resident=1, straight_line=False)
 
 
 def emit_tile_contraction(em, plan: MmaPlan) -> None:

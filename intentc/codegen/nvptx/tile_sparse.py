@@ -54,9 +54,11 @@ def plan_sparse(contraction) -> StructuredPlan | None:
         return StructuredPlan(contraction, "mma.sync.m16n8k16", (TILE, TILE, step), (2, 4), stages=2, resident=1,
                               extra_bytes=SELECTION_BYTES)
     if contraction.operand_dtype == "f32" and step % 16 == 0:
-        # without InstCombine: 5% faster on the H200 and less CPU to PTX (docs/gpu.md, "Compile pipeline")
+        # without InstCombine: 5% faster on the H200 and less CPU to PTX; without CodeGenPrepare
+        # 2% faster; with SLSR, without which it ran 3.5% slower (docs/gpu.md, "Compile pipeline")
         return StructuredPlan(contraction, "fma.f32", (TILE, TILE, 16), (8, 1), stages=2, resident=1,
-                              extra_bytes=SELECTION_BYTES, rolled=True, instcombine=False)
+                              extra_bytes=SELECTION_BYTES, rolled=True, instcombine=False, codegen_prepare=False,
+                              straight_line=True)
     return None
 
 

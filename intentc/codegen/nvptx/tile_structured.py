@@ -49,6 +49,10 @@ class StructuredPlan(MmaPlan):
     contraction: Any              # a ScaledContraction or SparseContraction (structured_contraction.py)
     extra_bytes: int = 0
     rolled: bool = False          # the CUDA cores' K step as a rolled loop over its 16-byte chunks (`Simt`)
+    # no SLSR and NaryReassociate in code generation: ptxas gets what it strength-reduces
+    # itself, for a quarter less code generation (docs/gpu.md, "Compile pipeline"; the sparse
+    # f32 plan keeps them)
+    straight_line: bool = False
 
     @property
     def stage_bytes(self) -> int:
@@ -75,8 +79,9 @@ def plan_structured(kernel, arch: str) -> StructuredPlan | None:
     from .tile_contraction import NoMatch
     from .tile_sparse import plan_sparse
     try:
+        # without CodeGenPrepare: 1.5% faster on the H200 (docs/gpu.md, "Compile pipeline", session 11)
         return StructuredPlan(match_scaled_contraction(kernel), "mma.sync.m16n8k16", (128, 128, GROUP), (2, 4),
-                              stages=2, resident=1, extra_bytes=256)
+                              stages=2, resident=1, extra_bytes=256, codegen_prepare=False)
     except NoMatch:
         pass
     try:

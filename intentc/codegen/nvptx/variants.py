@@ -193,10 +193,12 @@ def _variant(kernel: str, plan: CtaPlan, rule: VariantRule) -> Variant:
                    plan.size // rule.factor, plan.threads, plan.slots, iteration_ctas_per_sm(plan))
 
 
-def link_variant(module: llvm.ModuleRef, text: str, function: str, entry: str) -> None:
+def link_variant(module: llvm.ModuleRef, text: str, function: str, entry: str,
+                 context: llvm.ContextRef | None = None) -> None:
     """Links a variant's lowered module (LLVM IR `text`, entry `function`) into `module` as
-    `entry`; its other definitions become internal so they cannot clash."""
-    variant = llvm.parse_assembly(text)
+    `entry`; its other definitions become internal so they cannot clash. `context`:
+    `module`'s, where it is not the global one (`machine.context`)."""
+    variant = llvm.parse_assembly(text, context)
     for defined in variant.functions:
         if defined.is_declaration:
             continue
