@@ -42,12 +42,15 @@ def test_flash_on_tensor_cores_calls_the_template(tmp_path):
         assert done.returncode == 0, done.stderr
 
 
-def test_the_cta_mapping_calls_the_template():
-    """The CTA mapping's exponentials are the template too (`ptx_math.TEMPLATE_KINDS`), as
-    `launch.json` records; builtin scans call no math and keep their code."""
+def test_the_cta_mapping_calls_the_template(monkeypatch):
+    """The CTA mapping's exponentials are the template too where `ptx_math.TEMPLATE_KINDS`
+    names it (off by default until a GPU runs it), as `launch.json` records; builtin scans
+    call no math and keep their code."""
     from pathlib import Path
 
+    from intentc.codegen.nvptx import ptx_math
     from intentc.driver import compile_kernel
+    monkeypatch.setattr(ptx_math, "TEMPLATE_KINDS", frozenset({"cta"}))
     samples = Path(__file__).resolve().parents[2] / "ir_samples"
     artifacts = compile_kernel((samples / "row_softmax.kir").read_text(), "row_softmax", "ptx", "sm_90",
                                specialization={"extents": {"N": 1024}}).artifacts
