@@ -109,12 +109,15 @@ def test_generic_scans_are_block_scans(form):
     assert ("shfl.sync.down" if form == "register" else "shfl.sync.up") in ptx
 
 
-def test_a_generic_scans_dynamic_form_runs_small_ctas_of_long_thread_chunks():
-    """The dynamic form of an iteration with a generic scan: CTAs of 256 threads, 8 scan
-    positions a thread, 6 CTAs an SM asked of ptxas, no Loop Strength Reduction
-    (`cta.AUTHOR_SCAN_*`); builtin scans keep 512 threads and 4 positions; and the block scan's
-    totals are scanned by the first warp alone: its rolled loop runs 5 + log2(8) trips there,
-    5 elsewhere."""
+def test_a_generic_scans_dynamic_form_runs_small_ctas_of_long_thread_chunks(monkeypatch):
+    """The dynamic form of an iteration with a generic scan takes `cta.AUTHOR_SCAN_*` (here
+    the 256 x 8 form awaiting a GPU round: CTAs of 256 threads, 8 scan positions a thread, 6
+    CTAs an SM asked of ptxas, no Loop Strength Reduction); builtin scans keep 512 threads and
+    4 positions; and the block scan's totals are scanned by the first warp alone: its rolled
+    loop runs 5 + log2(8) trips there, 5 elsewhere."""
+    from intentc.codegen.nvptx import cta
+    for name, value in (("THREADS", 256), ("POSITIONS", 8), ("RESIDENT", 6), ("LSR", False)):
+        monkeypatch.setattr(cta, f"AUTHOR_SCAN_{name}", value)
     ptx, launch = _compile(AFFINE_SCAN.replace("FLAGS", ""), "affine_scan")
     assert (launch["block"][0], launch["scan_positions"], launch["resident_ctas"]) == (256, 8, 6)
     assert launch["strength_reduce"] is False
