@@ -142,11 +142,18 @@ def author_scans(threads: int, positions: int, resident: int = 0):
     return attributes(cta, AUTHOR_SCAN_THREADS=threads, AUTHOR_SCAN_POSITIONS=positions, AUTHOR_SCAN_RESIDENT=resident)
 
 
-def author_scans_lsr():
-    """The dynamic form of an iteration with a generic scan keeps Loop Strength Reduction
-    (`cta.AUTHOR_SCAN_LSR`)."""
+def author_scans_lsr(enabled: bool = True):
+    """The dynamic form of an iteration with a generic scan with or without Loop Strength
+    Reduction (`cta.AUTHOR_SCAN_LSR`)."""
     from intentc.codegen.nvptx import cta
-    return attributes(cta, AUTHOR_SCAN_LSR=True)
+    return attributes(cta, AUTHOR_SCAN_LSR=enabled)
+
+
+def math_templates():
+    """The CTA mapping's f32 libdevice functions as inline PTX templates of LLVM's code for
+    them (`ptx_math.TEMPLATE_KINDS = {"cta"}`), the path awaiting its GPU round."""
+    from intentc.codegen.nvptx import ptx_math
+    return attributes(ptx_math, TEMPLATE_KINDS=frozenset({"cta"}))
 
 
 def lane_rows_lsr(enabled: bool):
@@ -267,9 +274,11 @@ CHOICES = {"default": contextlib.nullcontext, "O1": lambda: pipeline(False), "le
            "4 slots a trip": lambda: group_loop(trip=4), "grid math 4 slots": lambda: grid_math_slots(4),
            "branched grid reads": branched_grid_reads, "encoded casts": encoded_casts,
            "joined cvt asm": joined_cvt_asm, "one wave": one_wave,
-           "libdevice inlined": libdevice_inlined,
+           "libdevice inlined": libdevice_inlined, "math templates": math_templates,
            "scans 512 x 4": lambda: author_scans(512, 4), "scans 512 x 4 resident 4": lambda: author_scans(512, 4, 4),
-           "scans 256 x 8": lambda: author_scans(256, 8), "scans with LSR": author_scans_lsr, "scans 128 x 16 resident 12": lambda: author_scans(128, 16, 12)}
+           "scans 256 x 8": lambda: author_scans(256, 8), "scans with LSR": author_scans_lsr,
+           "scans without LSR": lambda: author_scans_lsr(False), "scans 256 x 8 resident 6": lambda: author_scans(256, 8, 6),
+           "scans 128 x 16 resident 12": lambda: author_scans(128, 16, 12)}
 
 
 def main(argv=None) -> int:

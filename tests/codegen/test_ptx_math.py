@@ -44,7 +44,7 @@ def test_flash_on_tensor_cores_calls_the_template(tmp_path):
 
 def test_the_cta_mapping_calls_the_template(monkeypatch):
     """The CTA mapping's exponentials are the template too where `ptx_math.TEMPLATE_KINDS`
-    names it (off by default until a GPU runs it), as `launch.json` records; builtin scans
+    names it (the default since session 12's GPU round), as `launch.json` records; builtin scans
     call no math and keep their code."""
     from pathlib import Path
 

@@ -110,8 +110,8 @@ def test_generic_scans_are_block_scans(form):
 
 
 def test_a_generic_scans_dynamic_form_runs_small_ctas_of_long_thread_chunks(monkeypatch):
-    """The dynamic form of an iteration with a generic scan takes `cta.AUTHOR_SCAN_*` (here
-    the 256 x 8 form awaiting a GPU round: CTAs of 256 threads, 8 scan positions a thread, 6
+    """The dynamic form of an iteration with a generic scan takes `cta.AUTHOR_SCAN_*` (the
+    256 x 8 form, set here so that the test stays about it: CTAs of 256 threads, 8 scan positions a thread, 6
     CTAs an SM asked of ptxas, no Loop Strength Reduction); builtin scans keep 512 threads and
     4 positions; and the block scan's totals are scanned by the first warp alone: its rolled
     loop runs 5 + log2(8) trips there, 5 elsewhere."""

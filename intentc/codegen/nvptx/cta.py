@@ -78,16 +78,13 @@ SCAN_POSITIONS = 4
 # Reduction (AUTHOR_SCAN_LSR: at 256 threads a row of 2048 is two trips of the summarizer's
 # block-stride loop, on which LSR took 7.7 of prefix_logsumexp's 53 ms of LLVM passes, 1.8 at
 # 512 threads; without it 984 SASS instructions, not 1,016, loops alike). On the H200
-# (session 11 round 1, issue #13) prefix_logsumexp ran 0.2048 ms at 256 x 8 (with LSR, 47
-# registers, no residency ask), 0.2154 at 512 x 4 (session 9's unrolled chunks: 0.2034); the
-# residency ask and no LSR were not timed on the H200 (the session's GPU time ran out).
-# Until a GPU round runs the 256 x 8 form (its tests and `bench/cta_pipeline_ab.py`'s
-# `scans 256 x 8` choice), the default stays the form round 1 tested and timed: 512 x 4 with
-# LSR, no residency ask (docs/gpu.md, "Paths awaiting GPU verification").
-AUTHOR_SCAN_THREADS = DYNAMIC_THREADS
-AUTHOR_SCAN_POSITIONS = SCAN_POSITIONS
-AUTHOR_SCAN_RESIDENT = 0
-AUTHOR_SCAN_LSR = True
+# (session 12 round 1, issue #13; `bench/results/s12-20261202-h200-r1/`) prefix_logsumexp ran
+# 0.1989-0.1993 ms in this form, 0.2045-0.2054 at 256 x 8 with LSR and no residency ask, and
+# 0.2146-0.2151 at 512 x 4 with LSR (session 9's unrolled chunks: 0.2034); its GPU tests pass.
+AUTHOR_SCAN_THREADS = 256
+AUTHOR_SCAN_POSITIONS = 8
+AUTHOR_SCAN_RESIDENT = 6
+AUTHOR_SCAN_LSR = False
 # The dynamic form's block-stride loops visit this many of a thread's coordinates an
 # iteration (unguarded while all lie below the end): a pass's loads issue together rather
 # than one an iteration, each waited for before the next.
