@@ -60,9 +60,52 @@ kernel @scale2d(%x: view<f32, [%M, %N], in>, %y: view<f32, [%M, %N], out>, %peak
 }
 """
 
+# A dot product (the canonical form of a `reduce sum` of a `mul`: `contract`), then every
+# element scaled by its reciprocal square root.
+L2_NORMALIZE = """
+kernel @l2_normalize(%x: view<f32, [%N], in>, %y: view<f32, [%N], out>, %ss: view<f32, [], out>) {
+  %i = iota : tensor<index, [%N]>
+  %v = read %x index(%i) : tensor<f32, [%N]>
+  %sq = mul %v, %v : tensor<f32, [%N]>
+  %s = reduce %sq {axes = [0], kind = sum} : f32
+  %r = rsqrt %s : f32
+  %rb = broadcast %r : tensor<f32, [%N]>
+  %o = mul %v, %rb : tensor<f32, [%N]>
+  write %y, %o index(%i)
+  write %ss, %s
+}
+"""
+
+# A `dot` into an f64 accumulator from a start value (`init`: one more member of the sum).
+DOT_INIT = """
+kernel @dot_init(%a: view<f32, [%N], in>, %b: view<f32, [%N], in>, %start: f64, %out: view<f64, [], out>) {
+  %i = iota : tensor<index, [%N]>
+  %x = read %a index(%i) : tensor<f32, [%N]>
+  %y = read %b index(%i) : tensor<f32, [%N]>
+  %d = dot %x, %y init(%start) {acc = f64} : f64
+  write %out, %d
+}
+"""
+
+# An integer dot product (i8 operands, i32 accumulator: exact, wrapping in 32 bits) over a
+# 2-D domain, every axis paired with itself.
+IDOT_2D = """
+kernel @idot2d(%a: view<i8, [%M, %N], in>, %b: view<i8, [%M, %N], in>, %out: view<i32, [], out>) {
+  %r = iota {axis = 0} : tensor<index, [%M, %N]>
+  %c = iota {axis = 1} : tensor<index, [%M, %N]>
+  %x = read %a index(%r, %c) : tensor<i8, [%M, %N]>
+  %y = read %b index(%r, %c) : tensor<i8, [%M, %N]>
+  %d = contract %x, %y {acc = i32, lhs_contract = [0, 1], rhs_contract = [0, 1]} : i32
+  write %out, %d
+}
+"""
+
 
 def staged_inputs(kernel: str, n: int, rng) -> dict:
     return {"normalize": lambda: {"x": rng.uniform(0.5, 2.0, n).astype(np.float32)},
             "spread": lambda: {"x": rng.integers(-2 ** 20, 2 ** 20, n).astype(np.int32)},
             "cumsum": lambda: {"x": rng.uniform(-1, 1, n).astype(np.float32)},
+            "l2_normalize": lambda: {"x": rng.uniform(-2.0, 2.0, n).astype(np.float32)},
+            "dot_init": lambda: {"a": rng.standard_normal(n).astype(np.float32),
+                                 "b": rng.standard_normal(n).astype(np.float32), "start": float(rng.standard_normal())},
             "exclusive_offsets": lambda: {"counts": rng.integers(0, 60000, n).astype(np.uint16)}}[kernel]()

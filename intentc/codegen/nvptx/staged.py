@@ -20,6 +20,7 @@ from ...ir.nodes import Kernel, Op
 from ...ir.types import TensorType
 from ...ir.ops.reduction import COMBINE
 from ...passes.ir_walk import value_types
+from ..llvm.conversion import convert
 from ..llvm.pointwise import binary
 from ..llvm.reduction import combine_builtin, identity_const, scan_neutral
 from ..llvm.types import I32, I64, register_type
@@ -28,7 +29,7 @@ from .cta import CtaPlan, block_combine, from_word, slot_coordinate, sreg, to_wo
 from .cta_scan import block_scan
 from .hooks import NvptxHooks
 from .mapping import Mapping
-from .stages import THREADS, GridWide, Stage, StagePlan, accumulator_of, kind_of
+from .stages import CONTRACTIONS, THREADS, GridWide, Stage, StagePlan, accumulator_of, kind_of
 
 
 
@@ -111,13 +112,23 @@ class StagedHooks(NvptxHooks):
         dtype = self._dtype(op.results[0])
         if grid_wide.depth > self.stage.depth:     # not computed yet; nothing this stage runs needs it
             undefined = ir.Constant(register_type(dtype), ir.Undefined)
-            if op.name == "reduce":
+            if grid_wide.op != "scan":
                 return Scalar(dtype, (), undefined)
             return Lazy(dtype, em.shape_of(op.result_types[0]), lambda e, idx: undefined)
-        if op.name == "reduce":                    # combined into the chunk-0 word
+        if grid_wide.op != "scan":                 # combined into the chunk-0 word
             word = em.b.load(self._word(em, grid_wide, ir.Constant(I64, 0)))
-            return Scalar(dtype, (), from_word(em, word, register_type(dtype)))
+            return Scalar(dtype, (), self._joined_init(em, op, from_word(em, word, register_type(dtype)), dtype))
         return None                                # a resolved scan: `scan` below
+
+    @staticmethod
+    def _joined_init(em, op: Op, total: ir.Value, acc: str) -> ir.Value:
+        """A contraction's sum with its `init` as one more member (any order, §5.3), as the
+        contraction's own lowering joins it."""
+        init = op.group("init") if op.name in CONTRACTIONS else ()
+        if not init:
+            return total
+        start = em.env[init[0]]
+        return combine_builtin(em, op, "sum", total, convert(em, op, start.at(em, []), start.dtype, acc), acc)
 
     # ---- the chunk's coordinates ------------------------------------------------------------------
     def for_each(self, em, shape: Shape, body: Body, group: Group | None = None, lane_safe: bool = False) -> None:
@@ -248,15 +259,16 @@ class StagedHooks(NvptxHooks):
 
     # ---- the combine stage ------------------------------------------------------------------------
     def _combine(self, em, grid_wide: GridWide) -> None:
-        """One CTA: a reduction's chunk partials folded into the chunk-0 word; a scan's chunk
-        totals replaced by their exclusive prefixes (each chunk's carry), tile by tile."""
+        """One CTA: a reduction's or contraction's chunk partials folded into the chunk-0 word;
+        a scan's chunk totals replaced by their exclusive prefixes (each chunk's carry), tile
+        by tile."""
         op = self.ops[grid_wide.name]
         kind = kind_of(op)
         acc = accumulator_of(op, self._dtype(op.operands[0]))
         b = em.b
         tid = b.zext(sreg(em, "tid.x"), I64)
         threads = ir.Constant(I64, THREADS)
-        if op.name == "reduce":
+        if grid_wide.op != "scan":
             def fold(a, c):
                 return combine_builtin(em, op, kind, a, c, acc)
             identity = identity_const(kind, acc)

@@ -3,7 +3,8 @@
 
 A kernel without `parallel` whose top level is a tensor program over one shape (the
 domain: every tensor of the program has it, or is a scalar) may hold grid-wide ops: full
-`reduce`s to a scalar and rank-1 forward `scan`s of builtin kinds. Each needs every
+`reduce`s and contractions (dot products) to a scalar and rank-1 forward `scan`s of builtin
+kinds. Each needs every
 coordinate before its result exists, so the program runs as stages, all in one PTX module
 and launched in order on one stream (a launch boundary is the grid-wide barrier):
 
@@ -28,6 +29,7 @@ from dataclasses import dataclass
 
 from ...ir.nodes import Kernel, Keyword, Op
 from ...ir.optable import ops_where
+from ...ir.ops.contraction import contraction_axes
 from ...ir.ops.reduction import COMBINE, accumulator
 from ...ir.types import TensorType, ViewType
 from ...options import Specialization
@@ -61,7 +63,8 @@ MATH_GRID_SLOTS = 2
 
 @dataclass(frozen=True)
 class GridWide:
-    """A grid-wide op: its first result, op name ("reduce" | "scan"), depth and scratch row."""
+    """A grid-wide op: its first result, op name ("reduce", "scan" or a contraction's), depth
+    and scratch row."""
     name: str
     op: str
     depth: int
@@ -115,22 +118,36 @@ class StagePlan:
 # Ops drawing Philox4x32 words (spec §12): 4 consecutive counters share a block.
 PHILOX = ops_where(lambda op: op.family == "rng")
 LIBM = ops_where(lambda op: op.libm)
+CONTRACTIONS = ops_where(lambda op: op.contraction)
 
 
 def _grid_wide(op: Op) -> bool:
-    """A full builtin reduction to a scalar, or a rank-1 forward builtin scan, of a dtype
-    the warp shuffles carry."""
+    """A full builtin reduction to a scalar, a full contraction to a scalar (a dot product:
+    the canonical form of a `reduce sum` of a `mul`), or a rank-1 forward builtin scan, of a
+    dtype the warp shuffles carry."""
     result = op.result_types[0] if op.result_types else None
     if not isinstance(result, TensorType) or result.dtype not in SHUFFLED:
         return False
     if op.name == "reduce":
         return not result.shape and kind_of(op) in COMBINE
+    if op.name in CONTRACTIONS:
+        return not result.shape and _pairs_coordinates(op)
     return (op.name == "scan" and result.rank == 1 and kind_of(op) in SCAN_KINDS
             and not op.attributes.get("reverse", False))
 
 
+def _pairs_coordinates(op: Op) -> bool:
+    """Whether a full contraction multiplies its operands' elements at the same coordinate
+    (every axis contracted with the same axis of the other): a thread's slots of both are
+    the products it sums."""
+    lhs_contract, rhs_contract, lhs_batch, _ = contraction_axes(op)
+    return not lhs_batch and lhs_contract == rhs_contract == sorted(lhs_contract)
+
+
 def kind_of(op: Op) -> str:
-    """The builtin kind of a reduction or scan."""
+    """The builtin kind of a reduction or scan; a contraction sums its products."""
+    if op.name in CONTRACTIONS:
+        return "sum"
     kind = op.attributes.get("kind")
     return kind.name if isinstance(kind, Keyword) else ""
 
@@ -192,6 +209,8 @@ def _domain(ops: list[Op]) -> tuple | None:
 
 
 def accumulator_of(op: Op, operand_dtype: str) -> str:
+    if op.name in CONTRACTIONS:
+        return op.attributes["acc"].dtype
     return accumulator(kind_of(op), operand_dtype, op.attributes.get("acc"))
 
 
