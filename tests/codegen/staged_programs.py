@@ -100,12 +100,56 @@ kernel @idot2d(%a: view<i8, [%M, %N], in>, %b: view<i8, [%M, %N], in>, %out: vie
 }
 """
 
+# The first position of the maximum (NaN propagates: the first NaN's), then every element's
+# distance below it.
+ARGMAX = """
+kernel @vec_argmax(%x: view<f32, [%N], in>, %v: view<f32, [], out>, %k: view<index, [], out>, %y: view<f32, [%N], out>) {
+  %i = iota : tensor<index, [%N]>
+  %x0 = read %x index(%i) : tensor<f32, [%N]>
+  %m, %p = arg_reduce %x0 {kind = max, axis = 0} : f32, index
+  %mb = broadcast %m : tensor<f32, [%N]>
+  %d = sub %x0, %mb : tensor<f32, [%N]>
+  write %v, %m
+  write %k, %p
+  write %y, %d index(%i)
+}
+"""
+
+# Two components from an author's combine, from identities that are not neutral (0.0): every
+# fold starts from its first member, so only an empty domain gives them (§6).
+RANGE = """
+kernel @range_of(%x: view<f32, [%N], in>, %hi: view<f32, [], out>, %lo: view<f32, [], out>) {
+  %i = iota : tensor<index, [%N]>
+  %v = read %x index(%i) : tensor<f32, [%N]>
+  %z = constant {value = 0.0} : f32
+  %h, %l = generic_reduce %v, %v init(%z, %z) {axes = [0]} : f32, f32 {
+  ^combine(%a0: f32, %a1: f32, %x0: f32, %x1: f32):
+    %nh = maximum %a0, %x0 : f32
+    %nl = minimum %a1, %x1 : f32
+    yield %nh, %nl
+  }
+  write %hi, %h
+  write %lo, %l
+}
+"""
+
 
 def staged_inputs(kernel: str, n: int, rng) -> dict:
     return {"normalize": lambda: {"x": rng.uniform(0.5, 2.0, n).astype(np.float32)},
             "spread": lambda: {"x": rng.integers(-2 ** 20, 2 ** 20, n).astype(np.int32)},
             "cumsum": lambda: {"x": rng.uniform(-1, 1, n).astype(np.float32)},
+            "vec_argmax": lambda: {"x": _ties_and_nans(rng, n)},
+            "range_of": lambda: {"x": rng.uniform(-3.0, -1.0, n).astype(np.float32)},
             "l2_normalize": lambda: {"x": rng.uniform(-2.0, 2.0, n).astype(np.float32)},
             "dot_init": lambda: {"a": rng.standard_normal(n).astype(np.float32),
                                  "b": rng.standard_normal(n).astype(np.float32), "start": float(rng.standard_normal())},
             "exclusive_offsets": lambda: {"counts": rng.integers(0, 60000, n).astype(np.uint16)}}[kernel]()
+
+
+def _ties_and_nans(rng, n: int) -> np.ndarray:
+    """Few distinct values (the maximum occurs many times: the first position wins), and in
+    larger inputs a NaN or two past the first chunk (the first NaN wins)."""
+    x = rng.integers(-50, 50, n).astype(np.float32)
+    if n > 2000:
+        x[rng.integers(1500, n, 2)] = np.nan
+    return x

@@ -1,4 +1,5 @@
-"""Top-level programs with whole-tensor reductions, dot products and scans run as stages (docs/gpu.md,
+"""Top-level programs with whole-tensor reductions (builtin, arg_reduce, generic_reduce), dot
+products and scans run as stages (docs/gpu.md,
 "Staged programs"): the stage plan as launch.json records it (no GPU needed), and on the
 GPU the interpreter's results for extents 0, 1, odd, one chunk (of 1024 or 2048), past a
 chunk and past the grid (132 SMs x 8 CTAs x a chunk)."""
@@ -13,11 +14,13 @@ from differential import assert_close, assert_same_bits
 from gpu_differential import on_gpu_and_interp
 from gpu_required import requires_gpu
 from sample_paths import sample_text
-from staged_programs import CUMSUM, DOT_INIT, IDOT_2D, L2_NORMALIZE, NORMALIZE, SCALE_2D, SPREAD, staged_inputs
+from staged_programs import (ARGMAX, CUMSUM, DOT_INIT, IDOT_2D, L2_NORMALIZE, NORMALIZE, RANGE, SCALE_2D, SPREAD,
+                             staged_inputs)
 
 EXTENTS = [0, 1, 33, 1024, 2049, 3_000_001]
 PROGRAMS = {"normalize": NORMALIZE, "spread": SPREAD, "cumsum": CUMSUM,
-            "exclusive_offsets": sample_text("cumsum"), "l2_normalize": L2_NORMALIZE, "dot_init": DOT_INIT}
+            "exclusive_offsets": sample_text("cumsum"), "l2_normalize": L2_NORMALIZE, "dot_init": DOT_INIT,
+            "vec_argmax": ARGMAX, "range_of": RANGE}
 # idot2d's contraction pairs axis 0 with axis 1: the elements it multiplies lie at different
 # coordinates, which no thread's slots hold together
 TRANSPOSED_IDOT = IDOT_2D.replace("rhs_contract = [0, 1]", "rhs_contract = [1, 0]").replace("%M", "%N")
@@ -56,6 +59,26 @@ def test_a_full_contraction_to_a_scalar_is_a_grid_wide_op(kernel, op):
     assert [s["role"] for s in launch["stages"]] == ["partials", "combine", "final"]
 
 
+@pytest.mark.parametrize("kernel, op, words", [("vec_argmax", "arg_reduce", 2), ("range_of", "generic_reduce", 3)])
+def test_a_tuple_reduction_to_scalars_is_a_grid_wide_op_of_several_words(kernel, op, words):
+    """arg_reduce's partial is its value and position, generic_reduce's its components and
+    presence flag: a scratch word each a chunk, folded by the combine launch."""
+    launch = _launch(kernel)
+    assert launch["mapping"] == "staged"
+    assert [g["op"] for g in launch["scratch"]["grid_wide"]] == [op]
+    assert launch["scratch"]["words_per_chunk"] == words
+
+
+def test_a_generic_reduce_reading_outside_values_is_not_grid_wide():
+    """The combine launch runs the author's region alone: one that reads a value of the
+    program (here a parameter) stays off this path."""
+    from intentc.driver import compile_kernel
+    text = RANGE.replace("%lo: view<f32, [], out>)", "%lo: view<f32, [], out>, %s: f32)").replace(
+        "%nh = maximum %a0, %x0 : f32", "%xs = mul %x0, %s : f32\n    %nh = maximum %a0, %xs : f32")
+    launch = json.loads(compile_kernel(text, "range_of", "ptx", "sm_90").artifacts["launch.json"])
+    assert launch["mapping"] != "staged"
+
+
 def test_a_contraction_pairing_other_axes_is_not_grid_wide():
     from intentc.driver import compile_kernel
     launch = json.loads(compile_kernel(TRANSPOSED_IDOT, "idot2d", "ptx", "sm_90").artifacts["launch.json"])
@@ -84,8 +107,9 @@ def test_every_stage_is_an_entry_of_one_module():
 
 
 @requires_gpu()
-@pytest.mark.parametrize("n", EXTENTS)
-@pytest.mark.parametrize("kernel", sorted(PROGRAMS))
+@pytest.mark.parametrize("kernel, n", [(kernel, n) for kernel in sorted(PROGRAMS) for n in EXTENTS
+                                       # an empty arg_reduce is an illegal input (R0405), tested below
+                                       if (kernel, n) != ("vec_argmax", 0)])
 def test_staged_programs_match_the_interpreter(kernel, n):
     inputs = staged_inputs(kernel, n, np.random.default_rng(n))
     got, expected = on_gpu_and_interp(PROGRAMS[kernel], kernel, inputs)
@@ -141,6 +165,17 @@ def test_a_contraction_pairing_other_axes_matches_the_interpreter(n):
     a, b = (rng.integers(-128, 128, (n, n)).astype(np.int8) for _ in range(2))
     got, expected = on_gpu_and_interp(TRANSPOSED_IDOT, "idot2d", {"a": a, "b": b})
     assert_same_bits(got["out"], expected["out"], "out")
+
+
+@requires_gpu()
+def test_an_empty_arg_reduce_is_an_error_on_the_gpu_too():
+    from intentc.api import run
+    from intentc.runtime.cuda import compile_cuda
+    x = np.zeros(0, np.float32)
+    with pytest.raises(Exception, match="R0405"):
+        run(ARGMAX, "vec_argmax", {"x": x})
+    with pytest.raises(Exception, match="R0405"):
+        compile_cuda(ARGMAX, "vec_argmax", {})({"x": x}, None)
 
 
 @requires_gpu()

@@ -170,6 +170,7 @@ def _arg_reduce_op(em, op):
     index_slot = em.entry_alloca(I64)
     b = em.b
     index_dtype = op.result_types[1].dtype
+    combine_pairs, pair_identities = arg_reduce_combine(em, op)
 
     def combine(a, c):
         return arg_combine(em, kind, x.dtype, a, c)
@@ -186,8 +187,8 @@ def _arg_reduce_op(em, op):
             b.store(best, value_slot)
             b.store(best_index, index_slot)
         em.for_each((n,), step)
-        return em.hooks.combine_tuple(em, op, [b.load(value_slot), b.load(index_slot)],
-                                      [identity_const(kind, x.dtype), NO_INDEX], lambda a, c: list(combine(a, c)))
+        return em.hooks.combine_tuple(em, op, [b.load(value_slot), b.load(index_slot)], pair_identities,
+                                      combine_pairs)
 
     if not rest_shape:
         value, index = scan_line([])
@@ -206,6 +207,12 @@ def _arg_reduce_op(em, op):
 # The position of "no element yet": above every real one (unsigned), so any element ties it
 # and wins on position.
 NO_INDEX = ir.Constant(I64, -1)
+
+
+def arg_reduce_combine(em, op: Op) -> tuple:
+    """(the combine of two [value, position] partials of arg_reduce `op`, their identities)."""
+    kind, dtype = op.attributes["kind"].name, op.result_types[0].dtype
+    return (lambda a, c: list(arg_combine(em, kind, dtype, a, c))), [identity_const(kind, dtype), NO_INDEX]
 
 
 def arg_combine(em, kind: str, dtype: str, a: tuple, c: tuple) -> tuple[ir.Value, ir.Value]:
@@ -275,19 +282,28 @@ def _generic_reduce_op(em, op):
     if not all(isinstance(t, TensorType) and not t.shape for t in op.result_types):
         return [read_slot(em, s) for s in slots]
     dtypes = [t.dtype for t in op.result_types]
+    partials = [read_slot(em, s).value for s in slots] + [b.load(present)]
+    identities = [i.at(em, []) for i in inits]
+    *values, seen = em.hooks.combine_tuple(em, op, partials, [*identities, FALSE], generic_reduce_combine(em, op))
+    return [Scalar(d, (), b.select(seen, v, i)) for d, v, i in zip(dtypes, values, identities)]
+
+
+def generic_reduce_combine(em, op: Op):
+    """The combine of two partials of generic_reduce `op` to scalars: its components, then
+    the presence flag; the author's region joins two present partials, an absent one gives
+    way to the other."""
+    b = em.b
+    dtypes = [t.dtype for t in op.result_types]
 
     def combine(first, second):
         *values_a, seen_a = first
         *values_c, seen_c = second
         with em.scope():
             args = [Scalar(d, (), v) for d, v in zip(dtypes + dtypes, values_a + values_c)]
-            merged = [value.at(em, []) for value in run_region(em, region, args)]
+            merged = [value.at(em, []) for value in run_region(em, op.regions[0], args)]
         return [b.select(seen_a, b.select(seen_c, m, a), c) for m, a, c in zip(merged, values_a, values_c)] + \
             [b.or_(seen_a, seen_c)]
-    partials = [read_slot(em, s).value for s in slots] + [b.load(present)]
-    identities = [i.at(em, []) for i in inits]
-    *values, seen = em.hooks.combine_tuple(em, op, partials, [*identities, FALSE], combine)
-    return [Scalar(d, (), b.select(seen, v, i)) for d, v, i in zip(dtypes, values, identities)]
+    return combine
 
 
 def _select_tensor(em, condition, then, otherwise):

@@ -22,14 +22,15 @@ from ...ir.ops.reduction import COMBINE
 from ...passes.ir_walk import value_types
 from ..llvm.conversion import convert
 from ..llvm.pointwise import binary
-from ..llvm.reduction import combine_builtin, identity_const, scan_neutral
-from ..llvm.types import I32, I64, register_type
+from ..llvm.reduction import arg_reduce_combine, combine_builtin, generic_reduce_combine, identity_const, scan_neutral
+from ..llvm.types import I1, I32, I64, register_type
 from ..llvm.values import Body, ElementAt, Group, Lazy, Registers, Scalar, Shape, Tensor
 from .cta import CtaPlan, block_combine, from_word, slot_coordinate, sreg, to_word, unravel
 from .cta_scan import block_scan
 from .hooks import NvptxHooks
 from .mapping import Mapping
-from .stages import CONTRACTIONS, THREADS, GridWide, Stage, StagePlan, accumulator_of, kind_of
+from .cta_reduce import block_combine_tuple
+from .stages import CONTRACTIONS, THREADS, TUPLE_REDUCTIONS, GridWide, Stage, StagePlan, accumulator_of, kind_of
 
 
 
@@ -93,9 +94,16 @@ class StagedHooks(NvptxHooks):
     def _serving(self) -> list[GridWide]:
         return [g for g in self.stages.grid_wide if g.depth == self.stage.depth]
 
-    def _word(self, em, grid_wide: GridWide, chunk: ir.Value) -> ir.Value:
-        index = em.b.add(em.b.mul(ir.Constant(I64, grid_wide.row), self.chunks), chunk)
+    def _word(self, em, grid_wide: GridWide, chunk: ir.Value, component: int = 0) -> ir.Value:
+        index = em.b.add(em.b.mul(ir.Constant(I64, grid_wide.row + component), self.chunks), chunk)
         return em.b.gep(self.scratch, [index], inbounds=True)
+
+    def _store_words(self, em, grid_wide: GridWide, chunk: ir.Value, values: list[ir.Value]) -> None:
+        """A partial's components into their words of `chunk`, by thread 0."""
+        def store() -> None:
+            for component, value in enumerate(values):
+                em.b.store(to_word(em, value), self._word(em, grid_wide, chunk, component))
+        self._on_thread_zero(em, store)
 
     def _on_thread_zero(self, em, body: Callable[[], None]) -> None:
         with em.b.if_then(em.b.icmp_unsigned("==", sreg(em, "tid.x"), ir.Constant(I32, 0))):
@@ -111,14 +119,33 @@ class StagedHooks(NvptxHooks):
             return None
         dtype = self._dtype(op.results[0])
         if grid_wide.depth > self.stage.depth:     # not computed yet; nothing this stage runs needs it
-            undefined = ir.Constant(register_type(dtype), ir.Undefined)
+            undefined = [Scalar(self._dtype(name), (), ir.Constant(register_type(self._dtype(name)), ir.Undefined))
+                         for name in op.results]
+            if grid_wide.op in TUPLE_REDUCTIONS:
+                return undefined
             if grid_wide.op != "scan":
-                return Scalar(dtype, (), undefined)
-            return Lazy(dtype, em.shape_of(op.result_types[0]), lambda e, idx: undefined)
+                return undefined[0]
+            return Lazy(dtype, em.shape_of(op.result_types[0]), lambda e, idx: undefined[0].value)
+        if grid_wide.op in TUPLE_REDUCTIONS:
+            return self._resolved_tuple(em, op, grid_wide)
         if grid_wide.op != "scan":                 # combined into the chunk-0 word
-            word = em.b.load(self._word(em, grid_wide, ir.Constant(I64, 0)))
-            return Scalar(dtype, (), self._joined_init(em, op, from_word(em, word, register_type(dtype)), dtype))
+            return Scalar(dtype, (), self._joined_init(em, op, self._load(em, grid_wide, ir.Constant(I64, 0), dtype),
+                                                       dtype))
         return None                                # a resolved scan: `scan` below
+
+    def _resolved_tuple(self, em, op: Op, grid_wide: GridWide) -> list[Scalar]:
+        """A tuple reduction's results from its chunk-0 words: arg_reduce's value and position;
+        generic_reduce's components where a member was present, else its identities (§6: only
+        an empty domain gives them)."""
+        first = ir.Constant(I64, 0)
+        dtypes = [self._dtype(name) for name in op.results]
+        values = [self._load(em, grid_wide, first, dtype, component) for component, dtype in enumerate(dtypes)]
+        if op.name == "arg_reduce":
+            return [Scalar(dtype, (), value) for dtype, value in zip(dtypes, values)]
+        seen = from_word(em, em.b.load(self._word(em, grid_wide, first, len(dtypes))), I1)
+        identities = [em.env[name].at(em, []) for name in op.group("init")]
+        return [Scalar(dtype, (), em.b.select(seen, value, identity))
+                for dtype, value, identity in zip(dtypes, values, identities)]
 
     @staticmethod
     def _joined_init(em, op: Op, total: ir.Value, acc: str) -> ir.Value:
@@ -204,9 +231,15 @@ class StagedHooks(NvptxHooks):
         if not self.top:
             return value
         total = block_combine(em, self.layout, value, identity_const(kind, dtype), combine)
-        grid_wide = self._grid_wide(op)
-        self._on_thread_zero(em, lambda: em.b.store(to_word(em, total), self._word(em, grid_wide, self.chunk)))
+        self._store_words(em, self._grid_wide(op), self.chunk, [total])
         return total
+
+    def combine_tuple(self, em, op: Op, values: list[ir.Value], identities: list[ir.Value], combine) -> list[ir.Value]:
+        if not self.top:
+            return values
+        totals = block_combine_tuple(em, self.layout, values, identities, combine, rolled=bool(op.regions))
+        self._store_words(em, self._grid_wide(op), self.chunk, totals)
+        return totals
 
     def scan(self, em, shape: Shape, elements, combine_all, dtypes: list[str], exclusive: bool, reverse: bool,
              first_exclusive: list[ir.Value], neutral_all: list[ir.Value] | None) -> list[Tensor] | None:
@@ -231,7 +264,7 @@ class StagedHooks(NvptxHooks):
             prefixes.append(running)
         if grid_wide.depth == self.stage.depth:        # partials: the chunk's total, in source order
             _, total = _block_scan(em, self.layout, running, neutral, neutral, combine)
-            self._on_thread_zero(em, lambda: em.b.store(to_word(em, total), self._word(em, grid_wide, self.chunk)))
+            self._store_words(em, grid_wide, self.chunk, [total])
             undefined = ir.Constant(register_type(acc), ir.Undefined)
             return [Lazy(acc, tuple(shape), lambda e, idx: undefined)]
         carry = from_word(em, em.b.load(self._word(em, grid_wide, self.chunk)), register_type(acc))
@@ -263,6 +296,9 @@ class StagedHooks(NvptxHooks):
         a scan's chunk totals replaced by their exclusive prefixes (each chunk's carry), tile
         by tile."""
         op = self.ops[grid_wide.name]
+        if grid_wide.op in TUPLE_REDUCTIONS:
+            self._combine_tuple(em, grid_wide, op)
+            return
         kind = kind_of(op)
         acc = accumulator_of(op, self._dtype(op.operands[0]))
         b = em.b
@@ -277,8 +313,7 @@ class StagedHooks(NvptxHooks):
             em.loop(tid, self.chunks, lambda i: b.store(fold(b.load(partial), self._load(em, grid_wide, i, acc)),
                                                         partial), threads, name="partial")
             total = block_combine(em, self.layout, b.load(partial), identity, fold)
-            self._on_thread_zero(em, lambda: b.store(to_word(em, total), self._word(em, grid_wide,
-                                                                                     ir.Constant(I64, 0))))
+            self._store_words(em, grid_wide, ir.Constant(I64, 0), [total])
             return
 
         def scan_step(a, c):
@@ -297,6 +332,30 @@ class StagedHooks(NvptxHooks):
             b.store(total, carry)
         em.loop(ir.Constant(I64, 0), self.chunks, tile, threads, name="tile")
 
+    def _combine_tuple(self, em, grid_wide: GridWide, op: Op) -> None:
+        """A tuple reduction's chunk partials folded in chunk order by each thread (chunks
+        t, t + T, ...), then over the threads in order, into the chunk-0 words."""
+        b = em.b
+        if op.name == "arg_reduce":
+            combine, identities = arg_reduce_combine(em, op)
+        else:        # an absent partial's components are never read: any identities serve
+            combine = generic_reduce_combine(em, op)
+            identities = [ir.Constant(register_type(t.dtype), 0) for t in op.result_types] + [ir.Constant(I1, 0)]
+        types = [identity.type for identity in identities]
+        partial = [em.entry_alloca(type_) for type_ in types]
+        for slot, identity in zip(partial, identities):
+            b.store(identity, slot)
+
+        def fold(chunk):
+            loaded = [from_word(em, b.load(self._word(em, grid_wide, chunk, component)), type_)
+                      for component, type_ in enumerate(types)]
+            for slot, value in zip(partial, combine([b.load(slot) for slot in partial], loaded)):
+                b.store(value, slot)
+        em.loop(b.zext(sreg(em, "tid.x"), I64), self.chunks, fold, ir.Constant(I64, THREADS), name="partial")
+        totals = block_combine_tuple(em, self.layout, [b.load(slot) for slot in partial], identities, combine,
+                                     rolled=bool(op.regions))
+        self._store_words(em, grid_wide, ir.Constant(I64, 0), totals)
+
     def _grid_wide(self, op: Op) -> GridWide:
         grid_wide = self.stages.by_name(op.results[0])
         assert grid_wide is not None, op.results[0]
@@ -307,8 +366,8 @@ class StagedHooks(NvptxHooks):
         assert isinstance(type_, TensorType), name
         return type_.dtype
 
-    def _load(self, em, grid_wide: GridWide, chunk: ir.Value, dtype: str) -> ir.Value:
-        return from_word(em, em.b.load(self._word(em, grid_wide, chunk)), register_type(dtype))
+    def _load(self, em, grid_wide: GridWide, chunk: ir.Value, dtype: str, component: int = 0) -> ir.Value:
+        return from_word(em, em.b.load(self._word(em, grid_wide, chunk, component)), register_type(dtype))
 
 
 def _block_scan(em, layout: CtaPlan, value: ir.Value, carry: ir.Value, neutral: ir.Value, combine) -> tuple:

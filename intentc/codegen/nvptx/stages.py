@@ -3,8 +3,8 @@
 
 A kernel without `parallel` whose top level is a tensor program over one shape (the
 domain: every tensor of the program has it, or is a scalar) may hold grid-wide ops: full
-`reduce`s and contractions (dot products) to a scalar and rank-1 forward `scan`s of builtin
-kinds. Each needs every
+`reduce`s, `arg_reduce`s, `generic_reduce`s and contractions (dot products) to scalars and
+rank-1 forward `scan`s of builtin kinds. Each needs every
 coordinate before its result exists, so the program runs as stages, all in one PTX module
 and launched in order on one stream (a launch boundary is the grid-wide barrier):
 
@@ -63,12 +63,14 @@ MATH_GRID_SLOTS = 2
 
 @dataclass(frozen=True)
 class GridWide:
-    """A grid-wide op: its first result, op name ("reduce", "scan" or a contraction's), depth
-    and scratch row."""
+    """A grid-wide op: its first result, op name ("reduce", "scan", a contraction's or a
+    tuple reduction's), depth, first scratch row and rows (a tuple reduction's partial is
+    several words: arg_reduce's value and position, generic_reduce's components and presence)."""
     name: str
     op: str
     depth: int
     row: int
+    words: int = 1
 
 
 @dataclass(frozen=True)
@@ -111,7 +113,7 @@ class StagePlan:
         return next((g for g in self.grid_wide if g.name == name), None)
 
     def to_json(self) -> dict:
-        return {"chunk": self.chunk, "words_per_chunk": len(self.grid_wide),
+        return {"chunk": self.chunk, "words_per_chunk": sum(g.words for g in self.grid_wide),
                 "grid_wide": [{"value": g.name, "op": g.op, "depth": g.depth} for g in self.grid_wide]}
 
 
@@ -119,6 +121,8 @@ class StagePlan:
 PHILOX = ops_where(lambda op: op.family == "rng")
 LIBM = ops_where(lambda op: op.libm)
 CONTRACTIONS = ops_where(lambda op: op.contraction)
+# reductions whose partial is several values, combined by `combine_tuple`
+TUPLE_REDUCTIONS = ("arg_reduce", "generic_reduce")
 
 
 def _grid_wide(op: Op) -> bool:
@@ -132,8 +136,27 @@ def _grid_wide(op: Op) -> bool:
         return not result.shape and kind_of(op) in COMBINE
     if op.name in CONTRACTIONS:
         return not result.shape and _pairs_coordinates(op)
+    if op.name in TUPLE_REDUCTIONS:
+        return _tuple_reduction_to_scalars(op)
     return (op.name == "scan" and result.rank == 1 and kind_of(op) in SCAN_KINDS
             and not op.attributes.get("reverse", False))
+
+
+def _tuple_reduction_to_scalars(op: Op) -> bool:
+    """An arg_reduce of a rank-1 tensor, or a generic_reduce over every axis whose combine
+    reads nothing but its own arguments (the combine launch runs it alone): scalars of
+    dtypes the warp shuffles carry, a word each in scratch memory."""
+    if not all(isinstance(t, TensorType) and not t.shape and t.dtype in SHUFFLED for t in op.result_types):
+        return False                    # (an arg_reduce's results are scalars where its source is rank 1)
+    return op.name == "arg_reduce" or not _captures(op)
+
+
+def _captures(op: Op) -> set[str]:
+    """The names `op`'s regions read from outside them (neither its operands nor defined inside)."""
+    inner = [nested for region in op.regions for nested in every_op(region.ops)]
+    defined = {arg.name for region in op.regions for arg in region.args}
+    defined |= {name for nested in inner for name in nested.results}
+    return set(_uses(op)) - defined - set(op.operands) - set(op.group("init"))
 
 
 def _pairs_coordinates(op: Op) -> bool:
@@ -174,19 +197,30 @@ def stage_plan(kernel: Kernel, specialization: Specialization | None = None) -> 
     depths: dict[str, int] = {}
     depth_of: dict[str, int] = {}       # every value: the deepest grid-wide op it depends on
     for op in ops:
-        below = max((depth_of.get(name, 0) for name in _uses(op)), default=0)
+        depth = max((depth_of.get(name, 0) for name in _uses(op)), default=0) + (op in grid_wide)
         if op in grid_wide:
-            depths[op.results[0]] = below + 1
+            depths[op.results[0]] = depth
         for name in op.results:
-            depth_of[name] = depths.get(name, below)
+            depth_of[name] = depth
     deepest = max(depths.values(), default=0)
-    found = tuple(GridWide(op.results[0], op.name, depths[op.results[0]], row) for row, op in enumerate(grid_wide))
+    found, row = [], 0
+    for op in grid_wide:
+        words = _partial_words(op)
+        found.append(GridWide(op.results[0], op.name, depths[op.results[0]], row, words))
+        row += words
     stages = (*(Stage(role, d) for d in range(1, deepest + 1) for role in ("partials", "combine")),
               Stage("final", deepest + 1))
     extents = specialization.extents if specialization else {}
-    return StagePlan(found, stages, tuple(extents.get(e, e) if isinstance(e, str) else e for e in domain),
+    return StagePlan(tuple(found), stages, tuple(extents.get(e, e) if isinstance(e, str) else e for e in domain),
                      slots, split, any(op.name in PHILOX for op in ops),
                      strength_reduce=bool(found) or not _calls_math(ops))
+
+
+def _partial_words(op: Op) -> int:
+    """Scratch words of a chunk's partial of grid-wide `op`."""
+    if op.name == "arg_reduce":
+        return 2
+    return len(op.results) + 1 if op.name == "generic_reduce" else 1
 
 
 def _calls_math(ops: list[Op]) -> bool:

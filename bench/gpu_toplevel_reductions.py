@@ -1,0 +1,78 @@
+"""Top-level whole-tensor reductions that session 12 moved off one GPU thread onto staged
+launches (docs/gpu.md, "staged programs"): a dot product (an L2 normalization), an argmax
+and a two-component generic_reduce, each beside torch's closest equivalent on the same
+device data, timed in one process (CUDA events, the median of 3 timed batches after a
+warm-up), with the intentc/torch ratio.
+
+    python3 bench/gpu_toplevel_reductions.py [--n 16777216] [--out FILE.json]
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import functools
+import json
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests" / "codegen"))
+
+
+def _ms(run, reps: int = 50) -> float:
+    import torch
+    run()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(3):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(reps):
+            run()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) / reps)
+    return statistics.median(times)
+
+
+def main() -> int:
+    import torch
+
+    import intentc
+    from staged_programs import ARGMAX, L2_NORMALIZE, RANGE
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=1 << 24)
+    parser.add_argument("--out")
+    args = parser.parse_args()
+    n = args.n
+    x = torch.randn(n, device="cuda")
+    y = torch.empty_like(x)
+    scalar = torch.empty((), device="cuda")
+    position = torch.empty((), dtype=torch.int64, device="cuda")
+    low = torch.empty((), device="cuda")
+    cases = {
+        "l2_normalize": (lambda k: k(x=x, y=y, ss=scalar), lambda: torch.div(x, torch.linalg.vector_norm(x), out=y),
+                         L2_NORMALIZE, "torch x / vector_norm(x)", 8 * n),
+        "vec_argmax": (lambda k: k(x=x, v=scalar, k=position, y=y),
+                       lambda: torch.sub(x, torch.max(x, 0).values, out=y), ARGMAX, "torch x - max(x, 0)", 8 * n),
+        "range_of": (lambda k: k(x=x, hi=scalar, lo=low), lambda: torch.aminmax(x), RANGE, "torch aminmax", 4 * n),
+    }
+    rows = []
+    for name, (mine, theirs, text, baseline, traffic) in cases.items():
+        kernel = intentc.load(text, name, target="cuda")
+        ours, torch_ms = _ms(functools.partial(mine, kernel)), _ms(theirs)
+        row = {"kernel": name, "n": n, "bytes": traffic, "intentc_ms": round(ours, 4), "baseline": baseline,
+               "baseline_ms": round(torch_ms, 4), "ratio": round(torch_ms / ours, 3),
+               "intentc_GB/s": round(traffic / ours / 1e6, 1)}
+        print(json.dumps(row), flush=True)
+        rows.append(row)
+    if args.out:
+        Path(args.out).write_text(json.dumps({"date": datetime.datetime.now(datetime.UTC).isoformat(),
+                                              "device": torch.cuda.get_device_name(), "rows": rows}, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
