@@ -4,7 +4,7 @@ and a two-component generic_reduce, each beside torch's closest equivalent on th
 device data, timed in one process (CUDA events, the median of 3 timed batches after a
 warm-up), with the intentc/torch ratio.
 
-    python3 bench/gpu_toplevel_reductions.py [--n 16777216] [--out FILE.json]
+    python3 bench/gpu_toplevel_reductions.py [--n 16777216] [--out FILE.json] [--tuple-slots K]
 """
 from __future__ import annotations
 
@@ -45,7 +45,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=1 << 24)
     parser.add_argument("--out")
+    parser.add_argument("--tuple-slots", type=int, help="another `stages.TUPLE_SLOTS` (give the process its "
+                        "own INTENTC_CACHE_DIR: the kernel cache does not know it)")
     args = parser.parse_args()
+    if args.tuple_slots:
+        from intentc.codegen.nvptx import stages
+        stages.TUPLE_SLOTS = args.tuple_slots
     n = args.n
     x = torch.randn(n, device="cuda")
     y = torch.empty_like(x)

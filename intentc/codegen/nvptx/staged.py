@@ -143,7 +143,7 @@ class StagedHooks(NvptxHooks):
         if op.name == "arg_reduce":
             return [Scalar(dtype, (), value) for dtype, value in zip(dtypes, values)]
         seen = from_word(em, em.b.load(self._word(em, grid_wide, first, len(dtypes))), I1)
-        identities = [em.env[name].at(em, []) for name in op.group("init")]
+        identities = [em.env[name].at(em, []) for name in op.group("init") or ()]
         return [Scalar(dtype, (), em.b.select(seen, value, identity))
                 for dtype, value, identity in zip(dtypes, values, identities)]
 
@@ -340,7 +340,8 @@ class StagedHooks(NvptxHooks):
             combine, identities = arg_reduce_combine(em, op)
         else:        # an absent partial's components are never read: any identities serve
             combine = generic_reduce_combine(em, op)
-            identities = [ir.Constant(register_type(t.dtype), 0) for t in op.result_types] + [ir.Constant(I1, 0)]
+            identities = [ir.Constant(register_type(self._dtype(name)), 0) for name in op.results] + \
+                [ir.Constant(I1, 0)]
         types = [identity.type for identity in identities]
         partial = [em.entry_alloca(type_) for type_ in types]
         for slot, identity in zip(partial, identities):

@@ -54,6 +54,9 @@ GRID_SLOTS = 4
 # inlined libdevice code (1,953 -> 1,049 PTX lines) but ran it 8 % slower (0.0585 / 0.0540
 # ms; fast_silu_gelu 5 % faster).
 SPLIT_FULL_CHUNKS = False
+# K in a staged program with a tuple reduction (arg_reduce, generic_reduce): each chunk's
+# partial takes an ordered CTA-wide combine of several values (the author's region rolled).
+TUPLE_SLOTS = SLOTS
 # Element-wise programs calling libdevice's math functions inline take 2 coordinates a thread
 # (session 10, issue #13: each slot inlined every function's body; special_math to PTX in
 # 3.0x vector add's CPU time at K = 4, 2.0x at K = 2, its run-time cost measured beside it:
@@ -156,7 +159,7 @@ def _captures(op: Op) -> set[str]:
     inner = [nested for region in op.regions for nested in every_op(region.ops)]
     defined = {arg.name for region in op.regions for arg in region.args}
     defined |= {name for nested in inner for name in nested.results}
-    return set(_uses(op)) - defined - set(op.operands) - set(op.group("init"))
+    return set(_uses(op)) - defined - set(op.operands) - set(op.group("init") or ())
 
 
 def _pairs_coordinates(op: Op) -> bool:
@@ -190,7 +193,8 @@ def stage_plan(kernel: Kernel, specialization: Specialization | None = None) -> 
     if not all(_per_coordinate(op) for op in rest):
         return None
     domain = _domain(ops)
-    slots = SLOTS if grid_wide else MATH_GRID_SLOTS if _calls_math(ops) else GRID_SLOTS
+    tuples = any(op.name in TUPLE_REDUCTIONS for op in grid_wide)
+    slots = TUPLE_SLOTS if tuples else SLOTS if grid_wide else MATH_GRID_SLOTS if _calls_math(ops) else GRID_SLOTS
     split = SPLIT_FULL_CHUNKS
     if domain is None or (not grid_wide and len(ops) * (1 + split) * slots > UNROLL_BUDGET):
         return None       # a long element-wise program keeps the grid form's loop an op (compact code)
@@ -244,7 +248,9 @@ def _domain(ops: list[Op]) -> tuple | None:
 
 def accumulator_of(op: Op, operand_dtype: str) -> str:
     if op.name in CONTRACTIONS:
-        return op.attributes["acc"].dtype
+        acc = op.attributes["acc"]
+        assert isinstance(acc, TensorType), acc     # (the verifier checked `acc = T`)
+        return acc.dtype
     return accumulator(kind_of(op), operand_dtype, op.attributes.get("acc"))
 
 
