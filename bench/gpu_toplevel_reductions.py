@@ -1,8 +1,9 @@
-"""Top-level whole-tensor reductions that session 12 moved off one GPU thread onto staged
-launches (docs/gpu.md, "staged programs"): a dot product (an L2 normalization), an argmax
-and a two-component generic_reduce, each beside torch's closest equivalent on the same
-device data, timed in one process (CUDA events, the median of 3 timed batches after a
-warm-up), with the intentc/torch ratio.
+"""Top-level whole-tensor programs that session 12 moved off one GPU thread: onto staged
+launches (docs/gpu.md, "staged programs": a dot product's L2 normalization, an argmax, a
+two-component generic_reduce, 2^24 f32) and onto the row mappings (docs/passes.md,
+"top-level-rows": a softmax and an RMS norm of rows written with whole tensors, 16384 rows),
+each beside torch's closest equivalent on the same device data, timed in one process (CUDA
+events, the median of 3 timed batches after a warm-up), with the torch/intentc time ratio.
 
     python3 bench/gpu_toplevel_reductions.py [--n 16777216] [--out FILE.json] [--tuple-slots K]
 """
@@ -41,6 +42,7 @@ def main() -> int:
     import torch
 
     import intentc
+    from row_programs import ROW_PROGRAMS
     from staged_programs import ARGMAX, L2_NORMALIZE, RANGE
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=1 << 24)
@@ -57,19 +59,30 @@ def main() -> int:
     scalar = torch.empty((), device="cuda")
     position = torch.empty((), dtype=torch.int64, device="cuda")
     low = torch.empty((), device="cuda")
+    m, width = 16384, 1024
+    x2 = torch.randn(m, width, device="cuda")
+    y2, row_max = torch.empty_like(x2), torch.empty(m, device="cuda")
+    h, weight = x2.to(torch.bfloat16), torch.randn(width, device="cuda").to(torch.bfloat16)
+    h_out = torch.empty_like(h)
+    # name: (intentc's launch, torch's, the program, what torch computes, elements, bytes moved)
     cases = {
         "l2_normalize": (lambda k: k(x=x, y=y, ss=scalar), lambda: torch.div(x, torch.linalg.vector_norm(x), out=y),
-                         L2_NORMALIZE, "torch x / vector_norm(x)", 8 * n),
+                         L2_NORMALIZE, "torch x / vector_norm(x)", n, 8 * n),
         "vec_argmax": (lambda k: k(x=x, v=scalar, k=position, y=y),
-                       lambda: torch.sub(x, torch.max(x, 0).values, out=y), ARGMAX, "torch x - max(x, 0)", 8 * n),
-        "range_of": (lambda k: k(x=x, hi=scalar, lo=low), lambda: torch.aminmax(x), RANGE, "torch aminmax", 4 * n),
+                       lambda: torch.sub(x, torch.max(x, 0).values, out=y), ARGMAX, "torch x - max(x, 0)", n, 8 * n),
+        "range_of": (lambda k: k(x=x, hi=scalar, lo=low), lambda: torch.aminmax(x), RANGE, "torch aminmax", n, 4 * n),
+        "softmax_rows": (lambda k: k(x=x2, y=y2, mx=row_max), lambda: torch.softmax(x2, 1),
+                         ROW_PROGRAMS["softmax_rows"], "torch softmax(x, 1)", m * width, 8 * m * width),
+        "rms_rows": (lambda k: k(x=h, w=weight, y=h_out, eps=1e-5),
+                     lambda: torch.nn.functional.rms_norm(h, (width,), weight, 1e-5),
+                     ROW_PROGRAMS["rms_rows"], "torch rms_norm (bf16)", m * width, 4 * m * width),
     }
     rows = []
-    for name, (mine, theirs, text, baseline, traffic) in cases.items():
+    for name, (mine, theirs, text, baseline, elements, traffic) in cases.items():
         kernel = intentc.load(text, name, target="cuda")
         ours, torch_ms = _ms(functools.partial(mine, kernel)), _ms(theirs)
-        row = {"kernel": name, "n": n, "bytes": traffic, "intentc_ms": round(ours, 4), "baseline": baseline,
-               "baseline_ms": round(torch_ms, 4), "ratio": round(torch_ms / ours, 3),
+        row = {"kernel": name, "elements": elements, "bytes": traffic, "intentc_ms": round(ours, 4),
+               "baseline": baseline, "baseline_ms": round(torch_ms, 4), "ratio": round(torch_ms / ours, 3),
                "intentc_GB/s": round(traffic / ours / 1e6, 1)}
         print(json.dumps(row), flush=True)
         rows.append(row)

@@ -95,10 +95,13 @@ def compile_kernel(source: str | Module, kernel: str, target: str, arch: str | N
 def _optimize(request: Request, timings: dict[str, float]) -> Module:
     """The pass pipeline of the request's options (docs/passes.md); each pass's time lands in
     `pass:<name>`. A target that lowers the requested kernel alone gets it optimized alone."""
-    from ..passes import Instrumentation, optimize
-    module = _kernel_alone(request.module, request.kernel.name) if TARGETS[request.target].lowers_one_kernel \
-        else request.module
-    run = _timed(timings, "passes", lambda: optimize(module, request.options, request.specialization,
+    from ..passes import DEFAULT_PIPELINE, Instrumentation, optimize
+    target = TARGETS[request.target]
+    module = _kernel_alone(request.module, request.kernel.name) if target.lowers_one_kernel else request.module
+    options = request.options
+    if options.pipeline is None and target.first_passes:
+        options = options.model_copy(update={"pipeline": f"{target.first_passes},{DEFAULT_PIPELINE}"})
+    run = _timed(timings, "passes", lambda: optimize(module, options, request.specialization,
                                                      Instrumentation(verify_each=False)))
     for name, seconds in run.timings:
         timings[f"pass:{name}"] = timings.get(f"pass:{name}", 0.0) + seconds

@@ -33,6 +33,10 @@ class Target:
     # text of the whole module): then only it, with the helpers and enums, goes through the
     # passes, not the file's other kernels.
     lowers_one_kernel: bool = False
+    # Passes that run before the default pipeline's (not before a pipeline the options name):
+    # the GPU targets write top-level programs over rows as a `parallel` over them, which the
+    # later passes (online reduction) and the GPU mappings then see (docs/passes.md).
+    first_passes: str = ""
 
 
 TARGETS: dict[str, Target] = {}
@@ -112,7 +116,7 @@ def _nvidia_toolchain():
 NVPTX_ARCHS = ("sm_80", "sm_90a", "sm_90")
 register_target(Target("ptx", "PTX text for NVIDIA GPUs (LLVM NVPTX, libdevice) + launch.json", _lower_ptx,
                        archs=NVPTX_ARCHS, toolchain=_nvidia_toolchain, variant_rule=_nvidia_variant_rule,
-                       lowers_one_kernel=True))
+                       lowers_one_kernel=True, first_passes="top-level-rows"))
 register_target(Target("cubin", "a cubin for NVIDIA GPUs (PTX through ptxas) + launch.json and abi.json",
                        _lower_cubin, archs=NVPTX_ARCHS, toolchain=_nvidia_toolchain, variant_rule=_nvidia_variant_rule,
-                       lowers_one_kernel=True))
+                       lowers_one_kernel=True, first_passes="top-level-rows"))

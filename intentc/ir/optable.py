@@ -96,6 +96,10 @@ class OpDef:
     # casts and IEEE arithmetic), so no operand's NaN payload or sign is observable through
     # it (a backend may widen such an operand without keeping its NaN bits).
     fresh_nan: bool = False
+    # A reduction whose partial is several values (a value and its position; an author's
+    # components and whether any member was present), combined through `combine_tuple`
+    # (codegen/llvm/target.py): a GPU mapping keeps a word of each a partial.
+    tuple_partials: bool = False
 
     @property
     def variadic(self) -> bool:

@@ -58,6 +58,7 @@ PASS_MODULES: dict[str, str] = {
     "fusion-legality": "fusion_legality",
     "online-reduction": "online_reduction",
     "address-width": "address_width",
+    "top-level-rows": "top_level_rows",
 }
 _REGISTRY: dict[str, type[Pass]] = {}
 

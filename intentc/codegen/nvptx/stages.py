@@ -55,8 +55,12 @@ GRID_SLOTS = 4
 # ms; fast_silu_gelu 5 % faster).
 SPLIT_FULL_CHUNKS = False
 # K in a staged program with a tuple reduction (arg_reduce, generic_reduce): each chunk's
-# partial takes an ordered CTA-wide combine of several values (the author's region rolled).
-TUPLE_SLOTS = SLOTS
+# partial takes an ordered CTA-wide combine of several values (the author's region rolled),
+# so a chunk of 256 x 16 spreads it over 4x the elements. H200, 2^24 f32, ms at K = 4 / 16
+# (bench/gpu_toplevel_reductions.py --tuple-slots, bench/results/s12-20261202-h200-r4/):
+# argmax then x - max 0.1046-0.1054 / 0.0732-0.0734 (torch 0.080), a (max, min)
+# generic_reduce 0.0658-0.0666 / 0.0312-0.0319 (torch.aminmax 0.024); their GPU tests pass at both.
+TUPLE_SLOTS = 16
 # Element-wise programs calling libdevice's math functions inline take 2 coordinates a thread
 # (session 10, issue #13: each slot inlined every function's body; special_math to PTX in
 # 3.0x vector add's CPU time at K = 4, 2.0x at K = 2, its run-time cost measured beside it:
@@ -124,8 +128,7 @@ class StagePlan:
 PHILOX = ops_where(lambda op: op.family == "rng")
 LIBM = ops_where(lambda op: op.libm)
 CONTRACTIONS = ops_where(lambda op: op.contraction)
-# reductions whose partial is several values, combined by `combine_tuple`
-TUPLE_REDUCTIONS = ("arg_reduce", "generic_reduce")
+TUPLE_REDUCTIONS = ops_where(lambda op: op.tuple_partials)
 
 
 def _grid_wide(op: Op) -> bool:
