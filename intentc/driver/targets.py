@@ -116,7 +116,7 @@ def _nvidia_toolchain():
 NVPTX_ARCHS = ("sm_80", "sm_90a", "sm_90")
 register_target(Target("ptx", "PTX text for NVIDIA GPUs (LLVM NVPTX, libdevice) + launch.json", _lower_ptx,
                        archs=NVPTX_ARCHS, toolchain=_nvidia_toolchain, variant_rule=_nvidia_variant_rule,
-                       lowers_one_kernel=True, first_passes="top-level-rows"))
+                       lowers_one_kernel=True, first_passes="top-level-tiles,top-level-rows"))
 register_target(Target("cubin", "a cubin for NVIDIA GPUs (PTX through ptxas) + launch.json and abi.json",
                        _lower_cubin, archs=NVPTX_ARCHS, toolchain=_nvidia_toolchain, variant_rule=_nvidia_variant_rule,
-                       lowers_one_kernel=True, first_passes="top-level-rows"))
+                       lowers_one_kernel=True, first_passes="top-level-tiles,top-level-rows"))

@@ -59,6 +59,7 @@ PASS_MODULES: dict[str, str] = {
     "online-reduction": "online_reduction",
     "address-width": "address_width",
     "top-level-rows": "top_level_rows",
+    "top-level-tiles": "top_level_tiles",
 }
 _REGISTRY: dict[str, type[Pass]] = {}
 

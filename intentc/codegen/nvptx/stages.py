@@ -57,7 +57,7 @@ SPLIT_FULL_CHUNKS = False
 # K in a staged program with a tuple reduction (arg_reduce, generic_reduce): each chunk's
 # partial takes an ordered CTA-wide combine of several values (the author's region rolled),
 # so a chunk of 256 x 16 spreads it over 4x the elements. H200, 2^24 f32, ms at K = 4 / 16
-# (bench/gpu_toplevel_reductions.py --tuple-slots, bench/results/s12-20261202-h200-r4/):
+# (bench/gpu_toplevel.py --tuple-slots, bench/results/s12-20261202-h200-r4/):
 # argmax then x - max 0.1046-0.1054 / 0.0732-0.0734 (torch 0.080), a (max, min)
 # generic_reduce 0.0658-0.0666 / 0.0312-0.0319 (torch.aminmax 0.024); their GPU tests pass at both.
 TUPLE_SLOTS = 16

@@ -1,11 +1,12 @@
 """Top-level whole-tensor programs that session 12 moved off one GPU thread: onto staged
 launches (docs/gpu.md, "staged programs": a dot product's L2 normalization, an argmax, a
-two-component generic_reduce, 2^24 f32) and onto the row mappings (docs/passes.md,
-"top-level-rows": a softmax and an RMS norm of rows written with whole tensors, 16384 rows),
+two-component generic_reduce, 2^24 f32), onto the row mappings (docs/passes.md,
+"top-level-rows": a softmax and an RMS norm of rows written with whole tensors, 16384 rows)
+and onto the tensor cores ("top-level-tiles": a product of two whole f16 views, 4096^3),
 each beside torch's closest equivalent on the same device data, timed in one process (CUDA
 events, the median of 3 timed batches after a warm-up), with the torch/intentc time ratio.
 
-    python3 bench/gpu_toplevel_reductions.py [--n 16777216] [--out FILE.json] [--tuple-slots K]
+    python3 bench/gpu_toplevel.py [--n 16777216] [--out FILE.json] [--tuple-slots K]
 """
 from __future__ import annotations
 
@@ -43,6 +44,7 @@ def main() -> int:
 
     import intentc
     from row_programs import ROW_PROGRAMS
+    from tile_programs import TILE_PROGRAMS
     from staged_programs import ARGMAX, L2_NORMALIZE, RANGE
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=1 << 24)
@@ -64,6 +66,9 @@ def main() -> int:
     y2, row_max = torch.empty_like(x2), torch.empty(m, device="cuda")
     h, weight = x2.to(torch.bfloat16), torch.randn(width, device="cuda").to(torch.bfloat16)
     h_out = torch.empty_like(h)
+    side = 4096
+    ha, hb = (torch.randn(side, side, device="cuda").to(torch.float16) for _ in range(2))
+    hc = torch.empty(side, side, device="cuda", dtype=torch.float16)
     # name: (intentc's launch, torch's, the program, what torch computes, elements, bytes moved)
     cases = {
         "l2_normalize": (lambda k: k(x=x, y=y, ss=scalar), lambda: torch.div(x, torch.linalg.vector_norm(x), out=y),
@@ -76,6 +81,8 @@ def main() -> int:
         "rms_rows": (lambda k: k(x=h, w=weight, y=h_out, eps=1e-5),
                      lambda: torch.nn.functional.rms_norm(h, (width,), weight, 1e-5),
                      ROW_PROGRAMS["rms_rows"], "torch rms_norm (bf16)", m * width, 4 * m * width),
+        "hgemm_f16": (lambda k: k(a=ha, b=hb, c=hc), lambda: torch.matmul(ha, hb), TILE_PROGRAMS["hgemm_f16"],
+                      "torch matmul (f16, cuBLAS)", side ** 2, 6 * side ** 2),
     }
     rows = []
     for name, (mine, theirs, text, baseline, elements, traffic) in cases.items():
