@@ -22,6 +22,10 @@ from .base import Pass, PassContext, register_pass
 from .ir_walk import map_bodies
 
 CONTRACTIONS = ops_where(lambda op: op.contraction)
+# Operand dtypes whose tiled form the GPU's tensor-core and CUDA-core plans run and the GPU
+# tests check (tests/gpu/test_mma_contraction.py, test_top_level_rows_cuda.py); the
+# others keep their program.
+TILED_DTYPES = frozenset({"f16", "bf16", "f32"})
 
 
 @register_pass
@@ -103,6 +107,8 @@ def _product(kernel: Kernel) -> _Product | None:
         return None
     operand = views[a_view]
     assert isinstance(operand, ViewType)
+    if operand.dtype not in TILED_DTYPES:
+        return None
     return _Product(a_view, b_view, c_view, operand.dtype, result.dtype, out.dtype, m, k, n)
 
 
