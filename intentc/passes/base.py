@@ -72,6 +72,15 @@ def register_pass(cls: type[Pass]) -> type[Pass]:
     return cls
 
 
+def verifies_replaced(module: Module, original, replacement) -> bool:
+    """Whether `module` with item `original` replaced by `replacement` passes the verifier: a
+    rewrite that builds new IR from a pattern (top-level-rows, top-level-tiles) keeps the
+    original where a form it did not foresee would not verify, rather than compile it wrong."""
+    from ..verify import verify
+    items = tuple(replacement if item is original else item for item in module.items)
+    return not verify(module.model_copy(update={"items": items}))
+
+
 def unregister_pass(name: str) -> None:
     _REGISTRY.pop(name, None)
 

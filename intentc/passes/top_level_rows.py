@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from ..ir.nodes import AttrValue, Helper, Kernel, Module, Op, Param, Region
 from ..ir.optable import op_def, ops_where
 from ..ir.types import TensorType
-from .base import Pass, PassContext, register_pass
+from .base import Pass, PassContext, register_pass, verifies_replaced
 from .ir_walk import all_uses, is_pure_tree, map_bodies
 
 ELEMENTWISE = ops_where(lambda op: op.elementwise)
@@ -67,7 +67,7 @@ def rows_of(kernel: Kernel, module: Module) -> Kernel | None:
         rows = _Rows(kernel, extent).kernel()
     except _Unfit:
         return None
-    return rows if _verifies(module, kernel, rows) else None
+    return rows if verifies_replaced(module, kernel, rows) else None
 
 
 class _Rows:
@@ -247,11 +247,3 @@ def _fresh(stem: str, taken: set[str]) -> str:
         number += 1
         name = f"{stem}{number}"
     return name
-
-
-def _verifies(module: Module, original: Kernel, rows: Kernel) -> bool:
-    """Whether the module with the rewritten kernel passes the verifier (a form this pass did
-    not foresee is left as it was rather than compiled wrong)."""
-    from ..verify import verify
-    items = tuple(rows if item is original else item for item in module.items)
-    return not verify(module.model_copy(update={"items": items}))

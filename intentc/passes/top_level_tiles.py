@@ -18,7 +18,7 @@ from ..ir.nodes import Helper, Kernel, Module, Op
 from ..ir.ops.contraction import contraction_axes
 from ..ir.optable import ops_where
 from ..ir.types import TensorType, ViewType
-from .base import Pass, PassContext, register_pass
+from .base import Pass, PassContext, register_pass, verifies_replaced
 from .ir_walk import map_bodies
 
 CONTRACTIONS = ops_where(lambda op: op.contraction)
@@ -72,7 +72,7 @@ def tiles_of(kernel: Kernel, module: Module) -> Kernel | None:
         return None
     assert isinstance(tiled, Kernel)
     tiled = tiled.model_copy(update={"loc": kernel.loc, "comments": kernel.comments})
-    return tiled if _verifies(module, kernel, tiled) else None
+    return tiled if verifies_replaced(module, kernel, tiled) else None
 
 
 def _product(kernel: Kernel) -> _Product | None:
@@ -208,9 +208,3 @@ def _tiled_body(p: _Product, taken: set[str]) -> str:
     write %{p.c}, {result} index(%{x}rows, %{x}cols) mask(%{x}c_mask)
   }}
 """
-
-
-def _verifies(module: Module, original: Kernel, tiled: Kernel) -> bool:
-    from ..verify import verify
-    items = tuple(tiled if item is original else item for item in module.items)
-    return not verify(module.model_copy(update={"items": items}))
