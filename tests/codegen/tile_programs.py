@@ -30,12 +30,14 @@ TILE_PROGRAMS = {
     "hgemm_f32": _program("hgemm_f32", "f16", "f32", "f32"),
     "hgemm_f16": _program("hgemm_f16", "f16", "f32", "f16"),
     "sgemm": _program("sgemm", "f32", "f32", "f32"),
+    "bgemm_bf16": _program("bgemm_bf16", "bf16", "f32", "bf16"),
 }
 
 
 def tile_inputs(kernel: str, shape: tuple[int, int, int], rng) -> dict:
     """Small integers: every product and partial sum exact in f32, so any order of the sum
     gives the same bits."""
+    import ml_dtypes
     m, k, n = shape
-    dtype = np.float32 if kernel == "sgemm" else np.float16
+    dtype = {"sgemm": np.float32, "bgemm_bf16": ml_dtypes.bfloat16}.get(kernel, np.float16)
     return {"a": rng.integers(-4, 5, (m, k)).astype(dtype), "b": rng.integers(-4, 5, (k, n)).astype(dtype)}
