@@ -26,7 +26,7 @@ from ..ir.nodes import AttrValue, Helper, Kernel, Module, Op, Param, Region
 from ..ir.optable import op_def, ops_where
 from ..ir.types import TensorType
 from .base import Pass, PassContext, register_pass, verifies_replaced
-from .ir_walk import all_uses, is_pure_tree, map_bodies
+from .ir_walk import Namer, all_uses, defined_names, is_pure_tree, map_bodies, value_types
 
 ELEMENTWISE = ops_where(lambda op: op.elementwise)
 REDUCTIONS = ops_where(lambda op: op.family == "reduction")
@@ -73,9 +73,10 @@ def rows_of(kernel: Kernel, module: Module) -> Kernel | None:
 class _Rows:
     def __init__(self, kernel: Kernel, extent):
         self.source, self.extent = kernel, extent
-        names = {p.name for p in kernel.params} | {r for op in kernel.body for r in op.results}
-        self.row = _fresh("row", names)
-        self.count = _fresh("rows", names | {self.row}) if isinstance(extent, int) else extent
+        self.types = value_types(kernel)
+        namer = Namer(defined_names(kernel))
+        self.row = namer.fresh("row")
+        self.count = namer.fresh("rows") if isinstance(extent, int) else extent
         self.per_row: set[str] = set()        # values that depend on the row
         self.alias: dict[str, str] = {}       # values that are another value in row form
         self.row_indices: set[str] = set()    # iotas along the rows: the row index everywhere
@@ -182,8 +183,8 @@ class _Rows:
         (type_,) = op.result_types
         assert isinstance(type_, TensorType)
         source_type = self._type_of(source)
-        dims = op.int_list_attr("dims") if "dims" in op.attributes else list(
-            range(type_.rank - source_type.rank, type_.rank))
+        right_aligned = list(range(type_.rank - source_type.rank, type_.rank))
+        dims = op.int_list_attr("dims") if "dims" in op.attributes else right_aligned
         if source_type.shape and (source not in self.per_row or dims[:1] != [0]):
             raise _Unfit          # (a value without the leading axis, or one aligned across it)
         row_type = self._row_type(type_)
@@ -191,8 +192,8 @@ class _Rows:
         if not row_type.shape:
             self.alias[op.results[0]] = row_source
             return None
-        attributes: dict[str, AttrValue] = {} if source in self.element_of or source_type.rank <= 1 or dims == list(
-            range(type_.rank - source_type.rank, type_.rank)) else {"dims": [d - 1 for d in dims[1:]]}
+        attributes: dict[str, AttrValue] = {} if source in self.element_of or source_type.rank <= 1 or \
+            dims == right_aligned else {"dims": [d - 1 for d in dims[1:]]}
         return Op(name="broadcast", results=op.results, operands=(row_source,), attributes=attributes,
                   result_types=(row_type,), loc=op.loc)
 
@@ -217,9 +218,7 @@ class _Rows:
             raise _Unfit
 
     def _type_of(self, name: str) -> TensorType:
-        types = {p.name: p.type for p in self.source.params}
-        types.update((r, t) for op in self.source.body for r, t in zip(op.results, op.result_types))
-        type_ = types.get(name)
+        type_ = self.types.get(name)
         if not isinstance(type_, TensorType):
             raise _Unfit
         return type_
@@ -239,11 +238,3 @@ def _scalar_combine(op: Op) -> bool:
     same on rows."""
     return is_pure_tree(op) and all(isinstance(arg.type, TensorType) and not arg.type.shape
                                     for region in op.regions for arg in region.args)
-
-
-def _fresh(stem: str, taken: set[str]) -> str:
-    name, number = stem, 0
-    while name in taken:
-        number += 1
-        name = f"{stem}{number}"
-    return name

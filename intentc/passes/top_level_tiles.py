@@ -14,12 +14,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..ir.nodes import Helper, Kernel, Module, Op
+from ..ir.nodes import Helper, Kernel, Module, Op, OperandGroup
 from ..ir.ops.contraction import contraction_axes
 from ..ir.optable import ops_where
-from ..ir.types import TensorType, ViewType
+from ..ir.types import DType, TensorType, ViewType
 from .base import Pass, PassContext, register_pass, verifies_replaced
-from .ir_walk import map_bodies
+from .emit import Emitter
+from .ir_walk import Namer, defined_names, definitions, map_bodies
 
 CONTRACTIONS = ops_where(lambda op: op.contraction)
 # Operand dtypes whose tiled form the GPU's tensor-core and CUDA-core plans run and the GPU
@@ -49,9 +50,9 @@ class _Product:
     a: str
     b: str
     c: str
-    operand_dtype: str
-    acc: str
-    out_dtype: str
+    operand_dtype: DType
+    acc: DType
+    out_dtype: DType
     m: object
     k: object
     n: object
@@ -62,24 +63,15 @@ def tiles_of(kernel: Kernel, module: Module) -> Kernel | None:
     product = _product(kernel)
     if product is None:
         return None
-    from ..parse import parse
-    from ..printer import print_module
-    header = print_module(Module(items=(kernel.model_copy(update={"body": (), "end_comments": ()}),)))
-    text = header.rstrip().removesuffix("}") + _tiled_body(product, _names(kernel)) + "}\n"
-    try:
-        tiled = parse(text).items[0]
-    except Exception:        # (a diagnostic: a form the template did not foresee)
-        return None
-    assert isinstance(tiled, Kernel)
-    tiled = tiled.model_copy(update={"loc": kernel.loc, "comments": kernel.comments})
+    tiled = kernel.model_copy(update={"body": _tiled_body(product, Namer(defined_names(kernel)))})
     return tiled if verifies_replaced(module, kernel, tiled) else None
 
 
 def _product(kernel: Kernel) -> _Product | None:
-    ops = [op for op in kernel.body if op.name != "yield"]
+    ops = kernel.body
     if any(op.regions for op in ops):
         return None
-    defs = {name: op for op in ops for name in op.results}
+    defs = definitions(kernel)
     writes = [op for op in ops if op.name == "write"]
     if len(writes) != 1 or writes[0].group("mask"):
         return None
@@ -92,13 +84,16 @@ def _product(kernel: Kernel) -> _Product | None:
     if contraction_axes(product_op) != ([1], [0], [], []):
         return None
     views = {p.name: p.type for p in kernel.params}
-    a, b = (_whole_read(defs.get(name), defs, views) for name in product_op.operands)
+    reads = [defs.get(name) for name in product_op.operands]
+    a, b = (_whole_read(read, defs, views) for read in reads)
     c = _whole_view(write.operands[0], write.group("index") or (), defs, views)
-    used = {id(op) for op in (write, cast, product_op, defs[product_op.operands[0]], defs[product_op.operands[1]])
-            if op is not None}
-    used |= {id(defs[name]) for op in (write, defs[product_op.operands[0]], defs[product_op.operands[1]])
-             for name in op.group("index") or ()}
-    if a is None or b is None or c is None or any(id(op) not in used for op in ops):
+    if a is None or b is None or c is None:
+        return None
+    # nothing else: the product's ops and the iotas indexing its accesses
+    accesses = [write, *(read for read in reads if read is not None)]
+    needed = [*accesses, product_op, *([cast] if cast else []),
+              *(defs[name] for access in accesses for name in access.group("index") or ())]
+    if {id(op) for op in ops} != {id(op) for op in needed}:
         return None
     (a_view, (m, k)), (b_view, (k_b, n)), (c_view, (m_c, n_c)) = a, b, c
     result = product_op.result_types[0]
@@ -134,77 +129,75 @@ def _whole_view(view: str, index: tuple[str, ...], defs: dict, views: dict):
     return view, tuple(type_.shape)
 
 
-def _names(kernel: Kernel) -> set[str]:
-    return {p.name for p in kernel.params} | {r for op in kernel.body for r in op.results}
+INDEX = TensorType(dtype="index")
 
 
-def _tiled_body(p: _Product, taken: set[str]) -> str:
-    """The tiled form's body (tiled_matmul.kir's shape), its values named clear of `taken`."""
-    prefix = "tile_"
-    while any(name.startswith(prefix) for name in taken):
-        prefix = "t" + prefix
+def _tensor(dtype: DType, *shape: int) -> TensorType:
+    return TensorType(dtype=dtype, shape=shape)
+
+
+def _tiled_body(p: _Product, namer: Namer) -> tuple[Op, ...]:
+    """The tiled form's body (tiled_matmul.kir's shape), its values named `tile_*`."""
+    top = Emitter(namer, "tile")
+    extents: dict[object, str] = {}
 
     def extent(value) -> str:
-        return f"%{value}" if isinstance(value, str) else f"%{prefix}e{value}"
-    constants = "".join(f"  %{prefix}e{v} = constant {{value = {v}}} : index\n"
-                        for v in sorted({e for e in (p.m, p.k, p.n) if isinstance(e, int)}))
-    zero = "0.0" if p.operand_dtype.startswith(("f", "bf")) else "0"
+        if isinstance(value, str):
+            return value
+        if value not in extents:
+            extents[value] = top.constant(value, "index", f"e{value}")
+        return extents[value]
     m, k, n = extent(p.m), extent(p.k), extent(p.n)
-    out = f"%{prefix}out = cast %{prefix}acc : tensor<{p.out_dtype}, [64, 64]>" if p.out_dtype != p.acc else None
-    result = f"%{prefix}out" if out else f"%{prefix}acc"
-    x = prefix
-    return f"""
-{constants}  %{x}c0 = constant {{value = 0}} : index
-  %{x}c32 = constant {{value = 32}} : index
-  %{x}c63 = constant {{value = 63}} : index
-  %{x}c64 = constant {{value = 64}} : index
-  %{x}zero = constant {{value = {zero}}} : {p.operand_dtype}
-  %{x}m_pad = add {m}, %{x}c63 : index
-  %{x}tiles_m = floordiv %{x}m_pad, %{x}c64 : index
-  %{x}n_pad = add {n}, %{x}c63 : index
-  %{x}tiles_n = floordiv %{x}n_pad, %{x}c64 : index
-  parallel %{x}tiles_m, %{x}tiles_n {{
-  ^tile(%{x}ti: index, %{x}tj: index):
-    %{x}m0 = mul %{x}ti, %{x}c64 : index
-    %{x}n0 = mul %{x}tj, %{x}c64 : index
-    %{x}row_l = iota {{axis = 0}} : tensor<index, [64, 1]>
-    %{x}m0_b = broadcast %{x}m0 : tensor<index, [64, 1]>
-    %{x}rows = add %{x}m0_b, %{x}row_l : tensor<index, [64, 1]>
-    %{x}col_l = iota : tensor<index, [64]>
-    %{x}n0_b = broadcast %{x}n0 : tensor<index, [64]>
-    %{x}cols = add %{x}n0_b, %{x}col_l : tensor<index, [64]>
-    %{x}m_b = broadcast {m} : tensor<index, [64, 1]>
-    %{x}row_ok = lt %{x}rows, %{x}m_b : tensor<bool, [64, 1]>
-    %{x}n_b = broadcast {n} : tensor<index, [64]>
-    %{x}col_ok = lt %{x}cols, %{x}n_b : tensor<bool, [64]>
-    %{x}row_ok_a = broadcast %{x}row_ok : tensor<bool, [64, 32]>
-    %{x}col_ok_b = broadcast %{x}col_ok : tensor<bool, [32, 64]>
-    %{x}ka_l = iota : tensor<index, [32]>
-    %{x}kb_l = iota {{axis = 0}} : tensor<index, [32, 1]>
-    %{x}k_a = broadcast {k} : tensor<index, [32]>
-    %{x}k_b = broadcast {k} : tensor<index, [32, 1]>
-    %{x}acc0 = full {{value = 0}} : tensor<{p.acc}, [64, 64]>
-    %{x}acc = loop %{x}c0, {k}, %{x}c32 iter(%{x}acc0) : tensor<{p.acc}, [64, 64]> {{
-    ^ktile(%{x}k0: index, %{x}acc_in: tensor<{p.acc}, [64, 64]>):
-      %{x}k0_a = broadcast %{x}k0 : tensor<index, [32]>
-      %{x}ka = add %{x}k0_a, %{x}ka_l : tensor<index, [32]>
-      %{x}ka_ok = lt %{x}ka, %{x}k_a : tensor<bool, [32]>
-      %{x}ka_ok_b = broadcast %{x}ka_ok : tensor<bool, [64, 32]>
-      %{x}a_mask = and %{x}row_ok_a, %{x}ka_ok_b : tensor<bool, [64, 32]>
-      %{x}a_tile = read %{p.a} index(%{x}rows, %{x}ka) mask(%{x}a_mask) fill(%{x}zero) : tensor<{p.operand_dtype}, [64, 32]>
-      %{x}k0_b = broadcast %{x}k0 : tensor<index, [32, 1]>
-      %{x}kb = add %{x}k0_b, %{x}kb_l : tensor<index, [32, 1]>
-      %{x}kb_ok = lt %{x}kb, %{x}k_b : tensor<bool, [32, 1]>
-      %{x}kb_ok_b = broadcast %{x}kb_ok : tensor<bool, [32, 64]>
-      %{x}b_mask = and %{x}kb_ok_b, %{x}col_ok_b : tensor<bool, [32, 64]>
-      %{x}b_tile = read %{p.b} index(%{x}kb, %{x}cols) mask(%{x}b_mask) fill(%{x}zero) : tensor<{p.operand_dtype}, [32, 64]>
-      %{x}acc_next = matmul %{x}a_tile, %{x}b_tile init(%{x}acc_in) {{acc = {p.acc}}} : tensor<{p.acc}, [64, 64]>
-      yield %{x}acc_next
-    }}
-    {out or ""}
-    %{x}row_ok_c = broadcast %{x}row_ok : tensor<bool, [64, 64]>
-    %{x}col_ok_c = broadcast %{x}col_ok : tensor<bool, [64, 64]>
-    %{x}c_mask = and %{x}row_ok_c, %{x}col_ok_c : tensor<bool, [64, 64]>
-    write %{p.c}, {result} index(%{x}rows, %{x}cols) mask(%{x}c_mask)
-  }}
-"""
+    c0, c32, c63, c64 = (top.constant(v, "index", f"c{v}") for v in (0, 32, 63, 64))
+    zero = top.constant(0.0, p.operand_dtype, "zero")
+    tiles_m = top.op("floordiv", [top.op("add", [m, c63], INDEX, "m_pad"), c64], INDEX, "tiles_m")
+    tiles_n = top.op("floordiv", [top.op("add", [n, c63], INDEX, "n_pad"), c64], INDEX, "tiles_n")
+    tile = Emitter(namer, "tile")
+    ti, tj = tile.fresh("ti"), tile.fresh("tj")
+    m0, n0 = tile.op("mul", [ti, c64], INDEX, "m0"), tile.op("mul", [tj, c64], INDEX, "n0")
+    row_l = tile.op("iota", [], _tensor("index", 64, 1), "row_l", attrs={"axis": 0})
+    m0_b = tile.op("broadcast", [m0], _tensor("index", 64, 1), "m0_b")
+    rows = tile.op("add", [m0_b, row_l], _tensor("index", 64, 1), "rows")
+    col_l = tile.op("iota", [], _tensor("index", 64), "col_l")
+    n0_b = tile.op("broadcast", [n0], _tensor("index", 64), "n0_b")
+    cols = tile.op("add", [n0_b, col_l], _tensor("index", 64), "cols")
+    m_b = tile.op("broadcast", [m], _tensor("index", 64, 1), "m_b")
+    row_ok = tile.op("lt", [rows, m_b], _tensor("bool", 64, 1), "row_ok")
+    n_b = tile.op("broadcast", [n], _tensor("index", 64), "n_b")
+    col_ok = tile.op("lt", [cols, n_b], _tensor("bool", 64), "col_ok")
+    row_ok_a = tile.op("broadcast", [row_ok], _tensor("bool", 64, 32), "row_ok_a")
+    col_ok_b = tile.op("broadcast", [col_ok], _tensor("bool", 32, 64), "col_ok_b")
+    ka_l = tile.op("iota", [], _tensor("index", 32), "ka_l")
+    kb_l = tile.op("iota", [], _tensor("index", 32, 1), "kb_l", attrs={"axis": 0})
+    k_a = tile.op("broadcast", [k], _tensor("index", 32), "k_a")
+    k_b = tile.op("broadcast", [k], _tensor("index", 32, 1), "k_b")
+    acc_type = _tensor(p.acc, 64, 64)
+    acc0 = tile.op("full", [], acc_type, "acc0", attrs={"value": 0})
+    step = Emitter(namer, "tile")
+    k0, acc_in = step.fresh("k0"), step.fresh("acc_in")
+    k0_a = step.op("broadcast", [k0], _tensor("index", 32), "k0_a")
+    ka = step.op("add", [k0_a, ka_l], _tensor("index", 32), "ka")
+    ka_ok = step.op("lt", [ka, k_a], _tensor("bool", 32), "ka_ok")
+    ka_ok_b = step.op("broadcast", [ka_ok], _tensor("bool", 64, 32), "ka_ok_b")
+    a_mask = step.op("and", [row_ok_a, ka_ok_b], _tensor("bool", 64, 32), "a_mask")
+    a_tile = step.op("read", [p.a], _tensor(p.operand_dtype, 64, 32), "a_tile",
+                     groups={"index": [rows, ka], "mask": [a_mask], "fill": [zero]})
+    k0_b = step.op("broadcast", [k0], _tensor("index", 32, 1), "k0_b")
+    kb = step.op("add", [k0_b, kb_l], _tensor("index", 32, 1), "kb")
+    kb_ok = step.op("lt", [kb, k_b], _tensor("bool", 32, 1), "kb_ok")
+    kb_ok_b = step.op("broadcast", [kb_ok], _tensor("bool", 32, 64), "kb_ok_b")
+    b_mask = step.op("and", [kb_ok_b, col_ok_b], _tensor("bool", 32, 64), "b_mask")
+    b_tile = step.op("read", [p.b], _tensor(p.operand_dtype, 32, 64), "b_tile",
+                     groups={"index": [kb, cols], "mask": [b_mask], "fill": [zero]})
+    step.yield_(step.op("matmul", [a_tile, b_tile], acc_type, "acc_next", groups={"init": [acc_in]},
+                        attrs={"acc": TensorType(dtype=p.acc)}))
+    acc = tile.op("loop", [c0, k, c32], acc_type, "acc", groups={"iter": [acc0]},
+                  regions=[step.region("ktile", [(k0, INDEX), (acc_in, acc_type)])])
+    out = tile.op("cast", [acc], _tensor(p.out_dtype, 64, 64), "out") if p.out_dtype != p.acc else acc
+    row_ok_c = tile.op("broadcast", [row_ok], _tensor("bool", 64, 64), "row_ok_c")
+    col_ok_c = tile.op("broadcast", [col_ok], _tensor("bool", 64, 64), "col_ok_c")
+    c_mask = tile.op("and", [row_ok_c, col_ok_c], _tensor("bool", 64, 64), "c_mask")
+    tile.ops.append(Op(name="write", operands=(p.c, out), groups=(OperandGroup(key="index", values=(rows, cols)),
+                                                                   OperandGroup(key="mask", values=(c_mask,)))))
+    return (*top.ops, Op(name="parallel", operands=(tiles_m, tiles_n),
+                         regions=(tile.region("tile", [(ti, INDEX), (tj, INDEX)]),)))

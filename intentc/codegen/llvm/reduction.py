@@ -160,7 +160,6 @@ def _scan_op(em, op):
 @LOWERINGS.register("arg_reduce")
 def _arg_reduce_op(em, op):
     (x,) = (em.env[n] for n in op.operands)
-    kind = op.attributes["kind"].name
     axis = op.attributes["axis"] % x.rank
     n = x.shape[axis]
     em.check(CheckSite(op, errors.EMPTY_ARG_REDUCE, EMPTY_ARG_REDUCE_MESSAGE),
@@ -170,16 +169,13 @@ def _arg_reduce_op(em, op):
     index_slot = em.entry_alloca(I64)
     b = em.b
     index_dtype = op.result_types[1].dtype
-    combine_pairs, pair_identities = arg_reduce_combine(em, op)
-
-    def combine(a, c):
-        return arg_combine(em, kind, x.dtype, a, c)
+    combine, identities = arg_reduce_combine(em, op)
 
     def scan_line(rest):
         """Fold (element, position) pairs from (identity, NO_INDEX) along the axis; a
         target may spread the positions over threads and combine the partial pairs."""
-        b.store(identity_const(kind, x.dtype), value_slot)
-        b.store(NO_INDEX, index_slot)
+        for slot, start in zip((value_slot, index_slot), identities):
+            b.store(start, slot)
 
         def step(k):
             element = x.at(em, merge_index([axis], k, rest))
@@ -187,8 +183,7 @@ def _arg_reduce_op(em, op):
             b.store(best, value_slot)
             b.store(best_index, index_slot)
         em.for_each((n,), step)
-        return em.hooks.combine_tuple(em, op, [b.load(value_slot), b.load(index_slot)], pair_identities,
-                                      combine_pairs)
+        return em.hooks.combine_tuple(em, op, [b.load(value_slot), b.load(index_slot)], identities, combine)
 
     if not rest_shape:
         value, index = scan_line([])

@@ -250,10 +250,7 @@ def _domain(ops: list[Op]) -> tuple | None:
 
 
 def accumulator_of(op: Op, operand_dtype: str) -> str:
-    if op.name in CONTRACTIONS:
-        acc = op.attributes["acc"]
-        assert isinstance(acc, TensorType), acc     # (the verifier checked `acc = T`)
-        return acc.dtype
+    """The accumulator dtype of a grid-wide op (a contraction's is its `acc`)."""
     return accumulator(kind_of(op), operand_dtype, op.attributes.get("acc"))
 
 
